@@ -1,0 +1,5 @@
+import sys
+
+from agentrc.cli import main
+
+sys.exit(main())

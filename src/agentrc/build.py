@@ -1,0 +1,74 @@
+"""Generation: a registry and a list of clients in, one merged project tree out.
+
+`plan()` is pure. It renders every selected item for every client, adds each client's
+project files, and checks that no two outputs need different bytes at one path (several
+clients may legitimately write identical bytes to a shared path; that is merged).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+
+from agentrc import resolve
+from agentrc.clients import registry as client_registry
+from agentrc.clients.base import ClientAdapter, OutputFile, RenderContext
+from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.fidelity import DROPPED, ItemReport
+from agentrc.model import Item, Kind, Registry
+
+
+@dataclass(frozen=True)
+class Plan:
+    files: Tuple[OutputFile, ...]  # sorted by path, unique paths
+    reports: Tuple[ItemReport, ...]
+    diagnostics: Tuple[Diagnostic, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.is_error for d in self.diagnostics)
+
+
+def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[Sequence[Item]] = None,
+         strict: bool = False) -> Plan:
+    items = registry.items if items is None else tuple(items)
+    ctx = RenderContext(client_registry.families(),
+                        frozenset(i.name for i in items if i.kind is Kind.SKILL))
+    diags = Diagnostics()
+    reports: List[ItemReport] = []
+    by_path: Dict[str, OutputFile] = {}
+    for adapter in clients:
+        client_reports = []
+        for item in items:
+            rendered = adapter.render(item, ctx)
+            client_reports.append(rendered.report)
+            for f in rendered.files:
+                _add(by_path, f, diags, item.entrypoint)
+            for outcome in rendered.report.fields:
+                if outcome.status == DROPPED:
+                    report = diags.error if strict else diags.warning
+                    report(item.entrypoint, (0, 0), "AR092",
+                           f"{adapter.name}: {outcome.field} dropped: {outcome.detail}")
+        for f in adapter.project_files(client_reports):
+            _add(by_path, f, diags, f.path)
+        reports.extend(client_reports)
+    return Plan(tuple(by_path[p] for p in sorted(by_path)), tuple(reports), diags.sorted())
+
+
+def _add(by_path: Dict[str, OutputFile], f: OutputFile, diags: Diagnostics, source: str) -> None:
+    other = by_path.get(f.path)
+    if other is None:
+        by_path[f.path] = f
+    elif other.content != f.content or other.executable != f.executable:
+        diags.error(source, (0, 0), "AR090", f"{f.path}: {f.owner} and {other.owner} need different bytes")
+
+
+def summary(reports: Iterable[ItemReport]) -> Dict[str, Dict[str, int]]:
+    """Per client: how many items were generated, and how many fields per status."""
+    out: Dict[str, Dict[str, int]] = {}
+    for r in reports:
+        s = out.setdefault(r.client, {"items": 0, "skipped": 0})
+        s["items" if r.generated else "skipped"] += 1
+        for f in r.fields:
+            s[f.status] = s.get(f.status, 0) + 1
+    return out

@@ -1,0 +1,199 @@
+"""The `agentrc` command line: lint, fmt, build.
+
+A thin shell: it reads paths into a SourceTree, calls the pure pipeline, prints
+diagnostics and writes outputs. Exit codes: 0 ok, 1 content errors (or --check found
+work to do), 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+from agentrc import __version__, pipeline, writer
+from agentrc.build import summary
+from agentrc.clients import registry as client_registry
+from agentrc.diagnostics import Diagnostic, count_summary
+from agentrc.fmt import format_source
+from agentrc.sourceio import read_tree
+
+
+class UsageError(Exception):
+    pass
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        for p in getattr(args, "paths", []):
+            if not os.path.exists(p):
+                raise UsageError(f"no such file or directory: {p}")
+        return args.run(args)
+    except UsageError as exc:
+        print(f"agentrc: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="agentrc", description="Compile portable AI-assistant content for every client.")
+    p.add_argument("--version", action="version", version=f"agentrc {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def common(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("paths", nargs="+", metavar="PATH", help="source registry directories or files")
+        sp.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+
+    lint = sub.add_parser("lint", help="validate items and bundles; report every problem")
+    common(lint)
+    lint.set_defaults(run=cmd_lint)
+
+    fmt = sub.add_parser("fmt", help="rewrite sources in canonical form (spec 001 §3.8)")
+    common(fmt)
+    fmt.add_argument("--check", action="store_true", help="write nothing; exit 1 if a file would change")
+    fmt.set_defaults(run=cmd_fmt)
+
+    b = sub.add_parser("build", help="generate client files into an output directory")
+    common(b)
+    b.add_argument("--client", default=",".join(client_registry.DEFAULT_CLIENTS),
+                   help=f"comma-separated clients (known: {', '.join(client_registry.CLIENTS)})")
+    b.add_argument("--out", required=True, metavar="DIR", help="the project tree to write into")
+    b.add_argument("--bundle", action="append", default=[], metavar="NAME",
+                   help="build only this bundle's closure (repeatable)")
+    b.add_argument("--check", action="store_true", help="write nothing; exit 1 listing out-of-date files")
+    b.add_argument("--report", metavar="FILE", help="write the fidelity report as JSON")
+    b.add_argument("--strict", action="store_true", help="fail when any field is dropped for a client")
+    b.set_defaults(run=cmd_build)
+    return p
+
+
+def _print_diags(diags: Sequence[Diagnostic], fmt: str, extra: Optional[dict] = None) -> None:
+    if fmt == "json":
+        doc = {"diagnostics": [d.to_json() for d in diags]}
+        doc.update(extra or {})
+        print(json.dumps(doc, indent=2, sort_keys=True))
+        return
+    for d in diags:
+        print(d.format(), file=sys.stderr)
+
+
+def cmd_lint(args) -> int:
+    tree, explicit = read_tree(args.paths)
+    registry, diags = pipeline.lint(tree, explicit)
+    errors = any(d.is_error for d in diags)
+    counts = {"rules": 0, "skills": 0, "agents": 0}
+    for item in registry.items:
+        counts[item.kind.plural] += 1
+    _print_diags(diags, args.format, {"items": counts, "bundles": [b.name for b in registry.bundles]})
+    if args.format == "text":
+        print(f"{counts['rules']} rules, {counts['skills']} skills, {counts['agents']} agents, "
+              f"{len(registry.bundles)} bundles: {count_summary(diags)}", file=sys.stderr)
+    if not registry.items and not registry.bundles and not errors:
+        print(f"agentrc: warning[AR017] no items or bundles under {', '.join(args.paths)}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def cmd_fmt(args) -> int:
+    tree, _ = read_tree(args.paths)
+    changed: List[str] = []
+    diags: List[Diagnostic] = []
+    outputs = {}
+    for f in tree.files:
+        try:
+            text = f.content.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        result = format_source(f.path, text)
+        if result.error:
+            diags.append(Diagnostic(f.path, result.error_line, 1, "error", "AR100", result.error,
+                                    "Fix the file so it parses, then run fmt again."))
+        elif result.changed:
+            changed.append(f.path)
+            outputs[f.path] = result.text
+    if args.check:
+        for path in changed:
+            diags.append(Diagnostic(path, 1, 1, "error", "AR101", "not in canonical form",
+                                    "Run 'agentrc fmt PATH' to rewrite it."))
+    elif not any(d.is_error for d in diags):
+        for path, text in outputs.items():
+            _atomic_write(Path(path), text.encode("utf-8"))
+    diags.sort()
+    _print_diags(diags, args.format, {"changed": changed, "check": args.check})
+    if args.format == "text":
+        verb = "would reformat" if args.check else "reformatted"
+        print(f"{verb} {len(changed)} file(s), {len(tree.files) - len(changed)} unchanged", file=sys.stderr)
+    return 1 if any(d.is_error for d in diags) else 0
+
+
+def cmd_build(args) -> int:
+    clients = [c.strip() for c in args.client.split(",") if c.strip()]
+    unknown = [c for c in clients if c not in client_registry.CLIENTS]
+    if unknown or not clients:
+        raise UsageError(f"unknown client(s): {', '.join(unknown) or '(none)'} (known: {', '.join(client_registry.CLIENTS)})")
+    tree, explicit = read_tree(args.paths)
+    plan = pipeline.generate(tree, clients, args.bundle, args.strict, explicit)
+    diags = list(plan.diagnostics)
+    out = Path(args.out)
+    changes = None
+    if plan.ok:
+        changes, _, wdiags = writer.diff(out, plan.files)
+        diags.extend(wdiags)
+    ok = not any(d.is_error for d in diags)
+    if ok and args.report:
+        report = {"version": 1, "clients": clients, "summary": summary(plan.reports),
+                  "items": [r.to_json() for r in plan.reports]}
+        if not args.check:
+            _atomic_write(Path(args.report), (json.dumps(report, indent=2) + "\n").encode())
+    if ok and not args.check and changes is not None:
+        writer.apply(out, plan.files, changes)
+    stale = bool(changes and not changes.empty)
+    extra = {"summary": summary(plan.reports)}
+    if changes is not None:
+        extra["changes"] = {"create": list(changes.create), "update": list(changes.update),
+                            "delete": list(changes.delete), "unchanged": changes.unchanged}
+    _print_diags(sorted(set(diags)), args.format, extra)
+    if args.format == "text":
+        _print_build_summary(plan, changes, args.check, ok, out)
+    if not ok:
+        return 1
+    return 1 if (args.check and stale) else 0
+
+
+def _print_build_summary(plan, changes, check: bool, ok: bool, out: Path) -> None:
+    err = sys.stderr
+    if not ok:
+        print("build failed: nothing written", file=err)
+        return
+    for client, s in summary(plan.reports).items():
+        fields = ", ".join(f"{s.get(k, 0)} {k}" for k in ("emitted", "mapped", "degraded", "dropped"))
+        print(f"{client}: {s['items']} items generated, {s['skipped']} skipped by audience; fields: {fields}", file=err)
+    if changes is None:
+        return
+    if check:
+        for label, paths in (("missing", changes.create), ("outdated", changes.update), ("stale", changes.delete)):
+            for p in paths:
+                print(f"{label}: {out / p}", file=err)
+        state = "up to date" if changes.empty else "out of date"
+        print(f"{out}: {state}", file=err)
+    else:
+        print(f"{out}: {len(changes.create)} created, {len(changes.update)} updated, "
+              f"{len(changes.delete)} deleted, {changes.unchanged} unchanged", file=err)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.agentrc-tmp")
+    tmp.write_bytes(data)
+    try:
+        os.chmod(tmp, path.stat().st_mode & 0o777)
+    except FileNotFoundError:
+        pass
+    os.replace(tmp, path)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

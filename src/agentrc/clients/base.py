@@ -1,0 +1,165 @@
+"""What every client adapter shares: output files, the adapter Protocol, and the common
+steps of rendering an item (body selection, document assembly, SSOT-only fields).
+
+An adapter turns one `Item` into files for one client and accounts for every field in a
+fidelity `Tracker`. Adapters are pure: no I/O, no clock, no environment.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+
+import yaml
+
+from agentrc import directives
+from agentrc.body import rewrite_links
+from agentrc.fidelity import ItemReport, Tracker
+from agentrc.frozen import thaw
+from agentrc.markdown import format_body
+from agentrc.model import Item, Kind, Resource
+
+try:
+    _Dumper = yaml.CSafeDumper  # type: ignore[attr-defined]
+except AttributeError:  # pragma: no cover
+    _Dumper = yaml.SafeDumper
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    path: str  # posix, relative to the output root
+    content: bytes
+    executable: bool = False
+    owner: str = ""  # "<client>:<kind>:<name>" for conflict messages, or "<client>" for project files
+
+
+@dataclass(frozen=True)
+class Rendered:
+    files: Tuple[OutputFile, ...]
+    report: ItemReport
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """What an adapter may know beyond the item: the families and the items being built."""
+
+    families: FrozenSet[str]
+    skills: FrozenSet[str] = frozenset()  # names of skills in the build (for preload lists)
+
+
+class ClientAdapter:
+    """The interface of one client (a Protocol in spirit; subclassed for the helpers).
+
+    name:    the identifier users pass to --client and clients=.
+    family:  the audience/directive family whose content this client reads.
+    title:   the human name in reports and docs.
+    kinds:   item kinds the client renders; other kinds are reported as dropped.
+    """
+
+    name: str = ""
+    family: str = ""
+    title: str = ""
+    kinds: Tuple[Kind, ...] = (Kind.RULE, Kind.SKILL, Kind.AGENT)
+    passthrough_block: str = ""
+
+    def render(self, item: Item, ctx: RenderContext) -> Rendered:
+        tracker = Tracker(item.fields.keys())
+        tracker.expected.extend(["body", "resources"])
+        if not item.targets(self.family):
+            for f in tracker.expected:
+                tracker.omitted(f, f"audience {', '.join(item.audience)} excludes {self.family}")
+            return Rendered((), self._report(item, False, (), tracker))
+        if item.kind not in self.kinds:
+            for f in tracker.expected:
+                tracker.dropped(f, f"{self.title} has no {item.kind.value}s")
+            return Rendered((), self._report(item, False, (), tracker))
+        common_fields(item, tracker, self.passthrough_block)
+        files = tuple(self.render_item(item, ctx, tracker))
+        return Rendered(files, self._report(item, True, tuple(f.path for f in files), tracker))
+
+    def render_item(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[OutputFile]:
+        raise NotImplementedError
+
+    def project_files(self, reports: Sequence[ItemReport]) -> Tuple[OutputFile, ...]:
+        """Files the client needs once per project (config registrations); none by default."""
+        return ()
+
+    # --- helpers for subclasses ----------------------------------------------------
+    def body(self, item: Item, ctx: RenderContext, tracker: Tracker) -> str:
+        """The body for this client: its override file verbatim, else directives processed (§2.3)."""
+        override = item.overrides.get(self.family)
+        if override is not None:
+            tracker.mapped("body", f"override {posixpath.basename(override[1])} used verbatim")
+            return override[0]
+        blocks = directives.parse(item.body, ctx.families)
+        if blocks:
+            kept = sum(1 for b in blocks if b.matches(self.family))
+            tracker.mapped("body", f"{len(blocks)} directive block(s), {kept} kept for {self.family}")
+        else:
+            tracker.emitted("body")
+        return directives.process(item.body, self.family, blocks)
+
+    def passthrough(self, item: Item) -> Dict[str, Any]:
+        return thaw(item.passthrough.get(self.passthrough_block, {})) if self.passthrough_block else {}
+
+    def owner(self, item: Item) -> str:
+        return f"{self.name}:{item.kind.value}:{item.name}"
+
+    def _report(self, item: Item, generated: bool, outputs: Tuple[str, ...], tracker: Tracker) -> ItemReport:
+        return ItemReport(self.name, item.kind.value, item.name, item.entrypoint, generated, outputs,
+                          tracker.finish(f"{self.name} {item.label}"))
+
+
+def common_fields(item: Item, tracker: Tracker, own_block: str) -> None:
+    """Outcomes that are the same for every client: SSOT-only fields and foreign blocks."""
+    for key in ("schema", "license", "metadata", "requires", "ignore", "audience"):
+        if key in item.fields:
+            tracker.omitted(key, "SSOT-only authoring field (spec 001 §3.1)")
+    for block in item.passthrough:
+        if block != own_block:
+            tracker.omitted(block, f"passthrough block for {block}")
+
+
+def document(frontmatter: Optional[Mapping[str, Any]], title: str, body: str) -> bytes:
+    """A generated markdown file: frontmatter, an H1 derived from the name (§5.1), the body."""
+    parts = []
+    if frontmatter:
+        parts.append("---\n" + dump_yaml(frontmatter) + "---\n\n")
+    parts.append(format_body(f"# {title}\n\n{body}"))
+    return "".join(parts).encode("utf-8")
+
+
+def dump_yaml(data: Mapping[str, Any]) -> str:
+    return yaml.dump(thaw(dict(data)), Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                     default_flow_style=False, width=10 ** 6)
+
+
+def skills_section(item: Item, ctx: RenderContext) -> str:
+    """preload-skills as prose for clients without a frontmatter field (spec 001 §3.4)."""
+    lines = ["## Skills", "", "This agent relies on the following skills, installed alongside it. "
+             "Use them when relevant:", ""]
+    lines += [f"- {name}" for name, _ in item.preload_skills]
+    return "\n".join(lines)
+
+
+def resource_files(item: Item, base: str, owner: str) -> List[OutputFile]:
+    return [OutputFile(posixpath.join(base, r.path), r.content, r.executable, owner) for r in item.resources]
+
+
+def place_resources(item: Item, entry_dir: str, resource_dir: str, body: str, owner: str,
+                    tracker: Tracker) -> Tuple[str, List[OutputFile]]:
+    """Copy resources to `resource_dir`; when it is not the entrypoint's directory, rewrite
+    the body's relative links so they still resolve from the generated entrypoint."""
+    if not item.resources:
+        tracker.emitted("resources", "none")
+        return body, []
+    files = resource_files(item, resource_dir, owner)
+    if resource_dir == entry_dir:
+        tracker.emitted("resources", f"{len(files)} file(s) copied beside the entrypoint")
+        return body, files
+    prefix = posixpath.relpath(resource_dir, entry_dir or ".")
+    tracker.mapped("resources", f"{len(files)} file(s) copied to {resource_dir}/, links rewritten")
+    return rewrite_links(body, prefix), files
+
+

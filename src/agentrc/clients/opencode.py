@@ -1,0 +1,120 @@
+"""opencode (V1 config format, which V2 still reads): rules registered in opencode.json
+`instructions`, `.opencode/skills`, `.opencode/agents` (docs: opencode.ai/v1/docs)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Sequence, Tuple
+
+from agentrc.clients.base import (ClientAdapter, OutputFile, RenderContext, document, place_resources,
+                                  resource_files, skills_section)
+from agentrc.fidelity import ItemReport, Tracker
+from agentrc.model import Item, Kind
+from agentrc.vocabulary import TOOLS, split_model
+
+# opencode agents take a permission map, not a tool list; `write` has no key (edit covers it).
+PERMISSIONS = {
+    "read": "read", "write": "edit", "edit": "edit", "bash": "bash", "grep": "grep", "glob": "glob",
+    "web-fetch": "webfetch", "web-search": "websearch",
+}
+# provider/model ids (models.dev); review when new models ship (docs/clients/opencode.md).
+MODELS = {"sonnet": "anthropic/claude-sonnet-5-5", "opus": "anthropic/claude-opus-5-5",
+          "haiku": "anthropic/claude-haiku-4-5"}
+# opencode V1 reads only these skill keys (plus name and description).
+SKILL_FIELDS = frozenset({"compatibility"})
+RULES_DIR = ".agents/rules"
+CONFIG = "opencode.json"
+
+
+class Opencode(ClientAdapter):
+    name = "opencode"
+    family = "opencode"
+    title = "opencode"
+    passthrough_block = "opencode"
+
+    def render_item(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[OutputFile]:
+        body = self.body(item, ctx, tracker)
+        fm: Dict[str, Any] = {}
+        owner = self.owner(item)
+        if item.kind is Kind.RULE:
+            entry = f"{RULES_DIR}/{item.name}/RULE.md"
+            fm["name"] = item.name
+            fm["description"] = item.description
+            tracker.emitted("description", "loaded with the rule text through opencode.json instructions")
+            if "name" in item.fields:
+                tracker.emitted("name")
+            if item.scope_paths:
+                tracker.degraded("scope", "opencode has no path-scoped rules; the rule is always on")
+            extra = resource_files(item, f"{RULES_DIR}/{item.name}", owner)
+            tracker.emitted("resources", f"{len(extra)} file(s) copied beside RULE.md") if extra else tracker.emitted("resources", "none")
+        elif item.kind is Kind.SKILL:
+            entry = f".opencode/skills/{item.name}/SKILL.md"
+            fm["name"] = item.name
+            fm["description"] = item.description
+            tracker.emitted("description")
+            if "name" in item.fields:
+                tracker.emitted("name")
+            for key, value in item.extra.items():
+                if key in SKILL_FIELDS:
+                    fm[key] = value
+                    tracker.emitted(key)
+                else:
+                    tracker.dropped(key, "opencode reads only name, description, license, compatibility, metadata")
+            extra = resource_files(item, f".opencode/skills/{item.name}", owner)
+            tracker.emitted("resources", f"{len(extra)} file(s) copied beside SKILL.md")
+        else:
+            entry = f".opencode/agents/{item.name}.md"
+            fm["description"] = item.description
+            tracker.emitted("description")
+            if "name" in item.fields:
+                tracker.mapped("name", "file name is the agent id")
+            fm["mode"] = item.mode or "subagent"
+            if item.mode:
+                tracker.emitted("mode")
+            self._model(item, fm, tracker)
+            fm["permission"] = self._permission(item, tracker)
+            if item.preload_skills:
+                body = body.rstrip("\n") + "\n\n" + skills_section(item, ctx)
+                tracker.mapped("preload-skills", "## Skills section in the body")
+            body, extra = place_resources(item, ".opencode/agents", f".opencode/agentrc/agents/{item.name}", body,
+                                          owner, tracker)
+        if self.passthrough_block in item.passthrough:
+            fm.update(self.passthrough(item))
+            tracker.emitted(self.passthrough_block, "merged into frontmatter")
+        return [OutputFile(entry, document(fm, item.name, body), False, owner)] + list(extra)
+
+    def project_files(self, reports: Sequence[ItemReport]) -> Tuple[OutputFile, ...]:
+        rules = sorted(p for r in reports if r.kind == "rule" and r.generated for p in r.outputs
+                       if p.endswith("/RULE.md"))
+        if not rules:
+            return ()
+        config = {"$schema": "https://opencode.ai/config.json", "instructions": rules}
+        return (OutputFile(CONFIG, (json.dumps(config, indent=2) + "\n").encode(), False, self.name),)
+
+    def _permission(self, item: Item, tracker: Tracker) -> Dict[str, str]:
+        allowed = set(item.tools if item.tools is not None else TOOLS)
+        perm: Dict[str, str] = {}
+        for tool in TOOLS:
+            key = PERMISSIONS[tool]
+            if tool in allowed:
+                perm[key] = "allow"
+            else:
+                perm.setdefault(key, "deny")
+        if item.tools is not None:
+            tracker.mapped("tools", "permission: map (listed capabilities allow, others deny; write folds into edit)")
+        return perm
+
+    def _model(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
+        if item.model is None:
+            return
+        provider, ident = split_model(item.model)
+        if provider is None and ident in MODELS:
+            fm["model"] = MODELS[ident]
+            tracker.mapped("model", f"{MODELS[ident]}")
+        elif ident == "inherit" and provider is None:
+            tracker.mapped("model", "omitted: opencode subagents inherit the caller's model by default")
+        elif provider is not None:
+            fm["model"] = item.model
+            tracker.emitted("model")
+        else:
+            tracker.dropped("model", f"opencode needs provider/model ids; no mapping for {item.model!r}")

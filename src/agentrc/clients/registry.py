@@ -1,0 +1,34 @@
+"""The client registry: one adapter module per client, listed once here.
+
+The CLI's --client choices, the Pants `clients=` field and the docs' mapping tables all
+come from this dict, so adding a client is one module plus one line here (plus goldens).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, Tuple
+
+from agentrc.clients.base import ClientAdapter
+from agentrc.clients.claude import Claude
+from agentrc.clients.copilot import Copilot
+from agentrc.clients.opencode import Opencode
+from agentrc.families import SPEC_FAMILIES
+
+CLIENTS: Dict[str, ClientAdapter] = {adapter.name: adapter for adapter in (Claude(), Copilot(), Opencode())}
+DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
+
+
+def families() -> FrozenSet[str]:
+    """Every family content may name: the spec's four plus each registered client's."""
+    return frozenset(SPEC_FAMILIES) | {a.family for a in CLIENTS.values()}
+
+
+def passthrough_blocks() -> FrozenSet[str]:
+    return frozenset(a.passthrough_block for a in CLIENTS.values() if a.passthrough_block)
+
+
+def get(names) -> Tuple[ClientAdapter, ...]:
+    unknown = [n for n in names if n not in CLIENTS]
+    if unknown:
+        raise KeyError(f"unknown client(s): {', '.join(unknown)} (known: {', '.join(CLIENTS)})")
+    return tuple(CLIENTS[n] for n in names)

@@ -1,0 +1,132 @@
+"""The registry of diagnostic codes.
+
+Every diagnostic agentrc emits carries one of these codes. `docs/error-codes.md` is generated
+from this table (`python -m agentrc.docgen`), and the test suite checks that each code has a
+case under `tests/cases/diagnostics/` that triggers it, so no code exists without a test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    name: str
+    summary: str
+    hint: str
+
+
+def _table(*rows: Code) -> Dict[str, Code]:
+    return {row.code: row for row in rows}
+
+
+CODES: Dict[str, Code] = _table(
+    # --- reading files ---------------------------------------------------------------
+    Code("AR001", "yaml-syntax", "Frontmatter or manifest is not valid YAML.",
+         "Fix the YAML syntax at the position shown; quote strings that contain ': ' or start with special characters."),
+    Code("AR002", "frontmatter-missing", "An entrypoint does not start with a `---` delimited YAML frontmatter block.",
+         "Start the file with '---', the YAML fields, and a closing '---' line."),
+    Code("AR003", "not-a-mapping", "Frontmatter or a manifest is YAML but not a mapping of keys to values.",
+         "Write 'key: value' pairs at the top level."),
+    Code("AR004", "duplicate-key", "A YAML mapping repeats a key.",
+         "Keep one occurrence of the key; YAML silently keeps only the last one."),
+    Code("AR005", "schema-unsupported", "The file's `schema:` is newer than this agentrc supports.",
+         "Upgrade agentrc (pip install -U agentrc) to a release that supports this schema version."),
+    Code("AR006", "field-invalid", "A field has the wrong type or value, or a required field is missing.",
+         "See docs/format.md for the fields each kind accepts."),
+    Code("AR007", "field-unknown", "A rule or agent has a top-level field the format does not define; it is ignored.",
+         "Move client-specific fields into a passthrough block (claude:, copilot:, opencode:) or into metadata:."),
+    Code("AR008", "not-utf8", "A source file is not valid UTF-8 text.",
+         "Re-save the file as UTF-8."),
+    # --- names and identity ----------------------------------------------------------
+    Code("AR010", "name-invalid", "An effective name is not lowercase letters, digits and single hyphens.",
+         "Use lowercase a-z, 0-9 and '-', not starting or ending with '-', e.g. 'api-conventions'."),
+    Code("AR011", "name-too-long", "An effective name is longer than 64 characters.",
+         "Shorten the name (and the directory) to at most 64 characters."),
+    Code("AR012", "skill-name-mismatch", "A skill's `name:` differs from its directory name.",
+         "Rename the directory or the name: the Agent Skills standard requires them to match (or omit name:)."),
+    Code("AR013", "duplicate-item", "Two items share the same kind and effective name.",
+         "Rename one of them: identity is (kind, name), whatever the directories."),
+    Code("AR014", "description-too-long", "A description is longer than 1024 characters.",
+         "Shorten the description; clients truncate or reject longer ones."),
+    Code("AR015", "skill-description-long", "A skill description is longer than about 200 characters.",
+         "Front-load the use case in ~200 characters: the description is read on every selection decision."),
+    Code("AR016", "orphan-override", "An override file has no canonical entrypoint beside it.",
+         "Add the canonical entrypoint (e.g. SKILL.md) or delete the override file."),
+    Code("AR017", "no-items", "A path given on the command line holds no items or bundles.",
+         "Point agentrc at a source registry: directories holding RULE.md, SKILL.md or AGENT.md."),
+    # --- bodies ---------------------------------------------------------------------
+    Code("AR020", "body-h1", "A body contains an H1 heading.",
+         "Start headings at '##': generated output derives the H1 from the item's name."),
+    Code("AR021", "heading-skip", "A heading skips a level (e.g. ## followed by ####).",
+         "Use the next level down (one more '#') or restructure the section."),
+    Code("AR022", "fence-language", "A fenced code block has no language.",
+         "Add a language after the opening fence, e.g. ```text when none fits."),
+    Code("AR023", "client-construct", "A client-specific construct appears in content that reaches every client.",
+         "Wrap it in a matching <!-- @client:X --> block, move it to an override file, or restrict audience:."),
+    # --- directives -----------------------------------------------------------------
+    Code("AR030", "directive-unbalanced", "A <!-- @client --> block is not closed, or an @endclient has no opener.",
+         "Close every <!-- @client:... --> with <!-- @endclient --> on its own line."),
+    Code("AR031", "directive-nested", "A <!-- @client --> block is opened inside another one.",
+         "Close the outer block first; directives do not nest."),
+    Code("AR032", "directive-unknown-client", "A directive names a client identifier outside the known set.",
+         "Use claude, copilot, codex or opencode (optionally prefixed with !)."),
+    Code("AR033", "directive-malformed", "A directive comment is not of the form <!-- @client:a,b --> on its own line.",
+         "Write the directive alone on its line: <!-- @client:claude,copilot --> or <!-- @client:!opencode -->."),
+    # --- overrides ------------------------------------------------------------------
+    Code("AR040", "override-frontmatter", "An override file carries YAML frontmatter.",
+         "Delete the frontmatter: overrides hold body content only; frontmatter comes from the canonical file."),
+    Code("AR041", "override-unknown-client", "An override file's suffix is not claude, copilot or opencode.",
+         "Rename it to <KIND>.claude.md, <KIND>.copilot.md or <KIND>.opencode.md, or use a directive."),
+    # --- supporting files -----------------------------------------------------------
+    Code("AR050", "path-escape", "A link or supporting file points outside the item directory.",
+         "Copy the file into the item directory and link to it with a relative path."),
+    Code("AR051", "link-broken", "A relative link points at a file that is not copied with the item.",
+         "Fix the path, add the file, or remove it from the item's ignore: list."),
+    Code("AR052", "ignore-invalid", "An ignore: pattern cannot be parsed.",
+         "Use .gitignore syntax, one pattern per list entry."),
+    # --- bundles --------------------------------------------------------------------
+    Code("AR060", "bundle-name-mismatch", "A bundle's name differs from its file name stem.",
+         "Rename the file to <name>.bundle.yaml or change name:."),
+    Code("AR061", "bundle-item-unresolved", "A bundle lists an item that does not exist.",
+         "Check the item's effective name and kind, or add the item to the registry."),
+    Code("AR062", "bundle-requires-unresolved", "A bundle requires a bundle that does not exist.",
+         "Check the bundle name, or add <name>.bundle.yaml to the registry."),
+    Code("AR063", "bundle-cycle", "Bundle requires form a cycle.",
+         "Remove one of the requires edges shown in the cycle."),
+    Code("AR064", "duplicate-bundle", "Two bundle files declare the same name.",
+         "Bundle names are identities; rename or delete one of them."),
+    Code("AR065", "source-unsupported", "A cross-source `source:` locator is used; fetching sources is not supported yet.",
+         "Vendor the required items or bundles into this registry for now."),
+    Code("AR066", "bundle-unknown", "A bundle named on the command line does not exist.",
+         "Run 'agentrc lint' to list the registry's bundles, or fix the name."),
+    # --- item requires --------------------------------------------------------------
+    Code("AR070", "requires-unresolved", "An item requires an item that does not exist.",
+         "Check the required item's kind and effective name, or add it to the registry."),
+    Code("AR071", "requires-cycle", "Item requires form a cycle.",
+         "Remove one of the requires edges shown in the cycle."),
+    Code("AR072", "preload-skill-missing", "A preloaded skill is not in the registry; it is kept as a runtime hint.",
+         "Add the skill to the registry if it should be installed with the agent."),
+    # --- agents ---------------------------------------------------------------------
+    Code("AR080", "tool-unknown", "An agent lists a tool outside the capability vocabulary.",
+         "Use a neutral capability (see docs/clients/tools.md) or a client passthrough block."),
+    Code("AR081", "model-unknown", "An agent's model is neither a portable alias nor a provider/model id.",
+         "Use sonnet, opus, haiku, inherit, or a fully qualified id such as anthropic/claude-sonnet-4-5."),
+    # --- generation -----------------------------------------------------------------
+    Code("AR090", "output-conflict", "Two outputs need different bytes at the same path.",
+         "Rename one of the items, or build the clients into separate output directories."),
+    Code("AR091", "foreign-file", "An output path holds a file agentrc did not write.",
+         "Move the file away, or delete it if it is stale: agentrc never overwrites files it does not own."),
+    Code("AR092", "capability-dropped", "A field or tool has no equivalent in a client and is dropped from its output.",
+         "Restrict the item's audience, or use the client's passthrough block for a native equivalent."),
+    Code("AR093", "manifest-invalid", "The output directory's ownership manifest cannot be read.",
+         "Delete DIR/.agentrc/manifest.json and rebuild; agentrc then owns only what it writes next."),
+    # --- fmt ------------------------------------------------------------------------
+    Code("AR100", "fmt-unsafe", "Formatting would change the file's data; the file is left as it is.",
+         "Report this as a bug with the file attached; format the file by hand meanwhile."),
+    Code("AR101", "not-formatted", "The file is not in canonical form.",
+         "Run 'agentrc fmt PATH' to rewrite it."),
+)

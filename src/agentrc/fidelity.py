@@ -1,0 +1,94 @@
+"""Fidelity reports: for each item and client, what happened to every field.
+
+Statuses:
+- emitted:  written to the client's output as authored.
+- mapped:   written in the client's own form (renamed key, converted value, other file).
+- degraded: the client gets a weaker equivalent (a rule scoped to paths becomes always-on).
+- dropped:  the client has no equivalent; the information is not in its output.
+- omitted:  intentionally not written: SSOT-only fields (schema, license, metadata,
+            requires, ignore, audience) and passthrough blocks of other clients.
+
+A `Tracker` is handed to each adapter; `finish()` fails loudly if a field of the item was
+never accounted for, so an adapter cannot drop a field silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Tuple
+
+EMITTED, MAPPED, DEGRADED, DROPPED, OMITTED = "emitted", "mapped", "degraded", "dropped", "omitted"
+STATUSES = (EMITTED, MAPPED, DEGRADED, DROPPED, OMITTED)
+
+
+@dataclass(frozen=True)
+class FieldOutcome:
+    field: str
+    status: str
+    detail: str = ""
+
+    def to_json(self) -> dict:
+        return {"field": self.field, "status": self.status, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class ItemReport:
+    client: str
+    kind: str
+    name: str
+    source: str
+    generated: bool  # False when audience excludes the client
+    outputs: Tuple[str, ...]
+    fields: Tuple[FieldOutcome, ...]
+
+    @property
+    def worst(self) -> str:
+        order = {DROPPED: 0, DEGRADED: 1, MAPPED: 2, EMITTED: 3, OMITTED: 4}
+        return min((f.status for f in self.fields), key=order.__getitem__, default=EMITTED)
+
+    def to_json(self) -> dict:
+        return {
+            "client": self.client,
+            "kind": self.kind,
+            "name": self.name,
+            "source": self.source,
+            "generated": self.generated,
+            "outputs": list(self.outputs),
+            "fields": [f.to_json() for f in self.fields],
+        }
+
+
+class UnreportedField(AssertionError):
+    """An adapter forgot a field: a bug in agentrc, never a user error."""
+
+
+class Tracker:
+    def __init__(self, expected: Iterable[str]):
+        self.expected: List[str] = list(expected)
+        self.outcomes: Dict[str, FieldOutcome] = {}
+
+    def set(self, field: str, status: str, detail: str = "") -> None:
+        assert status in STATUSES, status
+        self.outcomes[field] = FieldOutcome(field, status, detail)
+
+    def emitted(self, field: str, detail: str = "") -> None:
+        self.set(field, EMITTED, detail)
+
+    def mapped(self, field: str, detail: str) -> None:
+        self.set(field, MAPPED, detail)
+
+    def degraded(self, field: str, detail: str) -> None:
+        self.set(field, DEGRADED, detail)
+
+    def dropped(self, field: str, detail: str) -> None:
+        self.set(field, DROPPED, detail)
+
+    def omitted(self, field: str, detail: str) -> None:
+        self.set(field, OMITTED, detail)
+
+    def finish(self, where: str) -> Tuple[FieldOutcome, ...]:
+        missing = [f for f in self.expected if f not in self.outcomes]
+        if missing:
+            raise UnreportedField(f"{where}: no fidelity outcome for {', '.join(missing)}")
+        order = {f: i for i, f in enumerate(self.expected)}
+        return tuple(sorted(self.outcomes.values(), key=lambda o: (order.get(o.field, len(order)), o.field)))

@@ -1,0 +1,140 @@
+"""Canonical formatting of sources (spec 001 §3.8): frontmatter key order, body, seam.
+
+Keys are reordered as whole line blocks, never through a YAML serialiser, so comments,
+quoting and flow style survive. A comment run directly above a key moves with it; a
+preamble comment block separated from the first key by a blank line stays on top. The
+result must parse to the same data as the input, or the file is left untouched (AR100).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+from agentrc.frontmatter import split
+from agentrc.markdown import format_body
+from agentrc.model import ENTRYPOINTS, Kind
+from agentrc.yamlpos import YamlError, load as load_yaml
+
+_TAIL = ("metadata", "requires", "ignore", "claude", "copilot", "opencode")
+KEY_ORDER: Dict[str, Tuple[str, ...]] = {
+    "rule": ("schema", "name", "description", "audience", "license", "scope") + _TAIL,
+    "skill": ("schema", "name", "description", "audience", "license") + _TAIL,
+    "agent": ("schema", "name", "description", "audience", "license", "mode", "model", "tools",
+              "preload-skills") + _TAIL,
+    "bundle": ("schema", "name", "description", "license", "items", "requires", "plugins", "mcps", "metadata"),
+}
+
+KEY_LINE_RE = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#'"\-?:][^:#]*?|-[^\s:#][^:#]*?))\s*:(?:\s|$)""")
+OVERRIDE_RE = re.compile(r"^(RULE|SKILL|AGENT)\.[^.]+\.md$")
+
+
+@dataclass(frozen=True)
+class Formatted:
+    text: str
+    changed: bool
+    error: Optional[str] = None  # set when formatting was refused
+    error_line: int = 1
+
+
+def kind_of(path: str) -> Optional[str]:
+    base = path.rsplit("/", 1)[-1]
+    if base in ENTRYPOINTS:
+        return ENTRYPOINTS[base].value
+    if base.endswith(".bundle.yaml"):
+        return "bundle"
+    if OVERRIDE_RE.match(base):
+        return "override"
+    return None
+
+
+def format_source(path: str, text: str) -> Formatted:
+    kind = kind_of(path)
+    text = text.replace("\r\n", "\n")
+    if kind is None:
+        return Formatted(text, False)
+    if kind == "override":
+        out = format_body(text)
+        return Formatted(out, out != text)
+    if kind == "bundle":
+        return _checked(text, reorder(text, KEY_ORDER["bundle"]), 0)
+    parts = split(text)
+    if parts.yaml_text is None or not parts.closed:
+        return Formatted(text, False, "no closed frontmatter block", 1)
+    yaml_text = reorder(parts.yaml_text, KEY_ORDER[kind])
+    body = format_body(parts.body)
+    out = "---\n" + yaml_text + "---\n" + ("\n" + body if body else "")
+    checked = _checked(parts.yaml_text, yaml_text, 1)
+    if checked.error:
+        return Formatted(text, False, checked.error, checked.error_line)
+    return Formatted(out, out != text)
+
+
+def _checked(before: str, after: str, offset: int) -> Formatted:
+    try:
+        a = load_yaml(before, offset)
+    except YamlError as exc:
+        return Formatted(before, False, f"cannot format invalid YAML: {exc.message}", exc.pos[0])
+    try:
+        b = load_yaml(after, offset)
+    except YamlError as exc:  # pragma: no cover - reorder keeps YAML valid; guarded anyway
+        return Formatted(before, False, f"reordering produced invalid YAML: {exc.message}", exc.pos[0])
+    if a.data != b.data or a.duplicates:
+        return Formatted(before, False, "reordering would change the data", 1)
+    return Formatted(after, after != before)
+
+
+def reorder(yaml_text: str, order: Tuple[str, ...]) -> str:
+    """Reorder top-level key blocks of a block-style YAML mapping."""
+    lines = yaml_text.rstrip("\n").split("\n") if yaml_text.strip() else []
+    preamble: List[str] = []
+    blocks: List[Tuple[str, List[str]]] = []
+    pending: List[str] = []  # comments (and blanks) waiting for the next key
+    for line in lines:
+        m = KEY_LINE_RE.match(line)
+        if m and not line.startswith((" ", "\t")):
+            key = next(g for g in m.groups() if g is not None).strip()
+            # A blank line separates comments that do not belong to this key.
+            if "" in pending:
+                cut = len(pending) - pending[::-1].index("")
+                head, pending = pending[:cut], pending[cut:]
+                if blocks:
+                    blocks[-1][1].extend(head)
+                else:
+                    preamble.extend(head)
+            blocks.append((key, pending + [line]))
+            pending = []
+        elif line.startswith("#") or not line.strip():
+            pending.append(line if line.strip() else "")
+        else:
+            if pending:
+                if blocks:
+                    blocks[-1][1].extend(pending)
+                else:
+                    preamble.extend(pending)
+                pending = []
+            if blocks:
+                blocks[-1][1].append(line)
+            else:
+                preamble.append(line)
+    trailing = pending
+    if not blocks:
+        return yaml_text
+    rank = {k: i for i, k in enumerate(order)}
+    indexed = sorted(enumerate(blocks), key=lambda ib: (rank.get(ib[1][0], len(order)), ib[0]))
+    out: List[str] = []
+    pre = list(preamble)
+    while pre and not pre[-1].strip():
+        pre.pop()
+    if pre:
+        out.extend(pre)
+        out.append("")
+    for _, (_, block_lines) in indexed:
+        body = list(block_lines)
+        while body and not body[-1].strip():
+            body.pop()
+        out.extend(body)
+    tail = [t for t in trailing if t.strip()]
+    out.extend(tail)
+    return "\n".join(out) + "\n"

@@ -1,0 +1,164 @@
+"""The one internal model every front door parses into and every client adapter consumes.
+
+All classes are frozen and hashable (tuples and FrozenMap, never lists or dicts), so the
+Pants plugin can pass them between rules and cache them, and so two equal inputs are
+equal values. Positions (1-based line, column) are kept where later stages may need to
+point at the source: requires entries, preloaded skills, bundle item references.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Optional, Tuple
+
+from agentrc.frozen import FrozenMap
+
+Pos = Tuple[int, int]
+
+
+class Kind(str, Enum):
+    RULE = "rule"
+    SKILL = "skill"
+    AGENT = "agent"
+
+    @property
+    def entrypoint(self) -> str:
+        return f"{self.name}.md"
+
+    @property
+    def plural(self) -> str:
+        return self.value + "s"
+
+
+ENTRYPOINTS = {kind.entrypoint: kind for kind in Kind}
+KIND_BY_PLURAL = {kind.plural: kind for kind in Kind}
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One input file. `path` is the display path (posix), as diagnostics show it.
+
+    `link` is set when the file on disk was a symlink: the display path of its target, or
+    an absolute path when the target lies outside every root that was read.
+    """
+
+    path: str
+    content: bytes
+    executable: bool = False
+    link: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class SourceTree:
+    """A snapshot of input files, the only thing the pure core reads."""
+
+    files: Tuple[SourceFile, ...]
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        for f in self.files:
+            h.update(f.path.encode() + b"\0" + hashlib.sha256(f.content).digest())
+        return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A reference to an item (`requires.<kind>` entry, bundle `items` entry)."""
+
+    kind: Kind
+    name: str
+    pos: Pos = (0, 0)
+    source: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class BundleRef:
+    name: str
+    pos: Pos = (0, 0)
+    version: Optional[str] = None
+    source: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A supporting file copied beside an item's generated entrypoint."""
+
+    path: str  # relative to the item directory, posix
+    content: bytes
+    executable: bool = False
+
+
+@dataclass(frozen=True)
+class Item:
+    """A rule, skill or agent, parsed from its entrypoint and item directory."""
+
+    kind: Kind
+    name: str
+    directory: str  # display path of the item directory
+    entrypoint: str  # display path of RULE.md / SKILL.md / AGENT.md
+    schema: int
+    description: str
+    body: str  # canonical body, directives unprocessed
+    body_line: int  # 1-based line of the body's first line in the entrypoint
+    fields: FrozenMap  # the whole frontmatter, frozen: what fidelity reports walk
+    license: Optional[str] = None
+    audience: Tuple[str, ...] = ()  # empty: every client
+    metadata: FrozenMap = field(default_factory=FrozenMap)
+    requires: Tuple[Ref, ...] = ()
+    ignore: Tuple[str, ...] = ()
+    scope_paths: Tuple[str, ...] = ()
+    mode: Optional[str] = None
+    model: Optional[str] = None
+    tools: Optional[Tuple[str, ...]] = None  # None: the client's default set
+    preload_skills: Tuple[Tuple[str, Pos], ...] = ()
+    passthrough: FrozenMap = field(default_factory=FrozenMap)  # client -> FrozenMap
+    extra: FrozenMap = field(default_factory=FrozenMap)  # unknown top-level fields
+    overrides: FrozenMap = field(default_factory=FrozenMap)  # client -> (body, path, line)
+    resources: Tuple[Resource, ...] = ()
+
+    @property
+    def key(self) -> Tuple[Kind, str]:
+        return (self.kind, self.name)
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind.value} {self.name}"
+
+    def targets(self, client_family: str) -> bool:
+        return not self.audience or client_family in self.audience
+
+
+@dataclass(frozen=True)
+class Bundle:
+    name: str
+    path: str
+    schema: int
+    description: str
+    items: Tuple[Ref, ...]
+    requires: Tuple[BundleRef, ...] = ()
+    license: Optional[str] = None
+    metadata: FrozenMap = field(default_factory=FrozenMap)
+    plugins: FrozenMap = field(default_factory=FrozenMap)
+    mcps: FrozenMap = field(default_factory=FrozenMap)
+
+
+@dataclass(frozen=True)
+class Registry:
+    """Every item and bundle found in the inputs, in a stable order."""
+
+    items: Tuple[Item, ...]
+    bundles: Tuple[Bundle, ...] = ()
+
+    def item(self, kind: Kind, name: str) -> Optional[Item]:
+        for it in self.items:
+            if it.kind == kind and it.name == name:
+                return it
+        return None
+
+    def bundle(self, name: str) -> Optional[Bundle]:
+        for b in self.bundles:
+            if b.name == name:
+                return b
+        return None

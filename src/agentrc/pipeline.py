@@ -1,0 +1,61 @@
+"""The end-to-end pure pipeline the CLI and the Pants plugin share.
+
+load -> check references -> select -> plan. Keeping it in one place is what makes
+`pants package` and `agentrc build` produce byte-identical trees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence, Tuple
+
+from agentrc import build, resolve
+from agentrc.clients import registry as client_registry
+from agentrc.diagnostics import Diagnostic
+from agentrc.fmt import format_source
+from agentrc.load import load_registry
+from agentrc.model import Registry, SourceTree
+
+
+@dataclass(frozen=True)
+class Loaded:
+    registry: Registry
+    diagnostics: Tuple[Diagnostic, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.is_error for d in self.diagnostics)
+
+
+def load(tree: SourceTree, explicit: Iterable[str] = ()) -> Loaded:
+    registry, diags = load_registry(tree, client_registry.families(), client_registry.passthrough_blocks(), explicit)
+    return Loaded(registry, tuple(sorted(set(diags + resolve.check(registry)))))
+
+
+def lint(tree: SourceTree, explicit: Iterable[str] = ()) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
+    """Validation plus the canonical-form check of every source (AR101)."""
+    loaded = load(tree, explicit)
+    extra = []
+    for f in tree.files:
+        try:
+            text = f.content.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        result = format_source(f.path, text)
+        if result.changed:
+            extra.append(Diagnostic(f.path, 1, 1, "warning", "AR101", "not in canonical form",
+                                    "Run 'agentrc fmt PATH' to rewrite it."))
+    return loaded.registry, tuple(sorted(set(loaded.diagnostics + tuple(extra))))
+
+
+def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
+             strict: bool = False, explicit: Iterable[str] = ()) -> build.Plan:
+    loaded = load(tree, explicit)
+    if not loaded.ok:
+        return build.Plan((), (), loaded.diagnostics)
+    items, sel_diags = resolve.select(loaded.registry, bundles)
+    if any(d.is_error for d in sel_diags):
+        return build.Plan((), (), tuple(sorted(set(loaded.diagnostics + sel_diags))))
+    result = build.plan(loaded.registry, client_registry.get(clients), items, strict)
+    return build.Plan(result.files, result.reports,
+                      tuple(sorted(set(loaded.diagnostics + sel_diags + result.diagnostics))))

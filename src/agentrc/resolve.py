@@ -1,0 +1,162 @@
+"""Resolution (spec 001 §3.7): bundle closures, item requires closures, and selection.
+
+Everything is same-source for now: `source:` locators are parsed and reported (AR065)
+until the sources + lockfile work lands; the graph code below is keyed by (kind, name)
+and bundle name so that a source label can be added to the keys without a rewrite.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
+
+from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.model import Bundle, Item, Kind, Registry
+
+
+class Index:
+    """Name lookups over a registry, built once (registries hold thousands of items)."""
+
+    def __init__(self, registry: Registry):
+        self.registry = registry
+        self.items: Dict[Tuple[Kind, str], Item] = {}
+        for item in registry.items:
+            self.items.setdefault(item.key, item)
+        self.bundles: Dict[str, Bundle] = {}
+        for b in registry.bundles:
+            self.bundles.setdefault(b.name, b)
+
+
+def check(registry: Registry) -> Tuple[Diagnostic, ...]:
+    """Every reference in the registry resolves, and no requires graph has a cycle."""
+    idx = Index(registry)
+    diags = Diagnostics()
+    for b in registry.bundles:
+        for ref in b.items:
+            if (ref.kind, ref.name) not in idx.items:
+                diags.error(b.path, ref.pos, "AR061", f"bundle {b.name} lists {ref.kind.value} {ref.name!r}, "
+                            f"which is not in the registry{_did_you_mean(ref.name, idx, ref.kind)}")
+        for req in b.requires:
+            if req.source is not None:
+                diags.error(b.path, req.pos, "AR065", f"bundle {b.name} requires {req.name!r} from source "
+                            f"{req.source!r}; cross-source resolution is not supported yet")
+            elif req.name not in idx.bundles:
+                diags.error(b.path, req.pos, "AR062", f"bundle {b.name} requires bundle {req.name!r}, which is not in the registry")
+    for item in registry.items:
+        for ref in item.requires:
+            if ref.source is not None:
+                diags.error(item.entrypoint, ref.pos, "AR065", f"{item.label} requires {ref.kind.value} {ref.name!r} "
+                            f"from source {ref.source!r}; cross-source resolution is not supported yet")
+            elif (ref.kind, ref.name) not in idx.items:
+                diags.error(item.entrypoint, ref.pos, "AR070", f"{item.label} requires {ref.kind.value} {ref.name!r}, "
+                            f"which is not in the registry{_did_you_mean(ref.name, idx, ref.kind)}")
+        for skill, pos in item.preload_skills:
+            if (Kind.SKILL, skill) not in idx.items:
+                diags.warning(item.entrypoint, pos, "AR072", f"preloaded skill {skill!r} is not in the registry; "
+                              "it stays a runtime hint and is not installed with the agent")
+    _cycles(
+        [b.name for b in registry.bundles],
+        lambda n: [r.name for r in idx.bundles[n].requires if r.source is None and r.name in idx.bundles],
+        lambda cycle: diags.error(idx.bundles[cycle[0]].path, _edge_pos_b(idx, cycle), "AR063",
+                                  "bundle requires cycle: " + " -> ".join(cycle + [cycle[0]])),
+    )
+    _cycles(
+        [i.key for i in registry.items],
+        lambda k: [(r.kind, r.name) for r in idx.items[k].requires if r.source is None and (r.kind, r.name) in idx.items],
+        lambda cycle: diags.error(idx.items[cycle[0]].entrypoint, _edge_pos_i(idx, cycle), "AR071",
+                                  "requires cycle: " + " -> ".join(f"{k.value} {n}" for k, n in cycle + [cycle[0]])),
+    )
+    return diags.sorted()
+
+
+def select(registry: Registry, bundle_names: Optional[Sequence[str]] = None) -> Tuple[Tuple[Item, ...], Tuple[Diagnostic, ...]]:
+    """The items to generate: everything, or the closure of the named bundles.
+
+    A bundle closure is its transitive `requires`, the union of their items, then each
+    item's transitive `requires` and the preloaded skills present in the registry (the
+    soft requires of §3.4).
+    """
+    idx = Index(registry)
+    diags = Diagnostics()
+    if not bundle_names:
+        return registry.items, ()
+    roots: List[Tuple[Kind, str]] = []
+    seen_b: Set[str] = set()
+    stack = list(bundle_names)
+    while stack:
+        name = stack.pop()
+        if name in seen_b:
+            continue
+        b = idx.bundles.get(name)
+        if b is None:
+            diags.error("<command line>", (0, 0), "AR066", f"no bundle named {name!r}")
+            continue
+        seen_b.add(name)
+        roots.extend((r.kind, r.name) for r in b.items)
+        stack.extend(r.name for r in b.requires if r.source is None)
+    chosen: Dict[Tuple[Kind, str], Item] = {}
+    stack2 = list(roots)
+    while stack2:
+        key = stack2.pop()
+        item = idx.items.get(key)
+        if item is None or key in chosen:
+            continue
+        chosen[key] = item
+        stack2.extend((r.kind, r.name) for r in item.requires if r.source is None)
+        stack2.extend((Kind.SKILL, s) for s, _ in item.preload_skills)
+    items = tuple(i for i in registry.items if i.key in chosen)
+    return items, diags.sorted()
+
+
+def _cycles(nodes: Iterable[Hashable], edges: Callable[[Hashable], List[Hashable]],
+            report: Callable[[List[Hashable]], None]) -> None:
+    """Report each elementary cycle reached by DFS once, rotated to start at its least node."""
+    WHITE, GREY, BLACK = 0, 1, 2
+    color: Dict[Hashable, int] = {}
+    reported: Set[Tuple[Hashable, ...]] = set()
+    for start in nodes:
+        if color.get(start, WHITE) != WHITE:
+            continue
+        path: List[Hashable] = []
+        iters = []
+        color[start] = GREY
+        path.append(start)
+        iters.append(iter(edges(start)))
+        while iters:
+            nxt = next(iters[-1], None)
+            if nxt is None:
+                color[path.pop()] = BLACK
+                iters.pop()
+                continue
+            state = color.get(nxt, WHITE)
+            if state == GREY:
+                cycle = path[path.index(nxt):]
+                low = min(range(len(cycle)), key=lambda i: str(cycle[i]))
+                canon = tuple(cycle[low:] + cycle[:low])
+                if canon not in reported:
+                    reported.add(canon)
+                    report(list(canon))
+            elif state == WHITE:
+                color[nxt] = GREY
+                path.append(nxt)
+                iters.append(iter(edges(nxt)))
+
+
+def _edge_pos_b(idx: Index, cycle: List[str]):
+    nxt = cycle[1] if len(cycle) > 1 else cycle[0]
+    return next((r.pos for r in idx.bundles[cycle[0]].requires if r.name == nxt), (1, 1))
+
+
+def _edge_pos_i(idx: Index, cycle: List[Tuple[Kind, str]]):
+    nxt = cycle[1] if len(cycle) > 1 else cycle[0]
+    return next((r.pos for r in idx.items[cycle[0]].requires if (r.kind, r.name) == nxt), (1, 1))
+
+
+def _did_you_mean(name: str, idx: Index, kind: Kind) -> str:
+    import difflib
+
+    others = [n for (k, n) in idx.items if k == kind]
+    match = difflib.get_close_matches(name, others, n=1)
+    if match:
+        return f" (did you mean {match[0]!r}?)"
+    elsewhere = [k.value for (k, n) in idx.items if n == name]
+    return f" (a {elsewhere[0]} has that name)" if elsewhere else ""

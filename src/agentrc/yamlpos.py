@@ -1,0 +1,117 @@
+"""YAML loading that keeps 1-based positions of every key and value.
+
+Diagnostics must point at `path:line:col`. PyYAML's composer gives nodes with marks; we
+build plain Python data from the node tree ourselves so we can (a) record where each path
+(tuple of keys/indices) starts, (b) report duplicate keys, which PyYAML silently merges,
+and (c) keep everything JSON-compatible (dates and other tags stay strings).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Tuple
+
+import yaml
+
+try:  # libyaml's composer is several times faster; positions are identical.
+    _Loader = yaml.CSafeLoader  # type: ignore[attr-defined]
+except AttributeError:  # pragma: no cover - pure-Python fallback
+    _Loader = yaml.SafeLoader
+
+Path = Tuple[Any, ...]
+Pos = Tuple[int, int]
+
+
+@dataclass
+class Located:
+    """Loaded data plus the position of every key (for mappings) and value."""
+
+    data: Any
+    key_pos: Dict[Path, Pos] = field(default_factory=dict)
+    value_pos: Dict[Path, Pos] = field(default_factory=dict)
+    duplicates: List[Tuple[Path, Pos]] = field(default_factory=list)
+
+    def pos(self, path: Path) -> Pos:
+        """The best position for a path: its key, else its value, else its nearest parent."""
+        path = tuple(path)
+        while True:
+            if path in self.key_pos:
+                return self.key_pos[path]
+            if path in self.value_pos:
+                return self.value_pos[path]
+            if not path:
+                return (1, 1)
+            path = path[:-1]
+
+
+class YamlError(Exception):
+    def __init__(self, message: str, pos: Pos):
+        super().__init__(message)
+        self.message = message
+        self.pos = pos
+
+
+def _mark(node: yaml.Node, line_offset: int) -> Pos:
+    return (node.start_mark.line + 1 + line_offset, node.start_mark.column + 1)
+
+
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_NULL_TAG = "tag:yaml.org,2002:null"
+
+_scalar_constructor = yaml.SafeLoader("")
+
+
+def _scalar(node: yaml.ScalarNode) -> Any:
+    # Booleans, ints, floats and nulls keep their YAML 1.1 meaning (what clients read);
+    # every other tag (timestamps, binary) stays the literal string so data is JSON-safe.
+    if node.tag in (_BOOL_TAG, _INT_TAG, _FLOAT_TAG, _NULL_TAG):
+        return _scalar_constructor.construct_object(node, deep=True)
+    return node.value
+
+
+def load(text: str, line_offset: int = 0) -> Located:
+    """Parse one YAML document. `line_offset` shifts positions (frontmatter after '---')."""
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        pos = (mark.line + 1 + line_offset, mark.column + 1) if mark else (1 + line_offset, 1)
+        problem = exc.problem or str(exc)
+        raise YamlError(problem + (f" ({exc.context})" if exc.context else ""), pos) from None
+    except yaml.YAMLError as exc:  # reader errors (control characters)
+        raise YamlError(str(exc).splitlines()[0], (1 + line_offset, 1)) from None
+    located = Located(data=None)
+    if node is None:
+        return located
+    located.data = _build(node, (), located, line_offset, set())
+    return located
+
+
+def _build(node: yaml.Node, path: Path, loc: Located, off: int, active: set) -> Any:
+    loc.value_pos.setdefault(path, _mark(node, off))
+    if id(node) in active:
+        raise YamlError("recursive alias", _mark(node, off))
+    if isinstance(node, yaml.ScalarNode):
+        return _scalar(node)
+    active = active | {id(node)}
+    if isinstance(node, yaml.SequenceNode):
+        return [_build(child, path + (i,), loc, off, active) for i, child in enumerate(node.value)]
+    if isinstance(node, yaml.MappingNode):
+        out: Dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise YamlError("merge keys ('<<') are not supported", _mark(key_node, off))
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise YamlError("mapping keys must be plain scalars", _mark(key_node, off))
+            key = _scalar(key_node)
+            if not isinstance(key, str):
+                key = str(key_node.value)
+            child = path + (key,)
+            if key in out:
+                loc.duplicates.append((child, _mark(key_node, off)))
+            loc.key_pos[child] = _mark(key_node, off)
+            out[key] = _build(value_node, child, loc, off, active)
+        return out
+    raise YamlError(f"unsupported YAML node {type(node).__name__}", _mark(node, off))  # pragma: no cover
