@@ -222,6 +222,12 @@ class _Loader:
             ok = False
             err = _deepest(err)
             where = tuple(err.absolute_path)
+            if err.validator == "required":
+                missing = err.message.split("'")[1] if "'" in err.message else err.message
+                where_text = ".".join(map(str, where))
+                field = f"{where_text}.{missing}" if where_text else missing
+                self.diags.error(path, located.pos(where), "AR006", f"{field}: required field is missing")
+                continue
             field = ".".join(map(str, where)) or "(top level)"
             self.diags.error(path, located.pos(where), "AR006", f"{field}: {err.message}")
         return ok

@@ -102,8 +102,10 @@ def apply(root: Path, files: Sequence[OutputFile], changes: Changes) -> None:
     manifest = {"version": 1, "generator": f"agentrc {__version__}",
                 "files": {f.path: sha(f.content) for f in sorted(files, key=lambda f: f.path)}}
     mf = root / MANIFEST
-    tmp = _stage(mf, OutputFile(MANIFEST, (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()))
-    os.replace(tmp, mf)
+    data = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
+    if mf.is_file() and mf.read_bytes() == data:
+        return  # a no-op build leaves the directory byte- and mtime-stable
+    os.replace(_stage(mf, OutputFile(MANIFEST, data)), mf)
 
 
 def _stage(target: Path, f: OutputFile) -> Path:

@@ -1,0 +1,195 @@
+"""Generation: golden trees per client, the Appendix A examples, bundle selection, and the
+build command's ownership, staleness and --check behaviour."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REGEN, ROOT, compare_golden
+
+from agentrc import build, pipeline
+from agentrc.cli import main
+from agentrc.clients.base import ClientAdapter, OutputFile
+from agentrc.clients.registry import CLIENTS
+from agentrc.sourceio import read_tree
+
+GOLDEN = Path(__file__).parent / "golden"
+EXAMPLES = ROOT / "examples" / "registry"
+APPENDIX_A = Path(__file__).parent / "cases" / "appendix-a" / "registry"
+
+
+def _tree_text(files) -> str:
+    """A whole output tree as one reviewable text: each file's path, mode and content."""
+    parts = []
+    for f in files:
+        try:
+            body = f.content.decode("utf-8")
+        except UnicodeDecodeError:  # pragma: no cover - no binary resources in the examples
+            body = f"<{len(f.content)} bytes>\n"
+        parts.append(f"=== {f.path}{' (executable)' if f.executable else ''}\n{body}")
+    return "".join(parts)
+
+
+def _plan(root: Path, clients, bundles=None):
+    tree, _ = read_tree([str(root)])
+    plan = pipeline.generate(tree, clients, bundles)
+    assert plan.ok, "\n".join(d.format() for d in plan.diagnostics)
+    return plan
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_examples_golden_per_client(client, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    plan = _plan(Path("examples/registry"), [client])
+    compare_golden(GOLDEN / "examples" / f"{client}.txt", _tree_text(plan.files))
+    report = [r.to_json() for r in plan.reports]
+    compare_golden(GOLDEN / "examples" / f"{client}.report.json", json.dumps(report, indent=1) + "\n")
+
+
+def test_merged_build_is_the_union_of_clients(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    merged = {f.path: f for f in _plan(Path("examples/registry"), sorted(CLIENTS)).files}
+    union = {}
+    for client in sorted(CLIENTS):
+        for f in _plan(Path("examples/registry"), [client]).files:
+            union[f.path] = f
+    assert merged == union
+
+
+@pytest.mark.parametrize("bundle", [None, "android"])
+def test_appendix_a_golden(bundle, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    plan = _plan(APPENDIX_A.relative_to(ROOT), sorted(CLIENTS), [bundle] if bundle else None)
+    compare_golden(GOLDEN / "appendix-a" / f"{bundle or 'all'}.txt", _tree_text(plan.files))
+
+
+def test_bundle_closure_follows_requires_and_preloads(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    plan = _plan(APPENDIX_A.relative_to(ROOT), ["claude"], ["android"])
+    paths = {f.path for f in plan.files}
+    # android requires platform-baseline, whose agent preloads security-baseline (soft requires).
+    assert ".claude/rules/license-awareness.md" in paths
+    assert ".claude/agents/security-reviewer.md" in paths
+    assert ".claude/skills/security-baseline/SKILL.md" in paths
+    assert ".claude/skills/create-api-endpoint/SKILL.md" in paths
+    # create-api-endpoint requires api-conventions (hard requires).
+    assert ".claude/rules/api-conventions.md" in paths
+
+
+def test_overrides_replace_the_body_per_client(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    files = {f.path: f.content.decode() for f in _plan(APPENDIX_A.relative_to(ROOT), sorted(CLIENTS)).files}
+    assert "for Claude Code" in files[".claude/agents/security-reviewer.md"]
+    assert "for GitHub Copilot" in files[".github/agents/security-reviewer.agent.md"]
+    assert "You are a security-focused code reviewer. When invoked" in files[".opencode/agents/security-reviewer.md"]
+
+
+def test_directives_per_client(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    files = {f.path: f.content.decode() for f in _plan(Path("examples/registry"), sorted(CLIENTS)).files}
+    claude_only = "use the Write tool for new files"
+    assert claude_only in files[".claude/skills/create-api-endpoint/SKILL.md"]
+    assert claude_only not in files[".github/skills/create-api-endpoint/SKILL.md"]
+    assert claude_only not in files[".opencode/skills/create-api-endpoint/SKILL.md"]
+    negated = "Offer to open the pull request"
+    assert negated in files[".github/skills/pr-summary/SKILL.md"]
+    assert negated not in files[".opencode/skills/pr-summary/SKILL.md"]
+    for text in files.values():
+        assert "@client" not in text and "@endclient" not in text
+        assert "\n\n\n" not in text
+
+
+def test_audience_filters_items(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    plan = _plan(Path("examples/registry"), sorted(CLIENTS))
+    paths = {f.path for f in plan.files}
+    assert ".claude/agents/triage.md" in paths
+    assert ".github/agents/triage.agent.md" not in paths
+    assert ".opencode/agents/triage.md" not in paths
+    skipped = [r for r in plan.reports if r.name == "triage" and not r.generated]
+    assert {r.client for r in skipped} == {"copilot", "opencode"}
+    assert all(f.status == "omitted" for r in skipped for f in r.fields)
+
+
+def test_ignore_and_executable_resources(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    files = {f.path: f for f in _plan(Path("examples/registry"), ["claude"]).files}
+    assert files[".claude/skills/pr-summary/scripts/summarize.sh"].executable
+    assert not any("drafts" in p for p in files)
+
+
+def test_every_field_is_accounted_for(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    tree, _ = read_tree(["examples/registry"])
+    loaded = pipeline.load(tree)
+    plan = build.plan(loaded.registry, [CLIENTS[c] for c in sorted(CLIENTS)])
+    by_key = {(r.client, r.kind, r.name): r for r in plan.reports}
+    for item in loaded.registry.items:
+        for client in CLIENTS:
+            fields = {f.field for f in by_key[(client, item.kind.value, item.name)].fields}
+            assert set(item.fields) | {"body", "resources"} <= fields
+
+
+class _Writes(ClientAdapter):
+    def __init__(self, name: str, content: bytes):
+        self.name = self.family = self.title = name
+        self.content = content
+
+    def render(self, item, ctx):  # pragma: no cover - project files only
+        raise AssertionError
+
+    def project_files(self, reports):
+        return (OutputFile("AGENTS.md", self.content, False, self.name),)
+
+
+def test_output_conflict_is_reported():
+    from agentrc.model import Registry
+
+    same = build.plan(Registry(()), [_Writes("a", b"x\n"), _Writes("b", b"x\n")])
+    assert same.ok and [f.path for f in same.files] == ["AGENTS.md"]
+    clash = build.plan(Registry(()), [_Writes("a", b"x\n"), _Writes("b", b"y\n")])
+    assert not clash.ok
+    assert [d.code for d in clash.diagnostics] == ["AR090"]
+
+
+def test_build_cli_owns_and_prunes_its_outputs(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(EXAMPLES, "reg")
+    Path("out").mkdir()
+    Path("out/README.md").write_text("mine\n")
+    assert main(["build", "reg", "--out", "out", "--report", "report.json"]) == 0
+    assert Path("out/.claude/agents/triage.md").exists()
+    report = json.loads(Path("report.json").read_text())
+    assert report["summary"]["claude"]["items"] == 14
+    # Nothing changed: --check is clean and a rebuild rewrites nothing.
+    assert main(["build", "reg", "--out", "out", "--check"]) == 0
+    before = {p: p.stat().st_mtime_ns for p in Path("out").rglob("*") if p.is_file()}
+    assert main(["build", "reg", "--out", "out"]) == 0
+    assert "0 created, 0 updated, 0 deleted" in capsys.readouterr().err
+    assert before == {p: p.stat().st_mtime_ns for p in Path("out").rglob("*") if p.is_file()}
+    # Remove an item: --check reports the stale file, build deletes it and prunes its dir.
+    shutil.rmtree("reg/agents/docs-writer")
+    assert main(["build", "reg", "--out", "out", "--check"]) == 1
+    assert "stale: out/.claude/agents/docs-writer.md" in capsys.readouterr().err
+    assert main(["build", "reg", "--out", "out"]) == 0
+    assert not Path("out/.claude/agents/docs-writer.md").exists()
+    assert not Path("out/.claude/agentrc/agents/docs-writer").exists()
+    assert Path("out/README.md").read_text() == "mine\n"  # never touched
+
+
+def test_build_cli_json_and_usage_errors(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(EXAMPLES, "reg")
+    assert main(["build", "reg", "--out", "out", "--client", "claude", "--format", "json", "--check"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["diagnostics"] == [] and doc["changes"]["create"]
+    assert main(["build", "reg", "--out", "out", "--client", "emacs"]) == 2
+    assert "unknown client(s): emacs" in capsys.readouterr().err
+    assert main(["lint", "missing-dir"]) == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["build", "reg"])  # --out is required
+    assert exc.value.code == 2

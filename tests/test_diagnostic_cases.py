@@ -1,0 +1,59 @@
+"""One end-to-end CLI case per diagnostic code, as data (tests/cases/diagnostics/<CODE>-*/).
+
+Each case holds `in/` (the sources), optionally `out/` (an existing output directory) and
+`cmd` (the CLI arguments; `lint in` by default). `expected.txt` is the exact stderr and exit
+code. A meta-test checks that every registered code is triggered by some case.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import compare_golden
+
+from agentrc.cli import main
+from agentrc.codes import CODES
+
+CASES = Path(__file__).parent / "cases" / "diagnostics"
+# Codes no on-disk input can reach today; each names the unit test that triggers it.
+UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported"}
+
+
+def case_dirs():
+    return sorted(p for p in CASES.iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("case", case_dirs(), ids=lambda p: p.name)
+def test_case(case: Path, tmp_path: Path, capsys, monkeypatch):
+    work = tmp_path / "case"
+    shutil.copytree(case, work, symlinks=True, ignore=shutil.ignore_patterns("expected.txt", "cmd"))
+    cmd = (case / "cmd").read_text().strip() if (case / "cmd").exists() else "lint in"
+    monkeypatch.chdir(work)
+    code = main(shlex.split(cmd))
+    captured = capsys.readouterr()
+    compare_golden(case / "expected.txt", f"$ agentrc {cmd}\n{captured.err}exit: {code}\n")
+    expected_code = case.name.split("-", 1)[0]
+    assert f"[{expected_code}]" in captured.err + captured.out, f"{case.name} does not trigger {expected_code}"
+    assert code != 0 or CODES[expected_code].code in ("AR007", "AR015", "AR017", "AR051", "AR072", "AR081")
+    if (case / "out").exists():
+        # Nothing written on error: the output directory is exactly as it was.
+        assert _tree(work / "out") == _tree(case / "out")
+
+
+def _tree(root: Path):
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_every_code_has_a_case():
+    covered = {p.name.split("-", 1)[0] for p in case_dirs()} | set(UNIT_TESTED)
+    missing = sorted(set(CODES) - covered)
+    assert not missing, f"codes without a triggering test: {missing}"
+    here = Path(__file__).parent
+    for code, test in UNIT_TESTED.items():
+        module, name = test.split("::")
+        assert f"def {name}(" in (here / module).read_text(), f"{test} (for {code}) does not exist"
