@@ -12,7 +12,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from agentrc import resolve
 from agentrc.clients import registry as client_registry
-from agentrc.clients.base import ClientAdapter, OutputFile, RenderContext
+from agentrc.clients.base import ClientAdapter, OutputFile, RenderContext, Rendered
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import DROPPED, ItemReport
 from agentrc.model import Item, Kind, Registry
@@ -30,7 +30,7 @@ class Plan:
 
 
 def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[Sequence[Item]] = None,
-         strict: bool = False) -> Plan:
+         strict: bool = False, memo=None) -> Plan:
     items = registry.items if items is None else tuple(items)
     ctx = RenderContext(client_registry.families(),
                         frozenset(i.name for i in items if i.kind is Kind.SKILL))
@@ -40,7 +40,7 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
     for adapter in clients:
         client_reports = []
         for item in items:
-            rendered = adapter.render(item, ctx)
+            rendered = _render(adapter, item, ctx, memo)
             client_reports.append(rendered.report)
             for f in rendered.files:
                 _add(by_path, f, diags, item.entrypoint)
@@ -53,6 +53,19 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
             _add(by_path, f, diags, f.path)
         reports.extend(client_reports)
     return Plan(tuple(by_path[p] for p in sorted(by_path)), tuple(reports), diags.sorted())
+
+
+def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Rendered:
+    # An item renders from its own directory alone, so its digest (plus the client) is a
+    # complete key; items without a digest (built in memory) are always rendered.
+    if memo is None or not item.digest:
+        return adapter.render(item, ctx)
+    key = ("render", adapter.name, item.kind.value, item.name, item.digest)
+    hit = memo.get(key)
+    if hit is None:
+        hit = adapter.render(item, ctx)
+        memo.put(key, hit)
+    return hit
 
 
 def _add(by_path: Dict[str, OutputFile], f: OutputFile, diags: Diagnostics, source: str) -> None:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from agentrc import __version__, pipeline, writer
+from agentrc import __version__, cache, pipeline, writer
 from agentrc.build import summary
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, count_summary
@@ -67,6 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--check", action="store_true", help="write nothing; exit 1 listing out-of-date files")
     b.add_argument("--report", metavar="FILE", help="write the fidelity report as JSON")
     b.add_argument("--strict", action="store_true", help="fail when any field is dropped for a client")
+    b.add_argument("--no-cache", action="store_true",
+                   help="parse and render everything (the cache lives in $AGENTRC_CACHE_DIR or ~/.cache/agentrc)")
     b.set_defaults(run=cmd_build)
     return p
 
@@ -135,7 +137,11 @@ def cmd_build(args) -> int:
     if unknown or not clients:
         raise UsageError(f"unknown client(s): {', '.join(unknown) or '(none)'} (known: {', '.join(client_registry.CLIENTS)})")
     tree, explicit = read_tree(args.paths)
-    plan = pipeline.generate(tree, clients, args.bundle, args.strict, explicit)
+    memo_path = None if args.no_cache else cache.location(args.out, args.paths)
+    memo = cache.load(memo_path) if memo_path else None
+    plan = pipeline.generate(tree, clients, args.bundle, args.strict, explicit, memo)
+    if memo_path and plan.ok:
+        cache.save(memo_path, memo)
     diags = list(plan.diagnostics)
     out = Path(args.out)
     changes = None

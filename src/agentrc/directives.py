@@ -10,6 +10,7 @@ lines inside fenced code blocks are literal text (a body may document the syntax
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import FrozenSet, List, Optional, Tuple
 
@@ -111,5 +112,7 @@ def process(body: str, family: str, blocks: Tuple[Block, ...]) -> str:
     return "\n".join(collapse_blank_lines(kept))
 
 
-def body_for(body: str, family: str, families: FrozenSet[str]) -> str:
-    return process(body, family, parse(body, families))
+@lru_cache(maxsize=4096)
+def blocks_of(body: str, families: FrozenSet[str]) -> Tuple[Block, ...]:
+    """The blocks of an already validated body (memoised: every client asks again)."""
+    return parse(body, families)

@@ -8,6 +8,7 @@ supporting resource of that item.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
 from collections import defaultdict
@@ -16,6 +17,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set
 import pathspec
 
 from agentrc import SUPPORTED_SCHEMA, body as body_rules, directives, schemas
+from agentrc.cache import digest
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.families import OVERRIDE_CLIENTS
 from agentrc.frontmatter import split
@@ -39,11 +41,11 @@ KIND_FIELDS = {
 
 
 def load_registry(tree: SourceTree, families: FrozenSet[str], passthrough: FrozenSet[str],
-                  explicit: Iterable[str] = ()) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
+                  explicit: Iterable[str] = (), memo=None) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
     """Parse every item and bundle in `tree`. `explicit` paths were named by the user:
     a bundle file among them must parse, where discovery would silently skip it (§2.2)."""
     diags = Diagnostics()
-    loader = _Loader(tree, families, passthrough, diags, frozenset(explicit))
+    loader = _Loader(tree, families, passthrough, diags, frozenset(explicit), memo)
     items = loader.items()
     bundles = loader.bundles()
     _check_duplicates(items, bundles, diags)
@@ -54,7 +56,8 @@ def load_registry(tree: SourceTree, families: FrozenSet[str], passthrough: Froze
 
 class _Loader:
     def __init__(self, tree: SourceTree, families: FrozenSet[str], passthrough: FrozenSet[str],
-                 diags: Diagnostics, explicit: FrozenSet[str]):
+                 diags: Diagnostics, explicit: FrozenSet[str], memo=None):
+        self.memo = memo
         self.files = {f.path: f for f in tree.files}
         self.families = families
         self.passthrough = passthrough
@@ -96,8 +99,29 @@ class _Loader:
                 members[owner].append(f)
         out: List[Item] = []
         for d in sorted(self.item_dirs):
-            out.extend(self.parse_dir(d, members[d]))
+            out.extend(self.parse_dir_memo(d, members[d]))
         return out
+
+    def parse_dir_memo(self, d: str, files: List[SourceFile]) -> List[Item]:
+        """parse_dir, reused when the directory's files are byte-identical to a previous run."""
+        key = ("dir", d, digest(p for f in sorted(files, key=lambda f: f.path)
+                               for p in (f.path.encode(), f.content, b"x" if f.executable else b"-",
+                                         (f.link or "").encode())))
+        if self.memo is not None:
+            hit = self.memo.get(key)
+            if hit is not None:
+                self.diags.extend(hit[1])
+                return list(hit[0])
+        outer, self.diags = self.diags, Diagnostics()
+        try:
+            items = [dataclasses.replace(i, digest=key[2]) for i in self.parse_dir(d, files)]
+            local = self.diags.items
+        finally:
+            self.diags = outer
+        self.diags.extend(local)
+        if self.memo is not None:
+            self.memo.put(key, (tuple(items), tuple(local)))
+        return items
 
     def parse_dir(self, d: str, files: List[SourceFile]) -> List[Item]:
         entry_names = {posixpath.basename(p) for p in self.item_dirs[d]}

@@ -7,7 +7,8 @@ sits inside a fenced code block, and to find headings, fences and links outside 
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, Optional, Tuple
+from functools import lru_cache
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 FENCE_RE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 ATX_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*?)(?:[ \t]+#+[ \t]*)?$")
@@ -30,8 +31,13 @@ class Line:
         self.fence_info = ""
 
 
-def scan(text: str) -> List[Line]:
-    """Classify every line of `text` as fence delimiter, fenced content or prose."""
+@lru_cache(maxsize=8192)
+def scan(text: str) -> Tuple[Line, ...]:
+    """Classify every line of `text` as fence delimiter, fenced content or prose.
+
+    Memoised: validation, directive parsing, link extraction and formatting each need the
+    same classification of the same bodies, and the result is never mutated.
+    """
     out: List[Line] = []
     fence: Optional[Tuple[str, int]] = None
     for i, raw in enumerate(text.split("\n")):
@@ -49,10 +55,10 @@ def scan(text: str) -> List[Line]:
             else:
                 line.in_fence = True
         out.append(line)
-    return out
+    return tuple(out)
 
 
-def prose(lines: List[Line]) -> Iterator[Line]:
+def prose(lines: Sequence[Line]) -> Iterator[Line]:
     """Lines outside fenced code, delimiters excluded."""
     return (ln for ln in lines if not (ln.in_fence or ln.fence_open or ln.fence_close))
 
@@ -62,7 +68,7 @@ def strip_inline_code(text: str) -> str:
     return INLINE_CODE_RE.sub(lambda m: " " * len(m.group(0)), text)
 
 
-def heading_level(lines: List[Line], i: int) -> int:
+def heading_level(lines: Sequence[Line], i: int) -> int:
     """The heading level of line i (ATX, or setext with the underline on i+1); 0 if none."""
     ln = lines[i]
     if ln.in_fence or ln.fence_open or ln.fence_close:

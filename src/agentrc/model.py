@@ -117,6 +117,7 @@ class Item:
     extra: FrozenMap = field(default_factory=FrozenMap)  # unknown top-level fields
     overrides: FrozenMap = field(default_factory=FrozenMap)  # client -> (body, path, line)
     resources: Tuple[Resource, ...] = ()
+    digest: str = ""  # digest of the item directory's files: the render memo's key
 
     @property
     def key(self) -> Tuple[Kind, str]:

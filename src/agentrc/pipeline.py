@@ -27,8 +27,9 @@ class Loaded:
         return not any(d.is_error for d in self.diagnostics)
 
 
-def load(tree: SourceTree, explicit: Iterable[str] = ()) -> Loaded:
-    registry, diags = load_registry(tree, client_registry.families(), client_registry.passthrough_blocks(), explicit)
+def load(tree: SourceTree, explicit: Iterable[str] = (), memo=None) -> Loaded:
+    registry, diags = load_registry(tree, client_registry.families(), client_registry.passthrough_blocks(),
+                                    explicit, memo)
     return Loaded(registry, tuple(sorted(set(diags + resolve.check(registry)))))
 
 
@@ -49,13 +50,14 @@ def lint(tree: SourceTree, explicit: Iterable[str] = ()) -> Tuple[Registry, Tupl
 
 
 def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
-             strict: bool = False, explicit: Iterable[str] = ()) -> build.Plan:
-    loaded = load(tree, explicit)
+             strict: bool = False, explicit: Iterable[str] = (), memo=None) -> build.Plan:
+    """`memo` (agentrc.cache.Memo) lets unchanged item directories skip parsing and rendering."""
+    loaded = load(tree, explicit, memo)
     if not loaded.ok:
         return build.Plan((), (), loaded.diagnostics)
     items, sel_diags = resolve.select(loaded.registry, bundles)
     if any(d.is_error for d in sel_diags):
         return build.Plan((), (), tuple(sorted(set(loaded.diagnostics + sel_diags))))
-    result = build.plan(loaded.registry, client_registry.get(clients), items, strict)
+    result = build.plan(loaded.registry, client_registry.get(clients), items, strict, memo)
     return build.Plan(result.files, result.reports,
                       tuple(sorted(set(loaded.diagnostics + sel_diags + result.diagnostics))))

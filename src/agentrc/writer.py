@@ -41,29 +41,40 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_manifest(root: Path, diags: Diagnostics) -> Dict[str, str]:
+def read_manifest(root: Path, diags: Diagnostics) -> Tuple[Dict[str, str], Dict[str, list]]:
+    """The files agentrc owns in `root` (path -> sha256) and their last seen [size, mtime_ns]."""
     path = root / MANIFEST
     if not path.exists():
-        return {}
+        return {}, {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         files = data["files"]
         if not isinstance(files, dict):
             raise TypeError("files is not an object")
-        return {str(k): str(v) for k, v in files.items()}
+        stats = data.get("stat", {})
+        return {str(k): str(v) for k, v in files.items()}, stats if isinstance(stats, dict) else {}
     except (ValueError, KeyError, TypeError) as exc:
         diags.error(str(path), (1, 1), "AR093", f"cannot read the ownership manifest: {exc}")
-        return {}
+        return {}, {}
 
 
 def diff(root: Path, files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, str], Tuple[Diagnostic, ...]]:
     """What writing `files` into `root` would change; errors for files agentrc does not own."""
     diags = Diagnostics()
-    owned = read_manifest(root, diags)
+    owned, stats = read_manifest(root, diags)
     create, update, unchanged = [], [], 0
     planned = {f.path for f in files}
     for f in files:
         target = root / f.path
+        try:
+            st = os.lstat(target)
+        except FileNotFoundError:
+            create.append(f.path)
+            continue
+        if (owned.get(f.path) == sha(f.content) and stats.get(f.path) == [st.st_size, st.st_mtime_ns]
+                and stat.S_ISREG(st.st_mode) and bool(st.st_mode & stat.S_IXUSR) == f.executable):
+            unchanged += 1  # size and mtime as recorded after our last write: not read again
+            continue
         if not target.exists() and not target.is_symlink():
             create.append(f.path)
             continue
@@ -99,8 +110,12 @@ def apply(root: Path, files: Sequence[OutputFile], changes: Changes) -> None:
         target = root / path
         target.unlink(missing_ok=True)
         _prune(target.parent, root)
+    stats = {}
+    for f in files:
+        st = os.stat(root / f.path)
+        stats[f.path] = [st.st_size, st.st_mtime_ns]
     manifest = {"version": 1, "generator": f"agentrc {__version__}",
-                "files": {f.path: sha(f.content) for f in sorted(files, key=lambda f: f.path)}}
+                "files": {f.path: sha(f.content) for f in sorted(files, key=lambda f: f.path)}, "stat": stats}
     mf = root / MANIFEST
     data = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
     if mf.is_file() and mf.read_bytes() == data:

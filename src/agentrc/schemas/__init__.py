@@ -6,8 +6,6 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from jsonschema import Draft202012Validator
-
 _HERE = Path(__file__).parent
 
 
@@ -17,7 +15,10 @@ def load(name: str) -> dict:
 
 
 @lru_cache(maxsize=None)
-def validator(name: str, definition: str = "") -> Draft202012Validator:
+def validator(name: str, definition: str = ""):
+    # Imported on first use: a build whose items all come from the memo never validates.
+    from jsonschema import Draft202012Validator
+
     schema = load(name)
     if definition:
         schema = {**schema, "$ref": f"#/$defs/{definition}"}
