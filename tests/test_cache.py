@@ -1,0 +1,40 @@
+"""The build memo is an optimisation only: with it, every build equals a --no-cache build."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from conftest import ROOT
+
+from agentrc.cli import main
+
+
+def _files(root: Path):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_memo_builds_equal_fresh_builds(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(ROOT / "examples" / "registry", "reg")
+    assert main(["build", "reg", "--out", "cached"]) == 0
+    # Edit one item, add a warning, delete another item: the memo must notice all three.
+    rule = Path("reg/rules/commit-style/RULE.md")
+    rule.write_text(rule.read_text().replace("Conventional Commits form", "Conventional Commits 1.0 form"))
+    agent = Path("reg/agents/triage/AGENT.md")
+    agent.write_text(agent.read_text().replace("model: haiku", "model: gpt-5"))
+    shutil.rmtree("reg/skills/release-notes")
+    capsys.readouterr()
+    assert main(["build", "reg", "--out", "cached"]) == 0
+    cached_err = capsys.readouterr().err
+    assert main(["build", "reg", "--out", "fresh", "--no-cache"]) == 0
+    fresh_err = capsys.readouterr().err
+    cached, fresh = _files(Path("cached")), _files(Path("fresh"))
+    cached.pop(".agentrc/manifest.json"), fresh.pop(".agentrc/manifest.json")
+    assert cached == fresh
+    assert "Conventional Commits 1.0 form" in cached[".claude/rules/commit-style.md"].decode()
+    assert not any("release-notes" in p for p in cached)
+    # Warnings of memoised items are reported again, the same as without the memo.
+    assert "warning[AR081]" in cached_err and "warning[AR081]" in fresh_err
+    assert main(["build", "reg", "--out", "cached"]) == 0
+    assert "warning[AR081]" in capsys.readouterr().err

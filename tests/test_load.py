@@ -1,0 +1,46 @@
+"""Discovery details that the diagnostic cases do not show on their own."""
+
+from __future__ import annotations
+
+from agentrc import pipeline
+from agentrc.model import Kind, SourceFile, SourceTree
+
+
+def _tree(files):
+    return SourceTree(tuple(SourceFile(p, c.encode()) for p, c in sorted(files.items())))
+
+
+def test_bundle_discovery_gate_and_explicit_paths():
+    files = {"reg/notes.bundle.yaml": "title: not a bundle\n", "reg/doc.bundle.md": "# docs\n"}
+    loaded = pipeline.load(_tree(files))
+    assert loaded.ok and loaded.registry.bundles == ()
+    explicit = pipeline.load(_tree(files), explicit=["reg/notes.bundle.yaml"])
+    assert [d.code for d in explicit.diagnostics if d.is_error] == ["AR006", "AR006", "AR006"]
+
+
+def test_colocated_kinds_share_a_directory_and_resources():
+    files = {
+        "reg/pair/SKILL.md": "---\ndescription: Use when pairing\n---\n\n## Skill\n\nSee [notes](./notes.md).\n",
+        "reg/pair/RULE.md": "---\nname: pair-rule\ndescription: Always pair\n---\n\n## Rule\n\nNo links here.\n",
+        "reg/pair/notes.md": "# notes\n",
+        "reg/pair/scripts/run.sh": "echo\n",
+    }
+    loaded = pipeline.load(_tree(files))
+    assert loaded.ok, [d.format() for d in loaded.diagnostics]
+    skill = loaded.registry.item(Kind.SKILL, "pair")
+    rule = loaded.registry.item(Kind.RULE, "pair-rule")
+    assert [r.path for r in skill.resources] == ["notes.md", "scripts/run.sh"]
+    # A co-located rule takes only the resources its own body links to (spec §2.4).
+    assert rule.resources == ()
+
+
+def test_nested_item_directories_are_separate_items():
+    files = {
+        "reg/outer/SKILL.md": "---\ndescription: Use when outer\n---\n\n## Outer\n",
+        "reg/outer/inner/SKILL.md": "---\ndescription: Use when inner\n---\n\n## Inner\n",
+        "reg/outer/inner/ref.md": "# ref\n",
+    }
+    loaded = pipeline.load(_tree(files))
+    outer = loaded.registry.item(Kind.SKILL, "outer")
+    assert outer.resources == ()
+    assert [r.path for r in loaded.registry.item(Kind.SKILL, "inner").resources] == ["ref.md"]
