@@ -47,7 +47,7 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
             for outcome in rendered.report.fields:
                 if outcome.status == DROPPED:
                     report = diags.error if strict else diags.warning
-                    report(item.entrypoint, (0, 0), "AR092",
+                    report(item.entrypoint, item.field_pos.get(outcome.field, (0, 0)), "AR092",
                            f"{adapter.name}: {outcome.field} dropped: {outcome.detail}")
         for f in adapter.project_files(client_reports):
             _add(by_path, f, diags, f.path)

@@ -217,6 +217,7 @@ class _Loader:
             extra=freeze(extra),
             overrides=FrozenMap(overrides),
             resources=resources,
+            field_pos=FrozenMap((k[0], v) for k, v in located.key_pos.items() if len(k) == 1),
         )
 
     def yaml(self, path: str, text: str, offset: int) -> Optional[Located]:
@@ -297,7 +298,8 @@ class _Loader:
                                      f"unknown tool {tool!r} (vocabulary: {', '.join(TOOLS)})")
             if "model" in data and not check_model(data["model"]):
                 self.diags.warning(path, located.pos(("model",)), "AR081",
-                                   f"model {data['model']!r} is not a portable alias or provider/model id; passed through as is")
+                                   f"model {data['model']!r} is neither a portable alias nor a provider/model id; "
+                                   "each client's fidelity report says what it made of it")
 
     def check_body(self, path: str, body: str, line0: int) -> Tuple[directives.Block, ...]:
         blocks = directives.parse(body, self.families, self.diags, path, line0)

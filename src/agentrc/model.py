@@ -118,6 +118,7 @@ class Item:
     overrides: FrozenMap = field(default_factory=FrozenMap)  # client -> (body, path, line)
     resources: Tuple[Resource, ...] = ()
     digest: str = ""  # digest of the item directory's files: the render memo's key
+    field_pos: FrozenMap = field(default_factory=FrozenMap)  # top-level field -> (line, col)
 
     @property
     def key(self) -> Tuple[Kind, str]:
