@@ -44,3 +44,19 @@ def test_nested_item_directories_are_separate_items():
     outer = loaded.registry.item(Kind.SKILL, "outer")
     assert outer.resources == ()
     assert [r.path for r in loaded.registry.item(Kind.SKILL, "inner").resources] == ["ref.md"]
+
+
+def test_audience_narrows_who_reads_client_constructs():
+    body = "## Think\n\nultrathink before answering.\n"
+    only_claude = {"reg/deep/SKILL.md": f"---\ndescription: Use when deep\naudience: [claude]\n---\n\n{body}"}
+    assert pipeline.load(_tree(only_claude)).ok
+    everyone = {"reg/deep/SKILL.md": f"---\ndescription: Use when deep\n---\n\n{body}"}
+    assert [d.code for d in pipeline.load(_tree(everyone)).diagnostics] == ["AR023"]
+
+
+def test_unknown_rule_fields_are_ignored_and_still_build():
+    files = {"reg/x/RULE.md": "---\ndescription: Use when testing\npriority: high\n---\n\n## Body\n"}
+    plan = pipeline.generate(_tree(files), ["claude", "copilot", "opencode"])
+    assert plan.ok and [d.code for d in plan.diagnostics] == ["AR007"]
+    outcomes = {(r.client, f.field): f.status for r in plan.reports for f in r.fields}
+    assert outcomes[("claude", "priority")] == "omitted"

@@ -14,7 +14,7 @@ from agentrc import resolve
 from agentrc.clients import registry as client_registry
 from agentrc.clients.base import ClientAdapter, OutputFile, RenderContext, Rendered
 from agentrc.diagnostics import Diagnostic, Diagnostics
-from agentrc.fidelity import DROPPED, ItemReport
+from agentrc.fidelity import DROPPED, STATUSES, ItemReport
 from agentrc.model import Item, Kind, Registry
 
 
@@ -80,7 +80,7 @@ def summary(reports: Iterable[ItemReport]) -> Dict[str, Dict[str, int]]:
     """Per client: how many items were generated, and how many fields per status."""
     out: Dict[str, Dict[str, int]] = {}
     for r in reports:
-        s = out.setdefault(r.client, {"items": 0, "skipped": 0})
+        s = out.setdefault(r.client, dict({"items": 0, "skipped": 0}, **{status: 0 for status in STATUSES}))
         s["items" if r.generated else "skipped"] += 1
         for f in r.fields:
             s[f.status] = s.get(f.status, 0) + 1

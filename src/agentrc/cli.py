@@ -18,7 +18,8 @@ from agentrc import __version__, cache, pipeline, writer
 from agentrc.build import summary
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, count_summary
-from agentrc.fmt import format_source
+from agentrc.codes import CODES
+from agentrc.fmt import format_source, formattable
 from agentrc.sourceio import read_tree
 
 
@@ -86,6 +87,9 @@ def _print_diags(diags: Sequence[Diagnostic], fmt: str, extra: Optional[dict] = 
 def cmd_lint(args) -> int:
     tree, explicit = read_tree(args.paths)
     registry, diags = pipeline.lint(tree, explicit)
+    if not registry.items and not registry.bundles and not any(d.is_error for d in diags):
+        diags = tuple(sorted(diags + tuple(Diagnostic(p, 0, 0, "warning", "AR017", "no items or bundles here",
+                                                      CODES["AR017"].hint) for p in args.paths)))
     errors = any(d.is_error for d in diags)
     counts = {"rules": 0, "skills": 0, "agents": 0}
     for item in registry.items:
@@ -94,8 +98,6 @@ def cmd_lint(args) -> int:
     if args.format == "text":
         print(f"{counts['rules']} rules, {counts['skills']} skills, {counts['agents']} agents, "
               f"{len(registry.bundles)} bundles: {count_summary(diags)}", file=sys.stderr)
-    if not registry.items and not registry.bundles and not errors:
-        print(f"agentrc: warning[AR017] no items or bundles under {', '.join(args.paths)}", file=sys.stderr)
     return 1 if errors else 0
 
 
@@ -104,15 +106,17 @@ def cmd_fmt(args) -> int:
     changed: List[str] = []
     diags: List[Diagnostic] = []
     outputs = {}
-    for f in tree.files:
+    sources = [f for f in tree.files if formattable(f.path)]
+    for f in sources:
         try:
             text = f.content.decode("utf-8")
         except UnicodeDecodeError:
+            diags.append(Diagnostic(f.path, 1, 1, "error", "AR008", "not UTF-8", CODES["AR008"].hint))
             continue
         result = format_source(f.path, text)
         if result.error:
-            diags.append(Diagnostic(f.path, result.error_line, 1, "error", "AR100", result.error,
-                                    "Fix the file so it parses, then run fmt again."))
+            diags.append(Diagnostic(f.path, result.error_line, 1, "error", result.error_code, result.error,
+                                    CODES[result.error_code].hint))
         elif result.changed:
             changed.append(f.path)
             outputs[f.path] = result.text
@@ -125,10 +129,14 @@ def cmd_fmt(args) -> int:
             _atomic_write(Path(path), text.encode("utf-8"))
     diags.sort()
     _print_diags(diags, args.format, {"changed": changed, "check": args.check})
+    failed = any(d.is_error for d in diags)
     if args.format == "text":
-        verb = "would reformat" if args.check else "reformatted"
-        print(f"{verb} {len(changed)} file(s), {len(tree.files) - len(changed)} unchanged", file=sys.stderr)
-    return 1 if any(d.is_error for d in diags) else 0
+        if failed and not args.check:
+            print("fmt failed: nothing written", file=sys.stderr)
+        else:
+            verb = "would reformat" if args.check else "reformatted"
+            print(f"{verb} {len(changed)} file(s), {len(sources) - len(changed)} already canonical", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def cmd_build(args) -> int:

@@ -42,7 +42,7 @@ CODES: Dict[str, Code] = _table(
     Code("AR008", "not-utf8", "A source file is not valid UTF-8 text.",
          "Re-save the file as UTF-8."),
     # --- names and identity ----------------------------------------------------------
-    Code("AR010", "name-invalid", "An effective name is not lowercase letters, digits and single hyphens.",
+    Code("AR010", "name-invalid", "An effective name is not lowercase letters, digits and hyphens (single hyphens for skills).",
          "Use lowercase a-z, 0-9 and '-', not starting or ending with '-', e.g. 'api-conventions'."),
     Code("AR011", "name-too-long", "An effective name is longer than 64 characters.",
          "Shorten the name (and the directory) to at most 64 characters."),
@@ -76,6 +76,8 @@ CODES: Dict[str, Code] = _table(
          "Use claude, copilot, codex or opencode (optionally prefixed with !)."),
     Code("AR033", "directive-malformed", "A directive comment is not of the form <!-- @client:a,b --> on its own line.",
          "Write the directive alone on its line: <!-- @client:claude,copilot --> or <!-- @client:!opencode -->."),
+    Code("AR034", "directive-in-override", "An override file contains a <!-- @client --> directive.",
+         "Delete the directive lines: an override file is read by its one client only, verbatim."),
     # --- overrides ------------------------------------------------------------------
     Code("AR040", "override-frontmatter", "An override file carries YAML frontmatter.",
          "Delete the frontmatter: overrides hold body content only; frontmatter comes from the canonical file."),
@@ -124,9 +126,11 @@ CODES: Dict[str, Code] = _table(
          "Restrict the item's audience, or use the client's passthrough block for a native equivalent."),
     Code("AR093", "manifest-invalid", "The output directory's ownership manifest cannot be read.",
          "Delete DIR/.agentrc/manifest.json and rebuild; agentrc then owns only what it writes next."),
+    Code("AR094", "output-edited", "A file agentrc wrote was edited since; rebuilding would lose the edit.",
+         "Move the change into the source item (the output is generated), or delete the file, then rebuild."),
     # --- fmt ------------------------------------------------------------------------
-    Code("AR100", "fmt-unsafe", "Formatting would change the file's data; the file is left as it is.",
-         "Report this as a bug with the file attached; format the file by hand meanwhile."),
+    Code("AR100", "fmt-unsafe", "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",
+         "Remove the duplicate keys (AR004) first; the last occurrence is the value YAML keeps."),
     Code("AR101", "not-formatted", "The file is not in canonical form.",
          "Run 'agentrc fmt PATH' to rewrite it."),
 )

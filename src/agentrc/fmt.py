@@ -36,6 +36,7 @@ class Formatted:
     changed: bool
     error: Optional[str] = None  # set when formatting was refused
     error_line: int = 1
+    error_code: str = "AR100"
 
 
 def kind_of(path: str) -> Optional[str]:
@@ -47,6 +48,10 @@ def kind_of(path: str) -> Optional[str]:
     if OVERRIDE_RE.match(base):
         return "override"
     return None
+
+
+def formattable(path: str) -> bool:
+    return kind_of(path) is not None
 
 
 def format_source(path: str, text: str) -> Formatted:
@@ -67,7 +72,7 @@ def format_source(path: str, text: str) -> Formatted:
     out = "---\n" + yaml_text + "---\n" + ("\n" + body if body else "")
     checked = _checked(parts.yaml_text, yaml_text, 1)
     if checked.error:
-        return Formatted(text, False, checked.error, checked.error_line)
+        return Formatted(text, False, checked.error, checked.error_line, checked.error_code)
     return Formatted(out, out != text)
 
 
@@ -75,12 +80,15 @@ def _checked(before: str, after: str, offset: int) -> Formatted:
     try:
         a = load_yaml(before, offset)
     except YamlError as exc:
-        return Formatted(before, False, f"cannot format invalid YAML: {exc.message}", exc.pos[0])
+        return Formatted(before, False, f"cannot format invalid YAML: {exc.message}", exc.pos[0], "AR001")
     try:
         b = load_yaml(after, offset)
     except YamlError as exc:  # pragma: no cover - reorder keeps YAML valid; guarded anyway
         return Formatted(before, False, f"reordering produced invalid YAML: {exc.message}", exc.pos[0])
-    if a.data != b.data or a.duplicates:
+    if a.duplicates:
+        return Formatted(before, False, "duplicate keys: reordering would change which value wins",
+                         a.duplicates[0][1][0])
+    if a.data != b.data:  # pragma: no cover - reorder moves whole blocks; guarded anyway
         return Formatted(before, False, "reordering would change the data", 1)
     return Formatted(after, after != before)
 

@@ -22,6 +22,7 @@ from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.families import OVERRIDE_CLIENTS
 from agentrc.frontmatter import split
 from agentrc.frozen import FrozenMap, freeze
+from agentrc.markdown import prose, scan
 from agentrc.model import (ENTRYPOINTS, KIND_BY_PLURAL, Bundle, BundleRef, Item, Kind, Ref, Registry, Resource,
                            SourceFile, SourceTree)
 from agentrc.yamlpos import Located, YamlError, load as load_yaml
@@ -175,7 +176,8 @@ class _Loader:
                         dir_name, "name" in data)
         self.check_description(f.path, located.pos(("description",)), data["description"], kind)
         self.check_fields(f.path, data, located, kind)
-        blocks = self.check_body(f.path, parts.body, parts.body_line)
+        readers = frozenset(data.get("audience", ())) & self.families or self.families
+        blocks = self.check_body(f.path, parts.body, parts.body_line, readers)
         overrides = {}
         for client, of in sorted(override_files.items()):
             ob = self.override_body(of, client)
@@ -301,9 +303,11 @@ class _Loader:
                                    f"model {data['model']!r} is neither a portable alias nor a provider/model id; "
                                    "each client's fidelity report says what it made of it")
 
-    def check_body(self, path: str, body: str, line0: int) -> Tuple[directives.Block, ...]:
+    def check_body(self, path: str, body: str, line0: int,
+                   readers: Optional[FrozenSet[str]] = None) -> Tuple[directives.Block, ...]:
+        """Validate a canonical body; `readers` are the families its audience lets read it."""
         blocks = directives.parse(body, self.families, self.diags, path, line0)
-        body_rules.check(body, path, line0, self.diags, blocks, self.families)
+        body_rules.check(body, path, line0, self.diags, blocks, readers or self.families)
         return blocks
 
     def override_body(self, f: SourceFile, client: str) -> Optional[Tuple[str, str, int]]:
@@ -316,6 +320,10 @@ class _Loader:
             return None
         body = text.strip("\n")
         line0 = 1 + (len(text) - len(text.lstrip("\n")))
+        for ln in prose(scan(body)):
+            if directives.OPEN_RE.match(ln.text) or directives.END_RE.match(ln.text):
+                self.diags.error(f.path, (line0 + ln.index, 1), "AR034",
+                                 f"directive in an override file: the whole file is already {client}-only")
         body_rules.check(body, f.path, line0, self.diags, (), self.families, reader=client)
         return (body, f.path, line0)
 

@@ -83,13 +83,20 @@ def diff(root: Path, files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, st
             continue
         current = target.read_bytes()
         same = current == f.content and _is_exec(target) == f.executable
-        if f.path not in owned and not same:
-            diags.error(str(target), (0, 0), "AR091", f"not written by agentrc; it would be overwritten by {f.owner}")
-        elif same:
+        if same:
             unchanged += 1
+        elif f.path not in owned:
+            diags.error(str(target), (0, 0), "AR091", f"not written by agentrc; it would be overwritten by {f.owner}")
+        elif sha(current) != owned[f.path]:
+            diags.error(str(target), (0, 0), "AR094", "edited since agentrc wrote it; rebuilding would lose the edit")
         else:
             update.append(f.path)
-    delete = sorted(p for p in owned if p not in planned and (root / p).is_file())
+    delete = []
+    for p in sorted(p for p in owned if p not in planned and (root / p).is_file()):
+        if sha((root / p).read_bytes()) != owned[p]:
+            diags.error(str(root / p), (0, 0), "AR094", "stale output edited since agentrc wrote it; not deleting it")
+        else:
+            delete.append(p)
     return Changes(tuple(create), tuple(update), tuple(delete), unchanged), owned, diags.sorted()
 
 

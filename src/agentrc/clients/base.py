@@ -119,6 +119,9 @@ def common_fields(item: Item, tracker: Tracker, own_block: str) -> None:
     for block in item.passthrough:
         if block != own_block:
             tracker.omitted(block, f"passthrough block for {block}")
+    if item.kind is not Kind.SKILL:
+        for key in item.extra:
+            tracker.omitted(key, f"unknown {item.kind.value} field, ignored (spec 001 §8.2; lint reports AR007)")
 
 
 def document(frontmatter: Optional[Mapping[str, Any]], title: str, body: str) -> bytes:

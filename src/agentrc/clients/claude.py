@@ -37,7 +37,7 @@ class Claude(ClientAdapter):
         if item.kind is Kind.RULE:
             entry = f".claude/rules/{item.name}.md"
             fm["description"] = item.description
-            tracker.emitted("description", "documentation; Claude Code reads only paths:")
+            tracker.emitted("description", "documentation only: Claude Code reads just the paths: key of a rule")
             if item.scope_paths:
                 fm["paths"] = list(item.scope_paths)
                 tracker.mapped("scope", "paths: list")

@@ -69,7 +69,7 @@ class Copilot(ClientAdapter):
             if "name" in item.fields:
                 tracker.emitted("name")
             if item.mode is not None:
-                tracker.dropped("mode", "Copilot custom agents have no mode")
+                tracker.omitted("mode", "Copilot custom agents have no mode (spec 001 §3.4: MAY be omitted)")
             self._model(item, fm, tracker)
             tools = item.tools if item.tools is not None else TOOLS
             names: List[str] = []
@@ -97,7 +97,7 @@ class Copilot(ClientAdapter):
         if provider is None and ident in MODELS:
             fm["model"] = MODELS[ident]
             tracker.mapped("model", f"display name {MODELS[ident]!r}")
-        elif ident == "inherit":
+        elif provider is None and ident == "inherit":
             tracker.mapped("model", "omitted: Copilot agents use the session's model by default")
         else:
             tracker.dropped("model", f"Copilot selects models by display name; no mapping for {item.model!r}")

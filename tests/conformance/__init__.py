@@ -1,0 +1,1 @@
+"""Conformance tests against the real client tools (see conftest.py)."""
