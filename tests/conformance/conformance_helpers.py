@@ -26,7 +26,15 @@ TOOLS_DIR = ROOT / ".tools"
 NPM_MODULES = TOOLS_DIR / "npm" / "node_modules"
 SKILLS_REF_VENV = TOOLS_DIR / "skills-ref-venv"
 MARKDOWNLINT_CONFIG = HERE / "markdownlint.jsonc"
-SKILLS_REF_VERSION = "0.1.1"  # keep in step with tools/install.sh
+
+def _pinned_skills_ref() -> str:
+    text = (ROOT / "tools" / "skills-ref-requirements.txt").read_text(encoding="utf-8")
+    m = re.search(r"^skills-ref==(\S+)\s*$", text, re.M)
+    assert m, "tools/skills-ref-requirements.txt does not pin skills-ref==X.Y.Z"
+    return m.group(1)
+
+
+SKILLS_REF_VERSION = _pinned_skills_ref()
 INSTALL_HINT = "run tools/install.sh (it installs the pinned tools into .tools/)"
 
 # Timeout for every external command (seconds). `timeout` is used when available so that a

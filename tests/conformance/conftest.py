@@ -8,8 +8,8 @@ opencode with the agentrc CLI, then checked with:
 * ``agentskills validate`` (PyPI ``skills-ref``): are the SKILL.md files valid Agent Skills?
 * ``markdownlint-cli2``: are the generated Markdown entrypoints clean Markdown?
 
-The tools are pinned in tools/package.json and tools/install.sh and installed into
-.tools/ (gitignored) by ``tools/install.sh``. When a tool is missing the tests that need it
+The tools are pinned in tools/package.json and tools/skills-ref-requirements.txt and
+installed into .tools/ (gitignored) by ``tools/install.sh``. When a tool is missing the tests that need it
 are skipped, or fail when AGENTRC_REQUIRE_TOOLS=1 (CI sets it).
 
 Set AGENTRC_CONFORMANCE_KEEP=1 to keep the temporary build and opencode projects (their path

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Install the real client tools that tests/conformance runs against, into .tools/ (gitignored):
+#
+#   .tools/npm/              npm prefix with the exact versions pinned in tools/package.json
+#                            (opencode-ai, markdownlint-cli2)
+#   .tools/skills-ref-venv/  Python >= 3.11 venv with skills-ref (the `agentskills` CLI), pinned
+#                            in tools/skills-ref-requirements.txt
+#
+# Idempotent: each part is skipped when the installed versions already match the pins.
+# Needs: node + npm (npm registry reachable), and a Python >= 3.11 (PyPI reachable).
+#
+# Usage: tools/install.sh [--force]
+#   --force            reinstall both parts even if the versions match
+# Environment:
+#   AGENTRC_PY311      path to the Python >= 3.11 interpreter to build the venv with
+#                      (otherwise: python3.11 on PATH, ~/.pyenv/versions/3.11*/bin/python3.11,
+#                      then python3.12 / python3.13 / python3 if they are >= 3.11)
+#
+# No package-lock.json is committed (lockfiles name registry hosts); npm writes one under
+# .tools/npm, which is gitignored. The exact pins in tools/package.json are the contract.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLS_SRC="$ROOT/tools"
+SKILLS_REF_REQS="$TOOLS_SRC/skills-ref-requirements.txt"
+SKILLS_REF_VERSION="$(sed -n 's/^skills-ref==\([0-9][0-9.]*\)[[:space:]]*$/\1/p' "$SKILLS_REF_REQS")"
+DEST="$ROOT/.tools"
+NPM_PREFIX="$DEST/npm"
+VENV="$DEST/skills-ref-venv"
+
+FORCE=0
+for arg in "$@"; do
+  case "$arg" in
+    --force) FORCE=1 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^#/p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install.sh: error: unknown argument: $arg (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+say() { echo "install.sh: $*"; }
+die() { echo "install.sh: error: $*" >&2; exit 1; }
+
+[ -n "$SKILLS_REF_VERSION" ] || die "tools/skills-ref-requirements.txt must pin skills-ref==X.Y.Z"
+mkdir -p "$DEST"
+
+# ---------------------------------------------------------------------------------------------
+# 1. npm tools
+# ---------------------------------------------------------------------------------------------
+command -v node >/dev/null 2>&1 || die "node not found on PATH; install Node.js >= 18 (with npm) first"
+command -v npm >/dev/null 2>&1 || die "npm not found on PATH; install npm (it ships with Node.js)"
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+if [ "$node_major" -lt 22 ]; then
+  # markdownlint-cli2 0.24.1 declares engines.node >=22; it does run on Node 20, but npm warns (EBADENGINE).
+  say "note: Node $(node --version) is older than the Node >= 22 that markdownlint-cli2 declares; expect EBADENGINE warnings"
+fi
+
+# Prints "name version" for every pinned dependency in tools/package.json.
+pinned_deps() {
+  node -e '
+    const p = require(process.argv[1]);
+    const deps = Object.assign({}, p.dependencies || {}, p.devDependencies || {});
+    for (const [n, v] of Object.entries(deps)) {
+      if (!/^\d+\.\d+\.\d+$/.test(v)) { console.error(`${n}: "${v}" is not an exact version`); process.exit(3); }
+      console.log(n + " " + v);
+    }' "$TOOLS_SRC/package.json"
+}
+
+# Exit 0 when every pinned package is installed in .tools/npm at exactly the pinned version.
+npm_tools_current() {
+  local name want have
+  [ -f "$NPM_PREFIX/package.json" ] || return 1
+  [ "$(cat "$TOOLS_SRC/package.json")" = "$(cat "$NPM_PREFIX/package.json")" ] || return 1
+  while read -r name want; do
+    have="$(node -e 'try { console.log(require(process.argv[1]).version) } catch (e) { }' \
+      "$NPM_PREFIX/node_modules/$name/package.json")"
+    [ "$have" = "$want" ] || return 1
+  done < <(pinned_deps)
+  return 0
+}
+
+# The real opencode binary lives in a platform package (opencode-<os>-<arch>[-baseline]);
+# opencode-ai's postinstall links it over a placeholder. Find one that actually runs.
+find_opencode() {
+  local os arch cand
+  os="$(node -p 'process.platform')"
+  arch="$(node -p 'process.arch')"
+  for cand in \
+    "$NPM_PREFIX/node_modules/opencode-$os-$arch/bin/opencode" \
+    "$NPM_PREFIX/node_modules/opencode-$os-$arch-baseline/bin/opencode" \
+    "$NPM_PREFIX/node_modules/.bin/opencode"; do
+    if [ -x "$cand" ] && "$cand" --version >/dev/null 2>&1; then
+      echo "$cand"
+      return 0
+    fi
+  done
+  return 1
+}
+
+pinned_deps >/dev/null || die "tools/package.json must pin exact versions (x.y.z)"
+
+if [ "$FORCE" = 0 ] && npm_tools_current; then
+  say "npm tools already installed in .tools/npm ($(pinned_deps | tr '\n' ' '| sed 's/ $//'))"
+else
+  say "installing npm tools into .tools/npm: $(pinned_deps | tr '\n' ' ')"
+  mkdir -p "$NPM_PREFIX"
+  cp "$TOOLS_SRC/package.json" "$NPM_PREFIX/package.json"
+  # A lockfile left from an older pin set would fight the new pins.
+  rm -f "$NPM_PREFIX/package-lock.json"
+  if ! npm install --prefix "$NPM_PREFIX" --no-audit --no-fund; then
+    rm -f "$NPM_PREFIX/package.json"   # so the next run retries instead of skipping
+    die "npm install failed (is the npm registry reachable? see the npm output above)"
+  fi
+  npm_tools_current || { rm -f "$NPM_PREFIX/package.json"; die "npm install finished but the installed versions do not match tools/package.json"; }
+fi
+
+want_oc="$(pinned_deps | awk '$1 == "opencode-ai" {print $2}')"
+if ! oc="$(find_opencode)"; then
+  die "no working opencode binary under .tools/npm/node_modules (no platform package opencode-$(node -p 'process.platform')-$(node -p 'process.arch') was installed, or its postinstall failed); rerun with --force"
+fi
+have_oc="$("$oc" --version 2>/dev/null | tr -d '[:space:]')"
+[ "$have_oc" = "$want_oc" ] || die "$oc --version printed '$have_oc', expected '$want_oc'"
+say "opencode $have_oc: ${oc#"$ROOT"/}"
+mdl="$NPM_PREFIX/node_modules/.bin/markdownlint-cli2"
+[ -x "$mdl" ] || die "markdownlint-cli2 is missing from .tools/npm/node_modules/.bin; rerun with --force"
+say "markdownlint-cli2: ${mdl#"$ROOT"/}"
+
+# ---------------------------------------------------------------------------------------------
+# 2. skills-ref venv (needs Python >= 3.11)
+# ---------------------------------------------------------------------------------------------
+py_ok() {  # $1 = interpreter; succeeds when it runs and is >= 3.11 with venv support
+  [ -n "$1" ] && "$1" -c 'import sys, venv; sys.exit(0 if sys.version_info >= (3, 11) else 1)' >/dev/null 2>&1
+}
+
+find_py311() {
+  local cand
+  if [ -n "${AGENTRC_PY311:-}" ]; then
+    py_ok "$AGENTRC_PY311" && { echo "$AGENTRC_PY311"; return 0; }
+    echo "install.sh: error: AGENTRC_PY311=$AGENTRC_PY311 is not a working Python >= 3.11 with the venv module" >&2
+    return 2
+  fi
+  # pyenv shims exist even when the version is not selected, so every candidate is run, not just found.
+  for cand in python3.11 "$HOME"/.pyenv/versions/3.11*/bin/python3.11 python3.12 python3.13 python3; do
+    if [ "${cand#/}" = "$cand" ]; then
+      cand="$(command -v "$cand" 2>/dev/null)" || continue
+    fi
+    py_ok "$cand" && { echo "$cand"; return 0; }
+  done
+  return 1
+}
+
+venv_current() {
+  [ -x "$VENV/bin/agentskills" ] || return 1
+  local have
+  have="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("skills-ref"))' 2>/dev/null)" || return 1
+  [ "$have" = "$SKILLS_REF_VERSION" ]
+}
+
+if [ "$FORCE" = 0 ] && venv_current; then
+  say "skills-ref $SKILLS_REF_VERSION already installed in .tools/skills-ref-venv"
+else
+  rc=0
+  py="$(find_py311)" || rc=$?
+  if [ "$rc" = 2 ]; then exit 1; fi
+  [ "$rc" = 0 ] || die "no Python >= 3.11 found (skills-ref $SKILLS_REF_VERSION requires it). Set AGENTRC_PY311=/path/to/python3.11, put python3.11 on PATH, or install one with pyenv (~/.pyenv/versions/3.11*)"
+  say "creating .tools/skills-ref-venv with $py ($("$py" -c 'import platform; print(platform.python_version())'))"
+  "$py" -m venv --clear "$VENV" || die "$py -m venv failed (on Debian/Ubuntu install the python3.11-venv package)"
+  "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$SKILLS_REF_REQS" \
+    || { rm -rf "$VENV"; die "pip install skills-ref==$SKILLS_REF_VERSION failed (is PyPI reachable? see above)"; }
+  venv_current || die "skills-ref installed but .tools/skills-ref-venv/bin/agentskills or its version ($SKILLS_REF_VERSION) is missing"
+fi
+say "agentskills: ${VENV#"$ROOT"/}/bin/agentskills"
+say "done"
