@@ -193,3 +193,9 @@ def test_build_cli_json_and_usage_errors(tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["build", "reg"])  # --out is required
     assert exc.value.code == 2
+
+
+def test_absolute_registry_paths(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", str(EXAMPLES), "--out", "out", "--client", "claude", "--no-cache"]) == 0
+    assert Path("out/.claude/skills/review/SKILL.md").exists()

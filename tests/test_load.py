@@ -57,6 +57,6 @@ def test_audience_narrows_who_reads_client_constructs():
 def test_unknown_rule_fields_are_ignored_and_still_build():
     files = {"reg/x/RULE.md": "---\ndescription: Use when testing\npriority: high\n---\n\n## Body\n"}
     plan = pipeline.generate(_tree(files), ["claude", "copilot", "opencode"])
-    assert plan.ok and [d.code for d in plan.diagnostics] == ["AR007"]
+    assert plan.ok and "AR007" in [d.code for d in plan.diagnostics]
     outcomes = {(r.client, f.field): f.status for r in plan.reports for f in r.fields}
     assert outcomes[("claude", "priority")] == "omitted"

@@ -37,11 +37,14 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
     diags = Diagnostics()
     reports: List[ItemReport] = []
     by_path: Dict[str, OutputFile] = {}
+    entries: Dict[Tuple[str, Kind, str], OutputFile] = {}
     for adapter in clients:
         client_reports = []
         for item in items:
             rendered = _render(adapter, item, ctx, memo)
             client_reports.append(rendered.report)
+            if rendered.files:
+                entries[(adapter.name, item.kind, item.name)] = rendered.files[0]
             for f in rendered.files:
                 _add(by_path, f, diags, item.entrypoint)
             for outcome in rendered.report.fields:
@@ -52,7 +55,40 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
         for f in adapter.project_files(client_reports):
             _add(by_path, f, diags, f.path)
         reports.extend(client_reports)
+    _cross_discovery(clients, items, entries, diags)
     return Plan(tuple(by_path[p] for p in sorted(by_path)), tuple(reports), diags.sorted())
+
+
+def _cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
+                     entries: Dict[Tuple[str, Kind, str], OutputFile], diags: Diagnostics) -> None:
+    """Warn, once per client pair and kind, when a client will also load another client's
+    copies of items and those copies differ from its own or were not meant for it."""
+    built = {a.name for a in clients}
+    for reader in clients:
+        for kind, others in reader.also_reads.items():
+            for other in others:
+                if other not in built:
+                    continue
+                differ, foreign = [], []
+                for item in items:
+                    theirs = entries.get((other, item.kind, item.name))
+                    if item.kind is not kind or theirs is None:
+                        continue
+                    mine = entries.get((reader.name, item.kind, item.name))
+                    if mine is None:
+                        foreign.append(item.name)
+                    elif mine.content != theirs.content:
+                        differ.append(item.name)
+                if not (differ or foreign):
+                    continue
+                parts = []
+                if differ:
+                    parts.append(f"{len(differ)} differ from its own copies ({', '.join(differ)}), and which copy "
+                                 "it loads is not defined")
+                if foreign:
+                    parts.append(f"{len(foreign)} are outside its audience ({', '.join(foreign)})")
+                diags.warning("<build>", (0, 0), "AR095", f"{reader.name} also discovers the {kind.plural} "
+                              f"written for {other}: " + "; ".join(parts))
 
 
 def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Rendered:

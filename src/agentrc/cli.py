@@ -135,7 +135,10 @@ def cmd_fmt(args) -> int:
             print("fmt failed: nothing written", file=sys.stderr)
         else:
             verb = "would reformat" if args.check else "reformatted"
-            print(f"{verb} {len(changed)} file(s), {len(sources) - len(changed)} already canonical", file=sys.stderr)
+            refused = len({d.path for d in diags if d.code != "AR101"})
+            canonical = len(sources) - len(changed) - refused
+            tail = f", {refused} could not be formatted" if refused else ""
+            print(f"{verb} {len(changed)} file(s), {canonical} already canonical{tail}", file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -128,6 +128,8 @@ CODES: Dict[str, Code] = _table(
          "Delete DIR/.agentrc/manifest.json and rebuild; agentrc then owns only what it writes next."),
     Code("AR094", "output-edited", "A file agentrc wrote was edited since; rebuilding would lose the edit.",
          "Move the change into the source item (the output is generated), or delete the file, then rebuild."),
+    Code("AR095", "cross-client-discovery", "A client also discovers another client's outputs, which differ from its own or are not meant for it.",
+         "Build the clients into separate trees, restrict audience:, or turn the client's cross-discovery off (see docs/clients/)."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe", "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",
          "Remove the duplicate keys (AR004) first; the last occurrence is the value YAML keeps."),

@@ -83,9 +83,10 @@ class _Loader:
         while True:
             if d in self.item_dirs:
                 return d
-            if not d:
+            parent = posixpath.dirname(d)
+            if parent == d:  # '' for relative paths, '/' for absolute ones
                 return None
-            d = posixpath.dirname(d)
+            d = parent
 
     def items(self) -> List[Item]:
         members: Dict[str, List[SourceFile]] = defaultdict(list)

@@ -62,6 +62,9 @@ class ClientAdapter:
     title: str = ""
     kinds: Tuple[Kind, ...] = (Kind.RULE, Kind.SKILL, Kind.AGENT)
     passthrough_block: str = ""
+    # Other clients' output trees this client also discovers natively, per kind: e.g.
+    # opencode loads .claude/skills too. The build warns when those copies differ (AR095).
+    also_reads: Mapping[Kind, Tuple[str, ...]] = {}
 
     def render(self, item: Item, ctx: RenderContext) -> Rendered:
         tracker = Tracker(item.fields.keys())

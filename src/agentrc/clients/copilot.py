@@ -28,6 +28,9 @@ class Copilot(ClientAdapter):
     family = "copilot"
     title = "GitHub Copilot"
     passthrough_block = "copilot"
+    # VS Code also loads .claude/skills, .claude/agents and .claude/rules (docs: agent-skills,
+    # custom-agents, custom-instructions).
+    also_reads = {Kind.SKILL: ("claude",), Kind.AGENT: ("claude",), Kind.RULE: ("claude",)}
 
     def render_item(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[OutputFile]:
         body = self.body(item, ctx, tracker)

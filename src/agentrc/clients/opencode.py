@@ -31,6 +31,7 @@ class Opencode(ClientAdapter):
     family = "opencode"
     title = "opencode"
     passthrough_block = "opencode"
+    also_reads = {Kind.SKILL: ("claude",)}  # opencode reads .claude/skills (OPENCODE_DISABLE_CLAUDE_CODE_SKILLS)
 
     def render_item(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[OutputFile]:
         body = self.body(item, ctx, tracker)
