@@ -29,6 +29,9 @@ CONSTRUCTS: Tuple[Tuple[str, str, "re.Pattern[str]"], ...] = (
     ("copilot", "substitution variable '${workspaceFolder}'/'${file}'", re.compile(r"\$\{(?:workspaceFolder|file|input:[^}]*)\}")),
 )
 
+# Every construct above contains one of these; lines without any skip the eight patterns.
+CONSTRUCT_HINT_RE = re.compile(r"[@$]|!`|ultrathink|mcp__|#(?:tool|file):", re.IGNORECASE)
+
 LINK_RE = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)")
 REFDEF_RE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s.*)?$")
 SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -61,6 +64,8 @@ def check(body: str, path: str, line0: int, diags: Diagnostics, blocks: Tuple[Bl
         if ln.fence_open and not ln.fence_info:
             diags.error(path, pos, "AR022", "fenced code block without a language")
     for ln in prose(lines):
+        if not CONSTRUCT_HINT_RE.search(ln.text):
+            continue
         readers = _readers(ln.index, blocks, families) if reader is None else frozenset({reader})
         text = strip_inline_code(ln.text)
         for family, what, rx in CONSTRUCTS:
@@ -83,6 +88,8 @@ def links(body: str) -> List[Link]:
     """Relative links and reference definitions outside code, resolved within the item."""
     out: List[Link] = []
     for ln in prose(scan(body)):
+        if "](" not in ln.text and "]:" not in ln.text:
+            continue
         text = strip_inline_code(ln.text)
         targets: Iterable[Tuple[int, str]] = [(m.start(1), m.group(1)) for m in LINK_RE.finditer(text)]
         m = REFDEF_RE.match(text)

@@ -83,12 +83,17 @@ def _cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
                     continue
                 parts = []
                 if differ:
-                    parts.append(f"{len(differ)} differ from its own copies ({', '.join(differ)}), and which copy "
+                    parts.append(f"{len(differ)} differ from its own copies ({_names(differ)}), and which copy "
                                  "it loads is not defined")
                 if foreign:
-                    parts.append(f"{len(foreign)} are outside its audience ({', '.join(foreign)})")
+                    parts.append(f"{len(foreign)} are outside its audience ({_names(foreign)})")
                 diags.warning("<build>", (0, 0), "AR095", f"{reader.name} also discovers the {kind.plural} "
                               f"written for {other}: " + "; ".join(parts))
+
+
+def _names(names: List[str], most: int = 5) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Rendered:

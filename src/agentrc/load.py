@@ -245,8 +245,8 @@ class _Loader:
                              f"schema {version} requires a newer agentrc (this one supports schema {SUPPORTED_SCHEMA})")
             return False
         name = "bundle" if definition == "bundle" else "item"
-        validator = schemas.validator(name, "" if definition == "bundle" else definition)
-        for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
+        found = schemas.errors(name, data, "" if definition == "bundle" else definition)
+        for err in sorted(found, key=lambda e: list(map(str, e.absolute_path))):
             ok = False
             err = _deepest(err)
             where = tuple(err.absolute_path)

@@ -96,6 +96,7 @@ def collapse_blank_lines(lines: List[str]) -> List[str]:
     return out
 
 
+@lru_cache(maxsize=8192)
 def format_body(text: str) -> str:
     """The canonical form of a markdown body, shared by `fmt` and generated output (§7.4).
 

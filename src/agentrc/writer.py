@@ -61,89 +61,95 @@ def read_manifest(root: Path, diags: Diagnostics) -> Tuple[Dict[str, str], Dict[
 def diff(root: Path, files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, str], Tuple[Diagnostic, ...]]:
     """What writing `files` into `root` would change; errors for files agentrc does not own."""
     diags = Diagnostics()
-    owned, stats = read_manifest(root, diags)
+    owned, stats = read_manifest(Path(root), diags)
+    base = str(root)
     create, update, unchanged = [], [], 0
     planned = {f.path for f in files}
     for f in files:
-        target = root / f.path
+        target = os.path.join(base, f.path)
         try:
             st = os.lstat(target)
         except FileNotFoundError:
             create.append(f.path)
             continue
-        if (owned.get(f.path) == sha(f.content) and stats.get(f.path) == [st.st_size, st.st_mtime_ns]
-                and stat.S_ISREG(st.st_mode) and bool(st.st_mode & stat.S_IXUSR) == f.executable):
+        if not stat.S_ISREG(st.st_mode):
+            diags.error(target, (0, 0), "AR091", "a directory or symlink stands where agentrc writes a file")
+            continue
+        is_exec = bool(st.st_mode & stat.S_IXUSR)
+        if (stats.get(f.path) == [st.st_size, st.st_mtime_ns] and is_exec == f.executable
+                and owned.get(f.path) == sha(f.content)):
             unchanged += 1  # size and mtime as recorded after our last write: not read again
             continue
-        if not target.exists() and not target.is_symlink():
-            create.append(f.path)
-            continue
-        if target.is_dir() or target.is_symlink():
-            diags.error(str(target), (0, 0), "AR091", "a directory or symlink stands where agentrc writes a file")
-            continue
-        current = target.read_bytes()
-        same = current == f.content and _is_exec(target) == f.executable
-        if same:
+        with open(target, "rb") as fh:
+            current = fh.read()
+        if current == f.content and is_exec == f.executable:
             unchanged += 1
         elif f.path not in owned:
-            diags.error(str(target), (0, 0), "AR091", f"not written by agentrc; it would be overwritten by {f.owner}")
+            diags.error(target, (0, 0), "AR091", f"not written by agentrc; it would be overwritten by {f.owner}")
         elif sha(current) != owned[f.path]:
-            diags.error(str(target), (0, 0), "AR094", "edited since agentrc wrote it; rebuilding would lose the edit")
+            diags.error(target, (0, 0), "AR094", "edited since agentrc wrote it; rebuilding would lose the edit")
         else:
             update.append(f.path)
     delete = []
-    for p in sorted(p for p in owned if p not in planned and (root / p).is_file()):
-        if sha((root / p).read_bytes()) != owned[p]:
-            diags.error(str(root / p), (0, 0), "AR094", "stale output edited since agentrc wrote it; not deleting it")
-        else:
-            delete.append(p)
+    for p in sorted(p for p in owned if p not in planned and os.path.isfile(os.path.join(base, p))):
+        with open(os.path.join(base, p), "rb") as fh:
+            if sha(fh.read()) != owned[p]:
+                diags.error(os.path.join(base, p), (0, 0), "AR094",
+                            "stale output edited since agentrc wrote it; not deleting it")
+                continue
+        delete.append(p)
     return Changes(tuple(create), tuple(update), tuple(delete), unchanged), owned, diags.sorted()
 
 
 def apply(root: Path, files: Sequence[OutputFile], changes: Changes) -> None:
     """Stage every new file, rename all into place, delete stale outputs, then the manifest."""
+    base = str(root)
     by_path = {f.path: f for f in files}
-    staged: List[Tuple[str, Path]] = []
+    staged: List[Tuple[str, str]] = []
+    made: set = set()
     try:
         for path in changes.create + changes.update:
-            staged.append((path, _stage(root / path, by_path[path])))
+            staged.append((path, _stage(os.path.join(base, path), by_path[path], made)))
     except BaseException:
         for _, tmp in staged:
-            tmp.unlink(missing_ok=True)
+            os.unlink(tmp)
         raise
     for path, tmp in staged:
-        os.replace(tmp, root / path)
+        os.replace(tmp, os.path.join(base, path))
     for path in changes.delete:
-        target = root / path
-        target.unlink(missing_ok=True)
-        _prune(target.parent, root)
+        target = os.path.join(base, path)
+        if os.path.exists(target):
+            os.unlink(target)
+        _prune(os.path.dirname(target), base)
     stats = {}
     for f in files:
-        st = os.stat(root / f.path)
+        st = os.stat(os.path.join(base, f.path))
         stats[f.path] = [st.st_size, st.st_mtime_ns]
     manifest = {"version": 1, "generator": f"agentrc {__version__}",
                 "files": {f.path: sha(f.content) for f in sorted(files, key=lambda f: f.path)}, "stat": stats}
-    mf = root / MANIFEST
+    mf = os.path.join(base, MANIFEST)
     data = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
-    if mf.is_file() and mf.read_bytes() == data:
-        return  # a no-op build leaves the directory byte- and mtime-stable
-    os.replace(_stage(mf, OutputFile(MANIFEST, data)), mf)
+    if os.path.isfile(mf):
+        with open(mf, "rb") as fh:
+            if fh.read() == data:
+                return  # a no-op build leaves the directory byte- and mtime-stable
+    os.replace(_stage(mf, OutputFile(MANIFEST, data), made), mf)
 
 
-def _stage(target: Path, f: OutputFile) -> Path:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=".agentrc-", dir=target.parent)
+def _stage(target: str, f: OutputFile, made: set) -> str:
+    parent = os.path.dirname(target)
+    if parent not in made:
+        os.makedirs(parent, exist_ok=True)
+        made.add(parent)
+    fd, name = tempfile.mkstemp(prefix=".agentrc-", dir=parent)
     with os.fdopen(fd, "wb") as out:
         out.write(f.content)
     os.chmod(name, 0o755 if f.executable else 0o644)
-    return Path(name)
+    return name
 
 
-def _is_exec(path: Path) -> bool:
-    return bool(path.stat().st_mode & stat.S_IXUSR)
-
-
-def _prune(d: Path, root: Path) -> None:
-    while d != root and d.is_dir() and not any(d.iterdir()):
-        d.rmdir()
-        d = d.parent
+def _prune(d: str, root: str) -> None:
+    root = os.path.normpath(root)
+    while os.path.normpath(d) != root and os.path.isdir(d) and not os.listdir(d):
+        os.rmdir(d)
+        d = os.path.dirname(d)
