@@ -38,3 +38,29 @@ def test_memo_builds_equal_fresh_builds(tmp_path, monkeypatch, capsys):
     assert "warning[AR081]" in cached_err and "warning[AR081]" in fresh_err
     assert main(["build", "reg", "--out", "cached"]) == 0
     assert "warning[AR081]" in capsys.readouterr().err
+
+
+def test_no_change_fast_path_never_hides_changes(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(ROOT / "examples" / "registry", "reg")
+    assert main(["build", "reg", "--out", "out"]) == 0
+    first = capsys.readouterr().err
+    assert main(["build", "reg", "--out", "out"]) == 0
+    again = capsys.readouterr().err
+    # Same warnings and summary as the full run, and nothing rewritten.
+    assert again.count("warning[") == first.count("warning[") > 0
+    assert "0 created, 0 updated, 0 deleted" in again
+    # An edited output is noticed even though the sources did not change.
+    target = Path("out/.claude/rules/commit-style.md")
+    target.write_text(target.read_text() + "\nhand edit\n")
+    assert main(["build", "reg", "--out", "out"]) == 1
+    assert "error[AR094]" in capsys.readouterr().err
+    target.unlink()
+    assert main(["build", "reg", "--out", "out"]) == 0
+    assert "1 created" in capsys.readouterr().err
+    # A chmod alone is noticed too.
+    script = Path("out/.claude/skills/pr-summary/scripts/summarize.sh")
+    script.chmod(0o644)
+    assert main(["build", "reg", "--out", "out"]) == 0
+    assert "1 updated" in capsys.readouterr().err
+    assert script.stat().st_mode & 0o100

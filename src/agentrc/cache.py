@@ -79,3 +79,25 @@ def save(path: Path, memo: Memo) -> None:
         os.replace(tmp, path)
     except OSError:  # the cache is an optimisation; failing to save it is not an error
         pass
+
+
+def load_stamp(memo_path: Path) -> Optional[dict]:
+    """The record of the last successful build into the same output (a small JSON file)."""
+    try:
+        import json
+
+        return json.loads(memo_path.with_suffix(".stamp.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def save_stamp(memo_path: Path, stamp: dict) -> None:
+    import json
+
+    try:
+        memo_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo_path.with_suffix(".stamp.tmp")
+        tmp.write_text(json.dumps(stamp), encoding="utf-8")
+        os.replace(tmp, memo_path.with_suffix(".stamp.json"))
+    except OSError:
+        pass

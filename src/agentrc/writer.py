@@ -76,7 +76,7 @@ def diff(root: Path, files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, st
             diags.error(target, (0, 0), "AR091", "a directory or symlink stands where agentrc writes a file")
             continue
         is_exec = bool(st.st_mode & stat.S_IXUSR)
-        if (stats.get(f.path) == [st.st_size, st.st_mtime_ns] and is_exec == f.executable
+        if (stats.get(f.path) == _stat(st) and is_exec == f.executable
                 and owned.get(f.path) == sha(f.content)):
             unchanged += 1  # size and mtime as recorded after our last write: not read again
             continue
@@ -123,8 +123,7 @@ def apply(root: Path, files: Sequence[OutputFile], changes: Changes) -> None:
         _prune(os.path.dirname(target), base)
     stats = {}
     for f in files:
-        st = os.stat(os.path.join(base, f.path))
-        stats[f.path] = [st.st_size, st.st_mtime_ns]
+        stats[f.path] = _stat(os.lstat(os.path.join(base, f.path)))
     manifest = {"version": 1, "generator": f"agentrc {__version__}",
                 "files": {f.path: sha(f.content) for f in sorted(files, key=lambda f: f.path)}, "stat": stats}
     mf = os.path.join(base, MANIFEST)
@@ -134,6 +133,35 @@ def apply(root: Path, files: Sequence[OutputFile], changes: Changes) -> None:
             if fh.read() == data:
                 return  # a no-op build leaves the directory byte- and mtime-stable
     os.replace(_stage(mf, OutputFile(MANIFEST, data), made), mf)
+
+
+def manifest_digest(root: Path) -> str:
+    try:
+        with open(os.path.join(str(root), MANIFEST), "rb") as fh:
+            return sha(fh.read())
+    except OSError:
+        return ""
+
+
+def untouched(root: Path, digest: str) -> bool:
+    """Whether the manifest is the one recorded and every owned file still has the size,
+    mtime and mode recorded when it was written: then nobody changed the output tree."""
+    if not digest or manifest_digest(root) != digest:
+        return False
+    owned, stats = read_manifest(Path(root), Diagnostics())
+    base = str(root)
+    for path in owned:
+        try:
+            st = os.lstat(os.path.join(base, path))
+        except OSError:
+            return False
+        if stats.get(path) != _stat(st):
+            return False
+    return True
+
+
+def _stat(st) -> list:
+    return [st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode)]
 
 
 def _stage(target: str, f: OutputFile, made: set) -> str:
