@@ -14,7 +14,7 @@ import json
 import os
 import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
@@ -31,6 +31,8 @@ class Changes:
     update: Tuple[str, ...]
     delete: Tuple[str, ...]
     unchanged: int
+    # [size, mtime_ns, mode] of unchanged files as diff() saw them, so apply() need not stat them again.
+    seen: Dict[str, list] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def empty(self) -> bool:
@@ -64,6 +66,7 @@ def diff(root: Path, files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, st
     owned, stats = read_manifest(Path(root), diags)
     base = str(root)
     create, update, unchanged = [], [], 0
+    seen: Dict[str, list] = {}
     planned = {f.path for f in files}
     for f in files:
         target = os.path.join(base, f.path)
@@ -79,11 +82,13 @@ def diff(root: Path, files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, st
         if (stats.get(f.path) == _stat(st) and is_exec == f.executable
                 and owned.get(f.path) == sha(f.content)):
             unchanged += 1  # size and mtime as recorded after our last write: not read again
+            seen[f.path] = _stat(st)
             continue
         with open(target, "rb") as fh:
             current = fh.read()
         if current == f.content and is_exec == f.executable:
             unchanged += 1
+            seen[f.path] = _stat(st)
         elif f.path not in owned:
             diags.error(target, (0, 0), "AR091", f"not written by agentrc; it would be overwritten by {f.owner}")
         elif sha(current) != owned[f.path]:
@@ -98,7 +103,7 @@ def diff(root: Path, files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, st
                             "stale output edited since agentrc wrote it; not deleting it")
                 continue
         delete.append(p)
-    return Changes(tuple(create), tuple(update), tuple(delete), unchanged), owned, diags.sorted()
+    return Changes(tuple(create), tuple(update), tuple(delete), unchanged, seen), owned, diags.sorted()
 
 
 def apply(root: Path, files: Sequence[OutputFile], changes: Changes) -> None:
@@ -123,7 +128,8 @@ def apply(root: Path, files: Sequence[OutputFile], changes: Changes) -> None:
         _prune(os.path.dirname(target), base)
     stats = {}
     for f in files:
-        stats[f.path] = _stat(os.lstat(os.path.join(base, f.path)))
+        known = changes.seen.get(f.path)
+        stats[f.path] = known if known is not None else _stat(os.lstat(os.path.join(base, f.path)))
     manifest = {"version": 1, "generator": f"agentrc {__version__}",
                 "files": {f.path: sha(f.content) for f in sorted(files, key=lambda f: f.path)}, "stat": stats}
     mf = os.path.join(base, MANIFEST)
