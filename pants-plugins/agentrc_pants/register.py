@@ -1,15 +1,28 @@
-"""The agentrc Pants backend (targets, rules, goals arrive with the Pants backend issue).
-
-Registered now so `./pants` starts with the backend enabled and the plugin's import path
-(the core under src/) is exercised from the first commit.
-"""
+"""The agentrc Pants backend: `backend_packages = ["agentrc_pants"]`."""
 
 from __future__ import annotations
 
+from agentrc_pants import dependency_inference, generate_targets, generation, package, sources, tailor
+from agentrc_pants.target_types import (
+    AgentrcAgentTarget,
+    AgentrcBundleTarget,
+    AgentrcItemsGeneratorTarget,
+    AgentrcRuleTarget,
+    AgentrcSkillTarget,
+)
+
 
 def target_types():
-    return []
+    return [AgentrcRuleTarget, AgentrcSkillTarget, AgentrcAgentTarget, AgentrcItemsGeneratorTarget,
+            AgentrcBundleTarget]
 
 
 def rules():
-    return []
+    return [
+        *generate_targets.rules(),
+        *sources.rules(),
+        *generation.rules(),
+        *package.rules(),
+        *dependency_inference.rules(),
+        *tailor.rules(),
+    ]

@@ -50,12 +50,13 @@ def lint(tree: SourceTree, explicit: Iterable[str] = ()) -> Tuple[Registry, Tupl
 
 
 def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
-             strict: bool = False, explicit: Iterable[str] = (), memo=None) -> build.Plan:
+             strict: bool = False, explicit: Iterable[str] = (), memo=None,
+             entrypoints: Optional[Sequence[str]] = None) -> build.Plan:
     """`memo` (agentrc.cache.Memo) lets unchanged item directories skip parsing and rendering."""
     loaded = load(tree, explicit, memo)
     if not loaded.ok:
         return build.Plan((), (), loaded.diagnostics)
-    items, sel_diags = resolve.select(loaded.registry, bundles)
+    items, sel_diags = resolve.select(loaded.registry, bundles, entrypoints)
     if any(d.is_error for d in sel_diags):
         return build.Plan((), (), tuple(sorted(set(loaded.diagnostics + sel_diags))))
     result = build.plan(loaded.registry, client_registry.get(clients), items, strict, memo)

@@ -68,8 +68,10 @@ def check(registry: Registry) -> Tuple[Diagnostic, ...]:
     return diags.sorted()
 
 
-def select(registry: Registry, bundle_names: Optional[Sequence[str]] = None) -> Tuple[Tuple[Item, ...], Tuple[Diagnostic, ...]]:
-    """The items to generate: everything, or the closure of the named bundles.
+def select(registry: Registry, bundle_names: Optional[Sequence[str]] = None,
+           entrypoints: Optional[Sequence[str]] = None) -> Tuple[Tuple[Item, ...], Tuple[Diagnostic, ...]]:
+    """The items to generate: everything, or the closure of the named bundles and/or of the
+    items at the given entrypoint paths (how the Pants plugin packages one item target).
 
     A bundle closure is its transitive `requires`, the union of their items, then each
     item's transitive `requires` and the preloaded skills present in the registry (the
@@ -77,11 +79,11 @@ def select(registry: Registry, bundle_names: Optional[Sequence[str]] = None) -> 
     """
     idx = Index(registry)
     diags = Diagnostics()
-    if not bundle_names:
+    if not bundle_names and entrypoints is None:
         return registry.items, ()
-    roots: List[Tuple[Kind, str]] = []
+    roots: List[Tuple[Kind, str]] = [i.key for i in registry.items if i.entrypoint in set(entrypoints or ())]
     seen_b: Set[str] = set()
-    stack = list(bundle_names)
+    stack = list(bundle_names or ())
     while stack:
         name = stack.pop()
         if name in seen_b:

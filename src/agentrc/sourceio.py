@@ -1,8 +1,8 @@
 """Reading input paths from disk into a SourceTree: the only disk reads of the core.
 
 Display paths are the paths as the user typed them joined with each file's path below
-them, so diagnostics point where the user looks. Hidden directories, node_modules and
-agentrc output trees (those holding .agentrc/manifest.json) are not sources.
+them, so diagnostics point where the user looks. Hidden directories, node_modules,
+agentrc output trees (those holding .agentrc/manifest.json) and BUILD files are not sources.
 """
 
 from __future__ import annotations
@@ -14,6 +14,11 @@ from typing import Iterable, List, Tuple
 from agentrc.model import SourceFile, SourceTree
 
 SKIP_DIRS = {"node_modules", "__pycache__", "dist"}
+
+
+def is_build_file(name: str) -> bool:
+    """Pants/Bazel BUILD files sit in item directories to declare targets; they are not content."""
+    return name == "BUILD" or name.startswith("BUILD.")
 
 
 def read_tree(paths: Iterable[str]) -> Tuple[SourceTree, Tuple[str, ...]]:
@@ -30,7 +35,7 @@ def read_tree(paths: Iterable[str]) -> Tuple[SourceTree, Tuple[str, ...]]:
         for dirpath, dirnames, filenames in os.walk(p):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS
                                  and not os.path.exists(os.path.join(dirpath, d, ".agentrc", "manifest.json")))
-            for name in sorted(filenames):
+            for name in sorted(n for n in filenames if not is_build_file(n)):
                 full = os.path.join(dirpath, name)
                 files.append(_read(Path(full), _posix(os.path.normpath(full))))
     unique = {f.path: f for f in files}

@@ -1,0 +1,100 @@
+"""Dependency inference: the graph of items and bundles comes from their own text.
+
+Item `requires` and bundle `items`/`requires` are hard edges (an unknown name fails with
+the target and the missing item named); `preload-skills` are soft edges, added only when
+the skill exists (spec 001 §3.4). The index of names is built once per graph from every
+agentrc target's entrypoint.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Dict, Tuple
+
+from pants.engine.addresses import Address
+from pants.engine.fs import Digest, DigestContents
+from pants.engine.rules import Get, MultiGet, collect_rules, rule
+from pants.engine.target import (
+    AllTargets,
+    FieldSet,
+    HydratedSources,
+    HydrateSourcesRequest,
+    InferDependenciesRequest,
+    InferredDependencies,
+)
+from pants.engine.unions import UnionRule
+from pants.util.frozendict import FrozenDict
+
+from agentrc.peek import Peek, peek
+
+from agentrc_pants.target_types import AgentrcBundleSourceField, AgentrcDependenciesField, AgentrcEntrypointField
+
+ENTRY_FIELDS = (AgentrcEntrypointField, AgentrcBundleSourceField)
+
+
+class UnresolvedAgentrcReference(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class AgentrcIndex:
+    """(kind, name) -> addresses declaring it; `bundle` is a kind here too."""
+
+    names: FrozenDict[Tuple[str, str], Tuple[Address, ...]]
+    peeks: FrozenDict[Address, Peek]
+
+
+@rule(desc="Index agentrc item and bundle names")
+async def agentrc_index(all_targets: AllTargets) -> AgentrcIndex:
+    fields = [(tgt.address, tgt[f]) for tgt in all_targets for f in ENTRY_FIELDS if tgt.has_field(f)]
+    hydrated = await MultiGet(Get(HydratedSources, HydrateSourcesRequest(f)) for _, f in fields)
+    contents = await MultiGet(Get(DigestContents, Digest, h.snapshot.digest) for h in hydrated)
+    names: Dict[Tuple[str, str], list] = defaultdict(list)
+    peeks = {}
+    for (address, _), files in zip(fields, contents):
+        for fc in files:
+            info = peek(fc.path, fc.content)
+            if info is not None:
+                names[(info.kind, info.name)].append(address)
+                peeks[address] = info
+    return AgentrcIndex(FrozenDict((k, tuple(sorted(v))) for k, v in names.items()), FrozenDict(peeks))
+
+
+@dataclass(frozen=True)
+class AgentrcInferenceFieldSet(FieldSet):
+    required_fields = (AgentrcDependenciesField,)
+
+    dependencies: AgentrcDependenciesField
+
+
+class InferAgentrcDependencies(InferDependenciesRequest):
+    infer_from = AgentrcInferenceFieldSet
+
+
+@rule(desc="Infer agentrc dependencies")
+async def infer_agentrc_dependencies(request: InferAgentrcDependencies, index: AgentrcIndex) -> InferredDependencies:
+    address = request.field_set.address
+    info = index.peeks.get(address)
+    if info is None:
+        return InferredDependencies([])
+    found = set()
+    missing = []
+    hard = list(info.refs) + [("bundle", b) for b in info.bundles]
+    for kind, name in hard:
+        owners = index.names.get((kind, name), ())
+        if not owners:
+            missing.append(f"{kind} {name!r}")
+        found.update(a for a in owners if a != address)
+    for skill in info.soft:
+        found.update(a for a in index.names.get(("skill", skill), ()) if a != address)
+    if missing:
+        raise UnresolvedAgentrcReference(
+            f"{address} ({info.kind} {info.name}) references {', '.join(missing)}, which no agentrc target "
+            "declares. Fix the name, or run `pants tailor ::` if the item exists but has no target."
+        )
+    return InferredDependencies(sorted(found))
+
+
+def rules():
+    return [*collect_rules(), UnionRule(InferDependenciesRequest, InferAgentrcDependencies)]

@@ -1,0 +1,35 @@
+"""The `[agentrc]` options: default clients, and how generation runs."""
+
+from __future__ import annotations
+
+from pants.option.option_types import BoolOption, EnumOption, StrListOption
+from pants.option.subsystem import Subsystem
+
+from agentrc.clients.registry import CLIENTS, DEFAULT_CLIENTS
+
+from enum import Enum
+
+
+class Execution(Enum):
+    in_process = "in-process"
+    process = "process"
+
+
+class AgentrcSubsystem(Subsystem):
+    options_scope = "agentrc"
+    help = "Compile portable AI-assistant content (rules, skills, agents, bundles) for each client."
+
+    clients = StrListOption(
+        default=list(DEFAULT_CLIENTS),
+        help=f"Clients to generate for when a target sets no `clients=` ({', '.join(CLIENTS)}).",
+    )
+    execution = EnumOption(
+        default=Execution.in_process,
+        help=(
+            "`in-process` runs the agentrc core inside the Pants daemon (fastest; cached in "
+            "pantsd's memory). `process` runs it as a sandboxed Process, whose results Pants stores "
+            "in its local and remote caches."
+        ),
+    )
+    tailor = BoolOption(default=True, help="If true, `tailor` adds agentrc targets for item directories and bundles.")
+    strict = BoolOption(default=False, help="Fail `package` when any field is dropped for a client (build --strict).")

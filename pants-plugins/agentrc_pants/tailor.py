@@ -1,0 +1,50 @@
+"""`pants tailor`: an `agentrc_items` target per item directory, an `agentrc_bundle` per manifest."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from pants.core.goals.tailor import AllOwnedSources, PutativeTarget, PutativeTargets, PutativeTargetsRequest
+from pants.engine.fs import PathGlobs, Paths
+from pants.engine.rules import Get, collect_rules, rule
+from pants.engine.unions import UnionRule
+from pants.util.logging import LogLevel
+
+from agentrc.model import ENTRYPOINTS
+
+from agentrc_pants.subsystem import AgentrcSubsystem
+from agentrc_pants.target_types import AgentrcBundleTarget, AgentrcItemsGeneratorTarget
+
+
+@dataclass(frozen=True)
+class PutativeAgentrcTargetsRequest(PutativeTargetsRequest):
+    pass
+
+
+@rule(desc="Determine candidate agentrc targets to create", level=LogLevel.DEBUG)
+async def find_putative_agentrc_targets(request: PutativeAgentrcTargetsRequest, owned: AllOwnedSources,
+                                        subsystem: AgentrcSubsystem) -> PutativeTargets:
+    if not subsystem.tailor:
+        return PutativeTargets()
+    entries = await Get(Paths, PathGlobs, request.path_globs(*sorted(ENTRYPOINTS)))
+    bundles = await Get(Paths, PathGlobs, request.path_globs("*.bundle.yaml"))
+    owned_set = set(owned)
+    putative = []
+    by_dir = {}
+    for path in sorted(set(entries.files) - owned_set):
+        by_dir.setdefault(os.path.dirname(path), []).append(os.path.basename(path))
+    for directory, files in sorted(by_dir.items()):
+        putative.append(PutativeTarget.for_target_type(
+            AgentrcItemsGeneratorTarget, path=directory, name=os.path.basename(directory),
+            triggering_sources=files))
+    for path in sorted(set(bundles.files) - owned_set):
+        directory, filename = os.path.split(path)
+        putative.append(PutativeTarget.for_target_type(
+            AgentrcBundleTarget, path=directory, name=filename[: -len(".bundle.yaml")],
+            triggering_sources=[filename], kwargs={"source": filename}))
+    return PutativeTargets(putative)
+
+
+def rules():
+    return [*collect_rules(), UnionRule(PutativeTargetsRequest, PutativeAgentrcTargetsRequest)]

@@ -1,0 +1,165 @@
+"""Target types: items (rules, skills, agents), the item-directory generator, and bundles.
+
+The fields only locate sources and carry options; what the sources mean is decided by the
+agentrc core, so `pants package` and `agentrc build` cannot disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pants.engine.target import (
+    COMMON_TARGET_FIELDS,
+    Dependencies,
+    FieldSet,
+    MultipleSourcesField,
+    SingleSourceField,
+    StringSequenceField,
+    Target,
+    TargetGenerator,
+)
+from pants.core.goals.package import OutputPathField, PackageFieldSet
+
+from agentrc.clients.registry import CLIENTS
+from agentrc.model import Kind
+
+BUILD_FILES = ("!BUILD", "!BUILD.*")
+
+
+class AgentrcClientsField(StringSequenceField):
+    alias = "clients"
+    valid_choices = tuple(CLIENTS)
+    help = (
+        "The clients to generate for (" + ", ".join(CLIENTS) + "). "
+        "Defaults to `[agentrc].clients`."
+    )
+
+
+class AgentrcDependenciesField(Dependencies):
+    help = (
+        "Other agentrc targets this one needs. Usually inferred: item `requires`, "
+        "`preload-skills`, and bundle `items`/`requires` become dependencies automatically."
+    )
+
+
+class AgentrcSupportingFilesField(MultipleSourcesField):
+    alias = "supporting_files"
+    default = ("**/*", *BUILD_FILES)
+    help = (
+        "Files of the item directory copied beside the generated entrypoint (templates, scripts, "
+        "references) and per-client override files (`SKILL.claude.md`). The item's own `ignore:` "
+        "list still applies."
+    )
+
+
+class AgentrcEntrypointField(SingleSourceField):
+    required = False  # SingleSourceField stays required even with a default (Pants 2.17)
+    expected_file_extensions = (".md",)
+    kind: Kind
+
+
+class AgentrcRuleSourceField(AgentrcEntrypointField):
+    default = "RULE.md"
+    kind = Kind.RULE
+    help = "The rule's entrypoint, `RULE.md` (spec 001 §2.1)."
+
+
+class AgentrcSkillSourceField(AgentrcEntrypointField):
+    default = "SKILL.md"
+    kind = Kind.SKILL
+    help = "The skill's entrypoint, `SKILL.md` (spec 001 §2.1)."
+
+
+class AgentrcAgentSourceField(AgentrcEntrypointField):
+    default = "AGENT.md"
+    kind = Kind.AGENT
+    help = "The agent's entrypoint, `AGENT.md` (spec 001 §2.1)."
+
+
+class AgentrcOutputPathField(OutputPathField):
+    help = (
+        "Where `pants package` writes this target's client tree, relative to the dist dir. "
+        "Defaults to `<path.to.target>/<name>`."
+    )
+
+
+_ITEM_FIELDS = (*COMMON_TARGET_FIELDS, AgentrcDependenciesField, AgentrcSupportingFilesField,
+                AgentrcClientsField, AgentrcOutputPathField)
+
+
+class AgentrcRuleTarget(Target):
+    alias = "agentrc_rule"
+    core_fields = (*_ITEM_FIELDS, AgentrcRuleSourceField)
+    help = "An always-on rule (`RULE.md`) with its supporting files."
+
+
+class AgentrcSkillTarget(Target):
+    alias = "agentrc_skill"
+    core_fields = (*_ITEM_FIELDS, AgentrcSkillSourceField)
+    help = "An on-demand skill (`SKILL.md`, an Agent Skills directory) with its supporting files."
+
+
+class AgentrcAgentTarget(Target):
+    alias = "agentrc_agent"
+    core_fields = (*_ITEM_FIELDS, AgentrcAgentSourceField)
+    help = "An agent persona (`AGENT.md`) with its supporting files."
+
+
+ITEM_TARGETS = {Kind.RULE: AgentrcRuleTarget, Kind.SKILL: AgentrcSkillTarget, Kind.AGENT: AgentrcAgentTarget}
+ENTRYPOINT_FIELDS = (AgentrcRuleSourceField, AgentrcSkillSourceField, AgentrcAgentSourceField)
+
+
+class AgentrcItemsGeneratorTarget(TargetGenerator):
+    alias = "agentrc_items"
+    help = (
+        "Owns an item directory: generates an `agentrc_rule`, `agentrc_skill` and/or "
+        "`agentrc_agent` target for each entrypoint (`RULE.md`, `SKILL.md`, `AGENT.md`) in it. "
+        "Co-located kinds share the directory's supporting files (spec 001 §2.1)."
+    )
+    generated_target_cls = AgentrcRuleTarget  # one of three; the generation rule picks per entrypoint
+    core_fields = (*COMMON_TARGET_FIELDS, AgentrcSupportingFilesField, AgentrcClientsField,
+                   AgentrcDependenciesField)
+    copied_fields = COMMON_TARGET_FIELDS
+    moved_fields = (AgentrcSupportingFilesField, AgentrcClientsField, AgentrcDependenciesField)
+
+
+class AgentrcBundleSourceField(SingleSourceField):
+    expected_file_extensions = (".yaml",)
+    help = "The bundle manifest, `<name>.bundle.yaml` (spec 001 §2.2)."
+
+    def validate_resolved_files(self, files) -> None:
+        super().validate_resolved_files(files)
+        for f in files:
+            if not f.endswith(".bundle.yaml"):
+                from pants.engine.target import InvalidFieldException
+
+                raise InvalidFieldException(f"{self.address}: `source` must be a *.bundle.yaml file, not {f}")
+
+
+class AgentrcBundleTarget(Target):
+    alias = "agentrc_bundle"
+    core_fields = (*COMMON_TARGET_FIELDS, AgentrcBundleSourceField, AgentrcDependenciesField, AgentrcClientsField,
+                   AgentrcOutputPathField)
+    help = (
+        "A bundle manifest. It carries no content: it references items by name (dependencies are "
+        "inferred from `items` and `requires`), like Pants' `archive` target."
+    )
+
+
+@dataclass(frozen=True)
+class AgentrcItemFieldSet(PackageFieldSet):
+    required_fields = (AgentrcEntrypointField,)
+
+    source: AgentrcEntrypointField
+    supporting_files: AgentrcSupportingFilesField
+    clients: AgentrcClientsField
+    output_path: AgentrcOutputPathField
+
+
+@dataclass(frozen=True)
+class AgentrcBundleFieldSet(PackageFieldSet):
+    required_fields = (AgentrcBundleSourceField,)
+
+    source: AgentrcBundleSourceField
+    clients: AgentrcClientsField
+    output_path: AgentrcOutputPathField

@@ -1,0 +1,79 @@
+"""A light read of one entrypoint or bundle: its identity and what it references.
+
+Build tools (the Pants plugin's dependency inference, a future watch mode) need the graph
+of items without validating or rendering anything; this reads frontmatter only and never
+raises: what it cannot read it leaves out, and full validation reports it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+from agentrc.frontmatter import split
+from agentrc.model import ENTRYPOINTS, KIND_BY_PLURAL, Kind
+from agentrc.yamlpos import YamlError, load as load_yaml
+
+BUNDLE_SUFFIX = ".bundle.yaml"
+
+
+@dataclass(frozen=True)
+class Peek:
+    kind: str  # "rule" | "skill" | "agent" | "bundle"
+    name: str
+    refs: Tuple[Tuple[str, str], ...] = ()  # (kind, name): requires, bundle items, preloads
+    soft: Tuple[str, ...] = ()  # preloaded skills: dependencies only when they exist
+    bundles: Tuple[str, ...] = ()  # bundle requires
+
+
+def peek(path: str, content: bytes) -> Optional[Peek]:
+    base = posixpath.basename(path)
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if base.endswith(BUNDLE_SUFFIX):
+        return _bundle(base[: -len(BUNDLE_SUFFIX)], text)
+    kind = ENTRYPOINTS.get(base)
+    if kind is None:
+        return None
+    parts = split(text)
+    data = _mapping(parts.yaml_text or "")
+    name = data.get("name")
+    if not isinstance(name, str) or kind is Kind.SKILL:
+        name = posixpath.basename(posixpath.dirname(path))
+    refs = []
+    requires = data.get("requires")
+    if isinstance(requires, dict):
+        for plural, entries in requires.items():
+            if plural in KIND_BY_PLURAL and isinstance(entries, list):
+                for e in entries:
+                    n = e if isinstance(e, str) else e.get("name") if isinstance(e, dict) and "source" not in e else None
+                    if isinstance(n, str):
+                        refs.append((KIND_BY_PLURAL[plural].value, n))
+    soft = data.get("preload-skills") if kind is Kind.AGENT else None
+    return Peek(kind.value, name, tuple(refs), tuple(s for s in soft or () if isinstance(s, str)))
+
+
+def _bundle(stem: str, text: str) -> Optional[Peek]:
+    data = _mapping(text)
+    if not isinstance(data.get("schema"), int):
+        return None  # not a bundle (spec 001 §2.2 discovery gate)
+    refs = []
+    items = data.get("items")
+    if isinstance(items, dict):
+        for plural, names in items.items():
+            if plural in KIND_BY_PLURAL and isinstance(names, list):
+                refs.extend((KIND_BY_PLURAL[plural].value, n) for n in names if isinstance(n, str))
+    requires = [r.get("name") for r in data.get("requires") or () if isinstance(r, dict) and "source" not in r]
+    name = data.get("name") if isinstance(data.get("name"), str) else stem
+    return Peek("bundle", name, tuple(refs), (), tuple(n for n in requires if isinstance(n, str)))
+
+
+def _mapping(text: str) -> dict:
+    try:
+        data = load_yaml(text).data
+    except YamlError:
+        return {}
+    return data if isinstance(data, dict) else {}
