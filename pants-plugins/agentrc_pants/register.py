@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentrc_pants import dependency_inference, generate_targets, generation, package, sources, tailor
+from agentrc_pants import dependency_inference, fmt, generate_targets, generation, lint, package, sources, tailor
 from agentrc_pants.target_types import (
     AgentrcAgentTarget,
     AgentrcBundleTarget,
@@ -25,4 +25,6 @@ def rules():
         *package.rules(),
         *dependency_inference.rules(),
         *tailor.rules(),
+        *lint.rules(),
+        *fmt.rules(),
     ]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pants.option.option_types import BoolOption, EnumOption, StrListOption
+from pants.option.option_types import BoolOption, EnumOption, SkipOption, StrListOption
 from pants.option.subsystem import Subsystem
 
-from agentrc.clients.registry import CLIENTS, DEFAULT_CLIENTS
-
 from enum import Enum
+
+from agentrc.clients.registry import CLIENTS, DEFAULT_CLIENTS
 
 
 class Execution(Enum):
@@ -17,6 +17,7 @@ class Execution(Enum):
 
 class AgentrcSubsystem(Subsystem):
     options_scope = "agentrc"
+    name = "agentrc"
     help = "Compile portable AI-assistant content (rules, skills, agents, bundles) for each client."
 
     clients = StrListOption(
@@ -31,5 +32,16 @@ class AgentrcSubsystem(Subsystem):
             "in its local and remote caches."
         ),
     )
+    skip = SkipOption("fmt", "lint")
     tailor = BoolOption(default=True, help="If true, `tailor` adds agentrc targets for item directories and bundles.")
     strict = BoolOption(default=False, help="Fail `package` when any field is dropped for a client (build --strict).")
+
+
+class AgentrcFmt(Subsystem):
+    """A scope of its own so `pants fmt`/`lint` name the formatter apart from the validator."""
+
+    options_scope = "agentrc-fmt"
+    name = "agentrc-fmt"
+    help = "agentrc's canonical formatter for entrypoints, override files and bundle manifests (spec 001 §3.8)."
+
+    skip = SkipOption("fmt", "lint")

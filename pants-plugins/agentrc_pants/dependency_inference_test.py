@@ -1,0 +1,48 @@
+"""Dependency inference: requires, bundle items/requires and soft preloads; unknown names fail."""
+
+from __future__ import annotations
+
+import pytest
+from pants.engine.addresses import Address
+from pants.engine.internals.scheduler import ExecutionError
+from pants.engine.target import InferredDependencies
+from pants.testutil.rule_runner import QueryRule
+
+from agentrc_pants.dependency_inference import AgentrcInferenceFieldSet, InferAgentrcDependencies
+from agentrc_pants.testutil import REGISTRY, make_rule_runner
+
+
+@pytest.fixture
+def rule_runner():
+    runner = make_rule_runner(QueryRule(InferredDependencies, [InferAgentrcDependencies]))
+    runner.write_files(REGISTRY)
+    return runner
+
+
+def infer(runner, address):
+    tgt = runner.get_target(address)
+    result = runner.request(InferredDependencies, [InferAgentrcDependencies(AgentrcInferenceFieldSet.create(tgt))])
+    return set(result.include)
+
+
+def test_item_requires_and_soft_preloads(rule_runner):
+    assert infer(rule_runner, Address("reg/skills/fix", generated_name="skill")) == {
+        Address("reg/rules/style", generated_name="rule")}
+    # `not-here` is a preloaded skill absent from the registry: a runtime hint, no edge, no error.
+    assert infer(rule_runner, Address("reg/agents/helper", generated_name="agent")) == {
+        Address("reg/skills/fix", generated_name="skill")}
+
+
+def test_bundle_items(rule_runner):
+    assert infer(rule_runner, Address("reg/bundles", target_name="base")) == {
+        Address("reg/agents/helper", generated_name="agent")}
+
+
+def test_unknown_names_fail_naming_target_and_item(rule_runner):
+    rule_runner.write_files({"reg/bundles/bad.bundle.yaml": "schema: 1\nname: bad\ndescription: d\n"
+                                                           "items:\n  rules:\n    - ghost\n",
+                             "reg/bundles/BUILD": "agentrc_bundle(name='base', source='base.bundle.yaml')\n"
+                                                  "agentrc_bundle(name='bad', source='bad.bundle.yaml')\n"})
+    with pytest.raises(ExecutionError) as exc:
+        infer(rule_runner, Address("reg/bundles", target_name="bad"))
+    assert "reg/bundles:bad (bundle bad) references rule 'ghost'" in str(exc.value)

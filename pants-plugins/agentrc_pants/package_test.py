@@ -1,0 +1,72 @@
+"""`package`: item and bundle targets build the same tree as the CLI for the same sources."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pants.core.goals.package import BuiltPackage
+from pants.engine.addresses import Address
+from pants.engine.fs import Digest, DigestContents
+from pants.testutil.rule_runner import QueryRule
+
+from agentrc import pipeline
+from agentrc.model import SourceFile, SourceTree
+
+from agentrc_pants.target_types import AgentrcBundleFieldSet, AgentrcItemFieldSet
+from agentrc_pants.testutil import REGISTRY, make_rule_runner
+
+
+@pytest.fixture(scope="module")
+def rule_runner():
+    runner = make_rule_runner(QueryRule(BuiltPackage, [AgentrcItemFieldSet]),
+                              QueryRule(BuiltPackage, [AgentrcBundleFieldSet]),
+                              QueryRule(DigestContents, [Digest]))
+    runner.write_files(REGISTRY)
+    return runner
+
+
+def _package(runner, address, field_set_type):
+    tgt = runner.get_target(address)
+    built = runner.request(BuiltPackage, [field_set_type.create(tgt)])
+    contents = runner.request(DigestContents, [built.digest])
+    return built, {fc.path: fc.content for fc in contents}
+
+
+def _cli_tree(paths, **kwargs):
+    tree = SourceTree(tuple(SourceFile(p, c.encode()) for p, c in sorted(REGISTRY.items())
+                            if p.startswith(paths) and not p.endswith("BUILD")))
+    plan = pipeline.generate(tree, ["claude", "copilot", "opencode"], **kwargs)
+    assert plan.ok
+    return {f.path: f.content for f in plan.files}
+
+
+def test_package_item_closure_matches_the_core(rule_runner):
+    built, files = _package(rule_runner, Address("reg/skills/fix", generated_name="skill"), AgentrcItemFieldSet)
+    prefix = built.artifacts[0].relpath
+    tree = {p[len(prefix) + 1:]: c for p, c in files.items()}
+    report = json.loads(tree.pop(".agentrc/report.json"))
+    expected = _cli_tree("reg/", entrypoints=["reg/skills/fix/SKILL.md"])
+    assert tree == expected
+    # The skill requires the style rule: the closure is packaged, and nothing else.
+    assert ".claude/rules/style.md" in tree and ".claude/skills/fix/notes.md" in tree
+    assert not any("helper" in p for p in tree)
+    assert {(i["kind"], i["name"]) for i in report["items"]} == {("skill", "fix"), ("rule", "style")}
+
+
+def test_package_bundle_follows_items_and_soft_preloads(rule_runner):
+    built, files = _package(rule_runner, Address("reg/bundles", target_name="base"), AgentrcBundleFieldSet)
+    prefix = built.artifacts[0].relpath
+    paths = {p[len(prefix) + 1:] for p in files}
+    assert ".claude/agents/helper.md" in paths
+    assert ".claude/skills/fix/SKILL.md" in paths  # preloaded skill present in the registry
+    assert ".claude/rules/style.md" in paths  # required by that skill
+
+
+def test_generator_makes_one_target_per_entrypoint(rule_runner):
+    skill = rule_runner.get_target(Address("reg/pair", generated_name="skill"))
+    rule = rule_runner.get_target(Address("reg/pair", generated_name="rule"))
+    assert skill.alias == "agentrc_skill" and rule.alias == "agentrc_rule"
+    _, files = _package(rule_runner, rule.address, AgentrcItemFieldSet)
+    assert any(p.endswith(".claude/rules/pair-rule.md") for p in files)
+    assert not any(p.endswith("SKILL.md") for p in files)
