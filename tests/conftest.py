@@ -1,5 +1,5 @@
-"""Shared test setup: the core is imported from src/ (no install needed), goldens can be
-regenerated with AGENTRC_REGEN_GOLDENS=1 (then review the diff)."""
+"""Test setup: the core is imported from src/ (no install needed), helpers from tests/;
+builds keep their memo in a temporary directory."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
-
-REGEN = os.environ.get("AGENTRC_REGEN_GOLDENS") == "1"
+_HERE = Path(__file__).resolve().parent
+for _p in (_HERE.parent / "src", _HERE):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -25,14 +25,3 @@ def _isolated_build_cache(tmp_path_factory):
         os.environ.pop("AGENTRC_CACHE_DIR", None)
     else:
         os.environ["AGENTRC_CACHE_DIR"] = old
-
-
-def compare_golden(path: Path, actual: str) -> None:
-    """Assert `actual` equals the golden file, or rewrite it when regenerating."""
-    if REGEN:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(actual, encoding="utf-8")
-        return
-    assert path.exists(), f"missing golden {path}; run with AGENTRC_REGEN_GOLDENS=1 and review it"
-    expected = path.read_text(encoding="utf-8")
-    assert actual == expected, f"{path} differs; rerun with AGENTRC_REGEN_GOLDENS=1 and review the diff"

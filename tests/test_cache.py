@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from conftest import ROOT
+from helpers import ROOT
 
 from agentrc.cli import main
 

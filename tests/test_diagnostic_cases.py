@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import compare_golden
+from helpers import compare_golden
 
 from agentrc.cli import main
 from agentrc.codes import CODES

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conftest import compare_golden
+from helpers import compare_golden
 
 from agentrc.fmt import format_source, reorder
 from agentrc.yamlpos import load

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import zipfile
 
-from conftest import ROOT
+from helpers import ROOT
 
 
 def test_wheel_has_console_script_and_schemas(tmp_path):

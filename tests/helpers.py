@@ -1,0 +1,23 @@
+"""Helpers shared by the tests: the repository root and golden-file comparison.
+
+Goldens are regenerated with AGENTRC_REGEN_GOLDENS=1 (then review the diff)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+REGEN = os.environ.get("AGENTRC_REGEN_GOLDENS") == "1"
+
+
+def compare_golden(path: Path, actual: str) -> None:
+    """Assert `actual` equals the golden file, or rewrite it when regenerating."""
+    if REGEN:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual, encoding="utf-8")
+        return
+    assert path.exists(), f"missing golden {path}; run with AGENTRC_REGEN_GOLDENS=1 and review it"
+    expected = path.read_text(encoding="utf-8")
+    assert actual == expected, f"{path} differs; rerun with AGENTRC_REGEN_GOLDENS=1 and review the diff"
