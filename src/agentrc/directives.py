@@ -10,7 +10,6 @@ lines inside fenced code blocks are literal text (a body may document the syntax
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from dataclasses import dataclass
 from typing import FrozenSet, List, Optional, Tuple
 
@@ -110,9 +109,3 @@ def process(body: str, family: str, blocks: Tuple[Block, ...]) -> str:
             drop.update(range(b.start, b.end + 1))
     kept = [ln for i, ln in enumerate(lines) if i not in drop]
     return "\n".join(collapse_blank_lines(kept))
-
-
-@lru_cache(maxsize=4096)
-def blocks_of(body: str, families: FrozenSet[str]) -> Tuple[Block, ...]:
-    """The blocks of an already validated body (memoised: every client asks again)."""
-    return parse(body, families)

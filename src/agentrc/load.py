@@ -221,6 +221,7 @@ class _Loader:
             overrides=FrozenMap(overrides),
             resources=resources,
             field_pos=FrozenMap((k[0], v) for k, v in located.key_pos.items() if len(k) == 1),
+            blocks=blocks,
         )
 
     def yaml(self, path: str, text: str, offset: int) -> Optional[Located]:

@@ -31,7 +31,7 @@ class Line:
         self.fence_info = ""
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=1 << 16)
 def scan(text: str) -> Tuple[Line, ...]:
     """Classify every line of `text` as fence delimiter, fenced content or prose.
 
@@ -96,7 +96,7 @@ def collapse_blank_lines(lines: List[str]) -> List[str]:
     return out
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=1 << 16)
 def format_body(text: str) -> str:
     """The canonical form of a markdown body, shared by `fmt` and generated output (§7.4).
 

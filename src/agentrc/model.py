@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 from agentrc.frozen import FrozenMap
 
@@ -119,6 +119,7 @@ class Item:
     resources: Tuple[Resource, ...] = ()
     digest: str = ""  # digest of the item directory's files: the render memo's key
     field_pos: FrozenMap = field(default_factory=FrozenMap)  # top-level field -> (line, col)
+    blocks: Tuple[Any, ...] = ()  # the body's directive blocks (agentrc.directives.Block), parsed once
 
     @property
     def key(self) -> Tuple[Kind, str]:

@@ -97,7 +97,7 @@ class ClientAdapter:
         if override is not None:
             tracker.mapped("body", f"override {posixpath.basename(override[1])} used verbatim")
             return override[0]
-        blocks = directives.blocks_of(item.body, ctx.families)
+        blocks = item.blocks
         if blocks:
             kept = sum(1 for b in blocks if b.matches(self.family))
             tracker.mapped("body", f"{len(blocks)} directive block(s), {kept} kept for {self.family}")
