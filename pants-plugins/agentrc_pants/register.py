@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentrc_pants import dependency_inference, fmt, generate_targets, generation, lint, package, sources, tailor
+from agentrc_pants import dependency_inference, fmt, generate_targets, generation, lint, package, sources, sync, tailor
 from agentrc_pants.target_types import (
     AgentrcAgentTarget,
     AgentrcBundleTarget,
@@ -27,4 +27,5 @@ def rules():
         *tailor.rules(),
         *lint.rules(),
         *fmt.rules(),
+        *sync.rules(),
     ]

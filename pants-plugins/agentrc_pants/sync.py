@@ -1,0 +1,94 @@
+"""`pants agentrc-sync ::`: write the generated client trees into the workspace.
+
+This is the goal a monorepo runs so its clients read the content (and CI runs with
+`--check`). It uses the CLI's ownership rules exactly (`agentrc.writer`): the manifest at
+`<root>/.agentrc/manifest.json`, stale owned files deleted, foreign or hand-edited files
+never touched. Generation itself is the same cached rule `package` uses.
+"""
+
+from __future__ import annotations
+
+import os
+
+from pants.base.build_root import BuildRoot
+from pants.engine.console import Console
+from pants.engine.fs import Digest, DigestContents
+from pants.engine.goal import Goal, GoalSubsystem
+from pants.engine.rules import Get, collect_rules, goal_rule
+from pants.engine.target import Targets
+from pants.option.option_types import BoolOption, StrListOption, StrOption
+
+from agentrc import writer
+from agentrc.clients.base import OutputFile
+from agentrc.peek import peek
+
+from agentrc_pants.generation import REPORT, GenerationRequest, GenerationResult
+from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest
+from agentrc_pants.subsystem import AgentrcSubsystem
+from agentrc_pants.target_types import AgentrcBundleSourceField, AgentrcClientsField, AgentrcEntrypointField
+
+
+class AgentrcSyncSubsystem(GoalSubsystem):
+    name = "agentrc-sync"
+    help = "Write the agentrc client trees of the given targets into the workspace (or check they are current)."
+
+    check = BoolOption(default=False, help="Write nothing; exit 1 listing missing, outdated and stale files.")
+    root = StrOption(default="", help="Directory, relative to the build root, to write into (default: the build root).")
+    clients = StrListOption(default=[], help="Clients to write; default: every client the targets ask for.")
+
+
+class AgentrcSyncGoal(Goal):
+    subsystem_cls = AgentrcSyncSubsystem
+    environment_behavior = Goal.EnvironmentBehavior.LOCAL_ONLY
+
+
+@goal_rule
+async def agentrc_sync(console: Console, sync: AgentrcSyncSubsystem, agentrc: AgentrcSubsystem,
+                       targets: Targets, build_root: BuildRoot) -> AgentrcSyncGoal:
+    items = [t for t in targets if t.has_field(AgentrcEntrypointField)]
+    bundles = [t for t in targets if t.has_field(AgentrcBundleSourceField)]
+    if not items and not bundles:
+        console.print_stderr("agentrc-sync: no agentrc targets in the given specs.")
+        return AgentrcSyncGoal(exit_code=0)
+    clients = tuple(sync.clients) or tuple(sorted(
+        {c for t in items + bundles for c in (t[AgentrcClientsField].value or agentrc.clients)}))
+    sources = await Get(AgentrcSources, AgentrcSourcesRequest(tuple(t.address for t in items + bundles)))
+    contents = {f.path: f.content for f in sources.tree.files}
+    bundle_names = []
+    for t in bundles:
+        path = t[AgentrcBundleSourceField].file_path
+        info = peek(path, contents[path])
+        bundle_names.append(info.name if info else os.path.basename(path)[: -len(".bundle.yaml")])
+    result = await Get(GenerationResult, GenerationRequest(
+        sources.digest, sources.tree, clients, tuple(bundle_names),
+        tuple(t[AgentrcEntrypointField].file_path for t in items), agentrc.strict,
+        tuple(t[AgentrcBundleSourceField].file_path for t in bundles)))
+    for d in result.diagnostics:
+        console.print_stderr(d.format())
+    if any(d.is_error for d in result.diagnostics):
+        console.print_stderr("agentrc-sync failed: nothing written")
+        return AgentrcSyncGoal(exit_code=1)
+    generated = await Get(DigestContents, Digest, result.digest)
+    files = [OutputFile(fc.path, fc.content, fc.is_executable, "pants") for fc in generated if fc.path != REPORT]
+    root = os.path.join(build_root.path, sync.root)
+    changes, _, problems = writer.diff(root, files)
+    for d in problems:
+        console.print_stderr(d.format())
+    if any(d.is_error for d in problems):
+        console.print_stderr("agentrc-sync failed: nothing written")
+        return AgentrcSyncGoal(exit_code=1)
+    shown = sync.root or "."
+    if sync.check:
+        for label, paths in (("missing", changes.create), ("outdated", changes.update), ("stale", changes.delete)):
+            for p in paths:
+                console.print_stdout(f"{label}: {os.path.join(shown, p)}")
+        console.print_stderr(f"{shown}: {'up to date' if changes.empty else 'out of date'}")
+        return AgentrcSyncGoal(exit_code=0 if changes.empty else 1)
+    writer.apply(root, files, changes)
+    console.print_stderr(f"{shown}: {len(changes.create)} created, {len(changes.update)} updated, "
+                         f"{len(changes.delete)} deleted, {changes.unchanged} unchanged")
+    return AgentrcSyncGoal(exit_code=0)
+
+
+def rules():
+    return collect_rules()
