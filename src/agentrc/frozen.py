@@ -45,6 +45,10 @@ class FrozenMap(Mapping):
     def __repr__(self) -> str:
         return f"FrozenMap({dict(self._pairs)!r})"
 
+    def __reduce__(self):
+        # Only the pairs: the index and the hash are rebuilt (keeps build memos small).
+        return (FrozenMap, (self._pairs,))
+
 
 def freeze(value: Any) -> Any:
     """Recursively turn dicts into FrozenMap and lists into tuples."""

@@ -107,15 +107,25 @@ def diff(root: Path, files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, st
 
 
 def apply(root: Path, files: Sequence[OutputFile], changes: Changes) -> None:
-    """Stage every new file, rename all into place, delete stale outputs, then the manifest."""
+    """Write new files in place and stage updates beside their targets; only when every
+    write succeeded are updates renamed into place, stale outputs deleted and the manifest
+    written. On failure everything this call created is removed again."""
     base = str(root)
     by_path = {f.path: f for f in files}
+    created: List[str] = []
     staged: List[Tuple[str, str]] = []
     made: set = set()
     try:
-        for path in changes.create + changes.update:
+        for path in changes.create:
+            # A new path holds nothing to protect: write it directly (O_EXCL: never clobber).
+            target = os.path.join(base, path)
+            _write_new(target, by_path[path], made)
+            created.append(target)
+        for path in changes.update:
             staged.append((path, _stage(os.path.join(base, path), by_path[path], made)))
     except BaseException:
+        for target in created:
+            os.unlink(target)
         for _, tmp in staged:
             os.unlink(tmp)
         raise
@@ -168,6 +178,18 @@ def untouched(root: Path, digest: str) -> bool:
 
 def _stat(st) -> list:
     return [st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode)]
+
+
+def _write_new(target: str, f: OutputFile, made: set) -> None:
+    parent = os.path.dirname(target)
+    if parent not in made:
+        os.makedirs(parent, exist_ok=True)
+        made.add(parent)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o755 if f.executable else 0o644)
+    with os.fdopen(fd, "wb") as out:
+        out.write(f.content)
+    if f.executable and not os.stat(target).st_mode & stat.S_IXUSR:  # a umask took the bit
+        os.chmod(target, 0o755)
 
 
 def _stage(target: str, f: OutputFile, made: set) -> str:
