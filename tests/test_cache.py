@@ -64,3 +64,21 @@ def test_no_change_fast_path_never_hides_changes(tmp_path, monkeypatch, capsys):
     assert main(["build", "reg", "--out", "out"]) == 0
     assert "1 updated" in capsys.readouterr().err
     assert script.stat().st_mode & 0o100
+
+
+def test_parallel_warm_equals_sequential(monkeypatch):
+    from agentrc import parallel
+    from agentrc.cache import Memo
+    from agentrc.sourceio import read_tree
+
+    monkeypatch.chdir(ROOT)
+    tree, _ = read_tree(["examples/registry"])
+    clients = ["claude", "copilot", "opencode"]
+    forked, sequential = Memo(), Memo()
+    parallel.warm(tree, clients, forked, jobs=2, min_items=0)
+    parallel.warm(tree, clients, sequential, jobs=1, min_items=0)  # jobs=1: does nothing
+    assert sequential.data == {}
+    expected = parallel._entries(tree, clients)
+    # 13 item directories (one holds a skill and a rule) and 14 items rendered for 3 clients.
+    assert forked.data.keys() == expected.keys() and len(expected) == 13 + 14 * 3
+    assert forked.data == expected

@@ -68,6 +68,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--check", action="store_true", help="write nothing; exit 1 listing out-of-date files")
     b.add_argument("--report", metavar="FILE", help="write the fidelity report as JSON")
     b.add_argument("--strict", action="store_true", help="fail when any field is dropped for a client")
+    b.add_argument("--jobs", type=int, default=0, metavar="N",
+                   help="processes for a cold build of a large registry (default: one per CPU; 1 = none)")
     b.add_argument("--no-cache", action="store_true",
                    help="parse and render everything (the cache lives in $AGENTRC_CACHE_DIR or ~/.cache/agentrc)")
     b.set_defaults(run=cmd_build)
@@ -160,6 +162,10 @@ def cmd_build(args) -> int:
             _finish_build(args, diags, stamp["summary"], changes, out)
             return 0
     memo = cache.load(memo_path) if memo_path else None
+    if memo is not None and not memo.data and args.jobs != 1:
+        from agentrc import parallel
+
+        parallel.warm(tree, clients, memo, args.jobs or (os.cpu_count() or 1))
     plan = pipeline.generate(tree, clients, args.bundle, args.strict, explicit, memo)
     if memo_path and plan.ok:
         cache.save(memo_path, memo)
