@@ -1,25 +1,43 @@
 """Running the core's generation, in the daemon or as a cached Process.
 
-Both paths call `agentrc.pipeline.generate` on the same SourceTree; the Process path exists
-so results land in Pants' local and remote caches (plain rule results live only in pantsd's
-memory). Either way the output is a Digest of the client tree plus `.agentrc/report.json`.
+Both modes call `agentrc.pipeline.package` on the same sources; the Process mode exists so
+results land in Pants' local and remote caches (plain rule results live only in pantsd's
+memory). Its cache key is made to travel between clones and machines: the interpreter is
+found on a fixed system search path (not the per-clone Pants venv), runs with `-S -E` so
+nothing from the host's site-packages or environment leaks in, and the agentrc core and
+its pure-Python dependencies are shipped in the input digest, so a change to agentrc is a
+change of key.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Optional, Tuple
 
-from pants.engine.fs import CreateDigest, Digest, FileContent
-from pants.engine.rules import Get, collect_rules, rule
+from pants.core.util_rules.system_binaries import BinaryPath, BinaryPathRequest, BinaryPaths, BinaryPathTest
+from pants.engine.fs import (CreateDigest, Digest, DigestContents, DigestSubset, FileContent, MergeDigests, PathGlobs,
+                             RemovePrefix)
+from pants.engine.process import Process, ProcessResult
+from pants.engine.rules import Get, MultiGet, collect_rules, rule
+from pants.util.logging import LogLevel
 
 from agentrc import pipeline
-from agentrc.build import summary
 from agentrc.diagnostics import Diagnostic, count_summary
 from agentrc.model import SourceTree
 
-REPORT = ".agentrc/report.json"
+from agentrc_pants.subsystem import AgentrcSubsystem, Execution
+
+REPORT = pipeline.REPORT
+CODE_DIR = "__agentrc__"
+# The core and what it imports, all pure Python (compiled speed-ups are left out; each has
+# a pure fallback), so the sandbox needs nothing installed but a python3.
+SHIPPED_PACKAGES = ("agentrc", "yaml", "jsonschema", "fastjsonschema", "pathspec", "attr", "attrs", "pyrsistent")
+BOOTSTRAP = (f"import sys; sys.path.insert(0, {CODE_DIR!r}); "
+             "from agentrc.pantsgen import main; sys.exit(main(sys.argv[1:]))")
 
 
 @dataclass(frozen=True)
@@ -31,6 +49,7 @@ class GenerationRequest:
     entrypoints: Optional[Tuple[str, ...]] = None
     strict: bool = False
     explicit: Tuple[str, ...] = ()
+    description: str = ""
 
 
 @dataclass(frozen=True)
@@ -38,11 +57,9 @@ class GenerationResult:
     digest: Digest
     diagnostics: Tuple[Diagnostic, ...]
     files: int
-    totals: str  # JSON of the per-client summary (hashable)
 
     def raise_on_error(self, where: str) -> None:
-        errors = [d for d in self.diagnostics if d.is_error]
-        if errors:
+        if any(d.is_error for d in self.diagnostics):
             raise AgentrcBuildError(where, self.diagnostics)
 
     def summary_line(self, prefix: str) -> str:
@@ -55,24 +72,88 @@ class AgentrcBuildError(Exception):
         super().__init__(f"agentrc found problems building {where}:\n{text}")
 
 
-def render(request: GenerationRequest):
-    """The pure part: the plan's files and the report, as (path, bytes, executable) tuples."""
-    plan = pipeline.generate(request.tree, request.clients, list(request.bundles) or None, request.strict,
-                             request.explicit, None, request.entrypoints)
-    if not plan.ok:
-        return plan, ()
-    report = {"version": 1, "clients": list(request.clients), "summary": summary(plan.reports),
-              "items": [r.to_json() for r in plan.reports]}
-    files = [(f.path, f.content, f.executable) for f in plan.files]
-    files.append((REPORT, (json.dumps(report, indent=2) + "\n").encode(), False))
-    return plan, tuple(files)
+@dataclass(frozen=True)
+class AgentrcCode:
+    digest: Digest
 
 
-@rule
-async def generate_in_process(request: GenerationRequest) -> GenerationResult:
-    plan, files = render(request)
-    digest = await Get(Digest, CreateDigest(FileContent(p, c, is_executable=x) for p, c, x in files))
-    return GenerationResult(digest, plan.diagnostics, len(plan.files), json.dumps(summary(plan.reports)))
+@lru_cache(maxsize=None)
+def _code_files() -> Tuple[Tuple[str, bytes], ...]:
+    """The shipped packages' source files, read from where this process imported them."""
+    out = []
+    for name in SHIPPED_PACKAGES:
+        module = importlib.import_module(name)
+        root = os.path.dirname(module.__file__)
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for fn in sorted(filenames):
+                if fn.endswith((".py", ".json", ".typed")):
+                    full = os.path.join(dirpath, fn)
+                    rel = os.path.join(name, os.path.relpath(full, root))
+                    with open(full, "rb") as fh:
+                        out.append((os.path.join(CODE_DIR, rel), fh.read()))
+    return tuple(out)
+
+
+@rule(desc="Collect the agentrc core for sandboxed generation", level=LogLevel.DEBUG)
+async def agentrc_code() -> AgentrcCode:
+    digest = await Get(Digest, CreateDigest(FileContent(p, c) for p, c in _code_files()))
+    return AgentrcCode(digest)
+
+
+@dataclass(frozen=True)
+class AgentrcPython:
+    path: BinaryPath
+
+
+@rule(desc="Find a python3 for sandboxed agentrc generation", level=LogLevel.DEBUG)
+async def agentrc_python(subsystem: AgentrcSubsystem) -> AgentrcPython:
+    paths = await Get(BinaryPaths, BinaryPathRequest(
+        binary_name="python3", search_path=tuple(subsystem.process_python_search_path),
+        test=BinaryPathTest(["-c", "import sys; print(sys.version_info[:2] >= (3, 9))"])))
+    if not paths.paths:
+        raise ValueError("No python3 (>= 3.9) found on [agentrc].process_python_search_path "
+                         f"{list(subsystem.process_python_search_path)}; set it, or use "
+                         "[agentrc].execution = \"in-process\".")
+    return AgentrcPython(paths.first_path)
+
+
+def _payload(request: GenerationRequest) -> bytes:
+    return json.dumps({
+        "files": [f.path for f in request.tree.files],
+        "executable": [f.path for f in request.tree.files if f.executable],
+        "clients": list(request.clients), "bundles": list(request.bundles),
+        "entrypoints": list(request.entrypoints) if request.entrypoints is not None else None,
+        "strict": request.strict, "explicit": list(request.explicit),
+    }, sort_keys=True).encode()
+
+
+@rule(desc="Generate agentrc client trees", level=LogLevel.DEBUG)
+async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> GenerationResult:
+    if subsystem.execution is Execution.in_process:
+        plan, files = pipeline.package(request.tree, request.clients, request.bundles, request.entrypoints,
+                                       request.strict, request.explicit)
+        digest = await Get(Digest, CreateDigest(FileContent(p, c, is_executable=x) for p, c, x in files))
+        return GenerationResult(digest, plan.diagnostics, len(plan.files))
+    code, python, payload = await MultiGet(
+        Get(AgentrcCode), Get(AgentrcPython),
+        Get(Digest, CreateDigest([FileContent("__request__.json", _payload(request))])))
+    input_digest = await Get(Digest, MergeDigests([request.digest, code.digest, payload]))
+    result = await Get(ProcessResult, Process(
+        argv=(python.path.path, "-S", "-E", "-c", BOOTSTRAP, "__request__.json"),
+        input_digest=input_digest,
+        output_directories=("__out__",),
+        output_files=("__diagnostics__.json",),
+        description=request.description or f"agentrc generate ({', '.join(request.clients)})",
+        level=LogLevel.DEBUG,
+    ))
+    tree_only, diag_only = await MultiGet(
+        Get(Digest, DigestSubset(result.output_digest, PathGlobs(["__out__/**"]))),
+        Get(Digest, DigestSubset(result.output_digest, PathGlobs(["__diagnostics__.json"]))))
+    tree, contents = await MultiGet(Get(Digest, RemovePrefix(tree_only, "__out__")),
+                                    Get(DigestContents, Digest, diag_only))
+    data = json.loads(contents[0].content)
+    return GenerationResult(tree, tuple(Diagnostic(**d) for d in data["diagnostics"]), data["files"])
 
 
 def rules():

@@ -7,57 +7,60 @@ the fidelity report at `.agentrc/report.json`.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+import logging
 from typing import Optional, Tuple
 
 from pants.core.goals.package import BuiltPackage, BuiltPackageArtifact, PackageFieldSet
-from pants.engine.fs import AddPrefix, CreateDigest, Digest, FileContent, Snapshot
+from pants.engine.fs import AddPrefix, Snapshot
 from pants.engine.rules import Get, collect_rules, rule
 from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
-from agentrc import pipeline
-from agentrc.build import summary
+from agentrc.peek import peek
 
 from agentrc_pants.generation import GenerationRequest, GenerationResult
 from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest
 from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import AgentrcBundleFieldSet, AgentrcItemFieldSet
 
+logger = logging.getLogger(__name__)
+
 
 def _clients(field_value: Optional[Tuple[str, ...]], subsystem: AgentrcSubsystem) -> Tuple[str, ...]:
     return tuple(field_value) if field_value else tuple(subsystem.clients)
 
 
-async def _package(field_set, request: GenerationRequest) -> BuiltPackage:
-    result = await Get(GenerationResult, GenerationRequest, request)
+def _built(field_set, result: GenerationResult, snapshot: Snapshot, prefix: str) -> BuiltPackage:
     result.raise_on_error(str(field_set.address))
-    prefix = field_set.output_path.value_or_default(file_ending=None)
-    snapshot = await Get(Snapshot, AddPrefix(result.digest, prefix))
+    for d in result.diagnostics:
+        logger.warning(d.format())
     return BuiltPackage(snapshot.digest, (BuiltPackageArtifact(prefix, (result.summary_line(prefix),)),))
 
 
 @rule(desc="Package agentrc item", level=LogLevel.DEBUG)
 async def package_item(field_set: AgentrcItemFieldSet, subsystem: AgentrcSubsystem) -> BuiltPackage:
     sources = await Get(AgentrcSources, AgentrcSourcesRequest((field_set.address,)))
-    entry = field_set.source.file_path
-    return await _package(field_set, GenerationRequest(
-        sources.digest, sources.tree, _clients(field_set.clients.value, subsystem), (), (entry,), subsystem.strict))
+    result = await Get(GenerationResult, GenerationRequest(
+        sources.digest, sources.tree, _clients(field_set.clients.value, subsystem), (),
+        (field_set.source.file_path,), subsystem.strict, (), f"agentrc generate {field_set.address}"))
+    prefix = field_set.output_path.value_or_default(file_ending=None)
+    snapshot = await Get(Snapshot, AddPrefix(result.digest, prefix))
+    return _built(field_set, result, snapshot, prefix)
 
 
 @rule(desc="Package agentrc bundle", level=LogLevel.DEBUG)
 async def package_bundle(field_set: AgentrcBundleFieldSet, subsystem: AgentrcSubsystem) -> BuiltPackage:
     sources = await Get(AgentrcSources, AgentrcSourcesRequest((field_set.address,)))
-    from agentrc.peek import peek
-
     manifest = field_set.source.file_path
     content = next(f.content for f in sources.tree.files if f.path == manifest)
     info = peek(manifest, content)
     name = info.name if info else manifest.rsplit("/", 1)[-1][: -len(".bundle.yaml")]
-    return await _package(field_set, GenerationRequest(
+    result = await Get(GenerationResult, GenerationRequest(
         sources.digest, sources.tree, _clients(field_set.clients.value, subsystem), (name,), None,
-        subsystem.strict, (manifest,)))
+        subsystem.strict, (manifest,), f"agentrc generate {field_set.address}"))
+    prefix = field_set.output_path.value_or_default(file_ending=None)
+    snapshot = await Get(Snapshot, AddPrefix(result.digest, prefix))
+    return _built(field_set, result, snapshot, prefix)
 
 
 def rules():

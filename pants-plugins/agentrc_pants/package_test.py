@@ -70,3 +70,14 @@ def test_generator_makes_one_target_per_entrypoint(rule_runner):
     _, files = _package(rule_runner, rule.address, AgentrcItemFieldSet)
     assert any(p.endswith(".claude/rules/pair-rule.md") for p in files)
     assert not any(p.endswith("SKILL.md") for p in files)
+
+
+def test_process_execution_matches_in_process():
+    runner = make_rule_runner(QueryRule(BuiltPackage, [AgentrcBundleFieldSet]), QueryRule(DigestContents, [Digest]))
+    runner.write_files(REGISTRY)
+    address = Address("reg/bundles", target_name="base")
+    _, in_process = _package(runner, address, AgentrcBundleFieldSet)
+    runner.set_options(["--agentrc-execution=process"], env_inherit={"PATH"})
+    _, sandboxed = _package(runner, address, AgentrcBundleFieldSet)
+    assert sandboxed == in_process
+    assert any(p.endswith(".agentrc/report.json") for p in sandboxed)

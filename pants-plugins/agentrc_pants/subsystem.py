@@ -32,6 +32,13 @@ class AgentrcSubsystem(Subsystem):
             "in its local and remote caches."
         ),
     )
+    process_python_search_path = StrListOption(
+        default=["/usr/bin", "/usr/local/bin", "/bin"],
+        help=(
+            "Where `execution = \"process\"` looks for a python3 (>= 3.9). A system path keeps the "
+            "interpreter, and so the cache key, the same in every clone and on every machine of a kind."
+        ),
+    )
     skip = SkipOption("fmt", "lint")
     tailor = BoolOption(default=True, help="If true, `tailor` adds agentrc targets for item directories and bundles.")
     strict = BoolOption(default=False, help="Fail `package` when any field is dropped for a client (build --strict).")

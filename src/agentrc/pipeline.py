@@ -62,3 +62,23 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
     result = build.plan(loaded.registry, client_registry.get(clients), items, strict, memo)
     return build.Plan(result.files, result.reports,
                       tuple(sorted(set(loaded.diagnostics + sel_diags + result.diagnostics))))
+
+
+REPORT = ".agentrc/report.json"
+
+
+def package(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
+            entrypoints: Optional[Sequence[str]] = None, strict: bool = False,
+            explicit: Iterable[str] = ()) -> Tuple[build.Plan, Tuple[Tuple[str, bytes, bool], ...]]:
+    """What `pants package` writes for a target: the client tree plus the fidelity report at
+    REPORT, as (path, bytes, executable). The tree is exactly `agentrc build`'s."""
+    import json
+
+    plan = generate(tree, clients, list(bundles or ()) or None, strict, explicit, None, entrypoints)
+    if not plan.ok:
+        return plan, ()
+    report = {"version": 1, "clients": list(clients), "summary": build.summary(plan.reports),
+              "items": [r.to_json() for r in plan.reports]}
+    files = [(f.path, f.content, f.executable) for f in plan.files]
+    files.append((REPORT, (json.dumps(report, indent=2) + "\n").encode(), False))
+    return plan, tuple(files)
