@@ -83,8 +83,55 @@ class ClientAdapter:
         files = tuple(self.render_item(item, ctx, tracker))
         return Rendered(files, self._report(item, True, tuple(f.path for f in files), tracker))
 
+    skill_dir: str = ""  # where skills go: <skill_dir>/<name>/SKILL.md
+    skill_fields: FrozenSet[str] = frozenset()  # skill frontmatter the client reads beyond name/description
+
     def render_item(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[OutputFile]:
+        """Shared frame: body, the kind's own mapping, passthrough block, document."""
+        body = self.body(item, ctx, tracker)
+        fm: Dict[str, Any] = {}
+        kind_renderer = {Kind.RULE: self.rule, Kind.SKILL: self.skill, Kind.AGENT: self.agent}[item.kind]
+        entry, body, extra = kind_renderer(item, ctx, tracker, fm, body)
+        if self.passthrough_block in item.passthrough:
+            fm.update(self.passthrough(item))
+            tracker.emitted(self.passthrough_block, "merged into frontmatter")
+        return [OutputFile(entry, document(fm, item.name, body), False, self.owner(item))] + list(extra)
+
+    Rendering = Tuple[str, str, Sequence[OutputFile]]  # (entrypoint path, body, extra files)
+
+    def rule(self, item: Item, ctx: RenderContext, tracker: Tracker, fm: Dict[str, Any], body: str) -> Rendering:
         raise NotImplementedError
+
+    def agent(self, item: Item, ctx: RenderContext, tracker: Tracker, fm: Dict[str, Any], body: str) -> Rendering:
+        raise NotImplementedError
+
+    def skill(self, item: Item, ctx: RenderContext, tracker: Tracker, fm: Dict[str, Any], body: str) -> Rendering:
+        """Skills are Agent Skills directories everywhere; clients differ in which extra
+        frontmatter they read (`skill_fields`) and where the directory goes (`skill_dir`)."""
+        base = f"{self.skill_dir}/{item.name}"
+        self.identify(item, fm, tracker)
+        for key, value in item.extra.items():
+            if key in self.skill_fields:
+                fm[key] = value
+                tracker.emitted(key, f"skill field {self.title} reads")
+            else:
+                tracker.dropped(key, f"not a skill field {self.title} reads")
+        extra = resource_files(item, base, self.owner(item))
+        tracker.emitted("resources", f"{len(extra)} file(s) copied beside SKILL.md")
+        return f"{base}/SKILL.md", body, extra
+
+    def identify(self, item: Item, fm: Dict[str, Any], tracker: Tracker, name_in_file: bool = True,
+                 description_detail: str = "") -> None:
+        """`name` and `description`, which every output carries in some form."""
+        if name_in_file:
+            fm["name"] = item.name
+        fm["description"] = item.description
+        tracker.emitted("description", description_detail)
+        if "name" in item.fields:
+            if name_in_file:
+                tracker.emitted("name")
+            else:
+                tracker.mapped("name", "file name")
 
     def project_files(self, reports: Sequence[ItemReport]) -> Tuple[OutputFile, ...]:
         """Files the client needs once per project (config registrations); none by default."""
@@ -155,7 +202,7 @@ def dump_yaml(data: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
-_PLAIN_RE = re.compile(r"^[A-Za-z_/.(][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]*$")
+_PLAIN_RE = re.compile(r"^[A-Za-z_/.(][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]*\Z")
 _RESOLVER = yaml.resolver.Resolver()
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict
 
-from agentrc.clients.base import (ClientAdapter, OutputFile, RenderContext, document, place_resources,
-                                  resource_files)
+from agentrc.clients.base import ClientAdapter, place_resources
 from agentrc.fidelity import Tracker
-from agentrc.model import Item, Kind
+from agentrc.model import Item
 from agentrc.vocabulary import TOOLS, split_model
 
 TOOL_NAMES = {
@@ -30,62 +29,37 @@ class Claude(ClientAdapter):
     title = "Claude Code"
     passthrough_block = "claude"
 
-    def render_item(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[OutputFile]:
-        body = self.body(item, ctx, tracker)
-        fm: Dict[str, Any] = {}
-        owner = self.owner(item)
-        if item.kind is Kind.RULE:
-            entry = f".claude/rules/{item.name}.md"
-            fm["description"] = item.description
-            tracker.emitted("description", "documentation only: Claude Code reads just the paths: key of a rule")
-            if item.scope_paths:
-                fm["paths"] = list(item.scope_paths)
-                tracker.mapped("scope", "paths: list")
-            body, extra = place_resources(item, ".claude/rules", f".claude/agentrc/rules/{item.name}", body,
-                                          owner, tracker)
-        elif item.kind is Kind.SKILL:
-            entry = f".claude/skills/{item.name}/SKILL.md"
-            fm["name"] = item.name
-            fm["description"] = item.description
-            tracker.emitted("description")
-            if "name" in item.fields:
-                tracker.emitted("name")
-            for key, value in item.extra.items():
-                if key in SKILL_FIELDS:
-                    fm[key] = value
-                    tracker.emitted(key, "Agent Skills / Claude Code skill field")
-                else:
-                    tracker.dropped(key, "not a skill field Claude Code reads")
-            extra = resource_files(item, f".claude/skills/{item.name}", owner)
-            tracker.emitted("resources", f"{len(extra)} file(s) copied beside SKILL.md")
-        else:
-            entry = f".claude/agents/{item.name}.md"
-            fm["name"] = item.name
-            fm["description"] = item.description
-            tracker.emitted("description")
-            if "name" in item.fields:
-                tracker.emitted("name")
-            if item.mode is not None:
-                if item.mode == "subagent":
-                    tracker.omitted("mode", "implicit: .claude/agents/ holds subagents")
-                else:
-                    tracker.degraded("mode", f"Claude Code agents are always subagents (mode {item.mode})")
-            self._model(item, fm, tracker)
-            tools = item.tools if item.tools is not None else TOOLS
-            fm["tools"] = ", ".join(TOOL_NAMES[t] for t in tools)
-            if item.tools is not None:
-                tracker.mapped("tools", "capitalized Claude Code tool names")
-            if item.preload_skills:
-                fm["skills"] = [s for s, _ in item.preload_skills]
-                tracker.mapped("preload-skills", "skills: list")
-            body, extra = place_resources(item, ".claude/agents", f".claude/agentrc/agents/{item.name}", body,
-                                          owner, tracker)
-        if self.passthrough_block in item.passthrough:
-            fm.update(self.passthrough(item))
-            tracker.emitted(self.passthrough_block, "merged into frontmatter")
-        if item.kind is Kind.RULE and "name" in item.fields:
-            tracker.mapped("name", "file name")
-        return [OutputFile(entry, document(fm, item.name, body), False, owner)] + list(extra)
+    skill_dir = ".claude/skills"
+    skill_fields = SKILL_FIELDS
+
+    def rule(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker, name_in_file=False,
+                      description_detail="documentation only: Claude Code reads just the paths: key of a rule")
+        if item.scope_paths:
+            fm["paths"] = list(item.scope_paths)
+            tracker.mapped("scope", "paths: list")
+        body, extra = place_resources(item, ".claude/rules", f".claude/agentrc/rules/{item.name}", body,
+                                      self.owner(item), tracker)
+        return f".claude/rules/{item.name}.md", body, extra
+
+    def agent(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker)
+        if item.mode is not None:
+            if item.mode == "subagent":
+                tracker.omitted("mode", "implicit: .claude/agents/ holds subagents")
+            else:
+                tracker.degraded("mode", f"Claude Code agents are always subagents (mode {item.mode})")
+        self._model(item, fm, tracker)
+        tools = item.tools if item.tools is not None else TOOLS
+        fm["tools"] = ", ".join(TOOL_NAMES[t] for t in tools)
+        if item.tools is not None:
+            tracker.mapped("tools", "capitalized Claude Code tool names")
+        if item.preload_skills:
+            fm["skills"] = [s for s, _ in item.preload_skills]
+            tracker.mapped("preload-skills", "skills: list")
+        body, extra = place_resources(item, ".claude/agents", f".claude/agentrc/agents/{item.name}", body,
+                                      self.owner(item), tracker)
+        return f".claude/agents/{item.name}.md", body, extra
 
     def _model(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
         if item.model is None:

@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List
 
-from agentrc.clients.base import (ClientAdapter, OutputFile, RenderContext, document, place_resources,
-                                  resource_files, skills_section)
+from agentrc.clients.base import ClientAdapter, place_resources, skills_section
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
@@ -32,66 +31,40 @@ class Copilot(ClientAdapter):
     # custom-agents, custom-instructions).
     also_reads = {Kind.SKILL: ("claude",), Kind.AGENT: ("claude",), Kind.RULE: ("claude",)}
 
-    def render_item(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[OutputFile]:
-        body = self.body(item, ctx, tracker)
-        fm: Dict[str, Any] = {}
-        owner = self.owner(item)
-        if item.kind is Kind.RULE:
-            entry = f".github/instructions/{item.name}.instructions.md"
-            fm["description"] = item.description
-            tracker.emitted("description")
-            if "name" in item.fields:
-                tracker.mapped("name", "file name")
-            if item.scope_paths:
-                fm["applyTo"] = ",".join(item.scope_paths)
-                tracker.mapped("scope", "applyTo: comma-joined globs")
-            else:
-                fm["applyTo"] = "**"
-            body, extra = place_resources(item, ".github/instructions", f".github/agentrc/rules/{item.name}", body,
-                                          owner, tracker)
-        elif item.kind is Kind.SKILL:
-            entry = f".github/skills/{item.name}/SKILL.md"
-            fm["name"] = item.name
-            fm["description"] = item.description
-            tracker.emitted("description")
-            if "name" in item.fields:
-                tracker.emitted("name")
-            for key, value in item.extra.items():
-                if key in SKILL_FIELDS:
-                    fm[key] = value
-                    tracker.emitted(key, "skill field Copilot reads")
-                else:
-                    tracker.dropped(key, "not a skill field Copilot reads")
-            extra = resource_files(item, f".github/skills/{item.name}", owner)
-            tracker.emitted("resources", f"{len(extra)} file(s) copied beside SKILL.md")
+    skill_dir = ".github/skills"
+    skill_fields = SKILL_FIELDS
+
+    def rule(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker, name_in_file=False)
+        if item.scope_paths:
+            fm["applyTo"] = ",".join(item.scope_paths)
+            tracker.mapped("scope", "applyTo: comma-joined globs")
         else:
-            entry = f".github/agents/{item.name}.agent.md"
-            fm["name"] = item.name
-            fm["description"] = item.description
-            tracker.emitted("description")
-            if "name" in item.fields:
-                tracker.emitted("name")
-            if item.mode is not None:
-                tracker.omitted("mode", "Copilot custom agents have no mode (spec 001 §3.4: MAY be omitted)")
-            self._model(item, fm, tracker)
-            tools = item.tools if item.tools is not None else TOOLS
-            names: List[str] = []
-            for t in tools:
-                if TOOL_NAMES[t] not in names:
-                    names.append(TOOL_NAMES[t])
-            fm["tools"] = names
-            if item.tools is not None:
-                folded = [t for t in item.tools if TOOL_NAMES[t] != t]
-                tracker.mapped("tools", "Copilot tool aliases" + (f" ({', '.join(f'{t}->{TOOL_NAMES[t]}' for t in folded)})" if folded else ""))
-            if item.preload_skills:
-                body = body.rstrip("\n") + "\n\n" + skills_section(item, ctx)
-                tracker.mapped("preload-skills", "## Skills section in the body")
-            body, extra = place_resources(item, ".github/agents", f".github/agentrc/agents/{item.name}", body,
-                                          owner, tracker)
-        if self.passthrough_block in item.passthrough:
-            fm.update(self.passthrough(item))
-            tracker.emitted(self.passthrough_block, "merged into frontmatter")
-        return [OutputFile(entry, document(fm, item.name, body), False, owner)] + list(extra)
+            fm["applyTo"] = "**"
+        body, extra = place_resources(item, ".github/instructions", f".github/agentrc/rules/{item.name}", body,
+                                      self.owner(item), tracker)
+        return f".github/instructions/{item.name}.instructions.md", body, extra
+
+    def agent(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker)
+        if item.mode is not None:
+            tracker.omitted("mode", "Copilot custom agents have no mode (spec 001 §3.4: MAY be omitted)")
+        self._model(item, fm, tracker)
+        tools = item.tools if item.tools is not None else TOOLS
+        names: List[str] = []
+        for t in tools:
+            if TOOL_NAMES[t] not in names:
+                names.append(TOOL_NAMES[t])
+        fm["tools"] = names
+        if item.tools is not None:
+            folded = [t for t in item.tools if TOOL_NAMES[t] != t]
+            tracker.mapped("tools", "Copilot tool aliases" + (f" ({', '.join(f'{t}->{TOOL_NAMES[t]}' for t in folded)})" if folded else ""))
+        if item.preload_skills:
+            body = body.rstrip("\n") + "\n\n" + skills_section(item, ctx)
+            tracker.mapped("preload-skills", "## Skills section in the body")
+        body, extra = place_resources(item, ".github/agents", f".github/agentrc/agents/{item.name}", body,
+                                      self.owner(item), tracker)
+        return f".github/agents/{item.name}.agent.md", body, extra
 
     def _model(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
         if item.model is None:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Sequence, Tuple
 
-from agentrc.clients.base import (ClientAdapter, OutputFile, RenderContext, document, place_resources,
-                                  resource_files, skills_section)
+from agentrc.clients.base import ClientAdapter, OutputFile, place_resources, skills_section
 from agentrc.fidelity import ItemReport, Tracker
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
@@ -33,56 +32,34 @@ class Opencode(ClientAdapter):
     passthrough_block = "opencode"
     also_reads = {Kind.SKILL: ("claude",)}  # opencode reads .claude/skills (OPENCODE_DISABLE_CLAUDE_CODE_SKILLS)
 
-    def render_item(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[OutputFile]:
-        body = self.body(item, ctx, tracker)
-        fm: Dict[str, Any] = {}
-        owner = self.owner(item)
-        if item.kind is Kind.RULE:
-            entry = f"{RULES_DIR}/{item.name}/RULE.md"
-            fm["name"] = item.name
-            fm["description"] = item.description
-            tracker.emitted("description", "loaded with the rule text through opencode.json instructions")
-            if "name" in item.fields:
-                tracker.emitted("name")
-            if item.scope_paths:
-                tracker.degraded("scope", "opencode has no path-scoped rules; the rule is always on")
-            extra = resource_files(item, f"{RULES_DIR}/{item.name}", owner)
-            tracker.emitted("resources", f"{len(extra)} file(s) copied beside RULE.md") if extra else tracker.emitted("resources", "none")
-        elif item.kind is Kind.SKILL:
-            entry = f".opencode/skills/{item.name}/SKILL.md"
-            fm["name"] = item.name
-            fm["description"] = item.description
-            tracker.emitted("description")
-            if "name" in item.fields:
-                tracker.emitted("name")
-            for key, value in item.extra.items():
-                if key in SKILL_FIELDS:
-                    fm[key] = value
-                    tracker.emitted(key)
-                else:
-                    tracker.dropped(key, "opencode reads only name, description, license, compatibility, metadata")
-            extra = resource_files(item, f".opencode/skills/{item.name}", owner)
-            tracker.emitted("resources", f"{len(extra)} file(s) copied beside SKILL.md")
-        else:
-            entry = f".opencode/agents/{item.name}.md"
-            fm["description"] = item.description
-            tracker.emitted("description")
-            if "name" in item.fields:
-                tracker.mapped("name", "file name is the agent id")
-            fm["mode"] = item.mode or "subagent"
-            if item.mode:
-                tracker.emitted("mode")
-            self._model(item, fm, tracker)
-            fm["permission"] = self._permission(item, tracker)
-            if item.preload_skills:
-                body = body.rstrip("\n") + "\n\n" + skills_section(item, ctx)
-                tracker.mapped("preload-skills", "## Skills section in the body")
-            body, extra = place_resources(item, ".opencode/agents", f".opencode/agentrc/agents/{item.name}", body,
-                                          owner, tracker)
-        if self.passthrough_block in item.passthrough:
-            fm.update(self.passthrough(item))
-            tracker.emitted(self.passthrough_block, "merged into frontmatter")
-        return [OutputFile(entry, document(fm, item.name, body), False, owner)] + list(extra)
+    skill_dir = ".opencode/skills"
+    skill_fields = SKILL_FIELDS
+
+    def rule(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker,
+                      description_detail="loaded with the rule text through opencode.json instructions")
+        if item.scope_paths:
+            tracker.degraded("scope", "opencode has no path-scoped rules; the rule is always on")
+        # The rule keeps its own directory, so resources sit beside it and links stay as written.
+        body, extra = place_resources(item, f"{RULES_DIR}/{item.name}", f"{RULES_DIR}/{item.name}", body,
+                                      self.owner(item), tracker)
+        return f"{RULES_DIR}/{item.name}/RULE.md", body, extra
+
+    def agent(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker, name_in_file=False)
+        if "name" in item.fields:
+            tracker.mapped("name", "file name is the agent id")
+        fm["mode"] = item.mode or "subagent"
+        if item.mode:
+            tracker.emitted("mode")
+        self._model(item, fm, tracker)
+        fm["permission"] = self._permission(item, tracker)
+        if item.preload_skills:
+            body = body.rstrip("\n") + "\n\n" + skills_section(item, ctx)
+            tracker.mapped("preload-skills", "## Skills section in the body")
+        body, extra = place_resources(item, ".opencode/agents", f".opencode/agentrc/agents/{item.name}", body,
+                                      self.owner(item), tracker)
+        return f".opencode/agents/{item.name}.md", body, extra
 
     def project_files(self, reports: Sequence[ItemReport]) -> Tuple[OutputFile, ...]:
         rules = sorted(p for r in reports if r.kind == "rule" and r.generated for p in r.outputs
