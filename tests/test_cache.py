@@ -82,3 +82,28 @@ def test_parallel_warm_equals_sequential(monkeypatch):
     # 13 item directories (one holds a skill and a rule) and 14 items rendered for 3 clients.
     assert forked.data.keys() == expected.keys() and len(expected) == 13 + 14 * 3
     assert forked.data == expected
+
+
+def test_small_edits_append_a_delta_and_big_ones_compact(tmp_path):
+    from agentrc import cache
+
+    path = tmp_path / "memo.pickle"
+    memo = cache.Memo()
+    for i in range(8):
+        memo.put(("k", i), i)
+    cache.save(path, memo)
+    assert path.exists() and not path.with_suffix(".delta").exists()
+    again = cache.load(path)
+    for i in range(8):
+        assert again.get(("k", i)) == i
+    again.put(("k", "new"), "v")  # one new entry of nine used: goes to the delta
+    before = path.stat().st_mtime_ns
+    cache.save(path, again)
+    assert path.stat().st_mtime_ns == before and path.with_suffix(".delta").exists()
+    third = cache.load(path)
+    assert third.get(("k", "new")) == "v"
+    for i in range(2):  # only two of nine used now: compaction rewrites the main file
+        third.get(("k", i))
+    cache.save(path, third)
+    assert not path.with_suffix(".delta").exists()
+    assert set(cache.load(path).data) == {("k", 0), ("k", 1), ("k", "new")}

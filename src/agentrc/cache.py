@@ -18,8 +18,9 @@ from agentrc import __version__
 
 
 class Memo:
-    def __init__(self, data: Optional[Dict[Hashable, Any]] = None):
+    def __init__(self, data: Optional[Dict[Hashable, Any]] = None, base: Optional[Set[Hashable]] = None):
         self.data: Dict[Hashable, Any] = data or {}
+        self.base: Set[Hashable] = base if base is not None else set()  # keys held by the main file
         self.used: Set[Hashable] = set()
         self.hits = 0
         self.misses = 0
@@ -58,27 +59,54 @@ def location(out: str, sources: Iterable[str]) -> Path:
 
 
 def load(path: Path) -> Memo:
+    """The main file plus its delta (entries added since the main file was last written)."""
+    data = _read(path)
+    if data is None:
+        return Memo()
+    base = set(data)
+    delta = _read(path.with_suffix(".delta"))
+    if delta:
+        data.update(delta)
+    return Memo(data, base)
+
+
+def _read(path: Path) -> Optional[dict]:
     try:
         with open(path, "rb") as f:
             version, data = pickle.load(f)
         if version == __version__ and isinstance(data, dict):
-            return Memo(data)
+            return data
     except Exception:  # a missing, corrupt or foreign cache is simply a cold start
         pass
-    return Memo()
+    return None
 
 
 def save(path: Path, memo: Memo) -> None:
-    if memo.misses == 0 and set(memo.data) == memo.used and path.exists():
-        return  # nothing new and nothing to forget: the file on disk is already this memo
+    """Append-style: a small build writes only its new entries to the delta file; the main
+    file is rewritten (compacted, dropping unused entries) when the delta or the dead weight
+    grows past a quarter of what is used."""
+    new = {k: memo.data[k] for k in memo.used if k not in memo.base}
+    dead = len(memo.base - memo.used)
+    if not new and not dead and path.exists():
+        return  # nothing new and nothing to forget: the files on disk are already this memo
+    used = max(len(memo.used), 1)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "wb") as f:
-            pickle.dump((__version__, memo.live()), f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
+        if path.exists() and len(new) * 4 <= used and dead * 4 <= used:
+            if new:
+                _write(path.with_suffix(".delta"), new)
+            return
+        _write(path, memo.live())
+        path.with_suffix(".delta").unlink(missing_ok=True)
     except OSError:  # the cache is an optimisation; failing to save it is not an error
         pass
+
+
+def _write(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "wb") as f:
+        pickle.dump((__version__, data), f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)
 
 
 def load_stamp(memo_path: Path) -> Optional[dict]:
