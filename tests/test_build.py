@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REGEN, ROOT, compare_golden
+from helpers import ROOT, compare_golden
 
 from agentrc import build, pipeline
 from agentrc.cli import main

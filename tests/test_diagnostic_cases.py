@@ -7,7 +7,6 @@ code. A meta-test checks that every registered code is triggered by some case.
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 from pathlib import Path

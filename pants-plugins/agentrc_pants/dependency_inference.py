@@ -17,7 +17,6 @@ from pants.engine.fs import Digest, DigestContents
 from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.engine.target import (
     AllTargets,
-    FieldSet,
     HydratedSources,
     HydrateSourcesRequest,
     InferDependenciesRequest,
@@ -28,7 +27,7 @@ from pants.util.frozendict import FrozenDict
 
 from agentrc.peek import Peek, peek
 
-from agentrc_pants.target_types import AgentrcBundleSourceField, AgentrcDependenciesField, AgentrcEntrypointField
+from agentrc_pants.target_types import AgentrcFieldSet, AgentrcBundleSourceField, AgentrcEntrypointField
 
 ENTRY_FIELDS = (AgentrcEntrypointField, AgentrcBundleSourceField)
 
@@ -61,15 +60,8 @@ async def agentrc_index(all_targets: AllTargets) -> AgentrcIndex:
     return AgentrcIndex(FrozenDict((k, tuple(sorted(v))) for k, v in names.items()), FrozenDict(peeks))
 
 
-@dataclass(frozen=True)
-class AgentrcInferenceFieldSet(FieldSet):
-    required_fields = (AgentrcDependenciesField,)
-
-    dependencies: AgentrcDependenciesField
-
-
 class InferAgentrcDependencies(InferDependenciesRequest):
-    infer_from = AgentrcInferenceFieldSet
+    infer_from = AgentrcFieldSet
 
 
 @rule(desc="Infer agentrc dependencies")

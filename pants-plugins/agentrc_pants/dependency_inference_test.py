@@ -8,7 +8,8 @@ from pants.engine.internals.scheduler import ExecutionError
 from pants.engine.target import InferredDependencies
 from pants.testutil.rule_runner import QueryRule
 
-from agentrc_pants.dependency_inference import AgentrcInferenceFieldSet, InferAgentrcDependencies
+from agentrc_pants.dependency_inference import InferAgentrcDependencies
+from agentrc_pants.target_types import AgentrcFieldSet
 from agentrc_pants.testutil import REGISTRY, make_rule_runner
 
 
@@ -21,7 +22,7 @@ def rule_runner():
 
 def infer(runner, address):
     tgt = runner.get_target(address)
-    result = runner.request(InferredDependencies, [InferAgentrcDependencies(AgentrcInferenceFieldSet.create(tgt))])
+    result = runner.request(InferredDependencies, [InferAgentrcDependencies(AgentrcFieldSet.create(tgt))])
     return set(result.include)
 
 

@@ -6,35 +6,27 @@ bundle manifests; any other supporting file passes through untouched.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from pants.core.goals.fmt import FmtResult, FmtTargetsRequest
 from pants.core.util_rules.partitions import PartitionerType, Partitions
 from pants.engine.fs import CreateDigest, Digest, DigestContents, FileContent, Snapshot
 from pants.engine.rules import Get, MultiGet, collect_rules, rule
-from pants.engine.target import FieldSet, SourcesPaths, SourcesPathsRequest, WrappedTarget, WrappedTargetRequest
+from pants.engine.target import SourcesPaths, SourcesPathsRequest, WrappedTarget, WrappedTargetRequest
 from pants.util.logging import LogLevel
 
 from agentrc.fmt import format_source, formattable
 
 from agentrc_pants.subsystem import AgentrcFmt
 from agentrc_pants.target_types import (
+    AgentrcFieldSet,
     AgentrcBundleSourceField,
-    AgentrcDependenciesField,
     AgentrcEntrypointField,
     AgentrcSupportingFilesField,
 )
 
 
-@dataclass(frozen=True)
-class AgentrcFmtFieldSet(FieldSet):
-    required_fields = (AgentrcDependenciesField,)
-
-    dependencies: AgentrcDependenciesField
-
-
 class AgentrcFmtRequest(FmtTargetsRequest):
-    field_set_type = AgentrcFmtFieldSet
+    field_set_type = AgentrcFieldSet
     tool_subsystem = AgentrcFmt
     partitioner_type = PartitionerType.CUSTOM
 

@@ -6,13 +6,10 @@ dependencies; only diagnostics about the batch's own files are reported.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
 
 from pants.core.goals.lint import LintResult, LintTargetsRequest
 from pants.core.util_rules.partitions import PartitionerType
 from pants.engine.rules import Get, collect_rules, rule
-from pants.engine.target import FieldSet
 from pants.util.logging import LogLevel
 
 from agentrc import pipeline
@@ -21,22 +18,12 @@ from agentrc.diagnostics import count_summary
 from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest
 from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import (
-    AgentrcBundleSourceField,
-    AgentrcDependenciesField,
-    AgentrcEntrypointField,
-    AgentrcSupportingFilesField,
+    AgentrcFieldSet,
 )
 
 
-@dataclass(frozen=True)
-class AgentrcLintFieldSet(FieldSet):
-    required_fields = (AgentrcDependenciesField,)
-
-    dependencies: AgentrcDependenciesField
-
-
 class AgentrcLintRequest(LintTargetsRequest):
-    field_set_type = AgentrcLintFieldSet
+    field_set_type = AgentrcFieldSet
     tool_subsystem = AgentrcSubsystem
     partitioner_type = PartitionerType.DEFAULT_SINGLE_PARTITION
 

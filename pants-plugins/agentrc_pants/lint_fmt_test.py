@@ -7,11 +7,12 @@ from pants.core.goals.fmt import FmtResult
 from pants.core.goals.lint import LintResult
 from pants.core.util_rules.partitions import _EmptyMetadata as EmptyMetadata
 from pants.engine.addresses import Address
-from pants.engine.fs import CreateDigest, Digest, DigestContents, FileContent, PathGlobs, Snapshot
+from pants.engine.fs import Digest, DigestContents, PathGlobs, Snapshot
 from pants.testutil.rule_runner import QueryRule
 
 from agentrc_pants.fmt import AgentrcFmtRequest
-from agentrc_pants.lint import AgentrcLintFieldSet, AgentrcLintRequest
+from agentrc_pants.lint import AgentrcLintRequest
+from agentrc_pants.target_types import AgentrcFieldSet
 from agentrc_pants.testutil import REGISTRY, make_rule_runner
 
 
@@ -26,7 +27,7 @@ def rule_runner():
 
 
 def lint(runner, *addresses):
-    field_sets = tuple(AgentrcLintFieldSet.create(runner.get_target(a)) for a in addresses)
+    field_sets = tuple(AgentrcFieldSet.create(runner.get_target(a)) for a in addresses)
     return runner.request(LintResult, [AgentrcLintRequest.Batch("agentrc", field_sets, EmptyMetadata())])
 
 

@@ -12,7 +12,6 @@ from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.engine.target import (
     HydratedSources,
     HydrateSourcesRequest,
-    SourcesField,
     Targets,
     TransitiveTargets,
     TransitiveTargetsRequest,

@@ -163,3 +163,13 @@ class AgentrcBundleFieldSet(PackageFieldSet):
     source: AgentrcBundleSourceField
     clients: AgentrcClientsField
     output_path: AgentrcOutputPathField
+
+
+@dataclass(frozen=True)
+class AgentrcFieldSet(FieldSet):
+    """Any agentrc target (all of them have agentrc dependencies): what lint, fmt and
+    dependency inference operate on."""
+
+    required_fields = (AgentrcDependenciesField,)
+
+    dependencies: AgentrcDependenciesField

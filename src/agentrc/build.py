@@ -8,9 +8,8 @@ clients may legitimately write identical bytes to a shared path; that is merged)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from agentrc import resolve
 from agentrc.clients import registry as client_registry
 from agentrc.clients.base import ClientAdapter, OutputFile, RenderContext, Rendered
 from agentrc.diagnostics import Diagnostic, Diagnostics

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import re
 import sys
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ from agentrc import pipeline
 from agentrc.clients import registry as client_registry
 from agentrc.clients.base import ClientAdapter, OutputFile, RenderContext
 from agentrc.codes import CODES
-from agentrc.fidelity import STATUSES, FieldOutcome, ItemReport
+from agentrc.fidelity import FieldOutcome, ItemReport
 from agentrc.model import Item, Kind, SourceFile, SourceTree
 from agentrc.vocabulary import MODEL_ALIASES, TOOLS
 

@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Tuple
 
 from agentrc.frontmatter import split
 from agentrc.markdown import format_body
-from agentrc.model import ENTRYPOINTS, Kind
+from agentrc.model import ENTRYPOINTS
 from agentrc.yamlpos import YamlError, load as load_yaml
 
 _TAIL = ("metadata", "requires", "ignore", "claude", "copilot", "opencode")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 import yaml
@@ -20,7 +20,7 @@ from agentrc.body import rewrite_links
 from agentrc.fidelity import ItemReport, Tracker
 from agentrc.frozen import thaw
 from agentrc.markdown import format_body
-from agentrc.model import Item, Kind, Resource
+from agentrc.model import Item, Kind
 
 try:
     _Dumper = yaml.CSafeDumper  # type: ignore[attr-defined]
@@ -242,12 +242,15 @@ def _quote(text: str) -> str:
     return _ESCAPE_RE.sub(lambda m: "\\u%04x" % ord(m.group(0)), json.dumps(text, ensure_ascii=False))
 
 
-def skills_section(item: Item, ctx: RenderContext) -> str:
-    """preload-skills as prose for clients without a frontmatter field (spec 001 §3.4)."""
+def with_skills_section(item: Item, body: str, tracker: Tracker) -> str:
+    """preload-skills as prose, for clients without a frontmatter field (spec 001 §3.4)."""
+    if not item.preload_skills:
+        return body
     lines = ["## Skills", "", "This agent relies on the following skills, installed alongside it. "
              "Use them when relevant:", ""]
     lines += [f"- {name}" for name, _ in item.preload_skills]
-    return "\n".join(lines)
+    tracker.mapped("preload-skills", "## Skills section in the body")
+    return body.rstrip("\n") + "\n\n" + "\n".join(lines)
 
 
 def resource_files(item: Item, base: str, owner: str) -> List[OutputFile]:

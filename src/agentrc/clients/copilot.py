@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from agentrc.clients.base import ClientAdapter, place_resources, skills_section
+from agentrc.clients.base import ClientAdapter, place_resources, with_skills_section
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
@@ -59,9 +59,7 @@ class Copilot(ClientAdapter):
         if item.tools is not None:
             folded = [t for t in item.tools if TOOL_NAMES[t] != t]
             tracker.mapped("tools", "Copilot tool aliases" + (f" ({', '.join(f'{t}->{TOOL_NAMES[t]}' for t in folded)})" if folded else ""))
-        if item.preload_skills:
-            body = body.rstrip("\n") + "\n\n" + skills_section(item, ctx)
-            tracker.mapped("preload-skills", "## Skills section in the body")
+        body = with_skills_section(item, body, tracker)
         body, extra = place_resources(item, ".github/agents", f".github/agentrc/agents/{item.name}", body,
                                       self.owner(item), tracker)
         return f".github/agents/{item.name}.agent.md", body, extra

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Sequence, Tuple
 
-from agentrc.clients.base import ClientAdapter, OutputFile, place_resources, skills_section
+from agentrc.clients.base import ClientAdapter, OutputFile, place_resources, with_skills_section
 from agentrc.fidelity import ItemReport, Tracker
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
@@ -54,9 +54,7 @@ class Opencode(ClientAdapter):
             tracker.emitted("mode")
         self._model(item, fm, tracker)
         fm["permission"] = self._permission(item, tracker)
-        if item.preload_skills:
-            body = body.rstrip("\n") + "\n\n" + skills_section(item, ctx)
-            tracker.mapped("preload-skills", "## Skills section in the body")
+        body = with_skills_section(item, body, tracker)
         body, extra = place_resources(item, ".opencode/agents", f".opencode/agentrc/agents/{item.name}", body,
                                       self.owner(item), tracker)
         return f".opencode/agents/{item.name}.md", body, extra
