@@ -110,7 +110,10 @@ class AgentrcPython:
 async def agentrc_python(subsystem: AgentrcSubsystem) -> AgentrcPython:
     paths = await Get(BinaryPaths, BinaryPathRequest(
         binary_name="python3", search_path=tuple(subsystem.process_python_search_path),
-        test=BinaryPathTest(["-c", "import sys; print(sys.version_info[:2] >= (3, 9))"])))
+        # Exits non-zero (so is skipped) below 3.9; prints the full version, which Pants
+        # fingerprints and we put in the Process environment: a different interpreter version
+        # at the same path is a different cache key.
+        test=BinaryPathTest(["-c", "import sys; sys.exit(sys.version_info < (3, 9)) or print(sys.version)"])))
     if not paths.paths:
         raise ValueError("No python3 (>= 3.9) found on [agentrc].process_python_search_path "
                          f"{list(subsystem.process_python_search_path)}; set it, or use "
@@ -142,6 +145,7 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
     result = await Get(ProcessResult, Process(
         argv=(python.path.path, "-S", "-E", "-c", BOOTSTRAP, "__request__.json"),
         input_digest=input_digest,
+        env={"AGENTRC_PYTHON": python.path.fingerprint},
         output_directories=("__out__",),
         output_files=("__diagnostics__.json",),
         description=request.description or f"agentrc generate ({', '.join(request.clients)})",
