@@ -26,6 +26,7 @@ from pants.engine.unions import UnionRule
 from pants.util.frozendict import FrozenDict
 
 from agentrc.peek import Peek, peek
+from agentrc.resolve import find_cycles
 
 from agentrc_pants.target_types import AgentrcFieldSet, AgentrcBundleSourceField, AgentrcEntrypointField
 
@@ -42,6 +43,7 @@ class AgentrcIndex:
 
     names: FrozenDict[Tuple[str, str], Tuple[Address, ...]]
     peeks: FrozenDict[Address, Peek]
+    cycles: FrozenDict[Address, str]  # address -> the requires cycle it is on, as text
 
 
 @rule(desc="Index agentrc item and bundle names")
@@ -57,7 +59,29 @@ async def agentrc_index(all_targets: AllTargets) -> AgentrcIndex:
             if info is not None:
                 names[(info.kind, info.name)].append(address)
                 peeks[address] = info
-    return AgentrcIndex(FrozenDict((k, tuple(sorted(v))) for k, v in names.items()), FrozenDict(peeks))
+    index_names = {k: tuple(sorted(v)) for k, v in names.items()}
+    return AgentrcIndex(FrozenDict(index_names), FrozenDict(peeks), FrozenDict(_cycles(index_names, peeks)))
+
+
+def _hard_edges(info: Peek):
+    return list(info.refs) + [("bundle", b) for b in info.bundles]
+
+
+def _cycles(names, peeks) -> Dict[Address, str]:
+    """Requires cycles, found here so they fail with agentrc's own words (AR063/AR071)
+    instead of Pants' generic dependency-cycle error."""
+    def edges(address):
+        return [a for ref in _hard_edges(peeks[address]) for a in names.get(ref, ()) if a in peeks]
+
+    out: Dict[Address, str] = {}
+
+    def report(cycle):
+        text = " -> ".join(f"{peeks[a].kind} {peeks[a].name}" for a in cycle + [cycle[0]])
+        for a in cycle:
+            out.setdefault(a, text)
+
+    find_cycles(sorted(peeks), edges, report)
+    return out
 
 
 class InferAgentrcDependencies(InferDependenciesRequest):
@@ -70,9 +94,12 @@ async def infer_agentrc_dependencies(request: InferAgentrcDependencies, index: A
     info = index.peeks.get(address)
     if info is None:
         return InferredDependencies([])
+    if address in index.cycles:
+        raise UnresolvedAgentrcReference(f"{address} ({info.kind} {info.name}) is on a requires cycle: "
+                                         f"{index.cycles[address]}. Remove one of its requires edges.")
     found = set()
     missing = []
-    hard = list(info.refs) + [("bundle", b) for b in info.bundles]
+    hard = _hard_edges(info)
     for kind, name in hard:
         owners = index.names.get((kind, name), ())
         if not owners:

@@ -47,3 +47,21 @@ def test_unknown_names_fail_naming_target_and_item(rule_runner):
     with pytest.raises(ExecutionError) as exc:
         infer(rule_runner, Address("reg/bundles", target_name="bad"))
     assert "reg/bundles:bad (bundle bad) references rule 'ghost'" in str(exc.value)
+
+
+def test_requires_cycles_fail_in_agentrc_words(rule_runner):
+    rule_runner.write_files({
+        "reg/a/RULE.md": "---\ndescription: a\nrequires:\n  rules: [b]\n---\n\n## A\n", "reg/a/BUILD": "agentrc_items()\n",
+        "reg/b/RULE.md": "---\ndescription: b\nrequires:\n  rules: [a]\n---\n\n## B\n", "reg/b/BUILD": "agentrc_items()\n",
+    })
+    with pytest.raises(ExecutionError) as exc:
+        infer(rule_runner, Address("reg/a", generated_name="rule"))
+    assert "is on a requires cycle: rule a -> rule b -> rule a" in str(exc.value)
+
+
+def test_bad_field_values_are_rejected(rule_runner):
+    rule_runner.write_files({"reg/bad/RULE.md": "---\ndescription: x\n---\n\n## X\n",
+                             "reg/bad/BUILD": "agentrc_items(clients=['emacs'])\n"})
+    with pytest.raises(ExecutionError) as exc:
+        rule_runner.get_target(Address("reg/bad", generated_name="rule"))
+    assert "emacs" in str(exc.value) and "claude" in str(exc.value)

@@ -53,13 +53,13 @@ def check(registry: Registry) -> Tuple[Diagnostic, ...]:
             if (Kind.SKILL, skill) not in idx.items:
                 diags.warning(item.entrypoint, pos, "AR072", f"preloaded skill {skill!r} is not in the registry; "
                               "it stays a runtime hint and is not installed with the agent")
-    _cycles(
+    find_cycles(
         [b.name for b in registry.bundles],
         lambda n: [r.name for r in idx.bundles[n].requires if r.source is None and r.name in idx.bundles],
         lambda cycle: diags.error(idx.bundles[cycle[0]].path, _edge_pos_b(idx, cycle), "AR063",
                                   "bundle requires cycle: " + " -> ".join(cycle + [cycle[0]])),
     )
-    _cycles(
+    find_cycles(
         [i.key for i in registry.items],
         lambda k: [(r.kind, r.name) for r in idx.items[k].requires if r.source is None and (r.kind, r.name) in idx.items],
         lambda cycle: diags.error(idx.items[cycle[0]].entrypoint, _edge_pos_i(idx, cycle), "AR071",
@@ -109,7 +109,7 @@ def select(registry: Registry, bundle_names: Optional[Sequence[str]] = None,
     return items, diags.sorted()
 
 
-def _cycles(nodes: Iterable[Hashable], edges: Callable[[Hashable], List[Hashable]],
+def find_cycles(nodes: Iterable[Hashable], edges: Callable[[Hashable], List[Hashable]],
             report: Callable[[List[Hashable]], None]) -> None:
     """Report each elementary cycle reached by DFS once, rotated to start at its least node."""
     WHITE, GREY, BLACK = 0, 1, 2
