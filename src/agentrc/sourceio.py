@@ -8,7 +8,6 @@ agentrc output trees (those holding .agentrc/manifest.json) and BUILD files are 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Iterable, List, Tuple
 
 from agentrc.model import SourceFile, SourceTree
@@ -26,31 +25,39 @@ def read_tree(paths: Iterable[str]) -> Tuple[SourceTree, Tuple[str, ...]]:
     files: List[SourceFile] = []
     explicit: List[str] = []
     for arg in paths:
-        p = Path(arg)
-        if p.is_file():
+        if os.path.isfile(arg):
             display = _posix(os.path.normpath(arg))
-            files.append(_read(p, display))
+            files.append(_read(arg, display, os.path.islink(arg), os.stat(arg).st_mode))
             explicit.append(display)
             continue
-        for dirpath, dirnames, filenames in os.walk(p):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS
-                                 and not os.path.exists(os.path.join(dirpath, d, ".agentrc", "manifest.json")))
-            for name in sorted(n for n in filenames if not is_build_file(n)):
-                full = os.path.join(dirpath, name)
-                files.append(_read(Path(full), _posix(os.path.normpath(full))))
+        _walk(os.path.normpath(arg), files)
     unique = {f.path: f for f in files}
     return SourceTree(tuple(unique[k] for k in sorted(unique))), tuple(explicit)
 
 
-def _read(path: Path, display: str) -> SourceFile:
+def _walk(directory: str, out: List[SourceFile]) -> None:
+    # os.scandir: the entry type and the symlink bit come with the listing, one stat per file.
+    with os.scandir(directory) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):  # like os.walk: symlinked directories are not entered
+            if (entry.name.startswith(".") or entry.name in SKIP_DIRS
+                    or os.path.exists(os.path.join(entry.path, ".agentrc", "manifest.json"))):
+                continue
+            _walk(entry.path, out)
+        elif entry.is_file() and not is_build_file(entry.name):
+            out.append(_read(entry.path, _posix(entry.path), entry.is_symlink(), entry.stat().st_mode))
+
+
+def _read(path: str, display: str, is_link: bool, mode: int) -> SourceFile:
     link = None
-    if path.is_symlink():
+    if is_link:
         # Same form as display paths (relative stays relative), so the core can tell whether
         # the target lies inside the item directory.
         real = os.path.realpath(path)
         link = real if os.path.isabs(display) else _posix(os.path.relpath(real))
-    st = path.stat()
-    return SourceFile(display, path.read_bytes(), bool(st.st_mode & 0o100), link)
+    with open(path, "rb") as fh:
+        return SourceFile(display, fh.read(), bool(mode & 0o100), link)
 
 
 def _posix(p: str) -> str:
