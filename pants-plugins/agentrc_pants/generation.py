@@ -23,6 +23,7 @@ from pants.engine.fs import (CreateDigest, Digest, DigestContents, DigestSubset,
                              RemovePrefix)
 from pants.engine.process import Process, ProcessResult
 from pants.engine.rules import Get, MultiGet, collect_rules, rule
+from pants.util.frozendict import FrozenDict
 from pants.util.logging import LogLevel
 
 from agentrc import pipeline
@@ -91,7 +92,7 @@ def _code_files() -> Tuple[Tuple[str, bytes], ...]:
                     full = os.path.join(dirpath, fn)
                     rel = os.path.join(name, os.path.relpath(full, root))
                     with open(full, "rb") as fh:
-                        out.append((os.path.join(CODE_DIR, rel), fh.read()))
+                        out.append((rel, fh.read()))
     return tuple(out)
 
 
@@ -141,10 +142,13 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
     code, python, payload = await MultiGet(
         Get(AgentrcCode), Get(AgentrcPython),
         Get(Digest, CreateDigest([FileContent("__request__.json", _payload(request))])))
-    input_digest = await Get(Digest, MergeDigests([request.digest, code.digest, payload]))
+    input_digest = await Get(Digest, MergeDigests([request.digest, payload]))
     result = await Get(ProcessResult, Process(
         argv=(python.path.path, "-S", "-E", "-c", BOOTSTRAP, "__request__.json"),
         input_digest=input_digest,
+        # The code is an immutable input: Pants links it into each sandbox instead of copying
+        # 3 MB per process, and it is still part of the cache key.
+        immutable_input_digests=FrozenDict({CODE_DIR: code.digest}),
         env={"AGENTRC_PYTHON": python.path.fingerprint},
         output_directories=("__out__",),
         output_files=("__diagnostics__.json",),
