@@ -113,13 +113,14 @@ def apply(root: Path, files: Sequence[OutputFile], changes: Changes) -> None:
     base = str(root)
     by_path = {f.path: f for f in files}
     created: List[str] = []
+    written: Dict[str, list] = {}
     staged: List[Tuple[str, str]] = []
     made: set = set()
     try:
         for path in changes.create:
             # A new path holds nothing to protect: write it directly (O_EXCL: never clobber).
             target = os.path.join(base, path)
-            _write_new(target, by_path[path], made)
+            written[path] = _write_new(target, by_path[path], made)
             created.append(target)
         for path in changes.update:
             staged.append((path, _stage(os.path.join(base, path), by_path[path], made)))
@@ -138,7 +139,7 @@ def apply(root: Path, files: Sequence[OutputFile], changes: Changes) -> None:
         _prune(os.path.dirname(target), base)
     stats = {}
     for f in files:
-        known = changes.seen.get(f.path)
+        known = changes.seen.get(f.path) or written.get(f.path)
         stats[f.path] = known if known is not None else _stat(os.lstat(os.path.join(base, f.path)))
     manifest = {"version": 1, "generator": f"agentrc {__version__}",
                 "files": {f.path: sha(f.content) for f in sorted(files, key=lambda f: f.path)}, "stat": stats}
@@ -180,16 +181,24 @@ def _stat(st) -> list:
     return [st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode)]
 
 
-def _write_new(target: str, f: OutputFile, made: set) -> None:
+def _write_new(target: str, f: OutputFile, made: set) -> list:
+    """Create `target` (never clobbering: O_EXCL) and return its [size, mtime_ns, mode]."""
     parent = os.path.dirname(target)
     if parent not in made:
         os.makedirs(parent, exist_ok=True)
         made.add(parent)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o755 if f.executable else 0o644)
-    with os.fdopen(fd, "wb") as out:
-        out.write(f.content)
-    if f.executable and not os.stat(target).st_mode & stat.S_IXUSR:  # a umask took the bit
-        os.chmod(target, 0o755)
+    try:
+        view = memoryview(f.content)
+        while view:
+            view = view[os.write(fd, view):]
+        st = os.fstat(fd)
+        if f.executable and not st.st_mode & stat.S_IXUSR:  # a umask took the bit
+            os.fchmod(fd, 0o755)
+            st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return _stat(st)
 
 
 def _stage(target: str, f: OutputFile, made: set) -> str:
