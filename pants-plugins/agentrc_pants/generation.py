@@ -16,7 +16,7 @@ import json
 import os
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 from pants.core.util_rules.system_binaries import BinaryPath, BinaryPathRequest, BinaryPaths, BinaryPathTest
 from pants.engine.fs import (CreateDigest, Digest, DigestContents, DigestSubset, FileContent, MergeDigests, PathGlobs,
@@ -26,9 +26,10 @@ from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.util.frozendict import FrozenDict
 from pants.util.logging import LogLevel
 
-from agentrc import pipeline
+from agentrc import parallel, pipeline
+from agentrc.cache import Memo
 from agentrc.diagnostics import Diagnostic, count_summary
-from agentrc.model import SourceTree
+from agentrc.model import SourceFile, SourceTree
 
 from agentrc_pants.subsystem import AgentrcSubsystem, Execution
 
@@ -132,11 +133,37 @@ def _payload(request: GenerationRequest) -> bytes:
     }, sort_keys=True).encode()
 
 
+@dataclass(frozen=True)
+class ItemDirRequest:
+    """One item directory's files (nested item directories included) and the clients."""
+
+    files: Tuple[SourceFile, ...]
+    clients: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ItemDirEntries:
+    entries: Tuple[Tuple[Any, Any], ...]  # agentrc build-memo entries: parsed items and renders
+
+
+@rule(desc="Parse and render one agentrc item directory", level=LogLevel.DEBUG)
+async def item_dir_entries(request: ItemDirRequest) -> ItemDirEntries:
+    # An item directory parses and renders from its own files alone (the CLI memo is keyed
+    # the same way), so this node is shared by every target whose closure holds the
+    # directory, and an edit reruns only the edited directory's node.
+    found = parallel.entries(SourceTree(request.files), request.clients)
+    return ItemDirEntries(tuple(found.items()))
+
+
 @rule(desc="Generate agentrc client trees", level=LogLevel.DEBUG)
 async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> GenerationResult:
     if subsystem.execution is Execution.in_process:
+        groups = parallel.item_dir_groups(request.tree)
+        parts = await MultiGet(Get(ItemDirEntries, ItemDirRequest(tuple(files), request.clients))
+                               for _, files in sorted(groups.items()))
+        memo = Memo({k: v for part in parts for k, v in part.entries})
         plan, files = pipeline.package(request.tree, request.clients, request.bundles, request.entrypoints,
-                                       request.strict, request.explicit)
+                                       request.strict, request.explicit, memo)
         digest = await Get(Digest, CreateDigest(FileContent(p, c, is_executable=x) for p, c, x in files))
         return GenerationResult(digest, plan.diagnostics, len(plan.files))
     code, python, payload = await MultiGet(

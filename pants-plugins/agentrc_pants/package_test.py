@@ -81,3 +81,29 @@ def test_process_execution_matches_in_process():
     _, sandboxed = _package(runner, address, AgentrcBundleFieldSet)
     assert sandboxed == in_process
     assert any(p.endswith(".agentrc/report.json") for p in sandboxed)
+
+
+def test_an_edit_reruns_only_the_edited_item_directory(monkeypatch):
+    from agentrc import parallel
+
+    calls = []
+    real = parallel.entries
+
+    def counting(tree, clients):
+        calls.append(sorted({f.path.rsplit("/", 1)[0] for f in tree.files}))
+        return real(tree, clients)
+
+    monkeypatch.setattr(parallel, "entries", counting)
+    runner = make_rule_runner(QueryRule(BuiltPackage, [AgentrcItemFieldSet]),
+                              QueryRule(BuiltPackage, [AgentrcBundleFieldSet]), QueryRule(DigestContents, [Digest]))
+    runner.write_files(REGISTRY)
+    _package(runner, Address("reg/bundles", target_name="base"), AgentrcBundleFieldSet)
+    _package(runner, Address("reg/skills/fix", generated_name="skill"), AgentrcItemFieldSet)
+    # helper, fix and style were each parsed and rendered once, though two targets hold fix and style.
+    assert sorted(c[0] for c in calls) == ["reg/agents/helper", "reg/rules/style", "reg/skills/fix"]
+    calls.clear()
+    runner.write_files({"reg/rules/style/RULE.md": REGISTRY["reg/rules/style/RULE.md"] + "\nOne more line.\n"})
+    _, files = _package(runner, Address("reg/bundles", target_name="base"), AgentrcBundleFieldSet)
+    _package(runner, Address("reg/skills/fix", generated_name="skill"), AgentrcItemFieldSet)
+    assert calls == [["reg/rules/style"]]
+    assert any(c.endswith(b"One more line.\n") for p, c in files.items() if p.endswith(".claude/rules/style.md"))

@@ -55,6 +55,17 @@ def warm(tree: SourceTree, clients: Sequence[str], memo: Memo, jobs: int, min_it
         os.waitpid(pid, 0)
 
 
+def item_dir_groups(tree: SourceTree) -> Dict[str, List[SourceFile]]:
+    """Files grouped by outermost item directory: the unit whose parse and renders depend
+    on nothing else (the Pants plugin caches one graph node per group)."""
+    return _groups(tree)
+
+
+def entries(tree: SourceTree, clients: Sequence[str]) -> Dict:
+    """Memo entries (parsed items, renders per client) for the item directories in `tree`."""
+    return _entries(tree, clients)
+
+
 def _entries(tree: SourceTree, clients: Sequence[str]) -> Dict:
     from agentrc import build, pipeline
     from agentrc.clients import registry as client_registry

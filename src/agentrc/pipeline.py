@@ -69,12 +69,12 @@ REPORT = ".agentrc/report.json"
 
 def package(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
             entrypoints: Optional[Sequence[str]] = None, strict: bool = False,
-            explicit: Iterable[str] = ()) -> Tuple[build.Plan, Tuple[Tuple[str, bytes, bool], ...]]:
+            explicit: Iterable[str] = (), memo=None) -> Tuple[build.Plan, Tuple[Tuple[str, bytes, bool], ...]]:
     """What `pants package` writes for a target: the client tree plus the fidelity report at
     REPORT, as (path, bytes, executable). The tree is exactly `agentrc build`'s."""
     import json
 
-    plan = generate(tree, clients, list(bundles or ()) or None, strict, explicit, None, entrypoints)
+    plan = generate(tree, clients, list(bundles or ()) or None, strict, explicit, memo, entrypoints)
     if not plan.ok:
         return plan, ()
     report = {"version": 1, "clients": list(clients), "summary": build.summary(plan.reports),
