@@ -19,14 +19,13 @@ from functools import lru_cache
 from typing import Any, Optional, Tuple
 
 from pants.core.util_rules.system_binaries import BinaryPath, BinaryPathRequest, BinaryPaths, BinaryPathTest
-from pants.engine.fs import (CreateDigest, Digest, DigestContents, DigestSubset, FileContent, MergeDigests, PathGlobs,
-                             RemovePrefix)
+from pants.engine.fs import (CreateDigest, Digest, DigestContents, DigestSubset, FileContent, MergeDigests, PathGlobs)
 from pants.engine.process import Process, ProcessResult
 from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.util.frozendict import FrozenDict
 from pants.util.logging import LogLevel
 
-from agentrc import parallel, pipeline
+from agentrc import memocodec, parallel, pipeline
 from agentrc.cache import Memo
 from agentrc.diagnostics import Diagnostic, count_summary
 from agentrc.model import SourceFile, SourceTree
@@ -155,21 +154,24 @@ async def item_dir_entries(request: ItemDirRequest) -> ItemDirEntries:
     return ItemDirEntries(tuple(found.items()))
 
 
-@rule(desc="Generate agentrc client trees", level=LogLevel.DEBUG)
-async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> GenerationResult:
-    if subsystem.execution is Execution.in_process:
-        groups = parallel.item_dir_groups(request.tree)
-        parts = await MultiGet(Get(ItemDirEntries, ItemDirRequest(tuple(files), request.clients))
-                               for _, files in sorted(groups.items()))
-        memo = Memo({k: v for part in parts for k, v in part.entries})
-        plan, files = pipeline.package(request.tree, request.clients, request.bundles, request.entrypoints,
-                                       request.strict, request.explicit, memo)
-        digest = await Get(Digest, CreateDigest(FileContent(p, c, is_executable=x) for p, c, x in files))
-        return GenerationResult(digest, plan.diagnostics, len(plan.files))
-    code, python, payload = await MultiGet(
-        Get(AgentrcCode), Get(AgentrcPython),
-        Get(Digest, CreateDigest([FileContent("__request__.json", _payload(request))])))
-    input_digest = await Get(Digest, MergeDigests([request.digest, payload]))
+@dataclass(frozen=True)
+class ItemDirProcessRequest:
+    digest: Digest  # the sources of the whole request; the item directory's files are picked from it
+    files: Tuple[SourceFile, ...]
+    clients: Tuple[str, ...]
+
+
+@rule(desc="Parse and render one agentrc item directory in a sandbox", level=LogLevel.DEBUG)
+async def item_dir_entries_process(request: ItemDirProcessRequest) -> ItemDirEntries:
+    code, python = await MultiGet(Get(AgentrcCode), Get(AgentrcPython))
+    payload = json.dumps({"mode": "item-dir", "files": [f.path for f in request.files],
+                          "executable": [f.path for f in request.files if f.executable],
+                          "clients": list(request.clients)}, sort_keys=True).encode()
+    sources, payload_digest = await MultiGet(
+        Get(Digest, DigestSubset(request.digest, PathGlobs([f.path for f in request.files]))),
+        Get(Digest, CreateDigest([FileContent("__request__.json", payload)])))
+    input_digest = await Get(Digest, MergeDigests([sources, payload_digest]))
+    top = os.path.commonpath([f.path for f in request.files]) if request.files else ""
     result = await Get(ProcessResult, Process(
         argv=(python.path.path, "-S", "-E", "-c", BOOTSTRAP, "__request__.json"),
         input_digest=input_digest,
@@ -177,18 +179,32 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
         # 3 MB per process, and it is still part of the cache key.
         immutable_input_digests=FrozenDict({CODE_DIR: code.digest}),
         env={"AGENTRC_PYTHON": python.path.fingerprint},
-        output_directories=("__out__",),
-        output_files=("__diagnostics__.json",),
-        description=request.description or f"agentrc generate ({', '.join(request.clients)})",
+        output_files=("__entries__.json",),
+        description=f"agentrc parse and render {top}",
         level=LogLevel.DEBUG,
     ))
-    tree_only, diag_only = await MultiGet(
-        Get(Digest, DigestSubset(result.output_digest, PathGlobs(["__out__/**"]))),
-        Get(Digest, DigestSubset(result.output_digest, PathGlobs(["__diagnostics__.json"]))))
-    tree, contents = await MultiGet(Get(Digest, RemovePrefix(tree_only, "__out__")),
-                                    Get(DigestContents, Digest, diag_only))
-    data = json.loads(contents[0].content)
-    return GenerationResult(tree, tuple(Diagnostic(**d) for d in data["diagnostics"]), data["files"])
+    contents = await Get(DigestContents, Digest, result.output_digest)
+    return ItemDirEntries(tuple(memocodec.loads(contents[0].content).items()))
+
+
+@rule(desc="Generate agentrc client trees", level=LogLevel.DEBUG)
+async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> GenerationResult:
+    # Parsing and rendering happen per item directory (a node each, shared by every target
+    # whose closure holds it, in the daemon or as a cached sandboxed Process); the global
+    # part (references, selection, conflicts, project files) runs here on those results.
+    groups = sorted(parallel.item_dir_groups(request.tree).items())
+    if subsystem.execution is Execution.in_process:
+        parts = await MultiGet(Get(ItemDirEntries, ItemDirRequest(tuple(files), request.clients))
+                               for _, files in groups)
+    else:
+        parts = await MultiGet(Get(ItemDirEntries, ItemDirProcessRequest(request.digest, tuple(files),
+                                                                         request.clients))
+                               for _, files in groups)
+    memo = Memo({k: v for part in parts for k, v in part.entries})
+    plan, files = pipeline.package(request.tree, request.clients, request.bundles, request.entrypoints,
+                                   request.strict, request.explicit, memo)
+    digest = await Get(Digest, CreateDigest(FileContent(p, c, is_executable=x) for p, c, x in files))
+    return GenerationResult(digest, plan.diagnostics, len(plan.files))
 
 
 def rules():

@@ -1,0 +1,28 @@
+"""Memo entries survive the JSON form used across process boundaries, exactly."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import ROOT
+
+from agentrc import memocodec, parallel
+from agentrc.sourceio import read_tree
+
+
+def test_examples_entries_round_trip(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    tree, _ = read_tree(["examples/registry"])
+    entries = parallel.entries(tree, ["claude", "copilot", "opencode"])
+    assert len(entries) == 55
+    again = memocodec.loads(memocodec.dumps(entries))
+    assert again == entries
+    # Equality alone would not catch a Kind decoded as a plain str (Kind is a str enum).
+    items = [i for key, (found, _) in again.items() if key[0] == "dir" for i in found]
+    assert items and all(type(i.kind).__name__ == "Kind" for i in items)
+    assert all(type(r.kind).__name__ == "Kind" for i in items for r in i.requires)
+
+
+def test_only_model_classes_are_rebuilt():
+    with pytest.raises(KeyError):
+        memocodec.loads(b'[[["x"], {"d": "Popen", "f": {}}]]')
