@@ -21,3 +21,17 @@ def compare_golden(path: Path, actual: str) -> None:
     assert path.exists(), f"missing golden {path}; run with AGENTRC_REGEN_GOLDENS=1 and review it"
     expected = path.read_text(encoding="utf-8")
     assert actual == expected, f"{path} differs; rerun with AGENTRC_REGEN_GOLDENS=1 and review the diff"
+
+
+def copy_minimal_repo(dest: Path) -> Path:
+    """What a monorepo using the backend holds: pants.toml, the backend, the core and the
+    examples (without the plugin's own tests), copied to `dest` for a real Pants to run in."""
+    import shutil
+
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("pants.toml", "BUILD"):
+        shutil.copy(ROOT / name, dest / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*_test.py", "testutil.py", "conftest.py")
+    for name in ("pants-plugins", "src", "examples"):
+        shutil.copytree(ROOT / name, dest / name, ignore=ignore)
+    return dest

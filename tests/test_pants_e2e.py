@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, copy_minimal_repo
 
 from agentrc.cli import main as agentrc_main
 
@@ -24,12 +24,7 @@ def repo(tmp_path_factory):
     if not PANTS_PYTHON.exists():
         pytest.skip("the Pants venv is missing: run ./pants once (./test does)")
     repo = tmp_path_factory.mktemp("repo")
-    for name in ("pants.toml", "BUILD"):
-        shutil.copy(ROOT / name, repo / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*_test.py", "testutil.py", "conftest.py")
-    for name in ("pants-plugins", "src", "examples"):
-        shutil.copytree(ROOT / name, repo / name, ignore=ignore)
-    return repo
+    return copy_minimal_repo(repo)
 
 
 def pants(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:

@@ -20,7 +20,7 @@ from typing import Dict, Iterator
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, copy_minimal_repo
 
 PANTS_PYTHON = ROOT / ".pants-venv" / "bin" / "python"
 START = ROOT / "tools" / "buildgrid" / "start.sh"
@@ -96,12 +96,7 @@ def snapshot(tmp_path_factory) -> Path:
     """One copy of the minimal repository, taken once, so every clone has the same bytes
     even while the working tree is being edited."""
     repo = tmp_path_factory.mktemp("snapshot")
-    for name in ("pants.toml", "BUILD"):
-        shutil.copy(ROOT / name, repo / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*_test.py", "testutil.py", "conftest.py")
-    for name in ("pants-plugins", "src", "examples"):
-        shutil.copytree(ROOT / name, repo / name, ignore=ignore)
-    return repo
+    return copy_minimal_repo(repo)
 
 
 def _clone(snapshot: Path, base: Path, n: int) -> Path:
