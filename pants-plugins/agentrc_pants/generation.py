@@ -122,16 +122,6 @@ async def agentrc_python(subsystem: AgentrcSubsystem) -> AgentrcPython:
     return AgentrcPython(paths.first_path)
 
 
-def _payload(request: GenerationRequest) -> bytes:
-    return json.dumps({
-        "files": [f.path for f in request.tree.files],
-        "executable": [f.path for f in request.tree.files if f.executable],
-        "clients": list(request.clients), "bundles": list(request.bundles),
-        "entrypoints": list(request.entrypoints) if request.entrypoints is not None else None,
-        "strict": request.strict, "explicit": list(request.explicit),
-    }, sort_keys=True).encode()
-
-
 @dataclass(frozen=True)
 class ItemDirRequest:
     """One item directory's files (nested item directories included) and the clients."""
@@ -164,7 +154,7 @@ class ItemDirProcessRequest:
 @rule(desc="Parse and render one agentrc item directory in a sandbox", level=LogLevel.DEBUG)
 async def item_dir_entries_process(request: ItemDirProcessRequest) -> ItemDirEntries:
     code, python = await MultiGet(Get(AgentrcCode), Get(AgentrcPython))
-    payload = json.dumps({"mode": "item-dir", "files": [f.path for f in request.files],
+    payload = json.dumps({"files": [f.path for f in request.files],
                           "executable": [f.path for f in request.files if f.executable],
                           "clients": list(request.clients)}, sort_keys=True).encode()
     sources, payload_digest = await MultiGet(
