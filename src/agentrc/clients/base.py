@@ -84,6 +84,9 @@ class ClientAdapter:
         return Rendered(files, self._report(item, True, tuple(f.path for f in files), tracker))
 
     skill_dir: str = ""  # where skills go: <skill_dir>/<name>/SKILL.md
+    # Where rules' and agents' supporting files go (<resource_root>/<kind>s/<name>/): a
+    # directory the client does not scan, so a resource never loads as a rule or agent.
+    resource_root: str = ""
     skill_fields: FrozenSet[str] = frozenset()  # skill frontmatter the client reads beyond name/description
 
     def render_item(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[OutputFile]:
@@ -119,6 +122,11 @@ class ClientAdapter:
         extra = resource_files(item, base, self.owner(item))
         tracker.emitted("resources", f"{len(extra)} file(s) copied beside SKILL.md")
         return f"{base}/SKILL.md", body, extra
+
+    def place(self, item: Item, entry_dir: str, body: str, tracker: Tracker) -> Tuple[str, List[OutputFile]]:
+        """Resources of a rule or agent whose entrypoint sits in `entry_dir`, links rewritten."""
+        return place_resources(item, entry_dir, f"{self.resource_root}/{item.kind.plural}/{item.name}", body,
+                               self.owner(item), tracker)
 
     def identify(self, item: Item, fm: Dict[str, Any], tracker: Tracker, name_in_file: bool = True,
                  description_detail: str = "") -> None:

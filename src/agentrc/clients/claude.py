@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from agentrc.clients.base import ClientAdapter, place_resources
+from agentrc.clients.base import ClientAdapter
 from agentrc.fidelity import Tracker
 from agentrc.model import Item
 from agentrc.vocabulary import TOOLS, split_model
@@ -29,6 +29,7 @@ class Claude(ClientAdapter):
     title = "Claude Code"
     passthrough_block = "claude"
 
+    resource_root = ".claude/agentrc"
     skill_dir = ".claude/skills"
     skill_fields = SKILL_FIELDS
 
@@ -38,8 +39,7 @@ class Claude(ClientAdapter):
         if item.scope_paths:
             fm["paths"] = list(item.scope_paths)
             tracker.mapped("scope", "paths: list")
-        body, extra = place_resources(item, ".claude/rules", f".claude/agentrc/rules/{item.name}", body,
-                                      self.owner(item), tracker)
+        body, extra = self.place(item, ".claude/rules", body, tracker)
         return f".claude/rules/{item.name}.md", body, extra
 
     def agent(self, item, ctx, tracker, fm, body):
@@ -57,8 +57,7 @@ class Claude(ClientAdapter):
         if item.preload_skills:
             fm["skills"] = [s for s, _ in item.preload_skills]
             tracker.mapped("preload-skills", "skills: list")
-        body, extra = place_resources(item, ".claude/agents", f".claude/agentrc/agents/{item.name}", body,
-                                      self.owner(item), tracker)
+        body, extra = self.place(item, ".claude/agents", body, tracker)
         return f".claude/agents/{item.name}.md", body, extra
 
     def _model(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:

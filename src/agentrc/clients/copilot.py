@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from agentrc.clients.base import ClientAdapter, place_resources, with_skills_section
+from agentrc.clients.base import ClientAdapter, with_skills_section
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
@@ -31,6 +31,7 @@ class Copilot(ClientAdapter):
     # custom-agents, custom-instructions).
     also_reads = {Kind.SKILL: ("claude",), Kind.AGENT: ("claude",), Kind.RULE: ("claude",)}
 
+    resource_root = ".github/agentrc"
     skill_dir = ".github/skills"
     skill_fields = SKILL_FIELDS
 
@@ -41,8 +42,7 @@ class Copilot(ClientAdapter):
             tracker.mapped("scope", "applyTo: comma-joined globs")
         else:
             fm["applyTo"] = "**"
-        body, extra = place_resources(item, ".github/instructions", f".github/agentrc/rules/{item.name}", body,
-                                      self.owner(item), tracker)
+        body, extra = self.place(item, ".github/instructions", body, tracker)
         return f".github/instructions/{item.name}.instructions.md", body, extra
 
     def agent(self, item, ctx, tracker, fm, body):
@@ -60,8 +60,7 @@ class Copilot(ClientAdapter):
             folded = [t for t in item.tools if TOOL_NAMES[t] != t]
             tracker.mapped("tools", "Copilot tool aliases" + (f" ({', '.join(f'{t}->{TOOL_NAMES[t]}' for t in folded)})" if folded else ""))
         body = with_skills_section(item, body, tracker)
-        body, extra = place_resources(item, ".github/agents", f".github/agentrc/agents/{item.name}", body,
-                                      self.owner(item), tracker)
+        body, extra = self.place(item, ".github/agents", body, tracker)
         return f".github/agents/{item.name}.agent.md", body, extra
 
     def _model(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:

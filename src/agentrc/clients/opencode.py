@@ -32,6 +32,7 @@ class Opencode(ClientAdapter):
     passthrough_block = "opencode"
     also_reads = {Kind.SKILL: ("claude",)}  # opencode reads .claude/skills (OPENCODE_DISABLE_CLAUDE_CODE_SKILLS)
 
+    resource_root = ".opencode/agentrc"
     skill_dir = ".opencode/skills"
     skill_fields = SKILL_FIELDS
 
@@ -55,8 +56,7 @@ class Opencode(ClientAdapter):
         self._model(item, fm, tracker)
         fm["permission"] = self._permission(item, tracker)
         body = with_skills_section(item, body, tracker)
-        body, extra = place_resources(item, ".opencode/agents", f".opencode/agentrc/agents/{item.name}", body,
-                                      self.owner(item), tracker)
+        body, extra = self.place(item, ".opencode/agents", body, tracker)
         return f".opencode/agents/{item.name}.md", body, extra
 
     def project_files(self, reports: Sequence[ItemReport]) -> Tuple[OutputFile, ...]:
