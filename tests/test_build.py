@@ -52,12 +52,19 @@ def test_examples_golden_per_client(client, monkeypatch):
 
 def test_merged_build_is_the_union_of_clients(monkeypatch):
     monkeypatch.chdir(ROOT)
-    merged = {f.path: f for f in _plan(Path("examples/registry"), sorted(CLIENTS)).files}
+    merged = {f.path: (f.content, f.executable) for f in _plan(Path("examples/registry"), sorted(CLIENTS)).files}
     union = {}
     for client in sorted(CLIENTS):
         for f in _plan(Path("examples/registry"), [client]).files:
-            union[f.path] = f
-    assert merged == union
+            if f.path in union and f.path in merged and f.path.endswith((".json", ".toml")):
+                continue  # a config file several clients add keys to: checked below
+            union[f.path] = (f.content, f.executable)
+    shared = [p for p in merged if merged[p] != union.get(p)]
+    assert all(p.endswith((".json", ".toml")) for p in shared), shared
+    # Built with claude, Copilot runs the hooks of .claude/settings.json instead of its own copy.
+    only_alone = {p for p in union if p not in merged}
+    assert only_alone and all(p.startswith((".github/hooks/", ".github/agentrc/hooks/")) for p in only_alone)
+    assert set(merged) <= set(union)
 
 
 @pytest.mark.parametrize("bundle", [None, "android"])
@@ -164,7 +171,7 @@ def test_build_cli_owns_and_prunes_its_outputs(tmp_path, monkeypatch, capsys):
     assert main(["build", "reg", "--out", "out", "--report", "report.json"]) == 0
     assert Path("out/.claude/agents/triage.md").exists()
     report = json.loads(Path("report.json").read_text())
-    assert report["summary"]["claude"]["items"] == 14
+    assert report["summary"]["claude"]["items"] == 22  # 20 items and 2 MCP servers
     # Nothing changed: --check is clean and a rebuild rewrites nothing.
     assert main(["build", "reg", "--out", "out", "--check"]) == 0
     before = {p: p.stat().st_mtime_ns for p in Path("out").rglob("*") if p.is_file()}

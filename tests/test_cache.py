@@ -79,8 +79,8 @@ def test_parallel_warm_equals_sequential(monkeypatch):
     parallel.warm(tree, clients, sequential, jobs=1, min_items=0)  # jobs=1: does nothing
     assert sequential.data == {}
     expected = parallel._entries(tree, clients)
-    # 13 item directories (one holds a skill and a rule) and 14 items rendered for 3 clients.
-    assert forked.data.keys() == expected.keys() and len(expected) == 13 + 14 * 3
+    # 19 item directories (one holds a skill and a rule) and 20 items rendered for 3 clients.
+    assert forked.data.keys() == expected.keys() and len(expected) == 19 + 20 * 3
     assert forked.data == expected
 
 

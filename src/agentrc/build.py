@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
-from agentrc.clients.base import ClientAdapter, OutputFile, RenderContext, Rendered
+from agentrc import managed
+from agentrc.clients.base import ClientAdapter, Fragment, OutputFile, RenderContext, Rendered
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import DROPPED, STATUSES, FieldOutcome, ItemReport
-from agentrc.model import Item, Kind, Registry
+from agentrc.model import Item, Kind, McpServer, Registry
 
 
 @dataclass(frozen=True)
@@ -29,14 +30,15 @@ class Plan:
 
 
 def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[Sequence[Item]] = None,
-         strict: bool = False, memo=None) -> Plan:
+         strict: bool = False, memo=None, servers: Sequence[McpServer] = ()) -> Plan:
     items = registry.items if items is None else tuple(items)
     ctx = RenderContext(client_registry.families(),
-                        frozenset(i.name for i in items if i.kind is Kind.SKILL))
+                        frozenset(i.name for i in items if i.kind is Kind.SKILL), frozenset(a.name for a in clients))
     diags = Diagnostics()
     reports: List[ItemReport] = []
     by_path: Dict[str, OutputFile] = {}
     entries: Dict[Tuple[str, Kind, str], OutputFile] = {}
+    fragments: Dict[str, List[Fragment]] = {}
     for adapter in clients:
         client_reports = []
         for item in items:
@@ -44,18 +46,48 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
             client_reports.append(rendered.report)
             if rendered.files:
                 entries[(adapter.name, item.kind, item.name)] = rendered.files[0]
-            for f in rendered.files:
-                _add(by_path, f, diags, item.entrypoint)
-            for outcome in rendered.report.fields:
-                if outcome.status == DROPPED:
-                    report = diags.error if strict else diags.warning
-                    report(item.entrypoint, item.field_pos.get(outcome.field, (0, 0)), "AR092",
-                           f"{adapter.name}: {outcome.field} dropped: {outcome.detail}")
+            _collect(rendered, by_path, fragments, diags, item.entrypoint)
+            _dropped(adapter, rendered, item.field_pos, item.entrypoint, strict, diags)
+        for server in servers:
+            rendered = adapter.render_server(server)
+            client_reports.append(rendered.report)
+            _collect(rendered, by_path, fragments, diags, server.path)
+            _dropped(adapter, rendered, {}, server.path, strict, diags, server.pos)
         for f in adapter.project_files(client_reports):
             _add(by_path, f, diags, f.path)
         reports.extend(client_reports)
+    for path in sorted(fragments):
+        assembled = managed.assemble(path, fragments[path], diags)
+        if assembled is not None:
+            _add(by_path, assembled, diags, path)
     _cross_discovery(clients, items, entries, diags)
     return Plan(tuple(by_path[p] for p in sorted(by_path)), tuple(reports), diags.sorted())
+
+
+def _collect(rendered: Rendered, by_path: Dict[str, OutputFile], fragments: Dict[str, List[Fragment]],
+             diags: Diagnostics, source: str) -> None:
+    for f in rendered.files:
+        _add(by_path, f, diags, source)
+    for fr in rendered.fragments:
+        fragments.setdefault(fr.path, []).append(fr)
+
+
+def _dropped(adapter: ClientAdapter, rendered: Rendered, field_pos, source: str, strict: bool,
+             diags: Diagnostics, default_pos=(0, 0)) -> None:
+    fields = rendered.report.fields
+    dropped = [o for o in fields if o.status == DROPPED]
+    if dropped and len(dropped) == len([o for o in fields if o.status != "omitted"]) > 2:
+        # The client has nothing for the whole item: one warning, not one per field.
+        report = diags.error if strict else diags.warning
+        report(source, default_pos if default_pos != (0, 0) else (1, 1), "AR092",
+               f"{adapter.name}: {rendered.report.kind} {rendered.report.name} dropped: {dropped[0].detail}")
+        return
+    for outcome in fields:
+        if outcome.status == DROPPED:
+            report = diags.error if strict else diags.warning
+            report(source, field_pos.get(outcome.field, default_pos), "AR092",
+                   f"{adapter.name}: {rendered.report.kind} {rendered.report.name}: {outcome.field} dropped: "
+                   f"{outcome.detail}")
 
 
 def _cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
@@ -100,7 +132,7 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Ren
     # complete key; items without a digest (built in memory) are always rendered.
     if memo is None or not item.digest:
         return adapter.render(item, ctx)
-    key = ("render", adapter.name, item.kind.value, item.name, item.digest)
+    key = ("render", adapter.name, item.kind.value, item.name, item.digest, tuple(sorted(ctx.clients)))
     hit = memo.get(key)
     if hit is not None:
         return _unpack(hit)
@@ -114,14 +146,16 @@ def _pack(r: Rendered) -> tuple:
     rep = r.report
     return (tuple((f.path, f.content, f.executable, f.owner) for f in r.files),
             (rep.client, rep.kind, rep.name, rep.source, rep.generated, rep.outputs,
-             tuple((o.field, o.status, o.detail) for o in rep.fields)))
+             tuple((o.field, o.status, o.detail) for o in rep.fields)),
+            tuple((f.path, f.format, f.key, f.value, f.append, f.owner) for f in r.fragments))
 
 
 def _unpack(packed: tuple) -> Rendered:
-    files, (client, kind, name, source, generated, outputs, fields) = packed
+    files, (client, kind, name, source, generated, outputs, fields), frags = packed
     return Rendered(tuple(OutputFile(*f) for f in files),
                     ItemReport(client, kind, name, source, generated, outputs,
-                               tuple(FieldOutcome(*o) for o in fields)))
+                               tuple(FieldOutcome(*o) for o in fields)),
+                    tuple(Fragment(*f) for f in frags))
 
 
 def _add(by_path: Dict[str, OutputFile], f: OutputFile, diags: Diagnostics, source: str) -> None:

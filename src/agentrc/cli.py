@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional, Sequence
 
+from agentrc.model import Kind
 from agentrc import __version__, cache, pipeline, writer
 from agentrc.build import summary
 from agentrc.clients import registry as client_registry
@@ -93,13 +94,14 @@ def cmd_lint(args) -> int:
         diags = tuple(sorted(diags + tuple(Diagnostic(p, 0, 0, "warning", "AR017", "no items or bundles here",
                                                       CODES["AR017"].hint) for p in args.paths)))
     errors = any(d.is_error for d in diags)
-    counts = {"rules": 0, "skills": 0, "agents": 0}
+    counts = {kind.plural: 0 for kind in Kind}
     for item in registry.items:
         counts[item.kind.plural] += 1
     _print_diags(diags, args.format, {"items": counts, "bundles": [b.name for b in registry.bundles]})
     if args.format == "text":
-        print(f"{counts['rules']} rules, {counts['skills']} skills, {counts['agents']} agents, "
-              f"{len(registry.bundles)} bundles: {count_summary(diags)}", file=sys.stderr)
+        shown = [f"{n} {plural}" for plural, n in counts.items()
+                 if n or plural in ("rules", "skills", "agents")]
+        print(f"{', '.join(shown)}, {len(registry.bundles)} bundles: {count_summary(diags)}", file=sys.stderr)
     return 1 if errors else 0
 
 

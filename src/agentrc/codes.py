@@ -57,7 +57,7 @@ CODES: Dict[str, Code] = _table(
     Code("AR016", "orphan-override", "An override file has no canonical entrypoint beside it.",
          "Add the canonical entrypoint (e.g. SKILL.md) or delete the override file."),
     Code("AR017", "no-items", "A path given on the command line holds no items or bundles.",
-         "Point agentrc at a source registry: directories holding RULE.md, SKILL.md or AGENT.md."),
+         "Point agentrc at a source registry: directories holding RULE.md, SKILL.md, AGENT.md, COMMAND.md, HOOK.md or CONTEXT.md."),
     # --- bodies ---------------------------------------------------------------------
     Code("AR020", "body-h1", "A body contains an H1 heading.",
          "Start headings at '##': generated output derives the H1 from the item's name."),
@@ -90,6 +90,8 @@ CODES: Dict[str, Code] = _table(
          "Fix the path, add the file, or remove it from the item's ignore: list."),
     Code("AR052", "ignore-invalid", "An ignore: pattern cannot be parsed.",
          "Use .gitignore syntax, one pattern per list entry."),
+    Code("AR053", "hook-script-missing", "A hook's script starts with ./FILE, and FILE is not in the hook's directory.",
+         "Put the script beside HOOK.md (it is copied for every client), or write a command without the ./ prefix."),
     # --- bundles --------------------------------------------------------------------
     Code("AR060", "bundle-name-mismatch", "A bundle's name differs from its file name stem.",
          "Rename the file to <name>.bundle.yaml or change name:."),
@@ -105,6 +107,8 @@ CODES: Dict[str, Code] = _table(
          "Vendor the required items or bundles into this registry for now."),
     Code("AR066", "bundle-unknown", "A bundle named on the command line does not exist.",
          "Run 'agentrc lint' to list the registry's bundles, or fix the name."),
+    Code("AR067", "mcp-conflict", "Two bundles define an MCP server of the same name differently.",
+         "Give one of the servers another name, or define it once in a bundle the others require."),
     # --- item requires --------------------------------------------------------------
     Code("AR070", "requires-unresolved", "An item requires an item that does not exist.",
          "Check the required item's kind and effective name, or add it to the registry."),
@@ -117,6 +121,8 @@ CODES: Dict[str, Code] = _table(
          "Use a neutral capability (see docs/clients/tools.md) or a client passthrough block."),
     Code("AR081", "model-unknown", "An agent's model is neither a portable alias nor a provider/model id.",
          "Use sonnet, opus, haiku, inherit, or a fully qualified id such as anthropic/claude-sonnet-4-5."),
+    Code("AR082", "hook-matcher-ignored", "A hook has tools: or matcher: but its event is not about tools.",
+         "Remove tools:/matcher:, or use a PreToolUse or PostToolUse event."),
     # --- generation -----------------------------------------------------------------
     Code("AR090", "output-conflict", "Two outputs need different bytes at the same path.",
          "Rename one of the items, or build the clients into separate output directories."),
@@ -130,6 +136,10 @@ CODES: Dict[str, Code] = _table(
          "Move the change into the source item (the output is generated), or delete the file, then rebuild."),
     Code("AR095", "cross-client-discovery", "A client also discovers another client's outputs, which differ from its own or are not meant for it.",
          "Build the clients into separate trees, restrict audience:, or turn the client's cross-discovery off (see docs/clients/)."),
+    Code("AR096", "user-key-conflict", "A file the user owns already defines a key agentrc would write.",
+         "Rename the item or server, or remove the user's entry: agentrc changes only keys it added itself."),
+    Code("AR097", "merge-unreadable", "A file the user owns, which agentrc merges keys into, cannot be parsed.",
+         "Fix the file's syntax (agentrc reads JSON with comments and TOML), or move it away and rebuild."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe", "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",
          "Remove the duplicate keys (AR004) first; the last occurrence is the value YAML keeps."),

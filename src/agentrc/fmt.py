@@ -14,20 +14,26 @@ from typing import Dict, List, Optional, Tuple
 
 from agentrc.frontmatter import split
 from agentrc.markdown import format_body
-from agentrc.model import ENTRYPOINTS
+from agentrc.model import ENTRYPOINTS, Kind
 from agentrc.yamlpos import YamlError, load as load_yaml
 
-_TAIL = ("metadata", "requires", "ignore", "claude", "copilot", "opencode")
+_TAIL = ("metadata", "requires", "ignore", "claude", "copilot", "opencode", "cursor", "codex", "gemini", "windsurf",
+         "openclaw", "hermes")
 KEY_ORDER: Dict[str, Tuple[str, ...]] = {
     "rule": ("schema", "name", "description", "audience", "license", "scope") + _TAIL,
     "skill": ("schema", "name", "description", "audience", "license") + _TAIL,
     "agent": ("schema", "name", "description", "audience", "license", "mode", "model", "tools",
               "preload-skills") + _TAIL,
+    "command": ("schema", "name", "description", "audience", "license", "argument-hint", "agent", "model",
+                "tools") + _TAIL,
+    "hook": ("schema", "name", "description", "audience", "license", "event", "tools", "matcher", "script",
+             "timeout", "async") + _TAIL,
+    "context": ("schema", "name", "description", "audience", "license", "order") + _TAIL,
     "bundle": ("schema", "name", "description", "license", "items", "requires", "plugins", "mcps", "metadata"),
 }
 
 KEY_LINE_RE = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#'"\-?:][^:#]*?|-[^\s:#][^:#]*?))\s*:(?:\s|$)""")
-OVERRIDE_RE = re.compile(r"^(RULE|SKILL|AGENT)\.[^.]+\.md$")
+OVERRIDE_RE = re.compile(r"^(" + "|".join(k.name for k in Kind) + r")\.[^.]+\.md$")
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,12 @@ from agentrc.families import OVERRIDE_CLIENTS
 from agentrc.frontmatter import split
 from agentrc.frozen import FrozenMap, freeze
 from agentrc.markdown import prose, scan
-from agentrc.model import (ENTRYPOINTS, KIND_BY_PLURAL, Bundle, BundleRef, Item, Kind, Ref, Registry, Resource,
-                           SourceFile, SourceTree)
+from agentrc.model import (ENTRYPOINTS, KIND_BY_PLURAL, Bundle, BundleRef, HookSpec, Item, Kind, McpServer, Ref,
+                           Registry, Resource, SourceFile, SourceTree)
 from agentrc.yamlpos import Located, YamlError, load as load_yaml
 
 NAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
-OVERRIDE_RE = re.compile(r"^(RULE|SKILL|AGENT)\.([^/]+)\.md$")
+OVERRIDE_RE = re.compile(r"^(" + "|".join(k.name for k in Kind) + r")\.([^/]+)\.md$")
 BUNDLE_SUFFIX = ".bundle.yaml"
 DESCRIPTION_MAX = 1024
 SKILL_DESCRIPTION_SOFT = 200
@@ -38,7 +38,11 @@ KIND_FIELDS = {
     Kind.RULE: ("scope",),
     Kind.SKILL: (),
     Kind.AGENT: ("mode", "model", "tools", "preload-skills"),
+    Kind.COMMAND: ("argument-hint", "model", "tools", "agent"),
+    Kind.HOOK: ("event", "script", "tools", "matcher", "timeout", "async"),
+    Kind.CONTEXT: ("order",),
 }
+TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 
 
 def load_registry(tree: SourceTree, families: FrozenSet[str], passthrough: FrozenSet[str],
@@ -178,7 +182,7 @@ class _Loader:
         self.check_description(f.path, located.pos(("description",)), data["description"], kind)
         self.check_fields(f.path, data, located, kind)
         readers = frozenset(data.get("audience", ())) & self.families or self.families
-        blocks = self.check_body(f.path, parts.body, parts.body_line, readers)
+        blocks = self.check_body(f.path, parts.body, parts.body_line, readers, kind is Kind.COMMAND)
         overrides = {}
         for client, of in sorted(override_files.items()):
             ob = self.override_body(of, client)
@@ -222,7 +226,26 @@ class _Loader:
             resources=resources,
             field_pos=FrozenMap((k[0], v) for k, v in located.key_pos.items() if len(k) == 1),
             blocks=blocks,
+            hook=self.hook(f.path, data, located, resources) if kind is Kind.HOOK else None,
         )
+
+    def hook(self, path: str, data: Dict[str, Any], located: Located, resources: Tuple[Resource, ...]) -> HookSpec:
+        """The hook's command; a leading `./file` names a supporting file of the hook."""
+        script = data["script"].strip()
+        first, _, rest = script.partition(" ")
+        script_file = None
+        if first.startswith("./"):
+            rel = posixpath.normpath(first[2:])
+            if rel.startswith("../"):
+                self.diags.error(path, located.pos(("script",)), "AR050", f"script {first!r} leaves the item directory")
+            elif rel not in {r.path for r in resources}:
+                self.diags.error(path, located.pos(("script",)), "AR053",
+                                 f"script {first!r} is not a file in the hook's directory")
+            else:
+                script_file = rel
+        return HookSpec(event=data["event"], script=script, tools=tuple(data["tools"]) if "tools" in data else None,
+                        matcher=data.get("matcher"), timeout=data.get("timeout"), run_async=bool(data.get("async", False)),
+                        script_file=script_file, script_args=rest.strip() if script_file else "")
 
     def yaml(self, path: str, text: str, offset: int) -> Optional[Located]:
         try:
@@ -293,7 +316,13 @@ class _Loader:
             if key not in known:
                 self.diags.warning(path, located.pos((key,)), "AR007",
                                    f"unknown {kind.value} field {key!r} is ignored")
-        if kind is Kind.AGENT:
+        if kind is Kind.HOOK and data.get("event") not in TOOL_EVENTS:
+            for key in ("tools", "matcher"):
+                if key in data:
+                    self.diags.warning(path, located.pos((key,)), "AR082",
+                                       f"{key}: only {' and '.join(TOOL_EVENTS)} hooks match tools; "
+                                       f"it is ignored for {data.get('event')}")
+        if kind in (Kind.AGENT, Kind.COMMAND, Kind.HOOK):
             from agentrc.vocabulary import TOOLS, check_model
 
             for i, tool in enumerate(data.get("tools", ())):
@@ -305,11 +334,11 @@ class _Loader:
                                    f"model {data['model']!r} is neither a portable alias nor a provider/model id; "
                                    "each client's fidelity report says what it made of it")
 
-    def check_body(self, path: str, body: str, line0: int,
-                   readers: Optional[FrozenSet[str]] = None) -> Tuple[directives.Block, ...]:
+    def check_body(self, path: str, body: str, line0: int, readers: Optional[FrozenSet[str]] = None,
+                   arguments: bool = False) -> Tuple[directives.Block, ...]:
         """Validate a canonical body; `readers` are the families its audience lets read it."""
         blocks = directives.parse(body, self.families, self.diags, path, line0)
-        body_rules.check(body, path, line0, self.diags, blocks, readers or self.families)
+        body_rules.check(body, path, line0, self.diags, blocks, readers or self.families, arguments=arguments)
         return blocks
 
     def override_body(self, f: SourceFile, client: str) -> Optional[Tuple[str, str, int]]:
@@ -434,7 +463,19 @@ class _Loader:
             items=tuple(items), requires=requires, license=data.get("license"),
             metadata=freeze(data.get("metadata", {})), plugins=freeze(data.get("plugins", {})),
             mcps=freeze(data.get("mcps", {})),
+            servers=tuple(_server(name, entry, data["name"], f.path, located.pos(("mcps", name)))
+                          for name, entry in sorted((data.get("mcps") or {}).items())),
         )
+
+
+def _server(name: str, entry: Dict[str, Any], bundle: str, path: str, pos: Tuple[int, int]) -> McpServer:
+    local, remote = entry.get("local"), entry.get("remote")
+    common = dict(name=name, bundle=bundle, path=path, pos=pos, requires_env=tuple(entry.get("requires-env", ())),
+                  fields=freeze(entry))
+    if local is not None:
+        return McpServer(transport="stdio", command=local["command"], args=tuple(local.get("args", ())),
+                         env=freeze(local.get("env", {})), **common)
+    return McpServer(transport=remote["type"], url=remote["url"], headers=freeze(remote.get("headers", {})), **common)
 
 
 def _deepest(err):

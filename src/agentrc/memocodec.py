@@ -16,9 +16,9 @@ from typing import Any, Dict
 from agentrc.diagnostics import Diagnostic
 from agentrc.directives import Block
 from agentrc.frozen import FrozenMap
-from agentrc.model import BundleRef, Item, Kind, Ref, Resource
+from agentrc.model import BundleRef, HookSpec, Item, Kind, Ref, Resource
 
-CLASSES = {cls.__name__: cls for cls in (Item, Ref, BundleRef, Resource, Diagnostic, Block)}
+CLASSES = {cls.__name__: cls for cls in (Item, Ref, BundleRef, Resource, Diagnostic, Block, HookSpec)}
 
 
 def _enc(value: Any) -> Any:

@@ -19,9 +19,16 @@ Pos = Tuple[int, int]
 
 
 class Kind(str, Enum):
+    """Item kinds. The first three are spec 001's portable items; commands, hooks and the
+    global context are agentrc's items for the capability kinds spec 000 §2 adds, authored
+    the same way (an entrypoint with frontmatter in an item directory)."""
+
     RULE = "rule"
     SKILL = "skill"
     AGENT = "agent"
+    COMMAND = "command"
+    HOOK = "hook"
+    CONTEXT = "context"
 
     @property
     def entrypoint(self) -> str:
@@ -90,9 +97,51 @@ class Resource:
     executable: bool = False
 
 
+HOOK_EVENTS = ("SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
+               "SubagentStop", "PreCompact", "Notification")
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    """What a HOOK.md declares: run `script` on `event`, for the portable `tools` (or a raw
+    client `matcher`), within `timeout` seconds. `script_file` is the supporting file the
+    command starts with (`./check.sh ...`), which each client gets a path to."""
+
+    event: str
+    script: str
+    tools: Optional[Tuple[str, ...]] = None
+    matcher: Optional[str] = None
+    timeout: Optional[int] = None
+    run_async: bool = False
+    script_file: Optional[str] = None  # relative to the item directory
+    script_args: str = ""  # what follows the script file in `script`
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """One entry of a bundle's `mcps` map (spec 001 §3.6): a local (stdio) or remote server."""
+
+    name: str
+    bundle: str
+    path: str  # the bundle file
+    pos: Pos
+    transport: str  # "stdio", "http" or "sse"
+    command: Optional[str] = None
+    args: Tuple[str, ...] = ()
+    env: FrozenMap = field(default_factory=FrozenMap)
+    url: Optional[str] = None
+    headers: FrozenMap = field(default_factory=FrozenMap)
+    requires_env: Tuple[str, ...] = ()
+    fields: FrozenMap = field(default_factory=FrozenMap)  # the raw entry, for fidelity reports
+
+    @property
+    def label(self) -> str:
+        return f"mcp server {self.name}"
+
+
 @dataclass(frozen=True)
 class Item:
-    """A rule, skill or agent, parsed from its entrypoint and item directory."""
+    """An item of any kind, parsed from its entrypoint and item directory."""
 
     kind: Kind
     name: str
@@ -120,6 +169,8 @@ class Item:
     digest: str = ""  # digest of the item directory's files: the render memo's key
     field_pos: FrozenMap = field(default_factory=FrozenMap)  # top-level field -> (line, col)
     blocks: Tuple[Any, ...] = ()  # the body's directive blocks (agentrc.directives.Block), parsed once
+    hook: Optional["HookSpec"] = None  # set for hooks
+
 
     @property
     def key(self) -> Tuple[Kind, str]:
@@ -145,6 +196,7 @@ class Bundle:
     metadata: FrozenMap = field(default_factory=FrozenMap)
     plugins: FrozenMap = field(default_factory=FrozenMap)
     mcps: FrozenMap = field(default_factory=FrozenMap)
+    servers: Tuple[McpServer, ...] = ()  # `mcps`, parsed
 
 
 @dataclass(frozen=True)

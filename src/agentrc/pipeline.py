@@ -59,7 +59,8 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
     items, sel_diags = resolve.select(loaded.registry, bundles, entrypoints)
     if any(d.is_error for d in sel_diags):
         return build.Plan((), (), tuple(sorted(set(loaded.diagnostics + sel_diags))))
-    result = build.plan(loaded.registry, client_registry.get(clients), items, strict, memo)
+    servers = resolve.servers(loaded.registry, bundles, entrypoints)
+    result = build.plan(loaded.registry, client_registry.get(clients), items, strict, memo, servers)
     return build.Plan(result.files, result.reports,
                       tuple(sorted(set(loaded.diagnostics + sel_diags + result.diagnostics))))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
-from agentrc.model import Bundle, Item, Kind, Registry
+from agentrc.model import Bundle, Item, Kind, McpServer, Registry
 
 
 class Index:
@@ -53,6 +53,7 @@ def check(registry: Registry) -> Tuple[Diagnostic, ...]:
             if (Kind.SKILL, skill) not in idx.items:
                 diags.warning(item.entrypoint, pos, "AR072", f"preloaded skill {skill!r} is not in the registry; "
                               "it stays a runtime hint and is not installed with the agent")
+    _check_servers(registry, diags)
     find_cycles(
         [b.name for b in registry.bundles],
         lambda n: [r.name for r in idx.bundles[n].requires if r.source is None and r.name in idx.bundles],
@@ -82,19 +83,8 @@ def select(registry: Registry, bundle_names: Optional[Sequence[str]] = None,
     if not bundle_names and entrypoints is None:
         return registry.items, ()
     roots: List[Tuple[Kind, str]] = [i.key for i in registry.items if i.entrypoint in set(entrypoints or ())]
-    seen_b: Set[str] = set()
-    stack = list(bundle_names or ())
-    while stack:
-        name = stack.pop()
-        if name in seen_b:
-            continue
-        b = idx.bundles.get(name)
-        if b is None:
-            diags.error("<command line>", (0, 0), "AR066", f"no bundle named {name!r}")
-            continue
-        seen_b.add(name)
+    for b in _bundle_closure(idx, bundle_names or (), diags):
         roots.extend((r.kind, r.name) for r in b.items)
-        stack.extend(r.name for r in b.requires if r.source is None)
     chosen: Dict[Tuple[Kind, str], Item] = {}
     stack2 = list(roots)
     while stack2:
@@ -107,6 +97,51 @@ def select(registry: Registry, bundle_names: Optional[Sequence[str]] = None,
         stack2.extend((Kind.SKILL, s) for s, _ in item.preload_skills)
     items = tuple(i for i in registry.items if i.key in chosen)
     return items, diags.sorted()
+
+
+def servers(registry: Registry, bundle_names: Optional[Sequence[str]] = None,
+            entrypoints: Optional[Sequence[str]] = None) -> Tuple[McpServer, ...]:
+    """The MCP servers to configure: those of the named bundles' closure, of every bundle
+    when the whole registry is built, none for a build of single items. One per name
+    (check() reports names defined differently)."""
+    idx = Index(registry)
+    if bundle_names:
+        chosen = _bundle_closure(idx, bundle_names, Diagnostics())
+    elif entrypoints is None:
+        chosen = list(registry.bundles)
+    else:
+        chosen = []
+    found: Dict[str, McpServer] = {}
+    for b in sorted(chosen, key=lambda b: b.name):
+        for s in b.servers:
+            found.setdefault(s.name, s)
+    return tuple(found[n] for n in sorted(found))
+
+
+def _bundle_closure(idx: Index, names: Sequence[str], diags: Diagnostics) -> List[Bundle]:
+    seen: Dict[str, Bundle] = {}
+    stack = list(names)
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        b = idx.bundles.get(name)
+        if b is None:
+            diags.error("<command line>", (0, 0), "AR066", f"no bundle named {name!r}")
+            continue
+        seen[name] = b
+        stack.extend(r.name for r in b.requires if r.source is None)
+    return [seen[n] for n in sorted(seen)]
+
+
+def _check_servers(registry: Registry, diags: Diagnostics) -> None:
+    first: Dict[str, McpServer] = {}
+    for b in registry.bundles:
+        for s in b.servers:
+            other = first.setdefault(s.name, s)
+            if other is not s and other.fields != s.fields:
+                diags.error(b.path, s.pos, "AR067", f"MCP server {s.name!r} is also defined, differently, by "
+                            f"bundle {other.bundle} ({other.path})")
 
 
 def find_cycles(nodes: Iterable[Hashable], edges: Callable[[Hashable], List[Hashable]],

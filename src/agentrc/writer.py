@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
-from agentrc import __version__
+from agentrc import __version__, managed
 from agentrc.clients.base import OutputFile
 from agentrc.diagnostics import Diagnostic, Diagnostics
 
@@ -33,6 +33,10 @@ class Changes:
     unchanged: int
     # [size, mtime_ns, mode] of unchanged files as diff() saw them, so apply() need not stat them again.
     seen: Dict[str, list] = field(default_factory=dict, compare=False, hash=False)
+    # Files merged into what the user has (agentrc.managed): their merged bytes, and the
+    # ownership record the manifest keeps for each (the keys agentrc added).
+    merged_files: Dict[str, OutputFile] = field(default_factory=dict, compare=False, hash=False)
+    merged: Dict[str, dict] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def empty(self) -> bool:
@@ -45,29 +49,94 @@ def sha(data: bytes) -> str:
 
 def read_manifest(root: Path, diags: Diagnostics) -> Tuple[Dict[str, str], Dict[str, list]]:
     """The files agentrc owns in `root` (path -> sha256) and their last seen [size, mtime_ns]."""
+    owned, stats, _ = _read_manifest(root, diags)
+    return owned, stats
+
+
+def _read_manifest(root: Path, diags: Diagnostics) -> Tuple[Dict[str, str], Dict[str, list], Dict[str, dict]]:
     path = root / MANIFEST
     if not path.exists():
-        return {}, {}
+        return {}, {}, {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         files = data["files"]
         if not isinstance(files, dict):
             raise TypeError("files is not an object")
         stats = data.get("stat", {})
-        return {str(k): str(v) for k, v in files.items()}, stats if isinstance(stats, dict) else {}
+        merged = data.get("merged", {})
+        if not isinstance(merged, dict):
+            raise TypeError("merged is not an object")
+        return ({str(k): str(v) for k, v in files.items()}, stats if isinstance(stats, dict) else {},
+                {str(k): v for k, v in merged.items()})
     except (ValueError, KeyError, TypeError) as exc:
         diags.error(str(path), (1, 1), "AR093", f"cannot read the ownership manifest: {exc}")
-        return {}, {}
+        return {}, {}, {}
+
+
+def _keys(record: dict) -> Tuple[managed.Key, ...]:
+    return tuple((tuple(k), v, bool(a)) for k, v, a in record.get("keys", ()))
+
+
+def _merge(root: Path, files: Sequence[OutputFile], owned: Dict[str, str], previous: Dict[str, dict],
+           diags: Diagnostics) -> Tuple[List[OutputFile], Dict[str, OutputFile], Dict[str, dict]]:
+    """Resolve files agentrc merges into users' files: read what is there, take out the keys
+    agentrc added last time, put in this build's keys. Paths merged last time and not now
+    lose agentrc's keys (and go away when agentrc created them and nothing else is left)."""
+    base = str(root)
+    out: List[OutputFile] = []
+    resolved: Dict[str, OutputFile] = {}
+    records: Dict[str, dict] = {}
+    wanted = {f.path: f for f in files if f.merge}
+    stale = [OutputFile(p, b"", False, "agentrc", str(r.get("format", "json")), ()) for p, r in sorted(previous.items())
+             if p not in wanted]
+    for f in list(files) + stale:
+        if not f.merge:
+            out.append(f)
+            continue
+        target = os.path.join(base, f.path)
+        record = previous.get(f.path, {})
+        old = _keys(record)
+        created = bool(record.get("created", False))
+        try:
+            with open(target, "rb") as fh:
+                current = fh.read().decode("utf-8")
+        except FileNotFoundError:
+            current, created = "", True
+        except (UnicodeDecodeError, IsADirectoryError) as exc:
+            diags.error(target, (0, 0), "AR097", f"cannot merge agentrc's keys into it: {exc}")
+            continue
+        if f.path in owned and owned[f.path] == sha(current.encode()):
+            current, created = "", True  # written whole by an earlier agentrc: all of it is ours
+        try:
+            clashes = managed.conflicts(f.merge, current, old, f.keys)
+            text = managed.render(f.merge, current, old, f.keys)
+        except ValueError as exc:
+            diags.error(target, (0, 0), "AR097", f"cannot merge agentrc's keys into it: {exc}")
+            continue
+        for key in clashes:
+            diags.error(target, (0, 0), "AR096", f"defines {key!r} itself; agentrc would overwrite it ({f.owner})")
+        if clashes:
+            continue
+        if not f.keys and created and managed.is_empty(f.merge, text):
+            continue  # stale, agentrc made it, nothing of the user's in it: delete (below)
+        merged = OutputFile(f.path, text.encode("utf-8"), False, f.owner, f.merge, f.keys)
+        resolved[f.path] = merged
+        out.append(merged)
+        if f.keys:
+            records[f.path] = {"format": f.merge, "created": created, "keys": [[list(k), v, a] for k, v, a in f.keys]}
+    return out, resolved, records
 
 
 def diff(root: Path, files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, str], Tuple[Diagnostic, ...]]:
     """What writing `files` into `root` would change; errors for files agentrc does not own."""
     diags = Diagnostics()
-    owned, stats = read_manifest(Path(root), diags)
+    owned, stats, previous = _read_manifest(Path(root), diags)
+    files, merged_files, merged = _merge(Path(root), files, owned, previous, diags)
     base = str(root)
     create, update, unchanged = [], [], 0
     seen: Dict[str, list] = {}
     planned = {f.path for f in files}
+    stale_merged = [p for p in previous if p not in planned and os.path.isfile(os.path.join(base, p))]
     for f in files:
         target = os.path.join(base, f.path)
         try:
@@ -89,21 +158,25 @@ def diff(root: Path, files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, st
         if current == f.content and is_exec == f.executable:
             unchanged += 1
             seen[f.path] = _stat(st)
+        elif f.path in merged_files:
+            update.append(f.path)  # the user's file: only agentrc's keys changed
         elif f.path not in owned:
             diags.error(target, (0, 0), "AR091", f"not written by agentrc; it would be overwritten by {f.owner}")
         elif sha(current) != owned[f.path]:
             diags.error(target, (0, 0), "AR094", "edited since agentrc wrote it; rebuilding would lose the edit")
         else:
             update.append(f.path)
-    delete = []
-    for p in sorted(p for p in owned if p not in planned and os.path.isfile(os.path.join(base, p))):
+    delete = sorted(stale_merged)
+    for p in sorted(p for p in owned if p not in planned and p not in previous
+                    and os.path.isfile(os.path.join(base, p))):
         with open(os.path.join(base, p), "rb") as fh:
             if sha(fh.read()) != owned[p]:
                 diags.error(os.path.join(base, p), (0, 0), "AR094",
                             "stale output edited since agentrc wrote it; not deleting it")
                 continue
         delete.append(p)
-    return Changes(tuple(create), tuple(update), tuple(delete), unchanged, seen), owned, diags.sorted()
+    return (Changes(tuple(create), tuple(update), tuple(delete), unchanged, seen, merged_files, merged), owned,
+            diags.sorted())
 
 
 def apply(root: Path, files: Sequence[OutputFile], changes: Changes) -> None:
@@ -112,6 +185,8 @@ def apply(root: Path, files: Sequence[OutputFile], changes: Changes) -> None:
     written. On failure everything this call created is removed again."""
     base = str(root)
     by_path = {f.path: f for f in files}
+    by_path.update(changes.merged_files)
+    files = [by_path[f.path] for f in files]
     created: List[str] = []
     written: Dict[str, list] = {}
     staged: List[Tuple[str, str]] = []
@@ -142,7 +217,10 @@ def apply(root: Path, files: Sequence[OutputFile], changes: Changes) -> None:
         known = changes.seen.get(f.path) or written.get(f.path)
         stats[f.path] = known if known is not None else _stat(os.lstat(os.path.join(base, f.path)))
     manifest = {"version": 1, "generator": f"agentrc {__version__}",
-                "files": {f.path: sha(f.content) for f in sorted(files, key=lambda f: f.path)}, "stat": stats}
+                "files": {f.path: sha(f.content) for f in sorted(files, key=lambda f: f.path) if not f.merge},
+                "stat": stats}
+    if changes.merged:
+        manifest["merged"] = changes.merged
     mf = os.path.join(base, MANIFEST)
     data = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
     if os.path.isfile(mf):
@@ -165,9 +243,9 @@ def untouched(root: Path, digest: str) -> bool:
     mtime and mode recorded when it was written: then nobody changed the output tree."""
     if not digest or manifest_digest(root) != digest:
         return False
-    owned, stats = read_manifest(Path(root), Diagnostics())
+    owned, stats, merged = _read_manifest(Path(root), Diagnostics())
     base = str(root)
-    for path in owned:
+    for path in list(owned) + list(merged):
         try:
             st = os.lstat(os.path.join(base, path))
         except OSError:

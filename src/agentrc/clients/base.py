@@ -20,7 +20,7 @@ from agentrc.body import rewrite_links
 from agentrc.fidelity import ItemReport, Tracker
 from agentrc.frozen import thaw
 from agentrc.markdown import format_body
-from agentrc.model import Item, Kind
+from agentrc.model import Item, Kind, McpServer
 
 try:
     _Dumper = yaml.CSafeDumper  # type: ignore[attr-defined]
@@ -34,12 +34,37 @@ class OutputFile:
     content: bytes
     executable: bool = False
     owner: str = ""  # "<client>:<kind>:<name>" for conflict messages, or "<client>" for project files
+    # Config files users also own ("json" or "toml"): agentrc owns only `keys` in them, as
+    # (key path, value as canonical JSON, appended array element?) triples, and the writer
+    # merges those into whatever the file holds (agentrc.managed). `content` is the file
+    # with agentrc's keys alone, which is what a fresh tree (dist/, Pants) holds.
+    merge: str = ""
+    keys: Tuple[Tuple[Tuple[str, ...], str, bool], ...] = ()
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """A part of a file that several items and clients contribute to: a key of a JSON or
+    TOML config (an MCP server, a hook entry appended to an event's list), or a section of
+    the global context document. build.plan assembles fragments into files."""
+
+    path: str
+    format: str  # "json", "toml" or "sections"
+    key: Tuple[str, ...]  # key path; for "sections", (sort key, name)
+    value: str  # canonical JSON of the value; for "sections", the section's markdown
+    append: bool = False  # an element appended to the array at `key`, not the key's whole value
+    owner: str = ""
+
+
+def fragment(path: str, fmt: str, key: Sequence[str], value: Any, owner: str, append: bool = False) -> Fragment:
+    return Fragment(path, fmt, tuple(key), json.dumps(thaw(value), sort_keys=False, ensure_ascii=False), append, owner)
 
 
 @dataclass(frozen=True)
 class Rendered:
     files: Tuple[OutputFile, ...]
     report: ItemReport
+    fragments: Tuple[Fragment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -48,6 +73,7 @@ class RenderContext:
 
     families: FrozenSet[str]
     skills: FrozenSet[str] = frozenset()  # names of skills in the build (for preload lists)
+    clients: FrozenSet[str] = frozenset()  # the clients being built together (shared-file decisions)
 
 
 class ClientAdapter:
@@ -80,8 +106,31 @@ class ClientAdapter:
                 tracker.dropped(f, f"{self.title} has no {item.kind.value}s")
             return Rendered((), self._report(item, False, (), tracker))
         common_fields(item, tracker, self.passthrough_block)
-        files = tuple(self.render_item(item, ctx, tracker))
-        return Rendered(files, self._report(item, True, tuple(f.path for f in files), tracker))
+        out = list(self.render_item(item, ctx, tracker))
+        files = tuple(f for f in out if isinstance(f, OutputFile))
+        frags = tuple(f for f in out if isinstance(f, Fragment))
+        paths = tuple(dict.fromkeys([f.path for f in files] + [f.path for f in frags]))
+        return Rendered(files, self._report(item, True, paths, tracker), frags)
+
+    def render_server(self, server: McpServer) -> Rendered:
+        """An MCP server of the selected bundles, reported like an item (kind "mcp")."""
+        tracker = Tracker(server.fields.keys())
+        out = list(self.server(server, tracker)) if "mcp" in self.capabilities else []
+        if "mcp" not in self.capabilities:
+            for f in tracker.expected:
+                tracker.dropped(f, f"{self.title} has no project MCP configuration")
+        frags = tuple(f for f in out if isinstance(f, Fragment))
+        files = tuple(f for f in out if isinstance(f, OutputFile))
+        paths = tuple(dict.fromkeys([f.path for f in files] + [f.path for f in frags]))
+        report = ItemReport(self.name, "mcp", server.name, server.path, bool(paths), paths,
+                            tracker.finish(f"{self.name} {server.label}"))
+        return Rendered(files, report, frags)
+
+    # Capabilities beyond item kinds: "mcp" when the client has project MCP configuration.
+    capabilities: FrozenSet[str] = frozenset({"mcp"})
+
+    def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
+        raise NotImplementedError
 
     skill_dir: str = ""  # where skills go: <skill_dir>/<name>/SKILL.md
     # Where rules' and agents' supporting files go (<resource_root>/<kind>s/<name>/): a
@@ -91,9 +140,15 @@ class ClientAdapter:
 
     def render_item(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[OutputFile]:
         """Shared frame: body, the kind's own mapping, passthrough block, document."""
+        if item.kind in (Kind.HOOK, Kind.CONTEXT):
+            out = self.hook(item, ctx, tracker) if item.kind is Kind.HOOK else self.context(item, ctx, tracker)
+            if self.passthrough_block in item.passthrough and self.passthrough_block not in tracker.outcomes:
+                tracker.dropped(self.passthrough_block, f"a {item.kind.value} has no {self.title} frontmatter to merge it into")
+            return out
         body = self.body(item, ctx, tracker)
         fm: Dict[str, Any] = {}
-        kind_renderer = {Kind.RULE: self.rule, Kind.SKILL: self.skill, Kind.AGENT: self.agent}[item.kind]
+        kind_renderer = {Kind.RULE: self.rule, Kind.SKILL: self.skill, Kind.AGENT: self.agent,
+                         Kind.COMMAND: self.command}[item.kind]
         entry, body, extra = kind_renderer(item, ctx, tracker, fm, body)
         if self.passthrough_block in item.passthrough:
             fm.update(self.passthrough(item))
@@ -107,6 +162,21 @@ class ClientAdapter:
 
     def agent(self, item: Item, ctx: RenderContext, tracker: Tracker, fm: Dict[str, Any], body: str) -> Rendering:
         raise NotImplementedError
+
+    def command(self, item: Item, ctx: RenderContext, tracker: Tracker, fm: Dict[str, Any], body: str) -> Rendering:
+        raise NotImplementedError
+
+    def hook(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[Any]:
+        """Files and fragments for a hook (its config entry, its script)."""
+        raise NotImplementedError
+
+    # Where the global context goes, and the files that point the client at it.
+    context_file: str = "AGENTS.md"
+
+    def context(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[Any]:
+        """A context item is one section of the shared global context document; every
+        client that reads AGENTS.md gets the same bytes (spec 000 §4.3: layered append)."""
+        return context_section(self, item, ctx, tracker, self.context_file)
 
     def skill(self, item: Item, ctx: RenderContext, tracker: Tracker, fm: Dict[str, Any], body: str) -> Rendering:
         """Skills are Agent Skills directories everywhere; clients differ in which extra
@@ -281,3 +351,103 @@ def place_resources(item: Item, entry_dir: str, resource_dir: str, body: str, ow
     return rewrite_links(body, prefix), files
 
 
+
+
+# --- commands, hooks, MCP servers, context: helpers several clients share ---------------
+
+ENV_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def env_refs(value: Any, template: str) -> Any:
+    """Rewrite the portable `${VAR}` references in strings of `value` to a client's syntax
+    (`template` holds `{}` where the name goes, e.g. "${{env:{}}}" for VS Code)."""
+    value = thaw(value)
+    if isinstance(value, str):
+        return ENV_REF_RE.sub(lambda m: template.format(m.group(1)), value)
+    if isinstance(value, list):
+        return [env_refs(v, template) for v in value]
+    if isinstance(value, dict):
+        return {k: env_refs(v, template) for k, v in value.items()}
+    return value
+
+
+def server_outcomes(server: McpServer, tracker: Tracker, where: str, env_note: str = "") -> None:
+    """The usual outcomes of an MCP server entry written to `where`."""
+    if server.transport == "stdio":
+        tracker.mapped("local", f"{where}: stdio server (command, args, env)")
+    else:
+        tracker.mapped("remote", f"{where}: {server.transport} server (url, headers{env_note})")
+    if "requires-env" in server.fields:
+        tracker.omitted("requires-env", "checked by agentrc at install time (spec 001 §3.6), not a client field")
+
+
+def claude_style_server(server: McpServer) -> Dict[str, Any]:
+    """`mcpServers` entry in the shape Claude Code's `.mcp.json` defines, which Copilot CLI,
+    Cursor and others share: `${VAR}` references are kept (those clients expand them)."""
+    if server.transport == "stdio":
+        entry: Dict[str, Any] = {"type": "stdio", "command": server.command}
+        if server.args:
+            entry["args"] = list(server.args)
+        if server.env:
+            entry["env"] = thaw(server.env)
+        return entry
+    entry = {"type": server.transport, "url": server.url}
+    if server.headers:
+        entry["headers"] = thaw(server.headers)
+    return entry
+
+
+def hook_script(adapter: "ClientAdapter", item: Item, tracker: Tracker, project_var: str = "") -> Tuple[str, List[OutputFile]]:
+    """The hook's command line for this client, and its supporting files. A script named
+    `./file` in HOOK.md is copied to <resource_root>/hooks/<name>/ and called by a path from
+    the project root (prefixed with `project_var`, e.g. "$CLAUDE_PROJECT_DIR", for clients
+    that run hooks elsewhere)."""
+    spec = item.hook
+    assert spec is not None
+    files = resource_files(item, f"{adapter.resource_root}/hooks/{item.name}", adapter.owner(item))
+    if spec.script_file is None:
+        tracker.emitted("script", "command line as written")
+        tracker.emitted("resources", f"{len(files)} file(s) copied" if files else "none")
+        return spec.script, files
+    path = f"{adapter.resource_root}/hooks/{item.name}/{spec.script_file}"
+    # ${VAR:-.}: other clients that run this file's hooks (VS Code, Cursor) may not set VAR,
+    # and run hooks from the project root.
+    command = f'"${{{project_var[1:]}:-.}}/{path}"' if project_var else path
+    if spec.script_args:
+        command += " " + spec.script_args
+    tracker.mapped("script", f"{spec.script_file} copied to {path}" + (f", called via {project_var}" if project_var else ""))
+    tracker.emitted("resources", f"{len(files)} file(s) copied to {adapter.resource_root}/hooks/{item.name}/")
+    return command, files
+
+
+def hook_docs(item: Item, tracker: Tracker) -> None:
+    """A hook's name, description and body document it; clients read only the config entry."""
+    tracker.omitted("description", "documentation of the hook; hook configs have no description")
+    tracker.omitted("body", "documentation of the hook; not read by clients")
+    if "name" in item.fields:
+        tracker.mapped("name", "names the script's directory")
+
+
+def context_section(adapter: "ClientAdapter", item: Item, ctx: RenderContext, tracker: Tracker,
+                    path: str) -> List[Any]:
+    """One section of the global context document `path`, ordered by (order, name)."""
+    body = adapter.body(item, ctx, tracker)
+    tracker.omitted("description", "documentation of the context item; the document carries its text")
+    if "name" in item.fields:
+        tracker.mapped("name", "orders sections with the same order:")
+    order = item.fields.get("order", 0)
+    if "order" in item.fields:
+        tracker.mapped("order", f"position of the section in {path}")
+    files: List[Any] = []
+    if item.resources:
+        res_dir = f".agentrc/context/{item.name}"
+        prefix = posixpath.relpath(res_dir, posixpath.dirname(path) or ".")
+        body = rewrite_links(body, prefix)
+        files = resource_files(item, res_dir, f"context:{item.name}")
+        tracker.mapped("resources", f"{len(files)} file(s) copied to {res_dir}/, links rewritten")
+    else:
+        tracker.emitted("resources", "none")
+    key = (f"{order + 10 ** 9:010d}", item.name)
+    files.append(Fragment(path, "sections", key, format_body(body.strip("\n") + "\n") if body.strip() else "",
+                          False, adapter.owner(item)))
+    return files

@@ -1,12 +1,15 @@
-"""Claude Code: `.claude/rules`, `.claude/skills`, `.claude/agents` (docs: code.claude.com)."""
+"""Claude Code: `.claude/rules`, `.claude/skills` (skills and commands), `.claude/agents`,
+hooks in `.claude/settings.json`, MCP servers in `.mcp.json`, and `CLAUDE.md` importing
+the shared `AGENTS.md` (docs: code.claude.com)."""
 
 from __future__ import annotations
 
 from typing import Any, Dict
 
-from agentrc.clients.base import ClientAdapter
+from agentrc.clients.base import (ClientAdapter, OutputFile, claude_style_server, context_section, fragment, hook_docs,
+                                  hook_script, server_outcomes)
 from agentrc.fidelity import Tracker
-from agentrc.model import Item
+from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
 
 TOOL_NAMES = {
@@ -75,3 +78,86 @@ class Claude(ClientAdapter):
             tracker.emitted("model", "passed through as written")
         else:
             tracker.dropped("model", f"Claude Code cannot run {provider} models; the agent inherits the session model")
+
+    kinds = tuple(Kind)
+    settings = ".claude/settings.json"
+
+    def command(self, item, ctx, tracker, fm, body):
+        """Spec 000 §5.1: commands become user-invoked skills (Claude merged commands into skills)."""
+        self.identify(item, fm, tracker)
+        fm["disable-model-invocation"] = True
+        if "argument-hint" in item.fields:
+            fm["argument-hint"] = item.fields["argument-hint"]
+            tracker.emitted("argument-hint")
+        if "agent" in item.fields:
+            fm["context"] = "fork"
+            fm["agent"] = item.fields["agent"]
+            tracker.mapped("agent", "context: fork with agent:, the skill runs in that subagent")
+        self._model(item, fm, tracker)
+        if item.tools is not None:
+            fm["allowed-tools"] = ", ".join(TOOL_NAMES[t] for t in item.tools)
+            tracker.mapped("tools", "allowed-tools: capitalized Claude Code tool names")
+        base = f"{self.skill_dir}/{item.name}"
+        extra = [OutputFile(f"{base}/{r.path}", r.content, r.executable, self.owner(item)) for r in item.resources]
+        tracker.emitted("resources", f"{len(extra)} file(s) copied beside SKILL.md" if extra else "none")
+        return f"{base}/SKILL.md", body, extra
+
+    def hook(self, item, ctx, tracker):
+        spec = item.hook
+        hook_docs(item, tracker)
+        command, files = hook_script(self, item, tracker, "$CLAUDE_PROJECT_DIR")
+        handler = {"type": "command", "command": command}
+        if spec.timeout is not None:
+            handler["timeout"] = spec.timeout
+            tracker.emitted("timeout", "seconds")
+        if "async" in item.fields:
+            if spec.run_async:
+                handler["async"] = True
+            tracker.emitted("async")
+        if self.passthrough_block in item.passthrough:
+            handler.update(self.passthrough(item))
+            tracker.emitted(self.passthrough_block, "merged into the hook handler")
+        entry = {}
+        matcher = self.matcher(item, tracker)
+        if matcher:
+            entry["matcher"] = matcher
+        entry["hooks"] = [handler]
+        tracker.emitted("event", f"hooks.{spec.event} in {self.settings}")
+        return files + [fragment(self.settings, "json", ("hooks", spec.event), entry, self.owner(item), append=True)]
+
+    def matcher(self, item: Item, tracker: Tracker) -> str:
+        """Claude-style matcher: portable tools as `Bash|Edit`, or the raw matcher."""
+        return claude_matcher(item, tracker)
+
+    def server(self, server, tracker):
+        server_outcomes(server, tracker, ".mcp.json mcpServers")
+        return [fragment(".mcp.json", "json", ("mcpServers", server.name), claude_style_server(server), self.name)]
+
+    def context(self, item, ctx, tracker):
+        """AGENTS.md is shared; CLAUDE.md imports it (Claude Code does not read AGENTS.md itself)."""
+        out = context_section(self, item, ctx, tracker, "AGENTS.md")
+        out.append(OutputFile("CLAUDE.md", CLAUDE_MD, False, self.name))
+        return out
+
+
+CLAUDE_MD = b"# Project instructions\n\n@AGENTS.md\n"
+
+
+def claude_matcher(item: Item, tracker: Tracker) -> str:
+    """Claude-style matcher (Claude Code, Codex, Copilot CLI): portable tools as `Bash|Edit`,
+    or the raw matcher, for the tool events only."""
+    spec = item.hook
+    if spec.event not in ("PreToolUse", "PostToolUse"):
+        for key in ("tools", "matcher"):
+            if key in item.fields:
+                tracker.omitted(key, f"{spec.event} is not about tools (lint warns AR082)")
+        return ""
+    if spec.tools is not None:
+        if spec.matcher is not None:
+            tracker.omitted("matcher", "tools: given; it decides the matcher")
+        tracker.mapped("tools", "matcher of Claude Code tool names")
+        return "|".join(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools))
+    if spec.matcher is not None:
+        tracker.emitted("matcher", "as written (Claude Code tool-name regex)")
+        return spec.matcher
+    return ""

@@ -1,11 +1,15 @@
-"""GitHub Copilot: `.github/instructions`, `.github/skills`, `.github/agents`
+"""GitHub Copilot: `.github/instructions`, `.github/skills`, `.github/agents`, prompt files in
+`.github/prompts` (commands), hooks in `.github/hooks/agentrc.json`, MCP servers in
+`.vscode/mcp.json` (VS Code) and `.mcp.json` (Copilot CLI), the shared AGENTS.md
 (docs: docs.github.com/en/copilot, code.visualstudio.com/docs/copilot)."""
 
 from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from agentrc.clients.base import ClientAdapter, with_skills_section
+from agentrc.clients.claude import claude_matcher
+from agentrc.clients.base import (ClientAdapter, claude_style_server, env_refs, fragment, hook_docs, hook_script,
+                                  place_resources, server_outcomes, with_skills_section)
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
@@ -45,17 +49,86 @@ class Copilot(ClientAdapter):
         body, extra = self.place(item, ".github/instructions", body, tracker)
         return f".github/instructions/{item.name}.instructions.md", body, extra
 
+    kinds = tuple(Kind)
+    hooks_file = ".github/hooks/agentrc.json"
+
+    def command(self, item, ctx, tracker, fm, body):
+        """A VS Code prompt file, run as /name (the Copilot CLI has no prompt files)."""
+        self.identify(item, fm, tracker, name_in_file=False)
+        if "name" in item.fields:
+            tracker.mapped("name", "file name is the /command name")
+        if "argument-hint" in item.fields:
+            fm["argument-hint"] = item.fields["argument-hint"]
+            tracker.emitted("argument-hint")
+        fm["agent"] = item.fields.get("agent", "agent")
+        if "agent" in item.fields:
+            tracker.emitted("agent", "the custom agent that runs the prompt")
+        self._model(item, fm, tracker)
+        if item.tools is not None:
+            fm["tools"] = self._tools(item.tools)
+            tracker.mapped("tools", "Copilot tool aliases")
+        if "$ARGUMENTS" in body:
+            body = body.replace("$ARGUMENTS", "${input:arguments}")
+            tracker.mapped("body", "$ARGUMENTS as ${input:arguments} (VS Code asks for it, or takes it after /name)")
+        body, extra = place_resources(item, ".github/prompts", f"{self.resource_root}/commands/{item.name}", body,
+                                      self.owner(item), tracker)
+        return f".github/prompts/{item.name}.prompt.md", body, extra
+
+    def hook(self, item, ctx, tracker):
+        """One file both dialects read: PascalCase events, `command`, `timeout` in seconds
+        (the CLI applies Claude matcher rules to PascalCase events; VS Code ignores matchers)."""
+        spec = item.hook
+        hook_docs(item, tracker)
+        if "claude" in ctx.clients:
+            # VS Code and the Copilot CLI also run the hooks of .claude/settings.json: a
+            # second copy here would run every hook twice.
+            for f in ("event", "script", "tools", "matcher", "timeout", "async", "resources", self.passthrough_block):
+                if f in tracker.expected and f not in tracker.outcomes:
+                    tracker.mapped(f, "Copilot runs this hook from .claude/settings.json (built for claude); "
+                                      "no second copy in .github/hooks")
+            return []
+        command, files = hook_script(self, item, tracker)
+        entry = {"type": "command", "command": command}
+        if spec.timeout is not None:
+            entry["timeout"] = spec.timeout
+            tracker.emitted("timeout", "seconds")
+        if "async" in item.fields:
+            tracker.dropped("async", "Copilot hooks always run synchronously")
+        matcher = claude_matcher(item, tracker)
+        if matcher:
+            entry["matcher"] = matcher
+            for f in ("tools", "matcher"):
+                if tracker.outcomes.get(f) and tracker.outcomes[f].status != "omitted":
+                    tracker.degraded(f, "Copilot CLI matches Claude tool names; VS Code ignores matchers and "
+                                        "runs the hook for every tool")
+        if self.passthrough_block in item.passthrough:
+            entry.update(self.passthrough(item))
+            tracker.emitted(self.passthrough_block, "merged into the hook entry")
+        tracker.emitted("event", f"hooks.{spec.event} in {self.hooks_file}")
+        top = fragment(self.hooks_file, "json", ("version",), 1, self.name)
+        return files + [top, fragment(self.hooks_file, "json", ("hooks", spec.event), entry, self.owner(item), append=True)]
+
+    def server(self, server, tracker):
+        vscode = claude_style_server(server)
+        vscode = env_refs(vscode, "${{env:{}}}")
+        server_outcomes(server, tracker, ".vscode/mcp.json servers (VS Code) and .mcp.json mcpServers (Copilot CLI)",
+                        ", ${VAR} as ${env:VAR} for VS Code")
+        return [fragment(".vscode/mcp.json", "json", ("servers", server.name), vscode, self.name),
+                fragment(".mcp.json", "json", ("mcpServers", server.name), claude_style_server(server), self.name)]
+
+    def _tools(self, tools) -> List[str]:
+        names: List[str] = []
+        for t in tools:
+            if TOOL_NAMES[t] not in names:
+                names.append(TOOL_NAMES[t])
+        return names
+
     def agent(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker)
         if item.mode is not None:
             tracker.omitted("mode", "Copilot custom agents have no mode (spec 001 §3.4: MAY be omitted)")
         self._model(item, fm, tracker)
-        tools = item.tools if item.tools is not None else TOOLS
-        names: List[str] = []
-        for t in tools:
-            if TOOL_NAMES[t] not in names:
-                names.append(TOOL_NAMES[t])
-        fm["tools"] = names
+        fm["tools"] = self._tools(item.tools if item.tools is not None else TOOLS)
         if item.tools is not None:
             folded = [t for t in item.tools if TOOL_NAMES[t] != t]
             tracker.mapped("tools", "Copilot tool aliases" + (f" ({', '.join(f'{t}->{TOOL_NAMES[t]}' for t in folded)})" if folded else ""))

@@ -1,12 +1,15 @@
 """opencode (V1 config format, which V2 still reads): rules registered in opencode.json
-`instructions`, `.opencode/skills`, `.opencode/agents` (docs: opencode.ai/v1/docs)."""
+`instructions`, `.opencode/skills`, `.opencode/agents`, `.opencode/commands`, MCP servers in
+opencode.json `mcp`, the shared AGENTS.md; hooks are JS plugins, which agentrc does not
+write (docs: opencode.ai/v1/docs)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, Dict, Sequence, Tuple
 
-from agentrc.clients.base import ClientAdapter, OutputFile, place_resources, with_skills_section
+from agentrc.clients.base import (ClientAdapter, OutputFile, env_refs, fragment, place_resources, server_outcomes,
+                                  with_skills_section)
 from agentrc.fidelity import ItemReport, Tracker
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
@@ -36,6 +39,8 @@ class Opencode(ClientAdapter):
     skill_dir = ".opencode/skills"
     skill_fields = SKILL_FIELDS
 
+    kinds = tuple(Kind)
+
     def rule(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker,
                       description_detail="loaded with the rule text through opencode.json instructions")
@@ -44,7 +49,45 @@ class Opencode(ClientAdapter):
         # The rule keeps its own directory, so resources sit beside it and links stay as written.
         body, extra = place_resources(item, f"{RULES_DIR}/{item.name}", f"{RULES_DIR}/{item.name}", body,
                                       self.owner(item), tracker)
-        return f"{RULES_DIR}/{item.name}/RULE.md", body, extra
+        entry = f"{RULES_DIR}/{item.name}/RULE.md"
+        extra = list(extra) + [fragment(CONFIG, "json", ("instructions",), entry, self.owner(item), append=True)]
+        return entry, body, extra
+
+    def command(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker, name_in_file=False)
+        if "name" in item.fields:
+            tracker.mapped("name", "file name is the command name")
+        if "argument-hint" in item.fields:
+            tracker.dropped("argument-hint", "opencode commands have no argument hint")
+        if "agent" in item.fields:
+            fm["agent"] = item.fields["agent"]
+            fm["subtask"] = True
+            tracker.mapped("agent", "agent: with subtask: true (runs as that subagent)")
+        self._model(item, fm, tracker)
+        if item.tools is not None:
+            tracker.dropped("tools", "opencode commands take the tools of the agent that runs them")
+        body, extra = place_resources(item, ".opencode/commands", f"{self.resource_root}/commands/{item.name}",
+                                      body, self.owner(item), tracker)
+        return f".opencode/commands/{item.name}.md", body, extra
+
+    def hook(self, item, ctx, tracker):
+        for f in tracker.expected:
+            if f not in tracker.outcomes:
+                tracker.dropped(f, "opencode hooks are JavaScript plugins (.opencode/plugins); agentrc writes no code")
+        return []
+
+    def server(self, server, tracker):
+        if server.transport == "stdio":
+            entry: Dict[str, Any] = {"type": "local", "command": [server.command] + list(server.args)}
+            if server.env:
+                entry["environment"] = env_refs(server.env, "{{env:{}}}")
+        else:
+            entry = {"type": "remote", "url": server.url}
+            if server.headers:
+                entry["headers"] = env_refs(server.headers, "{{env:{}}}")
+        entry["enabled"] = True
+        server_outcomes(server, tracker, "opencode.json mcp", ", ${VAR} as {env:VAR}")
+        return [fragment(CONFIG, "json", ("mcp", server.name), entry, self.name)]
 
     def agent(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker, name_in_file=False)
@@ -58,14 +101,6 @@ class Opencode(ClientAdapter):
         body = with_skills_section(item, body, tracker)
         body, extra = self.place(item, ".opencode/agents", body, tracker)
         return f".opencode/agents/{item.name}.md", body, extra
-
-    def project_files(self, reports: Sequence[ItemReport]) -> Tuple[OutputFile, ...]:
-        rules = sorted(p for r in reports if r.kind == "rule" and r.generated for p in r.outputs
-                       if p.endswith("/RULE.md"))
-        if not rules:
-            return ()
-        config = {"$schema": "https://opencode.ai/config.json", "instructions": rules}
-        return (OutputFile(CONFIG, (json.dumps(config, indent=2) + "\n").encode(), False, self.name),)
 
     def _permission(self, item: Item, tracker: Tracker) -> Dict[str, str]:
         allowed = set(item.tools if item.tools is not None else TOOLS)

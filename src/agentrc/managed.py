@@ -1,0 +1,148 @@
+"""Files assembled from fragments, and merged into files users own.
+
+Some outputs are shared: the global context document (one section per context item, the
+same bytes for every client that reads it) and config files such as `.mcp.json`,
+`.claude/settings.json` or `.codex/config.toml`, which several items and clients add keys
+to and which users edit too. `assemble()` builds such a file from its fragments (pure; it
+is what a fresh tree such as `dist/` holds). `merge()` applies agentrc's keys to the file a
+user already has, changing only those keys and removing only what agentrc added before,
+through the byte-preserving editors in `jsonedit` and `tomledit`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from agentrc.clients.base import Fragment, OutputFile
+from agentrc.diagnostics import Diagnostics
+
+CONTEXT_TITLE = "Project instructions"
+Key = Tuple[Tuple[str, ...], str, bool]  # (key path, value JSON, appended element?)
+
+
+def assemble(path: str, fragments: Sequence[Fragment], diags: Diagnostics) -> Optional[OutputFile]:
+    """One file from the fragments that name `path`; AR090 when two need different values
+    at one key (or different bytes for one context section)."""
+    formats = {f.format for f in fragments}
+    owners = ", ".join(sorted({f.owner for f in fragments}))
+    if len(formats) != 1:
+        diags.error(path, (0, 0), "AR090", f"{path}: written in several formats ({', '.join(sorted(formats))}) by {owners}")
+        return None
+    fmt = formats.pop()
+    chosen: "OrderedDict[Tuple[Tuple[str, ...], str, bool], Fragment]" = OrderedDict()
+    by_key: Dict[Tuple[str, ...], Fragment] = {}
+    for f in fragments:
+        if f.append:
+            chosen.setdefault((f.key, f.value, True), f)  # identical hook entries from several items: once
+            continue
+        other = by_key.setdefault(f.key, f)
+        if other.value != f.value:
+            where = ".".join(f.key[1:] if fmt == "sections" else f.key)
+            diags.error(path, (0, 0), "AR090", f"{path}: {f.owner} and {other.owner} need different content for "
+                        f"{'section' if fmt == 'sections' else 'key'} {where!r}")
+            continue
+        chosen.setdefault((f.key, f.value, False), f)
+    if fmt == "sections":
+        sections = [f.value for _, f in sorted(chosen.items(), key=lambda kv: kv[0][0])]
+        text = f"# {CONTEXT_TITLE}\n\n" + "\n\n".join(s.strip("\n") for s in sections) + "\n"
+        return OutputFile(path, text.encode("utf-8"), False, owners)
+    keys = tuple(chosen)
+    return OutputFile(path, fresh(fmt, keys).encode("utf-8"), False, owners, fmt, keys)
+
+
+def fresh(fmt: str, keys: Sequence[Key]) -> str:
+    """The file holding agentrc's keys alone (what `render` gives for an absent file)."""
+    doc: Dict[str, Any] = OrderedDict()
+    for key, value, append in keys:
+        node = doc
+        for part in key[:-1]:
+            node = node.setdefault(part, OrderedDict())
+        parsed = json.loads(value, object_pairs_hook=OrderedDict)
+        if append:
+            node.setdefault(key[-1], []).append(parsed)
+        else:
+            node[key[-1]] = parsed
+    if fmt == "json":
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    from agentrc import tomledit
+
+    return tomledit.dumps(doc)
+
+
+def render(fmt: str, current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
+    """`current` with the keys agentrc owned before (`old`) taken out and `new` put in."""
+    if fmt == "json":
+        return _render_json(current, old, new)
+    if fmt == "toml":
+        return _render_toml(current, old, new)
+    raise ValueError(f"unknown managed format {fmt!r}")
+
+
+def conflicts(fmt: str, current: str, old: Sequence[Key], new: Sequence[Key]) -> List[str]:
+    """Keys of `new` the user defined themselves (present in `current`, not added by agentrc)."""
+    owned = {k for k, _, append in old if not append}
+    clashes = []
+    if fmt == "json":
+        from agentrc import jsonedit
+
+        data = jsonedit.loads(current) if current.strip() else {}
+        for key, _, append in new:
+            if append or key in owned:
+                continue
+            if _lookup(data, key) is not _MISSING:
+                clashes.append(".".join(key))
+    else:
+        from agentrc import tomledit
+
+        for key, _, append in new:
+            if key not in owned and tomledit.has_key(current, key):
+                clashes.append(".".join(key))
+    return clashes
+
+
+def is_empty(fmt: str, text: str) -> bool:
+    """Whether a merged file holds nothing but what an empty document holds."""
+    if fmt == "json":
+        from agentrc import jsonedit
+
+        return not text.strip() or jsonedit.loads(text) == {}
+    stripped = [ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    return not stripped
+
+
+_MISSING = object()
+
+
+def _lookup(data: Any, key: Sequence[str]) -> Any:
+    for part in key:
+        if not isinstance(data, dict) or part not in data:
+            return _MISSING
+        data = data[part]
+    return data
+
+
+def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
+    from agentrc import jsonedit
+
+    edits: List[Any] = []
+    for key, value, append in old:
+        edits.append(jsonedit.RemoveItem(key, json.loads(value)) if append else jsonedit.DeleteKey(key))
+    for key, value, append in new:
+        edits.append(jsonedit.AppendItem(key, json.loads(value, object_pairs_hook=OrderedDict)) if append
+                     else jsonedit.SetKey(key, json.loads(value, object_pairs_hook=OrderedDict)))
+    return jsonedit.edit(current, edits)
+
+
+def _render_toml(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
+    from agentrc import tomledit
+
+    text = current
+    for key, _, append in old:
+        text = tomledit.delete_table(text, key)
+    for key, value, append in new:
+        if append:
+            raise ValueError("TOML fragments cannot append")
+        text = tomledit.set_table(text, key, json.loads(value, object_pairs_hook=OrderedDict))
+    return text
