@@ -2,7 +2,9 @@
 # Install the real client tools that tests/conformance runs against, into .tools/ (gitignored):
 #
 #   .tools/npm/              npm prefix with the exact versions pinned in tools/package.json
-#                            (opencode-ai, markdownlint-cli2)
+#                            (opencode-ai, markdownlint-cli2, and the real client CLIs
+#                            @anthropic-ai/claude-code, @openai/codex, @google/gemini-cli;
+#                            their commands land in .tools/npm/node_modules/.bin/)
 #   .tools/skills-ref-venv/  Python >= 3.11 venv with skills-ref (the `agentskills` CLI), pinned
 #                            in tools/skills-ref-requirements.txt
 #
@@ -50,8 +52,9 @@ command -v node >/dev/null 2>&1 || die "node not found on PATH; install Node.js 
 command -v npm >/dev/null 2>&1 || die "npm not found on PATH; install npm (it ships with Node.js)"
 node_major="$(node -p 'process.versions.node.split(".")[0]')"
 if [ "$node_major" -lt 22 ]; then
-  # markdownlint-cli2 0.24.1 declares engines.node >=22; it does run on Node 20, but npm warns (EBADENGINE).
-  say "note: Node $(node --version) is older than the Node >= 22 that markdownlint-cli2 declares; expect EBADENGINE warnings"
+  # markdownlint-cli2 0.24.1 and @anthropic-ai/claude-code declare engines.node >=22; both run on
+  # Node 20 (claude is a native binary; node only runs its postinstall), but npm warns (EBADENGINE).
+  say "note: Node $(node --version) is older than the Node >= 22 that markdownlint-cli2 and claude-code declare; expect EBADENGINE warnings"
 fi
 
 # Prints "name version" for every pinned dependency in tools/package.json.
@@ -123,6 +126,42 @@ say "opencode $have_oc: ${oc#"$ROOT"/}"
 mdl="$NPM_PREFIX/node_modules/.bin/markdownlint-cli2"
 [ -x "$mdl" ] || die "markdownlint-cli2 is missing from .tools/npm/node_modules/.bin; rerun with --force"
 say "markdownlint-cli2: ${mdl#"$ROOT"/}"
+
+# Runs "$@" with a throwaway HOME (and CODEX_HOME), so a version check writes nothing into the
+# real home directory; prints stdout only.
+run_isolated() {
+  local h rc=0
+  h="$(mktemp -d)"
+  HOME="$h" CODEX_HOME="$h/.codex" "$@" 2>/dev/null || rc=$?
+  rm -rf "$h"
+  return "$rc"
+}
+
+# check_cli COMMAND PACKAGE: .bin/COMMAND runs and its --version names the version pinned for PACKAGE.
+check_cli() {
+  local cmd="$1" pkg="$2" bin want have
+  bin="$NPM_PREFIX/node_modules/.bin/$cmd"
+  want="$(pinned_deps | awk -v p="$pkg" '$1 == p {print $2}')"
+  [ -n "$want" ] || return 0   # not pinned: nothing to check
+  [ -x "$bin" ] || die "$cmd is missing from .tools/npm/node_modules/.bin ($pkg $want); rerun with --force"
+  have="$(run_isolated "$bin" --version | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -n 1)" || true
+  [ "$have" = "$want" ] || die "${bin#"$ROOT"/} --version gave '$have', expected '$want' ($pkg); rerun with --force"
+  say "$cmd $have: ${bin#"$ROOT"/}"
+}
+
+# claude's bin/claude.exe is a placeholder script until the package's postinstall (install.cjs)
+# links the native binary from @anthropic-ai/claude-code-<os>-<arch> over it. When npm skipped
+# install scripts (ignore-scripts, allow-scripts policy), run that postinstall once by hand.
+claude_pkg="$NPM_PREFIX/node_modules/@anthropic-ai/claude-code"
+if [ -f "$claude_pkg/install.cjs" ] && ! run_isolated "$NPM_PREFIX/node_modules/.bin/claude" --version >/dev/null; then
+  say "claude's native binary is not linked (postinstall skipped?); running its install.cjs"
+  (cd "$claude_pkg" && node install.cjs) || die "node $claude_pkg/install.cjs failed; rerun with --force"
+fi
+check_cli claude @anthropic-ai/claude-code
+# codex.js execs the native binary shipped in the platform package @openai/codex-<os>-<arch>
+# (vendor/<triple>/bin/codex); nothing is downloaded after npm install.
+check_cli codex @openai/codex
+check_cli gemini @google/gemini-cli
 
 # ---------------------------------------------------------------------------------------------
 # 2. skills-ref venv (needs Python >= 3.11)

@@ -14,7 +14,12 @@ from agentrc.clients.copilot import Copilot
 from agentrc.clients.opencode import Opencode
 from agentrc.families import SPEC_FAMILIES
 
-CLIENTS: Dict[str, ClientAdapter] = {adapter.name: adapter for adapter in (Claude(), Copilot(), Opencode())}
+ADAPTERS: Tuple[ClientAdapter, ...] = (
+    Claude(),
+    Copilot(),
+    Opencode(),
+)
+CLIENTS: Dict[str, ClientAdapter] = {adapter.name: adapter for adapter in ADAPTERS}
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
 
 
