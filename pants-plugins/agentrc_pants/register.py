@@ -6,6 +6,9 @@ from agentrc_pants import dependency_inference, fmt, generate_targets, generatio
 from agentrc_pants.target_types import (
     AgentrcAgentTarget,
     AgentrcBundleTarget,
+    AgentrcCommandTarget,
+    AgentrcContextTarget,
+    AgentrcHookTarget,
     AgentrcItemsGeneratorTarget,
     AgentrcRuleTarget,
     AgentrcSkillTarget,
@@ -13,8 +16,8 @@ from agentrc_pants.target_types import (
 
 
 def target_types():
-    return [AgentrcRuleTarget, AgentrcSkillTarget, AgentrcAgentTarget, AgentrcItemsGeneratorTarget,
-            AgentrcBundleTarget]
+    return [AgentrcRuleTarget, AgentrcSkillTarget, AgentrcAgentTarget, AgentrcCommandTarget, AgentrcHookTarget,
+            AgentrcContextTarget, AgentrcItemsGeneratorTarget, AgentrcBundleTarget]
 
 
 def rules():

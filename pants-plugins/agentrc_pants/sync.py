@@ -8,6 +8,7 @@ never touched. Generation itself is the same cached rule `package` uses.
 
 from __future__ import annotations
 
+import json
 import os
 
 from pants.base.build_root import BuildRoot
@@ -18,7 +19,7 @@ from pants.engine.rules import Get, collect_rules, goal_rule
 from pants.engine.target import Targets
 from pants.option.option_types import BoolOption, StrListOption, StrOption
 
-from agentrc import writer
+from agentrc import pipeline, writer
 from agentrc.clients.base import OutputFile
 from agentrc.peek import peek
 
@@ -70,6 +71,8 @@ async def agentrc_sync(console: Console, sync: AgentrcSyncSubsystem, agentrc: Ag
         return AgentrcSyncGoal(exit_code=1)
     generated = await Get(DigestContents, Digest, result.digest)
     files = [OutputFile(fc.path, fc.content, fc.is_executable, "pants") for fc in generated if fc.path != REPORT]
+    report = next((json.loads(fc.content) for fc in generated if fc.path == REPORT), {})
+    files = pipeline.with_merge_info(files, report)  # config files users own are merged, key by key
     root = os.path.join(build_root.path, sync.root)
     changes, _, problems = writer.diff(root, files)
     for d in problems:

@@ -76,6 +76,24 @@ class AgentrcAgentSourceField(AgentrcEntrypointField):
     help = "The agent's entrypoint, `AGENT.md` (spec 001 §2.1)."
 
 
+class AgentrcCommandSourceField(AgentrcEntrypointField):
+    default = "COMMAND.md"
+    kind = Kind.COMMAND
+    help = "The command's entrypoint, `COMMAND.md` (a slash command; docs/format.md)."
+
+
+class AgentrcHookSourceField(AgentrcEntrypointField):
+    default = "HOOK.md"
+    kind = Kind.HOOK
+    help = "The hook's entrypoint, `HOOK.md` (event, tools, script; docs/format.md)."
+
+
+class AgentrcContextSourceField(AgentrcEntrypointField):
+    default = "CONTEXT.md"
+    kind = Kind.CONTEXT
+    help = "The context item's entrypoint, `CONTEXT.md` (a section of the shared AGENTS.md; docs/format.md)."
+
+
 class AgentrcOutputPathField(OutputPathField):
     help = (
         "Where `pants package` writes this target's client tree, relative to the dist dir. "
@@ -105,8 +123,28 @@ class AgentrcAgentTarget(Target):
     help = "An agent persona (`AGENT.md`) with its supporting files."
 
 
-ITEM_TARGETS = {Kind.RULE: AgentrcRuleTarget, Kind.SKILL: AgentrcSkillTarget, Kind.AGENT: AgentrcAgentTarget}
-ENTRYPOINT_FIELDS = (AgentrcRuleSourceField, AgentrcSkillSourceField, AgentrcAgentSourceField)
+class AgentrcCommandTarget(Target):
+    alias = "agentrc_command"
+    core_fields = (*_ITEM_FIELDS, AgentrcCommandSourceField)
+    help = "A slash command (`COMMAND.md`) with its supporting files."
+
+
+class AgentrcHookTarget(Target):
+    alias = "agentrc_hook"
+    core_fields = (*_ITEM_FIELDS, AgentrcHookSourceField)
+    help = "A hook (`HOOK.md`) with its script and other supporting files."
+
+
+class AgentrcContextTarget(Target):
+    alias = "agentrc_context"
+    core_fields = (*_ITEM_FIELDS, AgentrcContextSourceField)
+    help = "A section of the project's global context (`CONTEXT.md`), shared as AGENTS.md."
+
+
+ITEM_TARGETS = {Kind.RULE: AgentrcRuleTarget, Kind.SKILL: AgentrcSkillTarget, Kind.AGENT: AgentrcAgentTarget,
+                Kind.COMMAND: AgentrcCommandTarget, Kind.HOOK: AgentrcHookTarget, Kind.CONTEXT: AgentrcContextTarget}
+ENTRYPOINT_FIELDS = (AgentrcRuleSourceField, AgentrcSkillSourceField, AgentrcAgentSourceField,
+                     AgentrcCommandSourceField, AgentrcHookSourceField, AgentrcContextSourceField)
 
 
 class AgentrcItemsGeneratorTarget(TargetGenerator):

@@ -80,6 +80,31 @@ def package(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence
         return plan, ()
     report = {"version": 1, "clients": list(clients), "summary": build.summary(plan.reports),
               "items": [r.to_json() for r in plan.reports]}
+    merged = merged_keys(plan.files)
+    if merged:
+        report["merged"] = merged
     files = [(f.path, f.content, f.executable) for f in plan.files]
     files.append((REPORT, (json.dumps(report, indent=2) + "\n").encode(), False))
     return plan, tuple(files)
+
+
+def merged_keys(files) -> dict:
+    """For each config file agentrc merges into users' files: its format and agentrc's keys.
+    The package report carries them so a workspace sync can merge instead of overwrite."""
+    return {f.path: {"format": f.merge, "keys": [[list(k), v, a] for k, v, a in f.keys]}
+            for f in files if f.merge}
+
+
+def with_merge_info(files, report: dict):
+    """OutputFiles rebuilt from a packaged tree, with the merge information of its report."""
+    from agentrc.clients.base import OutputFile
+
+    merged = report.get("merged", {})
+    out = []
+    for f in files:
+        info = merged.get(f.path)
+        if info:
+            keys = tuple((tuple(k), v, bool(a)) for k, v, a in info["keys"])
+            f = OutputFile(f.path, f.content, f.executable, f.owner, info["format"], keys)
+        out.append(f)
+    return out
