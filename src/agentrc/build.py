@@ -132,7 +132,7 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Ren
     # complete key; items without a digest (built in memory) are always rendered.
     if memo is None or not item.digest:
         return adapter.render(item, ctx)
-    key = ("render", adapter.name, item.kind.value, item.name, item.digest, tuple(sorted(ctx.clients)))
+    key = ("render", adapter.name, adapter.layout, item.kind.value, item.name, item.digest, tuple(sorted(ctx.clients)))
     hit = memo.get(key)
     if hit is not None:
         return _unpack(hit)

@@ -66,6 +66,10 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--out", required=True, metavar="DIR", help="the project tree to write into")
     b.add_argument("--bundle", action="append", default=[], metavar="NAME",
                    help="build only this bundle's closure (repeatable)")
+    b.add_argument("--layout", choices=("project", "plugin"), default="project",
+                   help="project: the files a repository holds (default); plugin: the client's plugin package")
+    b.add_argument("--plugin-name", default="", metavar="NAME",
+                   help="the plugin's name with --layout plugin (default: the one --bundle built)")
     b.add_argument("--check", action="store_true", help="write nothing; exit 1 listing out-of-date files")
     b.add_argument("--report", metavar="FILE", help="write the fidelity report as JSON")
     b.add_argument("--strict", action="store_true", help="fail when any field is dropped for a client")
@@ -148,13 +152,19 @@ def cmd_fmt(args) -> int:
 
 def cmd_build(args) -> int:
     clients = [c.strip() for c in args.client.split(",") if c.strip()]
-    unknown = [c for c in clients if c not in client_registry.CLIENTS]
+    if args.layout == "plugin" and args.client == ",".join(client_registry.DEFAULT_CLIENTS):
+        clients = sorted(client_registry.PLUGIN_LAYOUTS)
+    table = client_registry.PLUGIN_LAYOUTS if args.layout == "plugin" else client_registry.CLIENTS
+    unknown = [c for c in clients if c not in table]
     if unknown or not clients:
-        raise UsageError(f"unknown client(s): {', '.join(unknown) or '(none)'} (known: {', '.join(client_registry.CLIENTS)})")
+        what = "client(s) with a plugin layout" if args.layout == "plugin" else "client(s)"
+        raise UsageError(f"unknown {what}: {', '.join(unknown) or '(none)'} (known: {', '.join(table)})")
+    if args.layout == "plugin" and len(clients) > 1:
+        raise UsageError("--layout plugin builds one client's plugin at a time (one --client)")
     tree, explicit = read_tree(args.paths)
     out = Path(args.out)
     memo_path = None if args.no_cache else cache.location(args.out, args.paths)
-    key = cache.digest([tree.digest().encode(), json.dumps([clients, args.bundle, args.strict, explicit]).encode()])
+    key = cache.digest([tree.digest().encode(), json.dumps([clients, args.bundle, args.strict, explicit, args.layout, args.plugin_name]).encode()])
     if memo_path and not args.report:
         stamp = cache.load_stamp(memo_path)
         if stamp and stamp.get("key") == key and writer.untouched(out, stamp.get("manifest", "")):
@@ -168,7 +178,8 @@ def cmd_build(args) -> int:
         from agentrc import parallel
 
         parallel.warm(tree, clients, memo, args.jobs or (os.cpu_count() or 1))
-    plan = pipeline.generate(tree, clients, args.bundle, args.strict, explicit, memo)
+    plan = pipeline.generate(tree, clients, args.bundle, args.strict, explicit, memo, layout=args.layout,
+                             plugin_name=args.plugin_name)
     if memo_path and plan.ok:
         cache.save(memo_path, memo)
     diags = list(plan.diagnostics)

@@ -51,7 +51,8 @@ def lint(tree: SourceTree, explicit: Iterable[str] = ()) -> Tuple[Registry, Tupl
 
 def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
              strict: bool = False, explicit: Iterable[str] = (), memo=None,
-             entrypoints: Optional[Sequence[str]] = None) -> build.Plan:
+             entrypoints: Optional[Sequence[str]] = None, layout: str = "project",
+             plugin_name: str = "") -> build.Plan:
     """`memo` (agentrc.cache.Memo) lets unchanged item directories skip parsing and rendering."""
     loaded = load(tree, explicit, memo)
     if not loaded.ok:
@@ -60,9 +61,28 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
     if any(d.is_error for d in sel_diags):
         return build.Plan((), (), tuple(sorted(set(loaded.diagnostics + sel_diags))))
     servers = resolve.servers(loaded.registry, bundles, entrypoints)
-    result = build.plan(loaded.registry, client_registry.get(clients), items, strict, memo, servers)
-    return build.Plan(result.files, result.reports,
+    adapters = client_registry.get(clients, layout)
+    result = build.plan(loaded.registry, adapters, items, strict, memo, servers)
+    files = result.files
+    if layout == "plugin" and result.ok:
+        files = tuple(sorted(files + _plugin_files(loaded.registry, adapters, bundles, plugin_name),
+                             key=lambda f: f.path))
+    return build.Plan(files, result.reports,
                       tuple(sorted(set(loaded.diagnostics + sel_diags + result.diagnostics))))
+
+
+def _plugin_files(registry: Registry, adapters, bundles: Optional[Sequence[str]], plugin_name: str):
+    """The plugin manifest (and a one-plugin marketplace beside it). Name, description and
+    version come from the one bundle built, else from --plugin-name."""
+    bundle = registry.bundle(bundles[0]) if bundles and len(bundles) == 1 else None
+    name = plugin_name or (bundle.name if bundle else "agentrc-plugin")
+    description = bundle.description if bundle else f"{name}, built by agentrc"
+    version = str(bundle.metadata.get("version", "")) if bundle else ""
+    out = []
+    for adapter in adapters:
+        out.append(adapter.manifest(name, description, version))
+        out.append(adapter.marketplace(f"{name}-marketplace", name, description))
+    return tuple(out)
 
 
 REPORT = ".agentrc/report.json"

@@ -88,6 +88,7 @@ class ClientAdapter:
     name: str = ""
     family: str = ""
     title: str = ""
+    layout: str = "project"  # or "plugin": the client's plugin/extension package (`--layout plugin`)
     kinds: Tuple[Kind, ...] = (Kind.RULE, Kind.SKILL, Kind.AGENT)
     passthrough_block: str = ""
     # Other clients' output trees this client also discovers natively, per kind: e.g.
@@ -412,7 +413,8 @@ def hook_script(adapter: "ClientAdapter", item: Item, tracker: Tracker, project_
     path = f"{adapter.resource_root}/hooks/{item.name}/{spec.script_file}"
     # ${VAR:-.}: other clients that run this file's hooks (VS Code, Cursor) may not set VAR,
     # and run hooks from the project root.
-    command = f'"${{{project_var[1:]}:-.}}/{path}"' if project_var else path
+    var = project_var.strip("${}")
+    command = f'"${{{var}:-.}}/{path}"' if project_var else path
     if spec.script_args:
         command += " " + spec.script_args
     tracker.mapped("script", f"{spec.script_file} copied to {path}" + (f", called via {project_var}" if project_var else ""))

@@ -4,6 +4,7 @@ the shared `AGENTS.md` (docs: code.claude.com)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, Dict
 
 from agentrc.clients.base import (ClientAdapter, OutputFile, claude_style_server, context_section, fragment, hook_docs,
@@ -34,6 +35,9 @@ class Claude(ClientAdapter):
 
     resource_root = ".claude/agentrc"
     skill_dir = ".claude/skills"
+    rules_dir = ".claude/rules"
+    agents_dir = ".claude/agents"
+    hook_var = "$CLAUDE_PROJECT_DIR"
     skill_fields = SKILL_FIELDS
 
     def rule(self, item, ctx, tracker, fm, body):
@@ -42,8 +46,8 @@ class Claude(ClientAdapter):
         if item.scope_paths:
             fm["paths"] = list(item.scope_paths)
             tracker.mapped("scope", "paths: list")
-        body, extra = self.place(item, ".claude/rules", body, tracker)
-        return f".claude/rules/{item.name}.md", body, extra
+        body, extra = self.place(item, self.rules_dir, body, tracker)
+        return f"{self.rules_dir}/{item.name}.md", body, extra
 
     def agent(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker)
@@ -60,8 +64,8 @@ class Claude(ClientAdapter):
         if item.preload_skills:
             fm["skills"] = [s for s, _ in item.preload_skills]
             tracker.mapped("preload-skills", "skills: list")
-        body, extra = self.place(item, ".claude/agents", body, tracker)
-        return f".claude/agents/{item.name}.md", body, extra
+        body, extra = self.place(item, self.agents_dir, body, tracker)
+        return f"{self.agents_dir}/{item.name}.md", body, extra
 
     def _model(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
         if item.model is None:
@@ -105,7 +109,7 @@ class Claude(ClientAdapter):
     def hook(self, item, ctx, tracker):
         spec = item.hook
         hook_docs(item, tracker)
-        command, files = hook_script(self, item, tracker, "$CLAUDE_PROJECT_DIR")
+        command, files = hook_script(self, item, tracker, self.hook_var)
         handler = {"type": "command", "command": command}
         if spec.timeout is not None:
             handler["timeout"] = spec.timeout
@@ -141,6 +145,35 @@ class Claude(ClientAdapter):
 
 
 CLAUDE_MD = b"# Project instructions\n\n@AGENTS.md\n"
+
+
+class ClaudePlugin(Claude):
+    """The same content as a Claude Code plugin (`--layout plugin`): skills/, agents/,
+    hooks/hooks.json and .mcp.json at the plugin root, described by .claude-plugin/plugin.json
+    (code.claude.com/docs/en/plugins-reference). Plugins carry no rules and no CLAUDE.md."""
+
+    title = "Claude Code plugin"
+    layout = "plugin"
+    kinds = (Kind.SKILL, Kind.AGENT, Kind.COMMAND, Kind.HOOK)
+    resource_root = "agentrc"
+    skill_dir = "skills"
+    agents_dir = "agents"
+    settings = "hooks/hooks.json"
+    hook_var = "${CLAUDE_PLUGIN_ROOT}"
+
+    def manifest(self, name: str, description: str, version: str = "") -> OutputFile:
+        data = {"name": name, "description": description}
+        if version:
+            data["version"] = version
+        return OutputFile(".claude-plugin/plugin.json", (json.dumps(data, indent=2) + "\n").encode(), False, self.name)
+
+    def marketplace(self, name: str, plugin: str, description: str) -> OutputFile:
+        """A marketplace listing this one plugin at its root, so `claude plugin marketplace add
+        DIR` then `claude plugin install PLUGIN@NAME` installs it from the build output."""
+        data = {"name": name, "owner": {"name": name}, "plugins": [
+            {"name": plugin, "source": "./", "description": description}]}
+        return OutputFile(".claude-plugin/marketplace.json", (json.dumps(data, indent=2) + "\n").encode(), False,
+                          self.name)
 
 
 def claude_matcher(item: Item, tracker: Tracker) -> str:
