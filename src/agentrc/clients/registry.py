@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Dict, FrozenSet, Tuple
 
 from agentrc.clients.base import ClientAdapter
-from agentrc.clients.claude import Claude
+from agentrc.clients.claude import Claude, ClaudePlugin
 from agentrc.clients.copilot import Copilot
 from agentrc.clients.opencode import Opencode
 from agentrc.families import SPEC_FAMILIES
@@ -23,6 +23,10 @@ CLIENTS: Dict[str, ClientAdapter] = {adapter.name: adapter for adapter in ADAPTE
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
 
 
+# Clients with a plugin/extension package layout (`agentrc build --layout plugin`).
+PLUGIN_LAYOUTS: Dict[str, ClientAdapter] = {adapter.name: adapter for adapter in (ClaudePlugin(),)}
+
+
 def families() -> FrozenSet[str]:
     """Every family content may name: the spec's four plus each registered client's."""
     return frozenset(SPEC_FAMILIES) | {a.family for a in CLIENTS.values()}
@@ -32,8 +36,10 @@ def passthrough_blocks() -> FrozenSet[str]:
     return frozenset(a.passthrough_block for a in CLIENTS.values() if a.passthrough_block)
 
 
-def get(names) -> Tuple[ClientAdapter, ...]:
-    unknown = [n for n in names if n not in CLIENTS]
+def get(names, layout: str = "project") -> Tuple[ClientAdapter, ...]:
+    table = PLUGIN_LAYOUTS if layout == "plugin" else CLIENTS
+    unknown = [n for n in names if n not in table]
     if unknown:
-        raise KeyError(f"unknown client(s): {', '.join(unknown)} (known: {', '.join(CLIENTS)})")
-    return tuple(CLIENTS[n] for n in names)
+        what = "client(s) with a plugin layout" if layout == "plugin" else "client(s)"
+        raise KeyError(f"unknown {what}: {', '.join(unknown)} (known: {', '.join(table)})")
+    return tuple(table[n] for n in names)
