@@ -10,7 +10,10 @@ from typing import Dict, FrozenSet, Tuple
 
 from agentrc.clients.base import ClientAdapter
 from agentrc.clients.claude import Claude, ClaudePlugin
+from agentrc.clients.codex import Codex
 from agentrc.clients.copilot import Copilot
+from agentrc.clients.cursor import Cursor
+from agentrc.clients.gemini import Gemini
 from agentrc.clients.opencode import Opencode
 from agentrc.families import SPEC_FAMILIES
 
@@ -18,6 +21,9 @@ ADAPTERS: Tuple[ClientAdapter, ...] = (
     Claude(),
     Copilot(),
     Opencode(),
+    Cursor(),
+    Gemini(),
+    Codex(),
 )
 CLIENTS: Dict[str, ClientAdapter] = {adapter.name: adapter for adapter in ADAPTERS}
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")

@@ -1,0 +1,315 @@
+"""Cursor: `.cursor/rules/*.mdc`, `.cursor/skills`, `.cursor/agents`, `.cursor/commands`, hooks in
+`.cursor/hooks.json`, MCP servers in `.cursor/mcp.json`, the shared AGENTS.md
+(docs: cursor.com/docs/rules, /skills, /subagents, /hooks, /reference/third-party-hooks, /mcp).
+
+Cursor also loads Claude Code's files by default ("Include Third-Party Plugins, Skills, and
+Other Configs"): `.claude/skills`, `.claude/agents` and the hooks of `.claude/settings.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from typing import Any, Dict, List, Optional, Sequence
+
+from agentrc.clients.base import (ClientAdapter, env_refs, fragment, hook_docs, hook_script, place_resources,
+                                  server_outcomes, with_skills_section)
+from agentrc.fidelity import Tracker
+from agentrc.model import Item, Kind
+from agentrc.vocabulary import TOOLS, split_model
+
+# Cursor agents have no tool list (only `readonly:`); these are the tool names Cursor's hook
+# matchers use (preToolUse/postToolUse), the same mapping Cursor applies to Claude Code's
+# hooks (third-party-hooks: Bash->Shell, Edit->Write). Glob has no Cursor equivalent.
+TOOL_NAMES = {
+    "read": "Read", "write": "Write", "edit": "Write", "bash": "Shell", "grep": "Grep",
+    "web-fetch": "WebFetch", "web-search": "WebSearch",
+}
+# Claude Code tool names in a raw `matcher:`, as Cursor translates them for .claude/settings.json.
+CLAUDE_TOOLS = {
+    "Bash": "Shell", "Read": "Read", "Write": "Write", "Edit": "Write", "MultiEdit": "Write", "Grep": "Grep",
+    "Task": "Task", "WebFetch": "WebFetch", "WebSearch": "WebSearch",
+}
+# Cursor model ids (cursor.com/docs/models-and-pricing); review when new models ship
+# (docs/clients/cursor.md). `inherit` is Cursor's own default for subagents.
+MODELS = {"sonnet": "claude-sonnet-5", "opus": "claude-opus-5", "haiku": "claude-haiku-4-5", "inherit": "inherit"}
+# Skill frontmatter Cursor reads beyond name/description (cursor.com/docs/skills); `globs` is
+# the legacy name of `paths`.
+SKILL_FIELDS = frozenset({"paths", "globs", "disable-model-invocation", "icon", "color"})
+# Portable hook events -> Cursor's (the mapping of Cursor's third-party-hooks page).
+EVENTS = {
+    "SessionStart": "sessionStart", "SessionEnd": "sessionEnd", "UserPromptSubmit": "beforeSubmitPrompt",
+    "PreToolUse": "preToolUse", "PostToolUse": "postToolUse", "Stop": "stop", "SubagentStop": "subagentStop",
+    "PreCompact": "preCompact",
+}
+# Capabilities a `readonly: true` subagent loses (no file edits, no state-changing shell commands).
+WRITE_TOOLS = ("write", "edit", "bash")
+HOOKS_FILE = ".cursor/hooks.json"
+MCP_FILE = ".cursor/mcp.json"
+
+
+class Cursor(ClientAdapter):
+    name = "cursor"
+    family = "cursor"
+    title = "Cursor"
+    passthrough_block = "cursor"
+    # Cursor loads skills from .claude/skills, .codex/skills and .agents/skills (Codex, Gemini
+    # CLI, OpenClaw and Hermes write there), so also Claude's commands (user-invoked skills),
+    # and agents from .claude/agents (.cursor/ wins a name clash, but agents outside Cursor's
+    # audience still load).
+    also_reads = {Kind.SKILL: ("claude", "codex", "gemini", "openclaw", "hermes"), Kind.COMMAND: ("claude",),
+                  Kind.AGENT: ("claude",)}
+
+    resource_root = ".cursor/agentrc"
+    skill_dir = ".cursor/skills"
+    skill_fields = SKILL_FIELDS
+
+    kinds = tuple(Kind)
+
+    def render_item(self, item, ctx, tracker):
+        out = list(super().render_item(item, ctx, tracker))
+        if item.kind is Kind.RULE:
+            out[0] = replace(out[0], content=raw_globs(out[0].content))
+        return out
+
+    def rule(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker, name_in_file=False,
+                      description_detail="" if item.scope_paths else
+                      "documentation only: Cursor ignores it on an alwaysApply rule")
+        if item.scope_paths:
+            patterns = globs(item.scope_paths)
+            fm["globs"] = ",".join(patterns)
+            fm["alwaysApply"] = False
+            expanded = len(patterns) != len(item.scope_paths) or any("{" in p for p in item.scope_paths)
+            tracker.mapped("scope", "globs: comma-separated, unquoted, no spaces (the form Cursor parses)"
+                           + ("; {a,b} alternatives expanded" if expanded else "") + ", alwaysApply: false")
+        else:
+            fm["alwaysApply"] = True
+        body, extra = self.place(item, ".cursor/rules", body, tracker)
+        return f".cursor/rules/{item.name}.mdc", body, extra
+
+    def agent(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker)
+        if item.mode is not None:
+            if item.mode == "subagent":
+                tracker.omitted("mode", "implicit: .cursor/agents/ holds subagents")
+            else:
+                tracker.degraded("mode", f"Cursor custom agents are always subagents (mode {item.mode})")
+        self._model(item, fm, tracker)
+        if item.tools is not None:
+            self._readonly(item.tools, fm, tracker)
+        body = with_skills_section(item, body, tracker)
+        body, extra = self.place(item, ".cursor/agents", body, tracker)
+        return f".cursor/agents/{item.name}.md", body, extra
+
+    def _readonly(self, tools: Sequence[str], fm: Dict[str, Any], tracker: Tracker) -> None:
+        """Cursor subagents have no tool list: `readonly: true` is the one restriction."""
+        missing = [t for t in TOOLS if t not in tools]
+        if not any(t in tools for t in WRITE_TOOLS):
+            fm["readonly"] = True
+            tracker.mapped("tools", "readonly: true (no write, edit or bash); Cursor has no finer tool list")
+        elif not missing:
+            tracker.mapped("tools", "every capability: Cursor's default (readonly: false)")
+        else:
+            tracker.degraded("tools", "Cursor subagents have no tool list; with write, edit or bash listed the agent "
+                                      f"cannot be readonly and also gets {', '.join(missing)}")
+
+    def _model(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
+        if item.model is None:
+            return
+        provider, ident = split_model(item.model)
+        if provider is None and ident == "inherit":
+            fm["model"] = "inherit"
+            tracker.emitted("model", "Cursor's own value: the parent agent's model")
+        elif provider is None and ident in MODELS:
+            fm["model"] = MODELS[ident]
+            tracker.mapped("model", f"Cursor model id {MODELS[ident]}")
+        elif provider is not None:
+            fm["model"] = ident
+            tracker.mapped("model", f"Cursor model id {ident} (Cursor ids carry no provider prefix)")
+        else:
+            fm["model"] = ident
+            tracker.emitted("model", "passed through as written (a Cursor model id)")
+
+    def command(self, item, ctx, tracker, fm, body):
+        """A Cursor slash command: the file's text is the prompt, and whatever the user types
+        after /name is sent with it (Cursor does not substitute $ARGUMENTS)."""
+        self.identify(item, fm, tracker)
+        if "name" in item.fields:
+            tracker.mapped("name", "name: and the file name, which is the /command")
+        notes: List[str] = []
+        hint = item.fields.get("argument-hint")
+        if "$ARGUMENTS" in body:
+            notes.append(f"`$ARGUMENTS` below stands for the text typed after `/{item.name}`"
+                         + (f" ({_code(hint)})" if hint else "") + ".")
+            before = tracker.outcomes["body"].detail
+            tracker.degraded("body", (f"{before}; " if before else "") + "Cursor does not substitute $ARGUMENTS (it "
+                             "sends the text typed after /name with the prompt); a note tells the model what it stands for")
+            if hint:
+                tracker.mapped("argument-hint", "in the note about $ARGUMENTS")
+        elif hint:
+            notes.append(f"The text typed after `/{item.name}` is {_code(hint)}.")
+            tracker.mapped("argument-hint", "a note at the top of the prompt")
+        if "agent" in item.fields:
+            notes.append(f"Delegate this task to the `{item.fields['agent']}` subagent "
+                         f"(`/{item.fields['agent']}`).")
+            tracker.degraded("agent", "Cursor commands cannot pick an agent; the prompt asks to delegate to it")
+        if item.model is not None:
+            tracker.dropped("model", "Cursor commands run with the session's model")
+        if item.tools is not None:
+            tracker.dropped("tools", "Cursor commands run with the agent's tools")
+        if notes:
+            body = "\n".join(f"> {n}" if i == 0 else f">\n> {n}" for i, n in enumerate(notes)) + "\n\n" + body
+        body, extra = place_resources(item, ".cursor/commands", f"{self.resource_root}/commands/{item.name}", body,
+                                      self.owner(item), tracker)
+        return f".cursor/commands/{item.name}.md", body, extra
+
+    def hook(self, item, ctx, tracker):
+        """One flat entry in `.cursor/hooks.json`: the Claude event renamed as Cursor renames
+        it for .claude/settings.json, a matcher of Cursor tool names, timeout in seconds."""
+        spec = item.hook
+        hook_docs(item, tracker)
+        event = EVENTS.get(spec.event)
+        if event is None:
+            for f in tracker.expected:
+                if f not in tracker.outcomes:
+                    tracker.dropped(f, f"Cursor has no {spec.event} hook event")
+            return []
+        if "claude" in ctx.clients and item.targets("claude"):
+            # Cursor runs the hooks of .claude/settings.json by default: a second copy in
+            # .cursor/hooks.json would run every hook twice.
+            if self.passthrough_block in item.passthrough:
+                tracker.dropped(self.passthrough_block, "Cursor runs the Claude Code copy of this hook (built for "
+                                                        "claude), so cursor: settings do not apply")
+            if spec.tools is not None and "glob" in spec.tools:
+                tracker.degraded("tools", "Cursor runs the Claude Code copy of this hook; Glob has no Cursor tool name")
+            for f in ("event", "script", "tools", "matcher", "timeout", "async", "resources"):
+                if f in tracker.expected and f not in tracker.outcomes:
+                    tracker.mapped(f, "Cursor runs this hook from .claude/settings.json (built for claude; Cursor's "
+                                      "third-party configs setting is on by default); no second copy in "
+                                      f"{HOOKS_FILE}")
+            return []
+        matcher = self._matcher(item, tracker)
+        if matcher is None:
+            for f in tracker.expected:
+                if f not in tracker.outcomes:
+                    tracker.dropped(f, "none of the hook's tools has a Cursor tool name (glob)")
+            return []
+        command, files = hook_script(self, item, tracker)  # project hooks run from the project root
+        entry: Dict[str, Any] = {"command": command}
+        if spec.timeout is not None:
+            entry["timeout"] = spec.timeout
+            tracker.emitted("timeout", "seconds")
+        if matcher:
+            entry["matcher"] = matcher
+        if "async" in item.fields:
+            if spec.run_async:
+                tracker.dropped("async", "Cursor hooks have no async option; the agent waits for the hook")
+            else:
+                tracker.emitted("async", "synchronous, Cursor's default")
+        if self.passthrough_block in item.passthrough:
+            entry.update(self.passthrough(item))
+            tracker.emitted(self.passthrough_block, "merged into the hook entry")
+        tracker.mapped("event", f"hooks.{event} in {HOOKS_FILE}")
+        top = fragment(HOOKS_FILE, "json", ("version",), 1, self.name)
+        return files + [top, fragment(HOOKS_FILE, "json", ("hooks", event), entry, self.owner(item), append=True)]
+
+    def _matcher(self, item: Item, tracker: Tracker) -> Optional[str]:
+        """Cursor tool names joined with `|` for the tool events; "" for every tool; None when
+        no listed tool exists in Cursor (the hook would otherwise run for every tool)."""
+        spec = item.hook
+        if spec.event not in ("PreToolUse", "PostToolUse"):
+            for key in ("tools", "matcher"):
+                if key in item.fields:
+                    tracker.omitted(key, f"{spec.event} is not about tools (lint warns AR082)")
+            return ""
+        if spec.tools is not None:
+            if spec.matcher is not None:
+                tracker.omitted("matcher", "tools: given; it decides the matcher")
+            names = list(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools if t in TOOL_NAMES))
+            if not names:
+                return None
+            if "glob" in spec.tools:
+                tracker.degraded("tools", f"matcher {'|'.join(names)}: glob has no Cursor tool name")
+            else:
+                tracker.mapped("tools", "matcher of Cursor tool names (bash->Shell, edit/write->Write)")
+            return "|".join(names)
+        if spec.matcher is None or spec.matcher in ("", "*", ".*"):
+            if spec.matcher is not None:
+                tracker.emitted("matcher", "every tool")
+            return ""
+        tokens = spec.matcher.split("|")
+        if all(t in CLAUDE_TOOLS or t == "Glob" for t in tokens):
+            names = list(dict.fromkeys(CLAUDE_TOOLS[t] for t in tokens if t in CLAUDE_TOOLS))
+            if not names:
+                return None
+            translated = "|".join(names)
+            if translated == spec.matcher:
+                tracker.emitted("matcher", "Claude Code and Cursor tool names agree")
+            elif "Glob" in tokens:
+                tracker.degraded("matcher", f"Claude Code tool names as Cursor's ({translated}); Glob has none")
+            else:
+                tracker.mapped("matcher", f"Claude Code tool names as Cursor's ({translated})")
+            return translated
+        tracker.degraded("matcher", "written as is: not a plain list of Claude Code tool names, and Cursor matches "
+                                    "its own names (Shell, Write, Read, Grep, MCP:<tool>)")
+        return spec.matcher
+
+    def server(self, server, tracker):
+        """`.cursor/mcp.json` mcpServers: stdio entries carry `type`, remote ones only `url`
+        (Cursor infers streamable HTTP or SSE); `${VAR}` becomes `${env:VAR}`."""
+        if server.transport == "stdio":
+            entry: Dict[str, Any] = {"type": "stdio", "command": server.command}
+            if server.args:
+                entry["args"] = list(server.args)
+            if server.env:
+                entry["env"] = dict(server.env)
+        else:
+            entry = {"url": server.url}
+            if server.headers:
+                entry["headers"] = dict(server.headers)
+        server_outcomes(server, tracker, f"{MCP_FILE} mcpServers",
+                        ", ${VAR} as ${env:VAR}; Cursor infers the transport from the url")
+        return [fragment(MCP_FILE, "json", ("mcpServers", server.name), env_refs(entry, "${{env:{}}}"), self.name)]
+
+
+def _code(text: Any) -> str:
+    text = str(text)
+    return f"`{text}`" if "`" not in text else text
+
+
+_BRACE_RE = re.compile(r"\{([^{}]*,[^{}]*)\}")
+
+
+def globs(patterns: Sequence[str]) -> List[str]:
+    """Scope patterns as Cursor's comma-separated `globs:` can hold them: `{a,b}` alternatives
+    (whose commas Cursor would split on) expanded into separate patterns."""
+    out: List[str] = []
+    todo = list(patterns)
+    while todo:
+        p = todo.pop(0).strip()
+        m = _BRACE_RE.search(p)
+        if m is None:
+            if p and p not in out:
+                out.append(p)
+            continue
+        todo[:0] = [p[:m.start()] + alt + p[m.end():] for alt in m.group(1).split(",")]
+    return out
+
+
+_GLOBS_LINE_RE = re.compile(r'^globs: (".*")$', re.M)
+
+
+def raw_globs(content: bytes) -> bytes:
+    """Write `globs:` unquoted. Cursor reads rule frontmatter with a line reader that keeps
+    quotes as part of the pattern (so `"**/*.ts"` matches nothing); its own rule editor
+    writes `globs: **/*.ts`, which is not strict YAML but is what Cursor parses."""
+    text = content.decode("utf-8")
+    if not text.startswith("---\n"):
+        return content
+    end = text.find("\n---\n", 3)
+    if end < 0:
+        return content
+    head = _GLOBS_LINE_RE.sub(lambda m: "globs: " + json.loads(m.group(1)), text[:end + 1], count=1)
+    return (head + text[end + 1:]).encode("utf-8")
