@@ -261,3 +261,36 @@ def test_mcp_stdio_and_remote_shapes():
                                       fields=freeze({"remote": {"type": "sse"}, "requires-env": ["TOKEN"]})))
     assert remote == {"url": "https://x/${env:HOST}/sse", "headers": {"Authorization": "Bearer ${env:TOKEN}"}}
     assert status == {"remote": "mapped", "requires-env": "omitted"}
+
+
+# --- plugin layout -----------------------------------------------------------------
+
+def test_plugin_layout():
+    files = _item("rule", "ts", "description: TS\nscope:\n  paths:\n    - \"**/*.ts\"\n", "See [x](./x.md).\n",
+                  {"x.md": "x\n"})
+    files.update(_hook("h", "description: Guard\nevent: PreToolUse\ntools:\n  - bash\n"))
+    files.update(_item("command", "go", "description: Go\n"))
+    files.update(_item("agent", "a", "description: A\n"))
+    files.update(_item("skill", "s", "name: s\ndescription: S\n"))
+    files.update(_item("context", "c", "description: C\n", "Context.\n"))
+    plan = pipeline.generate(_tree(files), ["cursor"], layout="plugin", plugin_name="my-plugin")
+    assert plan.ok, "\n".join(d.format() for d in plan.diagnostics)
+    out = {f.path: f.content.decode() for f in plan.files}
+    assert json.loads(out[".cursor-plugin/plugin.json"]) == {"name": "my-plugin",
+                                                             "description": "my-plugin, built by agentrc"}
+    assert json.loads(out[".cursor-plugin/marketplace.json"])["plugins"][0]["source"] == "./"
+    assert "globs: **/*.ts\n" in out["rules/ts.mdc"] and "](../agentrc/rules/ts/x.md)" in out["rules/ts.mdc"]
+    assert {"commands/go.md", "agents/a.md", "skills/s/SKILL.md", "agentrc/hooks/h/run.sh"} <= set(out)
+    hooks = json.loads(out["hooks/hooks.json"])
+    assert hooks == {"hooks": {"preToolUse": [{"command": '"${CURSOR_PLUGIN_ROOT:-.}/agentrc/hooks/h/run.sh" --fast',
+                                               "matcher": "Shell"}]}}
+    assert "AGENTS.md" not in out and not any(p.startswith(".cursor/") for p in out)
+    assert _fields(plan, "context", "c")["body"][0] == "dropped"
+
+
+def test_plugin_mcp_is_mcp_json_at_the_root():
+    from agentrc.clients.cursor import CursorPlugin
+
+    rendered = CursorPlugin().render_server(McpServer("db", "b", "b.bundle.yaml", (1, 1), "stdio", command="db",
+                                                      fields=freeze({"local": {"command": "db"}})))
+    assert [(f.path, f.key) for f in rendered.fragments] == [("mcp.json", ("mcpServers", "db"))]

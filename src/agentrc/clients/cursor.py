@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 from typing import Any, Dict, List, Optional, Sequence
 
-from agentrc.clients.base import (ClientAdapter, env_refs, fragment, hook_docs, hook_script, place_resources,
+from agentrc.clients.base import (ClientAdapter, OutputFile, env_refs, fragment, hook_docs, hook_script, place_resources,
                                   server_outcomes, with_skills_section)
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
@@ -63,6 +63,13 @@ class Cursor(ClientAdapter):
 
     resource_root = ".cursor/agentrc"
     skill_dir = ".cursor/skills"
+    rules_dir = ".cursor/rules"
+    agents_dir = ".cursor/agents"
+    commands_dir = ".cursor/commands"
+    hooks_file = HOOKS_FILE
+    hooks_version = True  # project hooks.json has "version": 1; a plugin's has only "hooks"
+    hook_var = ""  # project hooks run from the project root
+    mcp_file = MCP_FILE
     skill_fields = SKILL_FIELDS
 
     kinds = tuple(Kind)
@@ -86,22 +93,22 @@ class Cursor(ClientAdapter):
                            + ("; {a,b} alternatives expanded" if expanded else "") + ", alwaysApply: false")
         else:
             fm["alwaysApply"] = True
-        body, extra = self.place(item, ".cursor/rules", body, tracker)
-        return f".cursor/rules/{item.name}.mdc", body, extra
+        body, extra = self.place(item, self.rules_dir, body, tracker)
+        return f"{self.rules_dir}/{item.name}.mdc", body, extra
 
     def agent(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker)
         if item.mode is not None:
             if item.mode == "subagent":
-                tracker.omitted("mode", "implicit: .cursor/agents/ holds subagents")
+                tracker.omitted("mode", f"implicit: {self.agents_dir}/ holds subagents")
             else:
                 tracker.degraded("mode", f"Cursor custom agents are always subagents (mode {item.mode})")
         self._model(item, fm, tracker)
         if item.tools is not None:
             self._readonly(item.tools, fm, tracker)
         body = with_skills_section(item, body, tracker)
-        body, extra = self.place(item, ".cursor/agents", body, tracker)
-        return f".cursor/agents/{item.name}.md", body, extra
+        body, extra = self.place(item, self.agents_dir, body, tracker)
+        return f"{self.agents_dir}/{item.name}.md", body, extra
 
     def _readonly(self, tools: Sequence[str], fm: Dict[str, Any], tracker: Tracker) -> None:
         """Cursor subagents have no tool list: `readonly: true` is the one restriction."""
@@ -161,9 +168,9 @@ class Cursor(ClientAdapter):
             tracker.dropped("tools", "Cursor commands run with the agent's tools")
         if notes:
             body = "\n".join(f"> {n}" if i == 0 else f">\n> {n}" for i, n in enumerate(notes)) + "\n\n" + body
-        body, extra = place_resources(item, ".cursor/commands", f"{self.resource_root}/commands/{item.name}", body,
+        body, extra = place_resources(item, self.commands_dir, f"{self.resource_root}/commands/{item.name}", body,
                                       self.owner(item), tracker)
-        return f".cursor/commands/{item.name}.md", body, extra
+        return f"{self.commands_dir}/{item.name}.md", body, extra
 
     def hook(self, item, ctx, tracker):
         """One flat entry in `.cursor/hooks.json`: the Claude event renamed as Cursor renames
@@ -188,7 +195,7 @@ class Cursor(ClientAdapter):
                 if f in tracker.expected and f not in tracker.outcomes:
                     tracker.mapped(f, "Cursor runs this hook from .claude/settings.json (built for claude; Cursor's "
                                       "third-party configs setting is on by default); no second copy in "
-                                      f"{HOOKS_FILE}")
+                                      f"{self.hooks_file}")
             return []
         matcher = self._matcher(item, tracker)
         if matcher is None:
@@ -196,7 +203,7 @@ class Cursor(ClientAdapter):
                 if f not in tracker.outcomes:
                     tracker.dropped(f, "none of the hook's tools has a Cursor tool name (glob)")
             return []
-        command, files = hook_script(self, item, tracker)  # project hooks run from the project root
+        command, files = hook_script(self, item, tracker, self.hook_var)
         entry: Dict[str, Any] = {"command": command}
         if spec.timeout is not None:
             entry["timeout"] = spec.timeout
@@ -211,9 +218,9 @@ class Cursor(ClientAdapter):
         if self.passthrough_block in item.passthrough:
             entry.update(self.passthrough(item))
             tracker.emitted(self.passthrough_block, "merged into the hook entry")
-        tracker.mapped("event", f"hooks.{event} in {HOOKS_FILE}")
-        top = fragment(HOOKS_FILE, "json", ("version",), 1, self.name)
-        return files + [top, fragment(HOOKS_FILE, "json", ("hooks", event), entry, self.owner(item), append=True)]
+        tracker.mapped("event", f"hooks.{event} in {self.hooks_file}")
+        top = [fragment(self.hooks_file, "json", ("version",), 1, self.name)] if self.hooks_version else []
+        return files + top + [fragment(self.hooks_file, "json", ("hooks", event), entry, self.owner(item), append=True)]
 
     def _matcher(self, item: Item, tracker: Tracker) -> Optional[str]:
         """Cursor tool names joined with `|` for the tool events; "" for every tool; None when
@@ -269,9 +276,46 @@ class Cursor(ClientAdapter):
             entry = {"url": server.url}
             if server.headers:
                 entry["headers"] = dict(server.headers)
-        server_outcomes(server, tracker, f"{MCP_FILE} mcpServers",
+        server_outcomes(server, tracker, f"{self.mcp_file} mcpServers",
                         ", ${VAR} as ${env:VAR}; Cursor infers the transport from the url")
-        return [fragment(MCP_FILE, "json", ("mcpServers", server.name), env_refs(entry, "${{env:{}}}"), self.name)]
+        return [fragment(self.mcp_file, "json", ("mcpServers", server.name), env_refs(entry, "${{env:{}}}"),
+                         self.name)]
+
+
+class CursorPlugin(Cursor):
+    """The same content as a Cursor plugin (`--layout plugin`, spec 000 §5.2.2): rules/*.mdc,
+    skills/, agents/, commands/, hooks/hooks.json (no version key) and mcp.json at the plugin
+    root, described by .cursor-plugin/plugin.json (cursor.com/docs/reference/plugins).
+    Plugins carry no global context."""
+
+    title = "Cursor plugin"
+    layout = "plugin"
+    kinds = (Kind.RULE, Kind.SKILL, Kind.AGENT, Kind.COMMAND, Kind.HOOK)
+    also_reads: Dict[Kind, Any] = {}
+    resource_root = "agentrc"
+    skill_dir = "skills"
+    rules_dir = "rules"
+    agents_dir = "agents"
+    commands_dir = "commands"
+    hooks_file = "hooks/hooks.json"
+    hooks_version = False
+    # Cursor expands ${CURSOR_PLUGIN_ROOT} in a plugin's MCP config; in a hook command the
+    # shell sees it, and `:-.` falls back to the plugin root as the working directory.
+    hook_var = "${CURSOR_PLUGIN_ROOT}"
+    mcp_file = "mcp.json"
+
+    def manifest(self, name: str, description: str, version: str = "") -> OutputFile:
+        data = {"name": name, "description": description}
+        if version:
+            data["version"] = version
+        return OutputFile(".cursor-plugin/plugin.json", (json.dumps(data, indent=2) + "\n").encode(), False, self.name)
+
+    def marketplace(self, name: str, plugin: str, description: str) -> OutputFile:
+        """A marketplace manifest listing this one plugin, at the plugin root."""
+        data = {"name": name, "owner": {"name": name}, "plugins": [
+            {"name": plugin, "source": "./", "description": description}]}
+        return OutputFile(".cursor-plugin/marketplace.json", (json.dumps(data, indent=2) + "\n").encode(), False,
+                          self.name)
 
 
 def _code(text: Any) -> str:

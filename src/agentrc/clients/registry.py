@@ -12,7 +12,7 @@ from agentrc.clients.base import ClientAdapter
 from agentrc.clients.claude import Claude, ClaudePlugin
 from agentrc.clients.codex import Codex
 from agentrc.clients.copilot import Copilot
-from agentrc.clients.cursor import Cursor
+from agentrc.clients.cursor import Cursor, CursorPlugin
 from agentrc.clients.gemini import Gemini
 from agentrc.clients.opencode import Opencode
 from agentrc.families import SPEC_FAMILIES
@@ -30,7 +30,7 @@ DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
 
 
 # Clients with a plugin/extension package layout (`agentrc build --layout plugin`).
-PLUGIN_LAYOUTS: Dict[str, ClientAdapter] = {adapter.name: adapter for adapter in (ClaudePlugin(),)}
+PLUGIN_LAYOUTS: Dict[str, ClientAdapter] = {adapter.name: adapter for adapter in (ClaudePlugin(), CursorPlugin())}
 
 
 def families() -> FrozenSet[str]:
