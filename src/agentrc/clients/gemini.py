@@ -1,0 +1,312 @@
+"""Gemini CLI: skills (and rules, as skills) in the shared `.agents/skills`, subagents in
+`.gemini/agents`, TOML commands in `.gemini/commands`, and hooks, MCP servers and
+`context.fileName` (so Gemini CLI reads the shared AGENTS.md, and a GEMINI.md as well) in
+`.gemini/settings.json` (docs: geminicli.com/docs and github.com/google-gemini/gemini-cli
+docs/: cli/custom-commands, cli/skills, core/subagents, hooks/index, tools/mcp-server,
+reference/configuration).
+
+Folder trust is on by default (`security.folderTrust.enabled`): in a folder the user has not
+trusted, Gemini CLI loads none of the project's `.gemini/settings.json` (so no hooks, MCP
+servers or context.fileName, hence no AGENTS.md), commands, agents or workspace skills.
+Headless runs in an untrusted folder fail unless `--skip-trust` or
+`GEMINI_TRUST_WORKSPACE=true` is given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, List, Sequence
+
+from agentrc.clients.base import (ClientAdapter, OutputFile, context_section, fragment, hook_docs, hook_script,
+                                  place_resources, resource_files, server_outcomes, with_skills_section)
+from agentrc.fidelity import Tracker
+from agentrc.frozen import FrozenMap
+from agentrc.markdown import format_body
+from agentrc.model import Item, Kind
+from agentrc.vocabulary import split_model
+
+# Gemini CLI's built-in tool names (packages/core/src/tools/definitions/coreTools.ts).
+TOOL_NAMES = {
+    "read": "read_file", "write": "write_file", "edit": "replace", "bash": "run_shell_command",
+    "grep": "grep_search", "glob": "glob", "web-fetch": "web_fetch", "web-search": "google_web_search",
+}
+# Gemini CLI runs Gemini models only: the Claude aliases have no counterpart (the agent then
+# inherits the session's model); `google/<id>` is written as `<id>`.
+MODELS = {"inherit": "inherit"}
+MODEL_PROVIDER = "google"
+# Portable (Claude Code) hook events -> Gemini CLI events (docs hooks/index: "Migrating from
+# Claude Code"). SubagentStop has none.
+EVENTS = {
+    "PreToolUse": "BeforeTool", "PostToolUse": "AfterTool", "UserPromptSubmit": "BeforeAgent",
+    "Stop": "AfterAgent", "SessionStart": "SessionStart", "SessionEnd": "SessionEnd",
+    "PreCompact": "PreCompress", "Notification": "Notification",
+}
+# Claude Code tool names a raw `matcher:` may hold, and Gemini CLI's names for them.
+CLAUDE_TOOLS = {
+    "Read": "read_file", "Write": "write_file", "Edit": "replace", "MultiEdit": "replace",
+    "Bash": "run_shell_command", "Grep": "grep_search", "Glob": "glob", "WebFetch": "web_fetch",
+    "WebSearch": "google_web_search",
+}
+# `.agents/skills` is shared with Codex, OpenClaw and Hermes: only the Agent Skills standard
+# keys are written there, so every client produces the same bytes (the standard's license and
+# metadata are SSOT-only fields in agentrc, never written). Gemini CLI itself reads only name
+# and description.
+SKILL_FIELDS = frozenset({"compatibility", "allowed-tools"})
+SETTINGS = ".gemini/settings.json"
+CONTEXT_FILES = ("AGENTS.md", "GEMINI.md")
+TRUST = "loaded only in a trusted folder"
+
+
+class Gemini(ClientAdapter):
+    name = "gemini"
+    family = "gemini"
+    title = "Gemini CLI"
+    passthrough_block = "gemini"
+
+    kinds = tuple(Kind)
+    resource_root = ".gemini/agentrc"
+    skill_dir = ".agents/skills"
+    skill_fields = SKILL_FIELDS
+    # Codex writes rules and skills to the same .agents/skills (identical files when both
+    # build an item), and Gemini CLI loads whatever is there, also the ones meant for Codex.
+    also_reads = {Kind.SKILL: ("codex",), Kind.RULE: ("codex",)}
+
+    def render_item(self, item, ctx, tracker):
+        if item.kind in (Kind.RULE, Kind.SKILL) and self.passthrough_block in item.passthrough:
+            tracker.dropped(self.passthrough_block, "the shared .agents/skills/<name>/SKILL.md keeps the Agent Skills "
+                                                    "standard form, and Gemini CLI reads only name and description")
+            item = dataclasses.replace(item, passthrough=FrozenMap(
+                (k, v) for k, v in item.passthrough.items() if k != self.passthrough_block))
+        if item.kind is Kind.COMMAND:
+            return self._command(item, ctx, tracker)
+        out = super().render_item(item, ctx, tracker)
+        if item.kind is Kind.AGENT and self.passthrough_block in item.passthrough:
+            tracker.emitted(self.passthrough_block, "merged into frontmatter; Gemini CLI rejects the file if a key is "
+                                                    "not one it defines (display_name, temperature, max_turns, "
+                                                    "timeout_mins, policy, mcp_servers)")
+        return out
+
+    # --- skills and rules: the shared Agent Skills directory -----------------------
+    def skill(self, item, ctx, tracker, fm, body):
+        entry, body, extra = super().skill(item, ctx, tracker, fm, body)
+        for key in item.extra:
+            if key in self.skill_fields:
+                tracker.emitted(key, "Agent Skills standard field, kept in the shared .agents/skills file; "
+                                     "Gemini CLI itself reads only name and description")
+            else:
+                tracker.dropped(key, "not an Agent Skills standard field (the shared .agents/skills file holds "
+                                     "the standard form only)")
+        return entry, body, extra
+
+    def rule(self, item, ctx, tracker, fm, body):
+        """Gemini CLI has no rules: a rule becomes a skill, which Gemini loads when a task
+        matches its description. The file is the one Codex writes for the rule (name,
+        description, the standard skill fields, body, supporting files beside it), so the two
+        builds share it."""
+        self.identify(item, fm, tracker,
+                      description_detail="the skill's description: Gemini CLI loads the rule when a task matches it")
+        for key, value in item.extra.items():
+            if key in self.skill_fields:
+                fm[key] = value
+                tracker.emitted(key, "Agent Skills standard field, kept in the shared .agents/skills file; "
+                                     "Gemini CLI itself reads only name and description")
+        if item.scope_paths:
+            tracker.degraded("scope", "Gemini CLI has no path-scoped rules; the rule is a skill in .agents/skills, "
+                                      f"loaded on demand by its description (paths {', '.join(item.scope_paths)} "
+                                      "are not checked)")
+        else:
+            _note(tracker, "body", "degraded", "Gemini CLI has no always-on rules: the text is a skill in "
+                                               ".agents/skills, loaded on demand by its description (use a "
+                                               "CONTEXT.md item for text every session must read)", first=True)
+        base = f"{self.skill_dir}/{item.name}"
+        extra = resource_files(item, base, self.owner(item))
+        tracker.emitted("resources", f"{len(extra)} file(s) copied beside SKILL.md" if extra else "none")
+        return f"{base}/SKILL.md", body, extra
+
+    # --- agents ----------------------------------------------------------------------
+    def agent(self, item, ctx, tracker, fm, body):
+        """Gemini CLI rejects an agent file whose frontmatter has a key it does not define
+        (name, description, kind, display_name, tools, model, temperature, max_turns,
+        timeout_mins, policy, mcp_servers): only those are written, plus the `gemini:` block."""
+        self.identify(item, fm, tracker)
+        fm["kind"] = "local"
+        if item.mode is not None:
+            if item.mode == "subagent":
+                tracker.omitted("mode", "implicit: .gemini/agents holds subagents")
+            else:
+                tracker.degraded("mode", f"Gemini CLI agents are always subagents (mode {item.mode})")
+        self._model(item, fm, tracker)
+        if item.tools is not None:
+            tools = [TOOL_NAMES[t] for t in item.tools]
+            if item.preload_skills:
+                tools.append("activate_skill")
+            fm["tools"] = tools
+            tracker.mapped("tools", "Gemini CLI tool names")
+        body = with_skills_section(item, body, tracker)
+        if item.preload_skills and item.tools is not None:
+            tracker.mapped("preload-skills", "## Skills section in the body; activate_skill added to tools so the "
+                                             "agent can load them")
+        body, extra = self.place(item, ".gemini/agents", body, tracker)
+        return f".gemini/agents/{item.name}.md", body, extra
+
+    def _model(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
+        if item.model is None:
+            return
+        provider, ident = split_model(item.model)
+        if provider is None and ident in MODELS:
+            fm["model"] = MODELS[ident]
+            tracker.emitted("model", "the session's model")
+        elif provider == MODEL_PROVIDER:
+            fm["model"] = ident
+            tracker.mapped("model", f"model id {ident}")
+        elif provider is None and ident.startswith("gemini-"):
+            fm["model"] = ident
+            tracker.emitted("model", "passed through as written")
+        elif provider is None:
+            tracker.dropped("model", f"Gemini CLI runs Gemini models; no counterpart for {ident!r}, the agent "
+                                     "inherits the session's model")
+        else:
+            tracker.dropped("model", f"Gemini CLI cannot run {provider} models; the agent inherits the session's model")
+
+    # --- commands: TOML ----------------------------------------------------------------
+    def _command(self, item: Item, ctx, tracker: Tracker) -> List[Any]:
+        from agentrc import tomledit
+
+        body = self.body(item, ctx, tracker)
+        tracker.emitted("description", "shown by /help")
+        if "name" in item.fields:
+            tracker.mapped("name", "file name is the /command name")
+        for key, why in (("argument-hint", "Gemini CLI commands have no argument hint"),
+                         ("agent", "Gemini CLI commands run in the main session; they cannot name a subagent"),
+                         ("model", "Gemini CLI commands have no model; they use the session's"),
+                         ("tools", "Gemini CLI commands have no tool list; they use the session's tools")):
+            if key in item.fields:
+                tracker.dropped(key, why)
+        if "$ARGUMENTS" in body:
+            body = body.replace("$ARGUMENTS", "{{args}}")
+            _note(tracker, "body", "mapped", "$ARGUMENTS as {{args}}")
+        # A prompt has no location of its own: links point at the copies from the project
+        # root, where Gemini CLI's file tools resolve relative paths.
+        body, extra = place_resources(item, "", f"{self.resource_root}/commands/{item.name}", body,
+                                      self.owner(item), tracker)
+        if extra:
+            tracker.mapped("resources", f"{len(extra)} file(s) copied to {self.resource_root}/commands/{item.name}/, "
+                                        "links rewritten relative to the project root (a prompt has no location "
+                                        "of its own)")
+        if self.passthrough_block in item.passthrough:
+            tracker.dropped(self.passthrough_block, "Gemini CLI command files hold only description and prompt")
+        prompt = format_body(body.strip("\n") + "\n") if body.strip() else ""
+        text = tomledit.dumps({"description": item.description, "prompt": prompt})
+        entry = OutputFile(f".gemini/commands/{item.name}.toml", text.encode("utf-8"), False, self.owner(item))
+        return [entry] + list(extra)
+
+    # --- hooks: .gemini/settings.json --------------------------------------------------
+    def hook(self, item, ctx, tracker):
+        spec = item.hook
+        event = EVENTS.get(spec.event)
+        if event is None:
+            for f in tracker.expected:
+                if f not in tracker.outcomes:
+                    tracker.dropped(f, f"Gemini CLI has no {spec.event} event")
+            return []
+        hook_docs(item, tracker)
+        command, files = hook_script(self, item, tracker, "$GEMINI_PROJECT_DIR")
+        handler: Dict[str, Any] = {"type": "command", "command": command, "name": item.name,
+                                   "description": item.description}
+        tracker.emitted("description", "the hook entry's description")
+        if "name" in item.fields:
+            tracker.emitted("name", "the hook entry's name (/hooks enable, /hooks disable) and the script's directory")
+        if spec.timeout is not None:
+            handler["timeout"] = spec.timeout * 1000
+            tracker.mapped("timeout", f"{spec.timeout} s as {spec.timeout * 1000} ms (Gemini CLI counts milliseconds)")
+        if "async" in item.fields:
+            if spec.run_async:
+                tracker.dropped("async", "Gemini CLI waits for every hook; it has no asynchronous hooks")
+            else:
+                tracker.emitted("async", "synchronous, Gemini CLI's only mode")
+        if self.passthrough_block in item.passthrough:
+            handler.update(self.passthrough(item))
+            tracker.emitted(self.passthrough_block, "merged into the hook handler")
+        entry: Dict[str, Any] = {}
+        matcher = gemini_matcher(item, tracker)
+        if matcher:
+            entry["matcher"] = matcher
+        entry["hooks"] = [handler]
+        where = f"hooks.{event} in {SETTINGS} ({TRUST})"
+        if spec.event == "Notification":
+            tracker.degraded("event", f"{where}; Gemini CLI notifies only of tool-permission requests, not of idle "
+                                      "prompts")
+        elif event == spec.event:
+            tracker.emitted("event", where)
+        else:
+            tracker.mapped("event", where)
+        return files + [fragment(SETTINGS, "json", ("hooks", event), entry, self.owner(item), append=True)]
+
+    # --- MCP servers: .gemini/settings.json mcpServers ---------------------------------
+    def server(self, server, tracker):
+        if server.transport == "stdio":
+            entry: Dict[str, Any] = {"command": server.command}
+            if server.args:
+                entry["args"] = list(server.args)
+            if server.env:
+                entry["env"] = dict(server.env)
+        else:
+            # `httpUrl` is deprecated: `url` with `type` picks the transport.
+            entry = {"url": server.url, "type": server.transport}
+            if server.headers:
+                entry["headers"] = dict(server.headers)
+        server_outcomes(server, tracker, f"{SETTINGS} mcpServers ({TRUST}; Gemini CLI expands ${{VAR}})")
+        return [fragment(SETTINGS, "json", ("mcpServers", server.name), entry, self.name)]
+
+    # --- the global context --------------------------------------------------------------
+    def context(self, item, ctx, tracker):
+        """AGENTS.md is shared; Gemini CLI reads only GEMINI.md unless context.fileName names
+        other files, so the project settings name both."""
+        out = context_section(self, item, ctx, tracker, self.context_file)
+        _note(tracker, "body", "mapped", f"a section of AGENTS.md, which Gemini CLI reads because {SETTINGS} sets "
+                                         "context.fileName to AGENTS.md and GEMINI.md (a GEMINI.md still loads; "
+                                         f"settings are {TRUST})", first=True)
+        out.append(fragment(SETTINGS, "json", ("context", "fileName"), list(CONTEXT_FILES), self.name))
+        return out
+
+
+def _note(tracker: Tracker, field: str, status: str, detail: str, first: bool = False) -> None:
+    """Set `field` to `status`, keeping the detail it already had (directives, override)."""
+    old = tracker.outcomes.get(field)
+    if old is not None and old.detail:
+        detail = f"{detail}; {old.detail}" if first else f"{old.detail}; {detail}"
+    tracker.set(field, status, detail)
+
+
+def _anchored(names: Sequence[str]) -> str:
+    names = list(dict.fromkeys(names))
+    return f"^{names[0]}$" if len(names) == 1 else f"^({'|'.join(names)})$"
+
+
+def gemini_matcher(item: Item, tracker: Tracker) -> str:
+    """Gemini CLI tests a matcher as an unanchored regex against its tool names (an MCP tool
+    is `mcp_<server>_<tool>`), so portable tools become an anchored alternation."""
+    spec = item.hook
+    if spec.event not in ("PreToolUse", "PostToolUse"):
+        for key in ("tools", "matcher"):
+            if key in item.fields:
+                tracker.omitted(key, f"{spec.event} is not about tools (lint warns AR082)")
+        return ""
+    if spec.tools is not None:
+        if spec.matcher is not None:
+            tracker.omitted("matcher", "tools: given; it decides the matcher")
+        tracker.mapped("tools", "matcher: anchored regex of Gemini CLI tool names")
+        return _anchored([TOOL_NAMES[t] for t in spec.tools])
+    if spec.matcher is not None:
+        tokens = [t.strip() for t in spec.matcher.split("|")]
+        if all(t in CLAUDE_TOOLS for t in tokens):
+            tracker.mapped("matcher", "Claude Code tool names as Gemini CLI's, anchored")
+            return _anchored([CLAUDE_TOOLS[t] for t in tokens])
+        claude = [t for t in tokens if t in CLAUDE_TOOLS]
+        if claude:
+            tracker.degraded("matcher", f"as written; Gemini CLI has no tool named {', '.join(claude)}, so that part "
+                                        "never matches")
+        else:
+            tracker.emitted("matcher", "as written (a regex Gemini CLI tests against its tool names)")
+        return spec.matcher
+    return ""
