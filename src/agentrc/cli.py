@@ -21,6 +21,7 @@ from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, count_summary
 from agentrc.codes import CODES
 from agentrc.fmt import format_source, formattable
+from agentrc.inputs import read_inputs
 from agentrc.sourceio import read_tree
 
 
@@ -78,6 +79,11 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--no-cache", action="store_true",
                    help="parse and render everything (the cache lives in $AGENTRC_CACHE_DIR or ~/.cache/agentrc)")
     b.set_defaults(run=cmd_build)
+
+    i = sub.add_parser("inspect", help="print a project's canonical document with the provenance of every part")
+    i.add_argument("paths", nargs="+", metavar="PATH", help="project directories (holding ai.config.* or .ai/)")
+    i.add_argument("--json", action="store_true", help="print JSON")
+    i.set_defaults(run=cmd_inspect)
     return p
 
 
@@ -92,8 +98,8 @@ def _print_diags(diags: Sequence[Diagnostic], fmt: str, extra: Optional[dict] = 
 
 
 def cmd_lint(args) -> int:
-    tree, explicit = read_tree(args.paths)
-    registry, diags = pipeline.lint(tree, explicit)
+    inputs = read_inputs(args.paths)
+    registry, diags = pipeline.lint(inputs.tree, inputs.explicit, inputs.canonical)
     if not registry.items and not registry.bundles and not any(d.is_error for d in diags):
         diags = tuple(sorted(diags + tuple(Diagnostic(p, 0, 0, "warning", "AR017", "no items or bundles here",
                                                       CODES["AR017"].hint) for p in args.paths)))
@@ -161,10 +167,11 @@ def cmd_build(args) -> int:
         raise UsageError(f"unknown {what}: {', '.join(unknown) or '(none)'} (known: {', '.join(table)})")
     if args.layout == "plugin" and len(clients) > 1:
         raise UsageError("--layout plugin builds one client's plugin at a time (one --client)")
-    tree, explicit = read_tree(args.paths)
+    inputs = read_inputs(args.paths)
+    tree, explicit = inputs.tree, inputs.explicit
     out = Path(args.out)
     memo_path = None if args.no_cache else cache.location(args.out, args.paths)
-    key = cache.digest([tree.digest().encode(), json.dumps([clients, args.bundle, args.strict, explicit, args.layout, args.plugin_name]).encode()])
+    key = cache.digest([inputs.digest.encode(), json.dumps([clients, args.bundle, args.strict, explicit, args.layout, args.plugin_name]).encode()])
     if memo_path and not args.report:
         stamp = cache.load_stamp(memo_path)
         if stamp and stamp.get("key") == key and writer.untouched(out, stamp.get("manifest", "")):
@@ -179,7 +186,7 @@ def cmd_build(args) -> int:
 
         parallel.warm(tree, clients, memo, args.jobs or (os.cpu_count() or 1))
     plan = pipeline.generate(tree, clients, args.bundle, args.strict, explicit, memo, layout=args.layout,
-                             plugin_name=args.plugin_name)
+                             plugin_name=args.plugin_name, canonical=inputs.canonical)
     if memo_path and plan.ok:
         cache.save(memo_path, memo)
     diags = list(plan.diagnostics)
@@ -201,6 +208,26 @@ def cmd_build(args) -> int:
                                          "diagnostics": [d.to_json() for d in sorted(set(diags))],
                                          "summary": totals, "files": len(plan.files)})
     return _finish_build(args, sorted(set(diags)), totals if plan.ok else None, changes, out)
+
+
+def cmd_inspect(args) -> int:
+    from agentrc import inspect as inspect_doc
+
+    inputs = read_inputs(args.paths)
+    diags = inputs.canonical.diagnostics if inputs.canonical else ()
+    missing = [p for p in args.paths if os.path.normpath(p).replace(os.sep, "/") not in {r for r, _ in inputs.documents}
+               and not any(d.is_error for d in diags)]
+    for p in missing:
+        raise UsageError(f"{p}: not a project (no ai.config.* and no .ai/ directory)")
+    _print_diags(diags, "text")
+    if any(d.is_error for d in diags):
+        return 1
+    for root, document in inputs.documents:
+        if args.json:
+            print(json.dumps({"project": root, **document.to_json()}, indent=2, ensure_ascii=False))
+        else:
+            print(inspect_doc.render_text(root, document), end="")
+    return 0
 
 
 def _finish_build(args, diags, totals, changes, out: Path) -> int:

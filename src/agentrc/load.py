@@ -195,6 +195,13 @@ class _Loader:
         self.check_links(d, f.path, parts.body, parts.body_line, resource_files, resources)
         for client, (ob, opath, oline) in overrides.items():
             self.check_links(d, opath, ob, oline, resource_files, resources)
+        return self.make_item(kind, name, d, f.path, data, located, parts.body, parts.body_line, blocks, overrides,
+                              resources)
+
+    def make_item(self, kind: Kind, name: str, d: str, path: str, data: Dict[str, Any], located: Located, body: str,
+                  body_line: int, blocks: Tuple[directives.Block, ...], overrides: Dict[str, Any],
+                  resources: Tuple[Resource, ...]) -> Item:
+        """The Item of validated frontmatter `data` (both front doors end here)."""
         passthrough = {k: freeze(data[k]) for k in sorted(self.passthrough) if isinstance(data.get(k), dict)}
         known = set(COMMON_FIELDS) | set(KIND_FIELDS[kind]) | set(self.passthrough)
         extra = {k: v for k, v in data.items() if k not in known}
@@ -203,17 +210,17 @@ class _Loader:
             kind=kind,
             name=name,
             directory=d,
-            entrypoint=f.path,
+            entrypoint=path,
             schema=data.get("schema", 1),
             description=data["description"],
-            body=parts.body,
-            body_line=parts.body_line,
+            body=body,
+            body_line=body_line,
             fields=freeze(data),
             license=data.get("license"),
             audience=tuple(data.get("audience", ())),
             metadata=freeze(data.get("metadata", {})),
             requires=self.requires(data, located),
-            ignore=ignore,
+            ignore=tuple(data.get("ignore", ())),
             scope_paths=tuple(data.get("scope", {}).get("paths", ())) if kind is Kind.RULE else (),
             mode=data.get("mode"),
             model=data.get("model"),
@@ -226,7 +233,7 @@ class _Loader:
             resources=resources,
             field_pos=FrozenMap((k[0], v) for k, v in located.key_pos.items() if len(k) == 1),
             blocks=blocks,
-            hook=self.hook(f.path, data, located, resources) if kind is Kind.HOOK else None,
+            hook=self.hook(path, data, located, resources) if kind is Kind.HOOK else None,
         )
 
     def hook(self, path: str, data: Dict[str, Any], located: Located, resources: Tuple[Resource, ...]) -> HookSpec:
@@ -503,3 +510,24 @@ def _check_duplicates(items: List[Item], bundles: List[Bundle], diags: Diagnosti
         first_b = seen_b.setdefault(b.name, b)
         if first_b is not b:
             diags.error(b.path, (1, 1), "AR064", f"bundle {b.name} is also defined by {first_b.path}")
+
+
+def items_from_data(entries: Sequence[Tuple[Kind, str, str, str, Dict[str, Any], str, Tuple[Resource, ...]]],
+                    families: FrozenSet[str], passthrough: FrozenSet[str]) -> Tuple[List[Item], Tuple[Diagnostic, ...]]:
+    """Items from already-parsed data (the canonical document's front door): each entry is
+    (kind, name, directory, source path, portable frontmatter, body, resources). They go
+    through the same schema, name, field and body checks as items read from entrypoints."""
+    diags = Diagnostics()
+    loader = _Loader(SourceTree(()), families, passthrough, diags, frozenset())
+    out = []
+    for kind, name, d, path, data, body, resources in entries:
+        located = Located(data)
+        if not loader.schema_ok(path, data, located, kind.value):
+            continue
+        loader.check_name(path, (1, 1), name, kind, name, False)
+        loader.check_description(path, (1, 1), data["description"], kind)
+        loader.check_fields(path, data, located, kind)
+        readers = frozenset(data.get("audience", ())) & families or families
+        blocks = loader.check_body(path, body, 1, readers, kind is Kind.COMMAND)
+        out.append(loader.make_item(kind, name, d, path, data, located, body, 1, blocks, {}, tuple(resources)))
+    return out, diags.sorted()

@@ -27,15 +27,33 @@ class Loaded:
         return not any(d.is_error for d in self.diagnostics)
 
 
-def load(tree: SourceTree, explicit: Iterable[str] = (), memo=None) -> Loaded:
+def load(tree: SourceTree, explicit: Iterable[str] = (), memo=None, canonical: Optional[Loaded] = None) -> Loaded:
+    """The registry of the portable sources in `tree`, joined with the items of canonical
+    projects (`canonical`, from agentrc.inputs): one model, two front doors."""
     registry, diags = load_registry(tree, client_registry.families(), client_registry.passthrough_blocks(),
                                     explicit, memo)
+    if canonical is not None:
+        registry, joined = _join(registry, canonical.registry)
+        diags = diags + canonical.diagnostics + joined
     return Loaded(registry, tuple(sorted(set(diags + resolve.check(registry)))))
 
 
-def lint(tree: SourceTree, explicit: Iterable[str] = ()) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
+def _join(a: Registry, b: Registry) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
+    from agentrc.diagnostics import Diagnostics
+
+    diags = Diagnostics()
+    seen = {i.key: i for i in a.items}
+    for item in b.items:
+        if item.key in seen:
+            diags.error(item.entrypoint, (1, 1), "AR013", f"{item.label} is also defined by {seen[item.key].entrypoint}")
+    items = tuple(sorted(a.items + b.items, key=lambda i: (i.kind.value, i.name, i.entrypoint)))
+    return Registry(items, a.bundles + b.bundles), diags.sorted()
+
+
+def lint(tree: SourceTree, explicit: Iterable[str] = (),
+         canonical: Optional[Loaded] = None) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
     """Validation plus the canonical-form check of every source (AR101)."""
-    loaded = load(tree, explicit)
+    loaded = load(tree, explicit, canonical=canonical)
     extra = []
     for f in tree.files:
         try:
@@ -52,9 +70,9 @@ def lint(tree: SourceTree, explicit: Iterable[str] = ()) -> Tuple[Registry, Tupl
 def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
              strict: bool = False, explicit: Iterable[str] = (), memo=None,
              entrypoints: Optional[Sequence[str]] = None, layout: str = "project",
-             plugin_name: str = "") -> build.Plan:
+             plugin_name: str = "", canonical: Optional[Loaded] = None) -> build.Plan:
     """`memo` (agentrc.cache.Memo) lets unchanged item directories skip parsing and rendering."""
-    loaded = load(tree, explicit, memo)
+    loaded = load(tree, explicit, memo, canonical)
     if not loaded.ok:
         return build.Plan((), (), loaded.diagnostics)
     items, sel_diags = resolve.select(loaded.registry, bundles, entrypoints)

@@ -380,6 +380,19 @@ def server_outcomes(server: McpServer, tracker: Tracker, where: str, env_note: s
         tracker.mapped("remote", f"{where}: {server.transport} server (url, headers{env_note})")
     if "requires-env" in server.fields:
         tracker.omitted("requires-env", "checked by agentrc at install time (spec 001 §3.6), not a client field")
+    # Canonical-document fields (spec 000 §3.7), unless the adapter mapped them itself.
+    scope = server.fields.get("scope")
+    if scope is not None and "scope" not in tracker.outcomes:
+        if scope == "project":
+            tracker.emitted("scope", "the project's configuration")
+        else:
+            tracker.degraded("scope", f"{scope} scope is per-person configuration agentrc does not write; "
+                             "written to the project's")
+    if "disabled" in server.fields and "disabled" not in tracker.outcomes:
+        tracker.dropped("disabled", "the client's project MCP configuration has no disabled flag; the server is listed")
+    if "autoApprove" in server.fields and "autoApprove" not in tracker.outcomes:
+        tracker.dropped("autoApprove", "tool approval lives in each client's permission settings, which agentrc "
+                        "does not write")
 
 
 def claude_style_server(server: McpServer) -> Dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any, Dict
 from agentrc.clients.base import (ClientAdapter, OutputFile, claude_style_server, context_section, fragment, hook_docs,
                                   hook_script, server_outcomes)
 from agentrc.fidelity import Tracker
+from agentrc.managed import block_render
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
 
@@ -140,7 +141,9 @@ class Claude(ClientAdapter):
     def context(self, item, ctx, tracker):
         """AGENTS.md is shared; CLAUDE.md imports it (Claude Code does not read AGENTS.md itself)."""
         out = context_section(self, item, ctx, tracker, "AGENTS.md")
-        out.append(OutputFile("CLAUDE.md", CLAUDE_MD, False, self.name))
+        text = CLAUDE_MD.decode()
+        out.append(OutputFile("CLAUDE.md", block_render("", text).encode(), False, self.name, "block",
+                              (((), text, False),)))
         return out
 
 

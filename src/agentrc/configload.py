@@ -1,0 +1,249 @@
+"""Reading a project's canonical layers from disk (spec 000 §4): the shell around canonical.py.
+
+A project is a directory holding `ai.config.{js,mjs,cjs,json,yaml,yml,toml}` and/or an `.ai/`
+directory. Its presets are local directories (`./presets/base`) or npm packages in
+`node_modules/` (ai-jue's names: `base` means `jue-preset-base` when no package `base`
+exists), each with its own presets in `package.json#ai.presets`; chains are resolved depth
+first and cycles are reported with the chain. `ai.config.js` is evaluated by Node (a small
+loader prints the default export as JSON and refuses functions and cycles).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
+
+from agentrc import canonical
+from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.model import SourceTree
+from agentrc.sourceio import read_tree
+from agentrc.yamlpos import YamlError, load as load_yaml
+
+CONFIG_NAMES = ("ai.config.js", "ai.config.mjs", "ai.config.cjs", "ai.config.json", "ai.config.yaml",
+                "ai.config.yml", "ai.config.toml")
+
+# Prints the config's default export as JSON; exit 3 when it is not plain data.
+NODE_LOADER = r"""
+const { pathToFileURL } = require('url');
+(async () => {
+  const mod = await import(pathToFileURL(process.argv[1]).href);
+  let value = mod && mod.default !== undefined ? mod.default : mod;
+  if (value && typeof value.then === 'function') value = await value;
+  const seen = new Set();
+  const check = (v, path) => {
+    const t = typeof v;
+    if (t === 'function' || t === 'symbol' || t === 'bigint' || t === 'undefined') {
+      throw new Error(`${path} is a ${t}, not plain data`);
+    }
+    if (v && t === 'object') {
+      if (seen.has(v)) throw new Error(`${path} refers back to an enclosing object (a cycle)`);
+      seen.add(v);
+      for (const [k, x] of Object.entries(v)) check(x, `${path}.${k}`);
+      seen.delete(v);
+    }
+  };
+  try { check(value, 'config'); } catch (e) { process.stderr.write(e.message + '\n'); process.exit(3); }
+  process.stdout.write(JSON.stringify(value));
+})().catch((e) => { process.stderr.write(String(e && e.stack || e) + '\n'); process.exit(2); });
+"""
+
+
+@dataclass(frozen=True)
+class Project:
+    root: str
+    config_path: Optional[str]
+    layers: Tuple[canonical.Layer, ...]
+
+
+def is_project(path: str) -> bool:
+    return os.path.isdir(path) and (any(os.path.isfile(os.path.join(path, n)) for n in CONFIG_NAMES)
+                                    or os.path.isdir(os.path.join(path, ".ai")))
+
+
+def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
+    """The layers of the project at `root`, in merge order (§4.3)."""
+    diags = Diagnostics()
+    root = os.path.normpath(root)
+    config_path = next((os.path.join(root, n) for n in CONFIG_NAMES if os.path.isfile(os.path.join(root, n))), None)
+    config: Dict[str, Any] = {}
+    if config_path is not None:
+        loaded = read_config(config_path, diags)
+        if loaded is not None:
+            config = loaded
+    language = str(config.get("language") or "")
+    layers: List[canonical.Layer] = []
+    names = config.get("presets", [])
+    if isinstance(config.get("preset"), str):
+        names = [config["preset"]] + list(names if isinstance(names, list) else [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        diags.error(_posix(config_path or root), (1, 1), "AR115", "presets: expected a list of preset names or paths")
+        names = []
+    done: set = set()
+    for name in names:
+        _preset(name, root, root, [], layers, diags, language, done)
+    ai_dir = os.path.join(root, ".ai")
+    if os.path.isdir(ai_dir):
+        layers.append(canonical.layer_from_tree(".ai", _posix(ai_dir), _tree(ai_dir), diags, language=language))
+    agents_md = os.path.join(root, "AGENTS.md")
+    if os.path.isfile(agents_md):
+        with open(agents_md, encoding="utf-8") as fh:
+            text = canonical.strip_managed_block(fh.read())
+        if text.strip():
+            layers.append(canonical.Layer("AGENTS.md", _posix(agents_md), canonical.freeze({"context": {"global": text}}),
+                                          canonical.FrozenMap({"context.global": _posix(agents_md)})))
+    if config_path is not None:
+        layers.append(canonical.layer_from_tree(os.path.basename(config_path), _posix(config_path), SourceTree(()),
+                                                diags, config=config, config_path=_posix(config_path)))
+    return Project(_posix(root), _posix(config_path) if config_path else None, tuple(layers)), diags.sorted()
+
+
+def read_config(path: str, diags: Diagnostics) -> Optional[Dict[str, Any]]:
+    shown = _posix(path)
+    ext = os.path.splitext(path)[1]
+    try:
+        if ext in (".js", ".mjs", ".cjs"):
+            data = _node(path, shown, diags)
+        else:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+            if ext == ".json":
+                data = json.loads(text)
+            elif ext == ".toml":
+                data = _toml(text)
+            else:
+                data = load_yaml(text).data
+    except YamlError as exc:
+        diags.error(shown, exc.pos, "AR110", exc.message)
+        return None
+    except ValueError as exc:
+        pos = (getattr(exc, "lineno", 1) or 1, getattr(exc, "colno", 1) or 1)
+        diags.error(shown, pos, "AR110", f"cannot read the config: {getattr(exc, 'msg', exc)}")
+        return None
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        diags.error(shown, (1, 1), "AR112", f"the config is a {type(data).__name__}, not an object of settings")
+        return None
+    return data
+
+
+def _node(path: str, shown: str, diags: Diagnostics) -> Optional[Any]:
+    node = shutil.which("node")
+    if node is None:
+        diags.error(shown, (1, 1), "AR111", "evaluating a JavaScript config needs Node.js, which is not on PATH")
+        return None
+    proc = subprocess.run([node, "-e", NODE_LOADER, os.path.abspath(path)], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    if proc.returncode == 3:
+        diags.error(shown, (1, 1), "AR112", proc.stderr.strip())
+        return None
+    if proc.returncode != 0:
+        first = next((ln for ln in proc.stderr.splitlines() if ln.strip()), "node failed")
+        diags.error(shown, (1, 1), "AR110", f"node could not evaluate it: {first}")
+        return None
+    return json.loads(proc.stdout)
+
+
+def _toml(text: str) -> Any:
+    try:
+        import tomllib  # type: ignore[import-not-found]  # Python >= 3.11
+        return tomllib.loads(text)
+    except ImportError:
+        pass
+    try:
+        import tomli  # type: ignore[import-not-found]
+        return tomli.loads(text)
+    except ImportError:
+        import toml  # type: ignore[import-untyped]
+        try:
+            return toml.loads(text)
+        except toml.TomlDecodeError as exc:
+            raise ValueError(str(exc)) from exc
+
+
+def _preset(name: str, base: str, root: str, chain: List[Tuple[str, str]], layers: List[canonical.Layer],
+            diags: Diagnostics, language: str, done: set) -> None:
+    """Depth first: the preset's own presets, then the preset itself. `chain` holds the
+    (real path, name) of the presets being resolved, to report a cycle with its chain."""
+    where = _find_preset(name, base, root)
+    if where is None:
+        diags.error(_posix(os.path.join(base, "package.json") if chain else root), (1, 1), "AR113",
+                    f"preset {name!r} not found (looked for the directory, node_modules/{name} and "
+                    f"node_modules/jue-preset-{name})"
+                    + (f"; required by {' -> '.join(n for _, n in chain)}" if chain else ""))
+        return
+    key = os.path.realpath(where)
+    keys = [k for k, _ in chain]
+    if key in keys:
+        cycle = [n for _, n in chain[keys.index(key):]] + [name]
+        diags.error(_posix(os.path.join(where, "package.json")), (1, 1), "AR114", "preset cycle: " + " -> ".join(cycle))
+        return
+    if key in done:
+        return  # a preset two others share loads once, at its first (deepest) position
+    for inner in _package_presets(where, diags):
+        _preset(inner, where, root, chain + [(key, name)], layers, diags, language, done)
+    done.add(key)
+    meta = _package_json(where, diags)
+    section = meta.get("ai") or meta.get("jue") or {}
+    if isinstance(section, dict) and section.get("capabilities"):
+        diags.warning(_posix(os.path.join(where, "package.json")), (1, 1), "AR120",
+                      "ai.capabilities (capability references) are not supported yet; they are ignored")
+    layers.append(canonical.layer_from_tree(f"preset {name}", _posix(where), _tree(where), diags, language=language))
+
+
+def _find_preset(name: str, base: str, root: str) -> Optional[str]:
+    if name.startswith((".", "/")):
+        path = os.path.normpath(os.path.join(base, name))
+        return path if os.path.isdir(path) else None
+    for start in (base, root):
+        d = os.path.abspath(start)
+        while True:
+            for candidate in (name, f"jue-preset-{name}"):
+                path = os.path.join(d, "node_modules", candidate)
+                if os.path.isdir(path):
+                    return os.path.relpath(path) if not os.path.isabs(root) else path
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+    return None
+
+
+def _package_json(where: str, diags: Diagnostics) -> Dict[str, Any]:
+    path = os.path.join(where, "package.json")
+    if not os.path.isfile(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        return data if isinstance(data, dict) else {}
+    except ValueError as exc:
+        diags.error(_posix(path), (1, 1), "AR110", f"invalid JSON: {exc}")
+        return {}
+
+
+def _package_presets(where: str, diags: Diagnostics) -> List[str]:
+    meta = _package_json(where, diags)
+    section = meta.get("ai") or meta.get("jue") or {}
+    names = section.get("presets", []) if isinstance(section, dict) else []
+    return [str(n) for n in names if isinstance(n, str) and n.strip()] if isinstance(names, list) else []
+
+
+def _tree(directory: str) -> SourceTree:
+    """A layer directory's files (hidden directories included: the layer may be `.ai/`)."""
+    files = []
+    for dirpath, dirnames, filenames in os.walk(directory):
+        dirnames[:] = sorted(d for d in dirnames if d not in ("node_modules", ".git"))
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            tree, _ = read_tree([path])
+            files.extend(tree.files)
+    return SourceTree(tuple(sorted(files, key=lambda f: f.path)))
+
+
+def _posix(path: Optional[str]) -> str:
+    return (path or "").replace(os.sep, "/")

@@ -1,0 +1,62 @@
+"""What the CLI reads for `lint`, `build` and `inspect`: portable sources and canonical projects.
+
+A path that holds `ai.config.*` or `.ai/` is a canonical project (spec 000): its layers are
+read (agentrc.configload), merged and normalized (agentrc.canonical) and join the portable
+items of every path (agentrc.sourceio) in one registry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Optional, Sequence, Tuple
+
+from agentrc import canonical, configload
+from agentrc.clients import registry as client_registry
+from agentrc.diagnostics import Diagnostic
+from agentrc.model import Registry, SourceTree
+from agentrc.sourceio import read_tree
+
+
+@dataclass(frozen=True)
+class Inputs:
+    tree: SourceTree
+    explicit: Tuple[str, ...]
+    documents: Tuple[Tuple[str, canonical.Document], ...]  # (project root, document)
+    canonical: Optional["Loaded"]  # noqa: F821 - agentrc.pipeline.Loaded
+    digest: str  # of everything read, for the no-change stamp
+
+
+def read_inputs(paths: Sequence[str]) -> Inputs:
+    from agentrc.pipeline import Loaded, _join
+
+    # A canonical project is read through its layers only: its presets hold SKILL.md files
+    # that are layer content, not portable items.
+    tree, explicit = read_tree([p for p in paths if not configload.is_project(p)])
+    documents = []
+    registry: Optional[Registry] = None
+    diags: Tuple[Diagnostic, ...] = ()
+    h = hashlib.sha256(tree.digest().encode())
+    for path in paths:
+        if not configload.is_project(path):
+            continue
+        project, load_diags = configload.load_project(path)
+        document, doc_diags = canonical.build_document(project.layers)
+        diags += load_diags + doc_diags
+        if any(d.is_error for d in load_diags + doc_diags):
+            continue
+        documents.append((project.root, document))
+        h.update(json.dumps(document.to_json(), sort_keys=True).encode())
+        reg, reg_diags = canonical.to_registry(document, client_registry.families(),
+                                               client_registry.passthrough_blocks())
+        diags += reg_diags
+        if registry is None:
+            registry = reg
+        else:
+            registry, joined = _join(registry, reg)
+            diags += joined
+    loaded = None
+    if registry is not None or diags:
+        loaded = Loaded(registry or Registry(()), tuple(sorted(set(diags))))
+    return Inputs(tree, explicit, tuple(documents), loaded, h.hexdigest())
