@@ -1,7 +1,7 @@
 """One end-to-end CLI case per diagnostic code, as data (tests/cases/diagnostics/<CODE>-*/).
 
-Each case holds `in/` (the sources), optionally `out/` (an existing output directory) and
-`cmd` (the CLI arguments; `lint in` by default). `expected.txt` is the exact stderr and exit
+Each case holds `in/` (the sources), optionally `out/` (an existing output directory),
+`cmd` (the CLI arguments; `lint in` by default) and `env` (KEY=VALUE lines set for the run). `expected.txt` is the exact stderr and exit
 code. A meta-test checks that every registered code is triggered by some case.
 """
 
@@ -30,8 +30,12 @@ def case_dirs():
 @pytest.mark.parametrize("case", case_dirs(), ids=lambda p: p.name)
 def test_case(case: Path, tmp_path: Path, capsys, monkeypatch):
     work = tmp_path / "case"
-    shutil.copytree(case, work, symlinks=True, ignore=shutil.ignore_patterns("expected.txt", "cmd"))
+    shutil.copytree(case, work, symlinks=True, ignore=shutil.ignore_patterns("expected.txt", "cmd", "env"))
     cmd = (case / "cmd").read_text().strip() if (case / "cmd").exists() else "lint in"
+    if (case / "env").exists():  # KEY=VALUE lines, e.g. a PATH without node for AR111
+        for line in (case / "env").read_text().splitlines():
+            key, _, value = line.partition("=")
+            monkeypatch.setenv(key, value)
     monkeypatch.chdir(work)
     code = main(shlex.split(cmd))
     captured = capsys.readouterr()

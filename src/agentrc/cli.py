@@ -21,6 +21,7 @@ from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, count_summary
 from agentrc.codes import CODES
 from agentrc.fmt import format_source, formattable
+from agentrc import configload
 from agentrc.inputs import read_inputs
 from agentrc.sourceio import read_tree
 
@@ -102,7 +103,8 @@ def cmd_lint(args) -> int:
     registry, diags = pipeline.lint(inputs.tree, inputs.explicit, inputs.canonical)
     if not registry.items and not registry.bundles and not any(d.is_error for d in diags):
         diags = tuple(sorted(diags + tuple(Diagnostic(p, 0, 0, "warning", "AR017", "no items or bundles here",
-                                                      CODES["AR017"].hint) for p in args.paths)))
+                                                      CODES["AR017"].hint) for p in args.paths
+                                           if not configload.is_project(p))))
     errors = any(d.is_error for d in diags)
     counts = {kind.plural: 0 for kind in Kind}
     for item in registry.items:

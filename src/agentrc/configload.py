@@ -84,7 +84,7 @@ def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
         names = []
     done: set = set()
     for name in names:
-        _preset(name, root, root, [], layers, diags, language, done)
+        _preset(name, root, root, [], layers, diags, language, done, _posix(config_path or root))
     ai_dir = os.path.join(root, ".ai")
     if os.path.isdir(ai_dir):
         layers.append(canonical.layer_from_tree(".ai", _posix(ai_dir), _tree(ai_dir), diags, language=language))
@@ -166,15 +166,16 @@ def _toml(text: str) -> Any:
 
 
 def _preset(name: str, base: str, root: str, chain: List[Tuple[str, str]], layers: List[canonical.Layer],
-            diags: Diagnostics, language: str, done: set) -> None:
+            diags: Diagnostics, language: str, done: set, config_file: str = "") -> None:
     """Depth first: the preset's own presets, then the preset itself. `chain` holds the
     (real path, name) of the presets being resolved, to report a cycle with its chain."""
     where = _find_preset(name, base, root)
     if where is None:
-        diags.error(_posix(os.path.join(base, "package.json") if chain else root), (1, 1), "AR113",
-                    f"preset {name!r} not found (looked for the directory, node_modules/{name} and "
-                    f"node_modules/jue-preset-{name})"
-                    + (f"; required by {' -> '.join(n for _, n in chain)}" if chain else ""))
+        looked = (f"no directory {_posix(os.path.normpath(os.path.join(base, name)))}" if name.startswith((".", "/"))
+                  else f"neither node_modules/{name} nor node_modules/jue-preset-{name} exists")
+        diags.error(_posix(os.path.join(base, "package.json")) if chain else config_file, (1, 1), "AR113",
+                    f"preset {name!r} not found: {looked}"
+                    + (f" (required by {' -> '.join(n for _, n in chain)})" if chain else ""))
         return
     key = os.path.realpath(where)
     keys = [k for k, _ in chain]
@@ -185,7 +186,7 @@ def _preset(name: str, base: str, root: str, chain: List[Tuple[str, str]], layer
     if key in done:
         return  # a preset two others share loads once, at its first (deepest) position
     for inner in _package_presets(where, diags):
-        _preset(inner, where, root, chain + [(key, name)], layers, diags, language, done)
+        _preset(inner, where, root, chain + [(key, name)], layers, diags, language, done, config_file)
     done.add(key)
     meta = _package_json(where, diags)
     section = meta.get("ai") or meta.get("jue") or {}

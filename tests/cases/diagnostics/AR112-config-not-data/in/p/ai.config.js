@@ -1,0 +1,3 @@
+module.exports = {
+  rules: { x: { content: "x", description: () => "dynamic" } },
+};
