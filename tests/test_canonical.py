@@ -170,3 +170,16 @@ def test_canonical_and_portable_items_share_one_registry(monkeypatch):
     assert loaded.ok, [d.format() for d in loaded.diagnostics if d.is_error]
     entrypoints = {i.entrypoint.split("/")[1] for i in loaded.registry.items}
     assert entrypoints == {"project", "registry"}
+
+
+def test_tools_go_only_to_their_target(monkeypatch):
+    """tools.<target> is split off before normalization and handed to that adapter alone."""
+    monkeypatch.chdir(ROOT)
+    inputs = read_inputs(["examples/project"])
+    plan = pipeline.generate(inputs.tree, ["claude", "cursor"], canonical=inputs.canonical)
+    assert plan.ok, [d.format() for d in plan.diagnostics]
+    files = {f.path: f.content.decode() for f in plan.files}
+    assert json.loads(files[".cursor/settings.json"]) == {"rulesDirectory": ".cursor/rules"}
+    assert "rulesDirectory" not in files[".claude/settings.json"]
+    report = next(r for r in plan.reports if r.kind == "tools")
+    assert (report.client, report.outputs) == ("cursor", (".cursor/settings.json",))

@@ -53,6 +53,12 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
             client_reports.append(rendered.report)
             _collect(rendered, by_path, fragments, diags, server.path)
             _dropped(adapter, rendered, {}, server.path, strict, diags, server.pos)
+        for name, config in registry.tools.items():
+            if name == adapter.name or name in adapter.aliases:
+                rendered = adapter.render_tools(config, f"tools.{name}")
+                client_reports.append(rendered.report)
+                _collect(rendered, by_path, fragments, diags, f"tools.{name}")
+                _dropped(adapter, rendered, {}, f"tools.{name}", strict, diags)
         for f in adapter.project_files(client_reports):
             _add(by_path, f, diags, f.path)
         reports.extend(client_reports)

@@ -427,8 +427,24 @@ def to_registry(document: Document, families, passthrough) -> Tuple[Registry, Tu
         servers.append(_server(name, server, path))
     bundle = Bundle(name="ai-config", path=where.get("mcp.servers", "<config>"), schema=1,
                     description="the project's canonical document", items=(), servers=tuple(servers))
-    registry = Registry(tuple(sorted(items, key=lambda i: (i.kind.value, i.name))), (bundle,) if servers else ())
+    tools = thaw(document.tools)
+    known = {n for a in client_registry_adapters() for n in (a.name,) + tuple(a.aliases)}
+    for target in sorted(tools):
+        if target not in known:
+            diags.warning(where.get(f"tools.{target}", "<config>"), (1, 1), "AR119",
+                          f"tools.{target}: no client of that name; its configuration is not used")
+        elif not isinstance(tools[target], dict):
+            diags.error(where.get(f"tools.{target}", "<config>"), (1, 1), "AR115",
+                        f"tools.{target}: expected an object of settings")
+    registry = Registry(tuple(sorted(items, key=lambda i: (i.kind.value, i.name))), (bundle,) if servers else (),
+                        freeze({k: v for k, v in tools.items() if isinstance(v, dict)}))
     return registry, tuple(sorted(set(diags.sorted() + item_diags)))
+
+
+def client_registry_adapters():
+    from agentrc.clients import registry as client_registry
+
+    return client_registry.ADAPTERS
 
 
 def _portable(kind: Kind, name: str, entry: Dict[str, Any], path: str,

@@ -205,6 +205,9 @@ class Registry:
 
     items: Tuple[Item, ...]
     bundles: Tuple[Bundle, ...] = ()
+    # Target-only configuration of canonical documents (spec 000 `tools.<target>`), by
+    # target name; each adapter gets only its own (`tools_file`).
+    tools: FrozenMap = field(default_factory=FrozenMap)
 
     def item(self, kind: Kind, name: str) -> Optional[Item]:
         for it in self.items:

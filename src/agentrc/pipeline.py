@@ -14,6 +14,7 @@ from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
 from agentrc.fmt import format_source
 from agentrc.load import load_registry
+from agentrc.frozen import FrozenMap
 from agentrc.model import Registry, SourceTree
 
 
@@ -47,7 +48,7 @@ def _join(a: Registry, b: Registry) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
         if item.key in seen:
             diags.error(item.entrypoint, (1, 1), "AR013", f"{item.label} is also defined by {seen[item.key].entrypoint}")
     items = tuple(sorted(a.items + b.items, key=lambda i: (i.kind.value, i.name, i.entrypoint)))
-    return Registry(items, a.bundles + b.bundles), diags.sorted()
+    return Registry(items, a.bundles + b.bundles, FrozenMap({**dict(a.tools), **dict(b.tools)})), diags.sorted()
 
 
 def lint(tree: SourceTree, explicit: Iterable[str] = (),

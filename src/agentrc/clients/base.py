@@ -127,6 +127,25 @@ class ClientAdapter:
                             tracker.finish(f"{self.name} {server.label}"))
         return Rendered(files, report, frags)
 
+    # Where `tools.<name>` of a canonical document goes (its top-level keys become keys of
+    # this user-owned settings file), and other names the target goes by there.
+    tools_file: str = ""
+    tools_format: str = "json"
+    aliases: Tuple[str, ...] = ()
+
+    def render_tools(self, config: Mapping[str, Any], source: str) -> Rendered:
+        tracker = Tracker(config.keys())
+        frags = []
+        for key, value in config.items():
+            if self.tools_file:
+                frags.append(fragment(self.tools_file, self.tools_format, (key,), value, f"{self.name}:tools"))
+                tracker.emitted(key, f"key {key} of {self.tools_file}")
+            else:
+                tracker.dropped(key, f"{self.title} has no project settings file agentrc writes")
+        report = ItemReport(self.name, "tools", self.name, source, bool(frags), (self.tools_file,) if frags else (),
+                            tracker.finish(f"{self.name} tools"))
+        return Rendered((), report, tuple(frags))
+
     # Capabilities beyond item kinds: "mcp" when the client has project MCP configuration.
     capabilities: FrozenSet[str] = frozenset({"mcp"})
 

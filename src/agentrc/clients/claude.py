@@ -86,6 +86,8 @@ class Claude(ClientAdapter):
 
     kinds = tuple(Kind)
     settings = ".claude/settings.json"
+    tools_file = ".claude/settings.json"
+    aliases = ("claude-code",)
 
     def command(self, item, ctx, tracker, fm, body):
         """Spec 000 §5.1: commands become user-invoked skills (Claude merged commands into skills)."""
@@ -157,6 +159,7 @@ class ClaudePlugin(Claude):
 
     title = "Claude Code plugin"
     layout = "plugin"
+    tools_file = ""
     kinds = (Kind.SKILL, Kind.AGENT, Kind.COMMAND, Kind.HOOK)
     resource_root = "agentrc"
     skill_dir = "skills"

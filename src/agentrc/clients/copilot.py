@@ -50,6 +50,8 @@ class Copilot(ClientAdapter):
         return f".github/instructions/{item.name}.instructions.md", body, extra
 
     kinds = tuple(Kind)
+    tools_file = ".vscode/settings.json"
+    aliases = ("vscode", "github-copilot")
     hooks_file = ".github/hooks/agentrc.json"
 
     def command(self, item, ctx, tracker, fm, body):

@@ -73,6 +73,7 @@ class Cursor(ClientAdapter):
     skill_fields = SKILL_FIELDS
 
     kinds = tuple(Kind)
+    tools_file = ".cursor/settings.json"  # spec 000 §5.2.1: tools.cursor
 
     def render_item(self, item, ctx, tracker):
         out = list(super().render_item(item, ctx, tracker))
@@ -291,6 +292,7 @@ class CursorPlugin(Cursor):
     title = "Cursor plugin"
     layout = "plugin"
     kinds = (Kind.RULE, Kind.SKILL, Kind.AGENT, Kind.COMMAND, Kind.HOOK)
+    tools_file = ""  # plugins omit project-only tools.cursor settings (spec 000 §5.2.2)
     also_reads: Dict[Kind, Any] = {}
     resource_root = "agentrc"
     skill_dir = "skills"

@@ -40,6 +40,7 @@ class Opencode(ClientAdapter):
     skill_fields = SKILL_FIELDS
 
     kinds = tuple(Kind)
+    tools_file = CONFIG
 
     def rule(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker,
