@@ -132,6 +132,7 @@ say "markdownlint-cli2: ${mdl#"$ROOT"/}"
 run_isolated() {
   local h rc=0
   h="$(mktemp -d)"
+  mkdir -p "$h/.codex"   # codex exits 1 ("failed to resolve CODEX_HOME") when CODEX_HOME is missing
   HOME="$h" CODEX_HOME="$h/.codex" "$@" 2>/dev/null || rc=$?
   rm -rf "$h"
   return "$rc"
