@@ -15,6 +15,9 @@ from agentrc.clients.copilot import Copilot
 from agentrc.clients.cursor import Cursor, CursorPlugin
 from agentrc.clients.gemini import Gemini
 from agentrc.clients.opencode import Opencode
+from agentrc.clients.openclaw import OpenClaw
+from agentrc.clients.hermes import Hermes
+from agentrc.clients.windsurf import Windsurf
 from agentrc.families import SPEC_FAMILIES
 
 ADAPTERS: Tuple[ClientAdapter, ...] = (
@@ -24,6 +27,9 @@ ADAPTERS: Tuple[ClientAdapter, ...] = (
     Cursor(),
     Gemini(),
     Codex(),
+    OpenClaw(),
+    Hermes(),
+    Windsurf(),
 )
 CLIENTS: Dict[str, ClientAdapter] = {adapter.name: adapter for adapter in ADAPTERS}
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
