@@ -3,7 +3,8 @@
 Item `requires` and bundle `items`/`requires` are hard edges (an unknown name fails with
 the target and the missing item named); `preload-skills` are soft edges, added only when
 the skill exists (spec 001 §3.4). The index of names is built once per graph from every
-agentrc target's entrypoint.
+agentrc target's entrypoint, read in a node per entrypoint: an edit re-reads one file, and
+when its name and references are unchanged (a body edit) the index is not rebuilt at all.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pants.engine.target import (
     HydrateSourcesRequest,
     InferDependenciesRequest,
     InferredDependencies,
+    SourcesField,
 )
 from pants.engine.unions import UnionRule
 from pants.util.frozendict import FrozenDict
@@ -46,19 +48,34 @@ class AgentrcIndex:
     cycles: FrozenDict[Address, str]  # address -> the requires cycle it is on, as text
 
 
+@dataclass(frozen=True)
+class EntrypointPeekRequest:
+    field: SourcesField  # a target's entrypoint or bundle manifest field
+
+
+@dataclass(frozen=True)
+class EntrypointPeeks:
+    peeks: Tuple[Peek, ...]
+
+
+@rule
+async def peek_entrypoint(request: EntrypointPeekRequest) -> EntrypointPeeks:
+    hydrated = await Get(HydratedSources, HydrateSourcesRequest(request.field))
+    contents = await Get(DigestContents, Digest, hydrated.snapshot.digest)
+    found = (peek(fc.path, fc.content) for fc in contents)
+    return EntrypointPeeks(tuple(info for info in found if info is not None))
+
+
 @rule(desc="Index agentrc item and bundle names")
 async def agentrc_index(all_targets: AllTargets) -> AgentrcIndex:
     fields = [(tgt.address, tgt[f]) for tgt in all_targets for f in ENTRY_FIELDS if tgt.has_field(f)]
-    hydrated = await MultiGet(Get(HydratedSources, HydrateSourcesRequest(f)) for _, f in fields)
-    contents = await MultiGet(Get(DigestContents, Digest, h.snapshot.digest) for h in hydrated)
+    found = await MultiGet(Get(EntrypointPeeks, EntrypointPeekRequest(f)) for _, f in fields)
     names: Dict[Tuple[str, str], list] = defaultdict(list)
     peeks = {}
-    for (address, _), files in zip(fields, contents):
-        for fc in files:
-            info = peek(fc.path, fc.content)
-            if info is not None:
-                names[(info.kind, info.name)].append(address)
-                peeks[address] = info
+    for (address, _), result in zip(fields, found):
+        for info in result.peeks:
+            names[(info.kind, info.name)].append(address)
+            peeks[address] = info
     index_names = {k: tuple(sorted(v)) for k, v in names.items()}
     return AgentrcIndex(FrozenDict(index_names), FrozenDict(peeks), FrozenDict(_cycles(index_names, peeks)))
 

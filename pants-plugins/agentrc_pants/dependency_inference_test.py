@@ -65,3 +65,23 @@ def test_bad_field_values_are_rejected(rule_runner):
     with pytest.raises(ExecutionError) as exc:
         rule_runner.get_target(Address("reg/bad", generated_name="rule"))
     assert "emacs" in str(exc.value) and "claude" in str(exc.value)
+
+
+def test_an_edit_rereads_one_entrypoint(rule_runner, monkeypatch):
+    from agentrc_pants import dependency_inference
+
+    calls = []
+    real = dependency_inference.peek
+
+    def counting(path, content):
+        calls.append(path)
+        return real(path, content)
+
+    monkeypatch.setattr(dependency_inference, "peek", counting)
+    fix = Address("reg/skills/fix", generated_name="skill")
+    assert infer(rule_runner, fix) == {Address("reg/rules/style", generated_name="rule")}
+    assert "reg/rules/style/RULE.md" in calls and "reg/bundles/base.bundle.yaml" in calls
+    calls.clear()
+    rule_runner.write_files({"reg/rules/style/RULE.md": REGISTRY["reg/rules/style/RULE.md"] + "\nOne more line.\n"})
+    assert infer(rule_runner, fix) == {Address("reg/rules/style", generated_name="rule")}
+    assert calls == ["reg/rules/style/RULE.md"]
