@@ -67,6 +67,7 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
         if assembled is not None:
             _add(by_path, assembled, diags, path)
     _cross_discovery(clients, items, entries, diags)
+    _shared_context(clients, items, reports, diags)
     return Plan(tuple(by_path[p] for p in sorted(by_path)), tuple(reports), diags.sorted())
 
 
@@ -128,6 +129,25 @@ def _cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
                               f"written for {other}: " + "; ".join(parts))
 
 
+def _shared_context(clients: Sequence[ClientAdapter], items: Sequence[Item], reports: Sequence[ItemReport],
+                    diags: Diagnostics) -> None:
+    """A context item's section lands in a file every client reads (AGENTS.md): `audience`
+    cannot keep it from the clients it leaves out. Say so rather than pretend."""
+    written = {(r.name, p) for r in reports if r.kind == "context" and r.generated for p in r.outputs[:1]}
+    for item in items:
+        if item.kind is not Kind.CONTEXT or not item.audience:
+            continue
+        for name, path in sorted(written):
+            if name != item.name:
+                continue
+            readers = [a.name for a in clients if a.layout == "project" and not item.targets(a.family)
+                       and Kind.CONTEXT in a.kinds and getattr(a, "context_file", "") == path]
+            if readers:
+                diags.warning(item.entrypoint, item.field_pos.get("audience", (1, 1)), "AR095",
+                              f"context {item.name} is for {', '.join(item.audience)}, but {', '.join(readers)} "
+                              f"also read {path}, which holds it")
+
+
 def _names(names: List[str], most: int = 5) -> str:
     shown = ", ".join(names[:most])
     return shown + (f" and {len(names) - most} more" if len(names) > most else "")
@@ -176,8 +196,12 @@ def summary(reports: Iterable[ItemReport]) -> Dict[str, Dict[str, int]]:
     """Per client: how many items were generated, and how many fields per status."""
     out: Dict[str, Dict[str, int]] = {}
     for r in reports:
-        s = out.setdefault(r.client, dict({"items": 0, "skipped": 0}, **{status: 0 for status in STATUSES}))
-        s["items" if r.generated else "skipped"] += 1
+        s = out.setdefault(r.client, dict({"items": 0, "skipped": 0, "servers": 0},
+                                          **{status: 0 for status in STATUSES}))
+        if r.kind == "mcp":
+            s["servers"] += 1 if r.generated else 0
+        elif r.kind != "tools":
+            s["items" if r.generated and r.outputs else "skipped"] += 1
         for f in r.fields:
             s[f.status] = s.get(f.status, 0) + 1
     return out

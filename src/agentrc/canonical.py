@@ -518,28 +518,10 @@ def _server(name: str, server: Dict[str, Any], path: str) -> McpServer:
 
 def _demote(text: str) -> str:
     """AGENTS.md files start with an H1; inside the generated document (which has its own)
-    every heading moves one level down, outside code fences."""
-    import re
+    every heading moves one level down."""
+    from agentrc.markdown import demote_headings, has_h1
 
-    lines, fence = text.split("\n"), None
-    has_h1 = False
-    for ln in lines:
-        m = re.match(r"^(`{3,}|~{3,})", ln)
-        if m:
-            fence = None if fence and ln.startswith(fence) else (fence or m.group(1))
-        elif fence is None and re.match(r"^# ", ln):
-            has_h1 = True
-    if not has_h1:
-        return text
-    out, fence = [], None
-    for ln in lines:
-        m = re.match(r"^(`{3,}|~{3,})", ln)
-        if m:
-            fence = None if fence and ln.startswith(fence) else (fence or m.group(1))
-        elif fence is None and re.match(r"^#{1,5} ", ln):
-            ln = "#" + ln
-        out.append(ln)
-    return "\n".join(out)
+    return demote_headings(text) if has_h1(text) else text
 
 
 def _slug(text: str) -> str:

@@ -161,7 +161,9 @@ def cmd_fmt(args) -> int:
 def cmd_build(args) -> int:
     clients = [c.strip() for c in args.client.split(",") if c.strip()]
     if args.layout == "plugin" and args.client == ",".join(client_registry.DEFAULT_CLIENTS):
-        clients = sorted(client_registry.PLUGIN_LAYOUTS)
+        clients = ["claude"]  # one plugin per build; --client picks another client's layout
+    if args.plugin_name and args.layout != "plugin":
+        raise UsageError("--plugin-name needs --layout plugin")
     table = client_registry.PLUGIN_LAYOUTS if args.layout == "plugin" else client_registry.CLIENTS
     unknown = [c for c in clients if c not in table]
     if unknown or not clients:
@@ -253,7 +255,9 @@ def _print_build_summary(totals, changes, check: bool, ok: bool, out: Path) -> N
         return
     for client, s in (totals or {}).items():
         fields = ", ".join(f"{s.get(k, 0)} {k}" for k in ("emitted", "mapped", "degraded", "dropped"))
-        print(f"{client}: {s['items']} items generated, {s['skipped']} skipped by audience; fields: {fields}", file=err)
+        servers = f", {s['servers']} MCP servers" if s.get("servers") else ""
+        print(f"{client}: {s['items']} items generated, {s['skipped']} not generated (audience, or a kind the client "
+              f"lacks){servers}; fields: {fields}", file=err)
     if changes is None:
         return
     if check:

@@ -140,9 +140,10 @@ class _Loader:
                 continue
             if m:
                 kind = Kind(m.group(1).lower())
-                if m.group(2) not in OVERRIDE_CLIENTS:
+                allowed = sorted(set(OVERRIDE_CLIENTS) | set(self.families))
+                if m.group(2) not in allowed:
                     self.diags.error(f.path, (1, 1), "AR041",
-                                     f"override suffix {m.group(2)!r} is not one of {', '.join(OVERRIDE_CLIENTS)}")
+                                     f"override suffix {m.group(2)!r} is not one of {', '.join(allowed)}")
                 elif kind.entrypoint not in entry_names:
                     self.diags.error(f.path, (1, 1), "AR016", f"override file without a {kind.entrypoint} beside it")
                 else:
@@ -191,6 +192,9 @@ class _Loader:
         ignore = tuple(data.get("ignore", ()))
         spec = self.ignore_spec(f.path, located, ignore)
         bodies = [parts.body] + [b for b, _, _ in overrides.values()]
+        if kind is Kind.HOOK and isinstance(data.get("script"), str) and data["script"].strip().startswith("./"):
+            # A hook's script is one of its files even in a directory it shares (a link to it).
+            bodies.append(f"[script]({data['script'].split()[0]})")
         resources = self.resources(d, f, kind, resource_files, spec, bodies, colocated, blocks)
         self.check_links(d, f.path, parts.body, parts.body_line, resource_files, resources)
         for client, (ob, opath, oline) in overrides.items():

@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.clients.base import Fragment, OutputFile
 from agentrc.diagnostics import Diagnostics
+from agentrc.markdown import demote_headings, has_h1
 
 CONTEXT_TITLE = "Project instructions"
 Key = Tuple[Tuple[str, ...], str, bool]  # (key path, value JSON, appended element?)
@@ -108,6 +109,35 @@ def conflicts(fmt: str, current: str, old: Sequence[Key], new: Sequence[Key]) ->
     return clashes
 
 
+def edited(fmt: str, current: str, old: Sequence[Key]) -> Tuple[List[str], List[str]]:
+    """What the user changed of agentrc's own keys since the last build: keys whose value
+    differs (errors: rebuilding would lose the edit) and appended entries no longer there
+    (warnings: they are added again)."""
+    changed: List[str] = []
+    missing: List[str] = []
+    if fmt == "block":
+        start = current.find(BEGIN)
+        if start >= 0 and old:
+            end = current.find(END, start)
+            inside = current[start + len(BEGIN):end if end >= 0 else len(current)].strip("\n")
+            recorded = old[0][1].rstrip("\n")
+            if inside not in (recorded, demote_headings(recorded)):
+                changed.append("the agentrc block")
+        return changed, missing
+    if fmt == "json":
+        from agentrc import jsonedit
+
+        data = jsonedit.loads(current) if current.strip() else {}
+        for key, value, append in old:
+            found = _lookup(data, key)
+            if append:
+                if not (isinstance(found, list) and json.loads(value) in found):
+                    missing.append(".".join(key))
+            elif found is not _MISSING and found != json.loads(value):
+                changed.append(".".join(key))
+    return changed, missing
+
+
 def is_empty(fmt: str, text: str) -> bool:
     """Whether a merged file holds nothing but what an empty document holds."""
     if fmt == "block":
@@ -172,8 +202,10 @@ def block_render(current: str, text: Optional[str]) -> str:
     if text is None:
         rest = (before.rstrip("\n") + ("\n\n" + after if after.strip() else "")).strip("\n")
         return rest + "\n" if rest else ""
-    block = f"{BEGIN}\n{text.rstrip(chr(10))}\n{END}\n"
     head = before.rstrip("\n")
+    if has_h1(head + "\n" + after):
+        text = demote_headings(text)  # the user's file has its title: one H1 per document
+    block = f"{BEGIN}\n{text.rstrip(chr(10))}\n{END}\n"
     out = (head + "\n\n" if head else "") + block
     if after.strip():
         out += "\n" + after

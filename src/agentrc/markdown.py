@@ -158,3 +158,29 @@ def _in_list(out: List[str]) -> bool:
         if LIST_RE.match(prev) or prev.startswith((" ", "\t")):
             return True
     return False
+
+
+_FENCE_RE = re.compile(r"^(`{3,}|~{3,})")
+_H1_RE = re.compile(r"^# ")
+_HEADING_RE = re.compile(r"^#{1,5} ")
+
+
+def _outside_fences(text: str):
+    """(line, outside a code fence?) for each line."""
+    fence = None
+    for ln in text.split("\n"):
+        m = _FENCE_RE.match(ln)
+        if m:
+            fence = None if fence and ln.startswith(fence) else (fence or m.group(1))
+            yield ln, False
+        else:
+            yield ln, fence is None
+
+
+def has_h1(text: str) -> bool:
+    return any(outside and _H1_RE.match(ln) for ln, outside in _outside_fences(text))
+
+
+def demote_headings(text: str) -> str:
+    """Every ATX heading one level down (H6 stays), outside code fences."""
+    return "\n".join("#" + ln if outside and _HEADING_RE.match(ln) else ln for ln, outside in _outside_fences(text))

@@ -105,9 +105,22 @@ def _merge(root: Path, files: Sequence[OutputFile], owned: Dict[str, str], previ
         except (UnicodeDecodeError, IsADirectoryError) as exc:
             diags.error(target, (0, 0), "AR097", f"cannot merge agentrc's keys into it: {exc}")
             continue
-        if f.path in owned and owned[f.path] == sha(current.encode()):
+        if f.path in owned:
+            if owned[f.path] != sha(current.encode()):
+                diags.error(target, (0, 0), "AR094", "edited since an earlier agentrc wrote it whole; merge the edit "
+                            "into the sources or delete the file, then rebuild")
+                continue
             current, created = "", True  # written whole by an earlier agentrc: all of it is ours
         try:
+            changed, missing = managed.edited(f.merge, current, old)
+            for key in changed:
+                diags.error(target, (0, 0), "AR094", f"{key} was edited since agentrc wrote it; rebuilding would "
+                            "lose the edit")
+            for key in missing:
+                diags.warning(target, (0, 0), "AR094", f"an entry agentrc added under {key} was changed or removed; "
+                              "agentrc adds it again")
+            if changed:
+                continue
             clashes = managed.conflicts(f.merge, current, old, f.keys)
             text = managed.render(f.merge, current, old, f.keys)
         except ValueError as exc:

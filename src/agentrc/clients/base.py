@@ -110,7 +110,9 @@ class ClientAdapter:
         out = list(self.render_item(item, ctx, tracker))
         files = tuple(f for f in out if isinstance(f, OutputFile))
         frags = tuple(f for f in out if isinstance(f, Fragment))
-        paths = tuple(dict.fromkeys([f.path for f in files] + [f.path for f in frags]))
+        # The entrypoint first: for hooks and context items that is the shared file.
+        first, rest = (frags, files) if item.kind in (Kind.HOOK, Kind.CONTEXT) else (files, frags)
+        paths = tuple(dict.fromkeys([f.path for f in first] + [f.path for f in rest]))
         return Rendered(files, self._report(item, True, paths, tracker), frags)
 
     def render_server(self, server: McpServer) -> Rendered:
@@ -398,7 +400,7 @@ def server_outcomes(server: McpServer, tracker: Tracker, where: str, env_note: s
     else:
         tracker.mapped("remote", f"{where}: {server.transport} server (url, headers{env_note})")
     if "requires-env" in server.fields:
-        tracker.omitted("requires-env", "checked by agentrc at install time (spec 001 §3.6), not a client field")
+        tracker.omitted("requires-env", "documents the environment the server needs (spec 001 §3.6); no client field")
     # Canonical-document fields (spec 000 §3.7), unless the adapter mapped them itself.
     scope = server.fields.get("scope")
     if scope is not None and "scope" not in tracker.outcomes:
