@@ -8,8 +8,8 @@ reruns (process mode), which is how "only that item's nodes rerun" is measured.
 
 Works in a scratch copy of the repository under bench/out/tmpfs/pants/ (a tmpfs it mounts
 when run as root, like bench/run.py; bench/out/pants/ on the disk otherwise): copies the
-`./pants` launcher, 3rdparty/python, pants.toml, pants-plugins/ and src/, generates the
-registry with gen_registry.py, runs `./pants tailor ::`, then measures. Every Pants run goes
+`./pants` launcher, 3rdparty/python, pants.toml, pants-plugins/ and src/ (from the committed
+HEAD, or the working tree with --src worktree), generates the registry with gen_registry.py, runs `./pants tailor ::`, then measures. Every Pants run goes
 through the copied `./pants`, as users run it (pointed at this checkout's .pants-venv with
 AGENTRC_PANTS_VENV): `native` is its default, Pants' native client talking to pantsd;
 `python` is the same launcher with PANTS_NO_NATIVE_CLIENT=1, i.e. `python -m pants`. The
@@ -67,11 +67,32 @@ def load() -> str:
         return " ".join(fh.read().split()[:3])
 
 
-def commit() -> str:
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "pants", "pants-plugins", "src", "bench"],
-                           cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    return head.stdout.strip() + (" + uncommitted changes" if dirty else "")
+COPIED = ("pants", "pants.toml", "3rdparty/python", "pants-plugins", "src")
+
+
+def copy_code(repo: Path, source: str) -> str:
+    """Copy the launcher, the backend and the core into `repo` once, so colleagues editing
+    the checkout during a run cannot change the code under test midway: from the committed
+    HEAD (`head`), or as they are now (`worktree`). Returns a label naming the commit."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                          text=True).stdout.strip()
+    if source == "head":
+        archive = subprocess.run(["git", "archive", "HEAD", *COPIED], cwd=ROOT, check=True, stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "-C", str(repo)], input=archive.stdout, check=True)
+        label = f"{head} (HEAD)"
+    else:
+        for name in COPIED:
+            if (ROOT / name).is_dir():
+                shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy(ROOT / name, repo / name)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", *COPIED], cwd=ROOT, capture_output=True,
+                               text=True).stdout.strip()
+        label = f"{head} + working tree" + (" (with uncommitted changes)" if dirty else "")
+    for pattern in ("*_test.py", "testutil.py", "conftest.py"):  # the backend's tests are no part of it
+        for path in (repo / "pants-plugins").rglob(pattern):
+            path.unlink()
+    return label
 
 
 def mount_tmpfs(path: Path) -> bool:
@@ -170,6 +191,9 @@ def main() -> int:
     ap.add_argument("--launchers", nargs="+", default=["native", "python"], choices=list(LAUNCHERS),
                     help="how ./pants reaches pantsd: " + "; ".join(f"{k}: {v}" for k, v in LAUNCHERS.items()))
     ap.add_argument("--no-tmpfs", action="store_true", help="work under bench/out/pants on the disk")
+    ap.add_argument("--src", choices=["head", "worktree"], default="head",
+                    help="measure the launcher, backend and core of the committed HEAD (default) or as they are "
+                         "in the working tree now")
     args = ap.parse_args()
     # Like bench/run.py: on this VM's ext4 (mounted with `discard`), rewriting thousands of
     # small files in dist/ dominates every run, so the repo goes on a tmpfs.
@@ -181,15 +205,10 @@ def main() -> int:
     print(f"repository copy: {repo} ({where})", file=sys.stderr)
     shutil.rmtree(repo, ignore_errors=True)
     repo.mkdir(parents=True)
-    for name in ("pants", "pants.toml"):
-        shutil.copy(ROOT / name, repo / name)
+    code = copy_code(repo, args.src)
     (repo / "BUILD").write_text("")
-    ignore = shutil.ignore_patterns("__pycache__", "*_test.py", "testutil.py", "conftest.py")
-    shutil.copytree(ROOT / "3rdparty" / "python", repo / "3rdparty" / "python")
-    shutil.copytree(ROOT / "pants-plugins", repo / "pants-plugins", ignore=ignore)
-    shutil.copytree(ROOT / "src", repo / "src", ignore=ignore)
     generate(["--items", str(args.items), "--out", str(repo / "registry")])
-    load_start, code = load(), commit()
+    load_start = load()
     pants(repo, "--no-pantsd", "tailor", "::")
     targets = sum(1 for _ in (repo / "registry").rglob("BUILD"))
     edits = {"edit": sorted((repo / "registry").rglob("RULE.md"))[0],
