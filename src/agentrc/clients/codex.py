@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.clients.base import (ENV_REF_RE, ClientAdapter, OutputFile, document, dump_yaml, fragment, hook_docs,
                                   hook_script, place_resources, resource_files, server_outcomes, with_skills_section)
