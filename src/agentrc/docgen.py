@@ -21,7 +21,9 @@ the default rules (MD013, line length, aside).
 from __future__ import annotations
 
 import argparse
+import json
 import importlib
+import posixpath
 import re
 import sys
 from dataclasses import dataclass, field
@@ -469,12 +471,24 @@ def _placeholder(path: str, name: str) -> str:
     return "/".join("<name>" if seg == name else seg.replace(name, "<name>") for seg in path.split("/"))
 
 
-def _frontmatter(data: bytes) -> Dict[str, Any]:
+def _frontmatter(data: bytes, path: str = "") -> Dict[str, Any]:
+    """The settings of a generated file: markdown frontmatter, or a whole TOML/JSON file."""
     text = data.decode("utf-8")
+    if path.endswith(".toml"):
+        from agentrc.configload import _toml
+
+        return dict(_toml(text))
+    if path.endswith(".json"):
+        return json.loads(text)
     if not text.startswith("---\n"):
         return {}
     end = text.index("\n---\n", 4)
     return yaml.safe_load(text[4:end + 1]) or {}
+
+
+def _language(path: str) -> str:
+    return {".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml"}.get(posixpath.splitext(path)[1],
+                                                                               "markdown")
 
 
 # ---------------------------------------------------------------------------------
@@ -549,7 +563,7 @@ def _kind_section(adapter: ClientAdapter, kind: Kind, renderings: List[Rendering
     lines += table(["Field", "Case", "Status", "Detail"], rows) + [""]
     lines += [f"### Example {kind.value} output for {adapter.title}", "",
               f"The probe {kind.value} with every field set renders to {code(entry.path)}:", ""]
-    lines += fence(entry.content.decode("utf-8"), "markdown") + [""]
+    lines += fence(entry.content.decode("utf-8"), _language(entry.path)) + [""]
     return lines
 
 
@@ -579,7 +593,11 @@ def _field_rows(renderings: List[Rendering]) -> List[List[str]]:
 def _shared_kind_section(adapter: ClientAdapter, kind: Kind, renderings: List[Rendering]) -> List[str]:
     """Hooks and context items become parts of shared files: show the assembled files."""
     base = renderings[0]
-    lines = [f"Output: {', '.join(code(_placeholder(p, base.item.name)) for p in base.report.outputs)}.", ""]
+    if base.report.outputs:
+        lines = [f"Output: {', '.join(code(_placeholder(p, base.item.name)) for p in base.report.outputs)}.", ""]
+    else:
+        why = next((f.detail for f in base.report.fields if f.status in ("dropped", "mapped")), "")
+        lines = [f"{adapter.title} writes nothing for {kind.plural}" + (f": {inline(why)}." if why else "."), ""]
     lines += [f"### {kind.value.capitalize()} fields in {adapter.title}", ""]
     lines += table(["Field", "Case", "Status", "Detail"], _field_rows(renderings)) + [""]
     diags = Diagnostics()
@@ -651,7 +669,7 @@ def _tools_section(adapter: ClientAdapter, renderings: List[Rendering]) -> List[
         lines += table(["Capability", label], rows) + [""]
     defaults = [r for r in renderings if r.probe.name == "agent-defaults" and r.report.generated]
     if defaults:
-        fm = _frontmatter(defaults[0].files[0].content)
+        fm = _frontmatter(defaults[0].files[0].content, defaults[0].files[0].path)
         lines += ["An agent that sets only `description:` (no `tools:`, `mode:` or `model:`) gets this",
                   "frontmatter:", ""]
         lines += fence(yaml.safe_dump(fm, sort_keys=False, default_flow_style=False), "yaml") + [""]
@@ -661,7 +679,7 @@ def _tools_section(adapter: ClientAdapter, renderings: List[Rendering]) -> List[
 def _model_value(r: Rendering) -> str:
     if not r.report.generated:
         return "(not generated)"
-    fm = _frontmatter(r.files[0].content)
+    fm = _frontmatter(r.files[0].content, r.files[0].path)
     return code(str(fm["model"])) if "model" in fm else "(not written)"
 
 

@@ -172,10 +172,26 @@ class ClientAdapter:
         kind_renderer = {Kind.RULE: self.rule, Kind.SKILL: self.skill, Kind.AGENT: self.agent,
                          Kind.COMMAND: self.command}[item.kind]
         entry, body, extra = kind_renderer(item, ctx, tracker, fm, body)
-        if self.passthrough_block in item.passthrough:
+        if self.passthrough_block in item.passthrough and self.passthrough_block not in SHARED_BLOCKS:
             fm.update(self.passthrough(item))
             tracker.emitted(self.passthrough_block, "merged into frontmatter")
+        if entry.startswith(SHARED_SKILL_DIR + "/"):
+            self.merge_shared_blocks(item, fm, tracker)
         return [OutputFile(entry, document(fm, item.name, body), False, self.owner(item))] + list(extra)
+
+    def merge_shared_blocks(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
+        """The shared `.agents/skills` SKILL.md is one file for every client that reads it, so
+        each writer merges the same blocks into it: those of the clients that read extra keys
+        there (`openclaw: {metadata: {openclaw: ...}}` is OpenClaw's gating)."""
+        for block in SHARED_BLOCKS:
+            if block not in item.passthrough:
+                continue
+            deep_merge(fm, thaw(item.passthrough[block]))
+            if block == self.passthrough_block:
+                tracker.emitted(block, f"merged into the frontmatter of the shared {SHARED_SKILL_DIR} SKILL.md")
+            else:
+                tracker.emitted(block, f"merged into the shared {SHARED_SKILL_DIR} SKILL.md, which "
+                                       f"{SHARED_BLOCK_TITLES[block]} reads; {self.title} ignores keys it does not know")
 
     Rendering = Tuple[str, str, Sequence[OutputFile]]  # (entrypoint path, body, extra files)
 
@@ -376,6 +392,21 @@ def place_resources(item: Item, entry_dir: str, resource_dir: str, body: str, ow
 
 
 # --- commands, hooks, MCP servers, context: helpers several clients share ---------------
+
+SHARED_SKILL_DIR = ".agents/skills"  # Agent Skills read by Codex, Gemini CLI, OpenClaw, Hermes (and more)
+SHARED_BLOCKS = ("openclaw", "hermes")  # passthrough blocks every writer merges into that shared file
+SHARED_BLOCK_TITLES = {"openclaw": "OpenClaw", "hermes": "Hermes Agent"}
+
+
+def deep_merge(into: Dict[str, Any], extra: Dict[str, Any]) -> None:
+    """`extra` over `into`; maps present in both (a `metadata:` map) are merged key by key."""
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            merged = dict(into[key])
+            deep_merge(merged, value)
+            into[key] = merged
+        else:
+            into[key] = value
 
 ENV_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

@@ -84,6 +84,7 @@ class Codex(ClientAdapter):
         fm: Dict[str, Any] = {}
         renderer = {Kind.RULE: self.rule, Kind.SKILL: self.skill, Kind.COMMAND: self.command}[item.kind]
         entry, body, extra = renderer(item, ctx, tracker, fm, body)
+        self.merge_shared_blocks(item, fm, tracker)
         out = [OutputFile(entry, document(fm, item.name, body), False, self.owner(item))] + list(extra)
         sidecar: Dict[str, Any] = {}
         if item.kind is Kind.COMMAND or (item.kind is Kind.SKILL and item.extra.get("disable-model-invocation") is True):

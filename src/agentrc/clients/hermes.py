@@ -42,7 +42,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict
 
-from agentrc.clients.openclaw import AgentSkillsClient, SHARED_SKILL_DIR
+from agentrc.clients.base import SHARED_SKILL_DIR
+from agentrc.clients.openclaw import AgentSkillsClient
 from agentrc.fidelity import Tracker
 from agentrc.frozen import thaw
 from agentrc.model import Item, McpServer

@@ -54,7 +54,8 @@ import json
 import shlex
 from typing import Any, Dict, List, Sequence
 
-from agentrc.clients.base import ClientAdapter, OutputFile, document, resource_files, with_skills_section
+from agentrc.clients.base import (SHARED_SKILL_DIR, ClientAdapter, OutputFile, document, resource_files,
+                                  with_skills_section)
 from agentrc.fidelity import Tracker
 from agentrc.frozen import thaw
 from agentrc.model import Item, Kind, McpServer
@@ -67,10 +68,7 @@ MODELS: Dict[str, str] = {}
 # The Agent Skills standard keys an item can carry as extra skill fields (license and
 # metadata are SSOT-only, spec 001): the shared .agents/skills holds no other key.
 SKILL_FIELDS = frozenset({"compatibility", "allowed-tools"})
-SHARED_SKILL_DIR = ".agents/skills"
 # Passthrough blocks merged into every .agents/skills SKILL.md, by every client writing it.
-SHARED_BLOCKS = ("openclaw", "hermes")
-BLOCK_TITLES = {"openclaw": "OpenClaw", "hermes": "Hermes Agent"}
 # Skill keys OpenClaw reads outside the standard (tools/skills.md).
 OPENCLAW_SKILL_KEYS = frozenset({"homepage", "user-invocable", "disable-model-invocation", "command-dispatch",
                                  "command-tool", "command-arg-mode"})
@@ -93,17 +91,6 @@ HOOK_REASONS = {
     "SubagentStop": "OpenClaw has no subagent hook event; a plugin's subagent_ended hook needs TypeScript",
     "Notification": "OpenClaw has no notification hook event",
 }
-
-
-def deep_merge(into: Dict[str, Any], extra: Dict[str, Any]) -> None:
-    """`extra` over `into`; maps present in both (a `metadata:` map) are merged key by key."""
-    for key, value in extra.items():
-        if isinstance(value, dict) and isinstance(into.get(key), dict):
-            merged = dict(into[key])
-            deep_merge(merged, value)
-            into[key] = merged
-        else:
-            into[key] = value
 
 
 class AgentSkillsClient(ClientAdapter):
@@ -129,15 +116,7 @@ class AgentSkillsClient(ClientAdapter):
         renderer = {Kind.RULE: self.rule, Kind.SKILL: self.skill, Kind.AGENT: self.agent,
                     Kind.COMMAND: self.command}[item.kind]
         entry, body, extra = renderer(item, ctx, tracker, fm, body)
-        for block in SHARED_BLOCKS:
-            if block not in item.passthrough:
-                continue
-            deep_merge(fm, thaw(item.passthrough[block]))
-            if block == self.passthrough_block:
-                tracker.emitted(block, f"merged into the frontmatter of the shared {SHARED_SKILL_DIR} SKILL.md")
-            else:
-                tracker.emitted(block, f"merged into the shared {SHARED_SKILL_DIR} SKILL.md, which "
-                                       f"{BLOCK_TITLES[block]} also reads; {self.title} ignores keys it does not know")
+        self.merge_shared_blocks(item, fm, tracker)
         return [OutputFile(entry, document(fm, item.name, body), False, self.owner(item))] + list(extra)
 
     def _resources(self, item: Item, tracker: Tracker) -> List[OutputFile]:
