@@ -1,0 +1,537 @@
+"""Byte-level edits of JSON-with-comments files that the user also owns.
+
+Several client configs agentrc writes are shared with their user (`.claude/settings.json`,
+`opencode.json`, `.vscode/mcp.json`, `.gemini/settings.json`, `.cursor/mcp.json`).
+Loading such a file, changing the dict and dumping it again would reformat it and drop the
+user's comments. Instead the text is parsed into spans (where each member and array item
+starts and ends, where its comma is), and every edit splices only the bytes of the member
+it sets, inserts or removes. Formatting, comments and key order elsewhere stay
+byte-identical, and removing a member takes back exactly the bytes inserting it added.
+
+The dialect is JSONC as VS Code and opencode read it: `//` and `/* */` comments and
+trailing commas. Edits re-parse the text before each step: config files are small, and
+spans are then never stale. Pure and stdlib-only.
+"""
+
+from __future__ import annotations
+
+import json
+import json.decoder
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+Path = Tuple[str, ...]
+
+
+class JsonEditError(ValueError):
+    """Malformed input, or an edit that cannot apply, at a 1-based line and column."""
+
+    def __init__(self, line: int, col: int, message: str):
+        super().__init__(f"{line}:{col}: {message}")
+        self.line = line
+        self.col = col
+        self.message = message
+
+
+@dataclass(frozen=True)
+class SetKey:
+    """Set the member at `path` to `value`, creating missing parent objects."""
+
+    path: Path
+    value: Any
+
+
+@dataclass(frozen=True)
+class DeleteKey:
+    """Remove the member at `path` (every duplicate of it); no-op when absent, or when a
+    non-object is in the way."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class AppendItem:
+    """Append `value` to the array at `path`, creating the array and its parents if missing."""
+
+    path: Path
+    value: Any
+
+
+@dataclass(frozen=True)
+class RemoveItem:
+    """Remove the first item of the array at `path` equal to `value`; no-op when there is
+    no such item or no array there.
+
+    Equal means equal as JSON (object key order aside): 1, 1.0 and true are different.
+    """
+
+    path: Path
+    value: Any
+
+
+Edit = Union[SetKey, DeleteKey, AppendItem, RemoveItem]
+
+
+def loads(text: str) -> Any:
+    """Parse JSONC; objects are dicts in text order, and of duplicate keys the last wins."""
+    return _parse(text).value
+
+
+def dumps(value: Any, indent: int = 2) -> str:
+    """The canonical form agentrc writes a new file in."""
+    return json.dumps(value, indent=indent, ensure_ascii=False) + "\n"
+
+
+def edit(text: str, edits: Sequence[Edit], prune: bool = True) -> str:
+    """Apply `edits` in order, changing only the bytes of the members they touch.
+
+    New members go at the end of their object, written like `json.dumps` with the file's
+    indent unit (inline in an object written on one line); setting a member to a value it
+    already has (as JSON) leaves its bytes alone. SetKey and AppendItem through a
+    non-object raise JsonEditError. With `prune`, an object or array that a DeleteKey or
+    RemoveItem leaves empty is removed too, up to (not including) the root.
+
+    Empty (or whitespace-only) text stands for `{}`, and the result is then `dumps` of the
+    edited value.
+    """
+    if not text.strip():
+        return dumps(loads(edit("{}\n", edits, prune)))
+    _parse(text)  # malformed input is an error even when there is nothing to do
+    for e in edits:
+        text = _APPLY[type(e)](text, e, prune)
+    return text
+
+
+# --- parsing into spans ----------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Node:
+    """A value and its span text[start:end]; objects and arrays keep their entries."""
+
+    start: int
+    end: int
+    value: Any
+    entries: Optional[List[_Entry]] = None  # None for scalars
+    is_object: bool = False
+
+
+@dataclass(eq=False)
+class _Entry:
+    """An object member (with its key) or an array item (key None)."""
+
+    key: Optional[str]
+    start: int  # where the key, or the item, starts
+    node: _Node
+    comma: Optional[int] = None  # the offset of the comma after it, if any
+
+
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_LITERALS = {"true": True, "false": False, "null": None}
+_HWS = re.compile(r"[ \t]*")
+
+
+def _error(text: str, pos: int, message: str) -> JsonEditError:
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return JsonEditError(line, col, message)
+
+
+class _Parser:
+    """Recursive descent over the text, recording spans as it goes."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.pos = 1 if text.startswith("\ufeff") else 0
+
+    def document(self) -> _Node:
+        try:
+            node = self.value()
+        except RecursionError:
+            raise _error(self.text, self.pos, "nested too deeply") from None
+        self.skip()
+        if self.pos < len(self.text):
+            raise self.expected("the end of the document")
+        return node
+
+    def peek(self) -> str:
+        return self.text[self.pos:self.pos + 1]
+
+    def expected(self, what: str) -> JsonEditError:
+        c = self.peek()
+        found = repr(c) if c else "the end of the input"
+        return _error(self.text, self.pos, f"expected {what}, found {found}")
+
+    def skip(self) -> None:
+        """Skip whitespace and comments."""
+        t, i, n = self.text, self.pos, len(self.text)
+        while i < n:
+            if t[i] in " \t\r\n":
+                i += 1
+            elif t.startswith("//", i):
+                j = t.find("\n", i)
+                i = n if j < 0 else j
+            elif t.startswith("/*", i):
+                j = t.find("*/", i + 2)
+                if j < 0:
+                    raise _error(t, i, "unterminated /* comment")
+                i = j + 2
+            else:
+                break
+        self.pos = i
+
+    def value(self) -> _Node:
+        self.skip()
+        c, start = self.peek(), self.pos
+        if c == "{":
+            return self.container("}", True)
+        if c == "[":
+            return self.container("]", False)
+        if c == '"':
+            text = self.string()
+            return _Node(start, self.pos, text)
+        m = _NUMBER.match(self.text, start)
+        if m:
+            self.pos = m.end()
+            number = float(m.group()) if m.group(1) or m.group(2) else int(m.group())
+            return _Node(start, self.pos, number)
+        for word, literal in _LITERALS.items():
+            if self.text.startswith(word, start):
+                self.pos = start + len(word)
+                return _Node(start, self.pos, literal)
+        raise self.expected("a value")
+
+    def string(self) -> str:
+        try:
+            s, self.pos = json.decoder.scanstring(self.text, self.pos + 1, True)
+        except json.JSONDecodeError as e:
+            message = re.sub(r" (starting )?at$", "", e.msg)
+            raise _error(self.text, e.pos, message[:1].lower() + message[1:]) from None
+        return s
+
+    def container(self, close: str, is_object: bool) -> _Node:
+        node = _Node(self.pos, -1, {} if is_object else [], [], is_object)
+        self.pos += 1
+        self.skip()
+        while self.peek() != close:
+            entry = self.member(close) if is_object else self.item()
+            node.entries.append(entry)
+            if is_object:
+                node.value[entry.key] = entry.node.value
+            else:
+                node.value.append(entry.node.value)
+            self.skip()
+            if self.peek() == ",":
+                entry.comma = self.pos
+                self.pos += 1
+                self.skip()
+            elif self.peek() != close:
+                raise self.expected(f"',' or '{close}'")
+        self.pos += 1
+        node.end = self.pos
+        return node
+
+    def member(self, close: str) -> _Entry:
+        start = self.pos
+        if self.peek() != '"':
+            raise self.expected(f"a string key or '{close}'")
+        key = self.string()
+        self.skip()
+        if self.peek() != ":":
+            raise self.expected("':'")
+        self.pos += 1
+        return _Entry(key, start, self.value())
+
+    def item(self) -> _Entry:
+        node = self.value()
+        return _Entry(None, node.start, node)
+
+
+def _parse(text: str) -> _Node:
+    return _Parser(text).document()
+
+
+# --- text helpers ----------------------------------------------------------------------
+
+
+def _line_start(t: str, pos: int) -> int:
+    return t.rfind("\n", 0, pos) + 1
+
+
+def _line_indent(t: str, pos: int) -> str:
+    """The leading spaces and tabs of the line `pos` is on."""
+    return _HWS.match(t, _line_start(t, pos)).group()
+
+
+def _at_newline(t: str, i: int) -> bool:
+    return t.startswith("\n", i) or t.startswith("\r\n", i)
+
+
+def _past_newline(t: str, i: int) -> int:
+    return i + (2 if t.startswith("\r\n", i) else 1)
+
+
+def _line_rest(t: str, i: int) -> int:
+    """From `i`, skip spaces and comments on the same line; stop at its newline or at code.
+
+    A block comment that starts on the line is skipped whole, even when it spans lines.
+    """
+    n = len(t)
+    while i < n and not _at_newline(t, i):
+        if t[i] in " \t":
+            i += 1
+        elif t.startswith("//", i):
+            j = t.find("\n", i)
+            return n if j < 0 else (j - 1 if t[j - 1] == "\r" else j)
+        elif t.startswith("/*", i):
+            i = t.index("*/", i + 2) + 2
+        else:
+            break
+    return i
+
+
+def _splice(t: str, start: int, end: int, new: str) -> str:
+    return t[:start] + new + t[end:]
+
+
+def _one_line(t: str, node: _Node) -> bool:
+    return "\n" not in t[node.start:node.end]
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _show(path: Sequence[str]) -> str:
+    parts = [k if re.fullmatch(r"[A-Za-z0-9_$-]+", k) else json.dumps(k, ensure_ascii=False) for k in path]
+    return ".".join(parts) or "the root"
+
+
+def _indent_unit(t: str, root: _Node) -> str:
+    """The file's indent step: from the first member on its own, deeper-indented line."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if not node.entries:
+            continue
+        first = node.entries[0]
+        ls = _line_start(t, first.start)
+        prefix, outer = t[ls:first.start], _line_indent(t, node.start)
+        if ls > node.start and prefix.startswith(outer) and len(prefix) > len(outer) and not prefix.strip(" \t"):
+            return prefix[len(outer):]
+        stack.extend(reversed([e.node for e in node.entries]))
+    return "  "
+
+
+class _Doc:
+    """One parse of the text, with the newline and indent conventions new bytes follow."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.root = _parse(text)
+        self.nl = "\r\n" if "\r\n" in text else "\n"
+        self.unit = _indent_unit(text, self.root)
+
+    def render(self, key: Optional[str], value: Any, indent: Optional[str]) -> str:
+        """A member (or item, key None) as text: compact when `indent` is None, else
+        multi-line with nested lines indented from `indent`."""
+        if indent is None:
+            body = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        else:
+            body = json.dumps(value, indent=self.unit, ensure_ascii=False, allow_nan=False)
+            body = body.replace("\n", self.nl + indent)
+        return body if key is None else json.dumps(key, ensure_ascii=False) + ": " + body
+
+    def entry_indent(self, node: _Node, entry: _Entry) -> str:
+        """The indent of `entry`'s line when it starts the line, else one step in from `node`."""
+        t = self.text
+        ls = _line_start(t, entry.start)
+        prefix = t[ls:entry.start]
+        if ls > node.start and not prefix.strip(" \t"):
+            return prefix
+        return _line_indent(t, node.start) + self.unit
+
+
+# --- the four edits --------------------------------------------------------------------
+
+
+def _find(doc: _Doc, path: Path, strict: Optional[Path]) -> Tuple[Optional[_Node], int]:
+    """Follow `path` from the root while it exists: (the node reached, keys followed).
+
+    A non-object in the way gives (None, 0), or is an error naming the edited path when
+    `strict` is that path.
+    """
+    node = doc.root
+    for i, key in enumerate(path):
+        if not node.is_object:
+            if strict is not None:
+                raise _not_object(doc, node, path[:i], strict)
+            return None, 0
+        entry = _lookup(node, key)
+        if entry is None:
+            return node, i
+        node = entry.node
+    return node, len(path)
+
+
+def _lookup(node: _Node, key: str) -> Optional[_Entry]:
+    """The member `key` of an object; of duplicates the last, the one that counts."""
+    found = [e for e in node.entries if e.key == key]
+    return found[-1] if found else None
+
+
+def _not_object(doc: _Doc, node: _Node, path: Path, edited: Path) -> JsonEditError:
+    return _error(doc.text, node.start, f"cannot edit {_show(edited)}: {_show(path)} is not an object")
+
+
+def _nest(path: Path, value: Any) -> Any:
+    for key in reversed(path):
+        value = {key: value}
+    return value
+
+
+def _set_key(text: str, e: SetKey, prune: bool) -> str:
+    doc, path = _Doc(text), tuple(e.path)
+    if not path:
+        raise JsonEditError(1, 1, "SetKey needs a non-empty path")
+    parent, i = _find(doc, path[:-1], strict=path)
+    if i < len(path) - 1:
+        return _insert(doc, parent, path[i], _nest(path[i + 1:], e.value))
+    if not parent.is_object:
+        raise _not_object(doc, parent, path[:-1], path)
+    entry = _lookup(parent, path[-1])
+    if entry is None:
+        return _insert(doc, parent, path[-1], e.value)
+    if _canon(entry.node.value) == _canon(e.value):
+        return text  # unchanged: keep the bytes as they are, however they are formatted
+    indent = None if _one_line(text, parent) else doc.entry_indent(parent, entry)
+    return _splice(text, entry.node.start, entry.node.end, doc.render(None, e.value, indent))
+
+
+def _append_item(text: str, e: AppendItem, prune: bool) -> str:
+    doc, path = _Doc(text), tuple(e.path)
+    node, i = _find(doc, path, strict=path)
+    if i < len(path):
+        return _insert(doc, node, path[i], _nest(path[i + 1:], [e.value]))
+    if node.entries is None or node.is_object:
+        raise _error(text, node.start, f"cannot append to {_show(path)}: it is not an array")
+    return _insert(doc, node, None, e.value)
+
+
+def _delete_key(text: str, e: DeleteKey, prune: bool) -> str:
+    return _delete(text, tuple(e.path), prune)
+
+
+def _delete(text: str, path: Path, prune: bool) -> str:
+    if not path:
+        raise JsonEditError(1, 1, "DeleteKey needs a non-empty path")
+    removed = False
+    while True:  # every duplicate, so no earlier one resurfaces
+        doc = _Doc(text)
+        parent, i = _find(doc, path[:-1], strict=None)
+        if parent is None or i < len(path) - 1 or not parent.is_object:
+            break
+        entry = _lookup(parent, path[-1])
+        if entry is None:
+            break
+        text, removed = _remove(doc, parent, entry), True
+    return _prune(text, path[:-1]) if removed and prune else text
+
+
+def _remove_item(text: str, e: RemoveItem, prune: bool) -> str:
+    doc, path = _Doc(text), tuple(e.path)
+    node, i = _find(doc, path, strict=None)
+    if node is None or i < len(path) or node.entries is None or node.is_object:
+        return text
+    wanted = _canon(e.value)
+    for entry in node.entries:
+        if _canon(entry.node.value) == wanted:
+            text = _remove(doc, node, entry)
+            return _prune(text, path) if prune else text
+    return text
+
+
+def _prune(text: str, path: Path) -> str:
+    """Remove the object or array at `path` if it is empty, then its parents likewise."""
+    if not path:
+        return text
+    node, i = _find(_Doc(text), path, strict=None)
+    if node is None or i < len(path) or node.entries is None or node.entries:
+        return text
+    return _delete(text, path, prune=True)
+
+
+_APPLY: Dict[type, Callable[[str, Any, bool], str]] = {
+    SetKey: _set_key,
+    DeleteKey: _delete_key,
+    AppendItem: _append_item,
+    RemoveItem: _remove_item,
+}
+
+
+# --- splicing members in and out -------------------------------------------------------
+
+
+def _insert(doc: _Doc, node: _Node, key: Optional[str], value: Any) -> str:
+    """Add a member (or an item, key None) at the end of the object or array `node`."""
+    t = doc.text
+    if not node.entries:
+        return _insert_first(doc, node, key, value)
+    last = node.entries[-1]
+    if _one_line(t, node):
+        return _splice(t, last.node.end, last.node.end, ", " + doc.render(key, value, None))
+    indent = doc.entry_indent(node, last)
+    at = _line_rest(t, last.node.end if last.comma is None else last.comma + 1)
+    new = doc.nl + indent + doc.render(key, value, indent) + ("" if last.comma is None else ",")
+    t = _splice(t, at, at, new)
+    return t if last.comma is not None else _splice(t, last.node.end, last.node.end, ",")
+
+
+def _insert_first(doc: _Doc, node: _Node, key: Optional[str], value: Any) -> str:
+    """Fill an empty `{}` or `[]`, expanded to one member per line."""
+    t, open_, close = doc.text, node.start, node.end - 1
+    outer = _line_indent(t, open_)
+    indent = outer + doc.unit
+    member = indent + doc.render(key, value, indent)
+    inside = t[open_ + 1:close]
+    if not inside.strip():
+        return _splice(t, open_ + 1, close, doc.nl + member + doc.nl + outer)
+    ls = _line_start(t, close)
+    if ls > open_ and not t[ls:close].strip(" \t"):  # comments inside, the closer on its own line
+        return _splice(t, ls, ls, member + doc.nl)
+    return _splice(t, close, close, doc.nl + member + doc.nl + outer)
+
+
+def _remove(doc: _Doc, node: _Node, entry: _Entry) -> str:
+    """Cut `entry` out of `node`, leaving no dangling comma and no blank line."""
+    t, entries = doc.text, node.entries
+    k = next(i for i, e in enumerate(entries) if e is entry)
+    cuts = [_entry_span(t, entry)]
+    if k == len(entries) - 1 and entry.comma is None and k > 0:
+        comma = entries[k - 1].comma
+        cuts.append((comma, comma + 1))
+    for start, end in sorted(cuts, reverse=True):
+        t = t[:start] + t[end:]
+    if len(entries) == 1:  # now empty: `{ }` or `{\n}` becomes `{}`
+        close = node.end - 1 - sum(end - start for start, end in cuts)
+        if not t[node.start + 1:close].strip():
+            t = _splice(t, node.start + 1, close, "")
+    return t
+
+
+def _entry_span(t: str, entry: _Entry) -> Tuple[int, int]:
+    """The bytes to cut for `entry`: its whole line(s) when it has them to itself (with
+    comments on them), else the entry, its comma and the spaces on one side."""
+    end = entry.node.end if entry.comma is None else entry.comma + 1
+    ls = _line_start(t, entry.start)
+    eol = _line_rest(t, end)
+    if not t[ls:entry.start].strip(" \t") and _at_newline(t, eol):
+        return ls, _past_newline(t, eol)
+    after = _HWS.match(t, end).end()
+    if entry.comma is not None and not _at_newline(t, after):
+        return entry.start, after
+    before = entry.start
+    while before > 0 and t[before - 1] in " \t":
+        before -= 1
+    return before, end
