@@ -61,9 +61,13 @@ def test_merged_build_is_the_union_of_clients(monkeypatch):
             union[f.path] = (f.content, f.executable)
     shared = [p for p in merged if merged[p] != union.get(p)]
     assert all(p.endswith((".json", ".toml")) for p in shared), shared
-    # Built with claude, Copilot runs the hooks of .claude/settings.json instead of its own copy.
+    # Built with claude, Copilot, Cursor and Devin run the hooks of .claude/settings.json
+    # instead of their own copies.
     only_alone = {p for p in union if p not in merged}
-    assert only_alone and all(p.startswith((".github/hooks/", ".github/agentrc/hooks/")) for p in only_alone)
+    assert only_alone and all(p.startswith((".github/hooks/", ".github/agentrc/hooks/", ".cursor/hooks.json",
+                                            ".cursor/agentrc/hooks/", ".devin/hooks.v1.json", ".devin/agentrc/hooks/",
+                                            ".windsurf/agentrc/hooks/"))
+                              for p in only_alone), sorted(only_alone)
     assert set(merged) <= set(union)
 
 
@@ -118,8 +122,15 @@ def test_audience_filters_items(monkeypatch):
     assert ".github/agents/triage.agent.md" not in paths
     assert ".opencode/agents/triage.md" not in paths
     skipped = [r for r in plan.reports if r.name == "triage" and not r.generated]
-    assert {r.client for r in skipped} == {"copilot", "opencode"}
+    triage = next(i for i in plan_items(Path("examples/registry")) if i.name == "triage")
+    assert {r.client for r in skipped} == {a.name for a in CLIENTS.values() if not triage.targets(a.family)}
+    assert {r.client for r in skipped} >= {"copilot", "opencode"}
     assert all(f.status == "omitted" for r in skipped for f in r.fields)
+
+
+def plan_items(root: Path):
+    tree, _ = read_tree([str(root)])
+    return pipeline.load(tree).registry.items
 
 
 def test_ignore_and_executable_resources(monkeypatch):
@@ -171,7 +182,7 @@ def test_build_cli_owns_and_prunes_its_outputs(tmp_path, monkeypatch, capsys):
     assert main(["build", "reg", "--out", "out", "--report", "report.json"]) == 0
     assert Path("out/.claude/agents/triage.md").exists()
     report = json.loads(Path("report.json").read_text())
-    assert report["summary"]["claude"]["items"] == 22  # 20 items and 2 MCP servers
+    assert report["summary"]["claude"]["items"] == 20 and report["summary"]["claude"]["servers"] == 2
     # Nothing changed: --check is clean and a rebuild rewrites nothing.
     assert main(["build", "reg", "--out", "out", "--check"]) == 0
     before = {p: p.stat().st_mtime_ns for p in Path("out").rglob("*") if p.is_file()}

@@ -98,7 +98,7 @@ def test_skill_keeps_the_standard_keys_only_and_says_where_openclaw_keys_go():
 
 def test_openclaw_and_hermes_blocks_are_merged_into_the_same_bytes():
     """metadata.openclaw (gating) and metadata.hermes share one `metadata:` map, whichever of
-    the two clients writes the file; built with Codex too, the bytes differ: AR090."""
+    the two clients writes the file, and Codex and Gemini CLI write the very same bytes."""
     files = _item("skill", "gh", "name: gh\ndescription: Use when talking to GitHub\n"
                                  "openclaw:\n  metadata:\n    openclaw:\n      requires:\n        bins: [gh]\n"
                                  "  user-invocable: false\n"
@@ -110,8 +110,11 @@ def test_openclaw_and_hermes_blocks_are_merged_into_the_same_bytes():
     fields = _fields(plan, "skill", "gh")
     assert fields["openclaw"][0] == "emitted" and fields["hermes"][0] == "emitted"
     assert "Hermes Agent also reads" in fields["hermes"][1]
-    clash = _plan(files, ("openclaw", "codex"))
-    assert not clash.ok and any(d.code == "AR090" for d in clash.diagnostics)
+    # Codex and Gemini CLI write the same shared file, blocks merged the same way: one file.
+    together = _plan(files, ("openclaw", "hermes", "codex", "gemini"))
+    assert together.ok, [d.format() for d in together.diagnostics]
+    shared = [f for f in together.files if f.path == ".agents/skills/gh/SKILL.md"]
+    assert len(shared) == 1 and shared[0].content.decode() == out[".agents/skills/gh/SKILL.md"]
 
 
 # --- rules, commands, agents as skills --------------------------------------------------------

@@ -191,7 +191,7 @@ class ClientAdapter:
                 tracker.emitted(block, f"merged into the frontmatter of the shared {SHARED_SKILL_DIR} SKILL.md")
             else:
                 tracker.emitted(block, f"merged into the shared {SHARED_SKILL_DIR} SKILL.md, which "
-                                       f"{SHARED_BLOCK_TITLES[block]} reads; {self.title} ignores keys it does not know")
+                                       f"{SHARED_BLOCK_TITLES[block]} also reads; {self.title} ignores keys it does not know")
 
     Rendering = Tuple[str, str, Sequence[OutputFile]]  # (entrypoint path, body, extra files)
 
