@@ -4,16 +4,19 @@ pantsd, in-process and in process mode; count how many generation processes an e
 reruns (process mode), which is how "only that item's nodes rerun" is measured.
 
     python bench/pants_bench.py [--items 1000] [--reps 3] [--modes in-process process]
-                                [--launchers native python]
+                                [--launchers native python] [--src head|worktree|COMMIT ...]
 
 Works in a scratch copy of the repository under bench/out/tmpfs/pants/ (a tmpfs it mounts
 when run as root, like bench/run.py; bench/out/pants/ on the disk otherwise): copies the
-`./pants` launcher, 3rdparty/python, pants.toml, pants-plugins/ and src/ (from the committed
-HEAD, or the working tree with --src worktree), generates the registry with gen_registry.py, runs `./pants tailor ::`, then measures. Every Pants run goes
-through the copied `./pants`, as users run it (pointed at this checkout's .pants-venv with
+`./pants` launcher, 3rdparty/python, pants.toml, pants-plugins/ and src/ once (from the
+committed HEAD; --src worktree or --src COMMIT for others), generates the registry with
+gen_registry.py, runs `./pants tailor ::`, then measures. Every Pants run goes through the
+copied `./pants`, as users run it (pointed at this checkout's .pants-venv with
 AGENTRC_PANTS_VENV): `native` is its default, Pants' native client talking to pantsd;
-`python` is the same launcher with PANTS_NO_NATIVE_CLIENT=1, i.e. `python -m pants`. The
-launchers are interleaved run by run, so machine noise hits both alike.
+`python` is the same launcher with PANTS_NO_NATIVE_CLIENT=1, i.e. `python -m pants` (a
+commit older than the native-client launcher is measured as `python` only). Several --src
+are measured side by side, each in its own repository with its own pantsd. Launchers and
+code versions are interleaved run by run, so noise on this shared machine hits all alike.
 
 Two edits are timed: appending a line to the first rule (by path; no other item references
 it) and to the most-referenced rule (in a bundle and required by skills, so several
@@ -33,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,12 +78,13 @@ def copy_code(repo: Path, source: str) -> str:
     """Copy the launcher, the backend and the core into `repo` once, so colleagues editing
     the checkout during a run cannot change the code under test midway: from the committed
     HEAD (`head`), or as they are now (`worktree`). Returns a label naming the commit."""
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+    rev = "HEAD" if source in ("head", "worktree") else source
+    head = subprocess.run(["git", "rev-parse", "--short", rev], cwd=ROOT, capture_output=True, check=True,
                           text=True).stdout.strip()
-    if source == "head":
-        archive = subprocess.run(["git", "archive", "HEAD", *COPIED], cwd=ROOT, check=True, stdout=subprocess.PIPE)
+    if source != "worktree":
+        archive = subprocess.run(["git", "archive", rev, *COPIED], cwd=ROOT, check=True, stdout=subprocess.PIPE)
         subprocess.run(["tar", "-x", "-C", str(repo)], input=archive.stdout, check=True)
-        label = f"{head} (HEAD)"
+        label = f"{head} (HEAD)" if source == "head" else head
     else:
         for name in COPIED:
             if (ROOT / name).is_dir():
@@ -128,34 +133,56 @@ def stop_pantsd(repo: Path) -> None:
             pass
 
 
-def scenario(repo: Path, edits: dict, mode: str, reps: int, launchers: list) -> dict:
-    """Cold (daemon start included, through the first launcher), then per repetition a
-    no-op and each edit with every launcher in turn."""
-    flags = [f"--agentrc-execution={mode}", "--stats-log"]
-    shutil.rmtree(repo / "dist", ignore_errors=True)
-    shutil.rmtree(repo / ".store", ignore_errors=True)
-    stop_pantsd(repo)
-    cold, _ = pants(repo, *flags, "package", "::", launcher=launchers[0])  # starts pantsd
-    pants(repo, *flags, "package", "::", launcher=launchers[0])  # untimed warm-up
-    runs = {launcher: {"noop": [], **{name: [] for name in edits}} for launcher in launchers}
-    reruns = {name: [] for name in edits}
-    originals = {name: path.read_text() for name, path in edits.items()}
+@dataclass
+class Variant:
+    """One thing measured: a copy of the code (its own scratch repository and pantsd),
+    reached through one launcher."""
+
+    src: str
+    repo: Path
+    launcher: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.src} / {self.launcher}"
+
+
+def scenario(variants: list, edits: dict, mode: str, reps: int) -> dict:
+    """Per repository: cold (daemon start included, through its first launcher) and an
+    untimed warm-up; then per repetition a no-op and each edit for every variant in turn,
+    so noise on this shared machine hits every variant alike."""
+    # --stats-log only where its counters are read (process mode), as users run no-ops without it.
+    flags = [f"--agentrc-execution={mode}"] + (["--stats-log"] if mode == "process" else [])
+    cold = {}
+    for v in variants:
+        if v.repo in cold:
+            continue
+        shutil.rmtree(v.repo / "dist", ignore_errors=True)
+        shutil.rmtree(v.repo / ".store", ignore_errors=True)
+        stop_pantsd(v.repo)
+        cold[v.repo] = (pants(v.repo, *flags, "package", "::", launcher=v.launcher)[0], v.launcher)  # starts pantsd
+        pants(v.repo, *flags, "package", "::", launcher=v.launcher)  # untimed warm-up
+    runs = {v.name: {"noop": [], **{name: [] for name in edits}} for v in variants}
+    reruns = {v.name: {name: [] for name in edits} for v in variants}
+    originals = {name: (variants[0].repo / rel).read_text() for name, rel in edits.items()}  # identical registries
     for i in range(reps):
-        for launcher in launchers:
-            t, _ = pants(repo, *flags, "package", "::", launcher=launcher)
-            runs[launcher]["noop"].append(t)
-        for name, path in edits.items():
-            for launcher in launchers:
-                path.write_text(originals[name] + f"\nEdited line {mode} {launcher} {i}.\n")
-                t, out = pants(repo, *flags, "package", "::", launcher=launcher)
-                runs[launcher][name].append(t)
-                reruns[name].append(counter(out, "local_cache_requests_uncached"))
-    for name, path in edits.items():
-        path.write_text(originals[name])
-    stop_pantsd(repo)
-    return {"cold": cold, "cold_launcher": launchers[0], "runs": runs,
-            "median": {launcher: {k: statistics.median(v) for k, v in r.items()} for launcher, r in runs.items()},
-            "reruns": {k: statistics.median(v) for k, v in reruns.items()} if mode == "process" else None}
+        for v in variants:
+            runs[v.name]["noop"].append(pants(v.repo, *flags, "package", "::", launcher=v.launcher)[0])
+        for name, rel in edits.items():
+            for v in variants:
+                (v.repo / rel).write_text(originals[name] + f"\nEdited line {mode} {v.launcher} {i}.\n")
+                t, out = pants(v.repo, *flags, "package", "::", launcher=v.launcher)
+                runs[v.name][name].append(t)
+                reruns[v.name][name].append(counter(out, "local_cache_requests_uncached"))
+    for v in variants:
+        for name, rel in edits.items():
+            (v.repo / rel).write_text(originals[name])
+        stop_pantsd(v.repo)
+    return {v.name: {"cold": cold[v.repo][0] if cold[v.repo][1] == v.launcher else None, "runs": runs[v.name],
+                     "median": {k: statistics.median(x) for k, x in runs[v.name].items()},
+                     "reruns": {k: statistics.median(x) for k, x in reruns[v.name].items()} if mode == "process"
+                     else None}
+            for v in variants}
 
 
 def remote_scenario(repo: Path, port: int) -> dict:
@@ -191,54 +218,68 @@ def main() -> int:
     ap.add_argument("--launchers", nargs="+", default=["native", "python"], choices=list(LAUNCHERS),
                     help="how ./pants reaches pantsd: " + "; ".join(f"{k}: {v}" for k, v in LAUNCHERS.items()))
     ap.add_argument("--no-tmpfs", action="store_true", help="work under bench/out/pants on the disk")
-    ap.add_argument("--src", choices=["head", "worktree"], default="head",
-                    help="measure the launcher, backend and core of the committed HEAD (default) or as they are "
-                         "in the working tree now")
+    ap.add_argument("--src", nargs="+", default=["head"], metavar="head|worktree|COMMIT",
+                    help="the launcher, backend and core to measure: the committed HEAD (default), the working tree "
+                         "as it is now, or a commit; several are measured side by side, each in its own repository "
+                         "with its own pantsd")
     args = ap.parse_args()
     # Like bench/run.py: on this VM's ext4 (mounted with `discard`), rewriting thousands of
-    # small files in dist/ dominates every run, so the repo goes on a tmpfs.
+    # small files in dist/ dominates every run, so the repos go on a tmpfs.
     tmpfs = ROOT / "bench" / "out" / "tmpfs"
     on_tmpfs = not args.no_tmpfs and mount_tmpfs(tmpfs)
     base = tmpfs if on_tmpfs else ROOT / "bench" / "out"
-    repo = base / "pants" / f"n{args.items}"
     where = "tmpfs" if on_tmpfs else "disk" + ("" if args.no_tmpfs else " (tmpfs mount failed: not root?)")
-    print(f"repository copy: {repo} ({where})", file=sys.stderr)
-    shutil.rmtree(repo, ignore_errors=True)
-    repo.mkdir(parents=True)
-    code = copy_code(repo, args.src)
-    (repo / "BUILD").write_text("")
-    generate(["--items", str(args.items), "--out", str(repo / "registry")])
+    variants, labels = [], {}
+    for i, src in enumerate(args.src):
+        repo = base / "pants" / (f"n{args.items}" if i == 0 else f"n{args.items}-{i}")
+        print(f"repository copy {i}: {repo} ({where})", file=sys.stderr)
+        shutil.rmtree(repo, ignore_errors=True)
+        repo.mkdir(parents=True)
+        labels[repo] = label = copy_code(repo, src)
+        (repo / "BUILD").write_text("")
+        generate(["--items", str(args.items), "--out", str(repo / "registry")])
+        has_native = "native_client" in (repo / "pants").read_text()
+        for launcher in args.launchers:
+            if launcher == "native" and not has_native:
+                print(f"{label}: its ./pants has no native-client support; measuring it as `python` only",
+                      file=sys.stderr)
+                continue
+            variants.append(Variant(label, repo, launcher))
+    variants = [v for i, v in enumerate(variants) if v.name not in {w.name for w in variants[:i]}]
     load_start = load()
-    pants(repo, "--no-pantsd", "tailor", "::")
-    targets = sum(1 for _ in (repo / "registry").rglob("BUILD"))
-    edits = {"edit": sorted((repo / "registry").rglob("RULE.md"))[0],
-             "edit_referenced": most_referenced_rule(repo / "registry")}
-    results = {mode: scenario(repo, edits, mode, args.reps, args.launchers) for mode in args.modes}
-    remote = remote_scenario(repo, args.port) if "process" in args.modes else {"skipped": "process mode not measured"}
+    for repo in labels:
+        pants(repo, "--no-pantsd", "tailor", "::")
+    first = variants[0].repo
+    targets = sum(1 for _ in (first / "registry").rglob("BUILD"))
+    edits = {"edit": sorted((first / "registry").rglob("RULE.md"))[0].relative_to(first),
+             "edit_referenced": most_referenced_rule(first / "registry").relative_to(first)}
+    results = {mode: scenario(variants, edits, mode, args.reps) for mode in args.modes}
+    remote = (remote_scenario(first, args.port) if "process" in args.modes
+              else {"skipped": "process mode not measured"})
     load_end = load()
-    print(json.dumps({"items": args.items, "build_files": targets, "commit": code, "filesystem": where,
-                      "load_average": {"start": load_start, "end": load_end},
-                      "edited": {k: str(v.relative_to(repo)) for k, v in edits.items()},
+    print(json.dumps({"items": args.items, "build_files": targets, "code": [v.src for v in variants],
+                      "filesystem": where, "load_average": {"start": load_start, "end": load_end},
+                      "edited": {k: str(v) for k, v in edits.items()},
                       "launchers": {k: LAUNCHERS[k] for k in args.launchers},
                       "results": results, "remote": remote}, indent=1))
-    print(f"\nagentrc {code}, {args.items} items ({targets} BUILD files), {where}, medians of {args.reps}; "
+    print(f"\n{args.items} items ({targets} BUILD files), {where}, medians of {args.reps}; "
           f"load average {load_start} at the start, {load_end} at the end.")
-    print(f"Edits: {edits['edit'].relative_to(repo)} (referenced by nothing else); "
-          f"{edits['edit_referenced'].relative_to(repo)} (the most-referenced rule).")
+    print(f"Edits: {edits['edit']} (referenced by nothing else); {edits['edit_referenced']} (the most-referenced rule).")
     for launcher in args.launchers:
         print(f"Launcher {launcher}: {LAUNCHERS[launcher]}")
-    print("\n| execution | launcher | cold (s) | no-op (s) | one edit (s) | one edit, most-referenced rule (s) "
+    print("\n| agentrc | execution | launcher | cold (s) | no-op (s) | one edit (s) | one edit, most-referenced rule (s) "
           "| generation processes rerun by the edits |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-    for mode, r in results.items():
-        rerun = "—" if r["reruns"] is None else f"{r['reruns']['edit']:.0f} / {r['reruns']['edit_referenced']:.0f}"
-        for launcher in args.launchers:
-            m = r["median"][launcher]
-            cold = f"{r['cold']:.1f}" if launcher == r["cold_launcher"] else "—"
-            print(f"| {mode} | {launcher} | {cold} | {m['noop']:.2f} | {m['edit']:.2f} | "
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for mode, by_variant in results.items():
+        for v in variants:
+            r = by_variant[v.name]
+            m = r["median"]
+            rerun = "—" if r["reruns"] is None else f"{r['reruns']['edit']:.0f} / {r['reruns']['edit_referenced']:.0f}"
+            cold = "—" if r["cold"] is None else f"{r['cold']:.1f}"
+            print(f"| {v.src} | {mode} | {v.launcher} | {cold} | {m['noop']:.2f} | {m['edit']:.2f} | "
                   f"{m['edit_referenced']:.2f} | {rerun} |")
     if "skipped" not in remote:
-        print(f"\nProcess mode, fresh local store, warm BuildGrid, without pantsd: "
+        print(f"\nProcess mode ({variants[0].src}), fresh local store, warm BuildGrid, without pantsd: "
               f"{remote['cold_remote_no_pantsd']:.1f} s, {remote['remote_hits']} of "
               f"{remote['remote_requests']} remote cache requests hit.")
     else:
