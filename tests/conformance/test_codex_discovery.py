@@ -49,8 +49,14 @@ def project() -> Tuple[Path, Dict[str, str]]:
     assert proc.returncode == 0, proc.stderr
     subprocess.run(["git", "init", "-q", str(out)], check=True)
     home = make_temp_dir("agentrc-codex-home-")
+    # No network: no plugin marketplace, and a model provider on a closed local port (Codex
+    # otherwise contacts github.com and api.openai.com even for listing commands).
     (home / "config.toml").write_text(
-        f'check_for_update_on_startup = false\n\n[projects."{out.resolve()}"]\ntrust_level = "trusted"\n',
+        'check_for_update_on_startup = false\nmodel_provider = "agentrc-offline"\n\n'
+        "[features]\nplugins = false\n\n"
+        '[model_providers.agentrc-offline]\nname = "agentrc offline"\nbase_url = "http://127.0.0.1:1/v1"\n'
+        'wire_api = "responses"\n\n'
+        f'[projects."{out.resolve()}"]\ntrust_level = "trusted"\n',
         encoding="utf-8")
     codex_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CODEX_"))}
     codex_env["CODEX_HOME"] = str(home)
