@@ -487,6 +487,24 @@ def hook_script(adapter: "ClientAdapter", item: Item, tracker: Tracker, project_
     return command, files
 
 
+TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+
+
+def tool_event(item: Item, tracker: Tracker) -> bool:
+    """Whether the hook's event is about tools (so tools/matcher apply). For other events
+    both are reported omitted (lint warns AR082); with `tools:` given, a raw `matcher:` is
+    reported omitted, since the tools decide."""
+    spec = item.hook
+    if spec.event not in TOOL_EVENTS:
+        for key in ("tools", "matcher"):
+            if key in item.fields:
+                tracker.omitted(key, f"{spec.event} is not about tools (lint warns AR082)")
+        return False
+    if spec.tools is not None and spec.matcher is not None:
+        tracker.omitted("matcher", "tools: given; it decides the matcher")
+    return True
+
+
 def hook_docs(item: Item, tracker: Tracker) -> None:
     """A hook's name, description and body document it; clients read only the config entry."""
     tracker.omitted("description", "documentation of the hook; hook configs have no description")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict
 
-from agentrc.clients.base import (ClientAdapter, OutputFile, claude_style_server, context_section, fragment, hook_docs,
-                                  hook_script, server_outcomes)
+from agentrc.clients.base import (ClientAdapter, OutputFile, claude_style_server, context_section, fragment,
+                                  hook_docs, hook_script, server_outcomes, tool_event)
 from agentrc.fidelity import Tracker
 from agentrc.managed import block_render
 from agentrc.model import Item, Kind
@@ -186,14 +186,9 @@ def claude_matcher(item: Item, tracker: Tracker) -> str:
     """Claude-style matcher (Claude Code, Codex, Copilot CLI): portable tools as `Bash|Edit`,
     or the raw matcher, for the tool events only."""
     spec = item.hook
-    if spec.event not in ("PreToolUse", "PostToolUse"):
-        for key in ("tools", "matcher"):
-            if key in item.fields:
-                tracker.omitted(key, f"{spec.event} is not about tools (lint warns AR082)")
+    if not tool_event(item, tracker):
         return ""
     if spec.tools is not None:
-        if spec.matcher is not None:
-            tracker.omitted("matcher", "tools: given; it decides the matcher")
         tracker.mapped("tools", "matcher of Claude Code tool names")
         return "|".join(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools))
     if spec.matcher is not None:

@@ -18,7 +18,8 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.clients.base import (ENV_REF_RE, ClientAdapter, OutputFile, document, dump_yaml, fragment, hook_docs,
-                                  hook_script, place_resources, resource_files, server_outcomes, with_skills_section)
+                                  hook_script, place_resources, resource_files, server_outcomes, tool_event,
+                                  with_skills_section)
 from agentrc.fidelity import MAPPED, Tracker
 from agentrc.frozen import thaw
 from agentrc.markdown import format_body
@@ -292,14 +293,9 @@ class Codex(ClientAdapter):
         """Codex tool names for the tool events ("" matches every tool); None when none of the
         hook's tools is one Codex hooks see."""
         spec = item.hook
-        if spec.event not in ("PreToolUse", "PostToolUse"):
-            for key in ("tools", "matcher"):
-                if key in item.fields:
-                    tracker.omitted(key, f"{spec.event} is not about tools (lint warns AR082)")
+        if not tool_event(item, tracker):
             return ""
         if spec.tools is not None:
-            if spec.matcher is not None:
-                tracker.omitted("matcher", "tools: given; it decides the matcher")
             names = list(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools if t in TOOL_NAMES))
             unseen = [t for t in spec.tools if t not in TOOL_NAMES]
             matcher = "|".join(names)

@@ -13,8 +13,8 @@ import re
 from dataclasses import replace
 from typing import Any, Dict, List, Optional, Sequence
 
-from agentrc.clients.base import (ClientAdapter, OutputFile, env_refs, fragment, hook_docs, hook_script, place_resources,
-                                  server_outcomes, with_skills_section)
+from agentrc.clients.base import (ClientAdapter, OutputFile, env_refs, fragment, hook_docs, hook_script,
+                                  place_resources, server_outcomes, tool_event, with_skills_section)
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
@@ -227,14 +227,9 @@ class Cursor(ClientAdapter):
         """Cursor tool names joined with `|` for the tool events; "" for every tool; None when
         no listed tool exists in Cursor (the hook would otherwise run for every tool)."""
         spec = item.hook
-        if spec.event not in ("PreToolUse", "PostToolUse"):
-            for key in ("tools", "matcher"):
-                if key in item.fields:
-                    tracker.omitted(key, f"{spec.event} is not about tools (lint warns AR082)")
+        if not tool_event(item, tracker):
             return ""
         if spec.tools is not None:
-            if spec.matcher is not None:
-                tracker.omitted("matcher", "tools: given; it decides the matcher")
             names = list(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools if t in TOOL_NAMES))
             if not names:
                 return None

@@ -18,7 +18,7 @@ import dataclasses
 from typing import Any, Dict, List, Sequence
 
 from agentrc.clients.base import (ClientAdapter, OutputFile, context_section, fragment, hook_docs, hook_script,
-                                  place_resources, resource_files, server_outcomes, with_skills_section)
+                                  place_resources, resource_files, server_outcomes, tool_event, with_skills_section)
 from agentrc.fidelity import Tracker
 from agentrc.frozen import FrozenMap
 from agentrc.markdown import format_body
@@ -287,14 +287,9 @@ def gemini_matcher(item: Item, tracker: Tracker) -> str:
     """Gemini CLI tests a matcher as an unanchored regex against its tool names (an MCP tool
     is `mcp_<server>_<tool>`), so portable tools become an anchored alternation."""
     spec = item.hook
-    if spec.event not in ("PreToolUse", "PostToolUse"):
-        for key in ("tools", "matcher"):
-            if key in item.fields:
-                tracker.omitted(key, f"{spec.event} is not about tools (lint warns AR082)")
+    if not tool_event(item, tracker):
         return ""
     if spec.tools is not None:
-        if spec.matcher is not None:
-            tracker.omitted("matcher", "tools: given; it decides the matcher")
         tracker.mapped("tools", "matcher: anchored regex of Gemini CLI tool names")
         return _anchored([TOOL_NAMES[t] for t in spec.tools])
     if spec.matcher is not None:

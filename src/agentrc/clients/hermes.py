@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict
 
-from agentrc.clients.base import SHARED_SKILL_DIR
+from agentrc.clients.base import SHARED_SKILL_DIR, tool_event
 from agentrc.clients.openclaw import AgentSkillsClient
 from agentrc.fidelity import Tracker
 from agentrc.frozen import thaw
@@ -178,14 +178,9 @@ class Hermes(AgentSkillsClient):
 
     def _matcher(self, item: Item, tracker: Tracker) -> str:
         spec = item.hook
-        if spec.event not in ("PreToolUse", "PostToolUse"):
-            for key in ("tools", "matcher"):
-                if key in item.fields:
-                    tracker.omitted(key, f"{spec.event} is not about tools (lint warns AR082)")
+        if not tool_event(item, tracker):
             return ""
         if spec.tools is not None:
-            if spec.matcher is not None:
-                tracker.omitted("matcher", "tools: given; it decides the matcher")
             matcher = "|".join(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools))
             tracker.dropped("tools", f"{HOOKS_ONLY_USER}: matcher `{json.dumps(matcher)}` in that entry (Hermes tool "
                                      "names)")
