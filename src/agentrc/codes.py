@@ -163,6 +163,11 @@ CODES: Dict[str, Code] = _table(
          "Nothing to do if the stated behaviour is fine; otherwise change the field as the message suggests."),
     Code("AR120", "capability-refs-unsupported", "A preset's package.json#ai.capabilities references are not supported yet.",
          "Copy the referenced capabilities into the preset's directories (rules/, skills/, ...)."),
+    # --- import (client files -> canonical document and portable items) -------------
+    Code("AR130", "import-lossy", "A client file holds something the canonical document or portable items cannot represent as it is: it is left out, or kept in the form the warning names.",
+         "Nothing to do if that is fine; otherwise add it back by hand, often in a client passthrough block (claude:, cursor:, ...) of the imported item."),
+    Code("AR131", "import-unreadable", "A client file cannot be read (invalid JSON, TOML or YAML frontmatter, or not UTF-8); nothing is imported.",
+         "Fix the file's syntax at the position shown (the client would fail on it too), then import again."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe", "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",
          "Remove the duplicate keys (AR004) first; the last occurrence is the value YAML keeps."),

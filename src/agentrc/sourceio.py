@@ -62,3 +62,32 @@ def _read(path: str, display: str, is_link: bool, mode: int) -> SourceFile:
 
 def _posix(p: str) -> str:
     return p.replace(os.sep, "/")
+
+
+# Directories a project walk for `agentrc import` never enters: version control, dependency
+# and tool caches. Hidden directories are entered (the clients' files live in .claude/,
+# .github/, .cursor/ ...), and so are agentrc output trees, which are what is imported.
+PROJECT_SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
+                     ".pytest_cache", ".pants.d", ".agentrc"}
+
+
+def read_project(root: str, wanted, max_size: int = 1 << 20) -> SourceTree:
+    """The files below `root` whose root-relative posix path `wanted(rel)` accepts (at most
+    `max_size` bytes each), with display paths `root/rel`."""
+    files: List[SourceFile] = []
+    base = os.path.normpath(root)
+
+    def walk(directory: str, rel: str) -> None:
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for entry in entries:
+            sub = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in PROJECT_SKIP_DIRS:
+                    walk(entry.path, sub)
+            elif entry.is_file() and wanted(sub) and entry.stat().st_size <= max_size:
+                display = sub if base == "." else _posix(base) + "/" + sub
+                files.append(_read(entry.path, display, entry.is_symlink(), entry.stat().st_mode))
+
+    walk(base, "")
+    return SourceTree(tuple(sorted(files, key=lambda f: f.path)))

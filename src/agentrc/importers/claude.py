@@ -1,0 +1,221 @@
+"""Claude Code: `.claude/rules`, `.claude/skills` (user-invoked skills are commands),
+`.claude/commands`, `.claude/agents`, hooks and settings in `.claude/settings.json`, MCP
+servers in `.mcp.json`, and `CLAUDE.md` (its `@path` imports inlined, so `@AGENTS.md` brings
+in the shared AGENTS.md)."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any, Dict, List, Optional, Set
+
+from agentrc.importers.base import (CLAUDE_TOOLS, Reader, allowed_tools, description, glob_list, stem, tool_list,
+                                    unmanage)
+from agentrc.model import HOOK_EVENTS
+
+SETTINGS = ".claude/settings.json"
+# Claude Code tool names a hook matcher may list, as canonical hooks name them.
+HOOK_TOOLS = {t: t for t in CLAUDE_TOOLS}
+# An agent's tools when it names none: what the adapter writes for a canonical agent.
+DEFAULT_TOOLS = set(CLAUDE_TOOLS)
+IMPORT_RE = re.compile(r"(?<![\w@/`.-])@((?:~|\.{1,2})?/?[\w.-]+(?:/[\w.-]+)*\.[A-Za-z0-9]+)\b")
+
+
+class ClaudeImporter:
+    name = "claude"
+    family = "claude"
+
+    def wants(self, rel: str) -> bool:
+        return (rel.startswith(".claude/") or rel in (".mcp.json", "CLAUDE.md", "AGENTS.md", "CLAUDE.local.md")
+                or rel.endswith(".md"))
+
+    def read(self, r: Reader) -> None:
+        self.context(r)
+        self.rules(r)
+        self.skills(r)
+        self.commands(r)
+        self.agents(r)
+        self.settings(r)
+        mcp = r.json_object(".mcp.json") if r.has(".mcp.json") else None
+        if mcp is not None:
+            servers = mcp.get("mcpServers") or {}
+            for name, raw in servers.items() if isinstance(servers, dict) else ():
+                r.server(".mcp.json", name, raw)
+            for key in mcp:
+                if key != "mcpServers":
+                    r.lossy(".mcp.json", f"key {key!r} is not part of the MCP server list; not imported")
+        if r.has("CLAUDE.local.md"):
+            r.lossy("CLAUDE.local.md", "personal instructions (not checked in); not imported")
+        if r.has(".claude/settings.local.json"):
+            r.lossy(".claude/settings.local.json", "personal settings (not checked in); not imported")
+
+    # --- CLAUDE.md -----------------------------------------------------------------
+    def context(self, r: Reader) -> None:
+        main = next((p for p in ("CLAUDE.md", ".claude/CLAUDE.md") if r.has(p)), None)
+        if main is None:
+            if r.has("AGENTS.md"):
+                text = r.context_file("AGENTS.md")
+                if text is not None:
+                    r.add_context(r.body(text, "AGENTS.md", context=True), "AGENTS.md")
+            return
+        text = self.expand(r, main, set(), 0)
+        if text is not None:
+            r.add_context(r.body(text, main, context=True), main)
+        for rel in r.under("", "/CLAUDE.md"):
+            if rel != ".claude/CLAUDE.md":
+                r.lossy(rel, f"CLAUDE.md of the directory {posixpath.dirname(rel)}/ (loaded for files there): the "
+                             "canonical document has one global context; not imported")
+
+    def expand(self, r: Reader, rel: str, seen: Set[str], depth: int) -> Optional[str]:
+        """The file's text with its `@path` imports replaced by the imported files' text, as
+        Claude Code loads it (up to five levels deep, outside code)."""
+        text = r.context_file(rel)
+        if text is None:
+            return None
+        seen = seen | {rel}
+        out: List[str] = []
+        fence = None
+        for line in text.split("\n"):
+            m = re.match(r"^ {0,3}(`{3,}|~{3,})", line)
+            if m:
+                fence = None if fence and line.strip().startswith(fence) else (fence or m.group(1))
+                out.append(line)
+                continue
+            if fence or "@" not in line:
+                out.append(line)
+                continue
+            parts: List[str] = []
+            pos = 0
+            for im in IMPORT_RE.finditer(line):
+                target = im.group(1)
+                resolved = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target)) \
+                    if not target.startswith(("~", "/")) else None
+                parts.append(line[pos:im.start()])
+                pos = im.end()
+                if resolved is None or not r.has(resolved):
+                    r.lossy(rel, f"import @{target}: the file is not in the project; the line keeps it as text")
+                    parts.append(im.group(0))
+                elif resolved in seen or depth >= 5:
+                    r.lossy(rel, f"import @{target}: imported again or too deep (Claude Code stops at five levels)")
+                else:
+                    inner = self.expand(r, resolved, seen, depth + 1)
+                    parts.append("\n" + (inner or "").strip("\n") + "\n")
+            parts.append(line[pos:])
+            out.append("".join(parts))
+        return unmanage("\n".join(out))
+
+    # --- rules ---------------------------------------------------------------------
+    def rules(self, r: Reader) -> None:
+        for rel in r.under(".claude/rules/", ".md"):
+            parsed = r.markdown(rel)
+            if parsed is None:
+                continue
+            fm, body = parsed
+            raw = rel[len(".claude/rules/"):-3].replace("/", "-")
+            name = r.name(raw, rel, "rule")
+            if name is None:
+                continue
+            entry: Dict[str, Any] = description(fm)
+            paths = glob_list(fm.get("paths"))
+            if paths:
+                entry["globs"] = paths
+            entry["content"] = r.body(body, rel, name)
+            r.extra_fields(rel, fm, ("description", "paths"), f"rule {name}")
+            r.add("rules", name, entry, rel)
+
+    # --- skills and commands -------------------------------------------------------
+    def skills(self, r: Reader) -> None:
+        for dirname, d, rel in r.skill_files(".claude/skills"):
+            parsed = r.markdown(rel)
+            if parsed is None:
+                continue
+            fm, body = parsed
+            name = r.name(dirname, rel, "skill")
+            if name is None:
+                continue
+            sidecars = r.sidecars(d, rel)
+            if fm.get("disable-model-invocation") is True and not sidecars:
+                # Claude Code merged commands into skills: a skill only the user invokes, with
+                # no files of its own, is what agentrc writes for a command (spec 000 §5.1).
+                self.command(r, rel, name, fm, body, skill=True)
+                continue
+            entry = r.skill(d, rel, fm, body, name)
+            self.skill_fields(r, rel, name, fm, entry)
+            r.add("skills", name, entry, rel)
+
+    @staticmethod
+    def skill_fields(r: Reader, rel: str, name: str, fm: Dict[str, Any], entry: Dict[str, Any]) -> None:
+        if "allowed-tools" in fm:
+            allowed_tools(entry, fm["allowed-tools"])
+        for portable, canon in (("disable-model-invocation", "disableModelInvocation"),
+                                ("user-invocable", "userInvocable")):
+            if isinstance(fm.get(portable), bool):
+                entry[canon] = fm[portable]
+        if isinstance(fm.get("name"), str) and fm["name"] != name:
+            r.lossy(rel, f"skill {name}: name {fm['name']!r} differs from the directory name, which names it")
+        r.extra_fields(rel, fm, ("name", "description", "allowed-tools", "disable-model-invocation",
+                                 "user-invocable"), f"skill {name}")
+
+    def commands(self, r: Reader) -> None:
+        for rel in r.under(".claude/commands/", ".md"):
+            parsed = r.markdown(rel)
+            if parsed is None:
+                continue
+            fm, body = parsed
+            name = r.name(stem(rel, ".md"), rel, "command")
+            if name is not None:
+                self.command(r, rel, name, fm, body)
+
+    @staticmethod
+    def command(r: Reader, rel: str, name: str, fm: Dict[str, Any], body: str, skill: bool = False) -> None:
+        entry: Dict[str, Any] = description(fm)
+        entry["prompt"] = r.body(body, rel, name, arguments=True)
+        if not entry["prompt"].strip():
+            r.lossy(rel, f"command {name}: empty prompt; not imported")
+            return
+        handled = ["name", "description", "disable-model-invocation"]
+        if fm.get("context") == "fork" and "agent" in fm:
+            r.lossy(rel, f"command {name}: context: fork with agent: {fm['agent']} (runs in that subagent) has no "
+                         "canonical field; not imported")
+            handled += ["context", "agent"]
+        r.extra_fields(rel, fm, handled, f"command {name}",
+                       "canonical commands hold a description and a prompt" if skill else "")
+        r.add("commands", name, entry, rel)
+
+    # --- agents --------------------------------------------------------------------
+    def agents(self, r: Reader) -> None:
+        for rel in r.under(".claude/agents/", ".md"):
+            parsed = r.markdown(rel)
+            if parsed is None:
+                continue
+            fm, body = parsed
+            raw = fm.get("name") if isinstance(fm.get("name"), str) else stem(rel, ".md")
+            name = r.name(raw, rel, "agent")
+            if name is None:
+                continue
+            entry: Dict[str, Any] = description(fm)
+            entry["content"] = r.body(body, rel, name)
+            if isinstance(fm.get("skills"), list) and fm["skills"]:
+                entry["skills"] = [str(s) for s in fm["skills"]]
+            tools = tool_list(fm.get("tools"))
+            handled = ["name", "description", "skills"]
+            if tools is not None:
+                handled.append("tools")
+                if set(tools) != DEFAULT_TOOLS:
+                    r.lossy(rel, f"agent {name}: tools: {', '.join(tools)}: canonical agents have no tool list; "
+                                 "the agent gets every tool")
+            r.extra_fields(rel, fm, handled, f"agent {name}")
+            r.add("agents", name, entry, rel)
+
+    # --- .claude/settings.json ---------------------------------------------------------
+    def settings(self, r: Reader) -> None:
+        if not r.has(SETTINGS):
+            return
+        data = r.json_object(SETTINGS)
+        if data is None:
+            return
+        if "hooks" in data:
+            r.hooks_claude_shape(SETTINGS, data["hooks"], {e: e for e in HOOK_EVENTS}, HOOK_TOOLS)
+        # The rest is Claude Code's own configuration: tools.claude (spec 000 §2.2), which a
+        # build merges back into .claude/settings.json.
+        r.set_tools("claude", {k: v for k, v in data.items() if k not in ("hooks", "$schema")})

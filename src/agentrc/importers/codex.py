@@ -1,0 +1,186 @@
+"""OpenAI Codex CLI: AGENTS.md (AGENTS.override.md first, as Codex reads it), skills in
+`.agents/skills` (a skill the model may not invoke by itself, per its agents/openai.yaml,
+and without files is what the adapter writes for a command), subagents in
+`.codex/agents/*.toml`, hooks in `.codex/hooks.json`, MCP servers in `.codex/config.toml`."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List
+
+from agentrc.importers.base import Reader, allowed_tools, description
+from agentrc.yamlpos import YamlError, load as load_yaml
+
+SIDECAR = "agents/openai.yaml"
+# Codex hook events are the Claude ones (no Notification).
+EVENTS = {e: e for e in ("SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
+                         "SubagentStop", "PreCompact")}
+# Codex tool names in hook matchers -> canonical (Claude Code) names: every file change is
+# apply_patch, which Edit and Write are aliases of.
+HOOK_TOOLS = {"Bash": "Bash", "apply_patch": "Edit", "Edit": "Edit", "Write": "Write"}
+SPAWN_RE = re.compile(r"^Spawn the `([\w-]+)` subagent and give it this task\.\n+")
+AGENT_KEYS = ("name", "description", "developer_instructions")
+
+
+class CodexImporter:
+    name = "codex"
+    family = "codex"
+
+    def wants(self, rel: str) -> bool:
+        return rel.startswith((".agents/", ".codex/")) or rel.endswith(".md")
+
+    def read(self, r: Reader) -> None:
+        context = next((p for p in ("AGENTS.override.md", "AGENTS.md") if r.has(p)), None)
+        if context is not None:
+            text = r.context_file(context)
+            if text is not None:
+                r.add_context(r.body(text, context, context=True), context)
+        for rel in r.under("", "/AGENTS.md"):
+            r.lossy(rel, "AGENTS.md of a subdirectory (applies to work there): the canonical document has one "
+                         "global context; not imported")
+        for d in (".agents/skills", ".codex/skills"):
+            for dirname, skill_dir, rel in r.skill_files(d):
+                self.skill(r, dirname, skill_dir, rel)
+        for rel in r.under(".codex/agents/", ".toml"):
+            self.agent(r, rel)
+        if r.has(".codex/hooks.json"):
+            data = r.json_object(".codex/hooks.json")
+            if data is not None:
+                for key in data:
+                    if key != "hooks":
+                        r.lossy(".codex/hooks.json", f"key {key!r} has no canonical field; not imported")
+                r.hooks_claude_shape(".codex/hooks.json", data.get("hooks") or {}, EVENTS, HOOK_TOOLS,
+                                     ("type", "command", "timeout"))
+        if r.has(".codex/config.toml"):
+            self.config(r, ".codex/config.toml")
+
+    def skill(self, r: Reader, dirname: str, d: str, rel: str) -> None:
+        parsed = r.markdown(rel)
+        name = r.name(dirname, rel, "skill") if parsed is not None else None
+        if parsed is None or name is None:
+            return
+        fm, body = parsed
+        settings = self.settings(r, f"{d}/{SIDECAR}")
+        explicit_only = (settings.get("policy") or {}).get("allow_implicit_invocation") is False
+        sidecars = r.sidecars(d, rel, skip=lambda p: p == f"{d}/{SIDECAR}")
+        policy = dict(settings.get("policy") or {})
+        policy.pop("allow_implicit_invocation", None)
+        for key, value in list(settings.items()) + [("policy." + k, v) for k, v in policy.items()]:
+            if key != "policy":
+                r.lossy(f"{d}/{SIDECAR}", f"skill {name}: {key} (Codex's own skill settings) has no canonical "
+                                          "field; not imported")
+        if explicit_only and not sidecars:
+            # What the adapter writes for a command: a skill run only as $name.
+            text = body
+            lines = text.lstrip("\n").split("\n")
+            if lines and lines[0].strip() == f"# {name}":
+                text = "\n".join(lines[1:]).lstrip("\n")
+            m = SPAWN_RE.match(text)
+            if m:
+                r.lossy(rel, f"command {name}: runs in the {m.group(1)} subagent; canonical commands name no "
+                             "agent, so the sentence asking to spawn it is not imported")
+                text = text[m.end():]
+            entry: Dict[str, Any] = description(fm)
+            entry["prompt"] = r.body(text, rel, name, arguments=True)
+            r.extra_fields(rel, fm, ("name", "description"), f"command {name}")
+            if entry["prompt"].strip():
+                r.add("commands", name, entry, rel)
+            return
+        entry = r.skill(d, rel, fm, body, name, skip=lambda p: p == f"{d}/{SIDECAR}")
+        if "allowed-tools" in fm:
+            allowed_tools(entry, fm["allowed-tools"])
+        if explicit_only:
+            entry["disableModelInvocation"] = True
+        r.extra_fields(rel, fm, ("name", "description", "allowed-tools"), f"skill {name}")
+        r.add("skills", name, entry, rel)
+
+    @staticmethod
+    def settings(r: Reader, rel: str) -> Dict[str, Any]:
+        if not r.has(rel):
+            return {}
+        text = r.text(rel)
+        if text is None:
+            return {}
+        try:
+            data = load_yaml(text).data if text.strip() else {}
+        except YamlError as exc:
+            r.unreadable(rel, f"invalid YAML: {exc.message}", exc.pos)
+            return {}
+        if not isinstance(data, dict):
+            r.unreadable(rel, "expected a mapping")
+            return {}
+        return data
+
+    def agent(self, r: Reader, rel: str) -> None:
+        data = r.toml(rel)
+        if data is None:
+            return
+        raw = data.get("name") if isinstance(data.get("name"), str) else rel.rsplit("/", 1)[-1][:-5]
+        name = r.name(raw, rel, "agent")
+        if name is None:
+            return
+        entry: Dict[str, Any] = description(data)
+        text = str(data.get("developer_instructions") or "")
+        if entry.get("description") and text.strip() == entry["description"]:
+            text = ""  # the adapter repeats the description when the body is empty
+        body, skills = r.preload_skills(r.body(text, rel))
+        entry["content"] = body
+        if skills:
+            entry["skills"] = skills
+        handled: List[str] = list(AGENT_KEYS)
+        if data.get("sandbox_mode") == "workspace-write":
+            handled.append("sandbox_mode")
+        r.extra_fields(rel, data, handled, f"agent {name}")
+        r.add("agents", name, entry, rel)
+
+    def config(self, r: Reader, rel: str) -> None:
+        data = r.toml(rel)
+        if data is None:
+            return
+        servers = data.get("mcp_servers") or {}
+        for name, raw in servers.items() if isinstance(servers, dict) else ():
+            self.server(r, rel, name, raw)
+        others = [k for k in data if k != "mcp_servers"]
+        if others:
+            r.lossy(rel, f"Codex settings {', '.join(others)}: not part of the canonical document (Codex has no "
+                         "tools.<target> settings file agentrc writes); not imported")
+
+    @staticmethod
+    def server(r: Reader, rel: str, name: str, raw: Any) -> None:
+        where = f"mcp_servers.{name}"
+        if not isinstance(raw, dict):
+            r.unreadable(rel, f"{where}: expected a table")
+            return
+        out: Dict[str, Any] = {}
+        handled = ["enabled"]
+        if isinstance(raw.get("command"), str):
+            out["command"] = raw["command"]
+            if raw.get("args"):
+                out["args"] = [str(a) for a in raw["args"]]
+            env = {k: str(v) for k, v in (raw.get("env") or {}).items()}
+            for var in raw.get("env_vars") or []:
+                env.setdefault(str(var), "${%s}" % var)
+            if env:
+                out["env"] = env
+            handled += ["command", "args", "env", "env_vars"]
+        elif isinstance(raw.get("url"), str):
+            out["url"] = raw["url"]
+            headers = {k: str(v) for k, v in (raw.get("http_headers") or {}).items()}
+            for header, var in (raw.get("env_http_headers") or {}).items():
+                headers[header] = "${%s}" % var
+            if raw.get("bearer_token_env_var"):
+                headers["Authorization"] = "Bearer ${%s}" % raw["bearer_token_env_var"]
+            if headers:
+                out["headers"] = headers
+            handled += ["url", "http_headers", "env_http_headers", "bearer_token_env_var"]
+        else:
+            r.unreadable(rel, f"{where}: a server needs a command or a url")
+            return
+        if raw.get("enabled") is False:
+            out["disabled"] = True
+        for key in raw:
+            if key not in handled:
+                r.lossy(rel, f"{where}: {key} has no canonical field; not imported")
+        server_name = r.name(name, rel, "mcp server")
+        if server_name is not None:
+            r.add_server(server_name, out, rel)

@@ -1,0 +1,189 @@
+"""GitHub Copilot: `.github/copilot-instructions.md` and AGENTS.md, `.github/instructions`,
+`.github/prompts` (commands), `.github/skills`, `.github/agents` (and legacy chat modes),
+hooks in `.github/hooks/*.json`, MCP servers in `.vscode/mcp.json` and `.mcp.json`."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict
+
+from agentrc.importers.base import (CLAUDE_TOOLS, Reader, description, env_syntax, glob_list, stem, tool_list)
+from agentrc.importers.claude import ClaudeImporter
+from agentrc.model import HOOK_EVENTS
+
+# The aliases the adapter writes for an agent without a tool list (every capability).
+DEFAULT_TOOLS = {"read", "edit", "execute", "search", "web"}
+# Copilot CLI hook events (camelCase) -> the portable ones; the PascalCase names are read too.
+EVENTS = {"sessionStart": "SessionStart", "sessionEnd": "SessionEnd", "userPromptSubmitted": "UserPromptSubmit",
+          "preToolUse": "PreToolUse", "postToolUse": "PostToolUse", "agentStop": "Stop",
+          "subagentStop": "SubagentStop", **{e: e for e in HOOK_EVENTS}}
+HOOK_TOOLS = {t: t for t in CLAUDE_TOOLS}
+INPUT_RE = re.compile(r"\$\{input:([\w-]+)(?::[^}]*)?\}")
+FILE_RE = re.compile(r"#file:([\w./-]+)")
+VSCODE_ENV = env_syntax(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class CopilotImporter:
+    name = "copilot"
+    family = "copilot"
+
+    def wants(self, rel: str) -> bool:
+        return (rel.startswith(".github/") or rel in (".vscode/mcp.json", ".mcp.json", "AGENTS.md")
+                or rel.endswith(".md"))
+
+    def read(self, r: Reader) -> None:
+        for rel in (".github/copilot-instructions.md", "AGENTS.md"):
+            if r.has(rel):
+                text = r.context_file(rel)
+                if text is not None:
+                    r.add_context(r.body(text, rel, context=True), rel)
+        self.instructions(r)
+        self.prompts(r)
+        for dirname, d, rel in r.skill_files(".github/skills"):
+            parsed = r.markdown(rel)
+            name = r.name(dirname, rel, "skill") if parsed is not None else None
+            if parsed is None or name is None:
+                continue
+            fm, body = parsed
+            entry = r.skill(d, rel, fm, self.file_refs(r, rel, body), name)
+            ClaudeImporter.skill_fields(r, rel, name, fm, entry)
+            r.add("skills", name, entry, rel)
+        self.agents(r)
+        self.hooks(r)
+        self.mcp(r)
+
+    def instructions(self, r: Reader) -> None:
+        for rel in r.under(".github/instructions/", ".instructions.md"):
+            parsed = r.markdown(rel)
+            if parsed is None:
+                continue
+            fm, body = parsed
+            name = r.name(stem(rel, ".instructions.md"), rel, "rule")
+            if name is None:
+                continue
+            entry: Dict[str, Any] = description(fm)
+            globs = [g for g in glob_list(fm.get("applyTo")) if g not in ("**", "**/*")]
+            if globs:
+                entry["globs"] = globs
+            entry["content"] = r.body(self.file_refs(r, rel, body), rel, name)
+            r.extra_fields(rel, fm, ("name", "description", "applyTo"), f"rule {name}")
+            r.add("rules", name, entry, rel)
+
+    def prompts(self, r: Reader) -> None:
+        for rel in r.under(".github/prompts/", ".prompt.md"):
+            parsed = r.markdown(rel)
+            if parsed is None:
+                continue
+            fm, body = parsed
+            name = r.name(stem(rel, ".prompt.md"), rel, "command")
+            if name is None:
+                continue
+            body = self.arguments(r, rel, name, body)
+            entry: Dict[str, Any] = description(fm)
+            entry["prompt"] = r.body(self.file_refs(r, rel, body), rel, name, arguments=True)
+            if not entry["prompt"].strip():
+                r.lossy(rel, f"command {name}: empty prompt; not imported")
+                continue
+            handled = ["name", "description"]
+            for key in ("agent", "mode"):
+                if fm.get(key) in ("agent", None):
+                    handled.append(key)
+            r.extra_fields(rel, fm, handled, f"command {name}")
+            r.add("commands", name, entry, rel)
+
+    @staticmethod
+    def arguments(r: Reader, rel: str, name: str, body: str) -> str:
+        """`${input:arguments}` is what the adapter writes for the portable `$ARGUMENTS`; a
+        prompt's one other input variable is its argument too (VS Code asks for it)."""
+        body = body.replace("${input:arguments}", "$ARGUMENTS")
+        inputs = sorted(set(INPUT_RE.findall(body)))
+        if len(inputs) == 1:
+            r.lossy(rel, f"command {name}: ${{input:{inputs[0]}...}} becomes $ARGUMENTS, the text typed after the "
+                         "command's name (its placeholder text is not imported)")
+            body = INPUT_RE.sub("$ARGUMENTS", body)
+        return body
+
+    @staticmethod
+    def file_refs(r: Reader, rel: str, body: str) -> str:
+        """`#file:path` (Copilot attaches the file) as the path in inline code, which every
+        client reads."""
+        if FILE_RE.search(body):
+            r.lossy(rel, "#file: references become the path in inline code: other clients do not attach the file")
+            body = FILE_RE.sub(lambda m: f"`{m.group(1)}`", body)
+        return body
+
+    def agents(self, r: Reader) -> None:
+        rels = [(rel, ".agent.md") for rel in r.under(".github/agents/", ".md")]
+        rels += [(rel, ".chatmode.md") for rel in r.under(".github/chatmodes/", ".chatmode.md")]
+        for rel, suffix in rels:
+            parsed = r.markdown(rel)
+            if parsed is None:
+                continue
+            fm, body = parsed
+            raw = stem(rel, suffix) if rel.endswith(suffix) else stem(rel, ".md")
+            name = r.name(raw, rel, "agent")
+            if name is None:
+                continue
+            body, skills = r.preload_skills(r.body(self.file_refs(r, rel, body), rel, name))
+            entry: Dict[str, Any] = description(fm)
+            entry["content"] = body
+            if skills:
+                entry["skills"] = skills
+            handled = ["name", "description"]
+            tools = tool_list(fm.get("tools"))
+            if tools is not None:
+                handled.append("tools")
+                if set(tools) != DEFAULT_TOOLS:
+                    r.lossy(rel, f"agent {name}: tools: {', '.join(tools)}: canonical agents have no tool list; "
+                                 "the agent gets every tool")
+            r.extra_fields(rel, fm, handled, f"agent {name}")
+            r.add("agents", name, entry, rel)
+
+    def hooks(self, r: Reader) -> None:
+        for rel in r.under(".github/hooks/", ".json"):
+            data = r.json_object(rel)
+            if data is None:
+                continue
+            for key in data:
+                if key not in ("version", "hooks"):
+                    r.lossy(rel, f"key {key!r} has no canonical field; not imported")
+            hooks = data.get("hooks") or {}
+            if not isinstance(hooks, dict):
+                r.unreadable(rel, "hooks: expected an object of events")
+                continue
+            for event, entries in hooks.items():
+                canonical = EVENTS.get(event)
+                if canonical is None:
+                    r.lossy(rel, f"hooks.{event}: no portable hook event for it; not imported")
+                    continue
+                for raw in entries if isinstance(entries, list) else []:
+                    if isinstance(raw, dict) and "powershell" in raw and "bash" not in raw and "command" not in raw:
+                        r.lossy(rel, f"hooks.{event}: a PowerShell-only hook; not imported")
+                        continue
+                    entry = r.hook_entry(rel, f"hooks.{event}", raw, ("type", "command", "timeout", "powershell"),
+                                         ("command", "bash"), ("timeout", "timeoutSec"))
+                    if entry is None:
+                        continue
+                    r.hook_matcher(entry, raw.get("matcher"), HOOK_TOOLS, canonical, rel, f"hooks.{event}")
+                    r.add_hook(canonical, entry, rel)
+
+    def mcp(self, r: Reader) -> None:
+        if r.has(".vscode/mcp.json"):
+            data = r.json_object(".vscode/mcp.json")
+            if data is not None:
+                servers = data.get("servers") or {}
+                for name, raw in servers.items() if isinstance(servers, dict) else ():
+                    text = str(raw)
+                    if "${input:" in text:
+                        r.lossy(".vscode/mcp.json", f"servers.{name}: ${{input:...}} prompts the user in VS Code; "
+                                                    "kept as written, which other clients do not expand")
+                    r.server(".vscode/mcp.json", name, raw, VSCODE_ENV, where="servers")
+                for key in data:
+                    if key not in ("servers",):
+                        r.lossy(".vscode/mcp.json", f"key {key!r} has no canonical field; not imported")
+        if r.has(".mcp.json"):
+            data = r.json_object(".mcp.json")
+            servers = (data or {}).get("mcpServers") or {}
+            for name, raw in servers.items() if isinstance(servers, dict) else ():
+                if name not in (r.doc.get("mcp", {}).get("servers") or {}):
+                    r.server(".mcp.json", name, raw)

@@ -1,0 +1,175 @@
+"""Cursor: `.cursor/rules/*.mdc` (globs read the way Cursor reads them, unquoted), the legacy
+`.cursorrules`, `.cursor/skills`, `.cursor/agents`, `.cursor/commands`, hooks in
+`.cursor/hooks.json`, MCP servers in `.cursor/mcp.json`, and AGENTS.md."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict
+
+from agentrc.importers.base import Reader, description, env_syntax, glob_list, stem
+
+# Cursor hook events -> the portable ones (the adapter's EVENTS, reversed).
+EVENTS = {"sessionStart": "SessionStart", "sessionEnd": "SessionEnd", "beforeSubmitPrompt": "UserPromptSubmit",
+          "preToolUse": "PreToolUse", "postToolUse": "PostToolUse", "stop": "Stop", "subagentStop": "SubagentStop",
+          "preCompact": "PreCompact"}
+# Cursor tool names in hook matchers -> the Claude Code names canonical hooks use. Cursor has
+# one Write tool for edits and new files.
+HOOK_TOOLS = {"Shell": "Bash", "Write": "Write", "Read": "Read", "Grep": "Grep", "WebFetch": "WebFetch",
+              "WebSearch": "WebSearch"}
+CURSOR_ENV = env_syntax(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+# The notes the adapter puts at the top of a command (Cursor substitutes no $ARGUMENTS and
+# cannot pick an agent).
+NOTE_RE = re.compile(r"^> (?:`\$ARGUMENTS` below stands for the text typed after `/[\w-]+`.*|"
+                     r"The text typed after `/[\w-]+` is .*|Delegate this task to the `[\w-]+` subagent .*)$")
+
+
+class CursorImporter:
+    name = "cursor"
+    family = "cursor"
+
+    def wants(self, rel: str) -> bool:
+        return rel.startswith(".cursor/") or rel in (".cursorrules", "AGENTS.md") or rel.endswith(".md")
+
+    def read(self, r: Reader) -> None:
+        for rel in ("AGENTS.md", ".cursorrules"):
+            if r.has(rel):
+                text = r.context_file(rel)
+                if text is not None:
+                    r.add_context(r.body(text, rel, context=True), rel)
+        for rel in r.under("", "/AGENTS.md"):
+            r.lossy(rel, "AGENTS.md of a subdirectory (applies to files there): the canonical document has one "
+                         "global context; not imported")
+        self.rules(r)
+        for dirname, d, rel in r.skill_files(".cursor/skills"):
+            parsed = r.markdown(rel)
+            name = r.name(dirname, rel, "skill") if parsed is not None else None
+            if parsed is None or name is None:
+                continue
+            fm, body = parsed
+            entry = r.skill(d, rel, fm, body, name)
+            if isinstance(fm.get("disable-model-invocation"), bool):
+                entry["disableModelInvocation"] = fm["disable-model-invocation"]
+            r.extra_fields(rel, fm, ("name", "description", "disable-model-invocation"), f"skill {name}")
+            r.add("skills", name, entry, rel)
+        self.agents(r)
+        self.commands(r)
+        self.hooks(r)
+        if r.has(".cursor/mcp.json"):
+            data = r.json_object(".cursor/mcp.json")
+            servers = (data or {}).get("mcpServers") or {}
+            for name, raw in servers.items() if isinstance(servers, dict) else ():
+                r.server(".cursor/mcp.json", name, raw, CURSOR_ENV)
+
+    def rules(self, r: Reader) -> None:
+        for rel in r.under(".cursor/rules/"):
+            if not rel.endswith((".mdc", ".md")):
+                continue
+            parsed = r.markdown(rel, raw_keys=("globs",))
+            if parsed is None:
+                continue
+            fm, body = parsed
+            raw = rel[len(".cursor/rules/"):].rsplit(".", 1)[0].replace("/", "-")
+            name = r.name(raw, rel, "rule")
+            if name is None:
+                continue
+            entry: Dict[str, Any] = description(fm)
+            globs = glob_list(fm.get("globs"))
+            if fm.get("alwaysApply") is True:
+                entry["alwaysApply"] = True
+                if globs:
+                    r.lossy(rel, f"rule {name}: globs {', '.join(globs)} are ignored with alwaysApply: true (as "
+                                 "Cursor ignores them); not imported")
+            elif globs:
+                entry["globs"] = globs
+            else:
+                # Applied when the model finds the description relevant, or only when @-mentioned.
+                entry["alwaysApply"] = False
+            entry["content"] = r.body(body, rel, name)
+            r.extra_fields(rel, fm, ("description", "globs", "alwaysApply"), f"rule {name}")
+            r.add("rules", name, entry, rel)
+
+    def agents(self, r: Reader) -> None:
+        for rel in r.under(".cursor/agents/", ".md"):
+            parsed = r.markdown(rel)
+            if parsed is None:
+                continue
+            fm, body = parsed
+            raw = fm.get("name") if isinstance(fm.get("name"), str) else stem(rel, ".md")
+            name = r.name(raw, rel, "agent")
+            if name is None:
+                continue
+            body, skills = r.preload_skills(r.body(body, rel, name))
+            entry: Dict[str, Any] = description(fm)
+            entry["content"] = body
+            if skills:
+                entry["skills"] = skills
+            handled = ["name", "description"]
+            if fm.get("readonly") is False:
+                handled.append("readonly")
+            r.extra_fields(rel, fm, handled, f"agent {name}")
+            r.add("agents", name, entry, rel)
+
+    def commands(self, r: Reader) -> None:
+        for rel in r.under(".cursor/commands/", ".md"):
+            parsed = r.markdown(rel)
+            if parsed is None:
+                continue
+            fm, body = parsed
+            name = r.name(stem(rel, ".md"), rel, "command")
+            if name is None:
+                continue
+            body = self.without_notes(r, rel, name, body)
+            entry: Dict[str, Any] = description(fm)
+            entry["prompt"] = r.body(body, rel, name, arguments=True)
+            if not entry["prompt"].strip():
+                r.lossy(rel, f"command {name}: empty prompt; not imported")
+                continue
+            r.extra_fields(rel, fm, ("name", "description"), f"command {name}")
+            r.add("commands", name, entry, rel)
+
+    @staticmethod
+    def without_notes(r: Reader, rel: str, name: str, body: str) -> str:
+        """The body without the blockquote of notes the adapter puts before it."""
+        lines = body.lstrip("\n").split("\n")
+        if lines and lines[0].startswith(f"# {name}"):
+            lines = lines[1:]
+            while lines and not lines[0].strip():
+                lines = lines[1:]
+        quote = []
+        for line in lines:
+            if not line.startswith(">"):
+                break
+            quote.append(line)
+        notes = [q for q in quote if q.strip() != ">"]
+        if notes and all(NOTE_RE.match(q) for q in notes):
+            for q in notes:
+                m = re.match(r"^> Delegate this task to the `([\w-]+)`", q)
+                if m:
+                    r.lossy(rel, f"command {name}: runs in the {m.group(1)} subagent; canonical commands name no "
+                                 "agent, so the note asking to delegate is not imported")
+            return "\n".join(lines[len(quote):])
+        return body
+
+    def hooks(self, r: Reader) -> None:
+        rel = ".cursor/hooks.json"
+        if not r.has(rel):
+            return
+        data = r.json_object(rel)
+        if data is None:
+            return
+        for key in data:
+            if key not in ("version", "hooks"):
+                r.lossy(rel, f"key {key!r} has no canonical field; not imported")
+        hooks = data.get("hooks") or {}
+        for event, entries in hooks.items() if isinstance(hooks, dict) else ():
+            canonical = EVENTS.get(event)
+            if canonical is None:
+                r.lossy(rel, f"hooks.{event}: a Cursor-only event with no portable equivalent; not imported")
+                continue
+            for raw in entries if isinstance(entries, list) else []:
+                entry = r.hook_entry(rel, f"hooks.{event}", raw, ("type", "command", "timeout"))
+                if entry is None:
+                    continue
+                r.hook_matcher(entry, raw.get("matcher"), HOOK_TOOLS, canonical, rel, f"hooks.{event}")
+                r.add_hook(canonical, entry, rel)

@@ -1,0 +1,201 @@
+"""opencode: `opencode.json` (instructions, mcp, agent, command, the rest as tools.opencode),
+`.opencode/skills`, `.opencode/agents`, `.opencode/commands` (and their singular V1 names),
+AGENTS.md (CLAUDE.md when there is none, as opencode falls back). Hooks are JavaScript
+plugins, which are reported."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any, Dict, List
+
+import pathspec
+
+from agentrc.importers.base import Reader, description, env_syntax, stem
+
+CONFIGS = ("opencode.json", "opencode.jsonc")
+RULES_DIR = ".agents/rules"
+# The permission map the adapter writes for an agent without a tool list.
+DEFAULT_PERMISSION = {k: "allow" for k in ("read", "edit", "bash", "grep", "glob", "webfetch", "websearch")}
+OPENCODE_ENV = env_syntax(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class OpencodeImporter:
+    name = "opencode"
+    family = "opencode"
+
+    def wants(self, rel: str) -> bool:
+        return (rel.startswith((".opencode/", ".agents/", ".claude/skills/")) or rel in CONFIGS + ("AGENTS.md",)
+                or rel.endswith((".md", ".txt")))
+
+    def read(self, r: Reader) -> None:
+        context = next((p for p in ("AGENTS.md", "CLAUDE.md") if r.has(p)), None)
+        if context is not None:
+            text = r.context_file(context)
+            if text is not None:
+                r.add_context(r.body(text, context, context=True), context)
+        config_rel = next((p for p in CONFIGS if r.has(p)), None)
+        config = r.json_object(config_rel) if config_rel else None
+        if config is not None:
+            self.config(r, config_rel, config)
+        for d in (".opencode/skills", ".opencode/skill", ".claude/skills"):
+            for dirname, skill_dir, rel in r.skill_files(d):
+                parsed = r.markdown(rel)
+                name = r.name(dirname, rel, "skill") if parsed is not None else None
+                if parsed is None or name is None or name in r.doc.get("skills", {}):
+                    continue
+                fm, body = parsed
+                entry = r.skill(skill_dir, rel, fm, body, name)
+                r.extra_fields(rel, fm, ("name", "description"), f"skill {name}",
+                               "opencode reads only name and description")
+                r.add("skills", name, entry, rel)
+        for d in (".opencode/agents/", ".opencode/agent/"):
+            for rel in r.under(d, ".md"):
+                parsed = r.markdown(rel)
+                name = r.name(stem(rel, ".md"), rel, "agent") if parsed is not None else None
+                if parsed is not None and name is not None:
+                    self.agent(r, rel, name, parsed[0], parsed[1])
+        for d in (".opencode/commands/", ".opencode/command/"):
+            for rel in r.under(d, ".md"):
+                parsed = r.markdown(rel)
+                name = r.name(stem(rel, ".md"), rel, "command") if parsed is not None else None
+                if parsed is not None and name is not None:
+                    fm, body = parsed
+                    self.command(r, rel, name, fm, r.body(body, rel, name, arguments=True))
+        for d in (".opencode/plugins/", ".opencode/plugin/"):
+            for rel in r.under(d):
+                if rel.endswith((".js", ".ts", ".mjs")):
+                    r.lossy(rel, "an opencode plugin (JavaScript hooks): canonical hooks run commands; not imported")
+
+    # --- opencode.json ---------------------------------------------------------------
+    def config(self, r: Reader, rel: str, config: Dict[str, Any]) -> None:
+        for entry in config.get("instructions") or []:
+            self.instruction(r, rel, str(entry))
+        mcp = config.get("mcp") or {}
+        for name, raw in mcp.items() if isinstance(mcp, dict) else ():
+            self.server(r, rel, name, raw)
+        for name, raw in (config.get("agent") or {}).items():
+            agent_name = r.name(name, rel, "agent")
+            if agent_name is None or not isinstance(raw, dict):
+                continue
+            raw = dict(raw)
+            prompt = self.file_ref(r, rel, raw.pop("prompt", ""))
+            self.agent(r, rel, agent_name, raw, prompt, where=f"agent.{name}")
+        for name, raw in (config.get("command") or {}).items():
+            command_name = r.name(name, rel, "command")
+            if command_name is None or not isinstance(raw, dict):
+                continue
+            raw = dict(raw)
+            template = self.file_ref(r, rel, raw.pop("template", ""))
+            self.command(r, rel, command_name, raw, r.body(template, rel, command_name, arguments=True),
+                         where=f"command.{name}")
+        # Everything else is opencode's own configuration: tools.opencode (spec 000 §2.2),
+        # which a build merges back into opencode.json.
+        r.set_tools("opencode", {k: v for k, v in config.items()
+                                 if k not in ("instructions", "mcp", "agent", "command", "$schema")})
+
+    def file_ref(self, r: Reader, rel: str, value: Any) -> str:
+        """opencode's `{file:./path}` (relative to the config) read from the project."""
+        value = str(value or "")
+        m = re.fullmatch(r"\s*\{file:([^}]+)\}\s*", value)
+        if not m:
+            return value
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), m.group(1)))
+        text = r.text(target) if r.has(target) else None
+        if text is None:
+            r.lossy(rel, f"{{file:{m.group(1)}}}: the file is not in the project; not imported")
+            return ""
+        return text
+
+    def instruction(self, r: Reader, rel: str, entry: str) -> None:
+        """One `instructions` entry: a file or glob of always-on instructions."""
+        if re.match(r"^https?://", entry):
+            r.lossy(rel, f"instructions: {entry} is fetched from the web; not imported")
+            return
+        if entry.startswith(("~", "/")):
+            r.lossy(rel, f"instructions: {entry} is outside the project; not imported")
+            return
+        pattern = entry[2:] if entry.startswith("./") else entry
+        spec = pathspec.GitIgnoreSpec.from_lines(["/" + pattern])
+        matched = [p for p in sorted(r.files) if spec.match_file(p)]
+        if not matched:
+            r.lossy(rel, f"instructions: {entry} matches no file in the project; not imported")
+        for path in matched:
+            parsed = r.markdown(path)
+            if parsed is None:
+                continue
+            fm, body = parsed
+            if path.startswith(RULES_DIR + "/") and path.endswith("/RULE.md"):
+                raw = posixpath.basename(posixpath.dirname(path))  # what the adapter writes
+            else:
+                raw = stem(path, posixpath.splitext(path)[1])
+            name = r.name(raw, path, "rule")
+            if name is None:
+                continue
+            item: Dict[str, Any] = description(fm)
+            item["content"] = r.body(body, path, name)
+            r.extra_fields(path, fm, ("name", "description"), f"rule {name}")
+            r.add("rules", name, item, path)
+
+    def server(self, r: Reader, rel: str, name: str, raw: Any) -> None:
+        if not isinstance(raw, dict):
+            r.unreadable(rel, f"mcp.{name}: expected an object")
+            return
+        out: Dict[str, Any] = {}
+        kind = raw.get("type")
+        if kind == "local" or (kind is None and "command" in raw):
+            command = raw.get("command")
+            command = command if isinstance(command, list) else [command] if isinstance(command, str) else []
+            if not command:
+                r.unreadable(rel, f"mcp.{name}: a local server needs a command")
+                return
+            out["command"] = OPENCODE_ENV(str(command[0]))
+            if len(command) > 1:
+                out["args"] = [OPENCODE_ENV(str(a)) for a in command[1:]]
+            if raw.get("environment"):
+                out["env"] = {k: OPENCODE_ENV(str(v)) for k, v in raw["environment"].items()}
+            known = ("type", "command", "environment", "enabled")
+        else:
+            if not isinstance(raw.get("url"), str):
+                r.unreadable(rel, f"mcp.{name}: a remote server needs a url")
+                return
+            out["url"] = OPENCODE_ENV(raw["url"])
+            if raw.get("headers"):
+                out["headers"] = {k: OPENCODE_ENV(str(v)) for k, v in raw["headers"].items()}
+            known = ("type", "url", "headers", "enabled")
+        if raw.get("enabled") is False:
+            out["disabled"] = True
+        for key, value in raw.items():
+            if key not in known:
+                r.lossy(rel, f"mcp.{name}: {key} has no canonical field; not imported")
+        server_name = r.name(name, rel, "mcp server")
+        if server_name is not None:
+            r.add_server(server_name, out, rel)
+
+    # --- agents and commands ---------------------------------------------------------
+    def agent(self, r: Reader, rel: str, name: str, fm: Dict[str, Any], body: str, where: str = "") -> None:
+        what = where or f"agent {name}"
+        body, skills = r.preload_skills(r.body(body, rel, name))
+        entry: Dict[str, Any] = description(fm)
+        entry["content"] = body
+        if skills:
+            entry["skills"] = skills
+        handled: List[str] = ["description", "name"]
+        if fm.get("mode", "subagent") == "subagent":
+            handled.append("mode")
+        permission = fm.get("permission")
+        if isinstance(permission, dict) and permission == DEFAULT_PERMISSION:
+            handled.append("permission")
+        if "disable" in fm and fm["disable"] is False:
+            handled.append("disable")
+        r.extra_fields(rel, fm, handled, what)
+        r.add("agents", name, entry, rel)
+
+    def command(self, r: Reader, rel: str, name: str, fm: Dict[str, Any], prompt: str, where: str = "") -> None:
+        entry: Dict[str, Any] = description(fm)
+        entry["prompt"] = prompt
+        if not prompt.strip():
+            r.lossy(rel, f"{where or 'command ' + name}: empty prompt; not imported")
+            return
+        r.extra_fields(rel, fm, ("description",), where or f"command {name}")
+        r.add("commands", name, entry, rel)
