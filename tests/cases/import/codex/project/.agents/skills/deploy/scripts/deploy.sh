@@ -1,0 +1,3 @@
+#!/bin/sh
+set -eu
+kubectl -n staging rollout restart "deploy/$1"

@@ -1,0 +1,2 @@
+#!/bin/sh
+cd backend && uv run python manage.py makemigrations --check --dry-run
