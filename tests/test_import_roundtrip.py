@@ -35,11 +35,11 @@ EXAMPLES = int(os.environ.get("AGENTRC_ROUNDTRIP_EXAMPLES", "30"))
 ALL_EVENTS = ("SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStop",
               "PreCompact", "Notification")
 SUPPORT: Dict[str, Dict[str, Any]] = {
-    "claude": dict(rules=True, globs=True, skill_fields=("allowedTools", "userInvocable"),
+    "claude": dict(rules=True, globs=True, braces=True, skill_fields=("allowedTools", "userInvocable"),
                    events=ALL_EVENTS, hook_tools=("Bash", "Edit", "Write", "Read", "Grep", "Glob", "WebFetch",
                                                   "WebSearch"),
                    hook_async=True, transports=("stdio", "http", "sse"), env_refs=True),
-    "copilot": dict(rules=True, globs=True, skill_fields=("allowedTools", "userInvocable", "disableModelInvocation"),
+    "copilot": dict(rules=True, globs=True, braces=True, skill_fields=("allowedTools", "userInvocable", "disableModelInvocation"),
                     events=ALL_EVENTS, hook_tools=("Bash", "Edit", "Write", "Read", "Grep", "Glob", "WebFetch",
                                                    "WebSearch"),
                     hook_async=False, transports=("stdio", "http", "sse"), env_refs=True),
@@ -64,8 +64,9 @@ NAME = st.from_regex(r"[a-z][a-z0-9]{1,7}(-[a-z0-9]{1,5}){0,2}", fullmatch=True)
 DESCRIPTION = st.lists(st.one_of(WORD, st.sampled_from(["Use", "when:", "#tag", "it's", '"quoted"', "a-b", "x,y",
                                                          "50%", "[draft]", "- item", "yes"])),
                        min_size=1, max_size=10).map(" ".join)
-GLOBS = st.lists(st.sampled_from(["src/**/*.ts", "lib/*.py", "docs/**", "*.md", "app/src/**/*.kt",
-                                  "test/**/*_test.go", "**/*.rs"]), min_size=1, max_size=3, unique=True)
+PATTERNS = ["src/**/*.ts", "lib/*.py", "docs/**", "*.md", "app/src/**/*.kt", "test/**/*_test.go", "**/*.rs"]
+# {a,b} alternatives: Cursor's adapter expands them (its globs: line splits on commas).
+BRACES = ["web/**/*.{ts,tsx}", "{src,lib}/**/*.py"]
 
 
 @st.composite
@@ -109,7 +110,8 @@ def documents(draw, client: str) -> Dict[str, Any]:
         for _ in range(draw(st.integers(0, 2))):
             rule: Dict[str, Any] = {"description": draw(DESCRIPTION), "content": draw(bodies())}
             if sup["globs"] and draw(st.booleans()):
-                rule["globs"] = draw(GLOBS)
+                patterns = PATTERNS + (BRACES if sup.get("braces") else [])
+                rule["globs"] = draw(st.lists(st.sampled_from(patterns), min_size=1, max_size=3, unique=True))
             rules[next(names)] = rule
         if rules:
             doc["rules"] = rules

@@ -17,7 +17,7 @@ from agentrc.cli import main
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import freeze
-from agentrc.importers.base import clean_body, project_command, split_skills_section, strip_jsonc, unmanage
+from agentrc.importers.base import clean_body, glob_list, project_command, split_skills_section, strip_jsonc, unmanage
 from agentrc.model import SourceFile, SourceTree
 from agentrc.sourceio import read_project
 
@@ -91,6 +91,11 @@ def test_skills_section_is_read_back():
             "when relevant:\n\n- review\n- release-notes\n")
     assert split_skills_section(body) == ("Do it.\n", ["review", "release-notes"])
     assert split_skills_section("## Skills\n\nMine.\n") == ("## Skills\n\nMine.\n", [])
+
+
+def test_globs_split_on_commas_outside_braces():
+    assert glob_list("src/{a,b}/**/*.ts, docs/**,") == ["src/{a,b}/**/*.ts", "docs/**"]
+    assert glob_list(["a/**", " "]) == ["a/**"]
 
 
 def test_jsonc_and_hook_commands():

@@ -671,8 +671,17 @@ def allowed_tools(entry: Dict[str, Any], value: Any) -> None:
 
 
 def glob_list(value: Any) -> List[str]:
+    """Globs of a list, or of a comma-separated string (`applyTo`, Cursor's `globs`); a comma
+    inside `{a,b}` belongs to the pattern."""
     if isinstance(value, str):
-        return [g.strip() for g in value.split(",") if g.strip()]
+        parts, depth, start = [], 0, 0
+        for i, c in enumerate(value):
+            depth += {"{": 1, "}": -1}.get(c, 0)
+            if c == "," and depth <= 0:
+                parts.append(value[start:i])
+                start = i + 1
+        parts.append(value[start:])
+        return [g.strip() for g in parts if g.strip()]
     if isinstance(value, list):
         return [str(g).strip() for g in value if str(g).strip()]
     return []
