@@ -1,6 +1,6 @@
 """End to end through the real `pants` on a copy of this repository's examples: tailor
---check, lint (which also checks fmt), package, and agentrc-sync (then --check), and
-package's parity with `agentrc build`."""
+--check, lint (which also checks fmt), package (portable registry and spec-000 project), and
+agentrc-sync (then --check), and package's parity with `agentrc build`."""
 
 from __future__ import annotations
 
@@ -53,6 +53,15 @@ def test_pants_goals_on_examples(repo, tmp_path, monkeypatch):
            if p.is_file() and ".agentrc" not in p.parts}
     built = {p.relative_to(dist): p.read_bytes() for p in dist.rglob("*") if p.is_file() and ".agentrc" not in p.parts}
     assert cli == built
+    # The spec-000 project (agentrc_config, built in a sandboxed process with Node for
+    # ai.config.js) packages to the tree `agentrc build examples/project` writes.
+    project = repo / "dist" / "examples.project" / "project"
+    assert agentrc_main(["build", "examples/project", "--out", str(tmp_path / "cli-project"), "--no-cache"]) == 0
+    cli = {p.relative_to(tmp_path / "cli-project"): p.read_bytes() for p in (tmp_path / "cli-project").rglob("*")
+           if p.is_file() and ".agentrc" not in p.parts}
+    built = {p.relative_to(project): p.read_bytes() for p in project.rglob("*")
+             if p.is_file() and ".agentrc" not in p.parts}
+    assert cli == built and Path(".claude/skills/changelog/SKILL.md") in built
     # Sync into the workspace, then --check is clean; a removed item is reported, then pruned.
     assert pants(repo, "agentrc-sync", "--check", "--root=consumer", "::", check=False).returncode == 1
     pants(repo, "agentrc-sync", "--root=consumer", "::")

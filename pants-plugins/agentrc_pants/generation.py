@@ -36,7 +36,8 @@ REPORT = pipeline.REPORT
 CODE_DIR = "__agentrc__"
 # The core and what it imports, all pure Python (compiled speed-ups are left out; each has
 # a pure fallback), so the sandbox needs nothing installed but a python3.
-SHIPPED_PACKAGES = ("agentrc", "yaml", "jsonschema", "fastjsonschema", "pathspec", "attr", "attrs", "pyrsistent")
+SHIPPED_PACKAGES = ("agentrc", "yaml", "jsonschema", "fastjsonschema", "pathspec", "attr", "attrs", "pyrsistent",
+                    "tomli")  # tomli: ai.config.toml on Python < 3.11
 BOOTSTRAP = (f"import sys; sys.path.insert(0, {CODE_DIR!r}); "
              "from agentrc.pantsgen import main; sys.exit(main(sys.argv[1:]))")
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from agentrc_pants import dependency_inference, fmt, generate_targets, generation, lint, package, sources, sync, tailor
+from agentrc_pants import (config, dependency_inference, fmt, generate_targets, generation, lint, package, sources, sync,
+                           tailor)
+from agentrc_pants.config import AgentrcConfigTarget
 from agentrc_pants.target_types import (
     AgentrcAgentTarget,
     AgentrcBundleTarget,
@@ -17,7 +19,7 @@ from agentrc_pants.target_types import (
 
 def target_types():
     return [AgentrcRuleTarget, AgentrcSkillTarget, AgentrcAgentTarget, AgentrcCommandTarget, AgentrcHookTarget,
-            AgentrcContextTarget, AgentrcItemsGeneratorTarget, AgentrcBundleTarget]
+            AgentrcContextTarget, AgentrcItemsGeneratorTarget, AgentrcBundleTarget, AgentrcConfigTarget]
 
 
 def rules():
@@ -31,4 +33,5 @@ def rules():
         *lint.rules(),
         *fmt.rules(),
         *sync.rules(),
+        *config.rules(),
     ]

@@ -1,4 +1,5 @@
-"""`pants tailor`: an `agentrc_items` target per item directory, an `agentrc_bundle` per manifest."""
+"""`pants tailor`: an `agentrc_items` target per item directory, an `agentrc_bundle` per manifest,
+an `agentrc_config` per spec-000 project (a directory with ai.config.*)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from pants.engine.rules import Get, collect_rules, rule
 from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
+from agentrc.configload import CONFIG_NAMES
 from agentrc.model import ENTRYPOINTS
 
+from agentrc_pants.config import AgentrcConfigTarget
 from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import AgentrcBundleTarget, AgentrcItemsGeneratorTarget
 
@@ -29,8 +32,16 @@ async def find_putative_agentrc_targets(request: PutativeAgentrcTargetsRequest, 
         return PutativeTargets()
     entries = await Get(Paths, PathGlobs, request.path_globs(*sorted(ENTRYPOINTS)))
     bundles = await Get(Paths, PathGlobs, request.path_globs("*.bundle.yaml"))
+    configs = await Get(Paths, PathGlobs, request.path_globs(*CONFIG_NAMES))
     owned_set = set(owned)
     putative = []
+    projects = sorted({os.path.dirname(p) for p in set(configs.files) - owned_set})
+    for directory in projects:
+        putative.append(PutativeTarget.for_target_type(
+            AgentrcConfigTarget, path=directory, name=os.path.basename(directory) or "config",
+            triggering_sources=[os.path.basename(p) for p in configs.files if os.path.dirname(p) == directory]))
+    # A project's presets hold SKILL.md files that are layer content, not portable items.
+    owned_set |= {p for p in entries.files if any(p.startswith(d + "/") for d in projects)}
     by_dir = {}
     for path in sorted(set(entries.files) - owned_set):
         by_dir.setdefault(os.path.dirname(path), []).append(os.path.basename(path))
