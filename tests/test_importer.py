@@ -221,3 +221,40 @@ def test_cli_usage_errors(tmp_path, capsys):
     assert main(["import", "--from", "emacs", str(tmp_path), "--out", str(tmp_path / "r")]) == 2
     assert main(["import", "--from", "claude", str(tmp_path / "missing"), "--out", str(tmp_path / "r")]) == 2
     assert "unknown client to import from: emacs" in capsys.readouterr().err
+
+
+JUNK = [None, 1, "x", [], [1, "a", None], {"a": 1}, {"a": [None]}, {"a": {"b": 2}}]
+
+
+@pytest.mark.parametrize("client", sorted(importer.IMPORTERS))
+def test_malformed_shapes_never_crash(client):
+    """Wrong JSON/TOML/YAML shapes anywhere are reported or skipped, never an exception."""
+    paths = {
+        "claude": [".mcp.json", ".claude/settings.json"],
+        "copilot": [".vscode/mcp.json", ".mcp.json", ".github/hooks/h.json"],
+        "cursor": [".cursor/mcp.json", ".cursor/hooks.json"],
+        "opencode": ["opencode.json"],
+        "codex": [".codex/hooks.json"],
+    }[client]
+    for path in paths:
+        for junk in JUNK:
+            for wrap in (junk, {"mcpServers": junk, "servers": junk, "hooks": junk, "mcp": junk, "agent": junk,
+                                "command": junk, "instructions": junk},
+                         {"mcpServers": {"s": junk}, "servers": {"s": junk}, "hooks": {"PreToolUse": junk},
+                          "mcp": {"s": junk}},
+                         {"hooks": {"PreToolUse": [junk], "preToolUse": [junk]}},
+                         {"hooks": {"PreToolUse": [{"matcher": junk, "hooks": junk}]}},
+                         {"mcpServers": {"s": {"command": "x", "args": junk, "env": junk}},
+                          "servers": {"s": {"url": "u", "headers": junk}},
+                          "mcp": {"s": {"type": "local", "command": junk, "environment": junk}}}):
+                importer.import_tree(client, tree({path: json.dumps(wrap)}))
+    frontmatter = ["---\nname: [\n---\n", "---\n- a\n---\nX\n", "---\ndescription: 3\ntools: 4\nskills: x\n---\nX\n",
+                   "---\n---\n", "no frontmatter\n", b"\xff\xfe"]
+    for text in frontmatter:
+        importer.import_tree(client, tree({p: text for p in (
+            ".claude/agents/a.md", ".claude/skills/s/SKILL.md", ".claude/rules/r.md", ".github/agents/a.agent.md",
+            ".github/prompts/p.prompt.md", ".cursor/rules/r.mdc", ".cursor/agents/a.md", ".opencode/agents/a.md",
+            ".agents/skills/s/SKILL.md", ".agents/skills/s/agents/openai.yaml", "AGENTS.md", "CLAUDE.md")}))
+    if client == "codex":
+        for text in ("[mcp_servers]\ns = 1\n", "mcp_servers = [1]\n", "[mcp_servers.s]\nargs = 1\nenv = 2\n", "x = ["):
+            importer.import_tree(client, tree({".codex/config.toml": text, ".codex/agents/a.toml": text}))

@@ -344,7 +344,7 @@ class Reader:
                     if key not in ("matcher", "hooks"):
                         self.lossy(rel, f"{label}.{event}: matcher group key {key!r} has no canonical field; "
                                         "not imported")
-                for handler in group.get("hooks") or []:
+                for handler in group.get("hooks") if isinstance(group.get("hooks"), list) else []:
                     entry = self.hook_entry(rel, f"{label}.{event}", handler, handler_keys)
                     if entry is None:
                         continue
@@ -421,10 +421,10 @@ class Reader:
         kind = raw.get("type")
         if isinstance(raw.get("command"), str) and raw["command"]:
             entry["command"] = env(raw["command"])
-            if raw.get("args"):
+            if isinstance(raw.get("args"), list) and raw["args"]:
                 entry["args"] = [env(str(a)) for a in raw["args"]]
             if raw.get("env"):
-                entry["env"] = {k: env(str(v)) for k, v in raw["env"].items()}
+                entry["env"] = {k: env(str(v)) for k, v in mapping(raw["env"]).items()}
         elif isinstance(raw.get("url"), str) and raw["url"]:
             if kind in ("sse", "http"):
                 entry["type"] = kind
@@ -434,7 +434,7 @@ class Reader:
                 self.lossy(rel, f"{where}.{name}: transport type {kind!r} is not http or sse; imported as http")
             entry["url"] = env(raw["url"])
             if raw.get("headers"):
-                entry["headers"] = {k: env(str(v)) for k, v in raw["headers"].items()}
+                entry["headers"] = {k: env(str(v)) for k, v in mapping(raw["headers"]).items()}
         else:
             self.unreadable(rel, f"{where}.{name}: a server needs a command or a url")
             return
@@ -668,6 +668,11 @@ def allowed_tools(entry: Dict[str, Any], value: Any) -> None:
         entry["allowedTools"] = [str(v) for v in value]
     elif isinstance(value, str):
         entry["allowed-tools"] = value
+
+
+def mapping(value: Any) -> Dict[str, Any]:
+    """`value` when it is an object, else an empty one (malformed files are read leniently)."""
+    return value if isinstance(value, dict) else {}
 
 
 def glob_list(value: Any) -> List[str]:

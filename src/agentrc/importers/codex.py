@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List
 
-from agentrc.importers.base import Reader, allowed_tools, description
+from agentrc.importers.base import Reader, allowed_tools, description, mapping
 from agentrc.yamlpos import YamlError, load as load_yaml
 
 SIDECAR = "agents/openai.yaml"
@@ -61,9 +61,9 @@ class CodexImporter:
             return
         fm, body = parsed
         settings = self.settings(r, f"{d}/{SIDECAR}")
-        explicit_only = (settings.get("policy") or {}).get("allow_implicit_invocation") is False
+        explicit_only = mapping(settings.get("policy")).get("allow_implicit_invocation") is False
         sidecars = r.sidecars(d, rel, skip=lambda p: p == f"{d}/{SIDECAR}")
-        policy = dict(settings.get("policy") or {})
+        policy = dict(mapping(settings.get("policy")))
         policy.pop("allow_implicit_invocation", None)
         for key, value in list(settings.items()) + [("policy." + k, v) for k, v in policy.items()]:
             if key != "policy":
@@ -155,18 +155,18 @@ class CodexImporter:
         handled = ["enabled"]
         if isinstance(raw.get("command"), str):
             out["command"] = raw["command"]
-            if raw.get("args"):
+            if isinstance(raw.get("args"), list) and raw["args"]:
                 out["args"] = [str(a) for a in raw["args"]]
-            env = {k: str(v) for k, v in (raw.get("env") or {}).items()}
-            for var in raw.get("env_vars") or []:
+            env = {k: str(v) for k, v in mapping(raw.get("env")).items()}
+            for var in raw.get("env_vars") if isinstance(raw.get("env_vars"), list) else []:
                 env.setdefault(str(var), "${%s}" % var)
             if env:
                 out["env"] = env
             handled += ["command", "args", "env", "env_vars"]
         elif isinstance(raw.get("url"), str):
             out["url"] = raw["url"]
-            headers = {k: str(v) for k, v in (raw.get("http_headers") or {}).items()}
-            for header, var in (raw.get("env_http_headers") or {}).items():
+            headers = {k: str(v) for k, v in mapping(raw.get("http_headers")).items()}
+            for header, var in mapping(raw.get("env_http_headers")).items():
                 headers[header] = "${%s}" % var
             if raw.get("bearer_token_env_var"):
                 headers["Authorization"] = "Bearer ${%s}" % raw["bearer_token_env_var"]

@@ -11,7 +11,7 @@ from typing import Any, Dict, List
 
 import pathspec
 
-from agentrc.importers.base import Reader, description, env_syntax, stem
+from agentrc.importers.base import Reader, description, env_syntax, mapping, stem
 
 CONFIGS = ("opencode.json", "opencode.jsonc")
 RULES_DIR = ".agents/rules"
@@ -69,19 +69,19 @@ class OpencodeImporter:
 
     # --- opencode.json ---------------------------------------------------------------
     def config(self, r: Reader, rel: str, config: Dict[str, Any]) -> None:
-        for entry in config.get("instructions") or []:
+        for entry in config.get("instructions") if isinstance(config.get("instructions"), list) else []:
             self.instruction(r, rel, str(entry))
         mcp = config.get("mcp") or {}
         for name, raw in mcp.items() if isinstance(mcp, dict) else ():
             self.server(r, rel, name, raw)
-        for name, raw in (config.get("agent") or {}).items():
+        for name, raw in mapping(config.get("agent")).items():
             agent_name = r.name(name, rel, "agent")
             if agent_name is None or not isinstance(raw, dict):
                 continue
             raw = dict(raw)
             prompt = self.file_ref(r, rel, raw.pop("prompt", ""))
             self.agent(r, rel, agent_name, raw, prompt, where=f"agent.{name}")
-        for name, raw in (config.get("command") or {}).items():
+        for name, raw in mapping(config.get("command")).items():
             command_name = r.name(name, rel, "command")
             if command_name is None or not isinstance(raw, dict):
                 continue
@@ -153,7 +153,7 @@ class OpencodeImporter:
             if len(command) > 1:
                 out["args"] = [OPENCODE_ENV(str(a)) for a in command[1:]]
             if raw.get("environment"):
-                out["env"] = {k: OPENCODE_ENV(str(v)) for k, v in raw["environment"].items()}
+                out["env"] = {k: OPENCODE_ENV(str(v)) for k, v in mapping(raw["environment"]).items()}
             known = ("type", "command", "environment", "enabled")
         else:
             if not isinstance(raw.get("url"), str):
@@ -161,7 +161,7 @@ class OpencodeImporter:
                 return
             out["url"] = OPENCODE_ENV(raw["url"])
             if raw.get("headers"):
-                out["headers"] = {k: OPENCODE_ENV(str(v)) for k, v in raw["headers"].items()}
+                out["headers"] = {k: OPENCODE_ENV(str(v)) for k, v in mapping(raw["headers"]).items()}
             known = ("type", "url", "headers", "enabled")
         if raw.get("enabled") is False:
             out["disabled"] = True
