@@ -183,3 +183,19 @@ def test_tools_go_only_to_their_target(monkeypatch):
     assert "rulesDirectory" not in files[".claude/settings.json"]
     report = next(r for r in plan.reports if r.kind == "tools")
     assert (report.client, report.outputs) == ("cursor", (".cursor/settings.json",))
+
+
+def test_brace_globs_and_project_relative_hook_scripts(tmp_path):
+    """`globs: "src/{a,b}/**, lib/*.ts"` is two globs; a canonical hook's `./script` is a path
+    from the project root (canonical hooks carry no files), not a missing supporting file."""
+    _write(tmp_path / "p", {"ai.config.json": json.dumps({
+        "rules": {"r": {"description": "R", "content": "Text.", "globs": "src/{a,b}/**, lib/*.ts"}},
+        "hooks": {"PreToolUse": {"script": "./scripts/guard.sh", "tools": ["Bash"]}},
+    })})
+    _, document = _document(tmp_path / "p")
+    registry, diags = canonical.to_registry(document, client_registry.families(), client_registry.passthrough_blocks())
+    assert not any(d.is_error for d in diags), [d.format() for d in diags]
+    rule = next(i for i in registry.items if i.kind is Kind.RULE)
+    hook = next(i for i in registry.items if i.kind is Kind.HOOK)
+    assert rule.scope_paths == ("src/{a,b}/**", "lib/*.ts")
+    assert hook.hook.script == "./scripts/guard.sh" and hook.hook.script_file is None

@@ -452,7 +452,7 @@ def _portable(kind: Kind, name: str, entry: Dict[str, Any], path: str,
     fm: Dict[str, Any] = {"description": entry.get("description") or f"{name} ({kind.value} from {path})"}
     if kind is Kind.RULE:
         globs = entry.get("globs")
-        globs = [g.strip() for g in globs.split(",") if g.strip()] if isinstance(globs, str) else list(globs or [])
+        globs = split_globs(globs) if isinstance(globs, str) else list(globs or [])
         if entry.get("alwaysApply") is True and globs:
             diags.warning(path, (1, 1), "AR119", f"rules.{name}: alwaysApply: true wins over globs; the rule is always on")
         elif globs:
@@ -514,6 +514,20 @@ def _server(name: str, server: Dict[str, Any], path: str) -> McpServer:
                          headers=freeze(server.get("headers", {})), **common)
     return McpServer(transport="stdio", command=server["command"], args=tuple(server.get("args", ())),
                      env=freeze(server.get("env", {})), **common)
+
+
+def split_globs(text: str) -> List[str]:
+    """Comma-separated globs; a comma inside `{a,b}` belongs to its glob."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        depth += (ch == "{") - (ch == "}")
+        cur += ch
+    out.append(cur)
+    return [g.strip() for g in out if g.strip()]
 
 
 def _demote(text: str) -> str:

@@ -63,6 +63,9 @@ class _Loader:
     def __init__(self, tree: SourceTree, families: FrozenSet[str], passthrough: FrozenSet[str],
                  diags: Diagnostics, explicit: FrozenSet[str], memo=None):
         self.memo = memo
+        # Items built from a canonical document have no directory: a `./script` in a hook
+        # is a path from the project root, run as written.
+        self.from_data = False
         self.files = {f.path: f for f in tree.files}
         self.families = families
         self.passthrough = passthrough
@@ -245,7 +248,7 @@ class _Loader:
         script = data["script"].strip()
         first, _, rest = script.partition(" ")
         script_file = None
-        if first.startswith("./"):
+        if first.startswith("./") and not self.from_data:
             rel = posixpath.normpath(first[2:])
             if rel.startswith("../"):
                 self.diags.error(path, located.pos(("script",)), "AR050", f"script {first!r} leaves the item directory")
@@ -523,6 +526,7 @@ def items_from_data(entries: Sequence[Tuple[Kind, str, str, str, Dict[str, Any],
     through the same schema, name, field and body checks as items read from entrypoints."""
     diags = Diagnostics()
     loader = _Loader(SourceTree(()), families, passthrough, diags, frozenset())
+    loader.from_data = True
     out = []
     for kind, name, d, path, data, body, resources in entries:
         located = Located(data)
