@@ -39,7 +39,7 @@ SUPPORT: Dict[str, Dict[str, Any]] = {
                    events=ALL_EVENTS, hook_tools=("Bash", "Edit", "Write", "Read", "Grep", "Glob", "WebFetch",
                                                   "WebSearch"),
                    hook_async=True, transports=("stdio", "http", "sse"), env_refs=True),
-    "copilot": dict(rules=True, globs=True, braces=True, skill_fields=("allowedTools", "userInvocable", "disableModelInvocation"),
+    "copilot": dict(rules=True, globs=True, braces=False, skill_fields=("allowedTools", "userInvocable", "disableModelInvocation"),
                     events=ALL_EVENTS, hook_tools=("Bash", "Edit", "Write", "Read", "Grep", "Glob", "WebFetch",
                                                    "WebSearch"),
                     hook_async=False, transports=("stdio", "http", "sse"), env_refs=True),
@@ -65,7 +65,7 @@ DESCRIPTION = st.lists(st.one_of(WORD, st.sampled_from(["Use", "when:", "#tag", 
                                                          "50%", "[draft]", "- item", "yes"])),
                        min_size=1, max_size=10).map(" ".join)
 PATTERNS = ["src/**/*.ts", "lib/*.py", "docs/**", "*.md", "app/src/**/*.kt", "test/**/*_test.go", "**/*.rs"]
-# {a,b} alternatives: Cursor's adapter expands them (its globs: line splits on commas).
+# {a,b} alternatives: the Cursor and Copilot adapters expand them (globs:/applyTo: split on commas).
 BRACES = ["web/**/*.{ts,tsx}", "{src,lib}/**/*.py"]
 
 

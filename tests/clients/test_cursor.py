@@ -9,7 +9,8 @@ from typing import Dict, Optional, Sequence
 import pytest
 
 from agentrc import pipeline
-from agentrc.clients.cursor import Cursor, globs, raw_globs
+from agentrc.clients.base import expand_braces as globs
+from agentrc.clients.cursor import Cursor, raw_globs
 from agentrc.frozen import freeze
 from agentrc.model import McpServer, SourceFile, SourceTree
 

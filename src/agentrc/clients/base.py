@@ -358,6 +358,26 @@ def _quote(text: str) -> str:
     return _ESCAPE_RE.sub(lambda m: "\\u%04x" % ord(m.group(0)), json.dumps(text, ensure_ascii=False))
 
 
+_BRACE_RE = re.compile(r"\{([^{}]*,[^{}]*)\}")
+
+
+def expand_braces(patterns: Sequence[str]) -> List[str]:
+    """Scope patterns for clients whose globs are one comma-separated string (Cursor `globs:`,
+    Copilot `applyTo:`): `{a,b}` alternatives, whose commas they would split on, expanded
+    into separate patterns."""
+    out: List[str] = []
+    todo = list(patterns)
+    while todo:
+        p = todo.pop(0).strip()
+        m = _BRACE_RE.search(p)
+        if m is None:
+            if p and p not in out:
+                out.append(p)
+            continue
+        todo[:0] = [p[:m.start()] + alt + p[m.end():] for alt in m.group(1).split(",")]
+    return out
+
+
 def with_skills_section(item: Item, body: str, tracker: Tracker) -> str:
     """preload-skills as prose, for clients without a frontmatter field (spec 001 §3.4)."""
     if not item.preload_skills:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from agentrc.clients.claude import claude_matcher
-from agentrc.clients.base import (ClientAdapter, claude_style_server, env_refs, fragment, hook_docs, hook_script,
-                                  place_resources, server_outcomes, with_skills_section)
+from agentrc.clients.base import (ClientAdapter, claude_style_server, env_refs, expand_braces, fragment, hook_docs,
+                                  hook_script, place_resources, server_outcomes, with_skills_section)
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
@@ -42,8 +42,10 @@ class Copilot(ClientAdapter):
     def rule(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker, name_in_file=False)
         if item.scope_paths:
-            fm["applyTo"] = ",".join(item.scope_paths)
-            tracker.mapped("scope", "applyTo: comma-joined globs")
+            patterns = expand_braces(item.scope_paths)
+            fm["applyTo"] = ",".join(patterns)
+            tracker.mapped("scope", "applyTo: comma-joined globs" + ("; {a,b} alternatives expanded (applyTo splits on "
+                                                                   "commas)" if patterns != list(item.scope_paths) else ""))
         else:
             fm["applyTo"] = "**"
         body, extra = self.place(item, ".github/instructions", body, tracker)

@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 from typing import Any, Dict, List, Optional, Sequence
 
-from agentrc.clients.base import (ClientAdapter, OutputFile, env_refs, fragment, hook_docs, hook_script,
+from agentrc.clients.base import (ClientAdapter, OutputFile, env_refs, expand_braces, fragment, hook_docs, hook_script,
                                   place_resources, server_outcomes, tool_event, with_skills_section)
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
@@ -86,7 +86,7 @@ class Cursor(ClientAdapter):
                       description_detail="" if item.scope_paths else
                       "documentation only: Cursor ignores it on an alwaysApply rule")
         if item.scope_paths:
-            patterns = globs(item.scope_paths)
+            patterns = expand_braces(item.scope_paths)
             fm["globs"] = ",".join(patterns)
             fm["alwaysApply"] = False
             expanded = len(patterns) != len(item.scope_paths) or any("{" in p for p in item.scope_paths)
@@ -318,25 +318,6 @@ class CursorPlugin(Cursor):
 def _code(text: Any) -> str:
     text = str(text)
     return f"`{text}`" if "`" not in text else text
-
-
-_BRACE_RE = re.compile(r"\{([^{}]*,[^{}]*)\}")
-
-
-def globs(patterns: Sequence[str]) -> List[str]:
-    """Scope patterns as Cursor's comma-separated `globs:` can hold them: `{a,b}` alternatives
-    (whose commas Cursor would split on) expanded into separate patterns."""
-    out: List[str] = []
-    todo = list(patterns)
-    while todo:
-        p = todo.pop(0).strip()
-        m = _BRACE_RE.search(p)
-        if m is None:
-            if p and p not in out:
-                out.append(p)
-            continue
-        todo[:0] = [p[:m.start()] + alt + p[m.end():] for alt in m.group(1).split(",")]
-    return out
 
 
 _GLOBS_LINE_RE = re.compile(r'^globs: (".*")$', re.M)
