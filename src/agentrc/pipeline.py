@@ -84,8 +84,7 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
     result = build.plan(loaded.registry, adapters, items, strict, memo, servers)
     files = result.files
     if layout == "plugin" and result.ok:
-        files = tuple(sorted(files + _plugin_files(loaded.registry, adapters, bundles, plugin_name),
-                             key=lambda f: f.path))
+        files = _with_plugin_files(files, _plugin_files(loaded.registry, adapters, bundles, plugin_name))
     return build.Plan(files, result.reports,
                       tuple(sorted(set(loaded.diagnostics + sel_diags + result.diagnostics))))
 
@@ -100,8 +99,32 @@ def _plugin_files(registry: Registry, adapters, bundles: Optional[Sequence[str]]
     out = []
     for adapter in adapters:
         out.append(adapter.manifest(name, description, version))
-        out.append(adapter.marketplace(f"{name}-marketplace", name, description))
+        market = adapter.marketplace(f"{name}-marketplace", name, description)
+        if market is not None:  # a client that installs from the directory itself (Gemini CLI)
+            out.append(market)
     return tuple(out)
+
+
+def _with_plugin_files(files, extra) -> tuple:
+    """The build's files plus the manifest and marketplace. Where the items also wrote keys
+    into the manifest (Codex's component paths, Gemini CLI's mcpServers and contextFileName),
+    it is one JSON file: the manifest's keys first, then theirs. agentrc owns all of it."""
+    import json
+    from collections import OrderedDict
+
+    from agentrc.clients.base import OutputFile
+
+    by_path = {f.path: f for f in files}
+    for f in extra:
+        built = by_path.get(f.path)
+        if built is not None and built.merge == "json":
+            data = json.loads(f.content.decode("utf-8"), object_pairs_hook=OrderedDict)
+            for key, value in json.loads(built.content.decode("utf-8"), object_pairs_hook=OrderedDict).items():
+                data.setdefault(key, value)
+            f = OutputFile(f.path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), False,
+                           f.owner)
+        by_path[f.path] = f
+    return tuple(by_path[p] for p in sorted(by_path))
 
 
 REPORT = ".agentrc/report.json"

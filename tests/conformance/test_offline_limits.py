@@ -20,7 +20,10 @@ JUDGED = ("claude", "codex", "gemini", "opencode")
 CAPABILITIES = ("skills", "commands", "agents", "mcp-servers", "mcp-connect", "hooks", "hooks-run", "instructions")
 STATUSES = ("checked", "partly", "not checkable offline", "nothing generated", "no judge")
 DISCOVERY_FILES = ("test_claude_discovery.py", "test_codex_discovery.py", "test_codex_examples_discovery.py",
-                   "test_gemini_discovery.py", "test_opencode_discovery.py", "test_opencode_commands_and_mcp.py")
+                   "test_gemini_discovery.py", "test_opencode_discovery.py", "test_opencode_commands_and_mcp.py",
+                   "test_plugin_install.py")
+# Files with several clients' tests: each test's name starts with test_<client>_.
+SHARED_FILES = ("test_plugin_install.py",)
 
 
 def _rows() -> List[Tuple[str, str, str, str, List[str]]]:
@@ -78,10 +81,15 @@ def test_offline_limits_names_existing_tests_and_every_test_is_named():
 
 
 def test_offline_limits_matches_each_tests_client():
-    """A row names only tests of its own client's files."""
+    """A row names only tests of its own client's files (or its own tests of a shared file)."""
     tests = _tests()
+    for f in SHARED_FILES:
+        clients = {c for c in JUDGED if any(t.startswith(f"test_{c}_") for t in tests[f])}
+        stray = [t for t in tests[f] if not any(t.startswith(f"test_{c}_") for c in JUDGED)]
+        assert clients and not stray, f"{f}: every test's name must start with test_<client>_ ({stray})"
     for client, capability, _, _, names in _rows():
         own = set().union(*(t for f, t in tests.items() if f.startswith(f"test_{client}_")))
+        own |= {t for f in SHARED_FILES for t in tests[f] if t.startswith(f"test_{client}_")}
         stray = [n for n in names if n not in own]
         assert not stray, f"{client}/{capability} names other clients' tests: {stray}"
     assert re.search(r"^\| client \| capability \| status \|", LIMITS.read_text(encoding="utf-8"), re.M)

@@ -13,13 +13,14 @@ also be approved once in `/hooks` (Codex records its hash).
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from agentrc.clients.base import (ENV_REF_RE, ClientAdapter, OutputFile, document, dump_yaml, fragment, hook_docs,
-                                  hook_script, place_resources, resource_files, server_outcomes, tool_event,
-                                  with_skills_section)
+from agentrc.clients.base import (ENV_REF_RE, SHARED_SKILL_DIR, ClientAdapter, OutputFile, document, dump_yaml,
+                                  fragment, hook_docs, hook_script, place_resources, resource_files, server_outcomes,
+                                  tool_event, with_skills_section)
 from agentrc.fidelity import MAPPED, Tracker
 from agentrc.frozen import thaw
 from agentrc.markdown import format_body
@@ -72,6 +73,8 @@ class Codex(ClientAdapter):
     resource_root = ".codex/agentrc"
     skill_dir = ".agents/skills"
     skill_fields = SKILL_FIELDS
+    hooks_file = HOOKS_FILE
+    hooks_note = f"{TRUSTED}; approve the hook once in /hooks"
 
     def render_item(self, item, ctx, tracker):
         """Agents are TOML files; rules, skills and commands are all Agent Skills, whose
@@ -85,7 +88,8 @@ class Codex(ClientAdapter):
         fm: Dict[str, Any] = {}
         renderer = {Kind.RULE: self.rule, Kind.SKILL: self.skill, Kind.COMMAND: self.command}[item.kind]
         entry, body, extra = renderer(item, ctx, tracker, fm, body)
-        self.merge_shared_blocks(item, fm, tracker)
+        if self.skill_dir == SHARED_SKILL_DIR:
+            self.merge_shared_blocks(item, fm, tracker)
         out = [OutputFile(entry, document(fm, item.name, body), False, self.owner(item))] + list(extra)
         sidecar: Dict[str, Any] = {}
         if item.kind is Kind.COMMAND or (item.kind is Kind.SKILL and item.extra.get("disable-model-invocation") is True):
@@ -261,9 +265,9 @@ class Codex(ClientAdapter):
         command, files = hook_script(self, item, tracker)
         if spec.script_file is not None:
             path = f"{self.resource_root}/hooks/{item.name}/{spec.script_file}"
-            command = f'"{ROOT}/{path}"' + (f" {spec.script_args}" if spec.script_args else "")
-            tracker.mapped("script", f"{spec.script_file} copied to {path}, called from the repository root "
-                                     "(Codex runs hooks in the session's directory)")
+            prefix, how = self.script_path(path)
+            command = f'"{prefix}"' + (f" {spec.script_args}" if spec.script_args else "")
+            tracker.mapped("script", f"{spec.script_file} copied to {path}, {how}")
         handler: Dict[str, Any] = {"type": "command", "command": command}
         if spec.timeout is not None and spec.event == "SessionEnd" and spec.timeout > SESSION_END_TIMEOUT:
             handler["timeout"] = SESSION_END_TIMEOUT
@@ -283,11 +287,15 @@ class Codex(ClientAdapter):
         if matcher:
             entry["matcher"] = matcher
         entry["hooks"] = [handler]
-        where = f"hooks.{event} in {HOOKS_FILE} ({TRUSTED}; approve the hook once in /hooks)"
+        where = f"hooks.{event} in {self.hooks_file} ({self.hooks_note})"
         if spec.event == "SessionEnd":
             where += "; Codex before SessionEnd support (the documented 0.134 events) ignores it"
         tracker.emitted("event", where)
-        return files + [fragment(HOOKS_FILE, "json", ("hooks", event), entry, self.owner(item), append=True)]
+        return files + [fragment(self.hooks_file, "json", ("hooks", event), entry, self.owner(item), append=True)]
+
+    def script_path(self, path: str) -> Tuple[str, str]:
+        """How a hook calls its copied script (the path, before quoting), and why so."""
+        return f"{ROOT}/{path}", "called from the repository root (Codex runs hooks in the session's directory)"
 
     def _matcher(self, item: Item, tracker: Tracker) -> Optional[str]:
         """Codex tool names for the tool events ("" matches every tool); None when none of the
@@ -324,7 +332,7 @@ class Codex(ClientAdapter):
         """No `type` key: `command` makes a stdio server, `url` a streamable HTTP one. Codex
         expands no `${VAR}` in config.toml: a variable passed through under its own name
         becomes `env_vars`, header variables `bearer_token_env_var` or `env_http_headers`."""
-        where = f"{CONFIG} [mcp_servers.{server.name}], {TRUSTED}"
+        where = self.server_where(server.name)
         if server.transport == "sse":
             tracker.dropped("remote", "Codex connects to remote MCP servers over streamable HTTP only; it has no SSE "
                                       "transport")
@@ -342,7 +350,79 @@ class Codex(ClientAdapter):
             tracker.degraded(key, f"{where}: {what}; " + "; ".join(lost))
         else:
             tracker.mapped(key, f"{where}: {what}")
-        return [fragment(CONFIG, "toml", ("mcp_servers", server.name), entry, self.name)]
+        return self.server_files(server.name, entry)
+
+    def server_where(self, name: str) -> str:
+        return f"{CONFIG} [mcp_servers.{name}], {TRUSTED}"
+
+    def server_files(self, name: str, entry: Dict[str, Any]) -> List[Any]:
+        return [fragment(CONFIG, "toml", ("mcp_servers", name), entry, self.name)]
+
+
+PLUGIN_MANIFEST = ".codex-plugin/plugin.json"
+PLUGIN_MCP = ".mcp.json"
+PLUGIN_HOOKS = "hooks/hooks.json"
+PLUGIN_SKILLS = "skills"
+
+
+class CodexPlugin(Codex):
+    """The same content as a Codex plugin (`--layout plugin`): skills/ (rules and commands as
+    skills, as in the project layout, with agents/openai.yaml beside a command's SKILL.md),
+    hooks/hooks.json and .mcp.json at the plugin root, described by .codex-plugin/plugin.json,
+    whose component paths (`./skills/`, `./hooks/hooks.json`, `./.mcp.json`) name only what
+    the build wrote, and .agents/plugins/marketplace.json listing the plugin at `./`, so
+    `codex plugin marketplace add DIR` then `codex plugin add NAME@NAME-marketplace` install
+    it (developers.openai.com/codex/plugins/build). Codex plugins carry no subagents and no
+    AGENTS.md: agents and context items are dropped. Plugin hooks call their scripts through
+    ${PLUGIN_ROOT}, which Codex replaces with the installed plugin's directory."""
+
+    title = "Codex plugin"
+    layout = "plugin"
+    kinds = (Kind.RULE, Kind.SKILL, Kind.COMMAND, Kind.HOOK)
+    resource_root = "agentrc"
+    skill_dir = PLUGIN_SKILLS
+    hooks_file = PLUGIN_HOOKS
+    hooks_note = "approve the hook once in /hooks"
+
+    def render_item(self, item, ctx, tracker):
+        out = list(super().render_item(item, ctx, tracker))
+        if out and item.kind in (Kind.RULE, Kind.SKILL, Kind.COMMAND):
+            out.append(fragment(PLUGIN_MANIFEST, "json", ("skills",), f"./{PLUGIN_SKILLS}/", self.name))
+        return out
+
+    def hook(self, item, ctx, tracker):
+        out = list(super().hook(item, ctx, tracker))
+        if out:
+            out.append(fragment(PLUGIN_MANIFEST, "json", ("hooks",), f"./{PLUGIN_HOOKS}", self.name))
+        return out
+
+    def script_path(self, path: str) -> Tuple[str, str]:
+        return "${PLUGIN_ROOT}/" + path, "called via ${PLUGIN_ROOT} (Codex sets it to the installed plugin's directory)"
+
+    def server_where(self, name: str) -> str:
+        return f"{PLUGIN_MCP} mcpServers.{name} (the Codex server fields; no ${{VAR}} expansion)"
+
+    def server_files(self, name: str, entry: Dict[str, Any]) -> List[Any]:
+        return [fragment(PLUGIN_MCP, "json", ("mcpServers", name), entry, self.name),
+                fragment(PLUGIN_MANIFEST, "json", ("mcpServers",), f"./{PLUGIN_MCP}", self.name)]
+
+    def manifest(self, name: str, description: str, version: str = "") -> OutputFile:
+        """name, version and description; the component paths are the keys the items wrote
+        (the pipeline joins them into this file)."""
+        data: Dict[str, Any] = {"name": name}
+        if version:
+            data["version"] = version
+        data["description"] = description
+        return OutputFile(PLUGIN_MANIFEST, (json.dumps(data, indent=2) + "\n").encode(), False, self.name)
+
+    def marketplace(self, name: str, plugin: str, description: str) -> OutputFile:
+        """The marketplace Codex reads from a directory (`.agents/plugins/marketplace.json`),
+        listing this one plugin at the directory itself."""
+        data = {"name": name, "interface": {"displayName": name}, "plugins": [{
+            "name": plugin, "source": {"source": "local", "path": "./"},
+            "policy": {"installation": "AVAILABLE", "authentication": "ON_INSTALL"}, "category": "Coding"}]}
+        return OutputFile(".agents/plugins/marketplace.json", (json.dumps(data, indent=2) + "\n").encode(), False,
+                          self.name)
 
 
 def _stdio(server: McpServer, lost: List[str]) -> Tuple[Dict[str, Any], str]:

@@ -15,7 +15,8 @@ Headless runs in an untrusted folder fail unless `--skip-trust` or
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Sequence
+import json
+from typing import Any, Dict, List, Sequence, Tuple
 
 from agentrc.clients.base import (ClientAdapter, OutputFile, context_section, fragment, hook_docs, hook_script,
                                   place_resources, resource_files, server_outcomes, tool_event, with_skills_section)
@@ -66,14 +67,21 @@ class Gemini(ClientAdapter):
     kinds = tuple(Kind)
     resource_root = ".gemini/agentrc"
     skill_dir = ".agents/skills"
+    skills_file = "shared .agents/skills"  # how the reports name the skill files
+    agents_dir = ".gemini/agents"
+    commands_dir = ".gemini/commands"
     skill_fields = SKILL_FIELDS
+    hooks_file = SETTINGS
+    hooks_note = TRUST
+    mcp_file = SETTINGS
+    mcp_note = TRUST
     # Codex writes rules and skills to the same .agents/skills (identical files when both
     # build an item), and Gemini CLI loads whatever is there, also the ones meant for Codex.
     also_reads = {Kind.SKILL: ("codex",), Kind.RULE: ("codex",)}
 
     def render_item(self, item, ctx, tracker):
         if item.kind in (Kind.RULE, Kind.SKILL) and self.passthrough_block in item.passthrough:
-            tracker.dropped(self.passthrough_block, "the shared .agents/skills/<name>/SKILL.md keeps the Agent Skills "
+            tracker.dropped(self.passthrough_block, f"the {self.skills_file}/<name>/SKILL.md keeps the Agent Skills "
                                                     "standard form, and Gemini CLI reads only name and description")
             item = dataclasses.replace(item, passthrough=FrozenMap(
                 (k, v) for k, v in item.passthrough.items() if k != self.passthrough_block))
@@ -91,10 +99,10 @@ class Gemini(ClientAdapter):
         entry, body, extra = super().skill(item, ctx, tracker, fm, body)
         for key in item.extra:
             if key in self.skill_fields:
-                tracker.emitted(key, "Agent Skills standard field, kept in the shared .agents/skills file; "
+                tracker.emitted(key, f"Agent Skills standard field, kept in the {self.skills_file} file; "
                                      "Gemini CLI itself reads only name and description")
             else:
-                tracker.dropped(key, "not an Agent Skills standard field (the shared .agents/skills file holds "
+                tracker.dropped(key, f"not an Agent Skills standard field (the {self.skills_file} file holds "
                                      "the standard form only)")
         return entry, body, extra
 
@@ -108,15 +116,15 @@ class Gemini(ClientAdapter):
         for key, value in item.extra.items():
             if key in self.skill_fields:
                 fm[key] = value
-                tracker.emitted(key, "Agent Skills standard field, kept in the shared .agents/skills file; "
+                tracker.emitted(key, f"Agent Skills standard field, kept in the {self.skills_file} file; "
                                      "Gemini CLI itself reads only name and description")
         if item.scope_paths:
-            tracker.degraded("scope", "Gemini CLI has no path-scoped rules; the rule is a skill in .agents/skills, "
+            tracker.degraded("scope", f"Gemini CLI has no path-scoped rules; the rule is a skill in {self.skill_dir}, "
                                       f"loaded on demand by its description (paths {', '.join(item.scope_paths)} "
                                       "are not checked)")
         else:
             _note(tracker, "body", "degraded", "Gemini CLI has no always-on rules: the text is a skill in "
-                                               ".agents/skills, loaded on demand by its description (use a "
+                                               f"{self.skill_dir}, loaded on demand by its description (use a "
                                                "CONTEXT.md item for text every session must read)", first=True)
         base = f"{self.skill_dir}/{item.name}"
         extra = resource_files(item, base, self.owner(item))
@@ -132,7 +140,7 @@ class Gemini(ClientAdapter):
         fm["kind"] = "local"
         if item.mode is not None:
             if item.mode == "subagent":
-                tracker.omitted("mode", "implicit: .gemini/agents holds subagents")
+                tracker.omitted("mode", f"implicit: {self.agents_dir} holds subagents")
             else:
                 tracker.degraded("mode", f"Gemini CLI agents are always subagents (mode {item.mode})")
         self._model(item, fm, tracker)
@@ -146,8 +154,8 @@ class Gemini(ClientAdapter):
         if item.preload_skills and item.tools is not None:
             tracker.mapped("preload-skills", "## Skills section in the body; activate_skill added to tools so the "
                                              "agent can load them")
-        body, extra = self.place(item, ".gemini/agents", body, tracker)
-        return f".gemini/agents/{item.name}.md", body, extra
+        body, extra = self.place(item, self.agents_dir, body, tracker)
+        return f"{self.agents_dir}/{item.name}.md", body, extra
 
     def _model(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
         if item.model is None:
@@ -190,15 +198,18 @@ class Gemini(ClientAdapter):
         body, extra = place_resources(item, "", f"{self.resource_root}/commands/{item.name}", body,
                                       self.owner(item), tracker)
         if extra:
-            tracker.mapped("resources", f"{len(extra)} file(s) copied to {self.resource_root}/commands/{item.name}/, "
-                                        "links rewritten relative to the project root (a prompt has no location "
-                                        "of its own)")
+            self._command_resources(item, len(extra), tracker)
         if self.passthrough_block in item.passthrough:
             tracker.dropped(self.passthrough_block, "Gemini CLI command files hold only description and prompt")
         prompt = format_body(body.strip("\n") + "\n") if body.strip() else ""
         text = tomledit.dumps({"description": item.description, "prompt": prompt})
-        entry = OutputFile(f".gemini/commands/{item.name}.toml", text.encode("utf-8"), False, self.owner(item))
+        entry = OutputFile(f"{self.commands_dir}/{item.name}.toml", text.encode("utf-8"), False, self.owner(item))
         return [entry] + list(extra)
+
+    def _command_resources(self, item: Item, count: int, tracker: Tracker) -> None:
+        tracker.mapped("resources", f"{count} file(s) copied to {self.resource_root}/commands/{item.name}/, "
+                                    "links rewritten relative to the project root (a prompt has no location "
+                                    "of its own)")
 
     # --- hooks: .gemini/settings.json --------------------------------------------------
     def hook(self, item, ctx, tracker):
@@ -210,7 +221,7 @@ class Gemini(ClientAdapter):
                     tracker.dropped(f, f"Gemini CLI has no {spec.event} event")
             return []
         hook_docs(item, tracker)
-        command, files = hook_script(self, item, tracker, "$GEMINI_PROJECT_DIR")
+        command, files = self._hook_command(item, tracker)
         handler: Dict[str, Any] = {"type": "command", "command": command, "name": item.name,
                                    "description": item.description}
         tracker.emitted("description", "the hook entry's description")
@@ -232,7 +243,7 @@ class Gemini(ClientAdapter):
         if matcher:
             entry["matcher"] = matcher
         entry["hooks"] = [handler]
-        where = f"hooks.{event} in {SETTINGS} ({TRUST})"
+        where = f"hooks.{event} in {self.hooks_file} ({self.hooks_note})"
         if spec.event == "Notification":
             tracker.degraded("event", f"{where}; Gemini CLI notifies only of tool-permission requests, not of idle "
                                       "prompts")
@@ -240,7 +251,10 @@ class Gemini(ClientAdapter):
             tracker.emitted("event", where)
         else:
             tracker.mapped("event", where)
-        return files + [fragment(SETTINGS, "json", ("hooks", event), entry, self.owner(item), append=True)]
+        return files + [fragment(self.hooks_file, "json", ("hooks", event), entry, self.owner(item), append=True)]
+
+    def _hook_command(self, item: Item, tracker: Tracker) -> Tuple[str, List[OutputFile]]:
+        return hook_script(self, item, tracker, "$GEMINI_PROJECT_DIR")
 
     # --- MCP servers: .gemini/settings.json mcpServers ---------------------------------
     def server(self, server, tracker):
@@ -255,8 +269,8 @@ class Gemini(ClientAdapter):
             entry = {"url": server.url, "type": server.transport}
             if server.headers:
                 entry["headers"] = dict(server.headers)
-        server_outcomes(server, tracker, f"{SETTINGS} mcpServers ({TRUST}; Gemini CLI expands ${{VAR}})")
-        return [fragment(SETTINGS, "json", ("mcpServers", server.name), entry, self.name)]
+        server_outcomes(server, tracker, f"{self.mcp_file} mcpServers ({self.mcp_note}; Gemini CLI expands ${{VAR}})")
+        return [fragment(self.mcp_file, "json", ("mcpServers", server.name), entry, self.name)]
 
     # --- the global context --------------------------------------------------------------
     def context(self, item, ctx, tracker):
@@ -268,6 +282,71 @@ class Gemini(ClientAdapter):
                                          f"settings are {TRUST})", first=True)
         out.append(fragment(SETTINGS, "json", ("context", "fileName"), list(CONTEXT_FILES), self.name))
         return out
+
+
+EXTENSION_MANIFEST = "gemini-extension.json"
+EXTENSION_CONTEXT = "GEMINI.md"
+
+
+class GeminiExtension(Gemini):
+    """The same content as a Gemini CLI extension (`--layout plugin`): gemini-extension.json
+    (name, version, description, and the MCP servers, which an extension declares there),
+    commands/*.toml, skills/ (rules as skills, as in the project layout), agents/*.md,
+    hooks/hooks.json, and the context items as the extension's GEMINI.md, named by
+    contextFileName (geminicli.com/docs/extensions/reference). `gemini extensions install DIR`
+    (or `link`) installs the directory as it is; there is no marketplace file. Gemini CLI
+    replaces ${extensionPath} in hooks/hooks.json and gemini-extension.json with the
+    extension's directory, which is how hooks call their scripts. An extension's agents need
+    no acknowledgement and its files no folder trust."""
+
+    title = "Gemini CLI extension"
+    layout = "plugin"
+    resource_root = "agentrc"
+    skill_dir = "skills"
+    skills_file = "extension's skills"
+    agents_dir = "agents"
+    commands_dir = "commands"
+    also_reads: Dict[Kind, Any] = {}
+    hooks_file = "hooks/hooks.json"
+    hooks_note = "the extension's hooks"
+    mcp_file = EXTENSION_MANIFEST
+    mcp_note = "the extension's manifest"
+    context_file = EXTENSION_CONTEXT
+
+    def _hook_command(self, item: Item, tracker: Tracker) -> Tuple[str, List[OutputFile]]:
+        command, files = hook_script(self, item, tracker)
+        spec = item.hook
+        if spec.script_file is not None:
+            path = f"{self.resource_root}/hooks/{item.name}/{spec.script_file}"
+            command = f'"${{extensionPath}}/{path}"' + (f" {spec.script_args}" if spec.script_args else "")
+            tracker.mapped("script", f"{spec.script_file} copied to {path}, called via ${{extensionPath}} (Gemini CLI "
+                                     "replaces it with the extension's directory)")
+        return command, files
+
+    def _command_resources(self, item: Item, count: int, tracker: Tracker) -> None:
+        tracker.degraded("resources", f"{count} file(s) copied to {self.resource_root}/commands/{item.name}/ in the "
+                                      "extension, links rewritten relative to the extension's directory; Gemini CLI "
+                                      "resolves a prompt's paths from the workspace, where they are not")
+
+    def context(self, item, ctx, tracker):
+        """The extension's context file: every session with the extension active reads it."""
+        out = context_section(self, item, ctx, tracker, self.context_file)
+        _note(tracker, "body", "mapped", f"a section of the extension's {self.context_file}, named by contextFileName "
+                                         f"in {EXTENSION_MANIFEST}; Gemini CLI loads it in every session the "
+                                         "extension is active in", first=True)
+        out.append(fragment(EXTENSION_MANIFEST, "json", ("contextFileName",), self.context_file, self.name))
+        return out
+
+    def manifest(self, name: str, description: str, version: str = "") -> OutputFile:
+        """name, version (Gemini CLI requires one: 0.0.0 when the bundle has none) and
+        description; contextFileName and mcpServers are the keys the items wrote (the
+        pipeline joins them into this file)."""
+        data = {"name": name, "version": version or "0.0.0", "description": description}
+        return OutputFile(EXTENSION_MANIFEST, (json.dumps(data, indent=2) + "\n").encode(), False, self.name)
+
+    def marketplace(self, name: str, plugin: str, description: str) -> None:
+        """None: Gemini CLI installs or links an extension from its directory."""
+        return None
 
 
 def _note(tracker: Tracker, field: str, status: str, detail: str, first: bool = False) -> None:

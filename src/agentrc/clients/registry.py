@@ -10,10 +10,10 @@ from typing import Dict, FrozenSet, Tuple
 
 from agentrc.clients.base import ClientAdapter
 from agentrc.clients.claude import Claude, ClaudePlugin
-from agentrc.clients.codex import Codex
+from agentrc.clients.codex import Codex, CodexPlugin
 from agentrc.clients.copilot import Copilot
 from agentrc.clients.cursor import Cursor, CursorPlugin
-from agentrc.clients.gemini import Gemini
+from agentrc.clients.gemini import Gemini, GeminiExtension
 from agentrc.clients.opencode import Opencode
 from agentrc.clients.openclaw import OpenClaw
 from agentrc.clients.hermes import Hermes
@@ -35,8 +35,9 @@ CLIENTS: Dict[str, ClientAdapter] = {adapter.name: adapter for adapter in ADAPTE
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
 
 
-# Clients with a plugin/extension package layout (`agentrc build --layout plugin`).
-PLUGIN_LAYOUTS: Dict[str, ClientAdapter] = {adapter.name: adapter for adapter in (ClaudePlugin(), CursorPlugin())}
+# Clients with a plugin/extension package layout (`agentrc build --layout plugin`), in CLIENTS order.
+PLUGIN_LAYOUTS: Dict[str, ClientAdapter] = {adapter.name: adapter for adapter in (
+    ClaudePlugin(), CursorPlugin(), GeminiExtension(), CodexPlugin())}
 
 
 def families() -> FrozenSet[str]:
