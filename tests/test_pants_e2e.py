@@ -72,6 +72,13 @@ def test_pants_goals_on_examples(repo, tmp_path, monkeypatch):
     assert drift.returncode == 1 and "stale: consumer/.claude/agents/triage.md" in drift.stdout
     pants(repo, "agentrc-sync", "--root=consumer", "::")
     assert not (repo / "consumer" / ".claude" / "agents" / "triage.md").exists()
+    # A spec-000 project syncs into its own directory: its AGENTS.md keeps the user's text
+    # around agentrc's block, and a second sync (or --check) finds nothing to do.
+    pants(repo, "agentrc-sync", "examples/project:")
+    agents = (repo / "examples" / "project" / "AGENTS.md").read_text()
+    assert agents.startswith("# Billing API") and "<!-- agentrc:begin" in agents
+    assert (repo / "examples" / "project" / ".claude" / "skills" / "changelog" / "SKILL.md").exists()
+    pants(repo, "agentrc-sync", "--check", "examples/project:")
 
 
 def test_pants_lint_and_fmt_catch_problems(repo):

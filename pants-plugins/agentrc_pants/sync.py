@@ -3,7 +3,8 @@
 This is the goal a monorepo runs so its clients read the content (and CI runs with
 `--check`). It uses the CLI's ownership rules exactly (`agentrc.writer`): the manifest at
 `<root>/.agentrc/manifest.json`, stale owned files deleted, foreign or hand-edited files
-never touched. Generation itself is the same cached rule `package` uses.
+never touched. Generation itself is the same cached rule `package` uses. A spec-000
+project (`agentrc_config`) is written into its own directory, where its AGENTS.md lives.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from pants.base.build_root import BuildRoot
 from pants.engine.console import Console
 from pants.engine.fs import Digest, DigestContents
 from pants.engine.goal import Goal, GoalSubsystem
-from pants.engine.rules import Get, collect_rules, goal_rule
+from pants.core.goals.package import BuiltPackage
+from pants.engine.rules import Get, MultiGet, collect_rules, goal_rule
 from pants.engine.target import Targets
 from pants.option.option_types import BoolOption, StrListOption, StrOption
 
@@ -23,6 +25,7 @@ from agentrc import pipeline, writer
 from agentrc.clients.base import OutputFile
 from agentrc.peek import peek
 
+from agentrc_pants.config import AgentrcConfigFieldSet, AgentrcConfigSourcesField
 from agentrc_pants.generation import REPORT, GenerationRequest, GenerationResult
 from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest
 from agentrc_pants.subsystem import AgentrcSubsystem
@@ -48,49 +51,70 @@ async def agentrc_sync(console: Console, sync: AgentrcSyncSubsystem, agentrc: Ag
                        targets: Targets, build_root: BuildRoot) -> AgentrcSyncGoal:
     items = [t for t in targets if t.has_field(AgentrcEntrypointField)]
     bundles = [t for t in targets if t.has_field(AgentrcBundleSourceField)]
-    if not items and not bundles:
+    configs = [t for t in targets if t.has_field(AgentrcConfigSourcesField)]
+    if not items and not bundles and not configs:
         console.print_stderr("agentrc-sync: no agentrc targets in the given specs.")
         return AgentrcSyncGoal(exit_code=0)
-    clients = tuple(sync.clients) or tuple(sorted(
-        {c for t in items + bundles for c in (t[AgentrcClientsField].value or agentrc.clients)}))
-    sources = await Get(AgentrcSources, AgentrcSourcesRequest(tuple(t.address for t in items + bundles)))
-    contents = {f.path: f.content for f in sources.tree.files}
-    bundle_names = []
-    for t in bundles:
-        path = t[AgentrcBundleSourceField].file_path
-        info = peek(path, contents[path])
-        bundle_names.append(info.name if info else os.path.basename(path)[: -len(".bundle.yaml")])
-    result = await Get(GenerationResult, GenerationRequest(
-        sources.digest, sources.tree, clients, tuple(bundle_names),
-        tuple(t[AgentrcEntrypointField].file_path for t in items), agentrc.strict,
-        tuple(t[AgentrcBundleSourceField].file_path for t in bundles)))
-    for d in result.diagnostics:
-        console.print_stderr(d.format())
-    if any(d.is_error for d in result.diagnostics):
-        console.print_stderr("agentrc-sync failed: nothing written")
-        return AgentrcSyncGoal(exit_code=1)
-    generated = await Get(DigestContents, Digest, result.digest)
-    files = [OutputFile(fc.path, fc.content, fc.is_executable, "pants") for fc in generated if fc.path != REPORT]
-    report = next((json.loads(fc.content) for fc in generated if fc.path == REPORT), {})
-    files = pipeline.with_merge_info(files, report)  # config files users own are merged, key by key
-    root = os.path.join(build_root.path, sync.root)
+    trees = []  # (directory relative to the build root, files)
+    if items or bundles:
+        clients = tuple(sync.clients) or tuple(sorted(
+            {c for t in items + bundles for c in (t[AgentrcClientsField].value or agentrc.clients)}))
+        sources = await Get(AgentrcSources, AgentrcSourcesRequest(tuple(t.address for t in items + bundles)))
+        contents = {f.path: f.content for f in sources.tree.files}
+        bundle_names = []
+        for t in bundles:
+            path = t[AgentrcBundleSourceField].file_path
+            info = peek(path, contents[path])
+            bundle_names.append(info.name if info else os.path.basename(path)[: -len(".bundle.yaml")])
+        result = await Get(GenerationResult, GenerationRequest(
+            sources.digest, sources.tree, clients, tuple(bundle_names),
+            tuple(t[AgentrcEntrypointField].file_path for t in items), agentrc.strict,
+            tuple(t[AgentrcBundleSourceField].file_path for t in bundles)))
+        for d in result.diagnostics:
+            console.print_stderr(d.format())
+        if any(d.is_error for d in result.diagnostics):
+            console.print_stderr("agentrc-sync failed: nothing written")
+            return AgentrcSyncGoal(exit_code=1)
+        generated = await Get(DigestContents, Digest, result.digest)
+        trees.append((sync.root, _files(generated, "")))
+    # A spec-000 project is written into its own directory (its AGENTS.md holds the block).
+    packages = await MultiGet(Get(BuiltPackage, AgentrcConfigFieldSet, AgentrcConfigFieldSet.create(t))
+                              for t in configs)
+    for t, built in zip(configs, packages):
+        generated = await Get(DigestContents, Digest, built.digest)
+        trees.append((t.address.spec_path, _files(generated, built.artifacts[0].relpath + "/")))
+    code = 0
+    for directory, files in trees:
+        code = max(code, _write(console, os.path.join(build_root.path, directory), directory or ".", files,
+                                sync.check))
+    return AgentrcSyncGoal(exit_code=code)
+
+
+def _files(generated, prefix: str):
+    """The package's files below `prefix`, with the merge information of its report."""
+    files = [OutputFile(fc.path[len(prefix):], fc.content, fc.is_executable, "pants") for fc in generated
+             if fc.path.startswith(prefix) and fc.path[len(prefix):] != REPORT]
+    report = next((json.loads(fc.content) for fc in generated if fc.path == prefix + REPORT), {})
+    return pipeline.with_merge_info(files, report)  # config files users own are merged, key by key
+
+
+def _write(console: Console, root: str, shown: str, files, check: bool) -> int:
     changes, _, problems = writer.diff(root, files)
     for d in problems:
         console.print_stderr(d.format())
     if any(d.is_error for d in problems):
-        console.print_stderr("agentrc-sync failed: nothing written")
-        return AgentrcSyncGoal(exit_code=1)
-    shown = sync.root or "."
-    if sync.check:
+        console.print_stderr(f"agentrc-sync failed: nothing written to {shown}")
+        return 1
+    if check:
         for label, paths in (("missing", changes.create), ("outdated", changes.update), ("stale", changes.delete)):
             for p in paths:
                 console.print_stdout(f"{label}: {os.path.join(shown, p)}")
         console.print_stderr(f"{shown}: {'up to date' if changes.empty else 'out of date'}")
-        return AgentrcSyncGoal(exit_code=0 if changes.empty else 1)
+        return 0 if changes.empty else 1
     writer.apply(root, files, changes)
     console.print_stderr(f"{shown}: {len(changes.create)} created, {len(changes.update)} updated, "
                          f"{len(changes.delete)} deleted, {changes.unchanged} unchanged")
-    return AgentrcSyncGoal(exit_code=0)
+    return 0
 
 
 def rules():

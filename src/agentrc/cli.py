@@ -211,6 +211,9 @@ def cmd_build(args) -> int:
     if ok and args.report:
         report = {"version": 1, "clients": clients, "summary": totals,
                   "items": [r.to_json() for r in plan.reports]}
+        merged = pipeline.merged_keys(plan.files)
+        if merged:  # what a workspace sync needs to merge rather than overwrite (as `pants package` writes)
+            report["merged"] = merged
         if not args.check:
             _atomic_write(Path(args.report), (json.dumps(report, indent=2) + "\n").encode())
     if ok and not args.check and changes is not None:
