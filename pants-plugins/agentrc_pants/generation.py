@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Any, Optional, Tuple
 
 from pants.core.util_rules.system_binaries import BinaryPath, BinaryPathRequest, BinaryPaths, BinaryPathTest
-from pants.engine.fs import (CreateDigest, Digest, DigestContents, DigestSubset, FileContent, MergeDigests, PathGlobs)
+from pants.engine.fs import CreateDigest, Digest, DigestContents, FileContent
 from pants.engine.process import Process, ProcessResult
 from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.util.frozendict import FrozenDict
@@ -147,7 +147,9 @@ async def item_dir_entries(request: ItemDirRequest) -> ItemDirEntries:
 
 @dataclass(frozen=True)
 class ItemDirProcessRequest:
-    digest: Digest  # the sources of the whole request; the item directory's files are picked from it
+    """Keyed by the directory's own files, like ItemDirRequest, so every target whose
+    closure holds the directory shares one node (and the process's result)."""
+
     files: Tuple[SourceFile, ...]
     clients: Tuple[str, ...]
 
@@ -158,10 +160,10 @@ async def item_dir_entries_process(request: ItemDirProcessRequest) -> ItemDirEnt
     payload = json.dumps({"files": [f.path for f in request.files],
                           "executable": [f.path for f in request.files if f.executable],
                           "clients": list(request.clients)}, sort_keys=True).encode()
-    sources, payload_digest = await MultiGet(
-        Get(Digest, DigestSubset(request.digest, PathGlobs([f.path for f in request.files]))),
-        Get(Digest, CreateDigest([FileContent("__request__.json", payload)])))
-    input_digest = await Get(Digest, MergeDigests([sources, payload_digest]))
+    # The directory's own files and the request: the cache key depends on nothing else.
+    input_digest = await Get(Digest, CreateDigest(
+        [*(FileContent(f.path, f.content, is_executable=f.executable) for f in request.files),
+         FileContent("__request__.json", payload)]))
     top = os.path.commonpath([f.path for f in request.files]) if request.files else ""
     result = await Get(ProcessResult, Process(
         argv=(python.path.path, "-S", "-E", "-c", BOOTSTRAP, "__request__.json"),
@@ -188,8 +190,7 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
         parts = await MultiGet(Get(ItemDirEntries, ItemDirRequest(tuple(files), request.clients))
                                for _, files in groups)
     else:
-        parts = await MultiGet(Get(ItemDirEntries, ItemDirProcessRequest(request.digest, tuple(files),
-                                                                         request.clients))
+        parts = await MultiGet(Get(ItemDirEntries, ItemDirProcessRequest(tuple(files), request.clients))
                                for _, files in groups)
     memo = Memo({k: v for part in parts for k, v in part.entries})
     plan, files = pipeline.package(request.tree, request.clients, request.bundles, request.entrypoints,

@@ -107,3 +107,26 @@ def test_an_edit_reruns_only_the_edited_item_directory(monkeypatch):
     _package(runner, Address("reg/skills/fix", generated_name="skill"), AgentrcItemFieldSet)
     assert calls == [["reg/rules/style"]]
     assert any(c.endswith(b"One more line.\n") for p, c in files.items() if p.endswith(".claude/rules/style.md"))
+
+
+def test_process_mode_shares_item_directory_nodes_between_targets(monkeypatch):
+    from agentrc import memocodec
+
+    decoded = []  # one entry per process result read, i.e. per item-directory node that ran
+    real = memocodec.loads
+    monkeypatch.setattr(memocodec, "loads", lambda data: decoded.append(1) or real(data))
+    runner = make_rule_runner(QueryRule(BuiltPackage, [AgentrcItemFieldSet]),
+                              QueryRule(BuiltPackage, [AgentrcBundleFieldSet]), QueryRule(DigestContents, [Digest]))
+    runner.set_options(["--agentrc-execution=process"], env_inherit={"PATH"})
+    runner.write_files(REGISTRY)
+    _package(runner, Address("reg/bundles", target_name="base"), AgentrcBundleFieldSet)
+    _package(runner, Address("reg/skills/fix", generated_name="skill"), AgentrcItemFieldSet)
+    # One node (one process result read) per item directory: helper, fix and style, though
+    # two targets with different closures hold fix and style.
+    assert len(decoded) == 3
+    decoded.clear()
+    runner.write_files({"reg/rules/style/RULE.md": REGISTRY["reg/rules/style/RULE.md"] + "\nOne more line.\n"})
+    _, files = _package(runner, Address("reg/bundles", target_name="base"), AgentrcBundleFieldSet)
+    _package(runner, Address("reg/skills/fix", generated_name="skill"), AgentrcItemFieldSet)
+    assert len(decoded) == 1  # the edited directory only
+    assert any(c.endswith(b"One more line.\n") for p, c in files.items() if p.endswith(".claude/rules/style.md"))
