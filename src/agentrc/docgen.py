@@ -540,25 +540,7 @@ def _kind_section(adapter: ClientAdapter, kind: Kind, renderings: List[Rendering
         else:
             lines += [f"Supporting files are copied to {where}, and the body's relative links are",
                       "rewritten to point there from the generated file.", ""]
-    order: Dict[str, int] = {}
-    for i, row in enumerate(base.probe.rows):
-        order.setdefault(row.field, i)
-    entries: List[Tuple[int, int, List[str]]] = []
-    seen = set()
-    for n, r in enumerate(renderings):
-        for row in r.probe.rows:
-            if (row.field, row.case) in seen:
-                continue
-            seen.add((row.field, row.case))
-            oc = _outcome(r.report, row.field)
-            status, detail = (oc.status, oc.detail) if oc else ("(none)", "")
-            if r.probe.whole_item and not r.report.generated and r.report.fields:
-                first = r.report.fields[0]
-                status = first.status
-                detail = f"{first.detail}: no output, every field is reported {first.status}"
-            entries.append((order.get(row.field, len(order)), n,
-                            [code(row.field), row.case, status, inline(detail, table=True)]))
-    rows = [e[2] for e in sorted(entries, key=lambda e: (e[0], e[1]))]
+    rows = _field_rows(renderings)
     lines += [f"### {kind.value.capitalize()} fields in {adapter.title}", ""]
     lines += table(["Field", "Case", "Status", "Detail"], rows) + [""]
     lines += [f"### Example {kind.value} output for {adapter.title}", "",
