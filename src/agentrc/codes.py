@@ -140,6 +140,8 @@ CODES: Dict[str, Code] = _table(
          "Rename the item or server, or remove the user's entry: agentrc changes only keys it added itself."),
     Code("AR097", "merge-unreadable", "A file the user owns, which agentrc merges keys into, cannot be parsed.",
          "Fix the file's syntax (agentrc reads JSON with comments and TOML), or move it away and rebuild."),
+    Code("AR098", "comments-in-strict-json", "A file agentrc merges into has comments, but its client reads it as strict JSON.",
+         "Remove the comments: Claude Code ignores a .claude/settings.json or .mcp.json it cannot parse as JSON."),
     # --- canonical documents (spec 000) ---------------------------------------------
     Code("AR110", "config-unreadable", "A project's ai.config.*, mcp.json, index.json or package.json cannot be read.",
          "Fix the syntax at the position shown; JSON allows no comments or trailing commas."),

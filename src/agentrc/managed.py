@@ -20,6 +20,9 @@ from agentrc.diagnostics import Diagnostics
 from agentrc.markdown import demote_headings, has_h1
 
 CONTEXT_TITLE = "Project instructions"
+# Files their client parses as strict JSON (comments make it ignore the whole file), while
+# others (.vscode/*.json, opencode.json, .gemini/settings.json) accept JSON with comments.
+STRICT_JSON = {".claude/settings.json": "Claude Code", ".mcp.json": "Claude Code"}
 Key = Tuple[Tuple[str, ...], str, bool]  # (key path, value JSON, appended element?)
 
 
@@ -136,6 +139,23 @@ def edited(fmt: str, current: str, old: Sequence[Key]) -> Tuple[List[str], List[
             elif found is not _MISSING and found != json.loads(value):
                 changed.append(".".join(key))
     return changed, missing
+
+
+def has_comments(text: str) -> bool:
+    """Whether JSON text holds // or /* */ comments (outside strings)."""
+    from agentrc import jsonedit
+
+    if not text.strip():
+        return False
+    try:
+        json.loads(text)
+        return False
+    except ValueError:
+        try:
+            jsonedit.loads(text)
+            return True
+        except ValueError:
+            return False
 
 
 def is_empty(fmt: str, text: str) -> bool:

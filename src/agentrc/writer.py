@@ -130,6 +130,9 @@ def _merge(root: Path, files: Sequence[OutputFile], owned: Dict[str, str], previ
             diags.error(target, (0, 0), "AR096", f"defines {key!r} itself; agentrc would overwrite it ({f.owner})")
         if clashes:
             continue
+        if f.merge == "json" and f.path in managed.STRICT_JSON and managed.has_comments(current):
+            diags.warning(target, (0, 0), "AR098", "has comments, which agentrc keeps, but "
+                          f"{managed.STRICT_JSON[f.path]} reads this file as strict JSON and would ignore it")
         if not f.keys and created and managed.is_empty(f.merge, text):
             continue  # stale, agentrc made it, nothing of the user's in it: delete (below)
         merged = OutputFile(f.path, text.encode("utf-8"), False, f.owner, f.merge, f.keys)
