@@ -104,29 +104,34 @@ def _cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
     built = {a.name for a in clients}
     for reader in clients:
         for kind, others in reader.also_reads.items():
+            # Clients writing one shared file (Codex and Gemini CLI in .agents/skills) give the
+            # same findings: one warning names them together.
+            found: Dict[Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]], List[str]] = {}
             for other in others:
-                if other not in built:
+                if other not in built or other == reader.name:
                     continue
-                differ, foreign = [], []
+                differ, foreign, paths = [], [], []
                 for item in items:
                     theirs = entries.get((other, item.kind, item.name))
                     if item.kind is not kind or theirs is None:
                         continue
+                    paths.append(theirs.path)
                     mine = entries.get((reader.name, item.kind, item.name))
                     if mine is None:
                         foreign.append(item.name)
                     elif mine.content != theirs.content:
                         differ.append(item.name)
-                if not (differ or foreign):
-                    continue
+                if differ or foreign:
+                    found.setdefault((tuple(differ), tuple(foreign), tuple(paths)), []).append(other)
+            for (differ, foreign, _), writers in found.items():
                 parts = []
                 if differ:
-                    parts.append(f"{len(differ)} differ from its own copies ({_names(differ)}), and which copy "
-                                 "it loads is not defined")
+                    parts.append(f"{len(differ)} differ from its own copies ({_names(list(differ))}), and which "
+                                 "copy it loads is not defined")
                 if foreign:
-                    parts.append(f"{len(foreign)} are outside its audience ({_names(foreign)})")
+                    parts.append(f"{len(foreign)} are outside its audience ({_names(list(foreign))})")
                 diags.warning("<build>", (0, 0), "AR095", f"{reader.name} also discovers the {kind.plural} "
-                              f"written for {other}: " + "; ".join(parts))
+                              f"written for {' and '.join(writers)}: " + "; ".join(parts))
 
 
 def _shared_context(clients: Sequence[ClientAdapter], items: Sequence[Item], reports: Sequence[ItemReport],

@@ -414,6 +414,7 @@ def place_resources(item: Item, entry_dir: str, resource_dir: str, body: str, ow
 # --- commands, hooks, MCP servers, context: helpers several clients share ---------------
 
 SHARED_SKILL_DIR = ".agents/skills"  # Agent Skills read by Codex, Gemini CLI, OpenClaw, Hermes (and more)
+AGENT_SKILLS_WRITERS = ("codex", "gemini", "openclaw", "hermes")  # clients writing SHARED_SKILL_DIR
 SHARED_BLOCKS = ("openclaw", "hermes")  # passthrough blocks every writer merges into that shared file
 SHARED_BLOCK_TITLES = {"openclaw": "OpenClaw", "hermes": "Hermes Agent"}
 

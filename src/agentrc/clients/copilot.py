@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from agentrc.clients.claude import claude_matcher
-from agentrc.clients.base import (ClientAdapter, claude_style_server, env_refs, expand_braces, fragment, hook_docs,
-                                  hook_script, place_resources, server_outcomes, with_skills_section)
+from agentrc.clients.base import (AGENT_SKILLS_WRITERS, ClientAdapter, claude_style_server, env_refs, expand_braces,
+                                  fragment, hook_docs, hook_script, place_resources, server_outcomes,
+                                  with_skills_section)
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
@@ -33,7 +34,10 @@ class Copilot(ClientAdapter):
     passthrough_block = "copilot"
     # VS Code also loads .claude/skills, .claude/agents and .claude/rules (docs: agent-skills,
     # custom-agents, custom-instructions).
-    also_reads = {Kind.SKILL: ("claude",), Kind.AGENT: ("claude",), Kind.RULE: ("claude",)}
+    # ... and .agents/skills, where Codex, Gemini CLI, OpenClaw and Hermes write skills (and
+    # their rules and commands as skills).
+    also_reads = {Kind.SKILL: ("claude",) + AGENT_SKILLS_WRITERS, Kind.AGENT: ("claude",),
+                  Kind.RULE: ("claude",) + AGENT_SKILLS_WRITERS, Kind.COMMAND: ("codex", "openclaw", "hermes")}
 
     resource_root = ".github/agentrc"
     skill_dir = ".github/skills"

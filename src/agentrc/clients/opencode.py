@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Sequence, Tuple
 
-from agentrc.clients.base import (ClientAdapter, OutputFile, env_refs, fragment, place_resources, server_outcomes,
-                                  with_skills_section)
+from agentrc.clients.base import (AGENT_SKILLS_WRITERS, ClientAdapter, OutputFile, env_refs, fragment,
+                                  place_resources, server_outcomes, with_skills_section)
 from agentrc.fidelity import ItemReport, Tracker
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
@@ -33,7 +33,10 @@ class Opencode(ClientAdapter):
     family = "opencode"
     title = "opencode"
     passthrough_block = "opencode"
-    also_reads = {Kind.SKILL: ("claude",)}  # opencode reads .claude/skills (OPENCODE_DISABLE_CLAUDE_CODE_SKILLS)
+    # opencode reads .claude/skills (OPENCODE_DISABLE_CLAUDE_CODE_SKILLS) and .agents/skills,
+    # where Codex, Gemini CLI, OpenClaw and Hermes write skills (and rules and commands as skills).
+    also_reads = {Kind.SKILL: ("claude",) + AGENT_SKILLS_WRITERS, Kind.RULE: AGENT_SKILLS_WRITERS,
+                  Kind.COMMAND: ("codex", "openclaw", "hermes")}  # Gemini CLI writes commands as TOML
 
     resource_root = ".opencode/agentrc"
     skill_dir = ".opencode/skills"
