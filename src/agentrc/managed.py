@@ -135,10 +135,25 @@ def edited(fmt: str, current: str, old: Sequence[Key]) -> Tuple[List[str], List[
             found = _lookup(data, key)
             if append:
                 if not (isinstance(found, list) and json.loads(value) in found):
-                    missing.append(".".join(key))
+                    # An entry that still names agentrc's own files (a hook's script path)
+                    # was edited, not removed: appending ours again would run it twice.
+                    marks = [t for t in _strings(json.loads(value)) if "/agentrc/" in t]
+                    edited_entry = isinstance(found, list) and any(
+                        m in t for e in found for t in _strings(e) for m in marks)
+                    (changed if edited_entry else missing).append(".".join(key))
             elif found is not _MISSING and found != json.loads(value):
                 changed.append(".".join(key))
     return changed, missing
+
+
+def _strings(value: Any) -> List[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def has_comments(text: str) -> bool:
