@@ -126,8 +126,9 @@ def _cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
             for (differ, foreign, _), writers in found.items():
                 parts = []
                 if differ:
-                    parts.append(f"{len(differ)} differ from its own copies ({_names(list(differ))}), and which "
-                                 "copy it loads is not defined")
+                    which = ("it documents that its own copy wins" if kind in reader.prefers_own
+                             else "which copy it loads is not defined")
+                    parts.append(f"{len(differ)} differ from its own copies ({_names(list(differ))}), and {which}")
                 if foreign:
                     parts.append(f"{len(foreign)} are outside its audience ({_names(list(foreign))})")
                 diags.warning("<build>", (0, 0), "AR095", f"{reader.name} also discovers the {kind.plural} "

@@ -94,6 +94,8 @@ class ClientAdapter:
     # Other clients' output trees this client also discovers natively, per kind: e.g.
     # opencode loads .claude/skills too. The build warns when those copies differ (AR095).
     also_reads: Mapping[Kind, Tuple[str, ...]] = {}
+    # Kinds where the client documents that its own copy wins a name clash.
+    prefers_own: FrozenSet[Kind] = frozenset()
 
     def render(self, item: Item, ctx: RenderContext) -> Rendered:
         tracker = Tracker(item.fields.keys())

@@ -58,6 +58,7 @@ class Cursor(ClientAdapter):
     # CLI, OpenClaw and Hermes write there), so also Claude's commands (user-invoked skills),
     # and agents from .claude/agents (.cursor/ wins a name clash, but agents outside Cursor's
     # audience still load).
+    prefers_own = frozenset({Kind.AGENT})  # `.cursor/agents` wins a name clash (cursor.com/docs)
     also_reads = {Kind.SKILL: ("claude", "codex", "gemini", "openclaw", "hermes"), Kind.COMMAND: ("claude",),
                   Kind.AGENT: ("claude",)}
 
