@@ -470,17 +470,22 @@ def server_outcomes(server: McpServer, tracker: Tracker, where: str, env_note: s
                         "does not write")
 
 
+def stdio_entry(server: McpServer) -> Dict[str, Any]:
+    """`command`, `args` and `env` of a local server, the keys most clients' configs share."""
+    entry: Dict[str, Any] = {"command": server.command}
+    if server.args:
+        entry["args"] = list(server.args)
+    if server.env:
+        entry["env"] = thaw(server.env)
+    return entry
+
+
 def claude_style_server(server: McpServer) -> Dict[str, Any]:
     """`mcpServers` entry in the shape Claude Code's `.mcp.json` defines, which Copilot CLI,
     Cursor and others share: `${VAR}` references are kept (those clients expand them)."""
     if server.transport == "stdio":
-        entry: Dict[str, Any] = {"type": "stdio", "command": server.command}
-        if server.args:
-            entry["args"] = list(server.args)
-        if server.env:
-            entry["env"] = thaw(server.env)
-        return entry
-    entry = {"type": server.transport, "url": server.url}
+        return {"type": "stdio", **stdio_entry(server)}
+    entry: Dict[str, Any] = {"type": server.transport, "url": server.url}
     if server.headers:
         entry["headers"] = thaw(server.headers)
     return entry

@@ -19,7 +19,8 @@ import json
 from typing import Any, Dict, List, Sequence, Tuple
 
 from agentrc.clients.base import (ClientAdapter, OutputFile, context_section, fragment, hook_docs, hook_script,
-                                  place_resources, resource_files, server_outcomes, tool_event, with_skills_section)
+                                  place_resources, resource_files, server_outcomes, stdio_entry, tool_event,
+                                  with_skills_section)
 from agentrc.fidelity import Tracker
 from agentrc.frozen import FrozenMap
 from agentrc.markdown import format_body
@@ -259,11 +260,7 @@ class Gemini(ClientAdapter):
     # --- MCP servers: .gemini/settings.json mcpServers ---------------------------------
     def server(self, server, tracker):
         if server.transport == "stdio":
-            entry: Dict[str, Any] = {"command": server.command}
-            if server.args:
-                entry["args"] = list(server.args)
-            if server.env:
-                entry["env"] = dict(server.env)
+            entry: Dict[str, Any] = stdio_entry(server)
         else:
             # `httpUrl` is deprecated: `url` with `type` picks the transport.
             entry = {"url": server.url, "type": server.transport}

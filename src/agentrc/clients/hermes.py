@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict
 
-from agentrc.clients.base import SHARED_SKILL_DIR, tool_event
+from agentrc.clients.base import SHARED_SKILL_DIR, stdio_entry, tool_event
 from agentrc.clients.openclaw import AgentSkillsClient
 from agentrc.fidelity import Tracker
 from agentrc.frozen import thaw
@@ -87,11 +87,7 @@ def translate_matcher(matcher: str) -> str:
 def hermes_server(server: McpServer) -> Dict[str, Any]:
     """An `mcp_servers.<name>` entry of config.yaml (Hermes expands `${VAR}` itself)."""
     if server.transport == "stdio":
-        entry: Dict[str, Any] = {"command": server.command}
-        if server.args:
-            entry["args"] = list(server.args)
-        if server.env:
-            entry["env"] = thaw(server.env)
+        entry: Dict[str, Any] = stdio_entry(server)
         return entry
     entry = {"url": server.url}
     if server.headers:

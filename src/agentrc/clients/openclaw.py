@@ -54,7 +54,7 @@ import json
 import shlex
 from typing import Any, Dict, List, Sequence
 
-from agentrc.clients.base import (SHARED_SKILL_DIR, ClientAdapter, OutputFile, document, resource_files,
+from agentrc.clients.base import (SHARED_SKILL_DIR, ClientAdapter, OutputFile, document, resource_files, stdio_entry,
                                   with_skills_section)
 from agentrc.fidelity import Tracker
 from agentrc.frozen import thaw
@@ -218,11 +218,7 @@ class AgentSkillsClient(ClientAdapter):
 def openclaw_server(server: McpServer) -> Dict[str, Any]:
     """An `mcp.servers.<name>` entry of openclaw.json (`${VAR}` in headers is expanded)."""
     if server.transport == "stdio":
-        entry: Dict[str, Any] = {"command": server.command}
-        if server.args:
-            entry["args"] = list(server.args)
-        if server.env:
-            entry["env"] = thaw(server.env)
+        entry: Dict[str, Any] = stdio_entry(server)
         return entry
     entry = {"url": server.url, "transport": "streamable-http" if server.transport == "http" else "sse"}
     if server.headers:

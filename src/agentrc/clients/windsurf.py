@@ -55,7 +55,7 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.clients.base import (ENV_REF_RE, ClientAdapter, document, fragment, hook_docs, hook_script,
-                                  place_resources, resource_files, with_skills_section)
+                                  place_resources, resource_files, stdio_entry, with_skills_section)
 from agentrc.fidelity import Tracker
 from agentrc.frozen import thaw
 from agentrc.model import Item, Kind
@@ -397,11 +397,7 @@ class Windsurf(ClientAdapter):
     # --- MCP ----------------------------------------------------------------------------
     def server(self, server, tracker):
         if server.transport == "stdio":
-            entry: Dict[str, Any] = {"command": server.command}
-            if server.args:
-                entry["args"] = list(server.args)
-            if server.env:
-                entry["env"] = thaw(server.env)
+            entry: Dict[str, Any] = stdio_entry(server)
             key, what = "local", "stdio server (command, args, env)"
             values = thaw(server.env)
         else:
