@@ -15,7 +15,7 @@ import base64
 import json
 import posixpath
 import re
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.body import CONSTRUCTS, CONSTRUCT_HINT_RE, LINK_RE, SCHEME_RE
 from agentrc.diagnostics import Diagnostics
@@ -225,6 +225,17 @@ class Reader:
     def set_tools(self, target: str, settings: Dict[str, Any]) -> None:
         if settings:
             self.doc.setdefault("tools", {})[target] = settings
+
+    def agent_tools(self, rel: str, fm: Dict[str, Any], name: str, defaults: Set[str], handled: List[str]) -> None:
+        """An agent's `tools:` (marked handled): AR130 unless it is the client's default set,
+        since canonical agents have no tool list."""
+        tools = tool_list(fm.get("tools"))
+        if tools is None:
+            return
+        handled.append("tools")
+        if set(tools) != defaults:
+            self.lossy(rel, f"agent {name}: tools: {', '.join(tools)}: canonical agents have no tool list; "
+                            "the agent gets every tool")
 
     def extra_fields(self, rel: str, fm: Dict[str, Any], handled: Sequence[str], what: str,
                      why: str = "") -> None:

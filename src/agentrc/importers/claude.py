@@ -9,8 +9,7 @@ import posixpath
 import re
 from typing import Any, Dict, List, Optional, Set
 
-from agentrc.importers.base import (CLAUDE_TOOLS, Reader, allowed_tools, description, glob_list, stem, tool_list,
-                                    unmanage)
+from agentrc.importers.base import (CLAUDE_TOOLS, Reader, allowed_tools, description, glob_list, stem, unmanage)
 from agentrc.model import HOOK_EVENTS
 
 SETTINGS = ".claude/settings.json"
@@ -197,13 +196,8 @@ class ClaudeImporter:
             entry["content"] = r.body(body, rel, name)
             if isinstance(fm.get("skills"), list) and fm["skills"]:
                 entry["skills"] = [str(s) for s in fm["skills"]]
-            tools = tool_list(fm.get("tools"))
             handled = ["name", "description", "skills"]
-            if tools is not None:
-                handled.append("tools")
-                if set(tools) != DEFAULT_TOOLS:
-                    r.lossy(rel, f"agent {name}: tools: {', '.join(tools)}: canonical agents have no tool list; "
-                                 "the agent gets every tool")
+            r.agent_tools(rel, fm, name, DEFAULT_TOOLS, handled)
             r.extra_fields(rel, fm, handled, f"agent {name}")
             r.add("agents", name, entry, rel)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict
 
-from agentrc.importers.base import (CLAUDE_TOOLS, Reader, description, env_syntax, glob_list, stem, tool_list)
+from agentrc.importers.base import CLAUDE_TOOLS, Reader, description, env_syntax, glob_list, stem
 from agentrc.importers.claude import ClaudeImporter
 from agentrc.model import HOOK_EVENTS
 
@@ -130,12 +130,7 @@ class CopilotImporter:
             if skills:
                 entry["skills"] = skills
             handled = ["name", "description"]
-            tools = tool_list(fm.get("tools"))
-            if tools is not None:
-                handled.append("tools")
-                if set(tools) != DEFAULT_TOOLS:
-                    r.lossy(rel, f"agent {name}: tools: {', '.join(tools)}: canonical agents have no tool list; "
-                                 "the agent gets every tool")
+            r.agent_tools(rel, fm, name, DEFAULT_TOOLS, handled)
             r.extra_fields(rel, fm, handled, f"agent {name}")
             r.add("agents", name, entry, rel)
 
