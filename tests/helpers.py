@@ -35,3 +35,15 @@ def copy_minimal_repo(dest: Path) -> Path:
     for name in ("pants-plugins", "src", "examples"):
         shutil.copytree(ROOT / name, dest / name, ignore=ignore)
     return dest
+
+
+def tree_text(files) -> str:
+    """A whole output tree as one reviewable text: each file's path, mode and content."""
+    parts = []
+    for f in files:
+        try:
+            body = f.content.decode("utf-8")
+        except UnicodeDecodeError:  # pragma: no cover - no binary resources in the examples
+            body = f"<{len(f.content)} bytes>\n"
+        parts.append(f"=== {f.path}{' (executable)' if f.executable else ''}\n{body}")
+    return "".join(parts)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, compare_golden
+from helpers import ROOT, compare_golden, tree_text as _tree_text
 
 from agentrc import build, pipeline
 from agentrc.cli import main
@@ -20,18 +20,6 @@ from agentrc.sourceio import read_tree
 GOLDEN = Path(__file__).parent / "golden"
 EXAMPLES = ROOT / "examples" / "registry"
 APPENDIX_A = Path(__file__).parent / "cases" / "appendix-a" / "registry"
-
-
-def _tree_text(files) -> str:
-    """A whole output tree as one reviewable text: each file's path, mode and content."""
-    parts = []
-    for f in files:
-        try:
-            body = f.content.decode("utf-8")
-        except UnicodeDecodeError:  # pragma: no cover - no binary resources in the examples
-            body = f"<{len(f.content)} bytes>\n"
-        parts.append(f"=== {f.path}{' (executable)' if f.executable else ''}\n{body}")
-    return "".join(parts)
 
 
 def _plan(root: Path, clients, bundles=None):

@@ -3,17 +3,19 @@
 (sandbox_mode from tools, OpenAI models only), hooks.json holding only `hooks`, and MCP tables
 without `type` and without ${VAR} expansion."""
 
-from __future__ import annotations
 
 import json
-from typing import Dict, Optional, Sequence
+from typing import Dict, Sequence
 
 import pytest
 
-from agentrc import managed, pipeline
+from agentrc import managed
 from agentrc.clients.codex import Codex
 from agentrc.frozen import freeze
-from agentrc.model import McpServer, SourceFile, SourceTree
+from agentrc.model import McpServer
+
+from . import harness
+from .harness import item as _item
 
 try:
     import tomli
@@ -23,31 +25,15 @@ except ImportError:  # pragma: no cover - tomli is optional; the string checks s
 CODEX = Codex()
 
 
-def _tree(files: Dict[str, str]) -> SourceTree:
-    return SourceTree(tuple(SourceFile(p, t.encode(), p.endswith(".sh")) for p, t in sorted(files.items())))
-
-
-def _item(kind: str, name: str, frontmatter: str, body: str = "Body text.\n", extra: Optional[Dict[str, str]] = None):
-    entry = {"rule": "RULE.md", "agent": "AGENT.md", "command": "COMMAND.md", "hook": "HOOK.md",
-             "skill": "SKILL.md", "context": "CONTEXT.md"}[kind]
-    files = {f"reg/{kind}s/{name}/{entry}": f"---\nschema: 1\n{frontmatter}---\n\n{body}"}
-    for rel, text in (extra or {}).items():
-        files[f"reg/{kind}s/{name}/{rel}"] = text
-    return files
-
+# --- rules: standard-form skills ---------------------------------------------------------
 
 def _build(files: Dict[str, str], clients: Sequence[str] = ("codex",)):
-    plan = pipeline.generate(_tree(files), list(clients))
-    assert plan.ok, "\n".join(d.format() for d in plan.diagnostics)
-    return plan, {f.path: f.content.decode() for f in plan.files}
+    return harness.build(files, clients)
 
 
 def _fields(plan, kind: str, name: str, client: str = "codex"):
-    report = next(r for r in plan.reports if (r.client, r.kind, r.name) == (client, kind, name))
-    return {f.field: (f.status, f.detail) for f in report.fields}
+    return harness.fields(plan, kind, name, client)
 
-
-# --- rules: standard-form skills ---------------------------------------------------------
 
 def test_rule_becomes_a_standard_skill_and_reports_the_lost_scope():
     files = _item("rule", "api", "description: Use when editing API handlers\n"

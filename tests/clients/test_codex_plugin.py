@@ -5,49 +5,29 @@ via ${PLUGIN_ROOT}, .mcp.json in Codex's server fields, the .agents/plugins/mark
 Codex installs from, and no agents or AGENTS.md. tests/conformance/test_plugin_install.py
 installs the same output with the real `codex`."""
 
-from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict
 
-from helpers import ROOT, compare_golden
+from helpers import ROOT, compare_golden, tree_text as _tree_text
 
 from agentrc import pipeline
 from agentrc.clients.registry import PLUGIN_LAYOUTS
-from agentrc.model import SourceFile, SourceTree
 from agentrc.sourceio import read_tree
+
+from . import harness
+from .harness import item as _item
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "plugins"
 
 
-def _tree(files: Dict[str, str]) -> SourceTree:
-    return SourceTree(tuple(SourceFile(p, t.encode(), p.endswith(".sh")) for p, t in sorted(files.items())))
-
-
-def _item(kind: str, name: str, frontmatter: str, body: str = "Body text.\n", extra: Optional[Dict[str, str]] = None):
-    entry = {"rule": "RULE.md", "agent": "AGENT.md", "command": "COMMAND.md", "hook": "HOOK.md",
-             "skill": "SKILL.md", "context": "CONTEXT.md"}[kind]
-    files = {f"reg/{kind}s/{name}/{entry}": f"---\nschema: 1\n{frontmatter}---\n\n{body}"}
-    for rel, text in (extra or {}).items():
-        files[f"reg/{kind}s/{name}/{rel}"] = text
-    return files
-
-
 def _plugin(files: Dict[str, str], bundles=None, name: str = ""):
-    plan = pipeline.generate(_tree(files), ["codex"], bundles, layout="plugin", plugin_name=name)
-    assert plan.ok, "\n".join(d.format() for d in plan.diagnostics)
-    return plan, {f.path: f.content.decode() for f in plan.files}
+    return harness.build(files, ["codex"], bundles=bundles, layout="plugin", plugin_name=name)
 
 
 def _fields(plan, kind: str, name: str):
-    report = next(r for r in plan.reports if (r.client, r.kind, r.name) == ("codex", kind, name))
-    return {f.field: (f.status, f.detail) for f in report.fields}
-
-
-def _tree_text(files) -> str:
-    return "".join(f"=== {f.path}{' (executable)' if f.executable else ''}\n{f.content.decode('utf-8')}"
-                   for f in files)
+    return harness.fields(plan, kind, name, "codex")
 
 
 def test_codex_plugin_golden_platform_baseline(monkeypatch):

@@ -1,10 +1,9 @@
 """The Cursor adapter: rule globs in the form Cursor parses, readonly agents, commands and
 $ARGUMENTS, hook events and matchers, the .claude/settings.json hand-off, MCP shapes."""
 
-from __future__ import annotations
 
 import json
-from typing import Dict, Optional, Sequence
+from typing import Dict, Sequence
 
 import pytest
 
@@ -12,36 +11,23 @@ from agentrc import pipeline
 from agentrc.clients.base import expand_braces as globs
 from agentrc.clients.cursor import Cursor, raw_globs
 from agentrc.frozen import freeze
-from agentrc.model import McpServer, SourceFile, SourceTree
+from agentrc.model import McpServer
+
+from . import harness
+from .harness import item as _item, tree as _tree
 
 CURSOR = Cursor()
 
 
-def _tree(files: Dict[str, str]) -> SourceTree:
-    return SourceTree(tuple(SourceFile(p, t.encode(), p.endswith(".sh")) for p, t in sorted(files.items())))
-
-
-def _item(kind: str, name: str, frontmatter: str, body: str = "Body text.\n", extra: Optional[Dict[str, str]] = None):
-    entry = {"rule": "RULE.md", "agent": "AGENT.md", "command": "COMMAND.md", "hook": "HOOK.md",
-             "skill": "SKILL.md", "context": "CONTEXT.md"}[kind]
-    files = {f"reg/{kind}s/{name}/{entry}": f"---\nschema: 1\n{frontmatter}---\n\n{body}"}
-    for rel, text in (extra or {}).items():
-        files[f"reg/{kind}s/{name}/{rel}"] = text
-    return files
-
+# --- rules -------------------------------------------------------------------------
 
 def _build(files: Dict[str, str], clients: Sequence[str] = ("cursor",)):
-    plan = pipeline.generate(_tree(files), list(clients))
-    assert plan.ok, "\n".join(d.format() for d in plan.diagnostics)
-    return plan, {f.path: f.content.decode() for f in plan.files}
+    return harness.build(files, clients)
 
 
 def _fields(plan, kind: str, name: str, client: str = "cursor"):
-    report = next(r for r in plan.reports if (r.client, r.kind, r.name) == (client, kind, name))
-    return {f.field: (f.status, f.detail) for f in report.fields}
+    return harness.fields(plan, kind, name, client)
 
-
-# --- rules -------------------------------------------------------------------------
 
 def test_scoped_rule_writes_unquoted_comma_separated_globs():
     plan, out = _build(_item("rule", "ts", "description: TypeScript conventions\n"

@@ -2,10 +2,9 @@
 tool names, settings.json shapes (hooks, mcpServers, context.fileName), TOML commands with
 {{args}}, strict agent frontmatter, and the .agents/skills files it shares with Codex."""
 
-from __future__ import annotations
 
 import json
-from typing import Dict, Optional, Sequence
+from typing import Dict, Sequence
 
 import pytest
 import yaml
@@ -14,8 +13,11 @@ from agentrc import pipeline
 from agentrc.clients.gemini import EVENTS, TOOL_NAMES, Gemini
 from agentrc.clients.registry import CLIENTS
 from agentrc.frozen import freeze
-from agentrc.model import HOOK_EVENTS, McpServer, SourceFile, SourceTree
+from agentrc.model import HOOK_EVENTS, McpServer
 from agentrc.vocabulary import TOOLS
+
+from . import harness
+from .harness import frontmatter as _frontmatter, item as _item
 
 GEMINI = Gemini()
 SETTINGS = ".gemini/settings.json"
@@ -25,33 +27,12 @@ AGENT_KEYS = {"name", "description", "kind", "display_name", "tools", "model", "
               "timeout_mins", "policy", "mcp_servers"}
 
 
-def _tree(files: Dict[str, str]) -> SourceTree:
-    return SourceTree(tuple(SourceFile(p, t.encode(), p.endswith(".sh")) for p, t in sorted(files.items())))
-
-
-def _item(kind: str, name: str, frontmatter: str, body: str = "Body text.\n", extra: Optional[Dict[str, str]] = None):
-    entry = {"rule": "RULE.md", "agent": "AGENT.md", "command": "COMMAND.md", "hook": "HOOK.md",
-             "skill": "SKILL.md", "context": "CONTEXT.md"}[kind]
-    files = {f"reg/{kind}s/{name}/{entry}": f"---\nschema: 1\n{frontmatter}---\n\n{body}"}
-    for rel, text in (extra or {}).items():
-        files[f"reg/{kind}s/{name}/{rel}"] = text
-    return files
-
-
 def _build(files: Dict[str, str], clients: Sequence[str] = ("gemini",)):
-    plan = pipeline.generate(_tree(files), list(clients))
-    assert plan.ok, "\n".join(d.format() for d in plan.diagnostics)
-    return plan, {f.path: f.content.decode() for f in plan.files}
+    return harness.build(files, clients)
 
 
 def _fields(plan, kind: str, name: str, client: str = "gemini"):
-    report = next(r for r in plan.reports if (r.client, r.kind, r.name) == (client, kind, name))
-    return {f.field: (f.status, f.detail) for f in report.fields}
-
-
-def _frontmatter(text: str) -> dict:
-    assert text.startswith("---\n")
-    return yaml.safe_load(text[4:text.index("\n---\n", 4)])
+    return harness.fields(plan, kind, name, client)
 
 
 def _hook(event: str, extra: str = "", script: str = "./check.sh --strict") -> Dict[str, str]:

@@ -2,44 +2,29 @@
 (never .hermes.md), and hooks and MCP servers reported dropped with the config.yaml snippet,
 in Hermes' event names, tool names and units."""
 
-from __future__ import annotations
 
 import json
-from typing import Dict, Optional, Sequence
+from typing import Dict, Sequence
 
 import pytest
 import yaml
 
-from agentrc import pipeline
 from agentrc.clients.hermes import Hermes
 from agentrc.frozen import freeze
-from agentrc.model import McpServer, SourceFile, SourceTree
+from agentrc.model import McpServer
+
+from . import harness
+from .harness import item as _item
 
 HERMES = Hermes()
 
 
-def _tree(files: Dict[str, str]) -> SourceTree:
-    return SourceTree(tuple(SourceFile(p, t.encode(), p.endswith(".sh")) for p, t in sorted(files.items())))
-
-
-def _item(kind: str, name: str, frontmatter: str, body: str = "Body text.\n", extra: Optional[Dict[str, str]] = None):
-    entry = {"rule": "RULE.md", "agent": "AGENT.md", "command": "COMMAND.md", "hook": "HOOK.md",
-             "skill": "SKILL.md", "context": "CONTEXT.md"}[kind]
-    files = {f"reg/{kind}s/{name}/{entry}": f"---\nschema: 1\n{frontmatter}---\n\n{body}"}
-    for rel, text in (extra or {}).items():
-        files[f"reg/{kind}s/{name}/{rel}"] = text
-    return files
-
-
 def _build(files: Dict[str, str], clients: Sequence[str] = ("hermes",)):
-    plan = pipeline.generate(_tree(files), list(clients))
-    assert plan.ok, "\n".join(d.format() for d in plan.diagnostics)
-    return plan, {f.path: f.content.decode() for f in plan.files}
+    return harness.build(files, clients)
 
 
 def _fields(plan, kind: str, name: str, client: str = "hermes"):
-    report = next(r for r in plan.reports if (r.client, r.kind, r.name) == (client, kind, name))
-    return {f.field: (f.status, f.detail) for f in report.fields}
+    return harness.fields(plan, kind, name, client)
 
 
 def _snippet(detail: str) -> dict:

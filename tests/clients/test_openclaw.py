@@ -4,50 +4,19 @@ and commands), the `openclaw:`/`hermes:` blocks merged into it, the shared AGENT
 hooks and MCP servers reported dropped with what to run, since they live in
 ~/.openclaw/openclaw.json only."""
 
-from __future__ import annotations
 
-from typing import Dict, Optional, Sequence
+from typing import Dict, Sequence
 
 import yaml
 
-from agentrc import pipeline
 from agentrc.clients.openclaw import OpenClaw
 from agentrc.frozen import freeze
-from agentrc.model import McpServer, SourceFile, SourceTree
+from agentrc.model import McpServer
+
+from . import harness
+from .harness import frontmatter as _frontmatter, item as _item
 
 OPENCLAW = OpenClaw()
-
-
-def _tree(files: Dict[str, str]) -> SourceTree:
-    return SourceTree(tuple(SourceFile(p, t.encode(), p.endswith(".sh")) for p, t in sorted(files.items())))
-
-
-def _item(kind: str, name: str, frontmatter: str, body: str = "Body text.\n", extra: Optional[Dict[str, str]] = None):
-    entry = {"rule": "RULE.md", "agent": "AGENT.md", "command": "COMMAND.md", "hook": "HOOK.md",
-             "skill": "SKILL.md", "context": "CONTEXT.md"}[kind]
-    files = {f"reg/{kind}s/{name}/{entry}": f"---\nschema: 1\n{frontmatter}---\n\n{body}"}
-    for rel, text in (extra or {}).items():
-        files[f"reg/{kind}s/{name}/{rel}"] = text
-    return files
-
-
-def _plan(files: Dict[str, str], clients: Sequence[str] = ("openclaw",)):
-    return pipeline.generate(_tree(files), list(clients))
-
-
-def _build(files: Dict[str, str], clients: Sequence[str] = ("openclaw",)):
-    plan = _plan(files, clients)
-    assert plan.ok, "\n".join(d.format() for d in plan.diagnostics)
-    return plan, {f.path: f.content.decode() for f in plan.files}
-
-
-def _fields(plan, kind: str, name: str, client: str = "openclaw"):
-    report = next(r for r in plan.reports if (r.client, r.kind, r.name) == (client, kind, name))
-    return {f.field: (f.status, f.detail) for f in report.fields}
-
-
-def _frontmatter(text: str) -> dict:
-    return yaml.safe_load(text.split("---\n")[1])
 
 
 SHARED = {
@@ -62,6 +31,18 @@ SHARED = {
 
 
 # --- the shared .agents/skills ---------------------------------------------------------------
+
+def _plan(files: Dict[str, str], clients: Sequence[str] = ("openclaw",)):
+    return harness.plan(files, clients)
+
+
+def _build(files: Dict[str, str], clients: Sequence[str] = ("openclaw",)):
+    return harness.build(files, clients)
+
+
+def _fields(plan, kind: str, name: str, client: str = "openclaw"):
+    return harness.fields(plan, kind, name, client)
+
 
 def test_every_shared_skill_file_is_identical_across_the_four_clients():
     """Rules, skills and commands land where Codex and Gemini CLI write them too: one build of

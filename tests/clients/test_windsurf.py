@@ -3,50 +3,31 @@
 hooks in both `.devin/hooks.v1.json` (Claude format, Devin tool names, seconds) and
 `.windsurf/hooks.json` (Cascade's snake_case events), and MCP servers in `.devin/config.json`."""
 
-from __future__ import annotations
 
 import json
-from typing import Dict, Optional, Sequence
+from typing import Dict, Sequence
 
 import yaml
 
-from agentrc import pipeline
 from agentrc.clients.windsurf import Windsurf
 from agentrc.frozen import freeze
-from agentrc.model import McpServer, SourceFile, SourceTree
+from agentrc.model import McpServer
+
+from . import harness
+from .harness import frontmatter as _frontmatter, item as _item
 
 WINDSURF = Windsurf()
 
 
-def _tree(files: Dict[str, str]) -> SourceTree:
-    return SourceTree(tuple(SourceFile(p, t.encode(), p.endswith(".sh")) for p, t in sorted(files.items())))
-
-
-def _item(kind: str, name: str, frontmatter: str, body: str = "Body text.\n", extra: Optional[Dict[str, str]] = None):
-    entry = {"rule": "RULE.md", "agent": "AGENT.md", "command": "COMMAND.md", "hook": "HOOK.md",
-             "skill": "SKILL.md", "context": "CONTEXT.md"}[kind]
-    files = {f"reg/{kind}s/{name}/{entry}": f"---\nschema: 1\n{frontmatter}---\n\n{body}"}
-    for rel, text in (extra or {}).items():
-        files[f"reg/{kind}s/{name}/{rel}"] = text
-    return files
-
+# --- rules -----------------------------------------------------------------------------------
 
 def _build(files: Dict[str, str], clients: Sequence[str] = ("windsurf",)):
-    plan = pipeline.generate(_tree(files), list(clients))
-    assert plan.ok, "\n".join(d.format() for d in plan.diagnostics)
-    return plan, {f.path: f.content.decode() for f in plan.files}
+    return harness.build(files, clients)
 
 
 def _fields(plan, kind: str, name: str, client: str = "windsurf"):
-    report = next(r for r in plan.reports if (r.client, r.kind, r.name) == (client, kind, name))
-    return {f.field: (f.status, f.detail) for f in report.fields}
+    return harness.fields(plan, kind, name, client)
 
-
-def _frontmatter(text: str) -> dict:
-    return yaml.safe_load(text.split("---\n")[1])
-
-
-# --- rules -----------------------------------------------------------------------------------
 
 def test_rules_always_on_or_glob_with_a_globs_list():
     files = {**_item("rule", "style", "description: House style\n"),
