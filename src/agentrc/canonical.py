@@ -464,13 +464,7 @@ def _portable(kind: Kind, name: str, entry: Dict[str, Any], path: str,
         if entry.get("name") and entry["name"] != name:
             diags.warning(path, (1, 1), "AR119", f"skills.{name}: name {entry['name']!r} differs from the key; "
                           "the key names the skill")
-        tools = entry.get("allowed-tools", entry.get("allowedTools"))
-        if tools:
-            fm["allowed-tools"] = " ".join(tools) if isinstance(tools, list) else tools
-        for canon, portable in (("disableModelInvocation", "disable-model-invocation"),
-                                ("userInvocable", "user-invocable")):
-            if canon in entry:
-                fm[portable] = entry[canon]
+        fm.update(skill_fields(entry))
     elif kind is Kind.AGENT:
         if entry.get("skills"):
             fm["preload-skills"] = list(entry["skills"])
@@ -490,6 +484,19 @@ def _portable(kind: Kind, name: str, entry: Dict[str, Any], path: str,
                     content = str(value).encode("utf-8")
                 resources.append(Resource(target, content, group == "scripts"))
     return fm, tuple(resources)
+
+
+def skill_fields(entry: Dict[str, Any]) -> Dict[str, Any]:
+    """A canonical skill's fields that have portable (SKILL.md frontmatter) names."""
+    fm: Dict[str, Any] = {}
+    tools = entry.get("allowed-tools", entry.get("allowedTools"))
+    if tools:
+        fm["allowed-tools"] = " ".join(tools) if isinstance(tools, list) else tools
+    for canon, portable in (("disableModelInvocation", "disable-model-invocation"),
+                            ("userInvocable", "user-invocable")):
+        if canon in entry:
+            fm[portable] = entry[canon]
+    return fm
 
 
 def _server(name: str, server: Dict[str, Any], path: str) -> McpServer:

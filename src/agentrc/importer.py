@@ -15,7 +15,7 @@ import base64
 import posixpath
 from typing import Any, Dict, List, Optional, Tuple
 
-from agentrc.canonical import HOOK_TOOLS, _slug
+from agentrc.canonical import HOOK_TOOLS, _slug, skill_fields
 from agentrc.clients.base import dump_yaml
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.importers.base import Importer, Reader, clean_body, glob_list, project_command
@@ -91,14 +91,7 @@ def portable_from_document(doc: Dict[str, Any], diags: Optional[Diagnostics] = N
         item("command", name, {"description": describe(entry, f"The {name} command (imported)")},
              clean_body(text, arguments=True)[0])
     for name, entry in sorted((doc.get("skills") or {}).items()):
-        fm = {"description": describe(entry, f"The {name} skill (imported)")}
-        tools = entry.get("allowed-tools", entry.get("allowedTools"))
-        if tools:
-            fm["allowed-tools"] = " ".join(tools) if isinstance(tools, list) else tools
-        for canon, portable in (("disableModelInvocation", "disable-model-invocation"),
-                                ("userInvocable", "user-invocable")):
-            if canon in entry:
-                fm[portable] = entry[canon]
+        fm = {"description": describe(entry, f"The {name} skill (imported)"), **skill_fields(entry)}
         item("skill", name, fm, clean_body(str(entry.get("content") or entry.get("prompt") or ""))[0])
         for group in ("references", "scripts", "assets", "files"):
             for rel, value in sorted((entry.get(group) or {}).items()):
