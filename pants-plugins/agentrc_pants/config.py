@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from pants.core.goals.package import BuiltPackage, BuiltPackageArtifact, OutputPathField, PackageFieldSet
+from pants.core.goals.package import BuiltPackage, BuiltPackageArtifact, PackageFieldSet
 from pants.core.util_rules.system_binaries import BinaryPathRequest, BinaryPaths
 from pants.engine.fs import AddPrefix, Digest, DigestSubset, MergeDigests, PathGlobs, RemovePrefix, Snapshot
 from pants.engine.process import Process, ProcessResult
@@ -27,7 +27,7 @@ from agentrc.configload import CONFIG_NAMES
 
 from agentrc_pants.generation import CODE_DIR, REPORT, AgentrcCode, AgentrcPython
 from agentrc_pants.subsystem import AgentrcSubsystem
-from agentrc_pants.target_types import AgentrcClientsField
+from agentrc_pants.target_types import AgentrcClientsField, AgentrcOutputPathField
 
 OUT = "__out__"
 CLI = f"import sys; sys.path.insert(0, {CODE_DIR!r}); from agentrc.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -39,13 +39,9 @@ class AgentrcConfigSourcesField(MultipleSourcesField):
             "preset directories (docs/canonical.md).")
 
 
-class AgentrcConfigOutputPathField(OutputPathField):
-    help = "Where `pants package` writes the project's client tree, relative to the dist dir."
-
-
 class AgentrcConfigTarget(Target):
     alias = "agentrc_config"
-    core_fields = (*COMMON_TARGET_FIELDS, AgentrcConfigSourcesField, AgentrcClientsField, AgentrcConfigOutputPathField)
+    core_fields = (*COMMON_TARGET_FIELDS, AgentrcConfigSourcesField, AgentrcClientsField, AgentrcOutputPathField)
     help = ("A project configured by spec 000 (ai.config.*, presets, .ai/, AGENTS.md), merged into one canonical "
             "document and generated for each client.")
 
@@ -56,7 +52,7 @@ class AgentrcConfigFieldSet(PackageFieldSet):
 
     sources: AgentrcConfigSourcesField
     clients: AgentrcClientsField
-    output_path: AgentrcConfigOutputPathField
+    output_path: AgentrcOutputPathField
 
 
 @rule(desc="Package agentrc config project", level=LogLevel.DEBUG)
