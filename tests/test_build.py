@@ -11,11 +11,13 @@ import pytest
 
 from helpers import ROOT, compare_golden, tree_text as _tree_text
 
-from agentrc import build, pipeline
-from agentrc.cli import main
+from agentrc.output import plan as build
+
+from agentrc.pipeline import stages as pipeline
+from agentrc.cli.main import main
 from agentrc.clients.base import ClientAdapter, OutputFile
 from agentrc.clients.registry import CLIENTS
-from agentrc.sourceio import read_tree
+from agentrc.inputs.tree import read_tree
 
 GOLDEN = Path(__file__).parent / "golden"
 EXAMPLES = ROOT / "examples" / "registry"

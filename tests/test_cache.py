@@ -7,7 +7,7 @@ from pathlib import Path
 
 from helpers import ROOT
 
-from agentrc.cli import main
+from agentrc.cli.main import main
 
 
 def _files(root: Path):
@@ -67,9 +67,9 @@ def test_no_change_fast_path_never_hides_changes(tmp_path, monkeypatch, capsys):
 
 
 def test_parallel_warm_equals_sequential(monkeypatch):
-    from agentrc import parallel
-    from agentrc.cache import Memo
-    from agentrc.sourceio import read_tree
+    from agentrc.memo import warm as parallel
+    from agentrc.memo.cache import Memo
+    from agentrc.inputs.tree import read_tree
 
     monkeypatch.chdir(ROOT)
     tree, _ = read_tree(["examples/registry"])
@@ -85,7 +85,7 @@ def test_parallel_warm_equals_sequential(monkeypatch):
 
 
 def test_small_edits_append_a_delta_and_big_ones_compact(tmp_path):
-    from agentrc import cache
+    from agentrc.memo import cache
 
     path = tmp_path / "memo.pickle"
     memo = cache.Memo()

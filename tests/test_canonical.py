@@ -12,10 +12,14 @@ import pytest
 
 from helpers import ROOT, compare_golden
 
-from agentrc import canonical, configload, pipeline
-from agentrc.cli import main
+from agentrc.canonical import document as canonical
+
+from agentrc.inputs import config as configload
+
+from agentrc.pipeline import stages as pipeline
+from agentrc.cli.main import main
 from agentrc.clients import registry as client_registry
-from agentrc.inputs import read_inputs
+from agentrc.inputs.read import read_inputs
 from agentrc.model import Kind
 
 GOLDEN = Path(__file__).parent / "golden" / "canonical"

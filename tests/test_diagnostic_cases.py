@@ -15,7 +15,7 @@ import pytest
 
 from helpers import compare_golden
 
-from agentrc.cli import main
+from agentrc.cli.main import main
 from agentrc.codes import CODES
 
 CASES = Path(__file__).parent / "cases" / "diagnostics"

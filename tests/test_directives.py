@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentrc import directives
+from agentrc.portable import directives
 from agentrc.diagnostics import Diagnostics
 
 FAMILIES = frozenset({"claude", "copilot", "codex", "opencode"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from helpers import ROOT
 
-from agentrc import docgen
+from agentrc.docgen import pages as docgen
 
 
 def test_generated_docs_are_current():

@@ -9,8 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from helpers import compare_golden
 
-from agentrc.fmt import format_source, reorder
-from agentrc.yamlpos import load
+from agentrc.portable.fmt import format_source, reorder
+from agentrc.text.yamlpos import load
 
 CASES = Path(__file__).parent / "cases" / "fmt"
 

@@ -19,11 +19,17 @@ from typing import Any, Dict, List
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from agentrc import build, canonical, importer, pipeline
+from agentrc.output import plan as build
+
+from agentrc.canonical import document as canonical
+
+from agentrc.importers import document as importer
+
+from agentrc.pipeline import stages as pipeline
 from agentrc.clients import registry as client_registry
 from agentrc.frozen import freeze
 from agentrc.importers.base import glob_list, tool_list
-from agentrc.markdown import format_body
+from agentrc.text.markdown import format_body
 from agentrc.model import SourceFile, SourceTree
 
 CLIENTS = ("claude", "copilot", "cursor", "opencode", "codex")

@@ -12,14 +12,18 @@ import pytest
 
 from helpers import compare_golden
 
-from agentrc import canonical, importer, pipeline
-from agentrc.cli import main
+from agentrc.canonical import document as canonical
+
+from agentrc.importers import document as importer
+
+from agentrc.pipeline import stages as pipeline
+from agentrc.cli.main import main
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import freeze
 from agentrc.importers.base import clean_body, glob_list, project_command, split_skills_section, strip_jsonc, unmanage
 from agentrc.model import SourceFile, SourceTree
-from agentrc.sourceio import read_project
+from agentrc.inputs.tree import read_project
 
 CASES = Path(__file__).parent / "cases" / "import"
 

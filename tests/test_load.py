@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentrc import pipeline
+from agentrc.pipeline import stages as pipeline
 from agentrc.model import Kind, SourceFile, SourceTree
 
 

@@ -6,8 +6,10 @@ import pytest
 
 from helpers import ROOT
 
-from agentrc import memocodec, parallel
-from agentrc.sourceio import read_tree
+from agentrc.memo import codec as memocodec
+
+from agentrc.memo import warm as parallel
+from agentrc.inputs.tree import read_tree
 
 
 def test_examples_entries_round_trip(monkeypatch):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from helpers import ROOT
 
-from agentrc.cli import main
+from agentrc.cli.main import main
 
 REGISTRY = "examples/registry"
 

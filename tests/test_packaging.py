@@ -24,4 +24,4 @@ def test_wheel_has_console_script_and_schemas(tmp_path):
     assert "agentrc/schemas/item.schema.json" in names
     assert "agentrc/schemas/bundle.schema.json" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "agentrc = agentrc.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "agentrc = agentrc.cli.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

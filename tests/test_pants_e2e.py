@@ -14,7 +14,7 @@ import pytest
 
 from helpers import ROOT, copy_minimal_repo
 
-from agentrc.cli import main as agentrc_main
+from agentrc.cli.main import main as agentrc_main
 
 PANTS_PYTHON = ROOT / ".pants-venv" / "bin" / "python"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from agentrc import pipeline
+from agentrc.pipeline import stages as pipeline
 from agentrc.clients.registry import CLIENTS
-from agentrc.fmt import format_source
+from agentrc.portable.fmt import format_source
 from agentrc.model import SourceFile, SourceTree
 
 FIELD = st.sampled_from(["schema", "name", "description", "license", "audience", "metadata", "requires", "ignore",

@@ -23,14 +23,14 @@ from pants.engine.target import COMMON_TARGET_FIELDS, HydratedSources, HydrateSo
 from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
-from agentrc.configload import CONFIG_NAMES
+from agentrc.inputs.config import CONFIG_NAMES
 
 from agentrc_pants.generation import CODE_DIR, REPORT, AgentrcCode, AgentrcPython
 from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import AgentrcClientsField, AgentrcOutputPathField
 
 OUT = "__out__"
-CLI = f"import sys; sys.path.insert(0, {CODE_DIR!r}); from agentrc.cli import main; sys.exit(main(sys.argv[1:]))"
+CLI = f"import sys; sys.path.insert(0, {CODE_DIR!r}); from agentrc.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
 class AgentrcConfigSourcesField(MultipleSourcesField):

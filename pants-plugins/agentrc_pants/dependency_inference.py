@@ -27,8 +27,8 @@ from pants.engine.target import (
 from pants.engine.unions import UnionRule
 from pants.util.frozendict import FrozenDict
 
-from agentrc.peek import Peek, peek
-from agentrc.resolve import find_cycles
+from agentrc.portable.peek import Peek, peek
+from agentrc.portable.resolve import find_cycles
 
 from agentrc_pants.target_types import AgentrcFieldSet, AgentrcBundleSourceField, AgentrcEntrypointField
 

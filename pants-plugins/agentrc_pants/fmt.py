@@ -1,6 +1,6 @@
 """`pants fmt` / `pants fmt --check` and `pants lint`: agentrc's canonical formatter (spec 001 §3.8).
 
-The same `agentrc.fmt.format_source` as `agentrc fmt`: entrypoints, override files and
+The same `agentrc.portable.fmt.format_source` as `agentrc fmt`: entrypoints, override files and
 bundle manifests; any other supporting file passes through untouched.
 """
 
@@ -14,7 +14,7 @@ from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.engine.target import SourcesPaths, SourcesPathsRequest, WrappedTarget, WrappedTargetRequest
 from pants.util.logging import LogLevel
 
-from agentrc.fmt import format_source, formattable
+from agentrc.portable.fmt import format_source, formattable
 
 from agentrc_pants.subsystem import AgentrcFmt
 from agentrc_pants.target_types import (

@@ -1,6 +1,6 @@
 """Running the core's generation, in the daemon or as a cached Process.
 
-Both modes call `agentrc.pipeline.package` on the same sources; the Process mode exists so
+Both modes call `agentrc.pipeline.stages.package` on the same sources; the Process mode exists so
 results land in Pants' local and remote caches (plain rule results live only in pantsd's
 memory). Its cache key is made to travel between clones and machines: the interpreter is
 found on a fixed system search path (not the per-clone Pants venv), runs with `-S -E` so
@@ -25,8 +25,12 @@ from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.util.frozendict import FrozenDict
 from pants.util.logging import LogLevel
 
-from agentrc import memocodec, parallel, pipeline
-from agentrc.cache import Memo
+from agentrc.memo import codec as memocodec
+
+from agentrc.memo import warm as parallel
+
+from agentrc.pipeline import stages as pipeline
+from agentrc.memo.cache import Memo
 from agentrc.diagnostics import Diagnostic, count_summary
 from agentrc.model import SourceFile, SourceTree
 
@@ -39,7 +43,7 @@ CODE_DIR = "__agentrc__"
 SHIPPED_PACKAGES = ("agentrc", "yaml", "jsonschema", "fastjsonschema", "pathspec", "attr", "attrs", "pyrsistent",
                     "tomli")  # tomli: ai.config.toml on Python < 3.11
 BOOTSTRAP = (f"import sys; sys.path.insert(0, {CODE_DIR!r}); "
-             "from agentrc.pantsgen import main; sys.exit(main(sys.argv[1:]))")
+             "from agentrc.memo.sandbox import main; sys.exit(main(sys.argv[1:]))")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pants.core.util_rules.partitions import PartitionerType
 from pants.engine.rules import Get, collect_rules, rule
 from pants.util.logging import LogLevel
 
-from agentrc import pipeline
+from agentrc.pipeline import stages as pipeline
 from agentrc.diagnostics import count_summary
 
 from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest

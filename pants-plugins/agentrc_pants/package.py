@@ -16,7 +16,7 @@ from pants.engine.rules import Get, collect_rules, rule
 from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
-from agentrc.peek import peek
+from agentrc.portable.peek import peek
 
 from agentrc_pants.generation import GenerationRequest, GenerationResult
 from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest

@@ -10,7 +10,7 @@ from pants.engine.addresses import Address
 from pants.engine.fs import Digest, DigestContents
 from pants.testutil.rule_runner import QueryRule
 
-from agentrc import pipeline
+from agentrc.pipeline import stages as pipeline
 from agentrc.model import SourceFile, SourceTree
 
 from agentrc_pants.target_types import AgentrcBundleFieldSet, AgentrcItemFieldSet
@@ -84,7 +84,7 @@ def test_process_execution_matches_in_process():
 
 
 def test_an_edit_reruns_only_the_edited_item_directory(monkeypatch):
-    from agentrc import parallel
+    from agentrc.memo import warm as parallel
 
     calls = []
     real = parallel.entries
@@ -110,7 +110,7 @@ def test_an_edit_reruns_only_the_edited_item_directory(monkeypatch):
 
 
 def test_process_mode_shares_item_directory_nodes_between_targets(monkeypatch):
-    from agentrc import memocodec
+    from agentrc.memo import codec as memocodec
 
     decoded = []  # one entry per process result read, i.e. per item-directory node that ran
     real = memocodec.loads

@@ -1,7 +1,7 @@
 """`pants agentrc-sync ::`: write the generated client trees into the workspace.
 
 This is the goal a monorepo runs so its clients read the content (and CI runs with
-`--check`). It uses the CLI's ownership rules exactly (`agentrc.writer`): the manifest at
+`--check`). It uses the CLI's ownership rules exactly (`agentrc.output.writer`): the manifest at
 `<root>/.agentrc/manifest.json`, stale owned files deleted, foreign or hand-edited files
 never touched. Generation itself is the same cached rule `package` uses. A spec-000
 project (`agentrc_config`) is written into its own directory, where its AGENTS.md lives.
@@ -21,9 +21,11 @@ from pants.engine.rules import Get, MultiGet, collect_rules, goal_rule
 from pants.engine.target import Targets
 from pants.option.option_types import BoolOption, StrListOption, StrOption
 
-from agentrc import pipeline, writer
+from agentrc.pipeline import stages as pipeline
+
+from agentrc.output import writer
 from agentrc.clients.base import OutputFile
-from agentrc.peek import peek
+from agentrc.portable.peek import peek
 
 from agentrc_pants.config import AgentrcConfigFieldSet, AgentrcConfigSourcesField
 from agentrc_pants.generation import REPORT, GenerationRequest, GenerationResult

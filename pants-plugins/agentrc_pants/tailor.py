@@ -12,7 +12,7 @@ from pants.engine.rules import Get, collect_rules, rule
 from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
-from agentrc.configload import CONFIG_NAMES
+from agentrc.inputs.config import CONFIG_NAMES
 from agentrc.model import ENTRYPOINTS
 
 from agentrc_pants.config import AgentrcConfigTarget

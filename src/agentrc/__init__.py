@@ -1,8 +1,14 @@
 """agentrc: compile portable AI-assistant content into every client's native files.
 
-The package is a pure library: parsing, validation, resolution and rendering are functions
-over bytes -> model -> files. The CLI (`agentrc.cli`) and the Pants plugin only read inputs,
-call these functions and write outputs.
+The flow, one sub-package per stage (docs/architecture.md has the picture):
+
+    inputs/ (reads the disk) -> portable/ | canonical/ (pure: bytes -> model)
+    -> clients/ (pure: model -> files, fragments, fidelity) -> output/ (plan is pure;
+    writer writes) ; memo/ caches parsing and rendering on disk ; pipeline/ orchestrates ;
+    cli/ and the Pants plugin only parse flags, call the pipeline and print.
+
+Shared types sit at the top: `model` (the one frozen model), `files` (what adapters
+produce), `diagnostics` and `codes`, `fidelity`, `frozen`, `vocabulary`, `families`.
 """
 
 __version__ = "0.1.0"

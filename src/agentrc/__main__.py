@@ -1,5 +1,5 @@
 import sys
 
-from agentrc.cli import main
+from agentrc.cli.main import main
 
 sys.exit(main())

@@ -168,7 +168,7 @@ class Item:
     resources: Tuple[Resource, ...] = ()
     digest: str = ""  # digest of the item directory's files: the render memo's key
     field_pos: FrozenMap = field(default_factory=FrozenMap)  # top-level field -> (line, col)
-    blocks: Tuple[Any, ...] = ()  # the body's directive blocks (agentrc.directives.Block), parsed once
+    blocks: Tuple[Any, ...] = ()  # the body's directive blocks (agentrc.portable.directives.Block), parsed once
     hook: Optional["HookSpec"] = None  # set for hooks
 
 

@@ -7,7 +7,7 @@ from typing import Dict, Optional, Sequence
 
 import yaml
 
-from agentrc import pipeline
+from agentrc.pipeline import stages as pipeline
 from agentrc.model import Kind, SourceFile, SourceTree
 
 

@@ -9,7 +9,7 @@ from typing import Dict, Sequence
 
 import pytest
 
-from agentrc import managed
+from agentrc.output import merge as managed
 from agentrc.clients.codex import Codex
 from agentrc.frozen import freeze
 from agentrc.model import McpServer

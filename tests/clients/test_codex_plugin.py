@@ -12,9 +12,9 @@ from typing import Dict
 
 from helpers import ROOT, compare_golden, tree_text as _tree_text
 
-from agentrc import pipeline
+from agentrc.pipeline import stages as pipeline
 from agentrc.clients.registry import PLUGIN_LAYOUTS
-from agentrc.sourceio import read_tree
+from agentrc.inputs.tree import read_tree
 
 from . import harness
 from .harness import item as _item

@@ -7,7 +7,7 @@ from typing import Dict, Sequence
 
 import pytest
 
-from agentrc import pipeline
+from agentrc.pipeline import stages as pipeline
 from agentrc.clients.base import expand_braces as globs
 from agentrc.clients.cursor import Cursor, raw_globs
 from agentrc.frozen import freeze

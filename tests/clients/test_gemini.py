@@ -9,7 +9,7 @@ from typing import Dict, Sequence
 import pytest
 import yaml
 
-from agentrc import pipeline
+from agentrc.pipeline import stages as pipeline
 from agentrc.clients.gemini import EVENTS, TOOL_NAMES, Gemini
 from agentrc.clients.registry import CLIENTS
 from agentrc.frozen import freeze
@@ -246,7 +246,7 @@ def test_command_is_toml_with_args_placeholder_and_root_relative_links():
 def test_examples_build_with_every_client_without_conflicts():
     from pathlib import Path
 
-    from agentrc.sourceio import read_tree
+    from agentrc.inputs.tree import read_tree
     from helpers import ROOT
 
     tree, _ = read_tree([str(Path(ROOT) / "examples" / "registry")])

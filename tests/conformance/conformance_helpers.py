@@ -176,7 +176,7 @@ def _build_result() -> Tuple[Optional[Path], str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), env.get("PYTHONPATH", "")) if p)
     # The registry is named relative to the repo root, as in the documented command. (An
-    # absolute registry path currently makes agentrc loop forever: load.py _Loader.owner()
+    # absolute registry path currently makes agentrc loop forever: agentrc.portable.load
     # never reaches "" from "/...".)
     cmd = [sys.executable, "-m", "agentrc", "build", REGISTRY.relative_to(ROOT).as_posix(),
            "--client", ",".join(CLIENTS), "--out", str(out)]

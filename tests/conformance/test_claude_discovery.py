@@ -26,9 +26,9 @@ from typing import Tuple
 
 import pytest
 
-from agentrc.load import load_registry
+from agentrc.portable.load import load_registry
 from agentrc.model import Kind
-from agentrc.sourceio import read_tree
+from agentrc.inputs.tree import read_tree
 
 from .conformance_helpers import NPM_MODULES, REGISTRY, ROOT, check_npm_package, describe, make_temp_dir, run, strip_ansi
 from .conformance_helpers import read_frontmatter

@@ -15,11 +15,11 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tupl
 
 import yaml
 
-from agentrc import directives
-from agentrc.body import rewrite_links
+from agentrc.portable import directives
+from agentrc.portable.body import rewrite_links
 from agentrc.fidelity import ItemReport, Tracker
 from agentrc.frozen import thaw
-from agentrc.markdown import format_body
+from agentrc.text.markdown import format_body
 from agentrc.model import Item, Kind, McpServer
 
 try:
@@ -36,7 +36,7 @@ class OutputFile:
     owner: str = ""  # "<client>:<kind>:<name>" for conflict messages, or "<client>" for project files
     # Config files users also own ("json" or "toml"): agentrc owns only `keys` in them, as
     # (key path, value as canonical JSON, appended array element?) triples, and the writer
-    # merges those into whatever the file holds (agentrc.managed). `content` is the file
+    # merges those into whatever the file holds (agentrc.output.merge). `content` is the file
     # with agentrc's keys alone, which is what a fresh tree (dist/, Pants) holds.
     merge: str = ""
     keys: Tuple[Tuple[Tuple[str, ...], str, bool], ...] = ()

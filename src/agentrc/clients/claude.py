@@ -10,7 +10,7 @@ from typing import Any, Dict
 from agentrc.clients.base import (ClientAdapter, OutputFile, claude_style_server, context_section, fragment,
                                   hook_docs, hook_script, server_outcomes, tool_event)
 from agentrc.fidelity import Tracker
-from agentrc.managed import block_render
+from agentrc.output.merge import block_render
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
 

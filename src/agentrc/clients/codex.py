@@ -23,7 +23,7 @@ from agentrc.clients.base import (ENV_REF_RE, SHARED_SKILL_DIR, ClientAdapter, O
                                   tool_event, with_skills_section)
 from agentrc.fidelity import MAPPED, Tracker
 from agentrc.frozen import thaw
-from agentrc.markdown import format_body
+from agentrc.text.markdown import format_body
 from agentrc.model import Item, Kind, McpServer
 from agentrc.vocabulary import MODEL_ALIASES, TOOLS, split_model
 
@@ -207,7 +207,7 @@ class Codex(ClientAdapter):
             table.update(self.passthrough(item))
             tracker.emitted(self.passthrough_block, "merged into the agent's TOML (Codex agent and config.toml keys)")
         table.setdefault("developer_instructions", instructions)
-        from agentrc import tomledit
+        from agentrc.output import tomledit
 
         content = tomledit.dumps(table).encode("utf-8")
         return [OutputFile(f"{AGENTS_DIR}/{item.name}.toml", content, False, self.owner(item))] + list(extra)

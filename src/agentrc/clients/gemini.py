@@ -23,7 +23,7 @@ from agentrc.clients.base import (ClientAdapter, OutputFile, context_section, fr
                                   with_skills_section)
 from agentrc.fidelity import Tracker
 from agentrc.frozen import FrozenMap
-from agentrc.markdown import format_body
+from agentrc.text.markdown import format_body
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import split_model
 
@@ -179,7 +179,7 @@ class Gemini(ClientAdapter):
 
     # --- commands: TOML ----------------------------------------------------------------
     def _command(self, item: Item, ctx, tracker: Tracker) -> List[Any]:
-        from agentrc import tomledit
+        from agentrc.output import tomledit
 
         body = self.body(item, ctx, tracker)
         tracker.emitted("description", "shown by /help")

@@ -17,14 +17,14 @@ import posixpath
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from agentrc.body import CONSTRUCTS, CONSTRUCT_HINT_RE, LINK_RE, SCHEME_RE
+from agentrc.portable.body import CONSTRUCTS, CONSTRUCT_HINT_RE, LINK_RE, SCHEME_RE
 from agentrc.diagnostics import Diagnostics
-from agentrc.directives import END_RE, OPEN_RE
-from agentrc.frontmatter import split
-from agentrc.managed import BEGIN, CONTEXT_TITLE, END
-from agentrc.markdown import ATX_RE, FENCE_RE, format_body, heading_level, scan, strip_inline_code
+from agentrc.portable.directives import END_RE, OPEN_RE
+from agentrc.text.frontmatter import split
+from agentrc.output.merge import BEGIN, CONTEXT_TITLE, END
+from agentrc.text.markdown import ATX_RE, FENCE_RE, format_body, heading_level, scan, strip_inline_code
 from agentrc.model import HOOK_EVENTS, SourceFile, SourceTree
-from agentrc.yamlpos import YamlError, load as load_yaml
+from agentrc.text.yamlpos import YamlError, load as load_yaml
 
 try:
     from typing import Protocol
@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover - Python < 3.8
 
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 SIDECAR_GROUPS = ("references", "scripts", "assets")
-# The eight Claude Code tool names canonical hooks use (agentrc.canonical.HOOK_TOOLS).
+# The eight Claude Code tool names canonical hooks use (agentrc.canonical.document.HOOK_TOOLS).
 CLAUDE_TOOLS = ("Read", "Write", "Edit", "Bash", "Grep", "Glob", "WebFetch", "WebSearch")
 # The sentence agentrc.clients.base.with_skills_section writes for preload-skills.
 # Environment variables one client sets for its hooks and MCP servers.

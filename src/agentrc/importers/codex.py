@@ -9,7 +9,7 @@ import re
 from typing import Any, Dict, List
 
 from agentrc.importers.base import Reader, allowed_tools, description, mapping
-from agentrc.yamlpos import YamlError, load as load_yaml
+from agentrc.text.yamlpos import YamlError, load as load_yaml
 
 SIDECAR = "agents/openai.yaml"
 # Codex hook events are the Claude ones (no Notification).

@@ -9,11 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence, Tuple
 
-from agentrc import build, resolve
+from agentrc.output import plan as build
+
+from agentrc.portable import resolve
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
-from agentrc.fmt import format_source
-from agentrc.load import load_registry
+from agentrc.portable.fmt import format_source
+from agentrc.portable.load import load_registry
 from agentrc.frozen import FrozenMap
 from agentrc.model import Registry, SourceTree
 
@@ -30,7 +32,7 @@ class Loaded:
 
 def load(tree: SourceTree, explicit: Iterable[str] = (), memo=None, canonical: Optional[Loaded] = None) -> Loaded:
     """The registry of the portable sources in `tree`, joined with the items of canonical
-    projects (`canonical`, from agentrc.inputs): one model, two front doors."""
+    projects (`canonical`, from agentrc.inputs.read): one model, two front doors."""
     registry, diags = load_registry(tree, client_registry.families(), client_registry.passthrough_blocks(),
                                     explicit, memo)
     if canonical is not None:
@@ -72,7 +74,7 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
              strict: bool = False, explicit: Iterable[str] = (), memo=None,
              entrypoints: Optional[Sequence[str]] = None, layout: str = "project",
              plugin_name: str = "", canonical: Optional[Loaded] = None) -> build.Plan:
-    """`memo` (agentrc.cache.Memo) lets unchanged item directories skip parsing and rendering."""
+    """`memo` (agentrc.memo.cache.Memo) lets unchanged item directories skip parsing and rendering."""
     loaded = load(tree, explicit, memo, canonical)
     if not loaded.ok:
         return build.Plan((), (), loaded.diagnostics)

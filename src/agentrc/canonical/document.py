@@ -7,7 +7,7 @@ canonical document; `merge()` deep-merges them (later layers win per key, §4.1)
 which layer and file it came from. `to_registry()` then maps the document onto the one
 internal model (Items and McpServers), so the same client adapters render it.
 
-Everything here is pure: the layers' files come in as SourceTrees (agentrc.configload reads
+Everything here is pure: the layers' files come in as SourceTrees (agentrc.inputs.config reads
 them from disk and evaluates `ai.config.js` with Node).
 """
 
@@ -21,10 +21,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc import schemas
 from agentrc.diagnostics import Diagnostic, Diagnostics
-from agentrc.frontmatter import split
+from agentrc.text.frontmatter import split
 from agentrc.frozen import FrozenMap, freeze, thaw
 from agentrc.model import Bundle, Kind, McpServer, Registry, Resource, SourceFile, SourceTree
-from agentrc.yamlpos import YamlError, load as load_yaml
+from agentrc.text.yamlpos import YamlError, load as load_yaml
 
 CAPABILITIES = ("rules", "commands", "skills", "agents", "hooks", "mcp")
 # Keys of ai.config.* besides the capabilities: how the layers are found, not content.
@@ -167,7 +167,7 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
 
 def strip_managed_block(text: str) -> str:
     """The root AGENTS.md minus agentrc's own generated block: input never includes output."""
-    from agentrc.managed import block_render
+    from agentrc.output.merge import block_render
 
     return block_render(text, None)
 
@@ -382,7 +382,7 @@ def to_registry(document: Document, families, passthrough) -> Tuple[Registry, Tu
     """Items and MCP servers of the document, through the portable loader's checks. Each
     canonical field is mapped onto the portable one explicitly; what has no portable
     equivalent is a warning naming what happens to it."""
-    from agentrc.load import items_from_data
+    from agentrc.portable.load import items_from_data
 
     diags = Diagnostics()
     caps = thaw(document.capabilities)
@@ -540,7 +540,7 @@ def split_globs(text: str) -> List[str]:
 def _demote(text: str) -> str:
     """AGENTS.md files start with an H1; inside the generated document (which has its own)
     every heading moves one level down."""
-    from agentrc.markdown import demote_headings, has_h1
+    from agentrc.text.markdown import demote_headings, has_h1
 
     return demote_headings(text) if has_h1(text) else text
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
-from agentrc import managed
+from agentrc.output import merge as managed
 from agentrc.clients.base import ClientAdapter, Fragment, OutputFile, RenderContext, Rendered
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import DROPPED, STATUSES, FieldOutcome, ItemReport

@@ -1,4 +1,4 @@
-"""Reading a project's canonical layers from disk (spec 000 §4): the shell around canonical.py.
+"""Reading a project's canonical layers from disk (spec 000 §4): the shell around agentrc.canonical.document.
 
 A project is a directory holding `ai.config.{js,mjs,cjs,json,yaml,yml,toml}` and/or an `.ai/`
 directory. Its presets are local directories (`./presets/base`) or npm packages in
@@ -17,11 +17,11 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from agentrc import canonical
+from agentrc.canonical import document as canonical
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import SourceTree
-from agentrc.sourceio import read_tree
-from agentrc.yamlpos import YamlError, load as load_yaml
+from agentrc.inputs.tree import read_tree
+from agentrc.text.yamlpos import YamlError, load as load_yaml
 
 CONFIG_NAMES = ("ai.config.js", "ai.config.mjs", "ai.config.cjs", "ai.config.json", "ai.config.yaml",
                 "ai.config.yml", "ai.config.toml")

@@ -1,8 +1,8 @@
 """What the CLI reads for `lint`, `build` and `inspect`: portable sources and canonical projects.
 
 A path that holds `ai.config.*` or `.ai/` is a canonical project (spec 000): its layers are
-read (agentrc.configload), merged and normalized (agentrc.canonical) and join the portable
-items of every path (agentrc.sourceio) in one registry.
+read (agentrc.inputs.config), merged and normalized (agentrc.canonical.document) and join the portable
+items of every path (agentrc.inputs.tree) in one registry.
 """
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ import json
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple
 
-from agentrc import canonical, configload
+from agentrc.canonical import document as canonical
+
+from agentrc.inputs import config as configload
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
 from agentrc.model import Registry, SourceTree
-from agentrc.sourceio import read_tree
+from agentrc.inputs.tree import read_tree
 
 
 @dataclass(frozen=True)
@@ -24,12 +26,12 @@ class Inputs:
     tree: SourceTree
     explicit: Tuple[str, ...]
     documents: Tuple[Tuple[str, canonical.Document], ...]  # (project root, document)
-    canonical: Optional["Loaded"]  # noqa: F821 - agentrc.pipeline.Loaded
+    canonical: Optional["Loaded"]  # noqa: F821 - agentrc.pipeline.stages.Loaded
     digest: str  # of everything read, for the no-change stamp
 
 
 def read_inputs(paths: Sequence[str]) -> Inputs:
-    from agentrc.pipeline import Loaded, _join
+    from agentrc.pipeline.stages import Loaded, _join
 
     # A canonical project is read through its layers only: its presets hold SKILL.md files
     # that are layer content, not portable items.

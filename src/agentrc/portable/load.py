@@ -16,16 +16,20 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set
 
 import pathspec
 
-from agentrc import SUPPORTED_SCHEMA, body as body_rules, directives, schemas
-from agentrc.cache import digest
+from agentrc import SUPPORTED_SCHEMA, schemas
+
+from agentrc.portable import body as body_rules
+
+from agentrc.portable import directives
+from agentrc.memo.cache import digest
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.families import OVERRIDE_CLIENTS
-from agentrc.frontmatter import split
+from agentrc.text.frontmatter import split
 from agentrc.frozen import FrozenMap, freeze
-from agentrc.markdown import prose, scan
+from agentrc.text.markdown import prose, scan
 from agentrc.model import (ENTRYPOINTS, KIND_BY_PLURAL, Bundle, BundleRef, HookSpec, Item, Kind, McpServer, Ref,
                            Registry, Resource, SourceFile, SourceTree)
-from agentrc.yamlpos import Located, YamlError, load as load_yaml
+from agentrc.text.yamlpos import Located, YamlError, load as load_yaml
 
 NAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
 OVERRIDE_RE = re.compile(r"^(" + "|".join(k.name for k in Kind) + r")\.([^/]+)\.md$")

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
-from agentrc import __version__, managed
+from agentrc import __version__
+
+from agentrc.output import merge as managed
 from agentrc.clients.base import OutputFile
 from agentrc.diagnostics import Diagnostic, Diagnostics
 
@@ -33,7 +35,7 @@ class Changes:
     unchanged: int
     # [size, mtime_ns, mode] of unchanged files as diff() saw them, so apply() need not stat them again.
     seen: Dict[str, list] = field(default_factory=dict, compare=False, hash=False)
-    # Files merged into what the user has (agentrc.managed): their merged bytes, and the
+    # Files merged into what the user has (agentrc.output.merge): their merged bytes, and the
     # ownership record the manifest keeps for each (the keys agentrc added).
     merged_files: Dict[str, OutputFile] = field(default_factory=dict, compare=False, hash=False)
     merged: Dict[str, dict] = field(default_factory=dict, compare=False, hash=False)

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.clients.base import Fragment, OutputFile
 from agentrc.diagnostics import Diagnostics
-from agentrc.markdown import demote_headings, has_h1
+from agentrc.text.markdown import demote_headings, has_h1
 
 CONTEXT_TITLE = "Project instructions"
 # Files their client parses as strict JSON (comments make it ignore the whole file), while
@@ -72,7 +72,7 @@ def fresh(fmt: str, keys: Sequence[Key]) -> str:
             node[key[-1]] = parsed
     if fmt == "json":
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    from agentrc import tomledit
+    from agentrc.output import tomledit
 
     return tomledit.dumps(doc)
 
@@ -95,7 +95,7 @@ def conflicts(fmt: str, current: str, old: Sequence[Key], new: Sequence[Key]) ->
     owned = {k for k, _, append in old if not append}
     clashes = []
     if fmt == "json":
-        from agentrc import jsonedit
+        from agentrc.output import jsonedit
 
         data = jsonedit.loads(current) if current.strip() else {}
         for key, _, append in new:
@@ -104,7 +104,7 @@ def conflicts(fmt: str, current: str, old: Sequence[Key], new: Sequence[Key]) ->
             if _lookup(data, key) is not _MISSING:
                 clashes.append(".".join(key))
     else:
-        from agentrc import tomledit
+        from agentrc.output import tomledit
 
         for key, _, append in new:
             if key not in owned and tomledit.has_key(current, key):
@@ -128,7 +128,7 @@ def edited(fmt: str, current: str, old: Sequence[Key]) -> Tuple[List[str], List[
                 changed.append("the agentrc block")
         return changed, missing
     if fmt == "json":
-        from agentrc import jsonedit
+        from agentrc.output import jsonedit
 
         data = jsonedit.loads(current) if current.strip() else {}
         for key, value, append in old:
@@ -158,7 +158,7 @@ def _strings(value: Any) -> List[str]:
 
 def has_comments(text: str) -> bool:
     """Whether JSON text holds // or /* */ comments (outside strings)."""
-    from agentrc import jsonedit
+    from agentrc.output import jsonedit
 
     if not text.strip():
         return False
@@ -178,7 +178,7 @@ def is_empty(fmt: str, text: str) -> bool:
     if fmt == "block":
         return not text.strip()
     if fmt == "json":
-        from agentrc import jsonedit
+        from agentrc.output import jsonedit
 
         return not text.strip() or jsonedit.loads(text) == {}
     stripped = [ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
@@ -197,7 +197,7 @@ def _lookup(data: Any, key: Sequence[str]) -> Any:
 
 
 def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
-    from agentrc import jsonedit
+    from agentrc.output import jsonedit
 
     edits: List[Any] = []
     for key, value, append in old:
@@ -209,7 +209,7 @@ def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
 
 
 def _render_toml(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
-    from agentrc import tomledit
+    from agentrc.output import tomledit
 
     text = current
     for key, _, append in old:

@@ -9,7 +9,7 @@ Generated files:
   other pages (and diagnostics) can link `error-codes.md#ar001`.
 - `docs/clients/<client>.md` for every adapter in `agentrc.clients.registry.CLIENTS`. The
   tables are not written by hand: a set of probe items (an in-memory source registry) is
-  loaded through `agentrc.pipeline.load` and rendered through each adapter, and the
+  loaded through `agentrc.pipeline.stages.load` and rendered through each adapter, and the
   fidelity report of every probe is tabulated. Changing an adapter changes its page.
 - `docs/clients/tools.md`: the capability vocabulary and model aliases across clients.
 
@@ -32,7 +32,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import yaml
 
-from agentrc import managed, pipeline
+from agentrc.output import merge as managed
+
+from agentrc.pipeline import stages as pipeline
 from agentrc.clients import registry as client_registry
 from agentrc.clients.base import ClientAdapter, OutputFile, RenderContext
 from agentrc.codes import CODES
@@ -475,7 +477,7 @@ def _frontmatter(data: bytes, path: str = "") -> Dict[str, Any]:
     """The settings of a generated file: markdown frontmatter, or a whole TOML/JSON file."""
     text = data.decode("utf-8")
     if path.endswith(".toml"):
-        from agentrc.configload import _toml
+        from agentrc.inputs.config import _toml
 
         return dict(_toml(text))
     if path.endswith(".json"):

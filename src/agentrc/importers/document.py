@@ -15,7 +15,7 @@ import base64
 import posixpath
 from typing import Any, Dict, List, Optional, Tuple
 
-from agentrc.canonical import HOOK_TOOLS, _slug, skill_fields
+from agentrc.canonical.document import HOOK_TOOLS, _slug, skill_fields
 from agentrc.clients.base import dump_yaml
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.importers.base import Importer, Reader, clean_body, glob_list, project_command

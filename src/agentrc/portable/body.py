@@ -14,8 +14,8 @@ from typing import FrozenSet, Iterable, List, Optional, Tuple
 from urllib.parse import unquote
 
 from agentrc.diagnostics import Diagnostics
-from agentrc.directives import Block
-from agentrc.markdown import heading_level, prose, scan, strip_inline_code
+from agentrc.portable.directives import Block
+from agentrc.text.markdown import heading_level, prose, scan, strip_inline_code
 
 # Client-specific constructs (spec 001 §5.5). Each belongs to one source family.
 CONSTRUCTS: Tuple[Tuple[str, str, "re.Pattern[str]"], ...] = (

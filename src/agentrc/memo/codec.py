@@ -14,7 +14,7 @@ import json
 from typing import Any, Dict
 
 from agentrc.diagnostics import Diagnostic
-from agentrc.directives import Block
+from agentrc.portable.directives import Block
 from agentrc.frozen import FrozenMap
 from agentrc.model import BundleRef, HookSpec, Item, Kind, Ref, Resource
 

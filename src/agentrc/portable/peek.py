@@ -11,9 +11,9 @@ import posixpath
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from agentrc.frontmatter import split
+from agentrc.text.frontmatter import split
 from agentrc.model import ENTRYPOINTS, KIND_BY_PLURAL, Kind
-from agentrc.yamlpos import YamlError, load as load_yaml
+from agentrc.text.yamlpos import YamlError, load as load_yaml
 
 BUNDLE_SUFFIX = ".bundle.yaml"
 

@@ -15,7 +15,7 @@ import pickle
 import posixpath
 from typing import Dict, List, Sequence
 
-from agentrc.cache import Memo
+from agentrc.memo.cache import Memo
 from agentrc.model import ENTRYPOINTS, SourceFile, SourceTree
 
 MIN_ITEMS = 300  # below this, forking costs more than it saves
@@ -67,7 +67,8 @@ def entries(tree: SourceTree, clients: Sequence[str]) -> Dict:
 
 
 def _entries(tree: SourceTree, clients: Sequence[str]) -> Dict:
-    from agentrc import build, pipeline
+    from agentrc.output import plan as build
+    from agentrc.pipeline import stages as pipeline
     from agentrc.clients import registry as client_registry
 
     memo = Memo()

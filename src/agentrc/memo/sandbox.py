@@ -20,7 +20,8 @@ ENTRIES = "__entries__.json"
 
 def main(argv: List[str]) -> int:
     """Parse and render one item directory; the memo entries go out as JSON (memocodec)."""
-    from agentrc import memocodec, parallel
+    from agentrc.memo import codec as memocodec
+    from agentrc.memo import warm as parallel
 
     with open(argv[0], encoding="utf-8") as fh:
         req = json.load(fh)

@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from agentrc.frontmatter import split
-from agentrc.markdown import format_body
+from agentrc.text.frontmatter import split
+from agentrc.text.markdown import format_body
 from agentrc.model import ENTRYPOINTS, Kind
-from agentrc.yamlpos import YamlError, load as load_yaml
+from agentrc.text.yamlpos import YamlError, load as load_yaml
 
 _TAIL = ("metadata", "requires", "ignore", "claude", "copilot", "opencode", "cursor", "codex", "gemini", "windsurf",
          "openclaw", "hermes")

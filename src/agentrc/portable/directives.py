@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import FrozenSet, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostics
-from agentrc.markdown import collapse_blank_lines, scan
+from agentrc.text.markdown import collapse_blank_lines, scan
 
 OPEN_RE = re.compile(r"^\s*<!--\s*@client:(.*?)\s*-->\s*$")
 END_RE = re.compile(r"^\s*<!--\s*@endclient\s*-->\s*$")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import List
 
-from agentrc.canonical import CAPABILITIES, Document
+from agentrc.canonical.document import CAPABILITIES, Document
 from agentrc.frozen import thaw
 
 

@@ -15,15 +15,18 @@ from pathlib import Path
 from typing import List, Optional, Sequence
 
 from agentrc.model import Kind
-from agentrc import __version__, cache, pipeline, writer
-from agentrc.build import summary
+from agentrc import __version__
+from agentrc.memo import cache
+from agentrc.pipeline import stages as pipeline
+from agentrc.output import writer
+from agentrc.output.plan import summary
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, count_summary
 from agentrc.codes import CODES
-from agentrc.fmt import format_source, formattable
-from agentrc import configload
-from agentrc.inputs import read_inputs
-from agentrc.sourceio import read_tree
+from agentrc.portable.fmt import format_source, formattable
+from agentrc.inputs import config as configload
+from agentrc.inputs.read import read_inputs
+from agentrc.inputs.tree import read_tree
 
 
 class UsageError(Exception):
@@ -194,7 +197,7 @@ def cmd_build(args) -> int:
             return 0
     memo = cache.load(memo_path) if memo_path else None
     if memo is not None and not memo.data and args.jobs != 1:
-        from agentrc import parallel
+        from agentrc.memo import warm as parallel
 
         parallel.warm(tree, clients, memo, args.jobs or (os.cpu_count() or 1))
     plan = pipeline.generate(tree, clients, args.bundle, args.strict, explicit, memo, layout=args.layout,
@@ -226,7 +229,7 @@ def cmd_build(args) -> int:
 
 
 def cmd_inspect(args) -> int:
-    from agentrc import inspect as inspect_doc
+    from agentrc.canonical import show as inspect_doc
 
     inputs = read_inputs(args.paths)
     diags = inputs.canonical.diagnostics if inputs.canonical else ()
@@ -248,10 +251,10 @@ def cmd_inspect(args) -> int:
 def cmd_import(args) -> int:
     """Client files -> canonical document -> portable items, written like build writes: all
     or nothing, never over a file the last import did not write (AR091)."""
-    from agentrc import importer
+    from agentrc.importers import document as importer
     from agentrc.clients.base import OutputFile
     from agentrc.diagnostics import Diagnostics
-    from agentrc.sourceio import read_project
+    from agentrc.inputs.tree import read_project
 
     if args.client not in importer.IMPORTERS:
         raise UsageError(f"unknown client to import from: {args.client} (known: {', '.join(importer.IMPORTERS)})")

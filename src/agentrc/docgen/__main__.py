@@ -1,0 +1,5 @@
+import sys
+
+from agentrc.docgen.pages import main
+
+sys.exit(main())
