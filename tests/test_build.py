@@ -15,7 +15,8 @@ from agentrc.output import plan as build
 
 from agentrc.pipeline import stages as pipeline
 from agentrc.cli.main import main
-from agentrc.clients.base import ClientAdapter, OutputFile
+from agentrc.clients.base import ClientAdapter
+from agentrc.files import OutputFile
 from agentrc.clients.registry import CLIENTS
 from agentrc.inputs.tree import read_tree
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from agentrc.clients.base import dump_yaml
+from agentrc.text.yamlemit import dump_yaml
 
 SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
                    st.text(), st.sampled_from(["yes", "No", "null", "~", "1.0", "0x1f", "a: b", "a #b", "- x",

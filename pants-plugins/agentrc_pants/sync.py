@@ -24,7 +24,7 @@ from pants.option.option_types import BoolOption, StrListOption, StrOption
 from agentrc.pipeline import stages as pipeline
 
 from agentrc.output import writer
-from agentrc.clients.base import OutputFile
+from agentrc.files import OutputFile
 from agentrc.portable.peek import peek
 
 from agentrc_pants.config import AgentrcConfigFieldSet, AgentrcConfigSourcesField

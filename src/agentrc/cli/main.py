@@ -252,7 +252,7 @@ def cmd_import(args) -> int:
     """Client files -> canonical document -> portable items, written like build writes: all
     or nothing, never over a file the last import did not write (AR091)."""
     from agentrc.importers import document as importer
-    from agentrc.clients.base import OutputFile
+    from agentrc.files import OutputFile
     from agentrc.diagnostics import Diagnostics
     from agentrc.inputs.tree import read_project
 

@@ -7,57 +7,19 @@ fidelity `Tracker`. Adapters are pure: no I/O, no clock, no environment.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
-import yaml
-
 from agentrc.portable import directives
 from agentrc.portable.body import rewrite_links
 from agentrc.fidelity import ItemReport, Tracker
+from agentrc.files import Fragment, OutputFile, fragment
 from agentrc.frozen import thaw
 from agentrc.text.markdown import format_body
+from agentrc.text.yamlemit import dump_yaml
 from agentrc.model import Item, Kind, McpServer
-
-try:
-    _Dumper = yaml.CSafeDumper  # type: ignore[attr-defined]
-except AttributeError:  # pragma: no cover
-    _Dumper = yaml.SafeDumper
-
-
-@dataclass(frozen=True)
-class OutputFile:
-    path: str  # posix, relative to the output root
-    content: bytes
-    executable: bool = False
-    owner: str = ""  # "<client>:<kind>:<name>" for conflict messages, or "<client>" for project files
-    # Config files users also own ("json" or "toml"): agentrc owns only `keys` in them, as
-    # (key path, value as canonical JSON, appended array element?) triples, and the writer
-    # merges those into whatever the file holds (agentrc.output.merge). `content` is the file
-    # with agentrc's keys alone, which is what a fresh tree (dist/, Pants) holds.
-    merge: str = ""
-    keys: Tuple[Tuple[Tuple[str, ...], str, bool], ...] = ()
-
-
-@dataclass(frozen=True)
-class Fragment:
-    """A part of a file that several items and clients contribute to: a key of a JSON or
-    TOML config (an MCP server, a hook entry appended to an event's list), or a section of
-    the global context document. build.plan assembles fragments into files."""
-
-    path: str
-    format: str  # "json", "toml" or "sections"
-    key: Tuple[str, ...]  # key path; for "sections", (sort key, name)
-    value: str  # canonical JSON of the value; for "sections", the section's markdown
-    append: bool = False  # an element appended to the array at `key`, not the key's whole value
-    owner: str = ""
-
-
-def fragment(path: str, fmt: str, key: Sequence[str], value: Any, owner: str, append: bool = False) -> Fragment:
-    return Fragment(path, fmt, tuple(key), json.dumps(thaw(value), sort_keys=False, ensure_ascii=False), append, owner)
 
 
 @dataclass(frozen=True)
@@ -301,63 +263,6 @@ def document(frontmatter: Optional[Mapping[str, Any]], title: str, body: str) ->
         parts.append("---\n" + dump_yaml(frontmatter) + "---\n\n")
     parts.append(format_body(f"# {title}\n\n{body}"))
     return "".join(parts).encode("utf-8")
-
-
-def dump_yaml(data: Mapping[str, Any]) -> str:
-    """Frontmatter YAML. Strings, numbers, booleans and lists of them (nearly every field)
-    are written directly; anything else (nested passthrough maps) goes through PyYAML.
-    Both produce the block style a person would write; tests round-trip every output."""
-    out = []
-    for key, value in data.items():
-        value = thaw(value)
-        if _simple(value):
-            out.append(f"{_key(key)}: {_scalar(value)}\n")
-        elif isinstance(value, list) and value and all(_simple(v) for v in value):
-            out.append(f"{_key(key)}:\n" + "".join(f"  - {_scalar(v)}\n" for v in value))
-        else:
-            out.append(yaml.dump({key: value}, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
-                                 default_flow_style=False, width=10 ** 6, indent=2))
-    return "".join(out)
-
-
-_PLAIN_RE = re.compile(r"^[A-Za-z_/.(][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]*\Z")
-_RESOLVER = yaml.resolver.Resolver()
-
-
-def _simple(value: Any) -> bool:
-    # Floats go through PyYAML: YAML 1.1 reads '1e-05' (no dot) as a string.
-    return value is None or isinstance(value, (str, bool, int))
-
-
-def _plain(text: str) -> bool:
-    """Whether `text` can be written unquoted and still read back as this very string."""
-    return (bool(_PLAIN_RE.match(text)) and ": " not in text and " #" not in text
-            and not text.endswith((" ", ":"))
-            and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == "tag:yaml.org,2002:str")
-
-
-def _key(key: str) -> str:
-    return key if _plain(key) else _quote(key)
-
-
-def _scalar(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    return value if _plain(value) else _quote(value)
-
-
-# Characters YAML may not hold raw, or would read as line breaks inside a quoted scalar.
-_ESCAPE_RE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
-
-
-def _quote(text: str) -> str:
-    """A YAML double-quoted scalar: JSON string syntax (a subset of it), with the characters
-    YAML cannot carry raw escaped as \\uXXXX."""
-    return _ESCAPE_RE.sub(lambda m: "\\u%04x" % ord(m.group(0)), json.dumps(text, ensure_ascii=False))
 
 
 _BRACE_RE = re.compile(r"\{([^{}]*,[^{}]*)\}")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict
 
-from agentrc.clients.base import (ClientAdapter, OutputFile, claude_style_server, context_section, fragment,
-                                  hook_docs, hook_script, server_outcomes, tool_event)
+from agentrc.clients.base import ClientAdapter, claude_style_server, context_section, hook_docs, hook_script, server_outcomes, tool_event
+from agentrc.files import OutputFile, fragment
 from agentrc.fidelity import Tracker
 from agentrc.output.merge import block_render
 from agentrc.model import Item, Kind

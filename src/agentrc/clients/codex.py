@@ -18,9 +18,9 @@ import posixpath
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from agentrc.clients.base import (ENV_REF_RE, SHARED_SKILL_DIR, ClientAdapter, OutputFile, document, dump_yaml,
-                                  fragment, hook_docs, hook_script, place_resources, resource_files, server_outcomes,
-                                  tool_event, with_skills_section)
+from agentrc.clients.base import ENV_REF_RE, SHARED_SKILL_DIR, ClientAdapter, document, hook_docs, hook_script, place_resources, resource_files, server_outcomes, tool_event, with_skills_section
+from agentrc.text.yamlemit import dump_yaml
+from agentrc.files import OutputFile, fragment
 from agentrc.fidelity import MAPPED, Tracker
 from agentrc.frozen import thaw
 from agentrc.text.markdown import format_body

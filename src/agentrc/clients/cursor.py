@@ -13,8 +13,8 @@ import re
 from dataclasses import replace
 from typing import Any, Dict, List, Optional, Sequence
 
-from agentrc.clients.base import (ClientAdapter, OutputFile, env_refs, expand_braces, fragment, hook_docs, hook_script,
-                                  place_resources, server_outcomes, tool_event, with_skills_section)
+from agentrc.clients.base import ClientAdapter, env_refs, expand_braces, hook_docs, hook_script, place_resources, server_outcomes, tool_event, with_skills_section
+from agentrc.files import OutputFile, fragment
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model

@@ -18,9 +18,8 @@ import dataclasses
 import json
 from typing import Any, Dict, List, Sequence, Tuple
 
-from agentrc.clients.base import (ClientAdapter, OutputFile, context_section, fragment, hook_docs, hook_script,
-                                  place_resources, resource_files, server_outcomes, stdio_entry, tool_event,
-                                  with_skills_section)
+from agentrc.clients.base import ClientAdapter, context_section, hook_docs, hook_script, place_resources, resource_files, server_outcomes, stdio_entry, tool_event, with_skills_section
+from agentrc.files import OutputFile, fragment
 from agentrc.fidelity import Tracker
 from agentrc.frozen import FrozenMap
 from agentrc.text.markdown import format_body

@@ -54,8 +54,8 @@ import json
 import shlex
 from typing import Any, Dict, List, Sequence
 
-from agentrc.clients.base import (SHARED_SKILL_DIR, ClientAdapter, OutputFile, document, resource_files, stdio_entry,
-                                  with_skills_section)
+from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, document, resource_files, stdio_entry, with_skills_section
+from agentrc.files import OutputFile
 from agentrc.fidelity import Tracker
 from agentrc.frozen import thaw
 from agentrc.model import Item, Kind, McpServer

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Sequence, Tuple
 
-from agentrc.clients.base import (AGENT_SKILLS_WRITERS, ClientAdapter, OutputFile, env_refs, fragment,
-                                  place_resources, server_outcomes, with_skills_section)
+from agentrc.clients.base import AGENT_SKILLS_WRITERS, ClientAdapter, env_refs, place_resources, server_outcomes, with_skills_section
+from agentrc.files import OutputFile, fragment
 from agentrc.fidelity import ItemReport, Tracker
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model

@@ -54,8 +54,8 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from agentrc.clients.base import (ENV_REF_RE, ClientAdapter, document, fragment, hook_docs, hook_script,
-                                  place_resources, resource_files, stdio_entry, with_skills_section)
+from agentrc.clients.base import ENV_REF_RE, ClientAdapter, document, hook_docs, hook_script, place_resources, resource_files, stdio_entry, with_skills_section
+from agentrc.files import fragment
 from agentrc.fidelity import Tracker
 from agentrc.frozen import thaw
 from agentrc.model import Item, Kind

@@ -36,7 +36,8 @@ from agentrc.output import merge as managed
 
 from agentrc.pipeline import stages as pipeline
 from agentrc.clients import registry as client_registry
-from agentrc.clients.base import ClientAdapter, OutputFile, RenderContext
+from agentrc.clients.base import ClientAdapter, RenderContext
+from agentrc.files import OutputFile
 from agentrc.codes import CODES
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import freeze

@@ -16,7 +16,7 @@ import posixpath
 from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.canonical.document import HOOK_TOOLS, _slug, skill_fields
-from agentrc.clients.base import dump_yaml
+from agentrc.text.yamlemit import dump_yaml
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.importers.base import Importer, Reader, clean_body, glob_list, project_command
 from agentrc.importers.claude import ClaudeImporter

@@ -15,7 +15,7 @@ import json
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from agentrc.clients.base import Fragment, OutputFile
+from agentrc.files import Fragment, OutputFile
 from agentrc.diagnostics import Diagnostics
 from agentrc.text.markdown import demote_headings, has_h1
 

@@ -12,7 +12,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.output import merge as managed
-from agentrc.clients.base import ClientAdapter, Fragment, OutputFile, RenderContext, Rendered
+from agentrc.clients.base import ClientAdapter, RenderContext, Rendered
+from agentrc.files import Fragment, OutputFile
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import DROPPED, STATUSES, FieldOutcome, ItemReport
 from agentrc.model import Item, Kind, McpServer, Registry

@@ -21,7 +21,7 @@ from typing import Dict, List, Sequence, Tuple
 from agentrc import __version__
 
 from agentrc.output import merge as managed
-from agentrc.clients.base import OutputFile
+from agentrc.files import OutputFile
 from agentrc.diagnostics import Diagnostic, Diagnostics
 
 MANIFEST = ".agentrc/manifest.json"

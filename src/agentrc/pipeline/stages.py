@@ -114,7 +114,7 @@ def _with_plugin_files(files, extra) -> tuple:
     import json
     from collections import OrderedDict
 
-    from agentrc.clients.base import OutputFile
+    from agentrc.files import OutputFile
 
     by_path = {f.path: f for f in files}
     for f in extra:
@@ -161,7 +161,7 @@ def merged_keys(files) -> dict:
 
 def with_merge_info(files, report: dict):
     """OutputFiles rebuilt from a packaged tree, with the merge information of its report."""
-    from agentrc.clients.base import OutputFile
+    from agentrc.files import OutputFile
 
     merged = report.get("merged", {})
     out = []

@@ -1,0 +1,77 @@
+"""YAML frontmatter emission: the block style a person would write, read back unchanged.
+
+Enters: a mapping (frozen or plain). Leaves: YAML text. Every generated frontmatter goes
+through `dump_yaml`; tests round-trip each output through PyYAML.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Mapping
+
+import yaml
+
+from agentrc.frozen import thaw
+
+try:
+    _Dumper = yaml.CSafeDumper  # type: ignore[attr-defined]
+except AttributeError:  # pragma: no cover
+    _Dumper = yaml.SafeDumper
+
+
+def dump_yaml(data: Mapping[str, Any]) -> str:
+    """Frontmatter YAML. Strings, numbers, booleans and lists of them (nearly every field)
+    are written directly; anything else (nested passthrough maps) goes through PyYAML.
+    Both produce the block style a person would write; tests round-trip every output."""
+    out = []
+    for key, value in data.items():
+        value = thaw(value)
+        if _simple(value):
+            out.append(f"{_key(key)}: {_scalar(value)}\n")
+        elif isinstance(value, list) and value and all(_simple(v) for v in value):
+            out.append(f"{_key(key)}:\n" + "".join(f"  - {_scalar(v)}\n" for v in value))
+        else:
+            out.append(yaml.dump({key: value}, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                                 default_flow_style=False, width=10 ** 6, indent=2))
+    return "".join(out)
+
+
+_PLAIN_RE = re.compile(r"^[A-Za-z_/.(][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]*\Z")
+_RESOLVER = yaml.resolver.Resolver()
+
+
+def _simple(value: Any) -> bool:
+    # Floats go through PyYAML: YAML 1.1 reads '1e-05' (no dot) as a string.
+    return value is None or isinstance(value, (str, bool, int))
+
+
+def _plain(text: str) -> bool:
+    """Whether `text` can be written unquoted and still read back as this very string."""
+    return (bool(_PLAIN_RE.match(text)) and ": " not in text and " #" not in text
+            and not text.endswith((" ", ":"))
+            and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == "tag:yaml.org,2002:str")
+
+
+def _key(key: str) -> str:
+    return key if _plain(key) else _quote(key)
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return value if _plain(value) else _quote(value)
+
+
+# Characters YAML may not hold raw, or would read as line breaks inside a quoted scalar.
+_ESCAPE_RE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+
+
+def _quote(text: str) -> str:
+    """A YAML double-quoted scalar: JSON string syntax (a subset of it), with the characters
+    YAML cannot carry raw escaped as \\uXXXX."""
+    return _ESCAPE_RE.sub(lambda m: "\\u%04x" % ord(m.group(0)), json.dumps(text, ensure_ascii=False))
