@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from helpers import compare_golden
 
-from agentrc.portable.fmt import format_source, reorder
+from agentrc.pipeline.fmt import format_text as format_source
+from agentrc.portable.fmt import reorder
 from agentrc.text.yamlpos import load
 
 CASES = Path(__file__).parent / "cases" / "fmt"

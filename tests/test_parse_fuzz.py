@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from agentrc.pipeline import stages as pipeline
 from agentrc.clients.registry import CLIENTS
-from agentrc.portable.fmt import format_source
+from agentrc.pipeline.fmt import format_text as format_source
 from agentrc.model import SourceFile, SourceTree
 
 FIELD = st.sampled_from(["schema", "name", "description", "license", "audience", "metadata", "requires", "ignore",

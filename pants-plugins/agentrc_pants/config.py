@@ -11,12 +11,13 @@ Pants hides dot-directories by default: a repository with `.ai/` directories add
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 
 from pants.core.goals.package import BuiltPackage, BuiltPackageArtifact, PackageFieldSet
 from pants.core.util_rules.system_binaries import BinaryPathRequest, BinaryPaths
-from pants.engine.fs import AddPrefix, Digest, DigestSubset, MergeDigests, PathGlobs, RemovePrefix, Snapshot
+from pants.engine.fs import AddPrefix, Digest, DigestContents, DigestSubset, MergeDigests, PathGlobs, RemovePrefix, Snapshot
 from pants.engine.process import Process, ProcessResult
 from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.engine.target import COMMON_TARGET_FIELDS, HydratedSources, HydrateSourcesRequest, MultipleSourcesField, Target
@@ -24,6 +25,7 @@ from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
 from agentrc.inputs.config import CONFIG_NAMES
+from agentrc.output.plan import summary_lines
 
 from agentrc_pants.generation import CODE_DIR, REPORT, AgentrcCode, AgentrcPython
 from agentrc_pants.subsystem import AgentrcSubsystem
@@ -84,7 +86,11 @@ async def package_config(field_set: AgentrcConfigFieldSet, subsystem: AgentrcSub
     tree = await Get(Digest, DigestSubset(tree, PathGlobs(["**", "!.agentrc/manifest.json"])))
     prefix = field_set.output_path.value_or_default(file_ending=None)
     snapshot = await Get(Snapshot, AddPrefix(tree, prefix))
-    summary = tuple(ln for ln in result.stderr.decode("utf-8", "replace").splitlines() if ln.split(":")[0] in clients)
+    # The package's summary is the report's, as data (the lines `agentrc build` prints).
+    report = await Get(DigestContents, Digest, await Get(Digest, DigestSubset(
+        result.output_digest, PathGlobs([f"{OUT}/{REPORT}"]))))
+    totals = json.loads(report[0].content).get("summary", {}) if report else {}
+    summary = tuple(summary_lines(totals))
     return BuiltPackage(snapshot.digest, (BuiltPackageArtifact(prefix, summary),))
 
 

@@ -1,7 +1,8 @@
 """`pants fmt` / `pants fmt --check` and `pants lint`: agentrc's canonical formatter (spec 001 §3.8).
 
-The same `agentrc.portable.fmt.format_source` as `agentrc fmt`: entrypoints, override files and
-bundle manifests; any other supporting file passes through untouched.
+The same formatting run as `agentrc fmt` (`agentrc.pipeline.fmt.format_files`): entrypoints,
+override files and bundle manifests; any other supporting file passes through untouched, and
+problems are reported as the CLI reports them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.engine.target import SourcesPaths, SourcesPathsRequest, WrappedTarget, WrappedTargetRequest
 from pants.util.logging import LogLevel
 
-from agentrc.portable.fmt import format_source, formattable
+from agentrc.pipeline.fmt import format_files
+from agentrc.portable.fmt import formattable
 
 from agentrc_pants.subsystem import AgentrcFmt
 from agentrc_pants.target_types import (
@@ -49,26 +51,14 @@ async def partition_agentrc_fmt(request: AgentrcFmtRequest.PartitionRequest, sub
 @rule(desc="Format with agentrc", level=LogLevel.DEBUG)
 async def agentrc_fmt(request: AgentrcFmtRequest.Batch) -> FmtResult:
     contents = await Get(DigestContents, Digest, request.snapshot.digest)
-    changed = []
-    out = []
-    problems = []
-    for fc in contents:
-        try:
-            text = fc.content.decode("utf-8")
-        except UnicodeDecodeError:
-            out.append(fc)
-            continue
-        result = format_source(fc.path, text)
-        if result.error:
-            problems.append(f"{fc.path}:{result.error_line}:1: error[{result.error_code}] {result.error}")
-        if result.changed and not result.error:
-            changed.append(fc.path)
-            out.append(FileContent(fc.path, result.text.encode("utf-8"), fc.is_executable))
-        else:
-            out.append(fc)
+    result = format_files((fc.path, fc.content) for fc in contents)
+    new = dict(result.outputs)
+    out = [FileContent(fc.path, new[fc.path].encode("utf-8"), fc.is_executable) if fc.path in new else fc
+           for fc in contents]
     output = await Get(Snapshot, CreateDigest(out))
-    stdout = "".join(f"reformatted {p}\n" for p in changed)
-    return FmtResult(request.snapshot, output, stdout, "\n".join(problems), request.tool_name)
+    stdout = "".join(f"reformatted {p}\n" for p in result.changed)
+    stderr = "\n".join(d.format() for d in result.diagnostics)
+    return FmtResult(request.snapshot, output, stdout, stderr, request.tool_name)
 
 
 def rules():

@@ -16,7 +16,7 @@ from pants.engine.rules import Get, collect_rules, rule
 from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
-from agentrc.portable.peek import peek
+from agentrc.portable.peek import bundle_name
 
 from agentrc_pants.generation import GenerationRequest, GenerationResult
 from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest
@@ -53,8 +53,7 @@ async def package_bundle(field_set: AgentrcBundleFieldSet, subsystem: AgentrcSub
     sources = await Get(AgentrcSources, AgentrcSourcesRequest((field_set.address,)))
     manifest = field_set.source.file_path
     content = next(f.content for f in sources.tree.files if f.path == manifest)
-    info = peek(manifest, content)
-    name = info.name if info else manifest.rsplit("/", 1)[-1][: -len(".bundle.yaml")]
+    name = bundle_name(manifest, content)
     result = await Get(GenerationResult, GenerationRequest(
         sources.digest, sources.tree, _clients(field_set.clients.value, subsystem), (name,), None,
         subsystem.strict, (manifest,), f"agentrc generate {field_set.address}"))

@@ -25,7 +25,7 @@ from agentrc.pipeline import stages as pipeline
 
 from agentrc.output import writer
 from agentrc.files import OutputFile
-from agentrc.portable.peek import peek
+from agentrc.portable.peek import bundle_name
 
 from agentrc_pants.config import AgentrcConfigFieldSet, AgentrcConfigSourcesField
 from agentrc_pants.generation import REPORT, GenerationRequest, GenerationResult
@@ -66,8 +66,7 @@ async def agentrc_sync(console: Console, sync: AgentrcSyncSubsystem, agentrc: Ag
         bundle_names = []
         for t in bundles:
             path = t[AgentrcBundleSourceField].file_path
-            info = peek(path, contents[path])
-            bundle_names.append(info.name if info else os.path.basename(path)[: -len(".bundle.yaml")])
+            bundle_names.append(bundle_name(path, contents[path]))
         result = await Get(GenerationResult, GenerationRequest(
             sources.digest, sources.tree, clients, tuple(bundle_names),
             tuple(t[AgentrcEntrypointField].file_path for t in items), agentrc.strict,

@@ -22,6 +22,7 @@ from pants.core.goals.package import OutputPathField, PackageFieldSet
 
 from agentrc.clients.registry import CLIENTS
 from agentrc.model import Kind
+from agentrc.names import is_bundle_file
 
 BUILD_FILES = ("!BUILD", "!BUILD.*")
 
@@ -168,7 +169,7 @@ class AgentrcBundleSourceField(SingleSourceField):
     def validate_resolved_files(self, files) -> None:
         super().validate_resolved_files(files)
         for f in files:
-            if not f.endswith(".bundle.yaml"):
+            if not is_bundle_file(f):
                 from pants.engine.target import InvalidFieldException
 
                 raise InvalidFieldException(f"{self.address}: `source` must be a *.bundle.yaml file, not {f}")

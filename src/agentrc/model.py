@@ -99,6 +99,8 @@ class Resource:
 
 HOOK_EVENTS = ("SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
                "SubagentStop", "PreCompact", "Notification")
+# The events about a tool call: only their hooks take `tools:` / `matcher:` (lint AR082).
+TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from agentrc.portable import directives
 from agentrc.portable.body import rewrite_links
@@ -19,7 +19,10 @@ from agentrc.files import Fragment, OutputFile, fragment
 from agentrc.frozen import thaw
 from agentrc.text.markdown import format_body
 from agentrc.text.yamlemit import dump_yaml
-from agentrc.model import Item, Kind, McpServer
+from agentrc.model import TOOL_EVENTS, Item, Kind, McpServer
+
+
+SHARED_SKILL_DIR = ".agents/skills"  # Agent Skills read by Codex, Gemini CLI, OpenClaw, Hermes (and more)
 
 
 @dataclass(frozen=True)
@@ -36,28 +39,59 @@ class RenderContext:
     families: FrozenSet[str]
     skills: FrozenSet[str] = frozenset()  # names of skills in the build (for preload lists)
     clients: FrozenSet[str] = frozenset()  # the clients being built together (shared-file decisions)
+    # (passthrough block, client title) of every client whose block the writers of the shared
+    # Agent Skills directory merge into it, in registry order (registry.shared_blocks()).
+    shared_blocks: Tuple[Tuple[str, str], ...] = ()
 
 
 class ClientAdapter:
-    """The interface of one client (a Protocol in spirit; subclassed for the helpers).
+    """One client: how each kind of item, an MCP server and `tools.<client>` settings become
+    that client's files. A Protocol in spirit, subclassed for the shared rendering frame.
 
-    name:    the identifier users pass to --client and clients=.
-    family:  the audience/directive family whose content this client reads.
-    title:   the human name in reports and docs.
-    kinds:   item kinds the client renders; other kinds are reported as dropped.
+    Subclasses set the attributes below and implement the hooks their `kinds` need; the
+    registry (`agentrc.clients.registry`) lists the instances, and everything else that
+    depends on the set of clients (families, passthrough blocks, fmt's key order, the item
+    schema, the shared Agent Skills writers, docs) is derived from these attributes.
     """
 
-    name: str = ""
-    family: str = ""
-    title: str = ""
+    # --- identity --------------------------------------------------------------------
+    name: str = ""  # what users pass to --client and clients=
+    family: str = ""  # the audience/directive family whose content this client reads
+    title: str = ""  # the human name in reports and docs
     layout: str = "project"  # or "plugin": the client's plugin/extension package (`--layout plugin`)
-    kinds: Tuple[Kind, ...] = (Kind.RULE, Kind.SKILL, Kind.AGENT)
-    passthrough_block: str = ""
-    # Other clients' output trees this client also discovers natively, per kind: e.g.
-    # opencode loads .claude/skills too. The build warns when those copies differ (AR095).
+    aliases: Tuple[str, ...] = ()  # other names `tools.<name>` of a canonical document may use
+
+    # --- what it renders -------------------------------------------------------------
+    kinds: Tuple[Kind, ...] = (Kind.RULE, Kind.SKILL, Kind.AGENT)  # others are reported dropped
+    capabilities: FrozenSet[str] = frozenset({"mcp"})  # "mcp": the client has project MCP configuration
+    passthrough_block: str = ""  # the frontmatter block (`<name>:`) copied into this client's output
+    passthrough_example: Mapping[str, Any] = {"key": "value"}  # a typical block, for the docs' probes
+    # Whether every writer of the shared `.agents/skills` SKILL.md merges this client's block
+    # into it (the client reads extra keys there: OpenClaw's gating, Hermes' settings).
+    shared_block: bool = False
+    skill_fields: FrozenSet[str] = frozenset()  # skill frontmatter read beyond name/description
+    # Capability (spec 001 §4) -> the client's tool name, or, for a client with a
+    # `permission:` map instead of a tool list, -> its permission key. For the docs' tables.
+    tool_names: Optional[Mapping[str, str]] = None
+    permissions: Optional[Mapping[str, str]] = None
+
+    # --- where it writes -------------------------------------------------------------
+    skill_dir: str = ""  # <skill_dir>/<name>/SKILL.md
+    # Where rules' and agents' supporting files go (<resource_root>/<kind>s/<name>/): a
+    # directory the client does not scan, so a resource never loads as a rule or agent.
+    resource_root: str = ""
+    context_file: str = "AGENTS.md"  # the global context document
+    tools_file: str = ""  # the user-owned settings file `tools.<name>`'s keys go into
+    tools_format: str = "json"
+
+    # --- what it also loads ------------------------------------------------------------
+    # Other clients' output trees this client also discovers natively, per kind (opencode
+    # loads .claude/skills too); SHARED_SKILL_DIR stands for every client writing there. The
+    # build warns when those copies differ (AR095).
     also_reads: Mapping[Kind, Tuple[str, ...]] = {}
-    # Kinds where the client documents that its own copy wins a name clash.
-    prefers_own: FrozenSet[Kind] = frozenset()
+    prefers_own: FrozenSet[Kind] = frozenset()  # kinds where the client's own copy wins a name clash
+
+    Rendering = Tuple[str, str, Sequence[OutputFile]]  # (entrypoint path, body, extra files)
 
     def render(self, item: Item, ctx: RenderContext) -> Rendered:
         tracker = Tracker(item.fields.keys())
@@ -93,12 +127,6 @@ class ClientAdapter:
                             tracker.finish(f"{self.name} {server.label}"))
         return Rendered(files, report, frags)
 
-    # Where `tools.<name>` of a canonical document goes (its top-level keys become keys of
-    # this user-owned settings file), and other names the target goes by there.
-    tools_file: str = ""
-    tools_format: str = "json"
-    aliases: Tuple[str, ...] = ()
-
     def render_tools(self, config: Mapping[str, Any], source: str) -> Rendered:
         tracker = Tracker(config.keys())
         frags = []
@@ -112,42 +140,60 @@ class ClientAdapter:
                             tracker.finish(f"{self.name} tools"))
         return Rendered((), report, tuple(frags))
 
-    # Capabilities beyond item kinds: "mcp" when the client has project MCP configuration.
-    capabilities: FrozenSet[str] = frozenset({"mcp"})
-
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         raise NotImplementedError
 
-    skill_dir: str = ""  # where skills go: <skill_dir>/<name>/SKILL.md
-    # Where rules' and agents' supporting files go (<resource_root>/<kind>s/<name>/): a
-    # directory the client does not scan, so a resource never loads as a rule or agent.
-    resource_root: str = ""
-    skill_fields: FrozenSet[str] = frozenset()  # skill frontmatter the client reads beyond name/description
-
-    def render_item(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[OutputFile]:
-        """Shared frame: body, the kind's own mapping, passthrough block, document."""
-        if item.kind in (Kind.HOOK, Kind.CONTEXT):
-            out = self.hook(item, ctx, tracker) if item.kind is Kind.HOOK else self.context(item, ctx, tracker)
+    # --- the rendering frame ----------------------------------------------------------
+    def render_item(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[Any]:
+        """Shared frame: `prepare`, then either a kind whose files the adapter writes whole
+        (`whole_file`: hooks, context, ...) or a markdown document (body, the kind's own
+        mapping, passthrough block, shared blocks), then `finish`."""
+        item = self.prepare(item, tracker)
+        whole = self.whole_file(item.kind)
+        if whole is not None:
+            out = list(whole(item, ctx, tracker))
             if self.passthrough_block in item.passthrough and self.passthrough_block not in tracker.outcomes:
-                tracker.dropped(self.passthrough_block, f"a {item.kind.value} has no {self.title} frontmatter to merge it into")
-            return out
+                tracker.dropped(self.passthrough_block,
+                                f"a {item.kind.value} has no {self.title} frontmatter to merge it into")
+            return self.finish(item, ctx, tracker, out)
         body = self.body(item, ctx, tracker)
         fm: Dict[str, Any] = {}
         kind_renderer = {Kind.RULE: self.rule, Kind.SKILL: self.skill, Kind.AGENT: self.agent,
                          Kind.COMMAND: self.command}[item.kind]
         entry, body, extra = kind_renderer(item, ctx, tracker, fm, body)
-        if self.passthrough_block in item.passthrough and self.passthrough_block not in SHARED_BLOCKS:
+        shared = dict(ctx.shared_blocks)
+        if (self.passthrough_in_frontmatter and self.passthrough_block in item.passthrough
+                and self.passthrough_block not in shared):
             fm.update(self.passthrough(item))
             tracker.emitted(self.passthrough_block, "merged into frontmatter")
         if entry.startswith(SHARED_SKILL_DIR + "/"):
-            self.merge_shared_blocks(item, fm, tracker)
-        return [OutputFile(entry, document(fm, item.name, body), False, self.owner(item))] + list(extra)
+            self.merge_shared_blocks(item, fm, tracker, shared)
+        out = [OutputFile(entry, document(fm, item.name, body), False, self.owner(item))] + list(extra)
+        return self.finish(item, ctx, tracker, out)
 
-    def merge_shared_blocks(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
+    # Whether the client's passthrough block is merged into the generated frontmatter (Codex
+    # writes it to a sidecar file instead, in `finish`).
+    passthrough_in_frontmatter: bool = True
+
+    def whole_file(self, kind: Kind) -> Optional[Callable[[Item, RenderContext, Tracker], Sequence[Any]]]:
+        """The method that writes an item of `kind` whole (files and fragments), when the kind
+        is not a markdown document with frontmatter: hooks and context by default."""
+        return {Kind.HOOK: self.hook, Kind.CONTEXT: self.context}.get(kind)
+
+    def prepare(self, item: Item, tracker: Tracker) -> Item:
+        """The item as this client renders it (a client may report a block dropped and remove it)."""
+        return item
+
+    def finish(self, item: Item, ctx: RenderContext, tracker: Tracker, out: List[Any]) -> List[Any]:
+        """The rendered files and fragments, last touches added (a sidecar file, a manifest key)."""
+        return out
+
+    def merge_shared_blocks(self, item: Item, fm: Dict[str, Any], tracker: Tracker, shared: Mapping[str, str]) -> None:
         """The shared `.agents/skills` SKILL.md is one file for every client that reads it, so
         each writer merges the same blocks into it: those of the clients that read extra keys
-        there (`openclaw: {metadata: {openclaw: ...}}` is OpenClaw's gating)."""
-        for block in SHARED_BLOCKS:
+        there (`openclaw: {metadata: {openclaw: ...}}` is OpenClaw's gating). `shared` maps
+        each such block to its client's title, in registry order."""
+        for block, title in shared.items():
             if block not in item.passthrough:
                 continue
             deep_merge(fm, thaw(item.passthrough[block]))
@@ -155,10 +201,9 @@ class ClientAdapter:
                 tracker.emitted(block, f"merged into the frontmatter of the shared {SHARED_SKILL_DIR} SKILL.md")
             else:
                 tracker.emitted(block, f"merged into the shared {SHARED_SKILL_DIR} SKILL.md, which "
-                                       f"{SHARED_BLOCK_TITLES[block]} also reads; {self.title} ignores keys it does not know")
+                                       f"{title} also reads; {self.title} ignores keys it does not know")
 
-    Rendering = Tuple[str, str, Sequence[OutputFile]]  # (entrypoint path, body, extra files)
-
+    # --- hooks per kind (implemented for the kinds in `kinds`) ------------------------
     def rule(self, item: Item, ctx: RenderContext, tracker: Tracker, fm: Dict[str, Any], body: str) -> Rendering:
         raise NotImplementedError
 
@@ -171,9 +216,6 @@ class ClientAdapter:
     def hook(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[Any]:
         """Files and fragments for a hook (its config entry, its script)."""
         raise NotImplementedError
-
-    # Where the global context goes, and the files that point the client at it.
-    context_file: str = "AGENTS.md"
 
     def context(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[Any]:
         """A context item is one section of the shared global context document; every
@@ -216,6 +258,16 @@ class ClientAdapter:
     def project_files(self, reports: Sequence[ItemReport]) -> Tuple[OutputFile, ...]:
         """Files the client needs once per project (config registrations); none by default."""
         return ()
+
+    # --- plugin layout (`layout = "plugin"` adapters) ----------------------------------
+    def manifest(self, name: str, description: str, version: str = "") -> OutputFile:
+        """The plugin's manifest (name, description, version; the items add their keys)."""
+        raise NotImplementedError(f"{self.title} has no plugin layout")
+
+    def marketplace(self, name: str, plugin: str, description: str) -> Optional[OutputFile]:
+        """A one-plugin marketplace beside the manifest, or None for a client that installs
+        from the directory itself (Gemini CLI)."""
+        raise NotImplementedError(f"{self.title} has no plugin layout")
 
     # --- helpers for subclasses ----------------------------------------------------
     def body(self, item: Item, ctx: RenderContext, tracker: Tracker) -> str:
@@ -320,10 +372,6 @@ def place_resources(item: Item, entry_dir: str, resource_dir: str, body: str, ow
 
 # --- commands, hooks, MCP servers, context: helpers several clients share ---------------
 
-SHARED_SKILL_DIR = ".agents/skills"  # Agent Skills read by Codex, Gemini CLI, OpenClaw, Hermes (and more)
-AGENT_SKILLS_WRITERS = ("codex", "gemini", "openclaw", "hermes")  # clients writing SHARED_SKILL_DIR
-SHARED_BLOCKS = ("openclaw", "hermes")  # passthrough blocks every writer merges into that shared file
-SHARED_BLOCK_TITLES = {"openclaw": "OpenClaw", "hermes": "Hermes Agent"}
 
 
 def deep_merge(into: Dict[str, Any], extra: Dict[str, Any]) -> None:
@@ -418,9 +466,6 @@ def hook_script(adapter: "ClientAdapter", item: Item, tracker: Tracker, project_
     tracker.mapped("script", f"{spec.script_file} copied to {path}" + (f", called via {project_var}" if project_var else ""))
     tracker.emitted("resources", f"{len(files)} file(s) copied to {adapter.resource_root}/hooks/{item.name}/")
     return command, files
-
-
-TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 
 
 def tool_event(item: Item, tracker: Tracker) -> bool:

@@ -33,6 +33,7 @@ class Claude(ClientAdapter):
     family = "claude"
     title = "Claude Code"
     passthrough_block = "claude"
+    passthrough_example = {"color": "blue"}
 
     resource_root = ".claude/agentrc"
     skill_dir = ".claude/skills"
@@ -40,6 +41,7 @@ class Claude(ClientAdapter):
     agents_dir = ".claude/agents"
     hook_var = "$CLAUDE_PROJECT_DIR"
     skill_fields = SKILL_FIELDS
+    tool_names = TOOL_NAMES
 
     def rule(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker, name_in_file=False,

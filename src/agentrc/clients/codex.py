@@ -25,6 +25,7 @@ from agentrc.fidelity import MAPPED, Tracker
 from agentrc.frozen import thaw
 from agentrc.text.markdown import format_body
 from agentrc.model import Item, Kind, McpServer
+from agentrc.output import tomledit
 from agentrc.vocabulary import MODEL_ALIASES, TOOLS, split_model
 
 # Tool names as Codex hooks match them (PreToolUse, PostToolUse): the shell tool is `Bash` and
@@ -73,24 +74,21 @@ class Codex(ClientAdapter):
     resource_root = ".codex/agentrc"
     skill_dir = ".agents/skills"
     skill_fields = SKILL_FIELDS
+    tool_names = TOOL_NAMES
     hooks_file = HOOKS_FILE
     hooks_note = f"{TRUSTED}; approve the hook once in /hooks"
 
-    def render_item(self, item, ctx, tracker):
-        """Agents are TOML files; rules, skills and commands are all Agent Skills, whose
-        SKILL.md stays in the standard form and whose Codex settings (the `codex:` block, a
-        command's explicit-only invocation) go to agents/openai.yaml beside it."""
-        if item.kind is Kind.AGENT:
-            return self._agent(item, ctx, tracker)
-        if item.kind in (Kind.HOOK, Kind.CONTEXT):
-            return super().render_item(item, ctx, tracker)
-        body = self.body(item, ctx, tracker)
-        fm: Dict[str, Any] = {}
-        renderer = {Kind.RULE: self.rule, Kind.SKILL: self.skill, Kind.COMMAND: self.command}[item.kind]
-        entry, body, extra = renderer(item, ctx, tracker, fm, body)
-        if self.skill_dir == SHARED_SKILL_DIR:
-            self.merge_shared_blocks(item, fm, tracker)
-        out = [OutputFile(entry, document(fm, item.name, body), False, self.owner(item))] + list(extra)
+    # Agents are TOML files; rules, skills and commands are all Agent Skills, whose SKILL.md
+    # stays in the standard form and whose Codex settings (the `codex:` block, a command's
+    # explicit-only invocation) go to agents/openai.yaml beside it.
+    passthrough_in_frontmatter = False
+
+    def whole_file(self, kind):
+        return self._agent if kind is Kind.AGENT else super().whole_file(kind)
+
+    def finish(self, item, ctx, tracker, out):
+        if item.kind not in (Kind.RULE, Kind.SKILL, Kind.COMMAND):
+            return out
         sidecar: Dict[str, Any] = {}
         if item.kind is Kind.COMMAND or (item.kind is Kind.SKILL and item.extra.get("disable-model-invocation") is True):
             sidecar["policy"] = {"allow_implicit_invocation": False}
@@ -103,8 +101,8 @@ class Codex(ClientAdapter):
             tracker.emitted(self.passthrough_block, f"written to {SIDECAR} beside SKILL.md (Codex's skill settings: "
                                                     "interface, policy, dependencies)")
         if sidecar:
-            out.append(OutputFile(f"{posixpath.dirname(entry)}/{SIDECAR}", dump_yaml(sidecar).encode("utf-8"), False,
-                                  self.owner(item)))
+            out.append(OutputFile(f"{posixpath.dirname(out[0].path)}/{SIDECAR}", dump_yaml(sidecar).encode("utf-8"),
+                                  False, self.owner(item)))
         return out
 
     # --- rules, skills, commands: skills in .agents/skills --------------------------
@@ -207,13 +205,8 @@ class Codex(ClientAdapter):
             table.update(self.passthrough(item))
             tracker.emitted(self.passthrough_block, "merged into the agent's TOML (Codex agent and config.toml keys)")
         table.setdefault("developer_instructions", instructions)
-        from agentrc.output import tomledit
-
         content = tomledit.dumps(table).encode("utf-8")
         return [OutputFile(f"{AGENTS_DIR}/{item.name}.toml", content, False, self.owner(item))] + list(extra)
-
-    def agent(self, item, ctx, tracker, fm, body):  # pragma: no cover - render_item writes agents as TOML
-        raise NotImplementedError("Codex agents are TOML files, written by render_item")
 
     def _model(self, item: Item, table: Dict[str, Any], tracker: Tracker) -> None:
         if item.model is None:
@@ -384,8 +377,8 @@ class CodexPlugin(Codex):
     hooks_file = PLUGIN_HOOKS
     hooks_note = "approve the hook once in /hooks"
 
-    def render_item(self, item, ctx, tracker):
-        out = list(super().render_item(item, ctx, tracker))
+    def finish(self, item, ctx, tracker, out):
+        out = super().finish(item, ctx, tracker, out)
         if out and item.kind in (Kind.RULE, Kind.SKILL, Kind.COMMAND):
             out.append(fragment(PLUGIN_MANIFEST, "json", ("skills",), f"./{PLUGIN_SKILLS}/", self.name))
         return out

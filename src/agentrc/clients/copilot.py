@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from agentrc.clients.claude import claude_matcher
-from agentrc.clients.base import AGENT_SKILLS_WRITERS, ClientAdapter, claude_style_server, env_refs, expand_braces, hook_docs, hook_script, place_resources, server_outcomes, with_skills_section
+from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, claude_style_server, env_refs, expand_braces, hook_docs, hook_script, place_resources, server_outcomes, with_skills_section
 from agentrc.files import fragment
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
@@ -31,16 +31,18 @@ class Copilot(ClientAdapter):
     family = "copilot"
     title = "GitHub Copilot"
     passthrough_block = "copilot"
+    passthrough_example = {"excludeAgent": "code-review"}
     # VS Code also loads .claude/skills, .claude/agents and .claude/rules (docs: agent-skills,
     # custom-agents, custom-instructions).
     # ... and .agents/skills, where Codex, Gemini CLI, OpenClaw and Hermes write skills (and
     # their rules and commands as skills).
-    also_reads = {Kind.SKILL: ("claude",) + AGENT_SKILLS_WRITERS, Kind.AGENT: ("claude",),
-                  Kind.RULE: ("claude",) + AGENT_SKILLS_WRITERS, Kind.COMMAND: ("codex", "openclaw", "hermes")}
+    also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.AGENT: ("claude",),
+                  Kind.RULE: ("claude", SHARED_SKILL_DIR), Kind.COMMAND: ("codex", "openclaw", "hermes")}
 
     resource_root = ".github/agentrc"
     skill_dir = ".github/skills"
     skill_fields = SKILL_FIELDS
+    tool_names = TOOL_NAMES
 
     def rule(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker, name_in_file=False)

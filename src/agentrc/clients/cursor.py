@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 from typing import Any, Dict, List, Optional, Sequence
 
-from agentrc.clients.base import ClientAdapter, env_refs, expand_braces, hook_docs, hook_script, place_resources, server_outcomes, tool_event, with_skills_section
+from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, env_refs, expand_braces, hook_docs, hook_script, place_resources, server_outcomes, tool_event, with_skills_section
 from agentrc.files import OutputFile, fragment
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
@@ -59,7 +59,7 @@ class Cursor(ClientAdapter):
     # and agents from .claude/agents (.cursor/ wins a name clash, but agents outside Cursor's
     # audience still load).
     prefers_own = frozenset({Kind.AGENT})  # `.cursor/agents` wins a name clash (cursor.com/docs)
-    also_reads = {Kind.SKILL: ("claude", "codex", "gemini", "openclaw", "hermes"), Kind.COMMAND: ("claude",),
+    also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.COMMAND: ("claude",),
                   Kind.AGENT: ("claude",)}
 
     resource_root = ".cursor/agentrc"
@@ -72,12 +72,12 @@ class Cursor(ClientAdapter):
     hook_var = ""  # project hooks run from the project root
     mcp_file = MCP_FILE
     skill_fields = SKILL_FIELDS
+    tool_names = TOOL_NAMES
 
     kinds = tuple(Kind)
     tools_file = ".cursor/settings.json"  # spec 000 §5.2.1: tools.cursor
 
-    def render_item(self, item, ctx, tracker):
-        out = list(super().render_item(item, ctx, tracker))
+    def finish(self, item, ctx, tracker, out):
         if item.kind is Kind.RULE:
             out[0] = replace(out[0], content=raw_globs(out[0].content))
         return out

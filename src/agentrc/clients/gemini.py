@@ -23,6 +23,7 @@ from agentrc.files import OutputFile, fragment
 from agentrc.fidelity import Tracker
 from agentrc.frozen import FrozenMap
 from agentrc.text.markdown import format_body
+from agentrc.output import tomledit
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import split_model
 
@@ -71,6 +72,7 @@ class Gemini(ClientAdapter):
     agents_dir = ".gemini/agents"
     commands_dir = ".gemini/commands"
     skill_fields = SKILL_FIELDS
+    tool_names = TOOL_NAMES
     hooks_file = SETTINGS
     hooks_note = TRUST
     mcp_file = SETTINGS
@@ -79,15 +81,18 @@ class Gemini(ClientAdapter):
     # build an item), and Gemini CLI loads whatever is there, also the ones meant for Codex.
     also_reads = {Kind.SKILL: ("codex",), Kind.RULE: ("codex",)}
 
-    def render_item(self, item, ctx, tracker):
+    def prepare(self, item, tracker):
         if item.kind in (Kind.RULE, Kind.SKILL) and self.passthrough_block in item.passthrough:
             tracker.dropped(self.passthrough_block, f"the {self.skills_file}/<name>/SKILL.md keeps the Agent Skills "
                                                     "standard form, and Gemini CLI reads only name and description")
             item = dataclasses.replace(item, passthrough=FrozenMap(
                 (k, v) for k, v in item.passthrough.items() if k != self.passthrough_block))
-        if item.kind is Kind.COMMAND:
-            return self._command(item, ctx, tracker)
-        out = super().render_item(item, ctx, tracker)
+        return item
+
+    def whole_file(self, kind):
+        return self._command if kind is Kind.COMMAND else super().whole_file(kind)
+
+    def finish(self, item, ctx, tracker, out):
         if item.kind is Kind.AGENT and self.passthrough_block in item.passthrough:
             tracker.emitted(self.passthrough_block, "merged into frontmatter; Gemini CLI rejects the file if a key is "
                                                     "not one it defines (display_name, temperature, max_turns, "
@@ -178,8 +183,6 @@ class Gemini(ClientAdapter):
 
     # --- commands: TOML ----------------------------------------------------------------
     def _command(self, item: Item, ctx, tracker: Tracker) -> List[Any]:
-        from agentrc.output import tomledit
-
         body = self.body(item, ctx, tracker)
         tracker.emitted("description", "shown by /help")
         if "name" in item.fields:

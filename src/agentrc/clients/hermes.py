@@ -102,6 +102,8 @@ class Hermes(AgentSkillsClient):
     family = "hermes"
     title = "Hermes Agent"
     passthrough_block = "hermes"
+    shared_block = True
+    tool_names = TOOL_NAMES
 
     # Nothing is written here (hooks are dropped, resources sit beside SKILL.md): a
     # directory Hermes does not scan (it scans .hermes/skills, plugins, agents).

@@ -108,17 +108,6 @@ class AgentSkillsClient(ClientAdapter):
     slash = ""  # how a skill runs as a command ("{name}" is replaced)
     spawn = ""  # how the client spawns a subagent
 
-    def render_item(self, item: Item, ctx, tracker: Tracker) -> Sequence[Any]:
-        if item.kind in (Kind.HOOK, Kind.CONTEXT):
-            return super().render_item(item, ctx, tracker)
-        body = self.body(item, ctx, tracker)
-        fm: Dict[str, Any] = {}
-        renderer = {Kind.RULE: self.rule, Kind.SKILL: self.skill, Kind.AGENT: self.agent,
-                    Kind.COMMAND: self.command}[item.kind]
-        entry, body, extra = renderer(item, ctx, tracker, fm, body)
-        self.merge_shared_blocks(item, fm, tracker)
-        return [OutputFile(entry, document(fm, item.name, body), False, self.owner(item))] + list(extra)
-
     def _resources(self, item: Item, tracker: Tracker) -> List[OutputFile]:
         base = f"{SHARED_SKILL_DIR}/{item.name}"
         files = resource_files(item, base, self.owner(item))
@@ -231,6 +220,8 @@ class OpenClaw(AgentSkillsClient):
     family = "openclaw"
     title = "OpenClaw"
     passthrough_block = "openclaw"
+    shared_block = True
+    tool_names = TOOL_NAMES
 
     # Nothing is written here (hooks are dropped, resources sit beside SKILL.md); a
     # directory OpenClaw does not scan, as the interface asks.

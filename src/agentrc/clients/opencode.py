@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Sequence, Tuple
 
-from agentrc.clients.base import AGENT_SKILLS_WRITERS, ClientAdapter, env_refs, place_resources, server_outcomes, with_skills_section
+from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, env_refs, place_resources, server_outcomes, with_skills_section
 from agentrc.files import OutputFile, fragment
 from agentrc.fidelity import ItemReport, Tracker
 from agentrc.model import Item, Kind
@@ -33,14 +33,16 @@ class Opencode(ClientAdapter):
     family = "opencode"
     title = "opencode"
     passthrough_block = "opencode"
+    passthrough_example = {"temperature": 0.2}
     # opencode reads .claude/skills (OPENCODE_DISABLE_CLAUDE_CODE_SKILLS) and .agents/skills,
     # where Codex, Gemini CLI, OpenClaw and Hermes write skills (and rules and commands as skills).
-    also_reads = {Kind.SKILL: ("claude",) + AGENT_SKILLS_WRITERS, Kind.RULE: AGENT_SKILLS_WRITERS,
+    also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.RULE: (SHARED_SKILL_DIR,),
                   Kind.COMMAND: ("codex", "openclaw", "hermes")}  # Gemini CLI writes commands as TOML
 
     resource_root = ".opencode/agentrc"
     skill_dir = ".opencode/skills"
     skill_fields = SKILL_FIELDS
+    permissions = PERMISSIONS
 
     kinds = tuple(Kind)
     tools_file = CONFIG

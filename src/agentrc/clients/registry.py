@@ -1,14 +1,20 @@
 """The client registry: one adapter module per client, listed once here.
 
-The CLI's --client choices, the Pants `clients=` field and the docs' mapping tables all
-come from this dict, so adding a client is one module plus one line here (plus goldens).
+Everything that depends on the set of clients is derived from this list and the adapters'
+attributes: the CLI's --client choices, the Pants `clients=` field, the families content
+may name, the passthrough blocks (their order is fmt's key order and the item schema's
+properties), the writers of the shared Agent Skills directory and the blocks they merge,
+and the docs' mapping tables. Adding a client is one module plus one line here (plus
+goldens); tests/test_registry.py fails when a derived list disagrees.
+
+The order below is the order of passthrough blocks in formatted frontmatter.
 """
 
 from __future__ import annotations
 
 from typing import Dict, FrozenSet, Tuple
 
-from agentrc.clients.base import ClientAdapter
+from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, RenderContext
 from agentrc.clients.claude import Claude, ClaudePlugin
 from agentrc.clients.codex import Codex, CodexPlugin
 from agentrc.clients.copilot import Copilot
@@ -25,11 +31,11 @@ ADAPTERS: Tuple[ClientAdapter, ...] = (
     Copilot(),
     Opencode(),
     Cursor(),
-    Gemini(),
     Codex(),
+    Gemini(),
+    Windsurf(),
     OpenClaw(),
     Hermes(),
-    Windsurf(),
 )
 CLIENTS: Dict[str, ClientAdapter] = {adapter.name: adapter for adapter in ADAPTERS}
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
@@ -45,8 +51,25 @@ def families() -> FrozenSet[str]:
     return frozenset(SPEC_FAMILIES) | {a.family for a in CLIENTS.values()}
 
 
-def passthrough_blocks() -> FrozenSet[str]:
-    return frozenset(a.passthrough_block for a in CLIENTS.values() if a.passthrough_block)
+def passthrough_blocks() -> Tuple[str, ...]:
+    """The clients' frontmatter blocks, in registry order (fmt's key order)."""
+    return tuple(a.passthrough_block for a in ADAPTERS if a.passthrough_block)
+
+
+def shared_blocks() -> Tuple[Tuple[str, str], ...]:
+    """(block, client title) of the clients whose block every writer of the shared Agent
+    Skills SKILL.md merges into it."""
+    return tuple((a.passthrough_block, a.title) for a in ADAPTERS if a.shared_block)
+
+
+def agent_skills_writers() -> Tuple[str, ...]:
+    """The clients that write skills into the shared `.agents/skills` directory."""
+    return tuple(a.name for a in ADAPTERS if a.skill_dir == SHARED_SKILL_DIR)
+
+
+def render_context(skills: FrozenSet[str] = frozenset(), clients: FrozenSet[str] = frozenset()) -> RenderContext:
+    """What adapters may know beyond the item, for a build of `clients` holding `skills`."""
+    return RenderContext(families(), skills, clients, shared_blocks())
 
 
 def get(names, layout: str = "project") -> Tuple[ClientAdapter, ...]:

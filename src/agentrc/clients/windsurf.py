@@ -54,11 +54,11 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from agentrc.clients.base import ENV_REF_RE, ClientAdapter, document, hook_docs, hook_script, place_resources, resource_files, stdio_entry, with_skills_section
+from agentrc.clients.base import ENV_REF_RE, SHARED_SKILL_DIR, ClientAdapter, document, hook_docs, hook_script, place_resources, resource_files, stdio_entry, with_skills_section
 from agentrc.files import fragment
 from agentrc.fidelity import Tracker
 from agentrc.frozen import thaw
-from agentrc.model import Item, Kind
+from agentrc.model import TOOL_EVENTS, Item, Kind
 from agentrc.vocabulary import split_model
 
 # Devin's tool names (hooks lifecycle, permissions and skills docs); no documented name for
@@ -80,7 +80,6 @@ DEVIN_HOOKS = ".devin/hooks.v1.json"
 CASCADE_HOOKS = ".windsurf/hooks.json"
 DEVIN_CONFIG = ".devin/config.json"
 DEVIN_EVENTS = ("SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
-TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 # Cascade splits tool hooks by action: <pre|post>_<suffix>.
 CASCADE_ACTIONS = {"bash": "run_command", "read": "read_code", "edit": "write_code", "write": "write_code"}
 CASCADE_CLAUDE = {"Bash": "run_command", "Read": "read_code", "Edit": "write_code", "Write": "write_code",
@@ -110,13 +109,14 @@ class Windsurf(ClientAdapter):
     passthrough_block = "windsurf"
     # Devin Local imports .claude/skills, commands (as skills) and subagents; Cascade reads
     # .agents/skills, where Codex, Gemini CLI, OpenClaw and Hermes write skills.
-    also_reads = {Kind.SKILL: ("claude", "codex", "gemini", "openclaw", "hermes"), Kind.COMMAND: ("claude",),
+    also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.COMMAND: ("claude",),
                   Kind.AGENT: ("claude",)}
 
     kinds = tuple(Kind)
     resource_root = ".windsurf/agentrc"
     skill_dir = ".windsurf/skills"
     skill_fields = SKILL_FIELDS
+    tool_names = TOOL_NAMES
 
     def rule(self, item, ctx, tracker, fm, body):
         fm["trigger"] = "glob" if item.scope_paths else "always_on"

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import importlib
 import posixpath
 import re
 import sys
@@ -102,11 +101,6 @@ SKILL_FIELD_VALUES: Dict[str, Any] = {
 }
 UNKNOWN_SKILL_FIELD = "x-team-field"
 
-PASSTHROUGH_VALUES: Dict[str, Dict[str, Any]] = {
-    "claude": {"color": "blue"},
-    "copilot": {"excludeAgent": "code-review"},
-    "opencode": {"temperature": 0.2},
-}
 
 
 # ---------------------------------------------------------------------------------
@@ -261,12 +255,8 @@ def _skill_fields() -> List[str]:
     """Every skill field any adapter knows, in a stable order."""
     names = set()
     for adapter in client_registry.CLIENTS.values():
-        names |= set(getattr(_module(adapter), "SKILL_FIELDS", ()))
+        names |= set(adapter.skill_fields)
     return sorted(names)
-
-
-def _module(adapter: ClientAdapter):
-    return importlib.import_module(type(adapter).__module__)
 
 
 PLAIN_BODY = "## Guidance\n\nFollow the team conventions.\n"
@@ -319,7 +309,7 @@ def _base_rows(fm: Mapping[str, Any], extra: Sequence[Row] = ()) -> Tuple[Row, .
     }
     rows = []
     for key, value in fm.items():
-        if key in PASSTHROUGH_VALUES or key in _passthrough_blocks():
+        if key in _passthrough_blocks():
             rows.append(Row(key, f"`{key}:` passthrough block"))
         elif key in labels:
             rows.append(Row(key, labels[key]))
@@ -333,7 +323,9 @@ def _base_rows(fm: Mapping[str, Any], extra: Sequence[Row] = ()) -> Tuple[Row, .
 def probes() -> List[Probe]:
     """The probe items, one base probe per kind with every field set, then variants."""
     out: List[Probe] = []
-    blocks = {b: PASSTHROUGH_VALUES.get(b, {"key": "value"}) for b in _passthrough_blocks()}
+    blocks = {a.passthrough_block: dict(a.passthrough_example) for a in client_registry.ADAPTERS
+              if a.passthrough_block}
+    blocks = {b: blocks[b] for b in _passthrough_blocks()}
     link = "\n\nSee [the notes](./notes.md) for details.\n"
 
     # --- rules ----------------------------------------------------------------------
@@ -453,8 +445,7 @@ def render_probes(adapter: ClientAdapter, items: Sequence[Probe]) -> List[Render
         errors = "\n".join(d.format() for d in loaded.diagnostics if d.is_error)
         raise RuntimeError(f"docgen probe items do not load:\n{errors}")
     by_name = {(i.kind, i.name): i for i in loaded.registry.items}
-    ctx = RenderContext(client_registry.families(),
-                        frozenset(i.name for i in loaded.registry.items if i.kind is Kind.SKILL))
+    ctx = client_registry.render_context(frozenset(i.name for i in loaded.registry.items if i.kind is Kind.SKILL))
     out = []
     for p in items:
         item = by_name[(p.kind, p.name)]
@@ -641,11 +632,10 @@ def _project_section(adapter: ClientAdapter, renderings: List[Rendering]) -> Lis
 
 
 def _tools_section(adapter: ClientAdapter, renderings: List[Rendering]) -> List[str]:
-    mod = _module(adapter)
-    names = getattr(mod, "TOOL_NAMES", None)
+    names = adapter.tool_names
     label = "Tool name"
     if names is None:
-        names = getattr(mod, "PERMISSIONS", None)
+        names = adapter.permissions
         label = "Permission key"
     lines = ["## Tools", ""]
     if names is not None:
@@ -705,19 +695,17 @@ def render_tools(items: Sequence[Probe]) -> str:
     for t in TOOLS:
         row = [code(t)]
         for a in adapters:
-            mod = _module(a)
-            names = getattr(mod, "TOOL_NAMES", None) or getattr(mod, "PERMISSIONS", None) or {}
+            names = a.tool_names or a.permissions or {}
             row.append(code(names[t]) if t in names else "(dropped)")
         rows.append(row)
     lines += table(header, rows) + [""]
     notes = []
     for a in adapters:
-        mod = _module(a)
-        if getattr(mod, "TOOL_NAMES", None) is None and getattr(mod, "PERMISSIONS", None) is not None:
+        if a.tool_names is None and a.permissions is not None:
             notes.append(f"- {a.title} takes a `permission:` map, not a tool list: listed capabilities are "
                          "`allow`, the others `deny`, and capabilities that share a key fold into it.")
         else:
-            names = getattr(mod, "TOOL_NAMES", {}) or {}
+            names = a.tool_names or {}
             shared = sorted({v for v in names.values() if list(names.values()).count(v) > 1})
             if shared:
                 notes.append(f"- {a.title}: several capabilities share {', '.join(code(s) for s in shared)}; "

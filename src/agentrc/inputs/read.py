@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple
 
 from agentrc.canonical import document as canonical
-
 from agentrc.inputs import config as configload
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
+from agentrc.loaded import Loaded, join
 from agentrc.model import Registry, SourceTree
 from agentrc.inputs.tree import read_tree
 
@@ -26,13 +26,11 @@ class Inputs:
     tree: SourceTree
     explicit: Tuple[str, ...]
     documents: Tuple[Tuple[str, canonical.Document], ...]  # (project root, document)
-    canonical: Optional["Loaded"]  # noqa: F821 - agentrc.pipeline.stages.Loaded
+    canonical: Optional[Loaded]
     digest: str  # of everything read, for the no-change stamp
 
 
 def read_inputs(paths: Sequence[str]) -> Inputs:
-    from agentrc.pipeline.stages import Loaded, _join
-
     # A canonical project is read through its layers only: its presets hold SKILL.md files
     # that are layer content, not portable items.
     tree, explicit = read_tree([p for p in paths if not configload.is_project(p)])
@@ -56,7 +54,7 @@ def read_inputs(paths: Sequence[str]) -> Inputs:
         if registry is None:
             registry = reg
         else:
-            registry, joined = _join(registry, reg)
+            registry, joined = join(registry, reg)
             diags += joined
     loaded = None
     if registry is not None or diags:

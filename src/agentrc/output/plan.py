@@ -12,7 +12,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.output import merge as managed
-from agentrc.clients.base import ClientAdapter, RenderContext, Rendered
+from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered
 from agentrc.files import Fragment, OutputFile
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import DROPPED, STATUSES, FieldOutcome, ItemReport
@@ -33,8 +33,8 @@ class Plan:
 def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[Sequence[Item]] = None,
          strict: bool = False, memo=None, servers: Sequence[McpServer] = ()) -> Plan:
     items = registry.items if items is None else tuple(items)
-    ctx = RenderContext(client_registry.families(),
-                        frozenset(i.name for i in items if i.kind is Kind.SKILL), frozenset(a.name for a in clients))
+    ctx = client_registry.render_context(frozenset(i.name for i in items if i.kind is Kind.SKILL),
+                                         frozenset(a.name for a in clients))
     diags = Diagnostics()
     reports: List[ItemReport] = []
     by_path: Dict[str, OutputFile] = {}
@@ -108,7 +108,7 @@ def _cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
             # Clients writing one shared file (Codex and Gemini CLI in .agents/skills) give the
             # same findings: one warning names them together.
             found: Dict[Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]], List[str]] = {}
-            for other in others:
+            for other in _expand(others):
                 if other not in built or other == reader.name:
                     continue
                 differ, foreign, paths = [], [], []
@@ -134,6 +134,14 @@ def _cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
                     parts.append(f"{len(foreign)} are outside its audience ({_names(list(foreign))})")
                 diags.warning("<build>", (0, 0), "AR095", f"{reader.name} also discovers the {kind.plural} "
                               f"written for {' and '.join(writers)}: " + "; ".join(parts))
+
+
+def _expand(clients: Sequence[str]) -> Tuple[str, ...]:
+    """`also_reads` names with SHARED_SKILL_DIR replaced by the clients that write there."""
+    out: List[str] = []
+    for name in clients:
+        out.extend(client_registry.agent_skills_writers() if name == SHARED_SKILL_DIR else (name,))
+    return tuple(out)
 
 
 def _shared_context(clients: Sequence[ClientAdapter], items: Sequence[Item], reports: Sequence[ItemReport],
@@ -212,3 +220,15 @@ def summary(reports: Iterable[ItemReport]) -> Dict[str, Dict[str, int]]:
         for f in r.fields:
             s[f.status] = s.get(f.status, 0) + 1
     return out
+
+
+def summary_lines(totals: Dict[str, Dict[str, int]]) -> List[str]:
+    """One line per client of `summary()`: what `agentrc build` prints and what `pants
+    package` shows for a package."""
+    lines = []
+    for client, s in totals.items():
+        fields = ", ".join(f"{s.get(k, 0)} {k}" for k in ("emitted", "mapped", "degraded", "dropped"))
+        servers = f", {s['servers']} MCP servers" if s.get("servers") else ""
+        lines.append(f"{client}: {s['items']} items generated, {s['skipped']} not generated (audience, or a kind "
+                     f"the client lacks){servers}; fields: {fields}")
+    return lines

@@ -314,3 +314,16 @@ def _prune(d: str, root: str) -> None:
     while os.path.normpath(d) != root and os.path.isdir(d) and not os.listdir(d):
         os.rmdir(d)
         d = os.path.dirname(d)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """One file outside any manifest (a report, a formatted source): written beside itself
+    and renamed over, keeping its mode, so a reader never sees half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.agentrc-tmp")
+    tmp.write_bytes(data)
+    try:
+        os.chmod(tmp, path.stat().st_mode & 0o777)
+    except FileNotFoundError:
+        pass
+    os.replace(tmp, path)

@@ -1,4 +1,4 @@
-"""The end-to-end pure pipeline the CLI and the Pants plugin share.
+"""The pure pipeline the CLI and the Pants plugin share.
 
 load -> check references -> select -> plan. Keeping it in one place is what makes
 `pants package` and `agentrc build` produce byte-identical trees.
@@ -6,28 +6,21 @@ load -> check references -> select -> plan. Keeping it in one place is what make
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from collections import OrderedDict
 from typing import Iterable, Optional, Sequence, Tuple
 
-from agentrc.output import plan as build
-
+from agentrc.files import OutputFile
+from agentrc.output.plan import Plan, summary
+from agentrc.output.plan import plan as plan_files
 from agentrc.portable import resolve
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
-from agentrc.portable.fmt import format_source
+from agentrc.loaded import Loaded, join
+from agentrc.pipeline.fmt import format_files, not_canonical
 from agentrc.portable.load import load_registry
 from agentrc.frozen import FrozenMap
 from agentrc.model import Registry, SourceTree
-
-
-@dataclass(frozen=True)
-class Loaded:
-    registry: Registry
-    diagnostics: Tuple[Diagnostic, ...]
-
-    @property
-    def ok(self) -> bool:
-        return not any(d.is_error for d in self.diagnostics)
 
 
 def load(tree: SourceTree, explicit: Iterable[str] = (), memo=None, canonical: Optional[Loaded] = None) -> Loaded:
@@ -36,58 +29,38 @@ def load(tree: SourceTree, explicit: Iterable[str] = (), memo=None, canonical: O
     registry, diags = load_registry(tree, client_registry.families(), client_registry.passthrough_blocks(),
                                     explicit, memo)
     if canonical is not None:
-        registry, joined = _join(registry, canonical.registry)
+        registry, joined = join(registry, canonical.registry)
         diags = diags + canonical.diagnostics + joined
     return Loaded(registry, tuple(sorted(set(diags + resolve.check(registry)))))
-
-
-def _join(a: Registry, b: Registry) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
-    from agentrc.diagnostics import Diagnostics
-
-    diags = Diagnostics()
-    seen = {i.key: i for i in a.items}
-    for item in b.items:
-        if item.key in seen:
-            diags.error(item.entrypoint, (1, 1), "AR013", f"{item.label} is also defined by {seen[item.key].entrypoint}")
-    items = tuple(sorted(a.items + b.items, key=lambda i: (i.kind.value, i.name, i.entrypoint)))
-    return Registry(items, a.bundles + b.bundles, FrozenMap({**dict(a.tools), **dict(b.tools)})), diags.sorted()
 
 
 def lint(tree: SourceTree, explicit: Iterable[str] = (),
          canonical: Optional[Loaded] = None) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
     """Validation plus the canonical-form check of every source (AR101)."""
     loaded = load(tree, explicit, canonical=canonical)
-    extra = []
-    for f in tree.files:
-        try:
-            text = f.content.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        result = format_source(f.path, text)
-        if result.changed:
-            extra.append(Diagnostic(f.path, 1, 1, "warning", "AR101", "not in canonical form",
-                                    "Run 'agentrc fmt PATH' to rewrite it."))
-    return loaded.registry, tuple(sorted(set(loaded.diagnostics + tuple(extra))))
+    run = format_files((f.path, f.content) for f in tree.files)
+    extra = tuple(not_canonical(path, "warning") for path in run.changed)
+    return loaded.registry, tuple(sorted(set(loaded.diagnostics + extra)))
 
 
 def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
              strict: bool = False, explicit: Iterable[str] = (), memo=None,
              entrypoints: Optional[Sequence[str]] = None, layout: str = "project",
-             plugin_name: str = "", canonical: Optional[Loaded] = None) -> build.Plan:
+             plugin_name: str = "", canonical: Optional[Loaded] = None) -> Plan:
     """`memo` (agentrc.memo.cache.Memo) lets unchanged item directories skip parsing and rendering."""
     loaded = load(tree, explicit, memo, canonical)
     if not loaded.ok:
-        return build.Plan((), (), loaded.diagnostics)
+        return Plan((), (), loaded.diagnostics)
     items, sel_diags = resolve.select(loaded.registry, bundles, entrypoints)
     if any(d.is_error for d in sel_diags):
-        return build.Plan((), (), tuple(sorted(set(loaded.diagnostics + sel_diags))))
+        return Plan((), (), tuple(sorted(set(loaded.diagnostics + sel_diags))))
     servers = resolve.servers(loaded.registry, bundles, entrypoints)
     adapters = client_registry.get(clients, layout)
-    result = build.plan(loaded.registry, adapters, items, strict, memo, servers)
+    result = plan_files(loaded.registry, adapters, items, strict, memo, servers)
     files = result.files
     if layout == "plugin" and result.ok:
         files = _with_plugin_files(files, _plugin_files(loaded.registry, adapters, bundles, plugin_name))
-    return build.Plan(files, result.reports,
+    return Plan(files, result.reports,
                       tuple(sorted(set(loaded.diagnostics + sel_diags + result.diagnostics))))
 
 
@@ -111,11 +84,6 @@ def _with_plugin_files(files, extra) -> tuple:
     """The build's files plus the manifest and marketplace. Where the items also wrote keys
     into the manifest (Codex's component paths, Gemini CLI's mcpServers and contextFileName),
     it is one JSON file: the manifest's keys first, then theirs. agentrc owns all of it."""
-    import json
-    from collections import OrderedDict
-
-    from agentrc.files import OutputFile
-
     by_path = {f.path: f for f in files}
     for f in extra:
         built = by_path.get(f.path)
@@ -134,22 +102,27 @@ REPORT = ".agentrc/report.json"
 
 def package(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
             entrypoints: Optional[Sequence[str]] = None, strict: bool = False,
-            explicit: Iterable[str] = (), memo=None) -> Tuple[build.Plan, Tuple[Tuple[str, bytes, bool], ...]]:
+            explicit: Iterable[str] = (), memo=None) -> Tuple[Plan, Tuple[Tuple[str, bytes, bool], ...]]:
     """What `pants package` writes for a target: the client tree plus the fidelity report at
     REPORT, as (path, bytes, executable). The tree is exactly `agentrc build`'s."""
-    import json
-
     plan = generate(tree, clients, list(bundles or ()) or None, strict, explicit, memo, entrypoints)
     if not plan.ok:
         return plan, ()
-    report = {"version": 1, "clients": list(clients), "summary": build.summary(plan.reports),
-              "items": [r.to_json() for r in plan.reports]}
-    merged = merged_keys(plan.files)
-    if merged:
-        report["merged"] = merged
+    report = report_document(clients, plan)
     files = [(f.path, f.content, f.executable) for f in plan.files]
     files.append((REPORT, (json.dumps(report, indent=2) + "\n").encode(), False))
     return plan, tuple(files)
+
+
+def report_document(clients: Sequence[str], plan: Plan) -> dict:
+    """The fidelity report of a build (`--report`, and REPORT in every package): per item
+    and client what each field became, the per-client summary, and the merged keys."""
+    report = {"version": 1, "clients": list(clients), "summary": summary(plan.reports),
+              "items": [r.to_json() for r in plan.reports]}
+    merged = merged_keys(plan.files)
+    if merged:  # what a workspace sync needs to merge rather than overwrite
+        report["merged"] = merged
+    return report
 
 
 def merged_keys(files) -> dict:
@@ -161,8 +134,6 @@ def merged_keys(files) -> dict:
 
 def with_merge_info(files, report: dict):
     """OutputFiles rebuilt from a packaged tree, with the merge information of its report."""
-    from agentrc.files import OutputFile
-
     merged = report.get("merged", {})
     out = []
     for f in files:

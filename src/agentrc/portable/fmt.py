@@ -10,27 +10,35 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from agentrc.text.frontmatter import split
 from agentrc.text.markdown import format_body
 from agentrc.model import ENTRYPOINTS, Kind
+from agentrc.names import is_bundle_file
 from agentrc.text.yamlpos import YamlError, load as load_yaml
 
-_TAIL = ("metadata", "requires", "ignore", "claude", "copilot", "opencode", "cursor", "codex", "gemini", "windsurf",
-         "openclaw", "hermes")
-KEY_ORDER: Dict[str, Tuple[str, ...]] = {
-    "rule": ("schema", "name", "description", "audience", "license", "scope") + _TAIL,
-    "skill": ("schema", "name", "description", "audience", "license") + _TAIL,
-    "agent": ("schema", "name", "description", "audience", "license", "mode", "model", "tools",
-              "preload-skills") + _TAIL,
-    "command": ("schema", "name", "description", "audience", "license", "argument-hint", "agent", "model",
-                "tools") + _TAIL,
+# Keys after the kind's own, before the clients' passthrough blocks (registry order).
+_TAIL = ("metadata", "requires", "ignore")
+_HEADS: Dict[str, Tuple[str, ...]] = {
+    "rule": ("schema", "name", "description", "audience", "license", "scope"),
+    "skill": ("schema", "name", "description", "audience", "license"),
+    "agent": ("schema", "name", "description", "audience", "license", "mode", "model", "tools", "preload-skills"),
+    "command": ("schema", "name", "description", "audience", "license", "argument-hint", "agent", "model", "tools"),
     "hook": ("schema", "name", "description", "audience", "license", "event", "tools", "matcher", "script",
-             "timeout", "async") + _TAIL,
-    "context": ("schema", "name", "description", "audience", "license", "order") + _TAIL,
-    "bundle": ("schema", "name", "description", "license", "items", "requires", "plugins", "mcps", "metadata"),
+             "timeout", "async"),
+    "context": ("schema", "name", "description", "audience", "license", "order"),
 }
+BUNDLE_ORDER = ("schema", "name", "description", "license", "items", "requires", "plugins", "mcps", "metadata")
+
+
+def key_order(kind: str, blocks: Sequence[str]) -> Tuple[str, ...]:
+    """The canonical frontmatter key order of `kind`: its own keys, the SSOT tail, then the
+    passthrough blocks `blocks` (the client registry's, in its order)."""
+    if kind == "bundle":
+        return BUNDLE_ORDER
+    return _HEADS[kind] + _TAIL + tuple(blocks)
+
 
 KEY_LINE_RE = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#'"\-?:][^:#]*?|-[^\s:#][^:#]*?))\s*:(?:\s|$)""")
 OVERRIDE_RE = re.compile(r"^(" + "|".join(k.name for k in Kind) + r")\.[^.]+\.md$")
@@ -49,7 +57,7 @@ def kind_of(path: str) -> Optional[str]:
     base = path.rsplit("/", 1)[-1]
     if base in ENTRYPOINTS:
         return ENTRYPOINTS[base].value
-    if base.endswith(".bundle.yaml"):
+    if is_bundle_file(base):
         return "bundle"
     if OVERRIDE_RE.match(base):
         return "override"
@@ -60,7 +68,9 @@ def formattable(path: str) -> bool:
     return kind_of(path) is not None
 
 
-def format_source(path: str, text: str) -> Formatted:
+def format_source(path: str, text: str, blocks: Sequence[str]) -> Formatted:
+    """`text` of the source at `path` in canonical form (§3.8), or why it cannot be; `blocks`
+    are the passthrough blocks in their canonical order."""
     kind = kind_of(path)
     text = text.replace("\r\n", "\n")
     if kind is None:
@@ -69,11 +79,11 @@ def format_source(path: str, text: str) -> Formatted:
         out = format_body(text)
         return Formatted(out, out != text)
     if kind == "bundle":
-        return _checked(text, reorder(text, KEY_ORDER["bundle"]), 0)
+        return _checked(text, reorder(text, BUNDLE_ORDER), 0)
     parts = split(text)
     if parts.yaml_text is None or not parts.closed:
         return Formatted(text, False, "no closed frontmatter block", 1)
-    yaml_text = reorder(parts.yaml_text, KEY_ORDER[kind])
+    yaml_text = reorder(parts.yaml_text, key_order(kind, blocks))
     body = format_body(parts.body)
     out = "---\n" + yaml_text + "---\n" + ("\n" + body if body else "")
     checked = _checked(parts.yaml_text, yaml_text, 1)

@@ -13,9 +13,9 @@ from typing import Optional, Tuple
 
 from agentrc.text.frontmatter import split
 from agentrc.model import ENTRYPOINTS, KIND_BY_PLURAL, Kind
+from agentrc.names import bundle_stem, is_bundle_file
 from agentrc.text.yamlpos import YamlError, load as load_yaml
 
-BUNDLE_SUFFIX = ".bundle.yaml"
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,8 @@ def peek(path: str, content: bytes) -> Optional[Peek]:
         text = content.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if base.endswith(BUNDLE_SUFFIX):
-        return _bundle(base[: -len(BUNDLE_SUFFIX)], text)
+    if is_bundle_file(base):
+        return _bundle(bundle_stem(base), text)
     kind = ENTRYPOINTS.get(base)
     if kind is None:
         return None
@@ -54,6 +54,13 @@ def peek(path: str, content: bytes) -> Optional[Peek]:
                         refs.append((KIND_BY_PLURAL[plural].value, n))
     soft = data.get("preload-skills") if kind is Kind.AGENT else None
     return Peek(kind.value, name, tuple(refs), tuple(s for s in soft or () if isinstance(s, str)))
+
+
+def bundle_name(path: str, content: bytes) -> str:
+    """The name a bundle file declares, else the one its file name gives (what the loader
+    would report as AR060 if they differ): the name front ends pass to --bundle."""
+    info = peek(path, content)
+    return info.name if info else bundle_stem(path)
 
 
 def _bundle(stem: str, text: str) -> Optional[Peek]:

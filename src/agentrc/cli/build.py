@@ -1,0 +1,70 @@
+"""`agentrc build PATH... --out DIR`: the flags become `BuildOptions`; the pipeline builds;
+this prints the diagnostics and the per-client and per-directory summaries."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from agentrc.cli.common import UsageError, print_diags
+from agentrc.clients import registry as client_registry
+from agentrc.output.plan import summary_lines
+from agentrc.pipeline.build import BuildOptions, BuildResult, build
+
+
+def run(args) -> int:
+    result = build(options(args))
+    print_diags(result.diagnostics, args.format, _json_extra(result))
+    if args.format == "text":
+        _print_summary(result, args.check, Path(args.out))
+    if not result.ok:
+        return 1
+    return 1 if args.check and not result.up_to_date else 0
+
+
+def options(args) -> BuildOptions:
+    """The build the flags ask for, or a UsageError saying why there is none."""
+    clients = [c.strip() for c in args.client.split(",") if c.strip()]
+    if args.layout == "plugin" and args.client == ",".join(client_registry.DEFAULT_CLIENTS):
+        clients = ["claude"]  # one plugin per build; --client picks another client's layout
+    if args.plugin_name and args.layout != "plugin":
+        raise UsageError("--plugin-name needs --layout plugin")
+    table = client_registry.PLUGIN_LAYOUTS if args.layout == "plugin" else client_registry.CLIENTS
+    unknown = [c for c in clients if c not in table]
+    if unknown or not clients:
+        what = "client(s) with a plugin layout" if args.layout == "plugin" else "client(s)"
+        raise UsageError(f"unknown {what}: {', '.join(unknown) or '(none)'} (known: {', '.join(table)})")
+    if args.layout == "plugin" and len(clients) > 1:
+        raise UsageError("--layout plugin builds one client's plugin at a time (one --client)")
+    return BuildOptions(tuple(args.paths), args.out, tuple(clients), tuple(args.bundle), args.strict, args.layout,
+                        args.plugin_name, args.check, args.report, args.jobs, not args.no_cache)
+
+
+def _json_extra(result: BuildResult) -> dict:
+    extra: dict = {"summary": result.summary or {}}
+    changes = result.changes
+    if changes is not None:
+        extra["changes"] = {"create": list(changes.create), "update": list(changes.update),
+                            "delete": list(changes.delete), "unchanged": changes.unchanged}
+    return extra
+
+
+def _print_summary(result: BuildResult, check: bool, out: Path) -> None:
+    err = sys.stderr
+    if not result.ok:
+        print("build failed: nothing written", file=err)
+        return
+    for line in summary_lines(result.summary or {}):
+        print(line, file=err)
+    changes = result.changes
+    if changes is None:
+        return
+    if check:
+        for label, paths in (("missing", changes.create), ("outdated", changes.update), ("stale", changes.delete)):
+            for p in paths:
+                print(f"{label}: {out / p}", file=err)
+        state = "up to date" if changes.empty else "out of date"
+        print(f"{out}: {state}", file=err)
+    else:
+        print(f"{out}: {len(changes.create)} created, {len(changes.update)} updated, "
+              f"{len(changes.delete)} deleted, {changes.unchanged} unchanged", file=err)

@@ -1,0 +1,81 @@
+"""`agentrc import DIR --from CLIENT --out REGISTRY`: client files -> canonical document ->
+portable items, written like build writes: all or nothing, never over a file the last
+import did not write (AR091)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from agentrc.cli.common import UsageError, print_diags
+from agentrc.diagnostics import Diagnostics, count_summary
+from agentrc.files import OutputFile
+from agentrc.importers import document as importer
+from agentrc.inputs.tree import read_project
+from agentrc.output import writer
+from agentrc.pipeline import stages
+
+
+def run(args) -> int:
+    if args.client not in importer.IMPORTERS:
+        raise UsageError(f"unknown client to import from: {args.client} (known: {', '.join(importer.IMPORTERS)})")
+    if not os.path.isdir(args.project):
+        raise UsageError(f"no such directory: {args.project}")
+    if args.canonical and os.path.dirname(os.path.abspath(args.canonical)) == os.path.abspath(args.out) and \
+            os.path.basename(args.canonical).startswith("ai.config."):
+        raise UsageError("--canonical: an ai.config file at the top of --out would make the registry a canonical "
+                         "project, whose portable items are then not read; name another file or directory")
+    root = os.path.normpath(args.project)
+    tree = read_project(root, lambda rel: importer.wants(args.client, rel))
+    doc, found = importer.import_tree(args.client, tree, "" if root == "." else root.replace(os.sep, "/"))
+    diags = Diagnostics(list(found))
+    out = Path(args.out)
+    portable = importer.portable_from_document(doc, diags, source=str(out / importer.BUNDLE))
+    if doc.get("tools") and not args.canonical:
+        diags.warning(str(out / importer.BUNDLE), (0, 0), "AR130",
+                      f"settings of {', '.join(sorted(doc['tools']))} (tools.<client>) have no portable form; "
+                      "write the canonical document with --canonical FILE.json to keep them")
+    _, checked = stages.lint(importer.relative(portable, str(out).replace(os.sep, "/")))
+    diags.extend(checked)
+    files = [OutputFile(f.path, f.content, f.executable, "import") for f in portable.files]
+    canonical_data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode() if args.canonical else None
+    outside = None
+    if args.canonical:
+        rel = os.path.relpath(os.path.abspath(args.canonical), os.path.abspath(args.out))
+        if rel.startswith(".."):
+            outside = Path(args.canonical)
+            if outside.exists() and outside.read_bytes() != canonical_data:
+                diags.error(str(outside), (0, 0), "AR091", "exists and was not written by this import; "
+                            "remove it or name another file")
+        else:
+            files.append(OutputFile(rel.replace(os.sep, "/"), canonical_data, False, "import"))
+    changes = None
+    if not diags.has_errors:
+        changes, _, wdiags = writer.diff(out, files)
+        diags.extend(wdiags)
+    result = diags.sorted()
+    print_diags(result, "text")
+    if any(d.is_error for d in result) or changes is None:
+        print("import failed: nothing written", file=sys.stderr)
+        return 1
+    writer.apply(out, files, changes)
+    if outside is not None and canonical_data is not None:
+        writer.write_atomic(outside, canonical_data)
+    print(f"imported from {args.client}: {', '.join(_counts(doc)) or 'nothing'}; {count_summary(result)}",
+          file=sys.stderr)
+    print(f"{out}: {len(changes.create)} created, {len(changes.update)} updated, {len(changes.delete)} deleted, "
+          f"{changes.unchanged} unchanged", file=sys.stderr)
+    return 0
+
+
+def _counts(doc: dict) -> list:
+    counts = [f"{len(doc[k])} {k}" for k in ("rules", "skills", "agents", "commands") if doc.get(k)]
+    if doc.get("hooks"):
+        counts.append(f"{sum(len(v) if isinstance(v, list) else 1 for v in doc['hooks'].values())} hooks")
+    if doc.get("mcp"):
+        counts.append(f"{len(doc['mcp']['servers'])} mcp servers")
+    if doc.get("context"):
+        counts.append("the global context")
+    return counts

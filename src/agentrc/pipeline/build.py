@@ -1,0 +1,96 @@
+"""The `agentrc build` transaction: inputs read, memo, warm rendering, plan, report, write.
+
+Enters: `BuildOptions` (what the command line asked for). Leaves: a `BuildResult` (the
+diagnostics, the per-client summary, the changes to the output directory) for the shell
+to print. Reads the sources and the memo, writes the output directory (atomically, under
+its ownership manifest), the report and the memo: all or nothing, as `output.writer`
+guarantees. When the sources, the options and the output are as the last build left them,
+the recorded result stands and nothing is parsed (the no-change stamp).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Optional, Tuple
+
+from agentrc.diagnostics import Diagnostic
+from agentrc.inputs.read import read_inputs
+from agentrc.memo import cache, warm
+from agentrc.output import writer
+from agentrc.output.plan import summary
+from agentrc.pipeline import stages
+
+Totals = Dict[str, Dict[str, int]]  # per client: items, skipped, servers and fields per status
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    paths: Tuple[str, ...]
+    out: str
+    clients: Tuple[str, ...]
+    bundles: Tuple[str, ...] = ()
+    strict: bool = False
+    layout: str = "project"
+    plugin_name: str = ""
+    check: bool = False  # write nothing; report what would change
+    report: Optional[str] = None  # where to write the fidelity report
+    jobs: int = 0  # worker processes for a cold build (0: one per CPU; 1: none)
+    cache: bool = True  # keep the memo and the no-change stamp
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    diagnostics: Tuple[Diagnostic, ...]
+    summary: Optional[Totals]  # None when the build stopped before rendering
+    changes: Optional[writer.Changes]  # None when nothing could be compared with the output
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.is_error for d in self.diagnostics)
+
+    @property
+    def up_to_date(self) -> bool:
+        return self.changes is None or self.changes.empty
+
+
+def build(options: BuildOptions) -> BuildResult:
+    inputs = read_inputs(options.paths)
+    out = Path(options.out)
+    memo_path = cache.location(options.out, options.paths) if options.cache else None
+    key = cache.digest([inputs.digest.encode(), json.dumps(
+        [list(options.clients), list(options.bundles), options.strict, inputs.explicit, options.layout,
+         options.plugin_name]).encode()])
+    if memo_path and not options.report:
+        stamp = cache.load_stamp(memo_path)
+        if stamp and stamp.get("key") == key and writer.untouched(out, stamp.get("manifest", "")):
+            # Same sources, same options, outputs as last written: the last result stands.
+            return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
+                               writer.Changes((), (), (), stamp["files"]))
+    memo = cache.load(memo_path) if memo_path else None
+    if memo is not None and not memo.data and options.jobs != 1:
+        warm.warm(inputs.tree, list(options.clients), memo, options.jobs or (os.cpu_count() or 1))
+    plan = stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
+                           inputs.explicit, memo, layout=options.layout, plugin_name=options.plugin_name,
+                           canonical=inputs.canonical)
+    if memo_path and memo is not None and plan.ok:
+        cache.save(memo_path, memo)
+    diags = list(plan.diagnostics)
+    changes = None
+    if plan.ok:
+        changes, _, wdiags = writer.diff(out, plan.files)
+        diags.extend(wdiags)
+    ok = not any(d.is_error for d in diags)
+    totals = summary(plan.reports)
+    if ok and options.report and not options.check:
+        report = stages.report_document(options.clients, plan)
+        writer.write_atomic(Path(options.report), (json.dumps(report, indent=2) + "\n").encode())
+    if ok and not options.check and changes is not None:
+        writer.apply(out, plan.files, changes)
+        if memo_path:
+            cache.save_stamp(memo_path, {"key": key, "manifest": writer.manifest_digest(out),
+                                         "diagnostics": [d.to_json() for d in sorted(set(diags))],
+                                         "summary": totals, "files": len(plan.files)})
+    return BuildResult(tuple(sorted(set(diags))), totals if plan.ok else None, changes)
