@@ -6,4 +6,3 @@ added later (cursor, gemini, ...) extend the known set through the client regist
 """
 
 SPEC_FAMILIES = ("claude", "copilot", "codex", "opencode")
-OVERRIDE_CLIENTS = ("claude", "copilot", "opencode")

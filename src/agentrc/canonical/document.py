@@ -23,8 +23,10 @@ from agentrc import schemas
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.text.frontmatter import split
 from agentrc.frozen import FrozenMap, freeze, thaw
-from agentrc.model import Bundle, Kind, McpServer, Registry, Resource, SourceFile, SourceTree
-from agentrc.text.yamlpos import YamlError, load as load_yaml
+from agentrc.model import Bundle, Item, Kind, McpServer, Registry, Resource, SourceFile, SourceTree
+from agentrc.portable import checks
+from agentrc.portable.items import make_item
+from agentrc.text.yamlpos import Located, YamlError, load as load_yaml
 
 CAPABILITIES = ("rules", "commands", "skills", "agents", "hooks", "mcp")
 # Keys of ai.config.* besides the capabilities: how the layers are found, not content.
@@ -379,11 +381,9 @@ HOOK_TOOLS = {"bash": "bash", "edit": "edit", "write": "write", "read": "read", 
 
 
 def to_registry(document: Document, families, passthrough) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
-    """Items and MCP servers of the document, through the portable loader's checks. Each
+    """Items and MCP servers of the document, through the portable format's checks. Each
     canonical field is mapped onto the portable one explicitly; what has no portable
     equivalent is a warning naming what happens to it."""
-    from agentrc.portable.load import items_from_data
-
     diags = Diagnostics()
     caps = thaw(document.capabilities)
     entries: List[Tuple[Kind, str, str, str, Dict[str, Any], str, Tuple[Resource, ...]]] = []
@@ -420,7 +420,7 @@ def to_registry(document: Document, families, passthrough) -> Tuple[Registry, Tu
         name = _slug(f"context-{i + 1}-{layer}")[:64].rstrip("-")
         entries.append((Kind.CONTEXT, name, posixpath.dirname(path), path,
                         {"description": f"context.global from {layer} ({path})", "order": i}, _demote(text), ()))
-    items, item_diags = items_from_data(entries, families, passthrough)
+    items, item_diags = _items(entries, families, passthrough)
     servers = []
     for name, server in sorted(((caps.get("mcp") or {}).get("servers") or {}).items()):
         path = where.get(f"mcp.servers.{name}", "<config>")
@@ -439,6 +439,27 @@ def to_registry(document: Document, families, passthrough) -> Tuple[Registry, Tu
     registry = Registry(tuple(sorted(items, key=lambda i: (i.kind.value, i.name))), (bundle,) if servers else (),
                         freeze({k: v for k, v in tools.items() if isinstance(v, dict)}))
     return registry, tuple(sorted(set(diags.sorted() + item_diags)))
+
+
+def _items(entries: Sequence[Tuple[Kind, str, str, str, Dict[str, Any], str, Tuple[Resource, ...]]],
+           families, passthrough) -> Tuple[List[Item], Tuple[Diagnostic, ...]]:
+    """Items from the document's entries (kind, name, directory, source path, portable
+    frontmatter, body, resources), through the same schema, name, field and body checks as
+    items read from entrypoints. They have no item directory: a hook's `./script` is a path
+    from the project root, run as written, so no hook gets a `script_file`."""
+    diags = Diagnostics()
+    out = []
+    for kind, name, d, path, data, body, resources in entries:
+        located = Located(data)
+        if not checks.schema_ok(path, data, located, kind.value, diags, passthrough):
+            continue
+        checks.check_name(path, (1, 1), name, kind, name, False, diags)
+        checks.check_description(path, (1, 1), data["description"], kind, diags)
+        checks.check_fields(path, data, located, kind, families, passthrough, diags)
+        readers = frozenset(data.get("audience", ())) & families or families
+        blocks = checks.check_body(path, body, 1, families, diags, readers, kind is Kind.COMMAND)
+        out.append(make_item(kind, name, d, path, data, located, body, 1, blocks, {}, tuple(resources), passthrough))
+    return out, diags.sorted()
 
 
 def client_registry_adapters():

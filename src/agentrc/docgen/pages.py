@@ -409,7 +409,7 @@ def _variants(kind: Kind) -> List[Probe]:
     entry = kind.entrypoint[: -len(".md")]
     k = kind.value
     overrides = {f"{entry}.{c}.md": f"## Guidance\n\nThe {c} version.\n"
-                 for c in sorted(client_registry.CLIENTS) if c in ("claude", "copilot", "opencode")}
+                 for c in sorted(client_registry.CLIENTS)}
     return [
         _minimal(kind, f"{k}-directives", {}, Row("body", "with `@client` directive blocks"), DIRECTIVE_BODY),
         _minimal(kind, f"{k}-overrides", {}, Row("body", f"an override file `{entry}.<client>.md`"),

@@ -1,0 +1,79 @@
+"""Bundles (spec 001 §5): `*.bundle.yaml` files in, `Bundle`s with their MCP servers out.
+
+Enters: the tree's `SourceFile`s by path and the paths the user named explicitly.
+Leaves: one `Bundle` per bundle file that parses (its item and bundle references, its
+`McpServer`s) and diagnostics appended to the caller's collector. Discovery is by suffix
+anywhere in the tree; a discovered file without an integer `schema` is not a bundle and is
+skipped silently, while an explicitly named one must parse (§2.2). It exists apart from
+items because a bundle has no directory, body or resources: only YAML and references.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
+
+from agentrc.diagnostics import Diagnostics
+from agentrc.frozen import freeze
+from agentrc.model import KIND_BY_PLURAL, Bundle, BundleRef, McpServer, Ref, SourceFile
+from agentrc.names import bundle_stem, is_bundle_file
+from agentrc.portable import checks
+from agentrc.text.yamlpos import YamlError, load as load_yaml
+
+def load_bundles(files: Mapping[str, SourceFile], explicit: FrozenSet[str], diags: Diagnostics) -> List[Bundle]:
+    """Every bundle of the tree, in path order."""
+    out = []
+    for path in sorted(files):
+        if not is_bundle_file(path):
+            continue
+        bundle = parse_bundle(files[path], path in explicit, diags)
+        if bundle is not None:
+            out.append(bundle)
+    return out
+
+
+def parse_bundle(f: SourceFile, explicit: bool, diags: Diagnostics) -> Optional[Bundle]:
+    text = checks.decode(f, diags)
+    if text is None:
+        return None
+    if not explicit:
+        # Discovery gate (§2.2): YAML without an integer schema is not a bundle.
+        try:
+            probe = load_yaml(text)
+        except YamlError:
+            return None
+        if not isinstance(probe.data, dict) or not isinstance(probe.data.get("schema"), int):
+            return None
+    located = checks.parse_yaml(f.path, text, 0, diags)
+    if located is None or not checks.schema_ok(f.path, located.data, located, "bundle", diags):
+        return None
+    data = located.data
+    stem = bundle_stem(f.path)
+    if data["name"] != stem:
+        diags.error(f.path, located.pos(("name",)), "AR060",
+                    f"bundle name {data['name']!r} differs from the file stem {stem!r}")
+    items = []
+    for plural, names in (data.get("items") or {}).items():
+        for i, n in enumerate(names):
+            items.append(Ref(KIND_BY_PLURAL[plural], n, located.pos(("items", plural, i))))
+    requires = tuple(BundleRef(r["name"], located.pos(("requires", i)), r.get("version"), r.get("source"))
+                     for i, r in enumerate(data.get("requires") or ()))
+    return Bundle(
+        name=data["name"], path=f.path, schema=data["schema"], description=data["description"],
+        items=tuple(items), requires=requires, license=data.get("license"),
+        metadata=freeze(data.get("metadata", {})), plugins=freeze(data.get("plugins", {})),
+        mcps=freeze(data.get("mcps", {})),
+        servers=tuple(_server(name, entry, data["name"], f.path, located.pos(("mcps", name)))
+                      for name, entry in sorted((data.get("mcps") or {}).items())),
+    )
+
+
+def _server(name: str, entry: Dict[str, Any], bundle: str, path: str, pos: Tuple[int, int]) -> McpServer:
+    """One `mcps:` entry of a bundle: a local (stdio) or a remote server."""
+    local, remote = entry.get("local"), entry.get("remote")
+    common = dict(name=name, bundle=bundle, path=path, pos=pos, requires_env=tuple(entry.get("requires-env", ())),
+                  fields=freeze(entry))
+    if local is not None:
+        return McpServer(transport="stdio", command=local["command"], args=tuple(local.get("args", ())),
+                         env=freeze(local.get("env", {})), **common)
+    return McpServer(transport=remote["type"], url=remote["url"], headers=freeze(remote.get("headers", {})), **common)
