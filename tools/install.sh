@@ -7,6 +7,8 @@
 #                            their commands land in .tools/npm/node_modules/.bin/)
 #   .tools/skills-ref-venv/  Python >= 3.11 venv with skills-ref (the `agentskills` CLI), pinned
 #                            in tools/skills-ref-requirements.txt
+#   .tools/code-check-venv/  Python >= 3.11 venv with ruff and mypy for agentrc's own code,
+#                            pinned in tools/code-check-requirements.txt
 #
 # Idempotent: each part is skipped when the installed versions already match the pins.
 # Needs: node + npm (npm registry reachable), and a Python >= 3.11 (PyPI reachable).
@@ -209,4 +211,24 @@ else
   venv_current || die "skills-ref installed but .tools/skills-ref-venv/bin/agentskills or its version ($SKILLS_REF_VERSION) is missing"
 fi
 say "agentskills: ${VENV#"$ROOT"/}/bin/agentskills"
+
+# ---------------------------------------------------------------------------------------------
+# 3. code-check venv: ruff and mypy for agentrc's own code (Python >= 3.11)
+# ---------------------------------------------------------------------------------------------
+CHECK_REQS="$TOOLS_SRC/code-check-requirements.txt"
+CHECK_VENV="$DEST/code-check-venv"
+if [ "$FORCE" = 0 ] && [ -x "$CHECK_VENV/bin/ruff" ] && [ -x "$CHECK_VENV/bin/mypy" ] \
+    && cmp -s "$CHECK_REQS" "$CHECK_VENV/requirements.txt"; then
+  say "ruff and mypy already installed in .tools/code-check-venv"
+else
+  rc=0
+  py="$(find_py311)" || rc=$?
+  [ "$rc" = 0 ] || die "no Python >= 3.11 found for ruff and mypy (see AGENTRC_PY311 above)"
+  say "creating .tools/code-check-venv with $py"
+  "$py" -m venv --clear "$CHECK_VENV" || die "$py -m venv failed"
+  "$CHECK_VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$CHECK_REQS" \
+    || { rm -rf "$CHECK_VENV"; die "pip install of tools/code-check-requirements.txt failed (is PyPI reachable?)"; }
+  cp "$CHECK_REQS" "$CHECK_VENV/requirements.txt"
+fi
+say "ruff, mypy: ${CHECK_VENV#"$ROOT"/}/bin"
 say "done"

@@ -17,16 +17,30 @@ from dataclasses import dataclass
 
 from pants.core.goals.package import BuiltPackage, BuiltPackageArtifact, PackageFieldSet
 from pants.core.util_rules.system_binaries import BinaryPathRequest, BinaryPaths
-from pants.engine.fs import AddPrefix, Digest, DigestContents, DigestSubset, MergeDigests, PathGlobs, RemovePrefix, Snapshot
+from pants.engine.fs import (
+    AddPrefix,
+    Digest,
+    DigestContents,
+    DigestSubset,
+    MergeDigests,
+    PathGlobs,
+    RemovePrefix,
+    Snapshot,
+)
 from pants.engine.process import Process, ProcessResult
 from pants.engine.rules import Get, MultiGet, collect_rules, rule
-from pants.engine.target import COMMON_TARGET_FIELDS, HydratedSources, HydrateSourcesRequest, MultipleSourcesField, Target
+from pants.engine.target import (
+    COMMON_TARGET_FIELDS,
+    HydratedSources,
+    HydrateSourcesRequest,
+    MultipleSourcesField,
+    Target,
+)
 from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
 from agentrc.inputs.config import CONFIG_NAMES
 from agentrc.output.plan import summary_lines
-
 from agentrc_pants.generation import CODE_DIR, REPORT, AgentrcCode, AgentrcPython
 from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import AgentrcClientsField, AgentrcOutputPathField

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from pants.core.goals import package
 from pants.core.goals.package import BuiltPackage
 from pants.engine.fs import DigestContents
 from pants.engine.internals.scheduler import ExecutionError
 from pants.testutil.rule_runner import QueryRule, RuleRunner
-import pytest
-
-from pants.core.goals import package
 
 from agentrc_pants import register
 from agentrc_pants.config import AgentrcConfigFieldSet

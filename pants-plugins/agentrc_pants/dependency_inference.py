@@ -29,8 +29,7 @@ from pants.util.frozendict import FrozenDict
 
 from agentrc.portable.peek import Peek, peek
 from agentrc.portable.resolve import find_cycles
-
-from agentrc_pants.target_types import AgentrcFieldSet, AgentrcBundleSourceField, AgentrcEntrypointField
+from agentrc_pants.target_types import AgentrcBundleSourceField, AgentrcEntrypointField, AgentrcFieldSet
 
 ENTRY_FIELDS = (AgentrcEntrypointField, AgentrcBundleSourceField)
 

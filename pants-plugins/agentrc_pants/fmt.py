@@ -7,7 +7,6 @@ problems are reported as the CLI reports them.
 
 from __future__ import annotations
 
-
 from pants.core.goals.fmt import FmtResult, FmtTargetsRequest
 from pants.core.util_rules.partitions import PartitionerType, Partitions
 from pants.engine.fs import CreateDigest, Digest, DigestContents, FileContent, Snapshot
@@ -17,12 +16,11 @@ from pants.util.logging import LogLevel
 
 from agentrc.pipeline.fmt import format_files
 from agentrc.portable.fmt import formattable
-
 from agentrc_pants.subsystem import AgentrcFmt
 from agentrc_pants.target_types import (
-    AgentrcFieldSet,
     AgentrcBundleSourceField,
     AgentrcEntrypointField,
+    AgentrcFieldSet,
     AgentrcSupportingFilesField,
 )
 

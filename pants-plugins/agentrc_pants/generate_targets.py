@@ -10,7 +10,6 @@ from pants.engine.target import GeneratedTargets, GenerateTargetsRequest
 from pants.engine.unions import UnionMembership, UnionRule
 
 from agentrc.model import ENTRYPOINTS
-
 from agentrc_pants.target_types import ITEM_TARGETS, AgentrcItemsGeneratorTarget
 
 

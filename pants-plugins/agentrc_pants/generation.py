@@ -25,15 +25,12 @@ from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.util.frozendict import FrozenDict
 from pants.util.logging import LogLevel
 
-from agentrc.memo import codec as memocodec
-
-from agentrc.memo import warm as parallel
-
-from agentrc.pipeline import stages as pipeline
-from agentrc.memo.cache import Memo
 from agentrc.diagnostics import Diagnostic, count_summary
+from agentrc.memo import codec as memocodec
+from agentrc.memo import warm as parallel
+from agentrc.memo.cache import Memo
 from agentrc.model import SourceFile, SourceTree
-
+from agentrc.pipeline import stages as pipeline
 from agentrc_pants.subsystem import AgentrcSubsystem, Execution
 
 REPORT = pipeline.REPORT

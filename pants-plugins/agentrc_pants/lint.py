@@ -6,15 +6,13 @@ dependencies; only diagnostics about the batch's own files are reported.
 
 from __future__ import annotations
 
-
 from pants.core.goals.lint import LintResult, LintTargetsRequest
 from pants.core.util_rules.partitions import PartitionerType
 from pants.engine.rules import Get, collect_rules, rule
 from pants.util.logging import LogLevel
 
-from agentrc.pipeline import stages as pipeline
 from agentrc.diagnostics import count_summary
-
+from agentrc.pipeline import stages as pipeline
 from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest
 from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import (

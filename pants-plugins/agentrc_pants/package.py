@@ -17,7 +17,6 @@ from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
 from agentrc.portable.peek import bundle_name
-
 from agentrc_pants.generation import GenerationRequest, GenerationResult
 from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest
 from agentrc_pants.subsystem import AgentrcSubsystem

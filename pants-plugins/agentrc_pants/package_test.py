@@ -10,9 +10,8 @@ from pants.engine.addresses import Address
 from pants.engine.fs import Digest, DigestContents
 from pants.testutil.rule_runner import QueryRule
 
-from agentrc.pipeline import stages as pipeline
 from agentrc.model import SourceFile, SourceTree
-
+from agentrc.pipeline import stages as pipeline
 from agentrc_pants.target_types import AgentrcBundleFieldSet, AgentrcItemFieldSet
 from agentrc_pants.testutil import REGISTRY, make_rule_runner
 

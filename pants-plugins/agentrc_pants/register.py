@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-from agentrc_pants import (config, dependency_inference, fmt, generate_targets, generation, lint, package, sources, sync,
-                           tailor)
+from agentrc_pants import (
+    config,
+    dependency_inference,
+    fmt,
+    generate_targets,
+    generation,
+    lint,
+    package,
+    sources,
+    sync,
+    tailor,
+)
 from agentrc_pants.config import AgentrcConfigTarget
 from agentrc_pants.target_types import (
     AgentrcAgentTarget,

@@ -18,7 +18,6 @@ from pants.engine.target import (
 )
 
 from agentrc.model import SourceFile, SourceTree
-
 from agentrc_pants.target_types import AgentrcBundleSourceField, AgentrcEntrypointField, AgentrcSupportingFilesField
 
 AGENTRC_SOURCE_FIELDS = (AgentrcEntrypointField, AgentrcSupportingFilesField, AgentrcBundleSourceField)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from enum import Enum
+
 from pants.option.option_types import BoolOption, EnumOption, SkipOption, StrListOption
 from pants.option.subsystem import Subsystem
-
-from enum import Enum
 
 from agentrc.clients.registry import CLIENTS, DEFAULT_CLIENTS
 

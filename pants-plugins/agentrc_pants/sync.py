@@ -13,20 +13,18 @@ import json
 import os
 
 from pants.base.build_root import BuildRoot
+from pants.core.goals.package import BuiltPackage
 from pants.engine.console import Console
 from pants.engine.fs import Digest, DigestContents
 from pants.engine.goal import Goal, GoalSubsystem
-from pants.core.goals.package import BuiltPackage
 from pants.engine.rules import Get, MultiGet, collect_rules, goal_rule
 from pants.engine.target import Targets
 from pants.option.option_types import BoolOption, StrListOption, StrOption
 
-from agentrc.pipeline import stages as pipeline
-
-from agentrc.output import writer
 from agentrc.files import OutputFile
+from agentrc.output import writer
+from agentrc.pipeline import stages as pipeline
 from agentrc.portable.peek import bundle_name
-
 from agentrc_pants.config import AgentrcConfigFieldSet, AgentrcConfigSourcesField
 from agentrc_pants.generation import REPORT, GenerationRequest, GenerationResult
 from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest

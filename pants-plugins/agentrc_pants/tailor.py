@@ -14,7 +14,6 @@ from pants.util.logging import LogLevel
 
 from agentrc.inputs.config import CONFIG_NAMES
 from agentrc.model import ENTRYPOINTS
-
 from agentrc_pants.config import AgentrcConfigTarget
 from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import AgentrcBundleTarget, AgentrcItemsGeneratorTarget

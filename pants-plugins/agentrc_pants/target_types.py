@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pants.core.goals.package import OutputPathField, PackageFieldSet
 from pants.engine.target import (
     COMMON_TARGET_FIELDS,
     Dependencies,
@@ -18,7 +19,6 @@ from pants.engine.target import (
     Target,
     TargetGenerator,
 )
-from pants.core.goals.package import OutputPathField, PackageFieldSet
 
 from agentrc.clients.registry import CLIENTS
 from agentrc.model import Kind

@@ -21,12 +21,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc import schemas
 from agentrc.diagnostics import Diagnostic, Diagnostics
-from agentrc.text.frontmatter import split
 from agentrc.frozen import FrozenMap, freeze, thaw
 from agentrc.model import Bundle, Item, Kind, McpServer, Registry, Resource, SourceFile, SourceTree
 from agentrc.portable import checks
 from agentrc.portable.items import make_item
-from agentrc.text.yamlpos import Located, YamlError, load as load_yaml
+from agentrc.text.frontmatter import split
+from agentrc.text.yamlpos import Located, YamlError
+from agentrc.text.yamlpos import load as load_yaml
 
 CAPABILITIES = ("rules", "commands", "skills", "agents", "hooks", "mcp")
 # Keys of ai.config.* besides the capabilities: how the layers are found, not content.

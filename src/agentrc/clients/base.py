@@ -12,15 +12,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
-from agentrc.portable import directives
-from agentrc.portable.body import rewrite_links
 from agentrc.fidelity import ItemReport, Tracker
 from agentrc.files import Fragment, OutputFile, fragment
 from agentrc.frozen import thaw
+from agentrc.model import TOOL_EVENTS, Item, Kind, McpServer
+from agentrc.portable import directives
+from agentrc.portable.body import rewrite_links
 from agentrc.text.markdown import format_body
 from agentrc.text.yamlemit import dump_yaml
-from agentrc.model import TOOL_EVENTS, Item, Kind, McpServer
-
 
 SHARED_SKILL_DIR = ".agents/skills"  # Agent Skills read by Codex, Gemini CLI, OpenClaw, Hermes (and more)
 

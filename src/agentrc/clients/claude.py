@@ -7,11 +7,19 @@ from __future__ import annotations
 import json
 from typing import Any, Dict
 
-from agentrc.clients.base import ClientAdapter, claude_style_server, context_section, hook_docs, hook_script, server_outcomes, tool_event
-from agentrc.files import OutputFile, fragment
+from agentrc.clients.base import (
+    ClientAdapter,
+    claude_style_server,
+    context_section,
+    hook_docs,
+    hook_script,
+    server_outcomes,
+    tool_event,
+)
 from agentrc.fidelity import Tracker
-from agentrc.output.merge import block_render
+from agentrc.files import OutputFile, fragment
 from agentrc.model import Item, Kind
+from agentrc.output.merge import block_render
 from agentrc.vocabulary import TOOLS, split_model
 
 TOOL_NAMES = {

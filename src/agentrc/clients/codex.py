@@ -18,14 +18,24 @@ import posixpath
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from agentrc.clients.base import ENV_REF_RE, SHARED_SKILL_DIR, ClientAdapter, document, hook_docs, hook_script, place_resources, resource_files, server_outcomes, tool_event, with_skills_section
-from agentrc.text.yamlemit import dump_yaml
-from agentrc.files import OutputFile, fragment
+from agentrc.clients.base import (
+    ENV_REF_RE,
+    ClientAdapter,
+    hook_docs,
+    hook_script,
+    place_resources,
+    resource_files,
+    server_outcomes,
+    tool_event,
+    with_skills_section,
+)
 from agentrc.fidelity import MAPPED, Tracker
+from agentrc.files import OutputFile, fragment
 from agentrc.frozen import thaw
-from agentrc.text.markdown import format_body
 from agentrc.model import Item, Kind, McpServer
 from agentrc.output import tomledit
+from agentrc.text.markdown import format_body
+from agentrc.text.yamlemit import dump_yaml
 from agentrc.vocabulary import MODEL_ALIASES, TOOLS, split_model
 
 # Tool names as Codex hooks match them (PreToolUse, PostToolUse): the shell tool is `Bash` and

@@ -7,10 +7,21 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
+from agentrc.clients.base import (
+    SHARED_SKILL_DIR,
+    ClientAdapter,
+    claude_style_server,
+    env_refs,
+    expand_braces,
+    hook_docs,
+    hook_script,
+    place_resources,
+    server_outcomes,
+    with_skills_section,
+)
 from agentrc.clients.claude import claude_matcher
-from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, claude_style_server, env_refs, expand_braces, hook_docs, hook_script, place_resources, server_outcomes, with_skills_section
-from agentrc.files import fragment
 from agentrc.fidelity import Tracker
+from agentrc.files import fragment
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
 

@@ -13,9 +13,20 @@ import re
 from dataclasses import replace
 from typing import Any, Dict, List, Optional, Sequence
 
-from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, env_refs, expand_braces, hook_docs, hook_script, place_resources, server_outcomes, tool_event, with_skills_section
-from agentrc.files import OutputFile, fragment
+from agentrc.clients.base import (
+    SHARED_SKILL_DIR,
+    ClientAdapter,
+    env_refs,
+    expand_braces,
+    hook_docs,
+    hook_script,
+    place_resources,
+    server_outcomes,
+    tool_event,
+    with_skills_section,
+)
 from agentrc.fidelity import Tracker
+from agentrc.files import OutputFile, fragment
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
 

@@ -18,13 +18,24 @@ import dataclasses
 import json
 from typing import Any, Dict, List, Sequence, Tuple
 
-from agentrc.clients.base import ClientAdapter, context_section, hook_docs, hook_script, place_resources, resource_files, server_outcomes, stdio_entry, tool_event, with_skills_section
-from agentrc.files import OutputFile, fragment
+from agentrc.clients.base import (
+    ClientAdapter,
+    context_section,
+    hook_docs,
+    hook_script,
+    place_resources,
+    resource_files,
+    server_outcomes,
+    stdio_entry,
+    tool_event,
+    with_skills_section,
+)
 from agentrc.fidelity import Tracker
+from agentrc.files import OutputFile, fragment
 from agentrc.frozen import FrozenMap
-from agentrc.text.markdown import format_body
-from agentrc.output import tomledit
 from agentrc.model import Item, Kind
+from agentrc.output import tomledit
+from agentrc.text.markdown import format_body
 from agentrc.vocabulary import split_model
 
 # Gemini CLI's built-in tool names (packages/core/src/tools/definitions/coreTools.ts).

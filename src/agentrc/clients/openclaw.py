@@ -52,11 +52,17 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List
 
-from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, document, resource_files, stdio_entry, with_skills_section
-from agentrc.files import OutputFile
+from agentrc.clients.base import (
+    SHARED_SKILL_DIR,
+    ClientAdapter,
+    resource_files,
+    stdio_entry,
+    with_skills_section,
+)
 from agentrc.fidelity import Tracker
+from agentrc.files import OutputFile
 from agentrc.frozen import thaw
 from agentrc.model import Item, Kind, McpServer
 

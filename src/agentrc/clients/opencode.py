@@ -5,12 +5,18 @@ write (docs: opencode.ai/v1/docs)."""
 
 from __future__ import annotations
 
-import json
-from typing import Any, Dict, Sequence, Tuple
+from typing import Any, Dict
 
-from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, env_refs, place_resources, server_outcomes, with_skills_section
-from agentrc.files import OutputFile, fragment
-from agentrc.fidelity import ItemReport, Tracker
+from agentrc.clients.base import (
+    SHARED_SKILL_DIR,
+    ClientAdapter,
+    env_refs,
+    place_resources,
+    server_outcomes,
+    with_skills_section,
+)
+from agentrc.fidelity import Tracker
+from agentrc.files import fragment
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import TOOLS, split_model
 

@@ -20,9 +20,9 @@ from agentrc.clients.codex import Codex, CodexPlugin
 from agentrc.clients.copilot import Copilot
 from agentrc.clients.cursor import Cursor, CursorPlugin
 from agentrc.clients.gemini import Gemini, GeminiExtension
-from agentrc.clients.opencode import Opencode
-from agentrc.clients.openclaw import OpenClaw
 from agentrc.clients.hermes import Hermes
+from agentrc.clients.openclaw import OpenClaw
+from agentrc.clients.opencode import Opencode
 from agentrc.clients.windsurf import Windsurf
 from agentrc.families import SPEC_FAMILIES
 

@@ -54,9 +54,20 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from agentrc.clients.base import ENV_REF_RE, SHARED_SKILL_DIR, ClientAdapter, document, hook_docs, hook_script, place_resources, resource_files, stdio_entry, with_skills_section
-from agentrc.files import fragment
+from agentrc.clients.base import (
+    ENV_REF_RE,
+    SHARED_SKILL_DIR,
+    ClientAdapter,
+    document,
+    hook_docs,
+    hook_script,
+    place_resources,
+    resource_files,
+    stdio_entry,
+    with_skills_section,
+)
 from agentrc.fidelity import Tracker
+from agentrc.files import fragment
 from agentrc.frozen import thaw
 from agentrc.model import TOOL_EVENTS, Item, Kind
 from agentrc.vocabulary import split_model

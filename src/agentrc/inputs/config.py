@@ -19,9 +19,10 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.canonical import document as canonical
 from agentrc.diagnostics import Diagnostic, Diagnostics
-from agentrc.model import SourceTree
 from agentrc.inputs.tree import read_tree
-from agentrc.text.yamlpos import YamlError, load as load_yaml
+from agentrc.model import SourceTree
+from agentrc.text.yamlpos import YamlError
+from agentrc.text.yamlpos import load as load_yaml
 
 CONFIG_NAMES = ("ai.config.js", "ai.config.mjs", "ai.config.cjs", "ai.config.json", "ai.config.yaml",
                 "ai.config.yml", "ai.config.toml")

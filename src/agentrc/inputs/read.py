@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple
 
 from agentrc.canonical import document as canonical
-from agentrc.inputs import config as configload
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
+from agentrc.inputs import config as configload
+from agentrc.inputs.tree import read_tree
 from agentrc.loaded import Loaded, join
 from agentrc.model import Registry, SourceTree
-from agentrc.inputs.tree import read_tree
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ import json
 from typing import Any, Dict
 
 from agentrc.diagnostics import Diagnostic
-from agentrc.portable.directives import Block
 from agentrc.frozen import FrozenMap
 from agentrc.model import BundleRef, HookSpec, Item, Kind, Ref, Resource
+from agentrc.portable.directives import Block
 
 CLASSES = {cls.__name__: cls for cls in (Item, Ref, BundleRef, Resource, Diagnostic, Block, HookSpec)}
 

@@ -67,9 +67,9 @@ def entries(tree: SourceTree, clients: Sequence[str]) -> Dict:
 
 
 def _entries(tree: SourceTree, clients: Sequence[str]) -> Dict:
+    from agentrc.clients import registry as client_registry
     from agentrc.output import plan as build
     from agentrc.pipeline import stages as pipeline
-    from agentrc.clients import registry as client_registry
 
     memo = Memo()
     loaded = pipeline.load(tree, (), memo)

@@ -15,8 +15,8 @@ import json
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from agentrc.files import Fragment, OutputFile
 from agentrc.diagnostics import Diagnostics
+from agentrc.files import Fragment, OutputFile
 from agentrc.text.markdown import demote_headings, has_h1
 
 CONTEXT_TITLE = "Project instructions"

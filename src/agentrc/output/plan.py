@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
-from agentrc.output import merge as managed
 from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered
-from agentrc.files import Fragment, OutputFile
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import DROPPED, STATUSES, FieldOutcome, ItemReport
+from agentrc.files import Fragment, OutputFile
 from agentrc.model import Item, Kind, McpServer, Registry
+from agentrc.output import merge as managed
 
 
 @dataclass(frozen=True)

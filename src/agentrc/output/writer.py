@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
 from agentrc import __version__
-
-from agentrc.output import merge as managed
-from agentrc.files import OutputFile
 from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.files import OutputFile
+from agentrc.output import merge as managed
 
 MANIFEST = ".agentrc/manifest.json"
 

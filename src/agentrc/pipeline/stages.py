@@ -10,17 +10,16 @@ import json
 from collections import OrderedDict
 from typing import Iterable, Optional, Sequence, Tuple
 
-from agentrc.files import OutputFile
-from agentrc.output.plan import Plan, summary
-from agentrc.output.plan import plan as plan_files
-from agentrc.portable import resolve
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
+from agentrc.files import OutputFile
 from agentrc.loaded import Loaded, join
-from agentrc.pipeline.fmt import format_files, not_canonical
-from agentrc.portable.load import load_registry
-from agentrc.frozen import FrozenMap
 from agentrc.model import Registry, SourceTree
+from agentrc.output.plan import Plan, summary
+from agentrc.output.plan import plan as plan_files
+from agentrc.pipeline.fmt import format_files, not_canonical
+from agentrc.portable import resolve
+from agentrc.portable.load import load_registry
 
 
 def load(tree: SourceTree, explicit: Iterable[str] = (), memo=None, canonical: Optional[Loaded] = None) -> Loaded:

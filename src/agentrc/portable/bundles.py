@@ -10,7 +10,6 @@ items because a bundle has no directory, body or resources: only YAML and refere
 
 from __future__ import annotations
 
-import posixpath
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostics
@@ -18,7 +17,9 @@ from agentrc.frozen import freeze
 from agentrc.model import KIND_BY_PLURAL, Bundle, BundleRef, McpServer, Ref, SourceFile
 from agentrc.names import bundle_stem, is_bundle_file
 from agentrc.portable import checks
-from agentrc.text.yamlpos import YamlError, load as load_yaml
+from agentrc.text.yamlpos import YamlError
+from agentrc.text.yamlpos import load as load_yaml
+
 
 def load_bundles(files: Mapping[str, SourceFile], explicit: FrozenSet[str], diags: Diagnostics) -> List[Bundle]:
     """Every bundle of the tree, in path order."""

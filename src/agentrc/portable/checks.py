@@ -13,19 +13,19 @@ decided in one place. Nothing here decides which files make up an item (`discove
 
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, FrozenSet, Optional, Sequence, Tuple
 
 from agentrc import SUPPORTED_SCHEMA, schemas
 from agentrc.diagnostics import Diagnostics
 from agentrc.model import TOOL_EVENTS, Kind, SourceFile
+from agentrc.names import MAX_NAME_LENGTH, valid_name
 from agentrc.portable import body as body_rules
 from agentrc.portable import directives
 from agentrc.text.frontmatter import split
 from agentrc.text.markdown import prose, scan
-from agentrc.text.yamlpos import Located, YamlError, load as load_yaml
+from agentrc.text.yamlpos import Located, YamlError
+from agentrc.text.yamlpos import load as load_yaml
 from agentrc.vocabulary import TOOLS, check_model
-from agentrc.names import MAX_NAME_LENGTH, valid_name
 
 DESCRIPTION_MAX = 1024
 SKILL_DESCRIPTION_SOFT = 200

@@ -12,11 +12,12 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from agentrc.text.frontmatter import split
-from agentrc.text.markdown import format_body
 from agentrc.model import ENTRYPOINTS, Kind
 from agentrc.names import is_bundle_file
-from agentrc.text.yamlpos import YamlError, load as load_yaml
+from agentrc.text.frontmatter import split
+from agentrc.text.markdown import format_body
+from agentrc.text.yamlpos import YamlError
+from agentrc.text.yamlpos import load as load_yaml
 
 # Keys after the kind's own, before the clients' passthrough blocks (registry order).
 _TAIL = ("metadata", "requires", "ignore")

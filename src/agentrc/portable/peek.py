@@ -11,11 +11,11 @@ import posixpath
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from agentrc.text.frontmatter import split
 from agentrc.model import ENTRYPOINTS, KIND_BY_PLURAL, Kind
 from agentrc.names import bundle_stem, is_bundle_file
-from agentrc.text.yamlpos import YamlError, load as load_yaml
-
+from agentrc.text.frontmatter import split
+from agentrc.text.yamlpos import YamlError
+from agentrc.text.yamlpos import load as load_yaml
 
 
 @dataclass(frozen=True)
