@@ -28,7 +28,7 @@ from agentrc.importers import document as importer
 from agentrc.pipeline import stages as pipeline
 from agentrc.clients import registry as client_registry
 from agentrc.frozen import freeze
-from agentrc.importers.base import glob_list, tool_list
+from agentrc.importers.shapes import glob_list, tool_list
 from agentrc.text.markdown import format_body
 from agentrc.model import SourceFile, SourceTree
 

@@ -21,7 +21,8 @@ from agentrc.cli.main import main
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import freeze
-from agentrc.importers.base import clean_body, glob_list, project_command, split_skills_section, strip_jsonc, unmanage
+from agentrc.importers.cleanup import clean_body, project_command, split_skills_section, strip_jsonc, unmanage
+from agentrc.importers.shapes import glob_list
 from agentrc.model import SourceFile, SourceTree
 from agentrc.inputs.tree import read_project
 

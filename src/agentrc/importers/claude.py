@@ -9,12 +9,24 @@ import posixpath
 import re
 from typing import Any, Dict, List, Optional, Set
 
-from agentrc.importers.base import (CLAUDE_TOOLS, Reader, allowed_tools, description, glob_list, stem, unmanage)
+from agentrc.importers.base import Reader, by_directory, by_name_field, by_path, by_stem
+from agentrc.importers.cleanup import unmanage
+from agentrc.importers.shapes import (
+    CLAUDE_HOOK_TOOLS,
+    CLAUDE_TOOLS,
+    agent_tools,
+    allowed_tools,
+    description,
+    glob_list,
+    hooks_claude_shape,
+    server,
+    sidecars,
+    skill,
+    skill_files,
+)
 from agentrc.model import HOOK_EVENTS
 
 SETTINGS = ".claude/settings.json"
-# Claude Code tool names a hook matcher may list, as canonical hooks name them.
-HOOK_TOOLS = {t: t for t in CLAUDE_TOOLS}
 # An agent's tools when it names none: what the adapter writes for a canonical agent.
 DEFAULT_TOOLS = set(CLAUDE_TOOLS)
 IMPORT_RE = re.compile(r"(?<![\w@/`.-])@((?:~|\.{1,2})?/?[\w.-]+(?:/[\w.-]+)*\.[A-Za-z0-9]+)\b")
@@ -39,7 +51,7 @@ class ClaudeImporter:
         if mcp is not None:
             servers = mcp.get("mcpServers") or {}
             for name, raw in servers.items() if isinstance(servers, dict) else ():
-                r.server(".mcp.json", name, raw)
+                server(r, ".mcp.json", name, raw)
             for key in mcp:
                 if key != "mcpServers":
                     r.lossy(".mcp.json", f"key {key!r} is not part of the MCP server list; not imported")
@@ -52,10 +64,7 @@ class ClaudeImporter:
     def context(self, r: Reader) -> None:
         main = next((p for p in ("CLAUDE.md", ".claude/CLAUDE.md") if r.has(p)), None)
         if main is None:
-            if r.has("AGENTS.md"):
-                text = r.context_file("AGENTS.md")
-                if text is not None:
-                    r.add_context(r.body(text, "AGENTS.md", context=True), "AGENTS.md")
+            r.add_context_file("AGENTS.md")
             return
         text = self.expand(r, main, set(), 0)
         if text is not None:
@@ -105,15 +114,7 @@ class ClaudeImporter:
 
     # --- rules ---------------------------------------------------------------------
     def rules(self, r: Reader) -> None:
-        for rel in r.under(".claude/rules/", ".md"):
-            parsed = r.markdown(rel)
-            if parsed is None:
-                continue
-            fm, body = parsed
-            raw = rel[len(".claude/rules/"):-3].replace("/", "-")
-            name = r.name(raw, rel, "rule")
-            if name is None:
-                continue
+        for rel, name, fm, body in r.entries(r.under(".claude/rules/", ".md"), "rule", by_path(".claude/rules/")):
             entry: Dict[str, Any] = description(fm)
             paths = glob_list(fm.get("paths"))
             if paths:
@@ -124,21 +125,13 @@ class ClaudeImporter:
 
     # --- skills and commands -------------------------------------------------------
     def skills(self, r: Reader) -> None:
-        for dirname, d, rel in r.skill_files(".claude/skills"):
-            parsed = r.markdown(rel)
-            if parsed is None:
-                continue
-            fm, body = parsed
-            name = r.name(dirname, rel, "skill")
-            if name is None:
-                continue
-            sidecars = r.sidecars(d, rel)
-            if fm.get("disable-model-invocation") is True and not sidecars:
+        for rel, name, fm, body in r.entries(skill_files(r, ".claude/skills"), "skill", by_directory):
+            if fm.get("disable-model-invocation") is True and not sidecars(r, rel):
                 # Claude Code merged commands into skills: a skill only the user invokes, with
                 # no files of its own, is what agentrc writes for a command (spec 000 §5.1).
                 self.command(r, rel, name, fm, body, skill=True)
                 continue
-            entry = r.skill(d, rel, fm, body, name)
+            entry = skill(r, rel, fm, body, name)
             self.skill_fields(r, rel, name, fm, entry)
             r.add("skills", name, entry, rel)
 
@@ -156,14 +149,8 @@ class ClaudeImporter:
                                  "user-invocable"), f"skill {name}")
 
     def commands(self, r: Reader) -> None:
-        for rel in r.under(".claude/commands/", ".md"):
-            parsed = r.markdown(rel)
-            if parsed is None:
-                continue
-            fm, body = parsed
-            name = r.name(stem(rel, ".md"), rel, "command")
-            if name is not None:
-                self.command(r, rel, name, fm, body)
+        for rel, name, fm, body in r.entries(r.under(".claude/commands/", ".md"), "command", by_stem(".md")):
+            self.command(r, rel, name, fm, body)
 
     @staticmethod
     def command(r: Reader, rel: str, name: str, fm: Dict[str, Any], body: str, skill: bool = False) -> None:
@@ -183,21 +170,13 @@ class ClaudeImporter:
 
     # --- agents --------------------------------------------------------------------
     def agents(self, r: Reader) -> None:
-        for rel in r.under(".claude/agents/", ".md"):
-            parsed = r.markdown(rel)
-            if parsed is None:
-                continue
-            fm, body = parsed
-            raw = fm.get("name") if isinstance(fm.get("name"), str) else stem(rel, ".md")
-            name = r.name(raw, rel, "agent")
-            if name is None:
-                continue
+        for rel, name, fm, body in r.entries(r.under(".claude/agents/", ".md"), "agent", by_name_field(".md")):
             entry: Dict[str, Any] = description(fm)
             entry["content"] = r.body(body, rel, name)
             if isinstance(fm.get("skills"), list) and fm["skills"]:
                 entry["skills"] = [str(s) for s in fm["skills"]]
             handled = ["name", "description", "skills"]
-            r.agent_tools(rel, fm, name, DEFAULT_TOOLS, handled)
+            agent_tools(r, rel, fm, name, DEFAULT_TOOLS, handled)
             r.extra_fields(rel, fm, handled, f"agent {name}")
             r.add("agents", name, entry, rel)
 
@@ -209,7 +188,7 @@ class ClaudeImporter:
         if data is None:
             return
         if "hooks" in data:
-            r.hooks_claude_shape(SETTINGS, data["hooks"], {e: e for e in HOOK_EVENTS}, HOOK_TOOLS)
+            hooks_claude_shape(r, SETTINGS, data["hooks"], {e: e for e in HOOK_EVENTS}, CLAUDE_HOOK_TOOLS)
         # The rest is Claude Code's own configuration: tools.claude (spec 000 §2.2), which a
         # build merges back into .claude/settings.json.
         r.set_tools("claude", {k: v for k, v in data.items() if k not in ("hooks", "$schema")})

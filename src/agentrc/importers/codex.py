@@ -5,11 +5,23 @@ and without files is what the adapter writes for a command), subagents in
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Any, Dict, List
 
-from agentrc.importers.base import Reader, allowed_tools, description, mapping
-from agentrc.text.yamlpos import YamlError, load as load_yaml
+from agentrc.importers.base import Reader, by_directory
+from agentrc.importers.cleanup import split_skills_section
+from agentrc.importers.shapes import (
+    allowed_tools,
+    description,
+    hooks_claude_shape,
+    mapping,
+    sidecars,
+    skill,
+    skill_files,
+)
+from agentrc.text.yamlpos import YamlError
+from agentrc.text.yamlpos import load as load_yaml
 
 SIDECAR = "agents/openai.yaml"
 # Codex hook events are the Claude ones (no Notification).
@@ -32,15 +44,13 @@ class CodexImporter:
     def read(self, r: Reader) -> None:
         context = next((p for p in ("AGENTS.override.md", "AGENTS.md") if r.has(p)), None)
         if context is not None:
-            text = r.context_file(context)
-            if text is not None:
-                r.add_context(r.body(text, context, context=True), context)
+            r.add_context_file(context)
         for rel in r.under("", "/AGENTS.md"):
             r.lossy(rel, "AGENTS.md of a subdirectory (applies to work there): the canonical document has one "
                          "global context; not imported")
         for d in (".agents/skills", ".codex/skills"):
-            for dirname, skill_dir, rel in r.skill_files(d):
-                self.skill(r, dirname, skill_dir, rel)
+            for rel, name, fm, body in r.entries(skill_files(r, d), "skill", by_directory):
+                self.skill(r, rel, name, fm, body)
         for rel in r.under(".codex/agents/", ".toml"):
             self.agent(r, rel)
         if r.has(".codex/hooks.json"):
@@ -49,27 +59,23 @@ class CodexImporter:
                 for key in data:
                     if key != "hooks":
                         r.lossy(".codex/hooks.json", f"key {key!r} has no canonical field; not imported")
-                r.hooks_claude_shape(".codex/hooks.json", data.get("hooks") or {}, EVENTS, HOOK_TOOLS,
-                                     ("type", "command", "timeout"))
+                hooks_claude_shape(r, ".codex/hooks.json", data.get("hooks") or {}, EVENTS, HOOK_TOOLS,
+                                   ("type", "command", "timeout"))
         if r.has(".codex/config.toml"):
             self.config(r, ".codex/config.toml")
 
-    def skill(self, r: Reader, dirname: str, d: str, rel: str) -> None:
-        parsed = r.markdown(rel)
-        name = r.name(dirname, rel, "skill") if parsed is not None else None
-        if parsed is None or name is None:
-            return
-        fm, body = parsed
+    def skill(self, r: Reader, rel: str, name: str, fm: Dict[str, Any], body: str) -> None:
+        d = posixpath.dirname(rel)
         settings = self.settings(r, f"{d}/{SIDECAR}")
         explicit_only = mapping(settings.get("policy")).get("allow_implicit_invocation") is False
-        sidecars = r.sidecars(d, rel, skip=lambda p: p == f"{d}/{SIDECAR}")
+        files = sidecars(r, rel, skip=lambda p: p == f"{d}/{SIDECAR}")
         policy = dict(mapping(settings.get("policy")))
         policy.pop("allow_implicit_invocation", None)
         for key, value in list(settings.items()) + [("policy." + k, v) for k, v in policy.items()]:
             if key != "policy":
                 r.lossy(f"{d}/{SIDECAR}", f"skill {name}: {key} (Codex's own skill settings) has no canonical "
                                           "field; not imported")
-        if explicit_only and not sidecars:
+        if explicit_only and not files:
             # What the adapter writes for a command: a skill run only as $name.
             text = body
             lines = text.lstrip("\n").split("\n")
@@ -86,7 +92,7 @@ class CodexImporter:
             if entry["prompt"].strip():
                 r.add("commands", name, entry, rel)
             return
-        entry = r.skill(d, rel, fm, body, name, skip=lambda p: p == f"{d}/{SIDECAR}")
+        entry = skill(r, rel, fm, body, name, skip=lambda p: p == f"{d}/{SIDECAR}")
         if "allowed-tools" in fm:
             allowed_tools(entry, fm["allowed-tools"])
         if explicit_only:
@@ -115,7 +121,7 @@ class CodexImporter:
         data = r.toml(rel)
         if data is None:
             return
-        raw = data.get("name") if isinstance(data.get("name"), str) else rel.rsplit("/", 1)[-1][:-5]
+        raw = data["name"] if isinstance(data.get("name"), str) else rel.rsplit("/", 1)[-1][:-5]
         name = r.name(raw, rel, "agent")
         if name is None:
             return
@@ -123,7 +129,7 @@ class CodexImporter:
         text = str(data.get("developer_instructions") or "")
         if entry.get("description") and text.strip() == entry["description"]:
             text = ""  # the adapter repeats the description when the body is empty
-        body, skills = r.preload_skills(r.body(text, rel))
+        body, skills = split_skills_section(r.body(text, rel))
         entry["content"] = body
         if skills:
             entry["skills"] = skills
@@ -158,7 +164,8 @@ class CodexImporter:
             if isinstance(raw.get("args"), list) and raw["args"]:
                 out["args"] = [str(a) for a in raw["args"]]
             env = {k: str(v) for k, v in mapping(raw.get("env")).items()}
-            for var in raw.get("env_vars") if isinstance(raw.get("env_vars"), list) else []:
+            env_vars = raw.get("env_vars")
+            for var in env_vars if isinstance(env_vars, list) else []:
                 env.setdefault(str(var), "${%s}" % var)
             if env:
                 out["env"] = env

@@ -4,11 +4,25 @@ hooks in `.github/hooks/*.json`, MCP servers in `.vscode/mcp.json` and `.mcp.jso
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any, Dict
 
-from agentrc.importers.base import CLAUDE_TOOLS, Reader, description, env_syntax, glob_list, stem
+from agentrc.importers.base import Reader, by_directory, by_stem, stem
 from agentrc.importers.claude import ClaudeImporter
+from agentrc.importers.cleanup import split_skills_section
+from agentrc.importers.shapes import (
+    CLAUDE_HOOK_TOOLS,
+    agent_tools,
+    description,
+    env_syntax,
+    glob_list,
+    hook_entry,
+    hook_matcher,
+    server,
+    skill,
+    skill_files,
+)
 from agentrc.model import HOOK_EVENTS
 
 # The aliases the adapter writes for an agent without a tool list (every capability).
@@ -17,7 +31,6 @@ DEFAULT_TOOLS = {"read", "edit", "execute", "search", "web"}
 EVENTS = {"sessionStart": "SessionStart", "sessionEnd": "SessionEnd", "userPromptSubmitted": "UserPromptSubmit",
           "preToolUse": "PreToolUse", "postToolUse": "PostToolUse", "agentStop": "Stop",
           "subagentStop": "SubagentStop", **{e: e for e in HOOK_EVENTS}}
-HOOK_TOOLS = {t: t for t in CLAUDE_TOOLS}
 INPUT_RE = re.compile(r"\$\{input:([\w-]+)(?::[^}]*)?\}")
 FILE_RE = re.compile(r"#file:([\w./-]+)")
 VSCODE_ENV = env_syntax(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -33,19 +46,11 @@ class CopilotImporter:
 
     def read(self, r: Reader) -> None:
         for rel in (".github/copilot-instructions.md", "AGENTS.md"):
-            if r.has(rel):
-                text = r.context_file(rel)
-                if text is not None:
-                    r.add_context(r.body(text, rel, context=True), rel)
+            r.add_context_file(rel)
         self.instructions(r)
         self.prompts(r)
-        for dirname, d, rel in r.skill_files(".github/skills"):
-            parsed = r.markdown(rel)
-            name = r.name(dirname, rel, "skill") if parsed is not None else None
-            if parsed is None or name is None:
-                continue
-            fm, body = parsed
-            entry = r.skill(d, rel, fm, self.file_refs(r, rel, body), name)
+        for rel, name, fm, body in r.entries(skill_files(r, ".github/skills"), "skill", by_directory):
+            entry = skill(r, rel, fm, self.file_refs(r, rel, body), name)
             ClaudeImporter.skill_fields(r, rel, name, fm, entry)
             r.add("skills", name, entry, rel)
         self.agents(r)
@@ -53,14 +58,8 @@ class CopilotImporter:
         self.mcp(r)
 
     def instructions(self, r: Reader) -> None:
-        for rel in r.under(".github/instructions/", ".instructions.md"):
-            parsed = r.markdown(rel)
-            if parsed is None:
-                continue
-            fm, body = parsed
-            name = r.name(stem(rel, ".instructions.md"), rel, "rule")
-            if name is None:
-                continue
+        rels = r.under(".github/instructions/", ".instructions.md")
+        for rel, name, fm, body in r.entries(rels, "rule", by_stem(".instructions.md")):
             entry: Dict[str, Any] = description(fm)
             globs = [g for g in glob_list(fm.get("applyTo")) if g not in ("**", "**/*")]
             if globs:
@@ -70,14 +69,8 @@ class CopilotImporter:
             r.add("rules", name, entry, rel)
 
     def prompts(self, r: Reader) -> None:
-        for rel in r.under(".github/prompts/", ".prompt.md"):
-            parsed = r.markdown(rel)
-            if parsed is None:
-                continue
-            fm, body = parsed
-            name = r.name(stem(rel, ".prompt.md"), rel, "command")
-            if name is None:
-                continue
+        rels = r.under(".github/prompts/", ".prompt.md")
+        for rel, name, fm, body in r.entries(rels, "command", by_stem(".prompt.md")):
             body = self.arguments(r, rel, name, body)
             entry: Dict[str, Any] = description(fm)
             entry["prompt"] = r.body(self.file_refs(r, rel, body), rel, name, arguments=True)
@@ -113,24 +106,16 @@ class CopilotImporter:
         return body
 
     def agents(self, r: Reader) -> None:
-        rels = [(rel, ".agent.md") for rel in r.under(".github/agents/", ".md")]
-        rels += [(rel, ".chatmode.md") for rel in r.under(".github/chatmodes/", ".chatmode.md")]
-        for rel, suffix in rels:
-            parsed = r.markdown(rel)
-            if parsed is None:
-                continue
-            fm, body = parsed
-            raw = stem(rel, suffix) if rel.endswith(suffix) else stem(rel, ".md")
-            name = r.name(raw, rel, "agent")
-            if name is None:
-                continue
-            body, skills = r.preload_skills(r.body(self.file_refs(r, rel, body), rel, name))
+        agents = r.entries(r.under(".github/agents/", ".md"), "agent", agent_stem)
+        chat_modes = r.entries(r.under(".github/chatmodes/", ".chatmode.md"), "agent", by_stem(".chatmode.md"))
+        for rel, name, fm, body in itertools.chain(agents, chat_modes):
+            body, skills = split_skills_section(r.body(self.file_refs(r, rel, body), rel, name))
             entry: Dict[str, Any] = description(fm)
             entry["content"] = body
             if skills:
                 entry["skills"] = skills
             handled = ["name", "description"]
-            r.agent_tools(rel, fm, name, DEFAULT_TOOLS, handled)
+            agent_tools(r, rel, fm, name, DEFAULT_TOOLS, handled)
             r.extra_fields(rel, fm, handled, f"agent {name}")
             r.add("agents", name, entry, rel)
 
@@ -155,11 +140,11 @@ class CopilotImporter:
                     if isinstance(raw, dict) and "powershell" in raw and "bash" not in raw and "command" not in raw:
                         r.lossy(rel, f"hooks.{event}: a PowerShell-only hook; not imported")
                         continue
-                    entry = r.hook_entry(rel, f"hooks.{event}", raw, ("type", "command", "timeout", "powershell"),
-                                         ("command", "bash"), ("timeout", "timeoutSec"))
+                    entry = hook_entry(r, rel, f"hooks.{event}", raw, ("type", "command", "timeout", "powershell"),
+                                       ("command", "bash"), ("timeout", "timeoutSec"))
                     if entry is None:
                         continue
-                    r.hook_matcher(entry, raw.get("matcher"), HOOK_TOOLS, canonical, rel, f"hooks.{event}")
+                    hook_matcher(r, entry, raw.get("matcher"), CLAUDE_HOOK_TOOLS, canonical, rel, f"hooks.{event}")
                     r.add_hook(canonical, entry, rel)
 
     def mcp(self, r: Reader) -> None:
@@ -172,7 +157,7 @@ class CopilotImporter:
                     if "${input:" in text:
                         r.lossy(".vscode/mcp.json", f"servers.{name}: ${{input:...}} prompts the user in VS Code; "
                                                     "kept as written, which other clients do not expand")
-                    r.server(".vscode/mcp.json", name, raw, VSCODE_ENV, where="servers")
+                    server(r, ".vscode/mcp.json", name, raw, VSCODE_ENV, where="servers")
                 for key in data:
                     if key not in ("servers",):
                         r.lossy(".vscode/mcp.json", f"key {key!r} has no canonical field; not imported")
@@ -181,4 +166,9 @@ class CopilotImporter:
             servers = (data or {}).get("mcpServers") or {}
             for name, raw in servers.items() if isinstance(servers, dict) else ():
                 if name not in (r.doc.get("mcp", {}).get("servers") or {}):
-                    r.server(".mcp.json", name, raw)
+                    server(r, ".mcp.json", name, raw)
+
+
+def agent_stem(rel: str, fm: Dict[str, Any]) -> str:
+    """An agent's raw name: `x` of `x.agent.md`, or of any other `x.md`."""
+    return stem(rel, ".agent.md") if rel.endswith(".agent.md") else stem(rel, ".md")

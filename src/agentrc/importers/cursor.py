@@ -7,7 +7,18 @@ from __future__ import annotations
 import re
 from typing import Any, Dict
 
-from agentrc.importers.base import Reader, description, env_syntax, glob_list, stem
+from agentrc.importers.base import Reader, by_directory, by_name_field, by_path, by_stem
+from agentrc.importers.cleanup import split_skills_section
+from agentrc.importers.shapes import (
+    description,
+    env_syntax,
+    glob_list,
+    hook_entry,
+    hook_matcher,
+    server,
+    skill,
+    skill_files,
+)
 
 # Cursor hook events -> the portable ones (the adapter's EVENTS, reversed).
 EVENTS = {"sessionStart": "SessionStart", "sessionEnd": "SessionEnd", "beforeSubmitPrompt": "UserPromptSubmit",
@@ -33,21 +44,13 @@ class CursorImporter:
 
     def read(self, r: Reader) -> None:
         for rel in ("AGENTS.md", ".cursorrules"):
-            if r.has(rel):
-                text = r.context_file(rel)
-                if text is not None:
-                    r.add_context(r.body(text, rel, context=True), rel)
+            r.add_context_file(rel)
         for rel in r.under("", "/AGENTS.md"):
             r.lossy(rel, "AGENTS.md of a subdirectory (applies to files there): the canonical document has one "
                          "global context; not imported")
         self.rules(r)
-        for dirname, d, rel in r.skill_files(".cursor/skills"):
-            parsed = r.markdown(rel)
-            name = r.name(dirname, rel, "skill") if parsed is not None else None
-            if parsed is None or name is None:
-                continue
-            fm, body = parsed
-            entry = r.skill(d, rel, fm, body, name)
+        for rel, name, fm, body in r.entries(skill_files(r, ".cursor/skills"), "skill", by_directory):
+            entry = skill(r, rel, fm, body, name)
             if isinstance(fm.get("disable-model-invocation"), bool):
                 entry["disableModelInvocation"] = fm["disable-model-invocation"]
             r.extra_fields(rel, fm, ("name", "description", "disable-model-invocation"), f"skill {name}")
@@ -59,20 +62,11 @@ class CursorImporter:
             data = r.json_object(".cursor/mcp.json")
             servers = (data or {}).get("mcpServers") or {}
             for name, raw in servers.items() if isinstance(servers, dict) else ():
-                r.server(".cursor/mcp.json", name, raw, CURSOR_ENV)
+                server(r, ".cursor/mcp.json", name, raw, CURSOR_ENV)
 
     def rules(self, r: Reader) -> None:
-        for rel in r.under(".cursor/rules/"):
-            if not rel.endswith((".mdc", ".md")):
-                continue
-            parsed = r.markdown(rel, raw_keys=("globs",))
-            if parsed is None:
-                continue
-            fm, body = parsed
-            raw = rel[len(".cursor/rules/"):].rsplit(".", 1)[0].replace("/", "-")
-            name = r.name(raw, rel, "rule")
-            if name is None:
-                continue
+        rels = [rel for rel in r.under(".cursor/rules/") if rel.endswith((".mdc", ".md"))]
+        for rel, name, fm, body in r.entries(rels, "rule", by_path(".cursor/rules/"), raw_keys=("globs",)):
             entry: Dict[str, Any] = description(fm)
             globs = glob_list(fm.get("globs"))
             if fm.get("alwaysApply") is True:
@@ -90,16 +84,8 @@ class CursorImporter:
             r.add("rules", name, entry, rel)
 
     def agents(self, r: Reader) -> None:
-        for rel in r.under(".cursor/agents/", ".md"):
-            parsed = r.markdown(rel)
-            if parsed is None:
-                continue
-            fm, body = parsed
-            raw = fm.get("name") if isinstance(fm.get("name"), str) else stem(rel, ".md")
-            name = r.name(raw, rel, "agent")
-            if name is None:
-                continue
-            body, skills = r.preload_skills(r.body(body, rel, name))
+        for rel, name, fm, body in r.entries(r.under(".cursor/agents/", ".md"), "agent", by_name_field(".md")):
+            body, skills = split_skills_section(r.body(body, rel, name))
             entry: Dict[str, Any] = description(fm)
             entry["content"] = body
             if skills:
@@ -111,14 +97,7 @@ class CursorImporter:
             r.add("agents", name, entry, rel)
 
     def commands(self, r: Reader) -> None:
-        for rel in r.under(".cursor/commands/", ".md"):
-            parsed = r.markdown(rel)
-            if parsed is None:
-                continue
-            fm, body = parsed
-            name = r.name(stem(rel, ".md"), rel, "command")
-            if name is None:
-                continue
+        for rel, name, fm, body in r.entries(r.under(".cursor/commands/", ".md"), "command", by_stem(".md")):
             body = self.without_notes(r, rel, name, body)
             entry: Dict[str, Any] = description(fm)
             entry["prompt"] = r.body(body, rel, name, arguments=True)
@@ -168,8 +147,8 @@ class CursorImporter:
                 r.lossy(rel, f"hooks.{event}: a Cursor-only event with no portable equivalent; not imported")
                 continue
             for raw in entries if isinstance(entries, list) else []:
-                entry = r.hook_entry(rel, f"hooks.{event}", raw, ("type", "command", "timeout"))
+                entry = hook_entry(r, rel, f"hooks.{event}", raw, ("type", "command", "timeout"))
                 if entry is None:
                     continue
-                r.hook_matcher(entry, raw.get("matcher"), HOOK_TOOLS, canonical, rel, f"hooks.{event}")
+                hook_matcher(r, entry, raw.get("matcher"), HOOK_TOOLS, canonical, rel, f"hooks.{event}")
                 r.add_hook(canonical, entry, rel)

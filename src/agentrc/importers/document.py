@@ -16,20 +16,21 @@ import posixpath
 from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.canonical.document import HOOK_TOOLS, _slug, skill_fields
-from agentrc.text.yamlemit import dump_yaml
 from agentrc.diagnostics import Diagnostic, Diagnostics
-from agentrc.importers.base import Importer, Reader, clean_body, glob_list, project_command
+from agentrc.importers.base import Importer, Reader
 from agentrc.importers.claude import ClaudeImporter
+from agentrc.importers.cleanup import clean_body, project_command
 from agentrc.importers.codex import CodexImporter
 from agentrc.importers.copilot import CopilotImporter
 from agentrc.importers.cursor import CursorImporter
 from agentrc.importers.opencode import OpencodeImporter
-from agentrc.model import HOOK_EVENTS, SourceFile, SourceTree
+from agentrc.importers.shapes import glob_list
+from agentrc.model import HOOK_EVENTS, TOOL_EVENTS, SourceFile, SourceTree
+from agentrc.text.yamlemit import dump_yaml
 
 IMPORTERS: Dict[str, Importer] = {i.name: i for i in (
     ClaudeImporter(), CopilotImporter(), OpencodeImporter(), CursorImporter(), CodexImporter())}
 BUNDLE = "imported.bundle.yaml"
-TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 
 
 def wants(client: str, rel: str) -> bool:
@@ -50,49 +51,79 @@ def import_tree(client: str, tree: SourceTree, root: str = "") -> Tuple[Dict[str
 
 # --- canonical document -> portable items ------------------------------------------------
 
+class _Portable:
+    """What `portable_from_document` builds, shared by the writer of each capability: the
+    item files, the item names the bundle lists (by kind), its MCP servers, and where
+    losses are reported."""
+
+    def __init__(self, diags: Diagnostics, source: str):
+        self.diags = diags
+        self.source = source
+        self.files: List[SourceFile] = []
+        self.listed: Dict[str, List[str]] = {}
+        self.mcps: Dict[str, Any] = {}
+
+    def lossy(self, message: str) -> None:
+        self.diags.warning(self.source, (0, 0), "AR130", message)
+
+    def item(self, kind: str, name: str, fm: Dict[str, Any], body: str) -> None:
+        entry = "".join(["---\n", dump_yaml(dict({"schema": 1}, **fm)), "---\n", "\n" + body if body.strip() else ""])
+        directory = "context" if kind == "context" else kind + "s"  # as examples/registry names them
+        self.files.append(SourceFile(f"{directory}/{name}/{kind.upper()}.md", entry.encode("utf-8")))
+        self.listed.setdefault(kind + "s", []).append(name)
+
+
 def portable_from_document(doc: Dict[str, Any], diags: Optional[Diagnostics] = None,
                            source: str = "<document>") -> SourceTree:
     """Portable item directories (rules/NAME/RULE.md, ...) and imported.bundle.yaml, in the
     form `agentrc fmt` writes. What portable items cannot hold is reported to `diags`
     (AR130, at `source`)."""
-    diags = diags if diags is not None else Diagnostics()
-    files: List[SourceFile] = []
-    listed: Dict[str, List[str]] = {}
+    out = _Portable(diags if diags is not None else Diagnostics(), source)
+    for write in (_rules, _commands, _skills, _agents, _hooks, _context, _mcp):
+        write(out, doc)
+    if out.listed or out.mcps:
+        out.files.append(_bundle(out))
+    return SourceTree(tuple(sorted(out.files, key=lambda f: f.path)))
 
-    def lossy(message: str) -> None:
-        diags.warning(source, (0, 0), "AR130", message)
 
-    def item(kind: str, name: str, fm: Dict[str, Any], body: str) -> None:
-        entry = "".join(["---\n", dump_yaml(dict({"schema": 1}, **fm)), "---\n", "\n" + body if body.strip() else ""])
-        directory = "context" if kind == "context" else kind + "s"  # as examples/registry names them
-        files.append(SourceFile(f"{directory}/{name}/{kind.upper()}.md", entry.encode("utf-8")))
-        listed.setdefault(kind + "s", []).append(name)
+def _describe(entry: Dict[str, Any], fallback: str) -> str:
+    text = entry["description"] if isinstance(entry.get("description"), str) else ""
+    return " ".join(text.split()) or fallback
 
-    def describe(entry: Dict[str, Any], fallback: str) -> str:
-        text = entry.get("description") if isinstance(entry.get("description"), str) else ""
-        return " ".join(text.split()) or fallback
 
+def _body(entry: Dict[str, Any]) -> str:
+    """An item's body (its content, or a command's prompt), cleaned."""
+    return clean_body(str(entry.get("content") or entry.get("prompt") or ""))[0]
+
+
+def _rules(out: _Portable, doc: Dict[str, Any]) -> None:
     for name, entry in sorted((doc.get("rules") or {}).items()):
-        fm: Dict[str, Any] = {"description": describe(entry, f"The {name} rule (imported)")}
+        fm: Dict[str, Any] = {"description": _describe(entry, f"The {name} rule (imported)")}
         globs = glob_list(entry.get("globs"))
         if entry.get("alwaysApply") is True and globs:
-            lossy(f"rules.{name}: alwaysApply: true wins over globs; the rule is always on")
+            out.lossy(f"rules.{name}: alwaysApply: true wins over globs; the rule is always on")
         elif globs:
             fm["scope"] = {"paths": globs}
         elif entry.get("alwaysApply") is False:
-            lossy(f"rules.{name}: applied when relevant or when mentioned (alwaysApply: false without globs) has "
-                  "no portable form; the rule is always on")
-        item("rule", name, fm, clean_body(str(entry.get("content") or entry.get("prompt") or ""))[0])
+            out.lossy(f"rules.{name}: applied when relevant or when mentioned (alwaysApply: false without globs) "
+                      "has no portable form; the rule is always on")
+        out.item("rule", name, fm, _body(entry))
+
+
+def _commands(out: _Portable, doc: Dict[str, Any]) -> None:
     for name, entry in sorted((doc.get("commands") or {}).items()):
         for key in ("triggers", "disableModelInvocation", "userInvocable"):
             if key in entry:
-                lossy(f"commands.{name}.{key} has no portable command field; commands are user-invoked")
+                out.lossy(f"commands.{name}.{key} has no portable command field; commands are user-invoked")
         text = str(entry.get("prompt") or entry.get("content") or "")
-        item("command", name, {"description": describe(entry, f"The {name} command (imported)")},
-             clean_body(text, arguments=True)[0])
+        out.item("command", name, {"description": _describe(entry, f"The {name} command (imported)")},
+                 clean_body(text, arguments=True)[0])
+
+
+def _skills(out: _Portable, doc: Dict[str, Any]) -> None:
     for name, entry in sorted((doc.get("skills") or {}).items()):
-        fm = {"description": describe(entry, f"The {name} skill (imported)"), **skill_fields(entry)}
-        item("skill", name, fm, clean_body(str(entry.get("content") or entry.get("prompt") or ""))[0])
+        fm = {"description": _describe(entry, f"The {name} skill (imported)"), **skill_fields(entry)}
+        out.item("skill", name, fm, _body(entry))
         for group in ("references", "scripts", "assets", "files"):
             for rel, value in sorted((entry.get(group) or {}).items()):
                 path = rel if group == "files" else f"{group}/{rel}"
@@ -100,74 +131,93 @@ def portable_from_document(doc: Dict[str, Any], diags: Optional[Diagnostics] = N
                     content = base64.b64decode(value.get("content", ""))
                 else:
                     content = str(value).encode("utf-8")
-                files.append(SourceFile(f"skills/{name}/{path}", content, group == "scripts"))
+                out.files.append(SourceFile(f"skills/{name}/{path}", content, group == "scripts"))
+
+
+def _agents(out: _Portable, doc: Dict[str, Any]) -> None:
     for name, entry in sorted((doc.get("agents") or {}).items()):
-        fm = {"description": describe(entry, f"The {name} agent (imported)")}
+        fm: Dict[str, Any] = {"description": _describe(entry, f"The {name} agent (imported)")}
         if entry.get("skills"):
             fm["preload-skills"] = list(entry["skills"])
-        item("agent", name, fm, clean_body(str(entry.get("content") or entry.get("prompt") or ""))[0])
+        out.item("agent", name, fm, _body(entry))
+
+
+def _hooks(out: _Portable, doc: Dict[str, Any]) -> None:
     for event, value in sorted((doc.get("hooks") or {}).items()):
         hooks = value if isinstance(value, list) else [value]
         if event not in HOOK_EVENTS:
-            lossy(f"hooks.{event}: not a portable hook event ({', '.join(HOOK_EVENTS)}); not written")
+            out.lossy(f"hooks.{event}: not a portable hook event ({', '.join(HOOK_EVENTS)}); not written")
             continue
         for i, hook in enumerate(hooks, 1):
             hook = {"script": hook} if isinstance(hook, str) else dict(hook)
             name = _slug(event) + (f"-{i}" if len(hooks) > 1 else "")
-            script = project_command(str(hook.get("script", "")))
-            fm = {"description": f"{event} hook: runs {_short(script)}", "event": event}
-            if hook.get("type", "command") != "command":
-                lossy(f"hooks.{event}: type {hook['type']!r} is not portable; written as a command hook")
-            if event in TOOL_EVENTS and hook.get("tools"):
-                mapped = [HOOK_TOOLS.get(str(t).lower()) for t in hook["tools"]]
-                if all(mapped):
-                    fm["tools"] = list(dict.fromkeys(mapped))
-                else:
-                    fm["matcher"] = "|".join(hook["tools"])
-            elif event in TOOL_EVENTS and hook.get("matcher"):
-                fm["matcher"] = hook["matcher"]
-            elif hook.get("tools") or hook.get("matcher"):
-                lossy(f"hooks.{event}: tools and matcher apply to {' and '.join(TOOL_EVENTS)} only; not written")
-            fm["script"] = script
-            if "timeout" in hook:
-                fm["timeout"] = max(1, int(round(hook["timeout"])))
-            if "async" in hook:
-                fm["async"] = bool(hook["async"])
-            item("hook", name, fm, "")
+            out.item("hook", name, _hook(out, event, hook), "")
+
+
+def _hook(out: _Portable, event: str, hook: Dict[str, Any]) -> Dict[str, Any]:
+    """The frontmatter of one hook item."""
+    script = project_command(str(hook.get("script", "")))
+    fm: Dict[str, Any] = {"description": f"{event} hook: runs {_short(script)}", "event": event}
+    if hook.get("type", "command") != "command":
+        out.lossy(f"hooks.{event}: type {hook['type']!r} is not portable; written as a command hook")
+    if event in TOOL_EVENTS and hook.get("tools"):
+        mapped = [HOOK_TOOLS.get(str(t).lower()) for t in hook["tools"]]
+        if all(mapped):
+            fm["tools"] = list(dict.fromkeys(mapped))
+        else:
+            fm["matcher"] = "|".join(hook["tools"])
+    elif event in TOOL_EVENTS and hook.get("matcher"):
+        fm["matcher"] = hook["matcher"]
+    elif hook.get("tools") or hook.get("matcher"):
+        out.lossy(f"hooks.{event}: tools and matcher apply to {' and '.join(TOOL_EVENTS)} only; not written")
+    fm["script"] = script
+    if "timeout" in hook:
+        fm["timeout"] = max(1, int(round(hook["timeout"])))
+    if "async" in hook:
+        fm["async"] = bool(hook["async"])
+    return fm
+
+
+def _context(out: _Portable, doc: Dict[str, Any]) -> None:
     context = (doc.get("context") or {}).get("global")
     if isinstance(context, str) and context.strip():
-        item("context", "project", {"description": "The project's global context (imported)", "order": 0},
-             clean_body(context, context=True)[0])
-    mcps: Dict[str, Any] = {}
+        out.item("context", "project", {"description": "The project's global context (imported)", "order": 0},
+                 clean_body(context, context=True)[0])
+
+
+def _mcp(out: _Portable, doc: Dict[str, Any]) -> None:
+    """MCP servers, which the bundle holds (`out.mcps`) rather than an item."""
     for name, server in sorted(((doc.get("mcp") or {}).get("servers") or {}).items()):
         if "url" in server:
             remote: Dict[str, Any] = {"type": server.get("type", "http"), "url": server["url"]}
             if server.get("headers"):
                 remote["headers"] = dict(server["headers"])
-            mcps[name] = {"remote": remote}
+            out.mcps[name] = {"remote": remote}
         else:
             local: Dict[str, Any] = {"command": server["command"]}
             for key in ("args", "env"):
                 if server.get(key):
                     local[key] = server[key]
-            mcps[name] = {"local": local}
+            out.mcps[name] = {"local": local}
         for key in ("disabled", "autoApprove"):
             if key in server:
-                lossy(f"mcp.servers.{name}.{key} has no portable field; the server is enabled and its tools need "
-                      "approval as usual")
+                out.lossy(f"mcp.servers.{name}.{key} has no portable field; the server is enabled and its tools "
+                          "need approval as usual")
         if server.get("scope", "project") != "project":
-            lossy(f"mcp.servers.{name}: scope {server['scope']} has no portable field; bundles declare project "
-                  "servers")
-    if listed or mcps:
-        bundle: Dict[str, Any] = {"schema": 1, "name": "imported",
-                                  "description": "Everything agentrc import found in the project"}
-        order = ("rules", "skills", "agents", "commands", "hooks", "contexts")
-        if listed:
-            bundle["items"] = {k: sorted(listed[k]) for k in order if k in listed}
-        if mcps:
-            bundle["mcps"] = mcps
-        files.append(SourceFile(BUNDLE, dump_yaml(bundle).encode("utf-8")))
-    return SourceTree(tuple(sorted(files, key=lambda f: f.path)))
+            out.lossy(f"mcp.servers.{name}: scope {server['scope']} has no portable field; bundles declare project "
+                      "servers")
+
+
+def _bundle(out: _Portable) -> SourceFile:
+    """imported.bundle.yaml: the items written, by kind, and the MCP servers."""
+    bundle: Dict[str, Any] = {"schema": 1, "name": "imported",
+                              "description": "Everything agentrc import found in the project"}
+    order = ("rules", "skills", "agents", "commands", "hooks", "contexts")
+    if out.listed:
+        bundle["items"] = {k: sorted(out.listed[k]) for k in order if k in out.listed}
+    if out.mcps:
+        bundle["mcps"] = out.mcps
+    return SourceFile(BUNDLE, dump_yaml(bundle).encode("utf-8"))
 
 
 def _short(script: str, most: int = 80) -> str:

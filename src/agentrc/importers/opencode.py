@@ -11,7 +11,9 @@ from typing import Any, Dict, List
 
 import pathspec
 
-from agentrc.importers.base import Reader, description, env_syntax, mapping, stem
+from agentrc.importers.base import Reader, by_directory, by_stem, stem
+from agentrc.importers.cleanup import split_skills_section
+from agentrc.importers.shapes import description, env_syntax, mapping, skill, skill_files
 
 CONFIGS = ("opencode.json", "opencode.jsonc")
 RULES_DIR = ".agents/rules"
@@ -31,37 +33,26 @@ class OpencodeImporter:
     def read(self, r: Reader) -> None:
         context = next((p for p in ("AGENTS.md", "CLAUDE.md") if r.has(p)), None)
         if context is not None:
-            text = r.context_file(context)
-            if text is not None:
-                r.add_context(r.body(text, context, context=True), context)
+            r.add_context_file(context)
         config_rel = next((p for p in CONFIGS if r.has(p)), None)
-        config = r.json_object(config_rel) if config_rel else None
-        if config is not None:
-            self.config(r, config_rel, config)
+        if config_rel is not None:
+            config = r.json_object(config_rel)
+            if config is not None:
+                self.config(r, config_rel, config)
         for d in (".opencode/skills", ".opencode/skill", ".claude/skills"):
-            for dirname, skill_dir, rel in r.skill_files(d):
-                parsed = r.markdown(rel)
-                name = r.name(dirname, rel, "skill") if parsed is not None else None
-                if parsed is None or name is None or name in r.doc.get("skills", {}):
+            for rel, name, fm, body in r.entries(skill_files(r, d), "skill", by_directory):
+                if name in r.doc.get("skills", {}):
                     continue
-                fm, body = parsed
-                entry = r.skill(skill_dir, rel, fm, body, name)
+                entry = skill(r, rel, fm, body, name)
                 r.extra_fields(rel, fm, ("name", "description"), f"skill {name}",
                                "opencode reads only name and description")
                 r.add("skills", name, entry, rel)
         for d in (".opencode/agents/", ".opencode/agent/"):
-            for rel in r.under(d, ".md"):
-                parsed = r.markdown(rel)
-                name = r.name(stem(rel, ".md"), rel, "agent") if parsed is not None else None
-                if parsed is not None and name is not None:
-                    self.agent(r, rel, name, parsed[0], parsed[1])
+            for rel, name, fm, body in r.entries(r.under(d, ".md"), "agent", by_stem(".md")):
+                self.agent(r, rel, name, fm, body)
         for d in (".opencode/commands/", ".opencode/command/"):
-            for rel in r.under(d, ".md"):
-                parsed = r.markdown(rel)
-                name = r.name(stem(rel, ".md"), rel, "command") if parsed is not None else None
-                if parsed is not None and name is not None:
-                    fm, body = parsed
-                    self.command(r, rel, name, fm, r.body(body, rel, name, arguments=True))
+            for rel, name, fm, body in r.entries(r.under(d, ".md"), "command", by_stem(".md")):
+                self.command(r, rel, name, fm, r.body(body, rel, name, arguments=True))
         for d in (".opencode/plugins/", ".opencode/plugin/"):
             for rel in r.under(d):
                 if rel.endswith((".js", ".ts", ".mjs")):
@@ -69,7 +60,8 @@ class OpencodeImporter:
 
     # --- opencode.json ---------------------------------------------------------------
     def config(self, r: Reader, rel: str, config: Dict[str, Any]) -> None:
-        for entry in config.get("instructions") if isinstance(config.get("instructions"), list) else []:
+        instructions = config.get("instructions")
+        for entry in instructions if isinstance(instructions, list) else []:
             self.instruction(r, rel, str(entry))
         mcp = config.get("mcp") or {}
         for name, raw in mcp.items() if isinstance(mcp, dict) else ():
@@ -120,18 +112,7 @@ class OpencodeImporter:
         matched = [p for p in sorted(r.files) if spec.match_file(p)]
         if not matched:
             r.lossy(rel, f"instructions: {entry} matches no file in the project; not imported")
-        for path in matched:
-            parsed = r.markdown(path)
-            if parsed is None:
-                continue
-            fm, body = parsed
-            if path.startswith(RULES_DIR + "/") and path.endswith("/RULE.md"):
-                raw = posixpath.basename(posixpath.dirname(path))  # what the adapter writes
-            else:
-                raw = stem(path, posixpath.splitext(path)[1])
-            name = r.name(raw, path, "rule")
-            if name is None:
-                continue
+        for path, name, fm, body in r.entries(matched, "rule", rule_name):
             item: Dict[str, Any] = description(fm)
             item["content"] = r.body(body, path, name)
             r.extra_fields(path, fm, ("name", "description"), f"rule {name}")
@@ -175,7 +156,7 @@ class OpencodeImporter:
     # --- agents and commands ---------------------------------------------------------
     def agent(self, r: Reader, rel: str, name: str, fm: Dict[str, Any], body: str, where: str = "") -> None:
         what = where or f"agent {name}"
-        body, skills = r.preload_skills(r.body(body, rel, name))
+        body, skills = split_skills_section(r.body(body, rel, name))
         entry: Dict[str, Any] = description(fm)
         entry["content"] = body
         if skills:
@@ -199,3 +180,11 @@ class OpencodeImporter:
             return
         r.extra_fields(rel, fm, ("description",), where or f"command {name}")
         r.add("commands", name, entry, rel)
+
+
+def rule_name(path: str, fm: Dict[str, Any]) -> str:
+    """An instruction file's raw rule name: its directory for the RULE.md the adapter writes,
+    else its file name."""
+    if path.startswith(RULES_DIR + "/") and path.endswith("/RULE.md"):
+        return by_directory(path, fm)
+    return stem(path, posixpath.splitext(path)[1])

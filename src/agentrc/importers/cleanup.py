@@ -1,0 +1,220 @@
+"""Text cleanup for imported files: text in, text out, no files and no diagnostics.
+
+What enters is the raw text of a client file (a body, a JSONC file, a shared AGENTS.md, a
+hook command); what leaves is the text as the canonical document and the portable items
+hold it, plus, where something was changed, what was found (so the caller can report it).
+Bodies are cleaned so the document builds and the portable items lint clean: agentrc's own
+`# <name>` title is dropped, other H1s demoted, skipped heading levels closed, bare fences
+given a language, client-specific constructs fenced off for their client, and links leaving
+the item kept as plain text. Kept apart from the reader because `document` cleans bodies
+of any canonical document too, and because these are pure functions tested on their own.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Dict, List, Tuple
+
+from agentrc.output.merge import BEGIN, CONTEXT_TITLE, END
+from agentrc.portable.body import CONSTRUCT_HINT_RE, CONSTRUCTS, LINK_RE, SCHEME_RE
+from agentrc.portable.directives import END_RE, OPEN_RE
+from agentrc.text.markdown import ATX_RE, FENCE_RE, format_body, heading_level, scan, strip_inline_code
+
+# The sentence agentrc.clients.base.with_skills_section writes for preload-skills.
+SKILLS_INTRO = ("This agent relies on the following skills, installed alongside it. "
+                "Use them when relevant:")
+
+
+def strip_jsonc(text: str) -> str:
+    """JSON with // and /* */ comments and trailing commas -> strict JSON (strings untouched)."""
+    out: List[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j))  # keep line numbers for error positions
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
+
+
+def project_command(command: str) -> str:
+    """A hook command with a leading `./path` written so that agentrc does not take it for a
+    file of the hook item (HOOK.md's `./FILE`): `scripts/x.sh` (a path with a slash runs
+    from the current directory as `./scripts/x.sh` does), or `"./x.sh"` for a file at the
+    root. The shell runs either the same way."""
+    command = command.strip()
+    first, sep, rest = command.partition(" ")
+    if not first.startswith("./"):
+        return command
+    path = first[2:]
+    return (path if "/" in path else f'"{first}"') + sep + rest
+
+
+def unmanage(text: str) -> str:
+    """A file agentrc shares with its user (AGENTS.md, CLAUDE.md): the user's text with
+    agentrc's block inlined, without the markers and without the title agentrc adds."""
+    start = text.find(BEGIN)
+    if start < 0:
+        return text
+    end = text.find(END, start)
+    end = len(text) if end < 0 else end
+    inner = text[start + len(BEGIN):end].strip("\n")
+    lines = inner.split("\n")
+    if lines and lines[0].strip() == f"# {CONTEXT_TITLE}":
+        inner = "\n".join(lines[1:]).strip("\n")
+    after = text[end + len(END):] if end < len(text) else ""
+    parts = [p.strip("\n") for p in (text[:start], inner, after) if p.strip()]
+    return "\n\n".join(parts) + "\n" if parts else ""
+
+
+def clean_body(text: str, title: str = "", arguments: bool = False, context: bool = False
+               ) -> Tuple[str, List[Tuple[str, str]]]:
+    """(body, (family, construct) of each kind of client-specific syntax fenced off or quoted).
+    See the module docstring. Idempotent."""
+    lines = text.replace("\r\n", "\n").lstrip("\ufeff").strip("\n").split("\n")
+    # agentrc's generated title: `# <name>` as the first line.
+    if title and lines and re.match(r"^#\s+%s\s*$" % re.escape(title), lines[0]):
+        lines = lines[1:]
+    text = "\n".join(lines).strip("\n")
+    text = _fix_headings(text)
+    text = _fence_languages(text)
+    text, families = _constructs(text, arguments, context)
+    return (format_body(text) if text.strip() else ""), families
+
+
+def _fix_headings(text: str) -> str:
+    """No H1 (all headings move down a level when there is one) and no skipped levels."""
+    lines = text.split("\n")
+    scanned = scan(text)
+    levels = [heading_level(scanned, i) for i in range(len(lines))]
+    setext = {i for i, lv in enumerate(levels) if lv == 1 and not ATX_RE.match(lines[i])}
+    shift = 1 if 1 in levels else 0
+    out: List[str] = []
+    previous = 1
+    skip_next = False
+    for i, line in enumerate(lines):
+        if skip_next:
+            skip_next = False
+            continue
+        level = levels[i]
+        if not level:
+            out.append(line)
+            continue
+        new = min(level + shift, previous + 1, 6)
+        previous = new
+        if i in setext:
+            out.append("#" * new + " " + line.strip())
+            skip_next = True
+            continue
+        m = ATX_RE.match(line)
+        out.append("#" * new + (" " + m.group(2) if m and m.group(2) else ""))
+    return "\n".join(out)
+
+
+def _fence_languages(text: str) -> str:
+    lines = text.split("\n")
+    for ln in scan(text):
+        if ln.fence_open and not ln.fence_info:
+            m = FENCE_RE.match(ln.text)
+            if m:
+                lines[ln.index] = m.group(1) + m.group(2) + "text"
+    return "\n".join(lines)
+
+
+def _constructs(text: str, arguments: bool, context: bool) -> Tuple[str, List[Tuple[str, str]]]:
+    lines = text.split("\n")
+    marked: Dict[int, str] = {}
+    found: List[Tuple[str, str]] = []
+    in_block = False
+    for ln in scan(text):
+        if ln.in_fence or ln.fence_open or ln.fence_close:
+            continue
+        if OPEN_RE.match(ln.text) or END_RE.match(ln.text):
+            in_block = bool(OPEN_RE.match(ln.text))
+            continue
+        if in_block or not CONSTRUCT_HINT_RE.search(ln.text):
+            continue  # a directive block already says who reads these lines
+        plain = strip_inline_code(ln.text)
+        hits = []
+        for family, what, rx in CONSTRUCTS:
+            for m in rx.finditer(plain):
+                if arguments and m.group(0) == "$ARGUMENTS":
+                    continue
+                hits.append((m.start(), m.end(), family, what))
+        if not hits:
+            continue
+        if context:
+            line = ln.text
+            for start, end, family, what in sorted(hits, reverse=True):
+                token = line[start:end]
+                quoted = f"``{token}``" if "`" in token else f"`{token}`"
+                line = line[:start] + quoted + line[end:]
+                found.append((family, what))
+            lines[ln.index] = line
+        else:
+            marked[ln.index] = hits[0][2]
+            found.extend((family, what) for _, _, family, what in hits)
+    if marked:
+        out: List[str] = []
+        open_family = None
+        for i, line in enumerate(lines):
+            line_family = marked.get(i)
+            if open_family is not None and line_family != open_family:
+                out.append("<!-- @endclient -->")
+                open_family = None
+            if line_family is not None and open_family is None:
+                out.append(f"<!-- @client:{line_family} -->")
+                open_family = line_family
+            out.append(line)
+        if open_family is not None:
+            out.append("<!-- @endclient -->")
+        lines = out
+    return "\n".join(lines), list(dict.fromkeys(found))
+
+
+def unlink_escaping(text: str) -> Tuple[str, List[str]]:
+    """Links leaving the item directory (`../x`, `/x`) as plain text `label (target)`."""
+    lines = text.split("\n")
+    found: List[str] = []
+    for ln in scan(text):
+        if ln.in_fence or ln.fence_open or ln.fence_close or "](" not in ln.text:
+            continue
+        def repl(m: "re.Match[str]") -> str:
+            target = m.group(1)
+            if SCHEME_RE.match(target) or target.startswith(("#", "//")):
+                return m.group(0)
+            norm = posixpath.normpath(target.split("#", 1)[0])
+            if not (target.startswith("/") or norm == ".." or norm.startswith("../")):
+                return m.group(0)
+            found.append(target)
+            label = re.match(r"!?\[((?:[^\]\\]|\\.)*)\]", m.group(0))
+            return f"{label.group(1) if label else ''} ({target})"
+        lines[ln.index] = LINK_RE.sub(repl, ln.text)
+    return "\n".join(lines), found
+
+
+def split_skills_section(body: str) -> Tuple[str, List[str]]:
+    """The `## Skills` section agentrc appends for preload-skills (clients without a skills
+    field), taken off the body's end and read back as the list of skill names."""
+    m = re.search(r"(?:^|\n)## Skills\n\n" + re.escape(SKILLS_INTRO) + r"\n\n((?:- [^\n]+\n?)+)$", body)
+    if not m:
+        return body, []
+    names = [ln[2:].strip() for ln in m.group(1).strip("\n").split("\n")]
+    rest = body[:m.start()].rstrip("\n")
+    return (rest + "\n" if rest.strip() else ""), names
+

@@ -1,0 +1,288 @@
+"""The client shapes several importers share, each read into its canonical entry.
+
+What enters is a value an importer has read from a client file (a skill directory, an
+agent's `tools:`, a Claude-style `hooks` object, one hook handler, an `mcpServers` entry, a
+glob or tool list); what leaves is the canonical entry added to the Reader's document (or
+returned to the importer to finish), and AR130/AR131 for what it cannot hold. Claude Code,
+Codex, Cursor and VS Code borrowed these forms from one another, so each is read once here
+rather than once per client; a form only one client writes stays in that client's module.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import posixpath
+import re
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set
+
+from agentrc.importers.base import Reader
+from agentrc.importers.cleanup import project_command
+from agentrc.model import HOOK_EVENTS, TOOL_EVENTS
+
+SIDECAR_GROUPS = ("references", "scripts", "assets")
+# The eight Claude Code tool names canonical hooks use (agentrc.canonical.document.HOOK_TOOLS
+# reads them case-insensitively).
+CLAUDE_TOOLS = ("Read", "Write", "Edit", "Bash", "Grep", "Glob", "WebFetch", "WebSearch")
+# A hook matcher's tool names -> canonical ones, for clients that use Claude Code's names.
+CLAUDE_HOOK_TOOLS = {t: t for t in CLAUDE_TOOLS}
+# The hook events about a tool call: the only ones a matcher or a tool list applies to.
+# Environment variables one client sets for its hooks and MCP servers.
+CLIENT_VARS = {"CLAUDE_PROJECT_DIR": "Claude Code", "CLAUDE_PLUGIN_ROOT": "Claude Code",
+               "CURSOR_PROJECT_DIR": "Cursor", "CURSOR_PLUGIN_ROOT": "Cursor"}
+DEFAULT_RE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:-")
+
+
+# --- skills and agents ------------------------------------------------------------------
+
+def skill_files(r: Reader, skills_dir: str) -> List[str]:
+    """The SKILL.md of each skill directory right below `skills_dir`."""
+    return r.under(skills_dir + "/", "/SKILL.md", depth=2)
+
+
+def skill(r: Reader, rel: str, fm: Dict[str, Any], body: str, name: str,
+          skip: Callable[[str], bool] = lambda rel: False) -> Dict[str, Any]:
+    """A skill entry: description, body and the sidecar maps of the files beside SKILL.md
+    (`rel`)."""
+    entry: Dict[str, Any] = {}
+    if isinstance(fm.get("description"), str):
+        entry["description"] = fm["description"]
+    entry["content"] = r.body(body, rel, name)
+    entry.update(sidecars(r, rel, skip))
+    return entry
+
+
+def sidecars(r: Reader, entry_rel: str, skip: Callable[[str], bool] = lambda rel: False
+             ) -> Dict[str, Dict[str, Any]]:
+    """The files beside a skill's SKILL.md (`entry_rel`), by sidecar group."""
+    directory = posixpath.dirname(entry_rel)
+    out: Dict[str, Dict[str, Any]] = {}
+    for rel in r.under(directory + "/"):
+        if rel == entry_rel or skip(rel):
+            continue
+        rest = rel[len(directory) + 1:]
+        head, _, tail = rest.partition("/")
+        group = head if head in SIDECAR_GROUPS and tail else "files"
+        content = r.files[rel].content
+        try:
+            value: Any = content.decode("utf-8")
+        except UnicodeDecodeError:
+            value = {"content": base64.b64encode(content).decode("ascii"), "encoding": "base64"}
+        out.setdefault(group, {})[tail if group != "files" else rest] = value
+    return out
+
+
+def agent_tools(r: Reader, rel: str, fm: Dict[str, Any], name: str, defaults: Set[str], handled: List[str]) -> None:
+    """An agent's `tools:` (marked handled): AR130 unless it is the client's default set,
+    since canonical agents have no tool list."""
+    tools = tool_list(fm.get("tools"))
+    if tools is None:
+        return
+    handled.append("tools")
+    if set(tools) != defaults:
+        r.lossy(rel, f"agent {name}: tools: {', '.join(tools)}: canonical agents have no tool list; "
+                     "the agent gets every tool")
+
+
+# --- hooks ------------------------------------------------------------------------------
+
+def hooks_claude_shape(r: Reader, rel: str, hooks: Any, events: Dict[str, str], tools: Dict[str, str],
+                       handler_keys: Sequence[str] = ("type", "command", "timeout", "async"),
+                       label: str = "hooks") -> None:
+    """`{Event: [{matcher, hooks: [{type, command, timeout}]}]}` (Claude Code, Codex)."""
+    if not isinstance(hooks, dict):
+        r.unreadable(rel, f"{label}: expected an object of events")
+        return
+    for event, groups in hooks.items():
+        canonical = events.get(event)
+        if canonical is None:
+            r.lossy(rel, f"{label}.{event}: not one of the portable hook events "
+                         f"({', '.join(HOOK_EVENTS)}); not imported")
+            continue
+        if not isinstance(groups, list):
+            r.unreadable(rel, f"{label}.{event}: expected a list of matcher groups")
+            continue
+        for group in groups:
+            if not isinstance(group, dict):
+                r.unreadable(rel, f"{label}.{event}: expected matcher groups (objects)")
+                continue
+            for key in group:
+                if key not in ("matcher", "hooks"):
+                    r.lossy(rel, f"{label}.{event}: matcher group key {key!r} has no canonical field; "
+                                 "not imported")
+            handlers = group.get("hooks")
+            for handler in handlers if isinstance(handlers, list) else []:
+                entry = hook_entry(r, rel, f"{label}.{event}", handler, handler_keys)
+                if entry is None:
+                    continue
+                hook_matcher(r, entry, group.get("matcher"), tools, canonical, rel, f"{label}.{event}")
+                r.add_hook(canonical, entry, rel)
+
+
+def hook_entry(r: Reader, rel: str, where: str, handler: Any, keys: Sequence[str],
+               command_keys: Sequence[str] = ("command",), timeout_keys: Sequence[str] = ("timeout",)
+               ) -> Optional[Dict[str, Any]]:
+    """One hook handler (`{type, command, timeout, ...}`) as a canonical hook entry, or None
+    when it has no canonical form."""
+    if not isinstance(handler, dict):
+        r.unreadable(rel, f"{where}: expected hook objects")
+        return None
+    kind = handler.get("type", "command")
+    if kind != "command":
+        r.lossy(rel, f"{where}: a {kind!r} hook has no canonical form (hooks run commands); not imported")
+        return None
+    command = next((handler[k] for k in command_keys if isinstance(handler.get(k), str) and handler[k].strip()),
+                   None)
+    if command is None:
+        r.unreadable(rel, f"{where}: a hook without a command")
+        return None
+    entry: Dict[str, Any] = {"script": project_command(command)}
+    for k in timeout_keys:
+        if isinstance(handler.get(k), (int, float)) and not isinstance(handler.get(k), bool) and handler[k] > 0:
+            entry["timeout"] = handler[k]
+            break
+    if isinstance(handler.get("async"), bool) and "async" in keys:
+        if handler["async"]:
+            entry["async"] = True
+    for key, value in handler.items():
+        if key not in keys and key not in command_keys and key not in timeout_keys and key != "matcher":
+            r.lossy(rel, f"{where}: hook key {key}: {json.dumps(value, default=str)[:60]} has no canonical "
+                         "field; not imported")
+    if "/agentrc/hooks/" in command:
+        r.lossy(rel, f"{where}: the command runs a script an earlier agentrc build copied into the "
+                     "client's directory; canonical hooks hold only the command line, so copy the script "
+                     "to a path of your own and change the command")
+    else:
+        for var in CLIENT_VARS:
+            if var in command:
+                r.lossy(rel, f"{where}: the command uses ${var}, which only {CLIENT_VARS[var]} sets; kept "
+                             "as written (other clients run hooks from the project root: a path relative to "
+                             "it works everywhere)")
+                break
+    return entry
+
+
+def hook_matcher(r: Reader, entry: Dict[str, Any], matcher: Any, tools: Dict[str, str], event: str,
+                 rel: str, where: str) -> None:
+    """A matcher of tool names the canonical vocabulary has becomes `tools`; another
+    matcher is kept as written."""
+    if not isinstance(matcher, str) or matcher.strip() in ("", "*", ".*"):
+        return
+    if event not in TOOL_EVENTS:
+        r.lossy(rel, f"{where}: matcher {matcher!r} on an event that is not about tools; not imported")
+        return
+    tokens = [t.strip() for t in matcher.split("|")]
+    mapped = [tools.get(t) for t in tokens]
+    if all(mapped):
+        entry["tools"] = list(dict.fromkeys(mapped))  # type: ignore[arg-type]
+    else:
+        entry["matcher"] = matcher
+
+
+# --- MCP servers ------------------------------------------------------------------------
+
+def server(r: Reader, rel: str, name: str, raw: Any, env: Callable[[Any], Any] = lambda v: v,
+           known: Sequence[str] = ("type", "command", "args", "env", "url", "headers"),
+           where: str = "mcpServers") -> None:
+    """A `mcpServers`-style entry (Claude Code, Cursor, VS Code): stdio or remote."""
+    if not isinstance(raw, dict):
+        r.unreadable(rel, f"{where}.{name}: expected an object")
+        return
+    server_name = r.name(name, rel, "mcp server")
+    if server_name is None:
+        return
+    entry: Dict[str, Any] = {}
+    kind = raw.get("type")
+    if isinstance(raw.get("command"), str) and raw["command"]:
+        entry["command"] = env(raw["command"])
+        if isinstance(raw.get("args"), list) and raw["args"]:
+            entry["args"] = [env(str(a)) for a in raw["args"]]
+        if raw.get("env"):
+            entry["env"] = {k: env(str(v)) for k, v in mapping(raw["env"]).items()}
+    elif isinstance(raw.get("url"), str) and raw["url"]:
+        if kind in ("sse", "http"):
+            entry["type"] = kind
+        elif kind == "streamable-http":
+            entry["type"] = "http"
+        elif kind is not None:
+            r.lossy(rel, f"{where}.{name}: transport type {kind!r} is not http or sse; imported as http")
+        entry["url"] = env(raw["url"])
+        if raw.get("headers"):
+            entry["headers"] = {k: env(str(v)) for k, v in mapping(raw["headers"]).items()}
+    else:
+        r.unreadable(rel, f"{where}.{name}: a server needs a command or a url")
+        return
+    if DEFAULT_RE.search(json.dumps(entry)):
+        r.lossy(rel, f"{where}.{name}: ${{VAR:-default}} is Claude Code's syntax; other clients expand only "
+                     "${VAR} (or their own form of it), so they get the text as written")
+    if raw.get("disabled") is True:
+        entry["disabled"] = True
+    if isinstance(raw.get("autoApprove"), list):
+        entry["autoApprove"] = [str(t) for t in raw["autoApprove"]]
+    for key, value in raw.items():
+        if key not in known and key not in ("disabled", "autoApprove"):
+            r.lossy(rel, f"{where}.{name}: {key}: {json.dumps(value, default=str)[:60]} has no canonical "
+                         "field; not imported")
+    r.add_server(server_name, entry, rel)
+
+
+def env_syntax(pattern: str) -> Callable[[Any], Any]:
+    """A converter from a client's environment reference syntax to the portable `${VAR}`."""
+    rx = re.compile(pattern)
+
+    def convert(value: Any) -> Any:
+        return rx.sub(lambda m: "${%s}" % m.group(1), value) if isinstance(value, str) else value
+
+    return convert
+
+
+# --- field values -----------------------------------------------------------------------
+
+def tool_list(value: Any) -> Optional[List[str]]:
+    """A tools field as a list: YAML list, or a comma- or space-separated string."""
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if str(v).strip()]
+    if isinstance(value, str):
+        sep = "," if "," in value else None
+        return [t.strip() for t in value.split(sep) if t.strip()]
+    return None
+
+
+def allowed_tools(entry: Dict[str, Any], value: Any) -> None:
+    """A skill's allowed-tools: a list when it splits cleanly, else the string as written."""
+    if isinstance(value, str) and "(" not in value:
+        entry["allowedTools"] = tool_list(value)
+    elif isinstance(value, list):
+        entry["allowedTools"] = [str(v) for v in value]
+    elif isinstance(value, str):
+        entry["allowed-tools"] = value
+
+
+def mapping(value: Any) -> Dict[str, Any]:
+    """`value` when it is an object, else an empty one (malformed files are read leniently)."""
+    return value if isinstance(value, dict) else {}
+
+
+def glob_list(value: Any) -> List[str]:
+    """Globs of a list, or of a comma-separated string (`applyTo`, Cursor's `globs`); a comma
+    inside `{a,b}` belongs to the pattern."""
+    if isinstance(value, str):
+        parts, depth, start = [], 0, 0
+        for i, c in enumerate(value):
+            depth += {"{": 1, "}": -1}.get(c, 0)
+            if c == "," and depth <= 0:
+                parts.append(value[start:i])
+                start = i + 1
+        parts.append(value[start:])
+        return [g.strip() for g in parts if g.strip()]
+    if isinstance(value, list):
+        return [str(g).strip() for g in value if str(g).strip()]
+    return []
+
+
+def description(fm: Dict[str, Any]) -> Dict[str, Any]:
+    """`{"description": ...}` when the frontmatter has a non-empty one, else nothing."""
+    value = fm.get("description")
+    if isinstance(value, str) and value.strip():
+        return {"description": value.strip()}
+    return {}
