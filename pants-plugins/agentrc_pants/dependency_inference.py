@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Dict, Tuple
+from typing import Dict, Set, Tuple
 
 from pants.engine.addresses import Address
 from pants.engine.fs import Digest, DigestContents
@@ -113,7 +113,7 @@ async def infer_agentrc_dependencies(request: InferAgentrcDependencies, index: A
     if address in index.cycles:
         raise UnresolvedAgentrcReference(f"{address} ({info.kind} {info.name}) is on a requires cycle: "
                                          f"{index.cycles[address]}. Remove one of its requires edges.")
-    found = set()
+    found: Set[Address] = set()
     missing = []
     hard = _hard_edges(info)
     for kind, name in hard:

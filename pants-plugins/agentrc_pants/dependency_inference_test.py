@@ -51,8 +51,10 @@ def test_unknown_names_fail_naming_target_and_item(rule_runner):
 
 def test_requires_cycles_fail_in_agentrc_words(rule_runner):
     rule_runner.write_files({
-        "reg/a/RULE.md": "---\ndescription: a\nrequires:\n  rules: [b]\n---\n\n## A\n", "reg/a/BUILD": "agentrc_items()\n",
-        "reg/b/RULE.md": "---\ndescription: b\nrequires:\n  rules: [a]\n---\n\n## B\n", "reg/b/BUILD": "agentrc_items()\n",
+        "reg/a/RULE.md": "---\ndescription: a\nrequires:\n  rules: [b]\n---\n\n## A\n",
+        "reg/a/BUILD": "agentrc_items()\n",
+        "reg/b/RULE.md": "---\ndescription: b\nrequires:\n  rules: [a]\n---\n\n## B\n",
+        "reg/b/BUILD": "agentrc_items()\n",
     })
     with pytest.raises(ExecutionError) as exc:
         infer(rule_runner, Address("reg/a", generated_name="rule"))

@@ -86,7 +86,9 @@ def _code_files() -> Tuple[Tuple[str, bytes], ...]:
     out = []
     for name in SHIPPED_PACKAGES:
         module = importlib.import_module(name)
-        root = os.path.dirname(module.__file__)
+        module_file = module.__file__
+        assert module_file is not None  # regular packages (namespace packages have no __file__)
+        root = os.path.dirname(module_file)
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
             for fn in sorted(filenames):
@@ -117,11 +119,12 @@ async def agentrc_python(subsystem: AgentrcSubsystem) -> AgentrcPython:
         # fingerprints and we put in the Process environment: a different interpreter version
         # at the same path is a different cache key.
         test=BinaryPathTest(["-c", "import sys; sys.exit(sys.version_info < (3, 9)) or print(sys.version)"])))
-    if not paths.paths:
+    first = paths.first_path
+    if first is None:
         raise ValueError("No python3 (>= 3.9) found on [agentrc].process_python_search_path "
                          f"{list(subsystem.process_python_search_path)}; set it, or use "
                          "[agentrc].execution = \"in-process\".")
-    return AgentrcPython(paths.first_path)
+    return AgentrcPython(first)
 
 
 @dataclass(frozen=True)

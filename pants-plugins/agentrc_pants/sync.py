@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any, Dict
 
 from pants.base.build_root import BuildRoot
 from pants.core.goals.package import BuiltPackage
@@ -81,7 +82,9 @@ async def agentrc_sync(console: Console, sync: AgentrcSyncSubsystem, agentrc: Ag
                               for t in configs)
     for t, built in zip(configs, packages):
         generated = await Get(DigestContents, Digest, built.digest)
-        trees.append((t.address.spec_path, _files(generated, built.artifacts[0].relpath + "/")))
+        relpath = built.artifacts[0].relpath
+        assert relpath is not None  # agentrc_config packages always name their directory
+        trees.append((t.address.spec_path, _files(generated, relpath + "/")))
     code = 0
     for directory, files in trees:
         code = max(code, _write(console, os.path.join(build_root.path, directory), directory or ".", files,
@@ -93,7 +96,7 @@ def _files(generated, prefix: str):
     """The package's files below `prefix`, with the merge information of its report."""
     files = [OutputFile(fc.path[len(prefix):], fc.content, fc.is_executable, "pants") for fc in generated
              if fc.path.startswith(prefix) and fc.path[len(prefix):] != REPORT]
-    report = next((json.loads(fc.content) for fc in generated if fc.path == prefix + REPORT), {})
+    report: Dict[str, Any] = next((json.loads(fc.content) for fc in generated if fc.path == prefix + REPORT), {})
     return pipeline.with_merge_info(files, report)  # config files users own are merged, key by key
 
 

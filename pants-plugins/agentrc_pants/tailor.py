@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Dict, List
 
 from pants.core.goals.tailor import AllOwnedSources, PutativeTarget, PutativeTargets, PutativeTargetsRequest
 from pants.engine.fs import PathGlobs, Paths
@@ -41,7 +42,7 @@ async def find_putative_agentrc_targets(request: PutativeAgentrcTargetsRequest, 
             triggering_sources=[os.path.basename(p) for p in configs.files if os.path.dirname(p) == directory]))
     # A project's presets hold SKILL.md files that are layer content, not portable items.
     owned_set |= {p for p in entries.files if any(p.startswith(d + "/") for d in projects)}
-    by_dir = {}
+    by_dir: Dict[str, List[str]] = {}
     for path in sorted(set(entries.files) - owned_set):
         by_dir.setdefault(os.path.dirname(path), []).append(os.path.basename(path))
     for directory, files in sorted(by_dir.items()):

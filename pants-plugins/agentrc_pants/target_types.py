@@ -13,6 +13,7 @@ from pants.engine.target import (
     COMMON_TARGET_FIELDS,
     Dependencies,
     FieldSet,
+    InvalidFieldException,
     MultipleSourcesField,
     SingleSourceField,
     StringSequenceField,
@@ -170,8 +171,6 @@ class AgentrcBundleSourceField(SingleSourceField):
         super().validate_resolved_files(files)
         for f in files:
             if not is_bundle_file(f):
-                from pants.engine.target import InvalidFieldException
-
                 raise InvalidFieldException(f"{self.address}: `source` must be a *.bundle.yaml file, not {f}")
 
 

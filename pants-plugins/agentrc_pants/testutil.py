@@ -8,12 +8,21 @@ from pants.testutil.rule_runner import RuleRunner
 from agentrc_pants import register
 
 REGISTRY = {
-    "reg/rules/style/RULE.md": "---\nschema: 1\ndescription: House style\nscope:\n  paths:\n    - \"src/**/*.py\"\n---\n\n## Style\n\nKeep functions short.\n",
+    "reg/rules/style/RULE.md": (
+        "---\nschema: 1\ndescription: House style\nscope:\n  paths:\n    - \"src/**/*.py\"\n---\n\n"
+        "## Style\n\nKeep functions short.\n"
+    ),
     "reg/rules/style/BUILD": "agentrc_items()\n",
-    "reg/skills/fix/SKILL.md": "---\nschema: 1\ndescription: Use when fixing a bug\nrequires:\n  rules:\n    - style\n---\n\n## Fix a bug\n\nSee [notes](./notes.md).\n",
+    "reg/skills/fix/SKILL.md": (
+        "---\nschema: 1\ndescription: Use when fixing a bug\nrequires:\n  rules:\n    - style\n---\n\n"
+        "## Fix a bug\n\nSee [notes](./notes.md).\n"
+    ),
     "reg/skills/fix/notes.md": "# Notes\n",
     "reg/skills/fix/BUILD": "agentrc_items()\n",
-    "reg/agents/helper/AGENT.md": "---\nschema: 1\ndescription: Use when helping\nmodel: sonnet\ntools:\n  - read\npreload-skills:\n  - fix\n  - not-here\n---\n\n## Helper\n\nHelp.\n",
+    "reg/agents/helper/AGENT.md": (
+        "---\nschema: 1\ndescription: Use when helping\nmodel: sonnet\ntools:\n  - read\n"
+        "preload-skills:\n  - fix\n  - not-here\n---\n\n## Helper\n\nHelp.\n"
+    ),
     "reg/agents/helper/BUILD": "agentrc_items()\n",
     "reg/pair/SKILL.md": "---\nschema: 1\ndescription: Use when pairing\n---\n\n## Pair\n\nPair up.\n",
     "reg/pair/RULE.md": "---\nschema: 1\nname: pair-rule\ndescription: Always pair\n---\n\n## Pair\n\nAlways.\n",

@@ -26,7 +26,8 @@ def _table(*rows: Code) -> Dict[str, Code]:
 CODES: Dict[str, Code] = _table(
     # --- reading files ---------------------------------------------------------------
     Code("AR001", "yaml-syntax", "Frontmatter or manifest is not valid YAML.",
-         "Fix the YAML syntax at the position shown; quote strings that contain ': ' or start with special characters."),
+         "Fix the YAML syntax at the position shown; quote strings that contain ': ' or start with special "
+         "characters."),
     Code("AR002", "frontmatter-missing", "An entrypoint does not start with a `---` delimited YAML frontmatter block.",
          "Start the file with '---', the YAML fields, and a closing '---' line."),
     Code("AR003", "not-a-mapping", "Frontmatter or a manifest is YAML but not a mapping of keys to values.",
@@ -42,7 +43,8 @@ CODES: Dict[str, Code] = _table(
     Code("AR008", "not-utf8", "A source file is not valid UTF-8 text.",
          "Re-save the file as UTF-8."),
     # --- names and identity ----------------------------------------------------------
-    Code("AR010", "name-invalid", "An effective name is not lowercase letters, digits and hyphens (single hyphens for skills).",
+    Code("AR010", "name-invalid",
+         "An effective name is not lowercase letters, digits and hyphens (single hyphens for skills).",
          "Use lowercase a-z, 0-9 and '-', not starting or ending with '-', e.g. 'api-conventions'."),
     Code("AR011", "name-too-long", "An effective name is longer than 64 characters.",
          "Shorten the name (and the directory) to at most 64 characters."),
@@ -57,7 +59,8 @@ CODES: Dict[str, Code] = _table(
     Code("AR016", "orphan-override", "An override file has no canonical entrypoint beside it.",
          "Add the canonical entrypoint (e.g. SKILL.md) or delete the override file."),
     Code("AR017", "no-items", "A path given on the command line holds no items or bundles.",
-         "Point agentrc at a source registry: directories holding RULE.md, SKILL.md, AGENT.md, COMMAND.md, HOOK.md or CONTEXT.md."),
+         "Point agentrc at a source registry: directories holding RULE.md, SKILL.md, AGENT.md, COMMAND.md, HOOK.md or "
+         "CONTEXT.md."),
     # --- bodies ---------------------------------------------------------------------
     Code("AR020", "body-h1", "A body contains an H1 heading.",
          "Start headings at '##': generated output derives the H1 from the item's name."),
@@ -103,7 +106,8 @@ CODES: Dict[str, Code] = _table(
          "Remove one of the requires edges shown in the cycle."),
     Code("AR064", "duplicate-bundle", "Two bundle files declare the same name.",
          "Bundle names are identities; rename or delete one of them."),
-    Code("AR065", "source-unsupported", "A cross-source `source:` locator is used; fetching sources is not supported yet.",
+    Code("AR065", "source-unsupported",
+         "A cross-source `source:` locator is used; fetching sources is not supported yet.",
          "Vendor the required items or bundles into this registry for now."),
     Code("AR066", "bundle-unknown", "A bundle named on the command line does not exist.",
          "Run 'agentrc lint' to list the registry's bundles, or fix the name."),
@@ -134,13 +138,16 @@ CODES: Dict[str, Code] = _table(
          "Delete DIR/.agentrc/manifest.json and rebuild; agentrc then owns only what it writes next."),
     Code("AR094", "output-edited", "A file agentrc wrote was edited since; rebuilding would lose the edit.",
          "Move the change into the source item (the output is generated), or delete the file, then rebuild."),
-    Code("AR095", "cross-client-discovery", "A client also discovers another client's outputs, which differ from its own or are not meant for it.",
-         "Build the clients into separate trees, restrict audience:, or turn the client's cross-discovery off (see docs/clients/)."),
+    Code("AR095", "cross-client-discovery",
+         "A client also discovers another client's outputs, which differ from its own or are not meant for it.",
+         "Build the clients into separate trees, restrict audience:, or turn the client's cross-discovery off (see "
+         "docs/clients/)."),
     Code("AR096", "user-key-conflict", "A file the user owns already defines a key agentrc would write.",
          "Rename the item or server, or remove the user's entry: agentrc changes only keys it added itself."),
     Code("AR097", "merge-unreadable", "A file the user owns, which agentrc merges keys into, cannot be parsed.",
          "Fix the file's syntax (agentrc reads JSON with comments and TOML), or move it away and rebuild."),
-    Code("AR098", "comments-in-strict-json", "A file agentrc merges into has comments, but its client reads it as strict JSON.",
+    Code("AR098", "comments-in-strict-json",
+         "A file agentrc merges into has comments, but its client reads it as strict JSON.",
          "Remove the comments: Claude Code ignores a .claude/settings.json or .mcp.json it cannot parse as JSON."),
     # --- canonical documents (spec 000) ---------------------------------------------
     Code("AR110", "config-unreadable", "A project's ai.config.*, mcp.json, index.json or package.json cannot be read.",
@@ -150,7 +157,8 @@ CODES: Dict[str, Code] = _table(
     Code("AR112", "config-not-data", "The configuration is not plain data (a function, a cycle, or not an object).",
          "Export a plain object: strings, numbers, booleans, arrays and objects only."),
     Code("AR113", "preset-not-found", "A preset named in `presets` (or package.json#ai.presets) was not found.",
-         "Use a path starting with ./ or ../, or install the package so node_modules/NAME (or node_modules/jue-preset-NAME) exists."),
+         "Use a path starting with ./ or ../, or install the package so node_modules/NAME (or "
+         "node_modules/jue-preset-NAME) exists."),
     Code("AR114", "preset-cycle", "Presets require each other in a cycle.",
          "Remove one of the presets from the other's package.json#ai.presets."),
     Code("AR115", "canonical-invalid", "The merged canonical document does not match spec 000's shapes.",
@@ -159,19 +167,28 @@ CODES: Dict[str, Code] = _table(
          "Write the command's prompt in commands/NAME/prompt.md or in its `prompt:` field."),
     Code("AR117", "unsafe-path", "A skill's files map names a path outside the skill (absolute, or with ..).",
          "Use relative paths inside the skill directory."),
-    Code("AR118", "capability-unknown", "The configuration has a top-level key that is not one of the six capabilities.",
-         "Use rules, commands, skills, agents, hooks or mcp (plus context, presets and tools); spec 000 §2 allows no others."),
-    Code("AR119", "canonical-degraded", "A canonical field has no portable equivalent; the warning says what happens to it.",
+    Code("AR118", "capability-unknown",
+         "The configuration has a top-level key that is not one of the six capabilities.",
+         "Use rules, commands, skills, agents, hooks or mcp (plus context, presets and tools); spec 000 §2 allows no "
+         "others."),
+    Code("AR119", "canonical-degraded",
+         "A canonical field has no portable equivalent; the warning says what happens to it.",
          "Nothing to do if the stated behaviour is fine; otherwise change the field as the message suggests."),
-    Code("AR120", "capability-refs-unsupported", "A preset's package.json#ai.capabilities references are not supported yet.",
+    Code("AR120", "capability-refs-unsupported",
+         "A preset's package.json#ai.capabilities references are not supported yet.",
          "Copy the referenced capabilities into the preset's directories (rules/, skills/, ...)."),
     # --- import (client files -> canonical document and portable items) -------------
-    Code("AR130", "import-lossy", "A client file holds something the canonical document or portable items cannot represent as it is: it is left out, or kept in the form the warning names.",
-         "Nothing to do if that is fine; otherwise add it back by hand, often in a client passthrough block (claude:, cursor:, ...) of the imported item."),
-    Code("AR131", "import-unreadable", "A client file cannot be read (invalid JSON, TOML or YAML frontmatter, or not UTF-8); nothing is imported.",
+    Code("AR130", "import-lossy",
+         "A client file holds something the canonical document or portable items cannot represent as it is: it is left "
+         "out, or kept in the form the warning names.",
+         "Nothing to do if that is fine; otherwise add it back by hand, often in a client passthrough block (claude:, "
+         "cursor:, ...) of the imported item."),
+    Code("AR131", "import-unreadable",
+         "A client file cannot be read (invalid JSON, TOML or YAML frontmatter, or not UTF-8); nothing is imported.",
          "Fix the file's syntax at the position shown (the client would fail on it too), then import again."),
     # --- fmt ------------------------------------------------------------------------
-    Code("AR100", "fmt-unsafe", "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",
+    Code("AR100", "fmt-unsafe",
+         "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",
          "Remove the duplicate keys (AR004) first; the last occurrence is the value YAML keeps."),
     Code("AR101", "not-formatted", "The file is not in canonical form.",
          "Run 'agentrc fmt PATH' to rewrite it."),

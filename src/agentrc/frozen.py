@@ -6,7 +6,7 @@ values therefore become `FrozenMap` (an ordered, hashable mapping) and tuples.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Tuple
+from typing import Any, Iterator, Mapping, Optional, Tuple
 
 
 class FrozenMap(Mapping):
@@ -19,7 +19,7 @@ class FrozenMap(Mapping):
             pairs = pairs.items()
         self._pairs: Tuple[Tuple[Any, Any], ...] = tuple(pairs)
         self._index = {k: v for k, v in self._pairs}
-        self._hash = None
+        self._hash: Optional[int] = None
 
     def __getitem__(self, key: Any) -> Any:
         return self._index[key]

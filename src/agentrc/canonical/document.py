@@ -19,13 +19,16 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from agentrc import schemas
+from agentrc import names, schemas
+from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.frozen import FrozenMap, freeze, thaw
 from agentrc.model import Bundle, Item, Kind, McpServer, Registry, Resource, SourceFile, SourceTree
+from agentrc.output.merge import block_render
 from agentrc.portable import checks
 from agentrc.portable.items import make_item
 from agentrc.text.frontmatter import split
+from agentrc.text.markdown import demote_headings, has_h1
 from agentrc.text.yamlpos import Located, YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
@@ -110,17 +113,17 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
     if context is not None:
         data["context"] = {"global": _text(context, diags)}
         origin["context.global"] = context.path
-    for section, names in (("rules", ["prompt.md", "AGENTS.md"]), ("commands", ["prompt.md"]),
-                           ("agents", ["prompt.md", "AGENTS.md"]), ("skills", ["SKILL.md"])):
+    for section, candidates in (("rules", ["prompt.md", "AGENTS.md"]), ("commands", ["prompt.md"]),
+                                ("agents", ["prompt.md", "AGENTS.md"]), ("skills", ["SKILL.md"])):
         for name in _subdirs(by_rel, section):
             d = f"{section}/{name}"
-            f = pick(d, names)
+            f = pick(d, candidates)
             meta_file = by_rel.get(f"{d}/index.json")
             meta = _json(meta_file, diags) if meta_file is not None else {}
             if f is None:
                 if meta_file is not None:
                     diags.error(meta_file.path, (1, 1), "AR115", f"{section}/{name} has index.json but no "
-                                f"{' or '.join(names)}")
+                                f"{' or '.join(candidates)}")
                 continue
             attrs, body = _markdown(f, diags)
             entry = {**meta, **attrs, "content": body}
@@ -139,7 +142,9 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
             data.setdefault("hooks", {})[name] = meta
         else:
             continue
-        origin[f"hooks.{name}"] = (prompt or meta_file).path
+        source = prompt or meta_file
+        assert source is not None  # `meta` is non-empty only when read from meta_file
+        origin[f"hooks.{name}"] = source.path
     mcp = by_rel.get("mcp.json")
     if mcp is not None:
         data["mcp"] = _json(mcp, diags)
@@ -170,8 +175,6 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
 
 def strip_managed_block(text: str) -> str:
     """The root AGENTS.md minus agentrc's own generated block: input never includes output."""
-    from agentrc.output.merge import block_render
-
     return block_render(text, None)
 
 
@@ -464,8 +467,6 @@ def _items(entries: Sequence[Tuple[Kind, str, str, str, Dict[str, Any], str, Tup
 
 
 def client_registry_adapters():
-    from agentrc.clients import registry as client_registry
-
     return client_registry.ADAPTERS
 
 
@@ -476,7 +477,8 @@ def _portable(kind: Kind, name: str, entry: Dict[str, Any], path: str,
         globs = entry.get("globs")
         globs = split_globs(globs) if isinstance(globs, str) else list(globs or [])
         if entry.get("alwaysApply") is True and globs:
-            diags.warning(path, (1, 1), "AR119", f"rules.{name}: alwaysApply: true wins over globs; the rule is always on")
+            diags.warning(path, (1, 1), "AR119",
+                          f"rules.{name}: alwaysApply: true wins over globs; the rule is always on")
         elif globs:
             fm["scope"] = {"paths": globs}
         elif entry.get("alwaysApply") is False:
@@ -562,13 +564,8 @@ def split_globs(text: str) -> List[str]:
 def _demote(text: str) -> str:
     """AGENTS.md files start with an H1; inside the generated document (which has its own)
     every heading moves one level down."""
-    from agentrc.text.markdown import demote_headings, has_h1
-
     return demote_headings(text) if has_h1(text) else text
 
 
 def _slug(text: str) -> str:
-    import re
-
-    out = re.sub(r"[^a-z0-9]+", "-", re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", text).lower()).strip("-")
-    return out or "item"
+    return names.slug(text) or "item"

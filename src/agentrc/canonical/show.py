@@ -17,7 +17,8 @@ def render_text(root: str, document: Document) -> str:
     caps = thaw(document.capabilities)
     entries = {o.key: o for o in document.origins}
     for section in CAPABILITIES:
-        names = sorted(((caps.get("mcp") or {}).get("servers") or {}) if section == "mcp" else (caps.get(section) or {}))
+        names = sorted(((caps.get("mcp") or {}).get("servers") or {}) if section == "mcp"
+                       else (caps.get(section) or {}))
         lines += ["", f"{'mcp.servers' if section == 'mcp' else section}: {len(names)}"]
         for name in names:
             key = f"mcp.servers.{name}" if section == "mcp" else f"{section}.{name}"

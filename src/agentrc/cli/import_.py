@@ -50,6 +50,7 @@ def run(args) -> int:
                 diags.error(str(outside), (0, 0), "AR091", "exists and was not written by this import; "
                             "remove it or name another file")
         else:
+            assert canonical_data is not None  # set whenever args.canonical is
             files.append(OutputFile(rel.replace(os.sep, "/"), canonical_data, False, "import"))
     changes = None
     if not diags.has_errors:

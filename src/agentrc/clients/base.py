@@ -443,7 +443,8 @@ def claude_style_server(server: McpServer) -> Dict[str, Any]:
     return entry
 
 
-def hook_script(adapter: "ClientAdapter", item: Item, tracker: Tracker, project_var: str = "") -> Tuple[str, List[OutputFile]]:
+def hook_script(adapter: "ClientAdapter", item: Item, tracker: Tracker,
+                project_var: str = "") -> Tuple[str, List[OutputFile]]:
     """The hook's command line for this client, and its supporting files. A script named
     `./file` in HOOK.md is copied to <resource_root>/hooks/<name>/ and called by a path from
     the project root (prefixed with `project_var`, e.g. "$CLAUDE_PROJECT_DIR", for clients
@@ -462,7 +463,8 @@ def hook_script(adapter: "ClientAdapter", item: Item, tracker: Tracker, project_
     command = f'"${{{var}:-.}}/{path}"' if project_var else path
     if spec.script_args:
         command += " " + spec.script_args
-    tracker.mapped("script", f"{spec.script_file} copied to {path}" + (f", called via {project_var}" if project_var else ""))
+    tracker.mapped("script", f"{spec.script_file} copied to {path}"
+                   + (f", called via {project_var}" if project_var else ""))
     tracker.emitted("resources", f"{len(files)} file(s) copied to {adapter.resource_root}/hooks/{item.name}/")
     return command, files
 
@@ -472,6 +474,7 @@ def tool_event(item: Item, tracker: Tracker) -> bool:
     both are reported omitted (lint warns AR082); with `tools:` given, a raw `matcher:` is
     reported omitted, since the tools decide."""
     spec = item.hook
+    assert spec is not None  # set for every hook item
     if spec.event not in TOOL_EVENTS:
         for key in ("tools", "matcher"):
             if key in item.fields:

@@ -196,6 +196,7 @@ def claude_matcher(item: Item, tracker: Tracker) -> str:
     """Claude-style matcher (Claude Code, Codex, Copilot CLI): portable tools as `Bash|Edit`,
     or the raw matcher, for the tool events only."""
     spec = item.hook
+    assert spec is not None  # set for every hook item
     if not tool_event(item, tracker):
         return ""
     if spec.tools is not None:

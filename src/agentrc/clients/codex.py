@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.clients.base import (
     ENV_REF_RE,
     ClientAdapter,
+    RenderContext,
     hook_docs,
     hook_script,
     place_resources,
@@ -96,11 +97,12 @@ class Codex(ClientAdapter):
     def whole_file(self, kind):
         return self._agent if kind is Kind.AGENT else super().whole_file(kind)
 
-    def finish(self, item, ctx, tracker, out):
+    def finish(self, item: Item, ctx: RenderContext, tracker: Tracker, out: List[Any]) -> List[Any]:
         if item.kind not in (Kind.RULE, Kind.SKILL, Kind.COMMAND):
             return out
         sidecar: Dict[str, Any] = {}
-        if item.kind is Kind.COMMAND or (item.kind is Kind.SKILL and item.extra.get("disable-model-invocation") is True):
+        if item.kind is Kind.COMMAND or (item.kind is Kind.SKILL
+                                         and item.extra.get("disable-model-invocation") is True):
             sidecar["policy"] = {"allow_implicit_invocation": False}
         if self.passthrough_block in item.passthrough:
             for key, value in self.passthrough(item).items():
@@ -251,10 +253,11 @@ class Codex(ClientAdapter):
                                       "shell commands cannot write); unlisted tools stay available")
 
     # --- hooks: .codex/hooks.json --------------------------------------------------
-    def hook(self, item, ctx, tracker):
+    def hook(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[Any]:
         """Claude's shape under the only top-level key Codex accepts (`hooks`): matcher groups
         of `{type: command, command, timeout}` handlers, timeouts in seconds."""
         spec = item.hook
+        assert spec is not None  # set for every hook item
         hook_docs(item, tracker)
         event = EVENTS.get(spec.event)
         if event is None:
@@ -304,6 +307,7 @@ class Codex(ClientAdapter):
         """Codex tool names for the tool events ("" matches every tool); None when none of the
         hook's tools is one Codex hooks see."""
         spec = item.hook
+        assert spec is not None  # set for every hook item
         if not tool_event(item, tracker):
             return ""
         if spec.tools is not None:
@@ -331,7 +335,7 @@ class Codex(ClientAdapter):
                 tracker.dropped(f, reason)
 
     # --- MCP servers: .codex/config.toml [mcp_servers.<name>] -----------------------
-    def server(self, server, tracker):
+    def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         """No `type` key: `command` makes a stdio server, `url` a streamable HTTP one. Codex
         expands no `${VAR}` in config.toml: a variable passed through under its own name
         becomes `env_vars`, header variables `bearer_token_env_var` or `env_http_headers`."""
@@ -340,7 +344,8 @@ class Codex(ClientAdapter):
             tracker.dropped("remote", "Codex connects to remote MCP servers over streamable HTTP only; it has no SSE "
                                       "transport")
             if "requires-env" in server.fields:
-                tracker.omitted("requires-env", "checked by agentrc at install time (spec 001 §3.6), not a client field")
+                tracker.omitted("requires-env",
+                                "checked by agentrc at install time (spec 001 §3.6), not a client field")
             return []
         lost: List[str] = []
         if server.transport == "stdio":

@@ -60,8 +60,9 @@ class Copilot(ClientAdapter):
         if item.scope_paths:
             patterns = expand_braces(item.scope_paths)
             fm["applyTo"] = ",".join(patterns)
-            tracker.mapped("scope", "applyTo: comma-joined globs" + ("; {a,b} alternatives expanded (applyTo splits on "
-                                                                   "commas)" if patterns != list(item.scope_paths) else ""))
+            tracker.mapped("scope", "applyTo: comma-joined globs"
+                           + ("; {a,b} alternatives expanded (applyTo splits on commas)"
+                              if patterns != list(item.scope_paths) else ""))
         else:
             fm["applyTo"] = "**"
         body, extra = self.place(item, ".github/instructions", body, tracker)
@@ -126,7 +127,8 @@ class Copilot(ClientAdapter):
             tracker.emitted(self.passthrough_block, "merged into the hook entry")
         tracker.emitted("event", f"hooks.{spec.event} in {self.hooks_file}")
         top = fragment(self.hooks_file, "json", ("version",), 1, self.name)
-        return files + [top, fragment(self.hooks_file, "json", ("hooks", spec.event), entry, self.owner(item), append=True)]
+        return files + [top, fragment(self.hooks_file, "json", ("hooks", spec.event), entry, self.owner(item),
+                                      append=True)]
 
     def server(self, server, tracker):
         vscode = claude_style_server(server)
@@ -151,7 +153,8 @@ class Copilot(ClientAdapter):
         fm["tools"] = self._tools(item.tools if item.tools is not None else TOOLS)
         if item.tools is not None:
             folded = [t for t in item.tools if TOOL_NAMES[t] != t]
-            tracker.mapped("tools", "Copilot tool aliases" + (f" ({', '.join(f'{t}->{TOOL_NAMES[t]}' for t in folded)})" if folded else ""))
+            tracker.mapped("tools", "Copilot tool aliases"
+                           + (f" ({', '.join(f'{t}->{TOOL_NAMES[t]}' for t in folded)})" if folded else ""))
         body = with_skills_section(item, body, tracker)
         body, extra = self.place(item, ".github/agents", body, tracker)
         return f".github/agents/{item.name}.agent.md", body, extra

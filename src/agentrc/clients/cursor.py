@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     ClientAdapter,
+    RenderContext,
     env_refs,
     expand_braces,
     hook_docs,
@@ -27,7 +28,7 @@ from agentrc.clients.base import (
 )
 from agentrc.fidelity import Tracker
 from agentrc.files import OutputFile, fragment
-from agentrc.model import Item, Kind
+from agentrc.model import Item, Kind, McpServer
 from agentrc.vocabulary import TOOLS, split_model
 
 # Cursor agents have no tool list (only `readonly:`); these are the tool names Cursor's hook
@@ -152,7 +153,8 @@ class Cursor(ClientAdapter):
             fm["model"] = ident
             tracker.emitted("model", "passed through as written (a Cursor model id)")
 
-    def command(self, item, ctx, tracker, fm, body):
+    def command(self, item: Item, ctx: RenderContext, tracker: Tracker, fm: Dict[str, Any],
+                body: str) -> ClientAdapter.Rendering:
         """A Cursor slash command: the file's text is the prompt, and whatever the user types
         after /name is sent with it (Cursor does not substitute $ARGUMENTS)."""
         self.identify(item, fm, tracker)
@@ -165,7 +167,8 @@ class Cursor(ClientAdapter):
                          + (f" ({_code(hint)})" if hint else "") + ".")
             before = tracker.outcomes["body"].detail
             tracker.degraded("body", (f"{before}; " if before else "") + "Cursor does not substitute $ARGUMENTS (it "
-                             "sends the text typed after /name with the prompt); a note tells the model what it stands for")
+                             "sends the text typed after /name with the prompt); a note tells the model what it "
+                             "stands for")
             if hint:
                 tracker.mapped("argument-hint", "in the note about $ARGUMENTS")
         elif hint:
@@ -185,10 +188,11 @@ class Cursor(ClientAdapter):
                                       self.owner(item), tracker)
         return f"{self.commands_dir}/{item.name}.md", body, extra
 
-    def hook(self, item, ctx, tracker):
+    def hook(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[Any]:
         """One flat entry in `.cursor/hooks.json`: the Claude event renamed as Cursor renames
         it for .claude/settings.json, a matcher of Cursor tool names, timeout in seconds."""
         spec = item.hook
+        assert spec is not None  # set for every hook item
         hook_docs(item, tracker)
         event = EVENTS.get(spec.event)
         if event is None:
@@ -239,6 +243,7 @@ class Cursor(ClientAdapter):
         """Cursor tool names joined with `|` for the tool events; "" for every tool; None when
         no listed tool exists in Cursor (the hook would otherwise run for every tool)."""
         spec = item.hook
+        assert spec is not None  # set for every hook item
         if not tool_event(item, tracker):
             return ""
         if spec.tools is not None:
@@ -271,7 +276,7 @@ class Cursor(ClientAdapter):
                                     "its own names (Shell, Write, Read, Grep, MCP:<tool>)")
         return spec.matcher
 
-    def server(self, server, tracker):
+    def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         """`.cursor/mcp.json` mcpServers: stdio entries carry `type`, remote ones only `url`
         (Cursor infers streamable HTTP or SSE); `${VAR}` becomes `${env:VAR}`."""
         if server.transport == "stdio":

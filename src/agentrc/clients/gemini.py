@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from agentrc.clients.base import (
     ClientAdapter,
+    RenderContext,
     context_section,
     hook_docs,
     hook_script,
@@ -33,7 +34,7 @@ from agentrc.clients.base import (
 from agentrc.fidelity import Tracker
 from agentrc.files import OutputFile, fragment
 from agentrc.frozen import FrozenMap
-from agentrc.model import Item, Kind
+from agentrc.model import Item, Kind, McpServer
 from agentrc.output import tomledit
 from agentrc.text.markdown import format_body
 from agentrc.vocabulary import split_model
@@ -226,8 +227,9 @@ class Gemini(ClientAdapter):
                                     "of its own)")
 
     # --- hooks: .gemini/settings.json --------------------------------------------------
-    def hook(self, item, ctx, tracker):
+    def hook(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[Any]:
         spec = item.hook
+        assert spec is not None  # set for every hook item
         event = EVENTS.get(spec.event)
         if event is None:
             for f in tracker.expected:
@@ -271,7 +273,7 @@ class Gemini(ClientAdapter):
         return hook_script(self, item, tracker, "$GEMINI_PROJECT_DIR")
 
     # --- MCP servers: .gemini/settings.json mcpServers ---------------------------------
-    def server(self, server, tracker):
+    def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         if server.transport == "stdio":
             entry: Dict[str, Any] = stdio_entry(server)
         else:
@@ -326,6 +328,7 @@ class GeminiExtension(Gemini):
     def _hook_command(self, item: Item, tracker: Tracker) -> Tuple[str, List[OutputFile]]:
         command, files = hook_script(self, item, tracker)
         spec = item.hook
+        assert spec is not None  # set for every hook item
         if spec.script_file is not None:
             path = f"{self.resource_root}/hooks/{item.name}/{spec.script_file}"
             command = f'"${{extensionPath}}/{path}"' + (f" {spec.script_args}" if spec.script_args else "")
@@ -376,6 +379,7 @@ def gemini_matcher(item: Item, tracker: Tracker) -> str:
     """Gemini CLI tests a matcher as an unanchored regex against its tool names (an MCP tool
     is `mcp_<server>_<tool>`), so portable tools become an anchored alternation."""
     spec = item.hook
+    assert spec is not None  # set for every hook item
     if not tool_event(item, tracker):
         return ""
     if spec.tools is not None:

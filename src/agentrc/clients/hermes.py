@@ -40,9 +40,9 @@ Unverified:
 from __future__ import annotations
 
 import json
-from typing import Any, Dict
+from typing import Any, Dict, Sequence
 
-from agentrc.clients.base import SHARED_SKILL_DIR, stdio_entry, tool_event
+from agentrc.clients.base import SHARED_SKILL_DIR, RenderContext, stdio_entry, tool_event
 from agentrc.clients.openclaw import AgentSkillsClient
 from agentrc.fidelity import Tracker
 from agentrc.frozen import thaw
@@ -131,8 +131,9 @@ class Hermes(AgentSkillsClient):
     def agent_tools(self, item: Item) -> str:
         return "a skill cannot restrict tools (Hermes limits subagents by toolset when it delegates, not per skill)"
 
-    def hook(self, item, ctx, tracker):
+    def hook(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[Any]:
         spec = item.hook
+        assert spec is not None  # set for every hook item
         event = HOOK_EVENTS.get(spec.event)
         if event is None:
             for f in tracker.expected:
@@ -176,6 +177,7 @@ class Hermes(AgentSkillsClient):
 
     def _matcher(self, item: Item, tracker: Tracker) -> str:
         spec = item.hook
+        assert spec is not None  # set for every hook item
         if not tool_event(item, tracker):
             return ""
         if spec.tools is not None:

@@ -206,7 +206,8 @@ class AgentSkillsClient(ClientAdapter):
         if "$ARGUMENTS" in body:
             before = tracker.outcomes["body"].detail
             tracker.degraded("body", f"{self.title} substitutes no $ARGUMENTS: the placeholder stays and the model "
-                             "takes the value from the text typed after the command" + (f"; {before}" if before else ""))
+                             "takes the value from the text typed after the command"
+                             + (f"; {before}" if before else ""))
         return f"{SHARED_SKILL_DIR}/{item.name}/SKILL.md", body, self._resources(item, tracker)
 
 

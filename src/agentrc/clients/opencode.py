@@ -5,7 +5,7 @@ write (docs: opencode.ai/v1/docs)."""
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, Sequence
 
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
@@ -17,7 +17,7 @@ from agentrc.clients.base import (
 )
 from agentrc.fidelity import Tracker
 from agentrc.files import fragment
-from agentrc.model import Item, Kind
+from agentrc.model import Item, Kind, McpServer
 from agentrc.vocabulary import TOOLS, split_model
 
 # opencode agents take a permission map, not a tool list; `write` has no key (edit covers it).
@@ -88,7 +88,7 @@ class Opencode(ClientAdapter):
                 tracker.dropped(f, "opencode hooks are JavaScript plugins (.opencode/plugins); agentrc writes no code")
         return []
 
-    def server(self, server, tracker):
+    def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         if server.transport == "stdio":
             entry: Dict[str, Any] = {"type": "local", "command": [server.command] + list(server.args)}
             if server.env:

@@ -52,12 +52,13 @@ Unverified:
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.clients.base import (
     ENV_REF_RE,
     SHARED_SKILL_DIR,
     ClientAdapter,
+    RenderContext,
     document,
     hook_docs,
     hook_script,
@@ -69,7 +70,7 @@ from agentrc.clients.base import (
 from agentrc.fidelity import Tracker
 from agentrc.files import fragment
 from agentrc.frozen import thaw
-from agentrc.model import TOOL_EVENTS, Item, Kind
+from agentrc.model import TOOL_EVENTS, Item, Kind, McpServer
 from agentrc.vocabulary import split_model
 
 # Devin's tool names (hooks lifecycle, permissions and skills docs); no documented name for
@@ -270,8 +271,9 @@ class Windsurf(ClientAdapter):
         return path, body, extra
 
     # --- hooks ------------------------------------------------------------------------
-    def hook(self, item, ctx, tracker):
+    def hook(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[Any]:
         spec = item.hook
+        assert spec is not None  # set for every hook item
         devin = spec.event in DEVIN_EVENTS
         cascade, cascade_note = self._cascade_events(item)
         via_claude = devin and "claude" in ctx.clients
@@ -337,6 +339,7 @@ class Windsurf(ClientAdapter):
     def _devin_matcher(self, item: Item) -> Optional[str]:
         """The matcher of the Devin entry ("" for every tool), None when no entry fits."""
         spec = item.hook
+        assert spec is not None  # set for every hook item
         if spec.event not in TOOL_EVENTS:
             return ""
         if spec.tools is not None:
@@ -349,6 +352,7 @@ class Windsurf(ClientAdapter):
     def _cascade_events(self, item: Item) -> Tuple[List[str], str]:
         """Cascade's events for the hook, and what the report says about them."""
         spec = item.hook
+        assert spec is not None  # set for every hook item
         if spec.event in CASCADE_OTHER:
             event = CASCADE_OTHER[spec.event]
             note = " (observe only)" if spec.event == "Stop" else ""
@@ -386,6 +390,7 @@ class Windsurf(ClientAdapter):
 
     def _tool_outcomes(self, item: Item, tracker: Tracker, via_claude: bool) -> None:
         spec = item.hook
+        assert spec is not None  # set for every hook item
         if spec.event not in TOOL_EVENTS:
             for key in ("tools", "matcher"):
                 if key in item.fields:
@@ -406,7 +411,7 @@ class Windsurf(ClientAdapter):
                                       "matching actions")
 
     # --- MCP ----------------------------------------------------------------------------
-    def server(self, server, tracker):
+    def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         if server.transport == "stdio":
             entry: Dict[str, Any] = stdio_entry(server)
             key, what = "local", "stdio server (command, args, env)"

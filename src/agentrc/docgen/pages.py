@@ -36,8 +36,9 @@ from agentrc.clients.base import ClientAdapter
 from agentrc.codes import CODES
 from agentrc.diagnostics import Diagnostics
 from agentrc.fidelity import FieldOutcome, ItemReport
-from agentrc.files import OutputFile
+from agentrc.files import Fragment, OutputFile
 from agentrc.frozen import freeze
+from agentrc.inputs.config import _toml
 from agentrc.model import Item, Kind, McpServer, SourceFile, SourceTree
 from agentrc.output import merge as managed
 from agentrc.pipeline import stages as pipeline
@@ -57,7 +58,8 @@ PROBE_SERVERS = (
                              "requires-env": ["EXAMPLE_TOKEN"]})),
     McpServer("example-local", "example", "probe/example.bundle.yaml", (1, 1), "stdio", command="npx",
               args=("-y", "@example/mcp"), env=freeze({"LOG_LEVEL": "info"}),
-              fields=freeze({"local": {"command": "npx", "args": ["-y", "@example/mcp"], "env": {"LOG_LEVEL": "info"}}})),
+              fields=freeze({"local": {"command": "npx", "args": ["-y", "@example/mcp"],
+                                       "env": {"LOG_LEVEL": "info"}}})),
 )
 
 # Headings for the ranges of codes.py (the tens digit groups related codes).
@@ -435,7 +437,7 @@ class Rendering:
     item: Item
     files: Tuple[OutputFile, ...]
     report: ItemReport
-    fragments: Tuple[Any, ...] = ()
+    fragments: Tuple[Fragment, ...] = ()
 
 
 def render_probes(adapter: ClientAdapter, items: Sequence[Probe]) -> List[Rendering]:
@@ -468,8 +470,6 @@ def _frontmatter(data: bytes, path: str = "") -> Dict[str, Any]:
     """The settings of a generated file: markdown frontmatter, or a whole TOML/JSON file."""
     text = data.decode("utf-8")
     if path.endswith(".toml"):
-        from agentrc.inputs.config import _toml
-
         return dict(_toml(text))
     if path.endswith(".json"):
         return json.loads(text)
@@ -576,7 +576,7 @@ def _shared_kind_section(adapter: ClientAdapter, kind: Kind, renderings: List[Re
     lines += [f"### {kind.value.capitalize()} fields in {adapter.title}", ""]
     lines += table(["Field", "Case", "Status", "Detail"], _field_rows(renderings)) + [""]
     diags = Diagnostics()
-    assembled = {}
+    assembled: Dict[str, List[Fragment]] = {}
     for frag in base.fragments:
         assembled.setdefault(frag.path, []).append(frag)
     lines += [f"### Example {kind.value} output for {adapter.title}", "",
@@ -664,7 +664,8 @@ def _models_section(adapter: ClientAdapter, renderings: List[Rendering]) -> List
         if r is None:
             continue
         oc = _outcome(r.report, "model")
-        rows.append([code(model), _model_value(r), oc.status if oc else "", inline(oc.detail if oc else "", table=True)])
+        rows.append([code(model), _model_value(r), oc.status if oc else "",
+                     inline(oc.detail if oc else "", table=True)])
     lines = ["## Models", "",
              "The portable aliases (spec 001 §3.4) and, for comparison, qualified ids and a bare id",
              "that is neither (lint warns [AR081](../error-codes.md#ar081)):", ""]
@@ -673,7 +674,8 @@ def _models_section(adapter: ClientAdapter, renderings: List[Rendering]) -> List
 
 def _model_rendering(renderings: List[Rendering], model: str) -> Optional[Rendering]:
     for r in renderings:
-        if r.probe.kind is Kind.AGENT and r.probe.frontmatter.get("model") == model and r.probe.name.startswith("agent-model-"):
+        if (r.probe.kind is Kind.AGENT and r.probe.frontmatter.get("model") == model
+                and r.probe.name.startswith("agent-model-")):
             return r
     return None
 

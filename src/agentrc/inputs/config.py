@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from agentrc.canonical import document as canonical
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.tree import read_tree
-from agentrc.model import SourceTree
+from agentrc.model import SourceFile, SourceTree
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
@@ -94,7 +94,8 @@ def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
         with open(agents_md, encoding="utf-8") as fh:
             text = canonical.strip_managed_block(fh.read())
         if text.strip():
-            layers.append(canonical.Layer("AGENTS.md", _posix(agents_md), canonical.freeze({"context": {"global": text}}),
+            layers.append(canonical.Layer("AGENTS.md", _posix(agents_md),
+                                          canonical.freeze({"context": {"global": text}}),
                                           canonical.FrozenMap({"context.global": _posix(agents_md)})))
     if config_path is not None:
         layers.append(canonical.layer_from_tree(os.path.basename(config_path), _posix(config_path), SourceTree(()),
@@ -237,7 +238,7 @@ def _package_presets(where: str, diags: Diagnostics) -> List[str]:
 
 def _tree(directory: str) -> SourceTree:
     """A layer directory's files (hidden directories included: the layer may be `.ai/`)."""
-    files = []
+    files: List[SourceFile] = []
     for dirpath, dirnames, filenames in os.walk(directory):
         dirnames[:] = sorted(d for d in dirnames if d not in ("node_modules", ".git"))
         for name in sorted(filenames):

@@ -9,6 +9,7 @@ it is a pickle), and the Pants plugin relies on its own caching instead.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pickle
 from pathlib import Path
@@ -128,16 +129,12 @@ def _write(path: Path, data: dict) -> None:
 def load_stamp(memo_path: Path) -> Optional[dict]:
     """The record of the last successful build into the same output (a small JSON file)."""
     try:
-        import json
-
         return json.loads(memo_path.with_suffix(".stamp.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
 
 
 def save_stamp(memo_path: Path, stamp: dict) -> None:
-    import json
-
     try:
         memo_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = memo_path.with_suffix(".stamp.tmp")

@@ -13,6 +13,8 @@ import json
 import sys
 from typing import List
 
+from agentrc.memo import codec as memocodec
+from agentrc.memo import warm as parallel
 from agentrc.model import SourceFile, SourceTree
 
 ENTRIES = "__entries__.json"
@@ -20,9 +22,6 @@ ENTRIES = "__entries__.json"
 
 def main(argv: List[str]) -> int:
     """Parse and render one item directory; the memo entries go out as JSON (memocodec)."""
-    from agentrc.memo import codec as memocodec
-    from agentrc.memo import warm as parallel
-
     with open(argv[0], encoding="utf-8") as fh:
         req = json.load(fh)
     executable = set(req["executable"])

@@ -15,8 +15,11 @@ import pickle
 import posixpath
 from typing import Dict, List, Sequence
 
+from agentrc.clients import registry as client_registry
 from agentrc.memo.cache import Memo
 from agentrc.model import ENTRYPOINTS, SourceFile, SourceTree
+from agentrc.output import plan as build
+from agentrc.pipeline import stages as pipeline
 
 MIN_ITEMS = 300  # below this, forking costs more than it saves
 
@@ -67,10 +70,6 @@ def entries(tree: SourceTree, clients: Sequence[str]) -> Dict:
 
 
 def _entries(tree: SourceTree, clients: Sequence[str]) -> Dict:
-    from agentrc.clients import registry as client_registry
-    from agentrc.output import plan as build
-    from agentrc.pipeline import stages as pipeline
-
     memo = Memo()
     loaded = pipeline.load(tree, (), memo)
     build.plan(loaded.registry, client_registry.get(clients), None, False, memo)

@@ -19,7 +19,7 @@ import json
 import json.decoder
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union, overload
 
 Path = Tuple[str, ...]
 
@@ -204,19 +204,22 @@ class _Parser:
 
     def string(self) -> str:
         try:
-            s, self.pos = json.decoder.scanstring(self.text, self.pos + 1, True)
+            # scanstring exists at runtime (the C or pure-Python scanner); typeshed does not declare it
+            s, self.pos = json.decoder.scanstring(  # type: ignore[attr-defined]
+                self.text, self.pos + 1, True)
         except json.JSONDecodeError as e:
             message = re.sub(r" (starting )?at$", "", e.msg)
             raise _error(self.text, e.pos, message[:1].lower() + message[1:]) from None
         return s
 
     def container(self, close: str, is_object: bool) -> _Node:
-        node = _Node(self.pos, -1, {} if is_object else [], [], is_object)
+        entries: List[_Entry] = []
+        node = _Node(self.pos, -1, {} if is_object else [], entries, is_object)
         self.pos += 1
         self.skip()
         while self.peek() != close:
             entry = self.member(close) if is_object else self.item()
-            node.entries.append(entry)
+            entries.append(entry)
             if is_object:
                 node.value[entry.key] = entry.node.value
             else:
@@ -261,7 +264,9 @@ def _line_start(t: str, pos: int) -> int:
 
 def _line_indent(t: str, pos: int) -> str:
     """The leading spaces and tabs of the line `pos` is on."""
-    return _HWS.match(t, _line_start(t, pos)).group()
+    m = _HWS.match(t, _line_start(t, pos))
+    assert m is not None  # _HWS matches the empty string
+    return m.group()
 
 
 def _at_newline(t: str, i: int) -> bool:
@@ -356,6 +361,14 @@ class _Doc:
 # --- the four edits --------------------------------------------------------------------
 
 
+@overload
+def _find(doc: _Doc, path: Path, strict: Path) -> Tuple[_Node, int]: ...
+
+
+@overload
+def _find(doc: _Doc, path: Path, strict: None) -> Tuple[Optional[_Node], int]: ...
+
+
 def _find(doc: _Doc, path: Path, strict: Optional[Path]) -> Tuple[Optional[_Node], int]:
     """Follow `path` from the root while it exists: (the node reached, keys followed).
 
@@ -377,6 +390,7 @@ def _find(doc: _Doc, path: Path, strict: Optional[Path]) -> Tuple[Optional[_Node
 
 def _lookup(node: _Node, key: str) -> Optional[_Entry]:
     """The member `key` of an object; of duplicates the last, the one that counts."""
+    assert node.entries is not None  # an object node always has its entry list
     found = [e for e in node.entries if e.key == key]
     return found[-1] if found else None
 
@@ -506,10 +520,12 @@ def _insert_first(doc: _Doc, node: _Node, key: Optional[str], value: Any) -> str
 def _remove(doc: _Doc, node: _Node, entry: _Entry) -> str:
     """Cut `entry` out of `node`, leaving no dangling comma and no blank line."""
     t, entries = doc.text, node.entries
+    assert entries is not None  # `entry` is one of them
     k = next(i for i, e in enumerate(entries) if e is entry)
     cuts = [_entry_span(t, entry)]
     if k == len(entries) - 1 and entry.comma is None and k > 0:
         comma = entries[k - 1].comma
+        assert comma is not None  # an entry followed by another one has its comma
         cuts.append((comma, comma + 1))
     for start, end in sorted(cuts, reverse=True):
         t = t[:start] + t[end:]
@@ -528,7 +544,9 @@ def _entry_span(t: str, entry: _Entry) -> Tuple[int, int]:
     eol = _line_rest(t, end)
     if not t[ls:entry.start].strip(" \t") and _at_newline(t, eol):
         return ls, _past_newline(t, eol)
-    after = _HWS.match(t, end).end()
+    m = _HWS.match(t, end)
+    assert m is not None  # _HWS matches the empty string
+    after = m.end()
     if entry.comma is not None and not _at_newline(t, after):
         return entry.start, after
     before = entry.start

@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.files import Fragment, OutputFile
+from agentrc.output import jsonedit, tomledit
 from agentrc.text.markdown import demote_headings, has_h1
 
 CONTEXT_TITLE = "Project instructions"
@@ -32,7 +33,8 @@ def assemble(path: str, fragments: Sequence[Fragment], diags: Diagnostics) -> Op
     formats = {f.format for f in fragments}
     owners = ", ".join(sorted({f.owner for f in fragments}))
     if len(formats) != 1:
-        diags.error(path, (0, 0), "AR090", f"{path}: written in several formats ({', '.join(sorted(formats))}) by {owners}")
+        diags.error(path, (0, 0), "AR090",
+                    f"{path}: written in several formats ({', '.join(sorted(formats))}) by {owners}")
         return None
     fmt = formats.pop()
     chosen: "OrderedDict[Tuple[Tuple[str, ...], str, bool], Fragment]" = OrderedDict()
@@ -72,8 +74,6 @@ def fresh(fmt: str, keys: Sequence[Key]) -> str:
             node[key[-1]] = parsed
     if fmt == "json":
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    from agentrc.output import tomledit
-
     return tomledit.dumps(doc)
 
 
@@ -95,8 +95,6 @@ def conflicts(fmt: str, current: str, old: Sequence[Key], new: Sequence[Key]) ->
     owned = {k for k, _, append in old if not append}
     clashes = []
     if fmt == "json":
-        from agentrc.output import jsonedit
-
         data = jsonedit.loads(current) if current.strip() else {}
         for key, _, append in new:
             if append or key in owned:
@@ -104,8 +102,6 @@ def conflicts(fmt: str, current: str, old: Sequence[Key], new: Sequence[Key]) ->
             if _lookup(data, key) is not _MISSING:
                 clashes.append(".".join(key))
     else:
-        from agentrc.output import tomledit
-
         for key, _, append in new:
             if key not in owned and tomledit.has_key(current, key):
                 clashes.append(".".join(key))
@@ -128,8 +124,6 @@ def edited(fmt: str, current: str, old: Sequence[Key]) -> Tuple[List[str], List[
                 changed.append("the agentrc block")
         return changed, missing
     if fmt == "json":
-        from agentrc.output import jsonedit
-
         data = jsonedit.loads(current) if current.strip() else {}
         for key, value, append in old:
             found = _lookup(data, key)
@@ -158,8 +152,6 @@ def _strings(value: Any) -> List[str]:
 
 def has_comments(text: str) -> bool:
     """Whether JSON text holds // or /* */ comments (outside strings)."""
-    from agentrc.output import jsonedit
-
     if not text.strip():
         return False
     try:
@@ -178,8 +170,6 @@ def is_empty(fmt: str, text: str) -> bool:
     if fmt == "block":
         return not text.strip()
     if fmt == "json":
-        from agentrc.output import jsonedit
-
         return not text.strip() or jsonedit.loads(text) == {}
     stripped = [ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
     return not stripped
@@ -197,8 +187,6 @@ def _lookup(data: Any, key: Sequence[str]) -> Any:
 
 
 def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
-    from agentrc.output import jsonedit
-
     edits: List[Any] = []
     for key, value, append in old:
         edits.append(jsonedit.RemoveItem(key, json.loads(value)) if append else jsonedit.DeleteKey(key))
@@ -209,8 +197,6 @@ def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
 
 
 def _render_toml(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
-    from agentrc.output import tomledit
-
     text = current
     for key, _, append in old:
         text = tomledit.delete_table(text, key)

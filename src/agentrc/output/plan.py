@@ -124,14 +124,15 @@ def _cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
                         differ.append(item.name)
                 if differ or foreign:
                     found.setdefault((tuple(differ), tuple(foreign), tuple(paths)), []).append(other)
-            for (differ, foreign, _), writers in found.items():
+            for (differ_names, foreign_names, _), writers in found.items():
                 parts = []
-                if differ:
+                if differ_names:
                     which = ("it documents that its own copy wins" if kind in reader.prefers_own
                              else "which copy it loads is not defined")
-                    parts.append(f"{len(differ)} differ from its own copies ({_names(list(differ))}), and {which}")
-                if foreign:
-                    parts.append(f"{len(foreign)} are outside its audience ({_names(list(foreign))})")
+                    parts.append(f"{len(differ_names)} differ from its own copies ({_names(list(differ_names))}), "
+                                 f"and {which}")
+                if foreign_names:
+                    parts.append(f"{len(foreign_names)} are outside its audience ({_names(list(foreign_names))})")
                 diags.warning("<build>", (0, 0), "AR095", f"{reader.name} also discovers the {kind.plural} "
                               f"written for {' and '.join(writers)}: " + "; ".join(parts))
 

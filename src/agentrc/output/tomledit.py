@@ -53,7 +53,8 @@ def dumps(doc: Mapping[str, Any]) -> str:
 
 def _sections(path: Path, table: Mapping[str, Any], array: bool) -> List[str]:
     """The header-and-body blocks for `table` and, after it, its sub-tables."""
-    plain, nested = [], []
+    plain: List[Tuple[str, Any]] = []
+    nested: List[Tuple[str, Any]] = []
     for key, value in table.items():
         if value is not None:
             (nested if _is_table(value) or _is_table_array(value) else plain).append((key, value))
@@ -199,7 +200,9 @@ class _Scanner:
             self.end_of_line()
 
     def skip_hws(self) -> None:
-        self.pos = _HWS.match(self.text, self.pos).end()
+        m = _HWS.match(self.text, self.pos)
+        assert m is not None  # _HWS matches the empty string
+        self.pos = m.end()
 
     def skip_blank(self) -> None:
         """Whitespace, newlines and comments, as allowed inside arrays."""

@@ -16,7 +16,7 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple, Union
 
 from agentrc import __version__
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -144,7 +144,7 @@ def _merge(root: Path, files: Sequence[OutputFile], owned: Dict[str, str], previ
     return out, resolved, records
 
 
-def diff(root: Path, files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, str], Tuple[Diagnostic, ...]]:
+def diff(root: Union[str, Path], files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, str], Tuple[Diagnostic, ...]]:
     """What writing `files` into `root` would change; errors for files agentrc does not own."""
     diags = Diagnostics()
     owned, stats, previous = _read_manifest(Path(root), diags)
@@ -196,7 +196,7 @@ def diff(root: Path, files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, st
             diags.sorted())
 
 
-def apply(root: Path, files: Sequence[OutputFile], changes: Changes) -> None:
+def apply(root: Union[str, Path], files: Sequence[OutputFile], changes: Changes) -> None:
     """Write new files in place and stage updates beside their targets; only when every
     write succeeded are updates renamed into place, stale outputs deleted and the manifest
     written. On failure everything this call created is removed again."""

@@ -19,14 +19,16 @@ from agentrc.text.markdown import heading_level, prose, scan, strip_inline_code
 
 # Client-specific constructs (spec 001 §5.5). Each belongs to one source family.
 CONSTRUCTS: Tuple[Tuple[str, str, "re.Pattern[str]"], ...] = (
-    ("claude", "file import '@path'", re.compile(r"(?<![\w@/`.-])@(?:~|\.{1,2})?/?[\w.-]+(?:/[\w.-]+)*\.[A-Za-z0-9]+\b")),
+    ("claude", "file import '@path'",
+     re.compile(r"(?<![\w@/`.-])@(?:~|\.{1,2})?/?[\w.-]+(?:/[\w.-]+)*\.[A-Za-z0-9]+\b")),
     ("claude", "substitution variable '$ARGUMENTS'/'$N'", re.compile(r"\$(?:ARGUMENTS\b|[0-9]\b)")),
     ("claude", "shell pre-execution '!`cmd`'", re.compile(r"!`[^`]+`")),
     ("claude", "extended-thinking trigger 'ultrathink'", re.compile(r"\bultrathink\b", re.IGNORECASE)),
     ("claude", "internal MCP tool name 'mcp__server__tool'", re.compile(r"\bmcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+")),
     ("copilot", "tool reference '#tool:'", re.compile(r"#tool:[\w./-]+")),
     ("copilot", "file reference '#file:'", re.compile(r"#file:[\w./-]+")),
-    ("copilot", "substitution variable '${workspaceFolder}'/'${file}'", re.compile(r"\$\{(?:workspaceFolder|file|input:[^}]*)\}")),
+    ("copilot", "substitution variable '${workspaceFolder}'/'${file}'",
+     re.compile(r"\$\{(?:workspaceFolder|file|input:[^}]*)\}")),
 )
 
 # Every construct above contains one of these; lines without any skip the eight patterns.
@@ -116,7 +118,7 @@ def rewrite_links(body: str, prefix: str) -> str:
     if not prefix:
         return body
     lines = body.split("\n")
-    for link in sorted(links(body), key=lambda l: (l.line, -l.col)):
+    for link in sorted(links(body), key=lambda lk: (lk.line, -lk.col)):
         if link.escapes:
             continue
         text = lines[link.line]

@@ -77,4 +77,5 @@ def _server(name: str, entry: Dict[str, Any], bundle: str, path: str, pos: Tuple
     if local is not None:
         return McpServer(transport="stdio", command=local["command"], args=tuple(local.get("args", ())),
                          env=freeze(local.get("env", {})), **common)
+    assert remote is not None  # the bundle schema (checked) requires local or remote
     return McpServer(transport=remote["type"], url=remote["url"], headers=freeze(remote.get("headers", {})), **common)

@@ -13,7 +13,7 @@ decided in one place. Nothing here decides which files make up an item (`discove
 
 from __future__ import annotations
 
-from typing import Any, Dict, FrozenSet, Optional, Sequence, Tuple
+from typing import Any, Collection, Dict, FrozenSet, Optional, Sequence, Tuple
 
 from agentrc import SUPPORTED_SCHEMA, schemas
 from agentrc.diagnostics import Diagnostics
@@ -117,7 +117,7 @@ def check_description(path: str, pos: Tuple[int, int], text: str, kind: Kind, di
 
 
 def check_fields(path: str, data: Dict[str, Any], located: Located, kind: Kind, families: FrozenSet[str],
-                 passthrough: FrozenSet[str], diags: Diagnostics) -> None:
+                 passthrough: Collection[str], diags: Diagnostics) -> None:
     """Audience, passthrough blocks, unknown fields, tools and model: what the schema cannot say."""
     for i, fam in enumerate(data.get("audience", ())):
         if fam not in families:

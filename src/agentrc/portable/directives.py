@@ -72,7 +72,8 @@ def parse(body: str, families: FrozenSet[str], diags: Optional[Diagnostics] = No
             blocks.append(Block(open_at[0], i, open_at[1], open_at[2]))
             open_at = None
         elif LOOSE_RE.search(text):
-            report("AR033", i, "a directive must stand alone on its line as <!-- @client:a,b --> or <!-- @endclient -->")
+            report("AR033", i,
+                   "a directive must stand alone on its line as <!-- @client:a,b --> or <!-- @endclient -->")
     if open_at is not None:
         report("AR030", open_at[0], "<!-- @client:... --> is never closed with <!-- @endclient -->")
     return tuple(blocks)

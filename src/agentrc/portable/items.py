@@ -15,7 +15,7 @@ that both build an Item the same way.
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Dict, FrozenSet, Optional, Tuple
+from typing import Any, Collection, Dict, FrozenSet, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import FrozenMap, freeze
@@ -26,7 +26,7 @@ from agentrc.text.yamlpos import Located
 
 
 def parse_item(where: discovery.ItemDir, f: SourceFile, kind: Kind, families: FrozenSet[str],
-               passthrough: FrozenSet[str], diags: Diagnostics) -> Optional[Item]:
+               passthrough: Sequence[str], diags: Diagnostics) -> Optional[Item]:
     """The item of entrypoint `f` in directory `where`, or None when its frontmatter is unusable."""
     d = where.path
     text = checks.decode(f, diags)
@@ -52,7 +52,7 @@ def parse_item(where: discovery.ItemDir, f: SourceFile, kind: Kind, families: Fr
     checks.check_fields(f.path, data, located, kind, families, passthrough, diags)
     readers = frozenset(data.get("audience", ())) & families or families
     blocks = checks.check_body(f.path, parts.body, parts.body_line, families, diags, readers, kind is Kind.COMMAND)
-    overrides = {}
+    overrides: Dict[str, Tuple[str, str, int]] = {}
     for client, of in sorted(where.overrides.get(kind, {}).items()):
         ob = checks.override_body(of, client, families, diags)
         if ob is not None:
@@ -64,8 +64,8 @@ def parse_item(where: discovery.ItemDir, f: SourceFile, kind: Kind, families: Fr
         bodies.append(f"[script]({data['script'].split()[0]})")
     resources = discovery.resources(where, kind, spec, bodies, diags)
     discovery.check_links(where, f.path, parts.body, parts.body_line, resources, diags)
-    for client, (ob, opath, oline) in overrides.items():
-        discovery.check_links(where, opath, ob, oline, resources, diags)
+    for client, (obody, opath, oline) in overrides.items():
+        discovery.check_links(where, opath, obody, oline, resources, diags)
     script_file = hook_script(f.path, data, located, resources, diags) if kind is Kind.HOOK else None
     return make_item(kind, name, d, f.path, data, located, parts.body, parts.body_line, blocks, overrides,
                      resources, passthrough, script_file)
@@ -73,7 +73,7 @@ def parse_item(where: discovery.ItemDir, f: SourceFile, kind: Kind, families: Fr
 
 def make_item(kind: Kind, name: str, d: str, path: str, data: Dict[str, Any], located: Located, body: str,
               body_line: int, blocks: Tuple[directives.Block, ...], overrides: Dict[str, Any],
-              resources: Tuple[Resource, ...], passthrough: FrozenSet[str],
+              resources: Tuple[Resource, ...], passthrough: Collection[str],
               script_file: Optional[str] = None) -> Item:
     """The Item of checked frontmatter `data` (both front doors end here). `script_file` is
     the supporting file a hook's command runs (`hook_script`), if any."""

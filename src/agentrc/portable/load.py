@@ -21,7 +21,7 @@ from agentrc.portable.bundles import load_bundles
 from agentrc.portable.items import parse_item
 
 
-def load_registry(tree: SourceTree, families: FrozenSet[str], passthrough: FrozenSet[str],
+def load_registry(tree: SourceTree, families: FrozenSet[str], passthrough: Sequence[str],
                   explicit: Iterable[str] = (), memo=None) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
     """Parse every item and bundle in `tree`. `explicit` paths were named by the user:
     a bundle file among them must parse, where discovery would silently skip it (§2.2)."""
@@ -36,7 +36,7 @@ def load_registry(tree: SourceTree, families: FrozenSet[str], passthrough: Froze
     return registry, diags.sorted()
 
 
-def _items(files: Mapping[str, SourceFile], families: FrozenSet[str], passthrough: FrozenSet[str],
+def _items(files: Mapping[str, SourceFile], families: FrozenSet[str], passthrough: Sequence[str],
            diags: Diagnostics, memo) -> List[Item]:
     dirs = discovery.item_dirs(files)
     members = discovery.members(files, dirs, diags)
@@ -47,7 +47,7 @@ def _items(files: Mapping[str, SourceFile], families: FrozenSet[str], passthroug
 
 
 def _parse_dir_memo(d: str, entrypoints: Sequence[str], files: List[SourceFile], families: FrozenSet[str],
-                    passthrough: FrozenSet[str], diags: Diagnostics, memo) -> List[Item]:
+                    passthrough: Sequence[str], diags: Diagnostics, memo) -> List[Item]:
     """_parse_dir, reused when the directory's files are byte-identical to a previous run."""
     key = ("dir", d, digest(p for f in sorted(files, key=lambda f: f.path)
                            for p in (f.path.encode(), f.content, b"x" if f.executable else b"-",
@@ -67,7 +67,7 @@ def _parse_dir_memo(d: str, entrypoints: Sequence[str], files: List[SourceFile],
 
 
 def _parse_dir(d: str, entrypoints: Sequence[str], files: List[SourceFile], families: FrozenSet[str],
-               passthrough: FrozenSet[str], diags: Diagnostics) -> List[Item]:
+               passthrough: Sequence[str], diags: Diagnostics) -> List[Item]:
     where = discovery.item_dir(d, entrypoints, files, families, diags)
     out = []
     for entry in where.entrypoints:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from agentrc.model import ENTRYPOINTS, KIND_BY_PLURAL, Kind
 from agentrc.names import bundle_stem, is_bundle_file
@@ -43,13 +43,14 @@ def peek(path: str, content: bytes) -> Optional[Peek]:
     name = data.get("name")
     if not isinstance(name, str) or kind is Kind.SKILL:
         name = posixpath.basename(posixpath.dirname(path))
-    refs = []
+    refs: List[Tuple[str, str]] = []
     requires = data.get("requires")
     if isinstance(requires, dict):
         for plural, entries in requires.items():
             if plural in KIND_BY_PLURAL and isinstance(entries, list):
                 for e in entries:
-                    n = e if isinstance(e, str) else e.get("name") if isinstance(e, dict) and "source" not in e else None
+                    n = (e if isinstance(e, str)
+                         else e.get("name") if isinstance(e, dict) and "source" not in e else None)
                     if isinstance(n, str):
                         refs.append((KIND_BY_PLURAL[plural].value, n))
     soft = data.get("preload-skills") if kind is Kind.AGENT else None
@@ -67,14 +68,15 @@ def _bundle(stem: str, text: str) -> Optional[Peek]:
     data = _mapping(text)
     if not isinstance(data.get("schema"), int):
         return None  # not a bundle (spec 001 §2.2 discovery gate)
-    refs = []
+    refs: List[Tuple[str, str]] = []
     items = data.get("items")
     if isinstance(items, dict):
         for plural, names in items.items():
             if plural in KIND_BY_PLURAL and isinstance(names, list):
                 refs.extend((KIND_BY_PLURAL[plural].value, n) for n in names if isinstance(n, str))
     requires = [r.get("name") for r in data.get("requires") or () if isinstance(r, dict) and "source" not in r]
-    name = data.get("name") if isinstance(data.get("name"), str) else stem
+    declared = data.get("name")
+    name = declared if isinstance(declared, str) else stem
     return Peek("bundle", name, tuple(refs), (), tuple(n for n in requires if isinstance(n, str)))
 
 

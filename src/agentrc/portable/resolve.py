@@ -7,7 +7,8 @@ and bundle name so that a source label can be added to the keys without a rewrit
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple
+import difflib
+from typing import Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import Bundle, Item, Kind, McpServer, Registry
@@ -40,7 +41,8 @@ def check(registry: Registry) -> Tuple[Diagnostic, ...]:
                 diags.error(b.path, req.pos, "AR065", f"bundle {b.name} requires {req.name!r} from source "
                             f"{req.source!r}; cross-source resolution is not supported yet")
             elif req.name not in idx.bundles:
-                diags.error(b.path, req.pos, "AR062", f"bundle {b.name} requires bundle {req.name!r}, which is not in the registry")
+                diags.error(b.path, req.pos, "AR062",
+                            f"bundle {b.name} requires bundle {req.name!r}, which is not in the registry")
     for item in registry.items:
         for ref in item.requires:
             if ref.source is not None:
@@ -62,7 +64,8 @@ def check(registry: Registry) -> Tuple[Diagnostic, ...]:
     )
     find_cycles(
         [i.key for i in registry.items],
-        lambda k: [(r.kind, r.name) for r in idx.items[k].requires if r.source is None and (r.kind, r.name) in idx.items],
+        lambda k: [(r.kind, r.name) for r in idx.items[k].requires
+                   if r.source is None and (r.kind, r.name) in idx.items],
         lambda cycle: diags.error(idx.items[cycle[0]].entrypoint, _edge_pos_i(idx, cycle), "AR071",
                                   "requires cycle: " + " -> ".join(f"{k.value} {n}" for k, n in cycle + [cycle[0]])),
     )
@@ -144,16 +147,19 @@ def _check_servers(registry: Registry, diags: Diagnostics) -> None:
                             f"bundle {other.bundle} ({other.path})")
 
 
-def find_cycles(nodes: Iterable[Hashable], edges: Callable[[Hashable], List[Hashable]],
-            report: Callable[[List[Hashable]], None]) -> None:
+NodeT = TypeVar("NodeT", bound=Hashable)
+
+
+def find_cycles(nodes: Iterable[NodeT], edges: Callable[[NodeT], List[NodeT]],
+                report: Callable[[List[NodeT]], None]) -> None:
     """Report each elementary cycle reached by DFS once, rotated to start at its least node."""
     WHITE, GREY, BLACK = 0, 1, 2
-    color: Dict[Hashable, int] = {}
-    reported: Set[Tuple[Hashable, ...]] = set()
+    color: Dict[NodeT, int] = {}
+    reported: Set[Tuple[NodeT, ...]] = set()
     for start in nodes:
         if color.get(start, WHITE) != WHITE:
             continue
-        path: List[Hashable] = []
+        path: List[NodeT] = []
         iters = []
         color[start] = GREY
         path.append(start)
@@ -189,8 +195,6 @@ def _edge_pos_i(idx: Index, cycle: List[Tuple[Kind, str]]):
 
 
 def _did_you_mean(name: str, idx: Index, kind: Kind) -> str:
-    import difflib
-
     others = [n for (k, n) in idx.items if k == kind]
     match = difflib.get_close_matches(name, others, n=1)
     if match:

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, Type, Union
 
 import yaml
 
 from agentrc.frozen import thaw
 
 try:
-    _Dumper = yaml.CSafeDumper  # type: ignore[attr-defined]
+    _Dumper: Type[Union[yaml.CSafeDumper, yaml.SafeDumper]] = yaml.CSafeDumper
 except AttributeError:  # pragma: no cover
     _Dumper = yaml.SafeDumper
 

@@ -9,12 +9,12 @@ and (c) keep everything JSON-compatible (dates and other tags stay strings).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple, Type, Union
 
 import yaml
 
 try:  # libyaml's composer is several times faster; positions are identical.
-    _Loader = yaml.CSafeLoader  # type: ignore[attr-defined]
+    _Loader: Type[Union[yaml.CSafeLoader, yaml.SafeLoader]] = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - pure-Python fallback
     _Loader = yaml.SafeLoader
 
