@@ -67,7 +67,7 @@ def test_no_change_fast_path_never_hides_changes(tmp_path, monkeypatch, capsys):
 
 
 def test_parallel_warm_equals_sequential(monkeypatch):
-    from agentrc.memo import warm as parallel
+    from agentrc.pipeline import warm as parallel
     from agentrc.memo.cache import Memo
     from agentrc.inputs.tree import read_tree
 

@@ -10,17 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, compare_golden
-
 from agentrc.canonical import document as canonical
-
-from agentrc.inputs import config as configload
-
-from agentrc.pipeline import stages as pipeline
 from agentrc.cli.main import main
 from agentrc.clients import registry as client_registry
+from agentrc.inputs import config as configload
 from agentrc.inputs.read import read_inputs
 from agentrc.model import Kind
+from agentrc.pipeline import stages as pipeline
+from helpers import ROOT, compare_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "canonical"
 PROJECT = ROOT / "examples" / "project"
@@ -122,7 +119,7 @@ def test_every_section_4_2_mapping(tmp_path):
     assert doc["hooks"]["Stop"] == "echo done"  # a string hook stays a string (structure preserved)
     assert doc["mcp"] == {"servers": {"fs": {"command": "npx", "args": ["-y", "fs-mcp"]}}}
     assert doc["tools"] == {"cursor": {"x": 1}}
-    registry, diags = canonical.to_registry(document, client_registry.families(), client_registry.passthrough_blocks())
+    registry, diags = canonical.to_registry(document, client_registry.client_names())
     assert not any(d.is_error for d in diags), [d.format() for d in diags]
     by_kind = {}
     for item in registry.items:
@@ -197,7 +194,7 @@ def test_brace_globs_and_project_relative_hook_scripts(tmp_path):
         "hooks": {"PreToolUse": {"script": "./scripts/guard.sh", "tools": ["Bash"]}},
     })})
     _, document = _document(tmp_path / "p")
-    registry, diags = canonical.to_registry(document, client_registry.families(), client_registry.passthrough_blocks())
+    registry, diags = canonical.to_registry(document, client_registry.client_names())
     assert not any(d.is_error for d in diags), [d.format() for d in diags]
     rule = next(i for i in registry.items if i.kind is Kind.RULE)
     hook = next(i for i in registry.items if i.kind is Kind.HOOK)

@@ -17,20 +17,18 @@ import string
 from typing import Any, Dict, List
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
-from agentrc.output import plan as build
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentrc.canonical import document as canonical
-
-from agentrc.importers import document as importer
-
-from agentrc.pipeline import stages as pipeline
 from agentrc.clients import registry as client_registry
 from agentrc.frozen import freeze
+from agentrc.importers import document as importer
 from agentrc.importers.shapes import glob_list, tool_list
-from agentrc.text.markdown import format_body
 from agentrc.model import SourceFile, SourceTree
+from agentrc.output import plan as build
+from agentrc.pipeline import stages as pipeline
+from agentrc.text.markdown import format_body
 
 CLIENTS = ("claude", "copilot", "cursor", "opencode", "codex")
 # More examples for a deeper search: AGENTRC_ROUNDTRIP_EXAMPLES=1000.
@@ -212,8 +210,7 @@ def client_files(doc: Dict[str, Any], client: str) -> SourceTree:
     layer = canonical.Layer("ai.config.json", "ai.config.json", freeze(doc))
     document, diags = canonical.build_document([layer])
     assert not any(d.is_error for d in diags), [d.format() for d in diags]
-    registry, diags = canonical.to_registry(document, client_registry.families(),
-                                            client_registry.passthrough_blocks())
+    registry, diags = canonical.to_registry(document, client_registry.client_names())
     assert not any(d.is_error for d in diags), [d.format() for d in diags]
     servers = registry.bundles[0].servers if registry.bundles else ()
     plan = build.plan(registry, client_registry.get([client]), servers=servers)

@@ -10,21 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from helpers import compare_golden
-
 from agentrc.canonical import document as canonical
-
-from agentrc.importers import document as importer
-
-from agentrc.pipeline import stages as pipeline
 from agentrc.cli.main import main
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import freeze
+from agentrc.importers import document as importer
 from agentrc.importers.cleanup import clean_body, project_command, split_skills_section, strip_jsonc, unmanage
 from agentrc.importers.shapes import glob_list
-from agentrc.model import SourceFile, SourceTree
 from agentrc.inputs.tree import read_project
+from agentrc.model import SourceFile, SourceTree
+from agentrc.pipeline import stages as pipeline
+from helpers import compare_golden
 
 CASES = Path(__file__).parent / "cases" / "import"
 
@@ -59,8 +56,7 @@ def test_real_world_project(client, monkeypatch):
     compare_golden(CASES / client / "document.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     compare_golden(CASES / client / "diagnostics.txt", report)
     document, doc_diags = canonical.build_document([canonical.Layer("ai.config.json", "ai.config.json", freeze(doc))])
-    registry, reg_diags = canonical.to_registry(document, client_registry.families(),
-                                                client_registry.passthrough_blocks())
+    registry, reg_diags = canonical.to_registry(document, client_registry.client_names())
     assert not any(d.is_error for d in doc_diags + reg_diags), [d.format() for d in doc_diags + reg_diags]
 
 

@@ -9,8 +9,8 @@ import json
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from agentrc.output import jsonedit
-from agentrc.output.jsonedit import AppendItem, DeleteKey, JsonEditError, RemoveItem, SetKey, dumps, edit, loads
+from agentrc.text import jsonedit
+from agentrc.text.jsonedit import AppendItem, DeleteKey, JsonEditError, RemoveItem, SetKey, dumps, edit, loads
 
 SETTINGS = """\
 // Claude Code settings

@@ -8,7 +8,7 @@ from helpers import ROOT
 
 from agentrc.memo import codec as memocodec
 
-from agentrc.memo import warm as parallel
+from agentrc.pipeline import warm as parallel
 from agentrc.inputs.tree import read_tree
 
 

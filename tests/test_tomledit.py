@@ -16,7 +16,7 @@ import pytest
 import toml
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from agentrc.output.tomledit import TomlEditError, delete_table, dumps, has_key, set_table, table_headers
+from agentrc.text.tomledit import TomlEditError, delete_table, dumps, has_key, set_table, table_headers
 
 try:
     import tomllib

@@ -27,10 +27,10 @@ from pants.util.logging import LogLevel
 
 from agentrc.diagnostics import Diagnostic, count_summary
 from agentrc.memo import codec as memocodec
-from agentrc.memo import warm as parallel
 from agentrc.memo.cache import Memo
 from agentrc.model import SourceFile, SourceTree
 from agentrc.pipeline import stages as pipeline
+from agentrc.pipeline import warm
 from agentrc_pants.subsystem import AgentrcSubsystem, Execution
 
 REPORT = pipeline.REPORT
@@ -40,7 +40,7 @@ CODE_DIR = "__agentrc__"
 SHIPPED_PACKAGES = ("agentrc", "yaml", "jsonschema", "fastjsonschema", "pathspec", "attr", "attrs", "pyrsistent",
                     "tomli")  # tomli: ai.config.toml on Python < 3.11
 BOOTSTRAP = (f"import sys; sys.path.insert(0, {CODE_DIR!r}); "
-             "from agentrc.memo.sandbox import main; sys.exit(main(sys.argv[1:]))")
+             "from agentrc.pipeline.sandbox import main; sys.exit(main(sys.argv[1:]))")
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ async def item_dir_entries(request: ItemDirRequest) -> ItemDirEntries:
     # An item directory parses and renders from its own files alone (the CLI memo is keyed
     # the same way), so this node is shared by every target whose closure holds the
     # directory, and an edit reruns only the edited directory's node.
-    found = parallel.entries(SourceTree(request.files), request.clients)
+    found = warm.entries(SourceTree(request.files), request.clients)
     return ItemDirEntries(tuple(found.items()))
 
 
@@ -189,7 +189,7 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
     # Parsing and rendering happen per item directory (a node each, shared by every target
     # whose closure holds it, in the daemon or as a cached sandboxed Process); the global
     # part (references, selection, conflicts, project files) runs here on those results.
-    groups = sorted(parallel.item_dir_groups(request.tree).items())
+    groups = sorted(warm.item_dir_groups(request.tree).items())
     if subsystem.execution is Execution.in_process:
         parts = await MultiGet(Get(ItemDirEntries, ItemDirRequest(tuple(files), request.clients))
                                for _, files in groups)

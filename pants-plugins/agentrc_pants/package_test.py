@@ -83,16 +83,16 @@ def test_process_execution_matches_in_process():
 
 
 def test_an_edit_reruns_only_the_edited_item_directory(monkeypatch):
-    from agentrc.memo import warm as parallel
+    from agentrc.pipeline import warm
 
     calls = []
-    real = parallel.entries
+    real = warm.entries
 
     def counting(tree, clients):
         calls.append(sorted({f.path.rsplit("/", 1)[0] for f in tree.files}))
         return real(tree, clients)
 
-    monkeypatch.setattr(parallel, "entries", counting)
+    monkeypatch.setattr(warm, "entries", counting)
     runner = make_rule_runner(QueryRule(BuiltPackage, [AgentrcItemFieldSet]),
                               QueryRule(BuiltPackage, [AgentrcBundleFieldSet]), QueryRule(DigestContents, [Digest]))
     runner.write_files(REGISTRY)

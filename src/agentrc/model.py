@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Optional, Tuple
+from typing import Any, FrozenSet, Optional, Tuple
 
 from agentrc.frozen import FrozenMap
 
@@ -199,6 +199,18 @@ class Bundle:
     plugins: FrozenMap = field(default_factory=FrozenMap)
     mcps: FrozenMap = field(default_factory=FrozenMap)
     servers: Tuple[McpServer, ...] = ()  # `mcps`, parsed
+
+
+@dataclass(frozen=True)
+class ClientNames:
+    """What the front doors need to know about the registered clients, handed to them by
+    the pipeline so that reading content never depends on the adapters: the families
+    `audience:` and directives may name, the passthrough blocks (in registry order) and the
+    names `tools.<name>` of a canonical document may use."""
+
+    families: FrozenSet[str]
+    blocks: Tuple[str, ...]
+    tool_targets: FrozenSet[str]
 
 
 @dataclass(frozen=True)

@@ -21,17 +21,25 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List
-from typing import Tuple
+from typing import Dict, List, Tuple
 
 import pytest
 
-from agentrc.portable.load import load_registry
-from agentrc.model import Kind
 from agentrc.inputs.tree import read_tree
+from agentrc.model import Kind
+from agentrc.portable.load import load_registry
 
-from .conformance_helpers import NPM_MODULES, REGISTRY, ROOT, check_npm_package, describe, make_temp_dir, run, strip_ansi
-from .conformance_helpers import read_frontmatter
+from .conformance_helpers import (
+    NPM_MODULES,
+    REGISTRY,
+    ROOT,
+    check_npm_package,
+    describe,
+    make_temp_dir,
+    read_frontmatter,
+    run,
+    strip_ansi,
+)
 from .offline_clients import (
     LocalSink,
     client_build,
@@ -71,7 +79,7 @@ def _registry():
     tree, _ = read_tree([REGISTRY.relative_to(ROOT).as_posix()])
     from agentrc.clients import registry as client_registry
 
-    registry, _ = load_registry(tree, client_registry.families(), client_registry.passthrough_blocks())
+    registry, _ = load_registry(tree, client_registry.client_names())
     return registry
 
 

@@ -20,15 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc import names, schemas
-from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.frozen import FrozenMap, freeze, thaw
-from agentrc.model import Bundle, Item, Kind, McpServer, Registry, Resource, SourceFile, SourceTree
-from agentrc.output.merge import block_render
+from agentrc.model import Bundle, ClientNames, Item, Kind, McpServer, Registry, Resource, SourceFile, SourceTree
 from agentrc.portable import checks
 from agentrc.portable.items import make_item
 from agentrc.text.frontmatter import split
 from agentrc.text.markdown import demote_headings, has_h1
+from agentrc.text.markedblock import block_render
 from agentrc.text.yamlpos import Located, YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
@@ -384,10 +383,11 @@ HOOK_TOOLS = {"bash": "bash", "edit": "edit", "write": "write", "read": "read", 
               "webfetch": "web-fetch", "websearch": "web-search", "web-fetch": "web-fetch", "web-search": "web-search"}
 
 
-def to_registry(document: Document, families, passthrough) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
+def to_registry(document: Document, clients: ClientNames) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
     """Items and MCP servers of the document, through the portable format's checks. Each
     canonical field is mapped onto the portable one explicitly; what has no portable
     equivalent is a warning naming what happens to it."""
+    families, passthrough = clients.families, clients.blocks
     diags = Diagnostics()
     caps = thaw(document.capabilities)
     entries: List[Tuple[Kind, str, str, str, Dict[str, Any], str, Tuple[Resource, ...]]] = []
@@ -432,9 +432,8 @@ def to_registry(document: Document, families, passthrough) -> Tuple[Registry, Tu
     bundle = Bundle(name="ai-config", path=where.get("mcp.servers", "<config>"), schema=1,
                     description="the project's canonical document", items=(), servers=tuple(servers))
     tools = thaw(document.tools)
-    known = {n for a in client_registry_adapters() for n in (a.name,) + tuple(a.aliases)}
     for target in sorted(tools):
-        if target not in known:
+        if target not in clients.tool_targets:
             diags.warning(where.get(f"tools.{target}", "<config>"), (1, 1), "AR119",
                           f"tools.{target}: no client of that name; its configuration is not used")
         elif not isinstance(tools[target], dict):
@@ -464,10 +463,6 @@ def _items(entries: Sequence[Tuple[Kind, str, str, str, Dict[str, Any], str, Tup
         blocks = checks.check_body(path, body, 1, families, diags, readers, kind is Kind.COMMAND)
         out.append(make_item(kind, name, d, path, data, located, body, 1, blocks, {}, tuple(resources), passthrough))
     return out, diags.sorted()
-
-
-def client_registry_adapters():
-    return client_registry.ADAPTERS
 
 
 def _portable(kind: Kind, name: str, entry: Dict[str, Any], path: str,

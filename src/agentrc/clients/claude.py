@@ -19,7 +19,7 @@ from agentrc.clients.base import (
 from agentrc.fidelity import Tracker
 from agentrc.files import OutputFile, fragment
 from agentrc.model import Item, Kind
-from agentrc.output.merge import block_render
+from agentrc.text.markedblock import block_render
 from agentrc.vocabulary import TOOLS, split_model
 
 TOOL_NAMES = {

@@ -34,7 +34,7 @@ from agentrc.fidelity import MAPPED, Tracker
 from agentrc.files import OutputFile, fragment
 from agentrc.frozen import thaw
 from agentrc.model import Item, Kind, McpServer
-from agentrc.output import tomledit
+from agentrc.text import tomledit
 from agentrc.text.markdown import format_body
 from agentrc.text.yamlemit import dump_yaml
 from agentrc.vocabulary import MODEL_ALIASES, TOOLS, split_model

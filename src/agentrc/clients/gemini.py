@@ -35,7 +35,7 @@ from agentrc.fidelity import Tracker
 from agentrc.files import OutputFile, fragment
 from agentrc.frozen import FrozenMap
 from agentrc.model import Item, Kind, McpServer
-from agentrc.output import tomledit
+from agentrc.text import tomledit
 from agentrc.text.markdown import format_body
 from agentrc.vocabulary import split_model
 

@@ -25,6 +25,7 @@ from agentrc.clients.openclaw import OpenClaw
 from agentrc.clients.opencode import Opencode
 from agentrc.clients.windsurf import Windsurf
 from agentrc.families import SPEC_FAMILIES
+from agentrc.model import ClientNames
 
 ADAPTERS: Tuple[ClientAdapter, ...] = (
     Claude(),
@@ -54,6 +55,12 @@ def families() -> FrozenSet[str]:
 def passthrough_blocks() -> Tuple[str, ...]:
     """The clients' frontmatter blocks, in registry order (fmt's key order)."""
     return tuple(a.passthrough_block for a in ADAPTERS if a.passthrough_block)
+
+
+def client_names() -> ClientNames:
+    """The registered clients as the front doors see them."""
+    return ClientNames(families(), passthrough_blocks(),
+                       frozenset(n for a in ADAPTERS for n in (a.name,) + tuple(a.aliases)))
 
 
 def shared_blocks() -> Tuple[Tuple[str, str], ...]:

@@ -753,9 +753,9 @@ def stale(root: Path, docs: Mapping[str, str]) -> List[str]:
 
 
 def _default_root() -> Path:
-    here = Path(__file__).resolve()
-    if here.parent.parent.name == "src":
-        return here.parent.parent.parent
+    src = Path(__file__).resolve().parents[2]  # src/agentrc/docgen/pages.py
+    if src.name == "src":
+        return src.parent
     return Path.cwd()
 
 

@@ -16,10 +16,10 @@ import posixpath
 import re
 from typing import Dict, List, Tuple
 
-from agentrc.output.merge import BEGIN, CONTEXT_TITLE, END
 from agentrc.portable.body import CONSTRUCT_HINT_RE, CONSTRUCTS, LINK_RE, SCHEME_RE
 from agentrc.portable.directives import END_RE, OPEN_RE
 from agentrc.text.markdown import ATX_RE, FENCE_RE, format_body, heading_level, scan, strip_inline_code
+from agentrc.text.markedblock import BEGIN, CONTEXT_TITLE, END
 
 # The sentence agentrc.clients.base.with_skills_section writes for preload-skills.
 SKILLS_INTRO = ("This agent relies on the following skills, installed alongside it. "

@@ -48,8 +48,7 @@ def read_inputs(paths: Sequence[str]) -> Inputs:
             continue
         documents.append((project.root, document))
         h.update(json.dumps(document.to_json(), sort_keys=True).encode())
-        reg, reg_diags = canonical.to_registry(document, client_registry.families(),
-                                               client_registry.passthrough_blocks())
+        reg, reg_diags = canonical.to_registry(document, client_registry.client_names())
         diags += reg_diags
         if registry is None:
             registry = reg

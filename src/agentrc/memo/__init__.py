@@ -1,7 +1,7 @@
 """Work not repeated: the on-disk memo of parsed and rendered item directories.
 
-Enters: item directories' bytes and the build's options. Leaves: cached `Item`s and
-renderings (`cache`, serialized by `codec`), filled in parallel worker processes on a
-cold build (`warm`) or by one Pants sandbox process per item directory (`sandbox`).
-Reads and writes `$AGENTRC_CACHE_DIR`; forks.
+Enters: the memo file of a build (under `$AGENTRC_CACHE_DIR`) and what the pipeline puts
+in it, keyed by content digests (`agentrc.fingerprint`). Leaves: cached `Item`s and
+renderings (`cache`), serialized for the Pants sandbox processes by `codec`. Reads and
+writes the cache directory; the workers that fill it live in `agentrc.pipeline.warm`.
 """

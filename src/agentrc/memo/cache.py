@@ -8,7 +8,6 @@ it is a pickle), and the Pants plugin relies on its own caching instead.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import pickle
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, Hashable, Iterable, Optional, Set
 
 from agentrc import __version__
+from agentrc.fingerprint import digest
 
 
 class Memo:
@@ -42,30 +42,6 @@ class Memo:
     def live(self) -> Dict[Hashable, Any]:
         """Entries used by this run: what the next run can reuse (old ones are dropped)."""
         return {k: self.data[k] for k in self.used}
-
-
-_CODE: list = []
-
-
-def code_fingerprint() -> bytes:
-    """The version plus a hash of agentrc's own sources and schemas: a memo written by other
-    code (a development checkout, a reinstall of the same version) is never reused."""
-    if not _CODE:
-        h = hashlib.sha256(__version__.encode())
-        pkg = Path(__file__).parent
-        for p in sorted(pkg.rglob("*")):
-            if p.suffix in (".py", ".json") and "__pycache__" not in p.parts:
-                h.update(str(p.relative_to(pkg)).encode() + b"\0" + p.read_bytes())
-        _CODE.append(h.digest())
-    return _CODE[0]
-
-
-def digest(parts: Iterable[bytes]) -> str:
-    h = hashlib.sha256(code_fingerprint())
-    for p in parts:
-        h.update(len(p).to_bytes(8, "big"))
-        h.update(p)
-    return h.hexdigest()
 
 
 def location(out: str, sources: Iterable[str]) -> Path:

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Dict, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostic
+from agentrc.fingerprint import digest
 from agentrc.inputs.read import read_inputs
-from agentrc.memo import cache, warm
+from agentrc.memo import cache
 from agentrc.output import writer
 from agentrc.output.plan import summary
-from agentrc.pipeline import stages
+from agentrc.pipeline import stages, warm
 
 Totals = Dict[str, Dict[str, int]]  # per client: items, skipped, servers and fields per status
 
@@ -60,7 +61,7 @@ def build(options: BuildOptions) -> BuildResult:
     inputs = read_inputs(options.paths)
     out = Path(options.out)
     memo_path = cache.location(options.out, options.paths) if options.cache else None
-    key = cache.digest([inputs.digest.encode(), json.dumps(
+    key = digest([inputs.digest.encode(), json.dumps(
         [list(options.clients), list(options.bundles), options.strict, inputs.explicit, options.layout,
          options.plugin_name]).encode()])
     if memo_path and not options.report:

@@ -25,8 +25,7 @@ from agentrc.portable.load import load_registry
 def load(tree: SourceTree, explicit: Iterable[str] = (), memo=None, canonical: Optional[Loaded] = None) -> Loaded:
     """The registry of the portable sources in `tree`, joined with the items of canonical
     projects (`canonical`, from agentrc.inputs.read): one model, two front doors."""
-    registry, diags = load_registry(tree, client_registry.families(), client_registry.passthrough_blocks(),
-                                    explicit, memo)
+    registry, diags = load_registry(tree, client_registry.client_names(), explicit, memo)
     if canonical is not None:
         registry, joined = join(registry, canonical.registry)
         diags = diags + canonical.diagnostics + joined

@@ -14,21 +14,21 @@ import posixpath
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
-from agentrc.memo.cache import digest
-from agentrc.model import ENTRYPOINTS, Bundle, Item, Kind, Registry, SourceFile, SourceTree
+from agentrc.fingerprint import digest
+from agentrc.model import ENTRYPOINTS, Bundle, ClientNames, Item, Kind, Registry, SourceFile, SourceTree
 from agentrc.portable import discovery
 from agentrc.portable.bundles import load_bundles
 from agentrc.portable.items import parse_item
 
 
-def load_registry(tree: SourceTree, families: FrozenSet[str], passthrough: Sequence[str],
-                  explicit: Iterable[str] = (), memo=None) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
+def load_registry(tree: SourceTree, clients: ClientNames, explicit: Iterable[str] = (),
+                  memo=None) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
     """Parse every item and bundle in `tree`. `explicit` paths were named by the user:
     a bundle file among them must parse, where discovery would silently skip it (§2.2)."""
     diags = Diagnostics()
     named = frozenset(explicit)
     files = {f.path: f for f in tree.files}
-    items = _items(files, families, passthrough, diags, memo)
+    items = _items(files, clients.families, clients.blocks, diags, memo)
     bundles = load_bundles(files, named, diags)
     _check_duplicates(items, bundles, diags)
     registry = Registry(tuple(sorted(items, key=lambda i: (i.kind.value, i.name, i.entrypoint))),

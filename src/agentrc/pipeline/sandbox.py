@@ -14,8 +14,8 @@ import sys
 from typing import List
 
 from agentrc.memo import codec as memocodec
-from agentrc.memo import warm as parallel
 from agentrc.model import SourceFile, SourceTree
+from agentrc.pipeline import warm
 
 ENTRIES = "__entries__.json"
 
@@ -29,7 +29,7 @@ def main(argv: List[str]) -> int:
     for path in req["files"]:
         with open(path, "rb") as fh:
             files.append(SourceFile(path, fh.read(), path in executable))
-    entries = parallel.entries(SourceTree(tuple(files)), req["clients"])
+    entries = warm.entries(SourceTree(tuple(files)), req["clients"])
     with open(ENTRIES, "wb") as fh:
         fh.write(memocodec.dumps(entries))
     return 0
