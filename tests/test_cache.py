@@ -107,3 +107,16 @@ def test_small_edits_append_a_delta_and_big_ones_compact(tmp_path):
     cache.save(path, third)
     assert not path.with_suffix(".delta").exists()
     assert set(cache.load(path).data) == {("k", 0), ("k", 1), ("k", "new")}
+
+
+def test_the_code_fingerprint_covers_every_module_of_the_package():
+    """A memo must not survive a change to any of agentrc's modules or schemas, wherever
+    in the package it sits."""
+    from agentrc import fingerprint
+
+    hashed = {p.relative_to(fingerprint.PACKAGE).as_posix() for p in fingerprint.code_files()}
+    package = ROOT / "src" / "agentrc"
+    every = {p.relative_to(package).as_posix() for p in package.rglob("*")
+             if p.suffix in (".py", ".json") and "__pycache__" not in p.parts}
+    assert hashed == every
+    assert {"clients/base.py", "portable/load.py", "schemas/item.schema.json", "fingerprint.py"} <= hashed

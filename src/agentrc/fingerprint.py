@@ -9,11 +9,20 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, List
 
 from agentrc import __version__
 
 _CODE: list = []
+
+
+PACKAGE = Path(__file__).parent  # this module sits at the top of the agentrc package
+
+
+def code_files() -> List[Path]:
+    """Every source and schema file of the agentrc package, sub-packages included."""
+    return [p for p in sorted(PACKAGE.rglob("*"))
+            if p.suffix in (".py", ".json") and "__pycache__" not in p.parts]
 
 
 def code_fingerprint() -> bytes:
@@ -21,10 +30,8 @@ def code_fingerprint() -> bytes:
     code (a development checkout, a reinstall of the same version) is never reused."""
     if not _CODE:
         h = hashlib.sha256(__version__.encode())
-        pkg = Path(__file__).parent
-        for p in sorted(pkg.rglob("*")):
-            if p.suffix in (".py", ".json") and "__pycache__" not in p.parts:
-                h.update(str(p.relative_to(pkg)).encode() + b"\0" + p.read_bytes())
+        for p in code_files():
+            h.update(str(p.relative_to(PACKAGE)).encode() + b"\0" + p.read_bytes())
         _CODE.append(h.digest())
     return _CODE[0]
 
