@@ -9,6 +9,7 @@ cells, which predate Copilot's and opencode's current tool names.
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 TOOLS = ("read", "write", "edit", "bash", "grep", "glob", "web-fetch", "web-search")
 
@@ -21,6 +22,11 @@ QUALIFIED_MODEL_RE = re.compile(r"^[a-z0-9][a-z0-9-]*/[A-Za-z0-9][\w.:#@-]*$")
 
 def check_model(model: str) -> bool:
     return model in MODEL_ALIASES or bool(QUALIFIED_MODEL_RE.match(model))
+
+
+def join_model(provider: Optional[str], ident: str) -> str:
+    """The inverse of `split_model`."""
+    return f"{provider}/{ident}" if provider is not None else ident
 
 
 def split_model(model: str):

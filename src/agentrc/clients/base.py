@@ -20,6 +20,7 @@ from agentrc.portable import directives
 from agentrc.portable.body import rewrite_links
 from agentrc.text.markdown import format_body
 from agentrc.text.yamlemit import dump_yaml
+from agentrc.vocabulary import split_model
 
 SHARED_SKILL_DIR = ".agents/skills"  # Agent Skills read by Codex, Gemini CLI, OpenClaw, Hermes (and more)
 
@@ -202,6 +203,23 @@ class ClientAdapter:
                 tracker.emitted(block, f"merged into the shared {SHARED_SKILL_DIR} SKILL.md, which "
                                        f"{title} also reads; {self.title} ignores keys it does not know")
 
+    # --- models -------------------------------------------------------------------------
+    ModelChoice = Tuple[Optional[str], str, str]  # (value written, or None; fidelity status; detail)
+
+    def model_choice(self, provider: Optional[str], ident: str) -> ModelChoice:
+        """What `model: [provider/]ident` (spec 001 §3.4) becomes for this client: the value to
+        write, or None, and the field's outcome. Clients with agents or commands define it."""
+        raise NotImplementedError(f"{self.title} maps no models")
+
+    def map_model(self, model: Optional[str], out: Dict[str, Any], tracker: Tracker, field: str = "model") -> None:
+        """`model` through `model_choice` into `out["model"]`, its outcome reported as `field`."""
+        if model is None:
+            return
+        value, status, detail = self.model_choice(*split_model(model))
+        if value is not None:
+            out["model"] = value
+        tracker.set(field, status, detail)
+
     # --- hooks per kind (implemented for the kinds in `kinds`) ------------------------
     def rule(self, item: Item, ctx: RenderContext, tracker: Tracker, fm: Dict[str, Any], body: str) -> Rendering:
         raise NotImplementedError
@@ -282,6 +300,13 @@ class ClientAdapter:
         else:
             tracker.emitted("body")
         return directives.process(item.body, self.family, blocks)
+
+    def merge_block(self, item: Item, into: Dict[str, Any], tracker: Tracker, detail: str) -> None:
+        """The client's passthrough block, when the item has one, merged into `into` (a hook
+        handler, an agent's TOML table): its keys are the client's own."""
+        if self.passthrough_block in item.passthrough:
+            into.update(self.passthrough(item))
+            tracker.emitted(self.passthrough_block, detail)
 
     def passthrough(self, item: Item) -> Dict[str, Any]:
         return thaw(item.passthrough.get(self.passthrough_block, {})) if self.passthrough_block else {}
@@ -483,6 +508,17 @@ def tool_event(item: Item, tracker: Tracker) -> bool:
     if spec.tools is not None and spec.matcher is not None:
         tracker.omitted("matcher", "tools: given; it decides the matcher")
     return True
+
+
+def sync_only(item: Item, tracker: Tracker, dropped: str, emitted: str) -> None:
+    """`async:` for a client whose hooks always run synchronously: `async: true` is dropped
+    (why: `dropped`), `async: false` is what the client does anyway (`emitted`)."""
+    if "async" in item.fields:
+        assert item.hook is not None  # set for every hook item
+        if item.hook.run_async:
+            tracker.dropped("async", dropped)
+        else:
+            tracker.emitted("async", emitted)
 
 
 def hook_docs(item: Item, tracker: Tracker) -> None:

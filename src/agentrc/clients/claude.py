@@ -5,7 +5,6 @@ the shared `AGENTS.md` (docs: code.claude.com)."""
 from __future__ import annotations
 
 import json
-from typing import Any, Dict
 
 from agentrc.clients.base import (
     ClientAdapter,
@@ -16,11 +15,11 @@ from agentrc.clients.base import (
     server_outcomes,
     tool_event,
 )
-from agentrc.fidelity import Tracker
+from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import OutputFile, fragment
 from agentrc.model import Item, Kind
 from agentrc.text.markedblock import block_render
-from agentrc.vocabulary import TOOLS, split_model
+from agentrc.vocabulary import TOOLS
 
 TOOL_NAMES = {
     "read": "Read", "write": "Write", "edit": "Edit", "bash": "Bash", "grep": "Grep", "glob": "Glob",
@@ -67,7 +66,7 @@ class Claude(ClientAdapter):
                 tracker.omitted("mode", "implicit: .claude/agents/ holds subagents")
             else:
                 tracker.degraded("mode", f"Claude Code agents are always subagents (mode {item.mode})")
-        self._model(item, fm, tracker)
+        self.map_model(item.model, fm, tracker)
         tools = item.tools if item.tools is not None else TOOLS
         fm["tools"] = ", ".join(TOOL_NAMES[t] for t in tools)
         if item.tools is not None:
@@ -78,21 +77,14 @@ class Claude(ClientAdapter):
         body, extra = self.place(item, self.agents_dir, body, tracker)
         return f"{self.agents_dir}/{item.name}.md", body, extra
 
-    def _model(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
-        if item.model is None:
-            return
-        provider, ident = split_model(item.model)
+    def model_choice(self, provider, ident):
         if provider is None and ident in MODELS:
-            fm["model"] = MODELS[ident]
-            tracker.emitted("model", "alias resolved by Claude Code")
-        elif provider == "anthropic":
-            fm["model"] = ident
-            tracker.mapped("model", f"model id {ident}")
-        elif provider is None:
-            fm["model"] = ident
-            tracker.emitted("model", "passed through as written")
-        else:
-            tracker.dropped("model", f"Claude Code cannot run {provider} models; the agent inherits the session model")
+            return MODELS[ident], EMITTED, "alias resolved by Claude Code"
+        if provider == "anthropic":
+            return ident, MAPPED, f"model id {ident}"
+        if provider is None:
+            return ident, EMITTED, "passed through as written"
+        return None, DROPPED, f"Claude Code cannot run {provider} models; the agent inherits the session model"
 
     kinds = tuple(Kind)
     settings = ".claude/settings.json"
@@ -110,7 +102,7 @@ class Claude(ClientAdapter):
             fm["context"] = "fork"
             fm["agent"] = item.fields["agent"]
             tracker.mapped("agent", "context: fork with agent:, the skill runs in that subagent")
-        self._model(item, fm, tracker)
+        self.map_model(item.model, fm, tracker)
         if item.tools is not None:
             fm["allowed-tools"] = ", ".join(TOOL_NAMES[t] for t in item.tools)
             tracker.mapped("tools", "allowed-tools: capitalized Claude Code tool names")
@@ -131,9 +123,7 @@ class Claude(ClientAdapter):
             if spec.run_async:
                 handler["async"] = True
             tracker.emitted("async")
-        if self.passthrough_block in item.passthrough:
-            handler.update(self.passthrough(item))
-            tracker.emitted(self.passthrough_block, "merged into the hook handler")
+        self.merge_block(item, handler, tracker, "merged into the hook handler")
         entry = {}
         matcher = self.matcher(item, tracker)
         if matcher:

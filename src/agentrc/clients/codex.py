@@ -27,17 +27,18 @@ from agentrc.clients.base import (
     place_resources,
     resource_files,
     server_outcomes,
+    sync_only,
     tool_event,
     with_skills_section,
 )
-from agentrc.fidelity import MAPPED, Tracker
+from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import OutputFile, fragment
 from agentrc.frozen import thaw
 from agentrc.model import Item, Kind, McpServer
 from agentrc.text import tomledit
 from agentrc.text.markdown import format_body
 from agentrc.text.yamlemit import dump_yaml
-from agentrc.vocabulary import MODEL_ALIASES, TOOLS, split_model
+from agentrc.vocabulary import MODEL_ALIASES, TOOLS
 
 # Tool names as Codex hooks match them (PreToolUse, PostToolUse): the shell tool is `Bash` and
 # every file change is `apply_patch` (`Edit` and `Write` are aliases of it). Reads, searches and
@@ -199,7 +200,7 @@ class Codex(ClientAdapter):
                 tracker.omitted("mode", f"implicit: {AGENTS_DIR}/ holds subagents")
             else:
                 tracker.degraded("mode", f"Codex custom agents are subagents the main agent spawns (mode {item.mode})")
-        self._model(item, table, tracker)
+        self.map_model(item.model, table, tracker)
         if item.tools is not None:
             self._sandbox(item, table, tracker)
         body = with_skills_section(item, body, tracker)
@@ -213,31 +214,22 @@ class Codex(ClientAdapter):
             instructions = item.description + "\n"
             _note(tracker, "body", "degraded", "empty: developer_instructions repeats the description (Codex "
                   "requires it)")
-        if self.passthrough_block in item.passthrough:
-            table.update(self.passthrough(item))
-            tracker.emitted(self.passthrough_block, "merged into the agent's TOML (Codex agent and config.toml keys)")
+        self.merge_block(item, table, tracker, "merged into the agent's TOML (Codex agent and config.toml keys)")
         table.setdefault("developer_instructions", instructions)
         content = tomledit.dumps(table).encode("utf-8")
         return [OutputFile(f"{AGENTS_DIR}/{item.name}.toml", content, False, self.owner(item))] + list(extra)
 
-    def _model(self, item: Item, table: Dict[str, Any], tracker: Tracker) -> None:
-        if item.model is None:
-            return
-        provider, ident = split_model(item.model)
+    def model_choice(self, provider, ident):
         if provider == "openai":
-            table["model"] = ident
-            tracker.mapped("model", f"model id {ident}")
-        elif provider is None and ident == "inherit":
-            tracker.mapped("model", "omitted: Codex subagents use the session's model by default")
-        elif provider is None and ident in MODEL_ALIASES:
-            tracker.dropped("model", f"Codex runs OpenAI models; the alias {ident} names an Anthropic tier, so the "
-                                     "agent uses the session's model")
-        elif provider is None:
-            table["model"] = ident
-            tracker.emitted("model", "passed through as written")
-        else:
-            tracker.dropped("model", f"Codex runs OpenAI models, not {provider} ones; the agent uses the session's "
-                                     "model")
+            return ident, MAPPED, f"model id {ident}"
+        if provider is None and ident == "inherit":
+            return None, MAPPED, "omitted: Codex subagents use the session's model by default"
+        if provider is None and ident in MODEL_ALIASES:
+            return None, DROPPED, (f"Codex runs OpenAI models; the alias {ident} names an Anthropic tier, so the "
+                                   "agent uses the session's model")
+        if provider is None:
+            return ident, EMITTED, "passed through as written"
+        return None, DROPPED, f"Codex runs OpenAI models, not {provider} ones; the agent uses the session's model"
 
     def _sandbox(self, item: Item, table: Dict[str, Any], tracker: Tracker) -> None:
         tools = set(item.tools or ())
@@ -281,14 +273,9 @@ class Codex(ClientAdapter):
         elif spec.timeout is not None:
             handler["timeout"] = spec.timeout
             tracker.emitted("timeout", "seconds")
-        if "async" in item.fields:
-            if spec.run_async:
-                tracker.dropped("async", "Codex skips async handlers, so the hook runs synchronously")
-            else:
-                tracker.emitted("async", "synchronous, Codex's only mode")
-        if self.passthrough_block in item.passthrough:
-            handler.update(self.passthrough(item))
-            tracker.emitted(self.passthrough_block, "merged into the hook handler (e.g. statusMessage)")
+        sync_only(item, tracker, "Codex skips async handlers, so the hook runs synchronously",
+                  "synchronous, Codex's only mode")
+        self.merge_block(item, handler, tracker, "merged into the hook handler (e.g. statusMessage)")
         entry: Dict[str, Any] = {}
         if matcher:
             entry["matcher"] = matcher

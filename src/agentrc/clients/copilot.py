@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import List
 
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
@@ -20,10 +20,10 @@ from agentrc.clients.base import (
     with_skills_section,
 )
 from agentrc.clients.claude import claude_matcher
-from agentrc.fidelity import Tracker
+from agentrc.fidelity import DROPPED, MAPPED
 from agentrc.files import fragment
-from agentrc.model import Item, Kind
-from agentrc.vocabulary import TOOLS, split_model
+from agentrc.model import Kind
+from agentrc.vocabulary import TOOLS, join_model
 
 # Copilot's documented tool aliases (custom-agents-configuration): several capabilities
 # share one alias, so the emitted list is de-duplicated in vocabulary order.
@@ -84,7 +84,7 @@ class Copilot(ClientAdapter):
         fm["agent"] = item.fields.get("agent", "agent")
         if "agent" in item.fields:
             tracker.emitted("agent", "the custom agent that runs the prompt")
-        self._model(item, fm, tracker)
+        self.map_model(item.model, fm, tracker)
         if item.tools is not None:
             fm["tools"] = self._tools(item.tools)
             tracker.mapped("tools", "Copilot tool aliases")
@@ -122,9 +122,7 @@ class Copilot(ClientAdapter):
                 if tracker.outcomes.get(f) and tracker.outcomes[f].status != "omitted":
                     tracker.degraded(f, "Copilot CLI matches Claude tool names; VS Code ignores matchers and "
                                         "runs the hook for every tool")
-        if self.passthrough_block in item.passthrough:
-            entry.update(self.passthrough(item))
-            tracker.emitted(self.passthrough_block, "merged into the hook entry")
+        self.merge_block(item, entry, tracker, "merged into the hook entry")
         tracker.emitted("event", f"hooks.{spec.event} in {self.hooks_file}")
         top = fragment(self.hooks_file, "json", ("version",), 1, self.name)
         return files + [top, fragment(self.hooks_file, "json", ("hooks", spec.event), entry, self.owner(item),
@@ -149,7 +147,7 @@ class Copilot(ClientAdapter):
         self.identify(item, fm, tracker)
         if item.mode is not None:
             tracker.omitted("mode", "Copilot custom agents have no mode (spec 001 §3.4: MAY be omitted)")
-        self._model(item, fm, tracker)
+        self.map_model(item.model, fm, tracker)
         fm["tools"] = self._tools(item.tools if item.tools is not None else TOOLS)
         if item.tools is not None:
             folded = [t for t in item.tools if TOOL_NAMES[t] != t]
@@ -159,14 +157,9 @@ class Copilot(ClientAdapter):
         body, extra = self.place(item, ".github/agents", body, tracker)
         return f".github/agents/{item.name}.agent.md", body, extra
 
-    def _model(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
-        if item.model is None:
-            return
-        provider, ident = split_model(item.model)
+    def model_choice(self, provider, ident):
         if provider is None and ident in MODELS:
-            fm["model"] = MODELS[ident]
-            tracker.mapped("model", f"display name {MODELS[ident]!r}")
-        elif provider is None and ident == "inherit":
-            tracker.mapped("model", "omitted: Copilot agents use the session's model by default")
-        else:
-            tracker.dropped("model", f"Copilot selects models by display name; no mapping for {item.model!r}")
+            return MODELS[ident], MAPPED, f"display name {MODELS[ident]!r}"
+        if provider is None and ident == "inherit":
+            return None, MAPPED, "omitted: Copilot agents use the session's model by default"
+        return None, DROPPED, f"Copilot selects models by display name; no mapping for {join_model(provider, ident)!r}"

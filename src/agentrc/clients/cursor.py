@@ -23,13 +23,14 @@ from agentrc.clients.base import (
     hook_script,
     place_resources,
     server_outcomes,
+    sync_only,
     tool_event,
     with_skills_section,
 )
-from agentrc.fidelity import Tracker
+from agentrc.fidelity import EMITTED, MAPPED, Tracker
 from agentrc.files import OutputFile, fragment
 from agentrc.model import Item, Kind, McpServer
-from agentrc.vocabulary import TOOLS, split_model
+from agentrc.vocabulary import TOOLS
 
 # Cursor agents have no tool list (only `readonly:`); these are the tool names Cursor's hook
 # matchers use (preToolUse/postToolUse), the same mapping Cursor applies to Claude Code's
@@ -117,7 +118,7 @@ class Cursor(ClientAdapter):
                 tracker.omitted("mode", f"implicit: {self.agents_dir}/ holds subagents")
             else:
                 tracker.degraded("mode", f"Cursor custom agents are always subagents (mode {item.mode})")
-        self._model(item, fm, tracker)
+        self.map_model(item.model, fm, tracker)
         if item.tools is not None:
             self._readonly(item.tools, fm, tracker)
         body = with_skills_section(item, body, tracker)
@@ -136,22 +137,14 @@ class Cursor(ClientAdapter):
             tracker.degraded("tools", "Cursor subagents have no tool list; with write, edit or bash listed the agent "
                                       f"cannot be readonly and also gets {', '.join(missing)}")
 
-    def _model(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
-        if item.model is None:
-            return
-        provider, ident = split_model(item.model)
+    def model_choice(self, provider, ident):
         if provider is None and ident == "inherit":
-            fm["model"] = "inherit"
-            tracker.emitted("model", "Cursor's own value: the parent agent's model")
-        elif provider is None and ident in MODELS:
-            fm["model"] = MODELS[ident]
-            tracker.mapped("model", f"Cursor model id {MODELS[ident]}")
-        elif provider is not None:
-            fm["model"] = ident
-            tracker.mapped("model", f"Cursor model id {ident} (Cursor ids carry no provider prefix)")
-        else:
-            fm["model"] = ident
-            tracker.emitted("model", "passed through as written (a Cursor model id)")
+            return "inherit", EMITTED, "Cursor's own value: the parent agent's model"
+        if provider is None and ident in MODELS:
+            return MODELS[ident], MAPPED, f"Cursor model id {MODELS[ident]}"
+        if provider is not None:
+            return ident, MAPPED, f"Cursor model id {ident} (Cursor ids carry no provider prefix)"
+        return ident, EMITTED, "passed through as written (a Cursor model id)"
 
     def command(self, item: Item, ctx: RenderContext, tracker: Tracker, fm: Dict[str, Any],
                 body: str) -> ClientAdapter.Rendering:
@@ -227,14 +220,9 @@ class Cursor(ClientAdapter):
             tracker.emitted("timeout", "seconds")
         if matcher:
             entry["matcher"] = matcher
-        if "async" in item.fields:
-            if spec.run_async:
-                tracker.dropped("async", "Cursor hooks have no async option; the agent waits for the hook")
-            else:
-                tracker.emitted("async", "synchronous, Cursor's default")
-        if self.passthrough_block in item.passthrough:
-            entry.update(self.passthrough(item))
-            tracker.emitted(self.passthrough_block, "merged into the hook entry")
+        sync_only(item, tracker, "Cursor hooks have no async option; the agent waits for the hook",
+                  "synchronous, Cursor's default")
+        self.merge_block(item, entry, tracker, "merged into the hook entry")
         tracker.mapped("event", f"hooks.{event} in {self.hooks_file}")
         top = [fragment(self.hooks_file, "json", ("version",), 1, self.name)] if self.hooks_version else []
         return files + top + [fragment(self.hooks_file, "json", ("hooks", event), entry, self.owner(item), append=True)]

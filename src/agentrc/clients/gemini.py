@@ -28,16 +28,16 @@ from agentrc.clients.base import (
     resource_files,
     server_outcomes,
     stdio_entry,
+    sync_only,
     tool_event,
     with_skills_section,
 )
-from agentrc.fidelity import Tracker
+from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import OutputFile, fragment
 from agentrc.frozen import FrozenMap
 from agentrc.model import Item, Kind, McpServer
 from agentrc.text import tomledit
 from agentrc.text.markdown import format_body
-from agentrc.vocabulary import split_model
 
 # Gemini CLI's built-in tool names (packages/core/src/tools/definitions/coreTools.ts).
 TOOL_NAMES = {
@@ -160,7 +160,7 @@ class Gemini(ClientAdapter):
                 tracker.omitted("mode", f"implicit: {self.agents_dir} holds subagents")
             else:
                 tracker.degraded("mode", f"Gemini CLI agents are always subagents (mode {item.mode})")
-        self._model(item, fm, tracker)
+        self.map_model(item.model, fm, tracker)
         if item.tools is not None:
             tools = [TOOL_NAMES[t] for t in item.tools]
             if item.preload_skills:
@@ -174,24 +174,17 @@ class Gemini(ClientAdapter):
         body, extra = self.place(item, self.agents_dir, body, tracker)
         return f"{self.agents_dir}/{item.name}.md", body, extra
 
-    def _model(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
-        if item.model is None:
-            return
-        provider, ident = split_model(item.model)
+    def model_choice(self, provider, ident):
         if provider is None and ident in MODELS:
-            fm["model"] = MODELS[ident]
-            tracker.emitted("model", "the session's model")
-        elif provider == MODEL_PROVIDER:
-            fm["model"] = ident
-            tracker.mapped("model", f"model id {ident}")
-        elif provider is None and ident.startswith("gemini-"):
-            fm["model"] = ident
-            tracker.emitted("model", "passed through as written")
-        elif provider is None:
-            tracker.dropped("model", f"Gemini CLI runs Gemini models; no counterpart for {ident!r}, the agent "
-                                     "inherits the session's model")
-        else:
-            tracker.dropped("model", f"Gemini CLI cannot run {provider} models; the agent inherits the session's model")
+            return MODELS[ident], EMITTED, "the session's model"
+        if provider == MODEL_PROVIDER:
+            return ident, MAPPED, f"model id {ident}"
+        if provider is None and ident.startswith("gemini-"):
+            return ident, EMITTED, "passed through as written"
+        if provider is None:
+            return None, DROPPED, (f"Gemini CLI runs Gemini models; no counterpart for {ident!r}, the agent "
+                                   "inherits the session's model")
+        return None, DROPPED, f"Gemini CLI cannot run {provider} models; the agent inherits the session's model"
 
     # --- commands: TOML ----------------------------------------------------------------
     def _command(self, item: Item, ctx, tracker: Tracker) -> List[Any]:
@@ -246,14 +239,9 @@ class Gemini(ClientAdapter):
         if spec.timeout is not None:
             handler["timeout"] = spec.timeout * 1000
             tracker.mapped("timeout", f"{spec.timeout} s as {spec.timeout * 1000} ms (Gemini CLI counts milliseconds)")
-        if "async" in item.fields:
-            if spec.run_async:
-                tracker.dropped("async", "Gemini CLI waits for every hook; it has no asynchronous hooks")
-            else:
-                tracker.emitted("async", "synchronous, Gemini CLI's only mode")
-        if self.passthrough_block in item.passthrough:
-            handler.update(self.passthrough(item))
-            tracker.emitted(self.passthrough_block, "merged into the hook handler")
+        sync_only(item, tracker, "Gemini CLI waits for every hook; it has no asynchronous hooks",
+                  "synchronous, Gemini CLI's only mode")
+        self.merge_block(item, handler, tracker, "merged into the hook handler")
         entry: Dict[str, Any] = {}
         matcher = gemini_matcher(item, tracker)
         if matcher:

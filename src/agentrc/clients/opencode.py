@@ -15,10 +15,10 @@ from agentrc.clients.base import (
     server_outcomes,
     with_skills_section,
 )
-from agentrc.fidelity import Tracker
+from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import fragment
 from agentrc.model import Item, Kind, McpServer
-from agentrc.vocabulary import TOOLS, split_model
+from agentrc.vocabulary import TOOLS, join_model
 
 # opencode agents take a permission map, not a tool list; `write` has no key (edit covers it).
 PERMISSIONS = {
@@ -75,7 +75,7 @@ class Opencode(ClientAdapter):
             fm["agent"] = item.fields["agent"]
             fm["subtask"] = True
             tracker.mapped("agent", "agent: with subtask: true (runs as that subagent)")
-        self._model(item, fm, tracker)
+        self.map_model(item.model, fm, tracker)
         if item.tools is not None:
             tracker.dropped("tools", "opencode commands take the tools of the agent that runs them")
         body, extra = place_resources(item, ".opencode/commands", f"{self.resource_root}/commands/{item.name}",
@@ -108,7 +108,7 @@ class Opencode(ClientAdapter):
         fm["mode"] = item.mode or "subagent"
         if item.mode:
             tracker.emitted("mode")
-        self._model(item, fm, tracker)
+        self.map_model(item.model, fm, tracker)
         fm["permission"] = self._permission(item, tracker)
         body = with_skills_section(item, body, tracker)
         body, extra = self.place(item, ".opencode/agents", body, tracker)
@@ -127,17 +127,11 @@ class Opencode(ClientAdapter):
             tracker.mapped("tools", "permission: map (listed capabilities allow, others deny; write folds into edit)")
         return perm
 
-    def _model(self, item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
-        if item.model is None:
-            return
-        provider, ident = split_model(item.model)
+    def model_choice(self, provider, ident):
         if provider is None and ident in MODELS:
-            fm["model"] = MODELS[ident]
-            tracker.mapped("model", f"{MODELS[ident]}")
-        elif ident == "inherit" and provider is None:
-            tracker.mapped("model", "omitted: opencode subagents inherit the caller's model by default")
-        elif provider is not None:
-            fm["model"] = item.model
-            tracker.emitted("model")
-        else:
-            tracker.dropped("model", f"opencode needs provider/model ids; no mapping for {item.model!r}")
+            return MODELS[ident], MAPPED, f"{MODELS[ident]}"
+        if ident == "inherit" and provider is None:
+            return None, MAPPED, "omitted: opencode subagents inherit the caller's model by default"
+        if provider is not None:
+            return join_model(provider, ident), EMITTED, ""
+        return None, DROPPED, f"opencode needs provider/model ids; no mapping for {ident!r}"

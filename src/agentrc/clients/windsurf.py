@@ -65,13 +65,15 @@ from agentrc.clients.base import (
     place_resources,
     resource_files,
     stdio_entry,
+    sync_only,
+    tool_event,
     with_skills_section,
 )
-from agentrc.fidelity import Tracker
+from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import fragment
 from agentrc.frozen import thaw
 from agentrc.model import TOOL_EVENTS, Item, Kind, McpServer
-from agentrc.vocabulary import split_model
+from agentrc.vocabulary import join_model
 
 # Devin's tool names (hooks lifecycle, permissions and skills docs); no documented name for
 # web fetch or web search.
@@ -156,7 +158,7 @@ class Windsurf(ClientAdapter):
                 fm[key] = value
                 tracker.emitted(key, "Devin Local shows it after /name; Cascade ignores it")
             elif key == "model":
-                self._model(str(value), fm, tracker, key)
+                self.map_model(str(value), fm, tracker, key)
             elif key == "allowed-tools":
                 self._skill_tools(value, fm, tracker)
             elif key == "disable-model-invocation":
@@ -207,15 +209,13 @@ class Windsurf(ClientAdapter):
         fm["allowed-tools"] = names
         tracker.mapped("allowed-tools", "a list of Devin tool names (Devin Local restricts the skill to them)")
 
-    def _model(self, model: str, fm: Dict[str, Any], tracker: Tracker, key: str = "model") -> None:
-        provider, ident = split_model(model)
+    def model_choice(self, provider, ident):
         if provider is None and ident in MODELS:
-            fm["model"] = MODELS[ident]
-            tracker.emitted(key, "a model alias Devin Local resolves")
-        elif provider is None and ident == "inherit":
-            tracker.mapped(key, "omitted: Devin Local uses the session's model by default")
-        else:
-            tracker.dropped(key, f"no documented Devin model id for {model!r}; set model: in the windsurf: block")
+            return MODELS[ident], EMITTED, "a model alias Devin Local resolves"
+        if provider is None and ident == "inherit":
+            return None, MAPPED, "omitted: Devin Local uses the session's model by default"
+        return None, DROPPED, (f"no documented Devin model id for {join_model(provider, ident)!r}; set model: in "
+                               "the windsurf: block")
 
     def agent(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker, description_detail="Devin Local picks the subagent profile by it; legacy "
@@ -226,7 +226,7 @@ class Windsurf(ClientAdapter):
             else:
                 tracker.degraded("mode", f"Devin custom agents are always subagent profiles (mode {item.mode})")
         if item.model is not None:
-            self._model(item.model, fm, tracker)
+            self.map_model(item.model, fm, tracker)
         if item.tools is not None:
             names = list(dict.fromkeys(TOOL_NAMES[t] for t in item.tools if t in TOOL_NAMES))
             missing = [t for t in item.tools if t not in TOOL_NAMES]
@@ -304,9 +304,7 @@ class Windsurf(ClientAdapter):
                 handler: Dict[str, Any] = {"type": "command", "command": command}
                 if spec.timeout is not None:
                     handler["timeout"] = spec.timeout
-                if self.passthrough_block in item.passthrough:
-                    handler.update(self.passthrough(item))
-                    tracker.emitted(self.passthrough_block, f"merged into the {DEVIN_HOOKS} handler")
+                self.merge_block(item, handler, tracker, f"merged into the {DEVIN_HOOKS} handler")
                 entry: Dict[str, Any] = {"matcher": matcher} if matcher else {}
                 entry["hooks"] = [handler]
                 out.append(fragment(DEVIN_HOOKS, "json", (spec.event,), entry, self.owner(item), append=True))
@@ -327,11 +325,8 @@ class Windsurf(ClientAdapter):
                 tracker.mapped("timeout", f"{claude_note}; Cascade's hooks.json has no timeout")
             else:
                 tracker.dropped("timeout", "no Devin Local entry, and Cascade's hooks.json has no timeout")
-        if "async" in item.fields:
-            if spec.run_async:
-                tracker.dropped("async", "Devin Local and Cascade run hooks synchronously")
-            else:
-                tracker.emitted("async", "synchronous, as Devin Local and Cascade run hooks")
+        sync_only(item, tracker, "Devin Local and Cascade run hooks synchronously",
+                  "synchronous, as Devin Local and Cascade run hooks")
         if self.passthrough_block in item.passthrough and self.passthrough_block not in tracker.outcomes:
             tracker.dropped(self.passthrough_block, f"no {DEVIN_HOOKS} entry to merge it into")
         return out
@@ -389,17 +384,12 @@ class Windsurf(ClientAdapter):
         return events, note
 
     def _tool_outcomes(self, item: Item, tracker: Tracker, via_claude: bool) -> None:
+        if not tool_event(item, tracker):
+            return
         spec = item.hook
         assert spec is not None  # set for every hook item
-        if spec.event not in TOOL_EVENTS:
-            for key in ("tools", "matcher"):
-                if key in item.fields:
-                    tracker.omitted(key, f"{spec.event} is not about tools (lint warns AR082)")
-            return
         devin = "the .claude/settings.json matcher (Devin Local)" if via_claude else "matcher of Devin tool names"
         if spec.tools is not None:
-            if spec.matcher is not None:
-                tracker.omitted("matcher", "tools: given; it decides the matcher")
             missing = [t for t in spec.tools if t not in TOOL_NAMES]
             if missing and not via_claude:
                 tracker.degraded("tools", f"{devin}, without {', '.join(missing)} (no Devin tool name); Cascade: "

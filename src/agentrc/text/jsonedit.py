@@ -21,17 +21,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union, overload
 
+from agentrc.text.position import TextError, line_col
+
 Path = Tuple[str, ...]
 
 
-class JsonEditError(ValueError):
-    """Malformed input, or an edit that cannot apply, at a 1-based line and column."""
-
-    def __init__(self, line: int, col: int, message: str):
-        super().__init__(f"{line}:{col}: {message}")
-        self.line = line
-        self.col = col
-        self.message = message
+class JsonEditError(TextError):
+    """Malformed JSON(C), or an edit that cannot apply."""
 
 
 @dataclass(frozen=True)
@@ -133,9 +129,7 @@ _HWS = re.compile(r"[ \t]*")
 
 
 def _error(text: str, pos: int, message: str) -> JsonEditError:
-    line = text.count("\n", 0, pos) + 1
-    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    return JsonEditError(line, col, message)
+    return JsonEditError(*line_col(text, pos), message)
 
 
 class _Parser:

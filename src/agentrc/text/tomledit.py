@@ -20,18 +20,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
+from agentrc.text.position import TextError, line_col
+
 Path = Tuple[str, ...]
 
 
-class TomlEditError(ValueError):
-    """Text the scanner cannot follow, or an edit that would break the file, at a 1-based
-    line and column."""
-
-    def __init__(self, line: int, col: int, message: str):
-        super().__init__(f"{line}:{col}: {message}")
-        self.line = line
-        self.col = col
-        self.message = message
+class TomlEditError(TextError):
+    """Text the scanner cannot follow, or an edit that would break the file."""
 
 
 # --- dumps -----------------------------------------------------------------------------
@@ -161,9 +156,7 @@ _NAMED = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\":
 
 
 def _error(text: str, pos: int, message: str) -> TomlEditError:
-    line = text.count("\n", 0, pos) + 1
-    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    return TomlEditError(line, col, message)
+    return TomlEditError(*line_col(text, pos), message)
 
 
 class _Scanner:
