@@ -7,6 +7,7 @@ fidelity `Tracker`. Adapters are pure: no I/O, no clock, no environment.
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from dataclasses import dataclass
@@ -277,14 +278,29 @@ class ClientAdapter:
         return ()
 
     # --- plugin layout (`layout = "plugin"` adapters) ----------------------------------
+    # Where the plugin's manifest and its one-plugin marketplace go, for clients whose
+    # files have the Claude Code plugin shape (Claude Code, Cursor).
+    manifest_file: str = ""
+    marketplace_file: str = ""
+
     def manifest(self, name: str, description: str, version: str = "") -> OutputFile:
         """The plugin's manifest (name, description, version; the items add their keys)."""
-        raise NotImplementedError(f"{self.title} has no plugin layout")
+        if not self.manifest_file:
+            raise NotImplementedError(f"{self.title} has no plugin layout")
+        data = {"name": name, "description": description}
+        if version:
+            data["version"] = version
+        return json_file(self.manifest_file, data, self.name)
 
     def marketplace(self, name: str, plugin: str, description: str) -> Optional[OutputFile]:
-        """A one-plugin marketplace beside the manifest, or None for a client that installs
-        from the directory itself (Gemini CLI)."""
-        raise NotImplementedError(f"{self.title} has no plugin layout")
+        """A marketplace listing this one plugin at its root (so the client's `marketplace add
+        DIR` then `install PLUGIN@NAME` installs it from the build output), or None for a
+        client that installs from the directory itself (Gemini CLI)."""
+        if not self.marketplace_file:
+            raise NotImplementedError(f"{self.title} has no plugin layout")
+        data = {"name": name, "owner": {"name": name}, "plugins": [
+            {"name": plugin, "source": "./", "description": description}]}
+        return json_file(self.marketplace_file, data, self.name)
 
     # --- helpers for subclasses ----------------------------------------------------
     def body(self, item: Item, ctx: RenderContext, tracker: Tracker) -> str:
@@ -317,6 +333,11 @@ class ClientAdapter:
     def _report(self, item: Item, generated: bool, outputs: Tuple[str, ...], tracker: Tracker) -> ItemReport:
         return ItemReport(self.name, item.kind.value, item.name, item.entrypoint, generated, outputs,
                           tracker.finish(f"{self.name} {item.label}"))
+
+
+def json_file(path: str, data: Any, owner: str) -> OutputFile:
+    """A JSON file agentrc owns whole, indented as people write it."""
+    return OutputFile(path, (json.dumps(data, indent=2) + "\n").encode(), False, owner)
 
 
 def common_fields(item: Item, tracker: Tracker, own_block: str) -> None:
@@ -508,6 +529,16 @@ def tool_event(item: Item, tracker: Tracker) -> bool:
     if spec.tools is not None and spec.matcher is not None:
         tracker.omitted("matcher", "tools: given; it decides the matcher")
     return True
+
+
+def subagents_only(item: Item, tracker: Tracker, where: str, always: str) -> None:
+    """`mode:` for a client whose custom agents are always subagents: `subagent` is implicit
+    (the agent sits in `where`); any other mode is degraded (`always` says why)."""
+    if item.mode is not None:
+        if item.mode == "subagent":
+            tracker.omitted("mode", f"implicit: {where}")
+        else:
+            tracker.degraded("mode", f"{always} (mode {item.mode})")
 
 
 def sync_only(item: Item, tracker: Tracker, dropped: str, emitted: str) -> None:

@@ -4,8 +4,6 @@ the shared `AGENTS.md` (docs: code.claude.com)."""
 
 from __future__ import annotations
 
-import json
-
 from agentrc.clients.base import (
     ClientAdapter,
     claude_style_server,
@@ -13,6 +11,7 @@ from agentrc.clients.base import (
     hook_docs,
     hook_script,
     server_outcomes,
+    subagents_only,
     tool_event,
 )
 from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
@@ -61,11 +60,7 @@ class Claude(ClientAdapter):
 
     def agent(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker)
-        if item.mode is not None:
-            if item.mode == "subagent":
-                tracker.omitted("mode", "implicit: .claude/agents/ holds subagents")
-            else:
-                tracker.degraded("mode", f"Claude Code agents are always subagents (mode {item.mode})")
+        subagents_only(item, tracker, ".claude/agents/ holds subagents", "Claude Code agents are always subagents")
         self.map_model(item.model, fm, tracker)
         tools = item.tools if item.tools is not None else TOOLS
         fm["tools"] = ", ".join(TOOL_NAMES[t] for t in tools)
@@ -166,20 +161,8 @@ class ClaudePlugin(Claude):
     agents_dir = "agents"
     settings = "hooks/hooks.json"
     hook_var = "${CLAUDE_PLUGIN_ROOT}"
-
-    def manifest(self, name: str, description: str, version: str = "") -> OutputFile:
-        data = {"name": name, "description": description}
-        if version:
-            data["version"] = version
-        return OutputFile(".claude-plugin/plugin.json", (json.dumps(data, indent=2) + "\n").encode(), False, self.name)
-
-    def marketplace(self, name: str, plugin: str, description: str) -> OutputFile:
-        """A marketplace listing this one plugin at its root, so `claude plugin marketplace add
-        DIR` then `claude plugin install PLUGIN@NAME` installs it from the build output."""
-        data = {"name": name, "owner": {"name": name}, "plugins": [
-            {"name": plugin, "source": "./", "description": description}]}
-        return OutputFile(".claude-plugin/marketplace.json", (json.dumps(data, indent=2) + "\n").encode(), False,
-                          self.name)
+    manifest_file = ".claude-plugin/plugin.json"
+    marketplace_file = ".claude-plugin/marketplace.json"
 
 
 def claude_matcher(item: Item, tracker: Tracker) -> str:

@@ -13,7 +13,6 @@ also be approved once in `/hooks` (Codex records its hash).
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -24,9 +23,11 @@ from agentrc.clients.base import (
     RenderContext,
     hook_docs,
     hook_script,
+    json_file,
     place_resources,
     resource_files,
     server_outcomes,
+    subagents_only,
     sync_only,
     tool_event,
     with_skills_section,
@@ -195,11 +196,8 @@ class Codex(ClientAdapter):
         table: Dict[str, Any] = {}
         self.identify(item, table, tracker,
                       description_detail=f"required by Codex; {AGENTS_DIR}/ is {TRUSTED}")
-        if item.mode is not None:
-            if item.mode == "subagent":
-                tracker.omitted("mode", f"implicit: {AGENTS_DIR}/ holds subagents")
-            else:
-                tracker.degraded("mode", f"Codex custom agents are subagents the main agent spawns (mode {item.mode})")
+        subagents_only(item, tracker, f"{AGENTS_DIR}/ holds subagents",
+                       "Codex custom agents are subagents the main agent spawns")
         self.map_model(item.model, table, tracker)
         if item.tools is not None:
             self._sandbox(item, table, tracker)
@@ -408,7 +406,7 @@ class CodexPlugin(Codex):
         if version:
             data["version"] = version
         data["description"] = description
-        return OutputFile(PLUGIN_MANIFEST, (json.dumps(data, indent=2) + "\n").encode(), False, self.name)
+        return json_file(PLUGIN_MANIFEST, data, self.name)
 
     def marketplace(self, name: str, plugin: str, description: str) -> OutputFile:
         """The marketplace Codex reads from a directory (`.agents/plugins/marketplace.json`),
@@ -416,8 +414,7 @@ class CodexPlugin(Codex):
         data = {"name": name, "interface": {"displayName": name}, "plugins": [{
             "name": plugin, "source": {"source": "local", "path": "./"},
             "policy": {"installation": "AVAILABLE", "authentication": "ON_INSTALL"}, "category": "Coding"}]}
-        return OutputFile(".agents/plugins/marketplace.json", (json.dumps(data, indent=2) + "\n").encode(), False,
-                          self.name)
+        return json_file(".agents/plugins/marketplace.json", data, self.name)
 
 
 def _stdio(server: McpServer, lost: List[str]) -> Tuple[Dict[str, Any], str]:

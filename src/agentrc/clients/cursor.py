@@ -23,12 +23,13 @@ from agentrc.clients.base import (
     hook_script,
     place_resources,
     server_outcomes,
+    subagents_only,
     sync_only,
     tool_event,
     with_skills_section,
 )
 from agentrc.fidelity import EMITTED, MAPPED, Tracker
-from agentrc.files import OutputFile, fragment
+from agentrc.files import fragment
 from agentrc.model import Item, Kind, McpServer
 from agentrc.vocabulary import TOOLS
 
@@ -113,11 +114,8 @@ class Cursor(ClientAdapter):
 
     def agent(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker)
-        if item.mode is not None:
-            if item.mode == "subagent":
-                tracker.omitted("mode", f"implicit: {self.agents_dir}/ holds subagents")
-            else:
-                tracker.degraded("mode", f"Cursor custom agents are always subagents (mode {item.mode})")
+        subagents_only(item, tracker, f"{self.agents_dir}/ holds subagents",
+                       "Cursor custom agents are always subagents")
         self.map_model(item.model, fm, tracker)
         if item.tools is not None:
             self._readonly(item.tools, fm, tracker)
@@ -304,20 +302,9 @@ class CursorPlugin(Cursor):
     # Cursor expands ${CURSOR_PLUGIN_ROOT} in a plugin's MCP config; in a hook command the
     # shell sees it, and `:-.` falls back to the plugin root as the working directory.
     hook_var = "${CURSOR_PLUGIN_ROOT}"
+    manifest_file = ".cursor-plugin/plugin.json"
+    marketplace_file = ".cursor-plugin/marketplace.json"
     mcp_file = "mcp.json"
-
-    def manifest(self, name: str, description: str, version: str = "") -> OutputFile:
-        data = {"name": name, "description": description}
-        if version:
-            data["version"] = version
-        return OutputFile(".cursor-plugin/plugin.json", (json.dumps(data, indent=2) + "\n").encode(), False, self.name)
-
-    def marketplace(self, name: str, plugin: str, description: str) -> OutputFile:
-        """A marketplace manifest listing this one plugin, at the plugin root."""
-        data = {"name": name, "owner": {"name": name}, "plugins": [
-            {"name": plugin, "source": "./", "description": description}]}
-        return OutputFile(".cursor-plugin/marketplace.json", (json.dumps(data, indent=2) + "\n").encode(), False,
-                          self.name)
 
 
 def _code(text: Any) -> str:

@@ -15,7 +15,6 @@ Headless runs in an untrusted folder fail unless `--skip-trust` or
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any, Dict, List, Sequence, Tuple
 
 from agentrc.clients.base import (
@@ -24,10 +23,12 @@ from agentrc.clients.base import (
     context_section,
     hook_docs,
     hook_script,
+    json_file,
     place_resources,
     resource_files,
     server_outcomes,
     stdio_entry,
+    subagents_only,
     sync_only,
     tool_event,
     with_skills_section,
@@ -155,11 +156,7 @@ class Gemini(ClientAdapter):
         timeout_mins, policy, mcp_servers): only those are written, plus the `gemini:` block."""
         self.identify(item, fm, tracker)
         fm["kind"] = "local"
-        if item.mode is not None:
-            if item.mode == "subagent":
-                tracker.omitted("mode", f"implicit: {self.agents_dir} holds subagents")
-            else:
-                tracker.degraded("mode", f"Gemini CLI agents are always subagents (mode {item.mode})")
+        subagents_only(item, tracker, f"{self.agents_dir} holds subagents", "Gemini CLI agents are always subagents")
         self.map_model(item.model, fm, tracker)
         if item.tools is not None:
             tools = [TOOL_NAMES[t] for t in item.tools]
@@ -343,7 +340,7 @@ class GeminiExtension(Gemini):
         description; contextFileName and mcpServers are the keys the items wrote (the
         pipeline joins them into this file)."""
         data = {"name": name, "version": version or "0.0.0", "description": description}
-        return OutputFile(EXTENSION_MANIFEST, (json.dumps(data, indent=2) + "\n").encode(), False, self.name)
+        return json_file(EXTENSION_MANIFEST, data, self.name)
 
     def marketplace(self, name: str, plugin: str, description: str) -> None:
         """None: Gemini CLI installs or links an extension from its directory."""

@@ -65,6 +65,7 @@ from agentrc.clients.base import (
     place_resources,
     resource_files,
     stdio_entry,
+    subagents_only,
     sync_only,
     tool_event,
     with_skills_section,
@@ -220,11 +221,8 @@ class Windsurf(ClientAdapter):
     def agent(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker, description_detail="Devin Local picks the subagent profile by it; legacy "
                                                             "Cascade has no custom agents")
-        if item.mode is not None:
-            if item.mode == "subagent":
-                tracker.omitted("mode", "implicit: .devin/agents holds subagent profiles")
-            else:
-                tracker.degraded("mode", f"Devin custom agents are always subagent profiles (mode {item.mode})")
+        subagents_only(item, tracker, ".devin/agents holds subagent profiles",
+                       "Devin custom agents are always subagent profiles")
         if item.model is not None:
             self.map_model(item.model, fm, tracker)
         if item.tools is not None:
