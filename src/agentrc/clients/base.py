@@ -317,6 +317,12 @@ class ClientAdapter:
             tracker.emitted("body")
         return directives.process(item.body, self.family, blocks)
 
+    def native_tools(self, tools: Sequence[str]) -> List[str]:
+        """The client's names for portable tools, each once, in order; tools it has no name
+        for are left out (the caller reports them)."""
+        names = self.tool_names or {}
+        return list(dict.fromkeys(names[t] for t in tools if t in names))
+
     def merge_block(self, item: Item, into: Dict[str, Any], tracker: Tracker, detail: str) -> None:
         """The client's passthrough block, when the item has one, merged into `into` (a hook
         handler, an agent's TOML table): its keys are the client's own."""

@@ -296,7 +296,7 @@ class Codex(ClientAdapter):
         if not tool_event(item, tracker):
             return ""
         if spec.tools is not None:
-            names = list(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools if t in TOOL_NAMES))
+            names = self.native_tools(spec.tools)
             unseen = [t for t in spec.tools if t not in TOOL_NAMES]
             matcher = "|".join(names)
             if not names:

@@ -233,7 +233,7 @@ class Cursor(ClientAdapter):
         if not tool_event(item, tracker):
             return ""
         if spec.tools is not None:
-            names = list(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools if t in TOOL_NAMES))
+            names = self.native_tools(spec.tools)
             if not names:
                 return None
             if "glob" in spec.tools:

@@ -226,7 +226,7 @@ class Windsurf(ClientAdapter):
         if item.model is not None:
             self.map_model(item.model, fm, tracker)
         if item.tools is not None:
-            names = list(dict.fromkeys(TOOL_NAMES[t] for t in item.tools if t in TOOL_NAMES))
+            names = self.native_tools(item.tools)
             missing = [t for t in item.tools if t not in TOOL_NAMES]
             if names:
                 fm["allowed-tools"] = names
@@ -336,7 +336,7 @@ class Windsurf(ClientAdapter):
         if spec.event not in TOOL_EVENTS:
             return ""
         if spec.tools is not None:
-            names = list(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools if t in TOOL_NAMES))
+            names = self.native_tools(spec.tools)
             return "|".join(names) if names else None
         if spec.matcher is not None:
             return "|".join(dict.fromkeys(CLAUDE_TOOLS.get(p.strip(), p.strip()) for p in spec.matcher.split("|")))
