@@ -175,9 +175,7 @@ def _build_result() -> Tuple[Optional[Path], str]:
     out = make_temp_dir("agentrc-conformance-build-") / "out"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), env.get("PYTHONPATH", "")) if p)
-    # The registry is named relative to the repo root, as in the documented command. (An
-    # absolute registry path currently makes agentrc loop forever: agentrc.portable.load
-    # never reaches "" from "/...".)
+    # The registry is named relative to the repo root, as in the documented command.
     cmd = [sys.executable, "-m", "agentrc", "build", REGISTRY.relative_to(ROOT).as_posix(),
            "--client", ",".join(CLIENTS), "--out", str(out)]
     proc = subprocess.run(
