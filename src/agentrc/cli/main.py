@@ -8,12 +8,12 @@ pipeline and prints. Exit codes: 0 ok, 1 content errors (or --check found work t
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from typing import Optional, Sequence
 
 from agentrc import __version__
-from agentrc.cli import build, fmt, import_, inspect, lint
 from agentrc.cli.common import UsageError
 from agentrc.clients import registry as client_registry
 
@@ -25,7 +25,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for p in getattr(args, "paths", []):
             if not os.path.exists(p):
                 raise UsageError(f"no such file or directory: {p}")
-        return args.run(args)
+        # Each command's module is imported when it runs, on purpose: `agentrc lint` and
+        # `--version` do not pay for the build's and the importers' imports.
+        command = importlib.import_module(f"agentrc.cli.{args.command_module}")
+        return command.run(args)
     except UsageError as exc:
         print(f"agentrc: error: {exc}", file=sys.stderr)
         return 2
@@ -42,12 +45,12 @@ def _parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("lint", help="validate items and bundles; report every problem")
     common(sp)
-    sp.set_defaults(run=lint.run)
+    sp.set_defaults(command_module="lint")
 
     sp = sub.add_parser("fmt", help="rewrite sources in canonical form (spec 001 §3.8)")
     common(sp)
     sp.add_argument("--check", action="store_true", help="write nothing; exit 1 if a file would change")
-    sp.set_defaults(run=fmt.run)
+    sp.set_defaults(command_module="fmt")
 
     b = sub.add_parser("build", help="generate client files into an output directory")
     common(b)
@@ -67,12 +70,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="processes for a cold build of a large registry (default: one per CPU; 1 = none)")
     b.add_argument("--no-cache", action="store_true",
                    help="parse and render everything (the cache lives in $AGENTRC_CACHE_DIR or ~/.cache/agentrc)")
-    b.set_defaults(run=build.run)
+    b.set_defaults(command_module="build")
 
     i = sub.add_parser("inspect", help="print a project's canonical document with the provenance of every part")
     i.add_argument("paths", nargs="+", metavar="PATH", help="project directories (holding ai.config.* or .ai/)")
     i.add_argument("--json", action="store_true", help="print JSON")
-    i.set_defaults(run=inspect.run)
+    i.set_defaults(command_module="inspect")
 
     im = sub.add_parser("import", help="read a project's client files into portable items (and a canonical document)")
     im.add_argument("project", metavar="DIR", help="the project holding the client's files")
@@ -80,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="the client whose files to read (claude, copilot, opencode, cursor or codex)")
     im.add_argument("--out", required=True, metavar="REGISTRY", help="the directory to write portable items into")
     im.add_argument("--canonical", metavar="FILE.json", help="also write the canonical document (an ai.config.json)")
-    im.set_defaults(run=import_.run)
+    im.set_defaults(command_module="import_")
     return p
 
 
