@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import shutil
 from pathlib import Path
 
 from helpers import ROOT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentrc.cli.main import main
 
@@ -120,3 +125,68 @@ def test_the_code_fingerprint_covers_every_module_of_the_package():
              if p.suffix in (".py", ".json") and "__pycache__" not in p.parts}
     assert hashed == every
     assert {"clients/base.py", "portable/load.py", "schemas/item.schema.json", "fingerprint.py"} <= hashed
+
+
+# --- the memo never changes a result: warm builds equal --no-cache builds -------------------
+EDITS = ("body", "add-rule", "remove-item", "user-claude-md", "user-settings", "clients", "user-agents-md")
+
+
+def _tree(root: Path) -> dict:
+    files = _files(root)
+    manifest = files.pop(".agentrc/manifest.json", None)
+    if manifest is not None:  # the manifest's mtimes differ between two trees; its claims must not
+        data = json.loads(manifest)
+        data.pop("stat", None)
+        files[".agentrc/manifest.json"] = json.dumps(data, sort_keys=True).encode()
+    return files
+
+
+def _apply(edit: str, step: int, reg: Path, outs, clients: list) -> list:
+    """One edit of the sources, of users' files in both output trees, or of the flags."""
+    if edit == "body":
+        rule = reg / "rules" / "commit-style" / "RULE.md"
+        rule.write_text(rule.read_text() + f"\nMore guidance {step}.\n")
+    elif edit == "add-rule":
+        d = reg / "rules" / f"extra-{step}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "RULE.md").write_text(f"---\ndescription: Extra rule {step}.\n---\n\nDo thing {step}.\n")
+    elif edit == "remove-item":
+        victims = sorted(p for p in (reg / "rules").iterdir() if p.name.startswith("extra-"))
+        shutil.rmtree(victims[0] if victims else reg / "skills" / "release-notes", ignore_errors=True)
+    elif edit in ("user-claude-md", "user-agents-md"):
+        name = "CLAUDE.md" if edit == "user-claude-md" else "AGENTS.md"
+        for out in outs:
+            f = out / name
+            if f.exists():
+                f.write_text(f"# Team notes {step}\n\nWritten by a person.\n\n" + f.read_text())
+    elif edit == "user-settings":
+        for out in outs:
+            f = out / ".claude" / "settings.json"
+            if f.exists():
+                data = json.loads(f.read_text())
+                data[f"userKey{step}"] = step
+                f.write_text(json.dumps(data, indent=2) + "\n")
+    elif edit == "clients":
+        clients = ["claude", "cursor"] if clients == ["claude", "codex"] else ["claude", "codex"]
+    return clients
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(st.sampled_from(EDITS), min_size=1, max_size=4))
+def test_warm_builds_equal_no_cache_builds_over_edit_sequences(edits, tmp_path_factory):
+    """After any sequence of edits to the sources, to users' own files and to the flags, a
+    build with the memo (and the no-change stamp) writes exactly what --no-cache writes."""
+    work = tmp_path_factory.mktemp("seq")
+    reg = work / "reg"
+    shutil.copytree(ROOT / "examples" / "registry", reg)
+    warm, cold = work / "warm", work / "cold"
+    clients = ["claude", "codex"]
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        codes = [main(["build", str(reg), "--client", ",".join(clients), "--out", str(warm)]),
+                 main(["build", str(reg), "--client", ",".join(clients), "--out", str(cold), "--no-cache"])]
+        for step, edit in enumerate(edits):
+            clients = _apply(edit, step, reg, (warm, cold), clients)
+            codes += [main(["build", str(reg), "--client", ",".join(clients), "--out", str(warm)]),
+                      main(["build", str(reg), "--client", ",".join(clients), "--out", str(cold), "--no-cache"])]
+            assert codes[-2] == codes[-1], f"exit codes differ after {edits[:step + 1]}"
+            assert _tree(warm) == _tree(cold), f"trees differ after {edits[:step + 1]}"
