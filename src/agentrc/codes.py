@@ -42,6 +42,11 @@ CODES: Dict[str, Code] = _table(
          "Move client-specific fields into a passthrough block (claude:, copilot:, opencode:) or into metadata:."),
     Code("AR008", "not-utf8", "A source file is not valid UTF-8 text.",
          "Re-save the file as UTF-8."),
+    Code("AR009", "yaml-bound",
+         "A YAML document exceeds agentrc's bounds: its aliases copy more values than the document's length plus "
+         "10 000, or its collections nest more than 100 levels deep.",
+         "Write the values out instead of repeating aliases of aliases, and flatten the nesting; see "
+         "docs/security.md."),
     # --- names and identity ----------------------------------------------------------
     Code("AR010", "name-invalid",
          "An effective name is not lowercase letters, digits and hyphens (single hyphens for skills).",

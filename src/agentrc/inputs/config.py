@@ -119,7 +119,7 @@ def read_config(path: str, diags: Diagnostics) -> Optional[Dict[str, Any]]:
             else:
                 data = load_yaml(text).data
     except YamlError as exc:
-        diags.error(shown, exc.pos, "AR110", exc.message)
+        diags.error(shown, exc.pos, exc.code or "AR110", exc.message)
         return None
     except ValueError as exc:
         pos = (getattr(exc, "lineno", 1) or 1, getattr(exc, "colno", 1) or 1)
