@@ -92,7 +92,9 @@ CODES: Dict[str, Code] = _table(
     Code("AR041", "override-unknown-client", "An override file's suffix is not claude, copilot or opencode.",
          "Rename it to <KIND>.claude.md, <KIND>.copilot.md or <KIND>.opencode.md, or use a directive."),
     # --- supporting files -----------------------------------------------------------
-    Code("AR050", "path-escape", "A link or supporting file points outside the item directory.",
+    Code("AR050", "path-escape",
+         "A link or supporting file points outside the item directory, or a symlink leads out of the registry, "
+         "project or preset it was found in (nothing outside is read).",
          "Copy the file into the item directory and link to it with a relative path."),
     Code("AR051", "link-broken", "A relative link points at a file that is not copied with the item.",
          "Fix the path, add the file, or remove it from the item's ignore: list."),
@@ -100,6 +102,11 @@ CODES: Dict[str, Code] = _table(
          "Use .gitignore syntax, one pattern per list entry."),
     Code("AR053", "hook-script-missing", "A hook's script starts with ./FILE, and FILE is not in the hook's directory.",
          "Put the script beside HOOK.md (it is copied for every client), or write a command without the ./ prefix."),
+    Code("AR054", "source-unreadable",
+         "A source path is not a regular file agentrc can read: a dangling or looping symlink, a FIFO, socket or "
+         "device, a directory where a file belongs, a file over 16 MiB, or one it may not read. A symlink to a "
+         "directory is not followed (a warning).",
+         "Replace it with a regular file (or a symlink to one inside the same root), or move it out of the sources."),
     # --- bundles --------------------------------------------------------------------
     Code("AR060", "bundle-name-mismatch", "A bundle's name differs from its file name stem.",
          "Rename the file to <name>.bundle.yaml or change name:."),

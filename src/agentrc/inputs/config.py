@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.canonical import document as canonical
 from agentrc.diagnostics import Diagnostic, Diagnostics
-from agentrc.inputs.tree import read_tree
+from agentrc.inputs.tree import ESCAPE_HINT, Root, leaves, read_file, read_text, walk
 from agentrc.model import SourceFile, SourceTree
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
@@ -61,18 +61,22 @@ class Project:
 
 
 def is_project(path: str) -> bool:
-    return os.path.isdir(path) and (any(os.path.isfile(os.path.join(path, n)) for n in CONFIG_NAMES)
-                                    or os.path.isdir(os.path.join(path, ".ai")))
+    """A directory holding a config or `.ai/` (whatever they turn out to be: reading them
+    reports a config that is a directory or a dangling link)."""
+    return os.path.isdir(path) and any(os.path.lexists(os.path.join(path, n)) for n in CONFIG_NAMES + (".ai",))
 
 
 def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
-    """The layers of the project at `root`, in merge order (§4.3)."""
+    """The layers of the project at `root`, in merge order (§4.3). Every file read resolves
+    inside the project, or inside the preset's own directory for a preset's files (AR050)."""
     diags = Diagnostics()
     root = os.path.normpath(root)
-    config_path = next((os.path.join(root, n) for n in CONFIG_NAMES if os.path.isfile(os.path.join(root, n))), None)
+    project = Root(root, f"the project {_posix(root)}")
+    config_path = next((os.path.join(root, n) for n in CONFIG_NAMES if os.path.lexists(os.path.join(root, n))),
+                       None)
     config: Dict[str, Any] = {}
     if config_path is not None:
-        loaded = read_config(config_path, diags)
+        loaded = read_config(config_path, diags, project)
         if loaded is not None:
             config = loaded
     language = str(config.get("language") or "")
@@ -87,12 +91,18 @@ def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
     for name in names:
         _preset(name, root, root, [], layers, diags, language, done, _posix(config_path or root))
     ai_dir = os.path.join(root, ".ai")
-    if os.path.isdir(ai_dir):
-        layers.append(canonical.layer_from_tree(".ai", _posix(ai_dir), _tree(ai_dir), diags, language=language))
+    if os.path.lexists(ai_dir):
+        if not project.inside(os.path.realpath(ai_dir)):
+            diags.error(_posix(ai_dir), (0, 0), "AR050", leaves(ai_dir, project), ESCAPE_HINT)
+        elif not os.path.isdir(ai_dir):
+            diags.error(_posix(ai_dir), (0, 0), "AR054", "is not a directory (the .ai/ layer belongs here)")
+        else:
+            tree = _tree(Root(ai_dir, project.label, within=project), diags)
+            layers.append(canonical.layer_from_tree(".ai", _posix(ai_dir), tree, diags, language=language))
     agents_md = os.path.join(root, "AGENTS.md")
-    if os.path.isfile(agents_md):
-        with open(agents_md, encoding="utf-8") as fh:
-            text = canonical.strip_managed_block(fh.read())
+    raw = read_text(agents_md, _posix(agents_md), project, diags) if os.path.lexists(agents_md) else None
+    if raw is not None:
+        text = canonical.strip_managed_block(raw)
         if text.strip():
             layers.append(canonical.Layer("AGENTS.md", _posix(agents_md),
                                           canonical.freeze({"context": {"global": text}}),
@@ -103,15 +113,18 @@ def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
     return Project(_posix(root), _posix(config_path) if config_path else None, tuple(layers)), diags.sorted()
 
 
-def read_config(path: str, diags: Diagnostics) -> Optional[Dict[str, Any]]:
+def read_config(path: str, diags: Diagnostics, project: Root) -> Optional[Dict[str, Any]]:
     shown = _posix(path)
     ext = os.path.splitext(path)[1]
     try:
         if ext in (".js", ".mjs", ".cjs"):
+            if read_file(path, shown, project, diags) is None:
+                return None
             data = _node(path, shown, diags)
         else:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+            text = read_text(path, shown, project, diags)
+            if text is None:
+                return None
             if ext == ".json":
                 data = json.loads(text)
             elif ext == ".toml":
@@ -195,7 +208,8 @@ def _preset(name: str, base: str, root: str, chain: List[Tuple[str, str]], layer
     if isinstance(section, dict) and section.get("capabilities"):
         diags.warning(_posix(os.path.join(where, "package.json")), (1, 1), "AR120",
                       "ai.capabilities (capability references) are not supported yet; they are ignored")
-    layers.append(canonical.layer_from_tree(f"preset {name}", _posix(where), _tree(where), diags, language=language))
+    tree = _tree(Root(where, f"the preset {name} ({_posix(where)})"), diags)
+    layers.append(canonical.layer_from_tree(f"preset {name}", _posix(where), tree, diags, language=language))
 
 
 def _find_preset(name: str, base: str, root: str) -> Optional[str]:
@@ -218,11 +232,13 @@ def _find_preset(name: str, base: str, root: str) -> Optional[str]:
 
 def _package_json(where: str, diags: Diagnostics) -> Dict[str, Any]:
     path = os.path.join(where, "package.json")
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
+        return {}
+    text = read_text(path, _posix(path), Root(where), diags)
+    if text is None:
         return {}
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        data = json.loads(text)
         return data if isinstance(data, dict) else {}
     except ValueError as exc:
         diags.error(_posix(path), (1, 1), "AR110", f"invalid JSON: {exc}")
@@ -236,15 +252,10 @@ def _package_presets(where: str, diags: Diagnostics) -> List[str]:
     return [str(n) for n in names if isinstance(n, str) and n.strip()] if isinstance(names, list) else []
 
 
-def _tree(directory: str) -> SourceTree:
+def _tree(root: Root, diags: Diagnostics) -> SourceTree:
     """A layer directory's files (hidden directories included: the layer may be `.ai/`)."""
     files: List[SourceFile] = []
-    for dirpath, dirnames, filenames in os.walk(directory):
-        dirnames[:] = sorted(d for d in dirnames if d not in ("node_modules", ".git"))
-        for name in sorted(filenames):
-            path = os.path.join(dirpath, name)
-            tree, _ = read_tree([path])
-            files.extend(tree.files)
+    walk(root, files, diags, lambda entry: entry.name not in ("node_modules", ".git"), lambda rel, name: True)
     return SourceTree(tuple(sorted(files, key=lambda f: f.path)))
 
 
