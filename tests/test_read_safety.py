@@ -6,6 +6,7 @@ environment. Each hostile input gives a coded diagnostic quickly, never a traceb
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import time
@@ -248,3 +249,70 @@ def test_canonical_inputs_that_are_not_utf8_are_ar008(name, hostile, capsys):
     write(hostile, {f"p/{name}": b"\xff\xfe not text"})
     code, out, _ = run(["lint", "p"], capsys)
     assert code == 1 and f"p/{name}:1:1: error[AR008] not UTF-8" in out, out
+
+
+# --- what a configuration can do --------------------------------------------------------------
+
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+
+
+def config(body: str) -> dict:
+    return {"p/ai.config.mjs": body, "p/own.txt": "own words\n"}
+
+
+@needs_node
+def test_a_config_reads_its_project_and_sees_no_environment(hostile, capsys, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_not_for_the_config")
+    write(hostile, config("import fs from 'fs';\n"
+                          "const own = fs.readFileSync(new URL('./own.txt', import.meta.url), 'utf8');\n"
+                          "export default { context: { global: own + JSON.stringify(process.env) } };\n"))
+    code, out, _ = run(["inspect", "--json", "p"], capsys)
+    assert code == 0, out
+    assert "own words\\n{}" in out and "ghp_" not in out
+
+
+DENIED = {
+    "read-outside": ("import fs from 'fs';\nexport default { x: fs.readFileSync('/etc/hostname', 'utf8') };\n",
+                     "FileSystemRead /etc/hostname"),
+    "read-secret": ("import fs from 'fs';\nexport default { x: fs.readFileSync(new URL('../../secret.txt', "
+                    "import.meta.url), 'utf8') };\n", "FileSystemRead"),
+    "write": ("import fs from 'fs';\nfs.writeFileSync(new URL('./w.txt', import.meta.url), 'x');\n"
+              "export default {};\n", "FileSystemWrite"),
+    "child-process": ("import cp from 'child_process';\nexport default { x: cp.execSync('id').toString() };\n",
+                      "ChildProcess"),
+    "worker": ("import { Worker } from 'worker_threads';\nnew Worker('1', { eval: true });\nexport default {};\n",
+               "WorkerThreads"),
+    "net": ("import net from 'net';\nnet.connect(80, '127.0.0.1');\nexport default {};\n", "network access (net)"),
+    "fetch": ("await fetch('http://127.0.0.1:9/');\nexport default {};\n", "network access (fetch)"),
+    "dns": ("import dns from 'dns';\nawait dns.promises.lookup('example.com');\nexport default {};\n",
+            "network access (dns)"),
+}
+
+
+@needs_node
+@pytest.mark.parametrize("what", sorted(DENIED))
+@pytest.mark.parametrize("command", ["lint", "inspect"])
+def test_the_sandbox_refuses(what, command, hostile, capsys):
+    body, says = DENIED[what]
+    write(hostile, config(body))
+    code, out, _ = run([command, "p"], capsys)
+    assert code == 1 and "error[AR122] the sandbox refused: " in out and says in out, out
+    assert not Path("p/w.txt").exists() and "s3cr3t" not in out
+
+
+@needs_node
+@pytest.mark.parametrize("command", ["lint", "inspect", "build"])
+def test_a_config_that_never_ends_is_stopped(command, hostile, capsys, monkeypatch):
+    monkeypatch.setenv("AGENTRC_NODE_TIMEOUT", "0.5")
+    write(hostile, config("while (true) {}\nexport default {};\n"))
+    code, out, elapsed = run([command, "p"] + (["--out", "o"] if command == "build" else []), capsys)
+    assert code == 1 and "error[AR121] evaluating the config took longer than 0.5 s" in out, out
+    assert elapsed < 3
+
+
+@pytest.mark.parametrize("name,text", [("ai.config.json", "[" * 5000 + "]" * 5000),
+                                       ("ai.config.json", '{"a":' * 150 + "1" + "}" * 150)])
+def test_config_data_nesting_is_bounded(name, text, hostile, capsys):
+    write(hostile, {f"p/{name}": text})
+    code, out, _ = run(["lint", "p"], capsys)
+    assert code == 1 and "error[AR110]" in out and "nest" in out, out

@@ -189,6 +189,14 @@ CODES: Dict[str, Code] = _table(
     Code("AR120", "capability-refs-unsupported",
          "A preset's package.json#ai.capabilities references are not supported yet.",
          "Copy the referenced capabilities into the preset's directories (rules/, skills/, ...)."),
+    Code("AR121", "config-timeout",
+         "Evaluating ai.config.js (or .mjs/.cjs) took longer than its time limit (5 s unless AGENTRC_NODE_TIMEOUT "
+         "says otherwise); Node was stopped.",
+         "A configuration is data: remove loops and waits. On a slow machine, set AGENTRC_NODE_TIMEOUT (seconds)."),
+    Code("AR122", "config-denied",
+         "ai.config.js tried what its sandbox refuses: reading outside the project and the node_modules above it, "
+         "writing, starting a process or worker, loading a native addon, or the network.",
+         "Compute the configuration from the project's own files only; see docs/security.md."),
     # --- import (client files -> canonical document and portable items) -------------
     Code("AR130", "import-lossy",
          "A client file holds something the canonical document or portable items cannot represent as it is: it is left "

@@ -6,6 +6,13 @@ directory. Its presets are local directories (`./presets/base`) or npm packages 
 exists), each with its own presets in `package.json#ai.presets`; chains are resolved depth
 first and cycles are reported with the chain. `ai.config.js` is evaluated by Node (a small
 loader prints the default export as JSON and refuses functions and cycles).
+
+A config is code from the repository being built, so Node runs it sandboxed
+(docs/security.md, "What a configuration can do"): Node's permission model lets it read the
+project and the `node_modules` directories above it and nothing else, write nothing, start
+no process, worker or native addon; its environment is empty; the loader closes the network
+doors Node 20's model leaves open (best effort); and it gets NODE_TIMEOUT seconds (AR121).
+A refusal is AR122.
 """
 
 from __future__ import annotations
@@ -27,9 +34,43 @@ from agentrc.text.yamlpos import load as load_yaml
 CONFIG_NAMES = ("ai.config.js", "ai.config.mjs", "ai.config.cjs", "ai.config.json", "ai.config.yaml",
                 "ai.config.yml", "ai.config.toml")
 
-# Prints the config's default export as JSON; exit 3 when it is not plain data.
+# Seconds a config may run (AGENTRC_NODE_TIMEOUT overrides), and Node's heap, which bounds
+# what it can print.
+NODE_TIMEOUT = 5.0
+NODE_HEAP_MB = 256
+# How deep a configuration's data may nest (YAML's own bound is the same, AR009).
+MAX_CONFIG_DEPTH = 100
+
+# Prints the config's default export as JSON; exit 3 when it is not plain data, 4 when the
+# sandbox refused something. Node 20's permission model has no network permission, so the
+# network entry points are replaced before the config is imported (best effort: a config
+# could reach a socket some other way this does not know of).
 NODE_LOADER = r"""
 const { pathToFileURL } = require('url');
+const deny = (what) => function () {
+  const e = new Error(`network access (${what}) is not allowed`);
+  e.code = 'ERR_ACCESS_DENIED'; e.permission = 'Network';
+  throw e;
+};
+const net = require('net');
+net.Socket.prototype.connect = deny('net'); net.Server.prototype.listen = deny('net');
+net.connect = net.createConnection = deny('net');
+const dgram = require('dgram');
+dgram.createSocket = deny('dgram');
+for (const mod of [require('dns'), require('dns').promises]) {
+  for (const k of Object.keys(mod)) if (/^(lookup|resolve|reverse)/.test(k)) mod[k] = deny('dns');
+  if (mod.Resolver) for (const k of Object.getOwnPropertyNames(mod.Resolver.prototype)) {
+    if (/^(lookup|resolve|reverse)/.test(k)) mod.Resolver.prototype[k] = deny('dns');
+  }
+}
+for (const k of ['fetch', 'WebSocket', 'EventSource']) if (k in globalThis) globalThis[k] = deny(k);
+const denied = (e) => {
+  if (!e || e.code !== 'ERR_ACCESS_DENIED') return false;
+  const what = e.permission === 'Network' ? e.message
+    : `${e.permission || 'access'}${e.resource ? ' ' + e.resource : ''}: ${e.message}`;
+  process.stderr.write(what + '\n');
+  process.exit(4);
+};
 (async () => {
   const mod = await import(pathToFileURL(process.argv[1]).href);
   let value = mod && mod.default !== undefined ? mod.default : mod;
@@ -49,7 +90,7 @@ const { pathToFileURL } = require('url');
   };
   try { check(value, 'config'); } catch (e) { process.stderr.write(e.message + '\n'); process.exit(3); }
   process.stdout.write(JSON.stringify(value));
-})().catch((e) => { process.stderr.write(String(e && e.stack || e) + '\n'); process.exit(2); });
+})().catch((e) => { denied(e); process.stderr.write(String(e && e.stack || e) + '\n'); process.exit(2); });
 """
 
 
@@ -120,7 +161,7 @@ def read_config(path: str, diags: Diagnostics, project: Root) -> Optional[Dict[s
         if ext in (".js", ".mjs", ".cjs"):
             if read_file(path, shown, project, diags) is None:
                 return None
-            data = _node(path, shown, diags)
+            data = _node(path, shown, diags, project)
         else:
             text = read_text(path, shown, project, diags)
             if text is None:
@@ -138,7 +179,13 @@ def read_config(path: str, diags: Diagnostics, project: Root) -> Optional[Dict[s
         pos = (getattr(exc, "lineno", 1) or 1, getattr(exc, "colno", 1) or 1)
         diags.error(shown, pos, "AR110", f"cannot read the config: {getattr(exc, 'msg', exc)}")
         return None
+    except RecursionError:
+        diags.error(shown, (1, 1), "AR110", "cannot read the config: nested too deeply")
+        return None
     if data is None:
+        return None
+    if _depth(data) > MAX_CONFIG_DEPTH:
+        diags.error(shown, (1, 1), "AR110", f"the config nests more than {MAX_CONFIG_DEPTH} levels deep")
         return None
     if not isinstance(data, dict):
         diags.error(shown, (1, 1), "AR112", f"the config is a {type(data).__name__}, not an object of settings")
@@ -146,15 +193,65 @@ def read_config(path: str, diags: Diagnostics, project: Root) -> Optional[Dict[s
     return data
 
 
-def _node(path: str, shown: str, diags: Diagnostics) -> Optional[Any]:
+def _depth(data: Any) -> int:
+    """How deep `data` nests (iteratively: deep data must not exhaust the stack here)."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, depth)
+            if depth <= MAX_CONFIG_DEPTH:
+                stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return deepest
+
+
+def node_reads(root: str) -> List[str]:
+    """What a config may read: its project and every `node_modules` above it (where its
+    imports and the presets' packages are found), by real path."""
+    allowed = [os.path.realpath(root)]
+    d = allowed[0]
+    while True:
+        modules = os.path.join(d, "node_modules")
+        if os.path.isdir(modules) and not modules.startswith(allowed[0] + os.sep):
+            allowed.append(os.path.realpath(modules))
+        parent = os.path.dirname(d)
+        if parent == d:
+            return allowed
+        d = parent
+
+
+def node_timeout() -> float:
+    try:
+        return float(os.environ.get("AGENTRC_NODE_TIMEOUT", "")) or NODE_TIMEOUT
+    except ValueError:
+        return NODE_TIMEOUT
+
+
+def _node(path: str, shown: str, diags: Diagnostics, project: Root) -> Optional[Any]:
     node = shutil.which("node")
     if node is None:
         diags.error(shown, (1, 1), "AR111", "evaluating a JavaScript config needs Node.js, which is not on PATH")
         return None
-    proc = subprocess.run([node, "-e", NODE_LOADER, os.path.abspath(path)], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    allowed = node_reads(project.path)
+    if any("," in p for p in allowed):
+        diags.error(shown, (1, 1), "AR110", "cannot sandbox the config: Node 20's --allow-fs-read takes a "
+                    f"comma-separated list, and {next(p for p in allowed if ',' in p)!r} holds a comma")
+        return None
+    timeout = node_timeout()
+    args = [node, "--experimental-permission", "--allow-fs-read=" + ",".join(allowed), "--no-addons",
+            "--no-warnings", f"--max-old-space-size={NODE_HEAP_MB}", "-e", NODE_LOADER, os.path.realpath(path)]
+    try:
+        # env={}: no inherited variable (tokens live there); Node needs none.
+        proc = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              encoding="utf-8", errors="replace", timeout=timeout, env={})
+    except subprocess.TimeoutExpired:
+        diags.error(shown, (1, 1), "AR121", f"evaluating the config took longer than {timeout:g} s; it was stopped")
+        return None
     if proc.returncode == 3:
         diags.error(shown, (1, 1), "AR112", proc.stderr.strip())
+        return None
+    if proc.returncode == 4:
+        diags.error(shown, (1, 1), "AR122", f"the sandbox refused: {proc.stderr.strip()}")
         return None
     if proc.returncode != 0:
         first = next((ln for ln in proc.stderr.splitlines() if ln.strip()), "node failed")
