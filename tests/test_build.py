@@ -26,7 +26,7 @@ APPENDIX_A = Path(__file__).parent / "cases" / "appendix-a" / "registry"
 
 
 def _plan(root: Path, clients, bundles=None):
-    tree, _ = read_tree([str(root)])
+    tree = read_tree([str(root)]).tree
     plan = pipeline.generate(tree, clients, bundles)
     assert plan.ok, "\n".join(d.format() for d in plan.diagnostics)
     return plan
@@ -120,7 +120,7 @@ def test_audience_filters_items(monkeypatch):
 
 
 def plan_items(root: Path):
-    tree, _ = read_tree([str(root)])
+    tree = read_tree([str(root)]).tree
     return pipeline.load(tree).registry.items
 
 
@@ -133,7 +133,7 @@ def test_ignore_and_executable_resources(monkeypatch):
 
 def test_every_field_is_accounted_for(monkeypatch):
     monkeypatch.chdir(ROOT)
-    tree, _ = read_tree(["examples/registry"])
+    tree = read_tree(["examples/registry"]).tree
     loaded = pipeline.load(tree)
     plan = build.plan(loaded.registry, [CLIENTS[c] for c in sorted(CLIENTS)])
     by_key = {(r.client, r.kind, r.name): r for r in plan.reports}

@@ -77,7 +77,7 @@ def test_parallel_warm_equals_sequential(monkeypatch):
     from agentrc.inputs.tree import read_tree
 
     monkeypatch.chdir(ROOT)
-    tree, _ = read_tree(["examples/registry"])
+    tree = read_tree(["examples/registry"]).tree
     clients = ["claude", "copilot", "opencode"]
     forked, sequential = Memo(), Memo()
     parallel.warm(tree, clients, forked, jobs=2, min_items=0)

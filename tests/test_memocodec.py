@@ -14,7 +14,7 @@ from agentrc.inputs.tree import read_tree
 
 def test_examples_entries_round_trip(monkeypatch):
     monkeypatch.chdir(ROOT)
-    tree, _ = read_tree(["examples/registry"])
+    tree = read_tree(["examples/registry"]).tree
     entries = parallel.entries(tree, ["claude", "copilot", "opencode"])
     assert len(entries) == 19 + 20 * 3
     again = memocodec.loads(memocodec.dumps(entries))

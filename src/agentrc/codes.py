@@ -42,6 +42,11 @@ CODES: Dict[str, Code] = _table(
          "Move client-specific fields into a passthrough block (claude:, copilot:, opencode:) or into metadata:."),
     Code("AR008", "not-utf8", "A source file is not valid UTF-8 text.",
          "Re-save the file as UTF-8."),
+    Code("AR009", "yaml-bound",
+         "A YAML document exceeds agentrc's bounds: its aliases copy more values than the document's length plus "
+         "10 000, or its collections nest more than 100 levels deep.",
+         "Write the values out instead of repeating aliases of aliases, and flatten the nesting; see "
+         "docs/security.md."),
     # --- names and identity ----------------------------------------------------------
     Code("AR010", "name-invalid",
          "An effective name is not lowercase letters, digits and hyphens (single hyphens for skills).",
@@ -87,7 +92,9 @@ CODES: Dict[str, Code] = _table(
     Code("AR041", "override-unknown-client", "An override file's suffix is not claude, copilot or opencode.",
          "Rename it to <KIND>.claude.md, <KIND>.copilot.md or <KIND>.opencode.md, or use a directive."),
     # --- supporting files -----------------------------------------------------------
-    Code("AR050", "path-escape", "A link or supporting file points outside the item directory.",
+    Code("AR050", "path-escape",
+         "A link or supporting file points outside the item directory, or a symlink leads out of the registry, "
+         "project or preset it was found in (nothing outside is read).",
          "Copy the file into the item directory and link to it with a relative path."),
     Code("AR051", "link-broken", "A relative link points at a file that is not copied with the item.",
          "Fix the path, add the file, or remove it from the item's ignore: list."),
@@ -95,6 +102,11 @@ CODES: Dict[str, Code] = _table(
          "Use .gitignore syntax, one pattern per list entry."),
     Code("AR053", "hook-script-missing", "A hook's script starts with ./FILE, and FILE is not in the hook's directory.",
          "Put the script beside HOOK.md (it is copied for every client), or write a command without the ./ prefix."),
+    Code("AR054", "source-unreadable",
+         "A source path is not a regular file agentrc can read: a dangling or looping symlink, a FIFO, socket or "
+         "device, a directory where a file belongs, a file over 16 MiB, or one it may not read. A symlink to a "
+         "directory is not followed (a warning).",
+         "Replace it with a regular file (or a symlink to one inside the same root), or move it out of the sources."),
     # --- bundles --------------------------------------------------------------------
     Code("AR060", "bundle-name-mismatch", "A bundle's name differs from its file name stem.",
          "Rename the file to <name>.bundle.yaml or change name:."),
@@ -177,6 +189,14 @@ CODES: Dict[str, Code] = _table(
     Code("AR120", "capability-refs-unsupported",
          "A preset's package.json#ai.capabilities references are not supported yet.",
          "Copy the referenced capabilities into the preset's directories (rules/, skills/, ...)."),
+    Code("AR121", "config-timeout",
+         "Evaluating ai.config.js (or .mjs/.cjs) took longer than its time limit (5 s unless AGENTRC_NODE_TIMEOUT "
+         "says otherwise); Node was stopped.",
+         "A configuration is data: remove loops and waits. On a slow machine, set AGENTRC_NODE_TIMEOUT (seconds)."),
+    Code("AR122", "config-denied",
+         "ai.config.js tried what its sandbox refuses: reading outside the project and the node_modules above it, "
+         "writing, starting a process or worker, loading a native addon, or the network.",
+         "Compute the configuration from the project's own files only; see docs/security.md."),
     # --- import (client files -> canonical document and portable items) -------------
     Code("AR130", "import-lossy",
          "A client file holds something the canonical document or portable items cannot represent as it is: it is left "

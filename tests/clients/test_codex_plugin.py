@@ -32,7 +32,7 @@ def _fields(plan, kind: str, name: str):
 
 def test_codex_plugin_golden_platform_baseline(monkeypatch):
     monkeypatch.chdir(ROOT)
-    tree, _ = read_tree(["examples/registry"])
+    tree = read_tree(["examples/registry"]).tree
     plan = pipeline.generate(tree, ["codex"], ["platform-baseline"], layout="plugin")
     assert plan.ok, "\n".join(d.format() for d in plan.diagnostics)
     compare_golden(GOLDEN / "codex.txt", _tree_text(plan.files))

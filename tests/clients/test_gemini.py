@@ -249,6 +249,6 @@ def test_examples_build_with_every_client_without_conflicts():
     from agentrc.inputs.tree import read_tree
     from helpers import ROOT
 
-    tree, _ = read_tree([str(Path(ROOT) / "examples" / "registry")])
+    tree = read_tree([str(Path(ROOT) / "examples" / "registry")]).tree
     plan = pipeline.generate(tree, sorted(CLIENTS))
     assert plan.ok and not [d for d in plan.diagnostics if d.code == "AR090"]

@@ -31,7 +31,7 @@ def _fields(plan, kind: str, name: str):
 
 def test_gemini_extension_golden_platform_baseline(monkeypatch):
     monkeypatch.chdir(ROOT)
-    tree, _ = read_tree(["examples/registry"])
+    tree = read_tree(["examples/registry"]).tree
     plan = pipeline.generate(tree, ["gemini"], ["platform-baseline"], layout="plugin")
     assert plan.ok, "\n".join(d.format() for d in plan.diagnostics)
     compare_golden(GOLDEN / "gemini.txt", _tree_text(plan.files))

@@ -76,7 +76,7 @@ def _agentrc(*args: str) -> subprocess.CompletedProcess:
 
 
 def _registry():
-    tree, _ = read_tree([REGISTRY.relative_to(ROOT).as_posix()])
+    tree = read_tree([REGISTRY.relative_to(ROOT).as_posix()]).tree
     from agentrc.clients import registry as client_registry
 
     registry, _ = load_registry(tree, client_registry.client_names())

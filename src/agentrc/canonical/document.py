@@ -206,7 +206,7 @@ def _markdown(f: SourceFile, diags: Diagnostics) -> Tuple[Dict[str, Any], str]:
     try:
         data = load_yaml(parts.yaml_text, parts.yaml_line - 1).data
     except YamlError as exc:
-        diags.error(f.path, exc.pos, "AR001", exc.message)
+        diags.error(f.path, exc.pos, exc.code or "AR001", exc.message)
         return {}, parts.body
     if not isinstance(data, dict):
         diags.error(f.path, (1, 1), "AR003", "frontmatter is not a mapping")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from agentrc.cli.common import print_diags
@@ -12,8 +13,9 @@ from agentrc.pipeline.fmt import format_files
 
 
 def run(args) -> int:
-    tree, _ = read_tree(args.paths)
-    result = format_files(((f.path, f.content) for f in tree.files), args.check)
+    read = read_tree(args.paths)
+    result = format_files(((f.path, f.content) for f in read.tree.files), args.check)
+    result = replace(result, diagnostics=tuple(sorted(read.diagnostics + result.diagnostics)))
     if not args.check and not result.failed:
         for path, text in result.outputs:
             write_atomic(Path(path), text.encode("utf-8"))

@@ -28,9 +28,9 @@ def run(args) -> int:
         raise UsageError("--canonical: an ai.config file at the top of --out would make the registry a canonical "
                          "project, whose portable items are then not read; name another file or directory")
     root = os.path.normpath(args.project)
-    tree = read_project(root, lambda rel: importer.wants(args.client, rel))
+    tree, unread = read_project(root, lambda rel: importer.wants(args.client, rel))
     doc, found = importer.import_tree(args.client, tree, "" if root == "." else root.replace(os.sep, "/"))
-    diags = Diagnostics(list(found))
+    diags = Diagnostics(list(unread + found))
     out = Path(args.out)
     portable = importer.portable_from_document(doc, diags, source=str(out / importer.BUNDLE))
     if doc.get("tools") and not args.canonical:

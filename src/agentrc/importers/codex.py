@@ -110,7 +110,7 @@ class CodexImporter:
         try:
             data = load_yaml(text).data if text.strip() else {}
         except YamlError as exc:
-            r.unreadable(rel, f"invalid YAML: {exc.message}", exc.pos)
+            r.unreadable(rel, f"invalid YAML: {exc.message}", exc.pos, exc.code)
             return {}
         if not isinstance(data, dict):
             r.unreadable(rel, "expected a mapping")

@@ -64,8 +64,9 @@ class ProjectFiles:
     def lossy(self, rel: str, message: str, line: int = 0) -> None:
         self.diags.warning(self.path(rel), (line, 1 if line else 0), "AR130", message)
 
-    def unreadable(self, rel: str, message: str, pos: Tuple[int, int] = (0, 0)) -> None:
-        self.diags.error(self.path(rel), pos, "AR131", message)
+    def unreadable(self, rel: str, message: str, pos: Tuple[int, int] = (0, 0), code: str = "") -> None:
+        """AR131, or `code` when the reason has its own (AR009: a YAML bound)."""
+        self.diags.error(self.path(rel), pos, code or "AR131", message)
 
     def text(self, rel: str) -> Optional[str]:
         f = self.files.get(rel)
@@ -131,7 +132,7 @@ class ProjectFiles:
         try:
             data = load_yaml(yaml_text, parts.yaml_line - 1).data if yaml_text.strip() else {}
         except YamlError as exc:
-            self.unreadable(rel, f"invalid YAML frontmatter: {exc.message}", exc.pos)
+            self.unreadable(rel, f"invalid YAML frontmatter: {exc.message}", exc.pos, exc.code)
             return None
         if data is None:
             data = {}

@@ -6,6 +6,13 @@ directory. Its presets are local directories (`./presets/base`) or npm packages 
 exists), each with its own presets in `package.json#ai.presets`; chains are resolved depth
 first and cycles are reported with the chain. `ai.config.js` is evaluated by Node (a small
 loader prints the default export as JSON and refuses functions and cycles).
+
+A config is code from the repository being built, so Node runs it sandboxed
+(docs/security.md, "What a configuration can do"): Node's permission model lets it read the
+project and the `node_modules` directories above it and nothing else, write nothing, start
+no process, worker or native addon; its environment is empty; the loader closes the network
+doors Node 20's model leaves open (best effort); and it gets NODE_TIMEOUT seconds (AR121).
+A refusal is AR122.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.canonical import document as canonical
 from agentrc.diagnostics import Diagnostic, Diagnostics
-from agentrc.inputs.tree import read_tree
+from agentrc.inputs.tree import ESCAPE_HINT, Root, leaves, read_file, read_text, walk
 from agentrc.model import SourceFile, SourceTree
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
@@ -27,9 +34,43 @@ from agentrc.text.yamlpos import load as load_yaml
 CONFIG_NAMES = ("ai.config.js", "ai.config.mjs", "ai.config.cjs", "ai.config.json", "ai.config.yaml",
                 "ai.config.yml", "ai.config.toml")
 
-# Prints the config's default export as JSON; exit 3 when it is not plain data.
+# Seconds a config may run (AGENTRC_NODE_TIMEOUT overrides), and Node's heap, which bounds
+# what it can print.
+NODE_TIMEOUT = 5.0
+NODE_HEAP_MB = 256
+# How deep a configuration's data may nest (YAML's own bound is the same, AR009).
+MAX_CONFIG_DEPTH = 100
+
+# Prints the config's default export as JSON; exit 3 when it is not plain data, 4 when the
+# sandbox refused something. Node 20's permission model has no network permission, so the
+# network entry points are replaced before the config is imported (best effort: a config
+# could reach a socket some other way this does not know of).
 NODE_LOADER = r"""
 const { pathToFileURL } = require('url');
+const deny = (what) => function () {
+  const e = new Error(`network access (${what}) is not allowed`);
+  e.code = 'ERR_ACCESS_DENIED'; e.permission = 'Network';
+  throw e;
+};
+const net = require('net');
+net.Socket.prototype.connect = deny('net'); net.Server.prototype.listen = deny('net');
+net.connect = net.createConnection = deny('net');
+const dgram = require('dgram');
+dgram.createSocket = deny('dgram');
+for (const mod of [require('dns'), require('dns').promises]) {
+  for (const k of Object.keys(mod)) if (/^(lookup|resolve|reverse)/.test(k)) mod[k] = deny('dns');
+  if (mod.Resolver) for (const k of Object.getOwnPropertyNames(mod.Resolver.prototype)) {
+    if (/^(lookup|resolve|reverse)/.test(k)) mod.Resolver.prototype[k] = deny('dns');
+  }
+}
+for (const k of ['fetch', 'WebSocket', 'EventSource']) if (k in globalThis) globalThis[k] = deny(k);
+const denied = (e) => {
+  if (!e || e.code !== 'ERR_ACCESS_DENIED') return false;
+  const what = e.permission === 'Network' ? e.message
+    : `${e.permission || 'access'}${e.resource ? ' ' + e.resource : ''}: ${e.message}`;
+  process.stderr.write(what + '\n');
+  process.exit(4);
+};
 (async () => {
   const mod = await import(pathToFileURL(process.argv[1]).href);
   let value = mod && mod.default !== undefined ? mod.default : mod;
@@ -49,7 +90,7 @@ const { pathToFileURL } = require('url');
   };
   try { check(value, 'config'); } catch (e) { process.stderr.write(e.message + '\n'); process.exit(3); }
   process.stdout.write(JSON.stringify(value));
-})().catch((e) => { process.stderr.write(String(e && e.stack || e) + '\n'); process.exit(2); });
+})().catch((e) => { denied(e); process.stderr.write(String(e && e.stack || e) + '\n'); process.exit(2); });
 """
 
 
@@ -61,18 +102,22 @@ class Project:
 
 
 def is_project(path: str) -> bool:
-    return os.path.isdir(path) and (any(os.path.isfile(os.path.join(path, n)) for n in CONFIG_NAMES)
-                                    or os.path.isdir(os.path.join(path, ".ai")))
+    """A directory holding a config or `.ai/` (whatever they turn out to be: reading them
+    reports a config that is a directory or a dangling link)."""
+    return os.path.isdir(path) and any(os.path.lexists(os.path.join(path, n)) for n in CONFIG_NAMES + (".ai",))
 
 
 def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
-    """The layers of the project at `root`, in merge order (§4.3)."""
+    """The layers of the project at `root`, in merge order (§4.3). Every file read resolves
+    inside the project, or inside the preset's own directory for a preset's files (AR050)."""
     diags = Diagnostics()
     root = os.path.normpath(root)
-    config_path = next((os.path.join(root, n) for n in CONFIG_NAMES if os.path.isfile(os.path.join(root, n))), None)
+    project = Root(root, f"the project {_posix(root)}")
+    config_path = next((os.path.join(root, n) for n in CONFIG_NAMES if os.path.lexists(os.path.join(root, n))),
+                       None)
     config: Dict[str, Any] = {}
     if config_path is not None:
-        loaded = read_config(config_path, diags)
+        loaded = read_config(config_path, diags, project)
         if loaded is not None:
             config = loaded
     language = str(config.get("language") or "")
@@ -87,12 +132,18 @@ def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
     for name in names:
         _preset(name, root, root, [], layers, diags, language, done, _posix(config_path or root))
     ai_dir = os.path.join(root, ".ai")
-    if os.path.isdir(ai_dir):
-        layers.append(canonical.layer_from_tree(".ai", _posix(ai_dir), _tree(ai_dir), diags, language=language))
+    if os.path.lexists(ai_dir):
+        if not project.inside(os.path.realpath(ai_dir)):
+            diags.error(_posix(ai_dir), (0, 0), "AR050", leaves(ai_dir, project), ESCAPE_HINT)
+        elif not os.path.isdir(ai_dir):
+            diags.error(_posix(ai_dir), (0, 0), "AR054", "is not a directory (the .ai/ layer belongs here)")
+        else:
+            tree = _tree(Root(ai_dir, project.label, within=project), diags)
+            layers.append(canonical.layer_from_tree(".ai", _posix(ai_dir), tree, diags, language=language))
     agents_md = os.path.join(root, "AGENTS.md")
-    if os.path.isfile(agents_md):
-        with open(agents_md, encoding="utf-8") as fh:
-            text = canonical.strip_managed_block(fh.read())
+    raw = read_text(agents_md, _posix(agents_md), project, diags) if os.path.lexists(agents_md) else None
+    if raw is not None:
+        text = canonical.strip_managed_block(raw)
         if text.strip():
             layers.append(canonical.Layer("AGENTS.md", _posix(agents_md),
                                           canonical.freeze({"context": {"global": text}}),
@@ -103,15 +154,18 @@ def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
     return Project(_posix(root), _posix(config_path) if config_path else None, tuple(layers)), diags.sorted()
 
 
-def read_config(path: str, diags: Diagnostics) -> Optional[Dict[str, Any]]:
+def read_config(path: str, diags: Diagnostics, project: Root) -> Optional[Dict[str, Any]]:
     shown = _posix(path)
     ext = os.path.splitext(path)[1]
     try:
         if ext in (".js", ".mjs", ".cjs"):
-            data = _node(path, shown, diags)
+            if read_file(path, shown, project, diags) is None:
+                return None
+            data = _node(path, shown, diags, project)
         else:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+            text = read_text(path, shown, project, diags)
+            if text is None:
+                return None
             if ext == ".json":
                 data = json.loads(text)
             elif ext == ".toml":
@@ -119,13 +173,19 @@ def read_config(path: str, diags: Diagnostics) -> Optional[Dict[str, Any]]:
             else:
                 data = load_yaml(text).data
     except YamlError as exc:
-        diags.error(shown, exc.pos, "AR110", exc.message)
+        diags.error(shown, exc.pos, exc.code or "AR110", exc.message)
         return None
     except ValueError as exc:
         pos = (getattr(exc, "lineno", 1) or 1, getattr(exc, "colno", 1) or 1)
         diags.error(shown, pos, "AR110", f"cannot read the config: {getattr(exc, 'msg', exc)}")
         return None
+    except RecursionError:
+        diags.error(shown, (1, 1), "AR110", "cannot read the config: nested too deeply")
+        return None
     if data is None:
+        return None
+    if _depth(data) > MAX_CONFIG_DEPTH:
+        diags.error(shown, (1, 1), "AR110", f"the config nests more than {MAX_CONFIG_DEPTH} levels deep")
         return None
     if not isinstance(data, dict):
         diags.error(shown, (1, 1), "AR112", f"the config is a {type(data).__name__}, not an object of settings")
@@ -133,15 +193,65 @@ def read_config(path: str, diags: Diagnostics) -> Optional[Dict[str, Any]]:
     return data
 
 
-def _node(path: str, shown: str, diags: Diagnostics) -> Optional[Any]:
+def _depth(data: Any) -> int:
+    """How deep `data` nests (iteratively: deep data must not exhaust the stack here)."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, depth)
+            if depth <= MAX_CONFIG_DEPTH:
+                stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return deepest
+
+
+def node_reads(root: str) -> List[str]:
+    """What a config may read: its project and every `node_modules` above it (where its
+    imports and the presets' packages are found), by real path."""
+    allowed = [os.path.realpath(root)]
+    d = allowed[0]
+    while True:
+        modules = os.path.join(d, "node_modules")
+        if os.path.isdir(modules) and not modules.startswith(allowed[0] + os.sep):
+            allowed.append(os.path.realpath(modules))
+        parent = os.path.dirname(d)
+        if parent == d:
+            return allowed
+        d = parent
+
+
+def node_timeout() -> float:
+    try:
+        return float(os.environ.get("AGENTRC_NODE_TIMEOUT", "")) or NODE_TIMEOUT
+    except ValueError:
+        return NODE_TIMEOUT
+
+
+def _node(path: str, shown: str, diags: Diagnostics, project: Root) -> Optional[Any]:
     node = shutil.which("node")
     if node is None:
         diags.error(shown, (1, 1), "AR111", "evaluating a JavaScript config needs Node.js, which is not on PATH")
         return None
-    proc = subprocess.run([node, "-e", NODE_LOADER, os.path.abspath(path)], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    allowed = node_reads(project.path)
+    if any("," in p for p in allowed):
+        diags.error(shown, (1, 1), "AR110", "cannot sandbox the config: Node 20's --allow-fs-read takes a "
+                    f"comma-separated list, and {next(p for p in allowed if ',' in p)!r} holds a comma")
+        return None
+    timeout = node_timeout()
+    args = [node, "--experimental-permission", "--allow-fs-read=" + ",".join(allowed), "--no-addons",
+            "--no-warnings", f"--max-old-space-size={NODE_HEAP_MB}", "-e", NODE_LOADER, os.path.realpath(path)]
+    try:
+        # env={}: no inherited variable (tokens live there); Node needs none.
+        proc = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              encoding="utf-8", errors="replace", timeout=timeout, env={})
+    except subprocess.TimeoutExpired:
+        diags.error(shown, (1, 1), "AR121", f"evaluating the config took longer than {timeout:g} s; it was stopped")
+        return None
     if proc.returncode == 3:
         diags.error(shown, (1, 1), "AR112", proc.stderr.strip())
+        return None
+    if proc.returncode == 4:
+        diags.error(shown, (1, 1), "AR122", f"the sandbox refused: {proc.stderr.strip()}")
         return None
     if proc.returncode != 0:
         first = next((ln for ln in proc.stderr.splitlines() if ln.strip()), "node failed")
@@ -195,7 +305,8 @@ def _preset(name: str, base: str, root: str, chain: List[Tuple[str, str]], layer
     if isinstance(section, dict) and section.get("capabilities"):
         diags.warning(_posix(os.path.join(where, "package.json")), (1, 1), "AR120",
                       "ai.capabilities (capability references) are not supported yet; they are ignored")
-    layers.append(canonical.layer_from_tree(f"preset {name}", _posix(where), _tree(where), diags, language=language))
+    tree = _tree(Root(where, f"the preset {name} ({_posix(where)})"), diags)
+    layers.append(canonical.layer_from_tree(f"preset {name}", _posix(where), tree, diags, language=language))
 
 
 def _find_preset(name: str, base: str, root: str) -> Optional[str]:
@@ -218,11 +329,13 @@ def _find_preset(name: str, base: str, root: str) -> Optional[str]:
 
 def _package_json(where: str, diags: Diagnostics) -> Dict[str, Any]:
     path = os.path.join(where, "package.json")
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
+        return {}
+    text = read_text(path, _posix(path), Root(where), diags)
+    if text is None:
         return {}
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        data = json.loads(text)
         return data if isinstance(data, dict) else {}
     except ValueError as exc:
         diags.error(_posix(path), (1, 1), "AR110", f"invalid JSON: {exc}")
@@ -236,15 +349,10 @@ def _package_presets(where: str, diags: Diagnostics) -> List[str]:
     return [str(n) for n in names if isinstance(n, str) and n.strip()] if isinstance(names, list) else []
 
 
-def _tree(directory: str) -> SourceTree:
+def _tree(root: Root, diags: Diagnostics) -> SourceTree:
     """A layer directory's files (hidden directories included: the layer may be `.ai/`)."""
     files: List[SourceFile] = []
-    for dirpath, dirnames, filenames in os.walk(directory):
-        dirnames[:] = sorted(d for d in dirnames if d not in ("node_modules", ".git"))
-        for name in sorted(filenames):
-            path = os.path.join(dirpath, name)
-            tree, _ = read_tree([path])
-            files.extend(tree.files)
+    walk(root, files, diags, lambda entry: entry.name not in ("node_modules", ".git"), lambda rel, name: True)
     return SourceTree(tuple(sorted(files, key=lambda f: f.path)))
 
 

@@ -33,10 +33,11 @@ class Inputs:
 def read_inputs(paths: Sequence[str]) -> Inputs:
     # A canonical project is read through its layers only: its presets hold SKILL.md files
     # that are layer content, not portable items.
-    tree, explicit = read_tree([p for p in paths if not configload.is_project(p)])
+    read = read_tree([p for p in paths if not configload.is_project(p)])
+    tree, explicit = read.tree, read.explicit
     documents = []
     registry: Optional[Registry] = None
-    diags: Tuple[Diagnostic, ...] = ()
+    diags: Tuple[Diagnostic, ...] = read.diagnostics  # what could not be read travels with the canonical side
     h = hashlib.sha256(tree.digest().encode())
     for path in paths:
         if not configload.is_project(path):

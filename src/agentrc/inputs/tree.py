@@ -3,16 +3,81 @@
 Display paths are the paths as the user typed them joined with each file's path below
 them, so diagnostics point where the user looks. Hidden directories, node_modules,
 agentrc output trees (those holding .agentrc/manifest.json) and BUILD files are not sources.
+
+Every file agentrc reads goes through `read_file`, which makes reading safe by
+construction (docs/security.md, "What agentrc reads"): the file must resolve inside its
+`Root` (a registry or file named on the command line, a project, a preset's directory),
+else AR050 and its bytes are never opened; it must be a regular file of at most
+`MAX_FILE_BYTES`, else AR054 (dangling or looping symlinks, FIFOs, sockets, devices and
+directories are reported, and a FIFO is never opened, so reading cannot hang). The root
+itself may be reached through symlinks: it is compared by its real path.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-from typing import Iterable, List, Tuple
+import stat
+from dataclasses import dataclass
+from typing import Callable, Iterable, List, Optional, Tuple
 
+from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import SourceFile, SourceTree
 
 SKIP_DIRS = {"node_modules", "__pycache__", "dist"}
+
+# The largest file agentrc reads (16 MiB): far above any instruction file or skill resource
+# meant for an assistant's context, and small enough that reading stays bounded.
+MAX_FILE_BYTES = 16 << 20
+
+
+@dataclass(frozen=True)
+class Read:
+    """What reading command-line paths gave: the files, the files named directly by the user,
+    and the problems (AR050, AR054) with what could not be read."""
+
+    tree: SourceTree
+    explicit: Tuple[str, ...]
+    diagnostics: Tuple[Diagnostic, ...]
+
+
+class Root:
+    """A directory (or a file) every read below it must stay inside, by real path.
+
+    Display paths below it are `path/rel` as typed; `bare_dot` drops the `./` of a root `.`
+    (`agentrc import` shows project-relative paths)."""
+
+    def __init__(self, path: str, label: str = "", bare_dot: bool = False, within: Optional[Root] = None):
+        self.path = os.path.normpath(path)
+        self.display = _posix(self.path)
+        self.real = os.path.realpath(path)
+        self.label = label or self.display
+        self.bare_dot = bare_dot
+        self.within = within  # the boundary, when wider than this directory (`.ai/` in its project)
+
+    def child(self, rel: str) -> str:
+        """The display path of `rel` (posix, relative to the root)."""
+        if rel in ("", "."):
+            return self.display
+        return rel if self.bare_dot and self.display == "." else f"{self.display}/{rel}"
+
+    def inside(self, real: str) -> bool:
+        return (self.within or self).rel(real) is not None
+
+    def rel(self, real: str) -> Optional[str]:
+        """`real` relative to this directory, or None when it lies outside."""
+        if real == self.real:
+            return "."
+        prefix = self.real.rstrip(os.sep) + os.sep
+        return _posix(real[len(prefix):]) if real.startswith(prefix) else None
+
+    def display_of(self, real: str) -> str:
+        """The display path of a real path inside the boundary (what `SourceFile.link` holds)."""
+        rel = self.rel(real)
+        if rel is None and self.within is not None:
+            return self.within.display_of(real)
+        assert rel is not None
+        return self.child(rel)
 
 
 def is_build_file(name: str) -> bool:
@@ -20,44 +85,176 @@ def is_build_file(name: str) -> bool:
     return name == "BUILD" or name.startswith("BUILD.")
 
 
-def read_tree(paths: Iterable[str]) -> Tuple[SourceTree, Tuple[str, ...]]:
-    """Returns the tree and the explicit file paths (files named directly by the user)."""
+def read_tree(paths: Iterable[str]) -> Read:
+    """Every source below `paths`; a path naming a file is read as given (it is its own root)."""
     files: List[SourceFile] = []
     explicit: List[str] = []
+    diags = Diagnostics()
     for arg in paths:
-        if os.path.isfile(arg):
-            display = _posix(os.path.normpath(arg))
-            files.append(_read(arg, display, os.path.islink(arg), os.stat(arg).st_mode))
-            explicit.append(display)
+        root = Root(arg)
+        kind = _kind(arg)
+        if kind == "directory":
+            walk(root, files, diags, _source_dir, lambda rel, name: not is_build_file(name))
             continue
-        _walk(os.path.normpath(arg), files)
+        f = read_file(arg, root.display, root, diags)
+        if f is not None:
+            files.append(SourceFile(f.path, f.content, f.executable, None))  # named by the user: not a link
+            explicit.append(f.path)
     unique = {f.path: f for f in files}
-    return SourceTree(tuple(unique[k] for k in sorted(unique))), tuple(explicit)
+    return Read(SourceTree(tuple(unique[k] for k in sorted(unique))), tuple(explicit), diags.sorted())
 
 
-def _walk(directory: str, out: List[SourceFile]) -> None:
-    # os.scandir: the entry type and the symlink bit come with the listing, one stat per file.
-    with os.scandir(directory) as it:
-        entries = sorted(it, key=lambda e: e.name)
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):  # like os.walk: symlinked directories are not entered
-            if (entry.name.startswith(".") or entry.name in SKIP_DIRS
-                    or os.path.exists(os.path.join(entry.path, ".agentrc", "manifest.json"))):
+def _source_dir(entry: os.DirEntry) -> bool:
+    return not (entry.name.startswith(".") or entry.name in SKIP_DIRS
+                or os.path.exists(os.path.join(entry.path, ".agentrc", "manifest.json")))
+
+
+def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[[os.DirEntry], bool],
+         wanted: Callable[[str, str], bool], max_size: int = MAX_FILE_BYTES, skip_large: bool = False) -> None:
+    """The files below `root` whose (root-relative posix path, name) `wanted` accepts, in
+    directories `enter` accepts. Symlinked directories are not entered (AR054 warning);
+    everything else that is not a directory is read by `read_file`. Iterative, so a deep
+    tree cannot exhaust the stack; `skip_large` leaves files over `max_size` out silently."""
+    pending = [(root.path, "")]
+    while pending:
+        directory, rel = pending.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            diags.error(root.child(rel), (0, 0), "AR054", f"cannot list the directory: {_reason(exc)}")
+            continue
+        subdirs = []
+        for entry in entries:
+            sub = f"{rel}/{entry.name}" if rel else entry.name
+            display = root.child(sub)
+            if entry.is_dir(follow_symlinks=False):
+                if enter(entry):
+                    subdirs.append((entry.path, sub))
                 continue
-            _walk(entry.path, out)
-        elif entry.is_file() and not is_build_file(entry.name):
-            out.append(_read(entry.path, _posix(entry.path), entry.is_symlink(), entry.stat().st_mode))
+            if entry.is_symlink() and _kind(entry.path) == "directory":
+                # Nothing below it is read, so nothing can leak; said once, not silently dropped.
+                if enter(entry):
+                    diags.warning(display, (0, 0), "AR054", "a symlink to a directory: not followed, its files "
+                                  "are not read")
+                continue
+            if not wanted(sub, entry.name):
+                continue
+            if skip_large and _size(entry) > max_size:
+                continue
+            f = read_file(entry.path, display, root, diags, max_size)
+            if f is not None:
+                out.append(f)
+        pending.extend(reversed(subdirs))
 
 
-def _read(path: str, display: str, is_link: bool, mode: int) -> SourceFile:
-    link = None
-    if is_link:
-        # Same form as display paths (relative stays relative), so the core can tell whether
-        # the target lies inside the item directory.
-        real = os.path.realpath(path)
-        link = real if os.path.isabs(display) else _posix(os.path.relpath(real))
-    with open(path, "rb") as fh:
-        return SourceFile(display, fh.read(), bool(mode & 0o100), link)
+def read_file(path: str, display: str, root: Root, diags: Diagnostics,
+              max_size: int = MAX_FILE_BYTES) -> Optional[SourceFile]:
+    """The file at `path` if it is a regular file inside `root` of at most `max_size` bytes;
+    otherwise None and a diagnostic (AR050 outside the root, AR054 anything else).
+
+    The type and size are checked with stat before opening, the open is non-blocking and
+    the opened descriptor is checked again, so a FIFO or a file swapped in between can
+    neither hang the read nor slip through; at most `max_size + 1` bytes are ever read."""
+    try:
+        is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError as exc:
+        diags.error(display, (0, 0), "AR054", f"cannot be read: {_reason(exc)}")
+        return None
+    real = os.path.realpath(path)
+    if not root.inside(real):
+        diags.error(display, (0, 0), "AR050", leaves(path, root), ESCAPE_HINT)
+        return None
+    problem = _not_a_file(real if is_link else path, max_size)
+    if problem is None:
+        try:
+            fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+        except OSError as exc:
+            problem = _reason(exc)
+        else:
+            with os.fdopen(fd, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if not stat.S_ISREG(st.st_mode):  # pragma: no cover - swapped after the check
+                    problem = f"is {_type_name(st.st_mode)}, not a file"
+                else:
+                    content = fh.read(max_size + 1)
+                    if len(content) > max_size:
+                        problem = f"is larger than {max_size} bytes"
+    if problem is not None:
+        if is_link and problem.startswith(("does not exist", "is a symlink loop")):
+            problem = f"is a dangling symlink ({problem})" if problem.startswith("does") else problem
+        diags.error(display, (0, 0), "AR054", problem)
+        return None
+    link = root.display_of(real) if is_link else None
+    return SourceFile(display, content, bool(st.st_mode & 0o100), link)
+
+
+ESCAPE_HINT = "Copy the file into the registry, project or preset it is read from, or link to a file inside it."
+
+
+def leaves(path: str, root: Root) -> str:
+    """The AR050 message: the link as written (not where it lands, which may be anywhere)."""
+    if os.path.islink(path):
+        return f"symlink leads outside {root.label} (-> {os.readlink(path)})"
+    return f"resolves outside {root.label}"  # pragma: no cover - a parent is a symlink; walks do not enter those
+
+
+def read_text(path: str, display: str, root: Root, diags: Diagnostics) -> Optional[str]:
+    """A canonical input as text: `read_file`, then UTF-8 (AR008 otherwise), with newlines
+    translated as Python's text mode does (these files were once read with `open`)."""
+    f = read_file(path, display, root, diags)
+    if f is None:
+        return None
+    try:
+        return f.content.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as exc:
+        diags.error(display, (1, 1), "AR008", f"not UTF-8 (byte {exc.start})")
+        return None
+
+
+def _not_a_file(path: str, max_size: int) -> Optional[str]:
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return _reason(exc)
+    if not stat.S_ISREG(st.st_mode):
+        return f"is {_type_name(st.st_mode)}, not a file"
+    if st.st_size > max_size:
+        return f"is larger than {max_size} bytes"
+    return None
+
+
+def _kind(path: str) -> str:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return "missing"
+    return "directory" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
+def _size(entry: os.DirEntry) -> int:
+    try:
+        return entry.stat().st_size
+    except OSError:
+        return 0  # read_file reports it
+
+
+def _type_name(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"  # pragma: no cover
+
+
+def _reason(exc: OSError) -> str:
+    if exc.errno == errno.ENOENT:
+        return "does not exist"
+    if exc.errno == errno.ELOOP:
+        return "is a symlink loop"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    return exc.strerror or str(exc)
 
 
 def _posix(p: str) -> str:
@@ -71,23 +268,12 @@ PROJECT_SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".ven
                      ".pytest_cache", ".pants.d", ".agentrc"}
 
 
-def read_project(root: str, wanted, max_size: int = 1 << 20) -> SourceTree:
-    """The files below `root` whose root-relative posix path `wanted(rel)` accepts (at most
-    `max_size` bytes each), with display paths `root/rel`."""
+def read_project(root: str, wanted, max_size: int = 1 << 20) -> Tuple[SourceTree, Tuple[Diagnostic, ...]]:
+    """The files below `root` whose root-relative posix path `wanted(rel)` accepts (files over
+    `max_size` bytes are left out), with display paths `root/rel`, and the problems with
+    what could not be read (AR050 for a symlink out of `root`, AR054)."""
     files: List[SourceFile] = []
-    base = os.path.normpath(root)
-
-    def walk(directory: str, rel: str) -> None:
-        with os.scandir(directory) as it:
-            entries = sorted(it, key=lambda e: e.name)
-        for entry in entries:
-            sub = f"{rel}/{entry.name}" if rel else entry.name
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name not in PROJECT_SKIP_DIRS:
-                    walk(entry.path, sub)
-            elif entry.is_file() and wanted(sub) and entry.stat().st_size <= max_size:
-                display = sub if base == "." else _posix(base) + "/" + sub
-                files.append(_read(entry.path, display, entry.is_symlink(), entry.stat().st_mode))
-
-    walk(base, "")
-    return SourceTree(tuple(sorted(files, key=lambda f: f.path)))
+    diags = Diagnostics()
+    walk(Root(root, bare_dot=True), files, diags, lambda entry: entry.name not in PROJECT_SKIP_DIRS,
+         lambda rel, name: bool(wanted(rel)), max_size, skip_large=True)
+    return SourceTree(tuple(sorted(files, key=lambda f: f.path))), diags.sorted()

@@ -57,7 +57,7 @@ def parse_yaml(path: str, text: str, offset: int, diags: Diagnostics) -> Optiona
     try:
         located = load_yaml(text, offset)
     except YamlError as exc:
-        diags.error(path, exc.pos, "AR001", exc.message)
+        diags.error(path, exc.pos, exc.code or "AR001", exc.message)
         return None
     for key_path, pos in located.duplicates:
         diags.error(path, pos, "AR004", f"duplicate key {'.'.join(map(str, key_path))!r}")

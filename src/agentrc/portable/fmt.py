@@ -97,7 +97,8 @@ def _checked(before: str, after: str, offset: int) -> Formatted:
     try:
         a = load_yaml(before, offset)
     except YamlError as exc:
-        return Formatted(before, False, f"cannot format invalid YAML: {exc.message}", exc.pos[0], "AR001")
+        return Formatted(before, False, f"cannot format invalid YAML: {exc.message}", exc.pos[0],
+                         exc.code or "AR001")
     try:
         b = load_yaml(after, offset)
     except YamlError as exc:  # pragma: no cover - reorder keeps YAML valid; guarded anyway

@@ -4,10 +4,21 @@ Diagnostics must point at `path:line:col`. PyYAML's composer gives nodes with ma
 build plain Python data from the node tree ourselves so we can (a) record where each path
 (tuple of keys/indices) starts, (b) report duplicate keys, which PyYAML silently merges,
 and (c) keep everything JSON-compatible (dates and other tags stay strings).
+
+Loading is bounded, because sources come from anyone (docs/security.md, "What agentrc
+reads"). YAML aliases share nodes, and building plain data copies them: nine aliases to
+nine aliases, six levels deep, is a 257-byte "billion laughs" that took 10 s and 600 MB.
+So the data built may hold at most `len(text) + ALIAS_SLACK` more nodes than the document
+wrote (each alias of a scalar costs one node and at least two characters, so ordinary
+documents never come near), and collections may nest at most `MAX_DEPTH` levels (libyaml's
+parser slows down quadratically and its composer overflows the C stack on deep nesting, so
+the depth is checked on the event stream before any node is composed). Both limits are
+AR009, raised as a `YamlError` carrying that code.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Tuple, Type, Union
 
@@ -17,6 +28,11 @@ try:  # libyaml's composer is several times faster; positions are identical.
     _Loader: Type[Union[yaml.CSafeLoader, yaml.SafeLoader]] = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - pure-Python fallback
     _Loader = yaml.SafeLoader
+
+# The bounds (see the module docstring); docs/security.md quotes them.
+ALIAS_SLACK = 10_000
+MAX_DEPTH = 100
+_NESTING = re.compile(r"[\[{\-?:]")  # every collection starts at one of these characters
 
 Path = Tuple[Any, ...]
 Pos = Tuple[int, int]
@@ -45,10 +61,14 @@ class Located:
 
 
 class YamlError(Exception):
-    def __init__(self, message: str, pos: Pos):
+    """A document that cannot be loaded. `code` is the diagnostic code when the reason is not
+    the syntax (AR009 for a bound); callers use their own code (AR001, AR110) otherwise."""
+
+    def __init__(self, message: str, pos: Pos, code: str = ""):
         super().__init__(message)
         self.message = message
         self.pos = pos
+        self.code = code
 
 
 def _mark(node: yaml.Node, line_offset: int) -> Pos:
@@ -74,6 +94,7 @@ def _scalar(node: yaml.ScalarNode) -> Any:
 def load(text: str, line_offset: int = 0) -> Located:
     """Parse one YAML document. `line_offset` shifts positions (frontmatter after '---')."""
     try:
+        _check_depth(text, line_offset)
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -85,11 +106,47 @@ def load(text: str, line_offset: int = 0) -> Located:
     located = Located(data=None)
     if node is None:
         return located
-    located.data = _build(node, (), located, line_offset, set())
+    located.data = _build(node, (), located, line_offset, set(), _Budget(len(text) + ALIAS_SLACK))
     return located
 
 
-def _build(node: yaml.Node, path: Path, loc: Located, off: int, active: set) -> Any:
+def _check_depth(text: str, line_offset: int) -> None:
+    """AR009 when collections nest deeper than MAX_DEPTH, read from the parser's events (lazy:
+    parsing stops at the first level too deep). A document with fewer indicator characters
+    than that cannot nest so deep, and skips the pass."""
+    if len(_NESTING.findall(text)) <= MAX_DEPTH:
+        return
+    depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise YamlError(f"collections nest more than {MAX_DEPTH} levels deep",
+                                (event.start_mark.line + 1 + line_offset, event.start_mark.column + 1), "AR009")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+class _Budget:
+    """The nodes alias resolution may still add: a node built a second time is a copy."""
+
+    def __init__(self, extra: int):
+        self.extra = extra
+        self.limit = extra
+        self.seen: set = set()
+
+    def spend(self, node: yaml.Node, off: int) -> None:
+        if id(node) not in self.seen:
+            self.seen.add(id(node))
+            return
+        self.extra -= 1
+        if self.extra < 0:
+            raise YamlError(f"aliases copy more than {self.limit} values (the document's length plus {ALIAS_SLACK}): "
+                            "a 'billion laughs'?", _mark(node, off), "AR009")
+
+
+def _build(node: yaml.Node, path: Path, loc: Located, off: int, active: set, budget: _Budget) -> Any:
+    budget.spend(node, off)
     loc.value_pos.setdefault(path, _mark(node, off))
     if id(node) in active:
         raise YamlError("recursive alias", _mark(node, off))
@@ -97,7 +154,7 @@ def _build(node: yaml.Node, path: Path, loc: Located, off: int, active: set) -> 
         return _scalar(node)
     active = active | {id(node)}
     if isinstance(node, yaml.SequenceNode):
-        return [_build(child, path + (i,), loc, off, active) for i, child in enumerate(node.value)]
+        return [_build(child, path + (i,), loc, off, active, budget) for i, child in enumerate(node.value)]
     if isinstance(node, yaml.MappingNode):
         out: Dict[Any, Any] = {}
         for key_node, value_node in node.value:
@@ -112,6 +169,6 @@ def _build(node: yaml.Node, path: Path, loc: Located, off: int, active: set) -> 
             if key in out:
                 loc.duplicates.append((child, _mark(key_node, off)))
             loc.key_pos[child] = _mark(key_node, off)
-            out[key] = _build(value_node, child, loc, off, active)
+            out[key] = _build(value_node, child, loc, off, active, budget)
         return out
     raise YamlError(f"unsupported YAML node {type(node).__name__}", _mark(node, off))  # pragma: no cover
