@@ -101,11 +101,20 @@ def _files(generated, prefix: str):
 
 
 def _write(console: Console, root: str, shown: str, files, check: bool) -> int:
-    changes, _, problems = writer.diff(root, files)
+    try:
+        # Locked and recovered first, like the CLI's build (agentrc.output.writer).
+        with writer.session(root, write=not check, notify=console.print_stderr) as tree:
+            changes, _, problems = tree.diff(files)
+            if not check and not any(d.is_error for d in problems):
+                problems += tree.apply(files, changes)
+    except writer.OutputError as exc:
+        changes, problems = None, exc.diagnostics
     for d in problems:
         console.print_stderr(d.format())
-    if any(d.is_error for d in problems):
-        console.print_stderr(f"agentrc-sync failed: nothing written to {shown}")
+    if changes is None or any(d.is_error for d in problems):
+        partial = any(writer.PARTIAL in d.message for d in problems)
+        what = "the next run completes the write to" if partial else "nothing written to"
+        console.print_stderr(f"agentrc-sync failed: {what} {shown}")
         return 1
     if check:
         for label, paths in (("missing", changes.create), ("outdated", changes.update), ("stale", changes.delete)):
@@ -113,7 +122,6 @@ def _write(console: Console, root: str, shown: str, files, check: bool) -> int:
                 console.print_stdout(f"{label}: {os.path.join(shown, p)}")
         console.print_stderr(f"{shown}: {'up to date' if changes.empty else 'out of date'}")
         return 0 if changes.empty else 1
-    writer.apply(root, files, changes)
     console.print_stderr(f"{shown}: {len(changes.create)} created, {len(changes.update)} updated, "
                          f"{len(changes.delete)} deleted, {changes.unchanged} unchanged")
     return 0

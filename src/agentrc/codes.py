@@ -161,6 +161,20 @@ CODES: Dict[str, Code] = _table(
     Code("AR098", "comments-in-strict-json",
          "A file agentrc merges into has comments, but its client reads it as strict JSON.",
          "Remove the comments: Claude Code ignores a .claude/settings.json or .mcp.json it cannot parse as JSON."),
+    # --- the output directory ------------------------------------------------------
+    Code("AR140", "output-symlink",
+         "A path agentrc would write, merge or delete goes through a symbolic link inside the output directory (or "
+         "is not a relative path inside it).",
+         "Replace the link with a real directory or file, or build into another directory: agentrc never follows "
+         "links below --out, which could lead to files outside it (docs/security.md)."),
+    Code("AR141", "output-locked", "Another agentrc run held the output directory for longer than the wait allows.",
+         "Let the other run finish, then run again; AGENTRC_LOCK_TIMEOUT sets the wait in seconds (default 60). "
+         "The lock goes away with the process that held it."),
+    Code("AR142", "output-io-error",
+         "The output directory (or the report) cannot be read or written: permissions, a full disk, a path too "
+         "long, or a write an earlier run was interrupted in.",
+         "Fix the cause the message names and run again: a write that failed before its commit changed nothing, "
+         "and one interrupted after it is completed by the next run, before anything else."),
     # --- canonical documents (spec 000) ---------------------------------------------
     Code("AR110", "config-unreadable", "A project's ai.config.*, mcp.json, index.json or package.json cannot be read.",
          "Fix the syntax at the position shown; JSON allows no comments or trailing commas."),

@@ -9,11 +9,12 @@ from pathlib import Path
 from agentrc.cli.common import UsageError, print_diags
 from agentrc.clients import registry as client_registry
 from agentrc.output.plan import summary_lines
+from agentrc.output.writer import PARTIAL
 from agentrc.pipeline.build import BuildOptions, BuildResult, build
 
 
 def run(args) -> int:
-    result = build(options(args))
+    result = build(options(args), lambda message: print(message, file=sys.stderr))
     print_diags(result.diagnostics, args.format, _json_extra(result))
     if args.format == "text":
         _print_summary(result, args.check, Path(args.out))
@@ -52,7 +53,10 @@ def _json_extra(result: BuildResult) -> dict:
 def _print_summary(result: BuildResult, check: bool, out: Path) -> None:
     err = sys.stderr
     if not result.ok:
-        print("build failed: nothing written", file=err)
+        if any(PARTIAL in d.message for d in result.diagnostics):
+            print("build failed: the next build completes the interrupted write", file=err)
+        else:
+            print("build failed: nothing written", file=err)
         return
     for line in summary_lines(result.summary or {}):
         print(line, file=err)

@@ -54,16 +54,27 @@ def run(args) -> int:
             files.append(OutputFile(rel.replace(os.sep, "/"), canonical_data, False, "import"))
     changes = None
     if not diags.has_errors:
-        changes, _, wdiags = writer.diff(out, files)
-        diags.extend(wdiags)
+        try:
+            # Locked and recovered first; the write is the build's transaction (output.writer).
+            with writer.session(out, write=True, notify=lambda m: print(m, file=sys.stderr)) as target:
+                changes, _, wdiags = target.diff(files)
+                diags.extend(wdiags)
+                if not diags.has_errors:
+                    diags.extend(target.apply(files, changes))
+        except writer.OutputError as exc:
+            diags.extend(exc.diagnostics)
+    if not diags.has_errors and outside is not None and canonical_data is not None:
+        try:
+            writer.write_atomic(outside, canonical_data)
+        except OSError as exc:
+            diags.error(str(outside), (0, 0), "AR142", f"cannot write the canonical document: {exc.strerror or exc}")
     result = diags.sorted()
     print_diags(result, "text")
     if any(d.is_error for d in result) or changes is None:
-        print("import failed: nothing written", file=sys.stderr)
+        partial = any(writer.PARTIAL in d.message for d in result)
+        print("import failed: the next import completes the interrupted write" if partial
+              else "import failed: nothing written", file=sys.stderr)
         return 1
-    writer.apply(out, files, changes)
-    if outside is not None and canonical_data is not None:
-        writer.write_atomic(outside, canonical_data)
     print(f"imported from {args.client}: {', '.join(_counts(doc)) or 'nothing'}; {count_summary(result)}",
           file=sys.stderr)
     print(f"{out}: {len(changes.create)} created, {len(changes.update)} updated, {len(changes.delete)} deleted, "

@@ -96,10 +96,13 @@ def conflicts(fmt: str, current: str, old: Sequence[Key], new: Sequence[Key]) ->
     clashes = []
     if fmt == "json":
         data = jsonedit.loads(current) if current.strip() else {}
-        for key, _, append in new:
+        for key, value, append in new:
             if append or key in owned:
                 continue
-            if _lookup(data, key) is not _MISSING:
+            found = _lookup(data, key)
+            # The value agentrc would write is adopted, not a clash: after the manifest is
+            # lost (the documented recovery), a rebuild takes back what it wrote before.
+            if found is not _MISSING and found != json.loads(value):
                 clashes.append(".".join(key))
     else:
         for key, _, append in new:
@@ -187,12 +190,23 @@ def _lookup(data: Any, key: Sequence[str]) -> Any:
 
 
 def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
+    """Take out `old`, put in `new`. An appended entry agentrc did not record but the file
+    already holds, equal as JSON, is adopted rather than appended again: a rebuild without
+    the manifest must not make a hook run twice."""
     edits: List[Any] = []
     for key, value, append in old:
         edits.append(jsonedit.RemoveItem(key, json.loads(value)) if append else jsonedit.DeleteKey(key))
+    recorded = {(k, v) for k, v, a in old if a}
+    data = jsonedit.loads(current) if current.strip() else {}
     for key, value, append in new:
-        edits.append(jsonedit.AppendItem(key, json.loads(value, object_pairs_hook=OrderedDict)) if append
-                     else jsonedit.SetKey(key, json.loads(value, object_pairs_hook=OrderedDict)))
+        parsed = json.loads(value, object_pairs_hook=OrderedDict)
+        if append:
+            found = _lookup(data, key)
+            if (key, value) not in recorded and isinstance(found, list) and json.loads(value) in found:
+                continue
+            edits.append(jsonedit.AppendItem(key, parsed))
+        else:
+            edits.append(jsonedit.SetKey(key, parsed))
     return jsonedit.edit(current, edits)
 
 

@@ -186,8 +186,8 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Ren
 def _pack(r: Rendered) -> tuple:
     """Plain tuples: a memo of thousands of renders unpickles several times faster so."""
     rep = r.report
-    # Every field of OutputFile: a file merged into users' (CLAUDE.md's marked block, a
-    # settings key) must come back with its merge format and keys.
+    # Every field of a file, its merge format and keys too: without them a memoized CLAUDE.md
+    # came back as a whole file, which the writer then owned (and deleted as stale) whole.
     return (tuple((f.path, f.content, f.executable, f.owner, f.merge, f.keys) for f in r.files),
             (rep.client, rep.kind, rep.name, rep.source, rep.generated, rep.outputs,
              tuple((o.field, o.status, o.detail) for o in rep.fields)),

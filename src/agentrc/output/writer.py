@@ -3,27 +3,61 @@
 The directory may be a consumer repository: agentrc records what it wrote in
 `DIR/.agentrc/manifest.json`, so a rebuild deletes its own stale outputs and never
 overwrites or deletes a file it did not write. All decisions are made before anything is
-written; new contents are staged next to their targets and renamed into place, and the
-manifest is written last.
+written. The guarantees (docs/security.md) hold by construction, not by checks of the cases
+someone thought of:
+
+- One place reaches the disk: `_Tree`. Every path it is given is relative, normalised and
+  below the output directory (`safe_path`), and it walks there one component at a time from
+  a descriptor of the output directory, opening each with O_NOFOLLOW relative to its parent.
+  No symlink inside the output is ever followed, and none can be swapped in between a check
+  and a use. A manifest naming another path is unreadable (AR093): nothing is touched.
+- A write is a transaction (`Output.apply`). New bytes are staged and fsync'd in
+  `DIR/.agentrc/txn/` (the same file system as the targets), then a journal of intent is
+  written and fsync'd: the commit point. The renames, deletions, pruning and the new manifest
+  follow from the journal alone, idempotently, so any later run (`Output.__init__`, before it
+  reads anything) replays a committed journal (roll forward) or throws away an uncommitted
+  staging area (roll back). A kill or an I/O error at any point leaves either the old tree or
+  the new one once the next run has started.
+- One run at a time: an exclusive `flock` on `DIR/.agentrc/lock`, waited for a bounded time.
+
+Failures are diagnostics (AR140 a symlink in the way, AR141 locked, AR142 an I/O error),
+never tracebacks.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import hashlib
 import json
 import os
+import posixpath
+import re
 import stat
-import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from agentrc import __version__
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.files import OutputFile
 from agentrc.output import merge as managed
 
+STATE = ".agentrc"
 MANIFEST = ".agentrc/manifest.json"
+TXN = ".agentrc/txn"
+LOCK = "lock"
+JOURNAL = "journal.json"
+MAX_MANIFEST = 64 << 20  # bytes; a manifest of 100,000 files is about 15 MB
+LOCK_TIMEOUT = 60.0  # seconds a run waits for another one (AGENTRC_LOCK_TIMEOUT overrides)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NO_HARD_LINKS = {errno.EPERM, errno.EMLINK, errno.ENOSYS, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", -1)}
+_SHA = re.compile(r"[0-9a-f]{64}")
+PARTIAL = "the write was interrupted after it was committed"  # the one failure that leaves work to finish
+_STAGED = re.compile(r"[0-9]+\.new")
 
 
 @dataclass(frozen=True)
@@ -38,73 +72,888 @@ class Changes:
     # ownership record the manifest keeps for each (the keys agentrc added).
     merged_files: Dict[str, OutputFile] = field(default_factory=dict, compare=False, hash=False)
     merged: Dict[str, dict] = field(default_factory=dict, compare=False, hash=False)
+    # What apply() checks again before it deletes (the sha256 each deleted file had when
+    # diff() read it), the mode of each updated file, and the directories agentrc created.
+    delete_sha: Dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    modes: Dict[str, int] = field(default_factory=dict, compare=False, hash=False)
+    dirs: Tuple[str, ...] = field(default=(), compare=False, hash=False)
 
     @property
     def empty(self) -> bool:
         return not (self.create or self.update or self.delete)
 
 
+class OutputError(Exception):
+    """The output directory cannot be used at all (locked, unreadable, not a directory)."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]):
+        super().__init__("; ".join(d.message for d in diagnostics))
+        self.diagnostics = tuple(diagnostics)
+
+
+class _Unsafe(Exception):
+    """A path agentrc must not use as it is; `rel` names the component in the way."""
+
+    def __init__(self, rel: str):
+        super().__init__(rel)
+        self.rel = rel
+
+
+class _Symlink(_Unsafe):
+    pass
+
+
+class _NotDir(_Unsafe):
+    """Something other than a directory where agentrc needs one."""
+
+
+class _NotFile(_Unsafe):
+    """Something other than a regular file where agentrc reads or writes one."""
+
+
+class _OtherDevice(_Unsafe):
+    """A directory on another file system than `.agentrc/txn`: a rename could not be atomic."""
+
+
+_FS_ERRORS = (OSError, _Unsafe)
+
+
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_manifest(root: Path, diags: Diagnostics) -> Tuple[Dict[str, str], Dict[str, list]]:
-    """The files agentrc owns in `root` (path -> sha256) and their last seen [size, mtime_ns]."""
-    owned, stats, _ = _read_manifest(root, diags)
-    return owned, stats
+def safe_path(path: Any) -> bool:
+    """Whether `path` may name a file agentrc writes, merges or deletes: a non-empty posix
+    path, relative, normalised (no `.`, `..` or empty component), outside `.agentrc/`."""
+    if not isinstance(path, str) or not path or "\x00" in path or "\\" in path or path.startswith("/"):
+        return False
+    parts = path.split("/")
+    return not any(p in ("", ".", "..") for p in parts) and parts[0] != STATE
 
 
-def _read_manifest(root: Path, diags: Diagnostics) -> Tuple[Dict[str, str], Dict[str, list], Dict[str, dict]]:
-    path = root / MANIFEST
-    if not path.exists():
-        return {}, {}, {}
+# --- the one way to the disk --------------------------------------------------------------
+
+
+class _Tree:
+    """The output directory, reached component by component from one descriptor.
+
+    Each directory is opened with O_NOFOLLOW relative to its parent's descriptor, and files
+    are opened, renamed, linked and removed relative to their directory's descriptor: a
+    symlink anywhere below the root is refused (`_Symlink`), whatever it points at and
+    whenever it appeared. The root itself is the user's choice and may be reached through links.
+    """
+
+    def __init__(self, root: str):
+        self.fds: Dict[str, int] = {"": os.open(root, _DIR_FLAGS)}
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds.clear()
+
+    def dir(self, rel: str, create: bool = False) -> Optional[int]:
+        """The descriptor of directory `rel` (made when `create`), or None when it is missing."""
+        fd = self.fds.get(rel)
+        if fd is not None:
+            return fd
+        parent, name = posixpath.split(rel)
+        pfd = self.dir(parent, create)
+        if pfd is None:
+            return None
+        try:
+            fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=pfd)
+        except FileNotFoundError:
+            if not create:
+                return None
+            with contextlib.suppress(FileExistsError):  # another run made it first
+                os.mkdir(name, 0o777, dir_fd=pfd)
+            fd = self._open_dir(pfd, name, rel)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                self._refuse(pfd, name, rel)
+            raise
+        self.fds[rel] = fd
+        return fd
+
+    def _open_dir(self, pfd: int, name: str, rel: str) -> int:
+        try:
+            return os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=pfd)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                self._refuse(pfd, name, rel)
+            raise
+
+    @staticmethod
+    def _refuse(pfd: int, name: str, rel: str) -> None:
+        st = os.stat(name, dir_fd=pfd, follow_symlinks=False)
+        raise (_Symlink(rel) if stat.S_ISLNK(st.st_mode) else _NotDir(rel))
+
+    def forget(self, rel: str) -> None:
+        """Drop the descriptors of `rel` and below (before removing it)."""
+        for key in [k for k in self.fds if k == rel or k.startswith(rel + "/")]:
+            with contextlib.suppress(OSError):
+                os.close(self.fds.pop(key))
+
+    def parent(self, rel: str, create: bool = False) -> Tuple[Optional[int], str]:
+        parent, name = posixpath.split(rel)
+        return self.dir(parent, create), name
+
+    def lstat(self, rel: str) -> Optional[os.stat_result]:
+        pfd, name = self.parent(rel)
+        if pfd is None:
+            return None
+        try:
+            return os.stat(name, dir_fd=pfd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+
+    def read(self, rel: str) -> Optional[bytes]:
+        """The bytes of regular file `rel`, or None when it is missing."""
+        pfd, name = self.parent(rel)
+        if pfd is None:
+            return None
+        try:
+            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=pfd)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise _Symlink(rel) from None
+            raise
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise _NotFile(rel)
+            chunks: List[bytes] = []
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    return b"".join(chunks)
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+
+    def write_new(self, dfd: int, name: str, data: bytes, mode: int, exact: bool) -> os.stat_result:
+        """Create `name` in `dfd` (never clobbering), write and fsync it; its stat."""
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode,
+                     dir_fd=dfd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if exact:
+                os.fchmod(fd, mode)
+            elif mode & stat.S_IXUSR and not os.fstat(fd).st_mode & stat.S_IXUSR:  # a umask took the bit
+                os.fchmod(fd, mode)
+            os.fsync(fd)
+            return os.fstat(fd)
+        finally:
+            os.close(fd)
+
+
+# --- the manifest ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Manifest:
+    owned: Dict[str, str] = field(default_factory=dict)  # path -> sha256 of files written whole
+    stats: Dict[str, list] = field(default_factory=dict)  # path -> [size, mtime_ns, mode] after writing
+    merged: Dict[str, dict] = field(default_factory=dict)  # path -> keys agentrc merged into it
+    dirs: Tuple[str, ...] = ()  # directories agentrc created (and may remove when empty)
+
+
+def _parse_manifest(data: Any) -> _Manifest:
+    """The manifest's content, checked whole: any entry agentrc would act on that is not a
+    safe path, or of the wrong shape, makes it unreadable (ValueError), so a crafted manifest
+    can never direct a write or a deletion outside the output directory."""
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    if data.get("version", 1) != 1:
+        raise ValueError(f"unknown version {data.get('version')!r}")
+    files = data.get("files")
+    if not isinstance(files, dict):
+        raise ValueError("'files' is not an object")
+    for path, digest in files.items():
+        if not safe_path(path):
+            raise ValueError(f"unsafe path {path!r} (relative paths inside the output directory only)")
+        if not isinstance(digest, str) or not _SHA.fullmatch(digest):
+            raise ValueError(f"{path}: not a sha256 digest")
+    merged = data.get("merged", {})
+    if not isinstance(merged, dict):
+        raise ValueError("'merged' is not an object")
+    for path, record in merged.items():
+        if not safe_path(path):
+            raise ValueError(f"unsafe path {path!r} (relative paths inside the output directory only)")
+        _check_record(path, record)
+    dirs = data.get("dirs", [])
+    if not isinstance(dirs, list) or not all(safe_path(d) for d in dirs):
+        raise ValueError("'dirs' is not a list of relative paths inside the output directory")
+    raw_stats = data.get("stat", {})
+    stats = {}
+    if isinstance(raw_stats, dict):  # a cache only: entries of another shape are not used
+        stats = {k: v for k, v in raw_stats.items() if isinstance(v, list) and len(v) == 3
+                 and all(type(x) is int for x in v)}
+    return _Manifest(dict(files), stats, dict(merged), tuple(dirs))
+
+
+def _check_record(path: str, record: Any) -> None:
+    if not isinstance(record, dict):
+        raise ValueError(f"merged {path}: not an object")
+    if record.get("format", "json") not in ("json", "toml", "block"):
+        raise ValueError(f"merged {path}: unknown format {record.get('format')!r}")
+    if not isinstance(record.get("created", False), bool) or not isinstance(record.get("blank", ""), str):
+        raise ValueError(f"merged {path}: 'created' or 'blank' of the wrong type")
+    keys = record.get("keys", [])
+    ok = isinstance(keys, list) and all(
+        isinstance(k, list) and len(k) == 3 and isinstance(k[0], list) and all(isinstance(p, str) for p in k[0])
+        and isinstance(k[1], str) and isinstance(k[2], bool) for k in keys)
+    if not ok:
+        raise ValueError(f"merged {path}: 'keys' is not a list of [key path, JSON value, appended]")
+    for k in keys if record.get("format", "json") != "block" else ():  # a block's value is its markdown
+        try:
+            json.loads(k[1])
+        except ValueError:
+            raise ValueError(f"merged {path}: a key's value is not JSON") from None
+
+
+def _load_json(raw: bytes, what: str) -> Any:
+    if len(raw) > MAX_MANIFEST:
+        raise ValueError(f"{what} is larger than {MAX_MANIFEST >> 20} MiB")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        files = data["files"]
-        if not isinstance(files, dict):
-            raise TypeError("files is not an object")
-        stats = data.get("stat", {})
-        merged = data.get("merged", {})
-        if not isinstance(merged, dict):
-            raise TypeError("merged is not an object")
-        return ({str(k): str(v) for k, v in files.items()}, stats if isinstance(stats, dict) else {},
-                {str(k): v for k, v in merged.items()})
-    except (ValueError, KeyError, TypeError) as exc:
-        diags.error(str(path), (1, 1), "AR093", f"cannot read the ownership manifest: {exc}")
-        return {}, {}, {}
+        return json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def _keys(record: dict) -> Tuple[managed.Key, ...]:
     return tuple((tuple(k), v, bool(a)) for k, v, a in record.get("keys", ()))
 
 
-def _merge(root: Path, files: Sequence[OutputFile], owned: Dict[str, str], previous: Dict[str, dict],
-           diags: Diagnostics) -> Tuple[List[OutputFile], Dict[str, OutputFile], Dict[str, dict]]:
+def _stat(st) -> list:
+    return [st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode)]
+
+
+def _manifest_bytes(manifest: dict) -> bytes:
+    return (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
+
+
+def _ancestors(path: str) -> List[str]:
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+# --- one run on an output directory --------------------------------------------------------
+
+
+@contextlib.contextmanager
+def session(root: Union[str, Path], write: bool = True,
+            notify: Optional[Callable[[str], None]] = None) -> Iterator["Output"]:
+    """The output directory, locked and recovered, for one run's diff and apply; raises
+    OutputError when it cannot be used. `write=False` (a check) creates nothing, but still
+    finishes a write an earlier run was interrupted in."""
+    out = Output(str(root), write, notify)
+    try:
+        yield out
+    finally:
+        out.close()
+
+
+class Output:
+    """An output directory held for one run: `diff` then `apply`, under the lock."""
+
+    def __init__(self, root: str, write: bool, notify: Optional[Callable[[str], None]] = None):
+        self.root = root
+        self.write = write
+        self.tree: Optional[_Tree] = None
+        self.lock_fd: Optional[int] = None
+        self.made_root = False
+        self.made_state = False
+        self.notes: List[Diagnostic] = []  # warnings of the recovery, reported with diff()
+        self.manifest: Optional[_Manifest] = None
+        self.manifest_raw: Optional[bytes] = None
+        self.where = ""  # the path being worked on, for the diagnostic of an I/O error
+        try:
+            self._open(notify)
+        except OutputError:
+            self.close()
+            raise
+        except _FS_ERRORS as exc:
+            self.close()
+            raise OutputError([self._problem(exc, "")]) from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _show(self, rel: str) -> str:
+        return os.path.join(self.root, rel) if rel else self.root
+
+    def _problem(self, exc: BaseException, rel: str) -> Diagnostic:
+        """The diagnostic for a failure at `rel`: a symlink or an I/O error, never a traceback."""
+        d = Diagnostics()
+        if isinstance(exc, _Symlink):
+            d.error(self._show(exc.rel), (0, 0), "AR140", "is a symbolic link; agentrc never writes, merges or "
+                    "deletes through links in the output directory, which can lead outside it")
+        elif isinstance(exc, _NotDir):
+            d.error(self._show(exc.rel), (0, 0), "AR091", "is not a directory, and agentrc writes files below it")
+        elif isinstance(exc, _NotFile):
+            d.error(self._show(exc.rel), (0, 0), "AR091", "a directory or other non-file stands where agentrc "
+                    "writes a file")
+        elif isinstance(exc, _OtherDevice):
+            d.error(self._show(exc.rel), (0, 0), "AR142", f"is on another file system than {self._show(STATE)}, "
+                    "so agentrc cannot rename files into it atomically")
+        else:
+            assert isinstance(exc, OSError)
+            what = exc.strerror or str(exc)
+            d.error(self._show(rel), (0, 0), "AR142", f"cannot read or write: {what}")
+        return d.items[0]
+
+    # opening, locking, recovering
+
+    def _open(self, notify: Optional[Callable[[str], None]]) -> None:
+        if not self._reopen():
+            return  # a check of a directory without agentrc's state: nothing to lock or recover
+        self._lock(notify)
+        self._recover()
+
+    def _reopen(self) -> bool:
+        """Open the root (made when writing) and note whether agentrc's state directory is
+        there; False for a check with nothing to lock."""
+        self.tree = None
+        if not os.path.lexists(self.root):
+            if not self.write:
+                return False  # nothing there: every file is new
+            with contextlib.suppress(FileExistsError):
+                os.makedirs(self.root)
+                self.made_root = True
+        self.tree = _Tree(self.root)
+        if self.tree.dir(STATE) is None:
+            if not self.write:
+                return False
+            self.made_state = True
+        return True
+
+    def _lock(self, notify: Optional[Callable[[str], None]]) -> None:
+        """flock `.agentrc/lock`; the file is removed again on release, so a waiter checks
+        that the file it locked is still the one at the path (else it locks the new one)."""
+        try:
+            timeout = float(os.environ.get("AGENTRC_LOCK_TIMEOUT", LOCK_TIMEOUT))
+        except ValueError:
+            timeout = LOCK_TIMEOUT
+        deadline = time.monotonic() + timeout
+        told = False
+        tree = self.tree
+        assert tree is not None
+        while True:
+            state = tree.dir(STATE, create=self.write)
+            if state is None:
+                return  # a check: the directory was removed by the run it waited for
+            try:
+                fd = os.open(LOCK, os.O_RDWR | os.O_CREAT | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644,
+                             dir_fd=state)
+            except OSError as exc:
+                if not self.write and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                    return  # a check of a read-only tree: nobody can write it either
+                if exc.errno == errno.ELOOP:
+                    raise _Symlink(f"{STATE}/{LOCK}") from None
+                if exc.errno == errno.ENOENT:  # the run we waited for removed the empty .agentrc (and --out)
+                    tree.close()
+                    if not self._reopen():
+                        return
+                    tree = self.tree
+                    assert tree is not None
+                    continue
+                raise
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                if time.monotonic() >= deadline:
+                    d = Diagnostics()
+                    d.error(self._show(f"{STATE}/{LOCK}"), (0, 0), "AR141", f"another agentrc run has held the "
+                            f"output directory for {timeout:g} s; giving up")
+                    raise OutputError(d.items) from None
+                if not told and notify is not None:
+                    notify(f"agentrc: waiting for another agentrc run to finish with {self.root} "
+                           f"(at most {timeout:g} s)")
+                told = True
+                time.sleep(0.05)
+                continue
+            except BaseException:
+                os.close(fd)
+                raise
+            try:
+                now = os.stat(LOCK, dir_fd=state, follow_symlinks=False)
+            except FileNotFoundError:
+                now = None
+            mine = os.fstat(fd)
+            if now is not None and (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino):
+                self.lock_fd = fd
+                return
+            os.close(fd)  # released and removed by its holder while we waited: lock the new one
+
+    def close(self) -> None:
+        tree = self.tree
+        if tree is not None:
+            state = tree.fds.get(STATE)
+            if self.lock_fd is not None and state is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(LOCK, dir_fd=state)
+            if self.made_state and state is not None:
+                with contextlib.suppress(OSError):
+                    tree.forget(STATE)
+                    os.rmdir(STATE, dir_fd=tree.fds[""])  # only when empty: a run that wrote nothing
+            tree.close()
+            self.tree = None
+        if self.lock_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.lock_fd)
+            self.lock_fd = None
+        if self.made_root:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.root)  # only when empty
+            self.made_root = False
+
+    def _recover(self) -> None:
+        """Finish or undo the write an earlier run was interrupted in, before reading anything."""
+        tree = self.tree
+        txn = tree.dir(TXN) if tree is not None else None
+        if tree is None or txn is None:
+            return
+        names = os.listdir(txn)
+        if JOURNAL in names:
+            raw = tree.read(f"{TXN}/{JOURNAL}") or b""
+            try:
+                journal = _parse_journal(_load_json(raw, "the journal"))
+            except ValueError as exc:
+                d = Diagnostics()
+                d.error(self._show(f"{TXN}/{JOURNAL}"), (1, 1), "AR093", f"cannot read the journal of an "
+                        f"interrupted write: {exc}", hint=f"Delete {self._show(TXN)} to abandon that write, then "
+                        "rebuild; agentrc then compares the directory with its manifest again.")
+                raise OutputError(d.items) from None
+            conflicts = self._roll_forward(journal)
+            self._finish()
+            d = Diagnostics()
+            d.warning(self._show(STATE), (0, 0), "AR142", "completed a write an earlier agentrc run was "
+                      "interrupted in", hint="Nothing to do: the directory now holds what that run wrote.")
+            for rel in conflicts:
+                d.warning(self._show(rel), (0, 0), "AR091", "appeared while agentrc was writing; kept, and not "
+                          "owned by agentrc")
+            self.notes.extend(d.items)
+        else:
+            self._discard(txn, names)
+
+    def _discard(self, txn: int, names: Sequence[str]) -> None:
+        """Roll back: staged files that were never committed go; nothing visible changed."""
+        tree = self.tree
+        assert tree is not None
+        for name in names:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name, dir_fd=txn)
+        tree.forget(TXN)
+        os.rmdir("txn", dir_fd=tree.dir(STATE))
+
+    # reading
+
+    def _read_manifest(self, diags: Diagnostics) -> _Manifest:
+        if self.manifest is not None:
+            return self.manifest
+        tree = self.tree
+        raw = None
+        if tree is not None:
+            try:
+                raw = tree.read(MANIFEST)
+            except _FS_ERRORS as exc:
+                diags.items.append(self._problem(exc, MANIFEST))
+                return _Manifest()
+        self.manifest_raw = raw
+        if raw is None:
+            self.manifest = _Manifest()
+            return self.manifest
+        try:
+            self.manifest = _parse_manifest(_load_json(raw, "the manifest"))
+        except ValueError as exc:
+            diags.error(self._show(MANIFEST), (1, 1), "AR093", f"cannot read the ownership manifest: {exc}")
+            return _Manifest()
+        return self.manifest
+
+    def _read(self, rel: str) -> Optional[bytes]:
+        return self.tree.read(rel) if self.tree is not None else None
+
+    def _lstat(self, rel: str) -> Optional[os.stat_result]:
+        return self.tree.lstat(rel) if self.tree is not None else None
+
+    def diff(self, files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, str], Tuple[Diagnostic, ...]]:
+        """What writing `files` would change; errors for files agentrc does not own. A
+        manifest that cannot be read, or a planned path that is not safe, stops it here:
+        no change is proposed at all."""
+        diags = Diagnostics(list(self.notes))
+        m = self._read_manifest(diags)
+        for f in files:
+            if not safe_path(f.path):
+                diags.error(self._show(f.path), (0, 0), "AR140", "is not a relative path inside the output "
+                            "directory; agentrc writes nothing outside it")
+        if diags.has_errors:
+            return Changes((), (), (), 0), {}, diags.sorted()
+        owned, stats, previous = m.owned, m.stats, m.merged
+        files, merged_files, merged, stale = _merge(self, files, owned, previous, diags)
+        create, update, unchanged = [], [], 0
+        seen: Dict[str, list] = {}
+        modes: Dict[str, int] = {}
+        planned = {f.path for f in files}
+        for f in files:
+            try:
+                st = self._lstat(f.path)
+                if st is None:
+                    create.append(f.path)
+                    continue
+                if stat.S_ISLNK(st.st_mode):
+                    raise _Symlink(f.path)
+                if not stat.S_ISREG(st.st_mode):
+                    raise _NotFile(f.path)
+                is_exec = bool(st.st_mode & stat.S_IXUSR)
+                if (stats.get(f.path) == _stat(st) and is_exec == f.executable
+                        and owned.get(f.path) == sha(f.content)):
+                    unchanged += 1  # size and mtime as recorded after our last write: not read again
+                    seen[f.path] = _stat(st)
+                    continue
+                current = self._read(f.path)
+            except _FS_ERRORS as exc:
+                diags.items.append(self._problem(exc, f.path))
+                continue
+            if current == f.content and is_exec == f.executable:
+                unchanged += 1
+                seen[f.path] = _stat(st)
+                continue
+            modes[f.path] = stat.S_IMODE(st.st_mode)
+            if f.path in merged_files:
+                update.append(f.path)  # the user's file: only agentrc's keys changed
+            elif f.path not in owned:
+                diags.error(self._show(f.path), (0, 0), "AR091", f"not written by agentrc; it would be "
+                            f"overwritten by {f.owner}")
+            elif current is None or sha(current) != owned[f.path]:
+                diags.error(self._show(f.path), (0, 0), "AR094", "edited since agentrc wrote it; rebuilding "
+                            "would lose the edit")
+            else:
+                update.append(f.path)
+        delete_sha = dict(stale)
+        for p in sorted(p for p in owned if p not in planned and p not in previous):
+            try:
+                st = self._lstat(p)
+                if st is None or not stat.S_ISREG(st.st_mode):
+                    continue  # gone, or replaced by something agentrc did not write: left alone
+                current = self._read(p)
+            except _FS_ERRORS as exc:
+                diags.items.append(self._problem(exc, p))
+                continue
+            if current is None:
+                continue
+            if sha(current) != owned[p]:
+                diags.error(self._show(p), (0, 0), "AR094", "stale output edited since agentrc wrote it; not "
+                            "deleting it")
+                continue
+            delete_sha[p] = owned[p]
+        changes = Changes(tuple(create), tuple(update), tuple(sorted(delete_sha)), unchanged, seen, merged_files,
+                          merged, delete_sha, modes, m.dirs)
+        return changes, owned, diags.sorted()
+
+    # writing
+
+    def apply(self, files: Sequence[OutputFile], changes: Changes) -> Tuple[Diagnostic, ...]:
+        """Make the directory hold `files` as `changes` (from this session's diff) says: stage,
+        commit the journal, roll forward. Errors are returned as diagnostics: before the
+        commit nothing visible changed; after it, the next run completes the write."""
+        if not self.write:
+            raise ValueError("apply() on an output opened for checking")
+        tree = self.tree
+        assert tree is not None
+        by_path = {f.path: f for f in files}
+        by_path.update(changes.merged_files)
+        files = [by_path[f.path] for f in files]
+        try:
+            journal = self._stage(files, by_path, changes)
+        except _FS_ERRORS as exc:
+            problem = self._problem(exc, self.where)
+            with contextlib.suppress(*_FS_ERRORS):
+                txn = tree.dir(TXN)
+                if txn is not None:
+                    self._discard(txn, os.listdir(txn))
+            return (problem, _nothing_written(self._show("")))
+        if journal is None:
+            return ()
+        try:
+            conflicts = self._roll_forward(journal)
+            self._finish()
+        except _FS_ERRORS as exc:
+            d = Diagnostics()
+            d.items.append(self._problem(exc, self.where))
+            d.error(self._show(STATE), (0, 0), "AR142", f"{PARTIAL}; the next agentrc run in this directory "
+                    "completes it before doing anything else")
+            return d.sorted()
+        d = Diagnostics()
+        for rel in conflicts:
+            d.error(self._show(rel), (0, 0), "AR091", "appeared while agentrc was writing; kept, and not owned by "
+                    "agentrc")
+        return d.sorted()
+
+    def _stage(self, files: Sequence[OutputFile], by_path: Dict[str, OutputFile], changes: Changes
+               ) -> Optional[dict]:
+        """Stage every new byte and commit the journal; None when nothing at all changes."""
+        tree = self.tree
+        assert tree is not None
+        written: Dict[str, list] = {}
+        puts: List[dict] = []
+        created_dirs: Set[str] = set()
+        txn: Optional[int] = None
+        creating = set(changes.create)
+        for i, path in enumerate(changes.create + changes.update):
+            if txn is None:
+                tree.dir(STATE, create=True)
+                txn = tree.dir(TXN, create=True)
+                assert txn is not None
+                txn_dev = os.fstat(txn).st_dev
+            f = by_path[path]
+            self.where = path
+            self._check_parents(path, created_dirs, txn_dev)
+            if path in creating:
+                mode, exact = (0o755 if f.executable else 0o644), False
+            elif f.merge:
+                mode, exact = changes.modes.get(path, 0o644), True  # the user's file keeps its mode
+            else:
+                mode, exact = (0o755 if f.executable else 0o644), True
+            written[path] = _stat(tree.write_new(txn, f"{i}.new", f.content, mode, exact))
+            puts.append({"path": path, "tmp": f"{i}.new", "create": path in creating})
+        stats = {}
+        for f in files:
+            known = changes.seen.get(f.path) or written.get(f.path)
+            if known is None:
+                st = tree.lstat(f.path)
+                known = _stat(st) if st is not None else [0, 0, 0]
+            stats[f.path] = known
+        final = [f.path for f in files if not f.merge] + list(changes.merged)
+        needed = {d for p in final for d in _ancestors(p)}
+        ours = set(changes.dirs) | created_dirs
+        manifest: Dict[str, Any] = {
+            "version": 1, "generator": f"agentrc {__version__}",
+            "files": {f.path: sha(f.content) for f in sorted(files, key=lambda f: f.path) if not f.merge},
+            "stat": stats}
+        if changes.merged:
+            manifest["merged"] = changes.merged
+        if ours & needed:
+            manifest["dirs"] = sorted(ours & needed)
+        new_manifest: Optional[dict] = manifest
+        current = self.manifest_raw if self.manifest is not None else tree.read(MANIFEST)
+        if current == _manifest_bytes(manifest):
+            new_manifest = None  # a no-op build leaves the directory byte- and mtime-stable
+        if not puts and not changes.delete and new_manifest is None:
+            return None
+        journal = {"version": 1, "put": puts,
+                   "delete": [{"path": p, "sha": changes.delete_sha[p]} for p in changes.delete],
+                   "prune": sorted(ours - needed, key=lambda d: (-d.count("/"), d)), "manifest": new_manifest}
+        if txn is None:
+            tree.dir(STATE, create=True)
+            txn = tree.dir(TXN, create=True)
+            assert txn is not None
+        self.where = f"{TXN}/{JOURNAL}"
+        data = (json.dumps(journal, sort_keys=True) + "\n").encode()
+        tree.write_new(txn, "journal.tmp", data, 0o644, True)
+        os.replace("journal.tmp", JOURNAL, src_dir_fd=txn, dst_dir_fd=txn)
+        os.fsync(txn)  # the commit point: from here on the journal is replayed, never undone
+        return journal
+
+    def _check_parents(self, path: str, created: Set[str], dev: int) -> None:
+        """Walk to `path`'s directory without creating anything: a symlink or a file in the
+        way is refused now, before the commit; missing directories are noted as agentrc's."""
+        tree = self.tree
+        assert tree is not None
+        if os.fstat(tree.fds[""]).st_dev != dev:
+            raise _OtherDevice("")
+        missing = False
+        for d in _ancestors(path):
+            if missing or d in created:
+                missing = True
+                created.add(d)
+                continue
+            fd = tree.dir(d)
+            if fd is None:
+                missing = True
+                created.add(d)
+            elif os.fstat(fd).st_dev != dev:
+                raise _OtherDevice(d)
+
+    def _roll_forward(self, journal: dict) -> List[str]:
+        """Carry out a committed journal. Idempotent: each step checks whether it was done,
+        so a run interrupted here is completed by the next one. Returns the paths of files
+        that appeared where agentrc was creating one (kept, and dropped from the manifest)."""
+        tree = self.tree
+        assert tree is not None
+        txn = tree.dir(TXN)
+        assert txn is not None
+        manifest = journal["manifest"]
+        touched: Set[str] = set()
+        conflicts: List[str] = []
+        for put in journal["put"]:
+            path, tmp = put["path"], put["tmp"]
+            self.where = path
+            try:
+                staged = os.stat(tmp, dir_fd=txn, follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # moved into place before the interruption
+            pfd, name = tree.parent(path, create=True)
+            assert pfd is not None
+            if put["create"]:
+                if not self._link(txn, tmp, pfd, name, staged):
+                    conflicts.append(path)
+                    if manifest is not None:
+                        manifest["files"].pop(path, None)
+                        manifest["stat"].pop(path, None)
+                        manifest.get("merged", {}).pop(path, None)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp, dir_fd=txn)
+            else:
+                os.replace(tmp, name, src_dir_fd=txn, dst_dir_fd=pfd)
+            touched.add(posixpath.dirname(path))
+        for entry in journal["delete"]:
+            path = self.where = entry["path"]
+            st = tree.lstat(path)
+            if st is None or not stat.S_ISREG(st.st_mode):
+                continue
+            current = tree.read(path)
+            if current is not None and sha(current) == entry["sha"]:
+                pfd, name = tree.parent(path)
+                os.unlink(name, dir_fd=pfd)
+                touched.add(posixpath.dirname(path))
+        for d in journal["prune"]:
+            self.where = d
+            fd = tree.dir(d)
+            if fd is None or os.listdir(fd):
+                continue  # gone already, or holds something (of the user's): kept
+            tree.forget(d)
+            pfd, name = tree.parent(d)
+            try:
+                os.rmdir(name, dir_fd=pfd)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOENT, errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+            touched.add(posixpath.dirname(d))
+        touched |= {a for d in touched for a in _ancestors(d + "/x")}  # new directories' entries too
+        for d in sorted(touched):
+            self.where = d
+            fd = tree.dir(d)
+            if fd is not None:
+                os.fsync(fd)
+        if manifest is not None:
+            self.where = MANIFEST
+            state = tree.dir(STATE)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink("manifest.tmp", dir_fd=txn)
+            tree.write_new(txn, "manifest.tmp", _manifest_bytes(manifest), 0o644, True)
+            os.replace("manifest.tmp", "manifest.json", src_dir_fd=txn, dst_dir_fd=state)
+            self.manifest, self.manifest_raw = None, None
+        return conflicts
+
+    @staticmethod
+    def _link(txn: int, tmp: str, pfd: int, name: str, staged: os.stat_result) -> bool:
+        """Put a new file in place without ever replacing one (a hard link fails when the
+        name exists). False when another file took the name first."""
+        try:
+            os.link(tmp, name, src_dir_fd=txn, dst_dir_fd=pfd, follow_symlinks=False)
+            return True
+        except FileExistsError:
+            there = os.stat(name, dir_fd=pfd, follow_symlinks=False)
+            return (there.st_dev, there.st_ino) == (staged.st_dev, staged.st_ino)  # linked before a crash
+        except OSError as exc:
+            if exc.errno not in _NO_HARD_LINKS:
+                raise
+        # A file system without hard links: rename, after checking the name is free.
+        try:
+            os.stat(name, dir_fd=pfd, follow_symlinks=False)
+            return False
+        except FileNotFoundError:
+            os.rename(tmp, name, src_dir_fd=txn, dst_dir_fd=pfd)
+            return True
+
+    def _finish(self) -> None:
+        """The journal is carried out: remove it, then the staging directory."""
+        tree = self.tree
+        assert tree is not None
+        txn = tree.dir(TXN)
+        assert txn is not None
+        os.unlink(JOURNAL, dir_fd=txn)
+        for name in os.listdir(txn):  # staged files of creates that lost to another file
+            os.unlink(name, dir_fd=txn)
+        tree.forget(TXN)
+        state = tree.fds[STATE]
+        os.rmdir("txn", dir_fd=state)
+        os.fsync(state)
+
+
+def _nothing_written(where: str) -> Diagnostic:
+    d = Diagnostics()
+    d.error(where, (0, 0), "AR142", "the write failed before it was committed; nothing in the directory changed")
+    return d.items[0]
+
+
+def _parse_journal(data: Any) -> dict:
+    """A journal, checked like the manifest: it directs renames and deletions, so every path
+    in it must be safe."""
+    if not isinstance(data, dict) or data.get("version") != 1:
+        raise ValueError("not a version 1 journal")
+    puts, deletes, prune = data.get("put"), data.get("delete"), data.get("prune")
+    if not (isinstance(puts, list) and isinstance(deletes, list) and isinstance(prune, list)):
+        raise ValueError("'put', 'delete' or 'prune' is not a list")
+    for p in puts:
+        if not (isinstance(p, dict) and safe_path(p.get("path")) and isinstance(p.get("tmp"), str)
+                and _STAGED.fullmatch(p["tmp"]) and isinstance(p.get("create"), bool)):
+            raise ValueError(f"a bad 'put' entry: {p!r:.200}")
+    for d in deletes:
+        if not (isinstance(d, dict) and safe_path(d.get("path")) and isinstance(d.get("sha"), str)
+                and _SHA.fullmatch(d["sha"])):
+            raise ValueError(f"a bad 'delete' entry: {d!r:.200}")
+    if not all(safe_path(d) for d in prune):
+        raise ValueError("a bad 'prune' entry")
+    if data.get("manifest") is not None:
+        _parse_manifest(data["manifest"])
+        if not isinstance(data["manifest"].get("stat"), dict):
+            raise ValueError("the manifest has no 'stat'")
+    return data
+
+
+def _merge(out: Output, files: Sequence[OutputFile], owned: Dict[str, str], previous: Dict[str, dict],
+           diags: Diagnostics) -> Tuple[List[OutputFile], Dict[str, OutputFile], Dict[str, dict], Dict[str, str]]:
     """Resolve files agentrc merges into users' files: read what is there, take out the keys
     agentrc added last time, put in this build's keys. Paths merged last time and not now
-    lose agentrc's keys (and go away when agentrc created them and nothing else is left)."""
-    base = str(root)
-    out: List[OutputFile] = []
+    lose agentrc's keys (and go away when agentrc created them and nothing else is left:
+    those are returned with the sha256 they have now, to delete)."""
+    result: List[OutputFile] = []
     resolved: Dict[str, OutputFile] = {}
     records: Dict[str, dict] = {}
-    wanted = {f.path: f for f in files if f.merge}
+    stale_delete: Dict[str, str] = {}
+    planned = {f.path for f in files}
     stale = [OutputFile(p, b"", False, "agentrc", str(r.get("format", "json")), ()) for p, r in sorted(previous.items())
-             if p not in wanted]
+             if p not in planned]
     for f in list(files) + stale:
         if not f.merge:
-            out.append(f)
+            result.append(f)
             continue
-        target = os.path.join(base, f.path)
+        target = out._show(f.path)
         record = previous.get(f.path, {})
         old = _keys(record)
         created = bool(record.get("created", False))
+        blank = record.get("blank")
         try:
-            with open(target, "rb") as fh:
-                current = fh.read().decode("utf-8")
-        except FileNotFoundError:
-            current, created = "", True
-        except (UnicodeDecodeError, IsADirectoryError) as exc:
+            raw = out._read(f.path)
+            if raw is None:
+                current, created = "", True
+            else:
+                current = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
             diags.error(target, (0, 0), "AR097", f"cannot merge agentrc's keys into it: {exc}")
+            continue
+        except _NotFile:
+            diags.error(target, (0, 0), "AR097", "cannot merge agentrc's keys into it: it is not a file")
+            continue
+        except _FS_ERRORS as exc:
+            diags.items.append(out._problem(exc, f.path))
             continue
         if f.path in owned:
             if owned[f.path] != sha(current.encode()):
@@ -112,6 +961,8 @@ def _merge(root: Path, files: Sequence[OutputFile], owned: Dict[str, str], previ
                             "into the sources or delete the file, then rebuild")
                 continue
             current, created = "", True  # written whole by an earlier agentrc: all of it is ours
+        if raw is not None and not old and not current.strip() and f.path not in owned:
+            blank = current  # the user's empty file: it is empty again when agentrc's keys go
         try:
             changed, missing = managed.edited(f.merge, current, old)
             for key in changed:
@@ -124,6 +975,7 @@ def _merge(root: Path, files: Sequence[OutputFile], owned: Dict[str, str], previ
                 continue
             clashes = managed.conflicts(f.merge, current, old, f.keys)
             text = managed.render(f.merge, current, old, f.keys)
+            empty = managed.is_empty(f.merge, text)
         except ValueError as exc:
             diags.error(target, (0, 0), "AR097", f"cannot merge agentrc's keys into it: {exc}")
             continue
@@ -134,117 +986,25 @@ def _merge(root: Path, files: Sequence[OutputFile], owned: Dict[str, str], previ
         if f.merge == "json" and f.path in managed.STRICT_JSON and managed.has_comments(current):
             diags.warning(target, (0, 0), "AR098", "has comments, which agentrc keeps, but "
                           f"{managed.STRICT_JSON[f.path]} reads this file as strict JSON and would ignore it")
-        if not f.keys and created and managed.is_empty(f.merge, text):
-            continue  # stale, agentrc made it, nothing of the user's in it: delete (below)
+        if not f.keys and created and empty:
+            if raw is not None:
+                stale_delete[f.path] = sha(raw)  # stale, agentrc made it, nothing of the user's in it: delete
+            continue
+        if not f.keys and isinstance(blank, str) and empty:
+            text = blank
         merged = OutputFile(f.path, text.encode("utf-8"), False, f.owner, f.merge, f.keys)
         resolved[f.path] = merged
-        out.append(merged)
+        result.append(merged)
         if f.keys:
-            records[f.path] = {"format": f.merge, "created": created, "keys": [[list(k), v, a] for k, v, a in f.keys]}
-    return out, resolved, records
+            rec: Dict[str, Any] = {"format": f.merge, "created": created,
+                                   "keys": [[list(k), v, a] for k, v, a in f.keys]}
+            if isinstance(blank, str):
+                rec["blank"] = blank
+            records[f.path] = rec
+    return result, resolved, records, stale_delete
 
 
-def diff(root: Union[str, Path], files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, str], Tuple[Diagnostic, ...]]:
-    """What writing `files` into `root` would change; errors for files agentrc does not own."""
-    diags = Diagnostics()
-    owned, stats, previous = _read_manifest(Path(root), diags)
-    files, merged_files, merged = _merge(Path(root), files, owned, previous, diags)
-    base = str(root)
-    create, update, unchanged = [], [], 0
-    seen: Dict[str, list] = {}
-    planned = {f.path for f in files}
-    stale_merged = [p for p in previous if p not in planned and os.path.isfile(os.path.join(base, p))]
-    for f in files:
-        target = os.path.join(base, f.path)
-        try:
-            st = os.lstat(target)
-        except FileNotFoundError:
-            create.append(f.path)
-            continue
-        if not stat.S_ISREG(st.st_mode):
-            diags.error(target, (0, 0), "AR091", "a directory or symlink stands where agentrc writes a file")
-            continue
-        is_exec = bool(st.st_mode & stat.S_IXUSR)
-        if (stats.get(f.path) == _stat(st) and is_exec == f.executable
-                and owned.get(f.path) == sha(f.content)):
-            unchanged += 1  # size and mtime as recorded after our last write: not read again
-            seen[f.path] = _stat(st)
-            continue
-        with open(target, "rb") as fh:
-            current = fh.read()
-        if current == f.content and is_exec == f.executable:
-            unchanged += 1
-            seen[f.path] = _stat(st)
-        elif f.path in merged_files:
-            update.append(f.path)  # the user's file: only agentrc's keys changed
-        elif f.path not in owned:
-            diags.error(target, (0, 0), "AR091", f"not written by agentrc; it would be overwritten by {f.owner}")
-        elif sha(current) != owned[f.path]:
-            diags.error(target, (0, 0), "AR094", "edited since agentrc wrote it; rebuilding would lose the edit")
-        else:
-            update.append(f.path)
-    delete = sorted(stale_merged)
-    for p in sorted(p for p in owned if p not in planned and p not in previous
-                    and os.path.isfile(os.path.join(base, p))):
-        with open(os.path.join(base, p), "rb") as fh:
-            if sha(fh.read()) != owned[p]:
-                diags.error(os.path.join(base, p), (0, 0), "AR094",
-                            "stale output edited since agentrc wrote it; not deleting it")
-                continue
-        delete.append(p)
-    return (Changes(tuple(create), tuple(update), tuple(delete), unchanged, seen, merged_files, merged), owned,
-            diags.sorted())
-
-
-def apply(root: Union[str, Path], files: Sequence[OutputFile], changes: Changes) -> None:
-    """Write new files in place and stage updates beside their targets; only when every
-    write succeeded are updates renamed into place, stale outputs deleted and the manifest
-    written. On failure everything this call created is removed again."""
-    base = str(root)
-    by_path = {f.path: f for f in files}
-    by_path.update(changes.merged_files)
-    files = [by_path[f.path] for f in files]
-    created: List[str] = []
-    written: Dict[str, list] = {}
-    staged: List[Tuple[str, str]] = []
-    made: set = set()
-    try:
-        for path in changes.create:
-            # A new path holds nothing to protect: write it directly (O_EXCL: never clobber).
-            target = os.path.join(base, path)
-            written[path] = _write_new(target, by_path[path], made)
-            created.append(target)
-        for path in changes.update:
-            staged.append((path, _stage(os.path.join(base, path), by_path[path], made)))
-    except BaseException:
-        for target in created:
-            os.unlink(target)
-        for _, tmp in staged:
-            os.unlink(tmp)
-        raise
-    for path, tmp in staged:
-        os.replace(tmp, os.path.join(base, path))
-    for path in changes.delete:
-        target = os.path.join(base, path)
-        if os.path.exists(target):
-            os.unlink(target)
-        _prune(os.path.dirname(target), base)
-    stats = {}
-    for f in files:
-        known = changes.seen.get(f.path) or written.get(f.path)
-        stats[f.path] = known if known is not None else _stat(os.lstat(os.path.join(base, f.path)))
-    manifest = {"version": 1, "generator": f"agentrc {__version__}",
-                "files": {f.path: sha(f.content) for f in sorted(files, key=lambda f: f.path) if not f.merge},
-                "stat": stats}
-    if changes.merged:
-        manifest["merged"] = changes.merged
-    mf = os.path.join(base, MANIFEST)
-    data = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
-    if os.path.isfile(mf):
-        with open(mf, "rb") as fh:
-            if fh.read() == data:
-                return  # a no-op build leaves the directory byte- and mtime-stable
-    os.replace(_stage(mf, OutputFile(MANIFEST, data), made), mf)
+# --- without a session ---------------------------------------------------------------------
 
 
 def manifest_digest(root: Path) -> str:
@@ -256,73 +1016,47 @@ def manifest_digest(root: Path) -> str:
 
 
 def untouched(root: Path, digest: str) -> bool:
-    """Whether the manifest is the one recorded and every owned file still has the size,
-    mtime and mode recorded when it was written: then nobody changed the output tree."""
-    if not digest or manifest_digest(root) != digest:
+    """Whether the manifest is the one recorded, no write is pending, and every owned file
+    still has the size, mtime and mode recorded when it was written: then nobody changed the
+    output tree (and nothing is read or written)."""
+    if not digest or os.path.lexists(os.path.join(str(root), TXN)):
         return False
-    owned, stats, merged = _read_manifest(Path(root), Diagnostics())
+    try:
+        with open(os.path.join(str(root), MANIFEST), "rb") as fh:
+            raw = fh.read(MAX_MANIFEST + 1)
+        if sha(raw) != digest:
+            return False
+        m = _parse_manifest(_load_json(raw, "the manifest"))
+    except (OSError, ValueError):
+        return False
     base = str(root)
-    for path in list(owned) + list(merged):
+    for path in list(m.owned) + list(m.merged):
         try:
             st = os.lstat(os.path.join(base, path))
         except OSError:
             return False
-        if stats.get(path) != _stat(st):
+        if m.stats.get(path) != _stat(st):
             return False
     return True
 
 
-def _stat(st) -> list:
-    return [st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode)]
-
-
-def _write_new(target: str, f: OutputFile, made: set) -> list:
-    """Create `target` (never clobbering: O_EXCL) and return its [size, mtime_ns, mode]."""
-    parent = os.path.dirname(target)
-    if parent not in made:
-        os.makedirs(parent, exist_ok=True)
-        made.add(parent)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o755 if f.executable else 0o644)
-    try:
-        view = memoryview(f.content)
-        while view:
-            view = view[os.write(fd, view):]
-        st = os.fstat(fd)
-        if f.executable and not st.st_mode & stat.S_IXUSR:  # a umask took the bit
-            os.fchmod(fd, 0o755)
-            st = os.fstat(fd)
-    finally:
-        os.close(fd)
-    return _stat(st)
-
-
-def _stage(target: str, f: OutputFile, made: set) -> str:
-    parent = os.path.dirname(target)
-    if parent not in made:
-        os.makedirs(parent, exist_ok=True)
-        made.add(parent)
-    fd, name = tempfile.mkstemp(prefix=".agentrc-", dir=parent)
-    with os.fdopen(fd, "wb") as out:
-        out.write(f.content)
-    os.chmod(name, 0o755 if f.executable else 0o644)
-    return name
-
-
-def _prune(d: str, root: str) -> None:
-    root = os.path.normpath(root)
-    while os.path.normpath(d) != root and os.path.isdir(d) and not os.listdir(d):
-        os.rmdir(d)
-        d = os.path.dirname(d)
-
-
 def write_atomic(path: Path, data: bytes) -> None:
-    """One file outside any manifest (a report, a formatted source): written beside itself
-    and renamed over, keeping its mode, so a reader never sees half of it."""
+    """One file outside any manifest (a report, a formatted source): written beside itself,
+    fsync'd and renamed over, keeping its mode, so a reader never sees half of it and no
+    temporary file is left behind when it fails."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.agentrc-tmp")
-    tmp.write_bytes(data)
     try:
-        os.chmod(tmp, path.stat().st_mode & 0o777)
-    except FileNotFoundError:
-        pass
-    os.replace(tmp, path)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+        except FileNotFoundError:
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

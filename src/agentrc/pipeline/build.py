@@ -14,9 +14,9 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
-from agentrc.diagnostics import Diagnostic
+from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fingerprint import digest
 from agentrc.inputs.read import read_inputs
 from agentrc.memo import cache
@@ -57,7 +57,8 @@ class BuildResult:
         return self.changes is None or self.changes.empty
 
 
-def build(options: BuildOptions) -> BuildResult:
+def build(options: BuildOptions, notify: Optional[Callable[[str], None]] = None) -> BuildResult:
+    """`notify` gets the messages a waiting run prints (another build holds the output)."""
     inputs = read_inputs(options.paths)
     out = Path(options.out)
     memo_path = cache.location(options.out, options.paths) if options.cache else None
@@ -80,18 +81,36 @@ def build(options: BuildOptions) -> BuildResult:
         cache.save(memo_path, memo)
     diags = list(plan.diagnostics)
     changes = None
-    if plan.ok:
-        changes, _, wdiags = writer.diff(out, plan.files)
-        diags.extend(wdiags)
-    ok = not any(d.is_error for d in diags)
     totals = summary(plan.reports)
-    if ok and options.report and not options.check:
-        report = stages.report_document(options.clients, plan)
-        writer.write_atomic(Path(options.report), (json.dumps(report, indent=2) + "\n").encode())
-    if ok and not options.check and changes is not None:
-        writer.apply(out, plan.files, changes)
-        if memo_path:
-            cache.save_stamp(memo_path, {"key": key, "manifest": writer.manifest_digest(out),
-                                         "diagnostics": [d.to_json() for d in sorted(set(diags))],
-                                         "summary": totals, "files": len(plan.files)})
+    if plan.ok:
+        try:
+            # Locked and recovered before anything in the directory is read; errors of the
+            # disk (a full one, a read-only one, a link in the way) are diagnostics.
+            with writer.session(out, write=not options.check, notify=notify) as tree:
+                changes, _, wdiags = tree.diff(plan.files)
+                diags.extend(wdiags)
+                if not any(d.is_error for d in diags) and not options.check:
+                    diags.extend(_write(tree, options, plan, changes))
+        except writer.OutputError as exc:
+            diags.extend(exc.diagnostics)
+            changes = None
+    ok = not any(d.is_error for d in diags)
+    if ok and memo_path and not options.check and changes is not None:
+        cache.save_stamp(memo_path, {"key": key, "manifest": writer.manifest_digest(out),
+                                     "diagnostics": [d.to_json() for d in sorted(set(diags)) if d.code != "AR142"
+                                                     and not (d.code == "AR091" and not d.is_error)],
+                                     "summary": totals, "files": len(plan.files)})
     return BuildResult(tuple(sorted(set(diags))), totals if plan.ok else None, changes)
+
+
+def _write(tree: writer.Output, options: BuildOptions, plan, changes: writer.Changes) -> List[Diagnostic]:
+    """The report first (a failure there writes nothing into the output), then the output."""
+    if options.report:
+        report = stages.report_document(options.clients, plan)
+        try:
+            writer.write_atomic(Path(options.report), (json.dumps(report, indent=2) + "\n").encode())
+        except OSError as exc:
+            d = Diagnostics()
+            d.error(options.report, (0, 0), "AR142", f"cannot write the report: {exc.strerror or exc}")
+            return d.items
+    return list(tree.apply(plan.files, changes))

@@ -516,6 +516,12 @@ def _remove(doc: _Doc, node: _Node, entry: _Entry) -> str:
     t, entries = doc.text, node.entries
     assert entries is not None  # `entry` is one of them
     k = next(i for i, e in enumerate(entries) if e is entry)
+    if k == len(entries) - 1 and entry.comma is not None and k > 0 and _one_line(t, node):
+        # The last item of a one-line list with a trailing comma (`["a", "b",]`): `_insert`
+        # put `, "b"` before that comma, so exactly those bytes go (`["a",]` again).
+        comma = entries[k - 1].comma
+        assert comma is not None  # an entry followed by another one has its comma
+        return t[:comma] + t[entry.node.end:]
     cuts = [_entry_span(t, entry)]
     if k == len(entries) - 1 and entry.comma is None and k > 0:
         comma = entries[k - 1].comma

@@ -1,0 +1,505 @@
+"""What agentrc writes, and what a crash leaves (docs/security.md): the output side of
+"safe by construction". Every path written, merged or deleted stays inside --out and goes
+through no symlink; a build is a transaction that a kill or an I/O error at any point
+cannot leave half done; one run at a time; the documented recovery works; user files keep
+their bytes."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from agentrc.cli.main import main
+from agentrc.files import OutputFile
+from agentrc.inputs.read import read_inputs
+from agentrc.output import writer
+from agentrc.pipeline import stages
+from helpers import ROOT
+
+REGISTRY = str(ROOT / "examples" / "registry")
+PY = sys.executable
+ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+
+
+def _build(out, *extra: str, clients: str = "claude") -> int:
+    return main(["build", REGISTRY, "--client", clients, "--out", str(out), "--no-cache", *extra])
+
+
+def _tree(root: Path) -> dict:
+    """Every file, link and directory below `root`, with its bytes and mode bits."""
+    found = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            rel = str(p.relative_to(root))
+            if p.is_symlink():
+                found[rel] = ("link", os.readlink(p))
+            elif p.is_dir():
+                found[rel] = ("dir",)
+            else:
+                found[rel] = (p.read_bytes(), p.stat().st_mode & 0o777)
+    return found
+
+
+def _without_stat(tree: dict) -> dict:
+    """The manifest's `stat` records mtimes, which differ between two correct builds."""
+    tree = dict(tree)
+    raw = tree.pop(".agentrc/manifest.json", None)
+    if raw is not None:
+        data = json.loads(raw[0])
+        data.pop("stat", None)
+        tree[".agentrc/manifest.json"] = json.dumps(data, sort_keys=True)
+    return tree
+
+
+# --- 1. the write boundary -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["../victim/keep.txt", "/ABS/keep.txt", "a/../../victim/keep.txt", "./x", "a//b",
+                                 ".agentrc/manifest.json", "", "a\\..\\b"])
+@pytest.mark.parametrize("section", ["files", "merged"])
+def test_a_manifest_naming_paths_outside_deletes_nothing(tmp_path, capsys, key, section):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("keep me\n")
+    out = tmp_path / "out"
+    assert _build(out) == 0
+    digest = hashlib.sha256(b"keep me\n").hexdigest()
+    key = key.replace("/ABS", str(tmp_path))
+    manifest = json.loads((out / ".agentrc" / "manifest.json").read_text())
+    if section == "files":
+        manifest["files"][key] = digest
+    else:
+        manifest["merged"][key] = {"format": "json", "created": True, "keys": []}
+    (out / ".agentrc" / "manifest.json").write_text(json.dumps(manifest))
+    before = _tree(tmp_path)
+    capsys.readouterr()
+    assert _build(out, clients="opencode") == 1  # would delete claude's files: nothing is deleted
+    err = capsys.readouterr().err
+    assert "error[AR093]" in err and "Traceback" not in err
+    assert _tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("link", [".claude", ".claude/agentrc", ".mcp.json"])
+def test_writes_never_go_through_a_symlink_in_the_output(tmp_path, capsys, link):
+    home = tmp_path / "home"  # stands for ~/.claude: the user's global settings
+    out = tmp_path / "out"
+    assert _build(out) == 0
+    target = out / link
+    if target.is_dir():
+        shutil.copytree(target, home)
+        shutil.rmtree(target)
+    else:
+        home.mkdir()
+        shutil.copy(target, home / "file")
+        target.unlink()
+        home = home / "file"
+    os.symlink(home, target)
+    before = _tree(tmp_path)
+    capsys.readouterr()
+    # A rebuild with another client set would rewrite settings.json and delete claude's files.
+    assert _build(out, clients="copilot") == 1
+    err = capsys.readouterr().err
+    assert f"{out / link}: error[AR140]" in err and "Traceback" not in err
+    assert _tree(tmp_path) == before
+
+
+def test_a_symlink_swapped_in_during_the_write_is_not_followed(tmp_path):
+    """The walk opens each directory with O_NOFOLLOW from its parent's descriptor: a link
+    that appears after diff() is refused at the write itself (no check-then-use window)."""
+    out = tmp_path / "out"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    files = [OutputFile("d/x.txt", b"x\n")]
+    with writer.session(out) as tree:
+        changes, _, diags = tree.diff(files)
+        assert not diags
+        (out / "d").symlink_to(elsewhere)
+        problems = tree.apply(files, changes)
+    assert any(p.code == "AR140" for p in problems)
+    assert list(elsewhere.iterdir()) == []
+    with writer.session(out) as tree:  # and the next run refuses it too
+        _, _, diags = tree.diff(files)
+    assert [d.code for d in diags if d.is_error] == ["AR140"]
+
+
+def test_planned_paths_outside_the_output_are_refused(tmp_path):
+    for bad in ("../x", "/tmp/x", "a/./b", ".agentrc/manifest.json"):
+        with writer.session(tmp_path / "out") as tree:
+            changes, _, diags = tree.diff([OutputFile(bad, b"x")])
+        assert [d.code for d in diags] == ["AR140"] and changes.empty
+
+
+# --- 5. manifests of any shape, and directories that cannot be written ---------------------
+
+
+@pytest.mark.parametrize("content", [
+    "null", "[]", '"files"', "{}", '{"files": []}', '{"files": {"a": 1}}', '{"files": {"a": "zz"}}',
+    '{"files": {}, "merged": []}', '{"files": {}, "merged": {"a": {"keys": [[1, 2]]}}}',
+    '{"files": {}, "merged": {"a": {"format": "yaml"}}}', '{"files": {}, "dirs": ["../x"]}',
+    '{"files": {}, "version": 2}', "[" * 100000, "\xff", "{" + '"files": {}, ' * 3 + "}"])
+def test_a_manifest_of_any_shape_is_a_diagnostic(tmp_path, capsys, content):
+    out = tmp_path / "out"
+    (out / ".agentrc").mkdir(parents=True)
+    (out / ".agentrc" / "manifest.json").write_bytes(content.encode("utf-8", "surrogateescape")
+                                                    if content != "\xff" else b"\xff")
+    before = _tree(out)
+    assert _build(out) == 1
+    err = capsys.readouterr().err
+    assert "error[AR093]" in err and "Traceback" not in err
+    assert _tree(out) == before
+
+
+def test_a_huge_manifest_is_refused_unread(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(writer, "MAX_MANIFEST", 1000)
+    out = tmp_path / "out"
+    (out / ".agentrc").mkdir(parents=True)
+    (out / ".agentrc" / "manifest.json").write_text('{"files": {}, "pad": "' + "x" * 2000 + '"}')
+    assert _build(out) == 1
+    assert "larger than" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_a_read_only_output_is_a_diagnostic(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _build(out) == 0
+    (out / ".claude" / "rules" / "extra.md").parent.mkdir(exist_ok=True)
+    os.chmod(out, 0o555)
+    try:
+        capsys.readouterr()
+        assert _build(out, clients="copilot") == 1
+        err = capsys.readouterr().err
+        assert "error[AR142]" in err and "Permission denied" in err and "Traceback" not in err
+    finally:
+        os.chmod(out, 0o755)
+
+
+def test_output_that_is_a_file_an_unwritable_report_and_too_long_paths(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    assert _build(tmp_path / "file") == 1
+    assert "error[AR142] cannot read or write: Not a directory" in capsys.readouterr().err
+    out = tmp_path / "out"
+    assert _build(out, "--report", str(tmp_path / "file" / "report.json")) == 1
+    err = capsys.readouterr().err
+    assert "error[AR142] cannot write the report" in err and "Traceback" not in err
+    assert not out.exists()  # nothing written
+    deep = tmp_path / "/".join(["d" * 200] * 25)  # > PATH_MAX (4096)
+    assert _build(deep) == 1
+    err = capsys.readouterr().err
+    assert "error[AR142]" in err and "Traceback" not in err
+    long_name = tmp_path / ("n" * 300)  # > NAME_MAX
+    assert _build(long_name) == 1
+    assert "error[AR142]" in capsys.readouterr().err
+
+
+def test_a_full_disk_is_a_diagnostic_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "out"
+    assert _build(out) == 0
+    before = _tree(out)
+    real_write = os.write
+
+    def full(fd, data):
+        if len(data) > 100:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", full)
+    capsys.readouterr()
+    assert _build(out, clients="copilot") == 1
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and "nothing written" in err and "Traceback" not in err
+    monkeypatch.undo()
+    assert _tree(out) == before
+
+
+# --- 2. a build is a transaction: faults and kills at every step ---------------------------
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL: raised at one call, and every call after it fails the same way,
+    so no cleanup of the dying run can happen."""
+
+
+class _FaultyOS:
+    """`os` as the writer sees it, failing at the k-th call that touches the disk."""
+
+    CALLS = ("open", "write", "read", "fsync", "replace", "rename", "link", "unlink", "mkdir", "rmdir", "fchmod",
+             "stat", "fstat", "listdir", "makedirs", "close")
+
+    def __init__(self, k: int, fault):
+        self.k, self.fault, self.count, self.dead, self.fds = k, fault, 0, False, set()
+
+    def __getattr__(self, name):
+        real = getattr(os, name)
+        if name not in self.CALLS:
+            return real
+
+        def call(*args, **kwargs):
+            if self.dead:
+                raise _Killed()
+            if name == "close":
+                self.fds.discard(args[0])
+                return real(*args, **kwargs)
+            self.count += 1
+            if self.count == self.k:
+                if self.fault is _Killed:
+                    self.dead = True
+                    raise _Killed()
+                raise OSError(self.fault, os.strerror(self.fault))
+            if name == "fsync":
+                return None  # counted as a step, not paid for: durability is the kill -9 test's
+            result = real(*args, **kwargs)
+            if name == "open":
+                self.fds.add(result)
+            return result
+        return call
+
+    def close_leaked(self):
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _small_registry(reg: Path) -> Path:
+    """Two rules, a hook (merged into a user's settings.json), the context (a block in
+    AGENTS.md) and an MCP server: every kind of write, in few files, so that a fault can be
+    injected at every single step of the build in a few seconds."""
+    for part in ("rules/commit-style", "rules/api-conventions", "hooks/format-on-edit", "context/project"):
+        shutil.copytree(Path(REGISTRY) / part, reg / part)
+    (reg / "tools.bundle.yaml").write_text("schema: 1\nname: tools\ndescription: Shared MCP servers\nitems: {}\n"
+                                           "mcps:\n  docs:\n    remote:\n      type: http\n"
+                                           "      url: https://docs.example.com/mcp\n")
+    return reg
+
+
+def _scenario(tmp_path: Path):
+    """An output tree with user files next to agentrc's, and the next build's files: creates,
+    updates, deletes, merges into a user's file, pruned directories."""
+    reg = _small_registry(tmp_path / "reg")
+    out = tmp_path / "template"
+    (out / ".claude").mkdir(parents=True)
+    (out / ".claude" / "settings.json").write_text('{\n  // mine\n  "model": "opus",\n}\n')
+    (out / "README.md").write_text("the user's\n")
+    (out / "empty-of-the-user").mkdir()
+    assert main(["build", str(reg), "--client", "claude,copilot", "--out", str(out), "--no-cache"]) == 0
+    rule = reg / "rules" / "commit-style" / "RULE.md"
+    rule.write_text(rule.read_text().replace("Conventional Commits form", "Conventional Commits 1.0 form"))
+    shutil.rmtree(reg / "rules" / "api-conventions")
+    inputs = read_inputs((str(reg),))
+    plan = stages.generate(inputs.tree, ["claude", "opencode"], [], False, inputs.explicit, None,
+                           canonical=inputs.canonical)
+    assert plan.ok
+    clean = tmp_path / "clean"
+    shutil.copytree(out, clean, symlinks=True)
+    assert not _run(clean, plan.files)
+    return out, list(plan.files), _without_stat(_tree(clean))
+
+
+def _run(out: Path, files) -> tuple:
+    """A build's write; its errors (none expected)."""
+    with writer.session(out) as tree:
+        changes, _, diags = tree.diff(files)
+        assert not [d for d in diags if d.is_error], diags
+        return tuple(d for d in tree.apply(files, changes) if d.is_error)
+
+
+def _faulty_run(out: Path, files) -> bool:
+    """A build's write that may fail anywhere: whether it reported a failure."""
+    try:
+        with writer.session(out) as tree:
+            changes, _, diags = tree.diff(files)
+            if any(d.is_error for d in diags):
+                return True
+            return any(d.is_error for d in tree.apply(files, changes))
+    except writer.OutputError as exc:
+        assert exc.diagnostics
+        return True
+
+
+def _user_files(tree: dict) -> dict:
+    return {k: v for k, v in tree.items() if k in ("README.md", "empty-of-the-user")}
+
+
+@pytest.fixture
+def fast_tmp(tmp_path):
+    """A directory in memory when there is one: the fault tests rebuild a tree hundreds of
+    times, and removing directories on a journaling disk costs milliseconds each."""
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+        path = Path(tempfile.mkdtemp(prefix="agentrc-faults-", dir="/dev/shm"))
+        yield path
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        yield tmp_path
+
+
+@pytest.mark.parametrize("fault", [errno.EIO, errno.ENOSPC, _Killed], ids=["EIO", "ENOSPC", "kill"])
+def test_a_fault_at_any_step_then_a_rebuild_gives_the_clean_tree(fast_tmp, monkeypatch, fault):
+    tmp_path = fast_tmp
+    template, files, expected = _scenario(tmp_path)
+    counter = _FaultyOS(0, fault)
+    monkeypatch.setattr(writer, "os", counter)
+    out = tmp_path / "out"
+    shutil.copytree(template, out, symlinks=True)
+    assert not _run(out, files)
+    total = counter.count
+    assert total > 50, total
+    assert _without_stat(_tree(out)) == expected
+    for k in range(1, total + 1):
+        shutil.rmtree(out)
+        shutil.copytree(template, out, symlinks=True)
+        faulty = _FaultyOS(k, fault)
+        monkeypatch.setattr(writer, "os", faulty)
+        try:
+            reported = _faulty_run(out, files)
+            # Unreported only when it hit the release of the lock, after all was written.
+            left = {p: v for p, v in _without_stat(_tree(out)).items() if p != ".agentrc/lock"}
+            assert reported or left == expected, f"step {k}: the fault was not reported"
+        except _Killed:
+            pass
+        finally:
+            faulty.close_leaked()
+        monkeypatch.setattr(writer, "os", _FaultyOS(0, fault))  # no fault (and no real fsync)
+        assert not _run(out, files), f"step {k}: the next build failed"
+        monkeypatch.setattr(writer, "os", os)
+        after = _tree(out)
+        assert _without_stat(after) == expected, f"step {k} ({fault}): the rebuild differs from a clean build"
+        assert _user_files(after) == _user_files(expected)
+        assert after[".claude/settings.json"][0].startswith(b'{\n  // mine\n  "model": "opus",\n')
+
+
+def test_kill_9_during_builds_then_a_rebuild_gives_the_clean_tree(tmp_path):
+    """Real processes killed at moments spread over a build (a few seconds in all)."""
+    reg = tmp_path / "reg"
+    shutil.copytree(REGISTRY, reg)
+    for i in range(24):  # a larger tree: more of the build is spent writing
+        d = reg / "rules" / f"bulk-{i}"
+        d.mkdir()
+        (d / "RULE.md").write_text(f"---\nschema: 1\nname: bulk-{i}\ndescription: Use when testing {i}\n---\n\n"
+                                   f"## Body\n\nText {i}.\n")
+    cmd = [PY, "-m", "agentrc", "build", str(reg), "--out", "{out}", "--no-cache", "--jobs", "1"]
+    clean = tmp_path / "clean"
+    start = time.monotonic()
+    subprocess.run([c.replace("{out}", str(clean)) for c in cmd], env=ENV, check=True, capture_output=True)
+    duration = time.monotonic() - start
+    expected = _without_stat(_tree(clean))
+    out = tmp_path / "out"
+    n = 6
+    for i in range(n):
+        proc = subprocess.Popen([c.replace("{out}", str(out)) for c in cmd], env=ENV, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        time.sleep(duration * (0.4 + 0.6 * i / n))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if i % 2:  # half the time, an interrupted build into a tree of another client set
+            shutil.rmtree(reg / "rules" / f"bulk-{i}")
+            subprocess.run([c.replace("{out}", str(clean)) for c in cmd], env=ENV, capture_output=True)
+            expected = _without_stat(_tree(clean))
+    done = subprocess.run([c.replace("{out}", str(out)) for c in cmd], env=ENV, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert _without_stat(_tree(out)) == expected
+
+
+# --- 3. one run at a time --------------------------------------------------------------------
+
+
+def test_a_second_build_waits_then_fails_with_a_diagnostic(tmp_path):
+    out = tmp_path / "out"
+    cmd = [PY, "-m", "agentrc", "build", REGISTRY, "--client", "claude", "--out", str(out), "--no-cache"]
+    holder = subprocess.Popen([PY, "-c", "import sys, time; sys.path.insert(0, sys.argv[1]);"
+                               "from agentrc.output import writer\n"
+                               "with writer.session(sys.argv[2]):\n"
+                               "    print('locked', flush=True); time.sleep(float(sys.argv[3]))",
+                               str(ROOT / "src"), str(out), "3"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        second = subprocess.run(cmd, env=dict(ENV, AGENTRC_LOCK_TIMEOUT="0.3"), capture_output=True, text=True)
+        assert second.returncode == 1
+        assert "waiting for another agentrc run" in second.stderr
+        assert "error[AR141]" in second.stderr and "Traceback" not in second.stderr
+        # A run that waits long enough goes ahead once the first one is done.
+        third = subprocess.run(cmd, env=dict(ENV, AGENTRC_LOCK_TIMEOUT="20"), capture_output=True, text=True)
+        assert third.returncode == 0, third.stderr
+        assert "waiting for another agentrc run" in third.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+    assert sorted(os.listdir(out / ".agentrc")) == ["manifest.json"]  # no lock file, no staging left
+
+
+def test_two_concurrent_builds_both_succeed_one_after_the_other(tmp_path):
+    out = tmp_path / "out"
+    cmd = [PY, "-m", "agentrc", "build", REGISTRY, "--out", str(out), "--no-cache", "--jobs", "1"]
+    procs = [subprocess.Popen(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    results = [p.communicate() for p in procs]
+    for p, (_, err) in zip(procs, results):
+        assert p.returncode == 0, err
+        assert "Traceback" not in err
+
+
+# --- 4. the documented recovery: delete the manifest, rebuild --------------------------------
+
+
+def test_deleting_the_manifest_and_rebuilding_adopts_what_agentrc_wrote(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _build(out, clients="claude,opencode,copilot") == 0
+    before = _tree(out)
+    (out / ".agentrc" / "manifest.json").unlink()
+    capsys.readouterr()
+    assert _build(out, clients="claude,opencode,copilot") == 0, capsys.readouterr().err
+    after = _tree(out)
+    for path in (".claude/settings.json", ".mcp.json", "opencode.json", ".vscode/mcp.json"):
+        assert after[path] == before[path], path  # hooks not appended twice, servers not AR096
+    # ... and they are agentrc's again: another client set takes them out.
+    assert _build(out, clients="opencode") == 0
+    assert json.loads((out / ".mcp.json").read_text()) == {}
+    assert "hooks" not in json.loads((out / ".claude" / "settings.json").read_text())
+
+
+# --- 6. byte identity of what the user has -----------------------------------------------------
+
+
+def test_a_trailing_comma_in_a_users_opencode_json_stays(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    user = '{\n  "instructions": ["mine.md",],\n  "x": 1\n}\n'
+    (out / "opencode.json").write_text(user)
+    assert _build(out, clients="opencode") == 0
+    assert '"instructions": ["mine.md", ".agents/rules/' in (out / "opencode.json").read_text()
+    assert _build(out, clients="claude") == 0
+    assert (out / "opencode.json").read_text() == user
+
+
+def test_an_empty_mcp_json_stays_empty(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".mcp.json").write_bytes(b"")
+    assert _build(out, clients="claude") == 0
+    assert "mcpServers" in (out / ".mcp.json").read_text()
+    assert _build(out, clients="opencode") == 0
+    assert (out / ".mcp.json").read_bytes() == b""
+
+
+def test_pruning_never_removes_a_users_empty_directory(tmp_path):
+    out = tmp_path / "out"
+    (out / ".claude").mkdir(parents=True)
+    (out / "mine").mkdir()
+    assert _build(out, clients="claude") == 0
+    assert _build(out, clients="opencode") == 0
+    assert (out / ".claude").is_dir() and (out / "mine").is_dir()
+    assert not (out / ".claude" / "rules").exists()  # agentrc's own directories go
+    assert sorted(os.listdir(out / ".claude")) == []
