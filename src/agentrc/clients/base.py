@@ -459,7 +459,13 @@ def server_outcomes(server: McpServer, tracker: Tracker, where: str, env_note: s
         tracker.mapped("remote", f"{where}: {server.transport} server (url, headers{env_note})")
     if "requires-env" in server.fields:
         tracker.omitted("requires-env", "documents the environment the server needs (spec 001 §3.6); no client field")
-    # Canonical-document fields (spec 000 §3.7), unless the adapter mapped them itself.
+    canonical_server_outcomes(server, tracker)
+
+
+def canonical_server_outcomes(server: McpServer, tracker: Tracker) -> None:
+    """The canonical document's server fields (spec 000 §3.7: scope, disabled, autoApprove),
+    unless the adapter mapped them itself; every adapter writing a server entry calls it, or
+    a canonical project's server fails the build on an unreported field."""
     scope = server.fields.get("scope")
     if scope is not None and "scope" not in tracker.outcomes:
         if scope == "project":
