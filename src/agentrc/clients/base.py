@@ -480,6 +480,26 @@ def canonical_server_outcomes(server: McpServer, tracker: Tracker) -> None:
                         "does not write")
 
 
+REDACTED = "<redacted>"
+# What may stand around `${VAR}` references in a value a message shows: an auth scheme.
+_SHOWN_AROUND_REFS = {"", "bearer", "basic", "token"}
+
+
+def redacted(entry: Dict[str, Any]) -> Dict[str, Any]:
+    """A server entry fit for a message or a report: each `env`/`environment`/`headers` value
+    is replaced by "<redacted>" unless it is only `${VAR}` references (with an auth scheme such
+    as "Bearer "). Literal values are secrets as often as not, and messages end up in CI logs;
+    the key names stay, so the user knows what to fill in."""
+    out = dict(entry)
+    for key in ("env", "environment", "headers"):
+        values = out.get(key)
+        if isinstance(values, dict):
+            out[key] = {k: v if isinstance(v, str) and ENV_REF_RE.search(v)
+                        and ENV_REF_RE.sub("", v).strip().lower() in _SHOWN_AROUND_REFS else REDACTED
+                        for k, v in values.items()}
+    return out
+
+
 def stdio_entry(server: McpServer) -> Dict[str, Any]:
     """`command`, `args` and `env` of a local server, the keys most clients' configs share."""
     entry: Dict[str, Any] = {"command": server.command}
