@@ -17,7 +17,7 @@ import pytest
 import fuzzlib
 from agentrc.cli.main import main
 
-CASES = int(os.environ.get("AGENTRC_FUZZ_CASES", "400"))
+CASES = int(os.environ.get("AGENTRC_FUZZ_CASES", "600"))
 SEED = int(os.environ.get("AGENTRC_FUZZ_SEED", "0"))
 
 
