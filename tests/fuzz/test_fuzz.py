@@ -118,6 +118,8 @@ def test_lone_surrogate_escapes(tmp_path, monkeypatch, capsys, where):
     ["import", "in", "--from", "claude", "--out", "out", "--canonical", "x\x00y"],
     ["lint", "in\x00"],
     ["import", "in", "--from", "claude", "--out", "out", "--canonical", "."],
+    ["import", "in", "--from", "claude", "--out", "out", "--canonical", "out"],
+    ["import", "in", "--from", "claude", "--out", "x/out", "--canonical", "x"],
     ["import", "in", "--from", "claude", "--out", "", "--canonical", "doc.json"],
 ])
 def test_bad_flags_are_usage_errors(tmp_path, monkeypatch, capsys, argv):
