@@ -16,6 +16,7 @@ import pytest
 
 import fuzzlib
 from agentrc.cli.main import main
+from agentrc.importers.document import IMPORTERS
 
 CASES = int(os.environ.get("AGENTRC_FUZZ_CASES", "600"))
 SEED = int(os.environ.get("AGENTRC_FUZZ_SEED", "0"))
@@ -30,7 +31,6 @@ def test_every_front_door_has_a_seed():
     names = {s.name.split("-", 1)[0] for s in fuzzlib.scenarios()}
     assert names == {"build", "lint", "fmt", "inspect", "import"}
     imports = {s.argv[3] for s in fuzzlib.scenarios() if s.argv[0] == "import"}
-    from agentrc.importers.document import IMPORTERS
     assert imports == set(IMPORTERS)
 
 
