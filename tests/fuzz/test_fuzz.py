@@ -134,3 +134,14 @@ def test_a_field_of_another_kind_is_ignored(tmp_path, monkeypatch, capsys, field
     _project(tmp_path, {"ctx/CONTEXT.md": f"---\ndescription: Context\n{field}\n---\n\n## Notes\n\nText.\n"})
     code, err = _cli(tmp_path, monkeypatch, ["build", "in", "--out", "out", "--client", "claude"], capsys)
     assert code == 0 and "warning[AR007]" in err, err
+
+
+@pytest.mark.parametrize("files", [
+    {"ai.config.json": '{"skills": ["a"], "hooks": 3, "commands": null}'},
+    {"ai.config.json": "{}", ".ai/mcp.json": '{"servers": 0.5}'},
+    {"ai.config.json": '{"mcp": {"servers": [1]}}'},
+])
+def test_sections_that_are_not_objects(tmp_path, monkeypatch, capsys, files):
+    """The checks after the schema iterated skills/hooks/servers with .items() (AttributeError)."""
+    code, err = _cli(_project(tmp_path, files), monkeypatch, ["lint", "in"], capsys)
+    assert code == 1 and "error[AR115]" in err, err

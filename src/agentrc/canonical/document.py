@@ -149,7 +149,7 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
     mcp = by_rel.get("mcp.json")
     if mcp is not None:
         data["mcp"] = _json(mcp, diags)
-        for name in (data["mcp"].get("servers") or {}) if isinstance(data["mcp"], dict) else {}:
+        for name in _mapping(data["mcp"].get("servers")) if isinstance(data["mcp"], dict) else {}:
             origin[f"mcp.servers.{name}"] = mcp.path
     for name in _subdirs(by_rel, "tools"):
         f = by_rel.get(f"tools/{name}/config.json")
@@ -364,10 +364,11 @@ def validate(doc: Dict[str, Any], origins: Sequence[Origin], diags: Diagnostics)
             err = max(err.context, key=lambda e: len(e.absolute_path))
         path = ".".join(map(str, err.absolute_path))
         diags.error(file_of(path), (1, 1), "AR115", f"{path or '(document)'}: {err.message}")
-    for name, cmd in (doc.get("commands") or {}).items():
+    # The schema errors above name a section that is not an object; these checks skip it.
+    for name, cmd in _mapping(doc.get("commands")).items():
         if isinstance(cmd, dict) and not str(cmd.get("prompt") or cmd.get("content") or "").strip():
             diags.error(file_of(f"commands.{name}"), (1, 1), "AR116", f"command {name!r} has no prompt or content")
-    for name, skill in (doc.get("skills") or {}).items():
+    for name, skill in _mapping(doc.get("skills")).items():
         if not isinstance(skill, dict):
             continue
         targets: Dict[str, str] = {}
@@ -389,12 +390,16 @@ def validate(doc: Dict[str, Any], origins: Sequence[Origin], diags: Diagnostics)
                 if isinstance(value, dict) and isinstance(value.get("content"), str) and \
                         value.get("encoding") == "base64" and not _base64_ok(value["content"]):
                     diags.error(source, (1, 1), "AR115", f"skills.{name}.{group}.{path}: content is not valid base64")
-    for event, value in (doc.get("hooks") or {}).items():
+    for event, value in _mapping(doc.get("hooks")).items():
         for hook in value if isinstance(value, list) else [value]:
             timeout = hook.get("timeout") if isinstance(hook, dict) else None
             if isinstance(timeout, float) and not math.isfinite(timeout):
                 diags.error(file_of(f"hooks.{event}"), (1, 1), "AR115",
                             f"hooks.{event}: timeout is not a finite number of seconds")
+
+
+def _mapping(value: Any) -> Dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _unsafe_path(path: str) -> str:
