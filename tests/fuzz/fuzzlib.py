@@ -43,6 +43,8 @@ from agentrc.clients.registry import CLIENTS  # noqa: E402
 ALLOWED: Dict[Tuple[str, str], str] = {
     ("ValueError", "agentrc.output.writer"): "manifest entries of the wrong shape (writer branch)",
     ("TypeError", "agentrc.output.writer"): "manifest entries of the wrong shape (writer branch)",
+    ("AttributeError", "agentrc.output.writer"): "manifest entries of the wrong shape (writer branch)",
+    ("TypeError", "agentrc.output.merge"): "manifest merged keys of the wrong shape (writer branch)",
     ("UnicodeDecodeError", "agentrc.inputs.config"): "a root AGENTS.md that is not UTF-8 (inputs branch)",
 }
 
