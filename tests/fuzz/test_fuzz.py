@@ -115,6 +115,8 @@ def test_lone_surrogate_escapes(tmp_path, monkeypatch, capsys, where):
     ["build", "in", "--out", "out", "--jobs", "-1"],
     ["build", "in", "--out", ""],
     ["build", "in", "--out", "out", "--report", " "],
+    ["build", "in", "--out", "out", "--report", "."],
+    ["build", "in", "--out", "out", "--report", "in"],
     ["import", "in", "--from", "claude", "--out", "out", "--canonical", "x\x00y"],
     ["lint", "in\x00"],
     ["import", "in", "--from", "claude", "--out", "out", "--canonical", "."],
