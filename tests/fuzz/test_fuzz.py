@@ -147,3 +147,14 @@ def test_sections_that_are_not_objects(tmp_path, monkeypatch, capsys, files):
     """The checks after the schema iterated skills/hooks/servers with .items() (AttributeError)."""
     code, err = _cli(_project(tmp_path, files), monkeypatch, ["lint", "in"], capsys)
     assert code == 1 and "error[AR115]" in err, err
+
+
+@pytest.mark.parametrize("client, rel, text", [
+    ("claude", ".mcp.json", '{"mcpServers": {"a": {"command": "\\ud800"}}}'),
+    ("cursor", ".cursor/hooks.json", '{"version": 1, "hooks": {"preToolUse": [{"command": "x", "matcher": "\\udc00"}]}}'),
+])
+def test_import_lone_surrogate_escapes(tmp_path, monkeypatch, capsys, client, rel, text):
+    _project(tmp_path, {rel: text})
+    code, err = _cli(tmp_path, monkeypatch, ["import", "in", "--from", client, "--out", "out", "--canonical",
+                                             "doc.json"], capsys)
+    assert code == 1 and "error[AR131]" in err and "surrogate" in err, err
