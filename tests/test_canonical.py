@@ -62,6 +62,16 @@ def test_example_project_renders_through_the_adapters(client, monkeypatch):
     compare_golden(GOLDEN / f"project.{client}.txt", text)
 
 
+@pytest.mark.parametrize("client", sorted(client_registry.CLIENTS))
+def test_example_project_builds_for_every_client(client, monkeypatch):
+    """Every adapter accounts for the canonical server fields (scope, disabled, autoApprove):
+    windsurf once failed on the shipped example with UnreportedField for `scope` (issue 9)."""
+    monkeypatch.chdir(ROOT)
+    inputs = read_inputs(["examples/project"])
+    plan = pipeline.generate(inputs.tree, [client], canonical=inputs.canonical)
+    assert plan.ok, [d.format() for d in plan.diagnostics]
+
+
 def test_context_is_appended_in_spec_order(monkeypatch):
     monkeypatch.chdir(ROOT)
     _, document = _document(Path("examples/project"))

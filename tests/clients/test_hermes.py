@@ -106,5 +106,5 @@ def test_mcp_snippets():
                                                          "headers": {"Authorization": "Bearer ${TOKEN}"},
                                                          "transport": "sse"}}}
     assert _snippet(HERMES.render_server(local).report.fields[0].detail) == {
-        "mcp_servers": {"fs": {"command": "npx", "args": ["-y", "fs"], "env": {"ROOT": "."}}}}
+        "mcp_servers": {"fs": {"command": "npx", "args": ["-y", "fs"], "env": {"ROOT": "<redacted>"}}}}  # literal: a secret?
     json.loads(json.dumps(detail))  # plain text, no objects

@@ -14,7 +14,9 @@ them from disk and evaluates `ai.config.js` with Node).
 from __future__ import annotations
 
 import base64
+import binascii
 import json
+import math
 import posixpath
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -118,7 +120,7 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
             d = f"{section}/{name}"
             f = pick(d, candidates)
             meta_file = by_rel.get(f"{d}/index.json")
-            meta = _json(meta_file, diags) if meta_file is not None else {}
+            meta = _meta(meta_file, diags)
             if f is None:
                 if meta_file is not None:
                     diags.error(meta_file.path, (1, 1), "AR115", f"{section}/{name} has index.json but no "
@@ -133,7 +135,7 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
     for name in _subdirs(by_rel, "hooks"):
         d = f"hooks/{name}"
         meta_file, prompt = by_rel.get(f"{d}/index.json"), pick(d, ["prompt.md"])
-        meta = _json(meta_file, diags) if meta_file is not None else {}
+        meta = _meta(meta_file, diags)
         if prompt is not None:
             script = _text(prompt, diags).strip()
             data.setdefault("hooks", {})[name] = {**meta, "script": script} if meta else script
@@ -147,7 +149,7 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
     mcp = by_rel.get("mcp.json")
     if mcp is not None:
         data["mcp"] = _json(mcp, diags)
-        for name in (data["mcp"].get("servers") or {}) if isinstance(data["mcp"], dict) else {}:
+        for name in _mapping(data["mcp"].get("servers")) if isinstance(data["mcp"], dict) else {}:
             origin[f"mcp.servers.{name}"] = mcp.path
     for name in _subdirs(by_rel, "tools"):
         f = by_rel.get(f"tools/{name}/config.json")
@@ -196,6 +198,31 @@ def _json(f: SourceFile, diags: Diagnostics) -> Any:
         diags.error(f.path, (getattr(exc, "lineno", 1), getattr(exc, "colno", 1)), "AR110", f"invalid JSON: {exc.msg}"
                     if hasattr(exc, "msg") else f"invalid JSON: {exc}")
         return {}
+
+
+def _meta(f: Optional[SourceFile], diags: Diagnostics) -> Dict[str, Any]:
+    """An entry's index.json: its keys merge into the entry, so anything but an object (null,
+    a list, a number) is an error here rather than a TypeError in the merge."""
+    if f is None:
+        return {}
+    data = _json(f, diags)
+    if not isinstance(data, dict):
+        diags.error(f.path, (1, 1), "AR115", f"index.json holds {_json_type(data)}, not an object of fields")
+        return {}
+    return data
+
+
+def _json_type(value: Any) -> str:
+    """What a JSON value is, named as JSON names it (for messages; never the value itself)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
 
 
 def _markdown(f: SourceFile, diags: Diagnostics) -> Tuple[Dict[str, Any], str]:
@@ -337,18 +364,61 @@ def validate(doc: Dict[str, Any], origins: Sequence[Origin], diags: Diagnostics)
             err = max(err.context, key=lambda e: len(e.absolute_path))
         path = ".".join(map(str, err.absolute_path))
         diags.error(file_of(path), (1, 1), "AR115", f"{path or '(document)'}: {err.message}")
-    for name, cmd in (doc.get("commands") or {}).items():
+    # The schema errors above name a section that is not an object; these checks skip it.
+    for name, cmd in _mapping(doc.get("commands")).items():
         if isinstance(cmd, dict) and not str(cmd.get("prompt") or cmd.get("content") or "").strip():
             diags.error(file_of(f"commands.{name}"), (1, 1), "AR116", f"command {name!r} has no prompt or content")
-    for name, skill in (doc.get("skills") or {}).items():
+    for name, skill in _mapping(doc.get("skills")).items():
         if not isinstance(skill, dict):
             continue
+        targets: Dict[str, str] = {}
         for group in ("references", "scripts", "assets", "files"):
-            for path in (skill.get(group) or {}):
-                norm = posixpath.normpath(path)
-                if path.startswith("/") or norm == ".." or norm.startswith("../") or "\\" in path:
-                    diags.error(file_of(f"skills.{name}"), (1, 1), "AR117",
-                                f"skills.{name}.{group}: unsafe path {path!r} (relative paths inside the skill only)")
+            sidecars = skill.get(group)
+            for path, value in (sidecars.items() if isinstance(sidecars, dict) else ()):
+                source = file_of(f"skills.{name}")
+                problem = _unsafe_path(path)
+                if problem:
+                    diags.error(source, (1, 1), "AR117", f"skills.{name}.{group}: unsafe path {path!r} ({problem})")
+                    continue
+                target = path if group == "files" else f"{group}/{path}"
+                clash = next((t for t in targets if t == target or t.startswith(target + "/")
+                              or target.startswith(t + "/")), None)
+                if clash is not None:
+                    diags.error(source, (1, 1), "AR117", f"skills.{name}.{group}.{path} and {targets[clash]} cannot "
+                                "both be files of the skill (one is the other's directory, or the same file)")
+                targets[target] = f"{group}.{path}"
+                if isinstance(value, dict) and isinstance(value.get("content"), str) and \
+                        value.get("encoding") == "base64" and not _base64_ok(value["content"]):
+                    diags.error(source, (1, 1), "AR115", f"skills.{name}.{group}.{path}: content is not valid base64")
+    for event, value in _mapping(doc.get("hooks")).items():
+        for hook in value if isinstance(value, list) else [value]:
+            timeout = hook.get("timeout") if isinstance(hook, dict) else None
+            if isinstance(timeout, float) and not math.isfinite(timeout):
+                diags.error(file_of(f"hooks.{event}"), (1, 1), "AR115",
+                            f"hooks.{event}: timeout is not a finite number of seconds")
+
+
+def _mapping(value: Any) -> Dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _unsafe_path(path: str) -> str:
+    """Why a skill's file name cannot be written inside the skill ("" when it can)."""
+    norm = posixpath.normpath(path) if path else ""
+    if path.startswith("/") or norm == ".." or norm.startswith("../") or "\\" in path:
+        return "relative paths inside the skill only"
+    if not path or norm == "." or path.endswith("/") or "\x00" in path or path != norm:
+        return "a file name: no empty, '.' or trailing '/' parts, no NUL"
+    return ""
+
+
+def _base64_ok(text: str) -> bool:
+    """Whether `_portable` can decode it (leniently, as it does: line breaks are fine)."""
+    try:
+        base64.b64decode(text)
+        return True
+    except (binascii.Error, ValueError):
+        return False
 
 
 def normalize(doc: Dict[str, Any]) -> Dict[str, Any]:
@@ -370,10 +440,43 @@ def normalize(doc: Dict[str, Any]) -> Dict[str, Any]:
 def build_document(layers: Sequence[Layer]) -> Tuple[Document, Tuple[Diagnostic, ...]]:
     diags = Diagnostics()
     doc, context, origins = merge(layers)
+    not_text = _lone_surrogate(doc)
+    if not_text is None and not all(_encodable(text) for text, _, _ in context):
+        not_text = "context.global"
+    if not_text is not None:
+        # JSON's \ud800 escapes decode to text no file can hold: writing it would fail.
+        where = {o.key: o.file for o in origins}
+        diags.error(where.get(not_text, next(iter(where.values()), "<config>")), (1, 1), "AR115",
+                    f"{not_text or '(document)'}: a string holds a lone surrogate (a \\ud800-style JSON escape), "
+                    "which is not text")
+        return Document(tuple(context), freeze({}), freeze({}), origins), diags.sorted()
     tools = doc.pop("tools", {}) or {}
     validate(doc, origins, diags)
     caps = normalize(doc) if not any(d.is_error for d in diags.items) else {}
     return Document(context, freeze(caps), freeze(tools), origins), diags.sorted()
+
+
+def _lone_surrogate(value: Any, path: str = "") -> Optional[str]:
+    """The dotted path of the first key or string that cannot be encoded as UTF-8, else None."""
+    if isinstance(value, str):
+        return None if _encodable(value) else path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        sub = f"{path}.{k}" if path else str(k)
+        if isinstance(k, str) and not _encodable(k):
+            return path
+        found = _lone_surrogate(v, sub)
+        if found is not None:
+            return found
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 # --- onto the one internal model ---------------------------------------------------------

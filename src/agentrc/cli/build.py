@@ -3,6 +3,7 @@ this prints the diagnostics and the per-client and per-directory summaries."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -37,6 +38,13 @@ def options(args) -> BuildOptions:
         raise UsageError(f"unknown {what}: {', '.join(unknown) or '(none)'} (known: {', '.join(table)})")
     if args.layout == "plugin" and len(clients) > 1:
         raise UsageError("--layout plugin builds one client's plugin at a time (one --client)")
+    if args.jobs < 0:
+        raise UsageError(f"--jobs: {args.jobs} is not a number of processes (0 = one per CPU, 1 = no workers)")
+    for flag, value in (("--out", args.out), ("--report", args.report)):
+        if value is not None and not value.strip():
+            raise UsageError(f"{flag}: an empty path")
+    if args.report is not None and (Path(args.report).name in ("", ".", "..") or os.path.isdir(args.report)):
+        raise UsageError(f"--report: {args.report!r} is a directory, not a file name")
     return BuildOptions(tuple(args.paths), args.out, tuple(clients), tuple(args.bundle), args.strict, args.layout,
                         args.plugin_name, args.check, args.report, args.jobs, not args.no_cache)
 

@@ -23,6 +23,14 @@ def run(args) -> int:
         raise UsageError(f"unknown client to import from: {args.client} (known: {', '.join(importer.IMPORTERS)})")
     if not os.path.isdir(args.project):
         raise UsageError(f"no such directory: {args.project}")
+    if not args.out.strip():
+        raise UsageError("--out: an empty path")
+    if args.canonical is not None:
+        canonical, out_dir = os.path.abspath(args.canonical), os.path.abspath(args.out)
+        if not args.canonical.strip() or os.path.isdir(canonical) or \
+                os.path.commonpath([canonical, out_dir]) == canonical:
+            raise UsageError(f"--canonical: {args.canonical!r} is not a file name (a directory, or --out or a "
+                             "directory above it)")
     if args.canonical and os.path.dirname(os.path.abspath(args.canonical)) == os.path.abspath(args.out) and \
             os.path.basename(args.canonical).startswith("ai.config."):
         raise UsageError("--canonical: an ai.config file at the top of --out would make the registry a canonical "

@@ -22,6 +22,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
+        _check_strings(args)
         for p in getattr(args, "paths", []):
             if not os.path.exists(p):
                 raise UsageError(f"no such file or directory: {p}")
@@ -32,6 +33,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except UsageError as exc:
         print(f"agentrc: error: {exc}", file=sys.stderr)
         return 2
+
+
+def _check_strings(args: argparse.Namespace) -> None:
+    """No argument may hold a NUL byte: every one ends up in a path, and the OS would raise
+    ValueError deep in a command instead of a usage error here. (A shell cannot pass one;
+    a program calling main() can.)"""
+    for key, value in sorted(vars(args).items()):
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and "\x00" in text:
+                raise UsageError(f"{key}: an argument holds a NUL byte")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -459,7 +459,13 @@ def server_outcomes(server: McpServer, tracker: Tracker, where: str, env_note: s
         tracker.mapped("remote", f"{where}: {server.transport} server (url, headers{env_note})")
     if "requires-env" in server.fields:
         tracker.omitted("requires-env", "documents the environment the server needs (spec 001 §3.6); no client field")
-    # Canonical-document fields (spec 000 §3.7), unless the adapter mapped them itself.
+    canonical_server_outcomes(server, tracker)
+
+
+def canonical_server_outcomes(server: McpServer, tracker: Tracker) -> None:
+    """The canonical document's server fields (spec 000 §3.7: scope, disabled, autoApprove),
+    unless the adapter mapped them itself; every adapter writing a server entry calls it, or
+    a canonical project's server fails the build on an unreported field."""
     scope = server.fields.get("scope")
     if scope is not None and "scope" not in tracker.outcomes:
         if scope == "project":
@@ -472,6 +478,26 @@ def server_outcomes(server: McpServer, tracker: Tracker, where: str, env_note: s
     if "autoApprove" in server.fields and "autoApprove" not in tracker.outcomes:
         tracker.dropped("autoApprove", "tool approval lives in each client's permission settings, which agentrc "
                         "does not write")
+
+
+REDACTED = "<redacted>"
+# What may stand around `${VAR}` references in a value a message shows: an auth scheme.
+_SHOWN_AROUND_REFS = {"", "bearer", "basic", "token"}
+
+
+def redacted(entry: Dict[str, Any]) -> Dict[str, Any]:
+    """A server entry fit for a message or a report: each `env`/`environment`/`headers` value
+    is replaced by "<redacted>" unless it is only `${VAR}` references (with an auth scheme such
+    as "Bearer "). Literal values are secrets as often as not, and messages end up in CI logs;
+    the key names stay, so the user knows what to fill in."""
+    out = dict(entry)
+    for key in ("env", "environment", "headers"):
+        values = out.get(key)
+        if isinstance(values, dict):
+            out[key] = {k: v if isinstance(v, str) and ENV_REF_RE.search(v)
+                        and ENV_REF_RE.sub("", v).strip().lower() in _SHOWN_AROUND_REFS else REDACTED
+                        for k, v in values.items()}
+    return out
 
 
 def stdio_entry(server: McpServer) -> Dict[str, Any]:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Sequence
 
-from agentrc.clients.base import SHARED_SKILL_DIR, RenderContext, stdio_entry, tool_event
+from agentrc.clients.base import SHARED_SKILL_DIR, RenderContext, redacted, stdio_entry, tool_event
 from agentrc.clients.openclaw import AgentSkillsClient
 from agentrc.fidelity import Tracker
 from agentrc.frozen import thaw
@@ -195,7 +195,8 @@ class Hermes(AgentSkillsClient):
         return ""
 
     def server(self, server, tracker):
-        snippet = f"mcp_servers: {{{json.dumps(server.name)}: {json.dumps(hermes_server(server), ensure_ascii=False)}}}"
+        entry = json.dumps(redacted(hermes_server(server)), ensure_ascii=False)
+        snippet = f"mcp_servers: {{{json.dumps(server.name)}: {entry}}}"
         for key in tracker.expected:
             if key == "requires-env":
                 tracker.omitted(key, "checked by agentrc at install time (spec 001 §3.6), not a client field")

@@ -57,6 +57,7 @@ from typing import Any, Dict, List
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     ClientAdapter,
+    redacted,
     resource_files,
     stdio_entry,
     with_skills_section,
@@ -265,7 +266,7 @@ class OpenClaw(AgentSkillsClient):
         return []
 
     def server(self, server, tracker):
-        command = f"openclaw mcp set {server.name} {shlex.quote(json.dumps(openclaw_server(server)))}"
+        command = f"openclaw mcp set {server.name} {shlex.quote(json.dumps(redacted(openclaw_server(server))))}"
         for key in tracker.expected:
             if key == "requires-env":
                 tracker.omitted(key, "checked by agentrc at install time (spec 001 §3.6), not a client field")

@@ -59,6 +59,7 @@ from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     ClientAdapter,
     RenderContext,
+    canonical_server_outcomes,
     document,
     hook_docs,
     hook_script,
@@ -421,4 +422,5 @@ class Windsurf(ClientAdapter):
             tracker.mapped(key, detail)
         if "requires-env" in server.fields:
             tracker.omitted("requires-env", "checked by agentrc at install time (spec 001 §3.6), not a client field")
+        canonical_server_outcomes(server, tracker)
         return [fragment(DEVIN_CONFIG, "json", ("mcpServers", server.name), entry, self.name)]

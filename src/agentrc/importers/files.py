@@ -86,11 +86,18 @@ class ProjectFiles:
         if not text.strip():
             return {}
         try:
-            return json.loads(strip_jsonc(text))
+            data = json.loads(strip_jsonc(text))
         except ValueError as exc:
             pos = (getattr(exc, "lineno", 0), getattr(exc, "colno", 0))
             self.unreadable(rel, f"invalid JSON: {getattr(exc, 'msg', exc)}", pos)
             return None
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            # A \ud800-style escape decodes to text no imported file could hold.
+            self.unreadable(rel, "a string holds a lone surrogate (a \\ud800-style escape), which is not text")
+            return None
+        return data
 
     def json_object(self, rel: str) -> Optional[Dict[str, Any]]:
         data = self.json(rel)

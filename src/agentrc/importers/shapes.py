@@ -221,8 +221,8 @@ def server(r: Reader, rel: str, name: str, raw: Any, env: Callable[[Any], Any] =
         entry["autoApprove"] = [str(t) for t in raw["autoApprove"]]
     for key, value in raw.items():
         if key not in known and key not in ("disabled", "autoApprove"):
-            r.lossy(rel, f"{where}.{name}: {key}: {json.dumps(value, default=str)[:60]} has no canonical "
-                         "field; not imported")
+            # The key only: a server's settings hold credentials (envFile, oauth, tokens).
+            r.lossy(rel, f"{where}.{name}: {key} has no canonical field; not imported")
     r.add_server(server_name, entry, rel)
 
 

@@ -80,7 +80,10 @@ def make_item(kind: Kind, name: str, d: str, path: str, data: Dict[str, Any], lo
     passthrough_blocks = {k: freeze(data[k]) for k in sorted(passthrough) if isinstance(data.get(k), dict)}
     known = set(checks.COMMON_FIELDS) | set(checks.KIND_FIELDS[kind]) | set(passthrough)
     extra = {k: v for k, v in data.items() if k not in known}
-    tools = data.get("tools")
+    # A field of another kind (a context's `tools: 1`) is unchecked, AR007 says it is ignored: so it is.
+    fields = checks.KIND_FIELDS[kind]
+    tools = data.get("tools") if "tools" in fields else None
+    preload = data.get("preload-skills", ()) if "preload-skills" in fields else ()
     return Item(
         kind=kind,
         name=name,
@@ -101,7 +104,7 @@ def make_item(kind: Kind, name: str, d: str, path: str, data: Dict[str, Any], lo
         model=data.get("model"),
         tools=tuple(tools) if tools is not None else None,
         preload_skills=tuple((s, located.pos(("preload-skills", i)))
-                             for i, s in enumerate(data.get("preload-skills", ()))),
+                             for i, s in enumerate(preload)),
         passthrough=FrozenMap(passthrough_blocks),
         extra=freeze(extra),
         overrides=FrozenMap(overrides),

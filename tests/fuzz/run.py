@@ -1,0 +1,45 @@
+"""The long fuzz run, outside pytest: `python tests/fuzz/run.py --cases 100000` (see docs/fuzzing.md).
+
+Prints progress every 500 cases and, at the end, the exit codes, the allowed crash classes
+and every crash class with its first case; `--case N --keep DIR` replays one case into DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import fuzzlib  # noqa: E402
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--cases", type=int, default=int(os.environ.get("AGENTRC_FUZZ_CASES", "1000")))
+    p.add_argument("--seed", type=int, default=int(os.environ.get("AGENTRC_FUZZ_SEED", "0")))
+    p.add_argument("--start", type=int, default=0)
+    p.add_argument("--case", type=int, help="replay one case")
+    p.add_argument("--keep", type=Path, help="with --case: copy the case directory here")
+    args = p.parse_args()
+    os.environ.setdefault("AGENTRC_CACHE_DIR", tempfile.mkdtemp(prefix="agentrc-fuzz-cache-"))
+    if args.case is not None:
+        o = fuzzlib.run_case(fuzzlib.scenarios(), args.seed, args.case, args.keep)
+        print(f"case {o.case} ({o.scenario}): {'; '.join(o.mutations)}\nexit {o.exit} {o.error or ''}\n{o.trace}")
+        return 1 if o.error and not o.allowed else 0
+    start = time.time()
+
+    def progress(stats: fuzzlib.Stats) -> None:
+        print(f"[{time.time() - start:.0f}s] {fuzzlib.report(stats)}", flush=True)
+
+    stats = fuzzlib.run(args.cases, args.seed, progress, args.start)
+    print(f"done in {time.time() - start:.0f}s\n{fuzzlib.report(stats)}", flush=True)
+    return 1 if stats.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
