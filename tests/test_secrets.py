@@ -1,7 +1,7 @@
 """MCP servers' literal `env` and `headers` values are secrets as often as not: they may go into
 the generated config files (where the client reads them; `${VAR}` references are the portable
 way to keep them out), but never into a diagnostic, a summary or the fidelity report, which
-end up in CI logs (issue 9). Messages name the key only."""
+end up in CI logs (issue 9). Messages and reports name the key only."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ import pytest
 
 from agentrc.cli.main import main
 from agentrc.clients import registry as client_registry
+from agentrc.files import OutputFile
+from agentrc.inputs.tree import read_tree
+from agentrc.pipeline import stages
 
 ENV_SECRET = "sk-ENV-SECRET-4242"
 HEADER_SECRET = "HDR-SECRET-9191"
@@ -78,16 +81,11 @@ def test_no_secret_in_messages_or_reports(tmp_path, monkeypatch, capsys, source,
     assert "AR092" in printed or fmt == "json"  # the warnings that used to carry the values are still there
     assert not _leaks(printed), printed
     report = json.loads((tmp_path / "report.json").read_text())
-    # "merged" is data, not a message: the keys agentrc wrote into shared config files, with the
-    # very bytes of those files, which the package's workspace sync merges back (and the
-    # manifest in the output tree records). It holds a value exactly where a written file does.
-    merged = report.pop("merged")
-    assert not _leaks(json.dumps(report))
+    # "merged" names the keys agentrc wrote into shared config files, not their values: a
+    # package's workspace sync reads those from the packaged files themselves.
+    assert report["merged"] and not _leaks(json.dumps(report))
     written = {str(p.relative_to(tmp_path / "out")): p.read_text(errors="replace")
                for p in (tmp_path / "out").rglob("*") if p.is_file()}
-    for path, info in merged.items():
-        for secret in _leaks(json.dumps(info)):
-            assert secret in written[path]
     # Where a client reads the server from a project file, the literal value is the user's choice: kept.
     assert any(ENV_SECRET in text for text in written.values())
     assert any(HEADER_SECRET in text for text in written.values())
@@ -100,9 +98,23 @@ def test_no_secret_in_plugin_builds(tmp_path, monkeypatch, capsys, client):
                                                            "--client", client, "--bundle", "tools",
                                                            "--report", "report.json"])
     assert code == 0, printed
-    report = json.loads((tmp_path / "report.json").read_text())
-    report.pop("merged", None)
-    assert not _leaks(printed + json.dumps(report))
+    assert not _leaks(printed + (tmp_path / "report.json").read_text())
+
+
+def test_no_secret_in_package_reports_and_sync_still_gets_the_values(tmp_path):
+    """`pants package` writes the report into the package; `agentrc-sync` takes the values from
+    the packaged config files instead, and merges exactly the keys the build had."""
+    _write(tmp_path / "reg", {"tools.bundle.yaml": BUNDLE, "style/RULE.md": RULE})
+    tree = read_tree([str(tmp_path / "reg")]).tree
+    clients = sorted(client_registry.CLIENTS)
+    plan, files = stages.package(tree, clients)
+    assert plan.ok
+    packaged = {path: content for path, content, _ in files}
+    assert not _leaks(packaged.pop(stages.REPORT).decode())
+    assert any(ENV_SECRET.encode() in content for content in packaged.values())
+    synced = stages.with_merge_info([OutputFile(p, c) for p, c in packaged.items()],
+                                    json.loads(dict((p, c) for p, c, _ in files)[stages.REPORT]))
+    assert {f.path: f.keys for f in synced if f.merge} == {f.path: f.keys for f in plan.files if f.merge}
 
 
 def test_no_secret_in_strict_failures(tmp_path, monkeypatch, capsys):

@@ -76,7 +76,10 @@ async def agentrc_sync(console: Console, sync: AgentrcSyncSubsystem, agentrc: Ag
             console.print_stderr("agentrc-sync failed: nothing written")
             return AgentrcSyncGoal(exit_code=1)
         generated = await Get(DigestContents, Digest, result.digest)
-        trees.append((sync.root, _files(generated, "")))
+        try:
+            trees.append((sync.root, _files(generated, "")))
+        except ValueError as exc:
+            return _unreadable(console, exc)
     # A spec-000 project is written into its own directory (its AGENTS.md holds the block).
     packages = await MultiGet(Get(BuiltPackage, AgentrcConfigFieldSet, AgentrcConfigFieldSet.create(t))
                               for t in configs)
@@ -84,7 +87,10 @@ async def agentrc_sync(console: Console, sync: AgentrcSyncSubsystem, agentrc: Ag
         generated = await Get(DigestContents, Digest, built.digest)
         relpath = built.artifacts[0].relpath
         assert relpath is not None  # agentrc_config packages always name their directory
-        trees.append((t.address.spec_path, _files(generated, relpath + "/")))
+        try:
+            trees.append((t.address.spec_path, _files(generated, relpath + "/")))
+        except ValueError as exc:
+            return _unreadable(console, exc)
     code = 0
     for directory, files in trees:
         code = max(code, _write(console, os.path.join(build_root.path, directory), directory or ".", files,
@@ -93,11 +99,18 @@ async def agentrc_sync(console: Console, sync: AgentrcSyncSubsystem, agentrc: Ag
 
 
 def _files(generated, prefix: str):
-    """The package's files below `prefix`, with the merge information of its report."""
+    """The package's files below `prefix`, with the merge information of its report (ValueError
+    when the two disagree)."""
     files = [OutputFile(fc.path[len(prefix):], fc.content, fc.is_executable, "pants") for fc in generated
              if fc.path.startswith(prefix) and fc.path[len(prefix):] != REPORT]
     report: Dict[str, Any] = next((json.loads(fc.content) for fc in generated if fc.path == prefix + REPORT), {})
     return pipeline.with_merge_info(files, report)  # config files users own are merged, key by key
+
+
+def _unreadable(console: Console, exc: ValueError) -> AgentrcSyncGoal:
+    """A package whose report and files disagree: nothing is written, rather than a merge guessed."""
+    console.print_stderr(f"agentrc-sync failed: nothing written: {exc}")
+    return AgentrcSyncGoal(exit_code=1)
 
 
 def _write(console: Console, root: str, shown: str, files, check: bool) -> int:

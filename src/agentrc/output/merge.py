@@ -6,7 +6,9 @@ same bytes for every client that reads it) and config files such as `.mcp.json`,
 to and which users edit too. `assemble()` builds such a file from its fragments (pure; it
 is what a fresh tree such as `dist/` holds). `merge()` applies agentrc's keys to the file a
 user already has, changing only those keys and removing only what agentrc added before,
-through the byte-preserving editors in `jsonedit` and `tomledit`.
+through the byte-preserving editors in `jsonedit` and `tomledit`. `recover()` reads
+agentrc's keys back from a file `assemble()` wrote: the fidelity report names the keys
+only (their values may be secrets), so a workspace sync takes the values from the package.
 """
 
 from __future__ import annotations
@@ -20,6 +22,14 @@ from agentrc.files import Fragment, OutputFile
 from agentrc.text import jsonedit, tomledit
 from agentrc.text.markdown import demote_headings
 from agentrc.text.markedblock import BEGIN, CONTEXT_TITLE, END, block_render
+
+try:
+    import tomllib  # type: ignore[import-not-found]  # Python >= 3.11
+except ImportError:
+    try:
+        import tomli as tomllib  # type: ignore[import-not-found,no-redef]  # Pants' own venv has it
+    except ImportError:
+        tomllib = None  # type: ignore[assignment]
 
 # Files their client parses as strict JSON (comments make it ignore the whole file), while
 # others (.vscode/*.json, opencode.json, .gemini/settings.json) accept JSON with comments.
@@ -75,6 +85,52 @@ def fresh(fmt: str, keys: Sequence[Key]) -> str:
     if fmt == "json":
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     return tomledit.dumps(doc)
+
+
+def recover(fmt: str, text: str, paths: Sequence[Tuple[Tuple[str, ...], bool]]) -> Tuple[Key, ...]:
+    """agentrc's keys, values included, read back from `text`, a file that holds them alone
+    (what `assemble` gives, and so what a package holds). `paths` are the keys' paths and
+    append flags, as the fidelity report lists them: it names keys only, since their values
+    (an MCP server's `env` or `headers`) may be secrets, and the file has them anyway. The
+    elements appended at one path are that array's items, in the order `paths` lists them.
+    ValueError when the file does not hold exactly those keys."""
+    if fmt == "block":
+        start = text.find(BEGIN)
+        end = text.find(END, start)
+        if list(paths) != [((), False)] or start < 0 or end < 0:
+            raise ValueError("no agentrc block")
+        keys: Tuple[Key, ...] = (((), text[start + len(BEGIN):end].strip("\n") + "\n", False),)
+        if block_render("", keys[0][1]) != text:
+            raise ValueError("holds more than agentrc's block")
+        return keys
+    doc = _data(fmt, text, OrderedDict)
+    taken: Dict[Tuple[str, ...], int] = {}
+    out: List[Key] = []
+    for path, append in paths:
+        found = _lookup(doc, path)
+        if append:  # the next of agentrc's elements in that array
+            index = taken[path] = taken.get(path, -1) + 1
+            found = found[index] if isinstance(found, list) and index < len(found) else _MISSING
+        if found is _MISSING:
+            raise ValueError(f"no {'entry' if append else 'key'} {'.'.join(path)!r} in it")
+        try:
+            out.append((tuple(path), json.dumps(found, ensure_ascii=False), append))
+        except TypeError as exc:  # a TOML date, which agentrc never writes
+            raise ValueError(f"{'.'.join(path)!r} is not JSON data: {exc}") from None
+    if _data(fmt, fresh(fmt, out), dict) != _data(fmt, text, dict):
+        raise ValueError("holds more than agentrc's keys")
+    return tuple(out)
+
+
+def _data(fmt: str, text: str, mapping: Any) -> Any:
+    """The document in a JSON or TOML file (objects as `mapping`, for JSON)."""
+    if fmt == "json":
+        return json.loads(text, object_pairs_hook=mapping) if text.strip() else mapping()
+    if fmt == "toml":
+        if tomllib is None:
+            raise ValueError("reading TOML needs Python 3.11 or the tomli package")
+        return tomllib.loads(text)
+    raise ValueError(f"unknown managed format {fmt!r}")
 
 
 def render(fmt: str, current: str, old: Sequence[Key], new: Sequence[Key]) -> str:

@@ -15,6 +15,7 @@ from agentrc.diagnostics import Diagnostic
 from agentrc.files import OutputFile
 from agentrc.loaded import Loaded, join
 from agentrc.model import Registry, SourceTree
+from agentrc.output.merge import recover
 from agentrc.output.plan import Plan, summary
 from agentrc.output.plan import plan as plan_files
 from agentrc.pipeline.fmt import format_files, not_canonical
@@ -112,10 +113,13 @@ def package(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence
     return plan, tuple(files)
 
 
+REPORT_VERSION = 2  # 2: `merged` names agentrc's keys without their values
+
+
 def report_document(clients: Sequence[str], plan: Plan) -> dict:
     """The fidelity report of a build (`--report`, and REPORT in every package): per item
     and client what each field became, the per-client summary, and the merged keys."""
-    report = {"version": 1, "clients": list(clients), "summary": summary(plan.reports),
+    report = {"version": REPORT_VERSION, "clients": list(clients), "summary": summary(plan.reports),
               "items": [r.to_json() for r in plan.reports]}
     merged = merged_keys(plan.files)
     if merged:  # what a workspace sync needs to merge rather than overwrite
@@ -124,20 +128,36 @@ def report_document(clients: Sequence[str], plan: Plan) -> dict:
 
 
 def merged_keys(files) -> dict:
-    """For each config file agentrc merges into users' files: its format and agentrc's keys.
-    The package report carries them so a workspace sync can merge instead of overwrite."""
-    return {f.path: {"format": f.merge, "keys": [[list(k), v, a] for k, v, a in f.keys]}
+    """For each config file agentrc merges into users' files: its format and agentrc's keys, as
+    [key path, appended array element?] pairs. The package report carries them so a workspace
+    sync can merge instead of overwrite. Not their values: an MCP server's `env` or `headers`
+    may hold tokens, and reports end up in CI logs and artifacts (issue 9); the packaged file
+    holds agentrc's keys alone, values included, and `with_merge_info` reads them from there."""
+    return {f.path: {"format": f.merge, "keys": [[list(k), a] for k, _, a in f.keys]}
             for f in files if f.merge}
 
 
 def with_merge_info(files, report: dict):
-    """OutputFiles rebuilt from a packaged tree, with the merge information of its report."""
+    """OutputFiles rebuilt from a packaged tree, with the merge information of its report:
+    each merged file's keys, their values read back from the file itself. A version 1 report
+    (an older package) still lists the values, and those are used. ValueError when the report
+    and the files disagree."""
+    version = report.get("version", 1)
+    if version not in (1, REPORT_VERSION):
+        raise ValueError(f"{REPORT}: report version {version!r} is not one this agentrc reads")
     merged = report.get("merged", {})
     out = []
     for f in files:
         info = merged.get(f.path)
         if info:
-            keys = tuple((tuple(k), v, bool(a)) for k, v, a in info["keys"])
+            try:
+                if version == 1:
+                    keys = tuple((tuple(k), v, bool(a)) for k, v, a in info["keys"])
+                else:
+                    keys = recover(info["format"], f.content.decode("utf-8"),
+                                   [(tuple(k), bool(a)) for k, a in info["keys"]])
+            except (ValueError, TypeError, KeyError) as exc:
+                raise ValueError(f"{f.path}: cannot take agentrc's keys from the package: {exc}") from None
             f = OutputFile(f.path, f.content, f.executable, f.owner, info["format"], keys)
         out.append(f)
     return out
