@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentrc.cli.main import main
+from agentrc.inputs import config as config_loader
 from agentrc.inputs.tree import MAX_FILE_BYTES
 from agentrc.text import yamlpos
 
@@ -298,6 +299,33 @@ def test_the_sandbox_refuses(what, command, hostile, capsys):
     code, out, _ = run([command, "p"], capsys)
     assert code == 1 and "error[AR122] the sandbox refused: " in out and says in out, out
     assert not Path("p/w.txt").exists() and "s3cr3t" not in out
+
+
+@needs_node
+@pytest.mark.skipif(not config_loader.no_network_prefix(), reason="no unprivileged network namespaces here")
+def test_a_config_reaches_no_socket_even_past_the_loaders_doors(hostile, capsys, monkeypatch):
+    """The loader's closed doors are not what stops the network where namespaces exist: with
+    them taken out, a config connecting to a socket listening on this machine still reaches
+    nothing, because Node runs in a network namespace of its own."""
+    start = config_loader.NODE_LOADER.index("const net = require('net');")
+    end = config_loader.NODE_LOADER.index("const denied")
+    monkeypatch.setattr(config_loader, "NODE_LOADER", config_loader.NODE_LOADER[:start] + config_loader.NODE_LOADER[end:])
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.setblocking(False)
+    port = server.getsockname()[1]
+    write(hostile, config(f"import net from 'net';\nconst s = net.connect({port}, '127.0.0.1');\n"
+                          "const how = await new Promise(r => { s.on('connect', () => r('connected'));\n"
+                          "  s.on('error', e => r(e.code)); });\nexport default { context: { global: how } };\n"))
+    code, out, _ = run(["inspect", "--json", "p"], capsys)
+    try:
+        with pytest.raises(BlockingIOError):
+            server.accept()
+    finally:
+        server.close()
+    # The namespace's loopback is down or empty: ENETUNREACH or ECONNREFUSED, never a connection.
+    assert code == 0 and ('"global": "E' in out) and "connected" not in out, out
 
 
 @needs_node

@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.canonical import document as canonical
@@ -220,6 +221,24 @@ def node_reads(root: str) -> List[str]:
         d = parent
 
 
+@lru_cache(maxsize=None)
+def no_network_prefix() -> Tuple[str, ...]:
+    """`unshare -rn`: Node runs in a new user and network namespace, whose only interface is
+    a loopback of its own, so no connection leaves it whatever the config does. Node 20's
+    permission model has no network switch; the loader's closed doors (NODE_LOADER) are the
+    guard where namespaces are unavailable (not Linux, or unprivileged user namespaces
+    turned off), which docs/security.md states."""
+    unshare, true = shutil.which("unshare"), shutil.which("true")
+    if unshare is None or true is None:
+        return ()
+    try:
+        probe = subprocess.run([unshare, "-rn", true], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=10, env={})
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return (unshare, "-rn") if probe.returncode == 0 else ()
+
+
 def node_timeout() -> float:
     try:
         return float(os.environ.get("AGENTRC_NODE_TIMEOUT", "")) or NODE_TIMEOUT
@@ -238,8 +257,9 @@ def _node(path: str, shown: str, diags: Diagnostics, project: Root) -> Optional[
                     f"comma-separated list, and {next(p for p in allowed if ',' in p)!r} holds a comma")
         return None
     timeout = node_timeout()
-    args = [node, "--experimental-permission", "--allow-fs-read=" + ",".join(allowed), "--no-addons",
-            "--no-warnings", f"--max-old-space-size={NODE_HEAP_MB}", "-e", NODE_LOADER, os.path.realpath(path)]
+    args = [*no_network_prefix(), node, "--experimental-permission", "--allow-fs-read=" + ",".join(allowed),
+            "--no-addons", "--no-warnings", f"--max-old-space-size={NODE_HEAP_MB}", "-e", NODE_LOADER,
+            os.path.realpath(path)]
     try:
         # env={}: no inherited variable (tokens live there); Node needs none.
         proc = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
