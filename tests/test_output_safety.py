@@ -464,10 +464,83 @@ def test_deleting_the_manifest_and_rebuilding_adopts_what_agentrc_wrote(tmp_path
     after = _tree(out)
     for path in (".claude/settings.json", ".mcp.json", "opencode.json", ".vscode/mcp.json"):
         assert after[path] == before[path], path  # hooks not appended twice, servers not AR096
-    # ... and they are agentrc's again: another client set takes them out.
+    # ... and they are agentrc's again: another client set takes them out, and since they
+    # held nothing else, the files go, as after a clean build.
     assert _build(out, clients="opencode") == 0
-    assert json.loads((out / ".mcp.json").read_text()) == {}
-    assert "hooks" not in json.loads((out / ".claude" / "settings.json").read_text())
+    assert not (out / ".mcp.json").exists() and not (out / ".claude" / "settings.json").exists()
+
+
+CODEX_USER = '# mine\nmodel = "o3"\n\n[mcp_servers.mine]\ncommand = "mine"\n'
+
+
+@pytest.mark.parametrize("user", [None, CODEX_USER], ids=["created", "users"])
+def test_the_recovery_adopts_codex_toml_tables_too(tmp_path, capsys, user):
+    """MCP servers in .codex/config.toml (TOML) and hooks in .codex/hooks.json: after the
+    manifest is lost, a rebuild reads the tables back, finds what it would write, and owns
+    them again; removing codex later deletes what agentrc created and gives the user's file
+    back byte for byte."""
+    out = tmp_path / "out"
+    if user is not None:
+        (out / ".codex").mkdir(parents=True)
+        (out / ".codex" / "config.toml").write_text(user)
+    assert _build(out, clients="codex") == 0
+    before = _tree(out)
+    assert b"[mcp_servers.schema-tools]" in before[".codex/config.toml"][0]
+    assert b"PreToolUse" in before[".codex/hooks.json"][0]
+    (out / ".agentrc" / "manifest.json").unlink()
+    capsys.readouterr()
+    assert _build(out, clients="codex") == 0
+    err = capsys.readouterr().err
+    assert "AR096" not in err and "error" not in err, err
+    after = _tree(out)
+    assert {p: v for p, v in after.items() if p != ".agentrc/manifest.json"} == {
+        p: v for p, v in before.items() if p != ".agentrc/manifest.json"}  # byte-identical, nothing twice
+    merged = json.loads(after[".agentrc/manifest.json"][0])["merged"]
+    assert merged[".codex/config.toml"]["created"] is (user is None)
+    assert _build(out, clients="codex") == 0  # a normal rebuild is a no-op
+    assert "0 created, 0 updated, 0 deleted" in capsys.readouterr().err
+    assert _tree(out) == after
+    assert _build(out, clients="claude") == 0
+    assert not (out / ".codex" / "hooks.json").exists()
+    if user is None:
+        assert not (out / ".codex" / "config.toml").exists()
+    else:
+        assert (out / ".codex" / "config.toml").read_text() == user
+
+
+def test_a_users_file_adopted_after_the_recovery_keeps_its_bytes(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    user = '{\n  // mine\n  "mcpServers": {\n    "mine": {"command": "mine"}\n  }\n}\n'
+    (out / ".mcp.json").write_text(user)
+    assert _build(out) == 0
+    (out / ".agentrc" / "manifest.json").unlink()
+    assert _build(out) == 0
+    assert _build(out, clients="opencode") == 0
+    assert (out / ".mcp.json").read_text() == user
+
+
+def test_a_toml_table_agentrc_would_write_is_adopted_in_any_spelling_and_edits_are_kept(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _build(out, clients="codex") == 0
+    config = out / ".codex" / "config.toml"
+    text = config.read_text()
+    (out / ".agentrc" / "manifest.json").unlink()
+    # The same data spelled otherwise (keys reordered, a literal string): still what agentrc writes.
+    config.write_text(text.replace('url = "https://docs.example.com/mcp"\nbearer_token_env_var = "API_DOCS_TOKEN"',
+                                   "bearer_token_env_var = 'API_DOCS_TOKEN'\nurl = 'https://docs.example.com/mcp'"))
+    assert config.read_text() != text
+    capsys.readouterr()
+    assert _build(out, clients="codex") == 0, capsys.readouterr().err
+    assert config.read_text() == text
+    # Another value is the user's: AR096 after a lost manifest, AR094 (an edit) with it.
+    config.write_text(text.replace("API_DOCS_TOKEN", "MY_TOKEN"))
+    capsys.readouterr()
+    assert _build(out, clients="codex") == 1
+    assert "error[AR094] mcp_servers.api-docs was edited since agentrc wrote it" in capsys.readouterr().err
+    (out / ".agentrc" / "manifest.json").unlink()
+    assert _build(out, clients="codex") == 1
+    assert "error[AR096] defines 'mcp_servers.api-docs' itself" in capsys.readouterr().err
 
 
 # --- 6. byte identity of what the user has -----------------------------------------------------

@@ -963,6 +963,8 @@ def _merge(out: Output, files: Sequence[OutputFile], owned: Dict[str, str], prev
             current, created = "", True  # written whole by an earlier agentrc: all of it is ours
         if raw is not None and not old and not current.strip() and f.path not in owned:
             blank = current  # the user's empty file: it is empty again when agentrc's keys go
+        if raw is not None and not record and f.path not in owned and managed.holds_only(f.merge, current, f.keys):
+            created = True  # the manifest was lost: the file is all agentrc's, adopted as created
         try:
             changed, missing = managed.edited(f.merge, current, old)
             for key in changed:
