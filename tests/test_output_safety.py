@@ -413,6 +413,33 @@ def test_kill_9_during_builds_then_a_rebuild_gives_the_clean_tree(tmp_path):
     assert _without_stat(_tree(out)) == expected
 
 
+def test_a_build_removes_agentrcs_own_leftover_temporary_files_and_nothing_else(tmp_path):
+    """Writers before the journal staged beside their targets (`.agentrc-XXXXXXXX`, from
+    mkstemp) and `write_atomic` writes `.NAME.agentrc-tmp`: a killed run left them. The next
+    build removes exactly those names, as regular files, in the directories it writes."""
+    out = tmp_path / "out"
+    assert _build(out) == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("keep")
+    leftovers = [".agentrc-abc12_9z", ".claude/rules/.agentrc-zz_9k0q1", ".claude/.settings.json.agentrc-tmp",
+                 ".agentrc/.agentrc-12345678", ".report.json.agentrc-tmp"]
+    kept = [".agentrc-abc", ".agentrc-ABCDEFGH", ".agentrc-abc123456", "x.agentrc-tmp", ".agentrc-tmp",
+            ".agentrc-abc12345.bak", "mine/.agentrc-abc12345", ".claude/rules/keep.md"]
+    for rel in leftovers + kept:
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text("x")
+    (out / ".claude" / ".agentrc-linklink").symlink_to(outside / "secret")
+    (out / ".claude" / ".agentrc-dir12345").mkdir()
+    assert _build(out) == 0
+    for rel in leftovers:
+        assert not (out / rel).exists(), rel
+    for rel in kept:
+        assert (out / rel).read_text() == "x", rel
+    assert (out / ".claude" / ".agentrc-linklink").is_symlink() and (outside / "secret").read_text() == "keep"
+    assert (out / ".claude" / ".agentrc-dir12345").is_dir()
+
+
 # --- 3. one run at a time --------------------------------------------------------------------
 
 

@@ -58,6 +58,10 @@ _NO_HARD_LINKS = {errno.EPERM, errno.EMLINK, errno.ENOSYS, errno.EOPNOTSUPP, get
 _SHA = re.compile(r"[0-9a-f]{64}")
 PARTIAL = "the write was interrupted after it was committed"  # the one failure that leaves work to finish
 _STAGED = re.compile(r"[0-9]+\.new")
+# Temporary files agentrc itself leaves beside outputs when killed: the writers before the
+# journal (`tempfile.mkstemp(prefix=".agentrc-")`: 8 characters of [a-z0-9_]) and
+# `write_atomic` (`.NAME.agentrc-tmp`, a report inside --out). Nothing else is ever removed.
+_LEFTOVER = re.compile(r"\.agentrc-[a-z0-9_]{8}|\..+\.agentrc-tmp", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -670,6 +674,7 @@ class Output:
         by_path.update(changes.merged_files)
         files = [by_path[f.path] for f in files]
         try:
+            self._sweep([f.path for f in files] + list(changes.delete))
             journal = self._stage(files, by_path, changes)
         except _FS_ERRORS as exc:
             problem = self._problem(exc, self.where)
@@ -694,6 +699,26 @@ class Output:
             d.error(self._show(rel), (0, 0), "AR091", "appeared while agentrc was writing; kept, and not owned by "
                     "agentrc")
         return d.sorted()
+
+    def _sweep(self, paths: Sequence[str]) -> None:
+        """Remove agentrc's own temporary files (`_LEFTOVER`) that a killed run of an earlier
+        version left in the directories this run writes: regular files whose names match
+        exactly, reached through no link, so temporary files never outlive a run."""
+        tree = self.tree
+        assert tree is not None
+        for d in sorted({"", STATE} | {posixpath.dirname(p) for p in paths}):
+            self.where = d
+            try:
+                fd = tree.dir(d)
+            except _Unsafe:
+                continue  # a link or a file in the way: refused where it matters, never entered
+            if fd is None:
+                continue
+            for name in os.listdir(fd):
+                if _LEFTOVER.fullmatch(name):
+                    with contextlib.suppress(FileNotFoundError):
+                        if stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                            os.unlink(name, dir_fd=fd)
 
     def _stage(self, files: Sequence[OutputFile], by_path: Dict[str, OutputFile], changes: Changes
                ) -> Optional[dict]:
