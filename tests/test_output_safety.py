@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -232,13 +233,16 @@ class _Killed(BaseException):
 
 
 class _FaultyOS:
-    """`os` as the writer sees it, failing at the k-th call that touches the disk."""
+    """`os` as the writer sees it, failing at the k-th call that touches the disk. The writer
+    fsyncs batches of files from a thread pool: the calls are counted under a lock, so each
+    k is one call (which one of a batch's fsyncs it is may vary from run to run)."""
 
     CALLS = ("open", "write", "read", "fsync", "replace", "rename", "link", "unlink", "mkdir", "rmdir", "fchmod",
              "stat", "fstat", "listdir", "makedirs", "close")
 
     def __init__(self, k: int, fault):
         self.k, self.fault, self.count, self.dead, self.fds = k, fault, 0, False, set()
+        self.lock = threading.Lock()
 
     def __getattr__(self, name):
         real = getattr(os, name)
@@ -251,11 +255,15 @@ class _FaultyOS:
             if name == "close":
                 self.fds.discard(args[0])
                 return real(*args, **kwargs)
-            self.count += 1
-            if self.count == self.k:
-                if self.fault is _Killed:
+            with self.lock:
+                if self.dead:
+                    raise _Killed()
+                self.count += 1
+                hit = self.count == self.k
+                if hit and self.fault is _Killed:
                     self.dead = True
                     raise _Killed()
+            if hit:
                 raise OSError(self.fault, os.strerror(self.fault))
             if name == "fsync":
                 return None  # counted as a step, not paid for: durability is the kill -9 test's
@@ -378,6 +386,47 @@ def test_a_fault_at_any_step_then_a_rebuild_gives_the_clean_tree(fast_tmp, monke
         assert _without_stat(after) == expected, f"step {k} ({fault}): the rebuild differs from a clean build"
         assert _user_files(after) == _user_files(expected)
         assert after[".claude/settings.json"][0].startswith(b'{\n  // mine\n  "model": "opus",\n')
+
+
+class _RecordingOS:
+    """`os` as the writer sees it, logging which staged file each fsync was for."""
+
+    def __init__(self):
+        self.names, self.log, self.lock = {}, [], threading.Lock()
+
+    def __getattr__(self, name):
+        real = getattr(os, name)
+        if name not in ("open", "fsync", "replace", "close"):
+            return real
+
+        def call(*args, **kwargs):
+            result = real(*args, **kwargs)
+            with self.lock:
+                if name == "open":
+                    self.names[result] = args[0]
+                elif name == "close":
+                    self.names.pop(args[0], None)
+                else:
+                    self.log.append((name, self.names.get(args[0], args[0])))
+            return result
+        return call
+
+
+def test_every_staged_byte_is_durable_before_the_journal_commits(fast_tmp, monkeypatch):
+    """The staged files are fsync'd in parallel batches (`writer.SYNC_BATCH`, made small
+    here): each of them, and the staging directory, before the journal is renamed into place."""
+    template, files, _ = _scenario(fast_tmp)
+    monkeypatch.setattr(writer, "SYNC_BATCH", 2)
+    recorder = _RecordingOS()
+    monkeypatch.setattr(writer, "os", recorder)
+    assert not _run(template, files)
+    log = recorder.log
+    commit = log.index(("replace", "journal.tmp"))
+    staged = {name for kind, name in log if kind == "fsync" and isinstance(name, str) and name.endswith(".new")}
+    assert len(staged) > 2, log  # more than one batch
+    assert all(i < commit for i, (kind, name) in enumerate(log) if kind == "fsync" and name in staged)
+    assert ("fsync", "txn") in log[:commit]  # the staged names too
+    assert ("fsync", "journal.tmp") in log[:commit]
 
 
 def test_kill_9_during_builds_then_a_rebuild_gives_the_clean_tree(tmp_path):
