@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -232,13 +233,16 @@ class _Killed(BaseException):
 
 
 class _FaultyOS:
-    """`os` as the writer sees it, failing at the k-th call that touches the disk."""
+    """`os` as the writer sees it, failing at the k-th call that touches the disk. The writer
+    fsyncs batches of files from a thread pool: the calls are counted under a lock, so each
+    k is one call (which one of a batch's fsyncs it is may vary from run to run)."""
 
     CALLS = ("open", "write", "read", "fsync", "replace", "rename", "link", "unlink", "mkdir", "rmdir", "fchmod",
              "stat", "fstat", "listdir", "makedirs", "close")
 
     def __init__(self, k: int, fault):
         self.k, self.fault, self.count, self.dead, self.fds = k, fault, 0, False, set()
+        self.lock = threading.Lock()
 
     def __getattr__(self, name):
         real = getattr(os, name)
@@ -251,11 +255,15 @@ class _FaultyOS:
             if name == "close":
                 self.fds.discard(args[0])
                 return real(*args, **kwargs)
-            self.count += 1
-            if self.count == self.k:
-                if self.fault is _Killed:
+            with self.lock:
+                if self.dead:
+                    raise _Killed()
+                self.count += 1
+                hit = self.count == self.k
+                if hit and self.fault is _Killed:
                     self.dead = True
                     raise _Killed()
+            if hit:
                 raise OSError(self.fault, os.strerror(self.fault))
             if name == "fsync":
                 return None  # counted as a step, not paid for: durability is the kill -9 test's
@@ -380,6 +388,47 @@ def test_a_fault_at_any_step_then_a_rebuild_gives_the_clean_tree(fast_tmp, monke
         assert after[".claude/settings.json"][0].startswith(b'{\n  // mine\n  "model": "opus",\n')
 
 
+class _RecordingOS:
+    """`os` as the writer sees it, logging which staged file each fsync was for."""
+
+    def __init__(self):
+        self.names, self.log, self.lock = {}, [], threading.Lock()
+
+    def __getattr__(self, name):
+        real = getattr(os, name)
+        if name not in ("open", "fsync", "replace", "close"):
+            return real
+
+        def call(*args, **kwargs):
+            result = real(*args, **kwargs)
+            with self.lock:
+                if name == "open":
+                    self.names[result] = args[0]
+                elif name == "close":
+                    self.names.pop(args[0], None)
+                else:
+                    self.log.append((name, self.names.get(args[0], args[0])))
+            return result
+        return call
+
+
+def test_every_staged_byte_is_durable_before_the_journal_commits(fast_tmp, monkeypatch):
+    """The staged files are fsync'd in parallel batches (`writer.SYNC_BATCH`, made small
+    here): each of them, and the staging directory, before the journal is renamed into place."""
+    template, files, _ = _scenario(fast_tmp)
+    monkeypatch.setattr(writer, "SYNC_BATCH", 2)
+    recorder = _RecordingOS()
+    monkeypatch.setattr(writer, "os", recorder)
+    assert not _run(template, files)
+    log = recorder.log
+    commit = log.index(("replace", "journal.tmp"))
+    staged = {name for kind, name in log if kind == "fsync" and isinstance(name, str) and name.endswith(".new")}
+    assert len(staged) > 2, log  # more than one batch
+    assert all(i < commit for i, (kind, name) in enumerate(log) if kind == "fsync" and name in staged)
+    assert ("fsync", "txn") in log[:commit]  # the staged names too
+    assert ("fsync", "journal.tmp") in log[:commit]
+
+
 def test_kill_9_during_builds_then_a_rebuild_gives_the_clean_tree(tmp_path):
     """Real processes killed at moments spread over a build (a few seconds in all)."""
     reg = tmp_path / "reg"
@@ -411,6 +460,33 @@ def test_kill_9_during_builds_then_a_rebuild_gives_the_clean_tree(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert _without_stat(_tree(out)) == expected
+
+
+def test_a_build_removes_agentrcs_own_leftover_temporary_files_and_nothing_else(tmp_path):
+    """Writers before the journal staged beside their targets (`.agentrc-XXXXXXXX`, from
+    mkstemp) and `write_atomic` writes `.NAME.agentrc-tmp`: a killed run left them. The next
+    build removes exactly those names, as regular files, in the directories it writes."""
+    out = tmp_path / "out"
+    assert _build(out) == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("keep")
+    leftovers = [".agentrc-abc12_9z", ".claude/rules/.agentrc-zz_9k0q1", ".claude/.settings.json.agentrc-tmp",
+                 ".agentrc/.agentrc-12345678", ".report.json.agentrc-tmp"]
+    kept = [".agentrc-abc", ".agentrc-ABCDEFGH", ".agentrc-abc123456", "x.agentrc-tmp", ".agentrc-tmp",
+            ".agentrc-abc12345.bak", "mine/.agentrc-abc12345", ".claude/rules/keep.md"]
+    for rel in leftovers + kept:
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text("x")
+    (out / ".claude" / ".agentrc-linklink").symlink_to(outside / "secret")
+    (out / ".claude" / ".agentrc-dir12345").mkdir()
+    assert _build(out) == 0
+    for rel in leftovers:
+        assert not (out / rel).exists(), rel
+    for rel in kept:
+        assert (out / rel).read_text() == "x", rel
+    assert (out / ".claude" / ".agentrc-linklink").is_symlink() and (outside / "secret").read_text() == "keep"
+    assert (out / ".claude" / ".agentrc-dir12345").is_dir()
 
 
 # --- 3. one run at a time --------------------------------------------------------------------
@@ -464,10 +540,83 @@ def test_deleting_the_manifest_and_rebuilding_adopts_what_agentrc_wrote(tmp_path
     after = _tree(out)
     for path in (".claude/settings.json", ".mcp.json", "opencode.json", ".vscode/mcp.json"):
         assert after[path] == before[path], path  # hooks not appended twice, servers not AR096
-    # ... and they are agentrc's again: another client set takes them out.
+    # ... and they are agentrc's again: another client set takes them out, and since they
+    # held nothing else, the files go, as after a clean build.
     assert _build(out, clients="opencode") == 0
-    assert json.loads((out / ".mcp.json").read_text()) == {}
-    assert "hooks" not in json.loads((out / ".claude" / "settings.json").read_text())
+    assert not (out / ".mcp.json").exists() and not (out / ".claude" / "settings.json").exists()
+
+
+CODEX_USER = '# mine\nmodel = "o3"\n\n[mcp_servers.mine]\ncommand = "mine"\n'
+
+
+@pytest.mark.parametrize("user", [None, CODEX_USER], ids=["created", "users"])
+def test_the_recovery_adopts_codex_toml_tables_too(tmp_path, capsys, user):
+    """MCP servers in .codex/config.toml (TOML) and hooks in .codex/hooks.json: after the
+    manifest is lost, a rebuild reads the tables back, finds what it would write, and owns
+    them again; removing codex later deletes what agentrc created and gives the user's file
+    back byte for byte."""
+    out = tmp_path / "out"
+    if user is not None:
+        (out / ".codex").mkdir(parents=True)
+        (out / ".codex" / "config.toml").write_text(user)
+    assert _build(out, clients="codex") == 0
+    before = _tree(out)
+    assert b"[mcp_servers.schema-tools]" in before[".codex/config.toml"][0]
+    assert b"PreToolUse" in before[".codex/hooks.json"][0]
+    (out / ".agentrc" / "manifest.json").unlink()
+    capsys.readouterr()
+    assert _build(out, clients="codex") == 0
+    err = capsys.readouterr().err
+    assert "AR096" not in err and "error" not in err, err
+    after = _tree(out)
+    assert {p: v for p, v in after.items() if p != ".agentrc/manifest.json"} == {
+        p: v for p, v in before.items() if p != ".agentrc/manifest.json"}  # byte-identical, nothing twice
+    merged = json.loads(after[".agentrc/manifest.json"][0])["merged"]
+    assert merged[".codex/config.toml"]["created"] is (user is None)
+    assert _build(out, clients="codex") == 0  # a normal rebuild is a no-op
+    assert "0 created, 0 updated, 0 deleted" in capsys.readouterr().err
+    assert _tree(out) == after
+    assert _build(out, clients="claude") == 0
+    assert not (out / ".codex" / "hooks.json").exists()
+    if user is None:
+        assert not (out / ".codex" / "config.toml").exists()
+    else:
+        assert (out / ".codex" / "config.toml").read_text() == user
+
+
+def test_a_users_file_adopted_after_the_recovery_keeps_its_bytes(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    user = '{\n  // mine\n  "mcpServers": {\n    "mine": {"command": "mine"}\n  }\n}\n'
+    (out / ".mcp.json").write_text(user)
+    assert _build(out) == 0
+    (out / ".agentrc" / "manifest.json").unlink()
+    assert _build(out) == 0
+    assert _build(out, clients="opencode") == 0
+    assert (out / ".mcp.json").read_text() == user
+
+
+def test_a_toml_table_agentrc_would_write_is_adopted_in_any_spelling_and_edits_are_kept(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _build(out, clients="codex") == 0
+    config = out / ".codex" / "config.toml"
+    text = config.read_text()
+    (out / ".agentrc" / "manifest.json").unlink()
+    # The same data spelled otherwise (keys reordered, a literal string): still what agentrc writes.
+    config.write_text(text.replace('url = "https://docs.example.com/mcp"\nbearer_token_env_var = "API_DOCS_TOKEN"',
+                                   "bearer_token_env_var = 'API_DOCS_TOKEN'\nurl = 'https://docs.example.com/mcp'"))
+    assert config.read_text() != text
+    capsys.readouterr()
+    assert _build(out, clients="codex") == 0, capsys.readouterr().err
+    assert config.read_text() == text
+    # Another value is the user's: AR096 after a lost manifest, AR094 (an edit) with it.
+    config.write_text(text.replace("API_DOCS_TOKEN", "MY_TOKEN"))
+    capsys.readouterr()
+    assert _build(out, clients="codex") == 1
+    assert "error[AR094] mcp_servers.api-docs was edited since agentrc wrote it" in capsys.readouterr().err
+    (out / ".agentrc" / "manifest.json").unlink()
+    assert _build(out, clients="codex") == 1
+    assert "error[AR096] defines 'mcp_servers.api-docs' itself" in capsys.readouterr().err
 
 
 # --- 6. byte identity of what the user has -----------------------------------------------------

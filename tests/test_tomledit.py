@@ -16,7 +16,8 @@ import pytest
 import toml
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from agentrc.text.tomledit import TomlEditError, delete_table, dumps, has_key, set_table, table_headers
+from agentrc.text.tomledit import (MAX_DEPTH, Other, TomlEditError, delete_table, dumps, has_key, loads, set_table,
+                                   table_headers)
 
 try:
     import tomllib
@@ -344,6 +345,61 @@ def test_has_key_in_the_codex_config():
     assert not has_key(CODEX, ("mcp_servers", "my")) and not has_key(CODEX, ("not_a_table",))
 
 
+# Every value form, each in its tricky spellings; tomllib is the oracle.
+EVERY_FORM = r'''# top
+n = 1_000
+h = 0xff
+o = 0o1_7
+b = 0b101
+f = -1.5e3
+g = +3.14
+i = -inf
+t = true
+s1 = 'lit\n'
+s2 = "a\tb\u00e9\U0001F600 \\ \""
+s3 = """
+line1 \
+   continued
+  two""x"""""
+s4 = QQQ
+raw \n '' QQQ
+s5 = """a\\
+b"""
+arr = [1, [2, "x"], { a = 1, b.c = "d" },
+  # comment
+]
+dotted.key.here = 2
+"quoted key" = 'x'
+
+[mcp_servers.a]
+command = "npx"
+env = { A = "1" }
+
+[mcp_servers.a.sub]
+k = false
+
+[[arr2]]
+x = 1
+[arr2.inner]
+y = 2
+[[arr2]]
+x = 2
+'''.replace("QQQ", "'" * 3)
+
+
+def test_loads_reads_every_value_form_as_a_toml_parser_does():
+    assert loads(EVERY_FORM) == parse(EVERY_FORM)
+    assert loads(CODEX) == parse(CODEX)
+
+
+def test_loads_keeps_dates_as_text_and_refuses_deep_nesting():
+    assert loads("d = 1979-05-27T07:32:00Z\nt = 07:32:00\n") == {"d": Other("1979-05-27T07:32:00Z"),
+                                                                    "t": Other("07:32:00")}
+    with pytest.raises(TomlEditError, match="nested more than"):
+        loads("x = " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
+    assert loads("x = " + "[" * MAX_DEPTH + "]" * MAX_DEPTH)
+
+
 # --- properties ------------------------------------------------------------------------
 
 KEYS = st.sampled_from(["a", "b", "mcp_servers", "x.y", "with space", "é", 'q"', "'s", ""])
@@ -384,6 +440,7 @@ def arrays(text, homogeneous):
 def test_dumps_round_trips_through_a_toml_parser(doc):
     text = dumps(doc)
     assert parse(text) == without_none(doc)
+    assert loads(text) == without_none(doc)  # agentrc reads back what it wrote
     assert dumps(doc) == text
     assert all("fake" not in path for path, _, _ in table_headers(text))
 
@@ -513,5 +570,6 @@ def test_delete_table_removes_just_that_table(user, data):
 def test_random_text_scans_or_fails_with_a_position(text):
     try:
         table_headers(text)
+        loads(text)
     except TomlEditError as e:
         assert 1 <= e.line <= text.count("\n") + 1 and e.col >= 1

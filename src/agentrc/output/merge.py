@@ -14,6 +14,8 @@ only (their values may be secrets), so a workspace sync takes the values from th
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -150,21 +152,39 @@ def conflicts(fmt: str, current: str, old: Sequence[Key], new: Sequence[Key]) ->
         return []
     owned = {k for k, _, append in old if not append}
     clashes = []
-    if fmt == "json":
-        data = jsonedit.loads(current) if current.strip() else {}
-        for key, value, append in new:
-            if append or key in owned:
-                continue
-            found = _lookup(data, key)
-            # The value agentrc would write is adopted, not a clash: after the manifest is
-            # lost (the documented recovery), a rebuild takes back what it wrote before.
-            if found is not _MISSING and found != json.loads(value):
-                clashes.append(".".join(key))
-    else:
-        for key, _, append in new:
-            if key not in owned and tomledit.has_key(current, key):
-                clashes.append(".".join(key))
+    data = _load(fmt, current)
+    for key, value, append in new:
+        if append or key in owned:
+            continue
+        found = _lookup(data, key)
+        # The value agentrc would write is adopted, not a clash: after the manifest is lost
+        # (the documented recovery), a rebuild takes back what it wrote before. A TOML key
+        # that is defined but cannot be looked up (it runs through an array) is a clash.
+        defined = found is not _MISSING or (fmt == "toml" and tomledit.has_key(current, key))
+        if defined and not same(fmt, found, json.loads(value)):
+            clashes.append(".".join(key))
     return clashes
+
+
+def same(fmt: str, found: Any, value: Any) -> bool:
+    """Whether `found` in a file of format `fmt` is what agentrc writes for `value` (JSON
+    data): equal, and of the same types (`true` is not `1`). TOML has no null: agentrc leaves
+    None out, so it is left out of `value` before comparing."""
+    if fmt == "toml" and isinstance(value, dict):
+        value = {k: v for k, v in value.items() if v is not None}
+    elif fmt == "toml" and isinstance(value, list):
+        value = [v for v in value if v is not None]
+    if isinstance(value, dict):
+        return (isinstance(found, dict) and found.keys() == value.keys()
+                and all(same(fmt, found[k], v) for k, v in value.items()))
+    if isinstance(value, list):
+        return (isinstance(found, list) and len(found) == len(value)
+                and all(same(fmt, f, v) for f, v in zip(found, value)))
+    if type(found) is not type(value):
+        return False
+    if isinstance(value, float) and math.isnan(value):
+        return math.isnan(found)
+    return bool(found == value)
 
 
 def edited(fmt: str, current: str, old: Sequence[Key]) -> Tuple[List[str], List[str]]:
@@ -182,21 +202,27 @@ def edited(fmt: str, current: str, old: Sequence[Key]) -> Tuple[List[str], List[
             if inside not in (recorded, demote_headings(recorded)):
                 changed.append("the agentrc block")
         return changed, missing
-    if fmt == "json":
-        data = jsonedit.loads(current) if current.strip() else {}
-        for key, value, append in old:
-            found = _lookup(data, key)
-            if append:
-                if not (isinstance(found, list) and json.loads(value) in found):
-                    # An entry that still names agentrc's own files (a hook's script path)
-                    # was edited, not removed: appending ours again would run it twice.
-                    marks = [t for t in _strings(json.loads(value)) if "/agentrc/" in t]
-                    edited_entry = isinstance(found, list) and any(
-                        m in t for e in found for t in _strings(e) for m in marks)
-                    (changed if edited_entry else missing).append(".".join(key))
-            elif found is not _MISSING and found != json.loads(value):
-                changed.append(".".join(key))
+    data = _load(fmt, current)
+    for key, value, append in old:
+        found = _lookup(data, key)
+        if append:
+            if not (isinstance(found, list) and json.loads(value) in found):
+                # An entry that still names agentrc's own files (a hook's script path)
+                # was edited, not removed: appending ours again would run it twice.
+                marks = [t for t in _strings(json.loads(value)) if "/agentrc/" in t]
+                edited_entry = isinstance(found, list) and any(
+                    m in t for e in found for t in _strings(e) for m in marks)
+                (changed if edited_entry else missing).append(".".join(key))
+        elif found is not _MISSING and not same(fmt, found, json.loads(value)):
+            changed.append(".".join(key))
     return changed, missing
+
+
+def _load(fmt: str, text: str) -> Any:
+    """The data of a merged JSON or TOML file, to compare agentrc's keys with."""
+    if not text.strip():
+        return {}
+    return jsonedit.loads(text) if fmt == "json" else tomledit.loads(text)
 
 
 def _strings(value: Any) -> List[str]:
@@ -232,6 +258,26 @@ def is_empty(fmt: str, text: str) -> bool:
         return not text.strip() or jsonedit.loads(text) == {}
     stripped = [ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
     return not stripped
+
+
+_EMPTY_JSON = re.compile(r"\s*(?:\{\s*\})?\s*")
+
+
+def holds_only(fmt: str, current: str, keys: Sequence[Key]) -> bool:
+    """Whether `current` is exactly what agentrc writes with `keys` and holds nothing else:
+    merging them changes nothing, and taking them out leaves only whitespace (and the braces
+    of an empty JSON object). Such a file, found without a manifest record, is adopted as one
+    agentrc created, so removing its keys later removes the file, as after a clean build;
+    any byte of the user's (a key, a comment, text around a block) makes it the user's."""
+    if not keys or not current.strip():
+        return False
+    try:
+        if render(fmt, current, (), keys) != current:
+            return False
+        rest = render(fmt, current, keys, ())
+    except ValueError:
+        return False
+    return bool(_EMPTY_JSON.fullmatch(rest)) if fmt == "json" else not rest.strip()
 
 
 _MISSING = object()

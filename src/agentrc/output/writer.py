@@ -36,6 +36,7 @@ import posixpath
 import re
 import stat
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
@@ -56,8 +57,14 @@ _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXE
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NO_HARD_LINKS = {errno.EPERM, errno.EMLINK, errno.ENOSYS, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", -1)}
 _SHA = re.compile(r"[0-9a-f]{64}")
+SYNC_THREADS = 8  # fsyncs at once (`_fsync_all`)
+SYNC_BATCH = 64  # staged files written before they are fsync'd together: bounds the open descriptors
 PARTIAL = "the write was interrupted after it was committed"  # the one failure that leaves work to finish
 _STAGED = re.compile(r"[0-9]+\.new")
+# Temporary files agentrc itself leaves beside outputs when killed: the writers before the
+# journal (`tempfile.mkstemp(prefix=".agentrc-")`: 8 characters of [a-z0-9_]) and
+# `write_atomic` (`.NAME.agentrc-tmp`, a report inside --out). Nothing else is ever removed.
+_LEFTOVER = re.compile(r"\.agentrc-[a-z0-9_]{8}|\..+\.agentrc-tmp", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -235,6 +242,17 @@ class _Tree:
 
     def write_new(self, dfd: int, name: str, data: bytes, mode: int, exact: bool) -> os.stat_result:
         """Create `name` in `dfd` (never clobbering), write and fsync it; its stat."""
+        fd = self.create(dfd, name, data, mode, exact)
+        try:
+            os.fsync(fd)
+            return os.fstat(fd)
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def create(dfd: int, name: str, data: bytes, mode: int, exact: bool) -> int:
+        """Create `name` in `dfd` (never clobbering) and write it; its descriptor, open and not
+        yet fsync'd, so that a batch of files can be fsync'd together (`_fsync_all`)."""
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode,
                      dir_fd=dfd)
         try:
@@ -245,10 +263,26 @@ class _Tree:
                 os.fchmod(fd, mode)
             elif mode & stat.S_IXUSR and not os.fstat(fd).st_mode & stat.S_IXUSR:  # a umask took the bit
                 os.fchmod(fd, mode)
-            os.fsync(fd)
-            return os.fstat(fd)
-        finally:
+        except BaseException:
             os.close(fd)
+            raise
+        return fd
+
+
+def _fsync_all(fds: Sequence[int]) -> None:
+    """fsync every descriptor, returning when all have returned; the first error (in order)
+    is raised. In parallel: fsync releases the GIL, and a journaling file system commits
+    concurrent fsyncs together (on ext4 one journal commit serves the lot, where one fsync
+    after another waits for a commit each: 74 small files took 0.26 s, 8 threads 0.01 s).
+    Each file is still fsync'd itself, so an I/O error is reported for the file it hit."""
+    if len(fds) < 2:
+        for fd in fds:
+            os.fsync(fd)
+        return
+    with ThreadPoolExecutor(min(SYNC_THREADS, len(fds))) as pool:
+        futures = [pool.submit(os.fsync, fd) for fd in fds]
+    for future in futures:
+        future.result()
 
 
 # --- the manifest ------------------------------------------------------------------------------
@@ -670,6 +704,7 @@ class Output:
         by_path.update(changes.merged_files)
         files = [by_path[f.path] for f in files]
         try:
+            self._sweep([f.path for f in files] + list(changes.delete))
             journal = self._stage(files, by_path, changes)
         except _FS_ERRORS as exc:
             problem = self._problem(exc, self.where)
@@ -695,6 +730,26 @@ class Output:
                     "agentrc")
         return d.sorted()
 
+    def _sweep(self, paths: Sequence[str]) -> None:
+        """Remove agentrc's own temporary files (`_LEFTOVER`) that a killed run of an earlier
+        version left in the directories this run writes: regular files whose names match
+        exactly, reached through no link, so temporary files never outlive a run."""
+        tree = self.tree
+        assert tree is not None
+        for d in sorted({"", STATE} | {posixpath.dirname(p) for p in paths}):
+            self.where = d
+            try:
+                fd = tree.dir(d)
+            except _Unsafe:
+                continue  # a link or a file in the way: refused where it matters, never entered
+            if fd is None:
+                continue
+            for name in os.listdir(fd):
+                if _LEFTOVER.fullmatch(name):
+                    with contextlib.suppress(FileNotFoundError):
+                        if stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                            os.unlink(name, dir_fd=fd)
+
     def _stage(self, files: Sequence[OutputFile], by_path: Dict[str, OutputFile], changes: Changes
                ) -> Optional[dict]:
         """Stage every new byte and commit the journal; None when nothing at all changes."""
@@ -705,23 +760,35 @@ class Output:
         created_dirs: Set[str] = set()
         txn: Optional[int] = None
         creating = set(changes.create)
-        for i, path in enumerate(changes.create + changes.update):
-            if txn is None:
-                tree.dir(STATE, create=True)
-                txn = tree.dir(TXN, create=True)
-                assert txn is not None
-                txn_dev = os.fstat(txn).st_dev
-            f = by_path[path]
-            self.where = path
-            self._check_parents(path, created_dirs, txn_dev)
-            if path in creating:
-                mode, exact = (0o755 if f.executable else 0o644), False
-            elif f.merge:
-                mode, exact = changes.modes.get(path, 0o644), True  # the user's file keeps its mode
-            else:
-                mode, exact = (0o755 if f.executable else 0o644), True
-            written[path] = _stat(tree.write_new(txn, f"{i}.new", f.content, mode, exact))
-            puts.append({"path": path, "tmp": f"{i}.new", "create": path in creating})
+        pending: List[Tuple[int, str]] = []  # staged files written, not yet fsync'd: (descriptor, path)
+        try:
+            for i, path in enumerate(changes.create + changes.update):
+                if txn is None:
+                    tree.dir(STATE, create=True)
+                    txn = tree.dir(TXN, create=True)
+                    assert txn is not None
+                    txn_dev = os.fstat(txn).st_dev
+                f = by_path[path]
+                self.where = path
+                self._check_parents(path, created_dirs, txn_dev)
+                if path in creating:
+                    mode, exact = (0o755 if f.executable else 0o644), False
+                elif f.merge:
+                    mode, exact = changes.modes.get(path, 0o644), True  # the user's file keeps its mode
+                else:
+                    mode, exact = (0o755 if f.executable else 0o644), True
+                pending.append((tree.create(txn, f"{i}.new", f.content, mode, exact), path))
+                puts.append({"path": path, "tmp": f"{i}.new", "create": path in creating})
+                if len(pending) >= SYNC_BATCH:
+                    self._sync_staged(pending, written)
+            self._sync_staged(pending, written)
+        finally:
+            for fd, _ in pending:  # a failure: the staging area is discarded
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        if txn is not None:
+            self.where = TXN
+            os.fsync(txn)  # the staged files' names, durable before the journal can name them
         stats = {}
         for f in files:
             known = changes.seen.get(f.path) or written.get(f.path)
@@ -759,6 +826,20 @@ class Output:
         os.replace("journal.tmp", JOURNAL, src_dir_fd=txn, dst_dir_fd=txn)
         os.fsync(txn)  # the commit point: from here on the journal is replayed, never undone
         return journal
+
+    def _sync_staged(self, pending: List[Tuple[int, str]], written: Dict[str, list]) -> None:
+        """fsync the staged files of `pending` together, note their stat, close them. The
+        journal is written only after every staged byte is durable: this returns only then."""
+        self.where = TXN
+        try:
+            _fsync_all([fd for fd, _ in pending])
+            for fd, path in pending:
+                written[path] = _stat(os.fstat(fd))
+        finally:
+            while pending:
+                fd, _ = pending.pop()
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
     def _check_parents(self, path: str, created: Set[str], dev: int) -> None:
         """Walk to `path`'s directory without creating anything: a symlink or a file in the
@@ -836,11 +917,14 @@ class Output:
                     raise
             touched.add(posixpath.dirname(d))
         touched |= {a for d in touched for a in _ancestors(d + "/x")}  # new directories' entries too
+        fds = []
         for d in sorted(touched):
             self.where = d
             fd = tree.dir(d)
             if fd is not None:
-                os.fsync(fd)
+                fds.append(fd)
+        self.where = ""
+        _fsync_all(fds)  # every rename durable before the new manifest records it
         if manifest is not None:
             self.where = MANIFEST
             state = tree.dir(STATE)
@@ -963,6 +1047,8 @@ def _merge(out: Output, files: Sequence[OutputFile], owned: Dict[str, str], prev
             current, created = "", True  # written whole by an earlier agentrc: all of it is ours
         if raw is not None and not old and not current.strip() and f.path not in owned:
             blank = current  # the user's empty file: it is empty again when agentrc's keys go
+        if raw is not None and not record and f.path not in owned and managed.holds_only(f.merge, current, f.keys):
+            created = True  # the manifest was lost: the file is all agentrc's, adopted as created
         try:
             changed, missing = managed.edited(f.merge, current, old)
             for key in changed:

@@ -6,11 +6,14 @@ the same input gives the same bytes, which goldens and `--check` rely on. Codex'
 (`[mcp_servers.<name>]` and their sub-tables). `set_table` and `delete_table` splice
 exactly those tables' bytes; every other byte, comments and the user's tables included,
 stays as it was. `has_key` tells whether the user already defined a table in any of the
-common forms, so the caller can refuse to overwrite it.
+common forms, so the caller can refuse to overwrite it, and `loads` reads the values back,
+so the caller can tell a table agentrc would write itself (adopted after the manifest is
+lost: TOML has no reader in Python 3.9's standard library, and tomli is optional) from the
+user's own.
 
 The scanner finding headers is not a validator: it knows just enough TOML (the four
-string kinds, arrays, inline tables, comments) never to take a `[` inside a value for a
-header. Pure and stdlib-only.
+string kinds, arrays, inline tables, comments, the bare values) never to take a `[` inside
+a value for a header, and to read every value agentrc writes. Pure and stdlib-only.
 """
 
 from __future__ import annotations
@@ -146,12 +149,28 @@ class _KeyValue:
     table: Path  # the header it sits under
     key: Path
     pos: int
-    inline: Optional[Dict[str, Any]]  # the keys of an inline-table value, nested
+    value: Any
+
+
+@dataclass(frozen=True)
+class Other:
+    """A value `loads` keeps as its text (a date or a time): agentrc never writes one, so it
+    equals nothing agentrc compares it with."""
+
+    text: str
 
 
 _HWS = re.compile(r"[ \t]*")
 _BARE_VALUE = re.compile(r"[A-Za-z0-9_+.:-]+(?: [0-9]{2}:[0-9]{2}[A-Za-z0-9_+.:-]*)?")  # numbers, dates, true
-_KEY_ESCAPE = re.compile(r'\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|x([0-9A-Fa-f]{2})|(.))')
+# An escape, or (in a multi-line basic string) a backslash ending a line, which drops the
+# newline and the whitespace after it.
+_KEY_ESCAPE = re.compile(r'\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|x([0-9A-Fa-f]{2})|([ \t]*\r?\n[ \t\r\n]*)|(.))',
+                         re.DOTALL)
+_INTEGER = re.compile(r"[+-]?(?:0|[1-9](?:_?[0-9])*)|0x[0-9A-Fa-f](?:_?[0-9A-Fa-f])*|0o[0-7](?:_?[0-7])*"
+                      r"|0b[01](?:_?[01])*")
+_FLOAT = re.compile(r"[+-]?(?:0|[1-9](?:_?[0-9])*)(?:\.[0-9](?:_?[0-9])*)?(?:[eE][+-]?[0-9](?:_?[0-9])*)?"
+                    r"|[+-]?(?:inf|nan)")
+MAX_DEPTH = 100  # arrays and inline tables nested deeper are refused, as for every other configuration
 _NAMED = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\", "e": "\x1b"}
 
 
@@ -160,14 +179,17 @@ def _error(text: str, pos: int, message: str) -> TomlEditError:
 
 
 class _Scanner:
-    """One pass over the text, line by line, recording headers, keys and comment lines."""
+    """One pass over the text, line by line, recording headers, keys (with their values),
+    comment lines, and the document they make."""
 
     def __init__(self, text: str):
         self.text = text
         self.pos = 0
+        self.depth = 0
         self.headers: List[_Header] = []
         self.keys: List[_KeyValue] = []
         self.comment_lines: Set[int] = set()  # starts of lines holding only a comment
+        self.doc: Dict[str, Any] = {}
         self._scan()
 
     def fail(self, message: str, pos: Optional[int] = None) -> TomlEditError:
@@ -178,6 +200,7 @@ class _Scanner:
 
     def _scan(self) -> None:
         table: Path = ()
+        current = self.doc  # the table keys are defined in
         while self.pos < len(self.text):
             line = self.pos
             self.skip_hws()
@@ -188,8 +211,11 @@ class _Scanner:
                 header = self.header(line)
                 self.headers.append(header)
                 table = header.path
+                current = _open_table(self.doc, header.path, header.array)
             elif c not in ("\n", "\r", ""):
-                self.keys.append(self.key_value(table))
+                kv = self.key_value(table)
+                self.keys.append(kv)
+                _define(current, kv.key, kv.value)
             self.end_of_line()
 
     def skip_hws(self) -> None:
@@ -266,42 +292,47 @@ class _Scanner:
         self.skip_hws()
         return _KeyValue(table, key, pos, self.value())
 
-    def value(self) -> Optional[Dict[str, Any]]:
-        """Skip one value; an inline table gives the keys it defines."""
+    def value(self) -> Any:
+        """Read one value: strings, numbers and booleans as Python's, arrays as lists, inline
+        tables as dicts, dates and times as `Other`."""
         c = self.peek()
         if self.peek(3) in ('"""', "'''"):
-            self.multi_line_string(self.peek(3))
-        elif c == '"':
-            self.basic_string()
-        elif c == "'":
-            self.literal_string()
-        elif c == "[":
-            self.array()
-        elif c == "{":
-            return self.inline_table()
-        else:
-            m = _BARE_VALUE.match(self.text, self.pos)
-            if not m:
-                raise self.fail("expected a value")
-            self.pos = m.end()
-        return None
+            return self.multi_line_string(self.peek(3))
+        if c == '"':
+            return self.basic_string()
+        if c == "'":
+            return self.literal_string()
+        if c in "[{":
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise self.fail(f"arrays and tables nested more than {MAX_DEPTH} levels deep")
+            value = self.array() if c == "[" else self.inline_table()
+            self.depth -= 1
+            return value
+        m = _BARE_VALUE.match(self.text, self.pos)
+        if not m:
+            raise self.fail("expected a value")
+        self.pos = m.end()
+        return _bare(m.group())
 
-    def basic_string(self) -> None:
+    def basic_string(self) -> str:
         start, i, t = self.pos, self.pos + 1, self.text
         while i < len(t) and t[i] not in '"\n':
             i += 2 if t[i] == "\\" else 1
         if i >= len(t) or t[i] != '"':
             raise self.fail("unterminated string", start)
         self.pos = i + 1
+        return _unescape(t[start + 1:i])
 
-    def literal_string(self) -> None:
+    def literal_string(self) -> str:
         start, t = self.pos, self.text
         end, newline = t.find("'", start + 1), t.find("\n", start + 1)
         if end < 0 or 0 <= newline < end:
             raise self.fail("unterminated string", start)
         self.pos = end + 1
+        return t[start + 1:end]
 
-    def multi_line_string(self, delimiter: str) -> None:
+    def multi_line_string(self, delimiter: str) -> str:
         start, i, t = self.pos, self.pos + 3, self.text
         while not t.startswith(delimiter, i):
             if i >= len(t):
@@ -312,20 +343,28 @@ class _Scanner:
             if t.startswith(delimiter[0], i):
                 i += 1
         self.pos = i
+        content = t[start + 3:i - 3]
+        for newline in ("\r\n", "\n"):  # a newline right after the delimiter is not content
+            if content.startswith(newline):
+                content = content[len(newline):]
+                break
+        return _unescape(content) if delimiter == '"""' else content
 
-    def array(self) -> None:
+    def array(self) -> List[Any]:
         self.pos += 1
+        items = []
         while True:
             self.skip_blank()
             if self.peek() == "]":
                 break
-            self.value()
+            items.append(self.value())
             self.skip_blank()
             if self.peek() == ",":
                 self.pos += 1
             elif self.peek() != "]":
                 raise self.fail("expected ',' or ']'")
         self.pos += 1
+        return items
 
     def inline_table(self) -> Dict[str, Any]:
         self.pos += 1
@@ -352,17 +391,53 @@ class _Scanner:
 def _unescape(s: str) -> str:
     def one(m: re.Match) -> str:
         code = m.group(1) or m.group(2) or m.group(3)
-        return chr(int(code, 16)) if code else _NAMED.get(m.group(4), m.group(4))
+        if code:
+            return chr(int(code, 16))
+        if m.group(4) is not None:
+            return ""  # a line-ending backslash
+        return _NAMED.get(m.group(5), m.group(5))
 
     return _KEY_ESCAPE.sub(one, s)
 
 
-def _define(keys: Dict[str, Any], key: Path, inline: Optional[Dict[str, Any]]) -> None:
+def _bare(text: str) -> Any:
+    if text in ("true", "false"):
+        return text == "true"
+    if _INTEGER.fullmatch(text):
+        return int(text.replace("_", ""), 0 if text[:2] in ("0x", "0o", "0b") else 10)
+    if _FLOAT.fullmatch(text):
+        return float(text.replace("_", ""))
+    return Other(text)
+
+
+def _child(node: Dict[str, Any], part: str) -> Dict[str, Any]:
+    """The table `part` of `node` (the last entry of an array of tables), made when absent."""
+    value = node.get(part)
+    if isinstance(value, list) and value and isinstance(value[-1], dict):
+        return value[-1]
+    if not isinstance(value, dict):
+        node[part] = value = {}
+    return value
+
+
+def _open_table(doc: Dict[str, Any], path: Path, array: bool) -> Dict[str, Any]:
+    """The table a `[path]` (or `[[path]]`) header opens in `doc`."""
+    node = doc
+    for part in path[:-1]:
+        node = _child(node, part)
+    if not array:
+        return _child(node, path[-1])
+    entries = node.get(path[-1])
+    if not isinstance(entries, list):
+        node[path[-1]] = entries = []
+    entries.append({})
+    return entries[-1]
+
+
+def _define(keys: Dict[str, Any], key: Path, value: Any) -> None:
     for part in key[:-1]:
-        if not isinstance(keys.get(part), dict):
-            keys[part] = {}
-        keys = keys[part]
-    keys[key[-1]] = inline
+        keys = _child(keys, part)
+    keys[key[-1]] = value
 
 
 # --- table spans and edits -------------------------------------------------------------
@@ -425,9 +500,15 @@ def has_key(text: str, path: Path) -> bool:
         return True
     for kv in scan.keys:
         full = kv.table + kv.key
-        if full[:len(path)] == path or (path[:len(full)] == full and _inline_has(kv.inline, path[len(full):])):
+        if full[:len(path)] == path or (path[:len(full)] == full and _inline_has(kv.value, path[len(full):])):
             return True
     return False
+
+
+def loads(text: str) -> Dict[str, Any]:
+    """The document's values: tables as dicts, arrays of tables as lists of dicts, the rest as
+    `value` reads them. Not a validator: a key defined twice keeps its last value."""
+    return _Scanner(text).doc
 
 
 def _need_path(path: Path) -> Path:
@@ -453,7 +534,7 @@ def _lead_start(text: str, start: int, comment_lines: Set[int]) -> int:
     return start
 
 
-def _inline_has(keys: Optional[Dict[str, Any]], rest: Path) -> bool:
+def _inline_has(keys: Any, rest: Path) -> bool:
     node: Any = keys
     for part in rest:
         if not isinstance(node, dict) or part not in node:
