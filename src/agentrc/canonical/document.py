@@ -95,8 +95,13 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
     data: Dict[str, Any] = {}
     origin: Dict[str, str] = {}
 
+    # The files' display paths are normalized (`.ai/x`, never `./.ai/x`): so is the prefix.
+    prefix = posixpath.normpath(root) + "/" if root else ""
+
     def rel(path: str) -> str:
-        return path[len(root) + 1:] if root and path.startswith(root + "/") else path
+        if prefix == "./":
+            return path[2:] if path.startswith("./") else path
+        return path[len(prefix):] if prefix and path.startswith(prefix) else path
 
     by_rel = {rel(p): f for p, f in files.items()}
 

@@ -114,8 +114,7 @@ def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
     diags = Diagnostics()
     root = os.path.normpath(root)
     project = Root(root, f"the project {_posix(root)}")
-    config_path = next((os.path.join(root, n) for n in CONFIG_NAMES if os.path.lexists(os.path.join(root, n))),
-                       None)
+    config_path = next((_join(root, n) for n in CONFIG_NAMES if os.path.lexists(_join(root, n))), None)
     config: Dict[str, Any] = {}
     if config_path is not None:
         loaded = read_config(config_path, diags, project)
@@ -132,7 +131,7 @@ def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
     done: set = set()
     for name in names:
         _preset(name, root, root, [], layers, diags, language, done, _posix(config_path or root))
-    ai_dir = os.path.join(root, ".ai")
+    ai_dir = _join(root, ".ai")
     if os.path.lexists(ai_dir):
         if not project.inside(os.path.realpath(ai_dir)):
             diags.error(_posix(ai_dir), (0, 0), "AR050", leaves(ai_dir, project), ESCAPE_HINT)
@@ -141,7 +140,7 @@ def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
         else:
             tree = _tree(Root(ai_dir, project.label, within=project), diags)
             layers.append(canonical.layer_from_tree(".ai", _posix(ai_dir), tree, diags, language=language))
-    agents_md = os.path.join(root, "AGENTS.md")
+    agents_md = _join(root, "AGENTS.md")
     raw = read_text(agents_md, _posix(agents_md), project, diags) if os.path.lexists(agents_md) else None
     if raw is not None:
         text = canonical.strip_managed_block(raw)
@@ -374,6 +373,12 @@ def _tree(root: Root, diags: Diagnostics) -> SourceTree:
     files: List[SourceFile] = []
     walk(root, files, diags, lambda entry: entry.name not in ("node_modules", ".git"), lambda rel, name: True)
     return SourceTree(tuple(sorted(files, key=lambda f: f.path)))
+
+
+def _join(root: str, name: str) -> str:
+    """`root/name` as the walk of `Root(root)` displays it: `.ai`, not `./.ai`, for the
+    project `.` (a layer's files are matched against its root by that prefix)."""
+    return os.path.normpath(os.path.join(root, name))
 
 
 def _posix(path: Optional[str]) -> str:
