@@ -211,6 +211,11 @@ CODES: Dict[str, Code] = _table(
          "ai.config.js tried what its sandbox refuses: reading outside the project and the node_modules above it, "
          "writing, starting a process or worker, loading a native addon, or the network.",
          "Compute the configuration from the project's own files only; see docs/security.md."),
+    Code("AR123", "tools-not-portable",
+         "An agent's or command's tool list (tools, allowed-tools, disallowedTools) names a tool with no portable "
+         "capability name. Built without the list, the agent would get every tool, so it is not built.",
+         "Use the portable names (read, write, edit, bash, grep, glob, web-fetch, web-search) or Claude Code's (Read, "
+         "Write, Edit, MultiEdit, Bash, Grep, Glob, WebFetch, WebSearch); describe other tools in the body."),
     # --- import (client files -> canonical document and portable items) -------------
     Code("AR130", "import-lossy",
          "A client file holds something the canonical document or portable items cannot represent as it is: it is left "

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.fidelity import ItemReport
 from agentrc.frozen import FrozenMap
 from agentrc.model import Registry
 
@@ -18,6 +19,9 @@ from agentrc.model import Registry
 class Loaded:
     registry: Registry
     diagnostics: Tuple[Diagnostic, ...]
+    # What the front door did with each key of each entry (the canonical one's; the portable
+    # front door reads its fields as they are, and the adapters report every one).
+    reports: Tuple[ItemReport, ...] = ()
 
     @property
     def ok(self) -> bool:

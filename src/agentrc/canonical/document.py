@@ -19,12 +19,24 @@ import json
 import math
 import posixpath
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from agentrc import names, schemas
 from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.fidelity import DEGRADED, DROPPED, ItemReport, Tracker
 from agentrc.frozen import FrozenMap, freeze, thaw
-from agentrc.model import Bundle, ClientNames, Item, Kind, McpServer, Registry, Resource, SourceFile, SourceTree
+from agentrc.model import (
+    HOOK_EVENTS,
+    Bundle,
+    ClientNames,
+    Item,
+    Kind,
+    McpServer,
+    Registry,
+    Resource,
+    SourceFile,
+    SourceTree,
+)
 from agentrc.portable import checks
 from agentrc.portable.items import make_item
 from agentrc.text.frontmatter import split
@@ -32,7 +44,9 @@ from agentrc.text.markdown import demote_headings, has_h1
 from agentrc.text.markedblock import block_render
 from agentrc.text.yamlpos import Located, YamlError
 from agentrc.text.yamlpos import load as load_yaml
+from agentrc.vocabulary import MODEL_ALIASES, TOOLS, check_model
 
+Pos = Tuple[int, int]
 CAPABILITIES = ("rules", "commands", "skills", "agents", "hooks", "mcp")
 # Keys of ai.config.* besides the capabilities: how the layers are found, not content.
 CONFIG_KEYS = ("presets", "preset", "language", "context", "tools", "$schema")
@@ -47,6 +61,9 @@ class Layer:
     root: str  # display path of the layer's directory or file
     data: FrozenMap
     files: FrozenMap = field(default_factory=FrozenMap)
+    # (line, column) in its file of each key the layer sets, where known (`agents.x.tools`,
+    # `agents.x.content` for a body's first line); diagnostics point there.
+    positions: FrozenMap = field(default_factory=FrozenMap)
 
 
 @dataclass(frozen=True)
@@ -65,12 +82,28 @@ class Document:
     capabilities: FrozenMap  # {"rules": {...}, ..., "mcp": {"servers": {...}}}
     tools: FrozenMap  # target -> that target's own configuration
     origins: Tuple[Origin, ...]
+    # dotted key -> (file, (line, column)) of the definition that won, where known
+    spots: FrozenMap = field(default_factory=FrozenMap)
 
     def origin(self, key: str) -> Optional[Origin]:
         for o in self.origins:
             if o.key == key:
                 return o
         return None
+
+    def at(self, key: str) -> Tuple[str, Pos]:
+        """The file and position of a dotted key: where it was written when known, else the
+        first line of the file of its nearest enclosing entry."""
+        spot = self.spots.get(key)
+        if spot is not None:
+            return spot[0], tuple(spot[1])  # type: ignore[return-value]
+        where = {o.key: o.file for o in self.origins}
+        parts = key.split(".")
+        for n in range(len(parts), 0, -1):
+            f = where.get(".".join(parts[:n]))
+            if f:
+                return f, (1, 1)
+        return "<config>", (1, 1)
 
     def to_json(self) -> dict:
         caps = thaw(self.capabilities)
@@ -94,6 +127,7 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
     files = {f.path: f for f in tree.files}
     data: Dict[str, Any] = {}
     origin: Dict[str, str] = {}
+    positions: Dict[str, Pos] = {}
 
     # The files' display paths are normalized (`.ai/x`, never `./.ai/x`): so is the prefix.
     prefix = posixpath.normpath(root) + "/" if root else ""
@@ -126,12 +160,15 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
             f = pick(d, candidates)
             meta_file = by_rel.get(f"{d}/index.json")
             meta = _meta(meta_file, diags)
+            if meta_file is not None:
+                positions.update(_json_positions(meta_file, meta, f"{section}.{name}"))
             if f is None:
                 if meta_file is not None:
                     diags.error(meta_file.path, (1, 1), "AR115", f"{section}/{name} has index.json but no "
                                 f"{' or '.join(candidates)}")
                 continue
-            attrs, body = _markdown(f, diags)
+            attrs, body, where = _markdown(f, diags)
+            positions.update({f"{section}.{name}.{k}": p for k, p in where.items()})
             entry = {**meta, **attrs, "content": body}
             if section == "skills":
                 entry.update(_sidecars(by_rel, d, f))
@@ -141,6 +178,8 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
         d = f"hooks/{name}"
         meta_file, prompt = by_rel.get(f"{d}/index.json"), pick(d, ["prompt.md"])
         meta = _meta(meta_file, diags)
+        if meta_file is not None:
+            positions.update(_json_positions(meta_file, meta, f"hooks.{name}"))
         if prompt is not None:
             script = _text(prompt, diags).strip()
             data.setdefault("hooks", {})[name] = {**meta, "script": script} if meta else script
@@ -176,11 +215,13 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
                             origin[f"mcp.servers.{server}"] = config_path
             else:
                 origin[key] = config_path
-    return Layer(label, root, freeze(data), FrozenMap(origin))
+    return Layer(label, root, freeze(data), FrozenMap(origin), FrozenMap(positions))
 
 
 def strip_managed_block(text: str) -> str:
-    """The root AGENTS.md minus agentrc's own generated block: input never includes output."""
+    """The root AGENTS.md minus the blocks a generator wrote into it (agentrc's, and ai-jue's
+    `<!-- AI-JUE:START -->` ... `<!-- AI-JUE:END -->`, which holds what it wrote from the
+    presets read here as layers): input never includes output."""
     return block_render(text, None)
 
 
@@ -230,20 +271,38 @@ def _json_type(value: Any) -> str:
     return "an array" if isinstance(value, list) else "an object"
 
 
-def _markdown(f: SourceFile, diags: Diagnostics) -> Tuple[Dict[str, Any], str]:
+def _markdown(f: SourceFile, diags: Diagnostics) -> Tuple[Dict[str, Any], str, Dict[str, Pos]]:
+    """A prompt.md's frontmatter and body, with the position of each key and of the body's
+    first line (under `content`)."""
     text = _text(f, diags)
     parts = split(text)
     if parts.yaml_text is None or not parts.closed:
-        return {}, text.strip("\n") + "\n" if text.strip() else ""
+        first = 1 + len(text) - len(text.lstrip("\n"))
+        return {}, text.strip("\n") + "\n" if text.strip() else "", {"content": (first, 1)}
+    body_at = {"content": (parts.body_line, 1)}
     try:
-        data = load_yaml(parts.yaml_text, parts.yaml_line - 1).data
+        located = load_yaml(parts.yaml_text, parts.yaml_line - 1)
     except YamlError as exc:
         diags.error(f.path, exc.pos, exc.code or "AR001", exc.message)
-        return {}, parts.body
+        return {}, parts.body, body_at
+    data = located.data
     if not isinstance(data, dict):
         diags.error(f.path, (1, 1), "AR003", "frontmatter is not a mapping")
-        data = {}
-    return data, parts.body
+        return {}, parts.body, body_at
+    return data, parts.body, {**{str(k): located.pos((k,)) for k in data}, **body_at}
+
+
+def _json_positions(f: SourceFile, data: Dict[str, Any], prefix: str) -> Dict[str, Pos]:
+    """Where each top-level key of a JSON object file is written (the first `"key":` in
+    the text; a key spelled with escapes is not found and keeps the file's 1:1)."""
+    text = _text(f, Diagnostics())
+    out: Dict[str, Pos] = {}
+    for key in data:
+        at = text.find(json.dumps(key, ensure_ascii=False))
+        if at >= 0:
+            line = text.count("\n", 0, at) + 1
+            out[f"{prefix}.{key}"] = (line, at - (text.rfind("\n", 0, at) + 1) + 1)
+    return out
 
 
 def _sidecars(by_rel: Dict[str, SourceFile], d: str, entry: SourceFile) -> Dict[str, Any]:
@@ -272,12 +331,21 @@ def merge(layers: Sequence[Layer]) -> Tuple[Dict[str, Any], Tuple[Tuple[str, str
     """Deep merge, later layers winning per key; context.global appended in layer order.
     Provenance: each capability entry (`rules.x`, `mcp.servers.y`) names the last layer that
     set it and the layers it overrode; each leaf key a later layer replaced does too."""
+    doc, context, origins, _ = merge_with_spots(layers)
+    return doc, context, origins
+
+
+def merge_with_spots(layers: Sequence[Layer]):
+    """`merge`, plus where each key that won was written: dotted key -> (file, (line, column))."""
     doc: Dict[str, Any] = {}
     context: List[Tuple[str, str, str]] = []
     owner: Dict[str, Tuple[str, str]] = {}
     replaced: Dict[str, List[Tuple[str, str]]] = {}
     leaves: Dict[str, Tuple[str, str]] = {}
+    written: Dict[Tuple[Tuple[str, str], str], Pos] = {}
     for layer in layers:
+        for key, pos in layer.positions.items():
+            written[((layer.label, _file_for(layer, key)), key)] = tuple(pos)  # type: ignore[assignment]
         data = thaw(layer.data)
         ctx = data.pop("context", None)
         if isinstance(ctx, dict) and isinstance(ctx.get("global"), str) and ctx["global"].strip():
@@ -293,7 +361,8 @@ def merge(layers: Sequence[Layer]) -> Tuple[Dict[str, Any], Tuple[Tuple[str, str
     origins = tuple(Origin(k, lyr, f, tuple(replaced.get(k, ()))) for k, (lyr, f) in sorted(owner.items()))
     overridden = tuple(Origin(k, leaves[k][0], leaves[k][1], tuple(v)) for k, v in sorted(replaced.items())
                        if k not in owner)
-    return doc, tuple(context), origins + overridden
+    spots = {k: (who[1], written[(who, k)]) for k, who in leaves.items() if (who, k) in written}
+    return doc, tuple(context), origins + overridden, spots
 
 
 def _entries(key: str, value: Any):
@@ -349,30 +418,26 @@ def _file_for(layer: Layer, path: str) -> str:
 
 # --- validate and normalize (§3, §6) -------------------------------------------------------
 
-def validate(doc: Dict[str, Any], origins: Sequence[Origin], diags: Diagnostics) -> None:
-    where = {o.key: o.file for o in origins}
+def validate(doc: Dict[str, Any], origins: Sequence[Origin], diags: Diagnostics,
+             spots: Optional[Dict[str, Tuple[str, Pos]]] = None) -> None:
+    at = Document((), FrozenMap(), FrozenMap(), tuple(origins), FrozenMap(spots or {})).at
 
-    def file_of(key: str) -> str:
-        parts = key.split(".")
-        for n in range(len(parts), 0, -1):
-            if ".".join(parts[:n]) in where:
-                return where[".".join(parts[:n])]
-        return "<config>"
+    def error(key: str, code: str, message: str) -> None:
+        diags.error(*at(key), code, message)
 
     for key in doc:
         if key not in CAPABILITIES and key not in CONFIG_KEYS:
-            diags.error(file_of(key), (1, 1), "AR118", f"unknown top-level capability {key!r} "
-                        f"(spec 000 §2: {', '.join(CAPABILITIES)})")
+            error(key, "AR118", f"unknown top-level capability {key!r} (spec 000 §2: {', '.join(CAPABILITIES)})")
     body = {k: v for k, v in doc.items() if k in CAPABILITIES}
     for err in sorted(schemas.errors("canonical", body), key=lambda e: list(map(str, e.absolute_path))):
         while err.context:
             err = max(err.context, key=lambda e: len(e.absolute_path))
         path = ".".join(map(str, err.absolute_path))
-        diags.error(file_of(path), (1, 1), "AR115", f"{path or '(document)'}: {err.message}")
+        error(path, "AR115", f"{path or '(document)'}: {err.message}")
     # The schema errors above name a section that is not an object; these checks skip it.
     for name, cmd in _mapping(doc.get("commands")).items():
         if isinstance(cmd, dict) and not str(cmd.get("prompt") or cmd.get("content") or "").strip():
-            diags.error(file_of(f"commands.{name}"), (1, 1), "AR116", f"command {name!r} has no prompt or content")
+            error(f"commands.{name}", "AR116", f"command {name!r} has no prompt or content")
     for name, skill in _mapping(doc.get("skills")).items():
         if not isinstance(skill, dict):
             continue
@@ -380,27 +445,30 @@ def validate(doc: Dict[str, Any], origins: Sequence[Origin], diags: Diagnostics)
         for group in ("references", "scripts", "assets", "files"):
             sidecars = skill.get(group)
             for path, value in (sidecars.items() if isinstance(sidecars, dict) else ()):
-                source = file_of(f"skills.{name}")
+                key = f"skills.{name}.{group}"
                 problem = _unsafe_path(path)
                 if problem:
-                    diags.error(source, (1, 1), "AR117", f"skills.{name}.{group}: unsafe path {path!r} ({problem})")
+                    error(key, "AR117", f"skills.{name}.{group}: unsafe path {path!r} ({problem})")
                     continue
                 target = path if group == "files" else f"{group}/{path}"
                 clash = next((t for t in targets if t == target or t.startswith(target + "/")
                               or target.startswith(t + "/")), None)
                 if clash is not None:
-                    diags.error(source, (1, 1), "AR117", f"skills.{name}.{group}.{path} and {targets[clash]} cannot "
-                                "both be files of the skill (one is the other's directory, or the same file)")
+                    error(key, "AR117", f"skills.{name}.{group}.{path} and {targets[clash]} cannot "
+                          "both be files of the skill (one is the other's directory, or the same file)")
                 targets[target] = f"{group}.{path}"
                 if isinstance(value, dict) and isinstance(value.get("content"), str) and \
                         value.get("encoding") == "base64" and not _base64_ok(value["content"]):
-                    diags.error(source, (1, 1), "AR115", f"skills.{name}.{group}.{path}: content is not valid base64")
+                    error(key, "AR115", f"skills.{name}.{group}.{path}: content is not valid base64")
     for event, value in _mapping(doc.get("hooks")).items():
         for hook in value if isinstance(value, list) else [value]:
             timeout = hook.get("timeout") if isinstance(hook, dict) else None
             if isinstance(timeout, float) and not math.isfinite(timeout):
-                diags.error(file_of(f"hooks.{event}"), (1, 1), "AR115",
-                            f"hooks.{event}: timeout is not a finite number of seconds")
+                error(f"hooks.{event}.timeout", "AR115", f"hooks.{event}: timeout is not a finite number of seconds")
+
+
+def _nowhere(key: str) -> Tuple[str, Pos]:
+    return "<config>", (1, 1)
 
 
 def _mapping(value: Any) -> Dict[str, Any]:
@@ -426,13 +494,21 @@ def _base64_ok(text: str) -> bool:
         return False
 
 
-def normalize(doc: Dict[str, Any]) -> Dict[str, Any]:
+def normalize(doc: Dict[str, Any], diags: Optional[Diagnostics] = None,
+              at: Optional[Callable[[str], Tuple[str, Pos]]] = None) -> Dict[str, Any]:
     """prompt/content mirrored (commands, skills, agents); rules read `content`; hooks kept
-    structured (a string stays a script, arrays stay arrays)."""
+    structured (a string stays a script, arrays stay arrays). A `prompt` that differs from a
+    non-empty `content` is a warning: content wins, the prompt is not used."""
     out = {k: v for k, v in doc.items() if k in CAPABILITIES}
     for section in ("commands", "skills", "agents", "rules"):
         for name, entry in (out.get(section) or {}).items():
             if isinstance(entry, dict):
+                prompt = entry.get("prompt")
+                if diags is not None and entry.get("content") not in (None, "") and prompt not in (None, "") \
+                        and str(prompt).strip() != str(entry["content"]).strip():
+                    diags.warning(*(at or _nowhere)(f"{section}.{name}.prompt"), "AR119",
+                                  f"{section}.{name}.prompt differs from its content; the content is the body, "
+                                  "the prompt is not used")
                 text = entry.get("content") if entry.get("content") not in (None, "") else entry.get("prompt")
                 entry["content"] = text or ""
                 if section != "rules":
@@ -444,7 +520,7 @@ def normalize(doc: Dict[str, Any]) -> Dict[str, Any]:
 
 def build_document(layers: Sequence[Layer]) -> Tuple[Document, Tuple[Diagnostic, ...]]:
     diags = Diagnostics()
-    doc, context, origins = merge(layers)
+    doc, context, origins, spots = merge_with_spots(layers)
     not_text = _lone_surrogate(doc)
     if not_text is None and not all(_encodable(text) for text, _, _ in context):
         not_text = "context.global"
@@ -456,9 +532,10 @@ def build_document(layers: Sequence[Layer]) -> Tuple[Document, Tuple[Diagnostic,
                     "which is not text")
         return Document(tuple(context), freeze({}), freeze({}), origins), diags.sorted()
     tools = doc.pop("tools", {}) or {}
-    validate(doc, origins, diags)
-    caps = normalize(doc) if not any(d.is_error for d in diags.items) else {}
-    return Document(context, freeze(caps), freeze(tools), origins), diags.sorted()
+    validate(doc, origins, diags, spots)
+    at = Document((), FrozenMap(), FrozenMap(), origins, FrozenMap(spots)).at
+    caps = normalize(doc, diags, at) if not any(d.is_error for d in diags.items) else {}
+    return Document(context, freeze(caps), freeze(tools), origins, FrozenMap(spots)), diags.sorted()
 
 
 def _lone_surrogate(value: Any, path: str = "") -> Optional[str]:
@@ -489,128 +566,391 @@ def _encodable(text: str) -> bool:
 # Claude-style tool names canonical hooks use (`tools: ["Bash"]`) -> the portable vocabulary.
 HOOK_TOOLS = {"bash": "bash", "edit": "edit", "write": "write", "read": "read", "grep": "grep", "glob": "glob",
               "webfetch": "web-fetch", "websearch": "web-search", "web-fetch": "web-fetch", "web-search": "web-search"}
+# An agent's or command's tool names (Claude Code's, read case-insensitively, or portable ones)
+# -> portable capabilities. MultiEdit is Claude Code's batch form of Edit: the same capability.
+AGENT_TOOLS = dict(HOOK_TOOLS, multiedit="edit")
+FRONT_DOOR = "canonical"  # the `client` of the front door's reports
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """The document as the model: the registry, what was said about it, and for every entry
+    (rule, command, skill, agent, hook, MCP server) what became of each of its keys."""
+
+    registry: Registry
+    diagnostics: Tuple[Diagnostic, ...]
+    reports: Tuple[ItemReport, ...]
+
+
+@dataclass
+class _Entry:
+    kind: Kind
+    name: str
+    path: str
+    fm: Dict[str, Any]
+    body: str = ""
+    resources: Tuple[Resource, ...] = ()
+    positions: Dict[str, Pos] = field(default_factory=dict)  # portable field -> where its source key is
+    body_line: int = 1
+
+
+class _Account:
+    """Every key of one canonical entry, accounted for: carried onto a portable field (the
+    adapters then report it per client), omitted on purpose, or lost (degraded or dropped:
+    an AR119 warning at the key, naming it and what happens to it). `finish()` raises
+    UnreportedField for a key without an outcome: the front door cannot drop one silently."""
+
+    def __init__(self, document: Document, key: str, kind: str, name: str, keys: Sequence[str],
+                 diags: Diagnostics):
+        self.document, self.key, self.kind, self.name, self.diags = document, key, kind, name, diags
+        self.tracker = Tracker(keys)
+        self.file = document.at(key)[0]
+        self.positions: Dict[str, Pos] = {}
+
+    def at(self, field_: str) -> Tuple[str, Pos]:
+        return self.document.at(f"{self.key}.{field_}")
+
+    def carried(self, field_: str, portable: str, detail: str = "") -> None:
+        """Onto the portable field `portable` (emitted when it is the same field, as written)."""
+        if portable == field_ and not detail:
+            self.tracker.emitted(field_, "the portable field of the same name")
+        else:
+            self.tracker.mapped(field_, detail or f"the portable field {portable}")
+        file, pos = self.at(field_)
+        if file == self.file:
+            self.positions.setdefault(portable, pos)
+
+    def omitted(self, field_: str, detail: str) -> None:
+        self.tracker.omitted(field_, detail)
+
+    def lost(self, field_: str, status: str, detail: str, message: str = "") -> None:
+        self.tracker.set(field_, status, detail)
+        self.diags.warning(*self.at(field_), "AR119", message or f"{self.key}.{field_}: {detail}")
+
+    def error(self, field_: str, code: str, message: str, detail: str) -> None:
+        self.tracker.dropped(field_, detail)
+        self.diags.error(*self.at(field_), code, message)
+
+    def report(self) -> ItemReport:
+        return ItemReport(FRONT_DOOR, self.kind, self.name, self.file, True, (), self.tracker.finish(self.key))
 
 
 def to_registry(document: Document, clients: ClientNames) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
+    """`convert` without the reports."""
+    conversion = convert(document, clients)
+    return conversion.registry, conversion.diagnostics
+
+
+def convert(document: Document, clients: ClientNames) -> Conversion:
     """Items and MCP servers of the document, through the portable format's checks. Each
-    canonical field is mapped onto the portable one explicitly; what has no portable
-    equivalent is a warning naming what happens to it."""
+    canonical key is mapped onto the portable field explicitly, or reported: what has no
+    portable equivalent is a warning naming what happens to it, and a report entry."""
     families, passthrough = clients.families, clients.blocks
     diags = Diagnostics()
     caps = thaw(document.capabilities)
-    entries: List[Tuple[Kind, str, str, str, Dict[str, Any], str, Tuple[Resource, ...]]] = []
-    where = {o.key: o.file for o in document.origins}
+    entries: List[_Entry] = []
+    reports: List[ItemReport] = []
     for section, kind in (("rules", Kind.RULE), ("commands", Kind.COMMAND), ("skills", Kind.SKILL),
                           ("agents", Kind.AGENT)):
         for name, entry in sorted((caps.get(section) or {}).items()):
-            path = where.get(f"{section}.{name}", "<config>")
-            fm, resources = _portable(kind, name, entry, path, diags)
-            entries.append((kind, name, posixpath.dirname(path), path, fm, entry.get("content", ""), resources))
+            acc = _Account(document, f"{section}.{name}", kind.value, name, list(entry), diags)
+            out = _portable(kind, name, entry, acc, passthrough)
+            reports.append(acc.report())
+            if out is not None:
+                entries.append(out)
     for event, value in sorted((caps.get("hooks") or {}).items()):
-        path = where.get(f"hooks.{event}", "<config>")
         hooks = value if isinstance(value, list) else [value]
         for i, hook in enumerate(hooks, 1):
             hook = {"script": hook} if isinstance(hook, str) else dict(hook)
             name = _slug(event) + (f"-{i}" if len(hooks) > 1 else "")
-            fm = {"description": f"{event} hook from {path}", "event": event, "script": hook["script"]}
-            for key in ("matcher", "async"):
-                if key in hook:
-                    fm[key] = hook[key]
-            if "timeout" in hook:
-                fm["timeout"] = max(1, int(round(hook["timeout"])))
-            if hook.get("tools"):
-                mapped = [HOOK_TOOLS.get(t.lower()) for t in hook["tools"]]
-                if all(mapped):
-                    fm["tools"] = list(dict.fromkeys(mapped))
-                else:
-                    fm["matcher"] = "|".join(hook["tools"])
-            if hook.get("type", "command") != "command":
-                diags.warning(path, (1, 1), "AR119", f"hooks.{event}: type {hook['type']!r} is not portable; "
-                              "written as a command hook")
-            entries.append((Kind.HOOK, name, posixpath.dirname(path), path, fm, "", ()))
+            acc = _Account(document, f"hooks.{event}", Kind.HOOK.value, name, list(hook), diags)
+            out = _hook(event, name, hook, acc)
+            reports.append(acc.report())
+            if out is not None:
+                entries.append(out)
     for i, (text, layer, path) in enumerate(document.context):
         name = _slug(f"context-{i + 1}-{layer}")[:64].rstrip("-")
-        entries.append((Kind.CONTEXT, name, posixpath.dirname(path), path,
-                        {"description": f"context.global from {layer} ({path})", "order": i}, _demote(text), ()))
+        entries.append(_Entry(Kind.CONTEXT, name, path, {"description": f"context.global from {layer} ({path})",
+                                                         "order": i}, _demote(text)))
     items, item_diags = _items(entries, families, passthrough)
     servers = []
     for name, server in sorted(((caps.get("mcp") or {}).get("servers") or {}).items()):
-        path = where.get(f"mcp.servers.{name}", "<config>")
-        servers.append(_server(name, server, path))
+        acc = _Account(document, f"mcp.servers.{name}", "mcp", name, list(server), diags)
+        servers.append(_server(name, server, acc))
+        reports.append(acc.report())
+    where = {o.key: o.file for o in document.origins}
     bundle = Bundle(name="ai-config", path=where.get("mcp.servers", "<config>"), schema=1,
                     description="the project's canonical document", items=(), servers=tuple(servers))
     tools = thaw(document.tools)
     for target in sorted(tools):
         if target not in clients.tool_targets:
-            diags.warning(where.get(f"tools.{target}", "<config>"), (1, 1), "AR119",
+            diags.warning(*document.at(f"tools.{target}"), "AR119",
                           f"tools.{target}: no client of that name; its configuration is not used")
         elif not isinstance(tools[target], dict):
-            diags.error(where.get(f"tools.{target}", "<config>"), (1, 1), "AR115",
-                        f"tools.{target}: expected an object of settings")
+            diags.error(*document.at(f"tools.{target}"), "AR115", f"tools.{target}: expected an object of settings")
     registry = Registry(tuple(sorted(items, key=lambda i: (i.kind.value, i.name))), (bundle,) if servers else (),
                         freeze({k: v for k, v in tools.items() if isinstance(v, dict)}))
-    return registry, tuple(sorted(set(diags.sorted() + item_diags)))
+    return Conversion(registry, tuple(sorted(set(diags.sorted() + item_diags))), tuple(reports))
 
 
-def _items(entries: Sequence[Tuple[Kind, str, str, str, Dict[str, Any], str, Tuple[Resource, ...]]],
-           families, passthrough) -> Tuple[List[Item], Tuple[Diagnostic, ...]]:
-    """Items from the document's entries (kind, name, directory, source path, portable
-    frontmatter, body, resources), through the same schema, name, field and body checks as
-    items read from entrypoints. They have no item directory: a hook's `./script` is a path
-    from the project root, run as written, so no hook gets a `script_file`."""
+def _items(entries: Sequence[_Entry], families, passthrough) -> Tuple[List[Item], Tuple[Diagnostic, ...]]:
+    """Items from the document's entries, through the same schema, name, field and body
+    checks as items read from entrypoints, at the positions of the keys they came from.
+    They have no item directory: a hook's `./script` is a path from the project root, run
+    as written, so no hook gets a `script_file`."""
     diags = Diagnostics()
     out = []
-    for kind, name, d, path, data, body, resources in entries:
-        located = Located(data)
+    for e in entries:
+        located = Located(e.fm, key_pos={(k,): p for k, p in e.positions.items()})
+        path, kind, data = e.path, e.kind, e.fm
         if not checks.schema_ok(path, data, located, kind.value, diags, passthrough):
             continue
-        checks.check_name(path, (1, 1), name, kind, name, False, diags)
-        checks.check_description(path, (1, 1), data["description"], kind, diags)
+        checks.check_name(path, (1, 1), e.name, kind, e.name, False, diags)
+        checks.check_description(path, located.pos(("description",)), data["description"], kind, diags)
         checks.check_fields(path, data, located, kind, families, passthrough, diags)
         readers = frozenset(data.get("audience", ())) & families or families
-        blocks = checks.check_body(path, body, 1, families, diags, readers, kind is Kind.COMMAND)
-        out.append(make_item(kind, name, d, path, data, located, body, 1, blocks, {}, tuple(resources), passthrough))
+        blocks = checks.check_body(path, e.body, e.body_line, families, diags, readers, kind is Kind.COMMAND)
+        out.append(make_item(kind, e.name, posixpath.dirname(path), path, data, located, e.body, e.body_line, blocks,
+                             {}, tuple(e.resources), passthrough))
     return out, diags.sorted()
 
 
-def _portable(kind: Kind, name: str, entry: Dict[str, Any], path: str,
-              diags: Diagnostics) -> Tuple[Dict[str, Any], Tuple[Resource, ...]]:
-    fm: Dict[str, Any] = {"description": entry.get("description") or f"{name} ({kind.value} from {path})"}
+# Portable fields a canonical entry may also hold under their portable names (besides the
+# spec 000 keys each kind maps below), carried as written and checked as portable fields.
+_CARRIED = ("schema", "license", "metadata", "audience", "requires", "ignore")
+
+
+def _portable(kind: Kind, name: str, entry: Dict[str, Any], acc: _Account,
+              passthrough: Sequence[str]) -> Optional[_Entry]:
+    """The portable item of a rule, command, skill or agent; None when it cannot be built
+    (an error was reported)."""
+    path = acc.file
+    fm: Dict[str, Any] = {}
+    ok = True
+    if entry.get("description"):
+        fm["description"] = entry["description"]
+        acc.carried("description", "description")
+    else:
+        fm["description"] = f"{name} ({kind.value} from {path})"
+        if "description" in entry:
+            acc.omitted("description", "empty; a description naming the entry is written")
+    body, body_line = str(entry.get("content") or ""), 1
+    if "content" in entry:
+        file, pos = acc.at("content")
+        body_line = pos[0] if file == path else 1
+        if has_h1(body):
+            body = demote_headings(body)
+            acc.carried("content", "body", "the body, every heading demoted one level: it has an H1, and the "
+                        "generated file has its own title")
+        else:
+            acc.carried("content", "body", "the body")
+    if "prompt" in entry:
+        acc.omitted("prompt", "the same text as content (spec 000 mirrors them); the body")
+    if "name" in entry:
+        if entry["name"] == name:
+            acc.omitted("name", "the same as the entry's key, which names the item")
+        else:
+            acc.lost("name", DROPPED, f"{entry['name']!r} differs from the key; the key names the {kind.value}",
+                     f"{acc.key}: name {entry['name']!r} differs from the key; the key names the {kind.value}")
+    resources: List[Resource] = []
     if kind is Kind.RULE:
-        globs = entry.get("globs")
-        globs = split_globs(globs) if isinstance(globs, str) else list(globs or [])
-        if entry.get("alwaysApply") is True and globs:
-            diags.warning(path, (1, 1), "AR119",
-                          f"rules.{name}: alwaysApply: true wins over globs; the rule is always on")
-        elif globs:
-            fm["scope"] = {"paths": globs}
-        elif entry.get("alwaysApply") is False:
-            diags.warning(path, (1, 1), "AR119", f"rules.{name}: alwaysApply: false without globs (apply when "
-                          "relevant) has no portable form; the rule is always on")
+        _rule_scope(entry, fm, acc)
     elif kind is Kind.SKILL:
-        if entry.get("name") and entry["name"] != name:
-            diags.warning(path, (1, 1), "AR119", f"skills.{name}: name {entry['name']!r} differs from the key; "
-                          "the key names the skill")
-        fm.update(skill_fields(entry))
+        resources = _skill(entry, fm, acc)
     elif kind is Kind.AGENT:
-        if entry.get("skills"):
+        if "skills" in entry:
             fm["preload-skills"] = list(entry["skills"])
+            acc.carried("skills", "preload-skills", "preload-skills")
+        ok = _tool_list(entry, fm, acc, "tools") and ok
     elif kind is Kind.COMMAND:
         for canon in ("triggers", "disableModelInvocation", "userInvocable"):
             if canon in entry:
-                diags.warning(path, (1, 1), "AR119", f"commands.{name}.{canon} has no portable command field; "
-                              "commands are user-invoked slash commands")
+                acc.lost(canon, DROPPED, "no portable command field; commands are user-invoked slash commands",
+                         f"commands.{name}.{canon} has no portable command field; commands are user-invoked slash "
+                         "commands")
+        ok = _tool_list(entry, fm, acc, "tools") and ok
+    if kind in (Kind.AGENT, Kind.COMMAND) and "model" in entry:
+        _model(entry["model"], fm, acc)
+    handled = set(acc.tracker.outcomes)
+    own = set(checks.KIND_FIELDS[kind]) - {"tools", "model", "preload-skills"}
+    for key, value in entry.items():
+        if key in handled:
+            continue
+        if key in _CARRIED or key in own or key in passthrough or kind is Kind.SKILL:
+            if key in fm:
+                acc.lost(key, DROPPED, f"{key} is already set from another key, which wins")
+                continue
+            fm[key] = value
+            acc.carried(key, key, f"the {key} passthrough block" if key in passthrough else "")
+        else:
+            acc.lost(key, DROPPED, f"no portable {kind.value} field {key!r}; it is not written for any client",
+                     f"{acc.key}.{key}: no portable {kind.value} field of that name; it is not written for any "
+                     "client")
+    if not ok:
+        return None
+    return _Entry(kind, name, path, fm, body, tuple(resources), acc.positions, body_line)
+
+
+def _rule_scope(entry: Dict[str, Any], fm: Dict[str, Any], acc: _Account) -> None:
+    globs = entry.get("globs")
+    globs = split_globs(globs) if isinstance(globs, str) else list(globs or [])
+    always = entry.get("alwaysApply")
+    if always is True and globs:
+        acc.lost("globs", DEGRADED, "alwaysApply: true wins over globs; the rule is always on",
+                 f"{acc.key}: alwaysApply: true wins over globs; the rule is always on")
+        acc.carried("alwaysApply", "scope", "always on: no scope")
+        return
+    if globs:
+        fm["scope"] = {"paths": globs}
+        acc.carried("globs", "scope", "scope.paths")
+        if "alwaysApply" in entry:
+            acc.omitted("alwaysApply", "false with globs: the rule applies to the globs' files")
+        return
+    if "globs" in entry:
+        acc.carried("globs", "scope", "no globs: no scope, the rule is always on")
+    if always is False:
+        acc.lost("alwaysApply", DEGRADED, "false without globs (apply when relevant) has no portable form; the "
+                 "rule is always on", f"{acc.key}: alwaysApply: false without globs (apply when relevant) has no "
+                 "portable form; the rule is always on")
+    elif always is True:
+        acc.carried("alwaysApply", "scope", "always on: no scope")
+
+
+def _skill(entry: Dict[str, Any], fm: Dict[str, Any], acc: _Account) -> List[Resource]:
+    fm.update(skill_fields(entry))
+    both = "allowed-tools" in entry and "allowedTools" in entry
+    for key, portable in (("allowed-tools", "allowed-tools"), ("allowedTools", "allowed-tools"),
+                          ("disableModelInvocation", "disable-model-invocation"),
+                          ("userInvocable", "user-invocable")):
+        if key not in entry:
+            continue
+        if key == "allowedTools" and both:
+            if _words(entry["allowedTools"]) == _words(entry["allowed-tools"]):
+                acc.omitted(key, "the same tools as allowed-tools")
+            else:
+                acc.lost(key, DROPPED, "allowed-tools is given too, and wins")
+        elif not entry[key] and key in ("allowed-tools", "allowedTools"):
+            acc.omitted(key, "empty: no tools pre-approved")
+        else:
+            acc.carried(key, portable, "" if key == portable else portable)
     resources: List[Resource] = []
-    if kind is Kind.SKILL:
-        for group in ("references", "scripts", "assets", "files"):
-            for rel, value in sorted((entry.get(group) or {}).items()):
-                target = rel if group == "files" else f"{group}/{rel}"
-                if isinstance(value, dict):
-                    content = base64.b64decode(value["content"])
-                else:
-                    content = str(value).encode("utf-8")
-                resources.append(Resource(target, content, group == "scripts"))
-    return fm, tuple(resources)
+    for group in ("references", "scripts", "assets", "files"):
+        if group not in entry:
+            continue
+        for rel, value in sorted((entry.get(group) or {}).items()):
+            target = rel if group == "files" else f"{group}/{rel}"
+            if isinstance(value, dict):
+                content = base64.b64decode(value["content"])
+            else:
+                content = str(value).encode("utf-8")
+            resources.append(Resource(target, content, group == "scripts"))
+        acc.carried(group, "resources", f"{len(entry.get(group) or {})} supporting file(s) of the skill")
+    return resources
+
+
+def _words(value: Any) -> List[str]:
+    return value.replace(",", " ").split() if isinstance(value, str) else [str(v) for v in value or ()]
+
+
+def _tool_list(entry: Dict[str, Any], fm: Dict[str, Any], acc: _Account, portable: str) -> bool:
+    """An agent's or command's tools (`tools`, or Claude Code's `allowed-tools` of a command),
+    and an agent's `disallowedTools`, as portable capability names. A tool list is never
+    widened: a name with no portable capability is AR123, an error, rather than an item with
+    every tool. False when it is."""
+    keys = [k for k in ("tools", "allowed-tools", "allowedTools") if k in entry]
+    deny = [k for k in ("disallowedTools", "disallowed-tools") if k in entry]
+    if not keys and not deny:
+        return True
+    ok = True
+    allowed: Optional[List[str]] = None
+    for key in keys:
+        names = _words(entry[key])
+        mapped = [AGENT_TOOLS.get(n.lower()) for n in names]
+        bad = [n for n, m in zip(names, mapped) if m is None]
+        if bad:
+            ok = False
+            acc.error(key, "AR123", f"{acc.key}.{key}: {', '.join(map(repr, bad))} has no portable capability name "
+                      f"(portable: {', '.join(TOOLS)}); without its tool list the {acc.kind} would get every tool",
+                      "not carried: a tool with no portable name (AR123)")
+            continue
+        tools = list(dict.fromkeys(m for m in mapped if m))
+        if allowed is not None:
+            acc.lost(key, DROPPED, f"{keys[0]} is given too, and wins")
+            continue
+        allowed = tools
+        acc.carried(key, portable, f"portable {portable}: {', '.join(tools) or '(none)'}")
+    for key in deny:
+        names = _words(entry[key])
+        mapped = [AGENT_TOOLS.get(n.lower()) for n in names]
+        bad = [n for n, m in zip(names, mapped) if m is None]
+        if bad:
+            ok = False
+            acc.error(key, "AR123", f"{acc.key}.{key}: {', '.join(map(repr, bad))} has no portable capability name "
+                      f"(portable: {', '.join(TOOLS)}); the {acc.kind}'s tools cannot be narrowed without it",
+                      "not carried: a tool with no portable name (AR123)")
+            continue
+        base = list(allowed if allowed is not None else TOOLS)
+        allowed = [t for t in base if t not in mapped]
+        acc.carried(key, portable, f"removed from portable {portable}: {', '.join(allowed) or '(none)'} remain")
+    if ok and allowed is not None:
+        fm[portable] = allowed
+    return ok
+
+
+def _model(model: Any, fm: Dict[str, Any], acc: _Account) -> None:
+    if isinstance(model, str) and check_model(model):
+        fm["model"] = model
+        acc.carried("model", "model")
+    elif isinstance(model, str) and model.startswith("claude-") and check_model(f"anthropic/{model}"):
+        fm["model"] = f"anthropic/{model}"
+        acc.carried("model", "model", f"model: anthropic/{model}")
+    else:
+        acc.lost("model", DROPPED, f"{model!r} is neither a portable alias ({', '.join(MODEL_ALIASES)}) nor "
+                 "provider/model; each client uses its default model")
+
+
+def _hook(event: str, name: str, hook: Dict[str, Any], acc: _Account) -> Optional[_Entry]:
+    path = acc.file
+    if event not in HOOK_EVENTS:
+        detail = f"the hook is dropped: {event!r} is not a hook event agentrc knows ({', '.join(HOOK_EVENTS)})"
+        for key in hook:
+            acc.tracker.dropped(key, detail)
+        acc.diags.warning(*acc.document.at(acc.key), "AR119", f"{acc.key}: {detail}")
+        return None
+    fm: Dict[str, Any] = {"description": f"{event} hook from {path}", "event": event, "script": hook["script"]}
+    acc.carried("script", "script")
+    for key in ("matcher", "async"):
+        if key in hook:
+            fm[key] = hook[key]
+            acc.carried(key, key)
+    if "timeout" in hook:
+        fm["timeout"] = max(1, int(round(hook["timeout"])))
+        if fm["timeout"] == hook["timeout"]:
+            acc.carried("timeout", "timeout")
+        else:
+            acc.lost("timeout", DEGRADED, f"{hook['timeout']} s rounded to {fm['timeout']} s (whole seconds)")
+    if "tools" in hook:
+        mapped = [HOOK_TOOLS.get(t.lower()) for t in hook["tools"]]
+        if not hook["tools"]:
+            acc.omitted("tools", "empty: the hook runs for every tool")
+        elif all(mapped):
+            fm["tools"] = list(dict.fromkeys(m for m in mapped if m))
+            acc.carried("tools", "tools", f"portable tools: {', '.join(fm['tools'])}")
+        elif "matcher" in hook:
+            acc.lost("tools", DROPPED, "names a tool with no portable name, and matcher is given too, which wins")
+        else:
+            fm["matcher"] = "|".join(hook["tools"])
+            acc.carried("tools", "matcher", f"matcher {fm['matcher']!r} (not all are portable tool names)")
+    if "type" in hook:
+        if hook["type"] == "command":
+            acc.omitted("type", "command: every portable hook runs a command")
+        else:
+            acc.lost("type", DEGRADED, f"{hook['type']!r} is not portable; written as a command hook",
+                     f"hooks.{event}: type {hook['type']!r} is not portable; written as a command hook")
+    for key in hook:
+        if key not in acc.tracker.outcomes:
+            acc.lost(key, DROPPED, f"no portable hook field {key!r}; it is not written for any client")
+    return _Entry(Kind.HOOK, name, path, fm, positions=acc.positions)
 
 
 def skill_fields(entry: Dict[str, Any]) -> Dict[str, Any]:
@@ -626,23 +966,48 @@ def skill_fields(entry: Dict[str, Any]) -> Dict[str, Any]:
     return fm
 
 
-def _server(name: str, server: Dict[str, Any], path: str) -> McpServer:
+_SERVER_LOCAL = ("command", "args", "env")
+_SERVER_REMOTE = ("url", "headers")
+
+
+def _server(name: str, server: Dict[str, Any], acc: _Account) -> McpServer:
     raw: Dict[str, Any] = {}
     if "url" in server:
         remote = {"type": server.get("type", "http"), "url": server["url"]}
         if server.get("headers"):
             remote["headers"] = server["headers"]
         raw["remote"] = remote
+        for key in _SERVER_REMOTE + ("type",):
+            if key in server:
+                acc.carried(key, "remote", f"remote.{key}" if server[key] or key == "url" else "empty")
+        for key in _SERVER_LOCAL:
+            if key in server:
+                acc.lost(key, DROPPED, "the server has a url: it is a remote server, and this is a local one's key")
     else:
         local = {"command": server["command"]}
         for key in ("args", "env"):
             if server.get(key):
                 local[key] = server[key]
         raw["local"] = local
+        for key in _SERVER_LOCAL:
+            if key in server:
+                acc.carried(key, "local", f"local.{key}" if server[key] or key == "command" else "empty")
+        if "type" in server:
+            if server["type"] == "stdio":
+                acc.omitted("type", "stdio: a server with a command is local")
+            else:
+                acc.lost("type", DROPPED, f"{server['type']!r} without a url: the server runs its command (stdio)")
+        for key in _SERVER_REMOTE:
+            if key in server:
+                acc.lost(key, DROPPED, "the server has no url: it is a local server, and this is a remote one's key")
     for key in ("disabled", "autoApprove", "scope"):
         if key in server:
             raw[key] = server[key]
-    common = dict(name=name, bundle="ai-config", path=path, pos=(1, 1), fields=freeze(raw))
+            acc.carried(key, key)
+    for key in server:
+        if key not in acc.tracker.outcomes:
+            acc.lost(key, DROPPED, f"no MCP server field {key!r} agentrc knows; it is not written for any client")
+    common = dict(name=name, bundle="ai-config", path=acc.file, pos=acc.document.at(acc.key)[1], fields=freeze(raw))
     if "url" in server:
         return McpServer(transport=server.get("type", "http"), url=server["url"],
                          headers=freeze(server.get("headers", {})), **common)

@@ -15,6 +15,7 @@ from typing import Optional, Sequence, Tuple
 from agentrc.canonical import document as canonical
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
+from agentrc.fidelity import ItemReport
 from agentrc.inputs import config as configload
 from agentrc.inputs.tree import read_tree
 from agentrc.loaded import Loaded, join
@@ -37,6 +38,7 @@ def read_inputs(paths: Sequence[str]) -> Inputs:
     tree, explicit = read.tree, read.explicit
     documents = []
     registry: Optional[Registry] = None
+    reports: Tuple[ItemReport, ...] = ()
     diags: Tuple[Diagnostic, ...] = read.diagnostics  # what could not be read travels with the canonical side
     h = hashlib.sha256(tree.digest().encode())
     for path in paths:
@@ -49,8 +51,10 @@ def read_inputs(paths: Sequence[str]) -> Inputs:
             continue
         documents.append((project.root, document))
         h.update(json.dumps(document.to_json(), sort_keys=True).encode())
-        reg, reg_diags = canonical.to_registry(document, client_registry.client_names())
+        conversion = canonical.convert(document, client_registry.client_names())
+        reg, reg_diags = conversion.registry, conversion.diagnostics
         diags += reg_diags
+        reports += conversion.reports
         if registry is None:
             registry = reg
         else:
@@ -58,5 +62,5 @@ def read_inputs(paths: Sequence[str]) -> Inputs:
             diags += joined
     loaded = None
     if registry is not None or diags:
-        loaded = Loaded(registry or Registry(()), tuple(sorted(set(diags))))
+        loaded = Loaded(registry or Registry(()), tuple(sorted(set(diags))), reports)
     return Inputs(tree, explicit, tuple(documents), loaded, h.hexdigest())

@@ -24,6 +24,7 @@ class Plan:
     files: Tuple[OutputFile, ...]  # sorted by path, unique paths
     reports: Tuple[ItemReport, ...]
     diagnostics: Tuple[Diagnostic, ...]
+    intake: Tuple[ItemReport, ...] = ()  # the canonical front door's account of each entry's keys
 
     @property
     def ok(self) -> bool:

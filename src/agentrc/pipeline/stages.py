@@ -27,10 +27,12 @@ def load(tree: SourceTree, explicit: Iterable[str] = (), memo=None, canonical: O
     """The registry of the portable sources in `tree`, joined with the items of canonical
     projects (`canonical`, from agentrc.inputs.read): one model, two front doors."""
     registry, diags = load_registry(tree, client_registry.client_names(), explicit, memo)
+    reports: tuple = ()
     if canonical is not None:
         registry, joined = join(registry, canonical.registry)
         diags = diags + canonical.diagnostics + joined
-    return Loaded(registry, tuple(sorted(set(diags + resolve.check(registry)))))
+        reports = canonical.reports
+    return Loaded(registry, tuple(sorted(set(diags + resolve.check(registry)))), reports)
 
 
 def lint(tree: SourceTree, explicit: Iterable[str] = (),
@@ -60,7 +62,7 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
     if layout == "plugin" and result.ok:
         files = _with_plugin_files(files, _plugin_files(loaded.registry, adapters, bundles, plugin_name))
     return Plan(files, result.reports,
-                      tuple(sorted(set(loaded.diagnostics + sel_diags + result.diagnostics))))
+                tuple(sorted(set(loaded.diagnostics + sel_diags + result.diagnostics))), loaded.reports)
 
 
 def _plugin_files(registry: Registry, adapters, bundles: Optional[Sequence[str]], plugin_name: str):
@@ -121,6 +123,9 @@ def report_document(clients: Sequence[str], plan: Plan) -> dict:
     and client what each field became, the per-client summary, and the merged keys."""
     report = {"version": REPORT_VERSION, "clients": list(clients), "summary": summary(plan.reports),
               "items": [r.to_json() for r in plan.reports]}
+    if plan.intake:  # what the canonical front door did with each key, before any client
+        report["canonical"] = [{"kind": r.kind, "name": r.name, "source": r.source,
+                                "fields": [f.to_json() for f in r.fields]} for r in plan.intake]
     merged = merged_keys(plan.files)
     if merged:  # what a workspace sync needs to merge rather than overwrite
         report["merged"] = merged
