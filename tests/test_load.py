@@ -77,3 +77,18 @@ def test_alternative_forms_are_reported_against_the_closest_form():
     ext = bundle.split("    tools:")[0] + "    ext:\n      module: ''\n"
     diags = pipeline.load(_tree({"reg/core.bundle.yaml": ext})).diagnostics
     assert [d.message for d in diags] == ["plugins.claude.ext.module: '' is too short"]
+
+
+def test_lint_reports_no_lookalikes_of_client_constructs():
+    """Decorators, product names, stages, prices and spreadsheet references are no client syntax."""
+    files = {
+        "reg/api/RULE.md": "---\ndescription: Use when routing\n---\n\n## Routes\n\n"
+                           "Register with @router.post; pages use @Next.js; load from @my_stage.\n",
+        "reg/pricing/SKILL.md": "---\ndescription: Use when pricing\n---\n\n## Prices\n\n"
+                                "| Plan | Price |\n| --- | --- |\n| Pro | $5.00 |\n| Sheet | =SUM($B$2:$B$6) |\n\n"
+                                "Follow @docs/pricing.md.\n",
+    }
+    loaded = pipeline.load(_tree(files))
+    assert loaded.ok and not loaded.diagnostics, [d.format() for d in loaded.diagnostics]
+    files["reg/api/RULE.md"] += "Also read @docs/routes.md.\n"
+    assert [d.code for d in pipeline.load(_tree(files)).diagnostics] == ["AR023"]

@@ -152,10 +152,13 @@ def check_fields(path: str, data: Dict[str, Any], located: Located, kind: Kind, 
 # --- bodies ----------------------------------------------------------------------------
 
 def check_body(path: str, body: str, line0: int, families: FrozenSet[str], diags: Diagnostics,
-               readers: Optional[FrozenSet[str]] = None, arguments: bool = False) -> Tuple[directives.Block, ...]:
-    """Validate a canonical body; `readers` are the families its audience lets read it."""
+               readers: Optional[FrozenSet[str]] = None, arguments: bool = False,
+               kind: Optional[Kind] = None) -> Tuple[directives.Block, ...]:
+    """Validate a canonical body; `readers` are the families its audience lets read it, `kind`
+    the item's (which client constructs count depends on it; `arguments` marks a command's)."""
     blocks = directives.parse(body, families, diags, path, line0)
-    body_rules.check(body, path, line0, diags, blocks, readers or families, arguments=arguments)
+    body_rules.check(body, path, line0, diags, blocks, readers or families, arguments=arguments,
+                     kind=kind.value if kind is not None else None)
     return blocks
 
 
