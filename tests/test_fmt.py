@@ -56,3 +56,34 @@ def test_reorder_never_changes_data(data, comments):
     out = reorder(text, ("schema", "name", "description", "tools", "metadata", "opencode"))
     assert load(out).data == load(text).data
     assert reorder(out, ("schema", "name", "description", "tools", "metadata", "opencode")) == out
+
+
+def test_fmt_check_accepts_the_spec_shaped_bundle_unchanged():
+    """Spec 001 §3.7's example bundle groups its keys with blank lines; it is canonical as written."""
+    text = (CASES / "spec-bundle-groups.in.yaml").read_text()
+    result = format_source("reg/team-defaults.bundle.yaml", text)
+    assert result.error is None and not result.changed and result.text == text
+
+
+def test_fmt_keeps_blank_line_groups_when_reordering():
+    text = ("---\n# Maintained by devex.\n\ndescription: Use when releasing\nname: release\n\n"
+            "# Claude only.\n\nclaude:\n  effort: high\n\nmetadata:\n  owner: devex\nschema: 1\n---\n\n## Steps\n")
+    out = format_source("reg/release/SKILL.md", text).text
+    assert out == ("---\n# Maintained by devex.\n\nschema: 1\nname: release\ndescription: Use when releasing\n\n"
+                   "metadata:\n  owner: devex\n\n# Claude only.\n\nclaude:\n  effort: high\n---\n\n## Steps\n")
+    assert not format_source("reg/release/SKILL.md", out).changed
+    in_order = "schema: 1\nname: x\n# Section.\n\ndescription: d\n\n\nmetadata: {}\n# Last.\n"
+    assert reorder(in_order, ("schema", "name", "description", "metadata")) == in_order
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["schema", "name", "description", "zeta", "alpha", "metadata"]),
+                          st.lists(st.sampled_from(["", "# c"]), max_size=3)),
+                min_size=1, max_size=6, unique_by=lambda t: t[0]))
+def test_reorder_keeps_data_and_is_idempotent_with_blank_lines(entries):
+    text = "".join("".join(x + "\n" for x in above) + f"{key}: 1\n" for key, above in entries)
+    order = ("schema", "name", "description", "metadata")
+    out = reorder(text, order)
+    assert load(out).data == load(text).data
+    assert reorder(out, order) == out
+    assert [ln for ln in out.splitlines() if ln.startswith("#")] or "# c" not in text

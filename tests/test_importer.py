@@ -78,8 +78,23 @@ def test_clean_body_fences_off_client_syntax_once():
 
 
 def test_clean_body_quotes_client_syntax_in_the_global_context():
-    body, found = clean_body("Use $ARGUMENTS here.\n", context=True)
-    assert body == "Use `$ARGUMENTS` here.\n" and found
+    body, found = clean_body("Follow @docs/style.md here.\n", context=True)
+    assert body == "Follow `@docs/style.md` here.\n" and found
+    # `$ARGUMENTS` means nothing in a memory file: Claude substitutes it in commands and skills only.
+    assert clean_body("Use $ARGUMENTS here.\n", context=True) == ("Use $ARGUMENTS here.\n", [])
+
+
+def test_clean_body_fences_off_whole_paragraphs_and_leaves_lookalikes():
+    text = ("Set up:\n- read @docs/setup.md\n- run the tests\n\n| Plan | Price |\n| --- | --- |\n| Team | $5.00 |\n\n"
+            "Routes use `@router.post`, @router.get and @Next.js conventions.\n")
+    body, found = clean_body(text)
+    assert body == ("<!-- @client:claude -->\nSet up:\n\n- read @docs/setup.md\n- run the tests\n<!-- @endclient -->\n\n"
+                    "| Plan | Price |\n| --- | --- |\n| Team | $5.00 |\n\n"
+                    "Routes use `@router.post`, @router.get and @Next.js conventions.\n")
+    assert found == [("claude", "file import '@path'")]
+    assert clean_body(body) == (body, [])
+    # A skill: Claude reads no `@` imports there, so nothing is fenced off.
+    assert clean_body("Read @docs/setup.md.\n", kind="skill") == ("Read @docs/setup.md.\n", [])
 
 
 def test_unmanage_keeps_the_users_text_and_the_block_without_its_title():

@@ -60,3 +60,35 @@ def test_unknown_rule_fields_are_ignored_and_still_build():
     assert plan.ok and "AR007" in [d.code for d in plan.diagnostics]
     outcomes = {(r.client, f.field): f.status for r in plan.reports for f in r.fields}
     assert outcomes[("claude", "priority")] == "omitted"
+
+
+def test_alternative_forms_are_reported_against_the_closest_form():
+    """anyOf/oneOf: the error names what the entry's own form lacks, not another form's key."""
+    bundle = ("schema: 1\nname: core\ndescription: Core\nplugins:\n  claude:\n"
+              "    tools:\n      source: github:acme/tools\n      plugin: tools\n")
+    diags = pipeline.load(_tree({"reg/core.bundle.yaml": bundle})).diagnostics
+    assert [(d.code, d.message) for d in diags] == [
+        ("AR006", "plugins.claude.tools.marketplace: required field is missing")]
+    # The same entry with an unusable value in its form reports the value.
+    bundle = bundle.replace("plugin: tools", "plugin: tools\n      marketplace: ''")
+    diags = pipeline.load(_tree({"reg/core.bundle.yaml": bundle})).diagnostics
+    assert [d.message for d in diags] == ["plugins.claude.tools.marketplace: '' is too short"]
+    # Another form: an entry with `extension` only is complete; with `module: ''` it is the module form.
+    ext = bundle.split("    tools:")[0] + "    ext:\n      module: ''\n"
+    diags = pipeline.load(_tree({"reg/core.bundle.yaml": ext})).diagnostics
+    assert [d.message for d in diags] == ["plugins.claude.ext.module: '' is too short"]
+
+
+def test_lint_reports_no_lookalikes_of_client_constructs():
+    """Decorators, product names, stages, prices and spreadsheet references are no client syntax."""
+    files = {
+        "reg/api/RULE.md": "---\ndescription: Use when routing\n---\n\n## Routes\n\n"
+                           "Register with @router.post; pages use @Next.js; load from @my_stage.\n",
+        "reg/pricing/SKILL.md": "---\ndescription: Use when pricing\n---\n\n## Prices\n\n"
+                                "| Plan | Price |\n| --- | --- |\n| Pro | $5.00 |\n| Sheet | =SUM($B$2:$B$6) |\n\n"
+                                "Follow @docs/pricing.md.\n",
+    }
+    loaded = pipeline.load(_tree(files))
+    assert loaded.ok and not loaded.diagnostics, [d.format() for d in loaded.diagnostics]
+    files["reg/api/RULE.md"] += "Also read @docs/routes.md.\n"
+    assert [d.code for d in pipeline.load(_tree(files)).diagnostics] == ["AR023"]

@@ -1,5 +1,6 @@
-"""`pants tailor`: an `agentrc_items` target per item directory, an `agentrc_bundle` per manifest,
-an `agentrc_config` per spec-000 project (a directory with ai.config.*)."""
+"""`pants tailor`: an `agentrc_items` target per item directory, an `agentrc_bundle` per manifest
+(a `*.bundle.yaml` that discovery takes for a bundle), an `agentrc_config` per spec-000 project
+(a directory with ai.config.*)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ from dataclasses import dataclass
 from typing import Dict, List
 
 from pants.core.goals.tailor import AllOwnedSources, PutativeTarget, PutativeTargets, PutativeTargetsRequest
-from pants.engine.fs import PathGlobs, Paths
+from pants.engine.fs import DigestContents, PathGlobs, Paths
 from pants.engine.rules import Get, collect_rules, rule
 from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
 from agentrc.inputs.config import CONFIG_NAMES
 from agentrc.model import ENTRYPOINTS
+from agentrc.portable.bundles import is_bundle_content
 from agentrc_pants.config import AgentrcConfigTarget
 from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import AgentrcBundleTarget, AgentrcItemsGeneratorTarget
@@ -49,7 +51,13 @@ async def find_putative_agentrc_targets(request: PutativeAgentrcTargetsRequest, 
         putative.append(PutativeTarget.for_target_type(
             AgentrcItemsGeneratorTarget, path=directory, name=os.path.basename(directory),
             triggering_sources=files))
-    for path in sorted(set(bundles.files) - owned_set):
+    candidates = sorted(set(bundles.files) - owned_set)
+    # The discovery gate (spec 001 §2.2): a `*.bundle.yaml` without an integer schema is no bundle.
+    contents = await Get(DigestContents, PathGlobs(candidates)) if candidates else DigestContents()
+    gated = {fc.path for fc in contents if is_bundle_content(fc.content)}
+    for path in candidates:
+        if path not in gated:
+            continue
         directory, filename = os.path.split(path)
         putative.append(PutativeTarget.for_target_type(
             AgentrcBundleTarget, path=directory, name=filename[: -len(".bundle.yaml")],

@@ -24,3 +24,23 @@ def test_tailor_finds_item_dirs_and_bundles():
         PutativeTarget.for_target_type(AgentrcBundleTarget, "reg", "core", ["core.bundle.yaml"],
                                        kwargs={"source": "core.bundle.yaml"}),
     ])
+
+
+def test_tailor_skips_bundle_files_that_discovery_skips():
+    """Spec 001 §2.2: a `*.bundle.yaml` without an integer `schema:` is not a bundle; tailor
+    proposes no target for it, as discovery builds none (else `pants package ::` fails)."""
+    runner = make_rule_runner(QueryRule(PutativeTargets, [PutativeAgentrcTargetsRequest, AllOwnedSources]))
+    runner.write_files({
+        "cfg/core.bundle.yaml": "schema: 1\nname: core\n",
+        "cfg/ci.bundle.yaml": "stages: [build, test]\n",  # some other tool's file
+        "cfg/draft.bundle.yaml": "schema: \"1\"\nname: draft\n",
+        "cfg/flag.bundle.yaml": "schema: true\n",
+        "cfg/list.bundle.yaml": "- schema: 1\n",
+        "cfg/broken.bundle.yaml": "schema: [1\n",
+        "cfg/latin1.bundle.yaml": b"schema: 1\nname: caf\xe9\n",
+    })
+    result = runner.request(PutativeTargets, [PutativeAgentrcTargetsRequest(("cfg",)), AllOwnedSources([])])
+    assert result == PutativeTargets([
+        PutativeTarget.for_target_type(AgentrcBundleTarget, "cfg", "core", ["core.bundle.yaml"],
+                                       kwargs={"source": "core.bundle.yaml"}),
+    ])

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
-from agentrc.portable.body import CONSTRUCT_HINT_RE, CONSTRUCTS, LINK_RE, SCHEME_RE
+from agentrc.portable.body import LINK_RE, SCHEME_RE, find_constructs
 from agentrc.portable.directives import END_RE, OPEN_RE
-from agentrc.text.markdown import ATX_RE, FENCE_RE, format_body, heading_level, scan, strip_inline_code
+from agentrc.text.markdown import ATX_RE, FENCE_RE, format_body, heading_level, scan
 from agentrc.text.markedblock import BEGIN, CONTEXT_TITLE, END
 
 # The sentence agentrc.clients.base.with_skills_section writes for preload-skills.
@@ -82,10 +82,12 @@ def unmanage(text: str) -> str:
     return "\n\n".join(parts) + "\n" if parts else ""
 
 
-def clean_body(text: str, title: str = "", arguments: bool = False, context: bool = False
-               ) -> Tuple[str, List[Tuple[str, str]]]:
+def clean_body(text: str, title: str = "", arguments: bool = False, context: bool = False,
+               kind: Optional[str] = None) -> Tuple[str, List[Tuple[str, str]]]:
     """(body, (family, construct) of each kind of client-specific syntax fenced off or quoted).
-    See the module docstring. Idempotent."""
+    `kind`: the item kind of the body, which decides what counts as client syntax (None:
+    a command's when `arguments`, the context's when `context`, else any kind's). See the
+    module docstring. Idempotent."""
     lines = text.replace("\r\n", "\n").lstrip("\ufeff").strip("\n").split("\n")
     # agentrc's generated title: `# <name>` as the first line.
     if title and lines and re.match(r"^#\s+%s\s*$" % re.escape(title), lines[0]):
@@ -93,7 +95,7 @@ def clean_body(text: str, title: str = "", arguments: bool = False, context: boo
     text = "\n".join(lines).strip("\n")
     text = _fix_headings(text)
     text = _fence_languages(text)
-    text, families = _constructs(text, arguments, context)
+    text, families = _constructs(text, arguments, context, kind)
     return (format_body(text) if text.strip() else ""), families
 
 
@@ -136,39 +138,54 @@ def _fence_languages(text: str) -> str:
     return "\n".join(lines)
 
 
-def _constructs(text: str, arguments: bool, context: bool) -> Tuple[str, List[Tuple[str, str]]]:
+def _constructs(text: str, arguments: bool, context: bool, kind: Optional[str] = None
+                ) -> Tuple[str, List[Tuple[str, str]]]:
+    """Client constructs (`body.find_constructs`, for the body's kind) fenced off for their
+    client, whole paragraphs at a time so that no other client gets half a paragraph, list
+    or table; in the global context (`context`), quoted as inline code instead."""
+    kind = kind or ("command" if arguments else "context" if context else None)
     lines = text.split("\n")
-    marked: Dict[int, str] = {}
-    found: List[Tuple[str, str]] = []
+    scanned = scan(text)
+    hits_at: Dict[int, List[Tuple[int, int, str, str]]] = {}
+    outside = set()  # prose lines outside directive blocks: the ones a paragraph may span
     in_block = False
-    for ln in scan(text):
+    for ln in scanned:
         if ln.in_fence or ln.fence_open or ln.fence_close:
             continue
         if OPEN_RE.match(ln.text) or END_RE.match(ln.text):
             in_block = bool(OPEN_RE.match(ln.text))
             continue
-        if in_block or not CONSTRUCT_HINT_RE.search(ln.text):
+        if in_block:
             continue  # a directive block already says who reads these lines
-        plain = strip_inline_code(ln.text)
-        hits = []
-        for family, what, rx in CONSTRUCTS:
-            for m in rx.finditer(plain):
-                if arguments and m.group(0) == "$ARGUMENTS":
-                    continue
-                hits.append((m.start(), m.end(), family, what))
-        if not hits:
-            continue
+        if ln.text.strip() and not heading_level(scanned, ln.index):
+            outside.add(ln.index)
+        hits = find_constructs(ln.text, kind)
+        if hits:
+            hits_at[ln.index] = hits
+    found: List[Tuple[str, str]] = []
+    marked: Dict[int, str] = {}
+    for index, hits in sorted(hits_at.items()):
+        found.extend((family, what) for _, _, family, what in hits)
         if context:
-            line = ln.text
-            for start, end, family, what in sorted(hits, reverse=True):
+            line = lines[index]
+            for start, end, _, _ in sorted(hits, reverse=True):
                 token = line[start:end]
-                quoted = f"``{token}``" if "`" in token else f"`{token}`"
-                line = line[:start] + quoted + line[end:]
-                found.append((family, what))
-            lines[ln.index] = line
-        else:
-            marked[ln.index] = hits[0][2]
-            found.extend((family, what) for _, _, family, what in hits)
+                line = line[:start] + (f"``{token}``" if "`" in token else f"`{token}`") + line[end:]
+            lines[index] = line
+            continue
+        if index in marked:
+            continue
+        first = last = index
+        if index in outside:
+            while first - 1 in outside:
+                first -= 1
+            while last + 1 in outside:
+                last += 1
+        families = {f for i in range(first, last + 1) for _, _, f, _ in hits_at.get(i, ())}
+        if len(families) == 1:
+            marked.update((i, hits[0][2]) for i in range(first, last + 1))
+        else:  # constructs of two clients in one paragraph: each line for its own client
+            marked.update((i, hits_at[i][0][2]) for i in range(first, last + 1) if i in hits_at)
     if marked:
         out: List[str] = []
         open_family = None

@@ -17,22 +17,84 @@ from agentrc.diagnostics import Diagnostics
 from agentrc.portable.directives import Block
 from agentrc.text.markdown import heading_level, prose, scan, strip_inline_code
 
-# Client-specific constructs (spec 001 §5.5). Each belongs to one source family.
-CONSTRUCTS: Tuple[Tuple[str, str, "re.Pattern[str]"], ...] = (
-    ("claude", "file import '@path'",
-     re.compile(r"(?<![\w@/`.-])@(?:~|\.{1,2})?/?[\w.-]+(?:/[\w.-]+)*\.[A-Za-z0-9]+\b")),
-    ("claude", "substitution variable '$ARGUMENTS'/'$N'", re.compile(r"\$(?:ARGUMENTS\b|[0-9]\b)")),
-    ("claude", "shell pre-execution '!`cmd`'", re.compile(r"!`[^`]+`")),
-    ("claude", "extended-thinking trigger 'ultrathink'", re.compile(r"\bultrathink\b", re.IGNORECASE)),
-    ("claude", "internal MCP tool name 'mcp__server__tool'", re.compile(r"\bmcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+")),
-    ("copilot", "tool reference '#tool:'", re.compile(r"#tool:[\w./-]+")),
-    ("copilot", "file reference '#file:'", re.compile(r"#file:[\w./-]+")),
+# Client-specific constructs (spec 001 §5.5): (family, what, pattern, kinds whose bodies the
+# client interprets it in; None for every kind). Only what the client really reads is a
+# construct: Claude expands `@path` imports in memory files (CLAUDE.md, .claude/rules) and
+# file references in commands, not in skills or agents; it substitutes `$ARGUMENTS`/`$N`
+# and runs `!`cmd`` in commands and skills. A token must also look like what the client
+# reads: an `@` import names a file (`_is_import`), so decorators (`@router.post`),
+# product names (`@Next.js`), handles, emails and npm scopes are not imports; `$N` is not a
+# price (`$5.00`, `$1,200`) or a spreadsheet reference (`$B$6`). Never in code (fenced or
+# inline). docs/fidelity.md states the false-positive rate measured on
+# tests/test_construct_corpus.py.
+_MEMORY_AND_COMMANDS = frozenset({"rule", "context", "command"})
+_INVOKED = frozenset({"command", "skill"})
+IMPORT_RE = re.compile(r"(?<![\w@/`.:\\-])@((?:~/|\.{1,2}/|/)?[\w.-]+(?:/[\w.-]+)*)")
+ARGUMENT_RE = re.compile(r"(?<![\w$\\])\$(?:ARGUMENTS\b|[0-9]\b(?![.,]\d))")
+SHELL_RE = re.compile(r"(?<![\w`])!`[^`]+`")
+CONSTRUCTS: Tuple[Tuple[str, str, "re.Pattern[str]", Optional[FrozenSet[str]]], ...] = (
+    ("claude", "file import '@path'", IMPORT_RE, _MEMORY_AND_COMMANDS),
+    ("claude", "substitution variable '$ARGUMENTS'/'$N'", ARGUMENT_RE, _INVOKED),
+    ("claude", "shell pre-execution '!`cmd`'", SHELL_RE, _INVOKED),
+    ("claude", "extended-thinking trigger 'ultrathink'", re.compile(r"\bultrathink\b", re.IGNORECASE), None),
+    ("claude", "internal MCP tool name 'mcp__server__tool'",
+     re.compile(r"\bmcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+"), None),
+    ("copilot", "tool reference '#tool:'", re.compile(r"#tool:[\w./-]+"), None),
+    ("copilot", "file reference '#file:'", re.compile(r"#file:[\w./-]+"), None),
     ("copilot", "substitution variable '${workspaceFolder}'/'${file}'",
-     re.compile(r"\$\{(?:workspaceFolder|file|input:[^}]*)\}")),
+     re.compile(r"\$\{(?:workspaceFolder|file|input:[^}]*)\}"), None),
 )
 
-# Every construct above contains one of these; lines without any skip the eight patterns.
+# Every construct above contains one of these; lines without any skip the patterns.
 CONSTRUCT_HINT_RE = re.compile(r"[@$]|!`|ultrathink|mcp__|#(?:tool|file):", re.IGNORECASE)
+
+# Files an `@` import plausibly names: documents, configuration and source code. Not data
+# (`@stage/data.csv`) and not top-level domains (`@acme.io`, `@team.dev`).
+IMPORT_EXTENSIONS = frozenset("""
+    md mdx mdc markdown txt rst adoc json jsonc json5 yaml yml toml ini cfg conf env xml html css scss
+    sh bash zsh ps1 py pyi js mjs cjs jsx ts mts cts tsx go rs rb java kt kts swift c h cc cpp hpp cs
+    php lua dart scala ex exs hs sql graphql proto tf hcl vue svelte gradle lock mk nix
+""".split())
+_BARE_PRODUCT_RE = re.compile(r"^[A-Z][A-Za-z0-9]*\.(?:js|ts)$")  # Next.js, Node.js, Three.js
+
+
+def _is_import(token: str) -> bool:
+    """Whether `@token` names a file as an import does: a known file extension, and a path
+    (with a slash) or a bare file name that is not a product name such as `Next.js`."""
+    last = token.rsplit("/", 1)[-1]
+    stem, dot, ext = last.rpartition(".")
+    if not dot or not stem.strip(".") or ext not in IMPORT_EXTENSIONS:
+        return False
+    if "/" not in token and _BARE_PRODUCT_RE.match(last):
+        return False
+    return True
+
+
+def find_constructs(text: str, kind: Optional[str] = None) -> List[Tuple[int, int, str, str]]:
+    """(start, end, family, what) of every client construct on one prose line, outside inline
+    code, that the client interprets in a body of `kind` (None: any kind). In a command,
+    `$ARGUMENTS` is the portable placeholder each adapter maps, not a construct."""
+    if not CONSTRUCT_HINT_RE.search(text):
+        return []
+    plain = strip_inline_code(text)
+    out: List[Tuple[int, int, str, str]] = []
+    for family, what, rx, kinds in CONSTRUCTS:
+        if kind is not None and kinds is not None and kind not in kinds:
+            continue
+        # Matched outside inline code, where `!`cmd`` never is (its command is a code span):
+        # that construct goes unreported, as it always has (a known false negative).
+        for m in rx.finditer(plain):
+            start, end = m.start(), m.end()
+            if rx is IMPORT_RE:
+                token = m.group(1).rstrip(".-")
+                if not _is_import(token):
+                    continue
+                end = start + 1 + len(token)
+            elif kind == "command" and m.group(0) == "$ARGUMENTS":
+                continue
+            out.append((start, end, family, what))
+    return sorted(out)
+
 
 LINK_RE = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)")
 REFDEF_RE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s.*)?$")
@@ -49,10 +111,11 @@ class Link:
 
 
 def check(body: str, path: str, line0: int, diags: Diagnostics, blocks: Tuple[Block, ...],
-          families: FrozenSet[str], reader: Optional[str] = None, arguments: bool = False) -> None:
+          families: FrozenSet[str], reader: Optional[str] = None, arguments: bool = False,
+          kind: Optional[str] = None) -> None:
     """Report §5 violations. `reader` is the single family of an override file, if any.
-    `arguments`: the body is a command's, where `$ARGUMENTS` is the portable placeholder
-    each client adapter maps to its own."""
+    `kind`: the item kind whose body this is (None when the caller does not say: every
+    construct counts); `arguments` alone says it is a command's (see `find_constructs`)."""
     lines = scan(body)
     previous = 1
     for ln in lines:
@@ -67,20 +130,17 @@ def check(body: str, path: str, line0: int, diags: Diagnostics, blocks: Tuple[Bl
             previous = level
         if ln.fence_open and not ln.fence_info:
             diags.error(path, pos, "AR022", "fenced code block without a language")
+    kind = kind or ("command" if arguments else None)
     for ln in prose(lines):
-        if not CONSTRUCT_HINT_RE.search(ln.text):
+        hits = find_constructs(ln.text, kind)
+        if not hits:
             continue
         readers = _readers(ln.index, blocks, families) if reader is None else frozenset({reader})
-        text = strip_inline_code(ln.text)
-        for family, what, rx in CONSTRUCTS:
-            for m in rx.finditer(text):
-                if arguments and m.group(0) == "$ARGUMENTS":
-                    continue
-                if readers != frozenset({family}):
-                    where = "an override for " + reader if reader else (
-                        "content that reaches " + ", ".join(sorted(readers)) if readers else "content")
-                    diags.error(path, (line0 + ln.index, m.start() + 1), "AR023",
-                                f"{family}-specific {what} in {where}")
+        for start, _, family, what in hits:
+            if readers != frozenset({family}):
+                where = "an override for " + reader if reader else (
+                    "content that reaches " + ", ".join(sorted(readers)) if readers else "content")
+                diags.error(path, (line0 + ln.index, start + 1), "AR023", f"{family}-specific {what} in {where}")
 
 
 def _readers(i: int, blocks: Tuple[Block, ...], families: FrozenSet[str]) -> FrozenSet[str]:

@@ -33,18 +33,35 @@ def load_bundles(files: Mapping[str, SourceFile], explicit: FrozenSet[str], diag
     return out
 
 
+def is_bundle_text(text: str) -> bool:
+    """The discovery gate (§2.2): a discovered `*.bundle.yaml` is a bundle only when it is YAML
+    holding a mapping with an integer `schema`; anything else is skipped silently. `pants
+    tailor` asks the same question (`is_bundle_content`) before proposing a target."""
+    try:
+        probe = load_yaml(text)
+    except YamlError:
+        return False
+    if not isinstance(probe.data, dict):
+        return False
+    schema = probe.data.get("schema")
+    return isinstance(schema, int) and not isinstance(schema, bool)
+
+
+def is_bundle_content(content: bytes) -> bool:
+    """`is_bundle_text` of a file's bytes; bytes that are not UTF-8 are no bundle to discover."""
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return is_bundle_text(text.replace("\r\n", "\n").lstrip("\ufeff"))
+
+
 def parse_bundle(f: SourceFile, explicit: bool, diags: Diagnostics) -> Optional[Bundle]:
     text = checks.decode(f, diags)
     if text is None:
         return None
-    if not explicit:
-        # Discovery gate (§2.2): YAML without an integer schema is not a bundle.
-        try:
-            probe = load_yaml(text)
-        except YamlError:
-            return None
-        if not isinstance(probe.data, dict) or not isinstance(probe.data.get("schema"), int):
-            return None
+    if not explicit and not is_bundle_text(text):
+        return None
     located = checks.parse_yaml(f.path, text, 0, diags)
     if located is None or not checks.schema_ok(f.path, located.data, located, "bundle", diags):
         return None

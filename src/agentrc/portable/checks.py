@@ -13,7 +13,7 @@ decided in one place. Nothing here decides which files make up an item (`discove
 
 from __future__ import annotations
 
-from typing import Any, Collection, Dict, FrozenSet, Optional, Sequence, Tuple
+from typing import Any, Collection, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from agentrc import SUPPORTED_SCHEMA, schemas
 from agentrc.diagnostics import Diagnostics
@@ -152,10 +152,13 @@ def check_fields(path: str, data: Dict[str, Any], located: Located, kind: Kind, 
 # --- bodies ----------------------------------------------------------------------------
 
 def check_body(path: str, body: str, line0: int, families: FrozenSet[str], diags: Diagnostics,
-               readers: Optional[FrozenSet[str]] = None, arguments: bool = False) -> Tuple[directives.Block, ...]:
-    """Validate a canonical body; `readers` are the families its audience lets read it."""
+               readers: Optional[FrozenSet[str]] = None, arguments: bool = False,
+               kind: Optional[Kind] = None) -> Tuple[directives.Block, ...]:
+    """Validate a canonical body; `readers` are the families its audience lets read it, `kind`
+    the item's (which client constructs count depends on it; `arguments` marks a command's)."""
     blocks = directives.parse(body, families, diags, path, line0)
-    body_rules.check(body, path, line0, diags, blocks, readers or families, arguments=arguments)
+    body_rules.check(body, path, line0, diags, blocks, readers or families, arguments=arguments,
+                     kind=kind.value if kind is not None else None)
     return blocks
 
 
@@ -179,8 +182,35 @@ def override_body(f: SourceFile, client: str, families: FrozenSet[str],
     return (body, f.path, line0)
 
 
-def _deepest(err):
-    """For oneOf/anyOf failures, the sub-error that went deepest is the useful one."""
+def _deepest(err: Any) -> Any:
+    """The error to report for `err`: for an anyOf/oneOf failure, the error of the form the
+    instance is closest to, followed down through nested alternatives.
+
+    The closest form is the branch naming most of the instance's keys (its `required` and
+    `properties`), then the one with the fewest errors, then the one whose errors go
+    deepest: an entry holding `source` and `plugin` is reported against the form that
+    requires them (missing `marketplace`), not against an arbitrary other form. Within the
+    branch, the deepest error, first in schema order."""
     while err.context:
-        err = max(err.context, key=lambda e: (len(e.absolute_path), -len(e.message)))
+        branches: Dict[Any, List[Any]] = {}
+        for sub in err.context:
+            branches.setdefault(sub.relative_schema_path[0] if sub.relative_schema_path else 0, []).append(sub)
+        alternatives = err.validator_value if isinstance(err.validator_value, list) else []
+
+        def fit(item: Tuple[Any, List[Any]]) -> Tuple[int, int, int]:
+            index, subs = item
+            branch = alternatives[index] if isinstance(index, int) and index < len(alternatives) else {}
+            return (_overlap(branch, err.instance), -len(subs), max(len(e.absolute_path) for e in subs))
+
+        _, subs = max(sorted(branches.items(), key=lambda kv: str(kv[0])), key=fit)
+        depth = max(len(e.absolute_path) for e in subs)
+        err = next(e for e in subs if len(e.absolute_path) == depth)
     return err
+
+
+def _overlap(branch: Any, instance: Any) -> int:
+    """How many keys of `instance` the schema `branch` names (required or properties)."""
+    if not isinstance(branch, dict) or not isinstance(instance, dict):
+        return 0
+    named = set(branch.get("required", ())) | set(branch.get("properties", {}))
+    return len(named & set(instance))

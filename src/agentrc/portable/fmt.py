@@ -1,9 +1,10 @@
 """Canonical formatting of sources (spec 001 §3.8): frontmatter key order, body, seam.
 
 Keys are reordered as whole line blocks, never through a YAML serialiser, so comments,
-quoting and flow style survive. A comment run directly above a key moves with it; a
-preamble comment block separated from the first key by a blank line stays on top. The
-result must parse to the same data as the input, or the file is left untouched (AR100).
+quoting, flow style and blank lines survive. A comment run directly above a key moves with
+it; a preamble comment block separated from the first key by a blank line stays on top; a
+key keeps the blank lines above it (see `reorder`). The result must parse to the same data
+as the input, or the file is left untouched (AR100).
 """
 
 from __future__ import annotations
@@ -112,55 +113,77 @@ def _checked(before: str, after: str, offset: int) -> Formatted:
 
 
 def reorder(yaml_text: str, order: Tuple[str, ...]) -> str:
-    """Reorder top-level key blocks of a block-style YAML mapping."""
+    """Reorder top-level key blocks of a block-style YAML mapping, keeping its blank lines.
+
+    A block is a top-level key with its value lines and the comments directly above it.
+    The comment block that opens the mapping, when a blank line ends it, is the preamble and
+    stays on top. Any other comment block separated from the key below it by a blank line is
+    a section comment: it moves with the key below it, blank line included (the first one,
+    right after the preamble, takes a blank line above it along). Each key keeps the blank
+    lines above it wherever it moves (the first key after reordering has none), so the
+    blank-line grouping of an already-ordered mapping is left exactly as written; trailing
+    comments stay last.
+    """
     lines = yaml_text.rstrip("\n").split("\n") if yaml_text.strip() else []
     preamble: List[str] = []
-    blocks: List[Tuple[str, List[str]]] = []
-    pending: List[str] = []  # comments (and blanks) waiting for the next key
+    blocks: List[Tuple[str, int, List[str]]] = []  # (key, blank lines above it, its lines)
+    pending: List[str] = []  # comments and blank lines waiting for the next key
     for line in lines:
         m = KEY_LINE_RE.match(line)
         if m and not line.startswith((" ", "\t")):
             key = next(g for g in m.groups() if g is not None).strip()
-            # A blank line separates comments that do not belong to this key.
-            if "" in pending:
-                cut = len(pending) - pending[::-1].index("")
-                head, pending = pending[:cut], pending[cut:]
-                if blocks:
-                    blocks[-1][1].extend(head)
-                else:
-                    preamble.extend(head)
-            blocks.append((key, pending + [line]))
+            if not blocks:
+                # The comment block that opens the mapping, when a blank line ends it, is the
+                # preamble (spec 001 §3.8); comment blocks after that blank line are sections.
+                cut = _preamble_end(pending)
+                preamble.extend(pending[:cut])
+                pending = pending[cut:]
+            gap = 0
+            while gap < len(pending) and not pending[gap]:
+                gap += 1
+            pending = pending[gap:]
+            if not blocks and "" in pending:
+                gap = max(gap, 1)  # a section comment after the preamble: the preamble's blank line
+            blocks.append((key, gap, pending + [line]))
             pending = []
         elif line.startswith("#") or not line.strip():
             pending.append(line if line.strip() else "")
         else:
-            if pending:
-                if blocks:
-                    blocks[-1][1].extend(pending)
-                else:
-                    preamble.extend(pending)
-                pending = []
-            if blocks:
-                blocks[-1][1].append(line)
-            else:
-                preamble.append(line)
-    trailing = pending
+            target = blocks[-1][2] if blocks else preamble
+            target.extend(pending)
+            target.append(line)
+            pending = []
     if not blocks:
         return yaml_text
     rank = {k: i for i, k in enumerate(order)}
     indexed = sorted(enumerate(blocks), key=lambda ib: (rank.get(ib[1][0], len(order)), ib[0]))
     out: List[str] = []
     pre = list(preamble)
-    while pre and not pre[-1].strip():
-        pre.pop()
-    if pre:
-        out.extend(pre)
-        out.append("")
-    for _, (_, block_lines) in indexed:
-        body = list(block_lines)
-        while body and not body[-1].strip():
-            body.pop()
-        out.extend(body)
-    tail = [t for t in trailing if t.strip()]
-    out.extend(tail)
+    while pre and not pre[0].strip():
+        pre.pop(0)
+    out.extend(pre)  # with the blank lines that end it
+    for n, (_, (_, gap, block_lines)) in enumerate(indexed):
+        if n:
+            out.extend([""] * gap)
+        out.extend(block_lines)
+    while pending and not pending[-1]:
+        pending.pop()
+    out.extend(pending)
     return "\n".join(out) + "\n"
+
+
+def _preamble_end(pending: List[str]) -> int:
+    """How many of the comment and blank lines before the first key are the preamble: the
+    first comment block and the blank lines after it, if any blank line follows it."""
+    i = 0
+    while i < len(pending) and not pending[i]:
+        i += 1
+    if i == len(pending):
+        return i  # blank lines only: nothing to keep
+    while i < len(pending) and pending[i]:
+        i += 1
+    if i == len(pending):
+        return 0  # no blank line between the first comments and the key: they travel with it
+    while i < len(pending) and not pending[i]:
+        i += 1
+    return i

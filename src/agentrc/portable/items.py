@@ -42,7 +42,7 @@ def parse_item(where: discovery.ItemDir, f: SourceFile, kind: Kind, families: Fr
         return None
     data = located.data
     if not checks.schema_ok(f.path, data, located, kind.value, diags, passthrough):
-        checks.check_body(f.path, parts.body, parts.body_line, families, diags)
+        checks.check_body(f.path, parts.body, parts.body_line, families, diags, kind=kind)
         return None
     dir_name = posixpath.basename(d) if d else ""
     name = data.get("name", dir_name)
@@ -51,7 +51,8 @@ def parse_item(where: discovery.ItemDir, f: SourceFile, kind: Kind, families: Fr
     checks.check_description(f.path, located.pos(("description",)), data["description"], kind, diags)
     checks.check_fields(f.path, data, located, kind, families, passthrough, diags)
     readers = frozenset(data.get("audience", ())) & families or families
-    blocks = checks.check_body(f.path, parts.body, parts.body_line, families, diags, readers, kind is Kind.COMMAND)
+    blocks = checks.check_body(f.path, parts.body, parts.body_line, families, diags, readers, kind is Kind.COMMAND,
+                               kind)
     overrides: Dict[str, Tuple[str, str, int]] = {}
     for client, of in sorted(where.overrides.get(kind, {}).items()):
         ob = checks.override_body(of, client, families, diags)
