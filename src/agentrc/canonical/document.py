@@ -709,7 +709,8 @@ def _items(entries: Sequence[_Entry], families, passthrough) -> Tuple[List[Item]
         checks.check_description(path, located.pos(("description",)), data["description"], kind, diags)
         checks.check_fields(path, data, located, kind, families, passthrough, diags)
         readers = frozenset(data.get("audience", ())) & families or families
-        blocks = checks.check_body(path, e.body, e.body_line, families, diags, readers, kind is Kind.COMMAND)
+        blocks = checks.check_body(path, e.body, e.body_line, families, diags, readers, kind is Kind.COMMAND,
+                                   kind=kind)
         out.append(make_item(kind, e.name, posixpath.dirname(path), path, data, located, e.body, e.body_line, blocks,
                              {}, tuple(e.resources), passthrough))
     return out, diags.sorted()
