@@ -21,6 +21,7 @@ from agentrc.importers.shapes import glob_list
 from agentrc.inputs.tree import read_project
 from agentrc.model import SourceFile, SourceTree
 from agentrc.pipeline import stages as pipeline
+from agentrc.text.yamlpos import load as load_yaml
 from helpers import compare_golden
 
 CASES = Path(__file__).parent / "cases" / "import"
@@ -47,10 +48,10 @@ def test_real_world_project(client, monkeypatch):
     monkeypatch.chdir(CASES / client)
     files, unread = read_project("project", lambda rel: importer.wants(client, rel))
     assert not unread
-    doc, diags = importer.import_tree(client, files, "project")
+    doc, fields, diags = importer.import_project(client, files, "project")
     assert not any(d.is_error for d in diags), messages(diags)
     lossy = Diagnostics()
-    portable = importer.portable_from_document(doc, lossy, "registry/imported.bundle.yaml")
+    portable = importer.portable_from_document(doc, lossy, "registry/imported.bundle.yaml", fields)
     _, lint = pipeline.lint(importer.relative(portable, "registry"))
     assert not any(d.is_error for d in lint), [d.format() for d in lint]
     report = "".join(d.format().split("\n")[0] + "\n" for d in sorted(set(diags + lossy.sorted() + lint)))
@@ -275,3 +276,112 @@ def test_malformed_shapes_never_crash(client):
     if client == "codex":
         for text in ("[mcp_servers]\ns = 1\n", "mcp_servers = [1]\n", "[mcp_servers.s]\nargs = 1\nenv = 2\n", "x = ["):
             importer.import_tree(client, tree({".codex/config.toml": text, ".codex/agents/a.toml": text}))
+
+
+# --- nothing lost silently (issue 10) ----------------------------------------------------------
+
+def _items(client, files):
+    """The portable item files of an import, by path: their frontmatter as data."""
+    result = importer.import_project(client, tree(files))
+    lossy = Diagnostics()
+    portable = importer.portable_from_document(result.document, lossy, "r/imported.bundle.yaml", result.fields)
+    _, lint = pipeline.lint(importer.relative(portable, "r"))
+    assert not any(d.is_error for d in lint), [d.format() for d in lint]
+    out = {}
+    for f in portable.files:
+        if f.path.endswith(("/SKILL.md", "/AGENT.md", "/COMMAND.md", "/RULE.md")):
+            out[f.path] = load_yaml(f.content.decode().split("---\n")[1]).data
+    return out, messages(result.diagnostics + lossy.sorted())
+
+
+def test_claude_agents_keep_model_tools_and_their_own_keys():
+    items, notes = _items("claude", {
+        ".claude/agents/a.md": "---\nname: a\ndescription: A\nmodel: opus\ntools: Read, Grep\ncolor: red\n---\nDo a.\n",
+        ".claude/agents/b.md": "---\nname: b\ndescription: B\nmodel: claude-haiku-4-5\ntools: []\n---\nDo b.\n",
+        ".claude/agents/c.md": "---\nname: c\ndescription: C\ntools: Read, Task\n---\nDo c.\n",
+        ".claude/agents/d.md": "---\nname: d\ndescription: D\ndisallowedTools: Write, Bash(rm:*)\n---\nDo d.\n"})
+    assert items["agents/a/AGENT.md"] == {"schema": 1, "description": "A", "model": "opus", "tools": ["read", "grep"],
+                                          "claude": {"color": "red"}}
+    assert items["agents/b/AGENT.md"]["model"] == "anthropic/claude-haiku-4-5"
+    assert items["agents/b/AGENT.md"]["tools"] == []  # no tools, never every tool
+    assert items["agents/c/AGENT.md"]["tools"] == ["read"]
+    assert items["agents/c/AGENT.md"]["claude"] == {"tools": "Read, Task"}
+    assert any("Task has no portable capability" in m for m in notes)
+    assert items["agents/d/AGENT.md"]["tools"] == ["read", "edit", "grep", "glob", "web-fetch", "web-search"]
+    assert any("Bash(rm:*) denies part of Bash" in m for m in notes)
+
+
+def test_claude_commands_keep_argument_hint_model_tools_and_agent():
+    items, _ = _items("claude", {
+        ".claude/commands/fix.md": "---\ndescription: Fix\nargument-hint: <n>\nmodel: sonnet\n"
+                                   "allowed-tools: Read, Edit\n---\nFix $ARGUMENTS.\n",
+        ".claude/skills/ship/SKILL.md": "---\nname: ship\ndescription: Ship\ndisable-model-invocation: true\n"
+                                        "context: fork\nagent: releaser\n---\nShip it.\n"})
+    assert items["commands/fix/COMMAND.md"] == {"schema": 1, "description": "Fix", "argument-hint": "<n>",
+                                                "model": "sonnet", "tools": ["read", "edit"]}
+    assert items["commands/ship/COMMAND.md"]["agent"] == "releaser"
+
+
+def test_opencode_deny_maps_import_as_the_allowed_capabilities_only():
+    items, notes = _items("opencode", {
+        ".opencode/agents/r.md": "---\ndescription: R\nmode: primary\nmodel: openai/gpt-5\ntemperature: 0.1\n"
+                                 "permission:\n  edit: deny\n  bash:\n    'git *': allow\n    '*': deny\n"
+                                 "tools: {}\n---\nReview.\n",
+        "opencode.json": json.dumps({"agent": {"t": {"description": "T", "prompt": "Triage.",
+                                                     "tools": {"write": False, "edit": False, "bash": False}}}})})
+    r = items["agents/r/AGENT.md"]
+    assert (r["mode"], r["model"], r["tools"]) == ("primary", "openai/gpt-5", ["read", "grep", "glob", "web-fetch",
+                                                                                 "web-search"])
+    assert r["opencode"]["temperature"] == 0.1 and r["opencode"]["permission"]["edit"] == "deny"
+    assert any("bash (some patterns only)" in m for m in notes)
+    assert items["agents/t/AGENT.md"]["tools"] == ["read", "grep", "glob", "web-fetch", "web-search"]
+
+
+def test_copilot_prompt_keeps_argument_hint_and_model():
+    items, _ = _items("copilot", {".github/prompts/plan.prompt.md": "---\ndescription: Plan\nargument-hint: topic\n"
+                                  "model: Claude Opus 5.5\nagent: ask\ntools: [read, search]\n---\nPlan it.\n"})
+    assert items["commands/plan/COMMAND.md"] == {"schema": 1, "description": "Plan", "argument-hint": "topic",
+                                                 "model": "opus", "tools": ["read", "grep", "glob"],
+                                                 "copilot": {"agent": "ask"}}
+
+
+@pytest.mark.parametrize("client,path", [("claude", ".claude/skills"), ("opencode", ".opencode/skills"),
+                                         ("copilot", ".github/skills"), ("cursor", ".cursor/skills")])
+def test_skills_keep_license_compatibility_and_metadata(client, path):
+    items, _ = _items(client, {f"{path}/s/SKILL.md": "---\nname: s\ndescription: S\nlicense: MIT\n"
+                               "compatibility: Needs git\nmetadata:\n  version: '2'\nwhen_to_use: Often\n---\nUse s.\n"})
+    skill = items["skills/s/SKILL.md"]
+    assert (skill["license"], skill["compatibility"], skill["metadata"]) == ("MIT", "Needs git", {"version": "2"})
+    assert skill[client] == {"when_to_use": "Often"}
+
+
+def test_opencode_agents_md_in_instructions_is_the_context_only():
+    doc, diags = imported("opencode", {"AGENTS.md": "Be brief.\n", "docs/style.md": "Use tabs.\n",
+                                       "opencode.json": json.dumps({"instructions": ["AGENTS.md", "docs/style.md"]})})
+    assert doc["context"]["global"] == "Be brief.\n"
+    assert list(doc["rules"]) == ["style"]
+
+
+def test_a_skill_md_nested_in_a_skill_is_not_copied():
+    items, notes = _items("claude", {".claude/skills/a/SKILL.md": "---\nname: a\ndescription: A\n---\nUse a.\n",
+                                     ".claude/skills/a/sub/SKILL.md": "---\nname: sub\ndescription: S\n---\nSub.\n",
+                                     ".claude/skills/a/notes.md": "Notes.\n"})
+    assert list(items) == ["skills/a/SKILL.md"]
+    assert any("SKILL.md inside the skill a" in m for m in notes)
+
+
+def test_cli_skips_a_file_it_cannot_import_unless_strict(tmp_path, monkeypatch, capsys):
+    project = tmp_path / "project"
+    (project / ".claude" / "rules").mkdir(parents=True)
+    (project / ".claude" / "rules" / "good.md").write_text("Keep it short.\n")
+    (project / ".claude" / "rules" / "bad.md").write_text("---\npaths: [\n---\nBroken.\n")
+    (project / ".mcp.json").write_text("{")
+    monkeypatch.chdir(tmp_path)
+    assert main(["import", "--from", "claude", "project", "--out", "strict", "--strict"]) == 1
+    assert "import failed: nothing written" in capsys.readouterr().err
+    assert not (tmp_path / "strict").exists()
+    assert main(["import", "--from", "claude", "project", "--out", "registry"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning[AR131]") == 2 and "error" not in err.split("imported from")[0]
+    assert (tmp_path / "registry" / "rules" / "good" / "RULE.md").exists()
+    assert main(["lint", "registry"]) == 0

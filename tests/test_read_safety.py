@@ -74,7 +74,7 @@ SURFACES = {
     "preset": ({"p/ai.config.json": '{"presets": ["./base"]}',
                 "p/base/skills/x/SKILL.md": _frontmatter(LAUGHS, name="x", description="d")}, ["lint", "p"]),
     "import": ({"c/.claude/agents/x.md": _frontmatter(LAUGHS, name="x", description="d")},
-               ["import", "c", "--from", "claude", "--out", "o"]),
+               ["import", "c", "--from", "claude", "--out", "o", "--strict"]),  # else skipped, exit 0
 }
 
 

@@ -156,5 +156,8 @@ def test_sections_that_are_not_objects(tmp_path, monkeypatch, capsys, files):
 def test_import_lone_surrogate_escapes(tmp_path, monkeypatch, capsys, client, rel, text):
     _project(tmp_path, {rel: text})
     code, err = _cli(tmp_path, monkeypatch, ["import", "in", "--from", client, "--out", "out", "--canonical",
-                                             "doc.json"], capsys)
+                                             "doc.json", "--strict"], capsys)
     assert code == 1 and "error[AR131]" in err and "surrogate" in err, err
+    # Without --strict the file is reported and skipped.
+    code, err = _cli(tmp_path, monkeypatch, ["import", "in", "--from", client, "--out", "out"], capsys)
+    assert code == 0 and "warning[AR131]" in err and "surrogate" in err, err

@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from agentrc.cli.common import UsageError, print_diags
-from agentrc.diagnostics import Diagnostics, count_summary
+from agentrc.diagnostics import WARNING, Diagnostics, count_summary
 from agentrc.files import OutputFile
 from agentrc.importers import document as importer
 from agentrc.inputs.tree import read_project
@@ -37,14 +38,25 @@ def run(args) -> int:
                          "project, whose portable items are then not read; name another file or directory")
     root = os.path.normpath(args.project)
     tree, unread = read_project(root, lambda rel: importer.wants(args.client, rel))
-    doc, found = importer.import_tree(args.client, tree, "" if root == "." else root.replace(os.sep, "/"))
+    imported = importer.import_project(args.client, tree, "" if root == "." else root.replace(os.sep, "/"))
+    doc = imported.document
+    found = imported.diagnostics
+    if not args.strict:
+        # A file that cannot be imported (AR131) is skipped and the rest written; --strict stops
+        # instead. What the read boundary refused (a link out of the project, a FIFO) stays an error.
+        found = tuple(replace(d, severity=WARNING) if d.is_error else d for d in found)
     diags = Diagnostics(list(unread + found))
     out = Path(args.out)
-    portable = importer.portable_from_document(doc, diags, source=str(out / importer.BUNDLE))
+    portable = importer.portable_from_document(doc, diags, str(out / importer.BUNDLE), imported.fields)
     if doc.get("tools") and not args.canonical:
         diags.warning(str(out / importer.BUNDLE), (0, 0), "AR130",
                       f"settings of {', '.join(sorted(doc['tools']))} (tools.<client>) have no portable form; "
                       "write the canonical document with --canonical FILE.json to keep them")
+    if imported.fields and args.canonical:
+        keys = sorted({k for fields in imported.fields.values() for k in fields})
+        diags.warning(args.canonical, (0, 0), "AR130",
+                      f"{len(imported.fields)} item(s) carry {', '.join(keys)}, which the canonical document has no "
+                      f"field for: the portable items in {out} keep them, the canonical document does not")
     _, checked = stages.lint(importer.relative(portable, str(out).replace(os.sep, "/")))
     diags.extend(checked)
     files = [OutputFile(f.path, f.content, f.executable, "import") for f in portable.files]

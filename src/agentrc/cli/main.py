@@ -94,6 +94,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="the client whose files to read (claude, copilot, opencode, cursor or codex)")
     im.add_argument("--out", required=True, metavar="REGISTRY", help="the directory to write portable items into")
     im.add_argument("--canonical", metavar="FILE.json", help="also write the canonical document (an ai.config.json)")
+    im.add_argument("--strict", action="store_true",
+                    help="stop at a file that cannot be imported (by default it is reported and skipped)")
     im.set_defaults(command_module="import_")
     return p
 

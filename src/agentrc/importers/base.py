@@ -70,6 +70,9 @@ class Reader(ProjectFiles):
         self.doc: Dict[str, Any] = {}
         self.context: List[str] = []
         self.origin: Dict[str, str] = {}  # "rules.x" -> the file it came from
+        # "agents.x" -> portable frontmatter the canonical entry cannot hold (model, tools,
+        # passthrough blocks, ...): what the portable item carries beyond the document.
+        self.fields: Dict[str, Dict[str, Any]] = {}
 
     # --- items -----------------------------------------------------------------------
     def name(self, raw: str, rel: str, what: str) -> Optional[str]:
@@ -100,7 +103,9 @@ class Reader(ProjectFiles):
             yield Entry(rel, name, fm, body)
 
     # --- the document ----------------------------------------------------------------
-    def add(self, section: str, name: str, entry: Dict[str, Any], rel: str) -> bool:
+    def add(self, section: str, name: str, entry: Dict[str, Any], rel: str,
+            fields: Optional[Dict[str, Any]] = None) -> bool:
+        """The entry `name` of `section`, with the portable `fields` its item carries beyond it."""
         items = self.doc.setdefault(section, {})
         key = f"{section}.{name}"
         if name in items:
@@ -109,6 +114,8 @@ class Reader(ProjectFiles):
             return False
         items[name] = entry
         self.origin[key] = rel
+        if fields:
+            self.fields[key] = fields
         return True
 
     def add_hook(self, event: str, entry: Dict[str, Any], rel: str) -> None:

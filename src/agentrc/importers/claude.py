@@ -12,10 +12,12 @@ from typing import Any, Dict, List, Optional, Set
 from agentrc.importers.base import Reader, by_directory, by_name_field, by_path, by_stem
 from agentrc.importers.cleanup import unmanage
 from agentrc.importers.shapes import (
+    CLAUDE_CAPABILITIES,
     CLAUDE_HOOK_TOOLS,
     CLAUDE_TOOLS,
-    agent_tools,
+    Fields,
     allowed_tools,
+    capabilities,
     description,
     glob_list,
     hooks_claude_shape,
@@ -23,8 +25,10 @@ from agentrc.importers.shapes import (
     sidecars,
     skill,
     skill_files,
+    tool_list,
 )
 from agentrc.model import HOOK_EVENTS
+from agentrc.vocabulary import TOOLS
 
 SETTINGS = ".claude/settings.json"
 # An agent's tools when it names none: what the adapter writes for a canonical agent.
@@ -132,11 +136,14 @@ class ClaudeImporter:
                 self.command(r, rel, name, fm, body, skill=True)
                 continue
             entry = skill(r, rel, fm, body, name)
-            self.skill_fields(r, rel, name, fm, entry)
-            r.add("skills", name, entry, rel)
+            fields = self.skill_fields(r, rel, name, fm, entry)
+            r.add("skills", name, entry, rel, fields)
 
     @staticmethod
-    def skill_fields(r: Reader, rel: str, name: str, fm: Dict[str, Any], entry: Dict[str, Any]) -> None:
+    def skill_fields(r: Reader, rel: str, name: str, fm: Dict[str, Any], entry: Dict[str, Any],
+                     block: str = "claude") -> Dict[str, Any]:
+        """The skill's canonical fields into `entry`; its portable ones (license, metadata,
+        compatibility) and the client's own keys (in `block`) returned for its item."""
         if "allowed-tools" in fm:
             allowed_tools(entry, fm["allowed-tools"])
         for portable, canon in (("disable-model-invocation", "disableModelInvocation"),
@@ -145,8 +152,10 @@ class ClaudeImporter:
                 entry[canon] = fm[portable]
         if isinstance(fm.get("name"), str) and fm["name"] != name:
             r.lossy(rel, f"skill {name}: name {fm['name']!r} differs from the directory name, which names it")
-        r.extra_fields(rel, fm, ("name", "description", "allowed-tools", "disable-model-invocation",
-                                 "user-invocable"), f"skill {name}")
+        f = Fields(r, rel, f"skill {name}", fm, ("name", "description", "allowed-tools", "disable-model-invocation",
+                                                 "user-invocable"))
+        f.skill()
+        return f.done(block)
 
     def commands(self, r: Reader) -> None:
         for rel, name, fm, body in r.entries(r.under(".claude/commands/", ".md"), "command", by_stem(".md")):
@@ -159,26 +168,51 @@ class ClaudeImporter:
         if not entry["prompt"].strip():
             r.lossy(rel, f"command {name}: empty prompt; not imported")
             return
-        handled = ["name", "description", "disable-model-invocation"]
-        if fm.get("context") == "fork" and "agent" in fm:
-            r.lossy(rel, f"command {name}: context: fork with agent: {fm['agent']} (runs in that subagent) has no "
-                         "canonical field; not imported")
-            handled += ["context", "agent"]
-        r.extra_fields(rel, fm, handled, f"command {name}",
-                       "canonical commands hold a description and a prompt" if skill else "")
-        r.add("commands", name, entry, rel)
+        f = Fields(r, rel, f"command {name}", fm, ["name", "description", "disable-model-invocation"])
+        f.common()
+        if isinstance(fm.get("argument-hint"), str) and fm["argument-hint"].strip():
+            f.set("argument-hint", fm["argument-hint"])
+        f.model(provider="anthropic", prefix="claude-")
+        if fm.get("context") == "fork" and isinstance(fm.get("agent"), str) and fm["agent"].strip():
+            # Runs in that subagent: the portable agent field, which the adapter writes back so.
+            f.set("agent", fm["agent"])
+            f.handled.add("context")
+        f.tools(capabilities(f, tool_list(fm.get("allowed-tools")), CLAUDE_CAPABILITIES, None, "allowed-tools"),
+                "allowed-tools")
+        r.add("commands", name, entry, rel, f.done("claude"))
 
     # --- agents --------------------------------------------------------------------
     def agents(self, r: Reader) -> None:
         for rel, name, fm, body in r.entries(r.under(".claude/agents/", ".md"), "agent", by_name_field(".md")):
             entry: Dict[str, Any] = description(fm)
             entry["content"] = r.body(body, rel, name)
+            f = Fields(r, rel, f"agent {name}", fm, ["name", "description"])
             if isinstance(fm.get("skills"), list) and fm["skills"]:
                 entry["skills"] = [str(s) for s in fm["skills"]]
-            handled = ["name", "description", "skills"]
-            agent_tools(r, rel, fm, name, DEFAULT_TOOLS, handled)
-            r.extra_fields(rel, fm, handled, f"agent {name}")
-            r.add("agents", name, entry, rel)
+                f.handled.add("skills")
+            f.common()
+            f.model(provider="anthropic", prefix="claude-")
+            f.tools(self.tools(f, fm), "tools", "disallowedTools")
+            r.add("agents", name, entry, rel, f.done("claude"))
+
+    @staticmethod
+    def tools(f: Fields, fm: Dict[str, Any]) -> Optional[List[str]]:
+        """An agent's capabilities: its `tools:` (every tool when there is none) without its
+        `disallowedTools:`. A denial of part of a tool (`Bash(rm:*)`) leaves the whole
+        capability out for the other clients; Claude Code keeps both lists as written."""
+        caps = capabilities(f, tool_list(fm.get("tools")), CLAUDE_CAPABILITIES, DEFAULT_TOOLS)
+        denied = tool_list(fm.get("disallowedTools"))
+        if not denied:
+            return caps
+        f.keep("disallowedTools")
+        removed: List[str] = []
+        for n in denied:
+            head = n.split("(", 1)[0].strip()
+            removed.extend(CLAUDE_CAPABILITIES.get(head, ()))
+            if head != n and head in CLAUDE_CAPABILITIES:
+                f.lossy(f"disallowedTools: {n} denies part of {head}; the other clients do not get "
+                        f"{', '.join(CLAUDE_CAPABILITIES[head])} at all")
+        return [t for t in (caps if caps is not None else TOOLS) if t not in removed]
 
     # --- .claude/settings.json ---------------------------------------------------------
     def settings(self, r: Reader) -> None:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 from agentrc.importers.base import Reader, by_directory
 from agentrc.importers.cleanup import split_skills_section
 from agentrc.importers.shapes import (
+    READ_ONLY,
+    Fields,
     allowed_tools,
     description,
     hooks_claude_shape,
@@ -32,6 +34,8 @@ EVENTS = {e: e for e in ("SessionStart", "SessionEnd", "UserPromptSubmit", "PreT
 HOOK_TOOLS = {"Bash": "Bash", "apply_patch": "Edit", "Edit": "Edit", "Write": "Write"}
 SPAWN_RE = re.compile(r"^Spawn the `([\w-]+)` subagent and give it this task\.\n+")
 AGENT_KEYS = ("name", "description", "developer_instructions")
+# Portable frontmatter keys with a shape of their own (spec 001 §3.1).
+PORTABLE_KEYS = ("schema", "audience", "requires", "ignore", "license", "metadata", "compatibility")
 
 
 class CodexImporter:
@@ -88,17 +92,25 @@ class CodexImporter:
                 text = text[m.end():]
             entry: Dict[str, Any] = description(fm)
             entry["prompt"] = r.body(text, rel, name, arguments=True)
-            r.extra_fields(rel, fm, ("name", "description"), f"command {name}")
+            f = Fields(r, rel, f"command {name}", fm, ("name", "description"))
+            f.common()
             if entry["prompt"].strip():
-                r.add("commands", name, entry, rel)
+                r.add("commands", name, entry, rel, f.done("codex"))
             return
         entry = skill(r, rel, fm, body, name, skip=lambda p: p == f"{d}/{SIDECAR}")
         if "allowed-tools" in fm:
             allowed_tools(entry, fm["allowed-tools"])
         if explicit_only:
             entry["disableModelInvocation"] = True
-        r.extra_fields(rel, fm, ("name", "description", "allowed-tools"), f"skill {name}")
-        r.add("skills", name, entry, rel)
+        f = Fields(r, rel, f"skill {name}", fm, ("name", "description", "allowed-tools"))
+        f.skill()
+        for key in fm:
+            # The codex: block of a skill is its agents/openai.yaml: SKILL.md's other keys stay
+            # top-level, where the shared .agents/skills writers pass them on.
+            if key not in f.handled and key not in PORTABLE_KEYS:
+                f.set(key, fm[key])
+        r.extra_fields(rel, fm, tuple(f.handled), f"skill {name}")
+        r.add("skills", name, entry, rel, f.done(""))
 
     @staticmethod
     def settings(r: Reader, rel: str) -> Dict[str, Any]:
@@ -133,11 +145,13 @@ class CodexImporter:
         entry["content"] = body
         if skills:
             entry["skills"] = skills
-        handled: List[str] = list(AGENT_KEYS)
+        f = Fields(r, rel, f"agent {name}", data, AGENT_KEYS)
+        f.model(provider="openai")
         if data.get("sandbox_mode") == "workspace-write":
-            handled.append("sandbox_mode")
-        r.extra_fields(rel, data, handled, f"agent {name}")
-        r.add("agents", name, entry, rel)
+            f.handled.add("sandbox_mode")
+        elif data.get("sandbox_mode") == "read-only":
+            f.tools(list(READ_ONLY), "sandbox_mode")  # what the adapter writes back as read-only
+        r.add("agents", name, entry, rel, f.done("codex"))
 
     def config(self, r: Reader, rel: str) -> None:
         data = r.toml(rel)

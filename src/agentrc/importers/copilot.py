@@ -13,7 +13,9 @@ from agentrc.importers.claude import ClaudeImporter
 from agentrc.importers.cleanup import split_skills_section
 from agentrc.importers.shapes import (
     CLAUDE_HOOK_TOOLS,
-    agent_tools,
+    COPILOT_CAPABILITIES,
+    Fields,
+    capabilities,
     description,
     env_syntax,
     glob_list,
@@ -22,6 +24,7 @@ from agentrc.importers.shapes import (
     server,
     skill,
     skill_files,
+    tool_list,
 )
 from agentrc.model import HOOK_EVENTS
 
@@ -33,6 +36,8 @@ EVENTS = {"sessionStart": "SessionStart", "sessionEnd": "SessionEnd", "userPromp
           "subagentStop": "SubagentStop", **{e: e for e in HOOK_EVENTS}}
 INPUT_RE = re.compile(r"\$\{input:([\w-]+)(?::[^}]*)?\}")
 FILE_RE = re.compile(r"#file:([\w./-]+)")
+# Copilot's model display names -> the portable aliases (the adapter's MODELS, reversed).
+MODELS = {"Claude Sonnet 5.5": "sonnet", "Claude Opus 5.5": "opus", "Claude Haiku 4.5": "haiku"}
 VSCODE_ENV = env_syntax(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -51,8 +56,8 @@ class CopilotImporter:
         self.prompts(r)
         for rel, name, fm, body in r.entries(skill_files(r, ".github/skills"), "skill", by_directory):
             entry = skill(r, rel, fm, self.file_refs(r, rel, body), name)
-            ClaudeImporter.skill_fields(r, rel, name, fm, entry)
-            r.add("skills", name, entry, rel)
+            fields = ClaudeImporter.skill_fields(r, rel, name, fm, entry, "copilot")
+            r.add("skills", name, entry, rel, fields)
         self.agents(r)
         self.hooks(r)
         self.mcp(r)
@@ -77,12 +82,19 @@ class CopilotImporter:
             if not entry["prompt"].strip():
                 r.lossy(rel, f"command {name}: empty prompt; not imported")
                 continue
-            handled = ["name", "description"]
+            f = Fields(r, rel, f"command {name}", fm, ["name", "description"])
+            f.common()
+            if isinstance(fm.get("argument-hint"), str) and fm["argument-hint"].strip():
+                f.set("argument-hint", fm["argument-hint"])
             for key in ("agent", "mode"):
-                if fm.get(key) in ("agent", None):
-                    handled.append(key)
-            r.extra_fields(rel, fm, handled, f"command {name}")
-            r.add("commands", name, entry, rel)
+                value = fm.get(key)
+                if value in ("agent", None):
+                    f.handled.add(key)
+                elif isinstance(value, str) and value not in ("ask", "edit", "plan") and "agent" not in f.portable:
+                    f.set("agent", value, key)  # a custom agent runs the prompt; ask/edit/plan stay Copilot's
+            f.model(aliases=MODELS)
+            f.tools(capabilities(f, tool_list(fm.get("tools")), COPILOT_CAPABILITIES, None))
+            r.add("commands", name, entry, rel, f.done("copilot"))
 
     @staticmethod
     def arguments(r: Reader, rel: str, name: str, body: str) -> str:
@@ -114,10 +126,11 @@ class CopilotImporter:
             entry["content"] = body
             if skills:
                 entry["skills"] = skills
-            handled = ["name", "description"]
-            agent_tools(r, rel, fm, name, DEFAULT_TOOLS, handled)
-            r.extra_fields(rel, fm, handled, f"agent {name}")
-            r.add("agents", name, entry, rel)
+            f = Fields(r, rel, f"agent {name}", fm, ["name", "description"])
+            f.common()
+            f.model(aliases=MODELS)
+            f.tools(capabilities(f, tool_list(fm.get("tools")), COPILOT_CAPABILITIES, DEFAULT_TOOLS))
+            r.add("agents", name, entry, rel, f.done("copilot"))
 
     def hooks(self, r: Reader) -> None:
         for rel in r.under(".github/hooks/", ".json"):

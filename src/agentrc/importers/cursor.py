@@ -10,6 +10,8 @@ from typing import Any, Dict
 from agentrc.importers.base import Reader, by_directory, by_name_field, by_path, by_stem
 from agentrc.importers.cleanup import split_skills_section
 from agentrc.importers.shapes import (
+    READ_ONLY,
+    Fields,
     description,
     env_syntax,
     glob_list,
@@ -53,8 +55,9 @@ class CursorImporter:
             entry = skill(r, rel, fm, body, name)
             if isinstance(fm.get("disable-model-invocation"), bool):
                 entry["disableModelInvocation"] = fm["disable-model-invocation"]
-            r.extra_fields(rel, fm, ("name", "description", "disable-model-invocation"), f"skill {name}")
-            r.add("skills", name, entry, rel)
+            f = Fields(r, rel, f"skill {name}", fm, ("name", "description", "disable-model-invocation"))
+            f.skill()
+            r.add("skills", name, entry, rel, f.done("cursor"))
         self.agents(r)
         self.commands(r)
         self.hooks(r)
@@ -90,11 +93,14 @@ class CursorImporter:
             entry["content"] = body
             if skills:
                 entry["skills"] = skills
-            handled = ["name", "description"]
+            f = Fields(r, rel, f"agent {name}", fm, ["name", "description"])
+            f.common()
+            f.model()
             if fm.get("readonly") is False:
-                handled.append("readonly")
-            r.extra_fields(rel, fm, handled, f"agent {name}")
-            r.add("agents", name, entry, rel)
+                f.handled.add("readonly")
+            elif fm.get("readonly") is True:
+                f.tools(list(READ_ONLY), "readonly")  # what the adapter writes back as readonly: true
+            r.add("agents", name, entry, rel, f.done("cursor"))
 
     def commands(self, r: Reader) -> None:
         for rel, name, fm, body in r.entries(r.under(".cursor/commands/", ".md"), "command", by_stem(".md")):
@@ -104,8 +110,9 @@ class CursorImporter:
             if not entry["prompt"].strip():
                 r.lossy(rel, f"command {name}: empty prompt; not imported")
                 continue
-            r.extra_fields(rel, fm, ("name", "description"), f"command {name}")
-            r.add("commands", name, entry, rel)
+            f = Fields(r, rel, f"command {name}", fm, ("name", "description"))
+            f.common()
+            r.add("commands", name, entry, rel, f.done("cursor"))
 
     @staticmethod
     def without_notes(r: Reader, rel: str, name: str, body: str) -> str:

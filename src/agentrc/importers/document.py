@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import posixpath
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from agentrc.canonical.document import HOOK_TOOLS, _slug, skill_fields
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -26,6 +26,7 @@ from agentrc.importers.cursor import CursorImporter
 from agentrc.importers.opencode import OpencodeImporter
 from agentrc.importers.shapes import glob_list
 from agentrc.model import HOOK_EVENTS, TOOL_EVENTS, SourceFile, SourceTree
+from agentrc.portable.fmt import key_order
 from agentrc.text.yamlemit import dump_yaml
 
 IMPORTERS: Dict[str, Importer] = {i.name: i for i in (
@@ -38,15 +39,32 @@ def wants(client: str, rel: str) -> bool:
     return IMPORTERS[client].wants(rel)
 
 
-def import_tree(client: str, tree: SourceTree, root: str = "") -> Tuple[Dict[str, Any], Tuple[Diagnostic, ...]]:
-    """The canonical document of `client`'s files in `tree` (paths below `root`), and what
-    could not be imported. The document has the shape of ai.config.json: context.global,
-    the six capabilities and tools.<client> (settings the client keeps beside its hooks)."""
+class Imported(NamedTuple):
+    """One import: the canonical document, the portable fields of its items beyond it
+    ("agents.NAME" -> frontmatter: model, tools, license, the client's passthrough block),
+    and what could not be imported."""
+
+    document: Dict[str, Any]
+    fields: Dict[str, Dict[str, Any]]
+    diagnostics: Tuple[Diagnostic, ...]
+
+
+def import_project(client: str, tree: SourceTree, root: str = "") -> Imported:
+    """`client`'s files in `tree` (paths below `root`), imported. The document has the shape
+    of ai.config.json: context.global, the six capabilities and tools.<client> (settings
+    the client keeps beside its hooks)."""
     importer = IMPORTERS[client]
     diags = Diagnostics()
     reader = Reader(client, importer.family, tree, root, diags)
     importer.read(reader)
-    return reader.finish(), diags.sorted()
+    document = reader.finish()
+    return Imported(document, {k: v for k, v in sorted(reader.fields.items())}, diags.sorted())
+
+
+def import_tree(client: str, tree: SourceTree, root: str = "") -> Tuple[Dict[str, Any], Tuple[Diagnostic, ...]]:
+    """The canonical document of `client`'s files (see `import_project`) and the diagnostics."""
+    result = import_project(client, tree, root)
+    return result.document, result.diagnostics
 
 
 # --- canonical document -> portable items ------------------------------------------------
@@ -56,9 +74,10 @@ class _Portable:
     item files, the item names the bundle lists (by kind), its MCP servers, and where
     losses are reported."""
 
-    def __init__(self, diags: Diagnostics, source: str):
+    def __init__(self, diags: Diagnostics, source: str, fields: Dict[str, Dict[str, Any]]):
         self.diags = diags
         self.source = source
+        self.fields = fields
         self.files: List[SourceFile] = []
         self.listed: Dict[str, List[str]] = {}
         self.mcps: Dict[str, Any] = {}
@@ -67,18 +86,27 @@ class _Portable:
         self.diags.warning(self.source, (0, 0), "AR130", message)
 
     def item(self, kind: str, name: str, fm: Dict[str, Any], body: str) -> None:
-        entry = "".join(["---\n", dump_yaml(dict({"schema": 1}, **fm)), "---\n", "\n" + body if body.strip() else ""])
+        """One item file; the portable fields the import found beyond the document's entry
+        (`fields`) join the frontmatter, in the key order `agentrc fmt` writes."""
+        fm = dict({"schema": 1}, **fm)
+        fm.update({k: v for k, v in self.fields.get(f"{kind}s.{name}", {}).items() if k != "description"})
+        order = key_order(kind, ())
+        fm = {k: fm[k] for k in sorted(fm, key=lambda k: (order.index(k) if k in order else len(order), 0))}
+        entry = "".join(["---\n", dump_yaml(fm), "---\n", "\n" + body if body.strip() else ""])
         directory = "context" if kind == "context" else kind + "s"  # as examples/registry names them
         self.files.append(SourceFile(f"{directory}/{name}/{kind.upper()}.md", entry.encode("utf-8")))
         self.listed.setdefault(kind + "s", []).append(name)
 
 
 def portable_from_document(doc: Dict[str, Any], diags: Optional[Diagnostics] = None,
-                           source: str = "<document>") -> SourceTree:
+                           source: str = "<document>",
+                           fields: Optional[Dict[str, Dict[str, Any]]] = None) -> SourceTree:
     """Portable item directories (rules/NAME/RULE.md, ...) and imported.bundle.yaml, in the
-    form `agentrc fmt` writes. What portable items cannot hold is reported to `diags`
-    (AR130, at `source`)."""
-    out = _Portable(diags if diags is not None else Diagnostics(), source)
+    form `agentrc fmt` writes. `fields` ("agents.NAME" -> frontmatter) are what an import
+    found for an item beyond its canonical entry (`Imported.fields`): model, tools,
+    passthrough blocks. What portable items cannot hold is reported to `diags` (AR130, at
+    `source`)."""
+    out = _Portable(diags if diags is not None else Diagnostics(), source, fields or {})
     for write in (_rules, _commands, _skills, _agents, _hooks, _context, _mcp):
         write(out, doc)
     if out.listed or out.mcps:

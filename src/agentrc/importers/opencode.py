@@ -7,13 +7,21 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any, Dict, List
+from typing import Any, Dict, Optional
 
 import pathspec
 
 from agentrc.importers.base import Reader, by_directory, by_stem, stem
 from agentrc.importers.cleanup import split_skills_section
-from agentrc.importers.shapes import description, env_syntax, mapping, skill, skill_files
+from agentrc.importers.shapes import (
+    Fields,
+    description,
+    env_syntax,
+    mapping,
+    opencode_capabilities,
+    skill,
+    skill_files,
+)
 
 CONFIGS = ("opencode.json", "opencode.jsonc")
 RULES_DIR = ".agents/rules"
@@ -38,15 +46,15 @@ class OpencodeImporter:
         if config_rel is not None:
             config = r.json_object(config_rel)
             if config is not None:
-                self.config(r, config_rel, config)
+                self.config(r, config_rel, config, context)
         for d in (".opencode/skills", ".opencode/skill", ".claude/skills"):
             for rel, name, fm, body in r.entries(skill_files(r, d), "skill", by_directory):
                 if name in r.doc.get("skills", {}):
                     continue
                 entry = skill(r, rel, fm, body, name)
-                r.extra_fields(rel, fm, ("name", "description"), f"skill {name}",
-                               "opencode reads only name and description")
-                r.add("skills", name, entry, rel)
+                f = Fields(r, rel, f"skill {name}", fm, ("name", "description"))
+                f.skill()
+                r.add("skills", name, entry, rel, f.done("opencode"))
         for d in (".opencode/agents/", ".opencode/agent/"):
             for rel, name, fm, body in r.entries(r.under(d, ".md"), "agent", by_stem(".md")):
                 self.agent(r, rel, name, fm, body)
@@ -59,10 +67,10 @@ class OpencodeImporter:
                     r.lossy(rel, "an opencode plugin (JavaScript hooks): canonical hooks run commands; not imported")
 
     # --- opencode.json ---------------------------------------------------------------
-    def config(self, r: Reader, rel: str, config: Dict[str, Any]) -> None:
+    def config(self, r: Reader, rel: str, config: Dict[str, Any], context: Optional[str] = None) -> None:
         instructions = config.get("instructions")
         for entry in instructions if isinstance(instructions, list) else []:
-            self.instruction(r, rel, str(entry))
+            self.instruction(r, rel, str(entry), context)
         mcp = config.get("mcp") or {}
         for name, raw in mcp.items() if isinstance(mcp, dict) else ():
             self.server(r, rel, name, raw)
@@ -99,8 +107,10 @@ class OpencodeImporter:
             return ""
         return text
 
-    def instruction(self, r: Reader, rel: str, entry: str) -> None:
-        """One `instructions` entry: a file or glob of always-on instructions."""
+    def instruction(self, r: Reader, rel: str, entry: str, context: Optional[str] = None) -> None:
+        """One `instructions` entry: a file or glob of always-on instructions. The file read
+        as the global context (`context`: AGENTS.md, which opencode reads anyway) is that
+        only, never a rule too."""
         if re.match(r"^https?://", entry):
             r.lossy(rel, f"instructions: {entry} is fetched from the web; not imported")
             return
@@ -112,6 +122,7 @@ class OpencodeImporter:
         matched = [p for p in sorted(r.files) if spec.match_file(p)]
         if not matched:
             r.lossy(rel, f"instructions: {entry} matches no file in the project; not imported")
+        matched = [p for p in matched if p != context]
         for path, name, fm, body in r.entries(matched, "rule", rule_name):
             item: Dict[str, Any] = description(fm)
             item["content"] = r.body(body, path, name)
@@ -155,22 +166,28 @@ class OpencodeImporter:
 
     # --- agents and commands ---------------------------------------------------------
     def agent(self, r: Reader, rel: str, name: str, fm: Dict[str, Any], body: str, where: str = "") -> None:
-        what = where or f"agent {name}"
         body, skills = split_skills_section(r.body(body, rel, name))
         entry: Dict[str, Any] = description(fm)
         entry["content"] = body
         if skills:
             entry["skills"] = skills
-        handled: List[str] = ["description", "name"]
-        if fm.get("mode", "subagent") == "subagent":
-            handled.append("mode")
-        permission = fm.get("permission")
-        if isinstance(permission, dict) and permission == DEFAULT_PERMISSION:
-            handled.append("permission")
+        f = Fields(r, rel, where or f"agent {name}", fm, ["description", "name"])
+        f.common()
+        mode = fm.get("mode", "subagent")
+        if mode == "subagent":
+            f.handled.add("mode")
+        elif mode in ("primary", "all"):
+            f.set("mode", mode)
+        f.model()
         if "disable" in fm and fm["disable"] is False:
-            handled.append("disable")
-        r.extra_fields(rel, fm, handled, what)
-        r.add("agents", name, entry, rel)
+            f.handled.add("disable")
+        allowed = opencode_capabilities(f, fm.get("permission"), fm.get("tools"))
+        f.tools(allowed, "permission", "tools")
+        for key in ("permission", "tools"):
+            # opencode keeps its own map unless the adapter writes the same one back.
+            if key in fm and not (key == "permission" and fm[key] == permission_for(allowed)):
+                f.keep(key)
+        r.add("agents", name, entry, rel, f.done("opencode"))
 
     def command(self, r: Reader, rel: str, name: str, fm: Dict[str, Any], prompt: str, where: str = "") -> None:
         entry: Dict[str, Any] = description(fm)
@@ -178,8 +195,26 @@ class OpencodeImporter:
         if not prompt.strip():
             r.lossy(rel, f"{where or 'command ' + name}: empty prompt; not imported")
             return
-        r.extra_fields(rel, fm, ("description",), where or f"command {name}")
-        r.add("commands", name, entry, rel)
+        f = Fields(r, rel, where or f"command {name}", fm, ["description"])
+        f.common()
+        if isinstance(fm.get("agent"), str) and fm["agent"].strip():
+            f.set("agent", fm["agent"])
+        f.model()
+        r.add("commands", name, entry, rel, f.done("opencode"))
+
+
+def permission_for(allowed: Any) -> Dict[str, str]:
+    """The permission map the adapter writes for an agent's capabilities (None: all)."""
+    if allowed is None:
+        return dict(DEFAULT_PERMISSION)
+    out: Dict[str, str] = {}
+    for cap, key in (("read", "read"), ("write", "edit"), ("edit", "edit"), ("bash", "bash"), ("grep", "grep"),
+                     ("glob", "glob"), ("web-fetch", "webfetch"), ("web-search", "websearch")):
+        if cap in allowed:
+            out[key] = "allow"
+        else:
+            out.setdefault(key, "deny")
+    return out
 
 
 def rule_name(path: str, fm: Dict[str, Any]) -> str:

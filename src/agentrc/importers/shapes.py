@@ -14,13 +14,16 @@ import base64
 import json
 import posixpath
 import re
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from agentrc.importers.base import Reader
 from agentrc.importers.cleanup import project_command
-from agentrc.model import HOOK_EVENTS, TOOL_EVENTS
+from agentrc.model import ENTRYPOINTS, HOOK_EVENTS, TOOL_EVENTS
+from agentrc.vocabulary import TOOLS, check_model
 
 SIDECAR_GROUPS = ("references", "scripts", "assets")
+# An item's per-client override file (RULE.claude.md): in a skill, the registry reads it as one.
+OVERRIDE_RE = re.compile(r"^(?:%s)\.[^/]+\.md$" % "|".join(e[:-3] for e in ENTRYPOINTS))
 # The eight Claude Code tool names canonical hooks use (agentrc.canonical.document.HOOK_TOOLS
 # reads them case-insensitively).
 CLAUDE_TOOLS = ("Read", "Write", "Edit", "Bash", "Grep", "Glob", "WebFetch", "WebSearch")
@@ -61,6 +64,13 @@ def sidecars(r: Reader, entry_rel: str, skip: Callable[[str], bool] = lambda rel
         if rel == entry_rel or skip(rel):
             continue
         rest = rel[len(directory) + 1:]
+        base = posixpath.basename(rest)
+        if base in ENTRYPOINTS or OVERRIDE_RE.match(base) or base.endswith(".bundle.yaml"):
+            # The registry would read it as an item, an override or a bundle of its own.
+            r.lossy(rel, f"{base} inside the skill {posixpath.basename(directory)} would be read as "
+                         f"{'a bundle' if base.endswith('.yaml') else 'an item file'} of its own in the registry; "
+                         "not imported (rename it to keep it)")
+            continue
         head, _, tail = rest.partition("/")
         group = head if head in SIDECAR_GROUPS and tail else "files"
         content = r.files[rel].content
@@ -70,18 +80,6 @@ def sidecars(r: Reader, entry_rel: str, skip: Callable[[str], bool] = lambda rel
             value = {"content": base64.b64encode(content).decode("ascii"), "encoding": "base64"}
         out.setdefault(group, {})[tail if group != "files" else rest] = value
     return out
-
-
-def agent_tools(r: Reader, rel: str, fm: Dict[str, Any], name: str, defaults: Set[str], handled: List[str]) -> None:
-    """An agent's `tools:` (marked handled): AR130 unless it is the client's default set,
-    since canonical agents have no tool list."""
-    tools = tool_list(fm.get("tools"))
-    if tools is None:
-        return
-    handled.append("tools")
-    if set(tools) != defaults:
-        r.lossy(rel, f"agent {name}: tools: {', '.join(tools)}: canonical agents have no tool list; "
-                     "the agent gets every tool")
 
 
 # --- hooks ------------------------------------------------------------------------------
@@ -286,3 +284,144 @@ def description(fm: Dict[str, Any]) -> Dict[str, Any]:
     if isinstance(value, str) and value.strip():
         return {"description": value.strip()}
     return {}
+
+
+# --- portable item fields beyond the canonical entry ------------------------------------
+
+# Capabilities (spec 001 §4) no client call can change the project with.
+READ_ONLY = tuple(t for t in TOOLS if t not in ("write", "edit", "bash"))
+# Claude Code tool names -> capabilities (the adapter's names, read back; MultiEdit is Edit's
+# batch form).
+CLAUDE_CAPABILITIES = {"Read": ("read",), "Write": ("write",), "Edit": ("edit",), "MultiEdit": ("edit",),
+                       "Bash": ("bash",), "Grep": ("grep",), "Glob": ("glob",), "WebFetch": ("web-fetch",),
+                       "WebSearch": ("web-search",)}
+# Copilot's tool aliases -> capabilities (the adapter folds these capabilities into them).
+COPILOT_CAPABILITIES = {"read": ("read",), "edit": ("write", "edit"), "execute": ("bash",),
+                        "search": ("grep", "glob"), "web": ("web-fetch", "web-search")}
+# opencode permission keys and tool names -> capabilities (`edit` covers writes).
+OPENCODE_PERMISSIONS = {"read": ("read",), "edit": ("write", "edit"), "bash": ("bash",), "grep": ("grep",),
+                        "glob": ("glob",), "webfetch": ("web-fetch",), "websearch": ("web-search",)}
+OPENCODE_TOOLS = dict(OPENCODE_PERMISSIONS, write=("write",), edit=("edit",))
+
+
+class Fields:
+    """The portable frontmatter of one imported item beyond its canonical entry (spec 001 §3:
+    model, tools, mode, argument-hint, agent, license, metadata, compatibility), and every
+    other key of the client's frontmatter in the client's passthrough block, so that nothing
+    the client file said is lost: the client itself gets it back as written."""
+
+    def __init__(self, r: Reader, rel: str, what: str, fm: Dict[str, Any], handled: Sequence[str] = ()):
+        self.r, self.rel, self.what, self.fm = r, rel, what, fm
+        self.handled: Set[str] = set(handled)
+        self.portable: Dict[str, Any] = {}
+        self.block: Dict[str, Any] = {}
+
+    def set(self, key: str, value: Any, source: str = "") -> None:
+        """The portable field `key`, read from the client's key `source` (default `key`)."""
+        self.portable[key] = value
+        self.handled.add(source or key)
+
+    def keep(self, key: str) -> None:
+        """The client's `key` as written, in its passthrough block."""
+        if key in self.fm:
+            self.block[key] = self.fm[key]
+        self.handled.add(key)
+
+    def common(self) -> None:
+        """license and metadata, when they have the portable shape (else kept as written)."""
+        if isinstance(self.fm.get("license"), str) and self.fm["license"].strip():
+            self.set("license", self.fm["license"])
+        if isinstance(self.fm.get("metadata"), dict):
+            self.set("metadata", self.fm["metadata"])
+
+    def skill(self) -> None:
+        self.common()
+        value = self.fm.get("compatibility")
+        if isinstance(value, str) and value.strip() and len(value) <= 500:
+            self.set("compatibility", value)
+
+    def model(self, key: str = "model", aliases: Optional[Dict[str, str]] = None, provider: str = "",
+              prefix: str = "") -> None:
+        """A model the portable format can name (an alias, `provider/id`, or the client's own
+        id starting with `prefix`, qualified with `provider`); another is kept as written."""
+        value = self.fm.get(key)
+        if not isinstance(value, str) or not value.strip():
+            return
+        value = value.strip()
+        if aliases and value in aliases:
+            self.set("model", aliases[value], key)
+        elif check_model(value):
+            self.set("model", value, key)
+        elif provider and value.startswith(prefix) and check_model(f"{provider}/{value}"):
+            self.set("model", f"{provider}/{value}", key)
+
+    def tools(self, allowed: Optional[List[str]], *keys: str) -> None:
+        """The portable tool list (None: every tool, written as no list), read from the
+        client's `keys` (default `tools`)."""
+        self.handled.update(keys or ("tools",))
+        if allowed is not None:
+            self.portable["tools"] = [t for t in TOOLS if t in allowed]
+
+    def lossy(self, message: str) -> None:
+        self.r.lossy(self.rel, f"{self.what}: {message}")
+
+    def done(self, block: str) -> Dict[str, Any]:
+        """The portable fields, with every key not handled in the `block` passthrough block."""
+        for key in self.fm:
+            if key not in self.handled:
+                self.block[key] = self.fm[key]
+        out = dict(self.portable)
+        if self.block and block:
+            out[block] = self.block
+        return out
+
+
+def capabilities(f: Fields, names: Optional[List[str]], table: Mapping[str, Sequence[str]],
+                 defaults: Optional[Set[str]], key: str = "tools") -> Optional[List[str]]:
+    """The capabilities of a client's tool list (`names`; None when there is none), or None
+    when it is the client's default set. Names without a capability are reported and left
+    out: the list never grows, so other clients get the listed capabilities only, and the
+    client's own list is kept as written in its passthrough block."""
+    if names is None or (defaults is not None and set(names) == defaults):
+        return None
+    caps: List[str] = []
+    unmapped = [n for n in names if n not in table]
+    for n in names:
+        caps.extend(table.get(n, ()))
+    if unmapped:
+        f.keep(key)
+        f.lossy(f"{key}: {', '.join(unmapped)} {'has' if len(unmapped) == 1 else 'have'} no portable capability; "
+                f"kept for this client in its passthrough block, the other clients get "
+                f"{', '.join(t for t in TOOLS if t in caps) or 'no tools'}")
+    return list(dict.fromkeys(caps))
+
+
+def opencode_capabilities(f: Fields, permission: Any, tools: Any) -> Optional[List[str]]:
+    """What an opencode agent may use, from its `permission` map (allow / ask / deny, per
+    key or per command pattern, `*` for the rest) and its legacy `tools` map (name -> bool):
+    the capabilities allowed outright. One that asks first, or is allowed for some patterns
+    only, is reported and left out: the tool list never grows. None when every capability is
+    allowed (no list)."""
+    allowed = set(TOOLS)
+    partly: List[str] = []
+    if isinstance(permission, str):
+        permission = {"*": permission}
+    if isinstance(permission, dict):
+        default = permission.get("*", "allow")
+        for key, caps in OPENCODE_PERMISSIONS.items():
+            value = permission.get(key, default)
+            if isinstance(value, dict):
+                value = "allow" if value and all(v == "allow" for v in value.values()) else "partly"
+            if value != "allow":
+                allowed -= set(caps)
+                if value in ("ask", "partly"):
+                    partly.append(f"{key} ({'asks first' if value == 'ask' else 'some patterns only'})")
+    if isinstance(tools, dict):
+        default_on = tools.get("*", True) is not False
+        for key, caps in OPENCODE_TOOLS.items():
+            if tools.get(key, default_on) is False:
+                allowed -= set(caps)
+    if partly:
+        f.lossy(f"permission {', '.join(partly)}: the portable tool list only allows or leaves out a tool, so the "
+                "other clients do not get it; opencode keeps its permission as written")
+    return None if allowed == set(TOOLS) else [t for t in TOOLS if t in allowed]
