@@ -184,9 +184,11 @@ class Reader(ProjectFiles):
         return out
 
     # --- bodies ----------------------------------------------------------------------
-    def body(self, text: str, rel: str, title: str = "", arguments: bool = False, context: bool = False) -> str:
-        """A body as the canonical document holds it (see `cleanup`), with AR130 for what changed."""
-        text, found = clean_body(text, title, arguments, context)
+    def body(self, text: str, rel: str, title: str = "", arguments: bool = False, context: bool = False,
+             kind: Optional[str] = None) -> str:
+        """A body as the canonical document holds it (see `cleanup`), with AR130 for what changed;
+        `kind` (the item's) decides which client syntax counts."""
+        text, found = clean_body(text, title, arguments, context, kind)
         for family, what in found:
             if context:
                 self.lossy(rel, f"{what} ({family} syntax) in the global context is kept as inline code: every "

@@ -123,7 +123,7 @@ class ClaudeImporter:
             paths = glob_list(fm.get("paths"))
             if paths:
                 entry["globs"] = paths
-            entry["content"] = r.body(body, rel, name)
+            entry["content"] = r.body(body, rel, name, kind="rule")
             r.extra_fields(rel, fm, ("description", "paths"), f"rule {name}")
             r.add("rules", name, entry, rel)
 
@@ -185,7 +185,7 @@ class ClaudeImporter:
     def agents(self, r: Reader) -> None:
         for rel, name, fm, body in r.entries(r.under(".claude/agents/", ".md"), "agent", by_name_field(".md")):
             entry: Dict[str, Any] = description(fm)
-            entry["content"] = r.body(body, rel, name)
+            entry["content"] = r.body(body, rel, name, kind="agent")
             f = Fields(r, rel, f"agent {name}", fm, ["name", "description"])
             if isinstance(fm.get("skills"), list) and fm["skills"]:
                 entry["skills"] = [str(s) for s in fm["skills"]]

@@ -141,7 +141,7 @@ class CodexImporter:
         text = str(data.get("developer_instructions") or "")
         if entry.get("description") and text.strip() == entry["description"]:
             text = ""  # the adapter repeats the description when the body is empty
-        body, skills = split_skills_section(r.body(text, rel))
+        body, skills = split_skills_section(r.body(text, rel, kind="agent"))
         entry["content"] = body
         if skills:
             entry["skills"] = skills

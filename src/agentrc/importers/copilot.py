@@ -69,7 +69,7 @@ class CopilotImporter:
             globs = [g for g in glob_list(fm.get("applyTo")) if g not in ("**", "**/*")]
             if globs:
                 entry["globs"] = globs
-            entry["content"] = r.body(self.file_refs(r, rel, body), rel, name)
+            entry["content"] = r.body(self.file_refs(r, rel, body), rel, name, kind="rule")
             r.extra_fields(rel, fm, ("name", "description", "applyTo"), f"rule {name}")
             r.add("rules", name, entry, rel)
 
@@ -121,7 +121,7 @@ class CopilotImporter:
         agents = r.entries(r.under(".github/agents/", ".md"), "agent", agent_stem)
         chat_modes = r.entries(r.under(".github/chatmodes/", ".chatmode.md"), "agent", by_stem(".chatmode.md"))
         for rel, name, fm, body in itertools.chain(agents, chat_modes):
-            body, skills = split_skills_section(r.body(self.file_refs(r, rel, body), rel, name))
+            body, skills = split_skills_section(r.body(self.file_refs(r, rel, body), rel, name, kind="agent"))
             entry: Dict[str, Any] = description(fm)
             entry["content"] = body
             if skills:

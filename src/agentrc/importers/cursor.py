@@ -82,13 +82,13 @@ class CursorImporter:
             else:
                 # Applied when the model finds the description relevant, or only when @-mentioned.
                 entry["alwaysApply"] = False
-            entry["content"] = r.body(body, rel, name)
+            entry["content"] = r.body(body, rel, name, kind="rule")
             r.extra_fields(rel, fm, ("description", "globs", "alwaysApply"), f"rule {name}")
             r.add("rules", name, entry, rel)
 
     def agents(self, r: Reader) -> None:
         for rel, name, fm, body in r.entries(r.under(".cursor/agents/", ".md"), "agent", by_name_field(".md")):
-            body, skills = split_skills_section(r.body(body, rel, name))
+            body, skills = split_skills_section(r.body(body, rel, name, kind="agent"))
             entry: Dict[str, Any] = description(fm)
             entry["content"] = body
             if skills:

@@ -119,9 +119,9 @@ def _describe(entry: Dict[str, Any], fallback: str) -> str:
     return " ".join(text.split()) or fallback
 
 
-def _body(entry: Dict[str, Any]) -> str:
-    """An item's body (its content, or a command's prompt), cleaned."""
-    return clean_body(str(entry.get("content") or entry.get("prompt") or ""))[0]
+def _body(entry: Dict[str, Any], kind: str) -> str:
+    """An item's body (its content, or a command's prompt), cleaned as a `kind` body."""
+    return clean_body(str(entry.get("content") or entry.get("prompt") or ""), kind=kind)[0]
 
 
 def _rules(out: _Portable, doc: Dict[str, Any]) -> None:
@@ -135,7 +135,7 @@ def _rules(out: _Portable, doc: Dict[str, Any]) -> None:
         elif entry.get("alwaysApply") is False:
             out.lossy(f"rules.{name}: applied when relevant or when mentioned (alwaysApply: false without globs) "
                       "has no portable form; the rule is always on")
-        out.item("rule", name, fm, _body(entry))
+        out.item("rule", name, fm, _body(entry, "rule"))
 
 
 def _commands(out: _Portable, doc: Dict[str, Any]) -> None:
@@ -151,7 +151,7 @@ def _commands(out: _Portable, doc: Dict[str, Any]) -> None:
 def _skills(out: _Portable, doc: Dict[str, Any]) -> None:
     for name, entry in sorted((doc.get("skills") or {}).items()):
         fm = {"description": _describe(entry, f"The {name} skill (imported)"), **skill_fields(entry)}
-        out.item("skill", name, fm, _body(entry))
+        out.item("skill", name, fm, _body(entry, "skill"))
         for group in ("references", "scripts", "assets", "files"):
             for rel, value in sorted((entry.get(group) or {}).items()):
                 path = rel if group == "files" else f"{group}/{rel}"
@@ -167,7 +167,7 @@ def _agents(out: _Portable, doc: Dict[str, Any]) -> None:
         fm: Dict[str, Any] = {"description": _describe(entry, f"The {name} agent (imported)")}
         if entry.get("skills"):
             fm["preload-skills"] = list(entry["skills"])
-        out.item("agent", name, fm, _body(entry))
+        out.item("agent", name, fm, _body(entry, "agent"))
 
 
 def _hooks(out: _Portable, doc: Dict[str, Any]) -> None:

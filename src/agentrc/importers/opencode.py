@@ -125,7 +125,7 @@ class OpencodeImporter:
         matched = [p for p in matched if p != context]
         for path, name, fm, body in r.entries(matched, "rule", rule_name):
             item: Dict[str, Any] = description(fm)
-            item["content"] = r.body(body, path, name)
+            item["content"] = r.body(body, path, name, kind="rule")
             r.extra_fields(path, fm, ("name", "description"), f"rule {name}")
             r.add("rules", name, item, path)
 
@@ -166,7 +166,7 @@ class OpencodeImporter:
 
     # --- agents and commands ---------------------------------------------------------
     def agent(self, r: Reader, rel: str, name: str, fm: Dict[str, Any], body: str, where: str = "") -> None:
-        body, skills = split_skills_section(r.body(body, rel, name))
+        body, skills = split_skills_section(r.body(body, rel, name, kind="agent"))
         entry: Dict[str, Any] = description(fm)
         entry["content"] = body
         if skills:

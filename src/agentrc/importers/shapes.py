@@ -50,7 +50,7 @@ def skill(r: Reader, rel: str, fm: Dict[str, Any], body: str, name: str,
     entry: Dict[str, Any] = {}
     if isinstance(fm.get("description"), str):
         entry["description"] = fm["description"]
-    entry["content"] = r.body(body, rel, name)
+    entry["content"] = r.body(body, rel, name, kind="skill")
     entry.update(sidecars(r, rel, skip))
     return entry
 
