@@ -16,6 +16,7 @@ import pytest
 
 import fuzzlib
 from agentrc.cli.main import main
+from agentrc.clients.registry import CLIENTS
 from agentrc.importers.document import IMPORTERS
 
 CASES = int(os.environ.get("AGENTRC_FUZZ_CASES", "600"))
@@ -161,3 +162,15 @@ def test_import_lone_surrogate_escapes(tmp_path, monkeypatch, capsys, client, re
     # Without --strict the file is reported and skipped.
     code, err = _cli(tmp_path, monkeypatch, ["import", "in", "--from", client, "--out", "out"], capsys)
     assert code == 0 and "warning[AR131]" in err and "surrogate" in err, err
+
+
+def test_an_empty_preload_skills_list_builds_for_every_client(tmp_path, monkeypatch, capsys):
+    """`preload-skills: []` is valid and names no skill; no adapter gave it an outcome, so the
+    Tracker stopped every build (UnreportedField, fuzz seed 11 case 22860)."""
+    _project(tmp_path, {"agents/a/AGENT.md": "---\ndescription: An agent\npreload-skills: []\n---\n\nDo things.\n"})
+    code, err = _cli(tmp_path, monkeypatch, ["build", "in", "--out", "out", "--client", ",".join(CLIENTS),
+                                             "--report", "report.json"], capsys)
+    assert code == 0, err
+    report = json.loads((tmp_path / "report.json").read_text())
+    outcomes = {(r["client"], f["field"]): f["status"] for r in report["items"] for f in r["fields"]}
+    assert {outcomes[(c, "preload-skills")] for c in CLIENTS} == {"omitted"}

@@ -357,6 +357,9 @@ def common_fields(item: Item, tracker: Tracker, own_block: str) -> None:
     if item.kind is not Kind.SKILL:
         for key in item.extra:
             tracker.omitted(key, f"unknown {item.kind.value} field, ignored (spec 001 §8.2; lint reports AR007)")
+    if "preload-skills" in item.fields and not item.preload_skills:
+        # Adapters map the skills an agent preloads; an empty list names none, for any client.
+        tracker.omitted("preload-skills", "an empty list: no skill to preload")
 
 
 def document(frontmatter: Optional[Mapping[str, Any]], title: str, body: str) -> bytes:
