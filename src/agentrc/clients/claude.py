@@ -63,9 +63,17 @@ class Claude(ClientAdapter):
         subagents_only(item, tracker, ".claude/agents/ holds subagents", "Claude Code agents are always subagents")
         self.map_model(item.model, fm, tracker)
         tools = item.tools if item.tools is not None else TOOLS
-        fm["tools"] = ", ".join(TOOL_NAMES[t] for t in tools)
-        if item.tools is not None:
-            tracker.mapped("tools", "capitalized Claude Code tool names")
+        if tools:
+            fm["tools"] = ", ".join(TOOL_NAMES[t] for t in tools)
+            if item.tools is not None:
+                tracker.mapped("tools", "capitalized Claude Code tool names")
+        else:
+            # `tools: []` means no tool. Claude Code gives an agent without a `tools` value every
+            # tool, so an empty value must not be the only guard: every portable tool is also
+            # disallowed, and the list can never widen into "all tools".
+            fm["tools"] = []
+            fm["disallowedTools"] = list(dict.fromkeys(TOOL_NAMES[t] for t in TOOLS))
+            tracker.mapped("tools", "no tools: tools: [] and every portable tool in disallowedTools")
         if item.preload_skills:
             fm["skills"] = [s for s, _ in item.preload_skills]
             tracker.mapped("preload-skills", "skills: list")
