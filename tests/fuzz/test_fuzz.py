@@ -174,3 +174,11 @@ def test_an_empty_preload_skills_list_builds_for_every_client(tmp_path, monkeypa
     report = json.loads((tmp_path / "report.json").read_text())
     outcomes = {(r["client"], f["field"]): f["status"] for r in report["items"] for f in r["fields"]}
     assert {outcomes[(c, "preload-skills")] for c in CLIENTS} == {"omitted"}
+
+
+def test_a_tools_section_that_is_not_an_object(tmp_path, monkeypatch, capsys):
+    """`tools: [...]` reached the conversion, which iterated it as a mapping (AttributeError;
+    fuzz seed 21 case 10877)."""
+    _project(tmp_path, {"ai.config.json": '{"context": {"global": "Hi."}, "tools": ["./presets/team"]}'})
+    code, err = _cli(tmp_path, monkeypatch, ["lint", "in"], capsys)
+    assert code == 1 and "error[AR115] tools: expected an object" in err, err

@@ -682,6 +682,9 @@ def convert(document: Document, clients: ClientNames) -> Conversion:
     bundle = Bundle(name="ai-config", path=where.get("mcp.servers", "<config>"), schema=1,
                     description="the project's canonical document", items=(), servers=tuple(servers))
     tools = thaw(document.tools)
+    if not isinstance(tools, dict):  # a layer's `tools: [...]` the merge let through
+        diags.error(*document.at("tools"), "AR115", "tools: expected an object of settings per client")
+        tools = {}
     for target in sorted(tools):
         if target not in clients.tool_targets:
             diags.warning(*document.at(f"tools.{target}"), "AR119",
