@@ -865,36 +865,36 @@ def _tool_list(entry: Dict[str, Any], fm: Dict[str, Any], acc: _Account, portabl
     deny = [k for k in ("disallowedTools", "disallowed-tools") if k in entry]
     if not keys and not deny:
         return True
-    ok = True
-    allowed: Optional[List[str]] = None
-    for key in keys:
+    def capabilities(key: str, why: str) -> Optional[List[str]]:
+        """The portable names of `entry[key]`'s tools; None (AR123, saying `why`) when one has none."""
         names = _words(entry[key])
         mapped = [AGENT_TOOLS.get(n.lower()) for n in names]
         bad = [n for n, m in zip(names, mapped) if m is None]
         if bad:
-            ok = False
             acc.error(key, "AR123", f"{acc.key}.{key}: {', '.join(map(repr, bad))} has no portable capability name "
-                      f"(portable: {', '.join(TOOLS)}); without its tool list the {acc.kind} would get every tool",
-                      "not carried: a tool with no portable name (AR123)")
+                      f"(portable: {', '.join(TOOLS)}); {why}", "not carried: a tool with no portable name (AR123)")
+            return None
+        return list(dict.fromkeys(m for m in mapped if m))
+
+    ok = True
+    allowed: Optional[List[str]] = None
+    for key in keys:
+        tools = capabilities(key, f"without its tool list the {acc.kind} would get every tool")
+        if tools is None:
+            ok = False
             continue
-        tools = list(dict.fromkeys(m for m in mapped if m))
         if allowed is not None:
             acc.lost(key, DROPPED, f"{keys[0]} is given too, and wins")
             continue
         allowed = tools
         acc.carried(key, portable, f"portable {portable}: {', '.join(tools) or '(none)'}")
     for key in deny:
-        names = _words(entry[key])
-        mapped = [AGENT_TOOLS.get(n.lower()) for n in names]
-        bad = [n for n, m in zip(names, mapped) if m is None]
-        if bad:
+        removed = capabilities(key, f"the {acc.kind}'s tools cannot be narrowed without it")
+        if removed is None:
             ok = False
-            acc.error(key, "AR123", f"{acc.key}.{key}: {', '.join(map(repr, bad))} has no portable capability name "
-                      f"(portable: {', '.join(TOOLS)}); the {acc.kind}'s tools cannot be narrowed without it",
-                      "not carried: a tool with no portable name (AR123)")
             continue
         base = list(allowed if allowed is not None else TOOLS)
-        allowed = [t for t in base if t not in mapped]
+        allowed = [t for t in base if t not in removed]
         acc.carried(key, portable, f"removed from portable {portable}: {', '.join(allowed) or '(none)'} remain")
     if ok and allowed is not None:
         fm[portable] = allowed
