@@ -124,6 +124,9 @@ def test_lone_surrogate_escapes(tmp_path, monkeypatch, capsys, where):
     ["import", "in", "--from", "claude", "--out", "out", "--canonical", "out"],
     ["import", "in", "--from", "claude", "--out", "x/out", "--canonical", "x"],
     ["import", "in", "--from", "claude", "--out", "", "--canonical", "doc.json"],
+    ["build", "in", "--out", "out", "--layout", "plugin", "--plugin-name", "../up"],
+    ["build", "in", "--out", "out", "--layout", "plugin", "--plugin-name", "x" * 65],
+    ["build", "in", "--out", "out", "--layout", "plugin", "--plugin-name", "My Plugin"],
 ])
 def test_bad_flags_are_usage_errors(tmp_path, monkeypatch, capsys, argv):
     _project(tmp_path, {"r/RULE.md": "---\ndescription: d\n---\n\nBody.\n"})

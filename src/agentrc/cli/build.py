@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agentrc.cli.common import UsageError, print_diags
 from agentrc.clients import registry as client_registry
+from agentrc.names import MAX_NAME_LENGTH, valid_name
 from agentrc.output.plan import summary_lines
 from agentrc.output.writer import PARTIAL
 from agentrc.pipeline.build import BuildOptions, BuildResult, build
@@ -31,6 +32,11 @@ def options(args) -> BuildOptions:
         clients = ["claude"]  # one plugin per build; --client picks another client's layout
     if args.plugin_name and args.layout != "plugin":
         raise UsageError("--plugin-name needs --layout plugin")
+    if args.plugin_name and (len(args.plugin_name) > MAX_NAME_LENGTH
+                             or not valid_name(args.plugin_name, single_hyphens=True)):
+        # It names the plugin's manifest and marketplace entry, which clients read as a name.
+        raise UsageError(f"--plugin-name {args.plugin_name!r}: a plugin name is lowercase letters, digits and "
+                         f"single hyphens, at most {MAX_NAME_LENGTH} characters")
     table = client_registry.PLUGIN_LAYOUTS if args.layout == "plugin" else client_registry.CLIENTS
     unknown = [c for c in clients if c not in table]
     if unknown or not clients:
