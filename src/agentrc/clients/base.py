@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 
 from agentrc.fidelity import ItemReport, Tracker
 from agentrc.files import Fragment, OutputFile, fragment
-from agentrc.frozen import thaw
+from agentrc.frozen import FrozenMap, thaw
 from agentrc.model import TOOL_EVENTS, Item, Kind, McpServer
 from agentrc.portable import directives
 from agentrc.portable.body import rewrite_links
@@ -43,6 +43,44 @@ class RenderContext:
     # (passthrough block, client title) of every client whose block the writers of the shared
     # Agent Skills directory merge into it, in registry order (registry.shared_blocks()).
     shared_blocks: Tuple[Tuple[str, str], ...] = ()
+    # (kind, name) -> the Agent Skill name of an item written as a skill whose own name a
+    # skill (or a command, or an agent) of the build already takes: `skill_names()`.
+    renamed: FrozenMap = FrozenMap()
+
+
+# Which kind keeps a name when items of several kinds with one name are all written as Agent
+# Skills into one directory: a skill is invoked by its name, a command too, an agent is
+# picked by description, a rule is loaded by description.
+SKILL_NAME_PRIORITY = (Kind.SKILL, Kind.COMMAND, Kind.AGENT, Kind.RULE)
+MAX_SKILL_NAME = 64
+
+
+def skill_names(items: Sequence[Item]) -> FrozenMap:
+    """Names for the items that would collide as Agent Skills (spec 001 §2.1 co-locates a
+    RULE.md and a SKILL.md with one name; clients that write rules, commands or agents as
+    skills put both in one `<skill_dir>/<name>/`): the item of the kind first in
+    SKILL_NAME_PRIORITY keeps the name, the others become `<name>-<kind>` (numbered if that
+    is taken too). The same for every client, so a shared directory holds one file per item."""
+    taken = {i.name for i in items}
+    kinds: Dict[str, List[Kind]] = {}
+    for i in items:
+        if i.kind in SKILL_NAME_PRIORITY:
+            kinds.setdefault(i.name, []).append(i.kind)
+    out: Dict[Tuple[str, str], str] = {}
+    for i in sorted(items, key=lambda i: (i.name, SKILL_NAME_PRIORITY.index(i.kind)
+                                          if i.kind in SKILL_NAME_PRIORITY else 99)):
+        if i.kind not in SKILL_NAME_PRIORITY or min(kinds[i.name], key=SKILL_NAME_PRIORITY.index) is i.kind:
+            continue
+        suffix, n = f"-{i.kind.value}", 1
+        while True:
+            candidate = i.name[:MAX_SKILL_NAME - len(suffix)].rstrip("-") + suffix
+            if candidate not in taken:
+                break
+            n += 1
+            suffix = f"-{i.kind.value}-{n}"
+        taken.add(candidate)
+        out[(i.kind.value, i.name)] = candidate
+    return FrozenMap(sorted(out.items()))
 
 
 class ClientAdapter:
@@ -316,6 +354,18 @@ class ClientAdapter:
         else:
             tracker.emitted("body")
         return directives.process(item.body, self.family, blocks)
+
+    def as_skill(self, item: Item, ctx: RenderContext, fm: Optional[Dict[str, Any]] = None,
+                 tracker: Optional[Tracker] = None) -> str:
+        """The name `item` has when written as an Agent Skill (`skill_names`); with `fm` and
+        `tracker`, that name is put in the frontmatter and a rename is reported on `name`."""
+        name = ctx.renamed.get((item.kind.value, item.name), item.name)
+        if fm is not None and name != item.name:
+            fm["name"] = name
+            if tracker is not None:  # reported even when `name:` is not written: it is how it is invoked
+                tracker.mapped("name", f"skill name {name}: an item of another kind is named {item.name} too, "
+                                       "and a skill keeps its name")
+        return name
 
     def native_tools(self, tools: Sequence[str]) -> List[str]:
         """The client's names for portable tools, each once, in order; tools it has no name

@@ -109,7 +109,7 @@ class Claude(ClientAdapter):
         if item.tools is not None:
             fm["allowed-tools"] = ", ".join(TOOL_NAMES[t] for t in item.tools)
             tracker.mapped("tools", "allowed-tools: capitalized Claude Code tool names")
-        base = f"{self.skill_dir}/{item.name}"
+        base = f"{self.skill_dir}/{self.as_skill(item, ctx, fm, tracker)}"
         extra = [OutputFile(f"{base}/{r.path}", r.content, r.executable, self.owner(item)) for r in item.resources]
         tracker.emitted("resources", f"{len(extra)} file(s) copied beside SKILL.md" if extra else "none")
         return f"{base}/SKILL.md", body, extra

@@ -131,6 +131,7 @@ class Codex(ClientAdapter):
             if key in self.skill_fields:
                 fm[key] = value
         self._standard_fields(item, tracker)
+        self.as_skill(item, ctx, fm, tracker)
         if item.scope_paths:
             tracker.degraded("scope", "no path scoping in Codex; the rule is a skill loaded on demand by its "
                                       f"description (paths {', '.join(item.scope_paths)} are not checked)")
@@ -138,7 +139,7 @@ class Codex(ClientAdapter):
             _note(tracker, "body", "degraded", "Codex has no always-on rules: the text is a skill in "
                   f"{self.skill_dir}/, loaded on demand by its description (use a CONTEXT.md item for "
                   "text every session must read)")
-        return self._skill_dir(item, tracker, body)
+        return self._skill_dir(item, ctx, tracker, body)
 
     def skill(self, item, ctx, tracker, fm, body):
         entry, body, extra = super().skill(item, ctx, tracker, fm, body)
@@ -169,6 +170,7 @@ class Codex(ClientAdapter):
                                          f"it runs only when invoked as ${item.name}")
         if "name" in item.fields:
             tracker.emitted("name", f"skill name: the user runs it as ${item.name}")
+        self.as_skill(item, ctx, fm, tracker)
         if "argument-hint" in item.fields:
             tracker.dropped("argument-hint", "Codex skills take no arguments and show no hint")
         if "agent" in item.fields:
@@ -182,10 +184,11 @@ class Codex(ClientAdapter):
         if "$ARGUMENTS" in body:
             _note(tracker, "body", "degraded", "Codex substitutes no $ARGUMENTS in skills: the placeholder stays "
                   "and the model takes the value from the text typed after the skill's name")
-        return self._skill_dir(item, tracker, body)
+        return self._skill_dir(item, ctx, tracker, body)
 
-    def _skill_dir(self, item: Item, tracker: Tracker, body: str) -> Tuple[str, str, List[OutputFile]]:
-        base = f"{self.skill_dir}/{item.name}"
+    def _skill_dir(self, item: Item, ctx: RenderContext, tracker: Tracker, body: str
+                   ) -> Tuple[str, str, List[OutputFile]]:
+        base = f"{self.skill_dir}/{self.as_skill(item, ctx)}"
         extra = resource_files(item, base, self.owner(item))
         tracker.emitted("resources", f"{len(extra)} file(s) copied beside SKILL.md" if extra else "none")
         return f"{base}/SKILL.md", body, extra

@@ -144,7 +144,7 @@ class Gemini(ClientAdapter):
             _note(tracker, "body", "degraded", "Gemini CLI has no always-on rules: the text is a skill in "
                                                f"{self.skill_dir}, loaded on demand by its description (use a "
                                                "CONTEXT.md item for text every session must read)", first=True)
-        base = f"{self.skill_dir}/{item.name}"
+        base = f"{self.skill_dir}/{self.as_skill(item, ctx, fm, tracker)}"
         extra = resource_files(item, base, self.owner(item))
         tracker.emitted("resources", f"{len(extra)} file(s) copied beside SKILL.md" if extra else "none")
         return f"{base}/SKILL.md", body, extra

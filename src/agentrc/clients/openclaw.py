@@ -115,8 +115,8 @@ class AgentSkillsClient(ClientAdapter):
     slash = ""  # how a skill runs as a command ("{name}" is replaced)
     spawn = ""  # how the client spawns a subagent
 
-    def _resources(self, item: Item, tracker: Tracker) -> List[OutputFile]:
-        base = f"{SHARED_SKILL_DIR}/{item.name}"
+    def _resources(self, item: Item, tracker: Tracker, name: str = "") -> List[OutputFile]:
+        base = f"{SHARED_SKILL_DIR}/{name or item.name}"
         files = resource_files(item, base, self.owner(item))
         tracker.emitted("resources", f"{len(files)} file(s) copied beside SKILL.md" if files else "none")
         return files
@@ -162,7 +162,8 @@ class AgentSkillsClient(ClientAdapter):
         tracker.degraded("body", f"{self.title} has no rule files: the text is a skill in {SHARED_SKILL_DIR}, loaded "
                          "on demand, not always in context (use a CONTEXT.md item for text every session must read)"
                          + (f"; {before}" if before else ""))
-        return f"{SHARED_SKILL_DIR}/{item.name}/SKILL.md", body, self._resources(item, tracker)
+        name = self.as_skill(item, ctx, fm, tracker)
+        return f"{SHARED_SKILL_DIR}/{name}/SKILL.md", body, self._resources(item, tracker, name)
 
     def agent(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker, description_detail="skill description: when the model loads it")
@@ -178,7 +179,8 @@ class AgentSkillsClient(ClientAdapter):
         tracker.degraded("body", (f"{before}; " if before else "") + "the agent's prompt is the instructions of a "
                          f"skill in {SHARED_SKILL_DIR}, which the main agent loads when relevant (no own context, "
                          f"tools or model); {self.agent_hint(item)}")
-        return f"{SHARED_SKILL_DIR}/{item.name}/SKILL.md", body, self._resources(item, tracker)
+        name = self.as_skill(item, ctx, fm, tracker)
+        return f"{SHARED_SKILL_DIR}/{name}/SKILL.md", body, self._resources(item, tracker, name)
 
     def agent_hint(self, item: Item) -> str:
         raise NotImplementedError
@@ -209,7 +211,8 @@ class AgentSkillsClient(ClientAdapter):
             tracker.degraded("body", f"{self.title} substitutes no $ARGUMENTS: the placeholder stays and the model "
                              "takes the value from the text typed after the command"
                              + (f"; {before}" if before else ""))
-        return f"{SHARED_SKILL_DIR}/{item.name}/SKILL.md", body, self._resources(item, tracker)
+        name = self.as_skill(item, ctx, fm, tracker)
+        return f"{SHARED_SKILL_DIR}/{name}/SKILL.md", body, self._resources(item, tracker, name)
 
 
 def openclaw_server(server: McpServer) -> Dict[str, Any]:

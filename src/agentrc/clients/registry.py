@@ -25,6 +25,7 @@ from agentrc.clients.openclaw import OpenClaw
 from agentrc.clients.opencode import Opencode
 from agentrc.clients.windsurf import Windsurf
 from agentrc.families import SPEC_FAMILIES
+from agentrc.frozen import FrozenMap
 from agentrc.model import ClientNames
 
 ADAPTERS: Tuple[ClientAdapter, ...] = (
@@ -74,9 +75,11 @@ def agent_skills_writers() -> Tuple[str, ...]:
     return tuple(a.name for a in ADAPTERS if a.skill_dir == SHARED_SKILL_DIR)
 
 
-def render_context(skills: FrozenSet[str] = frozenset(), clients: FrozenSet[str] = frozenset()) -> RenderContext:
-    """What adapters may know beyond the item, for a build of `clients` holding `skills`."""
-    return RenderContext(families(), skills, clients, shared_blocks())
+def render_context(skills: FrozenSet[str] = frozenset(), clients: FrozenSet[str] = frozenset(),
+                   renamed: FrozenMap = FrozenMap()) -> RenderContext:
+    """What adapters may know beyond the item, for a build of `clients` holding `skills`
+    (`renamed`: `base.skill_names` of the build's items)."""
+    return RenderContext(families(), skills, clients, shared_blocks(), renamed)
 
 
 def get(names, layout: str = "project") -> Tuple[ClientAdapter, ...]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
-from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered
+from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered, skill_names
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import DROPPED, STATUSES, FieldOutcome, ItemReport
 from agentrc.files import Fragment, OutputFile
@@ -35,7 +35,7 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
          strict: bool = False, memo=None, servers: Sequence[McpServer] = ()) -> Plan:
     items = registry.items if items is None else tuple(items)
     ctx = client_registry.render_context(frozenset(i.name for i in items if i.kind is Kind.SKILL),
-                                         frozenset(a.name for a in clients))
+                                         frozenset(a.name for a in clients), skill_names(items))
     diags = Diagnostics()
     reports: List[ItemReport] = []
     by_path: Dict[str, OutputFile] = {}
@@ -175,7 +175,9 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Ren
     # complete key; items without a digest (built in memory) are always rendered.
     if memo is None or not item.digest:
         return adapter.render(item, ctx)
-    key = ("render", adapter.name, adapter.layout, item.kind.value, item.name, item.digest, tuple(sorted(ctx.clients)))
+    # The skill name too: it depends on the other items of the build (`skill_names`).
+    key = ("render", adapter.name, adapter.layout, item.kind.value, item.name, item.digest, tuple(sorted(ctx.clients)),
+           ctx.renamed.get((item.kind.value, item.name), ""))
     hit = memo.get(key)
     if hit is not None:
         return _unpack(hit)
