@@ -42,6 +42,7 @@ from agentrc.portable.items import make_item
 from agentrc.text.frontmatter import split
 from agentrc.text.markdown import demote_headings, has_h1
 from agentrc.text.markedblock import block_render
+from agentrc.text.position import line_col
 from agentrc.text.yamlpos import Located, YamlError
 from agentrc.text.yamlpos import load as load_yaml
 from agentrc.vocabulary import MODEL_ALIASES, TOOLS, check_model
@@ -300,8 +301,7 @@ def _json_positions(f: SourceFile, data: Dict[str, Any], prefix: str) -> Dict[st
     for key in data:
         at = text.find(json.dumps(key, ensure_ascii=False))
         if at >= 0:
-            line = text.count("\n", 0, at) + 1
-            out[f"{prefix}.{key}"] = (line, at - (text.rfind("\n", 0, at) + 1) + 1)
+            out[f"{prefix}.{key}"] = line_col(text, at)
     return out
 
 
