@@ -123,7 +123,7 @@ class Document:
 
 def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
                     config: Optional[Dict[str, Any]] = None, config_path: str = "",
-                    language: str = "") -> Layer:
+                    language: str = "", config_positions: Optional[Dict[str, Pos]] = None) -> Layer:
     """A directory with the §4.2 layout (a preset or `.ai/`), or a config file's data."""
     files = {f.path: f for f in tree.files}
     data: Dict[str, Any] = {}
@@ -216,6 +216,8 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
                             origin[f"mcp.servers.{server}"] = config_path
             else:
                 origin[key] = config_path
+    if config is not None and config_positions:
+        positions.update({k: p for k, p in config_positions.items() if k.split(".")[0] in data})
     return Layer(label, root, freeze(data), FrozenMap(origin), FrozenMap(positions))
 
 

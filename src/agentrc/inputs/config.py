@@ -116,8 +116,9 @@ def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
     project = Root(root, f"the project {_posix(root)}")
     config_path = next((_join(root, n) for n in CONFIG_NAMES if os.path.lexists(_join(root, n))), None)
     config: Dict[str, Any] = {}
+    config_positions: Dict[str, Tuple[int, int]] = {}
     if config_path is not None:
-        loaded = read_config(config_path, diags, project)
+        loaded = read_config(config_path, diags, project, config_positions)
         if loaded is not None:
             config = loaded
     language = str(config.get("language") or "")
@@ -150,11 +151,26 @@ def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
                                           canonical.FrozenMap({"context.global": _posix(agents_md)})))
     if config_path is not None:
         layers.append(canonical.layer_from_tree(os.path.basename(config_path), _posix(config_path), SourceTree(()),
-                                                diags, config=config, config_path=_posix(config_path)))
+                                                diags, config=config, config_path=_posix(config_path),
+                                                config_positions=config_positions))
     return Project(_posix(root), _posix(config_path) if config_path else None, tuple(layers)), diags.sorted()
 
 
-def read_config(path: str, diags: Diagnostics, project: Root) -> Optional[Dict[str, Any]]:
+def key_positions(text: str) -> Dict[str, Tuple[int, int]]:
+    """`a.b.c` -> (line, column) of each mapping key of a YAML or JSON text (JSON is read
+    as YAML here, for positions only); none when it does not read as YAML."""
+    try:
+        located = load_yaml(text)
+    except YamlError:
+        return {}
+    return {".".join(str(k) for k in path): pos for path, pos in located.key_pos.items()
+            if path and all(isinstance(k, str) for k in path)}
+
+
+def read_config(path: str, diags: Diagnostics, project: Root,
+                positions: Optional[Dict[str, Tuple[int, int]]] = None) -> Optional[Dict[str, Any]]:
+    """The config's data. `positions`, when given, gets the line and column of each dotted
+    key of a JSON or YAML config, so diagnostics about a key point at it."""
     shown = _posix(path)
     ext = os.path.splitext(path)[1]
     try:
@@ -172,6 +188,8 @@ def read_config(path: str, diags: Diagnostics, project: Root) -> Optional[Dict[s
                 data = _toml(text)
             else:
                 data = load_yaml(text).data
+            if positions is not None and ext != ".toml":
+                positions.update(key_positions(text))
     except YamlError as exc:
         diags.error(shown, exc.pos, exc.code or "AR110", exc.message)
         return None
