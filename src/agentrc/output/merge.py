@@ -291,15 +291,45 @@ def _lookup(data: Any, key: Sequence[str]) -> Any:
     return data
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON data, with types kept apart (`true` is not `1`)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _holds(data: Any, keys: Sequence[Key]) -> bool:
+    """Whether `data` holds every key as recorded: each set key with its value, each appended
+    element as many times as it was appended."""
+    wanted: Dict[Tuple[Tuple[str, ...], str], int] = {}
+    for key, value, append in keys:
+        if append:
+            wanted[(tuple(key), value)] = wanted.get((tuple(key), value), 0) + 1
+        else:
+            found = _lookup(data, key)
+            if found is _MISSING or not _same(found, json.loads(value)):
+                return False
+    for (key, value), n in wanted.items():
+        found = _lookup(data, key)
+        element = json.loads(value)
+        if not isinstance(found, list) or sum(1 for x in found if _same(x, element)) < n:
+            return False
+    return True
+
+
 def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
     """Take out `old`, put in `new`. An appended entry agentrc did not record but the file
     already holds, equal as JSON, is adopted rather than appended again: a rebuild without
-    the manifest must not make a hook run twice."""
+    the manifest must not make a hook run twice. When agentrc's keys are the same as last
+    time and the file still holds them, the file is left as it is: one parse, not two edits
+    (each a parse of the whole file) per key, which made a large `instructions` list
+    quadratic."""
+    data = jsonedit.loads(current) if current.strip() else {}
+    if new and [(tuple(k), v, bool(a)) for k, v, a in old] == [(tuple(k), v, bool(a)) for k, v, a in new] \
+            and _holds(data, new):
+        return current
     edits: List[Any] = []
     for key, value, append in old:
         edits.append(jsonedit.RemoveItem(key, json.loads(value)) if append else jsonedit.DeleteKey(key))
     recorded = {(k, v) for k, v, a in old if a}
-    data = jsonedit.loads(current) if current.strip() else {}
     for key, value, append in new:
         parsed = json.loads(value, object_pairs_hook=OrderedDict)
         if append:
