@@ -291,11 +291,6 @@ def _lookup(data: Any, key: Sequence[str]) -> Any:
     return data
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Equal as JSON data, with types kept apart (`true` is not `1`)."""
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-
-
 def _holds(data: Any, keys: Sequence[Key]) -> bool:
     """Whether `data` holds every key as recorded: each set key with its value, each appended
     element as many times as it was appended."""
@@ -305,12 +300,12 @@ def _holds(data: Any, keys: Sequence[Key]) -> bool:
             wanted[(tuple(key), value)] = wanted.get((tuple(key), value), 0) + 1
         else:
             found = _lookup(data, key)
-            if found is _MISSING or not _same(found, json.loads(value)):
+            if found is _MISSING or not same("json", found, json.loads(value)):
                 return False
     for (key, value), n in wanted.items():
         found = _lookup(data, key)
         element = json.loads(value)
-        if not isinstance(found, list) or sum(1 for x in found if _same(x, element)) < n:
+        if not isinstance(found, list) or sum(1 for x in found if same("json", x, element)) < n:
             return False
     return True
 
@@ -322,7 +317,7 @@ def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
     time and the file still holds them, the file is left as it is: one parse, not two edits
     (each a parse of the whole file) per key, which made a large `instructions` list
     quadratic."""
-    data = jsonedit.loads(current) if current.strip() else {}
+    data = _load("json", current)
     if new and [(tuple(k), v, bool(a)) for k, v, a in old] == [(tuple(k), v, bool(a)) for k, v, a in new] \
             and _holds(data, new):
         return current
