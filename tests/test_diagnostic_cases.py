@@ -21,7 +21,8 @@ from agentrc.codes import CODES
 CASES = Path(__file__).parent / "cases" / "diagnostics"
 # Codes no on-disk input can reach today; each names the unit test that triggers it.
 UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
-               "AR141": "test_output_safety.py::test_a_second_build_waits_then_fails_with_a_diagnostic"}
+               "AR141": "test_output_safety.py::test_a_second_build_waits_then_fails_with_a_diagnostic",
+               "AR132": "test_import_lints_clean.py::test_an_item_that_fails_lint_is_left_out_and_the_rest_lints_clean"}
 
 
 def case_dirs():

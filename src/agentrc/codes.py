@@ -225,6 +225,10 @@ CODES: Dict[str, Code] = _table(
     Code("AR131", "import-unreadable",
          "A client file cannot be read (invalid JSON, TOML or YAML frontmatter, or not UTF-8); nothing is imported.",
          "Fix the file's syntax at the position shown (the client would fail on it too), then import again."),
+    Code("AR132", "import-item-skipped",
+         "An imported item's portable form fails lint, so the import leaves it out and writes the rest (an error with "
+         "--strict, which writes nothing): what an import writes always lints clean.",
+         "Read the lint error quoted in the message, then add the item to the registry by hand in a form that lints."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",

@@ -461,6 +461,17 @@ def _run(where: Path, argv: List[str]) -> Tuple[object, Optional[BaseException],
         os.chdir(old)
 
 
+def _import_output_fails_lint(where: Path, argv: List[str]) -> bool:
+    """The oracle of `agentrc import`: a registry it wrote (exit 0) lints without errors."""
+    if not argv or argv[0] != "import" or "--out" not in argv[:-1]:
+        return False
+    out = argv[argv.index("--out") + 1]
+    if not (where / out).is_dir():
+        return False
+    code, exc, _ = _run(where, ["lint", out])
+    return exc is None and code == 1
+
+
 def _where(exc: BaseException) -> Tuple[str, str]:
     """"Type @ module:line" of the deepest agentrc frame the exception passed through."""
     tb = exc.__traceback__
@@ -483,6 +494,7 @@ def run_case(scenarios_: Sequence[Scenario], seed: int, case: int, keep: Optiona
     try:
         _write(tmp, files)
         code, exc, trace = _run(tmp, argv)
+        unclean = exc is None and code == 0 and _import_output_fails_lint(tmp, argv)
         if keep is not None:
             shutil.copytree(tmp, keep, dirs_exist_ok=True)
     finally:
@@ -490,6 +502,8 @@ def run_case(scenarios_: Sequence[Scenario], seed: int, case: int, keep: Optiona
     outcome = Outcome(case, scenario.name, done + [f"argv {argv!r}"], code)
     if exc is None and code not in (0, 1, 2, None):
         outcome.error = f"SystemExit({code!r})"
+    elif unclean:
+        outcome.error = "import wrote a registry that fails lint"
     elif exc is not None:
         outcome.error, module = _where(exc)
         outcome.allowed = (type(exc).__name__, module) in ALLOWED

@@ -16,7 +16,7 @@ from agentrc.files import OutputFile
 from agentrc.importers import document as importer
 from agentrc.inputs.tree import read_project
 from agentrc.output import writer
-from agentrc.pipeline import stages
+from agentrc.pipeline import importing
 
 
 def run(args) -> int:
@@ -47,7 +47,9 @@ def run(args) -> int:
         found = tuple(replace(d, severity=WARNING) if d.is_error else d for d in found)
     diags = Diagnostics(list(unread + found))
     out = Path(args.out)
-    portable = importer.portable_from_document(doc, diags, str(out / importer.BUNDLE), imported.fields)
+    portable, written = importing.portable_that_lints(doc, imported.fields, str(out).replace(os.sep, "/"),
+                                                      str(out / importer.BUNDLE), args.strict)
+    diags.extend(written)
     if doc.get("tools") and not args.canonical:
         diags.warning(str(out / importer.BUNDLE), (0, 0), "AR130",
                       f"settings of {', '.join(sorted(doc['tools']))} (tools.<client>) have no portable form; "
@@ -57,8 +59,6 @@ def run(args) -> int:
         diags.warning(args.canonical, (0, 0), "AR130",
                       f"{len(imported.fields)} item(s) carry {', '.join(keys)}, which the canonical document has no "
                       f"field for: the portable items in {out} keep them, the canonical document does not")
-    _, checked = stages.lint(importer.relative(portable, str(out).replace(os.sep, "/")))
-    diags.extend(checked)
     files = [OutputFile(f.path, f.content, f.executable, "import") for f in portable.files]
     canonical_data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode() if args.canonical else None
     outside = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import posixpath
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Tuple
 
 from agentrc.canonical.document import HOOK_TOOLS, _slug, skill_fields
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -74,10 +74,12 @@ class _Portable:
     item files, the item names the bundle lists (by kind), its MCP servers, and where
     losses are reported."""
 
-    def __init__(self, diags: Diagnostics, source: str, fields: Dict[str, Dict[str, Any]]):
+    def __init__(self, diags: Diagnostics, source: str, fields: Dict[str, Dict[str, Any]],
+                 skip: FrozenSet[Tuple[str, str]] = frozenset()):
         self.diags = diags
         self.source = source
         self.fields = fields
+        self.skip = skip
         self.files: List[SourceFile] = []
         self.listed: Dict[str, List[str]] = {}
         self.mcps: Dict[str, Any] = {}
@@ -88,25 +90,29 @@ class _Portable:
     def item(self, kind: str, name: str, fm: Dict[str, Any], body: str) -> None:
         """One item file; the portable fields the import found beyond the document's entry
         (`fields`) join the frontmatter, in the key order `agentrc fmt` writes."""
+        directory = "context" if kind == "context" else kind + "s"  # as examples/registry names them
+        if (directory, name) in self.skip:
+            return
         fm = dict({"schema": 1}, **fm)
         fm.update({k: v for k, v in self.fields.get(f"{kind}s.{name}", {}).items() if k != "description"})
         order = key_order(kind, ())
         fm = {k: fm[k] for k in sorted(fm, key=lambda k: (order.index(k) if k in order else len(order), 0))}
         entry = "".join(["---\n", dump_yaml(fm), "---\n", "\n" + body if body.strip() else ""])
-        directory = "context" if kind == "context" else kind + "s"  # as examples/registry names them
         self.files.append(SourceFile(f"{directory}/{name}/{kind.upper()}.md", entry.encode("utf-8")))
         self.listed.setdefault(kind + "s", []).append(name)
 
 
 def portable_from_document(doc: Dict[str, Any], diags: Optional[Diagnostics] = None,
                            source: str = "<document>",
-                           fields: Optional[Dict[str, Dict[str, Any]]] = None) -> SourceTree:
+                           fields: Optional[Dict[str, Dict[str, Any]]] = None,
+                           skip: FrozenSet[Tuple[str, str]] = frozenset()) -> SourceTree:
     """Portable item directories (rules/NAME/RULE.md, ...) and imported.bundle.yaml, in the
     form `agentrc fmt` writes. `fields` ("agents.NAME" -> frontmatter) are what an import
     found for an item beyond its canonical entry (`Imported.fields`): model, tools,
     passthrough blocks. What portable items cannot hold is reported to `diags` (AR130, at
-    `source`)."""
-    out = _Portable(diags if diags is not None else Diagnostics(), source, fields or {})
+    `source`). `skip` holds item directories ("rules", NAME) not to write (`item_dir`),
+    nor list in the bundle: the import leaves out an item whose portable form fails lint."""
+    out = _Portable(diags if diags is not None else Diagnostics(), source, fields or {}, skip)
     for write in (_rules, _commands, _skills, _agents, _hooks, _context, _mcp):
         write(out, doc)
     if out.listed or out.mcps:
@@ -152,6 +158,8 @@ def _skills(out: _Portable, doc: Dict[str, Any]) -> None:
     for name, entry in sorted((doc.get("skills") or {}).items()):
         fm = {"description": _describe(entry, f"The {name} skill (imported)"), **skill_fields(entry)}
         out.item("skill", name, fm, _body(entry, "skill"))
+        if ("skills", name) in out.skip:
+            continue
         for group in ("references", "scripts", "assets", "files"):
             for rel, value in sorted((entry.get(group) or {}).items()):
                 path = rel if group == "files" else f"{group}/{rel}"
@@ -251,6 +259,13 @@ def _bundle(out: _Portable) -> SourceFile:
 def _short(script: str, most: int = 80) -> str:
     script = " ".join(script.split())
     return script if len(script) <= most else script[:most - 3] + "..."
+
+
+def item_dir(rel: str) -> Optional[Tuple[str, str]]:
+    """The item directory ("rules", NAME) that `portable_from_document` wrote the file at
+    `rel` (relative to the registry) for; None for the bundle."""
+    parts = rel.split("/")
+    return (parts[0], parts[1]) if len(parts) > 2 else None
 
 
 def relative(tree: SourceTree, prefix: str) -> SourceTree:
