@@ -207,3 +207,17 @@ def _project(root: Path):
     project, _ = configload.load_project(str(root))
     document, _ = canonical.build_document(project.layers)
     return project, document
+
+
+def test_js_positions_follow_the_path_and_skip_computed_keys():
+    from agentrc.inputs.config import js_positions
+    text = ('const name = "built";\n'
+            'module.exports = {\n'
+            '  "rules": { a: { content: "x" }, [name]: { content: "y" } },\n'
+            '  commands: { a: { prompt: "p" } },\n'
+            '};\n')
+    data = {"rules": {"a": {"content": "x"}, "built": {"content": "y"}}, "commands": {"a": {"prompt": "p"}}}
+    pos = js_positions(text, data)
+    assert pos["rules"] == (3, 3) and pos["rules.a"] == (3, 14) and pos["rules.a.content"] == (3, 19)
+    assert pos["commands.a"] == (4, 15) and pos["commands.a.prompt"] == (4, 20)
+    assert "rules.built" not in pos  # computed at run time: the diagnostic points at the file

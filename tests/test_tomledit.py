@@ -16,7 +16,7 @@ import pytest
 import toml
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from agentrc.text.tomledit import (MAX_DEPTH, Other, TomlEditError, delete_table, dumps, has_key, loads, set_table,
+from agentrc.text.tomledit import (MAX_DEPTH, Other, TomlEditError, delete_table, dumps, has_key, key_positions, loads, set_table,
                                    table_headers)
 
 try:
@@ -573,3 +573,22 @@ def test_random_text_scans_or_fails_with_a_position(text):
         loads(text)
     except TomlEditError as e:
         assert 1 <= e.line <= text.count("\n") + 1 and e.col >= 1
+
+
+def test_key_positions_point_at_headers_and_keys():
+    text = ('top = 1\n'
+            '\n'
+            '  [rules.style]\n'
+            'content = "x"\n'
+            'a.b = { c = 1 }\n'
+            '[[hooks.pre]]\n'
+            'command = "a"\n'
+            '[[hooks.pre]]\n'
+            'command = "b"\n')
+    pos = key_positions(text)
+    assert pos["top"] == (1, 1)
+    assert pos["rules"] == pos["rules.style"] == (3, 3)
+    assert pos["rules.style.content"] == (4, 1)
+    assert pos["rules.style.a"] == pos["rules.style.a.b"] == (5, 1)
+    assert "rules.style.a.b.c" not in pos  # inside an inline table: the holding key's position
+    assert pos["hooks.pre"] == (6, 1) and pos["hooks.pre.command"] == (7, 1)  # the first definition

@@ -17,8 +17,10 @@ A refusal is AR122.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -29,6 +31,8 @@ from agentrc.canonical import document as canonical
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.tree import ESCAPE_HINT, Root, leaves, read_file, read_text, walk
 from agentrc.model import SourceFile, SourceTree
+from agentrc.text import tomledit
+from agentrc.text.position import Lines, TextError
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
@@ -167,10 +171,52 @@ def key_positions(text: str) -> Dict[str, Tuple[int, int]]:
             if path and all(isinstance(k, str) for k in path)}
 
 
+# An object literal's key: an identifier or a quoted string (no escapes), then a colon.
+_JS_KEY = re.compile(r"""(?<![\w$.])(?:([A-Za-z_$][\w$]*)|"([^"\\\n]*)"|'([^'\\\n]*)')\s*:""")
+
+
+def js_positions(text: str, data: Dict[str, Any], most: int = 10_000) -> Dict[str, Tuple[int, int]]:
+    """Where an ai.config.js most likely writes each key of the object it evaluated to:
+    the path's keys found in order in the source (`rules:` then `style:` after it, then
+    `alwaysApply:` after that), as an object literal spells them. A key built at run time
+    (computed, spread, from another module) is not found and keeps no position, so its
+    diagnostics point at the file. One scan of the text, then a binary search per key;
+    at most `most` keys."""
+    where: Dict[str, List[int]] = {}
+    for m in _JS_KEY.finditer(text):
+        where.setdefault(next(g for g in m.groups() if g is not None), []).append(m.start())
+    out: Dict[str, Tuple[int, int]] = {}
+    lines = Lines(text)
+    stack: List[Tuple[Tuple[str, ...], Any, int]] = [((), data, 0)]
+    while stack and len(out) < most:
+        path, value, start = stack.pop()
+        if not isinstance(value, dict):
+            continue
+        for key, child in value.items():
+            spots = where.get(str(key), [])
+            i = bisect.bisect_left(spots, start)
+            if i == len(spots):
+                continue
+            spot = path + (str(key),)
+            out[".".join(spot)] = lines.line_col(spots[i])
+            stack.append((spot, child, spots[i] + 1))
+    return out
+
+
+def _toml_positions(text: str) -> Dict[str, Tuple[int, int]]:
+    """Like `key_positions`, for TOML: none when agentrc's own TOML scanner cannot read it
+    (the parser that read the data may accept more)."""
+    try:
+        return tomledit.key_positions(text)
+    except TextError:
+        return {}
+
+
 def read_config(path: str, diags: Diagnostics, project: Root,
                 positions: Optional[Dict[str, Tuple[int, int]]] = None) -> Optional[Dict[str, Any]]:
     """The config's data. `positions`, when given, gets the line and column of each dotted
-    key of a JSON or YAML config, so diagnostics about a key point at it."""
+    key of a JSON, YAML or TOML config, so diagnostics about a key point at it (an
+    ai.config.js is evaluated by Node: its diagnostics point at the file)."""
     shown = _posix(path)
     ext = os.path.splitext(path)[1]
     try:
@@ -178,6 +224,9 @@ def read_config(path: str, diags: Diagnostics, project: Root,
             if read_file(path, shown, project, diags) is None:
                 return None
             data = _node(path, shown, diags, project)
+            text = read_text(path, shown, project, Diagnostics())
+            if positions is not None and isinstance(data, dict) and text is not None:
+                positions.update(js_positions(text, data))
         else:
             text = read_text(path, shown, project, diags)
             if text is None:
@@ -188,8 +237,8 @@ def read_config(path: str, diags: Diagnostics, project: Root,
                 data = _toml(text)
             else:
                 data = load_yaml(text).data
-            if positions is not None and ext != ".toml":
-                positions.update(key_positions(text))
+            if positions is not None:
+                positions.update(_toml_positions(text) if ext == ".toml" else key_positions(text))
     except YamlError as exc:
         diags.error(shown, exc.pos, exc.code or "AR110", exc.message)
         return None

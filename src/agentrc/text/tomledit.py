@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
-from agentrc.text.position import TextError, line_col
+from agentrc.text.position import Lines, TextError, line_col
 
 Path = Tuple[str, ...]
 
@@ -503,6 +503,25 @@ def has_key(text: str, path: Path) -> bool:
         if full[:len(path)] == path or (path[:len(full)] == full and _inline_has(kv.value, path[len(full):])):
             return True
     return False
+
+
+def key_positions(text: str) -> Dict[str, Tuple[int, int]]:
+    """`a.b.c` -> the 1-based (line, column) where the key is first defined: a `[table]` or
+    `[[array]]` header defines its path and each prefix, a `key = value` line its full
+    path (under its header) and each new prefix. Keys inside inline tables and arrays take
+    no position of their own (a diagnostic about one points at the key holding them)."""
+    scan = _Scanner(text)
+    spots: List[Tuple[Path, int]] = []
+    for h in scan.headers:
+        indent = _HWS.match(text, h.start)
+        spots.append((h.path, h.start + (indent.end() - h.start if indent else 0)))
+    spots.extend((kv.table + kv.key, kv.pos) for kv in scan.keys)
+    lines = Lines(text)
+    out: Dict[str, Tuple[int, int]] = {}
+    for path, pos in sorted(spots, key=lambda s: s[1]):
+        for n in range(1, len(path) + 1):
+            out.setdefault(".".join(path[:n]), lines.line_col(pos))
+    return out
 
 
 def loads(text: str) -> Dict[str, Any]:
