@@ -49,6 +49,9 @@ CORPUS = [
     ("agent", "Emails like first.last@corp.example.md are fake test data.", []),
     ("command", "Reference cells $D$4 and $E$10 in the budget sheet.", []),
     ("rule", "Angular components declare @Component({selector: 'app-root'}).", []),
+    ("rule", "Status: !`git status` only runs in commands and skills.", []),
+    ("skill", "Negate with `!` and test with `!flag` in shell scripts.", []),
+    ("agent", "Wow!`npm test` passes, said the log.", []),
     ("skill", "Kotlin data classes use @Serializable and @SerialName(\"id\").", []),
     # --- true constructs ----------------------------------------------------------------
     ("context", "See @README.md for an overview and @docs/architecture.md for the layers.",
@@ -68,6 +71,8 @@ CORPUS = [
     ("rule", "Schemas are described in @package.json and @config/app.yaml.", ["@package.json", "@config/app.yaml"]),
     ("command", "Costs $5 per seat.", ["$5"]),  # a price, but a command's $5 is Claude's fifth argument
     ("context", "Import @docs/App.tsx when the UI changes.", ["@docs/App.tsx"]),
+    ("command", "Current branch: !`git branch --show-current`", ["!`git branch --show-current`"]),
+    ("skill", "Changed files: !`git diff --name-only` (run before the skill).", ["!`git diff --name-only`"]),
 ]
 
 # Known misses and false alarms, kept visible: a bare `@Button.js` reads as a product name
@@ -98,7 +103,7 @@ def test_corpus_has_no_false_positives_and_misses_nothing_it_lists():
     for kind, body, want in CORPUS:
         assert _found(kind, body) == want, (kind, body)
     lookalikes = sum(1 for _, _, want in CORPUS if not want)
-    assert _rates(CORPUS) == (0, 0, 19) and lookalikes == 35
+    assert _rates(CORPUS) == (0, 0, 21) and lookalikes == 38
 
 
 def test_known_misses_and_false_alarms_stay_documented():

@@ -31,7 +31,7 @@ _MEMORY_AND_COMMANDS = frozenset({"rule", "context", "command"})
 _INVOKED = frozenset({"command", "skill"})
 IMPORT_RE = re.compile(r"(?<![\w@/`.:\\-])@((?:~/|\.{1,2}/|/)?[\w.-]+(?:/[\w.-]+)*)")
 ARGUMENT_RE = re.compile(r"(?<![\w$\\])\$(?:ARGUMENTS\b|[0-9]\b(?![.,]\d))")
-SHELL_RE = re.compile(r"(?<![\w`])!`[^`]+`")
+SHELL_RE = re.compile(r"(?<![\w`!])!`[^`\n]+`(?!`)")
 CONSTRUCTS: Tuple[Tuple[str, str, "re.Pattern[str]", Optional[FrozenSet[str]]], ...] = (
     ("claude", "file import '@path'", IMPORT_RE, _MEMORY_AND_COMMANDS),
     ("claude", "substitution variable '$ARGUMENTS'/'$N'", ARGUMENT_RE, _INVOKED),
@@ -81,9 +81,12 @@ def find_constructs(text: str, kind: Optional[str] = None) -> List[Tuple[int, in
     for family, what, rx, kinds in CONSTRUCTS:
         if kind is not None and kinds is not None and kind not in kinds:
             continue
-        # Matched outside inline code, where `!`cmd`` never is (its command is a code span):
-        # that construct goes unreported, as it always has (a known false negative).
-        for m in rx.finditer(plain):
+        # Matched outside inline code; `!`cmd`` is a `!` outside code before a code span, so
+        # it is matched in the text as written, where its `!` is not blanked out.
+        shell = rx is SHELL_RE
+        for m in rx.finditer(text if shell else plain):
+            if shell and plain[m.start()] != "!":
+                continue
             start, end = m.start(), m.end()
             if rx is IMPORT_RE:
                 token = m.group(1).rstrip(".-")
