@@ -495,11 +495,13 @@ def test_a_build_removes_agentrcs_own_leftover_temporary_files_and_nothing_else(
 def test_a_second_build_waits_then_fails_with_a_diagnostic(tmp_path):
     out = tmp_path / "out"
     cmd = [PY, "-m", "agentrc", "build", REGISTRY, "--client", "claude", "--out", str(out), "--no-cache"]
-    holder = subprocess.Popen([PY, "-c", "import sys, time; sys.path.insert(0, sys.argv[1]);"
+    # The holder keeps the lock until the test writes a line to it: no timing to lose on a
+    # loaded machine.
+    holder = subprocess.Popen([PY, "-c", "import sys; sys.path.insert(0, sys.argv[1]);"
                                "from agentrc.output import writer\n"
                                "with writer.session(sys.argv[2]):\n"
-                               "    print('locked', flush=True); time.sleep(float(sys.argv[3]))",
-                               str(ROOT / "src"), str(out), "3"], stdout=subprocess.PIPE, text=True)
+                               "    print('locked', flush=True); sys.stdin.readline()",
+                               str(ROOT / "src"), str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
         second = subprocess.run(cmd, env=dict(ENV, AGENTRC_LOCK_TIMEOUT="0.3"), capture_output=True, text=True)
@@ -507,9 +509,16 @@ def test_a_second_build_waits_then_fails_with_a_diagnostic(tmp_path):
         assert "waiting for another agentrc run" in second.stderr
         assert "error[AR141]" in second.stderr and "Traceback" not in second.stderr
         # A run that waits long enough goes ahead once the first one is done.
-        third = subprocess.run(cmd, env=dict(ENV, AGENTRC_LOCK_TIMEOUT="20"), capture_output=True, text=True)
-        assert third.returncode == 0, third.stderr
-        assert "waiting for another agentrc run" in third.stderr
+        third = subprocess.Popen(cmd, env=dict(ENV, AGENTRC_LOCK_TIMEOUT="60"), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        assert third.stderr is not None
+        first_line = third.stderr.readline()
+        assert "waiting for another agentrc run" in first_line, first_line
+        assert holder.stdin is not None
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        _, rest = third.communicate(timeout=120)
+        assert third.returncode == 0, first_line + rest
     finally:
         holder.kill()
         holder.wait()
