@@ -51,7 +51,8 @@ def test_real_world_project(client, monkeypatch):
     doc, fields, diags = importer.import_project(client, files, "project")
     assert not any(d.is_error for d in diags), messages(diags)
     lossy = Diagnostics()
-    portable = importer.portable_from_document(doc, lossy, "registry/imported.bundle.yaml", fields)
+    portable = importer.portable_from_document(doc, lossy, "registry/imported.bundle.yaml", fields,
+                                               blocks=client_registry.passthrough_blocks())
     _, lint = pipeline.lint(importer.relative(portable, "registry"))
     assert not any(d.is_error for d in lint), [d.format() for d in lint]
     report = "".join(d.format().split("\n")[0] + "\n" for d in sorted(set(diags + lossy.sorted() + lint)))
@@ -385,3 +386,20 @@ def test_cli_skips_a_file_it_cannot_import_unless_strict(tmp_path, monkeypatch, 
     assert err.count("warning[AR131]") == 2 and "error" not in err.split("imported from")[0]
     assert (tmp_path / "registry" / "rules" / "good" / "RULE.md").exists()
     assert main(["lint", "registry"]) == 0
+
+
+def test_codex_skill_settings_survive_import_and_build(monkeypatch):
+    """agents/openai.yaml's settings (interface, ...) become the skill's codex: block, which
+    the Codex adapter writes back to the same file."""
+    monkeypatch.chdir(CASES / "codex")
+    files, _ = read_project("project", lambda rel: importer.wants("codex", rel))
+    doc, fields, _ = importer.import_project("codex", files, "project")
+    portable = importer.portable_from_document(doc, None, "imported.bundle.yaml", fields,
+                                               blocks=client_registry.passthrough_blocks())
+    skill = next(f for f in portable.files if f.path == "skills/deploy/SKILL.md").content.decode()
+    assert "codex:\n  interface:\n    display_name: Deploy to staging\n" in skill
+    plan = pipeline.generate(portable, ["codex"])
+    assert plan.ok, [d.format() for d in plan.diagnostics]
+    built = {f.path: f.content for f in plan.files}
+    original = (CASES / "codex" / "project" / ".agents/skills/deploy/agents/openai.yaml").read_text()
+    assert load_yaml(built[".agents/skills/deploy/agents/openai.yaml"].decode()).data == load_yaml(original).data

@@ -73,12 +73,13 @@ class CodexImporter:
         settings = self.settings(r, f"{d}/{SIDECAR}")
         explicit_only = mapping(settings.get("policy")).get("allow_implicit_invocation") is False
         files = sidecars(r, rel, skip=lambda p: p == f"{d}/{SIDECAR}")
+        # The rest of agents/openai.yaml (interface, dependencies, other policy keys) is the
+        # item's codex: block, which the Codex adapter writes back to the same file.
         policy = dict(mapping(settings.get("policy")))
         policy.pop("allow_implicit_invocation", None)
-        for key, value in list(settings.items()) + [("policy." + k, v) for k, v in policy.items()]:
-            if key != "policy":
-                r.lossy(f"{d}/{SIDECAR}", f"skill {name}: {key} (Codex's own skill settings) has no canonical "
-                                          "field; not imported")
+        sidecar = {k: v for k, v in settings.items() if k != "policy"}
+        if policy:
+            sidecar["policy"] = policy
         if explicit_only and not files:
             # What the adapter writes for a command: a skill run only as $name.
             text = body
@@ -95,7 +96,7 @@ class CodexImporter:
             f = Fields(r, rel, f"command {name}", fm, ("name", "description"))
             f.common()
             if entry["prompt"].strip():
-                r.add("commands", name, entry, rel, f.done("codex"))
+                r.add("commands", name, entry, rel, _with_sidecar(f.done("codex"), sidecar))
             return
         entry = skill(r, rel, fm, body, name, skip=lambda p: p == f"{d}/{SIDECAR}")
         if "allowed-tools" in fm:
@@ -110,7 +111,7 @@ class CodexImporter:
             if key not in f.handled and key not in PORTABLE_KEYS:
                 f.set(key, fm[key])
         r.extra_fields(rel, fm, tuple(f.handled), f"skill {name}")
-        r.add("skills", name, entry, rel, f.done(""))
+        r.add("skills", name, entry, rel, _with_sidecar(f.done(""), sidecar))
 
     @staticmethod
     def settings(r: Reader, rel: str) -> Dict[str, Any]:
@@ -205,3 +206,10 @@ class CodexImporter:
         server_name = r.name(name, rel, "mcp server")
         if server_name is not None:
             r.add_server(server_name, out, rel)
+
+
+def _with_sidecar(fields: Dict[str, Any], sidecar: Dict[str, Any]) -> Dict[str, Any]:
+    """The item's portable fields with agents/openai.yaml's settings in its codex: block."""
+    if sidecar:
+        fields["codex"] = dict(fields.get("codex") or {}, **sidecar)
+    return fields

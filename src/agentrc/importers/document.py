@@ -75,8 +75,9 @@ class _Portable:
     losses are reported."""
 
     def __init__(self, diags: Diagnostics, source: str, fields: Dict[str, Dict[str, Any]],
-                 skip: FrozenSet[Tuple[str, str]] = frozenset()):
+                 skip: FrozenSet[Tuple[str, str]] = frozenset(), blocks: Tuple[str, ...] = ()):
         self.diags = diags
+        self.blocks = blocks
         self.source = source
         self.fields = fields
         self.skip = skip
@@ -95,7 +96,7 @@ class _Portable:
             return
         fm = dict({"schema": 1}, **fm)
         fm.update({k: v for k, v in self.fields.get(f"{kind}s.{name}", {}).items() if k != "description"})
-        order = key_order(kind, ())
+        order = key_order(kind, self.blocks)
         fm = {k: fm[k] for k in sorted(fm, key=lambda k: (order.index(k) if k in order else len(order), 0))}
         entry = "".join(["---\n", dump_yaml(fm), "---\n", "\n" + body if body.strip() else ""])
         self.files.append(SourceFile(f"{directory}/{name}/{kind.upper()}.md", entry.encode("utf-8")))
@@ -105,14 +106,17 @@ class _Portable:
 def portable_from_document(doc: Dict[str, Any], diags: Optional[Diagnostics] = None,
                            source: str = "<document>",
                            fields: Optional[Dict[str, Dict[str, Any]]] = None,
-                           skip: FrozenSet[Tuple[str, str]] = frozenset()) -> SourceTree:
+                           skip: FrozenSet[Tuple[str, str]] = frozenset(),
+                           blocks: Tuple[str, ...] = ()) -> SourceTree:
     """Portable item directories (rules/NAME/RULE.md, ...) and imported.bundle.yaml, in the
     form `agentrc fmt` writes. `fields` ("agents.NAME" -> frontmatter) are what an import
     found for an item beyond its canonical entry (`Imported.fields`): model, tools,
     passthrough blocks. What portable items cannot hold is reported to `diags` (AR130, at
     `source`). `skip` holds item directories ("rules", NAME) not to write (`item_dir`),
-    nor list in the bundle: the import leaves out an item whose portable form fails lint."""
-    out = _Portable(diags if diags is not None else Diagnostics(), source, fields or {}, skip)
+    nor list in the bundle: the import leaves out an item whose portable form fails lint.
+    `blocks`: the registered clients' passthrough blocks, in the order `agentrc fmt` puts
+    them (`ClientNames.blocks`)."""
+    out = _Portable(diags if diags is not None else Diagnostics(), source, fields or {}, skip, blocks)
     for write in (_rules, _commands, _skills, _agents, _hooks, _context, _mcp):
         write(out, doc)
     if out.listed or out.mcps:

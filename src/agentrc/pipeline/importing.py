@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any, Dict, FrozenSet, List, Set, Tuple
 
+from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import WARNING, Diagnostic, Diagnostics
 from agentrc.importers import document as importer
 from agentrc.model import SourceTree
@@ -27,7 +28,8 @@ def portable_that_lints(doc: Dict[str, Any], fields: Dict[str, Dict[str, Any]], 
     skipped: List[Diagnostic] = []
     while True:
         lossy = Diagnostics()
-        tree = importer.portable_from_document(doc, lossy, source, fields, frozenset(skip))
+        tree = importer.portable_from_document(doc, lossy, source, fields, frozenset(skip),
+                                               client_registry.passthrough_blocks())
         _, checked = stages.lint(importer.relative(tree, out))
         bad = _rejected(checked, out) - skip
         if strict or not bad:
