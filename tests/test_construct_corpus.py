@@ -109,3 +109,25 @@ def test_corpus_has_no_false_positives_and_misses_nothing_it_lists():
 def test_known_misses_and_false_alarms_stay_documented():
     assert _rates(KNOWN_MISSED) == (0, 1, 1)
     assert _rates(KNOWN_FALSE_ALARMS) == (1, 0, 0)
+
+
+def test_claude_and_opencode_both_read_the_command_constructs():
+    """opencode's commands take `$ARGUMENTS`, `$1`..., `!`cmd`` and `@file` as Claude Code's
+    do: in a command, a block for both is enough; in a skill (opencode substitutes nothing in
+    skills), only Claude Code's."""
+    from agentrc.model import SourceFile, SourceTree
+    from agentrc.pipeline import stages
+
+    def lint(kind, body):
+        entry = {"command": "COMMAND.md", "skill": "SKILL.md"}[kind]
+        text = f"---\nschema: 1\ndescription: d\n---\n\n<!-- @client:claude,opencode -->\n{body}\n<!-- @endclient -->\n"
+        tree = SourceTree((SourceFile(f"r/{kind}s/x/{entry}", text.encode()),))
+        return [d.message for d in stages.lint(tree)[1] if d.code == "AR023"]
+
+    body = "Fix issue $1: !`gh issue view $1`, see @docs/triage.md."
+    assert lint("command", body) == []
+    assert lint("skill", body) == [
+        "claude-specific substitution variable '$ARGUMENTS'/'$N' in content that reaches claude, opencode",
+        "claude-specific shell pre-execution '!`cmd`' in content that reaches claude, opencode",
+    ]  # the `$1` inside the command span is code; `@path` is no import in a skill
+    assert {frozenset(h[2]) for h in find_constructs(body, "command")} == {frozenset({"claude", "opencode"})}

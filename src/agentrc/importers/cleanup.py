@@ -159,7 +159,9 @@ def _constructs(text: str, arguments: bool, context: bool, kind: Optional[str] =
             continue  # a directive block already says who reads these lines
         if ln.text.strip() and not heading_level(scanned, ln.index):
             outside.add(ln.index)
-        hits = find_constructs(ln.text, kind)
+        # The families that read a construct, as a directive names them ("claude,opencode").
+        hits = [(start, end, ",".join(sorted(families)), what)
+                for start, end, families, what in find_constructs(ln.text, kind)]
         if hits:
             hits_at[ln.index] = hits
     found: List[Tuple[str, str]] = []

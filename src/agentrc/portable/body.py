@@ -17,32 +17,36 @@ from agentrc.diagnostics import Diagnostics
 from agentrc.portable.directives import Block
 from agentrc.text.markdown import heading_level, prose, scan, strip_inline_code
 
-# Client-specific constructs (spec 001 §5.5): (family, what, pattern, kinds whose bodies the
-# client interprets it in; None for every kind). Only what the client really reads is a
-# construct: Claude expands `@path` imports in memory files (CLAUDE.md, .claude/rules) and
-# file references in commands, not in skills or agents; it substitutes `$ARGUMENTS`/`$N`
-# and runs `!`cmd`` in commands and skills. A token must also look like what the client
-# reads: an `@` import names a file (`_is_import`), so decorators (`@router.post`),
-# product names (`@Next.js`), handles, emails and npm scopes are not imports; `$N` is not a
-# price (`$5.00`, `$1,200`) or a spreadsheet reference (`$B$6`). Never in code (fenced or
-# inline). docs/fidelity.md states the false-positive rate measured on
-# tests/test_construct_corpus.py.
+# Client-specific constructs (spec 001 §5.5): (what, pattern, the families that interpret
+# it with the kinds of body they interpret it in, None for every kind). Only what a client
+# really reads is a construct: Claude expands `@path` imports in memory files (CLAUDE.md,
+# .claude/rules) and file references in commands, not in skills or agents; it substitutes
+# `$ARGUMENTS`/`$N` and runs `!`cmd`` in commands and skills. opencode reads the same three
+# in its commands (`.opencode/commands/*.md`: `@file` includes, `$ARGUMENTS`, `$1`, ...,
+# `!`cmd`` output), so in a command they are allowed where only Claude Code and opencode
+# read them. A token must also look like what the client reads: an `@` import names a file
+# (`_is_import`), so decorators (`@router.post`), product names (`@Next.js`), handles,
+# emails and npm scopes are not imports; `$N` is not a price (`$5.00`, `$1,200`) or a
+# spreadsheet reference (`$B$6`). Never in code (fenced or inline). docs/format.md states
+# the false-positive rate measured on tests/test_construct_corpus.py.
 _MEMORY_AND_COMMANDS = frozenset({"rule", "context", "command"})
 _INVOKED = frozenset({"command", "skill"})
+_COMMANDS = frozenset({"command"})
 IMPORT_RE = re.compile(r"(?<![\w@/`.:\\-])@((?:~/|\.{1,2}/|/)?[\w.-]+(?:/[\w.-]+)*)")
 ARGUMENT_RE = re.compile(r"(?<![\w$\\])\$(?:ARGUMENTS\b|[0-9]\b(?![.,]\d))")
 SHELL_RE = re.compile(r"(?<![\w`!])!`[^`\n]+`(?!`)")
-CONSTRUCTS: Tuple[Tuple[str, str, "re.Pattern[str]", Optional[FrozenSet[str]]], ...] = (
-    ("claude", "file import '@path'", IMPORT_RE, _MEMORY_AND_COMMANDS),
-    ("claude", "substitution variable '$ARGUMENTS'/'$N'", ARGUMENT_RE, _INVOKED),
-    ("claude", "shell pre-execution '!`cmd`'", SHELL_RE, _INVOKED),
-    ("claude", "extended-thinking trigger 'ultrathink'", re.compile(r"\bultrathink\b", re.IGNORECASE), None),
-    ("claude", "internal MCP tool name 'mcp__server__tool'",
-     re.compile(r"\bmcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+"), None),
-    ("copilot", "tool reference '#tool:'", re.compile(r"#tool:[\w./-]+"), None),
-    ("copilot", "file reference '#file:'", re.compile(r"#file:[\w./-]+"), None),
-    ("copilot", "substitution variable '${workspaceFolder}'/'${file}'",
-     re.compile(r"\$\{(?:workspaceFolder|file|input:[^}]*)\}"), None),
+Readers = Tuple[Tuple[str, Optional[FrozenSet[str]]], ...]
+CONSTRUCTS: Tuple[Tuple[str, "re.Pattern[str]", Readers], ...] = (
+    ("file import '@path'", IMPORT_RE, (("claude", _MEMORY_AND_COMMANDS), ("opencode", _COMMANDS))),
+    ("substitution variable '$ARGUMENTS'/'$N'", ARGUMENT_RE, (("claude", _INVOKED), ("opencode", _COMMANDS))),
+    ("shell pre-execution '!`cmd`'", SHELL_RE, (("claude", _INVOKED), ("opencode", _COMMANDS))),
+    ("extended-thinking trigger 'ultrathink'", re.compile(r"\bultrathink\b", re.IGNORECASE), (("claude", None),)),
+    ("internal MCP tool name 'mcp__server__tool'",
+     re.compile(r"\bmcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+"), (("claude", None),)),
+    ("tool reference '#tool:'", re.compile(r"#tool:[\w./-]+"), (("copilot", None),)),
+    ("file reference '#file:'", re.compile(r"#file:[\w./-]+"), (("copilot", None),)),
+    ("substitution variable '${workspaceFolder}'/'${file}'",
+     re.compile(r"\$\{(?:workspaceFolder|file|input:[^}]*)\}"), (("copilot", None),)),
 )
 
 # Every construct above contains one of these; lines without any skip the patterns.
@@ -70,16 +74,27 @@ def _is_import(token: str) -> bool:
     return True
 
 
-def find_constructs(text: str, kind: Optional[str] = None) -> List[Tuple[int, int, str, str]]:
-    """(start, end, family, what) of every client construct on one prose line, outside inline
-    code, that the client interprets in a body of `kind` (None: any kind). In a command,
-    `$ARGUMENTS` is the portable placeholder each adapter maps, not a construct."""
+def interpreters(readers: Readers, kind: Optional[str]) -> FrozenSet[str]:
+    """The families that interpret a construct in a body of `kind`; for a body of unknown
+    kind (None), the client the construct is first of all (Claude Code's `$1` in a rule
+    says nothing to opencode, which reads it only in commands)."""
+    if kind is None:
+        return frozenset([readers[0][0]])
+    return frozenset(f for f, kinds in readers if kinds is None or kind in kinds)
+
+
+def find_constructs(text: str, kind: Optional[str] = None) -> List[Tuple[int, int, FrozenSet[str], str]]:
+    """(start, end, the families that interpret it, what) of every client construct on one
+    prose line, outside inline code, that some client interprets in a body of `kind` (None:
+    any kind). In a command, `$ARGUMENTS` is the portable placeholder each adapter maps, not
+    a construct."""
     if not CONSTRUCT_HINT_RE.search(text):
         return []
     plain = strip_inline_code(text)
-    out: List[Tuple[int, int, str, str]] = []
-    for family, what, rx, kinds in CONSTRUCTS:
-        if kind is not None and kinds is not None and kind not in kinds:
+    out: List[Tuple[int, int, FrozenSet[str], str]] = []
+    for what, rx, readers in CONSTRUCTS:
+        families = interpreters(readers, kind)
+        if not families:
             continue
         # Matched outside inline code; `!`cmd`` is a `!` outside code before a code span, so
         # it is matched in the text as written, where its `!` is not blanked out.
@@ -95,8 +110,8 @@ def find_constructs(text: str, kind: Optional[str] = None) -> List[Tuple[int, in
                 end = start + 1 + len(token)
             elif kind == "command" and m.group(0) == "$ARGUMENTS":
                 continue
-            out.append((start, end, family, what))
-    return sorted(out)
+            out.append((start, end, families, what))
+    return sorted(out, key=lambda h: (h[0], h[1], h[3]))
 
 
 LINK_RE = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)")
@@ -139,11 +154,12 @@ def check(body: str, path: str, line0: int, diags: Diagnostics, blocks: Tuple[Bl
         if not hits:
             continue
         readers = _readers(ln.index, blocks, families) if reader is None else frozenset({reader})
-        for start, _, family, what in hits:
-            if readers != frozenset({family}):
+        for start, _, families, what in hits:
+            if not readers or not readers <= families:
                 where = "an override for " + reader if reader else (
                     "content that reaches " + ", ".join(sorted(readers)) if readers else "content")
-                diags.error(path, (line0 + ln.index, start + 1), "AR023", f"{family}-specific {what} in {where}")
+                diags.error(path, (line0 + ln.index, start + 1), "AR023",
+                            f"{'/'.join(sorted(families))}-specific {what} in {where}")
 
 
 def _readers(i: int, blocks: Tuple[Block, ...], families: FrozenSet[str]) -> FrozenSet[str]:
