@@ -151,3 +151,19 @@ def test_display_paths_as_typed(tmp_path, monkeypatch):
     loaded = pipeline.load(_tree({"./" + p: c for p, c in TWO.items()}))
     assert loaded.ok and loaded.registry.roots == ("./teams/a", "./teams/b")
     assert loaded.registry.item(Kind.SKILL, "deploy") is not None
+
+
+def test_one_closure_holds_one_bundle_and_one_server_per_name():
+    server = "mcps:\n  docs:\n    remote:\n      type: http\n      url: https://{team}.example.com/mcp\n"
+    files = {**TWO,
+             # b's full requires a's core and b's own core: two bundles named core in one closure (§3.7).
+             "teams/b/full.bundle.yaml": TWO["teams/b/full.bundle.yaml"] + "  - name: core\n",
+             "teams/a/core.bundle.yaml": CORE + server.format(team="a"),
+             "teams/b/other.bundle.yaml": "schema: 1\nname: other\ndescription: Other\n" + server.format(team="b")}
+    assert pipeline.load(_tree(files)).ok  # each registry on its own is fine
+    plan = pipeline.generate(_tree(files), ["claude"], ["full"])
+    assert [(d.path, d.code) for d in _errors(plan.diagnostics)] == [
+        ("teams/b/core.bundle.yaml", "AR018"), ("teams/b/rules/style/RULE.md", "AR018"),
+        ("teams/b/skills/review/SKILL.md", "AR018")]
+    plan = pipeline.generate(_tree(files), ["claude"], ["teams/a/core.bundle.yaml", "other"])
+    assert [(d.path, d.code) for d in _errors(plan.diagnostics)] == [("teams/b/other.bundle.yaml", "AR067")]

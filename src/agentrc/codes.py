@@ -69,8 +69,8 @@ CODES: Dict[str, Code] = _table(
          "Point agentrc at a source registry: directories holding RULE.md, SKILL.md, AGENT.md, COMMAND.md, HOOK.md or "
          "CONTEXT.md."),
     Code("AR018", "registry-name-clash",
-         "One build selects items of the same kind and name from two registries: they would be written to the same "
-         "client files.",
+         "One build selects items of the same kind and name from two registries (they would be written to the same "
+         "client files), or two bundles of one name (spec 001 §3.7: one source per name within a closure).",
          "Build the registries separately (a bundle or a target each: `--bundle PATH/TO/x.bundle.yaml`, or one "
          "`pants package` target per registry), or rename one of the items."),
     # --- bodies ---------------------------------------------------------------------

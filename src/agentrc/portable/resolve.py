@@ -177,16 +177,21 @@ def select(registry: Registry, bundle_names: Optional[Sequence[BundleSelector]] 
     A bundle closure is its transitive `requires`, the union of their items, then each
     item's transitive `requires` and the preloaded skills present in the item's registry
     (the soft requires of §3.4). Items of several registries may meet in one build only
-    when their names differ (AR018): they land in one client tree.
+    when their names differ (AR018): they land in one client tree; so may bundles (one name,
+    one source per closure, §3.7) and differing MCP servers of one name (AR067).
     """
     idx = Index(registry)
     diags = Diagnostics()
     if not bundle_names and entrypoints is None:
         items = registry.items
+        _check_closure_servers(idx, registry.bundles, diags)
     else:
         wanted = set(entrypoints or ())
         roots: List[ItemKey] = [idx.item_key(i) for i in registry.items if i.entrypoint in wanted]
-        for b in _bundle_closure(idx, bundle_names or (), diags):
+        closure = _bundle_closure(idx, bundle_names or (), diags)
+        _check_closure_bundles(idx, closure, diags)
+        _check_closure_servers(idx, closure, diags)
+        for b in closure:
             broot = idx.root_of(b)
             roots.extend((broot, r.kind, r.name) for r in b.items)
         chosen: Dict[ItemKey, Item] = {}
@@ -202,6 +207,32 @@ def select(registry: Registry, bundle_names: Optional[Sequence[BundleSelector]] 
         items = tuple(i for i in registry.items if idx.item_key(i) in chosen)
     _check_clashes(idx, items, diags)
     return items, diags.sorted()
+
+
+def _check_closure_bundles(idx: Index, closure: Sequence[Bundle], diags: Diagnostics) -> None:
+    """Spec 001 §3.7: one bundle name resolving to two sources within one closure is an error."""
+    first: Dict[str, Bundle] = {}
+    for b in sorted(closure, key=lambda b: b.path):
+        other = first.setdefault(b.name, b)
+        if other is not b:
+            diags.error(b.path, (1, 1), "AR018", f"bundle {b.name} ({registry_label(idx.root_of(b))}) and "
+                        f"{other.path} ({registry_label(idx.root_of(other))}) are both in this build's closure")
+
+
+def _check_closure_servers(idx: Index, bundles: Sequence[Bundle], diags: Diagnostics) -> None:
+    """MCP servers of one name from different registries' bundles, defined differently, cannot
+    share a client's configuration (within a registry, check() reports them)."""
+    first: Dict[str, McpServer] = {}
+    for b in sorted(bundles, key=lambda b: (b.name, b.path)):
+        for srv in b.servers:
+            other = first.setdefault(srv.name, srv)
+            if other is not srv and other.fields != srv.fields and idx.root_of(b) != _root_of_path(idx, other.path):
+                diags.error(b.path, srv.pos, "AR067", f"MCP server {srv.name!r} is also defined, differently, by "
+                            f"bundle {other.bundle} ({other.path}), and both are in this build")
+
+
+def _root_of_path(idx: Index, path: str) -> str:
+    return discovery.registry_of(posixpath.dirname(path), idx.roots)
 
 
 def _check_clashes(idx: Index, items: Sequence[Item], diags: Diagnostics) -> None:
