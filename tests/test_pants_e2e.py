@@ -94,3 +94,53 @@ def test_pants_lint_and_fmt_catch_problems(repo):
         assert rule.read_text() == "---\nschema: 1\nname: commit-style\ndescription: Commits\n---\n\n## A\n\ntext\n"
     finally:
         rule.write_text(original)
+
+
+MOBILE = {
+    # A second team's registry beside examples/registry, reusing its names (the skill `review`,
+    # the rule `commit-style`, the bundle `api`), and reaching into it once, explicitly.
+    "agentrc-registry.yaml": "schema: 1\ndescription: The mobile team's registry\n",
+    "api.bundle.yaml": "schema: 1\nname: api\ndescription: Mobile API work\nitems:\n  rules:\n    - commit-style\n"
+                       "  skills:\n    - review\n",
+    "skills/review/SKILL.md": "---\nschema: 1\ndescription: Use when reviewing a mobile change\nrequires:\n"
+                              "  skills:\n    - name: pr-summary\n      source: ../../examples/registry\n---\n\n"
+                              "## Review\n\nCheck the mobile release notes.\n",
+    "rules/commit-style/RULE.md": "---\nschema: 1\ndescription: Mobile commit style\n---\n\n## Commits\n\n"
+                                  "Prefix mobile commits with the platform.\n",
+}
+
+
+def test_pants_packages_two_registries_that_reuse_names(tmp_path_factory, tmp_path, monkeypatch):
+    """Issue 10 point 14: `pants tailor` and `pants package ::` on a repository holding two
+    registries that reuse names, as `agentrc build` builds them."""
+    if not PANTS_PYTHON.exists():
+        pytest.skip("the Pants venv is missing: run ./pants once (./test does)")
+    repo = copy_minimal_repo(tmp_path_factory.mktemp("two-registries"))
+    for path, text in MOBILE.items():
+        (repo / "teams" / "mobile" / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / "teams" / "mobile" / path).write_text(text)
+    pants(repo, "tailor", "::")
+    assert "agentrc_registry(" in (repo / "teams" / "mobile" / "BUILD").read_text()
+    pants(repo, "package", "::")
+    mobile = repo / "dist" / "teams.mobile" / "api"
+    review = (mobile / ".claude" / "skills" / "review" / "SKILL.md").read_text()
+    assert "Check the mobile release notes." in review
+    assert (mobile / ".claude" / "skills" / "pr-summary" / "SKILL.md").exists()  # the explicit cross-registry edge
+    assert "Prefix mobile commits" in (mobile / ".claude" / "rules" / "commit-style.md").read_text()
+    platform = repo / "dist" / "examples.registry.bundles" / "platform-baseline"
+    assert "Check the mobile release notes." not in (platform / ".claude/skills/review/SKILL.md").read_text()
+    # The CLI builds the same tree from both registries, the bundle named by its file.
+    monkeypatch.chdir(repo)
+    assert agentrc_main(["build", "examples/registry", "teams/mobile", "--bundle", "teams/mobile/api.bundle.yaml",
+                         "--out", str(tmp_path / "cli"), "--no-cache"]) == 0
+    cli = {p.relative_to(tmp_path / "cli"): p.read_bytes() for p in (tmp_path / "cli").rglob("*")
+           if p.is_file() and ".agentrc" not in p.parts}
+    built = {p.relative_to(mobile): p.read_bytes() for p in mobile.rglob("*") if p.is_file() and ".agentrc" not in p.parts}
+    assert cli == built
+    # An implicit reference into the other registry fails, with agentrc's code and hint.
+    skill = repo / "teams" / "mobile" / "skills" / "review" / "SKILL.md"
+    skill.write_text(skill.read_text().replace("    - name: pr-summary\n      source: ../../examples/registry\n",
+                                               "    - pr-summary\n"))
+    bad = pants(repo, "package", "teams/mobile::", check=False)
+    assert bad.returncode != 0 and "error[AR069] skill review requires skill 'pr-summary'" in bad.stderr
+    assert "source: ../../examples/registry" in bad.stderr

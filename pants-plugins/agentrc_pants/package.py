@@ -16,7 +16,6 @@ from pants.engine.rules import Get, collect_rules, rule
 from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
-from agentrc.portable.peek import bundle_name
 from agentrc_pants.generation import GenerationRequest, GenerationResult
 from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest
 from agentrc_pants.subsystem import AgentrcSubsystem
@@ -51,10 +50,9 @@ async def package_item(field_set: AgentrcItemFieldSet, subsystem: AgentrcSubsyst
 async def package_bundle(field_set: AgentrcBundleFieldSet, subsystem: AgentrcSubsystem) -> BuiltPackage:
     sources = await Get(AgentrcSources, AgentrcSourcesRequest((field_set.address,)))
     manifest = field_set.source.file_path
-    content = next(f.content for f in sources.tree.files if f.path == manifest)
-    name = bundle_name(manifest, content)
+    # Selected by its manifest's path, which is unambiguous when registries reuse bundle names.
     result = await Get(GenerationResult, GenerationRequest(
-        sources.digest, sources.tree, _clients(field_set.clients.value, subsystem), (name,), None,
+        sources.digest, sources.tree, _clients(field_set.clients.value, subsystem), (manifest,), None,
         subsystem.strict, (manifest,), f"agentrc generate {field_set.address}"))
     prefix = field_set.output_path.value_or_default(file_ending=None)
     snapshot = await Get(Snapshot, AddPrefix(result.digest, prefix))

@@ -22,6 +22,7 @@ from agentrc_pants.target_types import (
     AgentrcContextTarget,
     AgentrcHookTarget,
     AgentrcItemsGeneratorTarget,
+    AgentrcRegistryTarget,
     AgentrcRuleTarget,
     AgentrcSkillTarget,
 )
@@ -29,7 +30,8 @@ from agentrc_pants.target_types import (
 
 def target_types():
     return [AgentrcRuleTarget, AgentrcSkillTarget, AgentrcAgentTarget, AgentrcCommandTarget, AgentrcHookTarget,
-            AgentrcContextTarget, AgentrcItemsGeneratorTarget, AgentrcBundleTarget, AgentrcConfigTarget]
+            AgentrcContextTarget, AgentrcItemsGeneratorTarget, AgentrcBundleTarget, AgentrcConfigTarget,
+            AgentrcRegistryTarget]
 
 
 def rules():

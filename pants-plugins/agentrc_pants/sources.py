@@ -18,9 +18,15 @@ from pants.engine.target import (
 )
 
 from agentrc.model import SourceFile, SourceTree
-from agentrc_pants.target_types import AgentrcBundleSourceField, AgentrcEntrypointField, AgentrcSupportingFilesField
+from agentrc_pants.target_types import (
+    AgentrcBundleSourceField,
+    AgentrcEntrypointField,
+    AgentrcRegistrySourceField,
+    AgentrcSupportingFilesField,
+)
 
-AGENTRC_SOURCE_FIELDS = (AgentrcEntrypointField, AgentrcSupportingFilesField, AgentrcBundleSourceField)
+AGENTRC_SOURCE_FIELDS = (AgentrcEntrypointField, AgentrcSupportingFilesField, AgentrcBundleSourceField,
+                         AgentrcRegistrySourceField)
 
 
 @dataclass(frozen=True)

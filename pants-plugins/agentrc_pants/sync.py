@@ -25,7 +25,6 @@ from pants.option.option_types import BoolOption, StrListOption, StrOption
 from agentrc.files import OutputFile
 from agentrc.output import writer
 from agentrc.pipeline import stages as pipeline
-from agentrc.portable.peek import bundle_name
 from agentrc_pants.config import AgentrcConfigFieldSet, AgentrcConfigSourcesField
 from agentrc_pants.generation import REPORT, GenerationRequest, GenerationResult
 from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest
@@ -61,13 +60,9 @@ async def agentrc_sync(console: Console, sync: AgentrcSyncSubsystem, agentrc: Ag
         clients = tuple(sync.clients) or tuple(sorted(
             {c for t in items + bundles for c in (t[AgentrcClientsField].value or agentrc.clients)}))
         sources = await Get(AgentrcSources, AgentrcSourcesRequest(tuple(t.address for t in items + bundles)))
-        contents = {f.path: f.content for f in sources.tree.files}
-        bundle_names = []
-        for t in bundles:
-            path = t[AgentrcBundleSourceField].file_path
-            bundle_names.append(bundle_name(path, contents[path]))
+        manifests = tuple(t[AgentrcBundleSourceField].file_path for t in bundles)  # unambiguous across registries
         result = await Get(GenerationResult, GenerationRequest(
-            sources.digest, sources.tree, clients, tuple(bundle_names),
+            sources.digest, sources.tree, clients, manifests,
             tuple(t[AgentrcEntrypointField].file_path for t in items), agentrc.strict,
             tuple(t[AgentrcBundleSourceField].file_path for t in bundles)))
         for d in result.diagnostics:

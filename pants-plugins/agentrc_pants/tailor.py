@@ -1,6 +1,7 @@
 """`pants tailor`: an `agentrc_items` target per item directory, an `agentrc_bundle` per manifest
 (a `*.bundle.yaml` that discovery takes for a bundle), an `agentrc_config` per spec-000 project
-(a directory with ai.config.*)."""
+(a directory with ai.config.*), an `agentrc_registry` per registry root (a directory holding
+`agentrc-registry.yaml`)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from pants.util.logging import LogLevel
 
 from agentrc.inputs.config import CONFIG_NAMES
 from agentrc.model import ENTRYPOINTS
+from agentrc.names import REGISTRY_MARKER
 from agentrc.portable.bundles import is_bundle_content
 from agentrc_pants.config import AgentrcConfigTarget
 from agentrc_pants.subsystem import AgentrcSubsystem
-from agentrc_pants.target_types import AgentrcBundleTarget, AgentrcItemsGeneratorTarget
+from agentrc_pants.target_types import AgentrcBundleTarget, AgentrcItemsGeneratorTarget, AgentrcRegistryTarget
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,13 @@ async def find_putative_agentrc_targets(request: PutativeAgentrcTargetsRequest, 
     entries = await Get(Paths, PathGlobs, request.path_globs(*sorted(ENTRYPOINTS)))
     bundles = await Get(Paths, PathGlobs, request.path_globs("*.bundle.yaml"))
     configs = await Get(Paths, PathGlobs, request.path_globs(*CONFIG_NAMES))
+    markers = await Get(Paths, PathGlobs, request.path_globs(REGISTRY_MARKER))
     owned_set = set(owned)
     putative = []
+    for path in sorted(set(markers.files) - owned_set):
+        directory = os.path.dirname(path)
+        putative.append(PutativeTarget.for_target_type(
+            AgentrcRegistryTarget, path=directory, name="registry", triggering_sources=[REGISTRY_MARKER]))
     projects = sorted({os.path.dirname(p) for p in set(configs.files) - owned_set})
     for directory in projects:
         putative.append(PutativeTarget.for_target_type(

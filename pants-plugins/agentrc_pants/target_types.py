@@ -1,4 +1,5 @@
-"""Target types: items (rules, skills, agents), the item-directory generator, and bundles.
+"""Target types: items (rules, skills, agents), the item-directory generator, bundles, and
+registry roots.
 
 The fields only locate sources and carry options; what the sources mean is decided by the
 agentrc core, so `pants package` and `agentrc build` cannot disagree.
@@ -23,7 +24,7 @@ from pants.engine.target import (
 
 from agentrc.clients.registry import CLIENTS
 from agentrc.model import Kind
-from agentrc.names import is_bundle_file
+from agentrc.names import REGISTRY_MARKER, is_bundle_file, is_registry_marker
 
 BUILD_FILES = ("!BUILD", "!BUILD.*")
 
@@ -181,6 +182,34 @@ class AgentrcBundleTarget(Target):
     help = (
         "A bundle manifest. It carries no content: it references items by name (dependencies are "
         "inferred from `items` and `requires`), like Pants' `archive` target."
+    )
+
+
+class AgentrcRegistrySourceField(SingleSourceField):
+    required = False  # SingleSourceField stays required even with a default (Pants 2.17)
+    default = REGISTRY_MARKER
+    expected_file_extensions = (".yaml",)
+    help = (
+        f"The registry root marker, `{REGISTRY_MARKER}`: its directory is a registry, a namespace of item and bundle "
+        "names of its own."
+    )
+
+    def validate_resolved_files(self, files) -> None:
+        super().validate_resolved_files(files)
+        for f in files:
+            if not is_registry_marker(f):
+                raise InvalidFieldException(f"{self.address}: `source` must be a {REGISTRY_MARKER} file, not {f}")
+
+
+class AgentrcRegistryTarget(Target):
+    alias = "agentrc_registry"
+    core_fields = (*COMMON_TARGET_FIELDS, AgentrcRegistrySourceField, AgentrcDependenciesField)
+    help = (
+        f"A registry root: the `{REGISTRY_MARKER}` marking its directory. Items and bundles below it (up to a nested "
+        "registry root) form one registry: their names are unique within it and may be reused by other registries; "
+        "a bare name refers to the same registry, another registry's item or bundle is reached with "
+        "`{ name, source: <path of its root> }` (docs/pants.md). Every agentrc target below it depends on it "
+        "(inferred), so its marker travels with every build."
     )
 
 

@@ -55,8 +55,10 @@ CODES: Dict[str, Code] = _table(
          "Shorten the name (and the directory) to at most 64 characters."),
     Code("AR012", "skill-name-mismatch", "A skill's `name:` differs from its directory name.",
          "Rename the directory or the name: the Agent Skills standard requires them to match (or omit name:)."),
-    Code("AR013", "duplicate-item", "Two items share the same kind and effective name.",
-         "Rename one of them: identity is (kind, name), whatever the directories."),
+    Code("AR013", "duplicate-item", "Two items of one registry share the same kind and effective name.",
+         "Rename one of them: identity is (kind, name) within a registry, whatever the directories. If they belong "
+         "to different teams' registries, mark each registry's root with an agentrc-registry.yaml (docs/format.md, "
+         "Registries): each is then a namespace of its own."),
     Code("AR014", "description-too-long", "A description is longer than 1024 characters.",
          "Shorten the description; clients truncate or reject longer ones."),
     Code("AR015", "skill-description-long", "A skill description is longer than about 200 characters.",
@@ -66,6 +68,11 @@ CODES: Dict[str, Code] = _table(
     Code("AR017", "no-items", "A path given on the command line holds no items or bundles.",
          "Point agentrc at a source registry: directories holding RULE.md, SKILL.md, AGENT.md, COMMAND.md, HOOK.md or "
          "CONTEXT.md."),
+    Code("AR018", "registry-name-clash",
+         "One build selects items of the same kind and name from two registries (they would be written to the same "
+         "client files), or two bundles of one name (spec 001 §3.7: one source per name within a closure).",
+         "Build the registries separately (a bundle or a target each: `--bundle PATH/TO/x.bundle.yaml`, or one "
+         "`pants package` target per registry), or rename one of the items."),
     # --- bodies ---------------------------------------------------------------------
     Code("AR020", "body-h1", "A body contains an H1 heading.",
          "Start headings at '##': generated output derives the H1 from the item's name."),
@@ -116,15 +123,27 @@ CODES: Dict[str, Code] = _table(
          "Check the bundle name, or add <name>.bundle.yaml to the registry."),
     Code("AR063", "bundle-cycle", "Bundle requires form a cycle.",
          "Remove one of the requires edges shown in the cycle."),
-    Code("AR064", "duplicate-bundle", "Two bundle files declare the same name.",
+    Code("AR064", "duplicate-bundle", "Two bundle files of one registry declare the same name.",
          "Bundle names are identities; rename or delete one of them."),
     Code("AR065", "source-unsupported",
-         "A cross-source `source:` locator is used; fetching sources is not supported yet.",
-         "Vendor the required items or bundles into this registry for now."),
-    Code("AR066", "bundle-unknown", "A bundle named on the command line does not exist.",
+         "A remote `source:` locator (`owner/repo@ref`, a URL) is used; fetching sources is not supported yet.",
+         "Vendor the required items or bundles into this registry for now; a registry of the same repository is "
+         "referenced by its local path (`source: ../other-registry`)."),
+    Code("AR066", "bundle-unknown",
+         "A bundle named on the command line does not exist, or its name is defined in several registries.",
          "Run 'agentrc lint' to list the registry's bundles, or fix the name."),
     Code("AR067", "mcp-conflict", "Two bundles define an MCP server of the same name differently.",
          "Give one of the servers another name, or define it once in a bundle the others require."),
+    Code("AR068", "registry-not-found",
+         "A `source:` local path names no registry root among the inputs.",
+         "Make `source:` the path of the other registry's root (the directory holding its agentrc-registry.yaml), "
+         "relative to this registry's root, and give agentrc that registry too: on the command line (`agentrc build "
+         "teams/a teams/b`); in Pants its targets are inferred."),
+    Code("AR069", "cross-registry-implicit",
+         "A bare name refers to an item or bundle that is not in the referencing file's registry but in another one.",
+         "A bare name resolves in its own registry only. Reference another registry's item or bundle explicitly, "
+         "with `{ name: X, source: ../other-registry }` in an item's requires.<kind> or a bundle's requires, as the "
+         "message shows."),
     # --- item requires --------------------------------------------------------------
     Code("AR070", "requires-unresolved", "An item requires an item that does not exist.",
          "Check the required item's kind and effective name, or add it to the registry."),

@@ -37,4 +37,5 @@ def join(a: Registry, b: Registry) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
             diags.error(item.entrypoint, (1, 1), "AR013",
                         f"{item.label} is also defined by {seen[item.key].entrypoint}")
     items = tuple(sorted(a.items + b.items, key=lambda i: (i.kind.value, i.name, i.entrypoint)))
-    return Registry(items, a.bundles + b.bundles, FrozenMap({**dict(a.tools), **dict(b.tools)})), diags.sorted()
+    return Registry(items, a.bundles + b.bundles, FrozenMap({**dict(a.tools), **dict(b.tools)}),
+                    tuple(sorted(set(a.roots + b.roots)))), diags.sorted()

@@ -222,6 +222,10 @@ class Registry:
     # Target-only configuration of canonical documents (spec 000 `tools.<target>`), by
     # target name; each adapter gets only its own (`tools_file`).
     tools: FrozenMap = field(default_factory=FrozenMap)
+    # The registry roots found in the inputs (directories holding `agentrc-registry.yaml`),
+    # sorted: each is a namespace of its own; items and bundles under none of them share the
+    # unnamed registry "" (agentrc.portable.discovery.registry_of).
+    roots: Tuple[str, ...] = ()
 
     def item(self, kind: Kind, name: str) -> Optional[Item]:
         for it in self.items:

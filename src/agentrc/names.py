@@ -29,6 +29,15 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", spaced.lower()).strip("-")
 
 
+# A registry root (issue 10 point 14): the directory holding this file is one source
+# registry, its own namespace of item and bundle names (docs/format.md, "Registries").
+REGISTRY_MARKER = "agentrc-registry.yaml"
+
+
+def is_registry_marker(path: str) -> bool:
+    return posixpath.basename(path) == REGISTRY_MARKER
+
+
 def is_bundle_file(path: str) -> bool:
     return path.endswith(BUNDLE_SUFFIX)
 

@@ -69,7 +69,8 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"comma-separated clients (known: {', '.join(client_registry.CLIENTS)})")
     b.add_argument("--out", required=True, metavar="DIR", help="the project tree to write into")
     b.add_argument("--bundle", action="append", default=[], metavar="NAME",
-                   help="build only this bundle's closure (repeatable)")
+                   help="build only this bundle's closure: its name, or its file's path when several registries "
+                        "define the name (repeatable)")
     b.add_argument("--layout", choices=("project", "plugin"), default="project",
                    help="project: the files a repository holds (default); plugin: the client's plugin package")
     b.add_argument("--plugin-name", default="", metavar="NAME",

@@ -68,7 +68,7 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
 def _plugin_files(registry: Registry, adapters, bundles: Optional[Sequence[str]], plugin_name: str):
     """The plugin manifest (and a one-plugin marketplace beside it). Name, description and
     version come from the one bundle built, else from --plugin-name."""
-    bundle = registry.bundle(bundles[0]) if bundles and len(bundles) == 1 else None
+    bundle = resolve.bundle_for(registry, bundles[0]) if bundles and len(bundles) == 1 else None
     name = plugin_name or (bundle.name if bundle else "agentrc-plugin")
     description = bundle.description if bundle else f"{name}, built by agentrc"
     version = str(bundle.metadata.get("version", "")) if bundle else ""

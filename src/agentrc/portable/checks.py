@@ -72,15 +72,16 @@ def parse_yaml(path: str, text: str, offset: int, diags: Diagnostics) -> Optiona
 
 def schema_ok(path: str, data: Dict[str, Any], located: Located, definition: str, diags: Diagnostics,
               blocks: Sequence[str] = ()) -> bool:
-    """Validate `data` against the JSON schema of `definition` (an item kind, or "bundle")."""
+    """Validate `data` against the JSON schema of `definition` (an item kind, "bundle" or
+    "registry", the registry root marker)."""
     ok = True
     version = data.get("schema")
     if isinstance(version, int) and not isinstance(version, bool) and version > SUPPORTED_SCHEMA:
         diags.error(path, located.pos(("schema",)), "AR005",
                     f"schema {version} requires a newer agentrc (this one supports schema {SUPPORTED_SCHEMA})")
         return False
-    name = "bundle" if definition == "bundle" else "item"
-    found = schemas.errors(name, data, "" if definition == "bundle" else definition, () if name == "bundle" else blocks)
+    name = definition if definition in ("bundle", "registry") else "item"
+    found = schemas.errors(name, data, "" if name != "item" else definition, () if name != "item" else blocks)
     for err in sorted(found, key=lambda e: list(map(str, e.absolute_path))):
         ok = False
         err = _deepest(err)

@@ -10,6 +10,12 @@ It exists so that the rules of membership (overrides, `ignore:`, shared director
 symlinks, links) live apart from what an item's fields mean (`checks`, `items`).
 Diagnostics: AR016 and AR041 (override files), AR050 and AR051 (symlinks and links),
 AR052 (ignore patterns).
+
+It also holds the rule of registries (issue 10 point 14), shared by the CLI and the Pants
+backend: a directory holding `agentrc-registry.yaml` is a registry root, every item and
+bundle belongs to the nearest root above it (the unnamed registry "" when there is none),
+names are unique per registry, and a `source:` that is a local path names another
+registry's root, relative to the referencing registry's own root.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import pathspec
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.model import ENTRYPOINTS, Kind, Resource, SourceFile
+from agentrc.names import is_registry_marker
 from agentrc.portable import body as body_rules
 from agentrc.text.yamlpos import Located
 
@@ -180,3 +187,38 @@ def _inside(target: str, d: str) -> bool:
     if not d:
         return not target.startswith(("/", "../"))
     return target == d or target.startswith(d + "/")
+
+
+def registry_roots(paths: Iterable[str]) -> Tuple[str, ...]:
+    """The registry roots among `paths`: the directory of each `agentrc-registry.yaml`, sorted."""
+    return tuple(sorted({posixpath.dirname(p) for p in paths if is_registry_marker(p)}))
+
+
+def registry_of(directory: str, roots: Iterable[str]) -> str:
+    """The registry of a directory (an item directory, the directory of a bundle file): the
+    nearest root at or above it, or "" (the unnamed registry) when there is none."""
+    found = set(roots)
+    d = directory
+    while True:
+        if d in found:
+            return d
+        parent = posixpath.dirname(d)
+        if parent == d:  # '' for relative paths, '/' for absolute ones
+            return ""
+        d = parent
+
+
+def is_local_source(source: str) -> bool:
+    """A `source:` locator that is a local path (spec 001 §3.7 reuses `upskill add`'s source
+    DSL, where `owner/repo@ref` and URLs are the other forms): `./x`, `../x` or `/x`."""
+    return source in (".", "..") or source.startswith(("./", "../", "/"))
+
+
+def source_root(root: str, source: str, roots: Iterable[str]) -> Optional[str]:
+    """The registry root that the local `source:` path names, read relative to the referencing
+    registry's root `root` (an absolute path as it is); None when it names none of `roots`."""
+    target = posixpath.normpath(source if source.startswith("/") else posixpath.join(root, source))
+    for r in roots:
+        if posixpath.normpath(r or ".") == target:
+            return r
+    return None

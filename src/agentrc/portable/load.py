@@ -16,7 +16,8 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Sequence, Tuple
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fingerprint import digest
 from agentrc.model import ENTRYPOINTS, Bundle, ClientNames, Item, Kind, Registry, SourceFile, SourceTree
-from agentrc.portable import discovery
+from agentrc.names import is_registry_marker
+from agentrc.portable import checks, discovery
 from agentrc.portable.bundles import load_bundles
 from agentrc.portable.items import parse_item
 
@@ -27,13 +28,28 @@ def load_registry(tree: SourceTree, clients: ClientNames, explicit: Iterable[str
     a bundle file among them must parse, where discovery would silently skip it (§2.2)."""
     diags = Diagnostics()
     named = frozenset(explicit)
-    files = {f.path: f for f in tree.files}
+    files = {f.path: f for f in tree.files if not is_registry_marker(f.path)}
+    markers = [f for f in tree.files if is_registry_marker(f.path)]
+    for marker in markers:
+        _check_marker(marker, diags)
+    roots = discovery.registry_roots(f.path for f in markers)
     items = _items(files, clients.families, clients.blocks, diags, memo)
     bundles = load_bundles(files, named, diags)
-    _check_duplicates(items, bundles, diags)
+    _check_duplicates(items, bundles, roots, diags)
     registry = Registry(tuple(sorted(items, key=lambda i: (i.kind.value, i.name, i.entrypoint))),
-                        tuple(sorted(bundles, key=lambda b: (b.name, b.path))))
+                        tuple(sorted(bundles, key=lambda b: (b.name, b.path))), roots=roots)
     return registry, diags.sorted()
+
+
+def _check_marker(f: SourceFile, diags: Diagnostics) -> None:
+    """A registry marker is a YAML mapping with `schema: 1` (and an optional `description`);
+    whatever it holds, its directory is a registry root."""
+    text = checks.decode(f, diags)
+    if text is None:
+        return
+    located = checks.parse_yaml(f.path, text, 0, diags)
+    if located is not None:
+        checks.schema_ok(f.path, located.data, located, "registry", diags)
 
 
 def _items(files: Mapping[str, SourceFile], families: FrozenSet[str], passthrough: Sequence[str],
@@ -77,15 +93,16 @@ def _parse_dir(d: str, entrypoints: Sequence[str], files: List[SourceFile], fami
     return out
 
 
-def _check_duplicates(items: List[Item], bundles: List[Bundle], diags: Diagnostics) -> None:
-    seen: Dict[Tuple[Kind, str], Item] = {}
+def _check_duplicates(items: List[Item], bundles: List[Bundle], roots: Sequence[str], diags: Diagnostics) -> None:
+    """Names are unique within a registry; two registries may reuse them (issue 10 point 14)."""
+    seen: Dict[Tuple[str, Kind, str], Item] = {}
     for item in sorted(items, key=lambda i: i.entrypoint):
-        first = seen.setdefault(item.key, item)
+        first = seen.setdefault((discovery.registry_of(item.directory, roots),) + item.key, item)
         if first is not item:
             diags.error(item.entrypoint, (1, 1), "AR013",
                         f"{item.label} is also defined by {first.entrypoint}")
-    seen_b: Dict[str, Bundle] = {}
+    seen_b: Dict[Tuple[str, str], Bundle] = {}
     for b in sorted(bundles, key=lambda b: b.path):
-        first_b = seen_b.setdefault(b.name, b)
+        first_b = seen_b.setdefault((discovery.registry_of(posixpath.dirname(b.path), roots), b.name), b)
         if first_b is not b:
             diags.error(b.path, (1, 1), "AR064", f"bundle {b.name} is also defined by {first_b.path}")

@@ -25,6 +25,9 @@ class Peek:
     refs: Tuple[Tuple[str, str], ...] = ()  # (kind, name): requires, bundle items, preloads
     soft: Tuple[str, ...] = ()  # preloaded skills: dependencies only when they exist
     bundles: Tuple[str, ...] = ()  # bundle requires
+    # `{ name, source }` entries: (kind or "bundle", name, source), resolved in another
+    # registry (agentrc.portable.resolve.lookup)
+    sourced: Tuple[Tuple[str, str, str], ...] = ()
 
 
 def peek(path: str, content: bytes) -> Optional[Peek]:
@@ -44,24 +47,23 @@ def peek(path: str, content: bytes) -> Optional[Peek]:
     if not isinstance(name, str) or kind is Kind.SKILL:
         name = posixpath.basename(posixpath.dirname(path))
     refs: List[Tuple[str, str]] = []
+    sourced: List[Tuple[str, str, str]] = []
     requires = data.get("requires")
     if isinstance(requires, dict):
         for plural, entries in requires.items():
             if plural in KIND_BY_PLURAL and isinstance(entries, list):
                 for e in entries:
+                    kind_value = KIND_BY_PLURAL[plural].value
+                    if isinstance(e, dict) and isinstance(e.get("source"), str) and isinstance(e.get("name"), str):
+                        sourced.append((kind_value, e["name"], e["source"]))
+                        continue
                     n = (e if isinstance(e, str)
                          else e.get("name") if isinstance(e, dict) and "source" not in e else None)
                     if isinstance(n, str):
-                        refs.append((KIND_BY_PLURAL[plural].value, n))
+                        refs.append((kind_value, n))
     soft = data.get("preload-skills") if kind is Kind.AGENT else None
-    return Peek(kind.value, name, tuple(refs), tuple(s for s in soft or () if isinstance(s, str)))
-
-
-def bundle_name(path: str, content: bytes) -> str:
-    """The name a bundle file declares, else the one its file name gives (what the loader
-    would report as AR060 if they differ): the name front ends pass to --bundle."""
-    info = peek(path, content)
-    return info.name if info else bundle_stem(path)
+    return Peek(kind.value, name, tuple(refs), tuple(s for s in soft or () if isinstance(s, str)),
+                sourced=tuple(sourced))
 
 
 def _bundle(stem: str, text: str) -> Optional[Peek]:
@@ -74,10 +76,14 @@ def _bundle(stem: str, text: str) -> Optional[Peek]:
         for plural, names in items.items():
             if plural in KIND_BY_PLURAL and isinstance(names, list):
                 refs.extend((KIND_BY_PLURAL[plural].value, n) for n in names if isinstance(n, str))
-    requires = [r.get("name") for r in data.get("requires") or () if isinstance(r, dict) and "source" not in r]
+    listed = data.get("requires")
+    entries = [r for r in (listed if isinstance(listed, list) else ())
+               if isinstance(r, dict) and isinstance(r.get("name"), str)]
+    requires = tuple(r["name"] for r in entries if "source" not in r)
+    sourced = tuple(("bundle", r["name"], r["source"]) for r in entries if isinstance(r.get("source"), str))
     declared = data.get("name")
     name = declared if isinstance(declared, str) else stem
-    return Peek("bundle", name, tuple(refs), (), tuple(n for n in requires if isinstance(n, str)))
+    return Peek("bundle", name, tuple(refs), (), requires, sourced)
 
 
 def _mapping(text: str) -> dict:
