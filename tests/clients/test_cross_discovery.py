@@ -143,8 +143,29 @@ def test_sighting_reasons():
     assert found[("opencode", "deep", ".claude/skills/deep/SKILL.md")].why == FOREIGN
     assert found[("opencode", "style", ".agents/skills/style/SKILL.md")].why == SECOND
     assert found[("opencode", "ship", ".agents/skills/ship/SKILL.md")].writers == ("codex",)  # Gemini: TOML
-    # Claude Code, Codex and Gemini CLI read no other client's directory here.
-    assert not {r for r, _, _ in found} - {"opencode", "copilot"}
+    # Gemini CLI loads Codex's command as a skill from .agents/skills (its own is TOML).
+    ship = found[("gemini", "ship", ".agents/skills/ship/SKILL.md")]
+    assert (ship.why, ship.hidden) == (SECOND, "skills.disabled: [ship] in .gemini/settings.json")
+    # Claude Code and Codex read no other client's directory here.
+    assert {r for r, _, _ in found} == {"opencode", "copilot", "gemini"}
+
+
+def test_gemini_and_codex_share_agents_skills_and_gemini_hides_what_is_not_for_it():
+    files = dict(TREE)
+    files.update(item("skill", "cdx", "description: Codex only\naudience:\n  - codex\n"))
+    files.update(item("skill", "gem", "description: Gemini only\naudience:\n  - gemini\n"))
+    plan, out = _build(files, ("codex", "gemini"))
+    settings = json.loads(out[".gemini/settings.json"])
+    assert sorted(settings["skills"]["disabled"]) == ["cdx", "ship"]
+    # Codex has no switch: the report of Gemini CLI's copy says Codex loads it anyway.
+    gem = _loaded_by(plan, "gemini", "skill", "gem")
+    assert gem == {("codex", ".agents/skills/gem/SKILL.md"):
+                   "codex loads it although its audience (gemini) excludes codex"}
+    assert "codex also loads 1 skill written for gemini from .agents/skills, outside its audience (gem)" in _ar095(plan)
+    hidden = "hidden from gemini by skills.disabled: [cdx] in .gemini/settings.json"
+    assert _loaded_by(plan, "codex", "skill", "cdx") == {("gemini", ".agents/skills/cdx/SKILL.md"): hidden}
+    # An item both build is one file: nobody "also" loads it.
+    assert _loaded_by(plan, "codex", "skill", "plain") == {}
 
 
 def test_build_report_file_and_merge_into_a_users_opencode_json(tmp_path, capsys):
@@ -168,9 +189,10 @@ def test_build_report_file_and_merge_into_a_users_opencode_json(tmp_path, capsys
     assert deep["also_loaded_by"] == [{"client": "opencode", "path": ".claude/skills/deep/SKILL.md", "detail": hidden}]
     # Single-client items keep the report's shape.
     assert "also_loaded_by" not in next(i for i in items if (i["client"], i["name"]) == ("opencode", "plain"))
-    # A rebuild changes nothing; dropping codex drops the deny for style and ship (claude's deep stays).
+    # Without codex, style's .agents/skills copy is gone and its deny with it; deep, and ship,
+    # which Claude Code gets as a skill in .claude/skills, stay hidden.
     code = main(["build", str(src), "--out", str(out), "--client", "claude,opencode"])
     assert code == 0, capsys.readouterr().err
     config = json.loads(re.sub(r"//.*", "", (out / "opencode.json").read_text()))
-    assert config["permission"]["skill"] == {"mine": "deny", "deep": "deny"}
+    assert config["permission"]["skill"] == {"mine": "deny", "deep": "deny", "ship": "deny"}
     assert config["permission"]["bash"] == "ask"

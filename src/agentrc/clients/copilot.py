@@ -53,7 +53,7 @@ class Copilot(ClientAdapter):
     # `disabledSkills` in .github/copilot/settings.json is accepted but not applied to a
     # session, so the report names what Copilot also loads instead (skill_switch stays "").
     also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.AGENT: ("claude",),
-                  Kind.RULE: ("claude", SHARED_SKILL_DIR), Kind.COMMAND: ("codex", "openclaw", "hermes")}
+                  Kind.RULE: ("claude", SHARED_SKILL_DIR), Kind.COMMAND: ("claude", "codex", "openclaw", "hermes")}
     prefers_own = frozenset({Kind.SKILL})  # .github/skills comes first
 
     resource_root = ".github/agentrc"

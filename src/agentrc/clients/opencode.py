@@ -47,7 +47,7 @@ class Opencode(ClientAdapter):
     # variable (OPENCODE_DISABLE_CLAUDE_CODE_SKILLS, OPENCODE_DISABLE_EXTERNAL_SKILLS), which
     # agentrc cannot write; a `permission.skill` deny in opencode.json hides one skill by name.
     also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.RULE: (SHARED_SKILL_DIR,),
-                  Kind.COMMAND: ("codex", "openclaw", "hermes")}  # Gemini CLI writes commands as TOML
+                  Kind.COMMAND: ("claude", "codex", "openclaw", "hermes")}  # Gemini CLI's are TOML
     skill_switch = f"permission.skill.<name>: deny in {CONFIG}"
 
     resource_root = ".opencode/agentrc"
