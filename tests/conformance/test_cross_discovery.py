@@ -187,6 +187,16 @@ def test_opencode_offers_no_skill_outside_its_audience_and_the_report_names_what
         "skill": {n: "deny" for n in ("cdx", "deep", "gem", "ship", "style")}}
 
 
+def test_the_deny_leaves_opencodes_own_command_of_that_name_working(tree):
+    base, home, tmp = isolated_dirs("agentrc-xdisc-opencode-command-")
+    project = copy_project(tree[0], base / "project")
+    assert json.loads((project / "opencode.json").read_text(encoding="utf-8"))["permission"]["skill"]["ship"] == "deny"
+    with LocalSink() as sink:
+        _opencode(project, home, tmp, sink, "run", "--command", "ship", "now")
+        bodies = [json.dumps(r["body"]) for r in sink.requests if r["method"] == "POST"]
+    assert any("Ship it." in b for b in bodies), "the ship command's text did not reach the model"
+
+
 def test_without_the_switch_opencode_offers_the_foreign_skills(tree):
     """The control: the same tree without agentrc's `permission` key in opencode.json."""
     _, _, offered = _opencode_view(tree, "control", strip_switch=True)

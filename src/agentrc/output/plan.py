@@ -238,7 +238,7 @@ def _warn_cross_discovery(sightings: Sequence[Sighting], diags: Diagnostics) -> 
         copies = "copies" if len(found) > 1 else "copy"
         how = {FOREIGN: f"outside its audience ({names})",
                ONLY: f"as its only {copies} ({names})",
-               SECOND: f"as a second {copies} beside its own ({names})",
+               SECOND: f"as {'second copies' if len(found) > 1 else 'a second copy'} beside its own ({names})",
                DIFFERS: f"different from its own {copies} ({names}); "
                         + ("its own copy wins" if own_wins else "which of the two it loads is not defined")}[why]
         diags.warning("<build>", (0, 0), "AR095", f"{reader} also loads {len(found)} {noun} written for "
