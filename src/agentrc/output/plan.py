@@ -151,6 +151,9 @@ def cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
     skill of its own by, and the reader is outside the item's audience or has the item in
     another form already (a rule it loads as an instruction, a command)."""
     built = {a.name for a in clients}
+    of_kind: Dict[Kind, Dict[str, Item]] = {}
+    for i in items:
+        of_kind.setdefault(i.kind, {})[i.name] = i
     found: List[Sighting] = []
     for reader in clients:
         own_skills = {_skill_name(f.path) for (c, _, _), f in entries.items() if c == reader.name}
@@ -159,11 +162,11 @@ def cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
             for other in _expand(others):
                 if other not in built or other == reader.name:
                     continue
-                for item in items:
-                    theirs = entries.get((other, item.kind, item.name))
-                    if item.kind is kind and theirs is not None:
-                        at.setdefault((item.name, theirs.path), []).append(other)
-            by_name = {i.name: i for i in items if i.kind is kind}
+                for name in of_kind.get(kind, {}):
+                    theirs = entries.get((other, kind, name))
+                    if theirs is not None:
+                        at.setdefault((name, theirs.path), []).append(other)
+            by_name = of_kind.get(kind, {})
             for (name, path), writers in at.items():
                 item, theirs = by_name[name], entries[(writers[0], kind, name)]
                 mine = entries.get((reader.name, kind, name))
