@@ -170,9 +170,10 @@ CODES: Dict[str, Code] = _table(
     Code("AR094", "output-edited", "A file agentrc wrote was edited since; rebuilding would lose the edit.",
          "Move the change into the source item (the output is generated), or delete the file, then rebuild."),
     Code("AR095", "cross-client-discovery",
-         "A client also discovers another client's outputs, which differ from its own or are not meant for it.",
-         "Build the clients into separate trees, restrict audience:, or turn the client's cross-discovery off (see "
-         "docs/clients/)."),
+         "A client also loads another client's outputs, which its audience excludes, differ from its own, or "
+         "repeat what it already has; the fidelity report names each copy (also_loaded_by).",
+         "Build the clients into separate trees, or turn the client's cross-discovery off with a setting of its "
+         "own where agentrc cannot (docs/fidelity.md#cross-discovery)."),
     Code("AR096", "user-key-conflict", "A file the user owns already defines a key agentrc would write.",
          "Rename the item or server, or remove the user's entry: agentrc changes only keys it added itself."),
     Code("AR097", "merge-unreadable", "A file the user owns, which agentrc merges keys into, cannot be parsed.",

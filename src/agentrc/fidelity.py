@@ -40,6 +40,9 @@ class ItemReport:
     generated: bool  # False when audience excludes the client
     outputs: Tuple[str, ...]
     fields: Tuple[FieldOutcome, ...]
+    # Other clients that also load this client's copy of the item from where it was written
+    # (opencode reads .claude/skills): (client, path, what happens), see plan.cross_discovery.
+    also_loaded_by: Tuple[Tuple[str, str, str], ...] = ()
 
     @property
     def worst(self) -> str:
@@ -55,6 +58,9 @@ class ItemReport:
             "generated": self.generated,
             "outputs": list(self.outputs),
             "fields": [f.to_json() for f in self.fields],
+            # Only when there is one: single-client reports keep their shape.
+            **({"also_loaded_by": [{"client": c, "path": p, "detail": d} for c, p, d in self.also_loaded_by]}
+               if self.also_loaded_by else {}),
         }
 
 

@@ -139,8 +139,10 @@ def test_cursor_warns_when_it_also_loads_claudes_different_copies():
     files.update(_item("agent", "only-claude", "description: Claude only\naudience:\n  - claude\n"))
     plan = pipeline.generate(_tree(files), ["claude", "cursor"])
     warnings = [d.message for d in plan.diagnostics if d.code == "AR095" and d.message.startswith("cursor ")]
-    assert any("skills written for claude" in w and "(s)" in w for w in warnings)
-    assert any("agents written for claude" in w and "outside its audience (only-claude)" in w for w in warnings)
+    assert any("1 skill written for claude from .claude/skills" in w and "different from its own copy (s)" in w
+               for w in warnings), warnings
+    assert any("1 agent written for claude" in w and "outside its audience (only-claude)" in w
+               for w in warnings), warnings
 
 
 def test_context_is_the_shared_agents_md():

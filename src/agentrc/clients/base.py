@@ -129,6 +129,9 @@ class ClientAdapter:
     # build warns when those copies differ (AR095).
     also_reads: Mapping[Kind, Tuple[str, ...]] = {}
     prefers_own: FrozenSet[Kind] = frozenset()  # kinds where the client's own copy wins a name clash
+    # The client's own project-level switch that hides one skill by name, written into a file
+    # agentrc already merges for it (see hide_skills); "" when it has none that works.
+    skill_switch: str = ""
 
     Rendering = Tuple[str, str, Sequence[OutputFile]]  # (entrypoint path, body, extra files)
 
@@ -151,6 +154,13 @@ class ClientAdapter:
         first, rest = (frags, files) if item.kind in (Kind.HOOK, Kind.CONTEXT) else (files, frags)
         paths = tuple(dict.fromkeys([f.path for f in first] + [f.path for f in rest]))
         return Rendered(files, self._report(item, True, paths, tracker), frags)
+
+    def hide_skills(self, names: Sequence[Tuple[str, str]]) -> Tuple[Fragment, ...]:
+        """What keeps this client from loading the skills `names` ((skill name, owner)) that it
+        would otherwise find in other clients' directories (`skill_switch`). The build asks
+        only for names the client has no skill of its own by, and only for copies outside its
+        audience or of items it already has in another form (docs/fidelity.md#cross-discovery)."""
+        return ()
 
     def render_server(self, server: McpServer) -> Rendered:
         """An MCP server of the selected bundles, reported like an item (kind "mcp")."""

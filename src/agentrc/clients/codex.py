@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.clients.base import (
     ENV_REF_RE,
+    SHARED_SKILL_DIR,
     ClientAdapter,
     RenderContext,
     hook_docs,
@@ -90,6 +91,13 @@ class Codex(ClientAdapter):
     tool_names = TOOL_NAMES
     hooks_file = HOOKS_FILE
     hooks_note = f"{TRUSTED}; approve the hook once in /hooks"
+
+    # Gemini CLI, OpenClaw and Hermes write to the same .agents/skills (the same file when an
+    # item is for Codex too): Codex 0.171.0 loads everything there, also what is not meant
+    # for it (tests/conformance/test_cross_discovery.py). agentrc writes no switch for it;
+    # the report names those copies.
+    also_reads = {Kind.SKILL: (SHARED_SKILL_DIR,), Kind.RULE: (SHARED_SKILL_DIR,),
+                  Kind.COMMAND: ("openclaw", "hermes")}
 
     # Agents are TOML files; rules, skills and commands are all Agent Skills, whose SKILL.md
     # stays in the standard form and whose Codex settings (the `codex:` block, a command's
@@ -374,6 +382,7 @@ class CodexPlugin(Codex):
 
     title = "Codex plugin"
     layout = "plugin"
+    also_reads: Dict[Kind, Any] = {}
     kinds = (Kind.RULE, Kind.SKILL, Kind.COMMAND, Kind.HOOK)
     resource_root = "agentrc"
     skill_dir = PLUGIN_SKILLS

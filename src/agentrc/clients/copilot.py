@@ -46,9 +46,15 @@ class Copilot(ClientAdapter):
     # VS Code also loads .claude/skills, .claude/agents and .claude/rules (docs: agent-skills,
     # custom-agents, custom-instructions).
     # ... and .agents/skills, where Codex, Gemini CLI, OpenClaw and Hermes write skills (and
-    # their rules and commands as skills).
+    # their rules and commands as skills). The Copilot CLI 1.0.102 loads skills from
+    # .github/skills, .agents/skills and .claude/skills, the first copy of a name winning, and
+    # .claude/rules beside .github/instructions (tests/conformance/test_cross_discovery.py).
+    # No project switch turns that off: `ignoredSkillsLocations` is user-level only, and a
+    # `disabledSkills` in .github/copilot/settings.json is accepted but not applied to a
+    # session, so the report names what Copilot also loads instead (skill_switch stays "").
     also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.AGENT: ("claude",),
-                  Kind.RULE: ("claude", SHARED_SKILL_DIR), Kind.COMMAND: ("codex", "openclaw", "hermes")}
+                  Kind.RULE: ("claude", SHARED_SKILL_DIR), Kind.COMMAND: ("claude", "codex", "openclaw", "hermes")}
+    prefers_own = frozenset({Kind.SKILL})  # .github/skills comes first
 
     resource_root = ".github/agentrc"
     skill_dir = ".github/skills"

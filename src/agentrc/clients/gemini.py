@@ -18,6 +18,7 @@ import dataclasses
 from typing import Any, Dict, List, Sequence, Tuple
 
 from agentrc.clients.base import (
+    SHARED_SKILL_DIR,
     ClientAdapter,
     RenderContext,
     context_section,
@@ -90,9 +91,18 @@ class Gemini(ClientAdapter):
     hooks_note = TRUST
     mcp_file = SETTINGS
     mcp_note = TRUST
-    # Codex writes rules and skills to the same .agents/skills (identical files when both
-    # build an item), and Gemini CLI loads whatever is there, also the ones meant for Codex.
-    also_reads = {Kind.SKILL: ("codex",), Kind.RULE: ("codex",)}
+    # Codex, OpenClaw and Hermes write rules and skills to the same .agents/skills (identical
+    # files when they build an item for Gemini CLI too), and their commands as skills there;
+    # Gemini CLI 0.61.0 loads whatever is there, also what is not meant for it. Its own
+    # workspace setting `skills.disabled` hides a skill by name (checked by
+    # tests/conformance/test_cross_discovery.py against the model request).
+    also_reads = {Kind.SKILL: (SHARED_SKILL_DIR,), Kind.RULE: (SHARED_SKILL_DIR,),
+                  Kind.COMMAND: ("codex", "openclaw", "hermes")}  # its own commands are TOML
+    skill_switch = f"skills.disabled: [<name>] in {SETTINGS}"
+
+    def hide_skills(self, names):
+        return tuple(fragment(SETTINGS, "json", ("skills", "disabled"), name, owner, append=True)
+                     for name, owner in names)
 
     def prepare(self, item, tracker):
         if item.kind in (Kind.RULE, Kind.SKILL) and self.passthrough_block in item.passthrough:
@@ -304,6 +314,7 @@ class GeminiExtension(Gemini):
     agents_dir = "agents"
     commands_dir = "commands"
     also_reads: Dict[Kind, Any] = {}
+    skill_switch = ""
     hooks_file = "hooks/hooks.json"
     hooks_note = "the extension's hooks"
     mcp_file = EXTENSION_MANIFEST

@@ -40,10 +40,15 @@ class Opencode(ClientAdapter):
     title = "opencode"
     passthrough_block = "opencode"
     passthrough_example = {"temperature": 0.2}
-    # opencode reads .claude/skills (OPENCODE_DISABLE_CLAUDE_CODE_SKILLS) and .agents/skills,
-    # where Codex, Gemini CLI, OpenClaw and Hermes write skills (and rules and commands as skills).
+    # opencode reads .claude/skills and .agents/skills (project and home), where Codex, Gemini
+    # CLI, OpenClaw and Hermes write skills (and rules and commands as skills); with a name in
+    # two of them, which one it loads varies from run to run (opencode 1.18.33, checked by
+    # tests/conformance/test_cross_discovery.py). Turning the scans off takes an environment
+    # variable (OPENCODE_DISABLE_CLAUDE_CODE_SKILLS, OPENCODE_DISABLE_EXTERNAL_SKILLS), which
+    # agentrc cannot write; a `permission.skill` deny in opencode.json hides one skill by name.
     also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.RULE: (SHARED_SKILL_DIR,),
-                  Kind.COMMAND: ("codex", "openclaw", "hermes")}  # Gemini CLI writes commands as TOML
+                  Kind.COMMAND: ("claude", "codex", "openclaw", "hermes")}  # Gemini CLI's are TOML
+    skill_switch = f"permission.skill.<name>: deny in {CONFIG}"
 
     resource_root = ".opencode/agentrc"
     skill_dir = ".opencode/skills"
@@ -52,6 +57,10 @@ class Opencode(ClientAdapter):
 
     kinds = tuple(Kind)
     tools_file = CONFIG
+
+    def hide_skills(self, names):
+        # A denied skill is left out of the skill tool's list and refused when named.
+        return tuple(fragment(CONFIG, "json", ("permission", "skill", name), "deny", owner) for name, owner in names)
 
     def rule(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker,

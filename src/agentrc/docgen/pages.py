@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 import yaml
 
 from agentrc.clients import registry as client_registry
-from agentrc.clients.base import ClientAdapter
+from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter
 from agentrc.codes import CODES
 from agentrc.diagnostics import Diagnostics
 from agentrc.fidelity import FieldOutcome, ItemReport
@@ -503,6 +503,7 @@ def render_client(adapter: ClientAdapter, items: Sequence[Probe]) -> str:
     for kind in Kind:
         lines += _kind_section(adapter, kind, [r for r in renderings if r.probe.kind is kind])
     lines += _servers_section(adapter)
+    lines += _cross_section(adapter, items)
     lines += _project_section(adapter, renderings)
     lines += _tools_section(adapter, renderings)
     lines += _models_section(adapter, renderings)
@@ -613,6 +614,55 @@ def _servers_section(adapter: ClientAdapter) -> List[str]:
         if f is not None:
             lang = "toml" if path.endswith(".toml") else "json"
             lines += [f"{code(path)}:", ""] + fence(f.content.decode("utf-8"), lang) + [""]
+    return lines
+
+
+_WHERE: Dict[Tuple[str, Kind], str] = {}
+
+
+def _where(client: str, kind: Kind, items: Sequence[Probe]) -> str:
+    """The directory `client` writes items of `kind` to, from rendering the kind's base probe."""
+    if (client, kind) not in _WHERE:
+        for r in render_probes(client_registry.CLIENTS[client], items):
+            path = r.files[0].path if r.files else ""
+            if path and (client, r.probe.kind) not in _WHERE:  # the kind's base probe comes first
+                _WHERE[(client, r.probe.kind)] = path.rsplit("/", 2 if path.endswith("/SKILL.md") else 1)[0]
+    return _WHERE[(client, kind)]
+
+
+def _cross_section(adapter: ClientAdapter, items: Sequence[Probe]) -> List[str]:
+    """Other clients' directories this client also loads (its `also_reads`), and what the
+    build does about it (docs/fidelity.md#cross-discovery)."""
+    if not adapter.also_reads:
+        return []
+    lines = ["## Other clients' directories", "",
+             f"{adapter.title} also loads what other clients' builds write, when they share its tree:", ""]
+    rows = []
+    for kind, others in adapter.also_reads.items():
+        writers = [w for name in others
+                   for w in (client_registry.agent_skills_writers() if name == SHARED_SKILL_DIR else (name,))]
+        dirs: Dict[str, List[str]] = {}
+        for w in writers:
+            if w != adapter.name:
+                dirs.setdefault(_where(w, kind, items), []).append(w)
+        for d, ws in sorted(dirs.items()):
+            rows.append([kind.plural, code(d), ", ".join(ws)])
+    lines += table(["Kind", "Directory", "Written for"], rows) + [""]
+    own = ", ".join(k.plural for k in Kind if k in adapter.prefers_own)
+    if own:
+        lines += [f"Its own copy wins a name clash for {own}.", ""]
+    if adapter.skill_switch:
+        lines += [f"When a build writes one of those directories too, agentrc hides from {adapter.title} each",
+                  "skill there that it has no skill of its own by, and that is outside its audience or an",
+                  "item it already has in another form (a rule, a command), with its own switch:", "",
+                  f"- {code(adapter.skill_switch)}", "",
+                  "The fidelity report names every copy it hides or still loads (`also_loaded_by`), and",
+                  "the build warns about the ones it still loads with [AR095](../error-codes.md#ar095);",
+                  "see [Cross-discovery](../fidelity.md#cross-discovery).", ""]
+    else:
+        lines += [f"agentrc writes no switch for {adapter.title}: the fidelity report names each copy it also",
+                  "loads (`also_loaded_by`), and the build warns with [AR095](../error-codes.md#ar095); see",
+                  "[Cross-discovery](../fidelity.md#cross-discovery).", ""]
     return lines
 
 

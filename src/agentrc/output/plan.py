@@ -7,6 +7,7 @@ clients may legitimately write identical bytes to a shared path; that is merged)
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -64,11 +65,15 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
         for f in adapter.project_files(client_reports):
             _add(by_path, f, diags, f.path)
         reports.extend(client_reports)
+    sightings = cross_discovery(clients, items, entries)
+    for frag in _switches(clients, sightings):
+        fragments.setdefault(frag.path, []).append(frag)
     for path in sorted(fragments):
         assembled = managed.assemble(path, fragments[path], diags)
         if assembled is not None:
             _add(by_path, assembled, diags, path)
-    _cross_discovery(clients, items, entries, diags)
+    _warn_cross_discovery(sightings, diags)
+    reports = _with_sightings(reports, sightings)
     _shared_context(clients, items, reports, diags)
     return Plan(tuple(by_path[p] for p in sorted(by_path)), tuple(reports), diags.sorted())
 
@@ -99,43 +104,148 @@ def _dropped(adapter: ClientAdapter, rendered: Rendered, field_pos, source: str,
                    f"{outcome.detail}")
 
 
-def _cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
-                     entries: Dict[Tuple[str, Kind, str], OutputFile], diags: Diagnostics) -> None:
-    """Warn, once per client pair and kind, when a client will also load another client's
-    copies of items and those copies differ from its own or were not meant for it."""
+# Why a client also loads another client's copy of an item (Sighting.why).
+FOREIGN, ONLY, DIFFERS, SECOND = "foreign", "only", "differs", "second"
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """One copy of an item that `reader` also loads from another client's directory: the
+    facts behind both AR095 and the item's `also_loaded_by` in the fidelity report."""
+
+    reader: str
+    writers: Tuple[str, ...]  # the clients whose output `path` is
+    kind: Kind
+    name: str
+    path: str
+    why: str  # FOREIGN: outside its audience; ONLY: its only copy; DIFFERS: a name clash; SECOND: loaded too
+    own: str = ""  # the reader's own copy of the item
+    own_wins: bool = False  # DIFFERS: the reader documents that its own copy wins
+    audience: Tuple[str, ...] = ()
+    hidden: str = ""  # the reader's switch agentrc wrote to hide the copy ("" = it is loaded)
+
+    @property
+    def skill(self) -> str:
+        """The skill name the copy is loaded by, or "" when it is not a skill."""
+        return _skill_name(self.path)
+
+    def detail(self) -> str:
+        """What happens, in the words the report and AR095 share."""
+        if self.hidden:
+            return f"hidden from {self.reader} by {self.hidden}"
+        if self.why == FOREIGN:
+            return f"{self.reader} loads it although its audience ({', '.join(self.audience)}) excludes {self.reader}"
+        if self.why == ONLY:
+            return f"{self.reader} loads it from here (it has no copy of its own)"
+        if self.why == SECOND:
+            return f"{self.reader} loads it a second time, beside its own copy {self.own}"
+        which = "its own copy wins" if self.own_wins else "which of the two it loads is not defined"
+        return f"{self.reader} has its own copy {self.own}, which differs; {which}"
+
+
+def cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
+                    entries: Dict[Tuple[str, Kind, str], OutputFile]) -> List[Sighting]:
+    """Every copy of an item that a built client also loads from another built client's
+    directory (its `also_reads`), unless the copy is the same file as its own. A copy is
+    hidden by the reader's own switch (`skill_switch`) when it is a skill the reader has no
+    skill of its own by, and the reader is outside the item's audience or has the item in
+    another form already (a rule it loads as an instruction, a command)."""
     built = {a.name for a in clients}
+    of_kind: Dict[Kind, Dict[str, Item]] = {}
+    for i in items:
+        of_kind.setdefault(i.kind, {})[i.name] = i
+    found: List[Sighting] = []
     for reader in clients:
+        own_skills = {_skill_name(f.path) for (c, _, _), f in entries.items() if c == reader.name}
         for kind, others in reader.also_reads.items():
-            # Clients writing one shared file (Codex and Gemini CLI in .agents/skills) give the
-            # same findings: one warning names them together.
-            found: Dict[Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]], List[str]] = {}
+            at: Dict[Tuple[str, str], List[str]] = {}  # (item, path) -> writers: .agents/skills is shared
             for other in _expand(others):
                 if other not in built or other == reader.name:
                     continue
-                differ, foreign, paths = [], [], []
-                for item in items:
-                    theirs = entries.get((other, item.kind, item.name))
-                    if item.kind is not kind or theirs is None:
-                        continue
-                    paths.append(theirs.path)
-                    mine = entries.get((reader.name, item.kind, item.name))
-                    if mine is None:
-                        foreign.append(item.name)
-                    elif mine.content != theirs.content:
-                        differ.append(item.name)
-                if differ or foreign:
-                    found.setdefault((tuple(differ), tuple(foreign), tuple(paths)), []).append(other)
-            for (differ_names, foreign_names, _), writers in found.items():
-                parts = []
-                if differ_names:
-                    which = ("it documents that its own copy wins" if kind in reader.prefers_own
-                             else "which copy it loads is not defined")
-                    parts.append(f"{len(differ_names)} differ from its own copies ({_names(list(differ_names))}), "
-                                 f"and {which}")
-                if foreign_names:
-                    parts.append(f"{len(foreign_names)} are outside its audience ({_names(list(foreign_names))})")
-                diags.warning("<build>", (0, 0), "AR095", f"{reader.name} also discovers the {kind.plural} "
-                              f"written for {' and '.join(writers)}: " + "; ".join(parts))
+                for name in of_kind.get(kind, {}):
+                    theirs = entries.get((other, kind, name))
+                    if theirs is not None:
+                        at.setdefault((name, theirs.path), []).append(other)
+            by_name = of_kind.get(kind, {})
+            for (name, path), writers in at.items():
+                item, theirs = by_name[name], entries[(writers[0], kind, name)]
+                mine = entries.get((reader.name, kind, name))
+                if mine is not None and mine.path == path:
+                    continue
+                own = mine.path if mine is not None else ""
+                if mine is None:
+                    why = ONLY if item.targets(reader.family) else FOREIGN
+                elif _same_slot(kind, mine.path, path):
+                    if mine.content == theirs.content:
+                        continue  # the same item under the same name: nothing changes
+                    why = DIFFERS
+                else:
+                    why = SECOND
+                sighting = Sighting(reader.name, tuple(writers), kind, name, path, why, own,
+                                    kind in reader.prefers_own, tuple(item.audience))
+                if (reader.skill_switch and why in (FOREIGN, SECOND) and sighting.skill
+                        and sighting.skill not in own_skills):
+                    hidden = reader.skill_switch.replace("<name>", sighting.skill)
+                    sighting = dataclasses.replace(sighting, hidden=hidden)
+                found.append(sighting)
+    return found
+
+
+def _skill_name(path: str) -> str:
+    parts = path.split("/")
+    return parts[-2] if len(parts) > 2 and parts[-1] == "SKILL.md" else ""
+
+
+def _same_slot(kind: Kind, mine: str, theirs: str) -> bool:
+    """Whether two copies compete for one name (two skills, two agents, two commands of
+    the same form) rather than both loading (a rule is an instruction file in one place and
+    a skill in another; instruction files all load)."""
+    skills = (mine.endswith("/SKILL.md"), theirs.endswith("/SKILL.md"))
+    if skills[0] != skills[1]:
+        return False
+    return skills[0] or kind is not Kind.RULE
+
+
+def _switches(clients: Sequence[ClientAdapter], sightings: Sequence[Sighting]) -> List[Fragment]:
+    out: List[Fragment] = []
+    for reader in clients:
+        names = sorted({(s.skill, f"{reader.name}:{s.kind.value}:{s.name}") for s in sightings
+                        if s.reader == reader.name and s.hidden})
+        out.extend(reader.hide_skills(names))
+    return out
+
+
+def _with_sightings(reports: Sequence[ItemReport], sightings: Sequence[Sighting]) -> List[ItemReport]:
+    """Each writer's report of an item names the other clients that also load its copy."""
+    notes: Dict[Tuple[str, str, str], List[Tuple[str, str, str]]] = {}
+    for s in sightings:
+        for writer in s.writers:
+            notes.setdefault((writer, s.kind.value, s.name), []).append((s.reader, s.path, s.detail()))
+    if not notes:
+        return list(reports)
+    return [dataclasses.replace(r, also_loaded_by=tuple(sorted(notes[(r.client, r.kind, r.name)])))
+            if (r.client, r.kind, r.name) in notes else r for r in reports]
+
+
+def _warn_cross_discovery(sightings: Sequence[Sighting], diags: Diagnostics) -> None:
+    """AR095, once per reader, kind, writers and reason, for the copies still loaded."""
+    groups: Dict[Tuple[str, Kind, Tuple[str, ...], str, bool], List[Sighting]] = {}
+    for s in sightings:
+        if not s.hidden:
+            groups.setdefault((s.reader, s.kind, s.writers, s.why, s.own_wins), []).append(s)
+    for (reader, kind, writers, why, own_wins), found in sorted(groups.items(), key=lambda kv: (
+            kv[0][0], kv[0][1].value, kv[0][2], kv[0][3])):
+        names = _names(sorted(s.name for s in found))
+        noun = kind.plural if len(found) > 1 else kind.value
+        where = ", ".join(sorted({s.path.rsplit("/", 2 if s.skill else 1)[0] for s in found}))
+        copies = "copies" if len(found) > 1 else "copy"
+        how = {FOREIGN: f"outside its audience ({names})",
+               ONLY: f"as its only {copies} ({names})",
+               SECOND: f"as {'second copies' if len(found) > 1 else 'a second copy'} beside its own ({names})",
+               DIFFERS: f"different from its own {copies} ({names}); "
+                        + ("its own copy wins" if own_wins else "which of the two it loads is not defined")}[why]
+        diags.warning("<build>", (0, 0), "AR095", f"{reader} also loads {len(found)} {noun} written for "
+                      f"{' and '.join(writers)} from {where}, {how}")
 
 
 def _expand(clients: Sequence[str]) -> Tuple[str, ...]:
