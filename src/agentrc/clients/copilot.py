@@ -46,9 +46,11 @@ class Copilot(ClientAdapter):
     # VS Code also loads .claude/skills, .claude/agents and .claude/rules (docs: agent-skills,
     # custom-agents, custom-instructions).
     # ... and .agents/skills, where Codex, Gemini CLI, OpenClaw and Hermes write skills (and
-    # their rules and commands as skills).
+    # their rules and commands as skills). The Copilot CLI (1.0.102, checked by
+    # tests/conformance/test_copilot_discovery.py) loads .claude/skills too, so the commands
+    # Claude Code receives as skills there are Copilot CLI skills as well.
     also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.AGENT: ("claude",),
-                  Kind.RULE: ("claude", SHARED_SKILL_DIR), Kind.COMMAND: ("codex", "openclaw", "hermes")}
+                  Kind.RULE: ("claude", SHARED_SKILL_DIR), Kind.COMMAND: ("claude", "codex", "openclaw", "hermes")}
 
     resource_root = ".github/agentrc"
     skill_dir = ".github/skills"
