@@ -2,7 +2,7 @@
 (test_claude_discovery.py, test_codex_discovery.py, test_gemini_discovery.py).
 
 * `client_build(source, client)`: examples/registry or examples/project built for one client
-  with the documented command (`python -m agentrc build <source> --client <c> --out <tmp>
+  (or several, comma-separated: "claude,copilot") with the documented command (`python -m agentrc build <source> --client <c> --out <tmp>
   --report <tmp>.json`), memoized per session. `ClientBuild.generated(kind)` reads the
   fidelity report: the items agentrc says it generated for that client, with their outputs.
   That is what the client should discover; the tests also check it against the files written.
@@ -59,20 +59,22 @@ class ClientBuild:
     report: Dict[str, Any]
     log: str
 
-    def generated(self, kind: str) -> Dict[str, List[str]]:
-        """{item name: outputs} of the items of `kind` generated for this client."""
+    def generated(self, kind: str, client: Optional[str] = None) -> Dict[str, List[str]]:
+        """{item name: outputs} of the items of `kind` generated for this client (or, in a
+        build for several clients such as "claude,copilot", for `client`)."""
+        client = client or self.client
         found: Dict[str, List[str]] = {}
         for item in self.report.get("items", []):
-            if item.get("client") == self.client and item.get("kind") == kind and item.get("generated"):
+            if item.get("client") == client and item.get("kind") == kind and item.get("generated"):
                 found[item["name"]] = list(item.get("outputs") or [])
         return found
 
-    def generated_skills(self, root: str) -> Dict[str, str]:
+    def generated_skills(self, root: str, client: Optional[str] = None) -> Dict[str, str]:
         """{item name: skill directory} of every item generated as a skill under `root`
         (skills, and the commands and rules a client receives as skills)."""
         found: Dict[str, str] = {}
         for kind in ("skill", "command", "rule"):
-            for name, outputs in self.generated(kind).items():
+            for name, outputs in self.generated(kind, client).items():
                 for out in outputs:
                     if out.startswith(root + "/") and out.endswith("/SKILL.md") and out.count("/") == root.count("/") + 2:
                         found[name] = out[: -len("/SKILL.md")]

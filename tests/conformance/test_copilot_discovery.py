@@ -1,0 +1,658 @@
+"""GitHub Copilot CLI (the real CLI, offline, isolated home) discovers what agentrc generates for it.
+
+examples/registry and examples/project are built for `--client copilot` (and, for the
+cross-discovery checks, for `--client claude,copilot` into one tree) and copied into a git
+project. Every run: HOME, TMPDIR and the XDG dirs in the test's temp dir (the package cache,
+where the CLI unpacks its 235 MB runtime on first start, is shared by the module), no
+credentials, stdin closed, auto-update off, stdio MCP server commands shadowed by shims, and a
+local sink as the HTTP(S) proxy, whose log every test checks.
+
+What the CLI answers offline (1.0.102):
+
+* `copilot skill list --json`: every skill with name, description, source (`project`,
+  `builtin`, ...), directory and enabled. No network, no trust needed.
+* `copilot instruction list --json`: every instruction source: repository files (`AGENTS.md`,
+  `CLAUDE.md`, `GEMINI.md`, `.github/copilot-instructions.md`) and instruction files
+  (`.github/instructions/**/*.instructions.md` and `.claude/rules/**/*.md`), the latter with
+  `applyTo` (a list: the frontmatter's comma-separated globs, or Claude's `paths:`) and
+  `description` when the file is path-scoped. A file whose `applyTo` is absent, `*`, `**` or
+  `**/*` is always on, and is listed without either key.
+* `copilot mcp list --json`: the MCP servers with their full configuration. Workspace servers
+  (`.mcp.json`) are listed only for a trusted folder (`trustedFolders` in
+  `$HOME/.copilot/config.json`, as `copilot` writes when a person trusts the folder).
+* Agents, hooks and what reaches the model have no listing command. With
+  `COPILOT_OFFLINE=true` and a model provider (`COPILOT_PROVIDER_BASE_URL`) at the local sink,
+  `copilot -p` sends its first model request there (about 2 s, no GitHub login): the system
+  prompt lists the model-visible skills (`<available_skills>`), inlines the always-on
+  instruction files verbatim (frontmatter included) and the repository files as
+  `<custom_instruction>` blocks, and lists the path-scoped ones in a Pattern / File Path /
+  Description table; the `task` tool's description lists the "User-provided custom agents"
+  with their descriptions. The debug log (`--log-level all --log-dir`) says
+  `loaded repo hooks (hookCount=N)` (handlers, not events; unknown events are skipped with
+  "Ignoring unknown hook event(s)"). Repository hooks load only for a trusted folder.
+
+Discovery facts checked by test_copilot_discovery_paths_and_precedence (on a tree written
+by hand, not by agentrc) and test_copilot_in_a_claude_and_copilot_tree_loads_what_ar095_warns_about
+(for the cross-client discovery and `audience` work, issue 10 point 16):
+
+* Skills: `.github/skills`, then `.agents/skills`, then `.claude/skills`; one skill per name,
+  the first of that order wins (no warning). Not read: `.opencode/skills`, `.copilot/skills`.
+  A skill with `disable-model-invocation: true` is listed but not shown to the model.
+* Instructions: the root `AGENTS.md`, `CLAUDE.md`, `GEMINI.md` and
+  `.github/copilot-instructions.md`, plus every `.github/instructions/**/*.instructions.md`
+  and every `.claude/rules/**/*.md` (recursive). No de-duplication: a rule written both as
+  `.github/instructions/x.instructions.md` and `.claude/rules/x.md` reaches the model twice.
+  Not read: `CLAUDE.local.md`, `.claude/CLAUDE.md`, `AGENTS.md` below the root, `.md` files in
+  `.github/instructions` without `.instructions.md`.
+* Agents: `.github/agents/*.agent.md` and `.github/agents/*.md`, and `.claude/agents/*.md`;
+  one agent per name, the `.github/agents` copy wins. Not read: `.agents/agents`.
+* MCP: the first of `.mcp.json` and `.github/mcp.json` (the whole file: a server only in
+  `.github/mcp.json` is not loaded while `.mcp.json` exists). Not read: `.vscode/mcp.json`.
+* Context: `@path` imports in `CLAUDE.md` are followed (the file's text is appended as an
+  `<imported_custom_instruction>`), so in a tree built for claude and copilot AGENTS.md
+  reaches the model twice: once itself, once through CLAUDE.md's `@AGENTS.md`.
+* Hooks: `.github/hooks/*.json`, and `.claude/settings.json`'s `hooks`. Trust gates hooks and workspace MCP servers only; skills, agents and instructions
+  load in an untrusted folder too.
+* Switches: none turns off one directory. `--no-custom-instructions` drops every instruction
+  source from the model request at once (`instruction list` ignores the flag). From the help
+  text, not tested: `copilot skill disable <name>` turns a skill off by name (in the user's
+  config), whichever directory holds it; the `disableAllHooks` setting turns off all hooks.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import pytest
+
+from .conformance_helpers import NPM_MODULES, check_npm_package, describe, make_temp_dir, read_frontmatter, run, tool_missing
+from .offline_clients import (
+    ClientBuild,
+    LocalSink,
+    cli_argv,
+    client_build,
+    copy_project,
+    empty_project,
+    flatten_hooks,
+    isolated_dirs,
+    offline_env,
+    read_lines,
+    stdio_commands,
+    write_shims,
+)
+
+PACKAGE = "@github/copilot"
+SOURCES = ("registry", "project")
+# Any model id of the CLI's catalogue: the request goes to the local sink, which refuses it.
+MODEL = "gpt-5.4"
+LOG_LINE_HOOKS = re.compile(r"loaded repo hooks \(hookCount=(\d+)\)")
+ALWAYS_ON = (None, "", "*", "**", "**/*")
+
+
+class CopilotCli:
+    def __init__(self, argv: List[str], cache: Path):
+        self.argv = argv
+        self.cache = cache
+
+
+@pytest.fixture(scope="module")
+def copilot() -> CopilotCli:
+    check_npm_package(PACKAGE)
+    path = NPM_MODULES / ".bin" / "copilot"
+    if not path.exists():
+        tool_missing(f"{path} is missing")
+    cli = CopilotCli(cli_argv(path), make_temp_dir("agentrc-copilot-cache-"))
+    # The npm package is a loader; the binary is the platform package (@github/copilot-<os>-<arch>).
+    cp = CopilotProject(cli, None, "version")
+    proc = cp.run("--version")
+    want = f"GitHub Copilot CLI {json.loads((NPM_MODULES / PACKAGE / 'package.json').read_text())['version']}."
+    if proc.returncode != 0 or want not in proc.stdout:
+        tool_missing(f"copilot --version did not print {want!r}:\n{describe(proc)}")
+    cp.assert_offline()
+    cp.close()
+    return cli
+
+
+class CopilotProject:
+    """A git-initialised copy of `tree` (a build, or a tree a test wrote; None: an empty
+    project) with its own home, shims and proxy sink; `trusted` puts it in the home's
+    `trustedFolders`, as the CLI does when a person trusts the folder."""
+
+    def __init__(self, cli: CopilotCli, tree: Optional[Path], name: str, trusted: bool = True):
+        self.cli = cli
+        self.base, self.home, self.tmp = isolated_dirs(f"agentrc-copilot-{name}-")
+        if tree is None:
+            self.project = empty_project(self.base / "project")
+        else:
+            self.project = copy_project(tree, self.base / "project")
+        self.servers: Dict[str, Dict[str, Any]] = {}
+        for f in (".mcp.json", ".github/mcp.json", ".vscode/mcp.json"):
+            p = self.project / f
+            if p.exists():
+                data = json.loads(p.read_text(encoding="utf-8"))
+                self.servers.update(data.get("mcpServers") or data.get("servers") or {})
+        self.shim_log = self.base / "shims.log"
+        self.shims = write_shims(self.base / "shims", stdio_commands(self.servers), self.shim_log)
+        self.proxy = LocalSink()
+        self.model_requests = 0
+        self.runs = 0
+        user = self.home / ".copilot"
+        user.mkdir()
+        if trusted:
+            (user / "config.json").write_text(json.dumps({"trustedFolders": [str(self.project)]}), encoding="utf-8")
+
+    def env(self, **extra: str) -> Dict[str, str]:
+        env = offline_env(self.home, self.tmp, shims=self.shims, proxy=self.proxy, extra={
+            "XDG_CACHE_HOME": str(self.cli.cache),
+            "COPILOT_AUTO_UPDATE": "false",
+        })
+        env.update(extra)
+        return env
+
+    def run(self, *args: str, **extra: str):
+        return run([*self.cli.argv, *args], self.project, self.env(**extra), timeout=60)
+
+    def json(self, *args: str) -> Any:
+        proc = self.run(*args, "--json")
+        assert proc.returncode == 0, describe(proc)
+        try:
+            return json.loads(proc.stdout)
+        except ValueError:
+            pytest.fail(f"copilot {' '.join(args)} --json printed no JSON:\n{describe(proc)}", pytrace=False)
+
+    def model_request(self, *args: str) -> Tuple[Dict[str, Any], str]:
+        """(the first model request's JSON body, the debug log) of `copilot -p` with the model
+        provider at the sink. Every generated MCP server is disabled for the run."""
+        self.runs += 1
+        logs = self.base / f"logs-{self.runs}"
+        disable = [a for name in sorted(self.servers) for a in ("--disable-mcp-server", name)]
+        before = len(self.proxy.requests)
+        proc = self.run("-p", "agentrc conformance probe", "--no-auto-update", "--disable-client-telemetry",
+                        "--log-level", "all", "--log-dir", str(logs), *disable, *args,
+                        COPILOT_OFFLINE="true", COPILOT_PROVIDER_BASE_URL=f"{self.proxy.url}/v1",
+                        COPILOT_PROVIDER_API_KEY="agentrc-dummy", COPILOT_MODEL=MODEL)
+        posts = [r for r in self.proxy.requests[before:] if r["method"] == "POST" and r["path"] == "/v1/chat/completions"]
+        assert posts and isinstance(posts[0]["body"], dict), "no model request reached the sink:\n" + describe(proc)
+        self.model_requests += len(posts)
+        log = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in sorted(logs.glob("*.log")))
+        return posts[0]["body"], log
+
+    def assert_offline(self) -> None:
+        other = [r for r in self.proxy.requests if not (r["method"] == "POST" and r["path"] == "/v1/chat/completions")]
+        assert other == [], f"the Copilot CLI tried to reach the network: {other}"
+        assert len(self.proxy.requests) == self.model_requests, self.proxy.requests
+        assert read_lines(self.shim_log) == [], f"the Copilot CLI started MCP server commands: {read_lines(self.shim_log)}"
+
+    def close(self) -> None:
+        self.proxy.close()
+
+
+@pytest.fixture
+def projects():
+    made: List[CopilotProject] = []
+    yield made
+    for p in made:
+        p.close()
+
+
+def _project(projects: List[CopilotProject], *args: Any, **kwargs: Any) -> CopilotProject:
+    cp = CopilotProject(*args, **kwargs)
+    projects.append(cp)
+    return cp
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the model request
+# ---------------------------------------------------------------------------------------------
+
+_SKILL = re.compile(r"<skill>\s*<name>(.*?)</name>\s*<description>(.*?)</description>\s*<location>(.*?)</location>\s*</skill>", re.S)
+_TABLE_ROW = re.compile(r"^\| (.+?) \| '(.+?)' \| (.*?) \|$", re.M)
+_CUSTOM = re.compile(r"<custom_instruction>\n(.*?)\n</custom_instruction>", re.S)
+
+
+def _system(body: Dict[str, Any]) -> str:
+    parts = []
+    for m in body.get("messages") or []:
+        if m.get("role") == "system":
+            c = m.get("content")
+            parts.append(c if isinstance(c, str) else json.dumps(c))
+    return "\n".join(parts)
+
+
+def _model_skills(system: str) -> Dict[str, Tuple[str, str]]:
+    """{name: (description, location)} of the `<available_skills>` the model is shown."""
+    return {html.unescape(n): (html.unescape(d), loc) for n, d, loc in _SKILL.findall(system)}
+
+
+def _model_agents(body: Dict[str, Any]) -> Dict[str, str]:
+    """{name: description} of the task tool's "User-provided custom agents"."""
+    for tool in body.get("tools") or []:
+        fn = tool.get("function") or {}
+        if fn.get("name") == "task":
+            text = fn.get("description") or ""
+            _, _, custom = text.partition("User-provided custom agents:")
+            return dict(re.findall(r"^- \*\*(.+?)\*\*: (.*)$", custom, re.M))
+    pytest.fail(f"the model request has no task tool: {[(t.get('function') or {}).get('name') for t in body.get('tools') or []]}",
+                pytrace=False)
+    raise AssertionError("unreachable")
+
+
+def _scoped_table(system: str) -> Dict[str, Tuple[str, str]]:
+    """{file path: (pattern, description)} of the path-scoped instruction files' table."""
+    _, _, after = system.partition("| Pattern | File Path | Description |")
+    return {path: (pattern, desc) for pattern, path, desc in _TABLE_ROW.findall(after)}
+
+
+def _hook_count(log: str) -> int:
+    counts = LOG_LINE_HOOKS.findall(log)
+    assert counts, "no `loaded repo hooks (hookCount=N)` line in the debug log"
+    return int(counts[-1])
+
+
+def _handlers(hooks_file: Path) -> int:
+    """Handlers of a Copilot hooks file ({hooks: {Event: [handler, ...]}})."""
+    data = json.loads(hooks_file.read_text(encoding="utf-8"))
+    return sum(len(v) for v in (data.get("hooks") or {}).values())
+
+
+# ---------------------------------------------------------------------------------------------
+# What agentrc generated (the fidelity report, checked against the files written)
+# ---------------------------------------------------------------------------------------------
+
+
+def _skills(build: ClientBuild, project: Path) -> Dict[str, Dict[str, Any]]:
+    """{name: frontmatter} of the generated .github/skills, keyed by the frontmatter name."""
+    dirs = build.generated_skills(".github/skills", "copilot")
+    written = sorted(p.parent.name for p in (project / ".github" / "skills").glob("*/SKILL.md"))
+    assert sorted(Path(d).name for d in dirs.values()) == written, (dirs, written)
+    found = {}
+    for d in dirs.values():
+        fm = read_frontmatter(project / d / "SKILL.md")
+        assert fm.get("name") == Path(d).name, (d, fm)
+        found[str(fm["name"])] = fm
+    return found
+
+
+def _rules(build: ClientBuild, project: Path) -> Dict[str, Dict[str, Any]]:
+    """{path: frontmatter} of the generated .github/instructions files."""
+    paths = sorted(o for outs in build.generated("rule", "copilot").values() for o in outs
+                   if o.startswith(".github/instructions/") and o.endswith(".instructions.md"))
+    written = sorted(p.relative_to(project).as_posix() for p in (project / ".github" / "instructions").rglob("*.instructions.md"))
+    assert paths == written, (paths, written)
+    return {p: read_frontmatter(project / p) for p in paths}
+
+
+def _agents(build: ClientBuild, project: Path, client: str = "copilot") -> Dict[str, str]:
+    """{name: description} of the generated agent files of `client`."""
+    prefix = ".github/agents/" if client == "copilot" else ".claude/agents/"
+    found = {}
+    for name, outputs in build.generated("agent", client).items():
+        files = [o for o in outputs if o.startswith(prefix) and o.endswith(".md")]
+        assert len(files) == 1, (name, outputs)
+        fm = read_frontmatter(project / files[0])
+        assert fm.get("name") == name, (files[0], fm)
+        found[name] = str(fm.get("description"))
+    return found
+
+
+def _instruction_entry(path: str, fm: Dict[str, Any], patterns: Optional[List[str]]) -> Dict[str, Any]:
+    """What `instruction list --json` reports for an instruction file."""
+    entry: Dict[str, Any] = {"id": f"vscode-instructions/{path}", "label": Path(path).name, "location": "working-directory",
+                             "type": "vscode", "sourcePath": path, "defaultDisabled": False}
+    if patterns:
+        entry["applyTo"] = patterns
+        if "description" in fm:
+            entry["description"] = fm["description"]
+    return entry
+
+
+def _apply_to(fm: Dict[str, Any]) -> Optional[List[str]]:
+    """The path patterns of a .github/instructions file, or None when it is always on."""
+    value = fm.get("applyTo")
+    if value in ALWAYS_ON:
+        return None
+    return [p.strip() for p in str(value).split(",") if p.strip()]
+
+
+_REPO_FILES = {"AGENTS.md": "model-agents-md", "CLAUDE.md": "model-claude-md", "GEMINI.md": "model-gemini-md"}
+
+
+def _repo_entry(path: str) -> Dict[str, Any]:
+    return {"id": _REPO_FILES[path], "label": path, "location": "repository", "type": "model", "sourcePath": path,
+            "defaultDisabled": False}
+
+
+# ---------------------------------------------------------------------------------------------
+# One client's build: examples/registry and examples/project for --client copilot
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_copilot_skill_list_lists_exactly_the_generated_skills(copilot: CopilotCli, projects, source: str):
+    build = client_build(source, "copilot")
+    cp = _project(projects, copilot, build.out, f"skills-{source}")
+    skills = _skills(build, cp.project)
+    assert skills, f"examples/{source} should exercise skills"
+
+    listed = cp.json("skill", "list")
+    cp.assert_offline()
+
+    project = {s["name"]: s for s in listed if s.get("source") == "project"}
+    assert len(project) == len([s for s in listed if s.get("source") == "project"]), listed
+    assert sorted(project) == sorted(skills), listed
+    for name, fm in skills.items():
+        assert project[name] == {"name": name, "description": fm["description"], "source": "project",
+                                 "path": str(cp.project / ".github" / "skills" / name), "enabled": True}, project[name]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_copilot_instruction_list_lists_every_generated_instruction(copilot: CopilotCli, projects, source: str):
+    build = client_build(source, "copilot")
+    cp = _project(projects, copilot, build.out, f"instructions-{source}")
+    rules = _rules(build, cp.project)
+    assert rules and (cp.project / "AGENTS.md").exists(), f"examples/{source} should exercise rules and context"
+    assert any(_apply_to(fm) for fm in rules.values()) and any(not _apply_to(fm) for fm in rules.values()), \
+        f"examples/{source} should have path-scoped and always-on rules"
+    expected = {"AGENTS.md": _repo_entry("AGENTS.md")}
+    for path, fm in rules.items():
+        expected[path] = _instruction_entry(path, fm, _apply_to(fm))
+
+    listed = cp.json("instruction", "list")
+    cp.assert_offline()
+
+    assert {e["sourcePath"]: e for e in listed} == expected
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_copilot_mcp_list_lists_every_generated_server(copilot: CopilotCli, projects, source: str):
+    build = client_build(source, "copilot")
+    cp = _project(projects, copilot, build.out, f"mcp-{source}")
+    generated = json.loads((cp.project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]
+    assert generated and sorted(generated) == sorted(build.generated("mcp")), (generated, build.generated("mcp"))
+    untrusted = _project(projects, copilot, build.out, f"mcp-untrusted-{source}", trusted=False)
+
+    listed = cp.json("mcp", "list")["mcpServers"]
+    listed_untrusted = untrusted.json("mcp", "list")["mcpServers"]
+    cp.assert_offline()
+    untrusted.assert_offline()
+
+    # Workspace servers are listed only once the folder is trusted.
+    assert listed_untrusted == {}
+    assert sorted(listed) == sorted(generated)
+    for name, server in generated.items():
+        got = dict(listed[name])
+        assert (got.pop("source"), got.pop("sourcePath"), got.pop("enabled"), got.pop("tools")) == \
+            ("workspace", str(cp.project / ".mcp.json"), True, ["*"]), listed[name]
+        if "args" not in server and got.get("args") == []:
+            got.pop("args")  # the CLI lists a stdio server without args with `args: []`
+        assert got == server, name
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_copilot_model_request_has_every_generated_skill_agent_instruction_and_hook(copilot: CopilotCli, projects, source: str):
+    build = client_build(source, "copilot")
+    cp = _project(projects, copilot, build.out, f"model-{source}")
+    skills, rules, agents = _skills(build, cp.project), _rules(build, cp.project), _agents(build, cp.project)
+    hooks_file = cp.project / ".github" / "hooks" / "agentrc.json"
+    assert agents and hooks_file.exists() and build.generated("hook"), f"examples/{source} should exercise agents and hooks"
+
+    body, log = cp.model_request()
+    cp.assert_offline()
+    system = _system(body)
+
+    # Skills: every generated one the model may invoke, with its description.
+    visible = {n: (str(fm["description"]), "project") for n, fm in skills.items() if fm.get("disable-model-invocation") is not True}
+    assert {n: v for n, v in _model_skills(system).items() if v[1] == "project"} == visible
+    # Agents: exactly the generated .github/agents, with their descriptions.
+    assert _model_agents(body) == agents
+    # Instructions: AGENTS.md as a custom instruction; always-on files inlined verbatim; the
+    # path-scoped ones in the table, with their patterns and descriptions.
+    agents_md = (cp.project / "AGENTS.md").read_text(encoding="utf-8")
+    assert [b.strip() for b in _CUSTOM.findall(system)] == [agents_md.strip()]
+    for path, fm in rules.items():
+        if _apply_to(fm) is None:
+            assert (cp.project / path).read_text(encoding="utf-8").strip() in system, f"{path} is not in the system prompt"
+    assert _scoped_table(system) == {p: (", ".join(_apply_to(fm) or []), str(fm.get("description", "")))
+                                     for p, fm in rules.items() if _apply_to(fm)}
+    # Hooks: every handler of .github/hooks/agentrc.json registered, no event skipped.
+    assert _hook_count(log) == _handlers(hooks_file), log[-3000:]
+    assert "Ignoring unknown hook event" not in log
+
+
+def test_copilot_hook_loading_reports_an_unknown_event(copilot: CopilotCli, projects):
+    """The control for the hook count above: an unknown event is skipped, and the log says so."""
+    build = client_build("registry", "copilot")
+    cp = _project(projects, copilot, build.out, "hooks-control")
+    hooks_file = cp.project / ".github" / "hooks" / "agentrc.json"
+    data = json.loads(hooks_file.read_text(encoding="utf-8"))
+    data["hooks"]["NotAHookEvent"] = next(iter(data["hooks"].values()))
+    hooks_file.write_text(json.dumps(data), encoding="utf-8")
+
+    _, log = cp.model_request()
+    cp.assert_offline()
+
+    assert _hook_count(log) == _handlers(hooks_file) - len(data["hooks"]["NotAHookEvent"])
+    assert re.search(r"Ignoring unknown hook event\(s\) in .*agentrc\.json: NotAHookEvent", log)
+
+
+# ---------------------------------------------------------------------------------------------
+# Claude Code's and Copilot's files in one tree (--client claude,copilot): the AR095 cases
+# ---------------------------------------------------------------------------------------------
+
+_AR095 = re.compile(r"warning\[AR095\] copilot also discovers the (\w+) written for ([\w, ]+?): (.*)$", re.M)
+_NAMED = re.compile(r"\d+ (?:differ from its own copies|are outside its audience) \(([^)]*)\)")
+KIND_OF = {"skills": "skill", "commands": "command", "rules": "rule", "agents": "agent"}
+
+
+def _ar095_names(log: str) -> Dict[str, Set[str]]:
+    """{item kind: names} that AR095 says Copilot also discovers in another client's files."""
+    found: Dict[str, Set[str]] = {}
+    for plural, writers, rest in _AR095.findall(log):
+        if "claude" not in writers:
+            continue
+        for names in _NAMED.findall(rest):
+            assert " more" not in names, f"AR095 shortened its list; the test needs every name: {rest}"
+            found.setdefault(KIND_OF[plural], set()).update(n.strip() for n in names.split(","))
+    return found
+
+
+def _claude_items(build: ClientBuild, kind: str, prefix: str) -> Dict[str, str]:
+    """{item name: output path} of Claude's items of `kind` written under `prefix`."""
+    found = {}
+    for name, outputs in build.generated(kind, "claude").items():
+        for o in outputs:
+            if o.startswith(prefix) and (o.endswith("/SKILL.md") or o.count("/") == prefix.count("/")):
+                found[name] = o
+    return found
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_copilot_in_a_claude_and_copilot_tree_loads_what_ar095_warns_about(copilot: CopilotCli, projects, source: str):
+    """Built for claude and copilot into one tree, the Copilot CLI also loads Claude Code's
+    files. Skills and agents: one per name, Copilot's own copy wins (so for an item both
+    clients got, "which copy it loads" is Copilot's); Claude's items that Copilot did not get
+    (audience, or commands, which Claude receives as skills) load from .claude/. Rules: both
+    copies load, each reaches the model twice. CLAUDE.md loads as a repository instruction,
+    with its `@AGENTS.md` import expanded: AGENTS.md reaches the model twice.
+    Hooks: agentrc writes no .github/hooks copy and Copilot registers Claude's from
+    .claude/settings.json. Every item it loads from Claude's files, other than identical
+    copies it shadows, must be named by an AR095 warning."""
+    build = client_build(source, "claude,copilot")
+    cp = _project(projects, copilot, build.out, f"both-{source}")
+    warned = _ar095_names(build.log)
+    copilot_skills = _skills(build, cp.project)
+    claude_skills = _claude_items(build, "skill", ".claude/skills/")
+    claude_skills.update(_claude_items(build, "command", ".claude/skills/"))
+    claude_kind = {n: "skill" for n in build.generated("skill", "claude")}
+    claude_kind.update({n: "command" for n in build.generated("command", "claude")})
+
+    listed = cp.json("skill", "list")
+    instructions = cp.json("instruction", "list")
+    body, log = cp.model_request()
+    cp.assert_offline()
+
+    # Skills: one per name, from .github/skills when Copilot has its own copy.
+    project_skills = [s for s in listed if s.get("source") == "project"]
+    by_name = {s["name"]: Path(s["path"]).relative_to(cp.project).as_posix() for s in project_skills}
+    assert len(by_name) == len(project_skills), project_skills
+    expected = {n: f".claude/skills/{Path(p).parent.name}" for n, p in claude_skills.items()}
+    expected.update({n: f".github/skills/{n}" for n in copilot_skills})
+    assert by_name == expected
+    from_claude = {n for n, p in by_name.items() if p.startswith(".claude/")}
+    for name in from_claude:
+        kind = claude_kind[name]
+        assert name in warned.get(kind, set()), f"Copilot loads {kind} {name} from .claude/skills, and no AR095 says so: {warned}"
+    # Where both clients got a skill, AR095 names exactly those whose copies differ.
+    differ = {n for n in copilot_skills if n in claude_skills
+              and (cp.project / ".github/skills" / n / "SKILL.md").read_bytes() != (cp.project / claude_skills[n]).read_bytes()}
+    assert differ <= warned.get("skill", set()), (differ, warned)
+
+    # Rules: both copies are instruction sources; CLAUDE.md is one too.
+    rules = _rules(build, cp.project)
+    claude_rules = _claude_items(build, "rule", ".claude/rules/")
+    expected_instr = {"AGENTS.md": _repo_entry("AGENTS.md"), "CLAUDE.md": _repo_entry("CLAUDE.md")}
+    for path, fm in rules.items():
+        expected_instr[path] = _instruction_entry(path, fm, _apply_to(fm))
+    for path in claude_rules.values():
+        fm = read_frontmatter(cp.project / path)
+        paths = fm.get("paths")
+        expected_instr[path] = _instruction_entry(path, fm, [str(p) for p in paths] if paths else None)
+    assert {e["sourcePath"]: e for e in instructions} == expected_instr
+    assert set(claude_rules) <= warned.get("rule", set()), (sorted(claude_rules), warned)
+
+    # Agents: one per name; Claude's agents that Copilot did not get load from .claude/agents.
+    copilot_agents, claude_agents = _agents(build, cp.project), _agents(build, cp.project, "claude")
+    model_agents = _model_agents(body)
+    assert model_agents == dict(claude_agents, **copilot_agents)
+    foreign = set(claude_agents) - set(copilot_agents)
+    assert foreign <= warned.get("agent", set()), (foreign, warned)
+
+    # Hooks: Copilot runs Claude's, and agentrc wrote no second copy.
+    assert not (cp.project / ".github" / "hooks" / "agentrc.json").exists()
+    claude_hooks = flatten_hooks(json.loads((cp.project / ".claude" / "settings.json").read_text(encoding="utf-8"))["hooks"])
+    assert claude_hooks and _hook_count(log) == len(claude_hooks), log[-3000:]
+
+    # The model sees CLAUDE.md as a repository instruction beside AGENTS.md, and the CLI
+    # follows CLAUDE.md's `@AGENTS.md` import: AGENTS.md reaches the model twice.
+    agents_md = (cp.project / "AGENTS.md").read_text(encoding="utf-8").strip()
+    claude_md = (cp.project / "CLAUDE.md").read_text(encoding="utf-8")
+    assert "@AGENTS.md\n" in claude_md, claude_md
+    imported = f'<imported_custom_instruction source="{cp.project / "AGENTS.md"}">\n{agents_md}\n</imported_custom_instruction>'
+    blocks = [b.strip() for b in _CUSTOM.findall(_system(body))]
+    assert blocks == [agents_md, claude_md.replace("@AGENTS.md\n", f"@AGENTS.md\n\n{imported}\n", 1).strip()]
+
+
+# ---------------------------------------------------------------------------------------------
+# Where the Copilot CLI looks, and which copy wins: a tree written by hand
+# ---------------------------------------------------------------------------------------------
+
+
+def _write(root: Path, path: str, text: str) -> None:
+    p = root / path
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text, encoding="utf-8")
+
+
+def _skill(root: Path, where: str, name: str, description: str, extra: str = "") -> None:
+    _write(root, f"{where}/{name}/SKILL.md", f"---\nname: {name}\ndescription: {description}\n{extra}---\n\nBody.\n")
+
+
+def _agent(root: Path, path: str, name: str, description: str) -> None:
+    _write(root, path, f"---\nname: {name}\ndescription: {description}\n---\n\nYou are {name}.\n")
+
+
+@lru_cache(maxsize=None)
+def _precedence_tree() -> Path:
+    root = make_temp_dir("agentrc-copilot-tree-") / "tree"
+    for where in (".github/skills", ".agents/skills", ".claude/skills", ".opencode/skills", ".copilot/skills"):
+        tag = where.split("/")[0].lstrip(".")
+        _skill(root, where, f"only-{tag}", f"{tag} only")
+    for where in (".github/skills", ".agents/skills", ".claude/skills"):
+        _skill(root, where, "in-all-three", f"{where} copy")
+    for where in (".agents/skills", ".claude/skills"):
+        _skill(root, where, "agents-and-claude", f"{where} copy")
+    _skill(root, ".github/skills", "user-only", "not for the model", "disable-model-invocation: true\n")
+    for f in ("AGENTS.md", "CLAUDE.md", "GEMINI.md", ".github/copilot-instructions.md", "CLAUDE.local.md",
+              ".claude/CLAUDE.md", "sub/AGENTS.md", ".github/instructions/plain.md"):
+        _write(root, f, f"Instructions from {f}.\n")
+    _write(root, ".github/instructions/py.instructions.md", '---\ndescription: Python\napplyTo: "**/*.py"\n---\n\nPython.\n')
+    _write(root, ".github/instructions/all.instructions.md", '---\ndescription: Everything\napplyTo: "**"\n---\n\nAll.\n')
+    _write(root, ".claude/rules/always.md", "Always.\n")
+    _write(root, ".claude/rules/nested/deep.md", "Deep.\n")
+    _write(root, ".claude/rules/scoped.md", '---\npaths:\n  - "src/**/*.ts"\n---\n\nTypeScript.\n')
+    _agent(root, ".github/agents/gh.agent.md", "gh", "github agent")
+    _agent(root, ".github/agents/plain.md", "plain", "github plain md agent")
+    _agent(root, ".claude/agents/cl.md", "cl", "claude agent")
+    _agent(root, ".agents/agents/ag.md", "ag", "agents agent")
+    _agent(root, ".github/agents/both.agent.md", "both", "github copy")
+    _agent(root, ".claude/agents/both.md", "both", "claude copy")
+    _write(root, ".mcp.json", json.dumps({"mcpServers": {"from-mcp-json": {"command": "agentrc-a"},
+                                                         "in-both": {"command": "agentrc-mcp-json"}}}))
+    _write(root, ".github/mcp.json", json.dumps({"mcpServers": {"from-github-mcp-json": {"command": "agentrc-b"},
+                                                                "in-both": {"command": "agentrc-github"}}}))
+    _write(root, ".vscode/mcp.json", json.dumps({"servers": {"from-vscode": {"command": "agentrc-c"}}}))
+    hook = {"type": "command", "command": "true", "matcher": "Bash"}
+    _write(root, ".github/hooks/probe.json", json.dumps({"version": 1, "hooks": {"PreToolUse": [hook]}}))
+    _write(root, ".claude/settings.json", json.dumps({"hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [
+        {"type": "command", "command": "true"}, {"type": "command", "command": "true"}]}]}}))
+    return root
+
+
+def test_copilot_discovery_paths_and_precedence(copilot: CopilotCli, projects):
+    """The facts in this module's docstring, on a tree written by hand (see there)."""
+    cp = _project(projects, copilot, _precedence_tree(), "tree")
+    untrusted = _project(projects, copilot, _precedence_tree(), "tree-untrusted", trusted=False)
+
+    skills = {s["name"]: (Path(s["path"]).relative_to(cp.project).as_posix(), s["description"])
+              for s in cp.json("skill", "list") if s.get("source") == "project"}
+    instructions = sorted(e["sourcePath"] for e in cp.json("instruction", "list"))
+    servers = {n: (s["command"], Path(s["sourcePath"]).relative_to(cp.project).as_posix())
+               for n, s in cp.json("mcp", "list")["mcpServers"].items()}
+    untrusted_servers = untrusted.json("mcp", "list")["mcpServers"]
+    body, log = cp.model_request()
+    bare, _ = cp.model_request("--no-custom-instructions")
+    untrusted_body, untrusted_log = untrusted.model_request()
+    cp.assert_offline()
+    untrusted.assert_offline()
+
+    assert skills == {
+        "only-github": (".github/skills/only-github", "github only"),
+        "only-agents": (".agents/skills/only-agents", "agents only"),
+        "only-claude": (".claude/skills/only-claude", "claude only"),
+        "in-all-three": (".github/skills/in-all-three", ".github/skills copy"),
+        "agents-and-claude": (".agents/skills/agents-and-claude", ".agents/skills copy"),
+        "user-only": (".github/skills/user-only", "not for the model"),
+    }
+    system = _system(body)
+    assert sorted(n for n, (_, loc) in _model_skills(system).items() if loc == "project") == sorted(set(skills) - {"user-only"})
+
+    assert instructions == sorted([
+        "AGENTS.md", "CLAUDE.md", "GEMINI.md", ".github/copilot-instructions.md",
+        ".github/instructions/py.instructions.md", ".github/instructions/all.instructions.md",
+        ".claude/rules/always.md", ".claude/rules/nested/deep.md", ".claude/rules/scoped.md",
+    ])
+    assert _scoped_table(system) == {".github/instructions/py.instructions.md": ("**/*.py", "Python"),
+                                     ".claude/rules/scoped.md": ("src/**/*.ts", "")}
+    for text in ("Always.", "Deep.", 'description: Everything\napplyTo: "**"\n---\n\nAll.'):
+        assert text in system, text
+    assert "Instructions from CLAUDE.local.md" not in system and "Instructions from sub/AGENTS.md" not in system
+    bare_system = _system(bare)
+    assert not _CUSTOM.findall(bare_system) and "Always." not in bare_system and not _scoped_table(bare_system)
+
+    assert _model_agents(body) == {"gh": "github agent", "plain": "github plain md agent", "cl": "claude agent",
+                                   "both": "github copy"}
+
+    assert servers == {"from-mcp-json": ("agentrc-a", ".mcp.json"), "in-both": ("agentrc-mcp-json", ".mcp.json")}
+    assert untrusted_servers == {}
+
+    # Untrusted: skills, agents and instructions still load; workspace MCP and hooks do not.
+    assert _model_agents(untrusted_body) == _model_agents(body)
+    assert _model_skills(_system(untrusted_body)) == _model_skills(system)
+    # Hooks: .github/hooks/*.json (1 handler) and .claude/settings.json (2), trusted folders only.
+    assert _hook_count(log) == 3
+    assert not LOG_LINE_HOOKS.search(untrusted_log)
