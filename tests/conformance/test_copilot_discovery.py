@@ -10,7 +10,10 @@ local sink as the HTTP(S) proxy, whose log every test checks.
 What the CLI answers offline (1.0.102):
 
 * `copilot skill list --json`: every skill with name, description, source (`project`,
-  `builtin`, ...), directory and enabled. No network, no trust needed.
+  `builtin`, ...), directory and enabled; the skills it rejects (unparseable frontmatter)
+  are named on stderr under "The following skills failed to load". No network, no trust
+  needed. The frontmatter `name` is the skill's name even when it differs from its
+  directory's, and a skill without a description takes one from its body.
 * `copilot instruction list --json`: every instruction source: repository files (`AGENTS.md`,
   `CLAUDE.md`, `GEMINI.md`, `.github/copilot-instructions.md`) and instruction files
   (`.github/instructions/**/*.instructions.md` and `.claude/rules/**/*.md`), the latter with
@@ -160,6 +163,9 @@ class CopilotProject:
     def json(self, *args: str) -> Any:
         proc = self.run(*args, "--json")
         assert proc.returncode == 0, describe(proc)
+        # With --json the CLI names the files it rejects on stderr ("✖ The following skills
+        # failed to load: • <path>: failed to parse YAML frontmatter: ...").
+        assert "failed to load" not in proc.stderr, describe(proc)
         try:
             return json.loads(proc.stdout)
         except ValueError:
@@ -348,6 +354,23 @@ def test_copilot_skill_list_lists_exactly_the_generated_skills(copilot: CopilotC
     for name, fm in skills.items():
         assert project[name] == {"name": name, "description": fm["description"], "source": "project",
                                  "path": str(cp.project / ".github" / "skills" / name), "enabled": True}, project[name]
+
+
+def test_copilot_skill_list_names_a_skill_it_cannot_load(copilot: CopilotCli, projects):
+    """The control for the stderr check of `json()`: a SKILL.md with broken frontmatter is left
+    out of the listing and named on stderr."""
+    build = client_build("registry", "copilot")
+    cp = _project(projects, copilot, build.out, "skills-control")
+    name = sorted(_skills(build, cp.project))[0]
+    skill = cp.project / ".github" / "skills" / name / "SKILL.md"
+    skill.write_text(skill.read_text(encoding="utf-8").replace("description: ", "description: [", 1), encoding="utf-8")
+
+    proc = cp.run("skill", "list", "--json")
+    cp.assert_offline()
+
+    assert proc.returncode == 0, describe(proc)
+    assert name not in {s["name"] for s in json.loads(proc.stdout)}, describe(proc)
+    assert "The following skills failed to load" in proc.stderr and f".github/skills/{name}/SKILL.md" in proc.stderr, describe(proc)
 
 
 @pytest.mark.parametrize("source", SOURCES)
