@@ -56,7 +56,11 @@ by hand, not by agentrc) and test_copilot_in_a_claude_and_copilot_tree_loads_wha
   reaches the model twice: once itself, once through CLAUDE.md's `@AGENTS.md`.
 * Hooks: `.github/hooks/*.json`, and `.claude/settings.json`'s `hooks`. Trust gates hooks and workspace MCP servers only; skills, agents and instructions
   load in an untrusted folder too.
-* Switches: none turns off one directory. `--no-custom-instructions` drops every instruction
+* Switches: none turns off one directory. `disabledSkills` in the repository's
+  `.github/copilot/settings.json` marks a skill (by name) `enabled: false` in `skill list`,
+  yet a `copilot -p` session still offers it to the model (even with COPILOT_ALLOW_ALL=true);
+  in the user's `~/.copilot/settings.json` it removes the skill from the session too (seen
+  by hand, not tested). `--no-custom-instructions` drops every instruction
   source from the model request at once (`instruction list` ignores the flag). From the help
   text, not tested: `copilot skill disable <name>` turns a skill off by name (in the user's
   config), whichever directory holds it; the `disableAllHooks` setting turns off all hooks.
@@ -619,6 +623,7 @@ def _precedence_tree() -> Path:
     _write(root, ".github/mcp.json", json.dumps({"mcpServers": {"from-github-mcp-json": {"command": "agentrc-b"},
                                                                 "in-both": {"command": "agentrc-github"}}}))
     _write(root, ".vscode/mcp.json", json.dumps({"servers": {"from-vscode": {"command": "agentrc-c"}}}))
+    _write(root, ".github/copilot/settings.json", json.dumps({"disabledSkills": ["only-claude"]}))
     hook = {"type": "command", "command": "true", "matcher": "Bash"}
     _write(root, ".github/hooks/probe.json", json.dumps({"version": 1, "hooks": {"PreToolUse": [hook]}}))
     _write(root, ".claude/settings.json", json.dumps({"hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [
@@ -631,8 +636,9 @@ def test_copilot_discovery_paths_and_precedence(copilot: CopilotCli, projects):
     cp = _project(projects, copilot, _precedence_tree(), "tree")
     untrusted = _project(projects, copilot, _precedence_tree(), "tree-untrusted", trusted=False)
 
-    skills = {s["name"]: (Path(s["path"]).relative_to(cp.project).as_posix(), s["description"])
-              for s in cp.json("skill", "list") if s.get("source") == "project"}
+    listed = [s for s in cp.json("skill", "list") if s.get("source") == "project"]
+    skills = {s["name"]: (Path(s["path"]).relative_to(cp.project).as_posix(), s["description"]) for s in listed}
+    disabled = sorted(s["name"] for s in listed if not s["enabled"])
     instructions = sorted(e["sourcePath"] for e in cp.json("instruction", "list"))
     servers = {n: (s["command"], Path(s["sourcePath"]).relative_to(cp.project).as_posix())
                for n, s in cp.json("mcp", "list")["mcpServers"].items()}
@@ -652,7 +658,11 @@ def test_copilot_discovery_paths_and_precedence(copilot: CopilotCli, projects):
         "user-only": (".github/skills/user-only", "not for the model"),
     }
     system = _system(body)
-    assert sorted(n for n, (_, loc) in _model_skills(system).items() if loc == "project") == sorted(set(skills) - {"user-only"})
+    model_skills = sorted(n for n, (_, loc) in _model_skills(system).items() if loc == "project")
+    assert model_skills == sorted(set(skills) - {"user-only"})
+    # The repository's `disabledSkills` (.github/copilot/settings.json) shows in `skill list`,
+    # but a `copilot -p` session still offers the skill to the model.
+    assert disabled == ["only-claude"] and "only-claude" in model_skills
 
     assert instructions == sorted([
         "AGENTS.md", "CLAUDE.md", "GEMINI.md", ".github/copilot-instructions.md",
