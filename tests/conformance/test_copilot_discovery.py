@@ -33,6 +33,14 @@ What the CLI answers offline (1.0.102):
   with their descriptions. The debug log (`--log-level all --log-dir`) says
   `loaded repo hooks (hookCount=N)` (handlers, not events; unknown events are skipped with
   "Ignoring unknown hook event(s)"). Repository hooks load only for a trusted folder.
+* Hooks that run: the sink can also play the model. Answering the streamed chat-completions
+  requests of `copilot -p --allow-all-tools` with tool calls (`bash`, `create`, `edit`,
+  `view`; a Claude model id, so that the CLI offers `create` and `edit` rather than
+  `apply_patch`), the generated PreToolUse and PostToolUse handlers run for real; a recorder
+  in front of each hook script keeps its payload and exit code. The payload names the tool as
+  Claude Code does (`tool_name`: Bash, Write, Edit), so Claude's matchers select the CLI's
+  tools, and a PreToolUse exit 2 denies the call ("Denied by preToolUse hook: hook exited
+  with code 2" is the tool result the model gets).
 
 Discovery facts checked by test_copilot_discovery_paths_and_precedence (on a tree written
 by hand, not by agentrc) and test_copilot_in_a_claude_and_copilot_tree_loads_what_ar095_warns_about
@@ -71,6 +79,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import shlex
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Set, Tuple
@@ -97,6 +106,7 @@ PACKAGE = "@github/copilot"
 SOURCES = ("registry", "project")
 # Any model id of the CLI's catalogue: the request goes to the local sink, which refuses it.
 MODEL = "gpt-5.4"
+TOOL_MODEL = "claude-sonnet-4.6"
 LOG_LINE_HOOKS = re.compile(r"loaded repo hooks \(hookCount=(\d+)\)")
 ALWAYS_ON = (None, "", "*", "**", "**/*")
 
@@ -123,6 +133,33 @@ def copilot() -> CopilotCli:
     cp.assert_offline()
     cp.close()
     return cli
+
+
+class FakeModel:
+    """A streamed chat-completions endpoint (the sink's `answer`): the i-th model request gets
+    the i-th tool call, the one after the last a final "done"."""
+
+    def __init__(self, calls: List[Tuple[str, Dict[str, Any]]]):
+        self.calls = calls
+        self.turn = 0
+
+    def __call__(self, record: Dict[str, Any]) -> Optional[Tuple[int, str, bytes]]:
+        if record["method"] != "POST" or not record["path"].endswith("/chat/completions"):
+            return None
+        i, self.turn = self.turn, self.turn + 1
+        if i < len(self.calls):
+            name, args = self.calls[i]
+            delta: Dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [
+                {"index": 0, "id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+            finish = "tool_calls"
+        else:
+            delta, finish = {"role": "assistant", "content": "done"}, "stop"
+        head = {"id": "agentrc", "object": "chat.completion.chunk", "created": 0, "model": TOOL_MODEL}
+        chunks = [dict(head, choices=[{"index": 0, "delta": delta, "finish_reason": None}]),
+                  dict(head, choices=[{"index": 0, "delta": {}, "finish_reason": finish}]),
+                  dict(head, choices=[], usage={"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2})]
+        data = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+        return 200, "text/event-stream", data.encode("utf-8")
 
 
 class CopilotProject:
@@ -191,6 +228,27 @@ class CopilotProject:
         self.model_requests += len(posts)
         log = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in sorted(logs.glob("*.log")))
         return posts[0]["body"], log
+
+    def drive(self, calls: List[Tuple[str, Dict[str, Any]]]) -> Tuple[Any, List[Dict[str, Any]]]:
+        """Run `copilot -p` against a fake model that asks for `calls` (tool name, arguments),
+        one per turn, then ends. Returns (the process, every model request's body). A Claude
+        model id, so that the CLI offers its `create` and `edit` tools (GPT models get
+        `apply_patch`); every tool is allowed."""
+        fake = FakeModel(calls)
+        self.proxy.answer = fake
+        before = len(self.proxy.requests)
+        disable = [a for name in sorted(self.servers) for a in ("--disable-mcp-server", name)]
+        try:
+            proc = self.run("-p", "agentrc conformance probe", "--no-auto-update", "--disable-client-telemetry",
+                            "--allow-all-tools", *disable, COPILOT_OFFLINE="true",
+                            COPILOT_PROVIDER_BASE_URL=f"{self.proxy.url}/v1", COPILOT_PROVIDER_API_KEY="agentrc-dummy",
+                            COPILOT_MODEL=TOOL_MODEL)
+        finally:
+            self.proxy.answer = None
+        posts = [r["body"] for r in self.proxy.requests[before:] if r["method"] == "POST"]
+        self.model_requests += len(posts)
+        assert proc.returncode == 0 and len(posts) == len(calls) + 1, describe(proc)
+        return proc, posts
 
     def assert_offline(self) -> None:
         other = [r for r in self.proxy.requests if not (r["method"] == "POST" and r["path"] == "/v1/chat/completions")]
@@ -465,6 +523,121 @@ def test_copilot_hook_loading_reports_an_unknown_event(copilot: CopilotCli, proj
 
     assert _hook_count(log) == _handlers(hooks_file) - len(data["hooks"]["NotAHookEvent"])
     assert re.search(r"Ignoring unknown hook event\(s\) in .*agentrc\.json: NotAHookEvent", log)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hooks that run: a fake model asks for tool calls, and each generated hook must fire on
+# exactly the calls its event and matcher select
+# ---------------------------------------------------------------------------------------------
+
+# The Copilot CLI's tool, and the Claude Code tool name it gives hooks (`tool_name`).
+PROBE_FILE = "agentrc-probe.txt"
+
+
+def _probe_calls(project: Path) -> List[Tuple[str, str, Dict[str, Any]]]:
+    target = str(project / PROBE_FILE)
+    return [
+        ("bash", "Bash", {"command": "printenv AGENTRC_PROBE", "description": "agentrc probe"}),
+        ("bash", "Bash", {"command": "echo agentrc-probe", "description": "agentrc probe"}),
+        ("create", "Write", {"path": target, "file_text": "one\n"}),
+        ("edit", "Edit", {"path": target, "old_str": "one", "new_str": "two"}),
+        ("view", "Read", {"path": target}),
+    ]
+
+
+def _script_path(project: Path, command: str) -> Path:
+    """The script a hook command starts (its first word; Claude's `${CLAUDE_PROJECT_DIR:-.}`
+    prefix is the project root, where the CLI runs hooks)."""
+    first = shlex.split(command.replace("${CLAUDE_PROJECT_DIR:-.}", "."))[0]
+    path = (project / first).resolve()
+    assert project in path.parents, command
+    return path
+
+
+def _wrap_hook_scripts(project: Path, handlers: List[Dict[str, Any]], log: Path) -> None:
+    """Put a recorder in front of each handler's script: it saves the payload (stdin) and the
+    exit code of the real script, which it runs with the same input and arguments. A script
+    the project is meant to provide itself (examples/project's `scripts/guard.sh`) is a stub
+    that exits 0."""
+    log.mkdir()
+    scripts = [_script_path(project, h["command"]) for h in handlers]
+    assert len(set(scripts)) == len(scripts), scripts
+    for i, script in enumerate(scripts):
+        real = script.with_name(script.name + ".agentrc-real")
+        if script.exists():
+            script.rename(real)
+            run_real = f'"{real}" "$@"'
+        else:
+            script.parent.mkdir(parents=True, exist_ok=True)
+            run_real = "cat >/dev/null"
+        script.write_text(f"""#!/bin/sh
+out=$(mktemp "{log}/{i}.XXXXXX")
+cat > "$out"
+{run_real} < "$out"
+rc=$?
+echo "$rc" > "$out.rc"
+exit "$rc"
+""", encoding="utf-8")
+        script.chmod(0o755)
+
+
+def _copilot_handlers(project: Path) -> List[Dict[str, Any]]:
+    """Every handler of .github/hooks/*.json, or, when there is none, of .claude/settings.json
+    (which the CLI also runs), with its event and matcher."""
+    handlers: List[Dict[str, Any]] = []
+    for f in sorted((project / ".github" / "hooks").glob("*.json")):
+        for event, entries in (json.loads(f.read_text(encoding="utf-8")).get("hooks") or {}).items():
+            handlers.extend(dict(e, event=event) for e in entries)
+    if not handlers and (project / ".claude" / "settings.json").exists():
+        handlers = flatten_hooks(json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8")).get("hooks") or {})
+    return handlers
+
+
+@pytest.mark.parametrize("source, clients", [("registry", "copilot"), ("project", "copilot"), ("registry", "claude,copilot")])
+def test_copilot_runs_every_generated_hook_on_its_tools(copilot: CopilotCli, projects, source: str, clients: str):
+    """PreToolUse and PostToolUse handlers, with Claude Code's matchers, fire on the CLI's own
+    tools, which it names as Claude Code does in the payload (bash: Bash, create: Write,
+    edit: Edit); a PreToolUse handler that exits 2 denies the call, and the model is told so.
+    Built with claude, the handlers are .claude/settings.json's, which the CLI runs instead."""
+    build = client_build(source, clients)
+    cp = _project(projects, copilot, build.out, f"hooks-run-{source}-{clients.replace(',', '-')}")
+    handlers = _copilot_handlers(cp.project)
+    assert handlers and {h["event"] for h in handlers} <= {"PreToolUse", "PostToolUse"}, handlers
+    log = cp.base / "hook-log"
+    _wrap_hook_scripts(cp.project, handlers, log)
+    calls = _probe_calls(cp.project)
+
+    proc, requests = cp.drive([(tool, args) for tool, _, args in calls])
+    cp.assert_offline()
+
+    fired: Dict[Tuple[int, int], Tuple[Dict[str, Any], int]] = {}
+    for payload_file in sorted(p for p in log.iterdir() if not p.name.endswith(".rc")):
+        payload = json.loads(payload_file.read_text(encoding="utf-8"))
+        handler = int(payload_file.name.split(".")[0])
+        which = [i for i, (_, _, args) in enumerate(calls) if payload.get("tool_input") == args]
+        assert len(which) == 1, payload
+        key = (handler, which[0])
+        assert key not in fired, f"handler {handlers[handler]} ran twice for call {calls[which[0]]}"
+        fired[key] = (payload, int((log / (payload_file.name + ".rc")).read_text().strip()))
+    denied = {c for (h, c), (_, rc) in fired.items() if handlers[h]["event"] == "PreToolUse" and rc == 2}
+
+    def selects(handler: Dict[str, Any], claude_name: str) -> bool:
+        matcher = handler.get("matcher")
+        return not matcher or matcher == "*" or re.fullmatch(matcher, claude_name) is not None
+
+    expected = {(h, c) for h, handler in enumerate(handlers) for c, (_, claude_name, _) in enumerate(calls)
+                if selects(handler, claude_name) and (handler["event"] == "PreToolUse" or c not in denied)}
+    assert set(fired) == expected, (sorted(fired), sorted(expected), describe(proc))
+    for (h, c), (payload, _) in fired.items():
+        assert (payload.get("hook_event_name"), payload.get("tool_name")) == (handlers[h]["event"], calls[c][1]), payload
+    # The model hears of each denial as the call's result; the other calls ran.
+    results = {m["tool_call_id"]: str(m.get("content")) for m in requests[-1]["messages"] if m.get("role") == "tool"}
+    assert sorted(results) == [f"call_{i}" for i in range(len(calls))], results
+    for i in range(len(calls)):
+        assert results[f"call_{i}"].startswith("Denied by preToolUse hook") == (i in denied), results
+    if source == "registry":  # block-secrets denies `printenv`
+        assert denied == {0}, fired
+    assert (cp.project / PROBE_FILE).read_text(encoding="utf-8") == "two\n"
 
 
 # ---------------------------------------------------------------------------------------------
