@@ -40,7 +40,8 @@ What the CLI answers offline (1.0.102):
   in front of each hook script keeps its payload and exit code. The payload names the tool as
   Claude Code does (`tool_name`: Bash, Write, Edit), so Claude's matchers select the CLI's
   tools, and a PreToolUse exit 2 denies the call ("Denied by preToolUse hook: hook exited
-  with code 2" is the tool result the model gets).
+  with code 2" is the tool result the model gets). A `task` call to a generated agent starts
+  its sub-agent, whose own model request shows the agent's prompt, tools and model.
 
 Discovery facts checked by test_copilot_discovery_paths_and_precedence (on a tree written
 by hand, not by agentrc) and test_copilot_in_a_claude_and_copilot_tree_loads_what_ar095_warns_about
@@ -86,7 +87,16 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pytest
 
-from .conformance_helpers import NPM_MODULES, check_npm_package, describe, make_temp_dir, read_frontmatter, run, tool_missing
+from .conformance_helpers import (
+    NPM_MODULES,
+    check_npm_package,
+    describe,
+    make_temp_dir,
+    read_frontmatter,
+    run,
+    split_frontmatter,
+    tool_missing,
+)
 from .offline_clients import (
     ClientBuild,
     LocalSink,
@@ -136,8 +146,9 @@ def copilot() -> CopilotCli:
 
 
 class FakeModel:
-    """A streamed chat-completions endpoint (the sink's `answer`): the i-th model request gets
-    the i-th tool call, the one after the last a final "done"."""
+    """A streamed chat-completions endpoint (the sink's `answer`): each model request that
+    offers the next call's tool gets that call, every other request (a sub-agent's, or the
+    one after the last call) a final "done"."""
 
     def __init__(self, calls: List[Tuple[str, Dict[str, Any]]]):
         self.calls = calls
@@ -146,8 +157,10 @@ class FakeModel:
     def __call__(self, record: Dict[str, Any]) -> Optional[Tuple[int, str, bytes]]:
         if record["method"] != "POST" or not record["path"].endswith("/chat/completions"):
             return None
-        i, self.turn = self.turn, self.turn + 1
-        if i < len(self.calls):
+        body = record["body"] if isinstance(record["body"], dict) else {}
+        # A sub-agent's request (it lacks the tool the next call needs) just gets "done".
+        if self.turn < len(self.calls) and self.calls[self.turn][0] in _tool_names(body):
+            i, self.turn = self.turn, self.turn + 1
             name, args = self.calls[i]
             delta: Dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [
                 {"index": 0, "id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
@@ -247,7 +260,7 @@ class CopilotProject:
             self.proxy.answer = None
         posts = [r["body"] for r in self.proxy.requests[before:] if r["method"] == "POST"]
         self.model_requests += len(posts)
-        assert proc.returncode == 0 and len(posts) == len(calls) + 1, describe(proc)
+        assert proc.returncode == 0 and fake.turn == len(calls), describe(proc)
         return proc, posts
 
     def assert_offline(self) -> None:
@@ -281,6 +294,10 @@ def _project(projects: List[CopilotProject], *args: Any, **kwargs: Any) -> Copil
 _SKILL = re.compile(r"<skill>\s*<name>(.*?)</name>\s*<description>(.*?)</description>\s*<location>(.*?)</location>\s*</skill>", re.S)
 _TABLE_ROW = re.compile(r"^\| (.+?) \| '(.+?)' \| (.*?) \|$", re.M)
 _CUSTOM = re.compile(r"<custom_instruction>\n(.*?)\n</custom_instruction>", re.S)
+
+
+def _tool_names(body: Dict[str, Any]) -> List[str]:
+    return [str((t.get("function") or t.get("custom") or {}).get("name")) for t in body.get("tools") or []]
 
 
 def _system(body: Dict[str, Any]) -> str:
@@ -609,6 +626,7 @@ def test_copilot_runs_every_generated_hook_on_its_tools(copilot: CopilotCli, pro
 
     proc, requests = cp.drive([(tool, args) for tool, _, args in calls])
     cp.assert_offline()
+    assert len(requests) == len(calls) + 1, describe(proc)
 
     fired: Dict[Tuple[int, int], Tuple[Dict[str, Any], int]] = {}
     for payload_file in sorted(p for p in log.iterdir() if not p.name.endswith(".rc")):
@@ -638,6 +656,59 @@ def test_copilot_runs_every_generated_hook_on_its_tools(copilot: CopilotCli, pro
     if source == "registry":  # block-secrets denies `printenv`
         assert denied == {0}, fired
     assert (cp.project / PROBE_FILE).read_text(encoding="utf-8") == "two\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Agents that run: the fake model hands a task to each generated agent, whose sub-agent
+# request shows its prompt, tools and model
+# ---------------------------------------------------------------------------------------------
+
+# The CLI tools behind each Copilot tool alias (docs: custom-agents-configuration), as 1.0.102
+# offers them to a Claude model offline (`web` is web_fetch, off with COPILOT_OFFLINE).
+ALIAS_TOOLS = {
+    "read": {"view"}, "edit": {"create", "edit"}, "search": {"grep", "glob"},
+    "execute": {"bash", "read_bash", "stop_bash", "list_bash"}, "web": {"web_fetch", "web_search"},
+}
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_copilot_runs_every_generated_agent_with_its_prompt_tools_and_model(copilot: CopilotCli, projects, source: str):
+    """The sub-agent's system prompt starts with the agent file's body, its tools are exactly
+    those its `tools:` aliases name, and its model request names the agent's `model:` (the CLI
+    sends the value as it is; the session's model when there is none). Whether GitHub's
+    service accepts a display name such as "Claude Opus 5.5" is not observable offline."""
+    build = client_build(source, "copilot")
+    cp = _project(projects, copilot, build.out, f"agents-run-{source}")
+    files = {}
+    for name, outputs in build.generated("agent", "copilot").items():
+        files[name] = next(o for o in outputs if o.startswith(".github/agents/") and o.endswith(".agent.md"))
+    assert files, f"examples/{source} should exercise agents"
+    calls = [("task", {"name": f"probe-{n}", "prompt": f"agentrc probe {n}", "agent_type": n, "description": "agentrc probe"})
+             for n in sorted(files)]
+
+    proc, requests = cp.drive(calls)
+    cp.assert_offline()
+
+    main_tools = set(_tool_names(requests[0]))
+    subs: Dict[str, Dict[str, Any]] = {}
+    for body in requests:
+        if "task" in _tool_names(body):
+            continue
+        users = " ".join(str(m.get("content")) for m in body.get("messages") or [] if m.get("role") == "user")
+        names = [n for n in files if users.rstrip().endswith(f"agentrc probe {n}")]
+        assert len(names) == 1 and names[0] not in subs, (names, users[-200:])
+        subs[names[0]] = body
+    assert sorted(subs) == sorted(files), describe(proc)
+    for name, path in files.items():
+        fm, body = split_frontmatter((cp.project / path).read_text(encoding="utf-8"))
+        sub = subs[name]
+        assert _system(sub).startswith(body.strip()), f"{path}: the sub-agent's prompt does not start with the body"
+        if fm.get("tools") is not None:
+            aliases = [str(a) for a in fm["tools"]]  # type: ignore[union-attr]
+            assert set(aliases) <= set(ALIAS_TOOLS), aliases
+            want = set().union(*(ALIAS_TOOLS[a] for a in aliases)) & main_tools
+            assert set(_tool_names(sub)) == want, (path, aliases, _tool_names(sub))
+        assert sub.get("model") == fm.get("model", TOOL_MODEL), (path, sub.get("model"))
 
 
 # ---------------------------------------------------------------------------------------------
