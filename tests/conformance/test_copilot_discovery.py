@@ -658,6 +658,45 @@ def test_copilot_runs_every_generated_hook_on_its_tools(copilot: CopilotCli, pro
     assert (cp.project / PROBE_FILE).read_text(encoding="utf-8") == "two\n"
 
 
+@pytest.mark.parametrize("source", SOURCES)
+def test_copilot_model_loads_every_generated_skill_with_its_files(copilot: CopilotCli, projects, source: str):
+    """The fake model invokes each generated skill with the `skill` tool. A skill the model may
+    invoke loads: the next request holds a `<skill-context>` message with the skill's
+    directory, its supporting files ("Related files"), and its body; one with
+    `disable-model-invocation: true` is "not found" for the model."""
+    build = client_build(source, "copilot")
+    cp = _project(projects, copilot, build.out, f"skills-run-{source}")
+    skills = _skills(build, cp.project)
+    calls = [("skill", {"skill": n}) for n in sorted(skills)]
+
+    proc, requests = cp.drive(calls)
+    cp.assert_offline()
+
+    messages = requests[-1]["messages"]
+    results = {m["tool_call_id"]: str(m.get("content")) for m in messages if m.get("role") == "tool"}
+    contexts = {}
+    for m in messages:
+        text = str(m.get("content")) if m.get("role") == "user" else ""
+        found = re.match(r'<skill-context name="([^"]+)">\n(.*)</skill-context>$', text, re.S)
+        if found:
+            contexts[found.group(1)] = found.group(2)
+    for i, name in enumerate(sorted(skills)):
+        result = results[f"call_{i}"]
+        if skills[name].get("disable-model-invocation") is True:
+            assert result.startswith(f'Skill "{name}" not found'), result
+            assert name not in contexts
+            continue
+        assert result == f'Skill "{name}" loaded successfully. Follow the instructions in the skill context.', result
+        folder = cp.project / ".github" / "skills" / name
+        context = contexts[name]
+        assert context.startswith(f"Base directory for this skill: {folder}\n"), context[:300]
+        related = set(re.findall(r"^  - (/.+)$", context.partition("\n\n# ")[0], re.M))
+        assert related == {str(p) for p in folder.rglob("*") if p.is_file() and p.name != "SKILL.md"}, (name, related)
+        body = split_frontmatter((folder / "SKILL.md").read_text(encoding="utf-8"))[1]
+        assert context.rstrip().endswith(body.strip()), (name, context[-300:])
+    assert sorted(contexts) == sorted(n for n, fm in skills.items() if fm.get("disable-model-invocation") is not True), describe(proc)
+
+
 # ---------------------------------------------------------------------------------------------
 # Agents that run: the fake model hands a task to each generated agent, whose sub-agent
 # request shows its prompt, tools and model
