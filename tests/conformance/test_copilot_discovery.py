@@ -48,16 +48,19 @@ by hand, not by agentrc) and test_copilot_in_a_claude_and_copilot_tree_loads_wha
 (for the cross-client discovery and `audience` work, issue 10 point 16):
 
 * Skills: `.github/skills`, then `.agents/skills`, then `.claude/skills`; one skill per name,
-  the first of that order wins (no warning). Not read: `.opencode/skills`, `.copilot/skills`.
+  the first of that order wins (no warning). Claude Code's legacy `.claude/commands/*.md` are
+  skills too. Not read: `.opencode/skills`, `.copilot/skills`, `.cursor/skills`, prompt files
+  (`.github/prompts`), `.opencode/commands`.
   A skill with `disable-model-invocation: true` is listed but not shown to the model.
 * Instructions: the root `AGENTS.md`, `CLAUDE.md`, `GEMINI.md` and
   `.github/copilot-instructions.md`, plus every `.github/instructions/**/*.instructions.md`
   and every `.claude/rules/**/*.md` (recursive). No de-duplication: a rule written both as
   `.github/instructions/x.instructions.md` and `.claude/rules/x.md` reaches the model twice.
   Not read: `CLAUDE.local.md`, `.claude/CLAUDE.md`, `AGENTS.md` below the root, `.md` files in
-  `.github/instructions` without `.instructions.md`.
+  `.github/instructions` without `.instructions.md`, `.cursor/rules`, `.windsurf/rules`.
 * Agents: `.github/agents/*.agent.md` and `.github/agents/*.md`, and `.claude/agents/*.md`;
-  one agent per name, the `.github/agents` copy wins. Not read: `.agents/agents`.
+  one agent per name, the `.github/agents` copy wins. Not read: `.agents/agents`,
+  `.opencode/agents`, `.gemini/agents`, `.cursor/agents`, `.codex/agents`.
 * MCP: the first of `.mcp.json` and `.github/mcp.json` (the whole file: a server only in
   `.github/mcp.json` is not loaded while `.mcp.json` exists). Not read: `.vscode/mcp.json`.
 * Context: `@path` imports in `CLAUDE.md` are followed (the file's text is appended as an
@@ -906,6 +909,17 @@ def _precedence_tree() -> Path:
     _write(root, ".github/mcp.json", json.dumps({"mcpServers": {"from-github-mcp-json": {"command": "agentrc-b"},
                                                                 "in-both": {"command": "agentrc-github"}}}))
     _write(root, ".vscode/mcp.json", json.dumps({"servers": {"from-vscode": {"command": "agentrc-c"}}}))
+    # Other clients' trees the CLI does not read (none of these may show up).
+    _write(root, ".cursor/rules/cursor.mdc", "---\nalwaysApply: true\n---\n\nInstructions from .cursor/rules.\n")
+    _write(root, ".windsurf/rules/windsurf.md", "Instructions from .windsurf/rules.\n")
+    _skill(root, ".cursor/skills", "only-cursor", "cursor only")
+    for where in (".opencode/agents", ".gemini/agents", ".cursor/agents"):
+        _agent(root, f"{where}/other.md", "other-" + where.split("/")[0].lstrip("."), f"{where} agent")
+    _write(root, ".codex/agents/codex.toml", 'name = "codex-agent"\ndescription = "codex agent"\ndeveloper_instructions = "x"\n')
+    _write(root, ".github/prompts/prompt.prompt.md", "---\ndescription: a prompt file\n---\n\nInstructions from .github/prompts.\n")
+    _write(root, ".opencode/commands/oc.md", "---\ndescription: an opencode command\n---\n\nInstructions from .opencode/commands.\n")
+    # ... but Claude Code's legacy commands are skills to it.
+    _write(root, ".claude/commands/legacy.md", "---\ndescription: a legacy Claude command\n---\n\nLegacy.\n")
     _write(root, ".github/copilot/settings.json", json.dumps({"disabledSkills": ["only-claude"]}))
     hook = {"type": "command", "command": "true", "matcher": "Bash"}
     _write(root, ".github/hooks/probe.json", json.dumps({"version": 1, "hooks": {"PreToolUse": [hook]}}))
@@ -939,6 +953,7 @@ def test_copilot_discovery_paths_and_precedence(copilot: CopilotCli, projects):
         "in-all-three": (".github/skills/in-all-three", ".github/skills copy"),
         "agents-and-claude": (".agents/skills/agents-and-claude", ".agents/skills copy"),
         "user-only": (".github/skills/user-only", "not for the model"),
+        "legacy": (".claude/commands", "a legacy Claude command"),
     }
     system = _system(body)
     model_skills = sorted(n for n, (_, loc) in _model_skills(system).items() if loc == "project")
@@ -956,7 +971,7 @@ def test_copilot_discovery_paths_and_precedence(copilot: CopilotCli, projects):
                                      ".claude/rules/scoped.md": ("src/**/*.ts", "")}
     for text in ("Always.", "Deep.", 'description: Everything\napplyTo: "**"\n---\n\nAll.'):
         assert text in system, text
-    assert "Instructions from CLAUDE.local.md" not in system and "Instructions from sub/AGENTS.md" not in system
+    assert not re.findall(r"Instructions from (?:CLAUDE\.local\.md|sub/|\.cursor|\.windsurf|\.github/prompts|\.opencode)", system)
     bare_system = _system(bare)
     assert not _CUSTOM.findall(bare_system) and "Always." not in bare_system and not _scoped_table(bare_system)
 
