@@ -860,6 +860,42 @@ def test_copilot_in_a_claude_and_copilot_tree_loads_what_ar095_warns_about(copil
     assert blocks == [agents_md, claude_md.replace("@AGENTS.md\n", f"@AGENTS.md\n\n{imported}\n", 1).strip()]
 
 
+@pytest.mark.parametrize("source", SOURCES)
+def test_copilot_in_a_codex_and_copilot_tree_loads_what_ar095_warns_about(copilot: CopilotCli, projects, source: str):
+    """Built for codex and copilot into one tree, the CLI also loads .agents/skills, where
+    Codex gets skills, and rules and commands as skills: each name once, Copilot's own
+    .github/skills copy first; every item it loads from .agents/skills is named by an AR095
+    warning for its kind (a rule then reaches the model as an instruction and as a skill)."""
+    build = client_build(source, "codex,copilot")
+    cp = _project(projects, copilot, build.out, f"codex-{source}")
+    warned: Dict[str, Set[str]] = {}
+    for plural, writers, rest in _AR095.findall(build.log):
+        if "codex" in writers:
+            for names in _NAMED.findall(rest):
+                assert " more" not in names, rest
+                warned.setdefault(KIND_OF[plural], set()).update(n.strip() for n in names.split(","))
+    codex_kind: Dict[str, str] = {}
+    for kind in ("skill", "command", "rule"):
+        for name, outputs in build.generated(kind, "codex").items():
+            if any(o.startswith(".agents/skills/") and o.endswith("/SKILL.md") for o in outputs):
+                codex_kind[name] = kind
+    copilot_skills = _skills(build, cp.project)
+    assert codex_kind, f"examples/{source} built for codex writes no .agents/skills"
+
+    listed = [s for s in cp.json("skill", "list") if s.get("source") == "project"]
+    cp.assert_offline()
+
+    by_name = {s["name"]: Path(s["path"]).relative_to(cp.project).as_posix() for s in listed}
+    assert len(by_name) == len(listed), listed
+    expected = {n: f".agents/skills/{n}" for n in codex_kind}
+    expected.update({n: f".github/skills/{n}" for n in copilot_skills})
+    assert by_name == expected
+    for name, path in by_name.items():
+        if path.startswith(".agents/"):
+            kind = codex_kind[name]
+            assert name in warned.get(kind, set()), f"Copilot loads {kind} {name} from .agents/skills, and no AR095 says so: {warned}"
+
+
 # ---------------------------------------------------------------------------------------------
 # Where the Copilot CLI looks, and which copy wins: a tree written by hand
 # ---------------------------------------------------------------------------------------------
