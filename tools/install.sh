@@ -3,7 +3,8 @@
 #
 #   .tools/npm/              npm prefix with the exact versions pinned in tools/package.json
 #                            (opencode-ai, markdownlint-cli2, and the real client CLIs
-#                            @anthropic-ai/claude-code, @openai/codex, @google/gemini-cli;
+#                            @anthropic-ai/claude-code, @openai/codex, @google/gemini-cli,
+#                            @github/copilot (a loader plus its platform package);
 #                            their commands land in .tools/npm/node_modules/.bin/)
 #   .tools/skills-ref-venv/  Python >= 3.11 venv with skills-ref (the `agentskills` CLI), pinned
 #                            in tools/skills-ref-requirements.txt

@@ -2,15 +2,16 @@
 (test_claude_discovery.py, test_codex_discovery.py, test_gemini_discovery.py).
 
 * `client_build(source, client)`: examples/registry or examples/project built for one client
-  with the documented command (`python -m agentrc build <source> --client <c> --out <tmp>
+  (or several, comma-separated: "claude,copilot") with the documented command (`python -m agentrc build <source> --client <c> --out <tmp>
   --report <tmp>.json`), memoized per session. `ClientBuild.generated(kind)` reads the
   fidelity report: the items agentrc says it generated for that client, with their outputs.
   That is what the client should discover; the tests also check it against the files written.
 * `copy_project(build, dest)`: a private, git-initialised copy to run a client in.
 * `LocalSink`: an HTTP server on 127.0.0.1 that records every request and answers with an
-  error. Every client run gets one as its HTTP(S) proxy, so nothing leaves the machine and any
-  attempt to reach the network is visible to the test; the Gemini probe also uses one as its
-  model endpoint.
+  error, or with what its `answer` callback returns. Every client run gets one as its HTTP(S)
+  proxy, so nothing leaves the machine and any attempt to reach the network is visible to the
+  test; the Gemini and Copilot probes also use one as their model endpoint (the Copilot hook
+  test's answers a fake model's tool calls).
 * `write_shims(dir, commands, log)`: stand-ins for the stdio MCP server commands (`npx`,
   `node`, ...) first on PATH: they log their argv and exit 127, so a client that starts a
   server fails fast and never downloads a package.
@@ -37,7 +38,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import pytest
 
@@ -59,20 +60,22 @@ class ClientBuild:
     report: Dict[str, Any]
     log: str
 
-    def generated(self, kind: str) -> Dict[str, List[str]]:
-        """{item name: outputs} of the items of `kind` generated for this client."""
+    def generated(self, kind: str, client: Optional[str] = None) -> Dict[str, List[str]]:
+        """{item name: outputs} of the items of `kind` generated for this client (or, in a
+        build for several clients such as "claude,copilot", for `client`)."""
+        client = client or self.client
         found: Dict[str, List[str]] = {}
         for item in self.report.get("items", []):
-            if item.get("client") == self.client and item.get("kind") == kind and item.get("generated"):
+            if item.get("client") == client and item.get("kind") == kind and item.get("generated"):
                 found[item["name"]] = list(item.get("outputs") or [])
         return found
 
-    def generated_skills(self, root: str) -> Dict[str, str]:
+    def generated_skills(self, root: str, client: Optional[str] = None) -> Dict[str, str]:
         """{item name: skill directory} of every item generated as a skill under `root`
         (skills, and the commands and rules a client receives as skills)."""
         found: Dict[str, str] = {}
         for kind in ("skill", "command", "rule"):
-            for name, outputs in self.generated(kind).items():
+            for name, outputs in self.generated(kind, client).items():
                 for out in outputs:
                     if out.startswith(root + "/") and out.endswith("/SKILL.md") and out.count("/") == root.count("/") + 2:
                         found[name] = out[: -len("/SKILL.md")]
@@ -136,14 +139,22 @@ def _git_env() -> Dict[str, str]:
 # ---------------------------------------------------------------------------------------------
 
 
+# A sink's optional answerer: given a recorded request ({method, path, body}), the answer
+# (status, content type, bytes), or None for the default error.
+Answer = Callable[[Dict[str, Any]], Optional[Tuple[int, str, bytes]]]
+
+
 class LocalSink:
     """Records every HTTP request it receives (method, path, headers, JSON body when there is
-    one) and answers CONNECT with 403 and everything else with a 400 JSON error."""
+    one) and answers CONNECT with 403 and everything else with a 400 JSON error, unless
+    `answer` (settable at any time) answers it: a fake model endpoint, for instance."""
 
-    def __init__(self) -> None:
+    def __init__(self, answer: Optional[Answer] = None) -> None:
         self.requests: List[Dict[str, Any]] = []
+        self.answer = answer
         lock = threading.Lock()
         requests = self.requests
+        sink = self
 
         class Handler(BaseHTTPRequestHandler):
             def _record(self) -> None:
@@ -165,8 +176,18 @@ class LocalSink:
                     body = json.loads(body) if body else None
                 except ValueError:
                     body = body.decode("utf-8", "replace")
+                record = {"method": self.command, "path": self.path, "body": body}
                 with lock:
-                    requests.append({"method": self.command, "path": self.path, "body": body})
+                    requests.append(record)
+                answered = sink.answer(record) if sink.answer is not None and self.command != "CONNECT" else None
+                if answered is not None:
+                    status, content_type, data = answered
+                    self.send_response(status)
+                    self.send_header("content-type", content_type)
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 if self.command == "CONNECT":
                     self.send_response(403)
                     self.send_header("content-length", "0")
