@@ -21,7 +21,9 @@ from agentrc.codes import CODES
 CASES = Path(__file__).parent / "cases" / "diagnostics"
 # Codes no on-disk input can reach today; each names the unit test that triggers it.
 UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
-               "AR141": "test_output_safety.py::test_a_second_build_waits_then_fails_with_a_diagnostic"}
+               "AR141": "test_output_safety.py::test_a_second_build_waits_then_fails_with_a_diagnostic",
+               "AR150": "test_sources_dsl.py::test_invalid_locators_are_source_errors",
+               "AR153": "test_sources_dsl.py::test_invalid_locks_are_AR153"}
 
 
 def case_dirs():

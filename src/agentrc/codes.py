@@ -175,6 +175,14 @@ CODES: Dict[str, Code] = _table(
          "long, or a write an earlier run was interrupted in.",
          "Fix the cause the message names and run again: a write that failed before its commit changed nothing, "
          "and one interrupted after it is completed by the next run, before anything else."),
+    # --- sources and the lockfile (spec 001 §3.7) ----------------------------------
+    Code("AR150", "source-invalid",
+         "A source locator is not one agentrc fetches: not owner/repo[@ref], an https://, ssh://, file:// or "
+         "user@host:path git URL with an optional @ref, or a local directory; or its @ref or #subpath is malformed.",
+         "Write e.g. owner/repo@v1.2.0, https://host/team/registry.git@main#skills or ./registry; refs and "
+         "subpaths never start with '-' and hold no '..'."),
+    Code("AR153", "lock-invalid", "agentrc.lock.json cannot be read: not JSON, or not the lockfile's shape.",
+         "Restore the file from version control, or delete it and add the sources again."),
     # --- canonical documents (spec 000) ---------------------------------------------
     Code("AR110", "config-unreadable", "A project's ai.config.*, mcp.json, index.json or package.json cannot be read.",
          "Fix the syntax at the position shown; JSON allows no comments or trailing commas."),
