@@ -23,7 +23,10 @@ CASES = Path(__file__).parent / "cases" / "diagnostics"
 UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR141": "test_output_safety.py::test_a_second_build_waits_then_fails_with_a_diagnostic",
                "AR150": "test_sources_dsl.py::test_invalid_locators_are_source_errors",
-               "AR153": "test_sources_dsl.py::test_invalid_locks_are_AR153"}
+               "AR151": "test_sources_fetch.py::test_unknown_refs_unreachable_remotes_and_missing_subpaths",
+               "AR152": "test_sources_fetch.py::test_git_missing_is_AR152",
+               "AR153": "test_sources_dsl.py::test_invalid_locks_are_AR153",
+               "AR158": "test_sources_fetch.py::test_unknown_refs_unreachable_remotes_and_missing_subpaths"}
 
 
 def case_dirs():

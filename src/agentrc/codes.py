@@ -181,8 +181,15 @@ CODES: Dict[str, Code] = _table(
          "user@host:path git URL with an optional @ref, or a local directory; or its @ref or #subpath is malformed.",
          "Write e.g. owner/repo@v1.2.0, https://host/team/registry.git@main#skills or ./registry; refs and "
          "subpaths never start with '-' and hold no '..'."),
+    Code("AR151", "fetch-failed",
+         "git could not fetch the source: the repository is unreachable, the ref does not exist, or git failed.",
+         "Check the URL and the ref (git ls-remote URL), your network and credentials; the message shows git's own."),
+    Code("AR152", "git-missing", "Fetching a git source needs `git`, and it is not on PATH.",
+         "Install git, or use a local directory as the source."),
     Code("AR153", "lock-invalid", "agentrc.lock.json cannot be read: not JSON, or not the lockfile's shape.",
          "Restore the file from version control, or delete it and add the sources again."),
+    Code("AR158", "subpath-missing", "A source's #subpath is not a directory in the repository or directory.",
+         "Check the subpath: it is relative to the repository's root."),
     # --- canonical documents (spec 000) ---------------------------------------------
     Code("AR110", "config-unreadable", "A project's ai.config.*, mcp.json, index.json or package.json cannot be read.",
          "Fix the syntax at the position shown; JSON allows no comments or trailing commas."),
