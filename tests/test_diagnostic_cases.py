@@ -26,6 +26,8 @@ UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR151": "test_sources_fetch.py::test_unknown_refs_unreachable_remotes_and_missing_subpaths",
                "AR152": "test_sources_fetch.py::test_git_missing_is_AR152",
                "AR153": "test_sources_dsl.py::test_invalid_locks_are_AR153",
+               "AR155": "test_sources_closure.py::test_unknown_selections_are_AR155",
+               "AR156": "test_sources_closure.py::test_merge_joins_provenance_and_refuses_a_second_source",
                "AR158": "test_sources_fetch.py::test_unknown_refs_unreachable_remotes_and_missing_subpaths"}
 
 

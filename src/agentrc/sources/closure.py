@@ -1,0 +1,149 @@
+"""What a consumer selection installs (spec 001 §3.7), as lock entries with provenance.
+
+`select` takes one loaded source and the bundles and items asked for, and returns the
+closure the resolver defines (`agentrc.portable.resolve`: bundle `requires`, the items of
+every reached bundle, item `requires`, preloaded skills present in the source), each entry
+recording its source, ref, commit, the SHA-256 of its content and `required_by`: the
+bundles and items that pulled it in. `merge` adds entries to a lock (AR156 when a name is
+already installed from another source or ref); `prune` drops direct entries and what only
+they required. Pure: the content digests come from the `SourceTree` the source was read as.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.model import Kind, Registry, SourceTree
+from agentrc.portable import resolve
+from agentrc.sources.dsl import Source
+from agentrc.sources.lock import Entry, Lock
+
+ItemKey = Tuple[str, str]  # (kind or "bundle", name)
+WHERE = "<command line>"
+
+
+def content_sha(tree: SourceTree, root: str, directory: str) -> str:
+    """SHA-256 over the files below `directory` (or the one file `directory` names): each
+    file's path relative to `root`, its bytes' digest and whether it is executable, in path
+    order. The same content gives the same digest on every machine and cache location."""
+    h = hashlib.sha256()
+    prefix = directory.rstrip("/") + "/"
+    for f in sorted(tree.files, key=lambda f: f.path):
+        if f.path == directory or f.path.startswith(prefix):
+            rel = posixpath.relpath(f.path, root) if root else f.path
+            h.update(rel.encode("utf-8") + b"\0" + hashlib.sha256(f.content).digest()
+                     + (b"x" if f.executable else b"-"))
+    return h.hexdigest()
+
+
+def select(registry: Registry, tree: SourceTree, root: str, source: Source, commit: Optional[str],
+           bundles: Sequence[str], items: Sequence[Tuple[str, str]]
+           ) -> Tuple[Tuple[Entry, ...], Tuple[Diagnostic, ...]]:
+    """The entries installing `bundles` and `items` ((kind, name)) of one source needs;
+    nothing asked for means every bundle and every item. Unknown names are AR155."""
+    idx = resolve.Index(registry)
+    diags = Diagnostics()
+    if not bundles and not items:
+        bundles = [b.name for b in registry.bundles]
+        items = [(i.kind.value, i.name) for i in registry.items]
+    required_by: Dict[ItemKey, Set[str]] = {}
+    direct: Set[ItemKey] = set()
+    pending: List[ItemKey] = []
+    for name in bundles:
+        if name not in idx.bundles:
+            names = ", ".join(sorted(idx.bundles)) or "none"
+            diags.error(WHERE, (0, 0), "AR155", f"{source.label} has no bundle {name!r} (its bundles: {names})")
+            continue
+        direct.add(("bundle", name))
+        pending.append(("bundle", name))
+    for kind, name in items:
+        try:
+            k = Kind(kind)
+        except ValueError:
+            diags.error(WHERE, (0, 0), "AR155", f"--item {kind}:{name}: {kind!r} is not a kind "
+                        f"({', '.join(x.value for x in Kind)})")
+            continue
+        if (k, name) not in idx.items:
+            diags.error(WHERE, (0, 0), "AR155", f"{source.label} has no {kind} {name!r}")
+            continue
+        direct.add((kind, name))
+        pending.append((kind, name))
+    seen: Set[ItemKey] = set()
+    while pending:
+        key = pending.pop()
+        if key in seen:
+            continue
+        seen.add(key)
+        parent = f"{key[0]}:{key[1]}"
+        children: List[ItemKey] = []
+        if key[0] == "bundle":
+            b = idx.bundles[key[1]]
+            children += [("bundle", r.name) for r in b.requires if r.source is None and r.name in idx.bundles]
+            children += [(r.kind.value, r.name) for r in b.items if (r.kind, r.name) in idx.items]
+        else:
+            item = idx.items[(Kind(key[0]), key[1])]
+            children += [(r.kind.value, r.name) for r in item.requires
+                         if r.source is None and (r.kind, r.name) in idx.items]
+            children += [(Kind.SKILL.value, s) for s, _ in item.preload_skills if (Kind.SKILL, s) in idx.items]
+        for child in children:
+            if child != key:
+                required_by.setdefault(child, set()).add(parent)
+            pending.append(child)
+    entries = []
+    for key in sorted(seen):
+        if key[0] == "bundle":
+            path = idx.bundles[key[1]].path
+        else:
+            path = idx.items[(Kind(key[0]), key[1])].directory
+        entries.append(Entry(key[0], key[1], source.name, source.ref, commit, content_sha(tree, root, path),
+                             key in direct, tuple(required_by.get(key, ()))))
+    return tuple(entries), diags.sorted()
+
+
+def merge(lock: Lock, entries: Iterable[Entry]) -> Tuple[Lock, Tuple[Diagnostic, ...]]:
+    """`lock` with `entries` added. A name already installed from another source, ref or
+    commit is AR156 (there is no version solving); the same entry again joins its
+    provenance (and stays direct if either was)."""
+    diags = Diagnostics()
+    by_key = {(e.kind, e.name): e for e in lock.entries}
+    for e in entries:
+        old = by_key.get((e.kind, e.name))
+        if old is None:
+            by_key[(e.kind, e.name)] = e
+            continue
+        if (old.source, old.ref, old.commit) != (e.source, e.ref, e.commit):
+            diags.error(WHERE, (0, 0), "AR156", f"{e.kind} {e.name} from {_where(e)} is already installed from "
+                        f"{_where(old)}")
+            continue
+        by_key[(e.kind, e.name)] = Entry(e.kind, e.name, e.source, e.ref, e.commit, e.sha256, old.direct or e.direct,
+                                         old.required_by + e.required_by)
+    return lock.with_entries(by_key.values()), diags.sorted()
+
+
+def _where(e: Entry) -> str:
+    return e.source + (f"@{e.ref}" if e.ref else "") + (f" ({e.commit[:12]})" if e.commit else "")
+
+
+def prune(lock: Lock, remove: Iterable[ItemKey]) -> Lock:
+    """`lock` without the direct entries `remove` names and every entry that only they (or
+    what only they pulled in) required: what stays is reachable from a remaining direct
+    entry through `required_by`, whose lists lose the parents that went."""
+    gone = set(remove)
+    kept: Set[str] = {e.id for e in lock.entries if e.direct and (e.kind, e.name) not in gone}
+    changed = True
+    while changed:
+        changed = False
+        for e in lock.entries:
+            if e.id not in kept and any(p in kept for p in e.required_by):
+                kept.add(e.id)
+                changed = True
+    out = []
+    for e in lock.entries:
+        if e.id in kept:
+            direct = e.direct and (e.kind, e.name) not in gone
+            out.append(Entry(e.kind, e.name, e.source, e.ref, e.commit, e.sha256, direct,
+                             tuple(p for p in e.required_by if p in kept)))
+    return lock.with_entries(out)
