@@ -19,16 +19,14 @@ from agentrc.cli.main import main
 from agentrc.codes import CODES
 
 CASES = Path(__file__).parent / "cases" / "diagnostics"
-# Codes no on-disk input can reach today; each names the unit test that triggers it.
+# Codes no on-disk case can reach (they need a git repository, a missing git, a second
+# source); each names the unit test that triggers it.
 UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR141": "test_output_safety.py::test_a_second_build_waits_then_fails_with_a_diagnostic",
-               "AR150": "test_sources_dsl.py::test_invalid_locators_are_source_errors",
                "AR151": "test_sources_fetch.py::test_unknown_refs_unreachable_remotes_and_missing_subpaths",
                "AR152": "test_sources_fetch.py::test_git_missing_is_AR152",
-               "AR153": "test_sources_dsl.py::test_invalid_locks_are_AR153",
-               "AR155": "test_sources_closure.py::test_unknown_selections_are_AR155",
-               "AR156": "test_sources_closure.py::test_merge_joins_provenance_and_refuses_a_second_source",
-               "AR158": "test_sources_fetch.py::test_unknown_refs_unreachable_remotes_and_missing_subpaths"}
+               "AR154": "test_consumer_cli.py::test_a_source_whose_locked_content_changed_is_drift",
+               "AR156": "test_sources_closure.py::test_merge_joins_provenance_and_refuses_a_second_source"}
 
 
 def case_dirs():

@@ -188,11 +188,18 @@ CODES: Dict[str, Code] = _table(
          "Install git, or use a local directory as the source."),
     Code("AR153", "lock-invalid", "agentrc.lock.json cannot be read: not JSON, or not the lockfile's shape.",
          "Restore the file from version control, or delete it and add the sources again."),
+    Code("AR154", "lock-drift",
+         "What the lock records differs from what is there: a source's content at the locked commit, or a file "
+         "agentrc installed (missing, edited or out of date).",
+         "Run 'agentrc install' to restore the files the lock records; a source whose locked commit changed "
+         "content is not to be trusted: check it, then add it again."),
     Code("AR155", "selection-unknown", "A bundle or item asked for (--bundle, --item) is not in the source.",
          "Run 'agentrc lint' on the source to see its bundles and items, or fix the name (--item KIND:NAME)."),
     Code("AR156", "source-conflict",
          "An item or bundle of one name comes from two different sources (or two refs of one source).",
          "Remove one of them first ('agentrc remove NAME'), or take both from the same source and ref."),
+    Code("AR157", "not-installed", "'agentrc remove NAME' names nothing the lock installed directly.",
+         "Run 'agentrc list' to see the installed bundles and items."),
     Code("AR158", "subpath-missing", "A source's #subpath is not a directory in the repository or directory.",
          "Check the subpath: it is relative to the repository's root."),
     # --- canonical documents (spec 000) ---------------------------------------------

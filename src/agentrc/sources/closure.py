@@ -18,7 +18,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import Kind, Registry, SourceTree
 from agentrc.portable import resolve
-from agentrc.sources.dsl import Source
+from agentrc.sources.dsl import Source, SourceError, parse
 from agentrc.sources.lock import Entry, Lock
 
 ItemKey = Tuple[str, str]  # (kind or "bundle", name)
@@ -55,7 +55,8 @@ def select(registry: Registry, tree: SourceTree, root: str, source: Source, comm
     for name in bundles:
         if name not in idx.bundles:
             names = ", ".join(sorted(idx.bundles)) or "none"
-            diags.error(WHERE, (0, 0), "AR155", f"{source.label} has no bundle {name!r} (its bundles: {names})")
+            diags.error(WHERE, (0, 0), "AR155",
+                        f"the source {source.label!r} has no bundle {name!r} (its bundles: {names})")
             continue
         direct.add(("bundle", name))
         pending.append(("bundle", name))
@@ -67,7 +68,7 @@ def select(registry: Registry, tree: SourceTree, root: str, source: Source, comm
                         f"({', '.join(x.value for x in Kind)})")
             continue
         if (k, name) not in idx.items:
-            diags.error(WHERE, (0, 0), "AR155", f"{source.label} has no {kind} {name!r}")
+            diags.error(WHERE, (0, 0), "AR155", f"the source {source.label!r} has no {kind} {name!r}")
             continue
         direct.add((kind, name))
         pending.append((kind, name))
@@ -124,7 +125,15 @@ def merge(lock: Lock, entries: Iterable[Entry]) -> Tuple[Lock, Tuple[Diagnostic,
 
 
 def _where(e: Entry) -> str:
-    return e.source + (f"@{e.ref}" if e.ref else "") + (f" ({e.commit[:12]})" if e.commit else "")
+    return locator(e) + (f" ({e.commit[:12]})" if e.commit else "")
+
+
+def locator(e: Entry) -> str:
+    """The entry's source as it would be written to add it again: `location@ref#subpath`."""
+    try:
+        return parse(e.source).at(e.ref).label
+    except SourceError:  # pragma: no cover - the lock's schema and the DSL agree
+        return e.source + (f"@{e.ref}" if e.ref else "")
 
 
 def prune(lock: Lock, remove: Iterable[ItemKey]) -> Lock:
