@@ -202,3 +202,67 @@ def test_usage_errors(env, capsys):
     assert run(capsys, "list", "--dir", "missing-dir")[0] == 2
     code, _, err = run(capsys, "install")
     assert code == 1 and "AR153" in err and "no lock" in err
+
+
+def _cross(name: str, source: str, kind: str = "rules") -> str:
+    return f"requires:\n  {kind}:\n    - {{ name: {name}, source: \"{source}\" }}\n"
+
+
+def test_cross_source_requires_are_fetched_and_locked_under_their_own_source(env, capsys, tmp_path):
+    repo, project = env["repo"], env["project"]
+    app = Repo(tmp_path, "app")
+    app.v3 = app.commit({
+        "skills/deploy/SKILL.md": skill("deploy", requires=_cross("style", f"{repo.url}@v1#reg")),
+        "platform.bundle.yaml": bundle("platform", "  skills:\n    - deploy\n",
+                                       f"requires:\n  - {{ name: core, source: \"{repo.url}@v1#reg\" }}\n"),
+    }, tag="v3")
+    code, _, err = run(capsys, "add", f"{app.url}@v3", "--bundle", "platform", "--client", "claude")
+    assert code == 0, err
+    lock = json.loads((project / LOCK).read_text())
+    got = {(e.get("kind", "bundle"), e["name"]): (e["source"], e["commit"], e["direct"], e["required_by"])
+           for e in lock["bundles"] + lock["items"]}
+    assert got == {
+        ("bundle", "platform"): (app.url, app.v3, True, []),
+        ("bundle", "core"): (f"{repo.url}#reg", repo.v1, False, ["bundle:platform"]),
+        ("skill", "deploy"): (app.url, app.v3, False, ["bundle:platform"]),
+        ("skill", "summary"): (f"{repo.url}#reg", repo.v1, False, ["bundle:core"]),
+        ("rule", "style"): (f"{repo.url}#reg", repo.v1, False, ["skill:deploy", "skill:summary"]),
+    }
+    assert (project / ".claude" / "rules" / "style.md").exists()
+    assert (project / ".claude" / "skills" / "deploy" / "SKILL.md").exists()
+    # Both sources are pinned in the cache: install --frozen needs neither remote.
+    shutil.rmtree(repo.bare)
+    shutil.rmtree(app.bare)
+    assert run(capsys, "install", "--frozen")[0] == 0
+
+
+def test_a_requires_cycle_through_sources_is_AR071(env, capsys, tmp_path):
+    a, b = Repo(tmp_path, "a"), Repo(tmp_path, "b")
+    a.commit({"skills/x/SKILL.md": skill("x", requires=_cross("y", f"{b.url}@v1", "skills"))}, tag="v1")
+    b.commit({"skills/y/SKILL.md": skill("y", requires=_cross("x", f"{a.url}@v1", "skills"))}, tag="v1")
+    code, _, err = run(capsys, "add", f"{a.url}@v1", "--item", "skill:x", "--client", "claude")
+    assert code == 1 and "AR071" in err and "across sources" in err
+    assert files(env["project"]) == []
+
+
+def test_cross_source_conflicts_and_local_paths_from_git_are_refused(env, capsys, tmp_path):
+    repo = env["repo"]
+    dup = Repo(tmp_path, "dup")
+    dup.commit({"rules/style/RULE.md": rule("style"),
+                "skills/s/SKILL.md": skill("s", requires=_cross("summary", f"{repo.url}@v1#reg", "skills"))},
+               tag="v1")
+    code, _, err = run(capsys, "add", f"{dup.url}@v1", "--client", "claude")  # everything: style from both
+    assert code == 1 and "AR156" in err
+    local = Repo(tmp_path, "local")
+    local.commit({"skills/s/SKILL.md": skill("s", requires=_cross("t", "../../home/secrets", "skills"))}, tag="v1")
+    code, _, err = run(capsys, "add", f"{local.url}@v1", "--client", "claude")
+    assert code == 1 and "AR150" in err and "cannot require the local directory" in err
+    assert files(env["project"]) == []
+
+
+def test_lint_and_build_still_report_cross_source_references(env, capsys, tmp_path):
+    reg = tmp_path / "lintme"
+    (reg / "skills" / "x").mkdir(parents=True)
+    (reg / "skills" / "x" / "SKILL.md").write_text(skill("x", requires=_cross("y", "owner/repo@v1", "skills")))
+    code, _, err = run(capsys, "lint", str(reg))
+    assert code == 1 and "AR065" in err and "agentrc add" in err

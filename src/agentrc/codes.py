@@ -119,8 +119,10 @@ CODES: Dict[str, Code] = _table(
     Code("AR064", "duplicate-bundle", "Two bundle files declare the same name.",
          "Bundle names are identities; rename or delete one of them."),
     Code("AR065", "source-unsupported",
-         "A cross-source `source:` locator is used; fetching sources is not supported yet.",
-         "Vendor the required items or bundles into this registry for now."),
+         "A cross-source `source:` locator is used in a registry given to `lint` or `build`, which read local paths "
+         "only.",
+         "Install with 'agentrc add SOURCE', which fetches cross-source requires; to build locally, vendor the "
+         "required items or bundles into this registry."),
     Code("AR066", "bundle-unknown", "A bundle named on the command line does not exist.",
          "Run 'agentrc lint' to list the registry's bundles, or fix the name."),
     Code("AR067", "mcp-conflict", "Two bundles define an MCP server of the same name differently.",

@@ -16,6 +16,7 @@ The lock records every file it installed, so a fresh clone (the files committed,
 from __future__ import annotations
 
 import os
+import posixpath
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -24,15 +25,17 @@ from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.inputs.tree import Root, read_file
-from agentrc.model import Kind, SourceTree
+from agentrc.model import Kind, Registry, SourceTree
 from agentrc.output import writer
 from agentrc.pipeline import stages
+from agentrc.portable import resolve
 from agentrc.sources import closure
 from agentrc.sources import lock as lockfile
 from agentrc.sources.dsl import PATH, Source, SourceError, parse
 from agentrc.sources.lock import Entry, Lock, LockedFile
 
 LOCK = lockfile.LOCK_FILE
+WHERE = "<command line>"
 
 
 @dataclass(frozen=True)
@@ -76,20 +79,107 @@ def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence
     if clients:
         lock = replace(lock, clients=tuple(clients))
     fetcher = Fetcher(project)
-    fetched = fetcher.fetch(source)
-    if not fetched.ok:
-        return Result(fetched.diagnostics, git_runs=fetcher.git_runs)
-    loaded = stages.load(fetched.tree)
-    if not loaded.ok:
-        return Result(loaded.diagnostics, git_runs=fetcher.git_runs)
-    entries, sel = closure.select(loaded.registry, fetched.tree, fetched.root, source, fetched.commit, bundles, items)
-    if any(d.is_error for d in sel):
-        return Result(sel, git_runs=fetcher.git_runs)
+    entries, found = _resolve(source, bundles, items, fetcher)
+    if any(d.is_error for d in found):
+        return Result(found, git_runs=fetcher.git_runs)
     merged, conflicts = closure.merge(lock, entries)
     if conflicts:
         return Result(conflicts, git_runs=fetcher.git_runs)
     result = _materialize(project, merged, fetcher, force, check=False)
-    return replace(result, entries=entries, diagnostics=tuple(sorted(set(result.diagnostics + loaded.diagnostics))))
+    return replace(result, entries=entries, diagnostics=tuple(sorted(set(result.diagnostics + found))))
+
+
+def _resolve(source: Source, bundles: Sequence[str], items: Sequence[Tuple[str, str]], fetcher: Fetcher
+             ) -> Tuple[Tuple[Entry, ...], Tuple[Diagnostic, ...]]:
+    """The closure of the selection across sources (spec 001 §3.7): the selection's source
+    first, then each `{ name, source }` reference met, each distinct source fetched once,
+    every entry recorded with its own source and `required_by`. The same name from two
+    sources (or refs) is AR156; a requires cycle through sources is AR071."""
+    diags = Diagnostics()
+    found: List[Entry] = []
+    cross: set = set()  # (parent id, child id) edges between sources
+    done: Dict[Tuple[Tuple[str, str, str], Optional[str], str, str], bool] = {}
+    queue: List[Tuple[Source, Sequence[str], Sequence[Tuple[str, str]], Optional[str]]] = [
+        (source, bundles, items, None)]
+    loaded_by: Dict[Tuple[Tuple[str, str, str], Optional[str]], Tuple[Fetched, Registry]] = {}
+    again: List[Tuple[str, str, str, str]] = []
+    while queue:
+        src, want_bundles, want_items, parent = queue.pop(0)
+        key = (src.key, src.ref)
+        if key not in loaded_by:
+            fetched = fetcher.fetch(src)
+            diags.extend(fetched.diagnostics)
+            if not fetched.ok:
+                continue
+            loaded = stages.load(fetched.tree, cross_source=True)
+            diags.extend(loaded.diagnostics)
+            if not loaded.ok:
+                continue
+            loaded_by[key] = (fetched, loaded.registry)
+        fetched, registry = loaded_by[key]
+        externals: List[closure.External] = []
+        entries, sel = closure.select(registry, fetched.tree, fetched.root, src, fetched.commit,
+                                      want_bundles, want_items, parent, externals)
+        diags.extend(sel)
+        found.extend(entries)
+        for ext in externals:
+            try:
+                child = _required_source(src, ext.source)
+            except SourceError as exc:
+                diags.error(ext.path, ext.pos, exc.code, f"requires {ext.kind} {ext.name} from {ext.source!r}: {exc}")
+                continue
+            cross.add((ext.parent, f"{ext.kind}:{ext.name}"))
+            seen = (child.key, child.ref, ext.kind, ext.name)
+            if done.get(seen):
+                again.append((child.name, ext.kind, ext.name, ext.parent))  # only the provenance is new
+                continue
+            done[seen] = True
+            if ext.kind == "bundle":
+                queue.append((child, [ext.name], [], ext.parent))
+            else:
+                queue.append((child, [], [(ext.kind, ext.name)], ext.parent))
+    if diags.has_errors:
+        return (), diags.sorted()
+    for name, kind, item, parent in again:
+        found += [replace(e, direct=False, required_by=(parent,)) for e in found
+                  if (e.kind, e.name, e.source) == (kind, item, name)][:1]
+    merged, conflicts = closure.merge(Lock(()), found)
+    diags.extend(conflicts)
+    _cross_cycles(merged, cross, diags)
+    return merged.entries, diags.sorted()
+
+
+def _required_source(parent: Source, text: str) -> Source:
+    """The source a `{ name, source }` reference of `parent` names. A local directory is
+    relative to the directory the parent registry was read from; a git source may not
+    require a local directory (it would read the consumer's disk)."""
+    child = parse(text)
+    if child.kind != PATH:
+        return child
+    if parent.kind != PATH:
+        raise SourceError(f"a git source cannot require the local directory {text!r}")
+    if child.location.startswith(("/", "~")):
+        return child
+    base = posixpath.join(parent.location, parent.subpath) if parent.subpath else parent.location
+    rel = posixpath.normpath(posixpath.join(base, child.location))
+    rel = rel if rel.startswith(("../", "/")) or rel == ".." else "./" + rel
+    return Source(PATH, rel, rel, None, child.subpath)
+
+
+def _cross_cycles(lock: Lock, cross: set, diags: Diagnostics) -> None:
+    by_id = {e.id: e for e in lock.entries}
+    children: Dict[str, List[str]] = {}
+    for e in lock.entries:
+        for p in e.required_by:
+            children.setdefault(p, []).append(e.id)
+
+    def report(cycle: List[str]) -> None:
+        edges = list(zip(cycle, cycle[1:] + cycle[:1]))
+        if any(edge in cross for edge in edges):
+            text = " -> ".join(f"{i} ({by_id[i].source})" for i in cycle + cycle[:1])
+            diags.error(WHERE, (0, 0), "AR071", f"requires cycle across sources: {text}")
+
+    resolve.find_cycles(sorted(by_id), lambda n: sorted(children.get(n, [])), report)
 
 
 def remove(project: str, names: Sequence[str], force: bool = False) -> Result:
@@ -167,7 +257,7 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
         diags.extend(fetched.diagnostics)
         if not fetched.ok:
             continue
-        loaded = stages.load(fetched.tree)
+        loaded = stages.load(fetched.tree, cross_source=True)
         diags.extend(loaded.diagnostics)
         if not loaded.ok:
             continue
@@ -179,7 +269,8 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     lock = lock.with_entries(entries)
     tree = SourceTree(tuple(sorted({f.path: f for f in files}.values(), key=lambda f: f.path)))
     bundles = sorted(e.name for e in lock.bundles)
-    plan = stages.generate(tree, list(lock.clients), bundles or None, entrypoints=sorted(set(entrypoints)))
+    plan = stages.generate(tree, list(lock.clients), bundles or None, entrypoints=sorted(set(entrypoints)),
+                           cross_source=True)
     diags.extend(plan.diagnostics)
     if not plan.ok:
         return Result(diags.sorted(), git_runs=fetcher.git_runs)

@@ -23,16 +23,18 @@ from agentrc.portable import resolve
 from agentrc.portable.load import load_registry
 
 
-def load(tree: SourceTree, explicit: Iterable[str] = (), memo=None, canonical: Optional[Loaded] = None) -> Loaded:
+def load(tree: SourceTree, explicit: Iterable[str] = (), memo=None, canonical: Optional[Loaded] = None,
+         cross_source: bool = False) -> Loaded:
     """The registry of the portable sources in `tree`, joined with the items of canonical
-    projects (`canonical`, from agentrc.inputs.read): one model, two front doors."""
+    projects (`canonical`, from agentrc.inputs.read): one model, two front doors.
+    `cross_source`: `source:` references are resolved by the caller (not AR065)."""
     registry, diags = load_registry(tree, client_registry.client_names(), explicit, memo)
     reports: tuple = ()
     if canonical is not None:
         registry, joined = join(registry, canonical.registry)
         diags = diags + canonical.diagnostics + joined
         reports = canonical.reports
-    return Loaded(registry, tuple(sorted(set(diags + resolve.check(registry)))), reports)
+    return Loaded(registry, tuple(sorted(set(diags + resolve.check(registry, cross_source)))), reports)
 
 
 def lint(tree: SourceTree, explicit: Iterable[str] = (),
@@ -47,9 +49,9 @@ def lint(tree: SourceTree, explicit: Iterable[str] = (),
 def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
              strict: bool = False, explicit: Iterable[str] = (), memo=None,
              entrypoints: Optional[Sequence[str]] = None, layout: str = "project",
-             plugin_name: str = "", canonical: Optional[Loaded] = None) -> Plan:
+             plugin_name: str = "", canonical: Optional[Loaded] = None, cross_source: bool = False) -> Plan:
     """`memo` (agentrc.memo.cache.Memo) lets unchanged item directories skip parsing and rendering."""
-    loaded = load(tree, explicit, memo, canonical)
+    loaded = load(tree, explicit, memo, canonical, cross_source)
     if not loaded.ok:
         return Plan((), (), loaded.diagnostics)
     items, sel_diags = resolve.select(loaded.registry, bundles, entrypoints)

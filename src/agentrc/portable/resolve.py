@@ -1,8 +1,8 @@
 """Resolution (spec 001 §3.7): bundle closures, item requires closures, and selection.
 
-Everything is same-source for now: `source:` locators are parsed and reported (AR065)
-until the sources + lockfile work lands; the graph code below is keyed by (kind, name)
-and bundle name so that a source label can be added to the keys without a rewrite.
+`source:` locators (cross-source requires) are resolved by the consumer workflow
+(`agentrc add`, agentrc.pipeline.consume), which fetches them; `lint` and `build` read
+local paths only and report them (AR065). The graphs here are one source's.
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ class Index:
             self.bundles.setdefault(b.name, b)
 
 
-def check(registry: Registry) -> Tuple[Diagnostic, ...]:
-    """Every reference in the registry resolves, and no requires graph has a cycle."""
+def check(registry: Registry, cross_source: bool = False) -> Tuple[Diagnostic, ...]:
+    """Every reference in the registry resolves, and no requires graph has a cycle.
+    `cross_source`: the caller resolves `source:` references itself (the consumer workflow,
+    agentrc.pipeline.consume); otherwise each is AR065."""
     idx = Index(registry)
     diags = Diagnostics()
     for b in registry.bundles:
@@ -38,16 +40,20 @@ def check(registry: Registry) -> Tuple[Diagnostic, ...]:
                             f"which is not in the registry{_did_you_mean(ref.name, idx, ref.kind)}")
         for req in b.requires:
             if req.source is not None:
+                if cross_source:
+                    continue
                 diags.error(b.path, req.pos, "AR065", f"bundle {b.name} requires {req.name!r} from source "
-                            f"{req.source!r}; cross-source resolution is not supported yet")
+                            f"{req.source!r}, which lint and build do not fetch (agentrc add does)")
             elif req.name not in idx.bundles:
                 diags.error(b.path, req.pos, "AR062",
                             f"bundle {b.name} requires bundle {req.name!r}, which is not in the registry")
     for item in registry.items:
         for ref in item.requires:
             if ref.source is not None:
+                if cross_source:
+                    continue
                 diags.error(item.entrypoint, ref.pos, "AR065", f"{item.label} requires {ref.kind.value} {ref.name!r} "
-                            f"from source {ref.source!r}; cross-source resolution is not supported yet")
+                            f"from source {ref.source!r}, which lint and build do not fetch (agentrc add does)")
             elif (ref.kind, ref.name) not in idx.items:
                 diags.error(item.entrypoint, ref.pos, "AR070", f"{item.label} requires {ref.kind.value} {ref.name!r}, "
                             f"which is not in the registry{_did_you_mean(ref.name, idx, ref.kind)}")

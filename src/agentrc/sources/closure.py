@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
+from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -39,14 +40,30 @@ def content_sha(tree: SourceTree, root: str, directory: str) -> str:
     return h.hexdigest()
 
 
+@dataclass(frozen=True)
+class External:
+    """A `{ name, source }` reference to another source, met in the closure: what the
+    caller fetches next. `parent` is the id (`KIND:NAME`) of the entry that requires it;
+    `path` and `pos` point at the reference."""
+
+    source: str
+    kind: str  # "bundle" or an item kind
+    name: str
+    parent: str
+    path: str
+    pos: Tuple[int, int]
+
+
 def select(registry: Registry, tree: SourceTree, root: str, source: Source, commit: Optional[str],
-           bundles: Sequence[str], items: Sequence[Tuple[str, str]]
-           ) -> Tuple[Tuple[Entry, ...], Tuple[Diagnostic, ...]]:
+           bundles: Sequence[str], items: Sequence[Tuple[str, str]], requested_by: Optional[str] = None,
+           externals: Optional[List[External]] = None) -> Tuple[Tuple[Entry, ...], Tuple[Diagnostic, ...]]:
     """The entries installing `bundles` and `items` ((kind, name)) of one source needs;
-    nothing asked for means every bundle and every item. Unknown names are AR155."""
+    nothing asked for means every bundle and every item. Unknown names are AR155.
+    `requested_by`: the entry of another source that requires these (they are then not
+    direct). Cross-source references met on the way are appended to `externals`."""
     idx = resolve.Index(registry)
     diags = Diagnostics()
-    if not bundles and not items:
+    if not bundles and not items and requested_by is None:
         bundles = [b.name for b in registry.bundles]
         items = [(i.kind.value, i.name) for i in registry.items]
     required_by: Dict[ItemKey, Set[str]] = {}
@@ -58,7 +75,7 @@ def select(registry: Registry, tree: SourceTree, root: str, source: Source, comm
             diags.error(WHERE, (0, 0), "AR155",
                         f"the source {source.label!r} has no bundle {name!r} (its bundles: {names})")
             continue
-        direct.add(("bundle", name))
+        _root(("bundle", name), requested_by, direct, required_by)
         pending.append(("bundle", name))
     for kind, name in items:
         try:
@@ -70,7 +87,7 @@ def select(registry: Registry, tree: SourceTree, root: str, source: Source, comm
         if (k, name) not in idx.items:
             diags.error(WHERE, (0, 0), "AR155", f"the source {source.label!r} has no {kind} {name!r}")
             continue
-        direct.add((kind, name))
+        _root((kind, name), requested_by, direct, required_by)
         pending.append((kind, name))
     seen: Set[ItemKey] = set()
     while pending:
@@ -84,10 +101,16 @@ def select(registry: Registry, tree: SourceTree, root: str, source: Source, comm
             b = idx.bundles[key[1]]
             children += [("bundle", r.name) for r in b.requires if r.source is None and r.name in idx.bundles]
             children += [(r.kind.value, r.name) for r in b.items if (r.kind, r.name) in idx.items]
+            if externals is not None:
+                externals += [External(r.source, "bundle", r.name, parent, b.path, r.pos)
+                              for r in b.requires if r.source is not None]
         else:
             item = idx.items[(Kind(key[0]), key[1])]
             children += [(r.kind.value, r.name) for r in item.requires
                          if r.source is None and (r.kind, r.name) in idx.items]
+            if externals is not None:
+                externals += [External(r.source, r.kind.value, r.name, parent, item.entrypoint, r.pos)
+                              for r in item.requires if r.source is not None]
             children += [(Kind.SKILL.value, s) for s, _ in item.preload_skills if (Kind.SKILL, s) in idx.items]
         for child in children:
             if child != key:
@@ -102,6 +125,14 @@ def select(registry: Registry, tree: SourceTree, root: str, source: Source, comm
         entries.append(Entry(key[0], key[1], source.name, source.ref, commit, content_sha(tree, root, path),
                              key in direct, tuple(required_by.get(key, ()))))
     return tuple(entries), diags.sorted()
+
+
+def _root(key: ItemKey, requested_by: Optional[str], direct: Set[ItemKey], required_by: Dict[ItemKey, Set[str]]
+          ) -> None:
+    if requested_by is None:
+        direct.add(key)
+    else:
+        required_by.setdefault(key, set()).add(requested_by)
 
 
 def merge(lock: Lock, entries: Iterable[Entry]) -> Tuple[Lock, Tuple[Diagnostic, ...]]:
