@@ -266,3 +266,36 @@ def test_lint_and_build_still_report_cross_source_references(env, capsys, tmp_pa
     (reg / "skills" / "x" / "SKILL.md").write_text(skill("x", requires=_cross("y", "owner/repo@v1", "skills")))
     code, _, err = run(capsys, "lint", str(reg))
     assert code == 1 and "AR065" in err and "agentrc add" in err
+
+
+def test_update_moves_a_branch_to_its_new_commit_and_dry_run_writes_nothing(env, capsys, tmp_path):
+    repo, project = env["repo"], env["project"]
+    other = Repo(tmp_path, "other")
+    other.commit({"rules/extra/RULE.md": rule("extra")})
+    assert run(capsys, "add", f"{repo.url}@main#reg", "--bundle", "core", "--client", "claude")[0] == 0
+    assert run(capsys, "add", f"{other.url}@main", "--item", "rule:extra")[0] == 0
+    code, _, err = run(capsys, "update")
+    assert code == 0 and "every source is at the commit its ref names" in err
+    new = repo.commit({"reg/skills/summary/SKILL.md": skill("summary", "Version two.",
+                                                            "requires:\n  rules:\n    - style\n")})
+    other_new = other.commit({"rules/extra/RULE.md": rule("extra").replace("Always", "Never")})
+    lock_before = (project / LOCK).read_bytes()
+    code, _, err = run(capsys, "update", "--dry-run")
+    assert code == 0, err
+    assert f"~ skill summary from {repo.url}@main#reg: {repo.v1[:12]} -> {new[:12]}" in err
+    assert "would update: .claude/skills/summary/SKILL.md" in err
+    assert (project / LOCK).read_bytes() == lock_before
+    assert "Version two." not in (project / ".claude/skills/summary/SKILL.md").read_text()
+    # Only the named entry's source moves; the other stays at its locked commit.
+    code, _, err = run(capsys, "update", "core")
+    assert code == 0, err
+    assert "Version two." in (project / ".claude/skills/summary/SKILL.md").read_text()
+    lock = json.loads((project / LOCK).read_text())
+    commits = {i["name"]: i["commit"] for i in lock["items"]}
+    assert commits["summary"] == new and commits["extra"] != other_new
+    code, out, _ = run(capsys, "update", "--json")
+    doc = json.loads(out)
+    assert code == 0 and [u["id"] for u in doc["updates"]] == ["rule:extra"]
+    assert doc["updates"][0]["new"]["commit"] == other_new
+    assert "Never extra." in (project / ".claude/rules/extra.md").read_text()
+    assert run(capsys, "update", "nope")[0] == 1

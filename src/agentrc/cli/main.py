@@ -120,6 +120,14 @@ def _parser() -> argparse.ArgumentParser:
     consumer(rm)
     rm.set_defaults(command_module="remove")
 
+    up = sub.add_parser("update", help="resolve the installed sources' refs again and install what they give now")
+    up.add_argument("names", nargs="*", metavar="NAME",
+                    help="update only the sources of these installed bundles or items (default: every source)")
+    up.add_argument("--dry-run", action="store_true", help="write nothing; show the commits and files that change")
+    up.add_argument("--force", action="store_true", help="overwrite installed files edited since")
+    consumer(up)
+    up.set_defaults(command_module="update")
+
     ls = sub.add_parser("list", help="the bundles and items agentrc.lock.json installed, and from where")
     consumer(ls)
     ls.set_defaults(command_module="list_")

@@ -19,7 +19,7 @@ import os
 import posixpath
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -45,6 +45,7 @@ class Result:
     changes: Optional[writer.Changes] = None
     entries: Tuple[Entry, ...] = ()  # what the command added or removed
     git_runs: int = 0
+    updates: Tuple[Tuple[str, Optional[Entry], Optional[Entry]], ...] = ()  # update: (id, old, new)
 
     @property
     def ok(self) -> bool:
@@ -79,7 +80,7 @@ def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence
     if clients:
         lock = replace(lock, clients=tuple(clients))
     fetcher = Fetcher(project)
-    entries, found = _resolve(source, bundles, items, fetcher)
+    entries, found = _resolve([(source, bundles, items)], fetcher)
     if any(d.is_error for d in found):
         return Result(found, git_runs=fetcher.git_runs)
     merged, conflicts = closure.merge(lock, entries)
@@ -89,25 +90,31 @@ def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence
     return replace(result, entries=entries, diagnostics=tuple(sorted(set(result.diagnostics + found))))
 
 
-def _resolve(source: Source, bundles: Sequence[str], items: Sequence[Tuple[str, str]], fetcher: Fetcher
+Selection = Tuple[Source, Sequence[str], Sequence[Tuple[str, str]]]
+Pins = Dict[Tuple[Tuple[str, str, str], Optional[str]], Optional[str]]
+
+
+def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] = None
              ) -> Tuple[Tuple[Entry, ...], Tuple[Diagnostic, ...]]:
     """The closure of the selection across sources (spec 001 §3.7): the selection's source
     first, then each `{ name, source }` reference met, each distinct source fetched once,
     every entry recorded with its own source and `required_by`. The same name from two
-    sources (or refs) is AR156; a requires cycle through sources is AR071."""
+    sources (or refs) is AR156; a requires cycle through sources is AR071. `pins` holds
+    the commits of (source, ref) pairs to take as they are locked instead of resolving
+    the ref again (what `update NAME` leaves alone)."""
     diags = Diagnostics()
     found: List[Entry] = []
-    cross: set = set()  # (parent id, child id) edges between sources
+    cross: Set[Tuple[str, str]] = set()  # (parent id, child id) edges between sources
     done: Dict[Tuple[Tuple[str, str, str], Optional[str], str, str], bool] = {}
     queue: List[Tuple[Source, Sequence[str], Sequence[Tuple[str, str]], Optional[str]]] = [
-        (source, bundles, items, None)]
+        (src, b, i, None) for src, b, i in roots]
     loaded_by: Dict[Tuple[Tuple[str, str, str], Optional[str]], Tuple[Fetched, Registry]] = {}
     again: List[Tuple[str, str, str, str]] = []
     while queue:
         src, want_bundles, want_items, parent = queue.pop(0)
         key = (src.key, src.ref)
         if key not in loaded_by:
-            fetched = fetcher.fetch(src)
+            fetched = fetcher.fetch(src, (pins or {}).get(key))
             diags.extend(fetched.diagnostics)
             if not fetched.ok:
                 continue
@@ -166,7 +173,7 @@ def _required_source(parent: Source, text: str) -> Source:
     return Source(PATH, rel, rel, None, child.subpath)
 
 
-def _cross_cycles(lock: Lock, cross: set, diags: Diagnostics) -> None:
+def _cross_cycles(lock: Lock, cross: Set[Tuple[str, str]], diags: Diagnostics) -> None:
     by_id = {e.id: e for e in lock.entries}
     children: Dict[str, List[str]] = {}
     for e in lock.entries:
@@ -191,11 +198,9 @@ def remove(project: str, names: Sequence[str], force: bool = False) -> Result:
     d = Diagnostics()
     gone: List[Tuple[str, str]] = []
     for name in names:
-        kind, _, bare = name.rpartition(":")
-        hits = [e for e in lock.entries if e.direct and e.name == bare and (not kind or e.kind == kind)]
+        hits = _named(lock, name)
         if not hits:
-            direct = ", ".join(sorted(e.id for e in lock.entries if e.direct)) or "nothing"
-            d.error("<command line>", (0, 0), "AR157", f"{name!r} is not installed directly (installed: {direct})")
+            _not_installed(lock, name, d)
         gone.extend((e.kind, e.name) for e in hits)
     if d.has_errors:
         return Result(d.sorted())
@@ -203,6 +208,69 @@ def remove(project: str, names: Sequence[str], force: bool = False) -> Result:
     removed = tuple(e for e in lock.entries if after.entry(e.kind, e.name) is None)
     result = _materialize(project, after, Fetcher(project), force, check=False)
     return replace(result, entries=removed)
+
+
+def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force: bool = False) -> Result:
+    """Resolve the refs of the installed sources again (all, or the sources of the direct
+    entries `names`) and install what they give now; `dry_run` writes nothing. The
+    result's `updates` pairs each changed entry's old and new lock record."""
+    lock, diags = _need_lock(project)
+    if lock is None:
+        return Result(diags)
+    d = Diagnostics()
+    refresh: Set[Tuple[str, Optional[str]]] = set()
+    for name in names:
+        hits = _named(lock, name)
+        if not hits:
+            _not_installed(lock, name, d)
+        refresh.update((e.source, e.ref) for e in hits)
+    if d.has_errors:
+        return Result(d.sorted())
+    roots: Dict[Tuple[str, Optional[str]], Tuple[List[str], List[Tuple[str, str]]]] = {}
+    for e in lock.entries:
+        if e.direct:
+            bundles, items = roots.setdefault((e.source, e.ref), ([], []))
+            if e.kind == "bundle":
+                bundles.append(e.name)
+            else:
+                items.append((e.kind, e.name))
+    pins: Pins = {}
+    if names:
+        for e in lock.entries:
+            if (e.source, e.ref) not in refresh:
+                try:
+                    pins[(parse(e.source).at(e.ref).key, e.ref)] = e.commit
+                except SourceError:
+                    pass  # reported when the root is parsed below
+    parsed: List[Selection] = []
+    for (name, ref), (bundles, items) in sorted(roots.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        try:
+            parsed.append((parse(name).at(ref), bundles, items))
+        except SourceError as exc:
+            d.error(os.path.join(project, LOCK), (0, 0), "AR153", f"source {name!r}: {exc}")
+    if d.has_errors:
+        return Result(d.sorted())
+    fetcher = Fetcher(project)
+    entries, found = _resolve(parsed, fetcher, pins)
+    if any(x.is_error for x in found):
+        return Result(found, git_runs=fetcher.git_runs)
+    result = _materialize(project, replace(lock, entries=entries), fetcher, force, check=False, dry_run=dry_run)
+    old = {e.id: e for e in lock.entries}
+    new = {e.id: e for e in (result.lock.entries if result.lock is not None else entries)}
+    updates = tuple((i, old.get(i), new.get(i)) for i in sorted(set(old) | set(new))
+                    if old.get(i) is None or new.get(i) is None
+                    or (old[i].commit, old[i].sha256) != (new[i].commit, new[i].sha256))
+    return replace(result, updates=updates, diagnostics=tuple(sorted(set(result.diagnostics + found))))
+
+
+def _named(lock: Lock, name: str) -> List[Entry]:
+    kind, _, bare = name.rpartition(":")
+    return [e for e in lock.entries if e.direct and e.name == bare and (not kind or e.kind == kind)]
+
+
+def _not_installed(lock: Lock, name: str, d: Diagnostics) -> None:
+    direct = ", ".join(sorted(e.id for e in lock.entries if e.direct)) or "nothing"
+    d.error(WHERE, (0, 0), "AR157", f"{name!r} is not installed directly (installed: {direct})")
 
 
 def install(project: str, frozen: bool = False, force: bool = False) -> Result:
@@ -238,7 +306,8 @@ def _relative_to(source: Source, project: str, cwd: str) -> Source:
     return Source(PATH, rel.rstrip("/") or ".", rel.rstrip("/") or ".", None, source.subpath)
 
 
-def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check: bool) -> Result:
+def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check: bool,
+                 dry_run: bool = False) -> Result:
     diags = Diagnostics()
     groups: Dict[Tuple[str, Optional[str], Optional[str]], List[Entry]] = {}
     for e in lock.entries:
@@ -282,9 +351,11 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
         return Result(diags.sorted(), lock, git_runs=fetcher.git_runs)
     changes = None
     try:
-        with writer.session(Path(project), write=True) as out:
+        with writer.session(Path(project), write=not dry_run) as out:
             changes, _, wdiags = out.diff(plan.files, force, adopt)
             diags.extend(wdiags)
+            if dry_run:
+                return Result(diags.sorted(), new_lock, changes, git_runs=fetcher.git_runs)
             if not diags.has_errors:
                 diags.extend(out.apply(plan.files, changes))
     except writer.OutputError as exc:
