@@ -299,3 +299,21 @@ def test_update_moves_a_branch_to_its_new_commit_and_dry_run_writes_nothing(env,
     assert doc["updates"][0]["new"]["commit"] == other_new
     assert "Never extra." in (project / ".claude/rules/extra.md").read_text()
     assert run(capsys, "update", "nope")[0] == 1
+
+
+def test_a_cross_source_bundle_version_constraint_is_checked(env, capsys, tmp_path):
+    repo, project = env["repo"], env["project"]
+    repo.commit({"reg/core.bundle.yaml": bundle("core", "  skills:\n    - summary\n")
+                 + "metadata:\n  version: \"1.4.0\"\n"}, tag="v1.4.0")
+    app = Repo(tmp_path, "app")
+    app.commit({"skills/deploy/SKILL.md": skill("deploy"),
+                "too-new.bundle.yaml": bundle("too-new", "  skills:\n    - deploy\n",
+                                              f"requires:\n  - {{ name: core, version: \"^2.0.0\", source: "
+                                              f"\"{repo.url}@v1.4.0#reg\" }}\n"),
+                "fits.bundle.yaml": bundle("fits", "  skills:\n    - deploy\n",
+                                           f"requires:\n  - {{ name: core, version: \"~1.4.0\", source: "
+                                           f"\"{repo.url}@v1.4.0#reg\" }}\n")}, tag="v1")
+    code, _, err = run(capsys, "add", f"{app.url}@v1", "--bundle", "too-new", "--client", "claude")
+    assert code == 1 and "AR068" in err and "it is at 1.4.0" in err and files(project) == []
+    code, _, err = run(capsys, "add", f"{app.url}@v1", "--bundle", "fits", "--client", "claude")
+    assert code == 0, err

@@ -127,6 +127,15 @@ CODES: Dict[str, Code] = _table(
          "Run 'agentrc lint' to list the registry's bundles, or fix the name."),
     Code("AR067", "mcp-conflict", "Two bundles define an MCP server of the same name differently.",
          "Give one of the servers another name, or define it once in a bundle the others require."),
+    Code("AR068", "bundle-version-mismatch",
+         "A bundle's `requires` entry has a `version` constraint the required bundle's `metadata.version` does not "
+         "meet (or the required bundle has no `metadata.version`).",
+         "Require a version the bundle has (see its metadata.version), or take the source at a ref that has it."),
+    Code("AR069", "version-invalid",
+         "A `requires` entry's `version` is not a semver constraint, or the required bundle's `metadata.version` is "
+         "not a semantic version.",
+         "Write constraints as ^1.2.0, ~1.2.0, >=1.0.0 <2.0.0, 1.x or 1.0.0 - 1.5.0, and versions as "
+         "MAJOR.MINOR.PATCH."),
     # --- item requires --------------------------------------------------------------
     Code("AR070", "requires-unresolved", "An item requires an item that does not exist.",
          "Check the required item's kind and effective name, or add it to the registry."),

@@ -106,12 +106,12 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
     found: List[Entry] = []
     cross: Set[Tuple[str, str]] = set()  # (parent id, child id) edges between sources
     done: Dict[Tuple[Tuple[str, str, str], Optional[str], str, str], bool] = {}
-    queue: List[Tuple[Source, Sequence[str], Sequence[Tuple[str, str]], Optional[str]]] = [
-        (src, b, i, None) for src, b, i in roots]
+    queue: List[Tuple[Source, Sequence[str], Sequence[Tuple[str, str]], Optional[str],
+                      Optional[closure.External]]] = [(src, b, i, None, None) for src, b, i in roots]
     loaded_by: Dict[Tuple[Tuple[str, str, str], Optional[str]], Tuple[Fetched, Registry]] = {}
     again: List[Tuple[str, str, str, str]] = []
     while queue:
-        src, want_bundles, want_items, parent = queue.pop(0)
+        src, want_bundles, want_items, parent, via = queue.pop(0)
         key = (src.key, src.ref)
         if key not in loaded_by:
             fetched = fetcher.fetch(src, (pins or {}).get(key))
@@ -124,6 +124,11 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
                 continue
             loaded_by[key] = (fetched, loaded.registry)
         fetched, registry = loaded_by[key]
+        required = registry.bundle(via.name) if via is not None and via.version is not None else None
+        if via is not None and via.version is not None and required is not None:
+            problem = resolve.version_problem(required, via.version)
+            if problem is not None:
+                diags.error(via.path, via.pos, problem[0], f"{via.parent} requires {problem[1]} (from {src.label})")
         externals: List[closure.External] = []
         entries, sel = closure.select(registry, fetched.tree, fetched.root, src, fetched.commit,
                                       want_bundles, want_items, parent, externals)
@@ -142,9 +147,9 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
                 continue
             done[seen] = True
             if ext.kind == "bundle":
-                queue.append((child, [ext.name], [], ext.parent))
+                queue.append((child, [ext.name], [], ext.parent, ext))
             else:
-                queue.append((child, [], [(ext.kind, ext.name)], ext.parent))
+                queue.append((child, [], [(ext.kind, ext.name)], ext.parent, ext))
     if diags.has_errors:
         return (), diags.sorted()
     for name, kind, item, parent in again:

@@ -12,6 +12,7 @@ from typing import Callable, Dict, Hashable, Iterable, List, Optional, Sequence,
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import Bundle, Item, Kind, McpServer, Registry
+from agentrc.portable import semver
 
 
 class Index:
@@ -47,6 +48,10 @@ def check(registry: Registry, cross_source: bool = False) -> Tuple[Diagnostic, .
             elif req.name not in idx.bundles:
                 diags.error(b.path, req.pos, "AR062",
                             f"bundle {b.name} requires bundle {req.name!r}, which is not in the registry")
+            elif req.version is not None:
+                problem = version_problem(idx.bundles[req.name], req.version)
+                if problem is not None:
+                    diags.error(b.path, req.pos, problem[0], f"bundle {b.name} requires {problem[1]}")
     for item in registry.items:
         for ref in item.requires:
             if ref.source is not None:
@@ -76,6 +81,26 @@ def check(registry: Registry, cross_source: bool = False) -> Tuple[Diagnostic, .
                                   "requires cycle: " + " -> ".join(f"{k.value} {n}" for k, n in cycle + [cycle[0]])),
     )
     return diags.sorted()
+
+
+def version_problem(bundle: Bundle, constraint: str) -> Optional[Tuple[str, str]]:
+    """Why `bundle` does not meet a `requires` entry's `version` constraint, as (code,
+    message), or None when it does: AR069 for a constraint or version that is not semver,
+    AR068 for a version outside the constraint or no `metadata.version` at all."""
+    version = bundle.metadata.get("version")
+    try:
+        semver.parse_constraint(constraint)
+    except ValueError as exc:
+        return "AR069", f"bundle {bundle.name} at version {constraint!r}, which is not a constraint: {exc}"
+    if version is None:
+        return "AR068", f"bundle {bundle.name} at version {constraint!r}, and it has no metadata.version"
+    try:
+        ok = semver.satisfies(str(version), constraint)
+    except ValueError as exc:
+        return "AR069", f"bundle {bundle.name} at version {constraint!r}; its metadata.version: {exc}"
+    if not ok:
+        return "AR068", f"bundle {bundle.name} at version {constraint!r}; it is at {version}"
+    return None
 
 
 def select(registry: Registry, bundle_names: Optional[Sequence[str]] = None,

@@ -52,6 +52,7 @@ class External:
     parent: str
     path: str
     pos: Tuple[int, int]
+    version: Optional[str] = None  # a bundle's version constraint
 
 
 def select(registry: Registry, tree: SourceTree, root: str, source: Source, commit: Optional[str],
@@ -102,7 +103,7 @@ def select(registry: Registry, tree: SourceTree, root: str, source: Source, comm
             children += [("bundle", r.name) for r in b.requires if r.source is None and r.name in idx.bundles]
             children += [(r.kind.value, r.name) for r in b.items if (r.kind, r.name) in idx.items]
             if externals is not None:
-                externals += [External(r.source, "bundle", r.name, parent, b.path, r.pos)
+                externals += [External(r.source, "bundle", r.name, parent, b.path, r.pos, r.version)
                               for r in b.requires if r.source is not None]
         else:
             item = idx.items[(Kind(key[0]), key[1])]
