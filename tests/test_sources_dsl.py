@@ -46,7 +46,8 @@ def test_shorthand_keeps_its_written_form_and_the_key_ignores_the_ref():
     "http://example.com/r.git", "git://example.com/r.git", "ext::sh -c touch% /tmp/pwned", "fd::17",
     "file://host/r.git", "https://example.com", "https:///r.git", "https://exa mple.com/r", "./reg@v1",
     "owner", "a/b/c", "owner/repo@v1@v2x:", "ssh://h/-oProxyCommand=x", "https://h/a/../b", "o/r\x00",
-    "owner/repo@ref~1", "owner/repo@x.lock", "x" * 3000,
+    "owner/repo@ref~1", "owner/repo@x.lock", "x" * 3000, "ssh://-oProxyCommand=x/r.git", "git@-oProxy:r.git",
+    "https://user:token@example.com/r.git",
 ])
 def test_invalid_locators_are_source_errors(text):
     with pytest.raises(SourceError) as info:

@@ -363,15 +363,16 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
                 return Result(diags.sorted(), new_lock, changes, git_runs=fetcher.git_runs)
             if not diags.has_errors:
                 diags.extend(out.apply(plan.files, changes))
+            if not diags.has_errors:
+                # Written while the project is still held (writer's lock), after the files.
+                try:
+                    writer.write_atomic(Path(project) / LOCK, lockfile.dumps(new_lock))
+                except OSError as exc:
+                    diags.error(os.path.join(project, LOCK), (0, 0), "AR142",
+                                f"cannot write the lock: {exc.strerror or exc}")
     except writer.OutputError as exc:
         diags.extend(exc.diagnostics)
         return Result(diags.sorted(), git_runs=fetcher.git_runs)
-    if not diags.has_errors:
-        raw = lockfile.dumps(new_lock)
-        try:
-            writer.write_atomic(Path(project) / LOCK, raw)
-        except OSError as exc:
-            diags.error(os.path.join(project, LOCK), (0, 0), "AR142", f"cannot write the lock: {exc.strerror or exc}")
     return Result(diags.sorted(), new_lock, changes, git_runs=fetcher.git_runs)
 
 

@@ -30,8 +30,8 @@ GIT = "git"
 PATH = "path"
 
 _SHORTHAND = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
-_SCP = re.compile(r"([A-Za-z0-9._-]+)@([A-Za-z0-9.-]+):(.*)", re.DOTALL)
-_HOST = re.compile(r"(?:[A-Za-z0-9._~-]+@)?[A-Za-z0-9.-]+(?::[0-9]{1,5})?")
+_SCP = re.compile(r"([A-Za-z0-9._-]+)@([A-Za-z0-9][A-Za-z0-9.-]*):(.*)", re.DOTALL)
+_HOST = re.compile(r"(?:[A-Za-z0-9._~-]+@)?[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]{1,5})?")
 _SCHEMES = ("https://", "ssh://", "file://")
 _REFUSED = ("http://", "git://", "ext::", "fd::")
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
