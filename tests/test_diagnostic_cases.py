@@ -26,6 +26,7 @@ UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR151": "test_sources_fetch.py::test_unknown_refs_unreachable_remotes_and_missing_subpaths",
                "AR152": "test_sources_fetch.py::test_git_missing_is_AR152",
                "AR154": "test_consumer_cli.py::test_a_source_whose_locked_content_changed_is_drift",
+               "AR159": "test_consumer_mcp.py::test_add_warns_about_unset_required_variables",
                "AR156": "test_sources_closure.py::test_merge_joins_provenance_and_refuses_a_second_source"}
 
 

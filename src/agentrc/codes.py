@@ -213,6 +213,11 @@ CODES: Dict[str, Code] = _table(
          "Run 'agentrc list' to see the installed bundles and items."),
     Code("AR158", "subpath-missing", "A source's #subpath is not a directory in the repository or directory.",
          "Check the subpath: it is relative to the repository's root."),
+    Code("AR159", "mcp-env-unset",
+         "An installed bundle's MCP server declares in `requires-env` an environment variable that is not set (its "
+         "value is never read).",
+         "Set the variable where the client runs (the server's config refers to it as ${VAR}), or ignore this if "
+         "the client gets it another way."),
     # --- canonical documents (spec 000) ---------------------------------------------
     Code("AR110", "config-unreadable", "A project's ai.config.*, mcp.json, index.json or package.json cannot be read.",
          "Fix the syntax at the position shown; JSON allows no comments or trailing commas."),

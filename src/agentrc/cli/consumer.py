@@ -44,7 +44,8 @@ def entry_json(e: Entry) -> Dict:
 
 def lock_json(lock: Lock) -> Dict:
     return {"clients": list(lock.clients), "bundles": [entry_json(e) for e in lock.bundles],
-            "items": [entry_json(e) for e in lock.items], "files": len(lock.files)}
+            "items": [entry_json(e) for e in lock.items], "files": len(lock.files),
+            "mcps": [dict(m) for m in lock.mcps], "mcps_removed": list(lock.mcps_removed)}
 
 
 def report(result: Result, args, verb: str, command: str) -> int:

@@ -17,7 +17,8 @@ def run(args) -> int:
         print_diags(diags, consumer.fmt(args))
         return 1
     if consumer.fmt(args) == "json":
-        doc = consumer.lock_json(lock) if lock is not None else {"clients": [], "bundles": [], "items": [], "files": 0}
+        doc = consumer.lock_json(lock) if lock is not None else {"clients": [], "bundles": [], "items": [], "files": 0,
+                                                                 "mcps": [], "mcps_removed": []}
         print(json.dumps(doc, indent=2, sort_keys=True))
         return 0
     if lock is None or not lock.entries:
@@ -25,6 +26,12 @@ def run(args) -> int:
         return 0
     for line in consumer.entry_lines(lock.entries):
         print(line)
+    servers: dict = {}
+    for m in lock.mcps:
+        rec = dict(m)
+        servers.setdefault((rec["name"], rec["bundle"]), set()).add(rec["client"])
+    for (name, bundle), clients in sorted(servers.items()):
+        print(f"mcp {name} from bundle {bundle} for {', '.join(sorted(clients))}")
     print(f"{len(lock.bundles)} bundle(s), {len(lock.items)} item(s) for {', '.join(lock.clients)}; "
           f"{len(lock.files)} file(s)", file=sys.stderr)
     return 0

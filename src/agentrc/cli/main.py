@@ -128,6 +128,16 @@ def _parser() -> argparse.ArgumentParser:
     consumer(up)
     up.set_defaults(command_module="update")
 
+    rmm = sub.add_parser("remove-mcp", help="unregister MCP servers from every target the lock configured")
+    rmm.add_argument("names", nargs="+", metavar="NAME", help="an MCP server's name (agentrc list --json: lock mcps)")
+    rmm.add_argument("--force", action="store_true", help="rewrite config files even when edited since")
+    consumer(rmm)
+    rmm.set_defaults(command_module="remove_mcp")
+
+    dr = sub.add_parser("doctor", help="check the installed files and MCP servers against agentrc.lock.json")
+    consumer(dr)
+    dr.set_defaults(command_module="doctor")
+
     ls = sub.add_parser("list", help="the bundles and items agentrc.lock.json installed, and from where")
     consumer(ls)
     ls.set_defaults(command_module="list_")

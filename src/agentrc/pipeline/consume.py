@@ -26,6 +26,7 @@ from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.inputs.tree import Root, read_file
 from agentrc.model import Kind, Registry, SourceTree
+from agentrc.names import bundle_stem
 from agentrc.output import writer
 from agentrc.pipeline import stages
 from agentrc.portable import resolve
@@ -158,7 +159,16 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
     merged, conflicts = closure.merge(Lock(()), found)
     diags.extend(conflicts)
     _cross_cycles(merged, cross, diags)
+    registries = {fetched.source.name: reg for fetched, reg in loaded_by.values()}
+    for e in merged.bundles:
+        b = registries[e.source].bundle(e.name) if e.source in registries else None
+        for server in (b.servers if b is not None else ()):
+            for var in server.requires_env:
+                if var not in os.environ:  # whether it is set; its value is never read
+                    diags.warning(server.path, server.pos, "AR159", f"MCP server {server.name} requires the "
+                                  f"environment variable {var}, which is not set")
     return merged.entries, diags.sorted()
+
 
 
 def _required_source(parent: Source, text: str) -> Source:
@@ -197,7 +207,7 @@ def _cross_cycles(lock: Lock, cross: Set[Tuple[str, str]], diags: Diagnostics) -
 def remove(project: str, names: Sequence[str], force: bool = False) -> Result:
     """Uninstall the directly installed bundles and items `names` (NAME or KIND:NAME) and
     whatever only they required."""
-    lock, diags = _need_lock(project)
+    lock, diags = need_lock(project)
     if lock is None:
         return Result(diags)
     d = Diagnostics()
@@ -215,11 +225,30 @@ def remove(project: str, names: Sequence[str], force: bool = False) -> Result:
     return replace(result, entries=removed)
 
 
+def remove_mcp(project: str, names: Sequence[str], force: bool = False) -> Result:
+    """Unregister the MCP servers `names` from every target the lock configured them for
+    (agentrc's entries leave each config file) and keep them out while their bundles stay
+    installed (`mcps_removed`)."""
+    lock, diags = need_lock(project)
+    if lock is None:
+        return Result(diags)
+    known = {str(dict(m).get("name")) for m in lock.mcps}
+    d = Diagnostics()
+    for name in names:
+        if name not in known:
+            d.error(WHERE, (0, 0), "AR157", f"no MCP server {name!r} is configured (configured: "
+                    f"{', '.join(sorted(known)) or 'none'})")
+    if d.has_errors:
+        return Result(d.sorted())
+    after = replace(lock, mcps_removed=lock.mcps_removed + tuple(names))
+    return _materialize(project, after, Fetcher(project), force, check=False)
+
+
 def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force: bool = False) -> Result:
     """Resolve the refs of the installed sources again (all, or the sources of the direct
     entries `names`) and install what they give now; `dry_run` writes nothing. The
     result's `updates` pairs each changed entry's old and new lock record."""
-    lock, diags = _need_lock(project)
+    lock, diags = need_lock(project)
     if lock is None:
         return Result(diags)
     d = Diagnostics()
@@ -282,13 +311,13 @@ def install(project: str, frozen: bool = False, force: bool = False) -> Result:
     """Make the project hold exactly what its lock records. `frozen`: write nothing; every
     difference between the lock, the sources at their locked commits and the files is an
     error (AR154)."""
-    lock, diags = _need_lock(project)
+    lock, diags = need_lock(project)
     if lock is None:
         return Result(diags)
     return _materialize(project, lock, Fetcher(project), force, check=frozen)
 
 
-def _need_lock(project: str) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
+def need_lock(project: str) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
     lock, diags = read_lock(project)
     if lock is None and not diags:
         d = Diagnostics()
@@ -344,12 +373,12 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     tree = SourceTree(tuple(sorted({f.path: f for f in files}.values(), key=lambda f: f.path)))
     bundles = sorted(e.name for e in lock.bundles)
     plan = stages.generate(tree, list(lock.clients), bundles or None, entrypoints=sorted(set(entrypoints)),
-                           cross_source=True)
+                           cross_source=True, skip_servers=frozenset(lock.mcps_removed))
     diags.extend(plan.diagnostics)
     if not plan.ok:
         return Result(diags.sorted(), git_runs=fetcher.git_runs)
     installed = tuple(LockedFile(f.path, writer.sha(f.content), bool(f.merge)) for f in plan.files)
-    new_lock = replace(lock, files=installed)
+    new_lock = replace(lock, files=installed, mcps=mcp_records(plan))
     adopt = {f.path: f.sha256 for f in lock.files if not f.merged}
     if check:
         _check_files(project, lock, new_lock, plan.files, adopt, diags)
@@ -374,6 +403,27 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
         diags.extend(exc.diagnostics)
         return Result(diags.sorted(), git_runs=fetcher.git_runs)
     return Result(diags.sorted(), new_lock, changes, git_runs=fetcher.git_runs)
+
+
+def mcp_records(plan) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
+    """The lock's MCP records (spec 001 §3.7): one per server, client and config file the
+    build wrote it into (project scope; `config-written`: agentrc writes the project's MCP
+    config itself, atomically and key by key, where `claude mcp add --scope project` would
+    write the same `.mcp.json`), with the key path of its entry."""
+    by_path = {f.path: f for f in plan.files}
+    out = []
+    for r in plan.reports:
+        if r.kind != "mcp" or not r.generated:
+            continue
+        for path in r.outputs:
+            f = by_path.get(path)
+            key = next((k for k, _, _ in (f.keys if f is not None else ()) if k and k[-1] == r.name), None)
+            data = {"name": r.name, "client": r.client, "scope": "project", "bundle": bundle_stem(r.source),
+                    "status": "config-written", "config": path}
+            if key is not None:
+                data["key"] = list(key)
+            out.append(lockfile.record(data))
+    return tuple(out)
 
 
 def _verify(fetched: Fetched, registry, group: Sequence[Entry], source: Source, strict: bool, diags: Diagnostics,
@@ -424,6 +474,8 @@ def _check_files(project: str, lock: Lock, expected: Lock, planned, adopt: Dict[
                         + ("a file the lock does not record" if old is None else "other bytes than the lock records"))
     for path in sorted(recorded):
         diags.error(where, (0, 0), "AR154", f"{path}: the lock records a file the locked sources do not give")
+    if set(lock.mcps) != set(expected.mcps):
+        diags.error(where, (0, 0), "AR154", "the locked sources configure other MCP servers than the lock records")
     try:
         with writer.session(Path(project), write=False) as out:
             changes, _, wdiags = out.diff(planned, False, adopt)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from typing import Iterable, Optional, Sequence, Tuple
+from typing import AbstractSet, Iterable, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
@@ -49,15 +49,17 @@ def lint(tree: SourceTree, explicit: Iterable[str] = (),
 def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
              strict: bool = False, explicit: Iterable[str] = (), memo=None,
              entrypoints: Optional[Sequence[str]] = None, layout: str = "project",
-             plugin_name: str = "", canonical: Optional[Loaded] = None, cross_source: bool = False) -> Plan:
-    """`memo` (agentrc.memo.cache.Memo) lets unchanged item directories skip parsing and rendering."""
+             plugin_name: str = "", canonical: Optional[Loaded] = None, cross_source: bool = False,
+             skip_servers: AbstractSet[str] = frozenset()) -> Plan:
+    """`memo` (agentrc.memo.cache.Memo) lets unchanged item directories skip parsing and rendering.
+    `skip_servers`: MCP servers not to configure (what `agentrc remove-mcp` took out)."""
     loaded = load(tree, explicit, memo, canonical, cross_source)
     if not loaded.ok:
         return Plan((), (), loaded.diagnostics)
     items, sel_diags = resolve.select(loaded.registry, bundles, entrypoints)
     if any(d.is_error for d in sel_diags):
         return Plan((), (), tuple(sorted(set(loaded.diagnostics + sel_diags))))
-    servers = resolve.servers(loaded.registry, bundles, entrypoints)
+    servers = tuple(s for s in resolve.servers(loaded.registry, bundles, entrypoints) if s.name not in skip_servers)
     adapters = client_registry.get(clients, layout)
     result = plan_files(loaded.registry, adapters, items, strict, memo, servers)
     files = result.files

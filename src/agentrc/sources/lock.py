@@ -71,11 +71,14 @@ class Lock:
     # plugin/MCP reconciliation lands; sorted on output.
     plugins: Tuple[Tuple[Tuple[str, Any], ...], ...] = ()
     mcps: Tuple[Tuple[Tuple[str, Any], ...], ...] = ()
+    mcps_removed: Tuple[str, ...] = ()  # servers `remove-mcp` took out; not configured again
 
     def __post_init__(self) -> None:
         # One order for equal locks, whatever order they were built in.
         object.__setattr__(self, "entries", tuple(sorted(self.entries, key=_entry_order)))
         object.__setattr__(self, "files", tuple(sorted(self.files, key=lambda f: f.path)))
+        object.__setattr__(self, "mcps", tuple(sorted(set(self.mcps), key=lambda m: _record_order(dict(m)))))
+        object.__setattr__(self, "mcps_removed", tuple(sorted(set(self.mcps_removed))))
 
     @property
     def bundles(self) -> Tuple[Entry, ...]:
@@ -100,6 +103,7 @@ class Lock:
             "files": [f.to_json() for f in sorted(self.files, key=lambda f: f.path)],
             "plugins": sorted((dict(p) for p in self.plugins), key=_record_order),
             "mcps": sorted((dict(m) for m in self.mcps), key=_record_order),
+            "mcps_removed": list(self.mcps_removed),
         }
 
 
@@ -108,7 +112,13 @@ def _entry_order(e: Entry):
 
 
 def _record_order(r: Dict[str, Any]):
-    return (str(r.get("name")), str(r.get("client")), str(r.get("scope")), str(r.get("bundle")))
+    return (str(r.get("name")), str(r.get("client")), str(r.get("scope")), str(r.get("bundle")),
+            str(r.get("config")))
+
+
+def record(data: Dict[str, Any]) -> Tuple[Tuple[str, Any], ...]:
+    """A plugin or MCP record as a hashable value (lists become tuples)."""
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in data.items()))
 
 
 def dumps(lock: Lock) -> bytes:
@@ -153,9 +163,8 @@ def loads(raw: bytes, path: str = LOCK_FILE) -> Tuple[Optional[Lock], Tuple[Diag
     if diags.has_errors:
         return None, diags.sorted()
     files = tuple(LockedFile(f["path"], f["sha256"], bool(f.get("merged", False))) for f in data.get("files", []))
-    lock = Lock(tuple(data["clients"]), (), files,
-                tuple(tuple(sorted(p.items())) for p in data.get("plugins", [])),
-                tuple(tuple(sorted(m.items())) for m in data.get("mcps", [])))
+    lock = Lock(tuple(data["clients"]), (), files, tuple(record(p) for p in data.get("plugins", [])),
+                tuple(record(m) for m in data.get("mcps", [])), tuple(data.get("mcps_removed", [])))
     return lock.with_entries(entries), ()
 
 
