@@ -26,6 +26,9 @@ UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR151": "test_sources_fetch.py::test_unknown_refs_unreachable_remotes_and_missing_subpaths",
                "AR152": "test_sources_fetch.py::test_git_missing_is_AR152",
                "AR154": "test_consumer_cli.py::test_a_source_whose_locked_content_changed_is_drift",
+               "AR160": "test_consumer_plugins.py::test_a_missing_cli_is_warned_about_and_skipped",
+               "AR161": "test_consumer_plugins.py::test_a_failing_plugin_install_is_not_recorded_and_fails_nothing",
+               "AR162": "test_consumer_plugins.py::test_plugins_install_through_the_clients_and_are_locked",
                "AR159": "test_consumer_mcp.py::test_add_warns_about_unset_required_variables",
                "AR156": "test_sources_closure.py::test_merge_joins_provenance_and_refuses_a_second_source"}
 

@@ -218,6 +218,19 @@ CODES: Dict[str, Code] = _table(
          "value is never read).",
          "Set the variable where the client runs (the server's config refers to it as ${VAR}), or ignore this if "
          "the client gets it another way."),
+    Code("AR160", "plugin-cli-missing",
+         "A bundle's plugin is installed with its client's CLI, which is not on PATH; it is skipped (and recorded "
+         "as skipped-cli-missing), the rest is installed.",
+         "Install the client (or put its CLI on PATH) and run 'agentrc install' again, or install the plugin by hand "
+         "from the install_url shown."),
+    Code("AR161", "plugin-failed",
+         "A client's CLI failed to register a plugin's marketplace or to install or uninstall the plugin; the rest "
+         "is installed and the plugin is not recorded.",
+         "Read the CLI's message shown; fix the plugin's source or marketplace, then run 'agentrc install' again."),
+    Code("AR162", "plugin-instructions",
+         "A bundle's plugin for a client has no automatic install (instructions, a VS Code extension, an opencode "
+         "module or plugin_uri): what to do is shown.",
+         "Follow the instructions shown; agentrc records that it showed them."),
     # --- canonical documents (spec 000) ---------------------------------------------
     Code("AR110", "config-unreadable", "A project's ai.config.*, mcp.json, index.json or package.json cannot be read.",
          "Fix the syntax at the position shown; JSON allows no comments or trailing commas."),

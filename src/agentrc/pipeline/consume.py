@@ -25,13 +25,15 @@ from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.inputs.tree import Root, read_file
-from agentrc.model import Kind, Registry, SourceTree
+from agentrc.model import Bundle, Kind, Registry, SourceTree
 from agentrc.names import bundle_stem
 from agentrc.output import writer
+from agentrc.pipeline import plugins as plugin_cli
 from agentrc.pipeline import stages
 from agentrc.portable import resolve
 from agentrc.sources import closure
 from agentrc.sources import lock as lockfile
+from agentrc.sources import plugins as plugin_forms
 from agentrc.sources.dsl import PATH, Source, SourceError, parse
 from agentrc.sources.lock import Entry, Lock, LockedFile
 
@@ -349,6 +351,7 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     files: List = []
     entrypoints: List[str] = []
     entries: List[Entry] = []
+    locked_bundles: List[Bundle] = []
     for (name, ref, commit), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "",
                                                                               kv[0][2] or "")):
         try:
@@ -365,6 +368,8 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
         if not loaded.ok:
             continue
         files.extend(fetched.tree.files)
+        locked_bundles.extend(b for b in (loaded.registry.bundle(e.name) for e in group if e.kind == "bundle")
+                              if b is not None)
         entries.extend(_verify(fetched, loaded.registry, group, source, check or source.kind != PATH, diags,
                                entrypoints))
     if diags.has_errors:
@@ -393,6 +398,7 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
             if not diags.has_errors:
                 diags.extend(out.apply(plan.files, changes))
             if not diags.has_errors:
+                new_lock = replace(new_lock, plugins=_plugins(project, lock, locked_bundles, diags))
                 # Written while the project is still held (writer's lock), after the files.
                 try:
                     writer.write_atomic(Path(project) / LOCK, lockfile.dumps(new_lock))
@@ -403,6 +409,23 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
         diags.extend(exc.diagnostics)
         return Result(diags.sorted(), git_runs=fetcher.git_runs)
     return Result(diags.sorted(), new_lock, changes, git_runs=fetcher.git_runs)
+
+
+def _plugins(project: str, lock: Lock, bundles: Sequence[Bundle], diags: Diagnostics) -> Tuple[tuple, ...]:
+    """Install the plugins of the locked bundles through the clients' CLIs (idempotent), and
+    uninstall those the lock recorded as installed for bundles no longer locked."""
+    wanted = plugin_forms.actions(bundles)
+    keep = {(a.client, a.identifier) for a in wanted if a.form == plugin_forms.INSTALL}
+    gone = []
+    for rec in (dict(p) for p in lock.plugins):
+        ident = str(rec.get("identifier", ""))
+        if rec.get("status", "installed") != "installed" or (rec.get("client"), ident) in keep or "@" not in ident:
+            continue
+        plugin, _, market = ident.rpartition("@")
+        gone.append(plugin_forms.PluginAction(str(rec.get("name")), str(rec.get("client")), str(rec.get("bundle")),
+                                              plugin_forms.INSTALL, "", market, plugin))
+    plugin_cli.uninstall(project, gone, diags)
+    return plugin_cli.install(project, wanted, diags)
 
 
 def mcp_records(plan) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
