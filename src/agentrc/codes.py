@@ -231,6 +231,11 @@ CODES: Dict[str, Code] = _table(
          "A bundle's plugin for a client has no automatic install (instructions, a VS Code extension, an opencode "
          "module or plugin_uri): what to do is shown.",
          "Follow the instructions shown; agentrc records that it showed them."),
+    Code("AR163", "plugin-ambiguous",
+         "A plugin descriptor holds the fields of more than one form (auto-install, config-write, instructions-only); "
+         "the first form wins.",
+         "Keep the fields of one form: source/marketplace/plugin, plugin_uri, or instructions_url/summary (install_url "
+         "goes with any)."),
     # --- canonical documents (spec 000) ---------------------------------------------
     Code("AR110", "config-unreadable", "A project's ai.config.*, mcp.json, index.json or package.json cannot be read.",
          "Fix the syntax at the position shown; JSON allows no comments or trailing commas."),

@@ -33,7 +33,8 @@ from agentrc.sources.dsl import GIT, Source
 GIT_TIMEOUT = 600.0
 _GIT_CONFIG = ("-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.ssh.allow=always",
                "-c", "protocol.file.allow=always", "-c", "core.symlinks=true", "-c", "core.hooksPath=/dev/null",
-               "-c", "core.fsmonitor=false", "-c", "advice.detachedHead=false")
+               "-c", "core.fsmonitor=false", "-c", "advice.detachedHead=false", "-c", "submodule.recurse=false",
+               "-c", "fetch.recurseSubmodules=false")
 
 
 @dataclass(frozen=True)
