@@ -120,3 +120,23 @@ def test_a_failing_plugin_install_is_not_recorded_and_fails_nothing(env, capsys,
     records = _records(env["project"])
     assert not any(r[0] in ("claude", "copilot") for r in records)
     assert (env["project"] / ".claude" / "skills" / "a" / "SKILL.md").exists()
+
+
+def test_opencodes_config_write_form_merges_into_opencode_json(tmp_path, monkeypatch, capsys):
+    isolated_home(monkeypatch, tmp_path)
+    repo = Repo(tmp_path)
+    repo.commit({"skills/a/SKILL.md": skill("a"), "kit.bundle.yaml": bundle("kit", "  skills:\n    - a\n") + (
+        "plugins:\n  hello:\n    opencode: { plugin_uri: \"hello@git+https://example.com/hello.git\" }\n"
+        "    copilot: { source: acme/market, marketplace: acme, plugin: hello }\n")}, tag="v1")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "opencode.json").write_text('{\n  // mine\n  "plugin": ["mine@1.0.0"]\n}\n')
+    monkeypatch.chdir(project)
+    assert main(["add", f"{repo.url}@v1", "--bundle", "kit", "--client", "opencode"]) == 0, capsys.readouterr().err
+    text = (project / "opencode.json").read_text()
+    assert '"mine@1.0.0"' in text and '"hello@git+https://example.com/hello.git"' in text and "// mine" in text
+    # Only the project's clients: the copilot descriptor is not acted on.
+    assert _records(project) == {("opencode", "hello", "project", "config-written")}
+    assert main(["remove", "kit"]) == 0
+    text = (project / "opencode.json").read_text()
+    assert "hello@git" not in text and '"mine@1.0.0"' in text

@@ -32,7 +32,8 @@ class Plan:
 
 
 def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[Sequence[Item]] = None,
-         strict: bool = False, memo=None, servers: Sequence[McpServer] = ()) -> Plan:
+         strict: bool = False, memo=None, servers: Sequence[McpServer] = (), extra: Sequence[Fragment] = ()) -> Plan:
+    """`extra`: fragments from outside the adapters (a bundle plugin's opencode.json entry)."""
     items = registry.items if items is None else tuple(items)
     ctx = client_registry.render_context(frozenset(i.name for i in items if i.kind is Kind.SKILL),
                                          frozenset(a.name for a in clients), skill_names(items))
@@ -64,6 +65,8 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
         for f in adapter.project_files(client_reports):
             _add(by_path, f, diags, f.path)
         reports.extend(client_reports)
+    for fr in extra:
+        fragments.setdefault(fr.path, []).append(fr)
     for path in sorted(fragments):
         assembled = managed.assemble(path, fragments[path], diags)
         if assembled is not None:

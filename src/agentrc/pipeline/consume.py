@@ -377,8 +377,10 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     lock = lock.with_entries(entries)
     tree = SourceTree(tuple(sorted({f.path: f for f in files}.values(), key=lambda f: f.path)))
     bundles = sorted(e.name for e in lock.bundles)
+    wanted = plugin_forms.actions(locked_bundles, lock.clients)
     plan = stages.generate(tree, list(lock.clients), bundles or None, entrypoints=sorted(set(entrypoints)),
-                           cross_source=True, skip_servers=frozenset(lock.mcps_removed))
+                           cross_source=True, skip_servers=frozenset(lock.mcps_removed),
+                           extra_fragments=plugin_forms.config_fragments(wanted))
     diags.extend(plan.diagnostics)
     if not plan.ok:
         return Result(diags.sorted(), git_runs=fetcher.git_runs)
@@ -398,7 +400,7 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
             if not diags.has_errors:
                 diags.extend(out.apply(plan.files, changes))
             if not diags.has_errors:
-                new_lock = replace(new_lock, plugins=_plugins(project, lock, locked_bundles, diags))
+                new_lock = replace(new_lock, plugins=_plugins(project, lock, wanted, diags))
                 # Written while the project is still held (writer's lock), after the files.
                 try:
                     writer.write_atomic(Path(project) / LOCK, lockfile.dumps(new_lock))
@@ -411,10 +413,10 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     return Result(diags.sorted(), new_lock, changes, git_runs=fetcher.git_runs)
 
 
-def _plugins(project: str, lock: Lock, bundles: Sequence[Bundle], diags: Diagnostics) -> Tuple[tuple, ...]:
+def _plugins(project: str, lock: Lock, wanted: Sequence[plugin_forms.PluginAction], diags: Diagnostics
+             ) -> Tuple[tuple, ...]:
     """Install the plugins of the locked bundles through the clients' CLIs (idempotent), and
     uninstall those the lock recorded as installed for bundles no longer locked."""
-    wanted = plugin_forms.actions(bundles)
     keep = {(a.client, a.identifier) for a in wanted if a.form == plugin_forms.INSTALL}
     gone = []
     for rec in (dict(p) for p in lock.plugins):

@@ -20,12 +20,13 @@ from typing import List, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.sources import lock as lockfile
-from agentrc.sources.plugins import INSTALL, PluginAction
+from agentrc.sources.plugins import CONFIG, INSTALL, PluginAction
 
 CLI_TIMEOUT = 120.0
 INSTALLED = "installed"
 SKIPPED = "skipped-cli-missing"
 SHOWN = "instructions-shown"
+WRITTEN = "config-written"
 
 
 def install(project: str, actions: Sequence[PluginAction], diags: Diagnostics) -> Tuple[tuple, ...]:
@@ -51,6 +52,8 @@ def uninstall(project: str, actions: Sequence[PluginAction], diags: Diagnostics)
 
 
 def _install(project: str, a: PluginAction, diags: Diagnostics) -> Optional[str]:
+    if a.form == CONFIG:
+        return WRITTEN  # its opencode.json entry was written with the files
     if a.form != INSTALL:
         diags.warning(_where(a), (0, 0), "AR162", f"plugin {a.name} for {a.client} is not installed automatically: "
                       f"{a.text}")

@@ -12,7 +12,7 @@ from typing import AbstractSet, Iterable, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
-from agentrc.files import OutputFile
+from agentrc.files import Fragment, OutputFile
 from agentrc.loaded import Loaded, join
 from agentrc.model import Registry, SourceTree
 from agentrc.output.merge import recover
@@ -50,7 +50,7 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
              strict: bool = False, explicit: Iterable[str] = (), memo=None,
              entrypoints: Optional[Sequence[str]] = None, layout: str = "project",
              plugin_name: str = "", canonical: Optional[Loaded] = None, cross_source: bool = False,
-             skip_servers: AbstractSet[str] = frozenset()) -> Plan:
+             skip_servers: AbstractSet[str] = frozenset(), extra_fragments: Sequence[Fragment] = ()) -> Plan:
     """`memo` (agentrc.memo.cache.Memo) lets unchanged item directories skip parsing and rendering.
     `skip_servers`: MCP servers not to configure (what `agentrc remove-mcp` took out)."""
     loaded = load(tree, explicit, memo, canonical, cross_source)
@@ -61,7 +61,7 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
         return Plan((), (), tuple(sorted(set(loaded.diagnostics + sel_diags))))
     servers = tuple(s for s in resolve.servers(loaded.registry, bundles, entrypoints) if s.name not in skip_servers)
     adapters = client_registry.get(clients, layout)
-    result = plan_files(loaded.registry, adapters, items, strict, memo, servers)
+    result = plan_files(loaded.registry, adapters, items, strict, memo, servers, extra_fragments)
     files = result.files
     if layout == "plugin" and result.ok:
         files = _with_plugin_files(files, _plugin_files(loaded.registry, adapters, bundles, plugin_name))
