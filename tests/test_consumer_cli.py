@@ -317,3 +317,26 @@ def test_a_cross_source_bundle_version_constraint_is_checked(env, capsys, tmp_pa
     assert code == 1 and "AR068" in err and "it is at 1.4.0" in err and files(project) == []
     code, _, err = run(capsys, "add", f"{app.url}@v1", "--bundle", "fits", "--client", "claude")
     assert code == 0, err
+
+
+def test_install_fetches_a_locked_commit_missing_from_the_cache_by_its_id(env, capsys):
+    repo, project, cache = env["repo"], env["project"], env["cache"]
+    assert run(capsys, "add", f"{repo.url}@v1#reg", "--bundle", "core", "--client", "claude")[0] == 0
+    repo.commit({"reg/rules/style/RULE.md": rule("style").replace("Always", "Never")}, tag="v2")  # main moves on
+    shutil.rmtree(cache)
+    shutil.rmtree(project / ".claude")
+    code, _, err = run(capsys, "install")
+    assert code == 0, err
+    assert "Always style." in (project / ".claude" / "rules" / "style.md").read_text()
+    assert run(capsys, "install", "--frozen")[0] == 0
+
+
+def test_changing_the_clients_rebuilds_for_the_new_set(env, capsys):
+    repo, project = env["repo"], env["project"]
+    assert run(capsys, "add", f"{repo.url}@v1#reg", "--item", "rule:other", "--client", "claude")[0] == 0
+    code, out, err = run(capsys, "add", f"{repo.url}@v1#reg", "--item", "rule:other", "--client", "copilot", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["lock"]["clients"] == ["copilot"]
+    assert doc["changes"]["delete"] == [".claude/rules/other.md"]
+    assert files(project) == [".github/instructions/other.instructions.md", LOCK]
