@@ -340,3 +340,12 @@ def test_changing_the_clients_rebuilds_for_the_new_set(env, capsys):
     assert doc["lock"]["clients"] == ["copilot"]
     assert doc["changes"]["delete"] == [".claude/rules/other.md"]
     assert files(project) == [".github/instructions/other.instructions.md", LOCK]
+
+
+def test_adding_a_moved_branch_again_points_at_update(env, capsys):
+    repo = env["repo"]
+    assert run(capsys, "add", f"{repo.url}@main#reg", "--item", "rule:style", "--client", "claude")[0] == 0
+    repo.commit({"reg/rules/style/RULE.md": rule("style").replace("Always", "Never")})
+    code, _, err = run(capsys, "add", f"{repo.url}@main#reg", "--item", "rule:style")
+    assert code == 1 and "AR156" in err and "'agentrc update'" in err
+    assert run(capsys, "update")[0] == 0

@@ -147,6 +147,10 @@ def merge(lock: Lock, entries: Iterable[Entry]) -> Tuple[Lock, Tuple[Diagnostic,
         if old is None:
             by_key[(e.kind, e.name)] = e
             continue
+        if (old.source, old.ref) == (e.source, e.ref) and old.commit != e.commit:
+            diags.error(WHERE, (0, 0), "AR156", f"{e.kind} {e.name} from {_where(e)} is installed at another commit "
+                        f"({_where(old)}); 'agentrc update' moves installed sources to their refs' commits")
+            continue
         if (old.source, old.ref, old.commit) != (e.source, e.ref, e.commit):
             diags.error(WHERE, (0, 0), "AR156", f"{e.kind} {e.name} from {_where(e)} is already installed from "
                         f"{_where(old)}")
