@@ -100,3 +100,13 @@ def test_prune_drops_what_only_the_removed_entry_required():
     assert {e.id: e.required_by for e in after.entries} == {"rule:base": ()}
     assert after.entry("rule", "base").direct
     assert closure.prune(after, [("rule", "base")]).entries == ()
+
+
+def test_one_repository_spelled_two_ways_merges():
+    first, _ = _select(items=[("rule", "base")])
+    lock, _ = closure.merge(Lock(("claude",)), first)
+    registry, tree = _load()
+    again, _ = closure.select(registry, tree, "reg", parse("https://github.com/owner/repo.git@v1"), "c" * 40, [],
+                              [("rule", "base")])
+    merged, diags = closure.merge(lock, again)
+    assert diags == () and [e.source for e in merged.entries] == ["owner/repo"]

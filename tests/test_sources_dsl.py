@@ -107,3 +107,12 @@ def test_a_lock_entry_locked_twice_is_AR153():
     data["items"].append(dict(data["items"][0], source="other/repo"))
     got, diags = lockmod.loads(json.dumps(data).encode())
     assert got is None and "locked twice" in diags[0].message
+
+
+def test_one_repository_written_several_ways_is_one_source():
+    keys = {parse(t).key for t in ("owner/repo#sub", "owner/repo.git@v2#sub", "https://github.com/owner/repo.git#sub",
+                                   "https://GitHub.com/owner/repo/#sub", "git@github.com:owner/repo.git@v1#sub",
+                                   "ssh://git@github.com:22/owner/repo#sub")}
+    assert keys == {("git", "github.com/owner/repo", "sub")}
+    assert parse("owner/repo").key != parse("owner/other").key
+    assert parse("file:///srv/a.git").key != parse("file:///srv/a").key  # local paths are taken as written

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -147,6 +147,8 @@ def merge(lock: Lock, entries: Iterable[Entry]) -> Tuple[Lock, Tuple[Diagnostic,
         if old is None:
             by_key[(e.kind, e.name)] = e
             continue
+        if _same(old.source, e.source):
+            e = replace(e, source=old.source)  # one spelling of one repository in the lock
         if (old.source, old.ref) == (e.source, e.ref) and old.commit != e.commit:
             diags.error(WHERE, (0, 0), "AR156", f"{e.kind} {e.name} from {_where(e)} is installed at another commit "
                         f"({_where(old)}); 'agentrc update' moves installed sources to their refs' commits")
@@ -158,6 +160,16 @@ def merge(lock: Lock, entries: Iterable[Entry]) -> Tuple[Lock, Tuple[Diagnostic,
         by_key[(e.kind, e.name)] = Entry(e.kind, e.name, e.source, e.ref, e.commit, e.sha256, old.direct or e.direct,
                                          old.required_by + e.required_by)
     return lock.with_entries(by_key.values()), diags.sorted()
+
+
+def _same(a: str, b: str) -> bool:
+    """Whether two lock `source`s name one registry (`Source.key`), however written."""
+    if a == b:
+        return True
+    try:
+        return parse(a).key == parse(b).key
+    except SourceError:  # pragma: no cover - both come from parsed sources
+        return False
 
 
 def _where(e: Entry) -> str:

@@ -59,9 +59,11 @@ class Source:
 
     @property
     def key(self) -> Tuple[str, str, str]:
-        """The identity of the registry, whatever the ref: two refs of one registry are one
-        source in conflicts and cycles (spec 001 §3.7, canonical-source-label)."""
-        return (self.kind, self.location, self.subpath)
+        """The identity of the registry, whatever the ref and however its URL is written:
+        two refs of one registry, or `owner/repo`, `https://github.com/owner/repo.git` and
+        `git@github.com:owner/repo`, are one source in conflicts and cycles (spec 001 §3.7,
+        canonical-source-label)."""
+        return (self.kind, canonical(self.location) if self.kind == GIT else self.location, self.subpath)
 
     @property
     def name(self) -> str:
@@ -133,6 +135,27 @@ def parse(text: str) -> Source:
         return Source(GIT, f"https://github.com/{repo}.git", repo, ref, subpath)
     raise SourceError(f"{text!r} is not a source: write owner/repo[@ref], a git URL (https://, ssh://, file://, "
                       "user@host:path) with an optional @ref, or a local directory (./path, /path)")
+
+
+def canonical(location: str) -> str:
+    """A git location without what does not change the repository it names: the scheme
+    and user of a network URL (https, ssh, scp-like), the host's case, a trailing `.git`
+    or `/`. `file://` URLs keep their path as it is."""
+    if location.lower().startswith("file://"):
+        return location
+    m = _SCP.fullmatch(location)
+    if m and "://" not in location:
+        host, path = m.group(2), m.group(3)
+    else:
+        rest = location.split("://", 1)[1]
+        authority, _, path = rest.partition("/")
+        host = authority.rsplit("@", 1)[-1]
+        if host.endswith((":22", ":443")):
+            host = host.rsplit(":", 1)[0]
+    path = path.strip("/")
+    if path.endswith(".git"):
+        path = path[:-4]
+    return f"{host.lower()}/{path}"
 
 
 def _split_ref(path: str, text: str) -> Tuple[str, Optional[str]]:
