@@ -25,7 +25,7 @@ from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.inputs.tree import Root, read_file
-from agentrc.model import Bundle, Kind, Registry, SourceTree
+from agentrc.model import Bundle, Registry, SourceTree
 from agentrc.names import bundle_stem
 from agentrc.output import writer
 from agentrc.pipeline import plugins as plugin_cli
@@ -370,8 +370,11 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
         files.extend(fetched.tree.files)
         locked_bundles.extend(b for b in (loaded.registry.bundle(e.name) for e in group if e.kind == "bundle")
                               if b is not None)
-        entries.extend(_verify(fetched, loaded.registry, group, source, check or source.kind != PATH, diags,
-                               entrypoints))
+        kept, points, problems = closure.verify(loaded.registry, fetched.tree, fetched.root, group, source.label,
+                                                fetched.commit, check or source.kind != PATH)
+        diags.extend(problems)
+        entries.extend(kept)
+        entrypoints.extend(points)
     if diags.has_errors:
         return Result(diags.sorted(), git_runs=fetcher.git_runs)
     lock = lock.with_entries(entries)
@@ -449,41 +452,6 @@ def mcp_records(plan) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
                 data["key"] = list(key)
             out.append(lockfile.record(data))
     return tuple(out)
-
-
-def _verify(fetched: Fetched, registry, group: Sequence[Entry], source: Source, strict: bool, diags: Diagnostics,
-            entrypoints: List[str]) -> List[Entry]:
-    """The entries of one source, checked against its content: an entry the source no longer
-    has, or whose content differs from the lock's digest, is AR154 (for a local directory,
-    whose content may change, the lock takes the new digest unless `strict`)."""
-    out = []
-    for e in group:
-        if e.kind == "bundle":
-            b = registry.bundle(e.name)
-            path = b.path if b is not None else None
-        else:
-            item = registry.item(Kind(e.kind), e.name)
-            path = item.directory if item is not None else None
-            if item is not None:
-                entrypoints.append(item.entrypoint)
-        if path is None:
-            diags.error(source.label, (0, 0), "AR154", f"the lock installs {e.kind} {e.name}, which "
-                        f"{source.label}{_at(fetched.commit)} does not have")
-            continue
-        digest = closure.content_sha(fetched.tree, fetched.root, path)
-        if digest != e.sha256:
-            if strict:
-                diags.error(path, (0, 0), "AR154", f"{e.kind} {e.name} of {source.label}{_at(fetched.commit)} does "
-                            f"not have the content the lock records (sha256 {e.sha256[:12]}..., found "
-                            f"{digest[:12]}...)")
-                continue
-            e = replace(e, sha256=digest)
-        out.append(e)
-    return out
-
-
-def _at(commit: Optional[str]) -> str:
-    return f" at {commit[:12]}" if commit else ""
 
 
 def _check_files(project: str, lock: Lock, expected: Lock, planned, adopt: Dict[str, str],

@@ -204,3 +204,38 @@ def prune(lock: Lock, remove: Iterable[ItemKey]) -> Lock:
             out.append(Entry(e.kind, e.name, e.source, e.ref, e.commit, e.sha256, direct,
                              tuple(p for p in e.required_by if p in kept)))
     return lock.with_entries(out)
+
+
+def verify(registry: Registry, tree: SourceTree, root: str, entries: Sequence[Entry], label: str,
+           commit: Optional[str], strict: bool = True
+           ) -> Tuple[Tuple[Entry, ...], Tuple[str, ...], Tuple[Diagnostic, ...]]:
+    """The locked `entries` of one source checked against what the source holds now: the
+    entries kept, the entrypoints of their items (what to build) and the problems. An entry
+    the source no longer has, or whose content differs from the lock's digest, is AR154;
+    without `strict` (a local directory, whose content may change) the entry takes the new
+    digest instead. What `agentrc install` and the Pants backend's lock target both check."""
+    diags = Diagnostics()
+    at = f" at {commit[:12]}" if commit else ""
+    kept: List[Entry] = []
+    points: List[str] = []
+    for e in entries:
+        if e.kind == "bundle":
+            b = registry.bundle(e.name)
+            path = b.path if b is not None else None
+        else:
+            item = registry.item(Kind(e.kind), e.name)
+            path = item.directory if item is not None else None
+            if item is not None:
+                points.append(item.entrypoint)
+        if path is None:
+            diags.error(label, (0, 0), "AR154", f"the lock installs {e.kind} {e.name}, which {label}{at} does not have")
+            continue
+        digest = content_sha(tree, root, path)
+        if digest != e.sha256:
+            if strict:
+                diags.error(path, (0, 0), "AR154", f"{e.kind} {e.name} of {label}{at} does not have the content the "
+                            f"lock records (sha256 {e.sha256[:12]}..., found {digest[:12]}...)")
+                continue
+            e = replace(e, sha256=digest)
+        kept.append(e)
+    return tuple(kept), tuple(points), diags.sorted()
