@@ -12,7 +12,8 @@ The fetched tree is untrusted input: it is read by `agentrc.inputs.tree` like an
 registry (no symlink followed out of it, AR050; files bounded, AR054), and a `#subpath`
 must be a directory inside the repository, not a link out of it. git runs with no
 terminal prompt, no hook templates, only the https, ssh and file transports, and a time
-limit (`AGENTRC_GIT_TIMEOUT` seconds, 600 by default).
+limit (`AGENTRC_GIT_TIMEOUT` seconds, 600 by default). `AGENTRC_GIT` names the git binary
+(the Pants backend's sandbox has no PATH).
 """
 
 from __future__ import annotations
@@ -184,7 +185,8 @@ class Fetcher:
         env.pop("GIT_WORK_TREE", None)
         self.git_runs += 1
         try:
-            proc = subprocess.run(("git",) + _GIT_CONFIG + args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            proc = subprocess.run((os.environ.get("AGENTRC_GIT") or "git",) + _GIT_CONFIG + args,
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, env=env, timeout=_timeout())
         except FileNotFoundError:
             diags.error(source.label, (0, 0), "AR152", "git is not on PATH")

@@ -107,10 +107,12 @@ REPORT = ".agentrc/report.json"
 
 def package(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
             entrypoints: Optional[Sequence[str]] = None, strict: bool = False,
-            explicit: Iterable[str] = (), memo=None) -> Tuple[Plan, Tuple[Tuple[str, bytes, bool], ...]]:
+            explicit: Iterable[str] = (), memo=None, cross_source: bool = False,
+            skip_servers: AbstractSet[str] = frozenset()) -> Tuple[Plan, Tuple[Tuple[str, bytes, bool], ...]]:
     """What `pants package` writes for a target: the client tree plus the fidelity report at
     REPORT, as (path, bytes, executable). The tree is exactly `agentrc build`'s."""
-    plan = generate(tree, clients, list(bundles or ()) or None, strict, explicit, memo, entrypoints)
+    plan = generate(tree, clients, list(bundles or ()) or None, strict, explicit, memo, entrypoints,
+                    cross_source=cross_source, skip_servers=skip_servers)
     if not plan.ok:
         return plan, ()
     report = report_document(clients, plan)
