@@ -172,7 +172,6 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
     return merged.entries, diags.sorted()
 
 
-
 def _required_source(parent: Source, text: str) -> Source:
     """The source a `{ name, source }` reference of `parent` names. A local directory is
     relative to the directory the parent registry was read from; a git source may not
