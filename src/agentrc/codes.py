@@ -236,6 +236,10 @@ CODES: Dict[str, Code] = _table(
          "the first form wins.",
          "Keep the fields of one form: source/marketplace/plugin, plugin_uri, or instructions_url/summary (install_url "
          "goes with any)."),
+    Code("AR164", "build-output-in-project",
+         "The project holds files `agentrc build --out` wrote, which the lock did not install: the consumer "
+         "workflow (add, install, update, remove) owns the directory's outputs and would delete them.",
+         "Build into another directory, or install that content with 'agentrc add' instead; --force deletes them."),
     # --- canonical documents (spec 000) ---------------------------------------------
     Code("AR110", "config-unreadable", "A project's ai.config.*, mcp.json, index.json or package.json cannot be read.",
          "Fix the syntax at the position shown; JSON allows no comments or trailing commas."),

@@ -397,6 +397,7 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
         with writer.session(Path(project), write=not dry_run) as out:
             changes, _, wdiags = out.diff(plan.files, force, adopt)
             diags.extend(wdiags)
+            _not_ours(project, lock, changes, force, diags)
             if dry_run:
                 return Result(diags.sorted(), new_lock, changes, git_runs=fetcher.git_runs)
             if not diags.has_errors:
@@ -430,6 +431,17 @@ def _plugins(project: str, lock: Lock, wanted: Sequence[plugin_forms.PluginActio
                                               plugin_forms.INSTALL, "", market, plugin))
     plugin_cli.uninstall(project, gone, diags)
     return plugin_cli.install(project, wanted, diags)
+
+
+def _not_ours(project: str, lock: Lock, changes: writer.Changes, force: bool, diags: Diagnostics) -> None:
+    """Files the directory's manifest owns but the lock never installed were written by
+    `agentrc build --out` into the same directory: the consumer workflow would delete them
+    as stale (AR164), unless `force`."""
+    installed = {f.path for f in lock.files}
+    for path in changes.delete:
+        if path not in installed and not force:
+            diags.error(os.path.join(project, path), (0, 0), "AR164", "written by 'agentrc build' into this "
+                        "directory, not installed by agentrc.lock.json: the consumer workflow would delete it")
 
 
 def mcp_records(plan) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
