@@ -116,3 +116,41 @@ def test_one_repository_written_several_ways_is_one_source():
     assert keys == {("git", "github.com/owner/repo", "sub")}
     assert parse("owner/repo").key != parse("owner/other").key
     assert parse("file:///srv/a.git").key != parse("file:///srv/a").key  # local paths are taken as written
+
+
+# Random input never escapes as anything but a coded error (hypothesis).
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+PIECES = st.sampled_from(["owner/repo", "https://", "ssh://", "file://", "git@", "h.example:", "@", "#", "/", "..",
+                          "-", ".git", "v1", "~", "\\", " ", "\x00", ":", "//", "a", "ext::", "./", "~/", "é"])
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.text(max_size=60), st.lists(PIECES, max_size=8).map("".join)))
+def test_random_locators_parse_or_raise_a_source_error(text):
+    try:
+        s = parse(text)
+    except SourceError as exc:
+        assert exc.code == "AR150"
+        return
+    assert not s.location.startswith("-") and not (s.ref or "").startswith("-")
+    assert ".." not in s.subpath.split("/")
+    assert parse(s.label) == s
+
+
+JSONISH = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8)),
+                       lambda kids: st.one_of(st.lists(kids, max_size=3),
+                                              st.dictionaries(st.sampled_from(
+                                                  ["version", "clients", "bundles", "items", "files", "mcps",
+                                                   "plugins", "name", "kind", "source", "ref", "commit", "sha256",
+                                                   "direct", "required_by", "path", "x"]), kids, max_size=5)),
+                       max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(JSONISH.map(lambda v: json.dumps(v).encode()), st.binary(max_size=80)))
+def test_random_locks_load_or_give_AR153(raw):
+    lock, diags = lockmod.loads(raw)
+    assert (lock is None) == bool(diags)
+    assert all(d.code == "AR153" for d in diags)
