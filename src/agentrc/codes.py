@@ -240,6 +240,11 @@ CODES: Dict[str, Code] = _table(
          "The project holds files `agentrc build --out` wrote, which the lock did not install: the consumer "
          "workflow (add, install, update, remove) owns the directory's outputs and would delete them.",
          "Build into another directory, or install that content with 'agentrc add' instead; --force deletes them."),
+    Code("AR165", "plugins-not-built",
+         "A bundle built by `agentrc build` (or `pants package`) declares plugins; a build writes files and does "
+         "not install plugins.",
+         "Install the bundle with 'agentrc add SOURCE --bundle NAME', which installs its plugins with the clients' "
+         "own CLIs, or install them by hand."),
     # --- canonical documents (spec 000) ---------------------------------------------
     Code("AR110", "config-unreadable", "A project's ai.config.*, mcp.json, index.json or package.json cannot be read.",
          "Fix the syntax at the position shown; JSON allows no comments or trailing commas."),

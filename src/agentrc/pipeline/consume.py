@@ -382,7 +382,7 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     wanted = plugin_forms.actions(locked_bundles, lock.clients)
     plan = stages.generate(tree, list(lock.clients), bundles or None, entrypoints=sorted(set(entrypoints)),
                            cross_source=True, skip_servers=frozenset(lock.mcps_removed),
-                           extra_fragments=plugin_forms.config_fragments(wanted))
+                           extra_fragments=plugin_forms.config_fragments(wanted), report_plugins=False)
     diags.extend(plan.diagnostics)
     if not plan.ok:
         return Result(diags.sorted(), git_runs=fetcher.git_runs)

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from typing import AbstractSet, Iterable, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
-from agentrc.diagnostics import Diagnostic
+from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.files import Fragment, OutputFile
 from agentrc.loaded import Loaded, join
 from agentrc.model import Registry, SourceTree
@@ -50,7 +50,8 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
              strict: bool = False, explicit: Iterable[str] = (), memo=None,
              entrypoints: Optional[Sequence[str]] = None, layout: str = "project",
              plugin_name: str = "", canonical: Optional[Loaded] = None, cross_source: bool = False,
-             skip_servers: AbstractSet[str] = frozenset(), extra_fragments: Sequence[Fragment] = ()) -> Plan:
+             skip_servers: AbstractSet[str] = frozenset(), extra_fragments: Sequence[Fragment] = (),
+             report_plugins: bool = True) -> Plan:
     """`memo` (agentrc.memo.cache.Memo) lets unchanged item directories skip parsing and rendering.
     `skip_servers`: MCP servers not to configure (what `agentrc remove-mcp` took out)."""
     loaded = load(tree, explicit, memo, canonical, cross_source)
@@ -60,6 +61,8 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
     if any(d.is_error for d in sel_diags):
         return Plan((), (), tuple(sorted(set(loaded.diagnostics + sel_diags))))
     servers = tuple(s for s in resolve.servers(loaded.registry, bundles, entrypoints) if s.name not in skip_servers)
+    if report_plugins:
+        sel_diags += _plugins_not_installed(resolve.built_bundles(loaded.registry, bundles, entrypoints))
     adapters = client_registry.get(clients, layout)
     result = plan_files(loaded.registry, adapters, items, strict, memo, servers, extra_fragments)
     files = result.files
@@ -67,6 +70,17 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
         files = _with_plugin_files(files, _plugin_files(loaded.registry, adapters, bundles, plugin_name))
     return Plan(files, result.reports,
                 tuple(sorted(set(loaded.diagnostics + sel_diags + result.diagnostics))), loaded.reports)
+
+
+def _plugins_not_installed(bundles) -> Tuple[Diagnostic, ...]:
+    """A build writes files; plugins are installed by the clients' CLIs (`agentrc add`,
+    which passes `report_plugins=False`): said once per bundle that declares some (AR165)."""
+    d = Diagnostics()
+    for b in bundles:
+        if b.plugins:
+            d.warning(b.path, (0, 0), "AR165", f"bundle {b.name} declares plugins ({', '.join(sorted(b.plugins))}), "
+                      "which a build does not install")
+    return d.sorted()
 
 
 def _plugin_files(registry: Registry, adapters, bundles: Optional[Sequence[str]], plugin_name: str):

@@ -138,18 +138,24 @@ def servers(registry: Registry, bundle_names: Optional[Sequence[str]] = None,
     """The MCP servers to configure: those of the named bundles' closure, of every bundle
     when the whole registry is built, none for a build of single items. One per name
     (check() reports names defined differently)."""
-    idx = Index(registry)
+    found: Dict[str, McpServer] = {}
+    for b in built_bundles(registry, bundle_names, entrypoints):
+        for s in b.servers:
+            found.setdefault(s.name, s)
+    return tuple(found[n] for n in sorted(found))
+
+
+def built_bundles(registry: Registry, bundle_names: Optional[Sequence[str]] = None,
+                  entrypoints: Optional[Sequence[str]] = None) -> Tuple[Bundle, ...]:
+    """The bundles a build takes in, by name: the named bundles' closure, every bundle when
+    the whole registry is built, none for a build of single items."""
     if bundle_names:
-        chosen = _bundle_closure(idx, bundle_names, Diagnostics())
+        chosen = _bundle_closure(Index(registry), bundle_names, Diagnostics())
     elif entrypoints is None:
         chosen = list(registry.bundles)
     else:
         chosen = []
-    found: Dict[str, McpServer] = {}
-    for b in sorted(chosen, key=lambda b: b.name):
-        for s in b.servers:
-            found.setdefault(s.name, s)
-    return tuple(found[n] for n in sorted(found))
+    return tuple(sorted(chosen, key=lambda b: b.name))
 
 
 def _bundle_closure(idx: Index, names: Sequence[str], diags: Diagnostics) -> List[Bundle]:
