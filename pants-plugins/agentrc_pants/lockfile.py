@@ -8,8 +8,10 @@ bundle and item against its SHA-256 (`agentrc.sources.closure.verify`) and build
 the lock's clients with the same generation as every other target. The rule itself reads
 neither the disk nor the network.
 
-Not here yet: local-directory sources (the CLI installs them), plugins (installed by the
-clients' CLIs, not a build), and a goal that updates the lock (`agentrc update` does).
+Local-directory sources are read from the build root (relative to the lock's directory, as
+the lock records them) through the engine, and must match the lock's digests too. Not here
+yet: plugins (installed by the clients' CLIs, not a build) and a goal that updates the lock
+(`agentrc update` does).
 """
 
 from __future__ import annotations
@@ -18,12 +20,22 @@ import hashlib
 import json
 import logging
 import os
+import posixpath
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from pants.core.goals.package import BuiltPackage, BuiltPackageArtifact, PackageFieldSet
 from pants.core.util_rules.system_binaries import BinaryPathRequest, BinaryPaths, BinaryPathTest
-from pants.engine.fs import EMPTY_DIGEST, AddPrefix, CreateDigest, Digest, DigestContents, FileContent, Snapshot
+from pants.engine.fs import (
+    EMPTY_DIGEST,
+    AddPrefix,
+    CreateDigest,
+    Digest,
+    DigestContents,
+    FileContent,
+    PathGlobs,
+    Snapshot,
+)
 from pants.engine.process import FallibleProcessResult, Process
 from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.engine.target import HydratedSources, HydrateSourcesRequest
@@ -32,12 +44,13 @@ from pants.util.frozendict import FrozenDict
 from pants.util.logging import LogLevel
 
 from agentrc.diagnostics import Diagnostic
+from agentrc.inputs.tree import SKIP_DIRS, is_build_file
 from agentrc.model import SourceFile, SourceTree
 from agentrc.pipeline import sandbox
 from agentrc.pipeline import stages as pipeline
 from agentrc.sources import closure
 from agentrc.sources import lock as lockfile
-from agentrc.sources.dsl import GIT, SourceError, parse
+from agentrc.sources.dsl import GIT, PATH, Source, SourceError, parse
 from agentrc_pants.generation import (
     CODE_DIR,
     AgentrcBuildError,
@@ -131,22 +144,35 @@ async def package_lock(field_set: AgentrcLockFieldSet, subsystem: AgentrcSubsyst
     for e in lock.entries:
         groups.setdefault((e.source, e.ref, e.commit), []).append(e)
     requests = []
+    local = []
     for (name, ref, commit), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][2] or "")):
-        kind = _kind(name)
-        if kind != GIT or commit is None:
-            problems.append(Diagnostic(path, 0, 0, "error", "AR150", f"source {name!r} is a local directory: the "
-                                       "Pants backend builds git sources only ('agentrc install' builds this lock)"))
+        source = _parse(name)
+        if source is not None and source.kind == GIT and commit is not None:
+            requests.append((name, ref, commit, tuple(group)))
             continue
-        requests.append((name, ref, commit, tuple(group)))
-    fetched = await MultiGet(Get(LockedSource, LockedSourceRequest(name, commit)) for name, _, commit, _ in requests)
+        directory = _local_dir(os.path.dirname(path), source)
+        if directory is None:
+            problems.append(Diagnostic(path, 0, 0, "error", "AR150", f"source {name!r}: the Pants backend reads "
+                                       "local directories inside the build root only (a relative path in the lock)"))
+            continue
+        local.append((name, directory, tuple(group)))
+    fetched = list(await MultiGet(Get(LockedSource, LockedSourceRequest(name, commit))
+                                  for name, _, commit, _ in requests))
+    read = await MultiGet(Get(DigestContents, PathGlobs([f"{d}/**"])) for _, d, _ in local)
     files: List[SourceFile] = []
     entrypoints: List[str] = []
-    for (name, ref, commit, locked), got in zip(requests, fetched):
-        problems.extend(got.diagnostics)
-        if any(d.is_error for d in got.diagnostics):
+    # Git sources sit under a directory named after the source and commit; local ones where they are.
+    sources: List[Tuple[str, str, Optional[str], Optional[str], Tuple[lockfile.Entry, ...],
+                        Tuple[SourceFile, ...], Tuple[Diagnostic, ...]]]
+    sources = [(f"{SOURCES_DIR}/{hashlib.sha256(f'{name}@{commit}'.encode()).hexdigest()[:16]}", name, ref, commit,
+                locked, got.files, got.diagnostics) for (name, ref, commit, locked), got in zip(requests, fetched)]
+    sources += [(d, name, None, None, locked, _registry_files(d, contents), ())
+                for (name, d, locked), contents in zip(local, read)]
+    for root, name, ref, commit, locked, got_files, got_diags in sources:
+        problems.extend(got_diags)
+        if any(d.is_error for d in got_diags):
             continue
-        root = f"{SOURCES_DIR}/{hashlib.sha256(f'{name}@{commit}'.encode()).hexdigest()[:16]}"
-        tree = SourceTree(tuple(SourceFile(f"{root}/{f.path}", f.content, f.executable) for f in got.files))
+        tree = SourceTree(tuple(SourceFile(f"{root}/{f.path}", f.content, f.executable) for f in got_files))
         loaded = pipeline.load(tree, cross_source=True)
         problems.extend(loaded.diagnostics)
         if not loaded.ok:
@@ -171,11 +197,34 @@ async def package_lock(field_set: AgentrcLockFieldSet, subsystem: AgentrcSubsyst
     return BuiltPackage(snapshot.digest, (BuiltPackageArtifact(prefix, (result.summary_line(prefix),)),))
 
 
-def _kind(name: str) -> Optional[str]:
+def _parse(name: str) -> Optional[Source]:
     try:
-        return parse(name).kind
+        return parse(name)
     except SourceError:
         return None
+
+
+def _local_dir(lock_dir: str, source: Optional[Source]) -> Optional[str]:
+    """A local source's directory relative to the build root (the lock records it relative
+    to the project, where the lock is), or None when it is not inside the build root."""
+    if source is None or source.kind != PATH or source.location.startswith(("/", "~")):
+        return None
+    d = posixpath.normpath(posixpath.join(lock_dir, source.location, source.subpath))
+    return None if d == ".." or d.startswith("../") or d.startswith("/") else d
+
+
+def _registry_files(directory: str, contents: DigestContents) -> Tuple[SourceFile, ...]:
+    """The files of a local registry as `agentrc.inputs.tree` reads them (no hidden or skipped
+    directory, no BUILD file), relative to it: the same content digests as the CLI's."""
+    out = []
+    prefix = "" if directory == "." else directory + "/"
+    for fc in contents:
+        rel = fc.path[len(prefix):]
+        parts = rel.split("/")
+        if any(p.startswith(".") or p in SKIP_DIRS for p in parts[:-1]) or is_build_file(parts[-1]):
+            continue
+        out.append(SourceFile(rel, fc.content, fc.is_executable))
+    return tuple(sorted(out, key=lambda f: f.path))
 
 
 def rules():

@@ -102,3 +102,32 @@ def test_package_of_an_invalid_lock_is_AR153(locked):
     with pytest.raises(Exception) as info:
         _package(locked, "{}")
     assert "AR153" in str(info.value)
+
+
+def test_package_reads_a_local_source_from_the_build_root(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    reg = {"vendor/reg/skills/local/SKILL.md": SKILL.format("local", ""),
+           "vendor/reg/skills/local/refs/more.md": "# More\n",
+           "vendor/reg/skills/local/BUILD": "# not content\n"}
+    project = tmp_path / "project"
+    for rel, text in reg.items():
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(text)
+    result = consume.add(str(project), "./vendor/reg", clients=("claude",), cwd=str(project))
+    assert result.ok, result.diagnostics
+    lock = (project / "agentrc.lock.json").read_text()
+    runner = make_rule_runner(QueryRule(BuiltPackage, [AgentrcLockFieldSet]), QueryRule(DigestContents, [Digest]))
+    runner.write_files({"consumer/agentrc.lock.json": lock, "consumer/BUILD": "agentrc_lock(name='lock')\n",
+                        **{f"consumer/{rel}": text for rel, text in reg.items()}})
+    tgt = runner.get_target(Address("consumer", target_name="lock"))
+    built = runner.request(BuiltPackage, [AgentrcLockFieldSet.create(tgt)])
+    prefix = built.artifacts[0].relpath
+    tree = {fc.path[len(prefix) + 1:]: fc.content for fc in runner.request(DigestContents, [built.digest])}
+    tree.pop(".agentrc/report.json")
+    assert tree == {p: (project / p).read_bytes() for p in (f["path"] for f in json.loads(lock)["files"])}
+    # The local registry changed since it was locked: the build refuses it, as install --frozen does.
+    runner.write_files({"consumer/vendor/reg/skills/local/refs/more.md": "# Changed\n"})
+    with pytest.raises(Exception) as info:
+        runner.request(BuiltPackage, [AgentrcLockFieldSet.create(runner.get_target(Address("consumer",
+                                                                                           target_name="lock")))])
+    assert "AR154" in str(info.value)
