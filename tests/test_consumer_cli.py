@@ -93,7 +93,7 @@ def test_install_restores_the_locked_files_from_the_cache_without_git(env, capsy
     (shim / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
     code, _, err = run(capsys, "install", "--frozen")
-    assert code == 1 and "AR154" in err and "missing" in err
+    assert code == 1 and "AR204" in err and "missing" in err
     assert not (project / ".claude").exists()  # --frozen writes nothing
     code, _, err = run(capsys, "install")
     assert code == 0, err
@@ -128,7 +128,7 @@ def test_a_source_whose_locked_content_changed_is_drift(env, capsys):
     tampered.write_text(tampered.read_text() + "\nInjected.\n")
     for argv in (("install", "--frozen"), ("install",)):
         code, _, err = run(capsys, *argv)
-        assert code == 1 and "AR154" in err and "does not have the content the lock records" in err
+        assert code == 1 and "AR204" in err and "does not have the content the lock records" in err
 
 
 def test_remove_deletes_what_only_the_entry_required(env, capsys):
@@ -141,7 +141,7 @@ def test_remove_deletes_what_only_the_entry_required(env, capsys):
     lock = json.loads((project / LOCK).read_text())
     assert [(i["name"], i["direct"], i["required_by"]) for i in lock["items"]] == [("style", True, [])]
     code, _, err = run(capsys, "remove", "nope")
-    assert code == 1 and "AR157" in err
+    assert code == 1 and "AR207" in err
 
 
 def test_a_fresh_clone_without_agentrc_state_still_owns_the_locked_files(env, capsys):
@@ -161,7 +161,7 @@ def test_the_same_name_from_another_source_is_a_conflict(env, capsys, tmp_path):
     other.commit({"rules/style/RULE.md": rule("style")}, tag="v1")
     before = (project / LOCK).read_bytes()
     code, _, err = run(capsys, "add", f"{other.url}@v1", "--item", "rule:style")
-    assert code == 1 and "AR156" in err and (project / LOCK).read_bytes() == before
+    assert code == 1 and "AR206" in err and (project / LOCK).read_bytes() == before
 
 
 def test_a_local_directory_source_is_locked_relative_to_the_project(env, capsys, monkeypatch):
@@ -178,7 +178,7 @@ def test_a_local_directory_source_is_locked_relative_to_the_project(env, capsys,
     assert run(capsys, "install", "--frozen")[0] == 0
     (reg / "SKILL.md").write_text(skill("local", "Edited upstream."))
     code, _, err = run(capsys, "install", "--frozen")
-    assert code == 1 and "AR154" in err
+    assert code == 1 and "AR204" in err
     assert run(capsys, "install")[0] == 0  # a local directory may change: install takes its new content
     assert "Edited upstream." in (project / ".claude" / "skills" / "local" / "SKILL.md").read_text()
 
@@ -193,7 +193,7 @@ def test_hostile_sources_write_nothing(env, capsys):
     assert code == 1 and "AR050" in err
     assert files(project) == []
     code, _, err = run(capsys, "add", f"{repo.url}@v1#../../etc", "--client", "claude")
-    assert code == 1 and "AR150" in err and files(project) == []
+    assert code == 1 and "AR200" in err and files(project) == []
 
 
 def test_usage_errors(env, capsys):
@@ -201,7 +201,7 @@ def test_usage_errors(env, capsys):
     assert run(capsys, "add", "owner/repo", "--client", "nope")[0] == 2
     assert run(capsys, "list", "--dir", "missing-dir")[0] == 2
     code, _, err = run(capsys, "install")
-    assert code == 1 and "AR153" in err and "no lock" in err
+    assert code == 1 and "AR203" in err and "no lock" in err
 
 
 def _cross(name: str, source: str, kind: str = "rules") -> str:
@@ -252,11 +252,11 @@ def test_cross_source_conflicts_and_local_paths_from_git_are_refused(env, capsys
                 "skills/s/SKILL.md": skill("s", requires=_cross("summary", f"{repo.url}@v1#reg", "skills"))},
                tag="v1")
     code, _, err = run(capsys, "add", f"{dup.url}@v1", "--client", "claude")  # everything: style from both
-    assert code == 1 and "AR156" in err
+    assert code == 1 and "AR206" in err
     local = Repo(tmp_path, "local")
     local.commit({"skills/s/SKILL.md": skill("s", requires=_cross("t", "../../home/secrets", "skills"))}, tag="v1")
     code, _, err = run(capsys, "add", f"{local.url}@v1", "--client", "claude")
-    assert code == 1 and "AR150" in err and "cannot require the local directory" in err
+    assert code == 1 and "AR200" in err and "cannot require the local directory" in err
     assert files(env["project"]) == []
 
 
@@ -314,7 +314,7 @@ def test_a_cross_source_bundle_version_constraint_is_checked(env, capsys, tmp_pa
                                            f"requires:\n  - {{ name: core, version: \"~1.4.0\", source: "
                                            f"\"{repo.url}@v1.4.0#reg\" }}\n")}, tag="v1")
     code, _, err = run(capsys, "add", f"{app.url}@v1", "--bundle", "too-new", "--client", "claude")
-    assert code == 1 and "AR068" in err and "it is at 1.4.0" in err and files(project) == []
+    assert code == 1 and "AR073" in err and "it is at 1.4.0" in err and files(project) == []
     code, _, err = run(capsys, "add", f"{app.url}@v1", "--bundle", "fits", "--client", "claude")
     assert code == 0, err
 
@@ -347,5 +347,5 @@ def test_adding_a_moved_branch_again_points_at_update(env, capsys):
     assert run(capsys, "add", f"{repo.url}@main#reg", "--item", "rule:style", "--client", "claude")[0] == 0
     repo.commit({"reg/rules/style/RULE.md": rule("style").replace("Always", "Never")})
     code, _, err = run(capsys, "add", f"{repo.url}@main#reg", "--item", "rule:style")
-    assert code == 1 and "AR156" in err and "'agentrc update'" in err
+    assert code == 1 and "AR206" in err and "'agentrc update'" in err
     assert run(capsys, "update")[0] == 0

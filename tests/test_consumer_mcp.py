@@ -127,7 +127,7 @@ def test_remove_mcp_unregisters_the_server_everywhere_and_keeps_it_out(project, 
     assert main(["install", "--frozen"]) == 0
     capsys.readouterr()
     assert main(["remove-mcp", "nope"]) == 1
-    assert "AR157" in capsys.readouterr().err
+    assert "AR207" in capsys.readouterr().err
 
 
 def test_add_warns_about_unset_required_variables(tmp_path, monkeypatch, capsys):
@@ -140,10 +140,10 @@ def test_add_warns_about_unset_required_variables(tmp_path, monkeypatch, capsys)
     monkeypatch.chdir(tmp_path / "p")
     assert main(["add", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude"]) == 0
     err = capsys.readouterr().err
-    assert "warning[AR159] MCP server files requires the environment variable FILES_TOKEN" in err
+    assert "warning[AR209] MCP server files requires the environment variable FILES_TOKEN" in err
     monkeypatch.setenv("FILES_TOKEN", "s3cr3t-value")
     assert main(["add", f"{repo.url}@v1", "--bundle", "tools", "--json"]) == 0
     out = capsys.readouterr().out
-    assert "AR159" not in out and "s3cr3t-value" not in out
+    assert "AR209" not in out and "s3cr3t-value" not in out
     assert "s3cr3t-value" not in (tmp_path / "p" / "agentrc.lock.json").read_text()
     assert "s3cr3t-value" not in (tmp_path / "p" / ".mcp.json").read_text()

@@ -76,7 +76,7 @@ def test_plugins_install_through_the_clients_and_are_locked(env, capsys, monkeyp
     code = main(["add", f"{repo.url}@v1", "--bundle", "kit", "--client", "claude,copilot,opencode"])
     err = capsys.readouterr().err
     assert code == 0, err
-    assert "warning[AR162] plugin hello for opencode is not installed automatically: Add hello to opencode.json" in err
+    assert "warning[AR212] plugin hello for opencode is not installed automatically: Add hello to opencode.json" in err
     assert _records(project) == {("claude", "hello@local-market", "project", "installed"),
                                  ("copilot", "hello@local-market", "user", "installed"),
                                  ("opencode", "hello", "project", "instructions-shown")}
@@ -105,7 +105,7 @@ def test_a_missing_cli_is_warned_about_and_skipped(env, capsys, monkeypatch, tmp
     code = main(["add", f"{env['repo'].url}@v1", "--bundle", "kit", "--client", "claude"])
     err = capsys.readouterr().err
     assert code == 0, err
-    assert ("warning[AR160] plugin hello for claude skipped: the claude CLI is not on PATH; install it by hand: "
+    assert ("warning[AR210] plugin hello for claude skipped: the claude CLI is not on PATH; install it by hand: "
             "https://example.com/hello") in err
     assert ("claude", "hello@local-market", "project", "skipped-cli-missing") in _records(env["project"])
     assert (env["project"] / ".claude" / "skills" / "a" / "SKILL.md").exists()  # the rest is installed
@@ -116,7 +116,7 @@ def test_a_failing_plugin_install_is_not_recorded_and_fails_nothing(env, capsys,
     code = main(["add", f"{env['repo'].url}@v1", "--bundle", "broken", "--client", "claude"])
     err = capsys.readouterr().err
     assert code == 0, err
-    assert "warning[AR161] claude plugin marketplace add" in err
+    assert "warning[AR211] claude plugin marketplace add" in err
     records = _records(env["project"])
     assert not any(r[0] in ("claude", "copilot") for r in records)
     assert (env["project"] / ".claude" / "skills" / "a" / "SKILL.md").exists()

@@ -68,7 +68,7 @@ def test_content_digests_are_relative_to_the_source_and_cover_resources():
 
 def test_unknown_selections_are_AR155():
     _, diags = _select(bundles=["nope"], items=[("skill", "missing"), ("widget", "x")])
-    assert [d.code for d in diags] == ["AR155"] * 3
+    assert [d.code for d in diags] == ["AR205"] * 3
 
 
 def test_nothing_asked_for_means_everything():
@@ -87,9 +87,9 @@ def test_merge_joins_provenance_and_refuses_a_second_source():
     registry, tree = _load()
     other, _ = closure.select(registry, tree, "reg", parse("someone/else@v1"), "d" * 40, [], [("rule", "base")])
     _, diags = closure.merge(lock, other)
-    assert [d.code for d in diags] == ["AR156"] and "someone/else@v1" in diags[0].message
+    assert [d.code for d in diags] == ["AR206"] and "someone/else@v1" in diags[0].message
     bumped, _ = closure.select(registry, tree, "reg", parse("owner/repo@v2"), "e" * 40, [], [("rule", "base")])
-    assert [d.code for d in closure.merge(lock, bumped)[1]] == ["AR156"]  # another ref of the same source
+    assert [d.code for d in closure.merge(lock, bumped)[1]] == ["AR206"]  # another ref of the same source
 
 
 def test_prune_drops_what_only_the_removed_entry_required():

@@ -52,7 +52,7 @@ def test_shorthand_keeps_its_written_form_and_the_key_ignores_the_ref():
 def test_invalid_locators_are_source_errors(text):
     with pytest.raises(SourceError) as info:
         parse(text)
-    assert info.value.code == "AR150"
+    assert info.value.code == "AR200"
 
 
 def test_check_ref_refuses_options():
@@ -97,7 +97,7 @@ def test_lock_bytes_are_deterministic_and_round_trip():
 ])
 def test_invalid_locks_are_AR153(raw, needle):
     lock, diags = lockmod.loads(raw)
-    assert lock is None and diags and all(d.code == "AR153" for d in diags)
+    assert lock is None and diags and all(d.code == "AR203" for d in diags)
     assert any(needle in d.message for d in diags), [d.message for d in diags]
 
 
@@ -132,7 +132,7 @@ def test_random_locators_parse_or_raise_a_source_error(text):
     try:
         s = parse(text)
     except SourceError as exc:
-        assert exc.code == "AR150"
+        assert exc.code == "AR200"
         return
     assert not s.location.startswith("-") and not (s.ref or "").startswith("-")
     assert ".." not in s.subpath.split("/")
@@ -153,4 +153,4 @@ JSONISH = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.tex
 def test_random_locks_load_or_give_AR153(raw):
     lock, diags = lockmod.loads(raw)
     assert (lock is None) == bool(diags)
-    assert all(d.code == "AR153" for d in diags)
+    assert all(d.code == "AR203" for d in diags)

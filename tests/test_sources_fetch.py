@@ -66,9 +66,9 @@ def test_a_pinned_commit_in_the_cache_is_never_fetched_again(repo):
     assert pinned.ok, pinned.diagnostics
     assert later.git_runs == 0
     assert _paths(pinned) == _paths(first)
-    # A ref (not a commit) needs the remote, which is gone: AR151 with git's message.
+    # A ref (not a commit) needs the remote, which is gone: AR201 with git's message.
     moving = Fetcher().fetch(parse(f"{repo.url}@v1"))
-    assert not moving.ok and moving.diagnostics[0].code == "AR151"
+    assert not moving.ok and moving.diagnostics[0].code == "AR201"
 
 
 def test_a_commit_ref_is_fetched_by_id_and_then_cached(repo):
@@ -90,11 +90,11 @@ def test_a_subpath_is_checked_out_sparsely(repo):
 
 def test_unknown_refs_unreachable_remotes_and_missing_subpaths(repo, tmp_path):
     nope = Fetcher().fetch(parse(f"{repo.url}@no-such-tag"))
-    assert [d.code for d in nope.diagnostics] == ["AR151"] and "no-such-tag" in nope.diagnostics[0].message
+    assert [d.code for d in nope.diagnostics] == ["AR201"] and "no-such-tag" in nope.diagnostics[0].message
     gone = Fetcher().fetch(parse(f"file://{tmp_path}/missing.git@v1"))
-    assert [d.code for d in gone.diagnostics] == ["AR151"]
+    assert [d.code for d in gone.diagnostics] == ["AR201"]
     sub = Fetcher().fetch(parse(f"{repo.url}@v1#not/here"))
-    assert [d.code for d in sub.diagnostics] == ["AR158"]
+    assert [d.code for d in sub.diagnostics] == ["AR208"]
 
 
 def test_git_missing_is_AR152(repo, monkeypatch, tmp_path):
@@ -102,7 +102,7 @@ def test_git_missing_is_AR152(repo, monkeypatch, tmp_path):
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     got = Fetcher().fetch(parse(f"{repo.url}@v1"))
-    assert [d.code for d in got.diagnostics] == ["AR152"]
+    assert [d.code for d in got.diagnostics] == ["AR202"]
 
 
 def test_a_symlink_out_of_the_repository_is_not_followed(repo, tmp_path):
@@ -136,4 +136,4 @@ def test_a_local_directory_is_read_in_place(tmp_path, monkeypatch):
     f = Fetcher(base=str(tmp_path / "project"))
     got = f.fetch(parse("./vendor/reg#skills"))
     assert got.ok and got.commit is None and _paths(got) == ["a/SKILL.md"] and f.git_runs == 0
-    assert [d.code for d in f.fetch(parse("./nowhere")).diagnostics] == ["AR158"]
+    assert [d.code for d in f.fetch(parse("./nowhere")).diagnostics] == ["AR208"]

@@ -121,7 +121,7 @@ async def fetch_locked_source(request: LockedSourceRequest) -> LockedSource:
     by_path = {fc.path: fc.content for fc in contents}
     if sandbox.FETCHED not in by_path:  # the interpreter or the code failed before writing it
         stderr = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        return LockedSource((), (Diagnostic(request.source, 0, 0, "error", "AR151", "the fetch process failed: "
+        return LockedSource((), (Diagnostic(request.source, 0, 0, "error", "AR201", "the fetch process failed: "
                                             + (stderr[-1] if stderr else f"exit {result.exit_code}")),))
     report = json.loads(by_path[sandbox.FETCHED])
     executable = set(report["executable"])
@@ -152,7 +152,7 @@ async def package_lock(field_set: AgentrcLockFieldSet, subsystem: AgentrcSubsyst
             continue
         directory = _local_dir(os.path.dirname(path), source)
         if directory is None:
-            problems.append(Diagnostic(path, 0, 0, "error", "AR150", f"source {name!r}: the Pants backend reads "
+            problems.append(Diagnostic(path, 0, 0, "error", "AR200", f"source {name!r}: the Pants backend reads "
                                        "local directories inside the build root only (a relative path in the lock)"))
             continue
         local.append((name, directory, tuple(group)))

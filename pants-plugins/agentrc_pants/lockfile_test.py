@@ -87,7 +87,7 @@ def test_package_refuses_content_that_differs_from_the_lock(locked):
             item["sha256"] = "0" * 64
     with pytest.raises(Exception) as info:
         _package(locked, json.dumps(lock))
-    assert "AR154" in str(info.value) and "rule style" in str(info.value)
+    assert "AR204" in str(info.value) and "rule style" in str(info.value)
 
 
 def test_package_reports_an_unreachable_locked_commit(locked):
@@ -95,13 +95,13 @@ def test_package_reports_an_unreachable_locked_commit(locked):
     shutil.rmtree(locked["bare"])
     with pytest.raises(Exception) as info:
         _package(locked, json.dumps(lock))
-    assert "AR151" in str(info.value)
+    assert "AR201" in str(info.value)
 
 
 def test_package_of_an_invalid_lock_is_AR153(locked):
     with pytest.raises(Exception) as info:
         _package(locked, "{}")
-    assert "AR153" in str(info.value)
+    assert "AR203" in str(info.value)
 
 
 def test_package_reads_a_local_source_from_the_build_root(tmp_path, monkeypatch):
@@ -130,4 +130,4 @@ def test_package_reads_a_local_source_from_the_build_root(tmp_path, monkeypatch)
     with pytest.raises(Exception) as info:
         runner.request(BuiltPackage, [AgentrcLockFieldSet.create(runner.get_target(Address("consumer",
                                                                                            target_name="lock")))])
-    assert "AR154" in str(info.value)
+    assert "AR204" in str(info.value)

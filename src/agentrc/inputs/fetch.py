@@ -41,7 +41,7 @@ _GIT_CONFIG = ("-c", "protocol.allow=never", "-c", "protocol.https.allow=always"
 @dataclass(frozen=True)
 class Fetched:
     """A source's registry as read: the commit it is at (None for a local directory), the
-    directory read, its files, and the problems (AR050, AR054, AR151, AR152, AR158)."""
+    directory read, its files, and the problems (AR050, AR054, AR201, AR202, AR208)."""
 
     source: Source
     commit: Optional[str]
@@ -88,7 +88,7 @@ class Fetcher:
             path = os.path.join(self.base, path)
         diags = Diagnostics()
         if not os.path.isdir(path):
-            diags.error(source.label, (0, 0), "AR158", f"{source.location} is not a directory")
+            diags.error(source.label, (0, 0), "AR208", f"{source.location} is not a directory")
             return Fetched(source, None, path, SourceTree(()), diags.sorted())
         return self._read(source, None, path, diags)
 
@@ -100,7 +100,7 @@ class Fetcher:
             diags.error(source.label, (0, 0), "AR050", f"#{source.subpath} leads outside the source (a symlink)")
             return Fetched(source, commit, root, SourceTree(()), diags.sorted())
         if not os.path.isdir(root):
-            diags.error(source.label, (0, 0), "AR158", f"#{source.subpath} is not a directory in the source")
+            diags.error(source.label, (0, 0), "AR208", f"#{source.subpath} is not a directory in the source")
             return Fetched(source, commit, root, SourceTree(()), diags.sorted())
         read = read_tree([root])
         diags.extend(read.diagnostics)
@@ -120,7 +120,7 @@ class Fetcher:
             os.makedirs(repo_dir, exist_ok=True)
             work = tempfile.mkdtemp(prefix="tmp-", dir=repo_dir)
         except OSError as exc:
-            diags.error(source.label, (0, 0), "AR151", f"cannot create the cache directory {repo_dir}: "
+            diags.error(source.label, (0, 0), "AR201", f"cannot create the cache directory {repo_dir}: "
                         f"{exc.strerror or exc}")
             return Fetched(source, None, repo_dir, SourceTree(()), diags.sorted())
         try:
@@ -131,7 +131,7 @@ class Fetcher:
             return Fetched(source, None, repo_dir, SourceTree(()), diags.sorted())
         resolved, top = got
         if commit is not None and resolved != commit:  # pragma: no cover - git fetched another object
-            diags.error(source.label, (0, 0), "AR151", f"asked for commit {commit}, git gave {resolved}")
+            diags.error(source.label, (0, 0), "AR201", f"asked for commit {commit}, git gave {resolved}")
             return Fetched(source, None, top, SourceTree(()), diags.sorted())
         return self._read(source, resolved, top, diags)
 
@@ -175,7 +175,7 @@ class Fetcher:
             os.rename(work, final)
         except OSError:
             if not os.path.isdir(final):  # another run put it there first: theirs is as good
-                diags.error(source.label, (0, 0), "AR151", f"cannot move the checkout into the cache at {final}")
+                diags.error(source.label, (0, 0), "AR201", f"cannot move the checkout into the cache at {final}")
                 return None
         return resolved, final
 
@@ -189,20 +189,20 @@ class Fetcher:
                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, env=env, timeout=_timeout())
         except FileNotFoundError:
-            diags.error(source.label, (0, 0), "AR152", "git is not on PATH")
+            diags.error(source.label, (0, 0), "AR202", "git is not on PATH")
             return None
         except subprocess.TimeoutExpired:
-            diags.error(source.label, (0, 0), "AR151", f"git {args[2] if args[0] == '-C' else args[0]} took longer "
+            diags.error(source.label, (0, 0), "AR201", f"git {args[2] if args[0] == '-C' else args[0]} took longer "
                         f"than {_timeout():g} s (AGENTRC_GIT_TIMEOUT)")
             return None
         except OSError as exc:
-            diags.error(source.label, (0, 0), "AR151", f"cannot run git: {exc.strerror or exc}")
+            diags.error(source.label, (0, 0), "AR201", f"cannot run git: {exc.strerror or exc}")
             return None
         if proc.returncode != 0:
             said = [line for line in proc.stderr.decode("utf-8", "replace").splitlines()
                     if line.strip() and not line.startswith("warning: filtering not recognized")]
             verb = args[2] if args[0] == "-C" else args[0]
-            diags.error(source.label, (0, 0), "AR151", f"git {verb} failed: " + (" / ".join(said[-3:]) or
+            diags.error(source.label, (0, 0), "AR201", f"git {verb} failed: " + (" / ".join(said[-3:]) or
                                                                                f"exit {proc.returncode}"))
             return None
         return proc.stdout.decode("utf-8", "replace")

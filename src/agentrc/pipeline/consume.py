@@ -102,7 +102,7 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
     """The closure of the selection across sources (spec 001 §3.7): the selection's source
     first, then each `{ name, source }` reference met, each distinct source fetched once,
     every entry recorded with its own source and `required_by`. The same name from two
-    sources (or refs) is AR156; a requires cycle through sources is AR071. `pins` holds
+    sources (or refs) is AR206; a requires cycle through sources is AR071. `pins` holds
     the commits of (source, ref) pairs to take as they are locked instead of resolving
     the ref again (what `update NAME` leaves alone)."""
     diags = Diagnostics()
@@ -167,7 +167,7 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
         for server in (b.servers if b is not None else ()):
             for var in server.requires_env:
                 if var not in os.environ:  # whether it is set; its value is never read
-                    diags.warning(server.path, server.pos, "AR159", f"MCP server {server.name} requires the "
+                    diags.warning(server.path, server.pos, "AR209", f"MCP server {server.name} requires the "
                                   f"environment variable {var}, which is not set")
     return merged.entries, diags.sorted()
 
@@ -237,7 +237,7 @@ def remove_mcp(project: str, names: Sequence[str], force: bool = False) -> Resul
     d = Diagnostics()
     for name in names:
         if name not in known:
-            d.error(WHERE, (0, 0), "AR157", f"no MCP server {name!r} is configured (configured: "
+            d.error(WHERE, (0, 0), "AR207", f"no MCP server {name!r} is configured (configured: "
                     f"{', '.join(sorted(known)) or 'none'})")
     if d.has_errors:
         return Result(d.sorted())
@@ -282,7 +282,7 @@ def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force
         try:
             parsed.append((parse(name).at(ref), bundles, items))
         except SourceError as exc:
-            d.error(os.path.join(project, LOCK), (0, 0), "AR153", f"source {name!r}: {exc}")
+            d.error(os.path.join(project, LOCK), (0, 0), "AR203", f"source {name!r}: {exc}")
     if d.has_errors:
         return Result(d.sorted())
     fetcher = Fetcher(project)
@@ -305,13 +305,13 @@ def _named(lock: Lock, name: str) -> List[Entry]:
 
 def _not_installed(lock: Lock, name: str, d: Diagnostics) -> None:
     direct = ", ".join(sorted(e.id for e in lock.entries if e.direct)) or "nothing"
-    d.error(WHERE, (0, 0), "AR157", f"{name!r} is not installed directly (installed: {direct})")
+    d.error(WHERE, (0, 0), "AR207", f"{name!r} is not installed directly (installed: {direct})")
 
 
 def install(project: str, frozen: bool = False, force: bool = False) -> Result:
     """Make the project hold exactly what its lock records. `frozen`: write nothing; every
     difference between the lock, the sources at their locked commits and the files is an
-    error (AR154)."""
+    error (AR204)."""
     lock, diags = need_lock(project)
     if lock is None:
         return Result(diags)
@@ -322,7 +322,7 @@ def need_lock(project: str) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
     lock, diags = read_lock(project)
     if lock is None and not diags:
         d = Diagnostics()
-        d.error(os.path.join(project, LOCK), (0, 0), "AR153", "there is no lock in this project; "
+        d.error(os.path.join(project, LOCK), (0, 0), "AR203", "there is no lock in this project; "
                 "'agentrc add SOURCE' makes one")
         diags = d.sorted()
     return lock, diags
@@ -356,7 +356,7 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
         try:
             source = parse(name).at(ref)
         except SourceError as exc:
-            diags.error(os.path.join(project, LOCK), (0, 0), "AR153", f"source {name!r}: {exc}")
+            diags.error(os.path.join(project, LOCK), (0, 0), "AR203", f"source {name!r}: {exc}")
             continue
         fetched = fetcher.fetch(source, commit)
         diags.extend(fetched.diagnostics)
@@ -436,11 +436,11 @@ def _plugins(project: str, lock: Lock, wanted: Sequence[plugin_forms.PluginActio
 def _not_ours(project: str, lock: Lock, changes: writer.Changes, force: bool, diags: Diagnostics) -> None:
     """Files the directory's manifest owns but the lock never installed were written by
     `agentrc build --out` into the same directory: the consumer workflow would delete them
-    as stale (AR164), unless `force`."""
+    as stale (AR214), unless `force`."""
     installed = {f.path for f in lock.files}
     for path in changes.delete:
         if path not in installed and not force:
-            diags.error(os.path.join(project, path), (0, 0), "AR164", "written by 'agentrc build' into this "
+            diags.error(os.path.join(project, path), (0, 0), "AR214", "written by 'agentrc build' into this "
                         "directory, not installed by agentrc.lock.json: the consumer workflow would delete it")
 
 
@@ -474,12 +474,12 @@ def _check_files(project: str, lock: Lock, expected: Lock, planned, adopt: Dict[
     for f in expected.files:
         old = recorded.pop(f.path, None)
         if old != f:
-            diags.error(where, (0, 0), "AR154", f"{f.path}: the locked sources give "
+            diags.error(where, (0, 0), "AR204", f"{f.path}: the locked sources give "
                         + ("a file the lock does not record" if old is None else "other bytes than the lock records"))
     for path in sorted(recorded):
-        diags.error(where, (0, 0), "AR154", f"{path}: the lock records a file the locked sources do not give")
+        diags.error(where, (0, 0), "AR204", f"{path}: the lock records a file the locked sources do not give")
     if set(lock.mcps) != set(expected.mcps):
-        diags.error(where, (0, 0), "AR154", "the locked sources configure other MCP servers than the lock records")
+        diags.error(where, (0, 0), "AR204", "the locked sources configure other MCP servers than the lock records")
     try:
         with writer.session(Path(project), write=False) as out:
             changes, _, wdiags = out.diff(planned, False, adopt)
@@ -490,4 +490,4 @@ def _check_files(project: str, lock: Lock, expected: Lock, planned, adopt: Dict[
     for label, paths in (("missing", changes.create), ("differs from what agentrc installed", changes.update),
                          ("is installed but no longer locked", changes.delete)):
         for p in paths:
-            diags.error(os.path.join(project, p), (0, 0), "AR154", f"{label}; 'agentrc install' restores it")
+            diags.error(os.path.join(project, p), (0, 0), "AR204", f"{label}; 'agentrc install' restores it")

@@ -4,9 +4,9 @@ The auto-install form runs `claude plugin marketplace add SOURCE` then `claude p
 install PLUGIN@MARKETPLACE --scope project` in the project (Copilot CLI: `copilot plugin
 marketplace add` and `copilot plugin install`, which install for the user); both are
 idempotent, and a marketplace Copilot already knows counts as added. A client CLI that is
-not on PATH is a warning naming `install_url` (AR160) and is recorded as
-`skipped-cli-missing`; a CLI that fails is a warning (AR161) and is not recorded (it is
-transient); instructions are shown as a warning (AR162) and recorded as
+not on PATH is a warning naming `install_url` (AR210) and is recorded as
+`skipped-cli-missing`; a CLI that fails is a warning (AR211) and is not recorded (it is
+transient); instructions are shown as a warning (AR212) and recorded as
 `instructions-shown`. No plugin ever fails the rest of the installation. This module runs
 the client CLIs (with no input and a time limit); the descriptors are read by
 `agentrc.sources.plugins`.
@@ -48,30 +48,30 @@ def uninstall(project: str, actions: Sequence[PluginAction], diags: Diagnostics)
         args = ["plugin", "uninstall", a.identifier] + (["--scope", "project"] if a.client == "claude" else [])
         ok, said = _run(project, a.client, args)
         if not ok and "not installed" not in said.lower() and "not found" not in said.lower():
-            diags.warning(_where(a), (0, 0), "AR161", f"{a.client} plugin uninstall {a.identifier} failed: {said}")
+            diags.warning(_where(a), (0, 0), "AR211", f"{a.client} plugin uninstall {a.identifier} failed: {said}")
 
 
 def _install(project: str, a: PluginAction, diags: Diagnostics) -> Optional[str]:
     if a.form == CONFIG:
         return WRITTEN  # its opencode.json entry was written with the files
     if a.form != INSTALL:
-        diags.warning(_where(a), (0, 0), "AR162", f"plugin {a.name} for {a.client} is not installed automatically: "
+        diags.warning(_where(a), (0, 0), "AR212", f"plugin {a.name} for {a.client} is not installed automatically: "
                       f"{a.text}")
         return SHOWN
     exe = shutil.which(a.client)
     if exe is None:
         url = f"; install it by hand: {a.install_url}" if a.install_url else ""
-        diags.warning(_where(a), (0, 0), "AR160", f"plugin {a.name} for {a.client} skipped: the {a.client} CLI is "
+        diags.warning(_where(a), (0, 0), "AR210", f"plugin {a.name} for {a.client} skipped: the {a.client} CLI is "
                       f"not on PATH{url}")
         return SKIPPED
     ok, said = _run(project, a.client, ["plugin", "marketplace", "add", a.source])
     if not ok and "already" not in said.lower():
-        diags.warning(_where(a), (0, 0), "AR161", f"{a.client} plugin marketplace add {a.source} failed: {said}")
+        diags.warning(_where(a), (0, 0), "AR211", f"{a.client} plugin marketplace add {a.source} failed: {said}")
         return None
     args = ["plugin", "install", a.identifier] + (["--scope", "project"] if a.client == "claude" else [])
     ok, said = _run(project, a.client, args)
     if not ok:
-        diags.warning(_where(a), (0, 0), "AR161", f"{a.client} plugin install {a.identifier} failed: {said}")
+        diags.warning(_where(a), (0, 0), "AR211", f"{a.client} plugin install {a.identifier} failed: {said}")
         return None
     return INSTALLED
 

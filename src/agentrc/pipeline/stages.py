@@ -74,11 +74,11 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
 
 def _plugins_not_installed(bundles) -> Tuple[Diagnostic, ...]:
     """A build writes files; plugins are installed by the clients' CLIs (`agentrc add`,
-    which passes `report_plugins=False`): said once per bundle that declares some (AR165)."""
+    which passes `report_plugins=False`): said once per bundle that declares some (AR215)."""
     d = Diagnostics()
     for b in bundles:
         if b.plugins:
-            d.warning(b.path, (0, 0), "AR165", f"bundle {b.name} declares plugins ({', '.join(sorted(b.plugins))}), "
+            d.warning(b.path, (0, 0), "AR215", f"bundle {b.name} declares plugins ({', '.join(sorted(b.plugins))}), "
                       "which a build does not install")
     return d.sorted()
 

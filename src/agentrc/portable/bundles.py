@@ -94,14 +94,14 @@ PLUGIN_FORMS = (("auto-install", ("source", "marketplace", "plugin")), ("config-
 
 def _ambiguous_plugins(path: str, plugins: Dict[str, Any], located, diags: Diagnostics) -> None:
     """A descriptor holding the fields of two forms installs as the first (auto-install wins);
-    the spec asks lint to say so (AR163)."""
+    the spec asks lint to say so (AR213)."""
     for name, clients in sorted(plugins.items()):
         for client, d in sorted((clients or {}).items()):
             if not isinstance(d, dict):
                 continue
             forms = [form for form, keys in PLUGIN_FORMS if any(k in d for k in keys)]
             if len(forms) > 1:
-                diags.warning(path, located.pos(("plugins", name, client)), "AR163",
+                diags.warning(path, located.pos(("plugins", name, client)), "AR213",
                               f"plugin {name} for {client} has the fields of {' and '.join(forms)} descriptors; "
                               f"it is installed as {forms[0]}")
 

@@ -85,21 +85,21 @@ def check(registry: Registry, cross_source: bool = False) -> Tuple[Diagnostic, .
 
 def version_problem(bundle: Bundle, constraint: str) -> Optional[Tuple[str, str]]:
     """Why `bundle` does not meet a `requires` entry's `version` constraint, as (code,
-    message), or None when it does: AR069 for a constraint or version that is not semver,
-    AR068 for a version outside the constraint or no `metadata.version` at all."""
+    message), or None when it does: AR074 for a constraint or version that is not semver,
+    AR073 for a version outside the constraint or no `metadata.version` at all."""
     version = bundle.metadata.get("version")
     try:
         semver.parse_constraint(constraint)
     except ValueError as exc:
-        return "AR069", f"bundle {bundle.name} at version {constraint!r}, which is not a constraint: {exc}"
+        return "AR074", f"bundle {bundle.name} at version {constraint!r}, which is not a constraint: {exc}"
     if version is None:
-        return "AR068", f"bundle {bundle.name} at version {constraint!r}, and it has no metadata.version"
+        return "AR073", f"bundle {bundle.name} at version {constraint!r}, and it has no metadata.version"
     try:
         ok = semver.satisfies(str(version), constraint)
     except ValueError as exc:
-        return "AR069", f"bundle {bundle.name} at version {constraint!r}; its metadata.version: {exc}"
+        return "AR074", f"bundle {bundle.name} at version {constraint!r}; its metadata.version: {exc}"
     if not ok:
-        return "AR068", f"bundle {bundle.name} at version {constraint!r}; it is at {version}"
+        return "AR073", f"bundle {bundle.name} at version {constraint!r}; it is at {version}"
     return None
 
 

@@ -4,7 +4,7 @@
 closure the resolver defines (`agentrc.portable.resolve`: bundle `requires`, the items of
 every reached bundle, item `requires`, preloaded skills present in the source), each entry
 recording its source, ref, commit, the SHA-256 of its content and `required_by`: the
-bundles and items that pulled it in. `merge` adds entries to a lock (AR156 when a name is
+bundles and items that pulled it in. `merge` adds entries to a lock (AR206 when a name is
 already installed from another source or ref); `prune` drops direct entries and what only
 they required. Pure: the content digests come from the `SourceTree` the source was read as.
 """
@@ -59,7 +59,7 @@ def select(registry: Registry, tree: SourceTree, root: str, source: Source, comm
            bundles: Sequence[str], items: Sequence[Tuple[str, str]], requested_by: Optional[str] = None,
            externals: Optional[List[External]] = None) -> Tuple[Tuple[Entry, ...], Tuple[Diagnostic, ...]]:
     """The entries installing `bundles` and `items` ((kind, name)) of one source needs;
-    nothing asked for means every bundle and every item. Unknown names are AR155.
+    nothing asked for means every bundle and every item. Unknown names are AR205.
     `requested_by`: the entry of another source that requires these (they are then not
     direct). Cross-source references met on the way are appended to `externals`."""
     idx = resolve.Index(registry)
@@ -73,7 +73,7 @@ def select(registry: Registry, tree: SourceTree, root: str, source: Source, comm
     for name in bundles:
         if name not in idx.bundles:
             names = ", ".join(sorted(idx.bundles)) or "none"
-            diags.error(WHERE, (0, 0), "AR155",
+            diags.error(WHERE, (0, 0), "AR205",
                         f"the source {source.label!r} has no bundle {name!r} (its bundles: {names})")
             continue
         _root(("bundle", name), requested_by, direct, required_by)
@@ -82,11 +82,11 @@ def select(registry: Registry, tree: SourceTree, root: str, source: Source, comm
         try:
             k = Kind(kind)
         except ValueError:
-            diags.error(WHERE, (0, 0), "AR155", f"--item {kind}:{name}: {kind!r} is not a kind "
+            diags.error(WHERE, (0, 0), "AR205", f"--item {kind}:{name}: {kind!r} is not a kind "
                         f"({', '.join(x.value for x in Kind)})")
             continue
         if (k, name) not in idx.items:
-            diags.error(WHERE, (0, 0), "AR155", f"the source {source.label!r} has no {kind} {name!r}")
+            diags.error(WHERE, (0, 0), "AR205", f"the source {source.label!r} has no {kind} {name!r}")
             continue
         _root((kind, name), requested_by, direct, required_by)
         pending.append((kind, name))
@@ -138,7 +138,7 @@ def _root(key: ItemKey, requested_by: Optional[str], direct: Set[ItemKey], requi
 
 def merge(lock: Lock, entries: Iterable[Entry]) -> Tuple[Lock, Tuple[Diagnostic, ...]]:
     """`lock` with `entries` added. A name already installed from another source, ref or
-    commit is AR156 (there is no version solving); the same entry again joins its
+    commit is AR206 (there is no version solving); the same entry again joins its
     provenance (and stays direct if either was)."""
     diags = Diagnostics()
     by_key = {(e.kind, e.name): e for e in lock.entries}
@@ -150,11 +150,11 @@ def merge(lock: Lock, entries: Iterable[Entry]) -> Tuple[Lock, Tuple[Diagnostic,
         if _same(old.source, e.source):
             e = replace(e, source=old.source)  # one spelling of one repository in the lock
         if (old.source, old.ref) == (e.source, e.ref) and old.commit != e.commit:
-            diags.error(WHERE, (0, 0), "AR156", f"{e.kind} {e.name} from {_where(e)} is installed at another commit "
+            diags.error(WHERE, (0, 0), "AR206", f"{e.kind} {e.name} from {_where(e)} is installed at another commit "
                         f"({_where(old)}); 'agentrc update' moves installed sources to their refs' commits")
             continue
         if (old.source, old.ref, old.commit) != (e.source, e.ref, e.commit):
-            diags.error(WHERE, (0, 0), "AR156", f"{e.kind} {e.name} from {_where(e)} is already installed from "
+            diags.error(WHERE, (0, 0), "AR206", f"{e.kind} {e.name} from {_where(e)} is already installed from "
                         f"{_where(old)}")
             continue
         by_key[(e.kind, e.name)] = Entry(e.kind, e.name, e.source, e.ref, e.commit, e.sha256, old.direct or e.direct,
@@ -211,7 +211,7 @@ def verify(registry: Registry, tree: SourceTree, root: str, entries: Sequence[En
            ) -> Tuple[Tuple[Entry, ...], Tuple[str, ...], Tuple[Diagnostic, ...]]:
     """The locked `entries` of one source checked against what the source holds now: the
     entries kept, the entrypoints of their items (what to build) and the problems. An entry
-    the source no longer has, or whose content differs from the lock's digest, is AR154;
+    the source no longer has, or whose content differs from the lock's digest, is AR204;
     without `strict` (a local directory, whose content may change) the entry takes the new
     digest instead. What `agentrc install` and the Pants backend's lock target both check."""
     diags = Diagnostics()
@@ -228,12 +228,12 @@ def verify(registry: Registry, tree: SourceTree, root: str, entries: Sequence[En
             if item is not None:
                 points.append(item.entrypoint)
         if path is None:
-            diags.error(label, (0, 0), "AR154", f"the lock installs {e.kind} {e.name}, which {label}{at} does not have")
+            diags.error(label, (0, 0), "AR204", f"the lock installs {e.kind} {e.name}, which {label}{at} does not have")
             continue
         digest = content_sha(tree, root, path)
         if digest != e.sha256:
             if strict:
-                diags.error(path, (0, 0), "AR154", f"{e.kind} {e.name} of {label}{at} does not have the content the "
+                diags.error(path, (0, 0), "AR204", f"{e.kind} {e.name} of {label}{at} does not have the content the "
                             f"lock records (sha256 {e.sha256[:12]}..., found {digest[:12]}...)")
                 continue
             e = replace(e, sha256=digest)

@@ -15,7 +15,7 @@ refs. `#SUBPATH` selects a registry inside the repository (a relative directory)
 Everything here is checked before a process ever sees it: a locator or ref starting with
 `-` could be read by git as an option, and transports other than https, ssh and file
 (`ext::`, `fd::`, plain `http://` and `git://`) are refused. A problem is a `SourceError`
-with its code (AR150), never a traceback.
+with its code (AR200), never a traceback.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 class SourceError(ValueError):
     """A locator that is not a source agentrc can use; `code` is its diagnostic code."""
 
-    def __init__(self, message: str, code: str = "AR150"):
+    def __init__(self, message: str, code: str = "AR200"):
         super().__init__(message)
         self.code = code
 

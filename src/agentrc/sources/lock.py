@@ -126,27 +126,27 @@ def dumps(lock: Lock) -> bytes:
 
 
 def loads(raw: bytes, path: str = LOCK_FILE) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
-    """The lock in `raw`, or None and every problem (AR153) at once."""
+    """The lock in `raw`, or None and every problem (AR203) at once."""
     diags = Diagnostics()
     if len(raw) > MAX_LOCK_BYTES:
-        diags.error(path, (0, 0), "AR153", f"larger than {MAX_LOCK_BYTES} bytes")
+        diags.error(path, (0, 0), "AR203", f"larger than {MAX_LOCK_BYTES} bytes")
         return None, diags.sorted()
     try:
         data = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except UnicodeDecodeError as exc:
-        diags.error(path, (1, 1), "AR153", f"not UTF-8 (byte {exc.start})")
+        diags.error(path, (1, 1), "AR203", f"not UTF-8 (byte {exc.start})")
         return None, diags.sorted()
     except ValueError as exc:
         pos = (getattr(exc, "lineno", 1), getattr(exc, "colno", 1))
-        diags.error(path, pos, "AR153", f"not JSON: {getattr(exc, 'msg', exc)}")
+        diags.error(path, pos, "AR203", f"not JSON: {getattr(exc, 'msg', exc)}")
         return None, diags.sorted()
     except RecursionError:
-        diags.error(path, (1, 1), "AR153", "nested too deeply")
+        diags.error(path, (1, 1), "AR203", "nested too deeply")
         return None, diags.sorted()
     problems = sorted(schemas.errors("lock", data), key=lambda e: [str(p) for p in e.absolute_path])
     for err in problems:
         where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        diags.error(path, (0, 0), "AR153", f"{where}: {err.message}")
+        diags.error(path, (0, 0), "AR203", f"{where}: {err.message}")
     if problems:
         return None, diags.sorted()
     entries: List[Entry] = []
@@ -158,7 +158,7 @@ def loads(raw: bytes, path: str = LOCK_FILE) -> Tuple[Optional[Lock], Tuple[Diag
     for e in entries:
         other = seen.setdefault((e.kind, e.name), e)
         if other is not e:
-            diags.error(path, (0, 0), "AR153", f"{e.kind} {e.name} is locked twice (from {other.source} and "
+            diags.error(path, (0, 0), "AR203", f"{e.kind} {e.name} is locked twice (from {other.source} and "
                         f"{e.source})")
     if diags.has_errors:
         return None, diags.sorted()
