@@ -195,7 +195,8 @@ def test_build_cli_json_and_usage_errors(tmp_path, monkeypatch, capsys):
     shutil.copytree(EXAMPLES, "reg")
     assert main(["build", "reg", "--out", "out", "--client", "claude", "--format", "json", "--check"]) == 1
     doc = json.loads(capsys.readouterr().out)
-    assert doc["diagnostics"] == [] and doc["changes"]["create"]
+    # The only finding: the examples' platform-baseline bundle declares a plugin, which a build does not install.
+    assert [d["code"] for d in doc["diagnostics"]] == ["AR215"] and doc["changes"]["create"]
     assert main(["build", "reg", "--out", "out", "--client", "emacs"]) == 2
     assert "unknown client(s): emacs" in capsys.readouterr().err
     assert main(["lint", "missing-dir"]) == 2

@@ -19,10 +19,19 @@ from agentrc.cli.main import main
 from agentrc.codes import CODES
 
 CASES = Path(__file__).parent / "cases" / "diagnostics"
-# Codes no on-disk input can reach today; each names the unit test that triggers it.
+# Codes no on-disk case can reach (they need a git repository, a missing git, a second
+# source); each names the unit test that triggers it.
 UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR141": "test_output_safety.py::test_a_second_build_waits_then_fails_with_a_diagnostic",
-               "AR132": "test_import_lints_clean.py::test_an_item_that_fails_lint_is_left_out_and_the_rest_lints_clean"}
+               "AR132": "test_import_lints_clean.py::test_an_item_that_fails_lint_is_left_out_and_the_rest_lints_clean",
+               "AR201": "test_sources_fetch.py::test_unknown_refs_unreachable_remotes_and_missing_subpaths",
+               "AR202": "test_sources_fetch.py::test_git_missing_is_AR202",
+               "AR204": "test_consumer_cli.py::test_a_source_whose_locked_content_changed_is_drift",
+               "AR210": "test_consumer_plugins.py::test_a_missing_cli_is_warned_about_and_skipped",
+               "AR211": "test_consumer_plugins.py::test_a_failing_plugin_install_is_not_recorded_and_fails_nothing",
+               "AR212": "test_consumer_plugins.py::test_plugins_install_through_the_clients_and_are_locked",
+               "AR209": "test_consumer_mcp.py::test_add_warns_about_unset_required_variables",
+               "AR206": "test_sources_closure.py::test_merge_joins_provenance_and_refuses_a_second_source"}
 
 
 def case_dirs():

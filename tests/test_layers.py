@@ -13,7 +13,7 @@ SRC = ROOT / "src" / "agentrc"
 LAYERS = (
     ("schemas", "text"),
     ("portable",),
-    ("canonical",),
+    ("canonical", "sources"),
     ("clients", "importers"),
     ("output",),
     ("memo",),

@@ -53,6 +53,8 @@ class GenerationRequest:
     strict: bool = False
     explicit: Tuple[str, ...] = ()
     description: str = ""
+    cross_source: bool = False  # `source:` references are resolved by the caller (a lock)
+    skip_servers: Tuple[str, ...] = ()  # MCP servers a lock's `remove-mcp` took out
 
 
 @dataclass(frozen=True)
@@ -198,7 +200,8 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
                                for _, files in groups)
     memo = Memo({k: v for part in parts for k, v in part.entries})
     plan, files = pipeline.package(request.tree, request.clients, request.bundles, request.entrypoints,
-                                   request.strict, request.explicit, memo)
+                                   request.strict, request.explicit, memo, request.cross_source,
+                                   frozenset(request.skip_servers))
     digest = await Get(Digest, CreateDigest(FileContent(p, c, is_executable=x) for p, c, x in files))
     return GenerationResult(digest, plan.diagnostics, len(plan.files))
 

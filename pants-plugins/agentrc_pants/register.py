@@ -9,6 +9,7 @@ from agentrc_pants import (
     generate_targets,
     generation,
     lint,
+    lockfile,
     package,
     sources,
     sync,
@@ -22,6 +23,7 @@ from agentrc_pants.target_types import (
     AgentrcContextTarget,
     AgentrcHookTarget,
     AgentrcItemsGeneratorTarget,
+    AgentrcLockTarget,
     AgentrcRegistryTarget,
     AgentrcRuleTarget,
     AgentrcSkillTarget,
@@ -31,7 +33,7 @@ from agentrc_pants.target_types import (
 def target_types():
     return [AgentrcRuleTarget, AgentrcSkillTarget, AgentrcAgentTarget, AgentrcCommandTarget, AgentrcHookTarget,
             AgentrcContextTarget, AgentrcItemsGeneratorTarget, AgentrcBundleTarget, AgentrcConfigTarget,
-            AgentrcRegistryTarget]
+            AgentrcRegistryTarget, AgentrcLockTarget]
 
 
 def rules():
@@ -40,6 +42,7 @@ def rules():
         *sources.rules(),
         *generation.rules(),
         *package.rules(),
+        *lockfile.rules(),
         *dependency_inference.rules(),
         *tailor.rules(),
         *lint.rules(),

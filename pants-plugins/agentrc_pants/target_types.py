@@ -240,3 +240,28 @@ class AgentrcFieldSet(FieldSet):
     required_fields = (AgentrcDependenciesField,)
 
     dependencies: AgentrcDependenciesField
+
+
+class AgentrcLockSourceField(SingleSourceField):
+    required = False  # SingleSourceField stays required even with a default (Pants 2.17)
+    default = "agentrc.lock.json"
+    expected_file_extensions = (".json",)
+    help = "The consumer project's lockfile, `agentrc.lock.json` (written by `agentrc add`; docs/cli/add.md)."
+
+
+class AgentrcLockTarget(Target):
+    alias = "agentrc_lock"
+    core_fields = (*COMMON_TARGET_FIELDS, AgentrcLockSourceField, AgentrcOutputPathField)
+    help = (
+        "A consumer project's `agentrc.lock.json` as a build input: `pants package` fetches every locked "
+        "source at its locked commit (a cached Process) and builds the locked bundles and items for the "
+        "lock's clients, checking each against its SHA-256 in the lock."
+    )
+
+
+@dataclass(frozen=True)
+class AgentrcLockFieldSet(PackageFieldSet):
+    required_fields = (AgentrcLockSourceField,)
+
+    source: AgentrcLockSourceField
+    output_path: AgentrcOutputPathField

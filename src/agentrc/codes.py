@@ -126,9 +126,11 @@ CODES: Dict[str, Code] = _table(
     Code("AR064", "duplicate-bundle", "Two bundle files of one registry declare the same name.",
          "Bundle names are identities; rename or delete one of them."),
     Code("AR065", "source-unsupported",
-         "A remote `source:` locator (`owner/repo@ref`, a URL) is used; fetching sources is not supported yet.",
-         "Vendor the required items or bundles into this registry for now; a registry of the same repository is "
-         "referenced by its local path (`source: ../other-registry`)."),
+         "A remote `source:` locator (`owner/repo@ref`, a URL) is used in a registry given to `lint` or `build`, "
+         "which read local paths only.",
+         "Install with 'agentrc add SOURCE', which fetches cross-source requires; to build locally, vendor the "
+         "required items or bundles; a registry of the same repository is referenced by its local path "
+         "(`source: ../other-registry`)."),
     Code("AR066", "bundle-unknown",
          "A bundle named on the command line does not exist, or its name is defined in several registries.",
          "Run 'agentrc lint' to list the registry's bundles, or fix the name."),
@@ -151,6 +153,15 @@ CODES: Dict[str, Code] = _table(
          "Remove one of the requires edges shown in the cycle."),
     Code("AR072", "preload-skill-missing", "A preloaded skill is not in the registry; it is kept as a runtime hint.",
          "Add the skill to the registry if it should be installed with the agent."),
+    Code("AR073", "bundle-version-mismatch",
+         "A bundle's `requires` entry has a `version` constraint the required bundle's `metadata.version` does not "
+         "meet (or the required bundle has no `metadata.version`).",
+         "Require a version the bundle has (see its metadata.version), or take the source at a ref that has it."),
+    Code("AR074", "version-invalid",
+         "A `requires` entry's `version` is not a semver constraint, or the required bundle's `metadata.version` is "
+         "not a semantic version.",
+         "Write constraints as ^1.2.0, ~1.2.0, >=1.0.0 <2.0.0, 1.x or 1.0.0 - 1.5.0, and versions as "
+         "MAJOR.MINOR.PATCH."),
     # --- agents ---------------------------------------------------------------------
     Code("AR080", "tool-unknown", "An agent lists a tool outside the capability vocabulary.",
          "Use a neutral capability (see docs/clients/tools.md) or a client passthrough block."),
@@ -195,6 +206,65 @@ CODES: Dict[str, Code] = _table(
          "long, or a write an earlier run was interrupted in.",
          "Fix the cause the message names and run again: a write that failed before its commit changed nothing, "
          "and one interrupted after it is completed by the next run, before anything else."),
+    # --- sources and the lockfile (spec 001 §3.7) ----------------------------------
+    Code("AR200", "source-invalid",
+         "A source locator is not one agentrc fetches: not owner/repo[@ref], an https://, ssh://, file:// or "
+         "user@host:path git URL with an optional @ref, or a local directory; or its @ref or #subpath is malformed.",
+         "Write e.g. owner/repo@v1.2.0, https://host/team/registry.git@main#skills or ./registry; refs and "
+         "subpaths never start with '-' and hold no '..'."),
+    Code("AR201", "fetch-failed",
+         "git could not fetch the source: the repository is unreachable, the ref does not exist, or git failed.",
+         "Check the URL and the ref (git ls-remote URL), your network and credentials; the message shows git's own."),
+    Code("AR202", "git-missing", "Fetching a git source needs `git`, and it is not on PATH.",
+         "Install git, or use a local directory as the source."),
+    Code("AR203", "lock-invalid", "agentrc.lock.json cannot be read: not JSON, or not the lockfile's shape.",
+         "Restore the file from version control, or delete it and add the sources again."),
+    Code("AR204", "lock-drift",
+         "What the lock records differs from what is there: a source's content at the locked commit, or a file "
+         "agentrc installed (missing, edited or out of date).",
+         "Run 'agentrc install' to restore the files the lock records; a source whose locked commit changed "
+         "content is not to be trusted: check it, then add it again."),
+    Code("AR205", "selection-unknown", "A bundle or item asked for (--bundle, --item) is not in the source.",
+         "Run 'agentrc lint' on the source to see its bundles and items, or fix the name (--item KIND:NAME)."),
+    Code("AR206", "source-conflict",
+         "An item or bundle of one name comes from two different sources (or two refs of one source).",
+         "Remove one of them first ('agentrc remove NAME'), or take both from the same source and ref."),
+    Code("AR207", "not-installed", "'agentrc remove NAME' names nothing the lock installed directly.",
+         "Run 'agentrc list' to see the installed bundles and items."),
+    Code("AR208", "subpath-missing", "A source's #subpath is not a directory in the repository or directory.",
+         "Check the subpath: it is relative to the repository's root."),
+    Code("AR209", "mcp-env-unset",
+         "An installed bundle's MCP server declares in `requires-env` an environment variable that is not set (its "
+         "value is never read).",
+         "Set the variable where the client runs (the server's config refers to it as ${VAR}), or ignore this if "
+         "the client gets it another way."),
+    Code("AR210", "plugin-cli-missing",
+         "A bundle's plugin is installed with its client's CLI, which is not on PATH; it is skipped (and recorded "
+         "as skipped-cli-missing), the rest is installed.",
+         "Install the client (or put its CLI on PATH) and run 'agentrc install' again, or install the plugin by hand "
+         "from the install_url shown."),
+    Code("AR211", "plugin-failed",
+         "A client's CLI failed to register a plugin's marketplace or to install or uninstall the plugin; the rest "
+         "is installed and the plugin is not recorded.",
+         "Read the CLI's message shown; fix the plugin's source or marketplace, then run 'agentrc install' again."),
+    Code("AR212", "plugin-instructions",
+         "A bundle's plugin for a client has no automatic install (instructions, a VS Code extension, an opencode "
+         "module or plugin_uri): what to do is shown.",
+         "Follow the instructions shown; agentrc records that it showed them."),
+    Code("AR213", "plugin-ambiguous",
+         "A plugin descriptor holds the fields of more than one form (auto-install, config-write, instructions-only); "
+         "the first form wins.",
+         "Keep the fields of one form: source/marketplace/plugin, plugin_uri, or instructions_url/summary (install_url "
+         "goes with any)."),
+    Code("AR214", "build-output-in-project",
+         "The project holds files `agentrc build --out` wrote, which the lock did not install: the consumer "
+         "workflow (add, install, update, remove) owns the directory's outputs and would delete them.",
+         "Build into another directory, or install that content with 'agentrc add' instead; --force deletes them."),
+    Code("AR215", "plugins-not-built",
+         "A bundle built by `agentrc build` (or `pants package`) declares plugins; a build writes files and does "
+         "not install plugins.",
+         "Install the bundle with 'agentrc add SOURCE --bundle NAME', which installs its plugins with the clients' "
+         "own CLIs, or install them by hand."),
     # --- canonical documents (spec 000) ---------------------------------------------
     Code("AR110", "config-unreadable", "A project's ai.config.*, mcp.json, index.json or package.json cannot be read.",
          "Fix the syntax at the position shown; JSON allows no comments or trailing commas."),

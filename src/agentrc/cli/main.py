@@ -89,6 +89,60 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true", help="print JSON")
     i.set_defaults(command_module="inspect")
 
+    def consumer(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--dir", default=".", metavar="PROJECT", help="the consumer project (default: .)")
+        sp.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+        sp.add_argument("--json", action="store_true", help="the same as --format json")
+
+    a = sub.add_parser("add", help="install bundles and items from a source into the project, and lock them")
+    a.add_argument("source", metavar="SOURCE",
+                   help="owner/repo[@ref], a git URL (https://, ssh://, file://, user@host:path) with @ref, or a "
+                        "local directory; #subpath selects a registry inside it")
+    a.add_argument("--bundle", action="append", default=[], metavar="NAME", help="a bundle to install (repeatable)")
+    a.add_argument("--item", action="append", default=[], metavar="KIND:NAME",
+                   help="an item to install, e.g. skill:pr-summary (repeatable); none of both: everything")
+    a.add_argument("--client", default=None, metavar="LIST",
+                   help=f"comma-separated clients for the whole project (default: the lock's, else "
+                        f"{','.join(client_registry.DEFAULT_CLIENTS)})")
+    a.add_argument("--force", action="store_true", help="overwrite installed files edited since")
+    consumer(a)
+    a.set_defaults(command_module="add")
+
+    ins = sub.add_parser("install", help="make the project hold exactly what agentrc.lock.json records")
+    ins.add_argument("--frozen", action="store_true",
+                     help="write nothing; fail on any drift between the lock, the sources and the files (CI)")
+    ins.add_argument("--force", action="store_true", help="overwrite installed files edited since")
+    consumer(ins)
+    ins.set_defaults(command_module="install")
+
+    rm = sub.add_parser("remove", help="uninstall bundles or items and what only they required")
+    rm.add_argument("names", nargs="+", metavar="NAME", help="an installed bundle or item (NAME or KIND:NAME)")
+    rm.add_argument("--force", action="store_true", help="delete installed files even when edited since")
+    consumer(rm)
+    rm.set_defaults(command_module="remove")
+
+    up = sub.add_parser("update", help="resolve the installed sources' refs again and install what they give now")
+    up.add_argument("names", nargs="*", metavar="NAME",
+                    help="update only the sources of these installed bundles or items (default: every source)")
+    up.add_argument("--dry-run", action="store_true", help="write nothing; show the commits and files that change")
+    up.add_argument("--force", action="store_true", help="overwrite installed files edited since")
+    consumer(up)
+    up.set_defaults(command_module="update")
+
+    rmm = sub.add_parser("remove-mcp", help="unregister MCP servers from every target the lock configured")
+    rmm.add_argument("names", nargs="+", metavar="NAME", help="an MCP server's name (agentrc list --json: lock mcps)")
+    rmm.add_argument("--force", action="store_true", help="rewrite config files even when edited since")
+    consumer(rmm)
+    rmm.set_defaults(command_module="remove_mcp")
+
+    dr = sub.add_parser("doctor", help="check the installed files and MCP servers against agentrc.lock.json")
+    consumer(dr)
+    dr.set_defaults(command_module="doctor")
+
+    ls = sub.add_parser("list", help="the bundles and items agentrc.lock.json installed, and from where")
+    consumer(ls)
+    ls.set_defaults(command_module="list_")
+
     im = sub.add_parser("import", help="read a project's client files into portable items (and a canonical document)")
     im.add_argument("project", metavar="DIR", help="the project holding the client's files")
     im.add_argument("--from", dest="client", required=True, metavar="CLIENT",

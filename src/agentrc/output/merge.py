@@ -283,6 +283,13 @@ def holds_only(fmt: str, current: str, keys: Sequence[Key]) -> bool:
 _MISSING = object()
 
 
+def has_key(fmt: str, text: str, key: Sequence[str]) -> bool:
+    """Whether the JSON (with comments) or TOML document `text` has a value at `key`;
+    ValueError when it cannot be parsed (what `agentrc doctor` asks of a config file)."""
+    data = jsonedit.loads(text) if fmt == "json" else _data(fmt, text, dict)
+    return _lookup(data, key) is not _MISSING
+
+
 def _lookup(data: Any, key: Sequence[str]) -> Any:
     for part in key:
         if not isinstance(data, dict) or part not in data:

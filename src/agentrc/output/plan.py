@@ -33,7 +33,8 @@ class Plan:
 
 
 def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[Sequence[Item]] = None,
-         strict: bool = False, memo=None, servers: Sequence[McpServer] = ()) -> Plan:
+         strict: bool = False, memo=None, servers: Sequence[McpServer] = (), extra: Sequence[Fragment] = ()) -> Plan:
+    """`extra`: fragments from outside the adapters (a bundle plugin's opencode.json entry)."""
     items = registry.items if items is None else tuple(items)
     ctx = client_registry.render_context(frozenset(i.name for i in items if i.kind is Kind.SKILL),
                                          frozenset(a.name for a in clients), skill_names(items))
@@ -68,6 +69,8 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
     sightings = cross_discovery(clients, items, entries)
     for frag in _switches(clients, sightings):
         fragments.setdefault(frag.path, []).append(frag)
+    for fr in extra:
+        fragments.setdefault(fr.path, []).append(fr)
     for path in sorted(fragments):
         assembled = managed.assemble(path, fragments[path], diags)
         if assembled is not None:

@@ -616,10 +616,14 @@ class Output:
     def _lstat(self, rel: str) -> Optional[os.stat_result]:
         return self.tree.lstat(rel) if self.tree is not None else None
 
-    def diff(self, files: Sequence[OutputFile]) -> Tuple[Changes, Dict[str, str], Tuple[Diagnostic, ...]]:
+    def diff(self, files: Sequence[OutputFile], force: bool = False, adopt: Optional[Dict[str, str]] = None
+             ) -> Tuple[Changes, Dict[str, str], Tuple[Diagnostic, ...]]:
         """What writing `files` would change; errors for files agentrc does not own. A
         manifest that cannot be read, or a planned path that is not safe, stops it here:
-        no change is proposed at all."""
+        no change is proposed at all. `force` overwrites (and deletes) owned files edited
+        since agentrc wrote them instead of refusing (AR094). `adopt` (path -> sha256, what a
+        lockfile records) counts those files as agentrc's where the manifest does not say
+        otherwise: a fresh clone holds the installed files without `.agentrc/`."""
         diags = Diagnostics(list(self.notes))
         m = self._read_manifest(diags)
         for f in files:
@@ -629,6 +633,8 @@ class Output:
         if diags.has_errors:
             return Changes((), (), (), 0), {}, diags.sorted()
         owned, stats, previous = m.owned, m.stats, m.merged
+        if adopt:
+            owned = {**{p: h for p, h in adopt.items() if safe_path(p) and p not in previous}, **owned}
         files, merged_files, merged, stale = _merge(self, files, owned, previous, diags)
         create, update, unchanged = [], [], 0
         seen: Dict[str, list] = {}
@@ -664,7 +670,7 @@ class Output:
             elif f.path not in owned:
                 diags.error(self._show(f.path), (0, 0), "AR091", f"not written by agentrc; it would be "
                             f"overwritten by {f.owner}")
-            elif current is None or sha(current) != owned[f.path]:
+            elif (current is None or sha(current) != owned[f.path]) and not force:
                 diags.error(self._show(f.path), (0, 0), "AR094", "edited since agentrc wrote it; rebuilding "
                             "would lose the edit")
             else:
@@ -681,11 +687,11 @@ class Output:
                 continue
             if current is None:
                 continue
-            if sha(current) != owned[p]:
+            if sha(current) != owned[p] and not force:
                 diags.error(self._show(p), (0, 0), "AR094", "stale output edited since agentrc wrote it; not "
                             "deleting it")
                 continue
-            delete_sha[p] = owned[p]
+            delete_sha[p] = sha(current)
         changes = Changes(tuple(create), tuple(update), tuple(sorted(delete_sha)), unchanged, seen, merged_files,
                           merged, delete_sha, modes, m.dirs)
         return changes, owned, diags.sorted()

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from typing import Iterable, Optional, Sequence, Tuple
+from typing import AbstractSet, Iterable, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
-from agentrc.diagnostics import Diagnostic
-from agentrc.files import OutputFile
+from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.files import Fragment, OutputFile
 from agentrc.loaded import Loaded, join
 from agentrc.model import Registry, SourceTree
 from agentrc.output.merge import recover
@@ -23,16 +23,18 @@ from agentrc.portable import resolve
 from agentrc.portable.load import load_registry
 
 
-def load(tree: SourceTree, explicit: Iterable[str] = (), memo=None, canonical: Optional[Loaded] = None) -> Loaded:
+def load(tree: SourceTree, explicit: Iterable[str] = (), memo=None, canonical: Optional[Loaded] = None,
+         cross_source: bool = False) -> Loaded:
     """The registry of the portable sources in `tree`, joined with the items of canonical
-    projects (`canonical`, from agentrc.inputs.read): one model, two front doors."""
+    projects (`canonical`, from agentrc.inputs.read): one model, two front doors.
+    `cross_source`: `source:` references are resolved by the caller (not AR065)."""
     registry, diags = load_registry(tree, client_registry.client_names(), explicit, memo)
     reports: tuple = ()
     if canonical is not None:
         registry, joined = join(registry, canonical.registry)
         diags = diags + canonical.diagnostics + joined
         reports = canonical.reports
-    return Loaded(registry, tuple(sorted(set(diags + resolve.check(registry)))), reports)
+    return Loaded(registry, tuple(sorted(set(diags + resolve.check(registry, cross_source)))), reports)
 
 
 def lint(tree: SourceTree, explicit: Iterable[str] = (),
@@ -47,22 +49,38 @@ def lint(tree: SourceTree, explicit: Iterable[str] = (),
 def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
              strict: bool = False, explicit: Iterable[str] = (), memo=None,
              entrypoints: Optional[Sequence[str]] = None, layout: str = "project",
-             plugin_name: str = "", canonical: Optional[Loaded] = None) -> Plan:
-    """`memo` (agentrc.memo.cache.Memo) lets unchanged item directories skip parsing and rendering."""
-    loaded = load(tree, explicit, memo, canonical)
+             plugin_name: str = "", canonical: Optional[Loaded] = None, cross_source: bool = False,
+             skip_servers: AbstractSet[str] = frozenset(), extra_fragments: Sequence[Fragment] = (),
+             report_plugins: bool = True) -> Plan:
+    """`memo` (agentrc.memo.cache.Memo) lets unchanged item directories skip parsing and rendering.
+    `skip_servers`: MCP servers not to configure (what `agentrc remove-mcp` took out)."""
+    loaded = load(tree, explicit, memo, canonical, cross_source)
     if not loaded.ok:
         return Plan((), (), loaded.diagnostics)
     items, sel_diags = resolve.select(loaded.registry, bundles, entrypoints)
     if any(d.is_error for d in sel_diags):
         return Plan((), (), tuple(sorted(set(loaded.diagnostics + sel_diags))))
-    servers = resolve.servers(loaded.registry, bundles, entrypoints)
+    servers = tuple(s for s in resolve.servers(loaded.registry, bundles, entrypoints) if s.name not in skip_servers)
+    if report_plugins:
+        sel_diags += _plugins_not_installed(resolve.built_bundles(loaded.registry, bundles, entrypoints))
     adapters = client_registry.get(clients, layout)
-    result = plan_files(loaded.registry, adapters, items, strict, memo, servers)
+    result = plan_files(loaded.registry, adapters, items, strict, memo, servers, extra_fragments)
     files = result.files
     if layout == "plugin" and result.ok:
         files = _with_plugin_files(files, _plugin_files(loaded.registry, adapters, bundles, plugin_name))
     return Plan(files, result.reports,
                 tuple(sorted(set(loaded.diagnostics + sel_diags + result.diagnostics))), loaded.reports)
+
+
+def _plugins_not_installed(bundles) -> Tuple[Diagnostic, ...]:
+    """A build writes files; plugins are installed by the clients' CLIs (`agentrc add`,
+    which passes `report_plugins=False`): said once per bundle that declares some (AR215)."""
+    d = Diagnostics()
+    for b in bundles:
+        if b.plugins:
+            d.warning(b.path, (0, 0), "AR215", f"bundle {b.name} declares plugins ({', '.join(sorted(b.plugins))}), "
+                      "which a build does not install")
+    return d.sorted()
 
 
 def _plugin_files(registry: Registry, adapters, bundles: Optional[Sequence[str]], plugin_name: str):
@@ -103,10 +121,12 @@ REPORT = ".agentrc/report.json"
 
 def package(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
             entrypoints: Optional[Sequence[str]] = None, strict: bool = False,
-            explicit: Iterable[str] = (), memo=None) -> Tuple[Plan, Tuple[Tuple[str, bytes, bool], ...]]:
+            explicit: Iterable[str] = (), memo=None, cross_source: bool = False,
+            skip_servers: AbstractSet[str] = frozenset()) -> Tuple[Plan, Tuple[Tuple[str, bytes, bool], ...]]:
     """What `pants package` writes for a target: the client tree plus the fidelity report at
     REPORT, as (path, bytes, executable). The tree is exactly `agentrc build`'s."""
-    plan = generate(tree, clients, list(bundles or ()) or None, strict, explicit, memo, entrypoints)
+    plan = generate(tree, clients, list(bundles or ()) or None, strict, explicit, memo, entrypoints,
+                    cross_source=cross_source, skip_servers=skip_servers)
     if not plan.ok:
         return plan, ()
     report = report_document(clients, plan)

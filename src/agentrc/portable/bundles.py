@@ -76,6 +76,7 @@ def parse_bundle(f: SourceFile, explicit: bool, diags: Diagnostics) -> Optional[
             items.append(Ref(KIND_BY_PLURAL[plural], n, located.pos(("items", plural, i))))
     requires = tuple(BundleRef(r["name"], located.pos(("requires", i)), r.get("version"), r.get("source"))
                      for i, r in enumerate(data.get("requires") or ()))
+    _ambiguous_plugins(f.path, data.get("plugins") or {}, located, diags)
     return Bundle(
         name=data["name"], path=f.path, schema=data["schema"], description=data["description"],
         items=tuple(items), requires=requires, license=data.get("license"),
@@ -84,6 +85,25 @@ def parse_bundle(f: SourceFile, explicit: bool, diags: Diagnostics) -> Optional[
         servers=tuple(_server(name, entry, data["name"], f.path, located.pos(("mcps", name)))
                       for name, entry in sorted((data.get("mcps") or {}).items())),
     )
+
+
+# The fields that decide a plugin descriptor's form (spec 001 §3.7), in the order they win.
+PLUGIN_FORMS = (("auto-install", ("source", "marketplace", "plugin")), ("config-write", ("plugin_uri",)),
+                ("instructions-only", ("instructions_url", "summary")))
+
+
+def _ambiguous_plugins(path: str, plugins: Dict[str, Any], located, diags: Diagnostics) -> None:
+    """A descriptor holding the fields of two forms installs as the first (auto-install wins);
+    the spec asks lint to say so (AR213)."""
+    for name, clients in sorted(plugins.items()):
+        for client, d in sorted((clients or {}).items()):
+            if not isinstance(d, dict):
+                continue
+            forms = [form for form, keys in PLUGIN_FORMS if any(k in d for k in keys)]
+            if len(forms) > 1:
+                diags.warning(path, located.pos(("plugins", name, client)), "AR213",
+                              f"plugin {name} for {client} has the fields of {' and '.join(forms)} descriptors; "
+                              f"it is installed as {forms[0]}")
 
 
 def _server(name: str, entry: Dict[str, Any], bundle: str, path: str, pos: Tuple[int, int]) -> McpServer:

@@ -5,7 +5,9 @@ bundle of the referencing file's own registry, and one of another registry is re
 by saying so, with a `{ name, source }` entry whose `source` is that registry's root as a
 local path (`../platform`), relative to the referencing registry's root. The CLI and the
 Pants backend both resolve through `lookup`, so they agree on every reference. Remote
-sources (`owner/repo@ref`, URLs) are parsed and reported (AR065) until fetching lands.
+sources (`owner/repo@ref`, URLs) are resolved by the consumer workflow (`agentrc add`,
+agentrc.pipeline.consume), which fetches them; `lint` and `build` read local paths only and
+report them (AR065).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Callable, Dict, Hashable, Iterable, List, Mapping, Optional, 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import Bundle, Item, Kind, McpServer, Registry
 from agentrc.names import REGISTRY_MARKER
-from agentrc.portable import discovery
+from agentrc.portable import discovery, semver
 
 ItemKey = Tuple[str, Kind, str]  # (registry root, kind, name)
 BundleKey = Tuple[str, str]  # (registry root, name)
@@ -47,8 +49,8 @@ def lookup(roots: Sequence[str], defined: Mapping[Tuple[str, str, str], object],
     noun = f"{kind} {name!r}"
     if source is not None:
         if not discovery.is_local_source(source):
-            return Found(None, ("AR065", f"{what} {noun} from source {source!r}; cross-source resolution is not "
-                                         "supported yet"))
+            return Found(None, ("AR065", f"{what} {noun} from source {source!r}, which lint and build do not fetch "
+                                         "(agentrc add does)"))
         target = discovery.source_root(root, source, roots)
         if target is None:
             return Found(None, ("AR068", f"{what} {noun} from source {source!r}, which names no registry root "
@@ -122,8 +124,10 @@ class Index:
         return out
 
 
-def check(registry: Registry) -> Tuple[Diagnostic, ...]:
-    """Every reference in the registry resolves, and no requires graph has a cycle."""
+def check(registry: Registry, cross_source: bool = False) -> Tuple[Diagnostic, ...]:
+    """Every reference in the registry resolves, and no requires graph has a cycle.
+    `cross_source`: the caller resolves `source:` references itself (the consumer workflow,
+    agentrc.pipeline.consume); otherwise a remote one is AR065."""
     idx = Index(registry)
     diags = Diagnostics()
     for b in registry.bundles:
@@ -136,12 +140,20 @@ def check(registry: Registry) -> Tuple[Diagnostic, ...]:
                     message += _did_you_mean(ref.name, idx, root, ref.kind)
                 diags.error(b.path, ref.pos, code, message)
         for req in b.requires:
+            if cross_source and req.source is not None:
+                continue
             found = idx.find(root, "bundle", req.name, req.source, f"bundle {b.name} requires", "AR062")
             if found.problem:
                 diags.error(b.path, req.pos, *found.problem)
+            elif req.version is not None and found.root is not None:
+                problem = version_problem(idx.bundles[(found.root, req.name)], req.version)
+                if problem is not None:
+                    diags.error(b.path, req.pos, problem[0], f"bundle {b.name} requires {problem[1]}")
     for item in registry.items:
         root = idx.root_of(item)
         for ref in item.requires:
+            if cross_source and ref.source is not None:
+                continue
             found = idx.find(root, ref.kind.value, ref.name, ref.source, f"{item.label} requires", "AR070")
             if found.problem:
                 code, message = found.problem
@@ -164,6 +176,26 @@ def check(registry: Registry) -> Tuple[Diagnostic, ...]:
                                   "requires cycle: " + " -> ".join(f"{k.value} {n}" for _, k, n in cycle + [cycle[0]])),
     )
     return diags.sorted()
+
+
+def version_problem(bundle: Bundle, constraint: str) -> Optional[Tuple[str, str]]:
+    """Why `bundle` does not meet a `requires` entry's `version` constraint, as (code,
+    message), or None when it does: AR074 for a constraint or version that is not semver,
+    AR073 for a version outside the constraint or no `metadata.version` at all."""
+    version = bundle.metadata.get("version")
+    try:
+        semver.parse_constraint(constraint)
+    except ValueError as exc:
+        return "AR074", f"bundle {bundle.name} at version {constraint!r}, which is not a constraint: {exc}"
+    if version is None:
+        return "AR073", f"bundle {bundle.name} at version {constraint!r}, and it has no metadata.version"
+    try:
+        ok = semver.satisfies(str(version), constraint)
+    except ValueError as exc:
+        return "AR074", f"bundle {bundle.name} at version {constraint!r}; its metadata.version: {exc}"
+    if not ok:
+        return "AR073", f"bundle {bundle.name} at version {constraint!r}; it is at {version}"
+    return None
 
 
 BundleSelector = str  # a bundle's name, or the path of its manifest (unambiguous across registries)
@@ -257,18 +289,24 @@ def servers(registry: Registry, bundle_names: Optional[Sequence[BundleSelector]]
     """The MCP servers to configure: those of the named bundles' closure, of every bundle
     when the whole registry is built, none for a build of single items. One per name
     (check() reports names defined differently)."""
-    idx = Index(registry)
+    found: Dict[str, McpServer] = {}
+    for b in built_bundles(registry, bundle_names, entrypoints):
+        for s in b.servers:
+            found.setdefault(s.name, s)
+    return tuple(found[n] for n in sorted(found))
+
+
+def built_bundles(registry: Registry, bundle_names: Optional[Sequence[BundleSelector]] = None,
+                  entrypoints: Optional[Sequence[str]] = None) -> Tuple[Bundle, ...]:
+    """The bundles a build takes in: the named bundles' closure, every bundle when the
+    whole registry is built, none for a build of single items; by name, then path."""
     if bundle_names:
-        chosen = _bundle_closure(idx, bundle_names, Diagnostics())
+        chosen = _bundle_closure(Index(registry), bundle_names, Diagnostics())
     elif entrypoints is None:
         chosen = list(registry.bundles)
     else:
         chosen = []
-    found: Dict[str, McpServer] = {}
-    for b in sorted(chosen, key=lambda b: (b.name, b.path)):
-        for s in b.servers:
-            found.setdefault(s.name, s)
-    return tuple(found[n] for n in sorted(found))
+    return tuple(sorted(chosen, key=lambda b: (b.name, b.path)))
 
 
 def bundle_for(registry: Registry, selector: BundleSelector) -> Optional[Bundle]:

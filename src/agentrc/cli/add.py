@@ -1,0 +1,21 @@
+"""`agentrc add SOURCE [--bundle NAME ...] [--item KIND:NAME ...]`: install from a source
+into the project and record it in agentrc.lock.json (agentrc.pipeline.consume)."""
+
+from __future__ import annotations
+
+from agentrc.cli import consumer
+from agentrc.cli.common import UsageError
+from agentrc.pipeline import consume
+
+
+def run(args) -> int:
+    project = consumer.project(args)
+    items = []
+    for text in args.item:
+        kind, sep, name = text.partition(":")
+        if not sep or not kind or not name:
+            raise UsageError(f"--item {text!r}: write KIND:NAME, e.g. skill:pr-summary")
+        items.append((kind, name))
+    clients = consumer.clients(args.client) if args.client is not None else ()
+    result = consume.add(project, args.source, tuple(args.bundle), tuple(items), clients, args.force)
+    return consumer.report(result, args, "added", "add")

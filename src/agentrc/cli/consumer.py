@@ -1,0 +1,80 @@
+"""What `agentrc add`, `install`, `remove` and `list` share: the project flag, the clients
+flag and how a consumer command's result is printed."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Dict, List, Tuple
+
+from agentrc.cli.common import UsageError, print_diags
+from agentrc.clients import registry as client_registry
+from agentrc.pipeline.consume import Result
+from agentrc.sources.closure import locator
+from agentrc.sources.lock import Entry, Lock
+
+
+def project(args) -> str:
+    d = args.dir
+    if not d.strip():
+        raise UsageError("--dir: an empty path")
+    if not os.path.isdir(d):
+        raise UsageError(f"--dir: {d} is not a directory")
+    return d
+
+
+def fmt(args) -> str:
+    return "json" if args.json else args.format
+
+
+def clients(text: str) -> Tuple[str, ...]:
+    chosen = tuple(dict.fromkeys(c.strip() for c in text.split(",") if c.strip()))
+    unknown = [c for c in chosen if c not in client_registry.CLIENTS]
+    if unknown or not chosen:
+        raise UsageError(f"unknown client(s): {', '.join(unknown) or '(none)'} "
+                         f"(known: {', '.join(client_registry.CLIENTS)})")
+    return chosen
+
+
+def entry_json(e: Entry) -> Dict:
+    data = e.to_json()
+    data["kind"] = e.kind
+    return data
+
+
+def lock_json(lock: Lock) -> Dict:
+    return {"clients": list(lock.clients), "bundles": [entry_json(e) for e in lock.bundles],
+            "items": [entry_json(e) for e in lock.items], "files": len(lock.files),
+            "mcps": [dict(m) for m in lock.mcps], "mcps_removed": list(lock.mcps_removed)}
+
+
+def report(result: Result, args, verb: str, command: str) -> int:
+    """Print the diagnostics and, when it worked, what changed; the exit code."""
+    changes = result.changes
+    extra: Dict = {"entries": [entry_json(e) for e in result.entries]}
+    if result.lock is not None:
+        extra["lock"] = lock_json(result.lock)
+    if changes is not None:
+        extra["changes"] = {"create": list(changes.create), "update": list(changes.update),
+                            "delete": list(changes.delete), "unchanged": changes.unchanged}
+    print_diags(result.diagnostics, fmt(args), extra)
+    if fmt(args) == "text":
+        err = sys.stderr
+        if not result.ok:
+            print(f"{command} failed: nothing written", file=err)
+            return 1
+        for line in entry_lines(result.entries):
+            print(f"{verb} {line}", file=err)
+        if changes is not None:
+            print(f"{args.dir}: {len(changes.create)} created, {len(changes.update)} updated, "
+                  f"{len(changes.delete)} deleted, {changes.unchanged} unchanged", file=err)
+    return 0 if result.ok else 1
+
+
+def entry_lines(entries) -> List[str]:
+    lines = []
+    for e in sorted(entries, key=lambda e: (not e.direct, e.kind != "bundle", e.kind, e.name)):
+        where = locator(e) + (f" ({e.commit[:12]})" if e.commit else "")
+        why = "" if e.direct else f", required by {', '.join(e.required_by)}"
+        lines.append(f"{e.kind} {e.name} from {where}{why}")
+    return lines

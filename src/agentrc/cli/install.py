@@ -1,0 +1,17 @@
+"""`agentrc install [--frozen]`: make the project hold exactly what agentrc.lock.json records."""
+
+from __future__ import annotations
+
+import sys
+
+from agentrc.cli import consumer
+from agentrc.pipeline import consume
+
+
+def run(args) -> int:
+    project = consumer.project(args)
+    result = consume.install(project, frozen=args.frozen, force=args.force)
+    code = consumer.report(result, args, "installed", "install")
+    if args.frozen and result.ok and consumer.fmt(args) == "text":
+        print(f"{args.dir}: matches agentrc.lock.json", file=sys.stderr)
+    return code

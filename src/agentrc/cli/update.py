@@ -1,0 +1,56 @@
+"""`agentrc update [NAME...] [--dry-run]`: resolve the installed sources' refs again and
+install what they give now, showing the commits and files that change."""
+
+from __future__ import annotations
+
+import sys
+
+from agentrc.cli import consumer
+from agentrc.cli.common import print_diags
+from agentrc.pipeline import consume
+from agentrc.sources.closure import locator
+
+
+def run(args) -> int:
+    project = consumer.project(args)
+    result = consume.update(project, args.names, dry_run=args.dry_run, force=args.force)
+    changes = result.changes
+    if consumer.fmt(args) == "json":
+        extra = {"updates": [{"id": i, "old": consumer.entry_json(o) if o else None,
+                              "new": consumer.entry_json(n) if n else None} for i, o, n in result.updates],
+                 "dry_run": args.dry_run}
+        if changes is not None:
+            extra["changes"] = {"create": list(changes.create), "update": list(changes.update),
+                                "delete": list(changes.delete), "unchanged": changes.unchanged}
+        print_diags(result.diagnostics, "json", extra)
+        return 0 if result.ok else 1
+    print_diags(result.diagnostics, "text")
+    err = sys.stderr
+    if not result.ok:
+        print("update failed: nothing written", file=err)
+        return 1
+    for ident, old, new in result.updates:
+        kind, name = ident.split(":", 1)
+        if old is None and new is not None:
+            print(f"+ {kind} {name} from {locator(new)}{_short(new.commit)}", file=err)
+        elif new is None and old is not None:
+            print(f"- {kind} {name} from {locator(old)}{_short(old.commit)}", file=err)
+        elif old is not None and new is not None:
+            was = old.commit[:12] if old.commit else old.sha256[:12]
+            now = new.commit[:12] if new.commit else new.sha256[:12]
+            print(f"~ {kind} {name} from {locator(new)}: {was} -> {now}", file=err)
+    if not result.updates:
+        print("every source is at the commit its ref names", file=err)
+    if changes is not None:
+        if args.dry_run:
+            for label, paths in (("create", changes.create), ("update", changes.update), ("delete", changes.delete)):
+                for p in paths:
+                    print(f"would {label}: {p}", file=err)
+        verb = "would be" if args.dry_run else ""
+        print(f"{args.dir}: {len(changes.create)} {verb} created, {len(changes.update)} {verb} updated, "
+              f"{len(changes.delete)} {verb} deleted, {changes.unchanged} unchanged".replace("  ", " "), file=err)
+    return 0
+
+
+def _short(commit) -> str:
+    return f" ({commit[:12]})" if commit else ""

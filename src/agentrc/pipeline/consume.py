@@ -1,0 +1,493 @@
+"""The consumer workflow (spec 001 §3.7): `agentrc add`, `install`, `remove`, `list`.
+
+One transaction shape for all of them: a lock (read from the project, then changed by the
+command) is made real. Every locked source is fetched at its locked commit (from the cache
+when it is there, `agentrc.inputs.fetch`), each entry's content is checked against its
+SHA-256 in the lock, the locked bundles and items are built for the lock's clients by the
+same pipeline as `agentrc build` (`stages.generate`), and the project receives the files
+through `output.writer` (atomic, under its ownership manifest: a file edited since agentrc
+wrote it is never overwritten or deleted without `force`, AR094). The lock is written last,
+with the files it installed and their digests. Nothing is written when anything is wrong.
+
+The lock records every file it installed, so a fresh clone (the files committed, no
+`.agentrc/`) is still known to be agentrc's: the writer adopts the files whose bytes match.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+from agentrc.clients import registry as client_registry
+from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.inputs.fetch import Fetched, Fetcher
+from agentrc.inputs.tree import Root, read_file
+from agentrc.model import Bundle, Registry, SourceTree
+from agentrc.names import bundle_stem
+from agentrc.output import writer
+from agentrc.pipeline import plugins as plugin_cli
+from agentrc.pipeline import stages
+from agentrc.portable import resolve
+from agentrc.sources import closure
+from agentrc.sources import lock as lockfile
+from agentrc.sources import plugins as plugin_forms
+from agentrc.sources.dsl import PATH, Source, SourceError, parse
+from agentrc.sources.lock import Entry, Lock, LockedFile
+
+LOCK = lockfile.LOCK_FILE
+WHERE = "<command line>"
+
+
+@dataclass(frozen=True)
+class Result:
+    diagnostics: Tuple[Diagnostic, ...]
+    lock: Optional[Lock] = None  # the lock written (or, for a check, the one read)
+    changes: Optional[writer.Changes] = None
+    entries: Tuple[Entry, ...] = ()  # what the command added or removed
+    git_runs: int = 0
+    updates: Tuple[Tuple[str, Optional[Entry], Optional[Entry]], ...] = ()  # update: (id, old, new)
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.is_error for d in self.diagnostics)
+
+
+def read_lock(project: str) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
+    """The project's lock; (None, ()) when it has none."""
+    path = os.path.join(project, LOCK)
+    if not os.path.lexists(path):
+        return None, ()
+    diags = Diagnostics()
+    f = read_file(path, path, Root(project), diags)
+    if f is None:
+        return None, diags.sorted()
+    return lockfile.loads(f.content, path)
+
+
+def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence[Tuple[str, str]] = (),
+        clients: Sequence[str] = (), force: bool = False, cwd: Optional[str] = None) -> Result:
+    """Install `bundles` and `items` of the source `locator` (everything when none is named)."""
+    diags = Diagnostics()
+    try:
+        source = _relative_to(parse(locator), project, cwd or os.getcwd())
+    except SourceError as exc:
+        diags.error("<command line>", (0, 0), exc.code, str(exc))
+        return Result(diags.sorted())
+    lock, lock_diags = read_lock(project)
+    if any(d.is_error for d in lock_diags):
+        return Result(lock_diags)
+    lock = lock or Lock(tuple(client_registry.DEFAULT_CLIENTS))
+    if clients:
+        lock = replace(lock, clients=tuple(clients))
+    fetcher = Fetcher(project)
+    entries, found = _resolve([(source, bundles, items)], fetcher)
+    if any(d.is_error for d in found):
+        return Result(found, git_runs=fetcher.git_runs)
+    merged, conflicts = closure.merge(lock, entries)
+    if conflicts:
+        return Result(conflicts, git_runs=fetcher.git_runs)
+    result = _materialize(project, merged, fetcher, force, check=False)
+    return replace(result, entries=entries, diagnostics=tuple(sorted(set(result.diagnostics + found))))
+
+
+Selection = Tuple[Source, Sequence[str], Sequence[Tuple[str, str]]]
+Pins = Dict[Tuple[Tuple[str, str, str], Optional[str]], Optional[str]]
+
+
+def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] = None
+             ) -> Tuple[Tuple[Entry, ...], Tuple[Diagnostic, ...]]:
+    """The closure of the selection across sources (spec 001 §3.7): the selection's source
+    first, then each `{ name, source }` reference met, each distinct source fetched once,
+    every entry recorded with its own source and `required_by`. The same name from two
+    sources (or refs) is AR206; a requires cycle through sources is AR071. `pins` holds
+    the commits of (source, ref) pairs to take as they are locked instead of resolving
+    the ref again (what `update NAME` leaves alone)."""
+    diags = Diagnostics()
+    found: List[Entry] = []
+    cross: Set[Tuple[str, str]] = set()  # (parent id, child id) edges between sources
+    done: Dict[Tuple[Tuple[str, str, str], Optional[str], str, str], bool] = {}
+    queue: List[Tuple[Source, Sequence[str], Sequence[Tuple[str, str]], Optional[str],
+                      Optional[closure.External]]] = [(src, b, i, None, None) for src, b, i in roots]
+    loaded_by: Dict[Tuple[Tuple[str, str, str], Optional[str]], Tuple[Fetched, Registry]] = {}
+    again: List[Tuple[str, str, str, str]] = []
+    while queue:
+        src, want_bundles, want_items, parent, via = queue.pop(0)
+        key = (src.key, src.ref)
+        if key not in loaded_by:
+            fetched = fetcher.fetch(src, (pins or {}).get(key))
+            diags.extend(fetched.diagnostics)
+            if not fetched.ok:
+                continue
+            loaded = stages.load(fetched.tree, cross_source=True)
+            diags.extend(loaded.diagnostics)
+            if not loaded.ok:
+                continue
+            loaded_by[key] = (fetched, loaded.registry)
+        fetched, registry = loaded_by[key]
+        required = registry.bundle(via.name) if via is not None and via.version is not None else None
+        if via is not None and via.version is not None and required is not None:
+            problem = resolve.version_problem(required, via.version)
+            if problem is not None:
+                diags.error(via.path, via.pos, problem[0], f"{via.parent} requires {problem[1]} (from {src.label})")
+        externals: List[closure.External] = []
+        entries, sel = closure.select(registry, fetched.tree, fetched.root, src, fetched.commit,
+                                      want_bundles, want_items, parent, externals)
+        diags.extend(sel)
+        found.extend(entries)
+        for ext in externals:
+            try:
+                child = _required_source(src, ext.source)
+            except SourceError as exc:
+                diags.error(ext.path, ext.pos, exc.code, f"requires {ext.kind} {ext.name} from {ext.source!r}: {exc}")
+                continue
+            cross.add((ext.parent, f"{ext.kind}:{ext.name}"))
+            seen = (child.key, child.ref, ext.kind, ext.name)
+            if done.get(seen):
+                again.append((child.name, ext.kind, ext.name, ext.parent))  # only the provenance is new
+                continue
+            done[seen] = True
+            if ext.kind == "bundle":
+                queue.append((child, [ext.name], [], ext.parent, ext))
+            else:
+                queue.append((child, [], [(ext.kind, ext.name)], ext.parent, ext))
+    if diags.has_errors:
+        return (), diags.sorted()
+    for name, kind, item, parent in again:
+        found += [replace(e, direct=False, required_by=(parent,)) for e in found
+                  if (e.kind, e.name, e.source) == (kind, item, name)][:1]
+    merged, conflicts = closure.merge(Lock(()), found)
+    diags.extend(conflicts)
+    _cross_cycles(merged, cross, diags)
+    registries = {fetched.source.name: reg for fetched, reg in loaded_by.values()}
+    for e in merged.bundles:
+        b = registries[e.source].bundle(e.name) if e.source in registries else None
+        for server in (b.servers if b is not None else ()):
+            for var in server.requires_env:
+                if var not in os.environ:  # whether it is set; its value is never read
+                    diags.warning(server.path, server.pos, "AR209", f"MCP server {server.name} requires the "
+                                  f"environment variable {var}, which is not set")
+    return merged.entries, diags.sorted()
+
+
+def _required_source(parent: Source, text: str) -> Source:
+    """The source a `{ name, source }` reference of `parent` names. A local directory is
+    relative to the directory the parent registry was read from; a git source may not
+    require a local directory (it would read the consumer's disk)."""
+    child = parse(text)
+    if child.kind != PATH:
+        return child
+    if parent.kind != PATH:
+        raise SourceError(f"a git source cannot require the local directory {text!r}")
+    if child.location.startswith(("/", "~")):
+        return child
+    base = posixpath.join(parent.location, parent.subpath) if parent.subpath else parent.location
+    rel = posixpath.normpath(posixpath.join(base, child.location))
+    rel = rel if rel.startswith(("../", "/")) or rel == ".." else "./" + rel
+    return Source(PATH, rel, rel, None, child.subpath)
+
+
+def _cross_cycles(lock: Lock, cross: Set[Tuple[str, str]], diags: Diagnostics) -> None:
+    by_id = {e.id: e for e in lock.entries}
+    children: Dict[str, List[str]] = {}
+    for e in lock.entries:
+        for p in e.required_by:
+            children.setdefault(p, []).append(e.id)
+
+    def report(cycle: List[str]) -> None:
+        edges = list(zip(cycle, cycle[1:] + cycle[:1]))
+        if any(edge in cross for edge in edges):
+            text = " -> ".join(f"{i} ({by_id[i].source})" for i in cycle + cycle[:1])
+            diags.error(WHERE, (0, 0), "AR071", f"requires cycle across sources: {text}")
+
+    resolve.find_cycles(sorted(by_id), lambda n: sorted(children.get(n, [])), report)
+
+
+def remove(project: str, names: Sequence[str], force: bool = False) -> Result:
+    """Uninstall the directly installed bundles and items `names` (NAME or KIND:NAME) and
+    whatever only they required."""
+    lock, diags = need_lock(project)
+    if lock is None:
+        return Result(diags)
+    d = Diagnostics()
+    gone: List[Tuple[str, str]] = []
+    for name in names:
+        hits = _named(lock, name)
+        if not hits:
+            _not_installed(lock, name, d)
+        gone.extend((e.kind, e.name) for e in hits)
+    if d.has_errors:
+        return Result(d.sorted())
+    after = closure.prune(lock, gone)
+    removed = tuple(e for e in lock.entries if after.entry(e.kind, e.name) is None)
+    result = _materialize(project, after, Fetcher(project), force, check=False)
+    return replace(result, entries=removed)
+
+
+def remove_mcp(project: str, names: Sequence[str], force: bool = False) -> Result:
+    """Unregister the MCP servers `names` from every target the lock configured them for
+    (agentrc's entries leave each config file) and keep them out while their bundles stay
+    installed (`mcps_removed`)."""
+    lock, diags = need_lock(project)
+    if lock is None:
+        return Result(diags)
+    known = {str(dict(m).get("name")) for m in lock.mcps}
+    d = Diagnostics()
+    for name in names:
+        if name not in known:
+            d.error(WHERE, (0, 0), "AR207", f"no MCP server {name!r} is configured (configured: "
+                    f"{', '.join(sorted(known)) or 'none'})")
+    if d.has_errors:
+        return Result(d.sorted())
+    after = replace(lock, mcps_removed=lock.mcps_removed + tuple(names))
+    return _materialize(project, after, Fetcher(project), force, check=False)
+
+
+def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force: bool = False) -> Result:
+    """Resolve the refs of the installed sources again (all, or the sources of the direct
+    entries `names`) and install what they give now; `dry_run` writes nothing. The
+    result's `updates` pairs each changed entry's old and new lock record."""
+    lock, diags = need_lock(project)
+    if lock is None:
+        return Result(diags)
+    d = Diagnostics()
+    refresh: Set[Tuple[str, Optional[str]]] = set()
+    for name in names:
+        hits = _named(lock, name)
+        if not hits:
+            _not_installed(lock, name, d)
+        refresh.update((e.source, e.ref) for e in hits)
+    if d.has_errors:
+        return Result(d.sorted())
+    roots: Dict[Tuple[str, Optional[str]], Tuple[List[str], List[Tuple[str, str]]]] = {}
+    for e in lock.entries:
+        if e.direct:
+            bundles, items = roots.setdefault((e.source, e.ref), ([], []))
+            if e.kind == "bundle":
+                bundles.append(e.name)
+            else:
+                items.append((e.kind, e.name))
+    pins: Pins = {}
+    if names:
+        for e in lock.entries:
+            if (e.source, e.ref) not in refresh:
+                try:
+                    pins[(parse(e.source).at(e.ref).key, e.ref)] = e.commit
+                except SourceError:
+                    pass  # reported when the root is parsed below
+    parsed: List[Selection] = []
+    for (name, ref), (bundles, items) in sorted(roots.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        try:
+            parsed.append((parse(name).at(ref), bundles, items))
+        except SourceError as exc:
+            d.error(os.path.join(project, LOCK), (0, 0), "AR203", f"source {name!r}: {exc}")
+    if d.has_errors:
+        return Result(d.sorted())
+    fetcher = Fetcher(project)
+    entries, found = _resolve(parsed, fetcher, pins)
+    if any(x.is_error for x in found):
+        return Result(found, git_runs=fetcher.git_runs)
+    result = _materialize(project, replace(lock, entries=entries), fetcher, force, check=False, dry_run=dry_run)
+    old = {e.id: e for e in lock.entries}
+    new = {e.id: e for e in (result.lock.entries if result.lock is not None else entries)}
+    updates = tuple((i, old.get(i), new.get(i)) for i in sorted(set(old) | set(new))
+                    if old.get(i) is None or new.get(i) is None
+                    or (old[i].commit, old[i].sha256) != (new[i].commit, new[i].sha256))
+    return replace(result, updates=updates, diagnostics=tuple(sorted(set(result.diagnostics + found))))
+
+
+def _named(lock: Lock, name: str) -> List[Entry]:
+    kind, _, bare = name.rpartition(":")
+    return [e for e in lock.entries if e.direct and e.name == bare and (not kind or e.kind == kind)]
+
+
+def _not_installed(lock: Lock, name: str, d: Diagnostics) -> None:
+    direct = ", ".join(sorted(e.id for e in lock.entries if e.direct)) or "nothing"
+    d.error(WHERE, (0, 0), "AR207", f"{name!r} is not installed directly (installed: {direct})")
+
+
+def install(project: str, frozen: bool = False, force: bool = False) -> Result:
+    """Make the project hold exactly what its lock records. `frozen`: write nothing; every
+    difference between the lock, the sources at their locked commits and the files is an
+    error (AR204)."""
+    lock, diags = need_lock(project)
+    if lock is None:
+        return Result(diags)
+    return _materialize(project, lock, Fetcher(project), force, check=frozen)
+
+
+def need_lock(project: str) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
+    lock, diags = read_lock(project)
+    if lock is None and not diags:
+        d = Diagnostics()
+        d.error(os.path.join(project, LOCK), (0, 0), "AR203", "there is no lock in this project; "
+                "'agentrc add SOURCE' makes one")
+        diags = d.sorted()
+    return lock, diags
+
+
+def _relative_to(source: Source, project: str, cwd: str) -> Source:
+    """A local directory typed relative to the working directory, recorded relative to the
+    project (so the lock works from anywhere); absolute and ~ paths stay as written."""
+    if source.kind != PATH or source.location.startswith(("/", "~")):
+        return source
+    rel = os.path.relpath(os.path.join(cwd, source.location), os.path.abspath(project)).replace(os.sep, "/")
+    if rel == ".":
+        rel = "./"
+    elif not rel.startswith("../"):
+        rel = "./" + rel
+    return Source(PATH, rel.rstrip("/") or ".", rel.rstrip("/") or ".", None, source.subpath)
+
+
+def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check: bool,
+                 dry_run: bool = False) -> Result:
+    diags = Diagnostics()
+    groups: Dict[Tuple[str, Optional[str], Optional[str]], List[Entry]] = {}
+    for e in lock.entries:
+        groups.setdefault((e.source, e.ref, e.commit), []).append(e)
+    files: List = []
+    entrypoints: List[str] = []
+    entries: List[Entry] = []
+    locked_bundles: List[Bundle] = []
+    for (name, ref, commit), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "",
+                                                                              kv[0][2] or "")):
+        try:
+            source = parse(name).at(ref)
+        except SourceError as exc:
+            diags.error(os.path.join(project, LOCK), (0, 0), "AR203", f"source {name!r}: {exc}")
+            continue
+        fetched = fetcher.fetch(source, commit)
+        diags.extend(fetched.diagnostics)
+        if not fetched.ok:
+            continue
+        loaded = stages.load(fetched.tree, cross_source=True)
+        diags.extend(loaded.diagnostics)
+        if not loaded.ok:
+            continue
+        files.extend(fetched.tree.files)
+        locked_bundles.extend(b for b in (loaded.registry.bundle(e.name) for e in group if e.kind == "bundle")
+                              if b is not None)
+        kept, points, problems = closure.verify(loaded.registry, fetched.tree, fetched.root, group, source.label,
+                                                fetched.commit, check or source.kind != PATH)
+        diags.extend(problems)
+        entries.extend(kept)
+        entrypoints.extend(points)
+    if diags.has_errors:
+        return Result(diags.sorted(), git_runs=fetcher.git_runs)
+    lock = lock.with_entries(entries)
+    tree = SourceTree(tuple(sorted({f.path: f for f in files}.values(), key=lambda f: f.path)))
+    bundles = sorted(e.name for e in lock.bundles)
+    wanted = plugin_forms.actions(locked_bundles, lock.clients)
+    plan = stages.generate(tree, list(lock.clients), bundles or None, entrypoints=sorted(set(entrypoints)),
+                           cross_source=True, skip_servers=frozenset(lock.mcps_removed),
+                           extra_fragments=plugin_forms.config_fragments(wanted), report_plugins=False)
+    diags.extend(plan.diagnostics)
+    if not plan.ok:
+        return Result(diags.sorted(), git_runs=fetcher.git_runs)
+    installed = tuple(LockedFile(f.path, writer.sha(f.content), bool(f.merge)) for f in plan.files)
+    new_lock = replace(lock, files=installed, mcps=mcp_records(plan))
+    adopt = {f.path: f.sha256 for f in lock.files if not f.merged}
+    if check:
+        _check_files(project, lock, new_lock, plan.files, adopt, diags)
+        return Result(diags.sorted(), lock, git_runs=fetcher.git_runs)
+    changes = None
+    try:
+        with writer.session(Path(project), write=not dry_run) as out:
+            changes, _, wdiags = out.diff(plan.files, force, adopt)
+            diags.extend(wdiags)
+            _not_ours(project, lock, changes, force, diags)
+            if dry_run:
+                return Result(diags.sorted(), new_lock, changes, git_runs=fetcher.git_runs)
+            if not diags.has_errors:
+                diags.extend(out.apply(plan.files, changes))
+            if not diags.has_errors:
+                new_lock = replace(new_lock, plugins=_plugins(project, lock, wanted, diags))
+                # Written while the project is still held (writer's lock), after the files.
+                try:
+                    writer.write_atomic(Path(project) / LOCK, lockfile.dumps(new_lock))
+                except OSError as exc:
+                    diags.error(os.path.join(project, LOCK), (0, 0), "AR142",
+                                f"cannot write the lock: {exc.strerror or exc}")
+    except writer.OutputError as exc:
+        diags.extend(exc.diagnostics)
+        return Result(diags.sorted(), git_runs=fetcher.git_runs)
+    return Result(diags.sorted(), new_lock, changes, git_runs=fetcher.git_runs)
+
+
+def _plugins(project: str, lock: Lock, wanted: Sequence[plugin_forms.PluginAction], diags: Diagnostics
+             ) -> Tuple[tuple, ...]:
+    """Install the plugins of the locked bundles through the clients' CLIs (idempotent), and
+    uninstall those the lock recorded as installed for bundles no longer locked."""
+    keep = {(a.client, a.identifier) for a in wanted if a.form == plugin_forms.INSTALL}
+    gone = []
+    for rec in (dict(p) for p in lock.plugins):
+        ident = str(rec.get("identifier", ""))
+        if rec.get("status", "installed") != "installed" or (rec.get("client"), ident) in keep or "@" not in ident:
+            continue
+        plugin, _, market = ident.rpartition("@")
+        gone.append(plugin_forms.PluginAction(str(rec.get("name")), str(rec.get("client")), str(rec.get("bundle")),
+                                              plugin_forms.INSTALL, "", market, plugin))
+    plugin_cli.uninstall(project, gone, diags)
+    return plugin_cli.install(project, wanted, diags)
+
+
+def _not_ours(project: str, lock: Lock, changes: writer.Changes, force: bool, diags: Diagnostics) -> None:
+    """Files the directory's manifest owns but the lock never installed were written by
+    `agentrc build --out` into the same directory: the consumer workflow would delete them
+    as stale (AR214), unless `force`."""
+    installed = {f.path for f in lock.files}
+    for path in changes.delete:
+        if path not in installed and not force:
+            diags.error(os.path.join(project, path), (0, 0), "AR214", "written by 'agentrc build' into this "
+                        "directory, not installed by agentrc.lock.json: the consumer workflow would delete it")
+
+
+def mcp_records(plan) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
+    """The lock's MCP records (spec 001 §3.7): one per server, client and config file the
+    build wrote it into (project scope; `config-written`: agentrc writes the project's MCP
+    config itself, atomically and key by key, where `claude mcp add --scope project` would
+    write the same `.mcp.json`), with the key path of its entry."""
+    by_path = {f.path: f for f in plan.files}
+    out = []
+    for r in plan.reports:
+        if r.kind != "mcp" or not r.generated:
+            continue
+        for path in r.outputs:
+            f = by_path.get(path)
+            key = next((k for k, _, _ in (f.keys if f is not None else ()) if k and k[-1] == r.name), None)
+            data = {"name": r.name, "client": r.client, "scope": "project", "bundle": bundle_stem(r.source),
+                    "status": "config-written", "config": path}
+            if key is not None:
+                data["key"] = list(key)
+            out.append(lockfile.record(data))
+    return tuple(out)
+
+
+def _check_files(project: str, lock: Lock, expected: Lock, planned, adopt: Dict[str, str],
+                 diags: Diagnostics) -> None:
+    """--frozen: the files the sources give are the ones the lock records, and the project
+    holds them as written."""
+    where = os.path.join(project, LOCK)
+    recorded = {f.path: f for f in lock.files}
+    for f in expected.files:
+        old = recorded.pop(f.path, None)
+        if old != f:
+            diags.error(where, (0, 0), "AR204", f"{f.path}: the locked sources give "
+                        + ("a file the lock does not record" if old is None else "other bytes than the lock records"))
+    for path in sorted(recorded):
+        diags.error(where, (0, 0), "AR204", f"{path}: the lock records a file the locked sources do not give")
+    if set(lock.mcps) != set(expected.mcps):
+        diags.error(where, (0, 0), "AR204", "the locked sources configure other MCP servers than the lock records")
+    try:
+        with writer.session(Path(project), write=False) as out:
+            changes, _, wdiags = out.diff(planned, False, adopt)
+    except writer.OutputError as exc:
+        diags.extend(exc.diagnostics)
+        return
+    diags.extend(wdiags)
+    for label, paths in (("missing", changes.create), ("differs from what agentrc installed", changes.update),
+                         ("is installed but no longer locked", changes.delete)):
+        for p in paths:
+            diags.error(os.path.join(project, p), (0, 0), "AR204", f"{label}; 'agentrc install' restores it")

@@ -1,0 +1,96 @@
+"""Installing a bundle's plugins through the clients' own CLIs (spec 001 §3.7, plugins map).
+
+The auto-install form runs `claude plugin marketplace add SOURCE` then `claude plugin
+install PLUGIN@MARKETPLACE --scope project` in the project (Copilot CLI: `copilot plugin
+marketplace add` and `copilot plugin install`, which install for the user); both are
+idempotent, and a marketplace Copilot already knows counts as added. A client CLI that is
+not on PATH is a warning naming `install_url` (AR210) and is recorded as
+`skipped-cli-missing`; a CLI that fails is a warning (AR211) and is not recorded (it is
+transient); instructions are shown as a warning (AR212) and recorded as
+`instructions-shown`. No plugin ever fails the rest of the installation. This module runs
+the client CLIs (with no input and a time limit); the descriptors are read by
+`agentrc.sources.plugins`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from typing import List, Optional, Sequence, Tuple
+
+from agentrc.diagnostics import Diagnostics
+from agentrc.sources import lock as lockfile
+from agentrc.sources.plugins import CONFIG, INSTALL, PluginAction
+
+CLI_TIMEOUT = 120.0
+INSTALLED = "installed"
+SKIPPED = "skipped-cli-missing"
+SHOWN = "instructions-shown"
+WRITTEN = "config-written"
+
+
+def install(project: str, actions: Sequence[PluginAction], diags: Diagnostics) -> Tuple[tuple, ...]:
+    """Run every action; the lock records of those that installed, were skipped or shown."""
+    records = []
+    for a in actions:
+        status = _install(project, a, diags)
+        if status is not None:
+            records.append(lockfile.record({"name": a.name, "client": a.client, "identifier": a.identifier,
+                                            "scope": a.scope, "bundle": a.bundle, "status": status}))
+    return tuple(records)
+
+
+def uninstall(project: str, actions: Sequence[PluginAction], diags: Diagnostics) -> None:
+    """Uninstall the auto-installed plugins `actions` name (those of removed bundles)."""
+    for a in actions:
+        if a.form != INSTALL or shutil.which(a.client) is None:
+            continue
+        args = ["plugin", "uninstall", a.identifier] + (["--scope", "project"] if a.client == "claude" else [])
+        ok, said = _run(project, a.client, args)
+        if not ok and "not installed" not in said.lower() and "not found" not in said.lower():
+            diags.warning(_where(a), (0, 0), "AR211", f"{a.client} plugin uninstall {a.identifier} failed: {said}")
+
+
+def _install(project: str, a: PluginAction, diags: Diagnostics) -> Optional[str]:
+    if a.form == CONFIG:
+        return WRITTEN  # its opencode.json entry was written with the files
+    if a.form != INSTALL:
+        diags.warning(_where(a), (0, 0), "AR212", f"plugin {a.name} for {a.client} is not installed automatically: "
+                      f"{a.text}")
+        return SHOWN
+    exe = shutil.which(a.client)
+    if exe is None:
+        url = f"; install it by hand: {a.install_url}" if a.install_url else ""
+        diags.warning(_where(a), (0, 0), "AR210", f"plugin {a.name} for {a.client} skipped: the {a.client} CLI is "
+                      f"not on PATH{url}")
+        return SKIPPED
+    ok, said = _run(project, a.client, ["plugin", "marketplace", "add", a.source])
+    if not ok and "already" not in said.lower():
+        diags.warning(_where(a), (0, 0), "AR211", f"{a.client} plugin marketplace add {a.source} failed: {said}")
+        return None
+    args = ["plugin", "install", a.identifier] + (["--scope", "project"] if a.client == "claude" else [])
+    ok, said = _run(project, a.client, args)
+    if not ok:
+        diags.warning(_where(a), (0, 0), "AR211", f"{a.client} plugin install {a.identifier} failed: {said}")
+        return None
+    return INSTALLED
+
+
+def _run(project: str, client: str, args: List[str]) -> Tuple[bool, str]:
+    exe = shutil.which(client)
+    if exe is None:
+        return False, f"{client} is not on PATH"
+    try:
+        proc = subprocess.run([exe] + args, cwd=project, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=CLI_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return False, f"took longer than {CLI_TIMEOUT:g} s"
+    except OSError as exc:
+        return False, exc.strerror or str(exc)
+    text = (proc.stderr + proc.stdout).decode("utf-8", "replace")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return proc.returncode == 0, (lines[-1] if lines else f"exit {proc.returncode}")[:500]
+
+
+def _where(a: PluginAction) -> str:
+    return f"bundle {a.bundle}"
