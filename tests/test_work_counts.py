@@ -40,3 +40,54 @@ def test_one_edit_parses_the_merged_opencode_json_a_constant_number_of_times(tmp
     assert "Guidance 7, edited." in (out / ".agents" / "rules" / "rule-0007" / "RULE.md").read_text()
     assert len(calls) <= 6, f"{len(calls)} parses of opencode.json for a one-rule edit"
     assert '"theme": "dark"' in (out / "opencode.json").read_text()
+
+
+def _count_parses(monkeypatch):
+    calls = []
+    real = jsonedit._parse
+    monkeypatch.setattr(jsonedit, "_parse", lambda text: calls.append(len(text)) or real(text))
+    return calls
+
+
+def _build_quietly(argv) -> int:
+    with contextlib.redirect_stderr(io.StringIO()):
+        return main(argv)
+
+
+def _add_and_remove_parses(tmp_path, monkeypatch, rules: int):
+    """Parses of opencode.json (which holds a user's key) when 10 path-scoped rules are added
+    to `rules`, and when they are removed again."""
+    reg = _registry(tmp_path, rules + 10)
+    hold = tmp_path / "held"
+    hold.mkdir()
+    for i in range(rules, rules + 10):  # the 10 added later: set aside for the first build
+        (reg / "rules" / f"rule-{i:04d}").rename(hold / f"rule-{i:04d}")
+    out = tmp_path / "out"
+    argv = ["build", str(reg), "--client", "opencode", "--out", str(out)]
+    assert _build_quietly(argv) == 0
+    config = out / "opencode.json"
+    config.write_text(config.read_text().replace("{\n", '{\n  "theme": "dark",\n', 1))  # the user's own key
+    counts = []
+    for step in ("add", "remove"):
+        for i in range(rules, rules + 10):
+            src, dst = hold / f"rule-{i:04d}", reg / "rules" / f"rule-{i:04d}"
+            (src.rename(dst) if step == "add" else dst.rename(src))
+        calls = _count_parses(monkeypatch)
+        assert _build_quietly(argv) == 0
+        monkeypatch.undo()
+        counts.append(len(calls))
+        listed = jsonedit.loads(config.read_text())["instructions"]
+        assert len(listed) == (rules + 10 if step == "add" else rules)
+        assert '"theme": "dark"' in config.read_text()
+    return counts
+
+
+def test_adding_and_removing_rules_parses_opencode_json_a_constant_number_of_times(tmp_path, monkeypatch):
+    """Adding or removing path-scoped rules takes out agentrc's n entries of `instructions`
+    and puts in the new list: one parse for the run of removals and one for the additions
+    (it was two parses per entry, quadratic in the number of rules). The count does not
+    grow with the registry."""
+    small = _add_and_remove_parses(tmp_path / "small", monkeypatch, 20)
+    large = _add_and_remove_parses(tmp_path / "large", monkeypatch, 160)
+    assert large == small, f"parses for add/remove: {small} at 30 rules, {large} at 170"
+    assert max(large) <= 16, large

@@ -322,10 +322,10 @@ def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
             and _holds(data, new):
         return current
     edits: List[Any] = []
-    for key, value, append in old:
+    for key, value, append in _by_path(old):
         edits.append(jsonedit.RemoveItem(key, json.loads(value)) if append else jsonedit.DeleteKey(key))
     recorded = {(k, v) for k, v, a in old if a}
-    for key, value, append in new:
+    for key, value, append in _by_path(new):
         parsed = json.loads(value, object_pairs_hook=OrderedDict)
         if append:
             found = _lookup(data, key)
@@ -335,6 +335,17 @@ def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
         else:
             edits.append(jsonedit.SetKey(key, parsed))
     return jsonedit.edit(current, edits)
+
+
+def _by_path(keys: Sequence[Key]) -> List[Key]:
+    """`keys` with the entries appended to one array together (paths in the order they first
+    come, entries in their order): jsonedit applies a run of edits to one array from one
+    parse, so hook entries of several events, interleaved item by item, cost a parse per
+    event rather than per entry."""
+    groups: Dict[Any, List[Key]] = {}  # dicts keep insertion order (Python >= 3.7)
+    for n, (path, value, append) in enumerate(keys):
+        groups.setdefault(tuple(path) if append else n, []).append((path, value, append))
+    return [k for group in groups.values() for k in group]
 
 
 def _render_toml(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
