@@ -91,3 +91,36 @@ def test_adding_and_removing_rules_parses_opencode_json_a_constant_number_of_tim
     large = _add_and_remove_parses(tmp_path / "large", monkeypatch, 160)
     assert large == small, f"parses for add/remove: {small} at 30 rules, {large} at 170"
     assert max(large) <= 16, large
+
+
+def _edit_counts(tmp_path, monkeypatch, rules: int, module, names):
+    """Calls of module.<name> for each of `names` in a one-rule edit of `rules` path-scoped
+    rules built for opencode (opencode.json holding a user's key too)."""
+    reg = _registry(tmp_path, rules)
+    out = tmp_path / "out"
+    argv = ["build", str(reg), "--client", "opencode", "--out", str(out)]
+    assert _build_quietly(argv) == 0
+    config = out / "opencode.json"
+    config.write_text(config.read_text().replace("{\n", '{\n  "theme": "dark",\n', 1))
+    rule = reg / "rules" / "rule-0003" / "RULE.md"
+    rule.write_text(rule.read_text().replace("Guidance 3.", "Guidance 3, edited."))
+    calls = {name: 0 for name in names}
+    for name in names:
+        real = getattr(module, name)
+
+        def counted(*args, _name=name, _real=real, **kwargs):
+            calls[_name] += 1
+            return _real(*args, **kwargs)
+        monkeypatch.setattr(module, name, counted)
+    assert _build_quietly(argv) == 0
+    monkeypatch.undo()
+    return sum(calls.values())
+
+
+def test_merging_compares_entries_a_linear_number_of_times(tmp_path, monkeypatch):
+    """Whether opencode.json still holds agentrc's n `instructions` (and which the user
+    removed) is a count per entry, not a scan of the list per entry (n^2 comparisons)."""
+    from agentrc.output import merge
+    small = _edit_counts(tmp_path / "small", monkeypatch, 40, merge, ("same", "_canon"))
+    large = _edit_counts(tmp_path / "large", monkeypatch, 160, merge, ("same", "_canon"))
+    assert large <= 4 * small + 20, f"comparisons: {small} at 40 rules, {large} at 160"

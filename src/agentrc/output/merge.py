@@ -203,10 +203,11 @@ def edited(fmt: str, current: str, old: Sequence[Key]) -> Tuple[List[str], List[
                 changed.append("the agentrc block")
         return changed, missing
     data = _load(fmt, current)
+    elements = _Elements(data)
     for key, value, append in old:
         found = _lookup(data, key)
         if append:
-            if not (isinstance(found, list) and json.loads(value) in found):
+            if not elements.count(key, value):
                 # An entry that still names agentrc's own files (a hook's script path)
                 # was edited, not removed: appending ours again would run it twice.
                 marks = [t for t in _strings(json.loads(value)) if "/agentrc/" in t]
@@ -291,6 +292,37 @@ def _lookup(data: Any, key: Sequence[str]) -> Any:
     return data
 
 
+def _canon(value: Any) -> str:
+    """JSON data as one string, equal exactly when `same` holds for JSON (object key order
+    aside; `true`, `1` and `1.0` differ): what jsonedit's RemoveItem compares too."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+class _Elements:
+    """How many times each element (by `_canon`) is in the array at a key path of `data`,
+    counted once per path: looking n entries up in an n-entry list one by one was
+    quadratic in the number of rules (opencode.json's `instructions`)."""
+
+    def __init__(self, data: Any):
+        self.data = data
+        self.counts: Dict[Tuple[str, ...], Optional[Dict[str, int]]] = {}
+
+    def count(self, key: Sequence[str], value: str) -> int:
+        """How many elements equal to `value` (JSON text) the array at `key` holds."""
+        path = tuple(key)
+        if path not in self.counts:
+            found = _lookup(self.data, path)
+            counts: Optional[Dict[str, int]] = None
+            if isinstance(found, list):
+                counts = {}
+                for x in found:
+                    c = _canon(x)
+                    counts[c] = counts.get(c, 0) + 1
+            self.counts[path] = counts
+        counts = self.counts[path]
+        return 0 if counts is None else counts.get(_canon(json.loads(value)), 0)
+
+
 def _holds(data: Any, keys: Sequence[Key]) -> bool:
     """Whether `data` holds every key as recorded: each set key with its value, each appended
     element as many times as it was appended."""
@@ -302,12 +334,8 @@ def _holds(data: Any, keys: Sequence[Key]) -> bool:
             found = _lookup(data, key)
             if found is _MISSING or not same("json", found, json.loads(value)):
                 return False
-    for (key, value), n in wanted.items():
-        found = _lookup(data, key)
-        element = json.loads(value)
-        if not isinstance(found, list) or sum(1 for x in found if same("json", x, element)) < n:
-            return False
-    return True
+    elements = _Elements(data)
+    return all(elements.count(key, value) >= n for (key, value), n in wanted.items())
 
 
 def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
@@ -325,11 +353,11 @@ def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
     for key, value, append in _by_path(old):
         edits.append(jsonedit.RemoveItem(key, json.loads(value)) if append else jsonedit.DeleteKey(key))
     recorded = {(k, v) for k, v, a in old if a}
+    elements = _Elements(data)
     for key, value, append in _by_path(new):
         parsed = json.loads(value, object_pairs_hook=OrderedDict)
         if append:
-            found = _lookup(data, key)
-            if (key, value) not in recorded and isinstance(found, list) and json.loads(value) in found:
+            if (key, value) not in recorded and elements.count(key, value):
                 continue
             edits.append(jsonedit.AppendItem(key, parsed))
         else:
