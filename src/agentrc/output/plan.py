@@ -8,13 +8,13 @@ clients may legitimately write identical bytes to a shared path; that is merged)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered, skill_names
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import DROPPED, STATUSES, FieldOutcome, ItemReport
-from agentrc.files import Fragment, OutputFile
+from agentrc.files import Fragment, OnDemand, OutputFile
 from agentrc.model import Item, Kind, McpServer, Registry
 from agentrc.output import merge as managed
 
@@ -121,7 +121,7 @@ def _cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
                     mine = entries.get((reader.name, item.kind, item.name))
                     if mine is None:
                         foreign.append(item.name)
-                    elif mine.content != theirs.content:
+                    elif not mine.same_bytes(theirs):
                         differ.append(item.name)
                 if differ or foreign:
                     found.setdefault((tuple(differ), tuple(foreign), tuple(paths)), []).append(other)
@@ -180,7 +180,7 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Ren
            ctx.renamed.get((item.kind.value, item.name), ""))
     hit = memo.get(key)
     if hit is not None:
-        return _unpack(hit)
+        return _unpack(hit, lambda: adapter.render(item, ctx))
     rendered = adapter.render(item, ctx)
     memo.put(key, _pack(rendered))
     return rendered
@@ -197,9 +197,29 @@ def _pack(r: Rendered) -> tuple:
             tuple((f.path, f.format, f.key, f.value, f.append, f.owner) for f in r.fragments))
 
 
-def _unpack(packed: tuple) -> Rendered:
+def digests_only(packed: tuple) -> tuple:
+    """A memo entry of `_pack` with each file's bytes replaced by their sha256 (hex): what
+    the CLI's memo keeps on disk. Fragments stay whole: files are assembled from them."""
+    files, report, frags = packed
+    return (tuple((p, c if isinstance(c, str) else OutputFile(p, c).sha256(), *rest) for p, c, *rest in files),
+            report, frags)
+
+
+def _unpack(packed: tuple, again: Callable[[], Rendered]) -> Rendered:
+    """The rendering a memo entry holds. A file kept as a digest gets its bytes from
+    `again()` (the item rendered once more) if and when they are read."""
     files, (client, kind, name, source, generated, outputs, fields), frags = packed
-    return Rendered(tuple(OutputFile(*f) for f in files),
+    fresh: Dict[str, bytes] = {}
+
+    def produce(path: str) -> Callable[[], bytes]:
+        def content() -> bytes:
+            if not fresh:
+                fresh.update((f.path, f.content) for f in again().files)
+            return fresh[path]
+        return content
+
+    return Rendered(tuple(OutputFile(*f) if isinstance(f[1], bytes) else OnDemand(f[0], f[1], produce(f[0]), *f[2:])
+                          for f in files),
                     ItemReport(client, kind, name, source, generated, outputs,
                                tuple(FieldOutcome(*o) for o in fields)),
                     tuple(Fragment(*f) for f in frags))
@@ -209,7 +229,7 @@ def _add(by_path: Dict[str, OutputFile], f: OutputFile, diags: Diagnostics, sour
     other = by_path.get(f.path)
     if other is None:
         by_path[f.path] = f
-    elif other.content != f.content or other.executable != f.executable:
+    elif other.executable != f.executable or not other.same_bytes(f):
         diags.error(source, (0, 0), "AR090", f"{f.path}: {f.owner} and {other.owner} need different bytes")
 
 

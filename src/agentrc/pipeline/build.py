@@ -72,7 +72,7 @@ def build(options: BuildOptions, notify: Optional[Callable[[str], None]] = None)
             return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
                                writer.Changes((), (), (), stamp["files"]))
     memo = cache.load(memo_path) if memo_path else None
-    if memo is not None and not memo.data and options.jobs != 1:
+    if memo is not None and memo.empty and options.jobs != 1:
         warm.warm(inputs.tree, list(options.clients), memo, options.jobs or (os.cpu_count() or 1))
     plan = stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
                            inputs.explicit, memo, layout=options.layout, plugin_name=options.plugin_name,
