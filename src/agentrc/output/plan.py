@@ -150,13 +150,14 @@ def _shared_context(clients: Sequence[ClientAdapter], items: Sequence[Item], rep
                     diags: Diagnostics) -> None:
     """A context item's section lands in a file every client reads (AGENTS.md): `audience`
     cannot keep it from the clients it leaves out. Say so rather than pretend."""
-    written = {(r.name, p) for r in reports if r.kind == "context" and r.generated for p in r.outputs[:1]}
+    written: Dict[str, set] = {}  # context item -> the files its section went to (by name: not n^2)
+    for r in reports:
+        if r.kind == "context" and r.generated:
+            written.setdefault(r.name, set()).update(r.outputs[:1])
     for item in items:
         if item.kind is not Kind.CONTEXT or not item.audience:
             continue
-        for name, path in sorted(written):
-            if name != item.name:
-                continue
+        for path in sorted(written.get(item.name, ())):
             readers = [a.name for a in clients if a.layout == "project" and not item.targets(a.family)
                        and Kind.CONTEXT in a.kinds and getattr(a, "context_file", "") == path]
             if readers:

@@ -85,7 +85,8 @@ def select(registry: Registry, bundle_names: Optional[Sequence[str]] = None,
     diags = Diagnostics()
     if not bundle_names and entrypoints is None:
         return registry.items, ()
-    roots: List[Tuple[Kind, str]] = [i.key for i in registry.items if i.entrypoint in set(entrypoints or ())]
+    wanted = set(entrypoints or ())
+    roots: List[Tuple[Kind, str]] = [i.key for i in registry.items if i.entrypoint in wanted]
     for b in _bundle_closure(idx, bundle_names or (), diags):
         roots.extend((r.kind, r.name) for r in b.items)
     chosen: Dict[Tuple[Kind, str], Item] = {}
