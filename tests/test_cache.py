@@ -269,3 +269,34 @@ def test_warm_builds_equal_no_cache_builds_over_edit_sequences(edits, tmp_path_f
                       main(["build", str(reg), "--client", ",".join(clients), "--out", str(cold), "--no-cache"])]
             assert codes[-2] == codes[-1], f"exit codes differ after {edits[:step + 1]}"
             assert _tree(warm) == _tree(cold), f"trees differ after {edits[:step + 1]}"
+
+
+def test_an_unchanged_items_deleted_output_is_rendered_again_from_the_item(tmp_path, monkeypatch):
+    """The memo has the digest of an unchanged rule's files, not their bytes: when one of
+    them must be written again, that rule is rendered again (for that client alone), and the
+    tree is what --no-cache writes."""
+    from agentrc.clients.base import ClientAdapter
+
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg = tmp_path / "reg"
+    for i in range(5):
+        d = reg / "rules" / f"rule-{i}"
+        d.mkdir(parents=True)
+        (d / "RULE.md").write_text(f"---\ndescription: Rule {i}.\n---\n\nGuidance {i}.\n")
+    build = ["build", str(reg), "--client", "claude,copilot"]
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert main(build + ["--out", str(tmp_path / "out"), "--jobs", "1"]) == 0
+    (tmp_path / "out" / ".claude" / "rules" / "rule-3.md").unlink()
+    renders = []
+    real = ClientAdapter.render
+    monkeypatch.setattr(ClientAdapter, "render", lambda self, item, ctx: renders.append((self.name, item.name))
+                        or real(self, item, ctx))
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert main(build + ["--out", str(tmp_path / "out"), "--jobs", "1"]) == 0
+    monkeypatch.undo()
+    assert renders == [("claude", "rule-3")]
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert main(build + ["--out", str(tmp_path / "fresh"), "--no-cache"]) == 0
+    built, fresh = _files(tmp_path / "out"), _files(tmp_path / "fresh")
+    built.pop(".agentrc/manifest.json"), fresh.pop(".agentrc/manifest.json")
+    assert built == fresh

