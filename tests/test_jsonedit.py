@@ -479,15 +479,22 @@ def _one_by_one(text, edits, prune=True):
     return text
 
 
+MEMBER_KEYS = st.sampled_from(["a", "b", "c", "d", "e"])
+
+
 @st.composite
-def texts_with_an_array(draw):
+def texts_with_an_array(draw, members=False):
     """A document holding an array at ("l",) (or ("o", "l")), laid out one entry per line,
-    on one line, or mixed, with comments and trailing commas."""
-    items = draw(st.lists(ARRAY_ITEMS, max_size=6))
+    on one line, or mixed, with comments and trailing commas; with `members`, an object
+    there instead, `items` its (key, value) pairs (duplicate keys included)."""
+    items = draw(st.lists(st.tuples(MEMBER_KEYS, ARRAY_ITEMS) if members else ARRAY_ITEMS, max_size=6))
     layout = draw(st.sampled_from(["lines", "one", "mixed"]))
-    rendered = [json.dumps(i) for i in items]
+    rendered = [f"{json.dumps(k)}: {json.dumps(v)}" if members else json.dumps(i)
+                for i in items for k, v in [i if members else (None, None)]]
     if layout == "one" or not rendered:
         body = "[" + ", ".join(rendered) + (draw(st.sampled_from(["", ","])) if rendered else "") + "]"
+        if members:
+            body = "{" + body[1:-1] + "}"
     else:
         lines = []
         for k, r in enumerate(rendered):
@@ -499,7 +506,7 @@ def texts_with_an_array(draw):
                 lines.append("    " + r + sep + note)
             if draw(st.integers(0, 4)) == 0:
                 lines.append("    // own line")
-        body = "[\n" + "\n".join(lines) + "\n  ]"
+        body = ("{" if members else "[") + "\n" + "\n".join(lines) + "\n  " + ("}" if members else "]")
     nested = draw(st.booleans())
     member = f'"l": {body}'
     if nested:
@@ -538,3 +545,34 @@ def test_removing_and_adding_many_entries_parses_the_file_a_constant_number_of_t
     monkeypatch.setattr(jsonedit, "_parse", lambda t: calls.append(1) or real(t))
     assert edit(built, old + new) == expected
     assert len(calls) <= 10, f"{len(calls)} parses for 53 removals and 60 additions"
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts_with_an_array(members=True), st.data(), st.booleans())
+def test_a_run_of_member_edits_gives_the_bytes_of_the_edits_one_by_one(doc, data, prune):
+    text, path, _ = doc
+    deletes = [DeleteKey(path + (k,)) for k in data.draw(st.lists(MEMBER_KEYS | st.just("zz"), max_size=6))]
+    sets = [SetKey(path + (k,), v) for k, v in data.draw(st.lists(st.tuples(MEMBER_KEYS | st.just("new"),
+                                                                             ARRAY_ITEMS), max_size=5))]
+    edits = deletes + sets
+    try:
+        expected = _one_by_one(text, edits, prune)
+    except JsonEditError:
+        with pytest.raises(JsonEditError):
+            edit(text, edits, prune)
+        return
+    assert edit(text, edits, prune) == expected
+
+
+def test_setting_and_deleting_many_servers_parses_the_file_a_constant_number_of_times(monkeypatch):
+    text = '{\n  // mine\n  "servers": {\n    "mine": {"type": "stdio", "command": "mine"}\n  }\n}\n'
+    servers = [SetKey(("servers", f"s{i}"), {"command": f"s{i}", "args": ["-v"]}) for i in range(40)]
+    built = _one_by_one(text, servers)
+    edits = [DeleteKey(e.path) for e in servers] + servers + [SetKey(("servers", "s40"), {"command": "x"})]
+    expected = _one_by_one(built, edits)
+    calls = []
+    real = jsonedit._parse
+    monkeypatch.setattr(jsonedit, "_parse", lambda t: calls.append(1) or real(t))
+    assert edit(built, edits) == expected
+    assert len(calls) <= 6, f"{len(calls)} parses for 40 deletions and 41 additions"
+    assert edit(expected, [DeleteKey(e.path) for e in edits[40:]]) == text

@@ -21,7 +21,7 @@ import json
 import json.decoder
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union, overload
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union, overload
 
 from agentrc.text.position import TextError, line_col
 
@@ -103,12 +103,21 @@ def edit(text: str, edits: Sequence[Edit], prune: bool = True) -> str:
         if isinstance(e, (RemoveItem, AppendItem)):  # a run of item edits on one array: one parse
             while j < len(edits) and type(edits[j]) is type(e) and tuple(edits[j].path) == tuple(e.path):
                 j += 1
+        elif e.path:  # a run of member edits in one object (MCP servers, say): one parse
+            while (j < len(edits) and type(edits[j]) is type(e) and edits[j].path
+                   and tuple(edits[j].path[:-1]) == tuple(e.path[:-1])):
+                j += 1
         if j - i > 1:
-            values = [getattr(x, "value") for x in edits[i:j]]  # RemoveItems or AppendItems alike
+            run = edits[i:j]
+            values = [getattr(x, "value", None) for x in run]  # all but DeleteKeys have one
             if isinstance(e, RemoveItem):
                 text = _remove_items(doc, tuple(e.path), values, prune)
-            else:
+            elif isinstance(e, AppendItem):
                 text = _append_items(doc, tuple(e.path), values, prune)
+            elif isinstance(e, DeleteKey):
+                text = _delete_keys(doc, [tuple(x.path) for x in run], prune)
+            else:
+                text = _set_keys(doc, [tuple(x.path) for x in run], values, prune)
         else:
             text = _APPLY[type(e)](doc, e, prune)
         if text is not doc.text:
@@ -532,11 +541,23 @@ def _remove_items(doc: _Doc, path: Path, values: Sequence[Any], prune: bool) -> 
     gone = set(removed[:-1])
     if not gone:
         return _remove_item(doc, RemoveItem(path, last_value), prune)
+    cut = _cut(doc, node, gone)
+    if cut is None:
+        return _one_by_one(doc, [RemoveItem(path, v) for v in values], prune)
+    return _remove_item(_Doc(cut), RemoveItem(path, last_value), prune)
+
+
+def _cut(doc: _Doc, node: _Node, gone: Set[int]) -> Optional[str]:
+    """The text with the entries `gone` of `node` (an array or object, some entry of which
+    stays) cut as cutting them one by one gives, or None for a layout where the cuts
+    interact (then the caller cuts one at a time)."""
+    text, entries = doc.text, node.entries
+    assert entries is not None  # `gone` indexes them
     keep = max(k for k in range(len(entries)) if k not in gone)  # the last entry left
     last = entries[-1]
     if _one_line(text, node):
         if not _plain_one_line(text, node):
-            return _one_by_one(doc, [RemoveItem(path, v) for v in values], prune)
+            return None
         # Before `keep`, an entry goes with its comma and the spaces after it; the entries
         # after it go from its end to the end of the last one (its comma too, unless the
         # list keeps a trailing comma).
@@ -547,7 +568,7 @@ def _remove_items(doc: _Doc, path: Path, values: Sequence[Any], prune: bool) -> 
             spans.append((kept.node.end if last.comma is None else kept.comma, last.node.end))
     else:
         if not all(_whole_lines(text, entries[k]) for k in gone):
-            return _one_by_one(doc, [RemoveItem(path, v) for v in values], prune)
+            return None
         spans = [_entry_span(text, entries[k]) for k in sorted(gone)]
         if len(entries) - 1 in gone and last.comma is None:
             comma = entries[keep].comma
@@ -558,7 +579,75 @@ def _remove_items(doc: _Doc, path: Path, values: Sequence[Any], prune: bool) -> 
         parts.append(text[at:start])
         at = end
     parts.append(text[at:])
-    return _remove_item(_Doc("".join(parts)), RemoveItem(path, last_value), prune)
+    return "".join(parts)
+
+
+def _delete_keys(doc: _Doc, paths: Sequence[Path], prune: bool) -> str:
+    """DeleteKey(p) for each of `paths` (all in one object) in turn, from one parse: the
+    members of all but the last key that is there are cut at once (as `_remove_items`
+    does), then that key is deleted as a single edit (it may empty the object)."""
+    text, parent_path = doc.text, paths[0][:-1]
+    parent, i = _find(doc, parent_path, strict=None)
+    if parent is None or i < len(parent_path) or not parent.is_object or not parent.entries:
+        return _one_by_one(doc, [DeleteKey(p) for p in paths], prune)  # no-ops, or an error to raise
+    present = {e.key for e in parent.entries}
+    found: List[str] = []
+    for p in paths:  # a key deleted twice is there the first time only
+        if p[-1] in present and p[-1] not in found:
+            found.append(p[-1])
+    if not found:
+        return text
+    earlier = set(found[:-1])
+    gone = {k for k, e in enumerate(parent.entries) if e.key in earlier}
+    if not gone:
+        return _delete(text, parent_path + (found[-1],), prune, doc)
+    cut = _cut(doc, parent, gone)
+    if cut is None:
+        return _one_by_one(doc, [DeleteKey(p) for p in paths], prune)
+    return _delete(cut, parent_path + (found[-1],), prune)
+
+
+def _set_keys(doc: _Doc, paths: Sequence[Path], values: Sequence[Any], prune: bool) -> str:
+    """SetKey(p, v) for each pair in turn, from one parse when the keys are new members of
+    one non-empty object (a first one that creates the object or fills it from empty goes
+    on its own); otherwise one at a time."""
+    parent_path = paths[0][:-1]
+    keys = [p[-1] for p in paths]
+
+    def fits(d: _Doc, rest: Sequence[str]) -> Optional[_Node]:
+        node, i = _find(d, parent_path, strict=None)
+        if node is None or i < len(parent_path) or not node.is_object or not node.entries:
+            return None
+        present = {e.key for e in node.entries}
+        return node if len(set(rest)) == len(rest) and not present & set(rest) else None
+
+    node = fits(doc, keys)
+    if node is None and len(keys) > 1:
+        text = _set_key(doc, SetKey(paths[0], values[0]), prune)
+        doc, paths, values, keys = _Doc(text), paths[1:], values[1:], keys[1:]
+        node = fits(doc, keys)
+    if node is None:
+        return _one_by_one(doc, [SetKey(p, v) for p, v in zip(paths, values)], prune)
+    return _insert_many(doc, node, list(zip(keys, values)))
+
+
+def _insert_many(doc: _Doc, node: _Node, members: Sequence[Tuple[Optional[str], Any]]) -> str:
+    """`_insert` of each (key, value) in turn at the end of the non-empty `node`, from one
+    parse: each new entry goes after the previous one, on its own line (or after `, ` in a
+    one-line container) with the indent and comma style of the entry before it."""
+    t = doc.text
+    assert node.entries  # the caller checked
+    last = node.entries[-1]
+    if _one_line(t, node):
+        new = "".join(", " + doc.render(k, v, None) for k, v in members)
+        return _splice(t, last.node.end, last.node.end, new)
+    indent = doc.entry_indent(node, last)
+    at = _line_rest(t, last.node.end if last.comma is None else last.comma + 1)
+    rendered = [doc.nl + indent + doc.render(k, v, indent) for k, v in members]
+    if last.comma is not None:  # trailing commas: every new entry gets one
+        return _splice(t, at, at, "".join(r + "," for r in rendered))
+    t = _splice(t, at, at, ",".join(rendered))
+    return _splice(t, last.node.end, last.node.end, ",")
 
 
 def _plain_one_line(t: str, node: _Node) -> bool:
@@ -593,17 +682,7 @@ def _append_items(doc: _Doc, path: Path, values: Sequence[Any], prune: bool) -> 
         if i < len(path) or node.entries is None or node.is_object or not node.entries:
             return _one_by_one(doc, [AppendItem(path, v) for v in rest], prune)
         values = rest
-    t, last = doc.text, node.entries[-1]
-    if _one_line(t, node):  # each goes in as `, value` after the last entry
-        new = "".join(", " + doc.render(None, v, None) for v in values)
-        return _splice(t, last.node.end, last.node.end, new)
-    indent = doc.entry_indent(node, last)
-    at = _line_rest(t, last.node.end if last.comma is None else last.comma + 1)
-    rendered = [doc.nl + indent + doc.render(None, v, indent) for v in values]
-    if last.comma is not None:  # trailing commas: every new entry gets one
-        return _splice(t, at, at, "".join(r + "," for r in rendered))
-    t = _splice(t, at, at, ",".join(rendered))
-    return _splice(t, last.node.end, last.node.end, ",")
+    return _insert_many(doc, node, [(None, v) for v in values])
 
 
 def _one_by_one(doc: _Doc, edits: Sequence[Edit], prune: bool) -> str:
