@@ -151,3 +151,23 @@ def test_a_build_runs_no_full_garbage_collection(tmp_path):
         gc.callbacks.remove(seen)
         gc.set_threshold(*thresholds)
     assert full == [] and gc.isenabled()
+
+
+def test_an_unchanged_toml_merge_scans_the_file_once(monkeypatch):
+    """Codex's config.toml holds a table per MCP server: re-merging the same tables leaves
+    the file as it is after one scan (it was a delete and a set per table, each a scan of
+    the whole file: quadratic in the number of servers)."""
+    from agentrc.output import merge
+    from agentrc.text import tomledit
+
+    keys = tuple((("mcp_servers", f"s{i:02d}"), f'{{"command": "s{i}", "args": ["-v"], "env": {{"K": "{i}"}}}}',
+                  False) for i in range(30))
+    current = merge.render("toml", '# mine\nmodel = "gpt-5"\n', (), keys)
+    scans = []
+    real = tomledit._Scanner
+    monkeypatch.setattr(tomledit, "_Scanner", lambda text: scans.append(1) or real(text))
+    assert merge.render("toml", current, keys, keys) == current
+    assert len(scans) == 1
+    scans.clear()
+    changed = keys[:29] + ((keys[29][0], '{"command": "other"}', False),)
+    assert 'command = "other"' in merge.render("toml", current, keys, changed)

@@ -377,6 +377,14 @@ def _by_path(keys: Sequence[Key]) -> List[Key]:
 
 
 def _render_toml(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
+    """Take out `old`'s tables, put in `new`'s. When they are the same keys and the file
+    still holds them as written, the file is left as it is: one scan of it, not two per
+    table (each of which scans the whole file)."""
+    if new and [(tuple(k), v, bool(a)) for k, v, a in old] == [(tuple(k), v, bool(a)) for k, v, a in new] \
+            and not any(a for _, _, a in new) and current.strip():
+        data = tomledit.loads(current)
+        if all(same("toml", _lookup(data, k), json.loads(v)) for k, v, _ in new):
+            return current
     text = current
     for key, _, append in old:
         text = tomledit.delete_table(text, key)
