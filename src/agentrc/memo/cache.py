@@ -12,8 +12,8 @@ entry when it asks for it; renderings are kept as digests of their files, not th
 written again is rendered again. A build appends its new entries as one new pack; the
 packs are compacted into one when dead entries (or packs) pile up. Packs are written
 before the index that names them and replaced atomically, so a killed build leaves at
-worst a pack no index names (removed by the next save); an entry that cannot be read is
-a miss, never an error.
+worst a pack no index names (removed by the next save); an entry that cannot be read, or
+whose bytes do not match the checksum the index keeps, is a miss, never an error.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import pickle
+import zlib
 from pathlib import Path
 from typing import IO, Any, Dict, Hashable, Iterable, Optional, Set, Tuple
 
@@ -29,7 +30,7 @@ from agentrc import __version__
 from agentrc.fingerprint import digest
 from agentrc.output.plan import digests_only
 
-Location = Tuple[str, int, int]  # pack file name, offset, length
+Location = Tuple[str, int, int, int]  # pack file name, offset, length, crc32 of the entry
 MAX_PACKS = 8  # more packs than this (many small builds) are compacted into one
 
 
@@ -47,7 +48,7 @@ class Store:
         where = self.index.get(key)
         if where is None:
             return None
-        name, offset, length = where
+        name, offset, length, crc = where
         try:
             pack = self._packs.get(name)
             if pack is None:
@@ -56,7 +57,7 @@ class Store:
             data = pack.read(length)
         except OSError:
             return None
-        if len(data) != length:
+        if len(data) != length or zlib.crc32(data) != crc:  # a pack cut short or damaged: a miss
             return None
         self.reads += 1
         self.bytes_read += length
@@ -190,7 +191,7 @@ def _write_pack(root: Path, entries: Dict[Hashable, bytes]) -> Dict[Hashable, Lo
     offset = 0
     for key, data in entries.items():
         h.update(data)
-        index[key] = ("", offset, len(data))
+        index[key] = ("", offset, len(data), zlib.crc32(data))
         offset += len(data)
     name = h.hexdigest()[:32] + ".pack"
     if not (root / name).exists():
@@ -199,7 +200,7 @@ def _write_pack(root: Path, entries: Dict[Hashable, bytes]) -> Dict[Hashable, Lo
             for data in entries.values():
                 f.write(data)
         os.replace(tmp, root / name)
-    return {k: (name, o, n) for k, (_, o, n) in index.items()}
+    return {k: (name, o, n, c) for k, (_, o, n, c) in index.items()}
 
 
 def load_stamp(memo_path: Path) -> Optional[dict]:
