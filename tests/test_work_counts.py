@@ -171,3 +171,88 @@ def test_an_unchanged_toml_merge_scans_the_file_once(monkeypatch):
     scans.clear()
     changed = keys[:29] + ((keys[29][0], '{"command": "other"}', False),)
     assert 'command = "other"' in merge.render("toml", current, keys, changed)
+
+
+EVENTS = ("PreToolUse", "PostToolUse", "Stop", "SessionStart")
+
+
+def _mixed_registry(root: Path, n: int) -> Path:
+    """n each of path-scoped rules, skills, agents, commands, hooks and context sections, and
+    a bundle of n / 10 MCP servers: every kind of output that is merged or assembled."""
+    reg = root / "reg"
+    for i in range(n):
+        for kind, entry, extra in (
+                ("rules", "RULE", f"scope:\n  paths: [\"src/m{i}/**\"]\n"), ("skills", "SKILL", ""),
+                ("agents", "AGENT", "tools: [read, grep]\n"), ("commands", "COMMAND", ""),
+                ("hooks", "HOOK", f"event: {EVENTS[i % 4]}\nscript: ./run.sh\ntimeout: 10\n"),
+                ("context", "CONTEXT", f"order: {i}\n")):
+            d = reg / kind / f"{kind[:-1]}-{i:04d}"
+            d.mkdir(parents=True)
+            body = f"## {kind} {i}\n\nText {i}.\n" if kind == "context" else f"Text {i}.\n"
+            (d / f"{entry}.md").write_text(f"---\nschema: 1\ndescription: {kind} {i}\n{extra}---\n\n{body}")
+            if kind == "hooks":
+                (d / "run.sh").write_text("#!/bin/sh\nexit 0\n")
+                (d / "run.sh").chmod(0o755)
+    servers = "".join(f"  srv-{i:03d}:\n    local:\n      command: npx\n      args: [\"srv-{i}\"]\n"
+                      for i in range(max(2, n // 10)))
+    (reg / "bundles").mkdir()
+    (reg / "bundles" / "servers.bundle.yaml").write_text(
+        "schema: 1\nname: servers\ndescription: The MCP servers\nitems:\n  rules: [rule-0000]\nmcps:\n" + servers)
+    return reg
+
+
+def _calls_per_function(tmp_path, monkeypatch, n: int):
+    """Per scenario (one edit, one hook added, removed again), how many times each function
+    of agentrc ran, for a registry of `_mixed_registry(n)` built into an output holding a
+    user's own opencode.json and .claude/settings.json."""
+    import cProfile
+    import pstats
+
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg = _mixed_registry(tmp_path, n)
+    out = tmp_path / "out"
+    (out / ".claude").mkdir(parents=True)
+    (out / "opencode.json").write_text('{\n  "theme": "dark"\n}\n')
+    (out / ".claude" / "settings.json").write_text('{\n  "model": "opus"\n}\n')
+    argv = ["build", str(reg), "--client", "claude,copilot,opencode,codex,gemini,cursor", "--out", str(out),
+            "--jobs", "1"]
+    assert _build_quietly(argv) == 0
+    added = reg / "hooks" / "zz-added"
+    counts = {}
+    for step in ("edit", "add", "remove"):
+        if step == "edit":
+            rule = reg / "rules" / "rule-0001" / "RULE.md"
+            rule.write_text(rule.read_text() + "More.\n")
+        elif step == "add":
+            added.mkdir()
+            (added / "HOOK.md").write_text("---\nschema: 1\ndescription: Added\nevent: Stop\nscript: ./run.sh\n"
+                                           "---\n\nAdded.\n")
+            (added / "run.sh").write_text("#!/bin/sh\n")
+            (added / "run.sh").chmod(0o755)
+        else:
+            for f in added.iterdir():
+                f.unlink()
+            added.rmdir()
+        prof = cProfile.Profile()
+        prof.enable()
+        code = _build_quietly(argv)
+        prof.disable()
+        assert code == 0
+        stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+        counts[step] = {f"{k[0].rsplit('/src/', 1)[-1]}:{k[2]}": v[1] for k, v in stats.items()
+                        if "/agentrc/" in k[0]}
+    return counts
+
+
+def test_no_function_runs_more_than_linearly_often_in_the_registry_size(tmp_path, monkeypatch):
+    """What bench/scaling.py looks for, as a test: from 12 to 48 of every kind of item
+    (path-scoped rules, skills, agents, commands, hooks on four events, context sections, MCP
+    servers), built for six clients into users' own config files, no function of agentrc
+    runs more than 6 times as often in a one-rule edit, an added hook or a removed one. A
+    quadratic step (two parses of opencode.json per rule, a scan of a list per entry) runs
+    16 times as often."""
+    small = _calls_per_function(tmp_path / "small", monkeypatch, 12)
+    large = _calls_per_function(tmp_path / "large", monkeypatch, 48)
+    grew = {step: {f: (small[step].get(f, 0), n) for f, n in large[step].items()
+                   if n >= 60 and n > 6 * max(small[step].get(f, 0), 1)} for step in large}
+    assert grew == {"edit": {}, "add": {}, "remove": {}}, grew
