@@ -388,8 +388,6 @@ def _render_toml(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
     text = current
     for key, _, append in old:
         text = tomledit.delete_table(text, key)
-    for key, value, append in new:
-        if append:
-            raise ValueError("TOML fragments cannot append")
-        text = tomledit.set_table(text, key, json.loads(value, object_pairs_hook=OrderedDict))
-    return text
+    if any(append for _, _, append in new):
+        raise ValueError("TOML fragments cannot append")
+    return tomledit.set_tables(text, [(key, json.loads(value, object_pairs_hook=OrderedDict)) for key, value, _ in new])
