@@ -153,10 +153,11 @@ def test_a_build_runs_no_full_garbage_collection(tmp_path):
     assert full == [] and gc.isenabled()
 
 
-def test_an_unchanged_toml_merge_scans_the_file_once(monkeypatch):
+def test_a_toml_merge_scans_the_file_as_often_as_tables_changed(monkeypatch):
     """Codex's config.toml holds a table per MCP server: re-merging the same tables leaves
-    the file as it is after one scan (it was a delete and a set per table, each a scan of
-    the whole file: quadratic in the number of servers)."""
+    the file as it is after one scan, and one changed table costs a constant number of
+    scans (it was a delete and a set per table, each a scan of the whole file: quadratic in
+    the number of servers)."""
     from agentrc.output import merge
     from agentrc.text import tomledit
 
@@ -169,8 +170,11 @@ def test_an_unchanged_toml_merge_scans_the_file_once(monkeypatch):
     assert merge.render("toml", current, keys, keys) == current
     assert len(scans) == 1
     scans.clear()
-    changed = keys[:29] + ((keys[29][0], '{"command": "other"}', False),)
-    assert 'command = "other"' in merge.render("toml", current, keys, changed)
+    changed = keys[:10] + ((keys[10][0], '{"command": "other"}', False),) + keys[11:]
+    out = merge.render("toml", current, keys, changed)
+    assert len(scans) <= 3, f"{len(scans)} scans for one table of 30 changed"  # read, take out, put in
+    servers = tomledit.loads(out)["mcp_servers"]
+    assert len(servers) == 30 and servers["s10"] == {"command": "other"}
 
 
 EVENTS = ("PreToolUse", "PostToolUse", "Stop", "SessionStart")
@@ -202,7 +206,8 @@ def _mixed_registry(root: Path, n: int) -> Path:
 
 
 def _calls_per_function(tmp_path, monkeypatch, n: int):
-    """Per scenario (cold, one edit, one hook added, removed again), how many times each function
+    """Per scenario (cold, one edit, one hook added, removed again, one MCP server added), how
+    many times each function
     of agentrc ran, for a registry of `_mixed_registry(n)` built into an output holding a
     user's own opencode.json and .claude/settings.json."""
     import cProfile
@@ -219,7 +224,7 @@ def _calls_per_function(tmp_path, monkeypatch, n: int):
     argv = ["build", str(reg), "--client", ",".join(client_registry.CLIENTS), "--out", str(out), "--jobs", "1"]
     added = reg / "hooks" / "zz-added"
     counts = {}
-    for step in ("cold", "edit", "add", "remove"):
+    for step in ("cold", "edit", "add", "remove", "server"):
         if step == "edit":
             rule = reg / "rules" / "rule-0001" / "RULE.md"
             rule.write_text(rule.read_text() + "More.\n")
@@ -233,6 +238,9 @@ def _calls_per_function(tmp_path, monkeypatch, n: int):
             for f in added.iterdir():
                 f.unlink()
             added.rmdir()
+        elif step == "server":
+            bundle = reg / "bundles" / "servers.bundle.yaml"
+            bundle.write_text(bundle.read_text() + "  srv-added:\n    local:\n      command: added\n")
         prof = cProfile.Profile()
         prof.enable()
         code = _build_quietly(argv)
@@ -248,12 +256,12 @@ def test_no_function_runs_more_than_linearly_often_in_the_registry_size(tmp_path
     """What bench/scaling.py looks for, as a test: from 12 to 48 of every kind of item
     (path-scoped rules, skills, agents, commands, hooks on four events, context sections, MCP
     servers), built for every client into users' own config files, no function of agentrc
-    runs more than 6 times as often in a cold build, a one-rule edit, an added hook or a
-    removed one. A
+    runs more than 6 times as often in a cold build, a one-rule edit, an added hook, a
+    removed one or an added MCP server. A
     quadratic step (two parses of opencode.json per rule, a scan of a list per entry) runs
     16 times as often."""
     small = _calls_per_function(tmp_path / "small", monkeypatch, 12)
     large = _calls_per_function(tmp_path / "large", monkeypatch, 48)
     grew = {step: {f: (small[step].get(f, 0), n) for f, n in large[step].items()
                    if n >= 60 and n > 6 * max(small[step].get(f, 0), 1)} for step in large}
-    assert grew == {"cold": {}, "edit": {}, "add": {}, "remove": {}}, grew
+    assert grew == {"cold": {}, "edit": {}, "add": {}, "remove": {}, "server": {}}, grew

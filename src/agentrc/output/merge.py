@@ -377,17 +377,19 @@ def _by_path(keys: Sequence[Key]) -> List[Key]:
 
 
 def _render_toml(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
-    """Take out `old`'s tables, put in `new`'s. When they are the same keys and the file
-    still holds them as written, the file is left as it is: one scan of it, not two per
-    table (each of which scans the whole file)."""
-    if new and [(tuple(k), v, bool(a)) for k, v, a in old] == [(tuple(k), v, bool(a)) for k, v, a in new] \
-            and not any(a for _, _, a in new) and current.strip():
-        data = tomledit.loads(current)
-        if all(same("toml", _lookup(data, k), json.loads(v)) for k, v, _ in new):
-            return current
-    text = current
-    for key, _, append in old:
-        text = tomledit.delete_table(text, key)
+    """Take out `old`'s tables, put in `new`'s. A table agentrc wrote last time with the
+    value it has now, and that the file still holds as written, stays where it is: the work
+    (each table taken out is a scan of the file) is what changed, and re-merging the same
+    tables leaves the file as it is after one scan."""
     if any(append for _, _, append in new):
         raise ValueError("TOML fragments cannot append")
-    return tomledit.set_tables(text, [(key, json.loads(value, object_pairs_hook=OrderedDict)) for key, value, _ in new])
+    data = tomledit.loads(current) if current.strip() and old else {}
+    wanted = {tuple(k): v for k, v, _ in new}
+    kept = {tuple(k) for k, v, _ in old
+            if wanted.get(tuple(k)) == v and same("toml", _lookup(data, k), json.loads(v))}
+    text = current
+    for key, _, _ in old:
+        if tuple(key) not in kept:
+            text = tomledit.delete_table(text, key)
+    return tomledit.set_tables(text, [(key, json.loads(value, object_pairs_hook=OrderedDict))
+                                      for key, value, _ in new if tuple(key) not in kept])

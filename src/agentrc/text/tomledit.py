@@ -482,6 +482,8 @@ def set_tables(text: str, tables: Sequence[Tuple[Path, Mapping[str, Any]]]) -> s
     new to it (no header at or under it) and none is inside another: each is then appended,
     which is what `set_table` does with a table that is absent (so a cold build's n tables
     cost one scan, not n)."""
+    if not tables:
+        return text
     paths = [_need_path(p) for p, _ in tables]
     scan = _Scanner(text)
     under = {h.path[:k] for h in scan.headers for k in range(1, len(h.path) + 1)}
