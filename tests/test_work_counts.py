@@ -207,9 +207,8 @@ def _mixed_registry(root: Path, n: int) -> Path:
 
 def _calls_per_function(tmp_path, monkeypatch, n: int):
     """Per scenario (cold, one edit, one hook added, removed again, one MCP server added), how
-    many times each function
-    of agentrc ran, for a registry of `_mixed_registry(n)` built into an output holding a
-    user's own opencode.json and .claude/settings.json."""
+    many times each function of agentrc ran, for a registry of `_mixed_registry(n)` built
+    into an output holding a user's own opencode.json and .claude/settings.json."""
     import cProfile
     import pstats
 
