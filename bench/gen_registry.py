@@ -3,18 +3,19 @@
 
     python bench/gen_registry.py --items 1000 --out bench/out/reg-1000 [--seed 1]
 
-The same (items, seed) always produces byte-identical trees. The mix roughly follows a
-large organisation's registry:
+The same (items, seed) always produces byte-identical trees. The mix follows the shape of
+a large organisation's registry (issue 13):
 
-- 45% rules: about 40% of them path-scoped (scope.paths), some with a supporting file;
-- 35% skills: most with supporting files (references/*.md, scripts/*.sh) linked from the
-  body, some requiring a rule; a few with a client directive block;
+- 40% rules: half of them path-scoped (scope.paths), some with a supporting file;
+- 40% skills: about two thirds with supporting files (references/*.md, scripts/*.sh)
+  linked from the body, some requiring a rule; a few with a client directive block;
 - 20% agents: tools, a model alias, mode on some, preload-skills on about half;
-- a handful of bundles (one per ~200 items, at least 3), one requiring another.
+- bundles (one per ~200 items, at least 3), one requiring another, and 5 MCP servers
+  among them (3 local, 2 remote).
 
-Bodies are 20-80 lines: headings from ## (### below them, never skipping levels),
-bullet lists, numbered steps, and fenced code blocks that always carry a language.
-The output lints clean with `agentrc lint` (no errors, no warnings).
+Bodies are 1-6 KiB: headings from ## (### below them, never skipping levels), bullet
+lists, numbered steps, and fenced code blocks that always carry a language. The output
+lints clean with `agentrc lint` (no errors, no warnings).
 
 Only the standard library is used; the module is importable (see `generate`).
 """
@@ -148,6 +149,17 @@ CODE_SNIPPETS = {
 }
 LANGS = sorted(CODE_SNIPPETS)
 
+# Five MCP servers, spread over the bundles: three local, two remote.
+MCP_SERVERS = [
+    ["schema-tools:", "  local:", "    command: npx", '    args: ["-y", "@example/schema-mcp"]',
+     "    env:", "      SCHEMA_ROOT: ./schemas"],
+    ["api-docs:", "  remote:", "    type: http", "    url: https://docs.example.com/mcp", "    headers:",
+     '      Authorization: "Bearer ${API_DOCS_TOKEN}"', "  requires-env: [API_DOCS_TOKEN]"],
+    ["db-inspect:", "  local:", "    command: uvx", '    args: ["db-inspect-mcp", "--read-only"]'],
+    ["tracker:", "  remote:", "    type: http", "    url: https://tracker.example.com/mcp"],
+    ["repo-search:", "  local:", "    command: npx", '    args: ["-y", "@example/repo-search-mcp"]'],
+]
+
 
 @dataclass
 class Item:
@@ -162,8 +174,8 @@ def _sentence(rng: random.Random, n: int = 1) -> str:
     return " ".join(rng.choice(SENTENCES) for _ in range(n))
 
 
-def _body(rng: random.Random, title: str, links: List[str], target_lines: int) -> List[str]:
-    """A markdown body of about target_lines lines: ## sections, ### subsections, lists, code."""
+def _body(rng: random.Random, title: str, links: List[str], target_bytes: int) -> List[str]:
+    """A markdown body of about target_bytes bytes: ## sections, ### subsections, lists, code."""
     lines: List[str] = [f"## {title}", "", _sentence(rng, 2), ""]
     for rel in links:
         label = os.path.splitext(os.path.basename(rel))[0].replace("-", " ")
@@ -171,7 +183,7 @@ def _body(rng: random.Random, title: str, links: List[str], target_lines: int) -
     if links:
         lines.append("")
     section = 0
-    while len(lines) < target_lines:
+    while sum(len(line) + 1 for line in lines) < target_bytes:
         section += 1
         lines += [f"## {rng.choice(ASPECTS).capitalize()} {section}", ""]
         shape = rng.randrange(4)
@@ -201,8 +213,8 @@ def _frontmatter(fields: List[str]) -> str:
 
 def plan(n: int, seed: int) -> List[Item]:
     rng = random.Random(seed)
-    n_rules = n * 45 // 100
-    n_skills = n * 35 // 100
+    n_rules = n * 40 // 100
+    n_skills = n * 40 // 100
     n_agents = n - n_rules - n_skills
     items: List[Item] = []
     for kind, count, words in (("rule", n_rules, ASPECTS), ("skill", n_skills, SKILL_VERBS),
@@ -233,7 +245,7 @@ def render(items: List[Item], seed: int) -> Dict[str, str]:
             fm.append(f"description: {it.topic.capitalize()} {it.name.split('-')[1]} for every change "
                       f"that touches {it.topic} code")
             fm.append("license: proprietary")
-            if rng.random() < 0.4:
+            if it.index % 2 == 0:  # half of the rules are path-scoped
                 globs = rng.sample(PATH_GLOBS, rng.randint(1, 3))
                 fm += ["scope:"] + _yaml_list("paths", [f'"{g}"' for g in globs], "  ")
             if rng.random() < 0.15:
@@ -248,12 +260,12 @@ def render(items: List[Item], seed: int) -> Dict[str, str]:
             fm.append(f"description: Use when you need to {verb} {it.topic} components following the "
                       f"project's conventions and checks")
             fm.append("license: proprietary")
-            for r in range(rng.choice([0, 1, 1, 2, 3])):
+            for r in range(rng.choice([0, 0, 0, 1, 1, 2])):
                 rel = f"references/{it.topic}-{rng.choice(ASPECTS)}-{r}.md"
                 it.extra_files[rel] = "# Reference\n\n" + "\n\n".join(
                     _sentence(rng, 3) for _ in range(rng.randint(4, 20))) + "\n"
                 links.append(rel)
-            for s in range(rng.choice([0, 0, 1, 1, 2])):
+            for s in range(rng.choice([0, 0, 0, 0, 1, 2])):
                 rel = f"scripts/{verb}-{s}.sh"
                 it.extra_files[rel] = ("#!/usr/bin/env bash\nset -euo pipefail\n"
                                        + "\n".join(CODE_SNIPPETS["bash"][1:]) + "\n")
@@ -276,7 +288,7 @@ def render(items: List[Item], seed: int) -> Dict[str, str]:
                                                            for _ in range(rng.randint(1, 2))}))
             entry, title = "AGENT.md", f"{it.topic.capitalize()} {role}"
         fm += ["metadata:", f'  version: "{version}"', f"  author: {author}"] + requires
-        body = _body(rng, title, links, rng.randint(20, 80))
+        body = _body(rng, title, links, rng.randint(1024, 6144 - 300))  # a section may overshoot by ~300 bytes
         if it.kind == "skill" and rng.random() < 0.1:
             body += ["", "<!-- @client:claude -->", "Use the Write tool for new files rather than Edit.",
                      "<!-- @endclient -->"]
@@ -300,6 +312,11 @@ def render(items: List[Item], seed: int) -> Dict[str, str]:
                 lines += _yaml_list(kind, picked, "  ")
         if b > 0:
             lines += ["requires:", f"  - name: {names[0]}", '    version: "^1.0.0"']
+        servers = [k for k in range(len(MCP_SERVERS)) if k % n_bundles == b]
+        if servers:
+            lines.append("mcps:")
+            for k in servers:
+                lines += ["  " + line for line in MCP_SERVERS[k]]
         lines += ["metadata:", f'  version: "1.{b}.0"', "  author: platform-dx"]
         files[f"bundles/{name}.bundle.yaml"] = "\n".join(lines) + "\n"
     return files

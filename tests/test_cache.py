@@ -89,30 +89,114 @@ def test_parallel_warm_equals_sequential(monkeypatch):
     assert forked.data == expected
 
 
-def test_small_edits_append_a_delta_and_big_ones_compact(tmp_path):
+def test_small_builds_add_a_pack_and_dead_entries_compact(tmp_path):
     from agentrc.memo import cache
 
     path = tmp_path / "memo.pickle"
+    root = path.with_suffix(".memo")
     memo = cache.Memo()
     for i in range(8):
         memo.put(("k", i), i)
     cache.save(path, memo)
-    assert path.exists() and not path.with_suffix(".delta").exists()
+    packs = sorted(p.name for p in root.iterdir() if p.suffix == ".pack")
+    assert len(packs) == 1 and (root / "index").exists()
     again = cache.load(path)
+    assert again.store is not None and again.store.reads == 0  # loading reads the index alone
     for i in range(8):
         assert again.get(("k", i)) == i
-    again.put(("k", "new"), "v")  # one new entry of nine used: goes to the delta
-    before = path.stat().st_mtime_ns
+    assert again.store.reads == 8
+    again.put(("k", "new"), "v")  # one new entry of nine used: a new pack, the old one untouched
     cache.save(path, again)
-    assert path.stat().st_mtime_ns == before and path.with_suffix(".delta").exists()
+    assert packs[0] in {p.name for p in root.iterdir()} and len(list(root.glob("*.pack"))) == 2
     third = cache.load(path)
     assert third.get(("k", "new")) == "v"
-    for i in range(2):  # only two of nine used now: compaction rewrites the main file
+    for i in range(2):  # only two of nine used now: compaction rewrites one pack
         third.get(("k", i))
     cache.save(path, third)
-    assert not path.with_suffix(".delta").exists()
-    assert set(cache.load(path).data) == {("k", 0), ("k", 1), ("k", "new")}
+    assert len(list(root.glob("*.pack"))) == 1
+    fourth = cache.load(path)
+    assert fourth.store is not None and set(fourth.store.index) == {("k", 0), ("k", 1), ("k", "new")}
+    assert [fourth.get(("k", i)) for i in (0, 1, "new")] == [0, 1, "v"]
 
+
+def test_a_killed_save_or_a_damaged_pack_is_a_miss_never_a_wrong_entry(tmp_path):
+    from agentrc.memo import cache
+
+    path = tmp_path / "memo.pickle"
+    root = path.with_suffix(".memo")
+    memo = cache.Memo()
+    for i in range(4):
+        memo.put(("k", i), f"value {i}")
+    cache.save(path, memo)
+    # A save killed after writing its pack, before the index: the pack is named by no index.
+    (root / ("0" * 32 + ".pack")).write_bytes(b"half a pack")
+    (root / "index.99.tmp").write_bytes(b"half an index")
+    loaded = cache.load(path)
+    assert [loaded.get(("k", i)) for i in range(4)] == [f"value {i}" for i in range(4)]
+    loaded.put(("k", 9), "nine")
+    cache.save(path, loaded)
+    assert not (root / ("0" * 32 + ".pack")).exists() and not (root / "index.99.tmp").exists()
+    # A damaged or missing pack: its entries are misses (the build parses and renders again).
+    store = cache.load(path).store
+    assert store is not None
+    name, offset, length, _ = store.index[("k", 0)]
+    data = bytearray((root / name).read_bytes())
+    data[offset + length - 3] ^= 0x01  # one bit of one entry: the checksum tells
+    (root / name).write_bytes(bytes(data))
+    damaged = cache.load(path)
+    assert damaged.get(("k", 0)) is None and damaged.misses == 1
+    assert damaged.get(("k", 1)) == "value 1"
+    for pack in root.glob("*.pack"):
+        pack.unlink()
+    assert cache.load(path).get(("k", 9)) is None
+    (root / "index").write_bytes(b"not a pickle")
+    assert cache.load(path).empty
+
+
+def _edit_reads(tmp_path, monkeypatch, rules: int):
+    """What a one-rule edit reads and renders in a registry of `rules` rules."""
+    from agentrc.clients.base import ClientAdapter
+    from agentrc.memo import cache
+
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg = tmp_path / "reg"
+    for i in range(rules):
+        d = reg / "rules" / f"rule-{i:04d}"
+        d.mkdir(parents=True)
+        (d / "RULE.md").write_text(f"---\ndescription: Rule {i}.\n---\n\n" + f"Guidance {i}, at length.\n" * 60)
+    argv = ["build", str(reg), "--client", "claude,copilot,opencode", "--out", str(tmp_path / "out"), "--jobs", "1"]
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert main(argv) == 0
+    rule = reg / "rules" / "rule-0002" / "RULE.md"
+    rule.write_text(rule.read_text() + "One more line.\n")
+    renders, loads = [], []
+    real_render, real_load = ClientAdapter.render, cache.load
+    monkeypatch.setattr(ClientAdapter, "render", lambda self, item, ctx: renders.append(item.name)
+                        or real_render(self, item, ctx))
+    monkeypatch.setattr(cache, "load", lambda path: loads.append(real_load(path)) or loads[-1])
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert main(argv) == 0
+    monkeypatch.undo()
+    store = loads[0].store
+    held = sum(p.read_bytes().count(b"Guidance 7, at length.") for p in (tmp_path / "cache").rglob("*.pack"))
+    return renders, store.reads, store.bytes_read, held
+
+
+def test_a_one_item_edit_renders_that_item_and_reads_no_rendered_bytes(tmp_path, monkeypatch):
+    """The memo keeps digests of rendered files, not their bytes, and is read entry by entry:
+    an edit renders the edited item alone (once per client), and what it reads per item does
+    not grow with the registry."""
+    small = _edit_reads(tmp_path / "small", monkeypatch, 30)
+    large = _edit_reads(tmp_path / "large", monkeypatch, 120)
+    for renders, reads, read_bytes, held in (small, large):
+        assert renders == ["rule-0002"] * 3, renders
+        # The rule's body (60 lines) is in the memo once, in the parsed item; its three
+        # rendered files are digests (they were 3 more copies).
+        assert held == 60, held
+    # Entries read: for each other rule, its parsed directory and its three renderings (as
+    # digests: a few hundred bytes each); the edited rule's old entries are never read.
+    assert (small[1], large[1]) == (29 * 4, 119 * 4), (small, large)
+    assert large[2] / 119 <= 1.05 * small[2] / 29, (small, large)
 
 def test_the_code_fingerprint_covers_every_module_of_the_package():
     """A memo must not survive a change to any of agentrc's modules or schemas, wherever
@@ -190,3 +274,34 @@ def test_warm_builds_equal_no_cache_builds_over_edit_sequences(edits, tmp_path_f
                       main(["build", str(reg), "--client", ",".join(clients), "--out", str(cold), "--no-cache"])]
             assert codes[-2] == codes[-1], f"exit codes differ after {edits[:step + 1]}"
             assert _tree(warm) == _tree(cold), f"trees differ after {edits[:step + 1]}"
+
+
+def test_an_unchanged_items_deleted_output_is_rendered_again_from_the_item(tmp_path, monkeypatch):
+    """The memo has the digest of an unchanged rule's files, not their bytes: when one of
+    them must be written again, that rule is rendered again (for that client alone), and the
+    tree is what --no-cache writes."""
+    from agentrc.clients.base import ClientAdapter
+
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg = tmp_path / "reg"
+    for i in range(5):
+        d = reg / "rules" / f"rule-{i}"
+        d.mkdir(parents=True)
+        (d / "RULE.md").write_text(f"---\ndescription: Rule {i}.\n---\n\nGuidance {i}.\n")
+    build = ["build", str(reg), "--client", "claude,copilot"]
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert main(build + ["--out", str(tmp_path / "out"), "--jobs", "1"]) == 0
+    (tmp_path / "out" / ".claude" / "rules" / "rule-3.md").unlink()
+    renders = []
+    real = ClientAdapter.render
+    monkeypatch.setattr(ClientAdapter, "render", lambda self, item, ctx: renders.append((self.name, item.name))
+                        or real(self, item, ctx))
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert main(build + ["--out", str(tmp_path / "out"), "--jobs", "1"]) == 0
+    monkeypatch.undo()
+    assert renders == [("claude", "rule-3")]
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert main(build + ["--out", str(tmp_path / "fresh"), "--no-cache"]) == 0
+    built, fresh = _files(tmp_path / "out"), _files(tmp_path / "fresh")
+    built.pop(".agentrc/manifest.json"), fresh.pop(".agentrc/manifest.json")
+    assert built == fresh

@@ -466,3 +466,113 @@ def test_random_text_parses_or_fails_with_a_position(text):
         loads(text)
     except JsonEditError as e:
         assert 1 <= e.line <= text.count("\n") + 1 and e.col >= 1
+
+
+# --- runs of item edits on one array: one parse, the bytes of the edits one by one -----
+
+ARRAY_ITEMS = st.sampled_from([0, 1, "x", "y", "z", {"a": 1}, [1, "x"], True, None])
+
+
+def _one_by_one(text, edits, prune=True):
+    for e in edits:
+        text = edit(text, [e], prune)
+    return text
+
+
+MEMBER_KEYS = st.sampled_from(["a", "b", "c", "d", "e"])
+
+
+@st.composite
+def texts_with_an_array(draw, members=False):
+    """A document holding an array at ("l",) (or ("o", "l")), laid out one entry per line,
+    on one line, or mixed, with comments and trailing commas; with `members`, an object
+    there instead, `items` its (key, value) pairs (duplicate keys included)."""
+    items = draw(st.lists(st.tuples(MEMBER_KEYS, ARRAY_ITEMS) if members else ARRAY_ITEMS, max_size=6))
+    layout = draw(st.sampled_from(["lines", "one", "mixed"]))
+    rendered = [f"{json.dumps(k)}: {json.dumps(v)}" if members else json.dumps(i)
+                for i in items for k, v in [i if members else (None, None)]]
+    if layout == "one" or not rendered:
+        body = "[" + ", ".join(rendered) + (draw(st.sampled_from(["", ","])) if rendered else "") + "]"
+        if members:
+            body = "{" + body[1:-1] + "}"
+    else:
+        lines = []
+        for k, r in enumerate(rendered):
+            sep = "," if k < len(rendered) - 1 or draw(st.booleans()) else ""
+            note = draw(st.sampled_from(["", " // n", " /* n */"]))
+            if layout == "mixed" and k and "/" not in lines[-1] and draw(st.booleans()):
+                lines[-1] += " " + r + sep + note
+            else:
+                lines.append("    " + r + sep + note)
+            if draw(st.integers(0, 4)) == 0:
+                lines.append("    // own line")
+        body = ("{" if members else "[") + "\n" + "\n".join(lines) + "\n  " + ("}" if members else "]")
+    nested = draw(st.booleans())
+    member = f'"l": {body}'
+    if nested:
+        member = '"o": {\n    ' + member.replace("\n", "\n  ") + "\n  }"
+    text = "{\n  \"a\": 1,\n  " + member + draw(st.sampled_from(["", ",\n  \"z\": true"])) + "\n}\n"
+    return text, (("o", "l") if nested else ("l",)), items
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts_with_an_array(), st.data(), st.booleans())
+def test_a_run_of_item_edits_gives_the_bytes_of_the_edits_one_by_one(doc, data, prune):
+    text, path, items = doc
+    pool = st.sampled_from(items) | ARRAY_ITEMS if items else ARRAY_ITEMS
+    removes = [RemoveItem(path, v) for v in data.draw(st.lists(pool, max_size=8))]
+    appends = [AppendItem(path, v) for v in data.draw(st.lists(ARRAY_ITEMS, max_size=5))]
+    edits = removes + appends
+    assert edit(text, edits, prune) == _one_by_one(text, edits, prune)
+
+
+@pytest.mark.parametrize("text", [
+    '{\n  "instructions": [\n    "a.md",\n    "b.md",\n    "c.md"\n  ],\n  "theme": "dark"\n}\n',
+    '{\n  "instructions": [\n    "a.md", // mine\n    "b.md",\n    // a note\n    "c.md",\n  ]\n}\n',
+    '{"instructions": ["a.md", "b.md", "c.md"]}\n',
+    '{"instructions": ["a.md", "b.md", "c.md",]}\n',
+    '{\n  "instructions": []\n}\n',
+    '{}\n',
+])
+def test_removing_and_adding_many_entries_parses_the_file_a_constant_number_of_times(text, monkeypatch):
+    path = ("instructions",)
+    old = [RemoveItem(path, f"{c}.md") for c in "abc"] + [RemoveItem(path, f"r{i}.md") for i in range(50)]
+    new = [AppendItem(path, f"r{i}.md") for i in range(60)]
+    built = _one_by_one(text, new[:50])  # as an earlier build left it: 50 of agentrc's entries
+    expected = _one_by_one(built, old + new)
+    calls = []
+    real = jsonedit._parse
+    monkeypatch.setattr(jsonedit, "_parse", lambda t: calls.append(1) or real(t))
+    assert edit(built, old + new) == expected
+    assert len(calls) <= 10, f"{len(calls)} parses for 53 removals and 60 additions"
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts_with_an_array(members=True), st.data(), st.booleans())
+def test_a_run_of_member_edits_gives_the_bytes_of_the_edits_one_by_one(doc, data, prune):
+    text, path, _ = doc
+    deletes = [DeleteKey(path + (k,)) for k in data.draw(st.lists(MEMBER_KEYS | st.just("zz"), max_size=6))]
+    sets = [SetKey(path + (k,), v) for k, v in data.draw(st.lists(st.tuples(MEMBER_KEYS | st.just("new"),
+                                                                             ARRAY_ITEMS), max_size=5))]
+    edits = deletes + sets
+    try:
+        expected = _one_by_one(text, edits, prune)
+    except JsonEditError:
+        with pytest.raises(JsonEditError):
+            edit(text, edits, prune)
+        return
+    assert edit(text, edits, prune) == expected
+
+
+def test_setting_and_deleting_many_servers_parses_the_file_a_constant_number_of_times(monkeypatch):
+    text = '{\n  // mine\n  "servers": {\n    "mine": {"type": "stdio", "command": "mine"}\n  }\n}\n'
+    servers = [SetKey(("servers", f"s{i}"), {"command": f"s{i}", "args": ["-v"]}) for i in range(40)]
+    built = _one_by_one(text, servers)
+    edits = [DeleteKey(e.path) for e in servers] + servers + [SetKey(("servers", "s40"), {"command": "x"})]
+    expected = _one_by_one(built, edits)
+    calls = []
+    real = jsonedit._parse
+    monkeypatch.setattr(jsonedit, "_parse", lambda t: calls.append(1) or real(t))
+    assert edit(built, edits) == expected
+    assert len(calls) <= 6, f"{len(calls)} parses for 40 deletions and 41 additions"
+    assert edit(expected, [DeleteKey(e.path) for e in edits[40:]]) == text

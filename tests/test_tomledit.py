@@ -16,8 +16,8 @@ import pytest
 import toml
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from agentrc.text.tomledit import (MAX_DEPTH, Other, TomlEditError, delete_table, dumps, has_key, key_positions, loads, set_table,
-                                   table_headers)
+from agentrc.text.tomledit import (MAX_DEPTH, Other, TomlEditError, delete_table, dumps, has_key, key_positions,
+                                   loads, set_table, set_tables, table_headers)
 
 try:
     import tomllib
@@ -592,3 +592,32 @@ def test_key_positions_point_at_headers_and_keys():
     assert pos["rules.style.a"] == pos["rules.style.a.b"] == (5, 1)
     assert "rules.style.a.b.c" not in pos  # inside an inline table: the holding key's position
     assert pos["hooks.pre"] == (6, 1) and pos["hooks.pre.command"] == (7, 1)  # the first definition
+
+
+# --- many new tables at once: one scan, the bytes of the edits one by one ---------------
+
+
+def _one_by_one_or_error(text, edit, items):
+    try:
+        for item in items:
+            text = edit(text, *item)
+        return text
+    except TomlEditError as exc:
+        return exc
+
+
+SERVER_PATHS = st.lists(st.tuples(st.sampled_from(["mcp_servers", "a", "b"]), st.sampled_from(["x", "y", "z"]))
+                        | st.tuples(st.sampled_from(["mcp_servers", "a"])), max_size=5)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(USER, SERVER_PATHS, OURS, st.data())
+def test_set_tables_gives_the_bytes_of_the_edits_one_by_one(user, paths, ours, data):
+    text = _sprinkled(data.draw, dumps(user))
+    ours = without_none(ours)
+    expected = _one_by_one_or_error(text, set_table, [(p, ours) for p in paths])
+    if isinstance(expected, TomlEditError):
+        with pytest.raises(TomlEditError):
+            set_tables(text, [(p, ours) for p in paths])
+    else:
+        assert set_tables(text, [(p, ours) for p in paths]) == expected

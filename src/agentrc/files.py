@@ -8,9 +8,10 @@ Pants backend need not depend on the adapter base.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Sequence, Tuple
+from typing import Any, Callable, Sequence, Tuple
 
 from agentrc.frozen import thaw
 
@@ -27,6 +28,47 @@ class OutputFile:
     # with agentrc's keys alone, which is what a fresh tree (dist/, Pants) holds.
     merge: str = ""
     keys: Tuple[Tuple[Tuple[str, ...], str, bool], ...] = ()
+
+    def sha256(self) -> str:
+        """The sha256 of `content` (hex), computed once: the output manifest records it."""
+        known = self.__dict__.get("_sha256")
+        if known is None:
+            known = hashlib.sha256(self.content).hexdigest()
+            object.__setattr__(self, "_sha256", known)  # not a field: equality and hash stay the fields'
+        return known
+
+    def same_bytes(self, other: OutputFile) -> bool:
+        """Whether `other` has the same content, without producing the bytes of a file that
+        is known by its digest alone."""
+        if isinstance(self, OnDemand) or isinstance(other, OnDemand):
+            return self.sha256() == other.sha256()
+        return self.content == other.content
+
+
+class OnDemand(OutputFile):
+    """An output file known by its digest, its bytes produced when first read.
+
+    The CLI's build memo keeps each rendering's files as digests, not bytes: an unchanged
+    item's files are compared with the output manifest by digest, and only a file that must
+    be written (or compared with what is on disk) has its item rendered again, by `produce`.
+    """
+
+    def __init__(self, path: str, sha256: str, produce: Callable[[], bytes], executable: bool = False,
+                 owner: str = "", merge: str = "", keys: Tuple[Tuple[Tuple[str, ...], str, bool], ...] = ()):
+        for name, value in (("path", path), ("executable", executable), ("owner", owner), ("merge", merge),
+                            ("keys", keys), ("_sha256", sha256), ("_produce", produce)):
+            object.__setattr__(self, name, value)
+
+    @property  # type: ignore[misc]  # a field of OutputFile, read-only here
+    def content(self) -> bytes:  # type: ignore[override]
+        data = self.__dict__.get("_content")
+        if data is None:
+            data = self.__dict__["_produce"]()
+            # The memo's key covers everything a rendering depends on, so these are the bytes
+            # the digest was taken of; should they ever differ, the digest follows the bytes.
+            object.__setattr__(self, "_sha256", hashlib.sha256(data).hexdigest())
+            object.__setattr__(self, "_content", data)
+        return data
 
 
 @dataclass(frozen=True)

@@ -203,10 +203,11 @@ def edited(fmt: str, current: str, old: Sequence[Key]) -> Tuple[List[str], List[
                 changed.append("the agentrc block")
         return changed, missing
     data = _load(fmt, current)
+    elements = _Elements(data)
     for key, value, append in old:
         found = _lookup(data, key)
         if append:
-            if not (isinstance(found, list) and json.loads(value) in found):
+            if not elements.count(key, value):
                 # An entry that still names agentrc's own files (a hook's script path)
                 # was edited, not removed: appending ours again would run it twice.
                 marks = [t for t in _strings(json.loads(value)) if "/agentrc/" in t]
@@ -298,6 +299,37 @@ def _lookup(data: Any, key: Sequence[str]) -> Any:
     return data
 
 
+def _canon(value: Any) -> str:
+    """JSON data as one string, equal exactly when `same` holds for JSON (object key order
+    aside; `true`, `1` and `1.0` differ): what jsonedit's RemoveItem compares too."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+class _Elements:
+    """How many times each element (by `_canon`) is in the array at a key path of `data`,
+    counted once per path: looking n entries up in an n-entry list one by one was
+    quadratic in the number of rules (opencode.json's `instructions`)."""
+
+    def __init__(self, data: Any):
+        self.data = data
+        self.counts: Dict[Tuple[str, ...], Optional[Dict[str, int]]] = {}
+
+    def count(self, key: Sequence[str], value: str) -> int:
+        """How many elements equal to `value` (JSON text) the array at `key` holds."""
+        path = tuple(key)
+        if path not in self.counts:
+            found = _lookup(self.data, path)
+            counts: Optional[Dict[str, int]] = None
+            if isinstance(found, list):
+                counts = {}
+                for x in found:
+                    c = _canon(x)
+                    counts[c] = counts.get(c, 0) + 1
+            self.counts[path] = counts
+        counts = self.counts[path]
+        return 0 if counts is None else counts.get(_canon(json.loads(value)), 0)
+
+
 def _holds(data: Any, keys: Sequence[Key]) -> bool:
     """Whether `data` holds every key as recorded: each set key with its value, each appended
     element as many times as it was appended."""
@@ -309,12 +341,8 @@ def _holds(data: Any, keys: Sequence[Key]) -> bool:
             found = _lookup(data, key)
             if found is _MISSING or not same("json", found, json.loads(value)):
                 return False
-    for (key, value), n in wanted.items():
-        found = _lookup(data, key)
-        element = json.loads(value)
-        if not isinstance(found, list) or sum(1 for x in found if same("json", x, element)) < n:
-            return False
-    return True
+    elements = _Elements(data)
+    return all(elements.count(key, value) >= n for (key, value), n in wanted.items())
 
 
 def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
@@ -329,14 +357,14 @@ def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
             and _holds(data, new):
         return current
     edits: List[Any] = []
-    for key, value, append in old:
+    for key, value, append in _by_path(old):
         edits.append(jsonedit.RemoveItem(key, json.loads(value)) if append else jsonedit.DeleteKey(key))
     recorded = {(k, v) for k, v, a in old if a}
-    for key, value, append in new:
+    elements = _Elements(data)
+    for key, value, append in _by_path(new):
         parsed = json.loads(value, object_pairs_hook=OrderedDict)
         if append:
-            found = _lookup(data, key)
-            if (key, value) not in recorded and isinstance(found, list) and json.loads(value) in found:
+            if (key, value) not in recorded and elements.count(key, value):
                 continue
             edits.append(jsonedit.AppendItem(key, parsed))
         else:
@@ -344,12 +372,31 @@ def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
     return jsonedit.edit(current, edits)
 
 
+def _by_path(keys: Sequence[Key]) -> List[Key]:
+    """`keys` with the entries appended to one array together (paths in the order they first
+    come, entries in their order): jsonedit applies a run of edits to one array from one
+    parse, so hook entries of several events, interleaved item by item, cost a parse per
+    event rather than per entry."""
+    groups: Dict[Any, List[Key]] = {}  # dicts keep insertion order (Python >= 3.7)
+    for n, (path, value, append) in enumerate(keys):
+        groups.setdefault(tuple(path) if append else n, []).append((path, value, append))
+    return [k for group in groups.values() for k in group]
+
+
 def _render_toml(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
+    """Take out `old`'s tables, put in `new`'s. A table agentrc wrote last time with the
+    value it has now, and that the file still holds as written, stays where it is: the work
+    (each table taken out is a scan of the file) is what changed, and re-merging the same
+    tables leaves the file as it is after one scan."""
+    if any(append for _, _, append in new):
+        raise ValueError("TOML fragments cannot append")
+    data = tomledit.loads(current) if current.strip() and old else {}
+    wanted = {tuple(k): v for k, v, _ in new}
+    kept = {tuple(k) for k, v, _ in old
+            if wanted.get(tuple(k)) == v and same("toml", _lookup(data, k), json.loads(v))}
     text = current
-    for key, _, append in old:
-        text = tomledit.delete_table(text, key)
-    for key, value, append in new:
-        if append:
-            raise ValueError("TOML fragments cannot append")
-        text = tomledit.set_table(text, key, json.loads(value, object_pairs_hook=OrderedDict))
-    return text
+    for key, _, _ in old:
+        if tuple(key) not in kept:
+            text = tomledit.delete_table(text, key)
+    return tomledit.set_tables(text, [(key, json.loads(value, object_pairs_hook=OrderedDict))
+                                      for key, value, _ in new if tuple(key) not in kept])

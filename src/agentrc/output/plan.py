@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered, skill_names
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import DROPPED, STATUSES, FieldOutcome, ItemReport
-from agentrc.files import Fragment, OutputFile
+from agentrc.files import Fragment, OnDemand, OutputFile
 from agentrc.model import Item, Kind, McpServer, Registry
 from agentrc.output import merge as managed
 
@@ -179,7 +179,7 @@ def cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
                 if mine is None:
                     why = ONLY if item.targets(reader.family) else FOREIGN
                 elif _same_slot(kind, mine.path, path):
-                    if mine.content == theirs.content:
+                    if mine.same_bytes(theirs):
                         continue  # the same item under the same name: nothing changes
                     why = DIFFERS
                 else:
@@ -263,13 +263,14 @@ def _shared_context(clients: Sequence[ClientAdapter], items: Sequence[Item], rep
                     diags: Diagnostics) -> None:
     """A context item's section lands in a file every client reads (AGENTS.md): `audience`
     cannot keep it from the clients it leaves out. Say so rather than pretend."""
-    written = {(r.name, p) for r in reports if r.kind == "context" and r.generated for p in r.outputs[:1]}
+    written: Dict[str, set] = {}  # context item -> the files its section went to (by name: not n^2)
+    for r in reports:
+        if r.kind == "context" and r.generated:
+            written.setdefault(r.name, set()).update(r.outputs[:1])
     for item in items:
         if item.kind is not Kind.CONTEXT or not item.audience:
             continue
-        for name, path in sorted(written):
-            if name != item.name:
-                continue
+        for path in sorted(written.get(item.name, ())):
             readers = [a.name for a in clients if a.layout == "project" and not item.targets(a.family)
                        and Kind.CONTEXT in a.kinds and getattr(a, "context_file", "") == path]
             if readers:
@@ -293,7 +294,7 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Ren
            ctx.renamed.get((item.kind.value, item.name), ""))
     hit = memo.get(key)
     if hit is not None:
-        return _unpack(hit)
+        return _unpack(hit, lambda: adapter.render(item, ctx))
     rendered = adapter.render(item, ctx)
     memo.put(key, _pack(rendered))
     return rendered
@@ -310,9 +311,29 @@ def _pack(r: Rendered) -> tuple:
             tuple((f.path, f.format, f.key, f.value, f.append, f.owner) for f in r.fragments))
 
 
-def _unpack(packed: tuple) -> Rendered:
+def digests_only(packed: tuple) -> tuple:
+    """A memo entry of `_pack` with each file's bytes replaced by their sha256 (hex): what
+    the CLI's memo keeps on disk. Fragments stay whole: files are assembled from them."""
+    files, report, frags = packed
+    return (tuple((p, c if isinstance(c, str) else OutputFile(p, c).sha256(), *rest) for p, c, *rest in files),
+            report, frags)
+
+
+def _unpack(packed: tuple, again: Callable[[], Rendered]) -> Rendered:
+    """The rendering a memo entry holds. A file kept as a digest gets its bytes from
+    `again()` (the item rendered once more) if and when they are read."""
     files, (client, kind, name, source, generated, outputs, fields), frags = packed
-    return Rendered(tuple(OutputFile(*f) for f in files),
+    fresh: Dict[str, bytes] = {}
+
+    def produce(path: str) -> Callable[[], bytes]:
+        def content() -> bytes:
+            if not fresh:
+                fresh.update((f.path, f.content) for f in again().files)
+            return fresh[path]
+        return content
+
+    return Rendered(tuple(OutputFile(*f) if isinstance(f[1], bytes) else OnDemand(f[0], f[1], produce(f[0]), *f[2:])
+                          for f in files),
                     ItemReport(client, kind, name, source, generated, outputs,
                                tuple(FieldOutcome(*o) for o in fields)),
                     tuple(Fragment(*f) for f in frags))
@@ -322,7 +343,7 @@ def _add(by_path: Dict[str, OutputFile], f: OutputFile, diags: Diagnostics, sour
     other = by_path.get(f.path)
     if other is None:
         by_path[f.path] = f
-    elif other.content != f.content or other.executable != f.executable:
+    elif other.executable != f.executable or not other.same_bytes(f):
         diags.error(source, (0, 0), "AR090", f"{f.path}: {f.owner} and {other.owner} need different bytes")
 
 

@@ -652,7 +652,7 @@ class Output:
                     raise _NotFile(f.path)
                 is_exec = bool(st.st_mode & stat.S_IXUSR)
                 if (stats.get(f.path) == _stat(st) and is_exec == f.executable
-                        and owned.get(f.path) == sha(f.content)):
+                        and owned.get(f.path) == f.sha256()):
                     unchanged += 1  # size and mtime as recorded after our last write: not read again
                     seen[f.path] = _stat(st)
                     continue
@@ -807,7 +807,7 @@ class Output:
         ours = set(changes.dirs) | created_dirs
         manifest: Dict[str, Any] = {
             "version": 1, "generator": f"agentrc {__version__}",
-            "files": {f.path: sha(f.content) for f in sorted(files, key=lambda f: f.path) if not f.merge},
+            "files": {f.path: f.sha256() for f in sorted(files, key=lambda f: f.path) if not f.merge},
             "stat": stats}
         if changes.merged:
             manifest["merged"] = changes.merged

@@ -9,8 +9,10 @@ it sets, inserts or removes. Formatting, comments and key order elsewhere stay
 byte-identical, and removing a member takes back exactly the bytes inserting it added.
 
 The dialect is JSONC as VS Code and opencode read it: `//` and `/* */` comments and
-trailing commas. Edits re-parse the text before each step: config files are small, and
-spans are then never stale. Pure and stdlib-only.
+trailing commas. An edit works on a fresh parse of the text, so spans are never stale; a
+run of item edits on one array (agentrc taking out its n `instructions` and putting in
+n + 1) is applied from one parse, with exactly the bytes the edits one by one would give,
+so the work grows with the array, not with its square. Pure and stdlib-only.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import json
 import json.decoder
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union, overload
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union, overload
 
 from agentrc.text.position import TextError, line_col
 
@@ -93,9 +95,34 @@ def edit(text: str, edits: Sequence[Edit], prune: bool = True) -> str:
     """
     if not text.strip():
         return dumps(loads(edit("{}\n", edits, prune)))
-    _parse(text)  # malformed input is an error even when there is nothing to do
-    for e in edits:
-        text = _APPLY[type(e)](text, e, prune)
+    doc = _Doc(text)  # malformed input is an error even when there is nothing to do
+    i = 0
+    while i < len(edits):
+        e = edits[i]
+        j = i + 1
+        if isinstance(e, (RemoveItem, AppendItem)):  # a run of item edits on one array: one parse
+            while j < len(edits) and type(edits[j]) is type(e) and tuple(edits[j].path) == tuple(e.path):
+                j += 1
+        elif e.path:  # a run of member edits in one object (MCP servers, say): one parse
+            while (j < len(edits) and type(edits[j]) is type(e) and edits[j].path
+                   and tuple(edits[j].path[:-1]) == tuple(e.path[:-1])):
+                j += 1
+        if j - i > 1:
+            run = edits[i:j]
+            values = [getattr(x, "value", None) for x in run]  # all but DeleteKeys have one
+            if isinstance(e, RemoveItem):
+                text = _remove_items(doc, tuple(e.path), values, prune)
+            elif isinstance(e, AppendItem):
+                text = _append_items(doc, tuple(e.path), values, prune)
+            elif isinstance(e, DeleteKey):
+                text = _delete_keys(doc, [tuple(x.path) for x in run], prune)
+            else:
+                text = _set_keys(doc, [tuple(x.path) for x in run], values, prune)
+        else:
+            text = _APPLY[type(e)](doc, e, prune)
+        if text is not doc.text:
+            doc = _Doc(text)
+        i = j
     return text
 
 
@@ -399,8 +426,8 @@ def _nest(path: Path, value: Any) -> Any:
     return value
 
 
-def _set_key(text: str, e: SetKey, prune: bool) -> str:
-    doc, path = _Doc(text), tuple(e.path)
+def _set_key(doc: _Doc, e: SetKey, prune: bool) -> str:
+    text, path = doc.text, tuple(e.path)
     if not path:
         raise JsonEditError(1, 1, "SetKey needs a non-empty path")
     parent, i = _find(doc, path[:-1], strict=path)
@@ -417,8 +444,8 @@ def _set_key(text: str, e: SetKey, prune: bool) -> str:
     return _splice(text, entry.node.start, entry.node.end, doc.render(None, e.value, indent))
 
 
-def _append_item(text: str, e: AppendItem, prune: bool) -> str:
-    doc, path = _Doc(text), tuple(e.path)
+def _append_item(doc: _Doc, e: AppendItem, prune: bool) -> str:
+    text, path = doc.text, tuple(e.path)
     node, i = _find(doc, path, strict=path)
     if i < len(path):
         return _insert(doc, node, path[i], _nest(path[i + 1:], [e.value]))
@@ -427,16 +454,16 @@ def _append_item(text: str, e: AppendItem, prune: bool) -> str:
     return _insert(doc, node, None, e.value)
 
 
-def _delete_key(text: str, e: DeleteKey, prune: bool) -> str:
-    return _delete(text, tuple(e.path), prune)
+def _delete_key(doc: _Doc, e: DeleteKey, prune: bool) -> str:
+    return _delete(doc.text, tuple(e.path), prune, doc)
 
 
-def _delete(text: str, path: Path, prune: bool) -> str:
+def _delete(text: str, path: Path, prune: bool, doc: Optional[_Doc] = None) -> str:
     if not path:
         raise JsonEditError(1, 1, "DeleteKey needs a non-empty path")
     removed = False
     while True:  # every duplicate, so no earlier one resurfaces
-        doc = _Doc(text)
+        doc = doc if doc is not None and doc.text is text else _Doc(text)
         parent, i = _find(doc, path[:-1], strict=None)
         if parent is None or i < len(path) - 1 or not parent.is_object:
             break
@@ -447,8 +474,8 @@ def _delete(text: str, path: Path, prune: bool) -> str:
     return _prune(text, path[:-1]) if removed and prune else text
 
 
-def _remove_item(text: str, e: RemoveItem, prune: bool) -> str:
-    doc, path = _Doc(text), tuple(e.path)
+def _remove_item(doc: _Doc, e: RemoveItem, prune: bool) -> str:
+    text, path = doc.text, tuple(e.path)
     node, i = _find(doc, path, strict=None)
     if node is None or i < len(path) or node.entries is None or node.is_object:
         return text
@@ -470,12 +497,200 @@ def _prune(text: str, path: Path) -> str:
     return _delete(text, path, prune=True)
 
 
-_APPLY: Dict[type, Callable[[str, Any, bool], str]] = {
+_APPLY: Dict[type, Callable[[_Doc, Any, bool], str]] = {
     SetKey: _set_key,
     DeleteKey: _delete_key,
     AppendItem: _append_item,
     RemoveItem: _remove_item,
 }
+
+
+# --- runs of item edits on one array, from one parse ------------------------------------
+
+
+def _remove_items(doc: _Doc, path: Path, values: Sequence[Any], prune: bool) -> str:
+    """RemoveItem(path, v) for each of `values` in turn, from one parse.
+
+    Where every entry to remove has its line(s) to itself in a multi-line array (how agentrc
+    writes its entries, and how formatters lay arrays out), the cuts of all but the last
+    removal do not interact: each takes the entry's own lines, and only the comma of the
+    array's new last entry goes when its old last entry (with no trailing comma) went, which
+    is what removing them one by one gives; likewise in a one-line array with nothing but
+    spaces and commas between its entries. The last removal is applied as a single edit
+    (it may empty the array, which prune then removes). Other layouts are edited one
+    removal at a time."""
+    text = doc.text
+    node, i = _find(doc, path, strict=None)
+    if node is None or i < len(path) or node.entries is None or node.is_object:
+        return text  # no array there: every removal is a no-op
+    entries = node.entries
+    where: Dict[str, List[int]] = {}
+    for k, entry in enumerate(entries):
+        where.setdefault(_canon(entry.node.value), []).append(k)
+    taken: Dict[str, int] = {}
+    removed: List[int] = []
+    last_value: Any = None
+    for value in values:  # each removal takes the first equal entry still there
+        canon = _canon(value)
+        found, n = where.get(canon, []), taken.get(canon, 0)
+        if n < len(found):
+            removed.append(found[n])
+            taken[canon], last_value = n + 1, value
+    if not removed:
+        return text
+    gone = set(removed[:-1])
+    if not gone:
+        return _remove_item(doc, RemoveItem(path, last_value), prune)
+    cut = _cut(doc, node, gone)
+    if cut is None:
+        return _one_by_one(doc, [RemoveItem(path, v) for v in values], prune)
+    return _remove_item(_Doc(cut), RemoveItem(path, last_value), prune)
+
+
+def _cut(doc: _Doc, node: _Node, gone: Set[int]) -> Optional[str]:
+    """The text with the entries `gone` of `node` (an array or object, some entry of which
+    stays) cut as cutting them one by one gives, or None for a layout where the cuts
+    interact (then the caller cuts one at a time)."""
+    text, entries = doc.text, node.entries
+    assert entries is not None  # `gone` indexes them
+    keep = max(k for k in range(len(entries)) if k not in gone)  # the last entry left
+    last = entries[-1]
+    if _one_line(text, node):
+        if not _plain_one_line(text, node):
+            return None
+        # Before `keep`, an entry goes with its comma and the spaces after it; the entries
+        # after it go from its end to the end of the last one (its comma too, unless the
+        # list keeps a trailing comma).
+        spans = [_entry_span(text, entries[k]) for k in sorted(gone) if k < keep]
+        if keep < len(entries) - 1:
+            kept = entries[keep]
+            assert kept.comma is not None  # an entry followed by another one has its comma
+            spans.append((kept.node.end if last.comma is None else kept.comma, last.node.end))
+    else:
+        if not all(_whole_lines(text, entries[k]) for k in gone):
+            return None
+        spans = [_entry_span(text, entries[k]) for k in sorted(gone)]
+        if len(entries) - 1 in gone and last.comma is None:
+            comma = entries[keep].comma
+            assert comma is not None  # an entry followed by another one has its comma
+            spans.append((comma, comma + 1))
+    parts, at = [], 0
+    for start, end in sorted(spans):
+        parts.append(text[at:start])
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+def _delete_keys(doc: _Doc, paths: Sequence[Path], prune: bool) -> str:
+    """DeleteKey(p) for each of `paths` (all in one object) in turn, from one parse: the
+    members of all but the last key that is there are cut at once (as `_remove_items`
+    does), then that key is deleted as a single edit (it may empty the object)."""
+    text, parent_path = doc.text, paths[0][:-1]
+    parent, i = _find(doc, parent_path, strict=None)
+    if parent is None or i < len(parent_path) or not parent.is_object or not parent.entries:
+        return _one_by_one(doc, [DeleteKey(p) for p in paths], prune)  # no-ops, or an error to raise
+    present = {e.key for e in parent.entries}
+    found: List[str] = []
+    for p in paths:  # a key deleted twice is there the first time only
+        if p[-1] in present and p[-1] not in found:
+            found.append(p[-1])
+    if not found:
+        return text
+    earlier = set(found[:-1])
+    gone = {k for k, e in enumerate(parent.entries) if e.key in earlier}
+    if not gone:
+        return _delete(text, parent_path + (found[-1],), prune, doc)
+    cut = _cut(doc, parent, gone)
+    if cut is None:
+        return _one_by_one(doc, [DeleteKey(p) for p in paths], prune)
+    return _delete(cut, parent_path + (found[-1],), prune)
+
+
+def _set_keys(doc: _Doc, paths: Sequence[Path], values: Sequence[Any], prune: bool) -> str:
+    """SetKey(p, v) for each pair in turn, from one parse when the keys are new members of
+    one non-empty object (a first one that creates the object or fills it from empty goes
+    on its own); otherwise one at a time."""
+    parent_path = paths[0][:-1]
+    keys = [p[-1] for p in paths]
+
+    def fits(d: _Doc, rest: Sequence[str]) -> Optional[_Node]:
+        node, i = _find(d, parent_path, strict=None)
+        if node is None or i < len(parent_path) or not node.is_object or not node.entries:
+            return None
+        present = {e.key for e in node.entries}
+        return node if len(set(rest)) == len(rest) and not present & set(rest) else None
+
+    node = fits(doc, keys)
+    if node is None and len(keys) > 1:
+        text = _set_key(doc, SetKey(paths[0], values[0]), prune)
+        doc, paths, values, keys = _Doc(text), paths[1:], values[1:], keys[1:]
+        node = fits(doc, keys)
+    if node is None:
+        return _one_by_one(doc, [SetKey(p, v) for p, v in zip(paths, values)], prune)
+    return _insert_many(doc, node, list(zip(keys, values)))
+
+
+def _insert_many(doc: _Doc, node: _Node, members: Sequence[Tuple[Optional[str], Any]]) -> str:
+    """`_insert` of each (key, value) in turn at the end of the non-empty `node`, from one
+    parse: each new entry goes after the previous one, on its own line (or after `, ` in a
+    one-line container) with the indent and comma style of the entry before it."""
+    t = doc.text
+    assert node.entries  # the caller checked
+    last = node.entries[-1]
+    if _one_line(t, node):
+        new = "".join(", " + doc.render(k, v, None) for k, v in members)
+        return _splice(t, last.node.end, last.node.end, new)
+    indent = doc.entry_indent(node, last)
+    at = _line_rest(t, last.node.end if last.comma is None else last.comma + 1)
+    rendered = [doc.nl + indent + doc.render(k, v, indent) for k, v in members]
+    if last.comma is not None:  # trailing commas: every new entry gets one
+        return _splice(t, at, at, "".join(r + "," for r in rendered))
+    t = _splice(t, at, at, ",".join(rendered))
+    return _splice(t, last.node.end, last.node.end, ",")
+
+
+def _plain_one_line(t: str, node: _Node) -> bool:
+    """Whether only spaces and commas are between the entries of a one-line array."""
+    entries = node.entries
+    assert entries  # a non-empty array
+    gaps = [t[node.start + 1:entries[0].start]]
+    for e, nxt in zip(entries, entries[1:] + [None]):
+        end = nxt.start if nxt is not None else node.end - 1
+        gaps.append(t[e.node.end:end].replace(",", "", 1 if e.comma is not None else 0))
+    return not "".join(gaps).strip(" \t")
+
+
+def _whole_lines(t: str, entry: _Entry) -> bool:
+    """Whether `entry` (with its comma and the comments after it) has its line(s) to itself."""
+    end = entry.node.end if entry.comma is None else entry.comma + 1
+    ls = _line_start(t, entry.start)
+    return not t[ls:entry.start].strip(" \t") and _at_newline(t, _line_rest(t, end))
+
+
+def _append_items(doc: _Doc, path: Path, values: Sequence[Any], prune: bool) -> str:
+    """AppendItem(path, v) for each of `values` in turn, from one parse (two when the first
+    creates the array or fills it from empty: that one goes on its own)."""
+    node, i = _find(doc, path, strict=path)
+    if i < len(path) or node.entries is None or node.is_object or not node.entries:
+        text = _append_item(doc, AppendItem(path, values[0]), prune)
+        rest = values[1:]
+        if not rest:
+            return text
+        doc = _Doc(text)
+        node, i = _find(doc, path, strict=path)
+        if i < len(path) or node.entries is None or node.is_object or not node.entries:
+            return _one_by_one(doc, [AppendItem(path, v) for v in rest], prune)
+        values = rest
+    return _insert_many(doc, node, [(None, v) for v in values])
+
+
+def _one_by_one(doc: _Doc, edits: Sequence[Edit], prune: bool) -> str:
+    text = doc.text
+    for e in edits:
+        doc = doc if doc.text is text else _Doc(text)
+        text = _APPLY[type(e)](doc, e, prune)
+    return text
 
 
 # --- splicing members in and out -------------------------------------------------------

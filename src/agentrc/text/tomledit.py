@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from agentrc.text.position import Lines, TextError, line_col
 
@@ -475,6 +475,29 @@ def set_table(text: str, path: Path, table: Mapping[str, Any]) -> str:
     for start, end in reversed(spans[1:]):
         text = _cut(text, start, end)
     return text[:first_start] + new + text[keep_from:]
+
+
+def set_tables(text: str, tables: Sequence[Tuple[Path, Mapping[str, Any]]]) -> str:
+    """`set_table` of each (path, table) in turn, from one scan of `text` when every path is
+    new to it (no header at or under it) and none is inside another: each is then appended,
+    which is what `set_table` does with a table that is absent (so a cold build's n tables
+    cost one scan, not n)."""
+    if not tables:
+        return text
+    paths = [_need_path(p) for p, _ in tables]
+    scan = _Scanner(text)
+    under = {h.path[:k] for h in scan.headers for k in range(1, len(h.path) + 1)}
+    wanted = set(paths)
+    if len(wanted) < len(paths) or any(p in under or any(p[:k] in wanted for k in range(1, len(p))) for p in paths):
+        for path, table in tables:
+            text = set_table(text, path, table)
+        return text
+    for path in paths:
+        _refuse_conflicts(scan, path)
+    nl = _newline(text)
+    for path, table in zip(paths, (t for _, t in tables)):
+        text = _append(text, dumps(_nest(path, table)).replace("\n", nl), nl)
+    return text
 
 
 def delete_table(text: str, path: Path) -> str:
