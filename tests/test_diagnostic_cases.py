@@ -21,7 +21,15 @@ from agentrc.codes import CODES
 CASES = Path(__file__).parent / "cases" / "diagnostics"
 # Codes no on-disk input can reach today; each names the unit test that triggers it.
 UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
-               "AR141": "test_output_safety.py::test_a_second_build_waits_then_fails_with_a_diagnostic"}
+               "AR141": "test_output_safety.py::test_a_second_build_waits_then_fails_with_a_diagnostic",
+               "AR150": "test_cap_model.py::test_each_rule_of_a_capability_manifest_has_its_code",
+               "AR151": "test_cap_model.py::test_each_rule_of_a_package_manifest_has_its_code",
+               "AR152": "test_cap_model.py::test_duplicate_ids_and_layer_conflicts",
+               "AR153": "test_cap_model.py::test_duplicate_ids_and_layer_conflicts",
+               "AR154": "test_cap_model.py::test_each_rule_of_a_capability_manifest_has_its_code",
+               "AR155": "test_cap_model.py::test_each_rule_of_a_capability_manifest_has_its_code",
+               "AR156": "test_cap_model.py::test_each_rule_of_a_capability_manifest_has_its_code",
+               "AR159": "test_cap_model.py::test_an_invalid_lock_is_refused_whole"}
 
 
 def case_dirs():

@@ -14,6 +14,7 @@ LAYERS = (
     ("schemas", "text"),
     ("portable",),
     ("canonical",),
+    ("capabilities",),
     ("clients", "importers"),
     ("output",),
     ("memo",),

@@ -225,6 +225,34 @@ CODES: Dict[str, Code] = _table(
     Code("AR131", "import-unreadable",
          "A client file cannot be read (invalid JSON, TOML or YAML frontmatter, or not UTF-8); nothing is imported.",
          "Fix the file's syntax at the position shown (the client would fail on it too), then import again."),
+    # --- capability packages (spec 003; docs/capabilities.md) ------------------------
+    Code("AR150", "cap-manifest-invalid",
+         "An oas.json (capability manifest) is not valid JSON or does not match its schema.",
+         "See docs/capabilities.md for the fields of oas.json; src/agentrc/schemas/oas-capability.schema.json is "
+         "the exact shape."),
+    Code("AR151", "package-manifest-invalid",
+         "An oas-package.json is missing, not valid JSON, does not match its schema, or lists a capability root "
+         "that is not a capability.",
+         "See docs/capabilities.md for the fields of oas-package.json; every listed root must hold an oas.json."),
+    Code("AR152", "cap-duplicate-id",
+         "Two capabilities have the same id: in one package, or in two packages at one scope.",
+         "Capability ids are identities; rename one of them, or remove the package that also exports it."),
+    Code("AR153", "cap-layer-conflict",
+         "Two capabilities active for one soul implement the same fundamental layer (knowledge, messaging, tasks).",
+         "Keep one integration per layer for the soul: disable the other for it, or bind the layer explicitly."),
+    Code("AR154", "cap-hook-unsupported", "A capability declares a hook other than soul-scaffold, spawn and retire.",
+         "Remove the hook; only soul-scaffold, spawn and retire exist (spec 003)."),
+    Code("AR155", "cap-hook-required",
+         "A soul-scaffold or retire hook is marked required; only a spawn hook can be.",
+         "Drop `required` (or set it to false): retire and soul-scaffold run outside a spawn, so nothing could "
+         "enforce it."),
+    Code("AR156", "cap-path-escape",
+         "A path a capability or package declares is absolute, uses '..', or leads outside its root once symlinks "
+         "are resolved.",
+         "Keep every declared file inside the capability's own directory (copy it in instead of linking out)."),
+    Code("AR159", "lock-invalid",
+         "oas-lock.json is not valid JSON, does not match its schema, or its rows disagree with each other.",
+         "Fix or delete the lock and install again; agentrc never repairs a lock on its own."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",
