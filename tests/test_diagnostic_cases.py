@@ -29,6 +29,8 @@ UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR154": "test_cap_model.py::test_each_rule_of_a_capability_manifest_has_its_code",
                "AR155": "test_cap_model.py::test_each_rule_of_a_capability_manifest_has_its_code",
                "AR156": "test_cap_model.py::test_each_rule_of_a_capability_manifest_has_its_code",
+               "AR157": "test_cap_integrity.py::test_declared_paths_stay_inside_the_capability",
+               "AR158": "test_cap_integrity.py::test_capabilities_directly_under_the_store_are_found",
                "AR159": "test_cap_model.py::test_an_invalid_lock_is_refused_whole"}
 
 

@@ -250,6 +250,14 @@ CODES: Dict[str, Code] = _table(
          "A path a capability or package declares is absolute, uses '..', or leads outside its root once symlinks "
          "are resolved.",
          "Keep every declared file inside the capability's own directory (copy it in instead of linking out)."),
+    Code("AR157", "cap-not-self-contained",
+         "A capability declares a skill, injection, command, hook or agent that is missing from its directory, or "
+         "carries something agentrc cannot materialise as it is (a FIFO, a runtime closure to install).",
+         "Add the file to the capability directory, or remove the declaration."),
+    Code("AR158", "cap-misplaced",
+         "A capability (a directory with an oas.json) sits directly under .agents/capabilities/.",
+         "Move it into .agents/capabilities/owned/ (authored here) or install it into installed/ with "
+         "'agentrc cap install'."),
     Code("AR159", "lock-invalid",
          "oas-lock.json is not valid JSON, does not match its schema, or its rows disagree with each other.",
          "Fix or delete the lock and install again; agentrc never repairs a lock on its own."),
