@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT
-
 from agentrc.capabilities import integrity
 from agentrc.capabilities.model import Capability, Hook
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
+from helpers import ROOT
 
 KERNEL = ROOT.parent / "shared" / "judges" / "oas-kernel"
 needs_kernel = pytest.mark.skipif(not (KERNEL / "lib" / "core.mjs").exists() or not shutil.which("node"),

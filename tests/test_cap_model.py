@@ -127,7 +127,7 @@ def test_a_capability_manifest_becomes_the_model():
     assert [h.required for h in cap.hooks] == [True, False, False]
     assert [r.name for r in cap.requires] == ["team-chat", "pi:npm:team-chat-pi", "claude:p@m"]
     assert cap.commands == (("auth", "bin/t.mjs auth"),) and cap.executable
-    assert ("spawn hook", "bin/h.mjs") in cap.declared_paths() and ("injection", "injects/team-chat.md") in \
+    assert ("script of the spawn hook", "bin/h.mjs") in cap.declared_paths() and ("injection", "injects/team-chat.md") in \
         cap.declared_paths()
     hash(cap)  # frozen, hashable
 

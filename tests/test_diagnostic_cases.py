@@ -22,16 +22,8 @@ CASES = Path(__file__).parent / "cases" / "diagnostics"
 # Codes no on-disk input can reach today; each names the unit test that triggers it.
 UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR141": "test_output_safety.py::test_a_second_build_waits_then_fails_with_a_diagnostic",
-               "AR150": "test_cap_model.py::test_each_rule_of_a_capability_manifest_has_its_code",
-               "AR151": "test_cap_model.py::test_each_rule_of_a_package_manifest_has_its_code",
-               "AR152": "test_cap_model.py::test_duplicate_ids_and_layer_conflicts",
                "AR153": "test_cap_model.py::test_duplicate_ids_and_layer_conflicts",
-               "AR154": "test_cap_model.py::test_each_rule_of_a_capability_manifest_has_its_code",
-               "AR155": "test_cap_model.py::test_each_rule_of_a_capability_manifest_has_its_code",
-               "AR156": "test_cap_model.py::test_each_rule_of_a_capability_manifest_has_its_code",
-               "AR157": "test_cap_integrity.py::test_declared_paths_stay_inside_the_capability",
-               "AR158": "test_cap_integrity.py::test_capabilities_directly_under_the_store_are_found",
-               "AR159": "test_cap_model.py::test_an_invalid_lock_is_refused_whole"}
+               "AR161": "test_cap_install.py::test_a_locked_package_never_changes_on_install"}
 
 
 def case_dirs():

@@ -261,6 +261,33 @@ CODES: Dict[str, Code] = _table(
     Code("AR159", "lock-invalid",
          "oas-lock.json is not valid JSON, does not match its schema, or its rows disagree with each other.",
          "Fix or delete the lock and install again; agentrc never repairs a lock on its own."),
+    Code("AR160", "cap-source-invalid",
+         "A package source is none of: a local directory, a git URL (file://, https://, ssh) or git: shorthand "
+         "with an optional @ref and #path; or it cannot be fetched.",
+         "Use a directory holding oas-package.json, or git URL[@ref][#path] (#. selects the repository root)."),
+    Code("AR161", "cap-integrity-drift",
+         "The bytes of a package or an installed capability differ from the integrity oas-lock.json records.",
+         "Reinstall from the locked source; if the change is intended, remove the package and install it again."),
+    Code("AR162", "cap-remove-blocked",
+         "A package cannot be removed: oas-config.yaml references one of its capabilities, or another locked "
+         "package depends on it.",
+         "Remove the references (or the dependent package) first."),
+    Code("AR163", "cap-incompatible",
+         "A package's compatibility.oas does not admit the OAS contract agentrc implements.",
+         "Install a version of the package made for this contract, or upgrade agentrc."),
+    Code("AR164", "cap-package-conflict",
+         "Two sources claim one package id at a scope, packages depend on each other in a cycle, or a locked "
+         "package would move to other bytes or another path on install.",
+         "Install one source per package id; a locked package changes only by removing it and installing again."),
+    Code("AR165", "cap-legacy-lock",
+         "The scope's oas-lock.json is lockfileVersion 1, which agentrc reads but does not write.",
+         "Convert the scope with 'oas migrate' first; agentrc never converts a lock as a side effect."),
+    Code("AR166", "cap-unknown", "A package or capability named on the command line is not locked at the scope.",
+         "Run 'agentrc cap list --dir SCOPE' to see what is installed."),
+    Code("AR167", "cap-scope-unsafe",
+         "A directory agentrc writes installed capabilities into (.agents, .agents/capabilities, installed) is a "
+         "symbolic link or not a directory.",
+         "Replace the link with a real directory: agentrc never writes through links in a scope."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",

@@ -88,10 +88,10 @@ class Capability:
         for name, cmd in self.commands:
             script = cmd.split()[0] if cmd.split() else ""
             if script:
-                out.append((f"command {name!r}", script))
+                out.append((f"script of command {name!r}", script))
         for hook in self.hooks:
             if hook.script:
-                out.append((f"{hook.event} hook", hook.script))
+                out.append((f"script of the {hook.event} hook", hook.script))
         return tuple(out)
 
 

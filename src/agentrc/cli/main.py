@@ -88,6 +88,27 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true", help="print JSON")
     i.set_defaults(command_module="inspect")
 
+    c = sub.add_parser("cap", help="capability packages (spec 003): install, list, remove")
+    verbs = c.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    def scope(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--dir", metavar="SCOPE", help="the scope (default: the working directory)")
+        sp.add_argument("--json", action="store_true", help="one JSON envelope on stdout (the OAS kernel's)")
+        sp.set_defaults(command_module="cap")
+
+    ci = verbs.add_parser("install", help="acquire a package into the scope; bare: restore the scope's locks")
+    ci.add_argument("source", nargs="?", metavar="SOURCE",
+                    help="a directory holding oas-package.json, or a git URL[@ref][#path]")
+    ci.add_argument("--accept-requirement", action="append", default=[], metavar="NAME",
+                    help="accepted for the OAS kernel's command line; requirements are not installed yet")
+    ci.add_argument("--no-requirements", action="store_true", help="accepted; requirements are not installed yet")
+    scope(ci)
+    cl = verbs.add_parser("list", help="packages and capabilities the scope's locks hold")
+    scope(cl)
+    cr = verbs.add_parser("remove", help="remove a package (refused while config or another package uses it)")
+    cr.add_argument("package", metavar="PACKAGE")
+    scope(cr)
+
     im = sub.add_parser("import", help="read a project's client files into portable items (and a canonical document)")
     im.add_argument("project", metavar="DIR", help="the project holding the client's files")
     im.add_argument("--from", dest="client", required=True, metavar="CLIENT",

@@ -120,11 +120,11 @@ def check_contained(cap_dir: str, cap: Capability, label: str, diags: Diagnostic
     for what, rel in cap.declared_paths():
         full = os.path.join(cap_dir, rel)
         if not os.path.lexists(full) or not os.path.exists(full):
-            diags.error(label, (0, 0), "AR157", f"{cap.id}: the {what} {rel!r} is not in the capability directory")
+            diags.error(label, (0, 0), "AR157", f"{cap.id}: {rel!r} ({what}) is not in the capability directory")
             continue
         real = os.path.realpath(full)
         if not inside(root, real):
-            diags.error(label, (0, 0), "AR156", f"{cap.id}: the {what} {rel!r} leads outside the capability "
+            diags.error(label, (0, 0), "AR156", f"{cap.id}: {rel!r} ({what}) leads outside the capability "
                         "directory once symlinks are resolved")
             continue
         if what in ("skill", "agent"):

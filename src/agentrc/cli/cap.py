@@ -1,0 +1,75 @@
+"""`agentrc cap VERB`: capability packages (spec 003), with the OAS kernel's verbs and flags.
+
+`install [SOURCE]` acquires a package (bare: restores the scope's locks), `list` shows what
+the scope's locks hold, `remove PACKAGE` removes one. With `--json`, stdout carries exactly
+one envelope, the OAS kernel's (`{"schemaVersion": 1, "ok": true, "result": ...}` or
+`{"schemaVersion": 1, "ok": false, "error": {"code", "message", "details"}}`), with its
+stable error codes; the diagnostics ride in `error.details.diagnostics`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, Dict, Optional, Sequence
+
+from agentrc.cli.common import UsageError, print_diags
+from agentrc.diagnostics import Diagnostic
+from agentrc.pipeline import capinstall
+
+
+def run(args) -> int:
+    fmt = "json" if args.json else "text"
+    scope = args.dir or os.getcwd()
+    if not os.path.isdir(scope):
+        if args.json:
+            return _envelope_error("E_BAD_ARGS", f"--dir {scope}: not a directory")
+        raise UsageError(f"--dir {scope}: not a directory")
+    notify = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
+    try:
+        if args.verb == "install":
+            outcome = (capinstall.install(scope, args.source, notify) if args.source
+                       else capinstall.restore(scope, notify))
+        elif args.verb == "list":
+            outcome = capinstall.list_scope(scope)
+        else:
+            outcome = capinstall.remove(scope, args.package)
+    except capinstall.Failure as exc:
+        if fmt == "json":
+            first = next((d for d in exc.diagnostics if d.is_error), None)
+            return _envelope_error(exc.kernel_code, first.format().splitlines()[0] if first else str(exc),
+                                   exc.diagnostics)
+        print_diags(exc.diagnostics, fmt)
+        if args.verb != "list":
+            print(f"agentrc cap {args.verb}: failed, nothing changed", file=sys.stderr)
+        return 1
+    if fmt == "json":
+        if outcome.failed:
+            code = "E_RECONCILE_FAILED" if args.verb == "install" else capinstall.kernel_code(
+                next(d.code for d in outcome.warnings if d.is_error))
+            return _envelope_error(code, "; ".join(d.message for d in outcome.warnings if d.is_error)
+                                   or f"{len(outcome.result.get('failures', []))} failure(s) during restore",
+                                   outcome.warnings, outcome.result)
+        _emit({"schemaVersion": 1, "ok": True, "result": outcome.result})
+        return 0
+    print_diags(outcome.warnings, fmt)
+    for line in outcome.lines:
+        print(line)
+    return 1 if outcome.failed else 0
+
+
+def _envelope_error(code: str, message: str, diagnostics: Sequence[Diagnostic] = (),
+                    result: Optional[Dict[str, Any]] = None) -> int:
+    details: Dict[str, Any] = dict(result or {})
+    if diagnostics:
+        details["diagnostics"] = [d.to_json() for d in diagnostics]
+    error: Dict[str, Any] = {"code": code, "message": message}
+    if details:
+        error["details"] = details
+    _emit({"schemaVersion": 1, "ok": False, "error": error})
+    return 1
+
+
+def _emit(doc: Dict[str, Any]) -> None:
+    print(json.dumps(doc, ensure_ascii=False, separators=(",", ":")))

@@ -1,0 +1,266 @@
+"""`agentrc cap install | list | remove` (spec 003) on real directories and real git
+repositories (bare repositories made here, fetched through file:// URLs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agentrc.capabilities.model import INSTALLATION_FILE
+from agentrc.cli.main import main
+
+STORE = Path(".agents") / "capabilities" / "installed"
+
+
+def write_package(root: Path, pid="demo.pkg", caps=None, deps=None, version="1.0.0") -> Path:
+    """A package with capabilities {dir: (id, layer)}; each has a skill, an injection and a
+    spawn hook script."""
+    caps = caps or {"capabilities/demo": ("demo.cap", "")}
+    root.mkdir(parents=True, exist_ok=True)
+    doc = {"package": pid, "version": version, "description": "Demo.", "compatibility": {"oas": ">=0.19.0"},
+           "capabilities": list(caps)}
+    if deps:
+        doc["dependencies"] = deps
+    (root / "oas-package.json").write_text(json.dumps(doc, indent=2) + "\n")
+    for rel, (cid, layer) in caps.items():
+        c = root / rel
+        (c / "skills" / "hello").mkdir(parents=True, exist_ok=True)
+        (c / "skills" / "hello" / "SKILL.md").write_text(f"---\nname: hello\ndescription: {cid}\n---\nHi.\n")
+        (c / "bin").mkdir(exist_ok=True)
+        (c / "bin" / "hook.sh").write_text("#!/bin/sh\necho '{}'\n")
+        (c / "bin" / "hook.sh").chmod(0o755)
+        (c / "injects").mkdir(exist_ok=True)
+        (c / "injects" / "i.md").write_text(f"Use {cid}.\n")
+        man = {"capability": cid, "version": "0.1.0", "description": "A capability.", "skills": ["skills"],
+               "inject": "injects/i.md", "hooks": {"spawn": "bin/hook.sh spawn"}}
+        if layer:
+            man["layer"] = layer
+        (c / "oas.json").write_text(json.dumps(man, indent=2) + "\n")
+    return root
+
+
+def git(*args, cwd=None):
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout.strip()
+
+
+def bare_repo(tmp: Path, name: str, files_at: str, package: Path, tag: str = "") -> str:
+    """A bare repository whose one commit holds `package` at `files_at` ('.' the root) and a
+    README beside it; its file:// URL."""
+    work = tmp / f"{name}-work"
+    bare = tmp / f"{name}.git"
+    git("init", "-q", "-b", "main", str(work))
+    target = work if files_at == "." else work / files_at
+    target.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["cp", "-a", f"{package}/.", str(target)], check=True)
+    (work / "README.md").write_text("not part of the package\n")
+    git("add", "-A", cwd=work)
+    git("commit", "-qm", "one", cwd=work)
+    if tag:
+        git("tag", tag, cwd=work)
+    git("clone", "-q", "--bare", str(work), str(bare))
+    return f"file://{bare}"
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def run_json(capsys, *argv):
+    code, out, _ = run(capsys, *argv, "--json")
+    assert len(out.strip().splitlines()) == 1, out  # exactly one envelope
+    return code, json.loads(out)
+
+
+def snapshot(root: Path):
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = str(p.relative_to(root))
+        out[rel] = os.readlink(p) if p.is_symlink() else p.read_bytes() if p.is_file() else "dir"
+    return out
+
+
+@pytest.fixture
+def scope(tmp_path):
+    s = tmp_path / "scope"
+    s.mkdir()
+    return s
+
+
+def test_install_from_a_directory(tmp_path, scope, capsys):
+    pkg = write_package(tmp_path / "pkg")
+    code, env = run_json(capsys, "cap", "install", str(pkg), "--dir", str(scope))
+    assert code == 0 and env["ok"] and env["schemaVersion"] == 1
+    result = env["result"]
+    assert result["root"] == "demo.pkg" and result["installed"][0]["source"] == f"path:{pkg}"
+    assert result["installed"][0]["commit"] == "local" and result["installed"][0]["path"] == "."
+    cap = result["capabilities"][0]
+    assert cap["status"] == "installed" and not cap["trusted"] and cap["executableSurface"]["hooks"] == ["spawn"]
+    art = scope / STORE / "demo.cap"
+    assert (art / "skills" / "hello" / "SKILL.md").exists() and os.access(art / "bin" / "hook.sh", os.X_OK)
+    assert json.loads((art / INSTALLATION_FILE).read_text()) == {
+        "schemaVersion": 1, "capability": "demo.cap", "version": "0.1.0", "package": "demo.pkg",
+        "packageVersion": "1.0.0", "source": f"path:{pkg}", "commit": "local", "packagePath": ".",
+        "capabilityPath": "capabilities/demo"}
+    lock = json.loads((scope / "oas-lock.json").read_text())
+    assert list(lock) == ["lockfileVersion", "packages", "capabilities"]
+    assert lock["capabilities"]["demo.cap"]["integrity"] == cap["integrity"]
+    assert [p.name for p in (scope / STORE).iterdir()] == ["demo.cap"]  # no staging left behind
+    assert not (scope / ".agents" / "capabilities" / ".gitignore").exists()  # not a git scope
+
+
+def test_installing_again_keeps_everything_and_its_trust(tmp_path, scope, capsys):
+    pkg = write_package(tmp_path / "pkg")
+    assert run(capsys, "cap", "install", str(pkg), "--dir", str(scope))[0] == 0
+    lock = scope / "oas-lock.json"
+    doc = json.loads(lock.read_text())
+    doc["capabilities"]["demo.cap"]["trusted"] = True
+    lock.write_text(json.dumps(doc, indent=2) + "\n")
+    before = snapshot(scope)
+    code, env = run_json(capsys, "cap", "install", str(pkg), "--dir", str(scope))
+    assert code == 0 and env["result"]["capabilities"][0]["status"] == "kept"
+    assert env["result"]["capabilities"][0]["trusted"] is True and env["result"]["installed"][0]["kept"]
+    assert snapshot(scope) == before
+
+
+def test_a_locked_package_never_changes_on_install(tmp_path, scope, capsys):
+    pkg = write_package(tmp_path / "pkg")
+    assert run(capsys, "cap", "install", str(pkg), "--dir", str(scope))[0] == 0
+    before = snapshot(scope)
+    (pkg / "capabilities" / "demo" / "injects" / "i.md").write_text("changed\n")
+    code, _, err = run(capsys, "cap", "install", str(pkg), "--dir", str(scope))
+    assert code == 1 and "error[AR161]" in err and snapshot(scope) == before
+
+
+def test_a_failed_install_leaves_the_scope_as_it_was(tmp_path, scope, capsys):
+    pkg = write_package(tmp_path / "pkg", caps={"capabilities/a": ("demo.a", ""), "capabilities/b": ("demo.b", "")})
+    (pkg / "capabilities" / "b" / "oas.json").write_text('{"capability": "demo.b", "version": "1", '
+                                                       '"description": "d", "skills": ["missing"]}')
+    git("init", "-q", str(scope))
+    before = snapshot(scope)
+    code, env = run_json(capsys, "cap", "install", str(pkg), "--dir", str(scope))
+    assert code == 1 and not env["ok"] and env["error"]["code"] == "capability-not-self-contained"
+    assert env["error"]["details"]["diagnostics"][0]["code"] == "AR157"
+    assert snapshot(scope) == before  # no .agents, no ignore file, no lock
+
+
+def test_git_sources_select_the_package_root(tmp_path, scope, capsys):
+    pkg = write_package(tmp_path / "pkg")
+    url = bare_repo(tmp_path, "default", "oas-package", pkg, tag="v1.0.0")
+    git("init", "-q", str(scope))
+    code, env = run_json(capsys, "cap", "install", f"{url}@v1.0.0", "--dir", str(scope))
+    assert code == 0, env
+    row = json.loads((scope / "oas-lock.json").read_text())["packages"]["demo.pkg"]
+    commit = git("--git-dir", url[len("file://"):], "rev-parse", "v1.0.0^{commit}")
+    assert row == {"source": f"{url}@v1.0.0".replace("file://", "git:file://", 1), "path": "oas-package",
+                   "version": "1.0.0", "commit": commit, "integrity": row["integrity"], "dependencies": []}
+    assert (scope / ".agents" / "capabilities" / ".gitignore").read_text().splitlines()[-1] == "installed/"
+    assert not (scope / STORE / "demo.cap" / "README.md").exists()  # only the selected subtree
+
+    root_url = bare_repo(tmp_path, "root", ".", write_package(tmp_path / "pkg2", pid="other.pkg",
+                                                              caps={"c": ("other.cap", "")}))
+    other = tmp_path / "other"
+    other.mkdir()
+    code, env = run_json(capsys, "cap", "install", f"{root_url}#.", "--dir", str(other))
+    assert code == 0, env
+    row = env["result"]["installed"][0]
+    assert row["path"] == "." and row["source"] == f"git:{root_url}@{row['commit']}"  # unpinned: the commit
+    code, env = run_json(capsys, "cap", "install", root_url, "--dir", str(tmp_path / "other"))
+    assert code == 1 and env["error"]["code"] == "invalid-source" and "oas-package" in env["error"]["message"]
+    code, env = run_json(capsys, "cap", "install", f"{url}@no-such-tag", "--dir", str(other))
+    assert code == 1 and env["error"]["code"] == "invalid-source"
+
+
+def test_a_package_path_linking_out_of_the_repository_is_refused(tmp_path, scope, capsys):
+    work = tmp_path / "w"
+    git("init", "-q", "-b", "main", str(work))
+    write_package(tmp_path / "outside")
+    os.symlink(str(tmp_path / "outside"), work / "oas-package")
+    git("add", "-A", cwd=work)
+    git("commit", "-qm", "x", cwd=work)
+    code, env = run_json(capsys, "cap", "install", f"file://{work}", "--dir", str(scope))
+    assert code == 1 and env["error"]["code"] == "path-escape"
+    assert snapshot(scope) == {}
+
+
+def test_dependencies_are_installed_and_locked_by_package_id(tmp_path, scope, capsys):
+    write_package(tmp_path / "base", pid="base.pkg", caps={"capabilities/k": ("base.knowledge", "knowledge")})
+    app = write_package(tmp_path / "app", pid="app.pkg", deps=["../base"])
+    code, env = run_json(capsys, "cap", "install", str(app), "--dir", str(scope))
+    assert code == 0, env
+    lock = json.loads((scope / "oas-lock.json").read_text())
+    assert list(lock["packages"]) == ["app.pkg", "base.pkg"] and lock["packages"]["app.pkg"]["dependencies"] == \
+        ["base.pkg"]
+    assert {c["capability"]: c["layer"] for c in env["result"]["capabilities"]} == {
+        "demo.cap": None, "base.knowledge": "knowledge"}
+    code, env = run_json(capsys, "cap", "remove", "base.pkg", "--dir", str(scope))
+    assert code == 1 and env["error"]["code"] == "remove-blocked" and "app.pkg" in env["error"]["message"]
+
+
+def test_one_capability_id_from_two_packages_is_refused(tmp_path, scope, capsys):
+    assert run(capsys, "cap", "install", str(write_package(tmp_path / "a", pid="a")), "--dir", str(scope))[0] == 0
+    before = snapshot(scope)
+    code, env = run_json(capsys, "cap", "install", str(write_package(tmp_path / "b", pid="b")), "--dir", str(scope))
+    assert code == 1 and env["error"]["code"] == "duplicate-capability-id" and snapshot(scope) == before
+
+
+def test_bare_install_restores_exactly(tmp_path, scope, capsys):
+    pkg = write_package(tmp_path / "pkg")
+    assert run(capsys, "cap", "install", str(pkg), "--dir", str(scope))[0] == 0
+    installed = snapshot(scope)
+    art = scope / STORE / "demo.cap"
+    subprocess.run(["rm", "-rf", str(scope / ".agents")], check=True)
+    code, env = run_json(capsys, "cap", "install", "--dir", str(scope))
+    assert code == 0 and env["result"]["scopes"][0]["artifacts"][0]["status"] == "restored"
+    assert snapshot(scope) == installed
+    (art / "injects" / "i.md").write_text("edited\n")  # a copy that no longer matches is replaced
+    code, env = run_json(capsys, "cap", "install", "--dir", str(scope))
+    assert code == 0 and snapshot(scope) == installed
+    code, env = run_json(capsys, "cap", "install", "--dir", str(scope))
+    assert env["result"]["scopes"][0]["artifacts"][0]["status"] == "present"
+
+
+def test_restore_refuses_a_source_that_changed(tmp_path, scope, capsys):
+    pkg = write_package(tmp_path / "pkg")
+    assert run(capsys, "cap", "install", str(pkg), "--dir", str(scope))[0] == 0
+    subprocess.run(["rm", "-rf", str(scope / STORE / "demo.cap")], check=True)
+    (pkg / "capabilities" / "demo" / "injects" / "i.md").write_text("changed upstream\n")
+    lock_before = (scope / "oas-lock.json").read_bytes()
+    code, env = run_json(capsys, "cap", "install", "--dir", str(scope))
+    assert code == 1 and env["error"]["code"] == "E_RECONCILE_FAILED"
+    failure = env["error"]["details"]["failures"][0]
+    assert failure["code"] == "integrity-drift" and failure["capability"] == "demo.cap"
+    assert not (scope / STORE / "demo.cap").exists() and os.listdir(scope / STORE) == []  # fetched copy removed
+    assert (scope / "oas-lock.json").read_bytes() == lock_before  # a restore never advances the lock
+
+
+def test_list_and_remove(tmp_path, scope, capsys):
+    pkg = write_package(tmp_path / "pkg")
+    assert run(capsys, "cap", "install", str(pkg), "--dir", str(scope))[0] == 0
+    code, env = run_json(capsys, "cap", "list", "--dir", str(scope))
+    assert code == 0 and [p["package"] for p in env["result"]["packages"]] == ["demo.pkg"]
+    assert env["result"]["capabilities"][0]["status"] == "ok"
+    (scope / STORE / "demo.cap" / "oas.json").write_text("{}")
+    code, env = run_json(capsys, "cap", "list", "--dir", str(scope))
+    assert env["result"]["capabilities"][0]["status"] == "integrity-drift"
+    (scope / "oas-config.yaml").write_text("capabilities:\n  additive:\n    demo.cap:\n      from: installed\n")
+    code, _, err = run(capsys, "cap", "remove", "demo.pkg", "--dir", str(scope))
+    assert code == 1 and "error[AR162]" in err and (scope / STORE / "demo.cap").exists()
+    (scope / "oas-config.yaml").unlink()
+    code, env = run_json(capsys, "cap", "remove", "demo.pkg", "--dir", str(scope))
+    assert code == 0 and env["result"]["capabilities"] == ["demo.cap"]
+    assert not (scope / STORE / "demo.cap").exists()
+    assert json.loads((scope / "oas-lock.json").read_text()) == {"lockfileVersion": 2, "packages": {},
+                                                                 "capabilities": {}}
+
+
+def test_bad_arguments_in_json_mode_are_one_envelope(tmp_path, capsys):
+    code, env = run_json(capsys, "cap", "list", "--dir", str(tmp_path / "missing"))
+    assert code == 1 and env["error"]["code"] == "E_BAD_ARGS"
