@@ -127,8 +127,8 @@ def test_a_capability_manifest_becomes_the_model():
     assert [h.required for h in cap.hooks] == [True, False, False]
     assert [r.name for r in cap.requires] == ["team-chat", "pi:npm:team-chat-pi", "claude:p@m"]
     assert cap.commands == (("auth", "bin/t.mjs auth"),) and cap.executable
-    assert ("script of the spawn hook", "bin/h.mjs") in cap.declared_paths() and ("injection", "injects/team-chat.md") in \
-        cap.declared_paths()
+    declared = cap.declared_paths()
+    assert ("script of the spawn hook", "bin/h.mjs") in declared and ("injection", "injects/team-chat.md") in declared
     hash(cap)  # frozen, hashable
 
 
