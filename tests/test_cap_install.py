@@ -264,3 +264,43 @@ def test_list_and_remove(tmp_path, scope, capsys):
 def test_bad_arguments_in_json_mode_are_one_envelope(tmp_path, capsys):
     code, env = run_json(capsys, "cap", "list", "--dir", str(tmp_path / "missing"))
     assert code == 1 and env["error"]["code"] == "E_BAD_ARGS"
+
+
+def test_trust_binds_to_the_installed_integrity(tmp_path, scope, capsys):
+    pkg = write_package(tmp_path / "pkg", caps={"capabilities/a": ("demo.a", ""), "capabilities/b": ("demo.b", "")})
+    (pkg / "capabilities" / "b" / "oas.json").write_text('{"capability": "demo.b", "version": "1", '
+                                                       '"description": "skills only", "skills": ["skills"]}')
+    assert run(capsys, "cap", "install", str(pkg), "--dir", str(scope))[0] == 0
+    code, env = run_json(capsys, "cap", "trust", "demo.a", "--dir", str(scope))
+    assert code == 0 and env["result"]["approved"] == ["demo.a"] and env["result"]["skipped"] == []
+    lock = json.loads((scope / "oas-lock.json").read_text())
+    assert lock["capabilities"]["demo.a"]["trusted"] and not lock["capabilities"]["demo.b"]["trusted"]
+    code, env = run_json(capsys, "cap", "trust", "demo.b", "--dir", str(scope))
+    assert code == 0 and env["result"]["approved"] == [] and env["result"]["skipped"] == ["demo.b"]
+    code, env = run_json(capsys, "cap", "trust", "demo.pkg", "--dir", str(scope))
+    assert code == 1 and env["error"]["code"] == "unknown-capability"  # a package needs --all-capabilities
+    code, out, err = run(capsys, "cap", "trust", "demo.pkg", "--all-capabilities", "--dir", str(scope))
+    assert code == 0 and "demo.a: commands [none], hooks [spawn]" in out and "demo.b: commands [none]" in out
+
+
+def test_trust_refuses_a_changed_artifact_or_a_disputed_origin(tmp_path, scope, capsys):
+    pkg = write_package(tmp_path / "pkg")
+    assert run(capsys, "cap", "install", str(pkg), "--dir", str(scope))[0] == 0
+    art = scope / STORE / "demo.cap"
+    lock_before = (scope / "oas-lock.json").read_bytes()
+    (art / "bin" / "hook.sh").write_text("#!/bin/sh\ncurl evil\n")
+    code, env = run_json(capsys, "cap", "trust", "demo.cap", "--dir", str(scope))
+    assert code == 1 and env["error"]["code"] == "integrity-drift"
+    assert run(capsys, "cap", "install", "--dir", str(scope))[0] == 0  # restored
+    # An edited provenance file whose new hash is written into the lock: every byte matches
+    # its digest, only the origin disagrees.
+    record = json.loads((art / INSTALLATION_FILE).read_text())
+    record["source"] = "path:/somewhere/else"
+    (art / INSTALLATION_FILE).write_text(json.dumps(record, indent=2) + "\n")
+    from agentrc.inputs.captree import tree_hash
+    doc = json.loads(lock_before)
+    doc["capabilities"]["demo.cap"]["integrity"] = tree_hash(str(art))
+    (scope / "oas-lock.json").write_text(json.dumps(doc, indent=2) + "\n")
+    code, env = run_json(capsys, "cap", "trust", "demo.cap", "--dir", str(scope))
+    assert code == 1 and env["error"]["code"] == "invalid-lock"
+    assert json.loads((scope / "oas-lock.json").read_text())["capabilities"]["demo.cap"]["trusted"] is False

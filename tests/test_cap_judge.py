@@ -232,3 +232,25 @@ def test_refusals_carry_the_kernels_codes(tmp_path, capsys, broken, code):
     assert not ours["ok"] and not theirs["ok"]
     assert ours["error"]["code"] == theirs["error"]["code"] == code, (ours, theirs)
     assert scope_state(a) == scope_state(k) == before
+
+
+def test_trust_writes_what_the_kernels_trust_writes(tmp_path, capsys):
+    pkg = bundled_package(tmp_path, names=("oas-okf", "oas-review", "oas-linear"))
+    a, k = twins(tmp_path)
+    assert agentrc(capsys, "install", str(pkg), "--dir", str(a))["ok"]
+    assert oas(tmp_path, "install", str(pkg), "--dir", str(k))["ok"]
+    ours = agentrc(capsys, "trust", "oas.okf", "--dir", str(a))
+    theirs = oas(tmp_path, "trust", "oas.okf", "--dir", str(k))
+    assert ours["result"]["approved"] == theirs["result"]["approved"] == ["oas.okf"]
+    assert ours["result"]["approvedIntegrity"] == theirs["result"]["approvedIntegrity"]
+    assert scope_state(a) == scope_state(k)
+    ours = agentrc(capsys, "trust", "oas.bundled", "--all-capabilities", "--dir", str(a))
+    theirs = oas(tmp_path, "trust", "oas.bundled", "--all-capabilities", "--dir", str(k))
+    for key in ("package", "approved", "skipped", "approvedIntegrity", "executableSurface"):
+        assert ours["result"][key] == theirs["result"][key], key
+    assert scope_state(a) == scope_state(k)
+    # Both refuse to trust a changed artifact, with the same code.
+    for s in (a, k):
+        (s / STORE / "oas.linear" / "bin" / "oas-linear.mjs").write_text("changed\n")
+    assert agentrc(capsys, "trust", "oas.linear", "--dir", str(a))["error"]["code"] == \
+        oas(tmp_path, "trust", "oas.linear", "--dir", str(k))["error"]["code"] == "integrity-drift"

@@ -143,6 +143,8 @@ def test_a_capability_manifest_becomes_the_model():
     ((("agents",), ["agents/../../x"]), "AR156"),
     ((("layer",), "storage"), "AR150"),
     ((("description",), _DEL), "AR150"),
+    ((("skills",), 5), "AR150"),  # found by the fuzz harness: a number where a list belongs
+    ((("hooks",), "spawn"), "AR150"),
 ])
 def test_each_rule_of_a_capability_manifest_has_its_code(change, code):
     cap, codes, d = _cap(_with(CAP, *change))

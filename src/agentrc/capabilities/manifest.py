@@ -56,6 +56,8 @@ def parse_capability(path: str, raw: bytes, diags: Diagnostics, exported: bool =
         data["hooks"] = kept
     for err in schemas.errors("oas-capability", data):
         diags.error(path, doc.pos(tuple(err.absolute_path)), "AR150", schema_message(err))
+    if len(diags.items) > before:
+        return None  # the shapes below are what the schema promised
     cid = data.get("capability")
     if exported and isinstance(cid, str) and not MATERIAL_ID.fullmatch(cid):
         diags.error(path, doc.pos(("capability",)), "AR150",

@@ -1,7 +1,8 @@
 """`agentrc cap VERB`: capability packages (spec 003), with the OAS kernel's verbs and flags.
 
 `install [SOURCE]` acquires a package (bare: restores the scope's locks), `list` shows what
-the scope's locks hold, `remove PACKAGE` removes one. With `--json`, stdout carries exactly
+the scope's locks hold, `remove PACKAGE` removes one, `trust CAPABILITY` (or `trust PACKAGE
+--all-capabilities`) approves commands and hooks at the installed integrity. With `--json`, stdout carries exactly
 one envelope, the OAS kernel's (`{"schemaVersion": 1, "ok": true, "result": ...}` or
 `{"schemaVersion": 1, "ok": false, "error": {"code", "message", "details"}}`), with its
 stable error codes; the diagnostics ride in `error.details.diagnostics`.
@@ -33,6 +34,9 @@ def run(args) -> int:
                        else capinstall.restore(scope, notify))
         elif args.verb == "list":
             outcome = capinstall.list_scope(scope)
+        elif args.verb == "trust":
+            shout = (lambda m: print(m, file=sys.stderr)) if args.json else print
+            outcome = capinstall.trust(scope, args.target, args.all_capabilities, shout)
         else:
             outcome = capinstall.remove(scope, args.package)
     except capinstall.Failure as exc:

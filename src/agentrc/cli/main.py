@@ -88,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true", help="print JSON")
     i.set_defaults(command_module="inspect")
 
-    c = sub.add_parser("cap", help="capability packages (spec 003): install, list, remove")
+    c = sub.add_parser("cap", help="capability packages (spec 003): install, list, remove, trust")
     verbs = c.add_subparsers(dest="verb", required=True, metavar="VERB")
 
     def scope(sp: argparse.ArgumentParser) -> None:
@@ -108,6 +108,11 @@ def _parser() -> argparse.ArgumentParser:
     cr = verbs.add_parser("remove", help="remove a package (refused while config or another package uses it)")
     cr.add_argument("package", metavar="PACKAGE")
     scope(cr)
+    ct = verbs.add_parser("trust", help="approve a capability's commands and hooks at its installed integrity")
+    ct.add_argument("target", metavar="CAPABILITY", help="a capability id, or a package id with --all-capabilities")
+    ct.add_argument("--all-capabilities", action="store_true",
+                    help="approve every capability the package supplies (its whole surface is printed first)")
+    scope(ct)
 
     im = sub.add_parser("import", help="read a project's client files into portable items (and a canonical document)")
     im.add_argument("project", metavar="DIR", help="the project holding the client's files")

@@ -1,4 +1,4 @@
-"""`agentrc cap install | list | remove`: acquiring capability packages into a scope (spec 003),
+"""`agentrc cap install | list | remove | trust`: acquiring capability packages into a scope (spec 003),
 as transactions that leave the scope as it was on any failure.
 
 Install stages the package (and its dependencies) in
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import shutil
 import stat
@@ -929,3 +930,90 @@ def remove(scope: str, package_id: str) -> Outcome:
 def kernel_code(code: str) -> str:
     """The OAS kernel's envelope code for one of agentrc's codes."""
     return KERNEL_CODES.get(code, CODES[code].name if code in CODES else "invalid-source")
+
+
+# --- trust --------------------------------------------------------------------------------
+
+
+def trust(scope: str, target: str, all_capabilities: bool = False,
+          notify: Callable[[str], None] = lambda _m: None) -> Outcome:
+    """Approve the commands and hooks of one capability (or, with `all_capabilities`, of every
+    capability package `target` supplies) at exactly its installed integrity. Refused unless
+    each artifact hashes to its locked integrity and its `.oas-installation.json` agrees
+    with the lock rows; a capability without commands or hooks needs no approval (skipped)."""
+    scope = os.path.abspath(scope)
+    level, lock = None, None
+    for candidate in reversed(lock_levels(scope)):
+        found = read_lock(candidate)
+        if found is None or found.version != 2:
+            continue
+        if (found.package(target) if all_capabilities else found.capability(target)) is not None:
+            level, lock = candidate, found
+            break
+    if level is None or lock is None:
+        what = "package" if all_capabilities else "capability"
+        raise _fail(target, "AR166", f"no locked {what} {target!r} in this scope or above it"
+                    + ("" if all_capabilities else " (a package takes --all-capabilities)"))
+    lock_path = os.path.join(level, LOCK_FILE)
+    row0 = lock.capability(target)
+    package_id = target if all_capabilities else (row0.package if row0 else "")
+    targets = list(lock.exports(package_id)) if all_capabilities else [target]
+    d = Diagnostics()
+    surface: Dict[str, Dict[str, List[str]]] = {}
+    approved: List[str] = []
+    skipped: List[str] = []
+    for cid in targets:
+        row = lock.capability(cid)
+        pkg_row = lock.package(row.package) if row else None
+        assert row is not None and pkg_row is not None  # the lock was checked whole when read
+        dest = _installed_dir(level, cid)
+        if not os.path.isdir(dest) or os.path.islink(dest):
+            d.error(dest, (0, 0), "AR166", f"{cid} is locked but not installed; run `agentrc cap install` first")
+            continue
+        actual = _hash_or_empty(dest)
+        if actual != row.integrity:
+            d.error(dest, (0, 0), "AR161", f"{cid} hashes to {actual or '(unreadable)'}, not the locked "
+                    f"{row.integrity}; restore or reinstall it before trusting")
+            continue
+        expected = locks.installation_bytes(Installation(cid, row.version, row.package, pkg_row.version,
+                                                         pkg_row.source, pkg_row.commit, pkg_row.path, row.path))
+        record = captree.read_manifest(dest, INSTALLATION_FILE)
+        if record is None or _json_or_none(record) != _json_or_none(expected):
+            d.error(os.path.join(dest, INSTALLATION_FILE), (0, 0), "AR159", f"{cid}: the provenance file does not "
+                    "agree with the lock rows it claims to come from; refusing to trust it")
+            continue
+        raw = captree.read_manifest(dest, CAPABILITY_FILE)
+        cd = Diagnostics()
+        cap = parse_capability(os.path.join(dest, CAPABILITY_FILE), raw or b"", cd, exported=True)
+        if cap is None:
+            d.extend(cd.items)
+            continue
+        surface[cid] = {"commands": [n for n, _c in cap.commands], "hooks": [h.event for h in cap.hooks]}
+        (approved if cap.executable else skipped).append(cid)
+    if d.has_errors:
+        kernel = "invalid-lock" if d.items[0].code == "AR159" else ""
+        raise Failure(d.items, kernel)
+    if all_capabilities:
+        pkg_row = lock.package(package_id)
+        notify(f"package {package_id}@{pkg_row.version if pkg_row else '?'}: the whole executable surface")
+        for cid in targets:
+            s = surface.get(cid, {"commands": [], "hooks": []})
+            commands, hooks = ", ".join(s["commands"]) or "none", ", ".join(s["hooks"]) or "none"
+            notify(f"  {cid}: commands [{commands}], hooks [{hooks}]")
+    if approved:
+        rows = tuple((cid, dataclasses.replace(c, trusted=True) if cid in approved else c)
+                     for cid, c in lock.capabilities)
+        write_atomic(_path(lock_path), locks.dump(Lock(2, lock.packages, rows)))
+    integrities = {cid: c.integrity for cid, c in lock.capabilities if cid in approved}
+    lines = [f"trusted {cid} (package {package_id}, artifact {integrities[cid]})" for cid in approved]
+    if skipped:
+        lines.append(f"no commands or hooks, nothing to approve: {', '.join(skipped)}")
+    return Outcome({"package": package_id, "level": level, "approved": approved, "skipped": skipped,
+                    "approvedIntegrity": integrities, "executableSurface": surface, "file": lock_path}, lines)
+
+
+def _json_or_none(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
