@@ -304,3 +304,18 @@ def test_trust_refuses_a_changed_artifact_or_a_disputed_origin(tmp_path, scope, 
     code, env = run_json(capsys, "cap", "trust", "demo.cap", "--dir", str(scope))
     assert code == 1 and env["error"]["code"] == "invalid-lock"
     assert json.loads((scope / "oas-lock.json").read_text())["capabilities"]["demo.cap"]["trusted"] is False
+
+
+def test_a_link_planted_as_an_artifact_is_replaced_not_followed(tmp_path, scope, capsys):
+    pkg = write_package(tmp_path / "pkg")
+    assert run(capsys, "cap", "install", str(pkg), "--dir", str(scope))[0] == 0
+    art = scope / STORE / "demo.cap"
+    elsewhere = tmp_path / "elsewhere"
+    subprocess.run(["cp", "-a", str(art), str(elsewhere)], check=True)  # identical bytes, outside the scope
+    subprocess.run(["rm", "-rf", str(art)], check=True)
+    os.symlink(str(elsewhere), art)
+    code, env = run_json(capsys, "cap", "install", "--dir", str(scope))
+    assert code == 0 and env["result"]["scopes"][0]["artifacts"][0]["status"] == "restored"
+    assert art.is_dir() and not art.is_symlink() and (elsewhere / "oas.json").exists()
+    code, env = run_json(capsys, "cap", "trust", "demo.cap", "--dir", str(scope))
+    assert code == 0

@@ -667,6 +667,10 @@ def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: s
 
 
 def _hash_or_empty(path: str) -> str:
+    """The integrity of an installed artifact; "" when it is missing, unreadable or a link
+    (an artifact is a real directory; a link planted there is never followed)."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        return ""
     try:
         return captree.tree_hash(path)
     except (captree.TreeError, OSError):
