@@ -319,3 +319,46 @@ def test_a_link_planted_as_an_artifact_is_replaced_not_followed(tmp_path, scope,
     assert art.is_dir() and not art.is_symlink() and (elsewhere / "oas.json").exists()
     code, env = run_json(capsys, "cap", "trust", "demo.cap", "--dir", str(scope))
     assert code == 0
+
+
+def test_update_replaces_a_package_and_resets_changed_trust(tmp_path, scope, capsys):
+    pkg = write_package(tmp_path / "pkg", caps={"capabilities/a": ("demo.a", ""), "capabilities/b": ("demo.b", "")})
+    assert run(capsys, "cap", "install", str(pkg), "--dir", str(scope))[0] == 0
+    assert run(capsys, "cap", "trust", "demo.pkg", "--all-capabilities", "--dir", str(scope))[0] == 0
+    code, env = run_json(capsys, "cap", "update", "demo.pkg", "--dir", str(scope))
+    assert code == 0 and env["result"]["changed"] is False and env["result"]["invalidatedApprovals"] == []
+    (pkg / "capabilities" / "a" / "injects" / "i.md").write_text("new wording\n")  # a changes, b does not
+    code, env = run_json(capsys, "cap", "update", "demo.pkg", "--dir", str(scope))
+    result = env["result"]
+    assert code == 0 and result["changed"] and result["invalidatedApprovals"] == ["demo.a"]
+    lock = json.loads((scope / "oas-lock.json").read_text())
+    assert lock["capabilities"]["demo.a"]["trusted"] is False and lock["capabilities"]["demo.b"]["trusted"] is True
+    assert (scope / STORE / "demo.a" / "injects" / "i.md").read_text() == "new wording\n"
+    # Dropping an export the config names is refused, and changes nothing.
+    manifest = json.loads((pkg / "oas-package.json").read_text())
+    manifest["capabilities"] = ["capabilities/a"]
+    (pkg / "oas-package.json").write_text(json.dumps(manifest))
+    (scope / "oas-config.yaml").write_text("capabilities:\n  additive:\n    demo.b:\n      from: installed\n")
+    before = snapshot(scope)
+    code, env = run_json(capsys, "cap", "update", "demo.pkg", "--dir", str(scope))
+    assert code == 1 and env["error"]["code"] == "remove-blocked" and snapshot(scope) == before
+    (scope / "oas-config.yaml").unlink()
+    code, env = run_json(capsys, "cap", "update", "demo.pkg", "--dir", str(scope))
+    assert code == 0 and env["result"]["removedCapabilities"] == ["demo.b"]
+    assert not (scope / STORE / "demo.b").exists() and "demo.b" not in json.loads(
+        (scope / "oas-lock.json").read_text())["capabilities"]
+
+
+def test_update_follows_a_branch_but_not_a_commit(tmp_path, scope, capsys):
+    pkg = write_package(tmp_path / "pkg")
+    url = bare_repo(tmp_path, "r", "oas-package", pkg)
+    assert run(capsys, "cap", "install", f"{url}@main", "--dir", str(scope))[0] == 0
+    work = tmp_path / "next"
+    git("clone", "-q", url, str(work))
+    (work / "oas-package" / "capabilities" / "demo" / "injects" / "i.md").write_text("v2\n")
+    git("commit", "-qam", "two", cwd=work)
+    git("push", "-q", "origin", "main", cwd=work)
+    code, env = run_json(capsys, "cap", "update", "demo.pkg", "--dir", str(scope))
+    assert code == 0 and env["result"]["changed"] and env["result"]["after"]["commit"] == git("rev-parse", "HEAD",
+                                                                                             cwd=work)
+    assert env["result"]["after"]["source"] == f"git:{url}@main"

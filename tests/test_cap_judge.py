@@ -254,3 +254,31 @@ def test_trust_writes_what_the_kernels_trust_writes(tmp_path, capsys):
         (s / STORE / "oas.linear" / "bin" / "oas-linear.mjs").write_text("changed\n")
     assert agentrc(capsys, "trust", "oas.linear", "--dir", str(a))["error"]["code"] == \
         oas(tmp_path, "trust", "oas.linear", "--dir", str(k))["error"]["code"] == "integrity-drift"
+
+
+def test_update_agrees_with_oas_update(tmp_path, capsys):
+    pkg = write_package(tmp_path / "pkg", caps={"capabilities/a": ("demo.a", ""), "capabilities/b": ("demo.b", "")})
+    url = bare_repo(tmp_path, "r", "oas-package", pkg)
+    a, k = twins(tmp_path)
+    assert agentrc(capsys, "install", f"{url}@main", "--dir", str(a))["ok"]
+    assert oas(tmp_path, "install", f"{url}@main", "--dir", str(k))["ok"]
+    assert agentrc(capsys, "trust", "demo.pkg", "--all-capabilities", "--dir", str(a))["ok"]
+    assert oas(tmp_path, "trust", "demo.pkg", "--all-capabilities", "--dir", str(k))["ok"]
+    work = tmp_path / "next"
+    git("clone", "-q", url, str(work))
+    (work / "oas-package" / "capabilities" / "a" / "injects" / "i.md").write_text("v2\n")
+    manifest = json.loads((work / "oas-package" / "oas-package.json").read_text())
+    manifest["version"] = "1.1.0"
+    (work / "oas-package" / "oas-package.json").write_text(json.dumps(manifest, indent=2))
+    git("commit", "-qam", "two", cwd=work)
+    git("push", "-q", "origin", "main", cwd=work)
+    ours = agentrc(capsys, "update", "demo.pkg", "--dir", str(a))
+    theirs = oas(tmp_path, "update", "demo.pkg", "--dir", str(k))
+    assert ours["ok"] and theirs["ok"], (ours, theirs)
+    for key in ("changed", "pathChanged", "before", "after", "addedCapabilities", "removedCapabilities",
+                "invalidatedApprovals"):
+        assert ours["result"][key] == theirs["result"][key], key
+    # Both reset both: each artifact's .oas-installation.json names the package's commit and
+    # version, so a new commit changes every capability's integrity, edited or not.
+    assert ours["result"]["invalidatedApprovals"] == ["demo.a", "demo.b"]
+    assert scope_state(a) == scope_state(k)

@@ -1,8 +1,9 @@
 """`agentrc cap VERB`: capability packages (spec 003), with the OAS kernel's verbs and flags.
 
 `install [SOURCE]` acquires a package (bare: restores the scope's locks), `list` shows what
-the scope's locks hold, `remove PACKAGE` removes one, `trust CAPABILITY` (or `trust PACKAGE
---all-capabilities`) approves commands and hooks at the installed integrity. With `--json`, stdout carries exactly
+the scope's locks hold, `update PACKAGE` re-resolves one, `remove PACKAGE` removes one,
+`trust CAPABILITY` (or `trust PACKAGE --all-capabilities`) approves commands and hooks at
+the installed integrity. With `--json`, stdout carries exactly
 one envelope, the OAS kernel's (`{"schemaVersion": 1, "ok": true, "result": ...}` or
 `{"schemaVersion": 1, "ok": false, "error": {"code", "message", "details"}}`), with its
 stable error codes; the diagnostics ride in `error.details.diagnostics`.
@@ -34,6 +35,8 @@ def run(args) -> int:
                        else capinstall.restore(scope, notify))
         elif args.verb == "list":
             outcome = capinstall.list_scope(scope)
+        elif args.verb == "update":
+            outcome = capinstall.update(scope, args.package, notify)
         elif args.verb == "trust":
             shout = (lambda m: print(m, file=sys.stderr)) if args.json else print
             outcome = capinstall.trust(scope, args.target, args.all_capabilities, shout)

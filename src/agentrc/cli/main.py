@@ -88,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true", help="print JSON")
     i.set_defaults(command_module="inspect")
 
-    c = sub.add_parser("cap", help="capability packages (spec 003): install, list, remove, trust")
+    c = sub.add_parser("cap", help="capability packages (spec 003): install, list, update, remove, trust")
     verbs = c.add_subparsers(dest="verb", required=True, metavar="VERB")
 
     def scope(sp: argparse.ArgumentParser) -> None:
@@ -105,6 +105,9 @@ def _parser() -> argparse.ArgumentParser:
     scope(ci)
     cl = verbs.add_parser("list", help="packages and capabilities the scope's locks hold")
     scope(cl)
+    cu = verbs.add_parser("update", help="re-resolve a package from its source; approvals reset where bytes changed")
+    cu.add_argument("package", metavar="PACKAGE")
+    scope(cu)
     cr = verbs.add_parser("remove", help="remove a package (refused while config or another package uses it)")
     cr.add_argument("package", metavar="PACKAGE")
     scope(cr)

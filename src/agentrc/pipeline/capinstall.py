@@ -467,8 +467,12 @@ def _materialize(cap: Capability, rel: str, cdir: str, staged: _Staged, artifact
 # --- install --------------------------------------------------------------------------
 
 
-def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: None) -> Outcome:
-    """Acquire the package `spec` names (and its dependencies) into `scope`. Raises Failure."""
+def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: None, replace: bool = False,
+            expect: str = "", gate: Optional[Callable[[Dict[str, "_Staged"]], None]] = None) -> Outcome:
+    """Acquire the package `spec` names (and its dependencies) into `scope`. Raises Failure.
+    `replace` (update): locked packages of the closure may change; `expect`: the package id
+    the source must still provide; `gate`: called with the validated closure before
+    anything in the scope changes, may raise Failure."""
     scope = os.path.abspath(scope)
     lock_path = os.path.join(scope, LOCK_FILE)
     try:
@@ -536,7 +540,11 @@ def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: No
             return pkg.id
 
         root_id = resolve(root_src, spec, [])
-        return _commit(scope, existing, resolved, root_id, staging, ignore)
+        if expect and root_id != expect:
+            raise _fail(spec, "AR164", f"the source now provides package {root_id!r}, not {expect!r}")
+        if gate is not None:
+            gate(resolved)
+        return _commit(scope, existing, resolved, root_id, staging, ignore, replace)
     except captree.TreeError as exc:
         ignore.rollback()
         raise _fail(exc.rel or spec, exc.code, exc.message) from None
@@ -551,7 +559,7 @@ def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: No
 
 
 def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: str, staging: _Staging,
-            ignore: _Ignore) -> Outcome:
+            ignore: _Ignore, replace: bool = False) -> Outcome:
     lock_path = os.path.join(scope, LOCK_FILE)
     owner = {cid: c.package for cid, c in existing.capabilities if c.package not in resolved}
     d = Diagnostics()
@@ -561,7 +569,7 @@ def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: s
                 d.error(lock_path, (0, 0), "AR152", f"capability {cap.id!r} is exported by both package "
                         f"{owner[cap.id]!r} and package {pid!r}")
             owner[cap.id] = pid
-        prior = existing.package(pid)
+        prior = None if replace else existing.package(pid)
         if prior is not None and prior.path != st.path:
             d.error(lock_path, (0, 0), "AR161", f"package {pid!r} resolves to the package path {st.path!r}, but the "
                     f"lock records {prior.path!r}; a locked package never moves on install (remove it, then "
@@ -1021,3 +1029,73 @@ def _json_or_none(raw: bytes) -> Any:
         return json.loads(raw)
     except ValueError:
         return None
+
+
+# --- update -------------------------------------------------------------------------------
+
+
+def update(scope: str, package_id: str, notify: Callable[[str], None] = lambda _m: None) -> Outcome:
+    """Re-resolve a locked package from its source (a git ref again, or the default branch
+    for a source locked at a commit; a directory as it is now), validate everything in
+    staging, and replace all of its capabilities and rows at once. Trust stays only on a
+    capability whose integrity did not change; a capability the package no longer exports
+    is removed unless oas-config.yaml still names it (then nothing changes, AR162)."""
+    scope = os.path.abspath(scope)
+    level, lock = None, None
+    for candidate in reversed(lock_levels(scope)):
+        found = read_lock(candidate)
+        if found is not None and found.version == 2 and found.package(package_id) is not None:
+            level, lock = candidate, found
+            break
+    if level is None or lock is None:
+        raise _fail(package_id, "AR166", f"package {package_id!r} is not locked in this scope or above it")
+    row = lock.package(package_id)
+    assert row is not None
+    src = sources.parse_locked(row.source)
+    if src.kind == "catalog":
+        raise _fail(package_id, "AR160", f"{row.source}: agentrc does not fetch from the official catalog yet")
+    if src.kind == "git":
+        pinned = src.ref and not (len(src.ref) == 40 and all(c in "0123456789abcdef" for c in src.ref))
+        spec = (f"{src.url}@{src.ref}" if pinned else src.url) + f"#{row.path}"
+    else:
+        spec = src.path
+    before_caps = sorted(lock.exports(package_id))
+    trusted_before = sorted(c for c in before_caps if (lock.capability(c) or LockedCapability("", "", "", "")).trusted)
+
+    def gate(resolved: Dict[str, _Staged]) -> None:
+        staged = {cap.id for _r, _d, cap in resolved[package_id].caps} if package_id in resolved else set()
+        removed = [c for c in before_caps if c not in staged]
+        d = Diagnostics()
+        for cfg, cid, layer in config_references(scope):
+            if cid in removed:
+                where = f" (the {layer} layer)" if layer else ""
+                d.error(cfg, (0, 0), "AR162", f"references capability {cid!r}{where}, which {package_id!r} no "
+                        "longer exports; remove the reference first, then update")
+        if d.has_errors:
+            raise Failure(d.items)
+
+    outcome = install(level, spec, notify, replace=True, expect=package_id, gate=gate)
+    after = next(p for p in outcome.result["installed"] if p["package"] == package_id)
+    new_caps = {c["capability"]: c for c in outcome.result["capabilities"]}
+    removed = [c for c in before_caps if c not in after["capabilities"]]
+    before = {"version": row.version, "commit": row.commit, "integrity": row.integrity, "path": row.path,
+              "capabilities": before_caps, "trustedCapabilities": trusted_before}
+    result = {"package": package_id, "level": level, "changed": after["integrity"] != row.integrity,
+              "pathChanged": after["path"] != row.path, "before": before, "after": after,
+              "installed": outcome.result["installed"], "capabilities": outcome.result["capabilities"],
+              "addedCapabilities": [c for c in after["capabilities"] if c not in before_caps],
+              "removedCapabilities": removed, "retiredArtifacts": removed,
+              "invalidatedApprovals": [c for c in trusted_before if not (c in new_caps and new_caps[c]["trusted"])]}
+    if not result["changed"]:
+        lines = [f"{package_id} is up to date ({after['version']}, {after['integrity']})"]
+    else:
+        lines = [f"updated {package_id}: {row.version} ({row.commit}) -> {after['version']} ({after['commit']})",
+                 f"  integrity {row.integrity} -> {after['integrity']}"]
+    if result["addedCapabilities"]:
+        lines.append(f"  + capabilities: {', '.join(result['addedCapabilities'])}")
+    if removed:
+        lines.append(f"  - capabilities: {', '.join(removed)}")
+    if result["invalidatedApprovals"]:
+        lines.append(f"  approvals reset (integrity changed): {', '.join(result['invalidatedApprovals'])}; review "
+                     "and trust again")
+    return Outcome(result, lines)
