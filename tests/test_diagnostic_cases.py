@@ -23,7 +23,8 @@ CASES = Path(__file__).parent / "cases" / "diagnostics"
 UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR141": "test_output_safety.py::test_a_second_build_waits_then_fails_with_a_diagnostic",
                "AR153": "test_cap_model.py::test_duplicate_ids_and_layer_conflicts",
-               "AR161": "test_cap_install.py::test_a_locked_package_never_changes_on_install"}
+               "AR161": "test_cap_install.py::test_a_locked_package_never_changes_on_install",
+               "AR169": "test_cap_config.py::test_equal_specificity_disagreements_are_ar169"}
 
 
 def case_dirs():

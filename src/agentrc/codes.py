@@ -288,6 +288,20 @@ CODES: Dict[str, Code] = _table(
          "A directory agentrc writes installed capabilities into (.agents, .agents/capabilities, installed) is a "
          "symbolic link or not a directory.",
          "Replace the link with a real directory: agentrc never writes through links in a scope."),
+    Code("AR168", "cap-config-invalid",
+         "An oas-config.yaml does not match its schema, or uses a key of an earlier release (groups, a top-level "
+         "layers, injection, from: bundled), or overrides the injection of a source the scope owns.",
+         "See docs/capabilities.md (Activation); the message names the replacement of a renamed key."),
+    Code("AR169", "cap-binding-ambiguous",
+         "Two bindings of one capability at the same specificity and scope disagree: different values of a setting, "
+         "or enabled and disabled.",
+         "Keep one value: a soul binding beats an agent-type binding, which beats global, and a closer scope beats an "
+         "outer one; YAML order never decides."),
+    Code("AR170", "cap-activation-invalid",
+         "An activated capability is not acquired, sits under another layer than its manifest declares (or under "
+         "additive while it declares one), comes from elsewhere than its from: says, or claims another's command "
+         "namespace.",
+         "Install the capability, move its entry under capabilities.layers.<its layer> (or additive), or fix from:."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",

@@ -214,6 +214,13 @@ def scenarios() -> List[Scenario]:
         Scenario("cap-install-again", installed, ["cap", "install", "./in/pkg", "--dir", "."]),
         Scenario("cap-restore", restorable, ["cap", "install", "--dir", ".", "--json"]),
         Scenario("cap-list", installed, ["cap", "list", "--dir", "."]),
+        Scenario("cap-doctor", dict(installed, **{
+            "oas-config.yaml": b"agent-types:\n  developers: {description: Devs}\ncapabilities:\n  layers:\n"
+                               b"    messaging:\n      capability: demo.chat\n      from: installed\n"
+                               b"      settings: {depth: 1}\n    tasks: none\n  additive:\n    demo.review:\n"
+                               b"      agent-types: [developers]\n      souls:\n        dev: {enabled: false}\n",
+            "agents/dev/soul/soul.yaml": b"name: dev\ntype: developers\n"}),
+                 ["cap", "doctor", ".", "--soul", "dev", "--json"]),
         Scenario("cap-remove", dict(installed, **{"oas-config.yaml": b"capabilities:\n  additive:\n    x.y: {}\n"}),
                  ["cap", "remove", "demo.pkg", "--dir", ".", "--json"]),
     ]
@@ -427,7 +434,7 @@ FLAG_VALUES = ["", ",", " ", "claude", "claude,claude", "nope", "windsurf", "her
                "json", "text", "-1", "0", "1", "3", "abc", "99999999999999999999", "in", "out", "out/x", ".",
                "report.json", "out/.agentrc/manifest.json", "in/rules", "x\x00y", "core", "../up", "doc.json",
                "out/ai.config.json", "in/x", "-", "./in/pkg", "path:in/pkg", "in/pkg#x", "demo.pkg", "oas.okf",
-               "file:///nonexistent.git", "./in/pkg/capabilities/chat", "install", "list", "remove", "update", "trust"]
+               "file:///nonexistent.git", "./in/pkg/capabilities/chat", "install", "list", "remove", "update", "trust", "doctor", "--soul", "dev"]
 
 
 def _mutate_argv(argv: List[str], rng: random.Random) -> str:

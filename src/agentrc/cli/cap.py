@@ -3,10 +3,11 @@
 `install [SOURCE]` acquires a package (bare: restores the scope's locks), `list` shows what
 the scope's locks hold, `update PACKAGE` re-resolves one, `remove PACKAGE` removes one,
 `trust CAPABILITY` (or `trust PACKAGE --all-capabilities`) approves commands and hooks at
-the installed integrity. With `--json`, stdout carries exactly
-one envelope, the OAS kernel's (`{"schemaVersion": 1, "ok": true, "result": ...}` or
-`{"schemaVersion": 1, "ok": false, "error": {"code", "message", "details"}}`), with its
-stable error codes; the diagnostics ride in `error.details.diagnostics`.
+the installed integrity, `doctor [DIR] --soul NAME` shows what is active for a soul. With
+`--json`, stdout carries exactly one envelope, the OAS kernel's (`{"schemaVersion": 1,
+"ok": true, "result": ...}` or `{"schemaVersion": 1, "ok": false, "error": {"code",
+"message", "details"}}`), with its stable error codes; the diagnostics ride in
+`error.details.diagnostics`. `doctor --json` prints the kernel's doctor document itself.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, Dict, Optional, Sequence
 
 from agentrc.cli.common import UsageError, print_diags
 from agentrc.diagnostics import Diagnostic
-from agentrc.pipeline import capinstall
+from agentrc.pipeline import capdoctor, capinstall
 
 
 def run(args) -> int:
@@ -35,6 +36,11 @@ def run(args) -> int:
                        else capinstall.restore(scope, notify))
         elif args.verb == "list":
             outcome = capinstall.list_scope(scope)
+        elif args.verb == "doctor":
+            outcome = capdoctor.doctor(args.context or scope, args.soul)
+            if args.json:  # the document `oas doctor --json` prints, without an envelope
+                _emit(outcome.result)
+                return 0
         elif args.verb == "update":
             outcome = capinstall.update(scope, args.package, notify)
         elif args.verb == "trust":
@@ -48,7 +54,7 @@ def run(args) -> int:
             return _envelope_error(exc.kernel_code, first.format().splitlines()[0] if first else str(exc),
                                    exc.diagnostics)
         print_diags(exc.diagnostics, fmt)
-        if args.verb != "list":
+        if args.verb not in ("list", "doctor"):
             print(f"agentrc cap {args.verb}: failed, nothing changed", file=sys.stderr)
         return 1
     if fmt == "json":

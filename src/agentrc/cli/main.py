@@ -88,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true", help="print JSON")
     i.set_defaults(command_module="inspect")
 
-    c = sub.add_parser("cap", help="capability packages (spec 003): install, list, update, remove, trust")
+    c = sub.add_parser("cap", help="capability packages (spec 003): install, list, update, remove, trust, doctor")
     verbs = c.add_subparsers(dest="verb", required=True, metavar="VERB")
 
     def scope(sp: argparse.ArgumentParser) -> None:
@@ -111,6 +111,10 @@ def _parser() -> argparse.ArgumentParser:
     cr = verbs.add_parser("remove", help="remove a package (refused while config or another package uses it)")
     cr.add_argument("package", metavar="PACKAGE")
     scope(cr)
+    cd = verbs.add_parser("doctor", help="which capabilities are active for a soul, with settings and provenance")
+    cd.add_argument("context", nargs="?", metavar="DIR", help="where to resolve from (default: --dir)")
+    cd.add_argument("--soul", default="", metavar="NAME", help="the soul (default: global bindings only)")
+    scope(cd)
     ct = verbs.add_parser("trust", help="approve a capability's commands and hooks at its installed integrity")
     ct.add_argument("target", metavar="CAPABILITY", help="a capability id, or a package id with --all-capabilities")
     ct.add_argument("--all-capabilities", action="store_true",

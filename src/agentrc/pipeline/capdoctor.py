@@ -1,0 +1,178 @@
+"""`agentrc cap doctor [DIR] --soul NAME`: which capabilities are active for a soul, and why
+(spec 003, "Config and targets"), as the OAS kernel's `oas doctor --soul` resolves them.
+
+Reads, from DIR upward: every `oas-config.yaml` (the chain, closest first), the capabilities
+acquired at each config's scope (`installed/`, then `owned/`, which wins on an id clash;
+inner scopes win over outer ones; `from: path:<dir>` entries add their directory), the
+soul's agent type (`type:` in `agents/<name>/soul/soul.yaml`, or under `local-agents/`), and
+the locks that govern installed capabilities. Then `agentrc.capabilities.activation`
+decides. Reports only: nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+from agentrc.capabilities import activation
+from agentrc.capabilities import config as configs
+from agentrc.capabilities.manifest import parse_capability
+from agentrc.capabilities.model import CAPABILITIES_DIR, CAPABILITY_FILE, INSTALLED, LAYERS, OWNED, Capability
+from agentrc.diagnostics import Diagnostics
+from agentrc.frozen import thaw
+from agentrc.inputs import captree
+from agentrc.pipeline.capinstall import Failure, Outcome, _fail, _hash_or_empty, _misplaced_diags, read_lock
+from agentrc.text.yamlpos import YamlError
+from agentrc.text.yamlpos import load as load_yaml
+
+
+def config_chain(context: str) -> List[configs.Config]:
+    """The `oas-config.yaml` files from `context` upward, closest first. Raises Failure."""
+    chain = []
+    d = Diagnostics()
+    level = os.path.abspath(context)
+    while True:
+        if os.path.isfile(os.path.join(level, configs.CONFIG_FILE)):
+            raw = captree.read_manifest(level, configs.CONFIG_FILE)
+            path = os.path.join(level, configs.CONFIG_FILE)
+            cfg = configs.parse(path, level, raw if raw is not None else b"", d)
+            if cfg is not None:
+                chain.append(cfg)
+        parent = os.path.dirname(level)
+        if parent == level:
+            break
+        level = parent
+    if d.has_errors:
+        raise Failure(d.items, "E_CONFIG_INVALID")
+    return chain
+
+
+def acquired(chain: List[configs.Config]) -> Dict[str, Tuple[Capability, str, str]]:
+    """id -> (capability, origin, directory) for every capability acquired at the chain's
+    scopes; closer scopes and owned/ win. Raises Failure (misplaced or invalid capabilities,
+    one id twice in one store)."""
+    out: Dict[str, Tuple[Capability, str, str]] = {}
+    d = Diagnostics()
+    for cfg in reversed(chain):
+        d.extend(_misplaced_diags(cfg.level, warning=False))
+        seen_here: Dict[Tuple[str, str], str] = {}
+
+        def add(directory: str, origin: str) -> None:
+            raw = captree.read_manifest(directory, CAPABILITY_FILE)
+            if raw is None:
+                return
+            cap = parse_capability(os.path.join(directory, CAPABILITY_FILE), raw, d)
+            if cap is None:
+                return
+            key = (cap.id, origin)
+            if key in seen_here and seen_here[key] != directory:
+                d.error(directory, (0, 0), "AR152", f"capability {cap.id!r} is also at {seen_here[key]}")
+                return
+            seen_here[key] = directory
+            out[cap.id] = (cap, origin, directory)
+
+        for sub, kind in ((INSTALLED, "installed"), (OWNED, "owned")):
+            store = os.path.join(cfg.level, CAPABILITIES_DIR, sub)
+            try:
+                names = sorted(os.listdir(store))
+            except OSError:
+                continue
+            for name in names:
+                full = os.path.join(store, name)
+                if not name.startswith(".") and os.path.isdir(full) and not os.path.islink(full):
+                    add(full, f"{kind}:{cfg.level}")
+        for entry in cfg.entries:
+            if entry.source.startswith("path:"):
+                target = entry.source[5:]
+                add(target if os.path.isabs(target) else os.path.join(cfg.level, target), f"path:{cfg.level}")
+    if d.has_errors:
+        raise Failure(d.items)
+    return out
+
+
+def soul_type(context: str, soul: str) -> Optional[str]:
+    """The soul's `type:` ("" when it declares none), None when there is no such soul."""
+    d = os.path.abspath(context)
+    root = None
+    while True:
+        if os.path.basename(d) == "agents" and os.path.isdir(d):
+            root = d
+            break
+        if os.path.isdir(os.path.join(d, "agents")) or os.path.isdir(os.path.join(d, "local-agents")):
+            root = os.path.join(d, "agents")
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+    for base in (root, os.path.join(os.path.dirname(root), "local-agents")):
+        soul_dir = os.path.join(base, soul, "soul")
+        raw = captree.read_manifest(soul_dir, "soul.yaml") if os.path.isdir(soul_dir) else None
+        if raw is None:
+            continue
+        try:
+            data = load_yaml(raw.decode("utf-8", "replace")).data
+        except YamlError:
+            data = None
+        value = data.get("type") if isinstance(data, dict) else None
+        return value if isinstance(value, str) else ""
+    return None
+
+
+def doctor(context: str, soul: str = "") -> Outcome:
+    """The resolution for `soul` at `context`, in the shape of `oas doctor --json`'s
+    chain, layers, capabilities and acquired. Raises Failure."""
+    ctx = os.path.abspath(context)
+    chain = config_chain(ctx)
+    found = acquired(chain)
+    stype = ""
+    if soul:
+        t = soul_type(ctx, soul)
+        if t is None:
+            raise _fail(soul, "AR166", f"no soul {soul!r} under an agents/ or local-agents/ directory above {ctx}",
+                        "E_UNKNOWN_SOUL")
+        stype = t
+    d = Diagnostics()
+    result = activation.resolve(chain, soul, stype, {cid: (cap, origin) for cid, (cap, origin, _d) in found.items()}, d)
+    for a in result.capabilities:
+        if a.origin.startswith("installed:"):
+            level = a.origin.split(":", 1)[1]
+            lock = read_lock(level)
+            row = lock.capability(a.id) if lock is not None and lock.version == 2 else None
+            cdir = found[a.id][2]
+            if row is None and not (lock is not None and lock.version == 1 and a.id in lock.legacy):
+                d.error(cdir, (0, 0), "AR170", f"{a.id!r} is installed but not locked in {level}/oas-lock.json; "
+                        "anything under installed/ needs its lock row")
+            elif row is not None and _hash_or_empty(cdir) != row.integrity:
+                d.error(cdir, (0, 0), "AR161", f"{a.id!r} no longer hashes to its locked integrity; restore it with "
+                        "`agentrc cap install`")
+    if d.has_errors:
+        raise Failure(d.items)
+    caps: List[Dict[str, Any]] = [{"id": a.id, "layer": a.layer or None, "command": a.command or None,
+                                   "origin": a.origin, "provenance": list(a.provenance),
+                                   "settings": thaw(a.settings)} for a in result.capabilities]
+    layers = dict(result.layers)
+    provenance = dict(result.provenance)
+    doc = {
+        "schemaVersion": 1, "context": ctx, "soul": soul or None, "type": stype or None,
+        "chain": [{"file": c.path, "level": c.level} for c in chain],
+        "layers": {layer: ({"integration": layers[layer], "provenance": provenance.get(layer)} if layer in layers
+                           else {"provenance": provenance.get(layer)}) for layer in LAYERS},
+        "capabilities": caps,
+        "acquired": {cid: {"layer": cap.layer or None, "command": cap.command or None, "version": cap.version,
+                           "dir": cdir, "origin": origin, "description": cap.description}
+                     for cid, (cap, origin, cdir) in found.items()},
+    }
+    lines = [f"resolved from {ctx}" + (f" for soul {soul} (type {stype or 'none'})" if soul else "")]
+    for c in chain:
+        lines.append(f"  config {c.path}")
+    for layer in LAYERS:
+        lines.append(f"{layer}: {provenance.get(layer) or '(none)'}")
+    for cap in caps:
+        settings = ", ".join(f"{k}={v!r}" for k, v in cap["settings"].items())
+        lines.append(f"capability {cap['id']} ({cap['origin']}){' settings: ' + settings if settings else ''}")
+        for p in cap["provenance"]:
+            lines.append(f"  {p}")
+    if not caps:
+        lines.append("no active capabilities")
+    return Outcome(doc, lines)

@@ -1,0 +1,277 @@
+"""Activation (spec 003, "Config and targets"): oas-config.yaml into the model, the schema
+judged against the kernel's, and which capabilities are active for a soul, judged against
+`oas doctor --soul NAME --json` on the same scopes."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from test_cap_install import git, write_package
+from test_cap_judge import KERNEL, OAS
+from test_cap_model import _kernel_validator
+
+from agentrc import schemas
+from agentrc.capabilities import activation
+from agentrc.capabilities import config as configs
+from agentrc.capabilities.model import Capability
+from agentrc.cli.main import main
+from agentrc.diagnostics import Diagnostics
+from agentrc.frozen import FrozenMap
+
+SPEC = {
+    "agent-types": {"developers": {"description": "Build"}, "reviewers": {"description": "Review"}},
+    "capabilities": {
+        "layers": {"knowledge": {"capability": "oas.okf", "from": "installed"}, "messaging": "none", "tasks": "none"},
+        "additive": {
+            "example.code-review": {"from": "installed", "agent-types": {"developers": {
+                "enabled": True, "settings": {"depth": "normal"}}}, "souls": {"security-reviewer": {
+                    "enabled": True, "settings": {"depth": "exhaustive"}}}},
+            "example.deploy": {"from": "installed", "global": True, "agent-types": {"reviewers": False},
+                               "souls": {"release-reviewer": True}}}},
+    "skill-overrides": {"review": "example.code-review"},
+}
+
+
+def _with(doc, path, value):
+    out = copy.deepcopy(doc)
+    target = out
+    for key in path[:-1]:
+        target = target.setdefault(key, {})
+    target[path[-1]] = value
+    return out
+
+
+CASES = [SPEC, {}, {"name": "x", "team": {"name": "t", "id": "t:n"}, "templates": {"a": "b"},
+                    "agents-md-injection": "x.md", "oas": {"injection-override": "none"},
+                    "work-modes": {"worktree": {"setup": "s.sh"}, "checkout": None}}] + [
+    _with(SPEC, p, v) for p, v in [
+        (("capabilities", "layers", "storage"), "none"), (("capabilities", "layers", "tasks"), "off"),
+        (("capabilities", "layers", "tasks"), {"from": "installed"}), (("capabilities", "additive", "NoNamespace"), {}),
+        (("capabilities", "additive", "a.b"), {"capability": "a.b"}), (("capabilities", "extra"), {}),
+        (("capabilities", "additive", "a.b"), {"agent-types": ["x", "x"]}),
+        (("capabilities", "additive", "a.b"), {"agent-types": ["x"], "souls": {"s": {"enabled": "yes"}}}),
+        (("capabilities", "additive", "a.b"), {"global": {"enabled": True, "extra": 1}}),
+        (("team",), {"id": "x"}), (("agent-types", "x"), None), (("agent-types", "x"), {"members": []}),
+        (("work-modes", "workspace"), {}), (("skill-overrides", "x"), 1), (("groups",), {}),
+        (("capabilities", "layers", "knowledge", "settings"), "deep"),
+    ]]
+
+
+def test_the_config_schema_accepts_what_the_kernels_accepts():
+    kernel = _kernel_validator("oas-config.schema.json")
+    verdicts = []
+    for doc in CASES:
+        ours = not list(schemas.errors("oas-config", doc))
+        assert ours == kernel.is_valid(doc), json.dumps(doc)
+        verdicts.append(ours)
+    assert any(verdicts) and not all(verdicts)
+
+
+def _parse(text: str):
+    d = Diagnostics()
+    cfg = configs.parse("oas-config.yaml", "/scope", text.encode(), d)
+    return cfg, d
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("groups:\n  devs: [a]\n", "agent-types"),
+    ("layers:\n  knowledge: oas.okf\n", "capabilities.layers"),
+    ("capabilities:\n  additive:\n    a.b:\n      injection: x.md\n", "injection-override"),
+    ("capabilities:\n  additive:\n    a.b:\n      from: bundled\n", "from: installed"),
+    ("capabilities:\n  additive:\n    a.b:\n      from: owned\n      injection-override: x.md\n", "injects/"),
+    ("capabilities:\n  layers:\n    tasks: off\n", "tasks"),
+])
+def test_config_rules_are_ar168(text, needle):
+    cfg, d = _parse(text)
+    assert cfg is None and [x.code for x in d.items] == ["AR168"] and needle in d.items[0].message
+
+
+def test_the_specs_example_config_reads_into_the_model():
+    cfg, d = _parse(yaml.safe_dump(SPEC))
+    assert not d.items and cfg.none_layers == ("messaging", "tasks") and cfg.agent_types == ("developers", "reviewers")
+    review = next(e for e in cfg.entries if e.id == "example.code-review")
+    assert review.global_ is None and review.targets_given and dict(review.agent_types)["developers"].on
+    assert cfg.skill_overrides == (("review", "example.code-review"),)
+    hash(cfg)
+
+
+def _cap(cid, layer="", command=""):
+    return Capability(cid, "1.0.0", "d", layer=layer, command=command)
+
+
+MANIFESTS = {"oas.okf": (_cap("oas.okf", "knowledge"), "installed:/scope"),
+             "example.code-review": (_cap("example.code-review"), "installed:/scope"),
+             "example.deploy": (_cap("example.deploy"), "installed:/scope")}
+
+
+def _resolve(chain_texts, soul, soul_type, manifests=MANIFESTS):
+    chain = []
+    for i, text in enumerate(chain_texts):
+        d = Diagnostics()
+        cfg = configs.parse(f"/l{i}/oas-config.yaml", f"/l{i}", text.encode(), d)
+        assert cfg is not None, d.items
+        chain.append(cfg)
+    d = Diagnostics()
+    return activation.resolve(chain, soul, soul_type, manifests, d), d
+
+
+@pytest.mark.parametrize("soul,soul_type,expected", [
+    ("dev", "developers", {"oas.okf": {}, "example.code-review": {"depth": "normal"}, "example.deploy": {}}),
+    ("security-reviewer", "reviewers", {"oas.okf": {}, "example.code-review": {"depth": "exhaustive"}}),
+    ("release-reviewer", "reviewers", {"oas.okf": {}, "example.deploy": {}}),
+    ("", "", {"oas.okf": {}, "example.deploy": {}}),
+])
+def test_the_specs_example_resolves_per_soul(soul, soul_type, expected):
+    result, d = _resolve([yaml.safe_dump(SPEC)], soul, soul_type)
+    assert not d.items
+    assert {a.id: dict(a.settings) for a in result.capabilities} == expected
+    assert dict(result.layers) == {"knowledge": "oas.okf"}
+    assert dict(result.provenance)["messaging"] == "none @ /l0"
+
+
+def test_closer_scopes_and_stronger_targets_win_and_none_switches_off():
+    outer = "capabilities:\n  additive:\n    example.deploy:\n      global:\n        settings: {a: outer, b: outer}\n" \
+            "  layers:\n    knowledge:\n      capability: oas.okf\n"
+    inner = "capabilities:\n  additive:\n    example.deploy:\n      global:\n        settings: {a: inner}\n" \
+            "      agent-types:\n        ops:\n          settings: {b: type}\n  layers:\n    knowledge: none\n"
+    result, d = _resolve([inner, outer], "x", "ops")
+    assert not d.items and [a.id for a in result.capabilities] == ["example.deploy"]  # knowledge none closer in
+    assert dict(result.capabilities[0].settings) == {"a": "inner", "b": "type"}
+
+
+@pytest.mark.parametrize("text,code", [
+    ("capabilities:\n  additive:\n    example.deploy:\n      agent-types: {ops: {settings: {a: 1}}}\n"
+     "      souls: {}\n      global: {settings: {a: 1}}\n", None),
+    ("capabilities:\n  additive:\n    example.deploy:\n      agent-types: [ops, dev]\n      souls: {x: false}\n",
+     None),
+    ("capabilities:\n  additive:\n    example.deploy:\n      settings: {a: 1}\n      global: {settings: {a: 2}}\n",
+     None),
+    ("capabilities:\n  layers:\n    tasks:\n      capability: example.deploy\n", "AR170"),
+    ("capabilities:\n  additive:\n    oas.okf:\n      global: true\n", "AR170"),
+    ("capabilities:\n  additive:\n    missing.cap:\n      global: true\n", "AR170"),
+    ("capabilities:\n  additive:\n    example.deploy:\n      from: owned\n      global: true\n", "AR170"),
+    ("capabilities:\n  layers:\n    knowledge:\n      capability: oas.okf\n      souls: {x: true}\n"
+     "  additive:\n    example.deploy:\n      global: true\n", None),
+])
+def test_activation_errors(text, code):
+    result, d = _resolve([text], "x", "ops")
+    assert [x.code for x in d.items] == ([code] if code else [])
+
+
+def test_equal_specificity_disagreements_are_ar169():
+    # One config cannot name a capability twice (a repeated YAML key is AR004), so the
+    # function is given two entries directly: a setting and `enabled` that disagree.
+    a = configs.Entry("example.deploy", global_=configs.Binding(True, FrozenMap({"a": 1})), global_given=True)
+    b = configs.Entry("example.deploy", global_=configs.Binding(False, FrozenMap({"a": 2})), global_given=True)
+    d = Diagnostics()
+    result = activation.resolve([configs.Config("/l0/oas-config.yaml", "/l0", entries=(a, b))], "x", "",
+                                MANIFESTS, d)
+    assert sorted(x.code for x in d.items) == ["AR169", "AR169"] and result.capabilities == ()
+
+    two = "capabilities:\n  additive:\n    example.deploy:\n      agent-types:\n        ops: {settings: {a: 1}}\n" \
+          "        dev: {settings: {a: 2}}\n"
+    # Only the soul's own type matches, so no conflict...
+    assert not _resolve([two], "x", "ops")[1].items
+    both = "capabilities:\n  additive:\n    example.deploy:\n      global: {settings: {a: 1}}\n" \
+           "      settings: {a: 1}\n      souls:\n        x: {enabled: false}\n"
+    result, d = _resolve([both], "x", "ops")
+    assert not d.items and result.capabilities == ()  # the soul binding switches it off
+    layered = {**MANIFESTS, "other.okf": (_cap("other.okf", "knowledge"), "installed:/scope")}
+    inner = "capabilities:\n  layers:\n    knowledge:\n      capability: oas.okf\n"
+    outer = "capabilities:\n  layers:\n    knowledge:\n      capability: other.okf\n"
+    result, d = _resolve([inner, outer], "x", "ops", layered)
+    assert [x.code for x in d.items] == ["AR153"]
+    cmd = {"a.one": (_cap("a.one", command="go"), "owned:/s"), "a.two": (_cap("a.two", command="go"), "owned:/s")}
+    result, d = _resolve(["capabilities:\n  additive:\n    a.one: {global: true}\n    a.two: {global: true}\n"],
+                         "x", "", cmd)
+    assert [x.code for x in d.items] == ["AR170"] and "namespace" in d.items[0].message
+    clash = "capabilities:\n  additive:\n    example.deploy:\n      souls:\n        x: {settings: {a: 1}}\n"
+    twice = _with(yaml.safe_load(clash), ("capabilities", "additive", "example.deploy", "agent-types"),
+                  {"ops": {"enabled": False}})
+    result, d = _resolve([yaml.safe_dump(twice)], "x", "ops")
+    assert not d.items and [a.id for a in result.capabilities] == ["example.deploy"]  # soul re-enables
+
+
+# --- judged by the kernel ----------------------------------------------------------------
+
+
+needs_kernel = pytest.mark.skipif(not (KERNEL / "bin" / "oas.mjs").exists() or not shutil.which("node"),
+                                  reason="the OAS kernel and node are needed")
+
+
+def oas_doctor(tmp_path: Path, *args) -> dict:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    proc = subprocess.run(["node", str(OAS), "doctor", *args, "--json"], capture_output=True, text=True,
+                          env=dict(os.environ, HOME=str(home)), timeout=300)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    return json.loads(proc.stdout)
+
+
+def _deployment(tmp_path: Path) -> Path:
+    """A workspace with a config, holding a repository with its own config, souls of two
+    types, and capabilities installed at both scopes."""
+    ws = tmp_path / "ws"
+    repo = ws / "service"
+    repo.mkdir(parents=True)
+    git("init", "-q", str(repo))
+    for name, stype in (("dev", "developers"), ("sec", "reviewers"), ("rel", "reviewers"), ("plain", "")):
+        soul = repo / "agents" / name / "soul"
+        soul.mkdir(parents=True)
+        (soul / "soul.yaml").write_text(f"name: {name}\n" + (f"type: {stype}\n" if stype else ""))
+        (soul / "AGENTS.md").write_text(f"# {name}\n")
+    outer = write_package(tmp_path / "outer", pid="outer.pkg", caps={"k": ("ex.knowledge", "knowledge"),
+                                                                     "d": ("ex.deploy", "")})
+    inner = write_package(tmp_path / "inner", pid="inner.pkg", caps={"r": ("ex.review", ""),
+                                                                     "t": ("ex.tasks", "tasks")})
+    for pkg, scope in ((outer, ws), (inner, repo)):
+        assert main(["cap", "install", str(pkg), "--dir", str(scope), "--json"]) == 0
+    owned = repo / ".agents" / "capabilities" / "owned" / "ex.local"
+    owned.mkdir(parents=True)
+    (owned / "oas.json").write_text('{"capability": "ex.local", "version": "1", "description": "Authored here."}')
+    (ws / "oas-config.yaml").write_text(yaml.safe_dump({
+        "agent-types": {"developers": None, "reviewers": None},
+        "capabilities": {
+            "layers": {"knowledge": {"capability": "ex.knowledge", "from": "installed", "settings": {"model": "x"}}},
+            "additive": {"ex.deploy": {"from": "installed", "global": {"settings": {"env": "staging", "n": 1}},
+                                       "agent-types": {"reviewers": False}, "souls": {"rel": True}}}}}))
+    # Lists in flow style: the kernel's own YAML reader reads a block sequence ("- developers"
+    # on its own line) as an empty map, which would silently deactivate the entry.
+    (repo / "oas-config.yaml").write_text(yaml.safe_dump(default_flow_style=None, data={
+        "capabilities": {
+            "layers": {"tasks": {"capability": "ex.tasks", "agent-types": ["developers"]}},
+            "additive": {
+                "ex.deploy": {"global": {"settings": {"env": "prod"}}},
+                "ex.review": {"from": "installed", "agent-types": {"developers": {"settings": {"depth": "normal"}},
+                                                                   "reviewers": True},
+                              "souls": {"sec": {"settings": {"depth": "exhaustive"}}}},
+                "ex.local": {"from": "owned", "souls": {"plain": True}}}}}))
+    return repo
+
+
+@needs_kernel
+@pytest.mark.parametrize("soul", ["dev", "sec", "rel", "plain"])
+def test_doctor_agrees_with_oas_doctor(tmp_path, capsys, soul):
+    repo = _deployment(tmp_path)
+    capsys.readouterr()
+    assert main(["cap", "doctor", str(repo), "--soul", soul, "--json"]) == 0
+    ours = json.loads(capsys.readouterr().out)
+    theirs = oas_doctor(tmp_path, str(repo), "--soul", soul)
+    fields = ("id", "layer", "command", "origin", "provenance", "settings")
+    assert [{f: c[f] for f in fields} for c in ours["capabilities"]] == \
+        [{f: c.get(f) for f in fields} for c in theirs["capabilities"]]
+    assert {k: v.get("provenance") for k, v in ours["layers"].items()} == \
+        {k: v.get("provenance") for k, v in theirs["layers"].items()}
+    assert {k: v.get("integration") for k, v in ours["layers"].items()} == \
+        {k: v.get("integration") for k, v in theirs["layers"].items()}
+    assert [c["file"] for c in ours["chain"]] == [c["file"] for c in theirs["chain"]]
+    assert {k: v["origin"] for k, v in ours["acquired"].items()} == \
+        {k: v["origin"] for k, v in theirs["acquired"].items()}
+    assert ours["capabilities"]  # the deployment activates something for every soul
