@@ -233,6 +233,8 @@ def _deployment(tmp_path: Path) -> Path:
                                                                      "t": ("ex.tasks", "tasks")})
     for pkg, scope in ((outer, ws), (inner, repo)):
         assert main(["cap", "install", str(pkg), "--dir", str(scope), "--json"]) == 0
+    assert main(["cap", "trust", "ex.review", "--dir", str(repo), "--json"]) == 0
+    (repo / "mine.md").write_text("Our own words.\n")
     owned = repo / ".agents" / "capabilities" / "owned" / "ex.local"
     owned.mkdir(parents=True)
     (owned / "oas.json").write_text('{"capability": "ex.local", "version": "1", "description": "Authored here."}')
@@ -246,9 +248,10 @@ def _deployment(tmp_path: Path) -> Path:
     # on its own line) as an empty map, which would silently deactivate the entry.
     (repo / "oas-config.yaml").write_text(yaml.safe_dump(default_flow_style=None, data={
         "capabilities": {
-            "layers": {"tasks": {"capability": "ex.tasks", "agent-types": ["developers"]}},
+            "layers": {"tasks": {"capability": "ex.tasks", "agent-types": ["developers"],
+                                 "injection-override": "none"}},
             "additive": {
-                "ex.deploy": {"global": {"settings": {"env": "prod"}}},
+                "ex.deploy": {"global": {"settings": {"env": "prod"}}, "injection-override": "mine.md"},
                 "ex.review": {"from": "installed", "agent-types": {"developers": {"settings": {"depth": "normal"}},
                                                                    "reviewers": True},
                               "souls": {"sec": {"settings": {"depth": "exhaustive"}}}},
@@ -264,13 +267,16 @@ def test_doctor_agrees_with_oas_doctor(tmp_path, capsys, soul):
     assert main(["cap", "doctor", str(repo), "--soul", soul, "--json"]) == 0
     ours = json.loads(capsys.readouterr().out)
     theirs = oas_doctor(tmp_path, str(repo), "--soul", soul)
-    fields = ("id", "layer", "command", "origin", "provenance", "settings")
+    fields = ("id", "layer", "command", "origin", "provenance", "settings", "skills", "inject", "hooks")
     assert [{f: c[f] for f in fields} for c in ours["capabilities"]] == \
         [{f: c.get(f) for f in fields} for c in theirs["capabilities"]]
     assert {k: v.get("provenance") for k, v in ours["layers"].items()} == \
         {k: v.get("provenance") for k, v in theirs["layers"].items()}
-    assert {k: v.get("integration") for k, v in ours["layers"].items()} == \
-        {k: v.get("integration") for k, v in theirs["layers"].items()}
+    for key in ("integration", "level", "inject", "skills", "hooks"):
+        assert {k: v.get(key) for k, v in ours["layers"].items()} == \
+            {k: v.get(key) for k, v in theirs["layers"].items()}, key
+    assert [c["trust"]["trusted"] for c in ours["capabilities"]] == \
+        [c["trust"]["trusted"] for c in theirs["capabilities"]]
     assert [c["file"] for c in ours["chain"]] == [c["file"] for c in theirs["chain"]]
     assert {k: v["origin"] for k, v in ours["acquired"].items()} == \
         {k: v["origin"] for k, v in theirs["acquired"].items()}

@@ -148,31 +148,80 @@ def doctor(context: str, soul: str = "") -> Outcome:
                         "`agentrc cap install`")
     if d.has_errors:
         raise Failure(d.items)
-    caps: List[Dict[str, Any]] = [{"id": a.id, "layer": a.layer or None, "command": a.command or None,
-                                   "origin": a.origin, "provenance": list(a.provenance),
-                                   "settings": thaw(a.settings)} for a in result.capabilities]
+    caps: List[Dict[str, Any]] = []
+    by_id: Dict[str, Dict[str, Any]] = {}
+    for a in result.capabilities:
+        cap, origin, cdir = found[a.id]
+        trusted = _trusted(a.id, cap, origin, cdir)
+        doc_row = {"id": a.id, "layer": a.layer or None, "command": a.command or None, "origin": a.origin,
+               "provenance": list(a.provenance), "settings": thaw(a.settings),
+               "skills": [os.path.join(cdir, s) for s in cap.skills if os.path.exists(os.path.join(cdir, s))],
+               "inject": _inject(chain, a.id, cap, cdir),
+               "hooks": [h.event for h in cap.hooks if trusted and os.path.exists(os.path.join(cdir, h.script))],
+               "trust": {"trusted": trusted}}
+        caps.append(doc_row)
+        by_id[a.id] = doc_row
     layers = dict(result.layers)
     provenance = dict(result.provenance)
     doc = {
         "schemaVersion": 1, "context": ctx, "soul": soul or None, "type": stype or None,
         "chain": [{"file": c.path, "level": c.level} for c in chain],
-        "layers": {layer: ({"integration": layers[layer], "provenance": provenance.get(layer)} if layer in layers
-                           else {"provenance": provenance.get(layer)}) for layer in LAYERS},
+        "layers": {layer: ({"integration": layers[layer], "level": next(a.level for a in result.capabilities
+                                                                         if a.id == layers[layer]),
+                            "inject": by_id[layers[layer]]["inject"], "skills": by_id[layers[layer]]["skills"],
+                            "hooks": by_id[layers[layer]]["hooks"], "provenance": provenance.get(layer)}
+                           if layer in layers else {"provenance": provenance.get(layer)}) for layer in LAYERS},
         "capabilities": caps,
         "acquired": {cid: {"layer": cap.layer or None, "command": cap.command or None, "version": cap.version,
                            "dir": cdir, "origin": origin, "description": cap.description}
                      for cid, (cap, origin, cdir) in found.items()},
     }
     lines = [f"resolved from {ctx}" + (f" for soul {soul} (type {stype or 'none'})" if soul else "")]
-    for c in chain:
-        lines.append(f"  config {c.path}")
+    for cfg in chain:
+        lines.append(f"  config {cfg.path}")
     for layer in LAYERS:
         lines.append(f"{layer}: {provenance.get(layer) or '(none)'}")
-    for cap in caps:
-        settings = ", ".join(f"{k}={v!r}" for k, v in cap["settings"].items())
-        lines.append(f"capability {cap['id']} ({cap['origin']}){' settings: ' + settings if settings else ''}")
-        for p in cap["provenance"]:
+    for c in caps:
+        settings = ", ".join(f"{k}={v!r}" for k, v in c["settings"].items())
+        lines.append(f"capability {c['id']} ({c['origin']}){' settings: ' + settings if settings else ''}")
+        for p in c["provenance"]:
             lines.append(f"  {p}")
     if not caps:
         lines.append("no active capabilities")
     return Outcome(doc, lines)
+
+
+def _trusted(cid: str, cap: Capability, origin: str, cdir: str) -> bool:
+    """Owned capabilities are trusted with their scope; installed ones need their lock row
+    to match the artifact, and an approval when they have commands or hooks."""
+    if origin.startswith("owned:"):
+        return True
+    if not origin.startswith("installed:"):
+        return False
+    level = origin.split(":", 1)[1]
+    try:
+        lock = read_lock(level)
+    except Failure:
+        return False
+    row = lock.capability(cid) if lock is not None and lock.version == 2 else None
+    if row is None or _hash_or_empty(cdir) != row.integrity:
+        return False
+    return row.trusted or not cap.executable
+
+
+def _inject(chain: List[configs.Config], cid: str, cap: Capability, cdir: str) -> Optional[str]:
+    """The capability's instruction file: the closest `injection-override` (a path relative
+    to its config, `none`, or `default`), else what the manifest's `inject` names."""
+    packaged = os.path.join(cdir, cap.inject) if cap.inject and os.path.exists(os.path.join(cdir, cap.inject)) \
+        else None
+    for cfg in chain:
+        for entry in cfg.entries:
+            if entry.id != cid or not entry.injection_override:
+                continue
+            value = entry.injection_override
+            if value == "default":
+                return packaged
+            if value == "none":
+                return None
+            return value if os.path.isabs(value) else os.path.join(cfg.level, value)
+    return packaged
