@@ -281,3 +281,65 @@ def test_doctor_agrees_with_oas_doctor(tmp_path, capsys, soul):
     assert {k: v["origin"] for k, v in ours["acquired"].items()} == \
         {k: v["origin"] for k, v in theirs["acquired"].items()}
     assert ours["capabilities"]  # the deployment activates something for every soul
+
+
+@needs_kernel
+def test_use_writes_what_oas_use_writes(tmp_path, capsys):
+    pkg = write_package(tmp_path / "pkg", caps={"k": ("ex.knowledge", "knowledge"), "d": ("ex.deploy", ""),
+                                                "r": ("ex.review", "")})
+    scopes = []
+    for name in ("a", "k"):
+        s = tmp_path / name / "repo"
+        s.mkdir(parents=True)
+        (s / "oas-config.yaml").write_text("name: repo\n# the team's agent families\nagent-types:\n  developers:\n"
+                                           "    description: Devs\n  reviewers:\n    description: Reviewers\n\n"
+                                           "work-modes:\n  worktree:\n    setup: scripts/setup.sh\n")
+        assert main(["cap", "install", str(pkg), "--dir", str(s), "--json"]) == 0
+        scopes.append(s)
+    capsys.readouterr()
+    steps = [["ex.deploy"], ["ex.deploy", "--type", "reviewers", "--disable"], ["ex.deploy", "--soul", "rel"],
+             ["ex.knowledge", "--settings", "model=gpt", "tier=high"], ["ex.knowledge", "--soul", "dev", "--disable"],
+             ["none", "--layer", "messaging"], ["ex.review", "--type", "developers", "--settings", "depth=normal"],
+             ["ex.review", "--global", "--disable"]]
+    home = tmp_path / "home"
+    home.mkdir()
+    for step in steps:
+        assert main(["cap", "use", *step, "--dir", str(scopes[0])]) == 0, step
+        proc = subprocess.run(["node", str(OAS), "use", *step, "--dir", str(scopes[1])], capture_output=True,
+                              text=True, env=dict(os.environ, HOME=str(home)))
+        assert proc.returncode == 0, proc.stderr
+        ours, theirs = ((s / "oas-config.yaml").read_text() for s in scopes)
+        assert ours == theirs, step
+    assert "work-modes:" in ours and "# the team's agent families" in ours  # the rest of the file is kept
+    # And both resolve the result the same way.
+    for soul, stype in (("rel", "reviewers"), ("dev", "developers")):
+        for s in scopes:
+            soul_dir = s / "agents" / soul / "soul"
+            soul_dir.mkdir(parents=True, exist_ok=True)
+            (soul_dir / "soul.yaml").write_text(f"name: {soul}\ntype: {stype}\n")
+            (soul_dir / "AGENTS.md").write_text(f"# {soul}\n")
+        capsys.readouterr()
+        assert main(["cap", "doctor", str(scopes[0]), "--soul", soul, "--json"]) == 0
+        mine = json.loads(capsys.readouterr().out)
+        kernel = oas_doctor(tmp_path, str(scopes[1]), "--soul", soul)
+        assert [(c["id"], c["settings"]) for c in mine["capabilities"]] == \
+            [(c["id"], c["settings"]) for c in kernel["capabilities"]]
+
+
+def test_use_refuses_what_it_cannot_do(tmp_path, capsys):
+    scope = tmp_path / "s"
+    scope.mkdir()
+    (scope / "oas-config.yaml").write_text("name: s\n")
+    pkg = write_package(tmp_path / "pkg", caps={"k": ("ex.knowledge", "knowledge"), "j": ("ex.other", "knowledge")})
+    assert main(["cap", "install", str(pkg), "--dir", str(scope), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["cap", "use", "ex.knowledge", "--dir", str(scope)]) == 0
+    before = (scope / "oas-config.yaml").read_bytes()
+    for argv, code in ((["ex.other"], "AR153"), (["missing.cap"], "AR170"), (["none"], "AR168"),
+                       (["ex.knowledge", "--layer", "tasks"], "AR170"), (["ex.knowledge", "--settings", "x"], "AR168")):
+        assert main(["cap", "use", *argv, "--dir", str(scope)]) == 1
+        assert f"error[{code}]" in capsys.readouterr().err, argv
+        assert (scope / "oas-config.yaml").read_bytes() == before
+    assert main(["cap", "use", "ex.knowledge", "--settings", "n=1", "flag=true", "--dir", str(scope)]) == 0
+    settings = yaml.safe_load((scope / "oas-config.yaml").read_text())["capabilities"]["layers"]["knowledge"]["settings"]
+    assert settings == {"n": "1", "flag": "true"}  # strings stay strings

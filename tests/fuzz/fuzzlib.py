@@ -221,6 +221,10 @@ def scenarios() -> List[Scenario]:
                                b"      agent-types: [developers]\n      souls:\n        dev: {enabled: false}\n",
             "agents/dev/soul/soul.yaml": b"name: dev\ntype: developers\n"}),
                  ["cap", "doctor", ".", "--soul", "dev", "--json"]),
+        Scenario("cap-use", dict(installed, **{
+            "oas-config.yaml": b"name: x\n# families\nagent-types:\n  developers:\ncapabilities:\n  layers:\n"
+                               b"    tasks: none\n  additive:\n    demo.review:\n      souls: {dev: true}\n"}),
+                 ["cap", "use", "demo.chat", "--soul", "dev", "--settings", "a=b", "--dir", "."]),
         Scenario("cap-remove", dict(installed, **{"oas-config.yaml": b"capabilities:\n  additive:\n    x.y: {}\n"}),
                  ["cap", "remove", "demo.pkg", "--dir", ".", "--json"]),
     ]
@@ -434,7 +438,7 @@ FLAG_VALUES = ["", ",", " ", "claude", "claude,claude", "nope", "windsurf", "her
                "json", "text", "-1", "0", "1", "3", "abc", "99999999999999999999", "in", "out", "out/x", ".",
                "report.json", "out/.agentrc/manifest.json", "in/rules", "x\x00y", "core", "../up", "doc.json",
                "out/ai.config.json", "in/x", "-", "./in/pkg", "path:in/pkg", "in/pkg#x", "demo.pkg", "oas.okf",
-               "file:///nonexistent.git", "./in/pkg/capabilities/chat", "install", "list", "remove", "update", "trust", "doctor", "--soul", "dev"]
+               "file:///nonexistent.git", "./in/pkg/capabilities/chat", "install", "list", "remove", "update", "trust", "doctor", "--soul", "dev", "use", "none", "--layer", "tasks", "--type", "--disable"]
 
 
 def _mutate_argv(argv: List[str], rng: random.Random) -> str:

@@ -116,11 +116,28 @@ def parse(path: str, level: str, raw: bytes, diags: Diagnostics) -> Optional[Con
                             "that source, so edit its injects/ file instead")
     if len(diags.items) > before:
         return None
+    data = _empty_maps(data)
     for err in schemas.errors("oas-config", data):
         diags.error(path, located.pos(tuple(err.absolute_path)), "AR168", schema_message(err))
     if len(diags.items) > before:
         return None
     return _config(path, level, data)
+
+
+_MAP_KEYS = ("capabilities", "agent-types", "skill-overrides", "templates", "oas", "work-modes")
+
+
+def _empty_maps(data: dict) -> dict:
+    """A key with nothing under it (`layers:`) is YAML null; the kernel reads it, and writes
+    it (`oas use` leaves an empty `layers:`), as an empty map, so agentrc does too."""
+    out = {k: ({} if v is None and k in _MAP_KEYS else v) for k, v in data.items()}
+    caps = out.get("capabilities")
+    if isinstance(caps, dict):
+        caps = {k: ({} if v is None and k in ("layers", "additive") else v) for k, v in caps.items()}
+        if isinstance(caps.get("additive"), dict):
+            caps["additive"] = {k: ({} if v is None else v) for k, v in caps["additive"].items()}
+        out["capabilities"] = caps
+    return out
 
 
 def _binding(value: Any) -> Optional[Binding]:

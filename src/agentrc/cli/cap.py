@@ -3,7 +3,8 @@
 `install [SOURCE]` acquires a package (bare: restores the scope's locks), `list` shows what
 the scope's locks hold, `update PACKAGE` re-resolves one, `remove PACKAGE` removes one,
 `trust CAPABILITY` (or `trust PACKAGE --all-capabilities`) approves commands and hooks at
-the installed integrity, `doctor [DIR] --soul NAME` shows what is active for a soul. With
+the installed integrity, `use CAPABILITY` edits the activation in oas-config.yaml, `doctor [DIR]
+--soul NAME` shows what is active for a soul. With
 `--json`, stdout carries exactly one envelope, the OAS kernel's (`{"schemaVersion": 1,
 "ok": true, "result": ...}` or `{"schemaVersion": 1, "ok": false, "error": {"code",
 "message", "details"}}`), with its stable error codes; the diagnostics ride in
@@ -19,7 +20,7 @@ from typing import Any, Dict, Optional, Sequence
 
 from agentrc.cli.common import UsageError, print_diags
 from agentrc.diagnostics import Diagnostic
-from agentrc.pipeline import capdoctor, capinstall
+from agentrc.pipeline import capdoctor, capinstall, capuse
 
 
 def run(args) -> int:
@@ -41,6 +42,9 @@ def run(args) -> int:
             if args.json:  # the document `oas doctor --json` prints, without an envelope
                 _emit(outcome.result)
                 return 0
+        elif args.verb == "use":
+            target, name = ("type", args.type) if args.type else ("soul", args.soul) if args.soul else ("global", "")
+            outcome = capuse.use(scope, args.capability, target, name, args.disable, args.layer, args.settings)
         elif args.verb == "update":
             outcome = capinstall.update(scope, args.package, notify)
         elif args.verb == "trust":

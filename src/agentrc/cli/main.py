@@ -88,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true", help="print JSON")
     i.set_defaults(command_module="inspect")
 
-    c = sub.add_parser("cap", help="capability packages (spec 003): install, list, update, remove, trust, doctor")
+    c = sub.add_parser("cap", help="capability packages (spec 003): install, list, update, remove, trust, use, doctor")
     verbs = c.add_subparsers(dest="verb", required=True, metavar="VERB")
 
     def scope(sp: argparse.ArgumentParser) -> None:
@@ -115,6 +115,16 @@ def _parser() -> argparse.ArgumentParser:
     cd.add_argument("context", nargs="?", metavar="DIR", help="where to resolve from (default: --dir)")
     cd.add_argument("--soul", default="", metavar="NAME", help="the soul (default: global bindings only)")
     scope(cd)
+    cus = verbs.add_parser("use", help="activate a capability for the scope, an agent type or a soul (oas-config.yaml)")
+    cus.add_argument("capability", metavar="CAPABILITY", help="a capability id, or none with --layer")
+    target = cus.add_mutually_exclusive_group()
+    target.add_argument("--global", dest="glob", action="store_true", help="every soul the scope governs (default)")
+    target.add_argument("--type", metavar="TYPE", help="souls of this agent type")
+    target.add_argument("--soul", metavar="NAME", help="one soul")
+    cus.add_argument("--disable", action="store_true", help="exclude instead of activate")
+    cus.add_argument("--layer", default="", metavar="LAYER", help="with none: the layer to switch off")
+    cus.add_argument("--settings", nargs="+", default=[], metavar="KEY=VALUE", help="settings of the entry")
+    scope(cus)
     ct = verbs.add_parser("trust", help="approve a capability's commands and hooks at its installed integrity")
     ct.add_argument("target", metavar="CAPABILITY", help="a capability id, or a package id with --all-capabilities")
     ct.add_argument("--all-capabilities", action="store_true",
