@@ -343,3 +343,21 @@ def test_use_refuses_what_it_cannot_do(tmp_path, capsys):
     assert main(["cap", "use", "ex.knowledge", "--settings", "n=1", "flag=true", "--dir", str(scope)]) == 0
     settings = yaml.safe_load((scope / "oas-config.yaml").read_text())["capabilities"]["layers"]["knowledge"]["settings"]
     assert settings == {"n": "1", "flag": "true"}  # strings stay strings
+
+
+def test_build_writes_the_active_skills_for_every_client(tmp_path, capsys):
+    repo = _deployment(tmp_path)
+    out = tmp_path / "out"
+    capsys.readouterr()
+    # Every capability of the deployment ships a skill named hello: two active ones collide.
+    assert main(["cap", "build", str(repo), "--soul", "dev", "--out", str(out)]) == 1
+    assert "error[AR171]" in capsys.readouterr().err and not out.exists()
+    with open(repo / "oas-config.yaml", "a") as fh:
+        fh.write("skill-overrides:\n  hello: ex.review\n")
+    assert main(["cap", "build", str(repo), "--soul", "dev", "--out", str(out), "--client", "claude,codex,cursor"]) == 0
+    err = capsys.readouterr().err
+    assert "skill hello from ex.review" in err
+    for path in (".claude/skills/hello/SKILL.md", ".agents/skills/hello/SKILL.md", ".cursor/skills/hello/SKILL.md"):
+        assert "description: ex.review" in (out / path).read_text(), path
+    assert main(["cap", "build", str(repo), "--soul", "dev", "--out", str(out), "--client", "claude,codex,cursor",
+                 "--check"]) == 0

@@ -302,6 +302,10 @@ CODES: Dict[str, Code] = _table(
          "additive while it declares one), comes from elsewhere than its from: says, or claims another's command "
          "namespace.",
          "Install the capability, move its entry under capabilities.layers.<its layer> (or additive), or fix from:."),
+    Code("AR171", "cap-skill-duplicate",
+         "Two capabilities active for one soul contribute a skill of the same name, and skill-overrides names no "
+         "winner.",
+         "Add `skill-overrides: {NAME: CAPABILITY-ID}` to oas-config.yaml, or deactivate one of them for the soul."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",

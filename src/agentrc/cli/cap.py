@@ -16,11 +16,15 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
+from agentrc.cli import build as build_cli
 from agentrc.cli.common import UsageError, print_diags
+from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
 from agentrc.pipeline import capdoctor, capinstall, capuse
+from agentrc.pipeline.build import BuildOptions, build
 
 
 def run(args) -> int:
@@ -42,6 +46,8 @@ def run(args) -> int:
             if args.json:  # the document `oas doctor --json` prints, without an envelope
                 _emit(outcome.result)
                 return 0
+        elif args.verb == "build":
+            return _build(args, scope)
         elif args.verb == "use":
             target, name = ("type", args.type) if args.type else ("soul", args.soul) if args.soul else ("global", "")
             outcome = capuse.use(scope, args.capability, target, name, args.disable, args.layer, args.settings)
@@ -90,3 +96,28 @@ def _envelope_error(code: str, message: str, diagnostics: Sequence[Diagnostic] =
 
 def _emit(doc: Dict[str, Any]) -> None:
     print(json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
+
+
+def _build(args, scope: str) -> int:
+    """`cap build`: the active capabilities' skills through agentrc's own build, for every
+    client agentrc knows (not only the runtimes OAS knows)."""
+    skills, _outcome = capdoctor.skill_dirs(args.context or scope, args.soul)
+    clients = tuple(c.strip() for c in args.client.split(",") if c.strip())
+    unknown = [c for c in clients if c not in client_registry.CLIENTS]
+    if unknown or not clients:
+        known = ", ".join(client_registry.CLIENTS)
+        raise UsageError(f"unknown client(s): {', '.join(unknown) or '(none)'} (known: {known})")
+    if not skills:
+        print("no skills: no active capability contributes one", file=sys.stderr)
+        return 0
+    for name, cid, path in skills:
+        print(f"skill {name} from {cid}", file=sys.stderr)
+    result = build(BuildOptions(tuple(path for _n, _c, path in skills), args.out, clients, check=args.check),
+                   lambda message: print(message, file=sys.stderr))
+    fmt = "json" if args.json else "text"
+    print_diags(result.diagnostics, fmt, build_cli._json_extra(result))
+    if fmt == "text":
+        build_cli._print_summary(result, args.check, Path(args.out))
+    if not result.ok:
+        return 1
+    return 1 if args.check and not result.up_to_date else 0

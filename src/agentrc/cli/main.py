@@ -88,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true", help="print JSON")
     i.set_defaults(command_module="inspect")
 
-    c = sub.add_parser("cap", help="capability packages (spec 003): install, list, update, remove, trust, use, doctor")
+    c = sub.add_parser("cap", help="capability packages (spec 003): install, update, remove, trust, use, doctor, build")
     verbs = c.add_subparsers(dest="verb", required=True, metavar="VERB")
 
     def scope(sp: argparse.ArgumentParser) -> None:
@@ -115,7 +115,7 @@ def _parser() -> argparse.ArgumentParser:
     cd.add_argument("context", nargs="?", metavar="DIR", help="where to resolve from (default: --dir)")
     cd.add_argument("--soul", default="", metavar="NAME", help="the soul (default: global bindings only)")
     scope(cd)
-    cus = verbs.add_parser("use", help="activate a capability for the scope, an agent type or a soul (oas-config.yaml)")
+    cus = verbs.add_parser("use", help="activate a capability for the scope, an agent type or a soul")
     cus.add_argument("capability", metavar="CAPABILITY", help="a capability id, or none with --layer")
     target = cus.add_mutually_exclusive_group()
     target.add_argument("--global", dest="glob", action="store_true", help="every soul the scope governs (default)")
@@ -125,6 +125,14 @@ def _parser() -> argparse.ArgumentParser:
     cus.add_argument("--layer", default="", metavar="LAYER", help="with none: the layer to switch off")
     cus.add_argument("--settings", nargs="+", default=[], metavar="KEY=VALUE", help="settings of the entry")
     scope(cus)
+    cb = verbs.add_parser("build", help="build the skills of the capabilities active for a soul, for every client")
+    cb.add_argument("context", nargs="?", metavar="DIR", help="where to resolve from (default: --dir)")
+    cb.add_argument("--soul", default="", metavar="NAME", help="the soul (default: global bindings only)")
+    cb.add_argument("--out", required=True, metavar="DIR", help="the project tree to write into")
+    cb.add_argument("--client", default=",".join(client_registry.DEFAULT_CLIENTS),
+                    help=f"comma-separated clients (known: {', '.join(client_registry.CLIENTS)})")
+    cb.add_argument("--check", action="store_true", help="write nothing; exit 1 listing out-of-date files")
+    scope(cb)
     ct = verbs.add_parser("trust", help="approve a capability's commands and hooks at its installed integrity")
     ct.add_argument("target", metavar="CAPABILITY", help="a capability id, or a package id with --all-capabilities")
     ct.add_argument("--all-capabilities", action="store_true",

@@ -225,3 +225,44 @@ def _inject(chain: List[configs.Config], cid: str, cap: Capability, cdir: str) -
                 return None
             return value if os.path.isabs(value) else os.path.join(cfg.level, value)
     return packaged
+
+
+def skill_dirs(context: str, soul: str = "") -> Tuple[List[Tuple[str, str, str]], Outcome]:
+    """The skills the capabilities active for `soul` contribute: (skill name, capability id,
+    skill directory), one per name. A declared tree holding SKILL.md is one skill, else each
+    of its subdirectories holding one is. Two capabilities giving one name is AR171 unless
+    `skill-overrides` (closest config first) names the capability that wins."""
+    outcome = doctor(context, soul)
+    chain = config_chain(context)
+    overrides: Dict[str, str] = {}
+    for cfg in reversed(chain):
+        overrides.update(dict(cfg.skill_overrides))
+    by_name: Dict[str, List[Tuple[str, str]]] = {}
+    for cap in outcome.result["capabilities"]:
+        for tree in cap["skills"]:
+            if os.path.isfile(os.path.join(tree, "SKILL.md")):
+                found = [tree]
+            else:
+                try:
+                    names = sorted(os.listdir(tree))
+                except OSError:
+                    names = []
+                found = [os.path.join(tree, n) for n in names if os.path.isfile(os.path.join(tree, n, "SKILL.md"))]
+            for skill in found:
+                by_name.setdefault(os.path.basename(skill), []).append((cap["id"], skill))
+    d = Diagnostics()
+    out: List[Tuple[str, str, str]] = []
+    for name in sorted(by_name):
+        sources = by_name[name]
+        if len({cid for cid, _s in sources}) > 1 or len(sources) > 1:
+            winner = [(cid, s) for cid, s in sources if cid == overrides.get(name)]
+            if len(winner) != 1:
+                d.error(chain[0].path if chain else context, (0, 0), "AR171",
+                        f"skill {name!r} comes from {', '.join(cid for cid, _s in sources)}; name the winner in "
+                        f"skill-overrides ({name}: <capability id>)")
+                continue
+            sources = winner
+        out.append((name, sources[0][0], sources[0][1]))
+    if d.has_errors:
+        raise Failure(d.items, "E_SKILL_CONFLICT")
+    return out, outcome
