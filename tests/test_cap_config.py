@@ -231,6 +231,11 @@ def _deployment(tmp_path: Path) -> Path:
                                                                      "d": ("ex.deploy", "")})
     inner = write_package(tmp_path / "inner", pid="inner.pkg", caps={"r": ("ex.review", ""),
                                                                      "t": ("ex.tasks", "tasks")})
+    knowledge = json.loads((outer / "k" / "oas.json").read_text())
+    knowledge["requires"] = [{"command": "git", "why": "history"},
+                             {"command": "no-such-tool-for-agentrc", "why": "harvest", "install": "https://x.invalid"},
+                             {"runtime": "claude", "package": "p@m", "why": "push"}]
+    (outer / "k" / "oas.json").write_text(json.dumps(knowledge))
     for pkg, scope in ((outer, ws), (inner, repo)):
         assert main(["cap", "install", str(pkg), "--dir", str(scope), "--json"]) == 0
     assert main(["cap", "trust", "ex.review", "--dir", str(repo), "--json"]) == 0
@@ -272,7 +277,7 @@ def test_doctor_agrees_with_oas_doctor(tmp_path, capsys, soul):
         [{f: c.get(f) for f in fields} for c in theirs["capabilities"]]
     assert {k: v.get("provenance") for k, v in ours["layers"].items()} == \
         {k: v.get("provenance") for k, v in theirs["layers"].items()}
-    for key in ("integration", "level", "inject", "skills", "hooks"):
+    for key in ("integration", "level", "inject", "skills", "hooks", "missingRequires"):
         assert {k: v.get(key) for k, v in ours["layers"].items()} == \
             {k: v.get(key) for k, v in theirs["layers"].items()}, key
     assert [c["trust"]["trusted"] for c in ours["capabilities"]] == \
@@ -281,6 +286,7 @@ def test_doctor_agrees_with_oas_doctor(tmp_path, capsys, soul):
     assert {k: v["origin"] for k, v in ours["acquired"].items()} == \
         {k: v["origin"] for k, v in theirs["acquired"].items()}
     assert ours["capabilities"]  # the deployment activates something for every soul
+    assert [r["command"] for r in ours["layers"]["knowledge"]["missingRequires"]] == ["no-such-tool-for-agentrc"]
 
 
 @needs_kernel

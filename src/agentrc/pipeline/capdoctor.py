@@ -12,6 +12,7 @@ decides. Reports only: nothing is written.
 from __future__ import annotations
 
 import os
+import shutil
 from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.capabilities import activation
@@ -169,7 +170,8 @@ def doctor(context: str, soul: str = "") -> Outcome:
         "layers": {layer: ({"integration": layers[layer], "level": next(a.level for a in result.capabilities
                                                                          if a.id == layers[layer]),
                             "inject": by_id[layers[layer]]["inject"], "skills": by_id[layers[layer]]["skills"],
-                            "hooks": by_id[layers[layer]]["hooks"], "provenance": provenance.get(layer)}
+                            "hooks": by_id[layers[layer]]["hooks"],
+                            "missingRequires": _missing(found[layers[layer]][0]), "provenance": provenance.get(layer)}
                            if layer in layers else {"provenance": provenance.get(layer)}) for layer in LAYERS},
         "capabilities": caps,
         "acquired": {cid: {"layer": cap.layer or None, "command": cap.command or None, "version": cap.version,
@@ -266,3 +268,16 @@ def skill_dirs(context: str, soul: str = "") -> Tuple[List[Tuple[str, str, str]]
     if d.has_errors:
         raise Failure(d.items, "E_SKILL_CONFLICT")
     return out, outcome
+
+
+def _missing(cap: Capability) -> List[Dict[str, str]]:
+    """The host commands `cap` requires that are not on PATH (runtime packages are checked
+    in their runtime's own list, not here)."""
+    out = []
+    for r in cap.requires:
+        if r.command and shutil.which(r.command) is None:
+            item = {"command": r.command, "why": r.why}
+            if r.install:
+                item["install"] = r.install
+            out.append(item)
+    return out
