@@ -362,3 +362,21 @@ def test_update_follows_a_branch_but_not_a_commit(tmp_path, scope, capsys):
     assert code == 0 and env["result"]["changed"] and env["result"]["after"]["commit"] == git("rev-parse", "HEAD",
                                                                                              cwd=work)
     assert env["result"]["after"]["source"] == f"git:{url}@main"
+
+
+def test_pack_gives_the_integrity_an_install_locks(tmp_path, scope, capsys):
+    pkg = write_package(tmp_path / "pkg")
+    code, env = run_json(capsys, "cap", "pack", str(pkg), "--out", str(tmp_path / "dist"))
+    assert code == 0 and env["result"]["capabilities"] == {"demo.cap": {"version": "0.1.0",
+                                                                       "path": "capabilities/demo"}}
+    assert run(capsys, "cap", "install", str(pkg), "--dir", str(scope))[0] == 0
+    locked = json.loads((scope / "oas-lock.json").read_text())["packages"]["demo.pkg"]["integrity"]
+    assert json.loads((tmp_path / "dist" / "integrity.json").read_text())["integrity"] == locked == \
+        env["result"]["integrity"]
+    assert (tmp_path / "dist" / "payload" / "oas-package.json").exists()
+    code, env = run_json(capsys, "cap", "pack", str(pkg), "--out", str(tmp_path / "dist"))
+    assert code == 1 and env["error"]["details"]["diagnostics"][0]["code"] == "AR091"  # never over a tree
+    (pkg / "capabilities" / "demo" / "injects" / "i.md").unlink()
+    code, env = run_json(capsys, "cap", "pack", str(pkg), "--out", str(tmp_path / "dist2"))
+    assert code == 1 and env["error"]["code"] == "capability-not-self-contained"
+    assert not (tmp_path / "dist2").exists()

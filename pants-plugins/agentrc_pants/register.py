@@ -9,12 +9,14 @@ from agentrc_pants import (
     generate_targets,
     generation,
     lint,
+    oas_package,
     package,
     sources,
     sync,
     tailor,
 )
 from agentrc_pants.config import AgentrcConfigTarget
+from agentrc_pants.oas_package import AgentrcOasPackageTarget
 from agentrc_pants.target_types import (
     AgentrcAgentTarget,
     AgentrcBundleTarget,
@@ -29,7 +31,8 @@ from agentrc_pants.target_types import (
 
 def target_types():
     return [AgentrcRuleTarget, AgentrcSkillTarget, AgentrcAgentTarget, AgentrcCommandTarget, AgentrcHookTarget,
-            AgentrcContextTarget, AgentrcItemsGeneratorTarget, AgentrcBundleTarget, AgentrcConfigTarget]
+            AgentrcContextTarget, AgentrcItemsGeneratorTarget, AgentrcBundleTarget, AgentrcConfigTarget,
+            AgentrcOasPackageTarget]
 
 
 def rules():
@@ -44,4 +47,5 @@ def rules():
         *fmt.rules(),
         *sync.rules(),
         *config.rules(),
+        *oas_package.rules(),
     ]

@@ -46,6 +46,8 @@ def run(args) -> int:
             if args.json:  # the document `oas doctor --json` prints, without an envelope
                 _emit(outcome.result)
                 return 0
+        elif args.verb == "pack":
+            outcome = capinstall.pack(args.package_dir, args.out)
         elif args.verb == "build":
             return _build(args, scope)
         elif args.verb == "use":

@@ -133,6 +133,10 @@ def _parser() -> argparse.ArgumentParser:
                     help=f"comma-separated clients (known: {', '.join(client_registry.CLIENTS)})")
     cb.add_argument("--check", action="store_true", help="write nothing; exit 1 listing out-of-date files")
     scope(cb)
+    cp = verbs.add_parser("pack", help="validate a package as an install would; write its payload and integrity")
+    cp.add_argument("package_dir", metavar="DIR", help="the directory holding oas-package.json")
+    cp.add_argument("--out", required=True, metavar="OUT", help="a new (or empty) directory")
+    scope(cp)
     ct = verbs.add_parser("trust", help="approve a capability's commands and hooks at its installed integrity")
     ct.add_argument("target", metavar="CAPABILITY", help="a capability id, or a package id with --all-capabilities")
     ct.add_argument("--all-capabilities", action="store_true",

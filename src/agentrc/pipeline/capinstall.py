@@ -1099,3 +1099,42 @@ def update(scope: str, package_id: str, notify: Callable[[str], None] = lambda _
         lines.append(f"  approvals reset (integrity changed): {', '.join(result['invalidatedApprovals'])}; review "
                      "and trust again")
     return Outcome(result, lines)
+
+
+# --- pack ---------------------------------------------------------------------------------
+
+
+def pack(directory: str, out: str) -> Outcome:
+    """Validate the package at `directory` exactly as an install would (every manifest,
+    every capability self-contained) and write what an install would fetch: `out/payload/`
+    (the package root without `.git`) and `out/integrity.json` (package id, version and
+    payload integrity, and each capability's root). Nothing else is written. Raises Failure."""
+    src = os.path.abspath(directory)
+    if not os.path.isfile(os.path.join(src, PACKAGE_FILE)):
+        raise _fail(os.path.join(directory, PACKAGE_FILE), "AR151", "is missing: a package is a directory holding "
+                    "oas-package.json")
+    with tempfile.TemporaryDirectory(prefix="agentrc-pack-") as tmp:
+        staged = os.path.join(tmp, "payload")
+        try:
+            copy_tree(os.path.realpath(src), staged)
+            _rmtree(os.path.join(staged, ".git"))
+            pkg, caps = _load(staged, directory)
+            integrity = captree.tree_hash(staged, payload=True)
+        except captree.TreeError as exc:
+            raise _fail(exc.rel or directory, exc.code, exc.message) from None
+        if not compatible(pkg.compatibility, OAS_CONTRACT):
+            raise _fail(os.path.join(directory, PACKAGE_FILE), "AR163", f"package {pkg.id} needs OAS "
+                        f"{pkg.compatibility}; agentrc implements the OAS {OAS_CONTRACT} contract")
+        exported = {cap.id: {"version": cap.version, "path": rel} for rel, _d, cap in caps}
+        record: Dict[str, Any] = {"package": pkg.id, "version": pkg.version, "integrity": integrity,
+                                  "capabilities": exported}
+        dest = os.path.abspath(out)
+        if os.path.lexists(dest) and (os.path.islink(dest) or not os.path.isdir(dest) or os.listdir(dest)):
+            raise _fail(out, "AR091", "exists and is not an empty directory; cap pack writes a new tree")
+        os.makedirs(dest, exist_ok=True)
+        copy_tree(staged, os.path.join(dest, "payload"))
+        write_atomic(_path(os.path.join(dest, "integrity.json")),
+                     (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    lines = [f"{pkg.id}@{pkg.version} {integrity}"] + [f"  capability {cid} ({v['path']})"
+                                                        for cid, v in exported.items()]
+    return Outcome(record, lines)
