@@ -264,7 +264,8 @@ CODES: Dict[str, Code] = _table(
     Code("AR160", "cap-source-invalid",
          "A package source is none of: a local directory, a git URL (file://, https://, ssh) or git: shorthand "
          "with an optional @ref and #path; or it cannot be fetched.",
-         "Use a directory holding oas-package.json, or git URL[@ref][#path] (#. selects the repository root)."),
+         "Use a directory holding oas-package.json, or a git URL with an optional @REF and #PATH (#. selects the "
+         "repository root)."),
     Code("AR161", "cap-integrity-drift",
          "The bytes of a package or an installed capability differ from the integrity oas-lock.json records.",
          "Reinstall from the locked source; if the change is intended, remove the package and install it again."),
