@@ -380,3 +380,13 @@ def test_pack_gives_the_integrity_an_install_locks(tmp_path, scope, capsys):
     code, env = run_json(capsys, "cap", "pack", str(pkg), "--out", str(tmp_path / "dist2"))
     assert code == 1 and env["error"]["code"] == "capability-not-self-contained"
     assert not (tmp_path / "dist2").exists()
+
+
+def test_list_reports_an_artifact_without_a_lock_row(tmp_path, scope, capsys):
+    pkg = write_package(tmp_path / "pkg")
+    assert run(capsys, "cap", "install", str(pkg), "--dir", str(scope))[0] == 0
+    stray = scope / STORE / "planted.cap"
+    stray.mkdir()
+    (stray / "oas.json").write_text('{"capability": "planted.cap", "version": "1", "description": "d"}')
+    code, out, err = run(capsys, "cap", "list", "--dir", str(scope))
+    assert code == 0 and "warning[AR161]" in err and "planted.cap" in err and "demo.cap" in out

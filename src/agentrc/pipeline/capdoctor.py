@@ -22,7 +22,7 @@ from agentrc.capabilities.model import CAPABILITIES_DIR, CAPABILITY_FILE, INSTAL
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import thaw
 from agentrc.inputs import captree
-from agentrc.pipeline.capinstall import Failure, Outcome, _fail, _hash_or_empty, _misplaced_diags, read_lock
+from agentrc.pipeline.capinstall import Failure, Outcome, fail, hash_or_empty, misplaced_diags, read_lock
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
@@ -55,7 +55,7 @@ def acquired(chain: List[configs.Config]) -> Dict[str, Tuple[Capability, str, st
     out: Dict[str, Tuple[Capability, str, str]] = {}
     d = Diagnostics()
     for cfg in reversed(chain):
-        d.extend(_misplaced_diags(cfg.level, warning=False))
+        d.extend(misplaced_diags(cfg.level, warning=False))
         seen_here: Dict[Tuple[str, str], str] = {}
 
         def add(directory: str, origin: str) -> None:
@@ -130,7 +130,7 @@ def doctor(context: str, soul: str = "") -> Outcome:
     if soul:
         t = soul_type(ctx, soul)
         if t is None:
-            raise _fail(soul, "AR166", f"no soul {soul!r} under an agents/ or local-agents/ directory above {ctx}",
+            raise fail(soul, "AR166", f"no soul {soul!r} under an agents/ or local-agents/ directory above {ctx}",
                         "E_UNKNOWN_SOUL")
         stype = t
     d = Diagnostics()
@@ -144,7 +144,7 @@ def doctor(context: str, soul: str = "") -> Outcome:
             if row is None and not (lock is not None and lock.version == 1 and a.id in lock.legacy):
                 d.error(cdir, (0, 0), "AR170", f"{a.id!r} is installed but not locked in {level}/oas-lock.json; "
                         "anything under installed/ needs its lock row")
-            elif row is not None and _hash_or_empty(cdir) != row.integrity:
+            elif row is not None and hash_or_empty(cdir) != row.integrity:
                 d.error(cdir, (0, 0), "AR161", f"{a.id!r} no longer hashes to its locked integrity; restore it with "
                         "`agentrc cap install`")
     if d.has_errors:
@@ -206,7 +206,7 @@ def _trusted(cid: str, cap: Capability, origin: str, cdir: str) -> bool:
     except Failure:
         return False
     row = lock.capability(cid) if lock is not None and lock.version == 2 else None
-    if row is None or _hash_or_empty(cdir) != row.integrity:
+    if row is None or hash_or_empty(cdir) != row.integrity:
         return False
     return row.trusted or not cap.executable
 

@@ -91,7 +91,7 @@ def shown(d: Diagnostic) -> Diagnostic:
     return d
 
 
-def _fail(path: str, code: str, message: str, kernel_code: str = "") -> Failure:
+def fail(path: str, code: str, message: str, kernel_code: str = "") -> Failure:
     d = Diagnostics()
     d.error(path, (0, 0), code, message)
     return Failure(d.items, kernel_code)
@@ -126,7 +126,7 @@ def _check_scope(scope: str) -> None:
         rel = f"{rel}/{part}" if rel else part
         full = os.path.join(scope, rel)
         if os.path.islink(full) or (os.path.lexists(full) and not os.path.isdir(full)):
-            raise _fail(full, "AR167", "is a symbolic link or not a directory; installed capabilities are written "
+            raise fail(full, "AR167", "is a symbolic link or not a directory; installed capabilities are written "
                         "only below real directories of the scope")
 
 
@@ -137,7 +137,7 @@ def read_lock(scope: str) -> Optional[Lock]:
         return None
     raw = captree.read_manifest(scope, LOCK_FILE)
     if raw is None:
-        raise _fail(path, "AR159", "is not a regular file inside the scope")
+        raise fail(path, "AR159", "is not a regular file inside the scope")
     d = Diagnostics()
     lock = locks.parse(path, raw, d)
     if lock is None:
@@ -174,7 +174,7 @@ class _Ignore:
         if any(line.strip() == GITIGNORE_LINE.encode() for line in current.split(b"\n")):
             return
         if os.path.lexists(self.file) and not existed:
-            raise _fail(self.file, "AR167", "is not a regular file; agentrc keeps `installed/` ignored here")
+            raise fail(self.file, "AR167", "is not a regular file; agentrc keeps `installed/` ignored here")
         self.previous = current if existed else None
         sep = b"\n" if current and not current.endswith(b"\n") else b""
         os.makedirs(os.path.dirname(self.file), exist_ok=True)
@@ -309,7 +309,7 @@ def _checkout_ref(checkout: str, ref: str, url: str) -> str:
 
     sha = resolve(f"{ref}^{{commit}}") or resolve(f"refs/remotes/origin/{ref}^{{commit}}")
     if len(sha) != 40 or any(c not in "0123456789abcdef" for c in sha):
-        raise _fail(url, "AR160", f"the git ref {ref!r} is not a commit of {url}")
+        raise fail(url, "AR160", f"the git ref {ref!r} is not a commit of {url}")
     _git(["-C", checkout, "checkout", "-q", "--detach", sha])
     return sha
 
@@ -327,17 +327,17 @@ def _select_payload(checkout: str, package_path: str, url: str) -> str:
         if os.path.islink(current):
             real = os.path.realpath(current)
             if not os.path.exists(current) or not captree.inside(base, real):
-                raise _fail(url, "AR156", f"the package path {package_path!r} leads outside the repository at "
+                raise fail(url, "AR156", f"the package path {package_path!r} leads outside the repository at "
                             f"{'/'.join(parts[:i + 1])!r}")
     real = os.path.realpath(current)
     if not captree.inside(base, real):
-        raise _fail(url, "AR156", f"the package path {package_path!r} leads outside the repository")
+        raise fail(url, "AR156", f"the package path {package_path!r} leads outside the repository")
     if not os.path.isdir(real):
         hint = " (the default; select another with #path, or #. for the repository root)" \
             if package_path == "oas-package" else ""
-        raise _fail(url, "AR160", f"the package path {package_path!r} is not a directory of the repository{hint}")
+        raise fail(url, "AR160", f"the package path {package_path!r} is not a directory of the repository{hint}")
     if not os.path.isfile(os.path.join(real, PACKAGE_FILE)):
-        raise _fail(url, "AR151", f"has no {PACKAGE_FILE} at the package path {package_path!r}")
+        raise fail(url, "AR151", f"has no {PACKAGE_FILE} at the package path {package_path!r}")
     return real
 
 
@@ -345,14 +345,14 @@ def _fetch(src: sources.Source, dest: str, label: str, commit: str = "", package
     """Put the package root of `src` at `dest`; (commit, package path) it was taken at.
     `commit` and `package_path` pin a restore to what the lock records."""
     if src.kind == "catalog":
-        raise _fail(label, "AR160", f"catalog id {src.catalog_id!r}: agentrc does not fetch from the official "
+        raise fail(label, "AR160", f"catalog id {src.catalog_id!r}: agentrc does not fetch from the official "
                     "catalog yet; install its git source instead (git:host/org/repo@ref)")
     if src.kind == "path":
         root = src.path
         if not os.path.isdir(root):
-            raise _fail(label, "AR160", f"the directory {root} does not exist")
+            raise fail(label, "AR160", f"the directory {root} does not exist")
         if not os.path.isfile(os.path.join(root, PACKAGE_FILE)):
-            raise _fail(os.path.join(label, PACKAGE_FILE), "AR151", "is missing: a package is a directory holding "
+            raise fail(os.path.join(label, PACKAGE_FILE), "AR151", "is missing: a package is a directory holding "
                         "oas-package.json")
         copy_tree(os.path.realpath(root), dest)
         _rmtree(os.path.join(dest, ".git"))
@@ -365,7 +365,7 @@ def _fetch(src: sources.Source, dest: str, label: str, commit: str = "", package
             ref = commit or src.ref
             head = _checkout_ref(checkout, ref, src.url) if ref else _git(["-C", checkout, "rev-parse", "HEAD"])
         except _GitError as exc:
-            raise _fail(label, "AR160", f"cannot fetch {src.url}: {exc}") from None
+            raise fail(label, "AR160", f"cannot fetch {src.url}: {exc}") from None
         payload = _select_payload(checkout, path, src.url)
         os.rename(payload, dest)
         _rmtree(os.path.join(dest, ".git"))
@@ -396,7 +396,7 @@ def _load(dest: str, label: str) -> Tuple[Package, List[Tuple[str, str, Capabili
     shown = f"{label}/{PACKAGE_FILE}"
     raw = captree.read_manifest(dest, PACKAGE_FILE)
     if raw is None:
-        raise _fail(shown, "AR151", "is missing or not a regular file inside the package")
+        raise fail(shown, "AR151", "is missing or not a regular file inside the package")
     pkg = parse_package(shown, raw, d)
     if pkg is None:
         raise Failure(d.items)
@@ -478,10 +478,10 @@ def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: No
     try:
         root_src = sources.parse(spec)
     except sources.SourceError as exc:
-        raise _fail(spec, "AR156" if exc.escape else "AR160", str(exc)) from None
+        raise fail(spec, "AR156" if exc.escape else "AR160", str(exc)) from None
     existing = read_lock(scope)
     if existing is not None and existing.version != 2:
-        raise _fail(lock_path, "AR165", "is lockfileVersion 1; convert the scope with `oas migrate` before "
+        raise fail(lock_path, "AR165", "is lockfileVersion 1; convert the scope with `oas migrate` before "
                     "installing packages")
     existing = existing or Lock()
     _check_scope(scope)
@@ -491,7 +491,7 @@ def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: No
         staging = _Staging(scope, anchors)
     except OSError as exc:
         ignore.rollback()
-        raise _fail(_store(scope), "AR142", f"cannot create the staging directory: {exc.strerror}") from None
+        raise fail(_store(scope), "AR142", f"cannot create the staging directory: {exc.strerror}") from None
     try:
         resolved: Dict[str, _Staged] = {}
         counter = [0]
@@ -503,57 +503,57 @@ def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: No
             commit, path = _fetch(src, dest, label)
             pkg, caps = _load(dest, label)
             if pkg.id in chain:
-                raise _fail(label, "AR164", "packages depend on each other in a cycle: "
+                raise fail(label, "AR164", "packages depend on each other in a cycle: "
                             + " -> ".join(chain + [pkg.id]), "dependency-cycle")
             locked_source = src.locked(commit)
             key = f"{locked_source}#{path}"
             if pkg.id in resolved:
                 prev = resolved[pkg.id]
                 if f"{prev.source}#{prev.path}" != key:
-                    raise _fail(label, "AR164", f"two sources claim package {pkg.id!r}: {prev.source}#{prev.path} "
+                    raise fail(label, "AR164", f"two sources claim package {pkg.id!r}: {prev.source}#{prev.path} "
                                 f"and {key}")
                 _rmtree(dest)
                 return pkg.id
             if not compatible(pkg.compatibility, OAS_CONTRACT):
-                raise _fail(f"{label}/{PACKAGE_FILE}", "AR163", f"package {pkg.id} needs OAS {pkg.compatibility}; "
+                raise fail(f"{label}/{PACKAGE_FILE}", "AR163", f"package {pkg.id} needs OAS {pkg.compatibility}; "
                             f"agentrc implements the OAS {OAS_CONTRACT} contract")
             deps = []
             for dep_spec in pkg.dependencies:
                 try:
                     dep = sources.parse(dep_spec, base=src.path if src.kind == "path" else None)
                 except sources.SourceError as exc:
-                    raise _fail(f"{label}/{PACKAGE_FILE}", "AR156" if exc.escape else "AR160",
+                    raise fail(f"{label}/{PACKAGE_FILE}", "AR156" if exc.escape else "AR160",
                                 f"dependency {dep_spec!r}: {exc}") from None
                 if dep.kind == "git" and not dep.ref:
-                    raise _fail(f"{label}/{PACKAGE_FILE}", "AR160", f"dependency {dep_spec!r} must be pinned "
+                    raise fail(f"{label}/{PACKAGE_FILE}", "AR160", f"dependency {dep_spec!r} must be pinned "
                                 "with @ref")
                 if dep.kind == "path" and dep.relative and src.kind != "path":
-                    raise _fail(f"{label}/{PACKAGE_FILE}", "AR160", f"dependency {dep_spec!r} is a relative "
+                    raise fail(f"{label}/{PACKAGE_FILE}", "AR160", f"dependency {dep_spec!r} is a relative "
                                 "directory, which only a package installed from a directory may name")
                 deps.append(resolve(dep, dep_spec, chain + [pkg.id]))
             try:
                 payload = captree.tree_hash(dest, payload=True)
             except captree.TreeError as exc:
-                raise _fail(label, exc.code, exc.message) from None
+                raise fail(label, exc.code, exc.message) from None
             resolved[pkg.id] = _Staged(pkg.id, dest, pkg, locked_source, path, commit, payload,
                                        sorted(set(deps)), caps)
             return pkg.id
 
         root_id = resolve(root_src, spec, [])
         if expect and root_id != expect:
-            raise _fail(spec, "AR164", f"the source now provides package {root_id!r}, not {expect!r}")
+            raise fail(spec, "AR164", f"the source now provides package {root_id!r}, not {expect!r}")
         if gate is not None:
             gate(resolved)
         return _commit(scope, existing, resolved, root_id, staging, ignore, replace)
     except captree.TreeError as exc:
         ignore.rollback()
-        raise _fail(exc.rel or spec, exc.code, exc.message) from None
+        raise fail(exc.rel or spec, exc.code, exc.message) from None
     except Failure:
         ignore.rollback()
         raise
     except OSError as exc:
         ignore.rollback()
-        raise _fail(exc.filename or scope, "AR142", f"cannot read or write: {exc.strerror}") from None
+        raise fail(exc.filename or scope, "AR142", f"cannot read or write: {exc.strerror}") from None
     finally:
         staging.close()
 
@@ -589,7 +589,7 @@ def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: s
             dest = _installed_dir(scope, cap.id)
             if not os.path.lexists(dest):
                 status = "installed"
-            elif same and _hash_or_empty(dest) == integrity:
+            elif same and hash_or_empty(dest) == integrity:
                 status = "kept"
             else:
                 status = "replaced"
@@ -627,7 +627,7 @@ def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: s
         new_lock = Lock(2, tuple(packages.items()), tuple(capabilities.items()))
         problems = locks.check(packages, capabilities)
         if problems:
-            raise _fail(lock_path, "AR159", f"the lock this install would write is invalid: {problems[0][0]}")
+            raise fail(lock_path, "AR159", f"the lock this install would write is invalid: {problems[0][0]}")
         write_atomic(_path(lock_path), locks.dump(new_lock))
     except BaseException:
         for dest, backup in reversed(moved):
@@ -669,12 +669,12 @@ def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: s
                  if (cj["executableSurface"]["commands"] or cj["executableSurface"]["hooks"]) and not cj["trusted"]]
     if untrusted:
         lines.append("commands and hooks stay blocked until trusted: " + ", ".join(untrusted))
-    warnings = _misplaced_diags(scope, warning=True)
+    warnings = misplaced_diags(scope, warning=True)
     return Outcome({"root": root_id, "installed": installed, "capabilities": caps_json, "lockFile": lock_path,
                     "depWarnings": []}, lines, warnings)
 
 
-def _hash_or_empty(path: str) -> str:
+def hash_or_empty(path: str) -> str:
     """The integrity of an installed artifact; "" when it is missing, unreadable or a link
     (an artifact is a real directory; a link planted there is never followed)."""
     if os.path.islink(path) or not os.path.isdir(path):
@@ -685,7 +685,7 @@ def _hash_or_empty(path: str) -> str:
         return ""
 
 
-def _misplaced_diags(scope: str, warning: bool) -> Tuple[Diagnostic, ...]:
+def misplaced_diags(scope: str, warning: bool) -> Tuple[Diagnostic, ...]:
     d = Diagnostics()
     for rel in captree.misplaced(scope):
         report = d.warning if warning else d.error
@@ -724,7 +724,7 @@ def restore(scope: str, notify: Callable[[str], None] = lambda _m: None) -> Outc
                 dest = _installed_dir(level, cid)
                 entry: Dict[str, Any] = {"id": row.package, "capability": cid, "kind": "package", "level": level}
                 try:
-                    if os.path.lexists(dest) and _hash_or_empty(dest) == row.integrity:
+                    if os.path.lexists(dest) and hash_or_empty(dest) == row.integrity:
                         artifacts.append({**entry, "status": "present", "dir": dest})
                         lines.append(f"ok        {cid} ({os.path.relpath(dest)})")
                         continue
@@ -736,17 +736,17 @@ def restore(scope: str, notify: Callable[[str], None] = lambda _m: None) -> Outc
                     st = got
                     match = [(rel, cdir, cap) for rel, cdir, cap in st.caps if cap.id == cid]
                     if not match:
-                        raise _fail(os.path.join(level, LOCK_FILE), "AR161", f"package {row.package!r} no longer "
+                        raise fail(os.path.join(level, LOCK_FILE), "AR161", f"package {row.package!r} no longer "
                                     f"exports capability {cid!r}", "capability-list-mismatch")
                     rel, cdir, cap = match[0]
                     if rel != row.path:
-                        raise _fail(os.path.join(level, LOCK_FILE), "AR161", f"package {row.package!r} exports "
+                        raise fail(os.path.join(level, LOCK_FILE), "AR161", f"package {row.package!r} exports "
                                     f"{cid!r} from {rel!r}, but the lock records {row.path!r}",
                                     "capability-list-mismatch")
                     adir, integrity = _materialize(cap, rel, cdir, st, os.path.join(staging.dir, "artifacts"))
                     if integrity != row.integrity:
                         _rmtree(adir)  # the fetched copy that does not match is never installed
-                        raise _fail(dest, "AR161", f"the restored copy of {cid} hashes to {integrity}, not the "
+                        raise fail(dest, "AR161", f"the restored copy of {cid} hashes to {integrity}, not the "
                                     f"locked {row.integrity}; it was removed")
                     replaced = os.path.lexists(dest)
                     backup = os.path.join(staging.dir, f"backup-{cid}")
@@ -784,7 +784,7 @@ def restore(scope: str, notify: Callable[[str], None] = lambda _m: None) -> Outc
         lines.append("nothing to restore: no oas-lock.json in this scope or above it")
     result = {"boundary": scope, "boundaryKind": "chain", "scopes": [{"scope": scope, "artifacts": artifacts}],
               "requirements": [], "failures": failures}
-    return Outcome(result, lines, _misplaced_diags(scope, warning=True), failed=bool(failures))
+    return Outcome(result, lines, misplaced_diags(scope, warning=True), failed=bool(failures))
 
 
 def _fetch_locked(lock: Lock, pid: str, staging: _Staging, notify: Callable[[str], None]):
@@ -802,14 +802,14 @@ def _fetch_locked(lock: Lock, pid: str, staging: _Staging, notify: Callable[[str
         integrity = captree.tree_hash(dest, payload=True)
         if integrity != row.integrity:
             _rmtree(dest)
-            return _fail(label, "AR161", f"the package payload hashes to {integrity}, not the locked "
+            return fail(label, "AR161", f"the package payload hashes to {integrity}, not the locked "
                          f"{row.integrity}; the source changed; reinstall it deliberately")
         pkg, caps = _load(dest, label)
         return _Staged(pid, dest, pkg, row.source, row.path, row.commit, integrity, list(row.dependencies), caps)
     except sources.SourceError as exc:
-        return _fail(label, "AR160", str(exc))
+        return fail(label, "AR160", str(exc))
     except captree.TreeError as exc:
-        return _fail(label, exc.code, exc.message)
+        return fail(label, exc.code, exc.message)
     except Failure as exc:
         return exc
 
@@ -844,7 +844,7 @@ def list_scope(scope: str) -> Outcome:
                 assert c is not None
                 dest = _installed_dir(level, cid)
                 installed = os.path.isfile(os.path.join(dest, CAPABILITY_FILE))
-                actual = _hash_or_empty(dest) if os.path.lexists(dest) else ""
+                actual = hash_or_empty(dest) if os.path.lexists(dest) else ""
                 status = "missing" if not installed else "ok" if actual == c.integrity else "integrity-drift"
                 caps_json.append({"capability": cid, "version": c.version, "package": pid, "level": level,
                                   "path": c.path, "dir": dest, "integrity": c.integrity,
@@ -854,9 +854,30 @@ def list_scope(scope: str) -> Outcome:
                 lines.append(f"  capability {cid}@{c.version}{'  [trusted]' if c.trusted else ''}{state}")
     if not packages_json and not legacy:
         lines.append("no installed packages in this scope or above it")
-    misplaced = _misplaced_diags(scope, warning=False)
-    return Outcome({"packages": packages_json, "capabilities": caps_json, "legacy": legacy}, lines, misplaced,
-                   failed=bool(misplaced))
+    problems = misplaced_diags(scope, warning=False) + _unlocked(scope)
+    return Outcome({"packages": packages_json, "capabilities": caps_json, "legacy": legacy}, lines, problems,
+                   failed=any(d.is_error for d in problems))
+
+
+def _unlocked(scope: str) -> Tuple[Diagnostic, ...]:
+    """Artifacts under a scope's installed/ with no row in its lock: spec 003 makes the lock
+    the trust boundary, so such a directory is reported (warning), never used as locked."""
+    d = Diagnostics()
+    store = _store(scope)
+    try:
+        names = sorted(n for n in os.listdir(store) if not n.startswith("."))
+    except OSError:
+        return ()
+    try:
+        lock = read_lock(scope)
+    except Failure:
+        return ()
+    locked = {cid for cid, _c in lock.capabilities} | set(lock.legacy) if lock is not None else set()
+    for name in names:
+        if name not in locked:
+            d.warning(os.path.relpath(os.path.join(store, name)), (0, 0), "AR161", "is under installed/ but has no "
+                      "row in oas-lock.json; it is not a locked capability: remove it, or install its package")
+    return tuple(d.items)
 
 
 def config_references(scope: str) -> List[Tuple[str, str, str]]:
@@ -871,7 +892,7 @@ def config_references(scope: str) -> List[Tuple[str, str, str]]:
             try:
                 data = load_yaml(raw.decode("utf-8") if raw is not None else "").data
             except (UnicodeDecodeError, YamlError) as exc:
-                raise _fail(cfg, "AR001", f"cannot be read: {exc}", "remove-blocked") from None
+                raise fail(cfg, "AR001", f"cannot be read: {exc}", "remove-blocked") from None
             caps = data.get("capabilities") if isinstance(data, dict) else None
             if isinstance(caps, dict):
                 for layer, entry in (caps.get("layers") or {}).items() if isinstance(caps.get("layers"), dict) else ():
@@ -897,7 +918,7 @@ def remove(scope: str, package_id: str) -> Outcome:
             level, lock = candidate, found
             break
     if level is None or lock is None:
-        raise _fail(package_id, "AR166", f"package {package_id!r} is not locked in this scope or above it")
+        raise fail(package_id, "AR166", f"package {package_id!r} is not locked in this scope or above it")
     lock_path = os.path.join(level, LOCK_FILE)
     exported = lock.exports(package_id)
     d = Diagnostics()
@@ -964,7 +985,7 @@ def trust(scope: str, target: str, all_capabilities: bool = False,
             break
     if level is None or lock is None:
         what = "package" if all_capabilities else "capability"
-        raise _fail(target, "AR166", f"no locked {what} {target!r} in this scope or above it"
+        raise fail(target, "AR166", f"no locked {what} {target!r} in this scope or above it"
                     + ("" if all_capabilities else " (a package takes --all-capabilities)"))
     lock_path = os.path.join(level, LOCK_FILE)
     row0 = lock.capability(target)
@@ -982,7 +1003,7 @@ def trust(scope: str, target: str, all_capabilities: bool = False,
         if not os.path.isdir(dest) or os.path.islink(dest):
             d.error(dest, (0, 0), "AR166", f"{cid} is locked but not installed; run `agentrc cap install` first")
             continue
-        actual = _hash_or_empty(dest)
+        actual = hash_or_empty(dest)
         if actual != row.integrity:
             d.error(dest, (0, 0), "AR161", f"{cid} hashes to {actual or '(unreadable)'}, not the locked "
                     f"{row.integrity}; restore or reinstall it before trusting")
@@ -1048,12 +1069,12 @@ def update(scope: str, package_id: str, notify: Callable[[str], None] = lambda _
             level, lock = candidate, found
             break
     if level is None or lock is None:
-        raise _fail(package_id, "AR166", f"package {package_id!r} is not locked in this scope or above it")
+        raise fail(package_id, "AR166", f"package {package_id!r} is not locked in this scope or above it")
     row = lock.package(package_id)
     assert row is not None
     src = sources.parse_locked(row.source)
     if src.kind == "catalog":
-        raise _fail(package_id, "AR160", f"{row.source}: agentrc does not fetch from the official catalog yet")
+        raise fail(package_id, "AR160", f"{row.source}: agentrc does not fetch from the official catalog yet")
     if src.kind == "git":
         pinned = src.ref and not (len(src.ref) == 40 and all(c in "0123456789abcdef" for c in src.ref))
         spec = (f"{src.url}@{src.ref}" if pinned else src.url) + f"#{row.path}"
@@ -1111,7 +1132,7 @@ def pack(directory: str, out: str) -> Outcome:
     payload integrity, and each capability's root). Nothing else is written. Raises Failure."""
     src = os.path.abspath(directory)
     if not os.path.isfile(os.path.join(src, PACKAGE_FILE)):
-        raise _fail(os.path.join(directory, PACKAGE_FILE), "AR151", "is missing: a package is a directory holding "
+        raise fail(os.path.join(directory, PACKAGE_FILE), "AR151", "is missing: a package is a directory holding "
                     "oas-package.json")
     with tempfile.TemporaryDirectory(prefix="agentrc-pack-") as tmp:
         staged = os.path.join(tmp, "payload")
@@ -1121,16 +1142,16 @@ def pack(directory: str, out: str) -> Outcome:
             pkg, caps = _load(staged, directory)
             integrity = captree.tree_hash(staged, payload=True)
         except captree.TreeError as exc:
-            raise _fail(exc.rel or directory, exc.code, exc.message) from None
+            raise fail(exc.rel or directory, exc.code, exc.message) from None
         if not compatible(pkg.compatibility, OAS_CONTRACT):
-            raise _fail(os.path.join(directory, PACKAGE_FILE), "AR163", f"package {pkg.id} needs OAS "
+            raise fail(os.path.join(directory, PACKAGE_FILE), "AR163", f"package {pkg.id} needs OAS "
                         f"{pkg.compatibility}; agentrc implements the OAS {OAS_CONTRACT} contract")
         exported = {cap.id: {"version": cap.version, "path": rel} for rel, _d, cap in caps}
         record: Dict[str, Any] = {"package": pkg.id, "version": pkg.version, "integrity": integrity,
                                   "capabilities": exported}
         dest = os.path.abspath(out)
         if os.path.lexists(dest) and (os.path.islink(dest) or not os.path.isdir(dest) or os.listdir(dest)):
-            raise _fail(out, "AR091", "exists and is not an empty directory; cap pack writes a new tree")
+            raise fail(out, "AR091", "exists and is not an empty directory; cap pack writes a new tree")
         os.makedirs(dest, exist_ok=True)
         copy_tree(staged, os.path.join(dest, "payload"))
         write_atomic(_path(os.path.join(dest, "integrity.json")),

@@ -25,7 +25,7 @@ import yaml
 from agentrc.capabilities.model import LAYERS
 from agentrc.output.writer import write_atomic
 from agentrc.pipeline.capdoctor import acquired, config_chain
-from agentrc.pipeline.capinstall import Outcome, _fail
+from agentrc.pipeline.capinstall import Outcome, fail
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
@@ -141,7 +141,7 @@ def use(scope: str, requested: str, target: str = "global", name: str = "", disa
     scope = os.path.abspath(scope)
     path = os.path.join(scope, CONFIG)
     if os.path.islink(path):
-        raise _fail(path, "AR167", "is a symbolic link; agentrc edits only a real oas-config.yaml")
+        raise fail(path, "AR167", "is a symbolic link; agentrc edits only a real oas-config.yaml")
     text = open(path, encoding="utf-8").read() if os.path.isfile(path) else f"name: {os.path.basename(scope)}\n"
     chain = config_chain(scope)  # validates every config of the chain first
     data = _load(path, text)
@@ -150,20 +150,20 @@ def use(scope: str, requested: str, target: str = "global", name: str = "", disa
     layers: Dict[str, Any] = dict(caps.get("layers") or {})
     additive: Dict[str, Any] = dict(caps.get("additive") or {})
     if layer and layer not in LAYERS:
-        raise _fail(path, "AR168", f"--layer {layer!r} is not one of {', '.join(LAYERS)}", "E_BAD_ARGS")
+        raise fail(path, "AR168", f"--layer {layer!r} is not one of {', '.join(LAYERS)}", "E_BAD_ARGS")
     if requested == "none":
         if not layer:
-            raise _fail(path, "AR168", "`cap use none` needs --layer", "E_USAGE")
+            raise fail(path, "AR168", "`cap use none` needs --layer", "E_USAGE")
         layers[layer] = "none"
         _write(path, replace_block(text, serialize(layers, additive)))
         return Outcome({"layer": layer, "disabled": True, "file": path}, [f"disabled the {layer} layer in {path}"])
     found = acquired(chain).get(requested)
     if found is None:
-        raise _fail(requested, "AR170", f"capability {requested!r} is not acquired in this scope's chain; install "
+        raise fail(requested, "AR170", f"capability {requested!r} is not acquired in this scope's chain; install "
                     "its package first", "E_UNKNOWN_CAPABILITY")
     cap, origin, _dir = found
     if layer and cap.layer != layer:
-        raise _fail(requested, "AR170", f"{requested!r} declares layer {cap.layer or 'none'!r}, not {layer!r}",
+        raise fail(requested, "AR170", f"{requested!r} declares layer {cap.layer or 'none'!r}, not {layer!r}",
                     "E_LAYER_MISMATCH")
     enabled = not disable
     entry: Dict[str, Any]
@@ -171,7 +171,7 @@ def use(scope: str, requested: str, target: str = "global", name: str = "", disa
         existing = layers.get(cap.layer)
         holds = isinstance(existing, dict) and existing.get("capability") == cap.id
         if isinstance(existing, dict) and not holds and enabled:
-            raise _fail(path, "AR153", f"the {cap.layer} layer already binds {existing.get('capability')!r} here; "
+            raise fail(path, "AR153", f"the {cap.layer} layer already binds {existing.get('capability')!r} here; "
                         "disable it first", "E_LAYER_BOUND")
         entry = existing if holds and isinstance(existing, dict) else {"capability": cap.id}
         layers[cap.layer] = entry
@@ -188,7 +188,7 @@ def use(scope: str, requested: str, target: str = "global", name: str = "", disa
         for kv in settings:
             key, eq, value = kv.partition("=")
             if not eq or not key:
-                raise _fail(path, "AR168", f"--settings takes key=value, not {kv!r}", "E_USAGE")
+                raise fail(path, "AR168", f"--settings takes key=value, not {kv!r}", "E_USAGE")
             current[key] = value
         entry["settings"] = current
     if target == "global":
@@ -213,7 +213,7 @@ def _load(path: str, text: str) -> Dict[str, Any]:
     try:
         data = load_yaml(text).data
     except YamlError as exc:
-        raise _fail(path, "AR001", exc.message) from None
+        raise fail(path, "AR001", exc.message) from None
     return data if isinstance(data, dict) else {}
 
 
