@@ -7,15 +7,13 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
-from test_cap_install import git, write_package
-from test_cap_judge import KERNEL, OAS
-from test_cap_model import _kernel_validator
 
 from agentrc import schemas
 from agentrc.capabilities import activation
@@ -24,6 +22,10 @@ from agentrc.capabilities.model import Capability
 from agentrc.cli.main import main
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import FrozenMap
+from agentrc.pipeline import capdoctor
+from test_cap_install import git, write_package
+from test_cap_judge import KERNEL, OAS
+from test_cap_model import _kernel_validator
 
 SPEC = {
     "agent-types": {"developers": {"description": "Build"}, "reviewers": {"description": "Review"}},
@@ -243,7 +245,11 @@ def _deployment(tmp_path: Path) -> Path:
     owned = repo / ".agents" / "capabilities" / "owned" / "ex.local"
     owned.mkdir(parents=True)
     (owned / "oas.json").write_text('{"capability": "ex.local", "version": "1", "description": "Authored here."}')
+    (ws / "team.md").write_text("The team's conventions.\n")
+    (repo / "injects").mkdir()
+    (repo / "injects" / "repo.md").write_text("  Repository rules.  \n\n")
     (ws / "oas-config.yaml").write_text(yaml.safe_dump({
+        "name": "ws", "agents-md-injection": "team.md",
         "agent-types": {"developers": None, "reviewers": None},
         "capabilities": {
             "layers": {"knowledge": {"capability": "ex.knowledge", "from": "installed", "settings": {"model": "x"}}},
@@ -252,6 +258,7 @@ def _deployment(tmp_path: Path) -> Path:
     # Lists in flow style: the kernel's own YAML reader reads a block sequence ("- developers"
     # on its own line) as an empty map, which would silently deactivate the entry.
     (repo / "oas-config.yaml").write_text(yaml.safe_dump(default_flow_style=None, data={
+        "agents-md-injection": {"repository": "injects/repo.md", "gone": "injects/missing.md"},
         "capabilities": {
             "layers": {"tasks": {"capability": "ex.tasks", "agent-types": ["developers"],
                                  "injection-override": "none"}},
@@ -285,6 +292,14 @@ def test_doctor_agrees_with_oas_doctor(tmp_path, capsys, soul):
     assert [c["file"] for c in ours["chain"]] == [c["file"] for c in theirs["chain"]]
     assert {k: v["origin"] for k, v in ours["acquired"].items()} == \
         {k: v["origin"] for k, v in theirs["acquired"].items()}
+    assert ours["injects"] == theirs["injects"] and len(ours["injects"]) == 2
+    theirs_blocks = [b for b in theirs["instructionBlocks"] if b["source"].startswith(("capability:", "config:"))]
+    assert ours["instructionBlocks"] == theirs_blocks and theirs_blocks
+    # The composed AGENTS.md, without the blocks only the kernel writes (its own and the work mode's).
+    kernel_only = r"\n<!-- oas:(kernel|work-mode):[^ ]+ src=[^>]+ -->\n.*?\n<!-- /oas:(kernel|work-mode):[^>]+ -->\n"
+    kernel_text = re.sub(kernel_only, "", theirs["composedInstructions"], flags=re.S)
+    soul_md = (repo / "agents" / soul / "soul" / "AGENTS.md").read_text()
+    assert capdoctor.compose(soul_md, ours["instructionBlocks"]) == kernel_text
     assert ours["capabilities"]  # the deployment activates something for every soul
     assert [r["command"] for r in ours["layers"]["knowledge"]["missingRequires"]] == ["no-such-tool-for-agentrc"]
 
@@ -347,8 +362,9 @@ def test_use_refuses_what_it_cannot_do(tmp_path, capsys):
         assert f"error[{code}]" in capsys.readouterr().err, argv
         assert (scope / "oas-config.yaml").read_bytes() == before
     assert main(["cap", "use", "ex.knowledge", "--settings", "n=1", "flag=true", "--dir", str(scope)]) == 0
-    settings = yaml.safe_load((scope / "oas-config.yaml").read_text())["capabilities"]["layers"]["knowledge"]["settings"]
-    assert settings == {"n": "1", "flag": "true"}  # strings stay strings
+    written = yaml.safe_load((scope / "oas-config.yaml").read_text())
+    # Strings stay strings.
+    assert written["capabilities"]["layers"]["knowledge"]["settings"] == {"n": "1", "flag": "true"}
 
 
 def test_build_writes_the_active_skills_for_every_client(tmp_path, capsys):

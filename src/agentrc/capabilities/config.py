@@ -70,6 +70,7 @@ class Config:
     entries: Tuple[Entry, ...] = ()
     none_layers: Tuple[str, ...] = ()
     skill_overrides: Tuple[Tuple[str, str], ...] = ()
+    injections: Tuple[Tuple[str, str], ...] = ()  # agents-md-injection: (label, path as written)
 
 
 def parse(path: str, level: str, raw: bytes, diags: Diagnostics) -> Optional[Config]:
@@ -177,7 +178,12 @@ def _config(path: str, level: str, data: dict) -> Config:
     for cid, spec in (caps.get("additive") or {}).items():
         entries.append(_entry(cid, "", spec if isinstance(spec, dict) else {}))
     team = data.get("team")
+    raw_inj = data.get("agents-md-injection")
+    if isinstance(raw_inj, str):
+        injections: Tuple[Tuple[str, str], ...] = ((data.get("name") or "level", raw_inj),) if raw_inj else ()
+    else:
+        injections = tuple((str(k), v) for k, v in (raw_inj or {}).items() if isinstance(v, str) and v)
     return Config(path=path, level=level, name=data.get("name") or "",
                   team=(team["name"], team.get("id", "")) if isinstance(team, dict) else None,
                   agent_types=tuple(data.get("agent-types") or ()), entries=tuple(entries), none_layers=tuple(nones),
-                  skill_overrides=tuple((data.get("skill-overrides") or {}).items()))
+                  skill_overrides=tuple((data.get("skill-overrides") or {}).items()), injections=injections)

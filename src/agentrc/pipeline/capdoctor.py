@@ -164,6 +164,8 @@ def doctor(context: str, soul: str = "") -> Outcome:
         by_id[a.id] = doc_row
     layers = dict(result.layers)
     provenance = dict(result.provenance)
+    injects = config_injects(chain)
+    blocks = instruction_blocks(caps, injects)
     doc = {
         "schemaVersion": 1, "context": ctx, "soul": soul or None, "type": stype or None,
         "chain": [{"file": c.path, "level": c.level} for c in chain],
@@ -174,6 +176,8 @@ def doctor(context: str, soul: str = "") -> Outcome:
                             "missingRequires": _missing(found[layers[layer]][0]), "provenance": provenance.get(layer)}
                            if layer in layers else {"provenance": provenance.get(layer)}) for layer in LAYERS},
         "capabilities": caps,
+        "injects": injects,
+        "instructionBlocks": blocks,
         "acquired": {cid: {"layer": cap.layer or None, "command": cap.command or None, "version": cap.version,
                            "dir": cdir, "origin": origin, "description": cap.description}
                      for cid, (cap, origin, cdir) in found.items()},
@@ -249,7 +253,9 @@ def skill_dirs(context: str, soul: str = "") -> Tuple[List[Tuple[str, str, str]]
                     names = sorted(os.listdir(tree))
                 except OSError:
                     names = []
-                found = [os.path.join(tree, n) for n in names if os.path.isfile(os.path.join(tree, n, "SKILL.md"))]
+                # A symlinked child contributes nothing, as in the kernel's discovery.
+                found = [os.path.join(tree, n) for n in names if not os.path.islink(os.path.join(tree, n))
+                         and os.path.isfile(os.path.join(tree, n, "SKILL.md"))]
             for skill in found:
                 by_name.setdefault(os.path.basename(skill), []).append((cap["id"], skill))
     d = Diagnostics()
@@ -281,3 +287,50 @@ def _missing(cap: Capability) -> List[Dict[str, str]]:
                 item["install"] = r.install
             out.append(item)
     return out
+
+
+def config_injects(chain: List[configs.Config]) -> List[Dict[str, str]]:
+    """`agents-md-injection` files of the chain, outermost first, each `{source, file}`; a
+    closer scope's file of the same source takes the outer one's place. Missing files are
+    left out, as the kernel leaves them out."""
+    out: List[Dict[str, str]] = []
+    for cfg in reversed(chain):
+        name = ""
+        for label, path in cfg.injections:
+            name = name or cfg.name or os.path.basename(cfg.level)
+            file = path if os.path.isabs(path) else os.path.join(cfg.level, path)
+            if not os.path.exists(file):
+                continue
+            item = {"source": f"{name}:{label}", "file": file}
+            prior = next((i for i, x in enumerate(out) if x["source"] == item["source"]), None)
+            if prior is None:
+                out.append(item)
+            else:
+                out[prior] = item
+    return out
+
+
+def instruction_blocks(caps: List[Dict[str, Any]], injects: List[Dict[str, str]]) -> List[Dict[str, str]]:
+    """The instruction blocks an instance's AGENTS.md gets from capabilities (in the order
+    of the active set) and from config, `{source, file, content}` with the content trimmed
+    (the kernel's own blocks and work-mode blocks come from the kernel, not from here)."""
+    wanted = [(f"capability:{c['id']}", c["inject"]) for c in caps if c.get("inject") and os.path.exists(c["inject"])]
+    wanted += [(f"config:{i['source']}", i["file"]) for i in injects]
+    out = []
+    for source, file in wanted:
+        try:
+            with open(file, "rb") as fh:
+                content = fh.read(captree.MAX_MANIFEST_BYTES).decode("utf-8", "replace").strip()
+        except OSError:
+            continue
+        out.append({"source": source, "file": file, "content": content})
+    return out
+
+
+def compose(soul_agents_md: str, blocks: List[Dict[str, str]]) -> str:
+    """AGENTS.md of an instance as the kernel writes it: the soul's text, then each block
+    between `<!-- oas:SOURCE src=FILE -->` and `<!-- /oas:SOURCE -->`."""
+    text = soul_agents_md.rstrip("\n") + "\n"
+    for b in blocks:
+        text += f"\n<!-- oas:{b['source']} src={b['file']} -->\n{b['content']}\n<!-- /oas:{b['source']} -->\n"
+    return text
