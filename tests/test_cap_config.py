@@ -383,3 +383,21 @@ def test_build_writes_the_active_skills_for_every_client(tmp_path, capsys):
         assert "description: ex.review" in (out / path).read_text(), path
     assert main(["cap", "build", str(repo), "--soul", "dev", "--out", str(out), "--client", "claude,codex,cursor",
                  "--check"]) == 0
+
+
+@needs_kernel
+@pytest.mark.parametrize("flags", [[], ["--no-requirements"]])
+def test_bare_install_reports_missing_host_commands_as_oas_install_does(tmp_path, capsys, flags):
+    repo = _deployment(tmp_path)
+    capsys.readouterr()
+    main(["cap", "install", "--dir", str(repo), "--json", *flags])
+    ours = json.loads(capsys.readouterr().out)
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    proc = subprocess.run(["node", str(OAS), "install", "--dir", str(repo), "--json", *flags], capture_output=True,
+                          text=True, env=dict(os.environ, HOME=str(home)), timeout=300)
+    theirs = json.loads(proc.stdout.strip().splitlines()[-1])
+    theirs_hosts = [r for r in (theirs.get("result") or theirs["error"]["details"])["requirements"]
+                    if r["kind"] == "host-command"]
+    assert ours["ok"] and ours["result"]["requirements"] == theirs_hosts
+    assert [r["command"] for r in theirs_hosts] == ["no-such-tool-for-agentrc"]

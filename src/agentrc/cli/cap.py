@@ -37,8 +37,18 @@ def run(args) -> int:
     notify = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
     try:
         if args.verb == "install":
-            outcome = (capinstall.install(scope, args.source, notify) if args.source
-                       else capinstall.restore(scope, notify))
+            if args.source:
+                outcome = capinstall.install(scope, args.source, notify)
+            else:
+                outcome = capinstall.restore(scope, notify)
+                reqs, failures = capdoctor.requirements(scope, args.no_requirements)
+                outcome.result["requirements"] = reqs
+                outcome.result["failures"] += failures
+                outcome.failed = outcome.failed or bool(failures)
+                for r in reqs:
+                    by = ", ".join(x["capability"] for x in r["requestedBy"])
+                    outcome.lines.append(f"requirement {r['command']} is not on PATH ({r['why']}; requested by {by}): "
+                                         f"{r['outcome']}, {r['reason']}" + (f"; see {r['docs']}" if r["docs"] else ""))
         elif args.verb == "list":
             outcome = capinstall.list_scope(scope)
         elif args.verb == "doctor":

@@ -12,6 +12,7 @@ decides. Reports only: nothing is written.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -334,3 +335,70 @@ def compose(soul_agents_md: str, blocks: List[Dict[str, str]]) -> str:
     for b in blocks:
         text += f"\n<!-- oas:{b['source']} src={b['file']} -->\n{b['content']}\n<!-- /oas:{b['source']} -->\n"
     return text
+
+
+_SAFE_COMMAND = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+
+
+def souls(context: str) -> List[str]:
+    """The souls under the agents root above `context` (agents/ and local-agents/)."""
+    d = os.path.abspath(context)
+    while True:
+        for base in ("agents", "local-agents"):
+            if os.path.isdir(os.path.join(d, base)):
+                names = set()
+                for b in ("agents", "local-agents"):
+                    try:
+                        names |= {n for n in os.listdir(os.path.join(d, b))
+                                  if os.path.isfile(os.path.join(d, b, n, "soul", "soul.yaml"))}
+                    except OSError:
+                        pass
+                return sorted(names)
+        parent = os.path.dirname(d)
+        if parent == d:
+            return []
+        d = parent
+
+
+def requirements(scope: str, skip: bool = False) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """Host commands that capabilities active at `scope` (for any soul, or none) require
+    and PATH lacks, one entry per command, in the shape of the kernel's bare-install report,
+    and the failures among them (a command name that is not a plain executable name).
+    agentrc installs none: with `skip` (--no-requirements) they are skipped on request,
+    otherwise reported for the operator. Runtime packages are not checked here."""
+    scope = os.path.abspath(scope)
+    active: Dict[str, Capability] = {}
+    for soul in [""] + souls(scope):
+        try:
+            chain = config_chain(scope)
+            found = acquired(chain)
+            stype = (soul_type(scope, soul) or "") if soul else ""
+            result = activation.resolve(chain, soul, stype, {c: (cap, o) for c, (cap, o, _d) in found.items()},
+                                        Diagnostics())
+        except Failure:
+            continue
+        for a in result.capabilities:
+            active.setdefault(a.id, found[a.id][0])
+    entries: Dict[str, Dict[str, Any]] = {}
+    for cid, cap in active.items():
+        for r in cap.requires:
+            if not r.command:
+                continue
+            safe = bool(_SAFE_COMMAND.fullmatch(r.command))
+            if safe and shutil.which(r.command) is not None:
+                continue
+            entry = entries.setdefault(r.command, {
+                "command": r.command, "kind": "host-command", "runtime": None, "package": None, "why": r.why,
+                "plan": None, "requestedBy": [], "docs": r.install or None,
+                "outcome": "skipped" if safe else "failed",
+                "reason": ("--no-requirements" if skip else "no install method matches this platform") if safe
+                else "requirement command is not a safe executable name (no paths, whitespace, dashes-first, or "
+                     "shell syntax)",
+                **({} if safe else {"code": "E_REQUIREMENT_POLICY"})})
+            requester = {"capability": cid, "scope": scope}
+            if requester not in entry["requestedBy"]:
+                entry["requestedBy"].append(requester)
+    out = list(entries.values())
+    failures = [{"scope": scope, "id": f"requirement {e['command']}", "reason": e["reason"]} for e in out
+                if e["outcome"] == "failed"]
+    return out, failures
