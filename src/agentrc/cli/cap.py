@@ -19,12 +19,9 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
-from agentrc.cli import build as build_cli
 from agentrc.cli.common import UsageError, print_diags
-from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
 from agentrc.pipeline import capdoctor, capinstall, capuse
-from agentrc.pipeline.build import BuildOptions, build
 
 
 def run(args) -> int:
@@ -113,6 +110,12 @@ def _emit(doc: Dict[str, Any]) -> None:
 def _build(args, scope: str) -> int:
     """`cap build`: the active capabilities' skills through agentrc's own build, for every
     client agentrc knows (not only the runtimes OAS knows)."""
+    # Imported here on purpose: the build and the client adapters cost about 350 ms of
+    # start-up, which no other `cap` verb needs.
+    from agentrc.cli import build as build_cli
+    from agentrc.clients import registry as client_registry
+    from agentrc.pipeline.build import BuildOptions, build
+
     skills, _outcome = capdoctor.skill_dirs(args.context or scope, args.soul)
     clients = tuple(c.strip() for c in args.client.split(",") if c.strip())
     unknown = [c for c in clients if c not in client_registry.CLIENTS]
