@@ -390,3 +390,33 @@ def test_list_reports_an_artifact_without_a_lock_row(tmp_path, scope, capsys):
     (stray / "oas.json").write_text('{"capability": "planted.cap", "version": "1", "description": "d"}')
     code, out, err = run(capsys, "cap", "list", "--dir", str(scope))
     assert code == 0 and "warning[AR161]" in err and "planted.cap" in err and "demo.cap" in out
+
+
+def test_one_cap_run_at_a_time_per_scope(tmp_path, scope, capsys, monkeypatch):
+    from agentrc.pipeline.capinstall import ScopeLock
+
+    pkg = write_package(tmp_path / "pkg")
+    held = ScopeLock(str(scope))
+    try:
+        monkeypatch.setenv("AGENTRC_LOCK_TIMEOUT", "0.3")
+        code, env = run_json(capsys, "cap", "install", str(pkg), "--dir", str(scope))
+        assert code == 1 and env["error"]["code"] == "E_SCOPE_LOCKED"
+        assert not (scope / "oas-lock.json").exists()
+    finally:
+        held.release()
+    assert not (scope / STORE / ScopeLock.NAME).exists()
+
+
+def test_concurrent_installs_both_land_in_the_lock(tmp_path, scope):
+    import sys
+
+    from helpers import ROOT
+
+    pkgs = [write_package(tmp_path / f"p{i}", pid=f"p{i}.pkg", caps={"c": (f"p{i}.cap", "")}) for i in range(4)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    procs = [subprocess.Popen([sys.executable, "-m", "agentrc", "cap", "install", str(p), "--dir", str(scope),
+                               "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for p in pkgs]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
+    lock = json.loads((scope / "oas-lock.json").read_text())
+    assert sorted(lock["packages"]) == [f"p{i}.pkg" for i in range(4)]
+    assert sorted(os.listdir(scope / STORE)) == [f"p{i}.cap" for i in range(4)]  # no staging, no lock file left

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import json
 import os
 import shutil
 import stat
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -51,7 +53,7 @@ from agentrc.capabilities.model import (
 from agentrc.codes import CODES
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import captree
-from agentrc.output.writer import write_atomic
+from agentrc.output.writer import LOCK_TIMEOUT, write_atomic
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
@@ -207,18 +209,72 @@ def _in_git(scope: str) -> bool:
     return proc.returncode == 0
 
 
+class ScopeLock:
+    """One agentrc cap run at a time per scope: an exclusive `flock` on
+    `installed/.agentrc-lock` (inside the ignored store, dot-prefixed so no tool takes it
+    for a capability), waited for up to AGENTRC_LOCK_TIMEOUT seconds (60). The file is
+    removed on release; a waiter that got the lock on a file removed meanwhile tries again,
+    so two runs never both hold it."""
+
+    NAME = ".agentrc-lock"
+
+    def __init__(self, scope: str):
+        self.path = os.path.join(_store(scope), self.NAME)
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        try:
+            timeout = float(os.environ.get("AGENTRC_LOCK_TIMEOUT", LOCK_TIMEOUT))
+        except ValueError:
+            timeout = LOCK_TIMEOUT
+        deadline = time.monotonic() + timeout
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                         0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                if time.monotonic() > deadline:
+                    raise fail(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(self.path)))),
+                               "AR141", f"another agentrc cap run held this scope for more than {timeout:g} s",
+                               "E_SCOPE_LOCKED") from None
+                time.sleep(0.05)
+                continue
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                self.fd: Optional[int] = fd
+                return
+            os.close(fd)  # removed by the run that held it: lock the new file instead
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        os.close(self.fd)
+        self.fd = None
+
+
 class _Staging:
-    """A staging directory inside the store, and the anchors (.agents, capabilities,
-    installed) this run had to create, removed again (deepest first, only while empty)."""
+    """A staging directory inside the store, under the scope's lock, and the anchors
+    (.agents, capabilities, installed) this run had to create, removed again (deepest
+    first, only while empty) once the lock is released."""
 
     def __init__(self, scope: str, anchors: Optional[List[str]] = None):
         store = _store(scope)
         self.anchors = absent_anchors(scope) if anchors is None else anchors
-        os.makedirs(store, exist_ok=True)
-        self.dir = tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=store)
+        self.lock = ScopeLock(scope)
+        try:
+            self.dir = tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=store)
+        except BaseException:
+            self.lock.release()
+            raise
 
     def close(self) -> None:
         _rmtree(self.dir)
+        self.lock.release()
         self.prune()
 
     def prune(self) -> None:
@@ -492,7 +548,14 @@ def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: No
     except OSError as exc:
         ignore.rollback()
         raise fail(_store(scope), "AR142", f"cannot create the staging directory: {exc.strerror}") from None
+    except Failure:
+        ignore.rollback()
+        raise
     try:
+        existing = read_lock(scope) or Lock()  # again, now that this run holds the scope
+        if existing.version != 2:
+            raise fail(lock_path, "AR165", "is lockfileVersion 1; convert the scope with `oas migrate` before "
+                       "installing packages")
         resolved: Dict[str, _Staged] = {}
         counter = [0]
 
@@ -717,9 +780,16 @@ def restore(scope: str, notify: Callable[[str], None] = lambda _m: None) -> Outc
         _check_scope(level)
         anchors = absent_anchors(level)
         ignore = _Ignore(level)
-        staging = _Staging(level, anchors)
+        try:
+            staging = _Staging(level, anchors)
+        except BaseException:
+            ignore.rollback()
+            raise
         fetched: Dict[str, Any] = {}
         try:
+            lock = read_lock(level) or Lock()  # again, now that this run holds the scope
+            if lock.version != 2:
+                continue
             for cid, row in lock.capabilities:
                 dest = _installed_dir(level, cid)
                 entry: Dict[str, Any] = {"id": row.package, "capability": cid, "kind": "package", "level": level}
@@ -920,22 +990,26 @@ def remove(scope: str, package_id: str) -> Outcome:
     if level is None or lock is None:
         raise fail(package_id, "AR166", f"package {package_id!r} is not locked in this scope or above it")
     lock_path = os.path.join(level, LOCK_FILE)
-    exported = lock.exports(package_id)
-    d = Diagnostics()
-    for pid, p in lock.packages:
-        if pid != package_id and package_id in p.dependencies:
-            d.error(lock_path, (0, 0), "AR162", f"package {pid!r} depends on {package_id!r}")
-    for cfg, cid, layer in config_references(scope):
-        if cid in exported:
-            where = f" (the {layer} layer)" if layer else ""
-            d.error(cfg, (0, 0), "AR162", f"references capability {cid!r}{where}, which {package_id!r} supplies")
-    if d.has_errors:
-        raise Failure(d.items)
     _check_scope(level)
-    original = open(lock_path, "rb").read()
     staging = _Staging(level)
     moved: List[Tuple[str, str]] = []
+    original = b""
     try:
+        lock = read_lock(level)  # again, now that this run holds the scope
+        if lock is None or lock.version != 2 or lock.package(package_id) is None:
+            raise fail(package_id, "AR166", f"package {package_id!r} is no longer locked in {lock_path}")
+        exported = lock.exports(package_id)
+        d = Diagnostics()
+        for pid, p in lock.packages:
+            if pid != package_id and package_id in p.dependencies:
+                d.error(lock_path, (0, 0), "AR162", f"package {pid!r} depends on {package_id!r}")
+        for cfg, cid, layer in config_references(scope):
+            if cid in exported:
+                where = f" (the {layer} layer)" if layer else ""
+                d.error(cfg, (0, 0), "AR162", f"references capability {cid!r}{where}, which {package_id!r} supplies")
+        if d.has_errors:
+            raise Failure(d.items)
+        original = open(lock_path, "rb").read()
         for cid in exported:
             dest = _installed_dir(level, cid)
             if os.path.lexists(dest):
@@ -946,8 +1020,9 @@ def remove(scope: str, package_id: str) -> Outcome:
                         tuple((k, v) for k, v in lock.capabilities if k not in exported))
         write_atomic(_path(lock_path), locks.dump(new_lock))
     except BaseException:
-        with contextlib.suppress(OSError):
-            write_atomic(_path(lock_path), original)
+        if original:
+            with contextlib.suppress(OSError):
+                write_atomic(_path(lock_path), original)
         for dest, backup in reversed(moved):
             _rmtree(dest)
             os.rename(backup, dest)
@@ -987,6 +1062,18 @@ def trust(scope: str, target: str, all_capabilities: bool = False,
         what = "package" if all_capabilities else "capability"
         raise fail(target, "AR166", f"no locked {what} {target!r} in this scope or above it"
                     + ("" if all_capabilities else " (a package takes --all-capabilities)"))
+    held = ScopeLock(level)
+    try:
+        again = read_lock(level)  # again, now that this run holds the scope
+        if again is None or again.version != 2 or (
+                again.package(target) if all_capabilities else again.capability(target)) is None:
+            raise fail(target, "AR166", f"{target!r} is no longer locked in {os.path.join(level, LOCK_FILE)}")
+        return _trust(level, again, target, all_capabilities, notify)
+    finally:
+        held.release()
+
+
+def _trust(level: str, lock: Lock, target: str, all_capabilities: bool, notify: Callable[[str], None]) -> Outcome:
     lock_path = os.path.join(level, LOCK_FILE)
     row0 = lock.capability(target)
     package_id = target if all_capabilities else (row0.package if row0 else "")
