@@ -14,6 +14,7 @@ LAYERS = (
     ("schemas", "text"),
     ("portable",),
     ("canonical", "sources"),
+    ("capabilities",),
     ("clients", "importers"),
     ("output",),
     ("memo",),

@@ -10,12 +10,14 @@ from agentrc_pants import (
     generation,
     lint,
     lockfile,
+    oas_package,
     package,
     sources,
     sync,
     tailor,
 )
 from agentrc_pants.config import AgentrcConfigTarget
+from agentrc_pants.oas_package import AgentrcOasPackageTarget
 from agentrc_pants.target_types import (
     AgentrcAgentTarget,
     AgentrcBundleTarget,
@@ -33,7 +35,7 @@ from agentrc_pants.target_types import (
 def target_types():
     return [AgentrcRuleTarget, AgentrcSkillTarget, AgentrcAgentTarget, AgentrcCommandTarget, AgentrcHookTarget,
             AgentrcContextTarget, AgentrcItemsGeneratorTarget, AgentrcBundleTarget, AgentrcConfigTarget,
-            AgentrcRegistryTarget, AgentrcLockTarget]
+            AgentrcRegistryTarget, AgentrcLockTarget, AgentrcOasPackageTarget]
 
 
 def rules():
@@ -49,4 +51,5 @@ def rules():
         *fmt.rules(),
         *sync.rules(),
         *config.rules(),
+        *oas_package.rules(),
     ]

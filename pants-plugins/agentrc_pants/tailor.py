@@ -1,7 +1,8 @@
 """`pants tailor`: an `agentrc_items` target per item directory, an `agentrc_bundle` per manifest
 (a `*.bundle.yaml` that discovery takes for a bundle), an `agentrc_config` per spec-000 project
 (a directory with ai.config.*), an `agentrc_registry` per registry root (a directory holding
-`agentrc-registry.yaml`)."""
+`agentrc-registry.yaml`), an `agentrc_oas_package` per capability package (a directory with
+oas-package.json)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from agentrc.model import ENTRYPOINTS
 from agentrc.names import REGISTRY_MARKER
 from agentrc.portable.bundles import is_bundle_content
 from agentrc_pants.config import AgentrcConfigTarget
+from agentrc_pants.oas_package import AgentrcOasPackageTarget
 from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import AgentrcBundleTarget, AgentrcItemsGeneratorTarget, AgentrcRegistryTarget
 
@@ -38,12 +40,20 @@ async def find_putative_agentrc_targets(request: PutativeAgentrcTargetsRequest, 
     bundles = await Get(Paths, PathGlobs, request.path_globs("*.bundle.yaml"))
     configs = await Get(Paths, PathGlobs, request.path_globs(*CONFIG_NAMES))
     markers = await Get(Paths, PathGlobs, request.path_globs(REGISTRY_MARKER))
+    oas_packages = await Get(Paths, PathGlobs, request.path_globs("oas-package.json"))
     owned_set = set(owned)
     putative = []
     for path in sorted(set(markers.files) - owned_set):
         directory = os.path.dirname(path)
         putative.append(PutativeTarget.for_target_type(
             AgentrcRegistryTarget, path=directory, name="registry", triggering_sources=[REGISTRY_MARKER]))
+    # A capability package (spec 003): one target for the whole directory; its skills are
+    # package payload, not registry items of their own.
+    package_dirs = sorted({os.path.dirname(p) for p in set(oas_packages.files) - owned_set})
+    for directory in package_dirs:
+        putative.append(PutativeTarget.for_target_type(
+            AgentrcOasPackageTarget, path=directory, name=os.path.basename(directory) or "package",
+            triggering_sources=["oas-package.json"]))
     projects = sorted({os.path.dirname(p) for p in set(configs.files) - owned_set})
     for directory in projects:
         putative.append(PutativeTarget.for_target_type(
@@ -51,6 +61,7 @@ async def find_putative_agentrc_targets(request: PutativeAgentrcTargetsRequest, 
             triggering_sources=[os.path.basename(p) for p in configs.files if os.path.dirname(p) == directory]))
     # A project's presets hold SKILL.md files that are layer content, not portable items.
     owned_set |= {p for p in entries.files if any(p.startswith(d + "/") for d in projects)}
+    owned_set |= {p for p in entries.files if any(p.startswith(d + "/") or not d for d in package_dirs)}
     by_dir: Dict[str, List[str]] = {}
     for path in sorted(set(entries.files) - owned_set):
         by_dir.setdefault(os.path.dirname(path), []).append(os.path.basename(path))

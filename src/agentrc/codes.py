@@ -319,6 +319,88 @@ CODES: Dict[str, Code] = _table(
          "An imported item's portable form fails lint, so the import leaves it out and writes the rest (an error with "
          "--strict, which writes nothing): what an import writes always lints clean.",
          "Read the lint error quoted in the message, then add the item to the registry by hand in a form that lints."),
+    # --- capability packages (spec 003; docs/capabilities.md) ------------------------
+    Code("AR150", "cap-manifest-invalid",
+         "An oas.json (capability manifest) is not valid JSON or does not match its schema.",
+         "See docs/capabilities.md for the fields of oas.json; src/agentrc/schemas/oas-capability.schema.json is "
+         "the exact shape."),
+    Code("AR151", "package-manifest-invalid",
+         "An oas-package.json is missing, not valid JSON, does not match its schema, or lists a capability root "
+         "that is not a capability.",
+         "See docs/capabilities.md for the fields of oas-package.json; every listed root must hold an oas.json."),
+    Code("AR152", "cap-duplicate-id",
+         "Two capabilities have the same id: in one package, or in two packages at one scope.",
+         "Capability ids are identities; rename one of them, or remove the package that also exports it."),
+    Code("AR153", "cap-layer-conflict",
+         "Two capabilities active for one soul implement the same fundamental layer (knowledge, messaging, tasks).",
+         "Keep one integration per layer for the soul: disable the other for it, or bind the layer explicitly."),
+    Code("AR154", "cap-hook-unsupported", "A capability declares a hook other than soul-scaffold, spawn and retire.",
+         "Remove the hook; only soul-scaffold, spawn and retire exist (spec 003)."),
+    Code("AR155", "cap-hook-required",
+         "A soul-scaffold or retire hook is marked required; only a spawn hook can be.",
+         "Drop `required` (or set it to false): retire and soul-scaffold run outside a spawn, so nothing could "
+         "enforce it."),
+    Code("AR156", "cap-path-escape",
+         "A path a capability or package declares is absolute, uses '..', or leads outside its root once symlinks "
+         "are resolved.",
+         "Keep every declared file inside the capability's own directory (copy it in instead of linking out)."),
+    Code("AR157", "cap-not-self-contained",
+         "A capability declares a skill, injection, command, hook or agent that is missing from its directory, or "
+         "carries something agentrc cannot materialise as it is (a FIFO, a runtime closure to install).",
+         "Add the file to the capability directory, or remove the declaration."),
+    Code("AR158", "cap-misplaced",
+         "A capability (a directory with an oas.json) sits directly under .agents/capabilities/.",
+         "Move it into .agents/capabilities/owned/ (authored here) or install it into installed/ with "
+         "'agentrc cap install'."),
+    Code("AR159", "lock-invalid",
+         "oas-lock.json is not valid JSON, does not match its schema, or its rows disagree with each other.",
+         "Fix or delete the lock and install again; agentrc never repairs a lock on its own."),
+    Code("AR160", "cap-source-invalid",
+         "A package source is none of: a local directory, a git URL (file://, https://, ssh) or git: shorthand "
+         "with an optional @ref and #path; or it cannot be fetched.",
+         "Use a directory holding oas-package.json, or a git URL with an optional @REF and #PATH (#. selects the "
+         "repository root)."),
+    Code("AR161", "cap-integrity-drift",
+         "The bytes of a package or an installed capability differ from the integrity oas-lock.json records.",
+         "Reinstall from the locked source; if the change is intended, remove the package and install it again."),
+    Code("AR162", "cap-remove-blocked",
+         "A package cannot be removed: oas-config.yaml references one of its capabilities, or another locked "
+         "package depends on it.",
+         "Remove the references (or the dependent package) first."),
+    Code("AR163", "cap-incompatible",
+         "A package's compatibility.oas does not admit the OAS contract agentrc implements.",
+         "Install a version of the package made for this contract, or upgrade agentrc."),
+    Code("AR164", "cap-package-conflict",
+         "Two sources claim one package id at a scope, packages depend on each other in a cycle, or a locked "
+         "package would move to other bytes or another path on install.",
+         "Install one source per package id; a locked package changes only by removing it and installing again."),
+    Code("AR165", "cap-legacy-lock",
+         "The scope's oas-lock.json is lockfileVersion 1, which agentrc reads but does not write.",
+         "Convert the scope with 'oas migrate' first; agentrc never converts a lock as a side effect."),
+    Code("AR166", "cap-unknown", "A package or capability named on the command line is not locked at the scope.",
+         "Run 'agentrc cap list --dir SCOPE' to see what is installed."),
+    Code("AR167", "cap-scope-unsafe",
+         "A directory agentrc writes installed capabilities into (.agents, .agents/capabilities, installed) is a "
+         "symbolic link or not a directory.",
+         "Replace the link with a real directory: agentrc never writes through links in a scope."),
+    Code("AR168", "cap-config-invalid",
+         "An oas-config.yaml does not match its schema, or uses a key of an earlier release (groups, a top-level "
+         "layers, injection, from: bundled), or overrides the injection of a source the scope owns.",
+         "See docs/capabilities.md (Activation); the message names the replacement of a renamed key."),
+    Code("AR169", "cap-binding-ambiguous",
+         "Two bindings of one capability at the same specificity and scope disagree: different values of a setting, "
+         "or enabled and disabled.",
+         "Keep one value: a soul binding beats an agent-type binding, which beats global, and a closer scope beats an "
+         "outer one; YAML order never decides."),
+    Code("AR170", "cap-activation-invalid",
+         "An activated capability is not acquired, sits under another layer than its manifest declares (or under "
+         "additive while it declares one), comes from elsewhere than its from: says, or claims another's command "
+         "namespace.",
+         "Install the capability, move its entry under capabilities.layers.<its layer> (or additive), or fix from:."),
+    Code("AR171", "cap-skill-duplicate",
+         "Two capabilities active for one soul contribute a skill of the same name, and skill-overrides names no "
+         "winner.",
+         "Add `skill-overrides: {NAME: CAPABILITY-ID}` to oas-config.yaml, or deactivate one of them for the soul."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",

@@ -130,6 +130,34 @@ def _project_seed() -> Files:
     return files
 
 
+def _cap_seed() -> Files:
+    """A capability package (spec 003) with two capabilities: skills, an injection, a
+    command, required and advisory hooks, requirements, an agent and a config template."""
+    files: Files = {"in/pkg/oas-package.json": json.dumps({
+        "package": "demo.pkg", "version": "1.0.0", "description": "Demo.", "compatibility": {"oas": ">=0.19.0"},
+        "capabilities": ["capabilities/chat", "capabilities/review"],
+        "configTemplates": {"default": {"path": "config-templates/default/oas-config.yaml", "default": True}},
+        "dependencies": []}, indent=2).encode(),
+        "in/pkg/config-templates/default/oas-config.yaml": b"capabilities:\n  additive:\n    demo.review: {}\n"}
+    files["in/pkg/capabilities/chat/oas.json"] = json.dumps({
+        "capability": "demo.chat", "command": "chat", "version": "0.1.0", "description": "Chat.",
+        "layer": "messaging", "compatibility": {"oas": ">=0.6.2"}, "skills": ["skills"], "inject": "injects/i.md",
+        "requires": [{"command": "chat", "why": "send"}, {"runtime": "claude", "package": "p@m", "why": "push"}],
+        "commands": {"auth": "bin/c.mjs auth"},
+        "hooks": {"spawn": {"command": "bin/c.mjs spawn", "required": True}, "retire": "bin/c.mjs retire"}},
+        indent=2).encode()
+    files["in/pkg/capabilities/chat/skills/send/SKILL.md"] = b"---\nname: send\ndescription: Sends.\n---\nSend.\n"
+    files["in/pkg/capabilities/chat/injects/i.md"] = b"Use chat.\n"
+    files["in/pkg/capabilities/chat/bin/c.mjs"] = b"console.log('{}')\n"
+    files["in/pkg/capabilities/review/oas.json"] = json.dumps({
+        "capability": "demo.review", "version": "1.0.0", "description": "Review.", "agents": ["agents/reviewer"],
+        "skills": ["skills/review"]}, indent=2).encode()
+    files["in/pkg/capabilities/review/skills/review/SKILL.md"] = b"---\nname: review\ndescription: R.\n---\nR.\n"
+    files["in/pkg/capabilities/review/agents/reviewer/soul.yaml"] = b"name: reviewer\n"
+    files["in/pkg/capabilities/review/agents/reviewer/AGENTS.md"] = b"Review.\n"
+    return files
+
+
 def _built(files: Files, argv: Sequence[str]) -> Files:
     """The files of `files` plus what `argv` (a build into out/) writes: the output seed."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -177,6 +205,28 @@ def scenarios() -> List[Scenario]:
         Scenario("fmt-registry", registry, ["fmt", "in"]),
         Scenario("lint-project", project, ["lint", "in"]),
         Scenario("inspect-project", project, ["inspect", "in", "--json"]),
+    ]
+    cap = _cap_seed()
+    installed = _built(cap, ["cap", "install", "./in/pkg", "--dir", "."])
+    restorable = {p: b for p, b in installed.items() if not p.startswith(".agents/")}
+    out += [
+        Scenario("cap-install", cap, ["cap", "install", "./in/pkg", "--dir", ".", "--json"]),
+        Scenario("cap-install-again", installed, ["cap", "install", "./in/pkg", "--dir", "."]),
+        Scenario("cap-restore", restorable, ["cap", "install", "--dir", ".", "--json"]),
+        Scenario("cap-list", installed, ["cap", "list", "--dir", "."]),
+        Scenario("cap-doctor", dict(installed, **{
+            "oas-config.yaml": b"agent-types:\n  developers: {description: Devs}\ncapabilities:\n  layers:\n"
+                               b"    messaging:\n      capability: demo.chat\n      from: installed\n"
+                               b"      settings: {depth: 1}\n    tasks: none\n  additive:\n    demo.review:\n"
+                               b"      agent-types: [developers]\n      souls:\n        dev: {enabled: false}\n",
+            "agents/dev/soul/soul.yaml": b"name: dev\ntype: developers\n"}),
+                 ["cap", "doctor", ".", "--soul", "dev", "--json"]),
+        Scenario("cap-use", dict(installed, **{
+            "oas-config.yaml": b"name: x\n# families\nagent-types:\n  developers:\ncapabilities:\n  layers:\n"
+                               b"    tasks: none\n  additive:\n    demo.review:\n      souls: {dev: true}\n"}),
+                 ["cap", "use", "demo.chat", "--soul", "dev", "--settings", "a=b", "--dir", "."]),
+        Scenario("cap-remove", dict(installed, **{"oas-config.yaml": b"capabilities:\n  additive:\n    x.y: {}\n"}),
+                 ["cap", "remove", "demo.pkg", "--dir", ".", "--json"]),
     ]
     for client_dir in sorted((ROOT / "tests" / "cases" / "import").iterdir()):
         files = _read_tree(client_dir / "project", "in")
@@ -382,11 +432,13 @@ def _mutate_tree(files: Files, rng: random.Random) -> str:
 
 
 FLAGS = ["--client", "--out", "--bundle", "--layout", "--plugin-name", "--check", "--report", "--strict", "--jobs",
-         "--no-cache", "--format", "--from", "--canonical", "--json", "--version", "-h"]
+         "--no-cache", "--format", "--from", "--canonical", "--json", "--version", "-h", "--dir",
+         "--accept-requirement", "--no-requirements"]
 FLAG_VALUES = ["", ",", " ", "claude", "claude,claude", "nope", "windsurf", "hermes", "codex,", "plugin", "project",
                "json", "text", "-1", "0", "1", "3", "abc", "99999999999999999999", "in", "out", "out/x", ".",
                "report.json", "out/.agentrc/manifest.json", "in/rules", "x\x00y", "core", "../up", "doc.json",
-               "out/ai.config.json", "in/x", "-"]
+               "out/ai.config.json", "in/x", "-", "./in/pkg", "path:in/pkg", "in/pkg#x", "demo.pkg", "oas.okf",
+               "file:///nonexistent.git", "./in/pkg/capabilities/chat", "install", "list", "remove", "update", "trust", "doctor", "--soul", "dev", "use", "none", "--layer", "tasks", "--type", "--disable"]
 
 
 def _mutate_argv(argv: List[str], rng: random.Random) -> str:
@@ -406,7 +458,7 @@ def _mutate_argv(argv: List[str], rng: random.Random) -> str:
     if op == 3:
         argv.append(rng.choice(FLAG_VALUES))
         return "argv path appended"
-    argv[0] = rng.choice(["build", "lint", "fmt", "inspect", "import"])
+    argv[0] = rng.choice(["build", "lint", "fmt", "inspect", "import", "cap"])
     return "argv command replaced"
 
 

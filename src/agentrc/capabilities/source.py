@@ -1,0 +1,170 @@
+"""Package sources (spec 003, "Distribution packages"): what `cap install SOURCE` accepts,
+and the normalised `source` string the lock records for it.
+
+- a local directory (`./pkg`, `/abs/pkg`, `~/pkg`, `path:DIR`): exactly that directory is
+  the package root; locked as `path:<absolute dir>`, commit "local", path ".";
+- a git URL (`file://`, `https://`, `http://`, `ssh://`, `git://`, `git@host:...`) or the
+  shorthand `git:host/org/repo` (https), each with an optional `@ref` and one `#path`
+  selecting the package root inside the repository (default `oas-package`, `#.` the root);
+  locked as `git:<url>@<ref or resolved commit>`;
+- an official catalog id (`oas.okf`, `oas.okf@v1.4.0`): recognised, not fetched yet.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from agentrc.capabilities.model import DEFAULT_PACKAGE_PATH
+
+_GIT_URL = re.compile(r"(https?://|file://|git@|ssh://|git://)")
+_CATALOG = re.compile(r"([a-z0-9][a-z0-9._-]*)(?:@(.+))?")
+_SHORTHAND = re.compile(r"[^/\s]+/[^/\s]+/[^/\s]+")
+
+
+class SourceError(ValueError):
+    """A spec that names no source; `escape` when the reason is a '..' path."""
+
+    def __init__(self, message: str, escape: bool = False):
+        super().__init__(message)
+        self.escape = escape
+
+
+@dataclass(frozen=True)
+class Source:
+    kind: str  # "path", "git" or "catalog"
+    path: str = ""  # path: the absolute directory
+    url: str = ""  # git
+    ref: str = ""  # git: the ref asked for ("" = the default branch)
+    package_path: Optional[str] = None  # git: the #path asked for, canonical (None = not given)
+    catalog_id: str = ""
+    selector: str = ""
+    relative: bool = False  # path: written relative (or with ~)
+
+    def locked(self, commit: str) -> str:
+        """The `source` the lock records once fetched at `commit`."""
+        if self.kind == "path":
+            return f"path:{self.path}"
+        if self.kind == "git":
+            return f"git:{self.url}@{self.ref or commit}"
+        return f"catalog:{self.catalog_id}" + (f"@{self.selector}" if self.selector else "")
+
+    @property
+    def root(self) -> str:
+        """The package root inside the source: the #path, the default, or '.' for a directory."""
+        if self.kind == "path":
+            return "."
+        return self.package_path if self.package_path is not None else DEFAULT_PACKAGE_PATH
+
+
+def normalize_path(raw: str, where: str = "package path") -> str:
+    """A package path in canonical form: relative, '/'-separated, no '.' or empty parts, and
+    '.' for the root. Absolute, '~', drive-letter, backslash and NUL spellings are refused,
+    and '..' anywhere is an escape."""
+    s = raw.strip()
+    if "\x00" in s:
+        raise SourceError(f"{where} holds a NUL byte")
+    if s.startswith("~"):
+        raise SourceError(f"{where} {s!r} starts with '~'; package paths are relative to the source")
+    if "\\" in s:
+        raise SourceError(f"{where} {s!r} uses backslashes; package paths use '/'")
+    if re.match(r"[A-Za-z]:[/\\]", s) or s.startswith("/"):
+        raise SourceError(f"{where} {s!r} is absolute; package paths are relative to the source")
+    parts = [p for p in s.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise SourceError(f"{where} {s!r} climbs out of the source with '..'", escape=True)
+    return "/".join(parts) if parts else "."
+
+
+def is_canonical(path: str) -> bool:
+    try:
+        return normalize_path(path) == path
+    except SourceError:
+        return False
+
+
+def _split_ref(body: str):
+    at = body.rfind("@")
+    if at > 0 and at > body.rfind("/"):
+        return body[:at], body[at + 1:]
+    return body, ""
+
+
+def parse(spec: str, base: Optional[str] = None) -> Source:
+    """The source `spec` names; relative directories resolve against `base` (else the
+    working directory). Raises SourceError."""
+    raw = spec.strip()
+    if not raw:
+        raise SourceError("the package source is empty")
+    body, hash_, fragment = raw.partition("#")
+    if hash_ and "#" in fragment:
+        raise SourceError(f"{raw!r} has more than one '#path'")
+    if hash_ and not body:
+        raise SourceError(f"{raw!r} selects a path but names no source")
+    package_path = normalize_path(fragment, f"the package path of {raw!r}") if hash_ else None
+
+    def no_fragment(kind: str) -> None:
+        if hash_:
+            raise SourceError(f"{kind} sources take no '#path' (a directory is the package root itself): {raw!r}")
+
+    if body.startswith("path:") or body.startswith((".", "/", "~")):
+        no_fragment("local directory")
+        p = body[5:] if body.startswith("path:") else body
+        tilde = p == "~" or p.startswith("~/")
+        expanded = os.path.expanduser(p) if tilde else p
+        relative = tilde or not os.path.isabs(expanded)
+        if tilde or not relative or base is None:
+            full = os.path.abspath(expanded)
+        else:
+            full = os.path.abspath(os.path.join(base, expanded))
+        return Source("path", path=_node_resolve(full), relative=relative)
+    if body.startswith("git:") and not body.startswith("git://"):
+        rest, ref = _split_ref(body[4:])
+        if not _SHORTHAND.fullmatch(rest):
+            raise SourceError(f"git shorthand is git:host/org/repo[@ref][#path], not {raw!r}")
+        url = f"https://{rest}" + ("" if rest.endswith(".git") else ".git")
+        return Source("git", url=url, ref=ref, package_path=package_path)
+    if _GIT_URL.match(body):
+        url, ref = _split_ref(body)
+        return Source("git", url=url, ref=ref, package_path=package_path)
+    m = _CATALOG.fullmatch(body)
+    if m:
+        no_fragment("catalog")
+        return Source("catalog", catalog_id=m.group(1), selector=m.group(2) or "")
+    raise SourceError(f"{raw!r} is not a local directory, a git URL or a catalog id")
+
+
+def _node_resolve(path: str) -> str:
+    """An absolute path spelled the way the OAS kernel records it (no '//' prefix)."""
+    if path.startswith("//"):
+        path = "/" + path.lstrip("/")
+    return posixpath.normpath(path)
+
+
+def parse_locked(source: str) -> Source:
+    """A lock's `source`, strictly in the writer's grammar (no '#', absolute path:,
+    valid catalog id, git URL with a scheme). Raises SourceError."""
+    if "#" in source:
+        raise SourceError("a locked source has no '#path'; the package root is the row's own path")
+    if source.startswith("path:"):
+        p = source[5:]
+        if not p.startswith("/"):
+            raise SourceError("a locked path: source is an absolute directory")
+        return Source("path", path=p)
+    if source.startswith("catalog:"):
+        body = source[8:]
+        cid, at, selector = body.partition("@")
+        if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", cid) or (at and not selector):
+            raise SourceError(f"{cid!r} is not a catalog id")
+        return Source("catalog", catalog_id=cid, selector=selector)
+    if source.startswith("git:"):
+        url, ref = _split_ref(source[4:])
+        if not _GIT_URL.match(url):
+            raise SourceError(f"{url!r} is not a git URL with a scheme")
+        if source[4:].endswith("@"):
+            raise SourceError("the git ref is empty")
+        return Source("git", url=url, ref=ref)
+    raise SourceError(f"unknown source {source!r}")

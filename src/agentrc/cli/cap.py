@@ -1,0 +1,138 @@
+"""`agentrc cap VERB`: capability packages (spec 003), with the OAS kernel's verbs and flags.
+
+`install [SOURCE]` acquires a package (bare: restores the scope's locks), `list` shows what
+the scope's locks hold, `update PACKAGE` re-resolves one, `remove PACKAGE` removes one,
+`trust CAPABILITY` (or `trust PACKAGE --all-capabilities`) approves commands and hooks at
+the installed integrity, `use CAPABILITY` edits the activation in oas-config.yaml, `doctor [DIR]
+--soul NAME` shows what is active for a soul. With
+`--json`, stdout carries exactly one envelope, the OAS kernel's (`{"schemaVersion": 1,
+"ok": true, "result": ...}` or `{"schemaVersion": 1, "ok": false, "error": {"code",
+"message", "details"}}`), with its stable error codes; the diagnostics ride in
+`error.details.diagnostics`. `doctor --json` prints the kernel's doctor document itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Dict, Optional, Sequence
+
+from agentrc.cli.common import UsageError, print_diags
+from agentrc.diagnostics import Diagnostic
+from agentrc.pipeline import capdoctor, capinstall, capuse
+
+
+def run(args) -> int:
+    fmt = "json" if args.json else "text"
+    scope = args.dir or os.getcwd()
+    if not os.path.isdir(scope):
+        if args.json:
+            return _envelope_error("E_BAD_ARGS", f"--dir {scope}: not a directory")
+        raise UsageError(f"--dir {scope}: not a directory")
+    notify = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
+    try:
+        if args.verb == "install":
+            if args.source:
+                outcome = capinstall.install(scope, args.source, notify)
+            else:
+                outcome = capinstall.restore(scope, notify)
+                reqs, failures = capdoctor.requirements(scope, args.no_requirements)
+                outcome.result["requirements"] = reqs
+                outcome.result["failures"] += failures
+                outcome.failed = outcome.failed or bool(failures)
+                for r in reqs:
+                    by = ", ".join(x["capability"] for x in r["requestedBy"])
+                    outcome.lines.append(f"requirement {r['command']} is not on PATH ({r['why']}; requested by {by}): "
+                                         f"{r['outcome']}, {r['reason']}" + (f"; see {r['docs']}" if r["docs"] else ""))
+        elif args.verb == "list":
+            outcome = capinstall.list_scope(scope)
+        elif args.verb == "doctor":
+            outcome = capdoctor.doctor(args.context or scope, args.soul)
+            if args.json:  # the document `oas doctor --json` prints, without an envelope
+                _emit(outcome.result)
+                return 0
+        elif args.verb == "pack":
+            outcome = capinstall.pack(args.package_dir, args.out)
+        elif args.verb == "build":
+            return _build(args, scope)
+        elif args.verb == "use":
+            target, name = ("type", args.type) if args.type else ("soul", args.soul) if args.soul else ("global", "")
+            outcome = capuse.use(scope, args.capability, target, name, args.disable, args.layer, args.settings)
+        elif args.verb == "update":
+            outcome = capinstall.update(scope, args.package, notify)
+        elif args.verb == "trust":
+            shout = (lambda m: print(m, file=sys.stderr)) if args.json else print
+            outcome = capinstall.trust(scope, args.target, args.all_capabilities, shout)
+        else:
+            outcome = capinstall.remove(scope, args.package)
+    except capinstall.Failure as exc:
+        if fmt == "json":
+            first = next((d for d in exc.diagnostics if d.is_error), None)
+            return _envelope_error(exc.kernel_code, first.format().splitlines()[0] if first else str(exc),
+                                   exc.diagnostics)
+        print_diags(exc.diagnostics, fmt)
+        if args.verb not in ("list", "doctor"):
+            print(f"agentrc cap {args.verb}: failed, nothing changed", file=sys.stderr)
+        return 1
+    if fmt == "json":
+        if outcome.failed:
+            code = "E_RECONCILE_FAILED" if args.verb == "install" else capinstall.kernel_code(
+                next(d.code for d in outcome.warnings if d.is_error))
+            return _envelope_error(code, "; ".join(d.message for d in outcome.warnings if d.is_error)
+                                   or f"{len(outcome.result.get('failures', []))} failure(s) during restore",
+                                   outcome.warnings, outcome.result)
+        _emit({"schemaVersion": 1, "ok": True, "result": outcome.result})
+        return 0
+    print_diags(outcome.warnings, fmt)
+    for line in outcome.lines:
+        print(line)
+    return 1 if outcome.failed else 0
+
+
+def _envelope_error(code: str, message: str, diagnostics: Sequence[Diagnostic] = (),
+                    result: Optional[Dict[str, Any]] = None) -> int:
+    details: Dict[str, Any] = dict(result or {})
+    if diagnostics:
+        details["diagnostics"] = [d.to_json() for d in diagnostics]
+    error: Dict[str, Any] = {"code": code, "message": message}
+    if details:
+        error["details"] = details
+    _emit({"schemaVersion": 1, "ok": False, "error": error})
+    return 1
+
+
+def _emit(doc: Dict[str, Any]) -> None:
+    print(json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
+
+
+def _build(args, scope: str) -> int:
+    """`cap build`: the active capabilities' skills through agentrc's own build, for every
+    client agentrc knows (not only the runtimes OAS knows)."""
+    # Imported here on purpose: the build and the client adapters cost about 350 ms of
+    # start-up, which no other `cap` verb needs.
+    from agentrc.cli import build as build_cli
+    from agentrc.clients import registry as client_registry
+    from agentrc.pipeline.build import BuildOptions, build
+
+    skills, _outcome = capdoctor.skill_dirs(args.context or scope, args.soul)
+    clients = tuple(c.strip() for c in args.client.split(",") if c.strip())
+    unknown = [c for c in clients if c not in client_registry.CLIENTS]
+    if unknown or not clients:
+        known = ", ".join(client_registry.CLIENTS)
+        raise UsageError(f"unknown client(s): {', '.join(unknown) or '(none)'} (known: {known})")
+    if not skills:
+        print("no skills: no active capability contributes one", file=sys.stderr)
+        return 0
+    for name, cid, path in skills:
+        print(f"skill {name} from {cid}", file=sys.stderr)
+    result = build(BuildOptions(tuple(path for _n, _c, path in skills), args.out, clients, check=args.check),
+                   lambda message: print(message, file=sys.stderr))
+    fmt = "json" if args.json else "text"
+    print_diags(result.diagnostics, fmt, build_cli._json_extra(result))
+    if fmt == "text":
+        build_cli._print_summary(result, args.check, Path(args.out))
+    if not result.ok:
+        return 1
+    return 1 if args.check and not result.up_to_date else 0

@@ -1,0 +1,404 @@
+"""`agentrc cap doctor [DIR] --soul NAME`: which capabilities are active for a soul, and why
+(spec 003, "Config and targets"), as the OAS kernel's `oas doctor --soul` resolves them.
+
+Reads, from DIR upward: every `oas-config.yaml` (the chain, closest first), the capabilities
+acquired at each config's scope (`installed/`, then `owned/`, which wins on an id clash;
+inner scopes win over outer ones; `from: path:<dir>` entries add their directory), the
+soul's agent type (`type:` in `agents/<name>/soul/soul.yaml`, or under `local-agents/`), and
+the locks that govern installed capabilities. Then `agentrc.capabilities.activation`
+decides. Reports only: nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from typing import Any, Dict, List, Optional, Tuple
+
+from agentrc.capabilities import activation
+from agentrc.capabilities import config as configs
+from agentrc.capabilities.manifest import parse_capability
+from agentrc.capabilities.model import CAPABILITIES_DIR, CAPABILITY_FILE, INSTALLED, LAYERS, OWNED, Capability
+from agentrc.diagnostics import Diagnostics
+from agentrc.frozen import thaw
+from agentrc.inputs import captree
+from agentrc.pipeline.capinstall import Failure, Outcome, fail, hash_or_empty, misplaced_diags, read_lock
+from agentrc.text.yamlpos import YamlError
+from agentrc.text.yamlpos import load as load_yaml
+
+
+def config_chain(context: str) -> List[configs.Config]:
+    """The `oas-config.yaml` files from `context` upward, closest first. Raises Failure."""
+    chain = []
+    d = Diagnostics()
+    level = os.path.abspath(context)
+    while True:
+        if os.path.isfile(os.path.join(level, configs.CONFIG_FILE)):
+            raw = captree.read_manifest(level, configs.CONFIG_FILE)
+            path = os.path.join(level, configs.CONFIG_FILE)
+            cfg = configs.parse(path, level, raw if raw is not None else b"", d)
+            if cfg is not None:
+                chain.append(cfg)
+        parent = os.path.dirname(level)
+        if parent == level:
+            break
+        level = parent
+    if d.has_errors:
+        raise Failure(d.items, "E_CONFIG_INVALID")
+    return chain
+
+
+def acquired(chain: List[configs.Config]) -> Dict[str, Tuple[Capability, str, str]]:
+    """id -> (capability, origin, directory) for every capability acquired at the chain's
+    scopes; closer scopes and owned/ win. Raises Failure (misplaced or invalid capabilities,
+    one id twice in one store)."""
+    out: Dict[str, Tuple[Capability, str, str]] = {}
+    d = Diagnostics()
+    for cfg in reversed(chain):
+        d.extend(misplaced_diags(cfg.level, warning=False))
+        seen_here: Dict[Tuple[str, str], str] = {}
+
+        def add(directory: str, origin: str) -> None:
+            raw = captree.read_manifest(directory, CAPABILITY_FILE)
+            if raw is None:
+                return
+            cap = parse_capability(os.path.join(directory, CAPABILITY_FILE), raw, d)
+            if cap is None:
+                return
+            key = (cap.id, origin)
+            if key in seen_here and seen_here[key] != directory:
+                d.error(directory, (0, 0), "AR152", f"capability {cap.id!r} is also at {seen_here[key]}")
+                return
+            seen_here[key] = directory
+            out[cap.id] = (cap, origin, directory)
+
+        for sub, kind in ((INSTALLED, "installed"), (OWNED, "owned")):
+            store = os.path.join(cfg.level, CAPABILITIES_DIR, sub)
+            try:
+                names = sorted(os.listdir(store))
+            except OSError:
+                continue
+            for name in names:
+                full = os.path.join(store, name)
+                if not name.startswith(".") and os.path.isdir(full) and not os.path.islink(full):
+                    add(full, f"{kind}:{cfg.level}")
+        for entry in cfg.entries:
+            if entry.source.startswith("path:"):
+                target = entry.source[5:]
+                add(target if os.path.isabs(target) else os.path.join(cfg.level, target), f"path:{cfg.level}")
+    if d.has_errors:
+        raise Failure(d.items)
+    return out
+
+
+def soul_type(context: str, soul: str) -> Optional[str]:
+    """The soul's `type:` ("" when it declares none), None when there is no such soul."""
+    d = os.path.abspath(context)
+    root = None
+    while True:
+        if os.path.basename(d) == "agents" and os.path.isdir(d):
+            root = d
+            break
+        if os.path.isdir(os.path.join(d, "agents")) or os.path.isdir(os.path.join(d, "local-agents")):
+            root = os.path.join(d, "agents")
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+    for base in (root, os.path.join(os.path.dirname(root), "local-agents")):
+        soul_dir = os.path.join(base, soul, "soul")
+        raw = captree.read_manifest(soul_dir, "soul.yaml") if os.path.isdir(soul_dir) else None
+        if raw is None:
+            continue
+        try:
+            data = load_yaml(raw.decode("utf-8", "replace")).data
+        except YamlError:
+            data = None
+        value = data.get("type") if isinstance(data, dict) else None
+        return value if isinstance(value, str) else ""
+    return None
+
+
+def doctor(context: str, soul: str = "") -> Outcome:
+    """The resolution for `soul` at `context`, in the shape of `oas doctor --json`'s
+    chain, layers, capabilities and acquired. Raises Failure."""
+    ctx = os.path.abspath(context)
+    chain = config_chain(ctx)
+    found = acquired(chain)
+    stype = ""
+    if soul:
+        t = soul_type(ctx, soul)
+        if t is None:
+            raise fail(soul, "AR166", f"no soul {soul!r} under an agents/ or local-agents/ directory above {ctx}",
+                        "E_UNKNOWN_SOUL")
+        stype = t
+    d = Diagnostics()
+    result = activation.resolve(chain, soul, stype, {cid: (cap, origin) for cid, (cap, origin, _d) in found.items()}, d)
+    for a in result.capabilities:
+        if a.origin.startswith("installed:"):
+            level = a.origin.split(":", 1)[1]
+            lock = read_lock(level)
+            row = lock.capability(a.id) if lock is not None and lock.version == 2 else None
+            cdir = found[a.id][2]
+            if row is None and not (lock is not None and lock.version == 1 and a.id in lock.legacy):
+                d.error(cdir, (0, 0), "AR170", f"{a.id!r} is installed but not locked in {level}/oas-lock.json; "
+                        "anything under installed/ needs its lock row")
+            elif row is not None and hash_or_empty(cdir) != row.integrity:
+                d.error(cdir, (0, 0), "AR161", f"{a.id!r} no longer hashes to its locked integrity; restore it with "
+                        "`agentrc cap install`")
+    if d.has_errors:
+        raise Failure(d.items)
+    caps: List[Dict[str, Any]] = []
+    by_id: Dict[str, Dict[str, Any]] = {}
+    for a in result.capabilities:
+        cap, origin, cdir = found[a.id]
+        trusted = _trusted(a.id, cap, origin, cdir)
+        doc_row = {"id": a.id, "layer": a.layer or None, "command": a.command or None, "origin": a.origin,
+               "provenance": list(a.provenance), "settings": thaw(a.settings),
+               "skills": [os.path.join(cdir, s) for s in cap.skills if os.path.exists(os.path.join(cdir, s))],
+               "inject": _inject(chain, a.id, cap, cdir),
+               "hooks": [h.event for h in cap.hooks if trusted and os.path.exists(os.path.join(cdir, h.script))],
+               "trust": {"trusted": trusted}}
+        caps.append(doc_row)
+        by_id[a.id] = doc_row
+    layers = dict(result.layers)
+    provenance = dict(result.provenance)
+    injects = config_injects(chain)
+    blocks = instruction_blocks(caps, injects)
+    doc = {
+        "schemaVersion": 1, "context": ctx, "soul": soul or None, "type": stype or None,
+        "chain": [{"file": c.path, "level": c.level} for c in chain],
+        "layers": {layer: ({"integration": layers[layer], "level": next(a.level for a in result.capabilities
+                                                                         if a.id == layers[layer]),
+                            "inject": by_id[layers[layer]]["inject"], "skills": by_id[layers[layer]]["skills"],
+                            "hooks": by_id[layers[layer]]["hooks"],
+                            "missingRequires": _missing(found[layers[layer]][0]), "provenance": provenance.get(layer)}
+                           if layer in layers else {"provenance": provenance.get(layer)}) for layer in LAYERS},
+        "capabilities": caps,
+        "injects": injects,
+        "instructionBlocks": blocks,
+        "acquired": {cid: {"layer": cap.layer or None, "command": cap.command or None, "version": cap.version,
+                           "dir": cdir, "origin": origin, "description": cap.description}
+                     for cid, (cap, origin, cdir) in found.items()},
+    }
+    lines = [f"resolved from {ctx}" + (f" for soul {soul} (type {stype or 'none'})" if soul else "")]
+    for cfg in chain:
+        lines.append(f"  config {cfg.path}")
+    for layer in LAYERS:
+        lines.append(f"{layer}: {provenance.get(layer) or '(none)'}")
+    for c in caps:
+        settings = ", ".join(f"{k}={v!r}" for k, v in c["settings"].items())
+        lines.append(f"capability {c['id']} ({c['origin']}){' settings: ' + settings if settings else ''}")
+        for p in c["provenance"]:
+            lines.append(f"  {p}")
+    if not caps:
+        lines.append("no active capabilities")
+    return Outcome(doc, lines)
+
+
+def _trusted(cid: str, cap: Capability, origin: str, cdir: str) -> bool:
+    """Owned capabilities are trusted with their scope; installed ones need their lock row
+    to match the artifact, and an approval when they have commands or hooks."""
+    if origin.startswith("owned:"):
+        return True
+    if not origin.startswith("installed:"):
+        return False
+    level = origin.split(":", 1)[1]
+    try:
+        lock = read_lock(level)
+    except Failure:
+        return False
+    row = lock.capability(cid) if lock is not None and lock.version == 2 else None
+    if row is None or hash_or_empty(cdir) != row.integrity:
+        return False
+    return row.trusted or not cap.executable
+
+
+def _inject(chain: List[configs.Config], cid: str, cap: Capability, cdir: str) -> Optional[str]:
+    """The capability's instruction file: the closest `injection-override` (a path relative
+    to its config, `none`, or `default`), else what the manifest's `inject` names."""
+    packaged = os.path.join(cdir, cap.inject) if cap.inject and os.path.exists(os.path.join(cdir, cap.inject)) \
+        else None
+    for cfg in chain:
+        for entry in cfg.entries:
+            if entry.id != cid or not entry.injection_override:
+                continue
+            value = entry.injection_override
+            if value == "default":
+                return packaged
+            if value == "none":
+                return None
+            return value if os.path.isabs(value) else os.path.join(cfg.level, value)
+    return packaged
+
+
+def skill_dirs(context: str, soul: str = "") -> Tuple[List[Tuple[str, str, str]], Outcome]:
+    """The skills the capabilities active for `soul` contribute: (skill name, capability id,
+    skill directory), one per name. A declared tree holding SKILL.md is one skill, else each
+    of its subdirectories holding one is. Two capabilities giving one name is AR171 unless
+    `skill-overrides` (closest config first) names the capability that wins."""
+    outcome = doctor(context, soul)
+    chain = config_chain(context)
+    overrides: Dict[str, str] = {}
+    for cfg in reversed(chain):
+        overrides.update(dict(cfg.skill_overrides))
+    by_name: Dict[str, List[Tuple[str, str]]] = {}
+    for cap in outcome.result["capabilities"]:
+        for tree in cap["skills"]:
+            if os.path.isfile(os.path.join(tree, "SKILL.md")):
+                found = [tree]
+            else:
+                try:
+                    names = sorted(os.listdir(tree))
+                except OSError:
+                    names = []
+                # A symlinked child contributes nothing, as in the kernel's discovery.
+                found = [os.path.join(tree, n) for n in names if not os.path.islink(os.path.join(tree, n))
+                         and os.path.isfile(os.path.join(tree, n, "SKILL.md"))]
+            for skill in found:
+                by_name.setdefault(os.path.basename(skill), []).append((cap["id"], skill))
+    d = Diagnostics()
+    out: List[Tuple[str, str, str]] = []
+    for name in sorted(by_name):
+        sources = by_name[name]
+        if len({cid for cid, _s in sources}) > 1 or len(sources) > 1:
+            winner = [(cid, s) for cid, s in sources if cid == overrides.get(name)]
+            if len(winner) != 1:
+                d.error(chain[0].path if chain else context, (0, 0), "AR171",
+                        f"skill {name!r} comes from {', '.join(cid for cid, _s in sources)}; name the winner in "
+                        f"skill-overrides ({name}: <capability id>)")
+                continue
+            sources = winner
+        out.append((name, sources[0][0], sources[0][1]))
+    if d.has_errors:
+        raise Failure(d.items, "E_SKILL_CONFLICT")
+    return out, outcome
+
+
+def _missing(cap: Capability) -> List[Dict[str, str]]:
+    """The host commands `cap` requires that are not on PATH (runtime packages are checked
+    in their runtime's own list, not here)."""
+    out = []
+    for r in cap.requires:
+        if r.command and shutil.which(r.command) is None:
+            item = {"command": r.command, "why": r.why}
+            if r.install:
+                item["install"] = r.install
+            out.append(item)
+    return out
+
+
+def config_injects(chain: List[configs.Config]) -> List[Dict[str, str]]:
+    """`agents-md-injection` files of the chain, outermost first, each `{source, file}`; a
+    closer scope's file of the same source takes the outer one's place. Missing files are
+    left out, as the kernel leaves them out."""
+    out: List[Dict[str, str]] = []
+    for cfg in reversed(chain):
+        name = ""
+        for label, path in cfg.injections:
+            name = name or cfg.name or os.path.basename(cfg.level)
+            file = path if os.path.isabs(path) else os.path.join(cfg.level, path)
+            if not os.path.exists(file):
+                continue
+            item = {"source": f"{name}:{label}", "file": file}
+            prior = next((i for i, x in enumerate(out) if x["source"] == item["source"]), None)
+            if prior is None:
+                out.append(item)
+            else:
+                out[prior] = item
+    return out
+
+
+def instruction_blocks(caps: List[Dict[str, Any]], injects: List[Dict[str, str]]) -> List[Dict[str, str]]:
+    """The instruction blocks an instance's AGENTS.md gets from capabilities (in the order
+    of the active set) and from config, `{source, file, content}` with the content trimmed
+    (the kernel's own blocks and work-mode blocks come from the kernel, not from here)."""
+    wanted = [(f"capability:{c['id']}", c["inject"]) for c in caps if c.get("inject") and os.path.exists(c["inject"])]
+    wanted += [(f"config:{i['source']}", i["file"]) for i in injects]
+    out = []
+    for source, file in wanted:
+        try:
+            with open(file, "rb") as fh:
+                content = fh.read(captree.MAX_MANIFEST_BYTES).decode("utf-8", "replace").strip()
+        except OSError:
+            continue
+        out.append({"source": source, "file": file, "content": content})
+    return out
+
+
+def compose(soul_agents_md: str, blocks: List[Dict[str, str]]) -> str:
+    """AGENTS.md of an instance as the kernel writes it: the soul's text, then each block
+    between `<!-- oas:SOURCE src=FILE -->` and `<!-- /oas:SOURCE -->`."""
+    text = soul_agents_md.rstrip("\n") + "\n"
+    for b in blocks:
+        text += f"\n<!-- oas:{b['source']} src={b['file']} -->\n{b['content']}\n<!-- /oas:{b['source']} -->\n"
+    return text
+
+
+_SAFE_COMMAND = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+
+
+def souls(context: str) -> List[str]:
+    """The souls under the agents root above `context` (agents/ and local-agents/)."""
+    d = os.path.abspath(context)
+    while True:
+        for base in ("agents", "local-agents"):
+            if os.path.isdir(os.path.join(d, base)):
+                names = set()
+                for b in ("agents", "local-agents"):
+                    try:
+                        names |= {n for n in os.listdir(os.path.join(d, b))
+                                  if os.path.isfile(os.path.join(d, b, n, "soul", "soul.yaml"))}
+                    except OSError:
+                        pass
+                return sorted(names)
+        parent = os.path.dirname(d)
+        if parent == d:
+            return []
+        d = parent
+
+
+def requirements(scope: str, skip: bool = False) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """Host commands that capabilities active at `scope` (for any soul, or none) require
+    and PATH lacks, one entry per command, in the shape of the kernel's bare-install report,
+    and the failures among them (a command name that is not a plain executable name).
+    agentrc installs none: with `skip` (--no-requirements) they are skipped on request,
+    otherwise reported for the operator. Runtime packages are not checked here."""
+    scope = os.path.abspath(scope)
+    active: Dict[str, Capability] = {}
+    for soul in [""] + souls(scope):
+        try:
+            chain = config_chain(scope)
+            found = acquired(chain)
+            stype = (soul_type(scope, soul) or "") if soul else ""
+            result = activation.resolve(chain, soul, stype, {c: (cap, o) for c, (cap, o, _d) in found.items()},
+                                        Diagnostics())
+        except Failure:
+            continue
+        for a in result.capabilities:
+            active.setdefault(a.id, found[a.id][0])
+    entries: Dict[str, Dict[str, Any]] = {}
+    for cid, cap in active.items():
+        for r in cap.requires:
+            if not r.command:
+                continue
+            safe = bool(_SAFE_COMMAND.fullmatch(r.command))
+            if safe and shutil.which(r.command) is not None:
+                continue
+            entry = entries.setdefault(r.command, {
+                "command": r.command, "kind": "host-command", "runtime": None, "package": None, "why": r.why,
+                "plan": None, "requestedBy": [], "docs": r.install or None,
+                "outcome": "skipped" if safe else "failed",
+                "reason": ("--no-requirements" if skip else "no install method matches this platform") if safe
+                else "requirement command is not a safe executable name (no paths, whitespace, dashes-first, or "
+                     "shell syntax)",
+                **({} if safe else {"code": "E_REQUIREMENT_POLICY"})})
+            requester = {"capability": cid, "scope": scope}
+            if requester not in entry["requestedBy"]:
+                entry["requestedBy"].append(requester)
+    out = list(entries.values())
+    failures = [{"scope": scope, "id": f"requirement {e['command']}", "reason": e["reason"]} for e in out
+                if e["outcome"] == "failed"]
+    return out, failures

@@ -1,0 +1,1248 @@
+"""`agentrc cap install | list | remove | trust`: acquiring capability packages into a scope (spec 003),
+as transactions that leave the scope as it was on any failure.
+
+Install stages the package (and its dependencies) in
+`.agents/capabilities/installed/.staging-<random>/` (same file system as the store, so the
+commit is a rename; dot-prefixed, so nothing takes it for a capability), validates the whole
+payload, materialises each capability in staging (its files, plus `.oas-installation.json`),
+hashes it, and only then moves the artifacts into `installed/<id>/`, writes
+`oas-lock.json` (atomically, `output.writer.write_atomic`) and keeps the one ignore entry in
+`.agents/capabilities/.gitignore`. Any failure before or during that commit puts back every
+moved artifact, the lock's and the ignore file's bytes, and removes the directories the run
+created. Bare install restores what the locks in the scope's chain record, each artifact
+re-verified against its integrity; nothing ever advances.
+
+The bytes written are those the OAS kernel writes for the same package (lock, provenance
+file, ignore file), so both tools can work on one scope. Reads go through
+`agentrc.inputs.captree`; git runs as `git` with no shell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import json
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from agentrc.capabilities import lock as locks
+from agentrc.capabilities import source as sources
+from agentrc.capabilities.manifest import compatible, parse_capability, parse_package
+from agentrc.capabilities.model import (
+    CAPABILITIES_DIR,
+    CAPABILITY_FILE,
+    INSTALLATION_FILE,
+    INSTALLED,
+    LOCK_FILE,
+    OAS_CONTRACT,
+    PACKAGE_FILE,
+    Capability,
+    Installation,
+    Lock,
+    LockedCapability,
+    LockedPackage,
+    Package,
+)
+from agentrc.codes import CODES
+from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.inputs import captree
+from agentrc.output.writer import LOCK_TIMEOUT, write_atomic
+from agentrc.text.yamlpos import YamlError
+from agentrc.text.yamlpos import load as load_yaml
+
+STAGING_PREFIX = ".staging-"
+GITIGNORE_LINE = "installed/"
+GITIGNORE_TEXT = ("# OAS: materialized capabilities are reprojected from oas-lock.json by `oas install`.\n"
+                  f"{GITIGNORE_LINE}\n")
+GIT_TIMEOUT = 600
+# The stable error codes of the OAS kernel's --json envelope, for agentrc's codes.
+KERNEL_CODES = {
+    "AR004": "invalid-package-manifest", "AR008": "invalid-package-manifest", "AR150": "invalid-package-manifest",
+    "AR151": "invalid-package-manifest", "AR152": "duplicate-capability-id", "AR154": "invalid-package-manifest",
+    "AR155": "invalid-package-manifest", "AR156": "path-escape", "AR157": "capability-not-self-contained",
+    "AR158": "invalid-package-manifest", "AR159": "invalid-lock", "AR160": "invalid-source",
+    "AR161": "integrity-drift", "AR162": "remove-blocked", "AR163": "incompatible-oas",
+    "AR164": "duplicate-package-identity", "AR165": "legacy-lock", "AR166": "unknown-capability",
+    "AR167": "path-escape",
+}
+
+
+class Failure(Exception):
+    """The operation stopped; nothing was changed. `kernel_code` overrides the envelope code."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic], kernel_code: str = ""):
+        self.diagnostics = tuple(sorted(set(shown(d) for d in diagnostics)))
+        super().__init__("\n".join(d.format() for d in self.diagnostics))
+        first = next((d for d in self.diagnostics if d.is_error), None)
+        self.kernel_code = kernel_code or (KERNEL_CODES.get(first.code, "invalid-source") if first else "")
+
+
+def shown(d: Diagnostic) -> Diagnostic:
+    """`d` with its path relative to the working directory when it lies below it."""
+    if os.path.isabs(d.path):
+        rel = os.path.relpath(d.path)
+        if not rel.startswith(".."):
+            return dataclasses.replace(d, path=rel)
+    return d
+
+
+def fail(path: str, code: str, message: str, kernel_code: str = "") -> Failure:
+    d = Diagnostics()
+    d.error(path, (0, 0), code, message)
+    return Failure(d.items, kernel_code)
+
+
+@dataclass
+class Outcome:
+    """What a command did: `result` is the --json envelope's result, `lines` the text report,
+    `failed` whether anything failed (bare install reports failures per artifact)."""
+
+    result: Dict[str, Any]
+    lines: List[str] = field(default_factory=list)
+    warnings: Tuple[Diagnostic, ...] = ()
+    failed: bool = False
+
+
+# --- the scope ------------------------------------------------------------------------
+
+
+def _store(scope: str) -> str:
+    return os.path.join(scope, CAPABILITIES_DIR, INSTALLED)
+
+
+def _installed_dir(scope: str, cid: str) -> str:
+    return os.path.join(_store(scope), cid)
+
+
+def _check_scope(scope: str) -> None:
+    """The directories installs write below must be real directories, never links."""
+    rel = ""
+    for part in (".agents", "capabilities", INSTALLED):
+        rel = f"{rel}/{part}" if rel else part
+        full = os.path.join(scope, rel)
+        if os.path.islink(full) or (os.path.lexists(full) and not os.path.isdir(full)):
+            raise fail(full, "AR167", "is a symbolic link or not a directory; installed capabilities are written "
+                        "only below real directories of the scope")
+
+
+def read_lock(scope: str) -> Optional[Lock]:
+    """The scope's lock, None when there is none. Raises Failure when it is invalid."""
+    path = os.path.join(scope, LOCK_FILE)
+    if not os.path.lexists(path):
+        return None
+    raw = captree.read_manifest(scope, LOCK_FILE)
+    if raw is None:
+        raise fail(path, "AR159", "is not a regular file inside the scope")
+    d = Diagnostics()
+    lock = locks.parse(path, raw, d)
+    if lock is None:
+        raise Failure(d.items)
+    return lock
+
+
+def lock_levels(scope: str) -> List[str]:
+    """The scope and every ancestor holding an oas-lock.json, outermost first."""
+    levels = []
+    d = os.path.abspath(scope)
+    while True:
+        if os.path.lexists(os.path.join(d, LOCK_FILE)):
+            levels.append(d)
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return list(reversed(levels))
+
+
+class _Ignore:
+    """`.agents/capabilities/.gitignore` holding `installed/`, ensured at a git scope before
+    anything is staged, its previous bytes (or absence) kept for a rollback."""
+
+    def __init__(self, scope: str):
+        self.file = os.path.join(scope, CAPABILITIES_DIR, ".gitignore")
+        self.previous: Optional[bytes] = None
+        self.changed = False
+        if not _in_git(scope):
+            return
+        existed = os.path.isfile(self.file) and not os.path.islink(self.file)
+        current = open(self.file, "rb").read() if existed else b""
+        if any(line.strip() == GITIGNORE_LINE.encode() for line in current.split(b"\n")):
+            return
+        if os.path.lexists(self.file) and not existed:
+            raise fail(self.file, "AR167", "is not a regular file; agentrc keeps `installed/` ignored here")
+        self.previous = current if existed else None
+        sep = b"\n" if current and not current.endswith(b"\n") else b""
+        os.makedirs(os.path.dirname(self.file), exist_ok=True)
+        write_atomic(_path(self.file), current + sep + GITIGNORE_TEXT.encode())
+        self.changed = True
+
+    def rollback(self) -> None:
+        if not self.changed:
+            return
+        self.changed = False
+        with contextlib.suppress(OSError):
+            if self.previous is None:
+                os.unlink(self.file)
+            else:
+                write_atomic(_path(self.file), self.previous)
+
+
+def _path(p: str):
+    from pathlib import Path
+
+    return Path(p)
+
+
+def _in_git(scope: str) -> bool:
+    try:
+        proc = subprocess.run(["git", "-C", scope, "rev-parse", "--is-inside-work-tree"], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0
+
+
+class ScopeLock:
+    """One agentrc cap run at a time per scope: an exclusive `flock` on
+    `installed/.agentrc-lock` (inside the ignored store, dot-prefixed so no tool takes it
+    for a capability), waited for up to AGENTRC_LOCK_TIMEOUT seconds (60). The file is
+    removed on release; a waiter that got the lock on a file removed meanwhile tries again,
+    so two runs never both hold it."""
+
+    NAME = ".agentrc-lock"
+
+    def __init__(self, scope: str):
+        self.path = os.path.join(_store(scope), self.NAME)
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        try:
+            timeout = float(os.environ.get("AGENTRC_LOCK_TIMEOUT", LOCK_TIMEOUT))
+        except ValueError:
+            timeout = LOCK_TIMEOUT
+        deadline = time.monotonic() + timeout
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                         0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                if time.monotonic() > deadline:
+                    raise fail(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(self.path)))),
+                               "AR141", f"another agentrc cap run held this scope for more than {timeout:g} s",
+                               "E_SCOPE_LOCKED") from None
+                time.sleep(0.05)
+                continue
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                self.fd: Optional[int] = fd
+                return
+            os.close(fd)  # removed by the run that held it: lock the new file instead
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        os.close(self.fd)
+        self.fd = None
+
+
+class _Staging:
+    """A staging directory inside the store, under the scope's lock, and the anchors
+    (.agents, capabilities, installed) this run had to create, removed again (deepest
+    first, only while empty) once the lock is released."""
+
+    def __init__(self, scope: str, anchors: Optional[List[str]] = None):
+        store = _store(scope)
+        self.anchors = absent_anchors(scope) if anchors is None else anchors
+        self.lock = ScopeLock(scope)
+        try:
+            self.dir = tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=store)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def close(self) -> None:
+        _rmtree(self.dir)
+        self.lock.release()
+        self.prune()
+
+    def prune(self) -> None:
+        for d in self.anchors:
+            try:
+                os.rmdir(d)
+            except OSError:
+                break
+
+
+def absent_anchors(scope: str) -> List[str]:
+    """The store's directories that do not exist yet, deepest first."""
+    store = _store(scope)
+    return [d for d in (store, os.path.dirname(store), os.path.dirname(os.path.dirname(store)))
+            if not os.path.lexists(d)]
+
+
+def _rmtree(path: str) -> None:
+    def onerror(func, p, _exc):
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(p), 0o700)
+            os.chmod(p, 0o700)
+            func(p)
+
+    if os.path.islink(path):
+        os.unlink(path)
+    elif os.path.lexists(path):
+        shutil.rmtree(path, onerror=onerror)
+
+
+# --- fetching ----------------------------------------------------------------------------
+
+
+def copy_tree(src: str, dest: str) -> None:
+    """Copy `src` to `dest` as it is: links recreated verbatim (never followed), files with
+    their permission bits, directories' modes set after their contents; FIFOs, sockets and
+    devices refused (captree.TreeError)."""
+    count = [0]
+
+    def copy(s: str, d: str, depth: int) -> None:
+        st = os.lstat(s)
+        count[0] += 1
+        if count[0] > captree.MAX_ENTRIES or depth > captree.MAX_DEPTH:
+            raise captree.TreeError("AR157", s, f"{src}: more than {captree.MAX_ENTRIES} entries or "
+                                    f"{captree.MAX_DEPTH} levels")
+        if stat.S_ISLNK(st.st_mode):
+            os.symlink(os.readlink(s), d)
+        elif stat.S_ISREG(st.st_mode):
+            shutil.copyfile(s, d, follow_symlinks=False)
+            os.chmod(d, stat.S_IMODE(st.st_mode) & 0o777)
+        elif stat.S_ISDIR(st.st_mode):
+            os.mkdir(d, 0o700)
+            for name in sorted(os.listdir(s)):
+                copy(os.path.join(s, name), os.path.join(d, name), depth + 1)
+            os.chmod(d, (stat.S_IMODE(st.st_mode) & 0o777) | 0o700)
+        else:
+            raise captree.TreeError("AR157", s, f"{s}: is a FIFO, socket or device; packages carry files, "
+                                    "directories and symbolic links only")
+
+    copy(src, dest, 0)
+
+
+def _git(args: Sequence[str], cwd: Optional[str] = None) -> str:
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="", SSH_ASKPASS="")
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=GIT_TIMEOUT, env=env)
+    except FileNotFoundError:
+        raise _GitError("git is not on PATH") from None
+    except subprocess.TimeoutExpired:
+        raise _GitError(f"git {args[0]} took longer than {GIT_TIMEOUT} s") from None
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise _GitError(f"git {args[0]} failed: {err[-1] if err else 'exit ' + str(proc.returncode)}")
+    return proc.stdout.decode("utf-8", "replace").strip()
+
+
+class _GitError(Exception):
+    pass
+
+
+def _checkout_ref(checkout: str, ref: str, url: str) -> str:
+    def resolve(rev: str) -> str:
+        try:
+            return _git(["-C", checkout, "rev-parse", "--verify", "--quiet", "--end-of-options", rev])
+        except _GitError:
+            return ""
+
+    sha = resolve(f"{ref}^{{commit}}") or resolve(f"refs/remotes/origin/{ref}^{{commit}}")
+    if len(sha) != 40 or any(c not in "0123456789abcdef" for c in sha):
+        raise fail(url, "AR160", f"the git ref {ref!r} is not a commit of {url}")
+    _git(["-C", checkout, "checkout", "-q", "--detach", sha])
+    return sha
+
+
+def _select_payload(checkout: str, package_path: str, url: str) -> str:
+    """The package root inside a checkout, walked one component at a time: a link on the way
+    may lead elsewhere inside the checkout, never out of it (AR156)."""
+    base = os.path.realpath(checkout)
+    current = checkout
+    parts = [] if package_path == "." else package_path.split("/")
+    for i, part in enumerate(parts):
+        current = os.path.join(current, part)
+        if not os.path.lexists(current):
+            break
+        if os.path.islink(current):
+            real = os.path.realpath(current)
+            if not os.path.exists(current) or not captree.inside(base, real):
+                raise fail(url, "AR156", f"the package path {package_path!r} leads outside the repository at "
+                            f"{'/'.join(parts[:i + 1])!r}")
+    real = os.path.realpath(current)
+    if not captree.inside(base, real):
+        raise fail(url, "AR156", f"the package path {package_path!r} leads outside the repository")
+    if not os.path.isdir(real):
+        hint = " (the default; select another with #path, or #. for the repository root)" \
+            if package_path == "oas-package" else ""
+        raise fail(url, "AR160", f"the package path {package_path!r} is not a directory of the repository{hint}")
+    if not os.path.isfile(os.path.join(real, PACKAGE_FILE)):
+        raise fail(url, "AR151", f"has no {PACKAGE_FILE} at the package path {package_path!r}")
+    return real
+
+
+def _fetch(src: sources.Source, dest: str, label: str, commit: str = "", package_path: str = "") -> Tuple[str, str]:
+    """Put the package root of `src` at `dest`; (commit, package path) it was taken at.
+    `commit` and `package_path` pin a restore to what the lock records."""
+    if src.kind == "catalog":
+        raise fail(label, "AR160", f"catalog id {src.catalog_id!r}: agentrc does not fetch from the official "
+                    "catalog yet; install its git source instead (git:host/org/repo@ref)")
+    if src.kind == "path":
+        root = src.path
+        if not os.path.isdir(root):
+            raise fail(label, "AR160", f"the directory {root} does not exist")
+        if not os.path.isfile(os.path.join(root, PACKAGE_FILE)):
+            raise fail(os.path.join(label, PACKAGE_FILE), "AR151", "is missing: a package is a directory holding "
+                        "oas-package.json")
+        copy_tree(os.path.realpath(root), dest)
+        _rmtree(os.path.join(dest, ".git"))
+        return "local", "."
+    path = package_path or src.root
+    checkout = dest + ".checkout"
+    try:
+        try:
+            _git(["clone", "-q", "--", src.url, checkout])
+            ref = commit or src.ref
+            head = _checkout_ref(checkout, ref, src.url) if ref else _git(["-C", checkout, "rev-parse", "HEAD"])
+        except _GitError as exc:
+            raise fail(label, "AR160", f"cannot fetch {src.url}: {exc}") from None
+        payload = _select_payload(checkout, path, src.url)
+        os.rename(payload, dest)
+        _rmtree(os.path.join(dest, ".git"))
+        return head, path
+    finally:
+        _rmtree(checkout)
+
+
+# --- validating a staged package ---------------------------------------------------------
+
+
+@dataclass
+class _Staged:
+    id: str
+    dir: str
+    package: Package
+    source: str
+    path: str
+    commit: str
+    integrity: str
+    deps: List[str]
+    caps: List[Tuple[str, str, Capability]]  # (root, staged dir, capability)
+
+
+def _load(dest: str, label: str) -> Tuple[Package, List[Tuple[str, str, Capability]]]:
+    """The staged package's manifest and capabilities, every problem reported at once."""
+    d = Diagnostics()
+    shown = f"{label}/{PACKAGE_FILE}"
+    raw = captree.read_manifest(dest, PACKAGE_FILE)
+    if raw is None:
+        raise fail(shown, "AR151", "is missing or not a regular file inside the package")
+    pkg = parse_package(shown, raw, d)
+    if pkg is None:
+        raise Failure(d.items)
+    root = os.path.realpath(dest)
+    caps: List[Tuple[str, str, Capability]] = []
+    seen: Dict[str, str] = {}
+    for rel in pkg.capabilities:
+        cdir = os.path.join(dest, rel)
+        real = os.path.realpath(cdir)
+        if not os.path.lexists(cdir):
+            d.error(shown, (0, 0), "AR151", f"lists the capability root {rel!r}, which does not exist")
+            continue
+        if not captree.inside(root, real):
+            d.error(shown, (0, 0), "AR156", f"the capability root {rel!r} leads outside the package once symlinks "
+                    "are resolved")
+            continue
+        cshown = f"{label}/{rel}/{CAPABILITY_FILE}" if rel != "." else f"{label}/{CAPABILITY_FILE}"
+        craw = captree.read_manifest(cdir, CAPABILITY_FILE)
+        if craw is None:
+            d.error(shown, (0, 0), "AR151", f"the capability root {rel!r} has no {CAPABILITY_FILE}")
+            continue
+        cap = parse_capability(cshown, craw, d, exported=True)
+        if cap is None:
+            continue
+        if cap.id in seen:
+            d.error(shown, (0, 0), "AR152", f"exports capability {cap.id!r} from both {seen[cap.id]!r} and {rel!r}")
+            continue
+        seen[cap.id] = rel
+        captree.check_contained(cdir, cap, cshown, d)
+        if all(os.path.isfile(os.path.join(cdir, f)) for f in ("package.json", "package-lock.json")):
+            d.error(cshown, (0, 0), "AR157", f"{cap.id}: carries package.json and package-lock.json, a runtime "
+                    "closure to install with npm ci; agentrc does not install runtime closures yet")
+        caps.append((rel, cdir, cap))
+    for t in pkg.templates:
+        full = os.path.join(dest, t.path)
+        if not os.path.isfile(full) or not captree.inside(root, os.path.realpath(full)):
+            d.error(shown, (0, 0), "AR151", f"config template {t.name!r}: {t.path!r} is not a file inside the package")
+    if d.has_errors:
+        errors = [x for x in d.items if x.is_error]
+        # A declared path that leads out through a symlink: AR156, as the spec names it, but
+        # the kernel's code for it is capability-not-self-contained (path-escape is '..').
+        resolved_out = all(x.code == "AR157" or (x.code == "AR156" and not x.line and x.path.endswith(CAPABILITY_FILE))
+                           for x in errors)
+        raise Failure(d.items, "capability-not-self-contained" if resolved_out else "")
+    return pkg, caps
+
+
+def _materialize(cap: Capability, rel: str, cdir: str, staged: _Staged, artifacts: str) -> Tuple[str, str]:
+    """Move (or for '.', copy) one capability into `artifacts/<id>`, add its provenance
+    file, and hash it: (artifact dir, integrity)."""
+    dest = os.path.join(artifacts, cap.id)
+    os.makedirs(artifacts, exist_ok=True)
+    if rel == ".":
+        copy_tree(cdir, dest)
+    else:
+        os.rename(cdir, dest)
+    rec = Installation(cap.id, cap.version, staged.id, staged.package.version, staged.source, staged.commit,
+                       staged.path, rel)
+    target = os.path.join(dest, INSTALLATION_FILE)
+    if os.path.lexists(target):
+        _rmtree(target)
+    with open(target, "wb") as fh:
+        fh.write(locks.installation_bytes(rec))
+    os.chmod(target, 0o644)
+    return dest, captree.tree_hash(dest)
+
+
+# --- install --------------------------------------------------------------------------
+
+
+def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: None, replace: bool = False,
+            expect: str = "", gate: Optional[Callable[[Dict[str, "_Staged"]], None]] = None) -> Outcome:
+    """Acquire the package `spec` names (and its dependencies) into `scope`. Raises Failure.
+    `replace` (update): locked packages of the closure may change; `expect`: the package id
+    the source must still provide; `gate`: called with the validated closure before
+    anything in the scope changes, may raise Failure."""
+    scope = os.path.abspath(scope)
+    lock_path = os.path.join(scope, LOCK_FILE)
+    try:
+        root_src = sources.parse(spec)
+    except sources.SourceError as exc:
+        raise fail(spec, "AR156" if exc.escape else "AR160", str(exc)) from None
+    existing = read_lock(scope)
+    if existing is not None and existing.version != 2:
+        raise fail(lock_path, "AR165", "is lockfileVersion 1; convert the scope with `oas migrate` before "
+                    "installing packages")
+    existing = existing or Lock()
+    _check_scope(scope)
+    anchors = absent_anchors(scope)
+    ignore = _Ignore(scope)
+    try:
+        staging = _Staging(scope, anchors)
+    except OSError as exc:
+        ignore.rollback()
+        raise fail(_store(scope), "AR142", f"cannot create the staging directory: {exc.strerror}") from None
+    except Failure:
+        ignore.rollback()
+        raise
+    try:
+        existing = read_lock(scope) or Lock()  # again, now that this run holds the scope
+        if existing.version != 2:
+            raise fail(lock_path, "AR165", "is lockfileVersion 1; convert the scope with `oas migrate` before "
+                       "installing packages")
+        resolved: Dict[str, _Staged] = {}
+        counter = [0]
+
+        def resolve(src: sources.Source, label: str, chain: List[str]) -> str:
+            dest = os.path.join(staging.dir, f"pkg-{counter[0]}")
+            counter[0] += 1
+            notify(f"fetching {label}")
+            commit, path = _fetch(src, dest, label)
+            pkg, caps = _load(dest, label)
+            if pkg.id in chain:
+                raise fail(label, "AR164", "packages depend on each other in a cycle: "
+                            + " -> ".join(chain + [pkg.id]), "dependency-cycle")
+            locked_source = src.locked(commit)
+            key = f"{locked_source}#{path}"
+            if pkg.id in resolved:
+                prev = resolved[pkg.id]
+                if f"{prev.source}#{prev.path}" != key:
+                    raise fail(label, "AR164", f"two sources claim package {pkg.id!r}: {prev.source}#{prev.path} "
+                                f"and {key}")
+                _rmtree(dest)
+                return pkg.id
+            if not compatible(pkg.compatibility, OAS_CONTRACT):
+                raise fail(f"{label}/{PACKAGE_FILE}", "AR163", f"package {pkg.id} needs OAS {pkg.compatibility}; "
+                            f"agentrc implements the OAS {OAS_CONTRACT} contract")
+            deps = []
+            for dep_spec in pkg.dependencies:
+                try:
+                    dep = sources.parse(dep_spec, base=src.path if src.kind == "path" else None)
+                except sources.SourceError as exc:
+                    raise fail(f"{label}/{PACKAGE_FILE}", "AR156" if exc.escape else "AR160",
+                                f"dependency {dep_spec!r}: {exc}") from None
+                if dep.kind == "git" and not dep.ref:
+                    raise fail(f"{label}/{PACKAGE_FILE}", "AR160", f"dependency {dep_spec!r} must be pinned "
+                                "with @ref")
+                if dep.kind == "path" and dep.relative and src.kind != "path":
+                    raise fail(f"{label}/{PACKAGE_FILE}", "AR160", f"dependency {dep_spec!r} is a relative "
+                                "directory, which only a package installed from a directory may name")
+                deps.append(resolve(dep, dep_spec, chain + [pkg.id]))
+            try:
+                payload = captree.tree_hash(dest, payload=True)
+            except captree.TreeError as exc:
+                raise fail(label, exc.code, exc.message) from None
+            resolved[pkg.id] = _Staged(pkg.id, dest, pkg, locked_source, path, commit, payload,
+                                       sorted(set(deps)), caps)
+            return pkg.id
+
+        root_id = resolve(root_src, spec, [])
+        if expect and root_id != expect:
+            raise fail(spec, "AR164", f"the source now provides package {root_id!r}, not {expect!r}")
+        if gate is not None:
+            gate(resolved)
+        return _commit(scope, existing, resolved, root_id, staging, ignore, replace)
+    except captree.TreeError as exc:
+        ignore.rollback()
+        raise fail(exc.rel or spec, exc.code, exc.message) from None
+    except Failure:
+        ignore.rollback()
+        raise
+    except OSError as exc:
+        ignore.rollback()
+        raise fail(exc.filename or scope, "AR142", f"cannot read or write: {exc.strerror}") from None
+    finally:
+        staging.close()
+
+
+def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: str, staging: _Staging,
+            ignore: _Ignore, replace: bool = False) -> Outcome:
+    lock_path = os.path.join(scope, LOCK_FILE)
+    owner = {cid: c.package for cid, c in existing.capabilities if c.package not in resolved}
+    d = Diagnostics()
+    for pid, st in resolved.items():
+        for _rel, _dir, cap in st.caps:
+            if cap.id in owner and owner[cap.id] != pid:
+                d.error(lock_path, (0, 0), "AR152", f"capability {cap.id!r} is exported by both package "
+                        f"{owner[cap.id]!r} and package {pid!r}")
+            owner[cap.id] = pid
+        prior = None if replace else existing.package(pid)
+        if prior is not None and prior.path != st.path:
+            d.error(lock_path, (0, 0), "AR161", f"package {pid!r} resolves to the package path {st.path!r}, but the "
+                    f"lock records {prior.path!r}; a locked package never moves on install (remove it, then "
+                    "install again)")
+        elif prior is not None and prior.integrity != st.integrity:
+            d.error(lock_path, (0, 0), "AR161", f"package {pid!r} resolves to {st.integrity}, but the lock records "
+                    f"{prior.integrity}; a locked package never changes on install (remove it, then install again)")
+    if d.has_errors:
+        raise Failure(d.items)
+    artifacts = os.path.join(staging.dir, "artifacts")
+    projected: List[Dict[str, Any]] = []
+    for pid, st in resolved.items():
+        for rel, cdir, cap in st.caps:
+            adir, integrity = _materialize(cap, rel, cdir, st, artifacts)
+            prior_cap = existing.capability(cap.id)
+            same = prior_cap is not None and prior_cap.integrity == integrity and prior_cap.package == pid
+            dest = _installed_dir(scope, cap.id)
+            if not os.path.lexists(dest):
+                status = "installed"
+            elif same and hash_or_empty(dest) == integrity:
+                status = "kept"
+            else:
+                status = "replaced"
+            projected.append({"cap": cap, "rel": rel, "pid": pid, "dir": adir, "dest": dest, "integrity": integrity,
+                              "trusted": bool(same and prior_cap is not None and prior_cap.trusted),
+                              "status": status})
+    original = open(lock_path, "rb").read() if os.path.isfile(lock_path) else None
+    moved: List[Tuple[str, Optional[str]]] = []
+    try:
+        for p in projected:
+            if p["status"] == "kept":
+                continue
+            backup = None
+            if os.path.lexists(p["dest"]):
+                backup = os.path.join(staging.dir, f"backup-{p['cap'].id}")
+                os.rename(p["dest"], backup)
+            moved.append((p["dest"], backup))
+            os.rename(p["dir"], p["dest"])
+        staying = {p["cap"].id for p in projected}
+        for cid, c in existing.capabilities:
+            if c.package in resolved and cid not in staying:
+                dest = _installed_dir(scope, cid)
+                if os.path.lexists(dest):
+                    backup = os.path.join(staging.dir, f"retired-{cid}")
+                    os.rename(dest, backup)
+                    moved.append((dest, backup))
+        packages = {pid: p for pid, p in existing.packages}
+        capabilities = {cid: c for cid, c in existing.capabilities if c.package not in resolved}
+        for pid, st in resolved.items():
+            packages[pid] = LockedPackage(st.source, st.path, st.package.version, st.commit, st.integrity,
+                                          tuple(st.deps))
+        for p in projected:
+            capabilities[p["cap"].id] = LockedCapability(p["cap"].version, p["pid"], p["rel"], p["integrity"],
+                                                         p["trusted"])
+        new_lock = Lock(2, tuple(packages.items()), tuple(capabilities.items()))
+        problems = locks.check(packages, capabilities)
+        if problems:
+            raise fail(lock_path, "AR159", f"the lock this install would write is invalid: {problems[0][0]}")
+        write_atomic(_path(lock_path), locks.dump(new_lock))
+    except BaseException:
+        for dest, backup in reversed(moved):
+            _rmtree(dest)
+            if backup is not None and os.path.lexists(backup):
+                os.rename(backup, dest)
+        with contextlib.suppress(OSError):
+            if original is None:
+                if os.path.lexists(lock_path):
+                    os.unlink(lock_path)
+            else:
+                write_atomic(_path(lock_path), original)
+        ignore.rollback()
+        raise
+    installed = []
+    for pid, st in resolved.items():
+        ids = [cap.id for _r, _d, cap in st.caps]
+        installed.append({"package": pid, "version": st.package.version, "source": st.source, "path": st.path,
+                          "commit": st.commit, "integrity": st.integrity, "dependencies": st.deps,
+                          "capabilities": ids,
+                          "kept": all(p["status"] == "kept" for p in projected if p["pid"] == pid)})
+    caps_json: List[Dict[str, Any]] = [{
+                  "capability": p["cap"].id, "version": p["cap"].version, "package": p["pid"], "path": p["rel"],
+                  "integrity": p["integrity"], "dir": p["dest"], "trusted": p["trusted"], "status": p["status"],
+                  "layer": p["cap"].layer or None,
+                  "executableSurface": {"commands": [n for n, _c in p["cap"].commands],
+                                        "hooks": [h.event for h in p["cap"].hooks]}} for p in projected]
+    lines = []
+    for item in installed:
+        lines.append(f"{'ok' if item['kept'] else 'installed'} {item['package']}@{item['version']} "
+                     f"({item['source']}, path {item['path']}, {item['integrity']})")
+        for cj in caps_json:
+            if cj["package"] == item["package"]:
+                layer = f" layer {cj['layer']}" if cj["layer"] else ""
+                lines.append(f"  capability {cj['capability']}@{cj['version']}{layer} -> "
+                             f"{os.path.relpath(cj['dir'])} ({cj['integrity']}, {cj['status']})")
+    lines.append(f"locked in {os.path.relpath(lock_path)}; nothing activated")
+    untrusted = [cj["capability"] for cj in caps_json
+                 if (cj["executableSurface"]["commands"] or cj["executableSurface"]["hooks"]) and not cj["trusted"]]
+    if untrusted:
+        lines.append("commands and hooks stay blocked until trusted: " + ", ".join(untrusted))
+    warnings = misplaced_diags(scope, warning=True)
+    return Outcome({"root": root_id, "installed": installed, "capabilities": caps_json, "lockFile": lock_path,
+                    "depWarnings": []}, lines, warnings)
+
+
+def hash_or_empty(path: str) -> str:
+    """The integrity of an installed artifact; "" when it is missing, unreadable or a link
+    (an artifact is a real directory; a link planted there is never followed)."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        return ""
+    try:
+        return captree.tree_hash(path)
+    except (captree.TreeError, OSError):
+        return ""
+
+
+def misplaced_diags(scope: str, warning: bool) -> Tuple[Diagnostic, ...]:
+    d = Diagnostics()
+    for rel in captree.misplaced(scope):
+        report = d.warning if warning else d.error
+        report(os.path.relpath(os.path.join(scope, rel)), (0, 0), "AR158", "is a capability directly under "
+               ".agents/capabilities/, where only installed/ and owned/ may hold capabilities")
+    return tuple(d.items)
+
+
+# --- restore ---------------------------------------------------------------------------
+
+
+def restore(scope: str, notify: Callable[[str], None] = lambda _m: None) -> Outcome:
+    """Bare install: every lock in the scope's chain, exactly as recorded. Raises Failure
+    when a lock is invalid (before anything changes); per-artifact failures are reported."""
+    scope = os.path.abspath(scope)
+    levels = lock_levels(scope)
+    parsed = [(level, read_lock(level)) for level in levels]  # every lock validated first
+    artifacts: List[Dict[str, Any]] = []
+    lines: List[str] = []
+    failures: List[Dict[str, Any]] = []
+    for level, lock in parsed:
+        if lock is None:
+            continue
+        if lock.version != 2:
+            artifacts.append({"id": None, "kind": "package", "level": level, "status": "legacy",
+                              "reason": "lockfileVersion 1: convert it with `oas migrate`"})
+            lines.append(f"legacy {os.path.join(level, LOCK_FILE)}: lockfileVersion 1, not restored by agentrc")
+            continue
+        _check_scope(level)
+        anchors = absent_anchors(level)
+        ignore = _Ignore(level)
+        try:
+            staging = _Staging(level, anchors)
+        except BaseException:
+            ignore.rollback()
+            raise
+        fetched: Dict[str, Any] = {}
+        try:
+            lock = read_lock(level) or Lock()  # again, now that this run holds the scope
+            if lock.version != 2:
+                continue
+            for cid, row in lock.capabilities:
+                dest = _installed_dir(level, cid)
+                entry: Dict[str, Any] = {"id": row.package, "capability": cid, "kind": "package", "level": level}
+                try:
+                    if os.path.lexists(dest) and hash_or_empty(dest) == row.integrity:
+                        artifacts.append({**entry, "status": "present", "dir": dest})
+                        lines.append(f"ok        {cid} ({os.path.relpath(dest)})")
+                        continue
+                    got = fetched.get(row.package)
+                    if got is None:
+                        got = fetched[row.package] = _fetch_locked(lock, row.package, staging, notify)
+                    if isinstance(got, Failure):
+                        raise got
+                    st = got
+                    match = [(rel, cdir, cap) for rel, cdir, cap in st.caps if cap.id == cid]
+                    if not match:
+                        raise fail(os.path.join(level, LOCK_FILE), "AR161", f"package {row.package!r} no longer "
+                                    f"exports capability {cid!r}", "capability-list-mismatch")
+                    rel, cdir, cap = match[0]
+                    if rel != row.path:
+                        raise fail(os.path.join(level, LOCK_FILE), "AR161", f"package {row.package!r} exports "
+                                    f"{cid!r} from {rel!r}, but the lock records {row.path!r}",
+                                    "capability-list-mismatch")
+                    adir, integrity = _materialize(cap, rel, cdir, st, os.path.join(staging.dir, "artifacts"))
+                    if integrity != row.integrity:
+                        _rmtree(adir)  # the fetched copy that does not match is never installed
+                        raise fail(dest, "AR161", f"the restored copy of {cid} hashes to {integrity}, not the "
+                                    f"locked {row.integrity}; it was removed")
+                    replaced = os.path.lexists(dest)
+                    backup = os.path.join(staging.dir, f"backup-{cid}")
+                    if replaced:
+                        os.rename(dest, backup)
+                    try:
+                        os.rename(adir, dest)
+                    except OSError:
+                        if replaced:
+                            os.rename(backup, dest)
+                        raise
+                    artifacts.append({**entry, "status": "restored", "dir": dest})
+                    note = " (replaced a changed copy)" if replaced else ""
+                    lines.append(f"restored  {cid} -> {os.path.relpath(dest)}{note}")
+                except Failure as exc:
+                    reason = exc.diagnostics[0].message if exc.diagnostics else str(exc)
+                    artifacts.append({**entry, "status": "failed", "reason": reason, "code": exc.kernel_code})
+                    failures.append({"scope": level, "id": f"package {row.package}", "capability": cid,
+                                     "reason": reason, "code": exc.kernel_code})
+                    lines.append(f"FAILED    {cid}: {reason}")
+            for pid, _p in lock.packages:
+                if not lock.exports(pid):
+                    reason = f"package {pid!r} is locked but supplies no capability"
+                    artifacts.append({"id": pid, "kind": "package", "level": level, "status": "failed",
+                                      "reason": reason, "code": "capability-list-mismatch"})
+                    failures.append({"scope": level, "id": f"package {pid}", "reason": reason,
+                                     "code": "capability-list-mismatch"})
+                    lines.append(f"FAILED    {pid}: {reason}")
+        except BaseException:
+            ignore.rollback()
+            raise
+        finally:
+            staging.close()
+    if not any(lock for _l, lock in parsed):
+        lines.append("nothing to restore: no oas-lock.json in this scope or above it")
+    result = {"boundary": scope, "boundaryKind": "chain", "scopes": [{"scope": scope, "artifacts": artifacts}],
+              "requirements": [], "failures": failures}
+    return Outcome(result, lines, misplaced_diags(scope, warning=True), failed=bool(failures))
+
+
+def _fetch_locked(lock: Lock, pid: str, staging: _Staging, notify: Callable[[str], None]):
+    """The locked package, staged and verified against its payload integrity (a _Staged), or
+    the Failure saying why not."""
+    row = lock.package(pid)
+    assert row is not None  # the lock's rows were checked against each other when it was read
+    label = row.source
+    try:
+        src = sources.parse_locked(row.source)
+        dest = os.path.join(staging.dir, f"pkg-{pid}")
+        notify(f"fetching {label}")
+        commit, path = _fetch(src, dest, label, commit="" if src.kind == "path" else row.commit,
+                              package_path="" if src.kind == "path" else row.path)
+        integrity = captree.tree_hash(dest, payload=True)
+        if integrity != row.integrity:
+            _rmtree(dest)
+            return fail(label, "AR161", f"the package payload hashes to {integrity}, not the locked "
+                         f"{row.integrity}; the source changed; reinstall it deliberately")
+        pkg, caps = _load(dest, label)
+        return _Staged(pid, dest, pkg, row.source, row.path, row.commit, integrity, list(row.dependencies), caps)
+    except sources.SourceError as exc:
+        return fail(label, "AR160", str(exc))
+    except captree.TreeError as exc:
+        return fail(label, exc.code, exc.message)
+    except Failure as exc:
+        return exc
+
+
+# --- list and remove ----------------------------------------------------------------------
+
+
+def list_scope(scope: str) -> Outcome:
+    scope = os.path.abspath(scope)
+    packages_json: List[Dict[str, Any]] = []
+    caps_json: List[Dict[str, Any]] = []
+    legacy: List[Dict[str, Any]] = []
+    lines: List[str] = []
+    for level in lock_levels(scope):
+        lock = read_lock(level)
+        if lock is None:
+            continue
+        if lock.version != 2:
+            legacy.append({"file": os.path.join(level, LOCK_FILE), "level": level, "lockfileVersion": 1,
+                           "capabilities": list(lock.legacy)})
+            lines.append(f"legacy lock {os.path.join(level, LOCK_FILE)}: {', '.join(lock.legacy) or '(empty)'}")
+            continue
+        for pid, p in lock.packages:
+            exported = sorted(lock.exports(pid))
+            packages_json.append({"package": pid, "version": p.version, "level": level, "source": p.source,
+                                  "path": p.path, "commit": p.commit, "integrity": p.integrity, "locked": True,
+                                  "dependencies": list(p.dependencies), "capabilities": exported})
+            lines.append(f"{pid}@{p.version}  ({level})")
+            lines.append(f"  source {p.source}  path {p.path}  commit {p.commit}")
+            for cid in exported:
+                c = lock.capability(cid)
+                assert c is not None
+                dest = _installed_dir(level, cid)
+                installed = os.path.isfile(os.path.join(dest, CAPABILITY_FILE))
+                actual = hash_or_empty(dest) if os.path.lexists(dest) else ""
+                status = "missing" if not installed else "ok" if actual == c.integrity else "integrity-drift"
+                caps_json.append({"capability": cid, "version": c.version, "package": pid, "level": level,
+                                  "path": c.path, "dir": dest, "integrity": c.integrity,
+                                  "installedIntegrity": actual or None, "trusted": c.trusted,
+                                  "installed": installed, "status": status})
+                state = "" if status == "ok" else f"  {status.upper()}"
+                lines.append(f"  capability {cid}@{c.version}{'  [trusted]' if c.trusted else ''}{state}")
+    if not packages_json and not legacy:
+        lines.append("no installed packages in this scope or above it")
+    problems = misplaced_diags(scope, warning=False) + _unlocked(scope)
+    return Outcome({"packages": packages_json, "capabilities": caps_json, "legacy": legacy}, lines, problems,
+                   failed=any(d.is_error for d in problems))
+
+
+def _unlocked(scope: str) -> Tuple[Diagnostic, ...]:
+    """Artifacts under a scope's installed/ with no row in its lock: spec 003 makes the lock
+    the trust boundary, so such a directory is reported (warning), never used as locked."""
+    d = Diagnostics()
+    store = _store(scope)
+    try:
+        names = sorted(n for n in os.listdir(store) if not n.startswith("."))
+    except OSError:
+        return ()
+    try:
+        lock = read_lock(scope)
+    except Failure:
+        return ()
+    locked = {cid for cid, _c in lock.capabilities} | set(lock.legacy) if lock is not None else set()
+    for name in names:
+        if name not in locked:
+            d.warning(os.path.relpath(os.path.join(store, name)), (0, 0), "AR161", "is under installed/ but has no "
+                      "row in oas-lock.json; it is not a locked capability: remove it, or install its package")
+    return tuple(d.items)
+
+
+def config_references(scope: str) -> List[Tuple[str, str, str]]:
+    """(config file, capability id, layer or "") for every capability oas-config.yaml files
+    in the scope's chain name. Raises Failure for a config that cannot be read."""
+    out = []
+    d = os.path.abspath(scope)
+    while True:
+        cfg = os.path.join(d, "oas-config.yaml")
+        if os.path.isfile(cfg):
+            raw = captree.read_manifest(d, "oas-config.yaml")
+            try:
+                data = load_yaml(raw.decode("utf-8") if raw is not None else "").data
+            except (UnicodeDecodeError, YamlError) as exc:
+                raise fail(cfg, "AR001", f"cannot be read: {exc}", "remove-blocked") from None
+            caps = data.get("capabilities") if isinstance(data, dict) else None
+            if isinstance(caps, dict):
+                for layer, entry in (caps.get("layers") or {}).items() if isinstance(caps.get("layers"), dict) else ():
+                    if isinstance(entry, dict) and isinstance(entry.get("capability"), str):
+                        out.append((cfg, entry["capability"], str(layer)))
+                additive = caps.get("additive")
+                if isinstance(additive, dict):
+                    out.extend((cfg, str(cid), "") for cid in additive)
+        parent = os.path.dirname(d)
+        if parent == d:
+            return out
+        d = parent
+
+
+def remove(scope: str, package_id: str) -> Outcome:
+    """Remove a package and every capability it supplied, unless something still uses it."""
+    scope = os.path.abspath(scope)
+    level = None
+    lock = None
+    for candidate in reversed(lock_levels(scope)):
+        found = read_lock(candidate)
+        if found is not None and found.version == 2 and found.package(package_id) is not None:
+            level, lock = candidate, found
+            break
+    if level is None or lock is None:
+        raise fail(package_id, "AR166", f"package {package_id!r} is not locked in this scope or above it")
+    lock_path = os.path.join(level, LOCK_FILE)
+    _check_scope(level)
+    staging = _Staging(level)
+    moved: List[Tuple[str, str]] = []
+    original = b""
+    try:
+        lock = read_lock(level)  # again, now that this run holds the scope
+        if lock is None or lock.version != 2 or lock.package(package_id) is None:
+            raise fail(package_id, "AR166", f"package {package_id!r} is no longer locked in {lock_path}")
+        exported = lock.exports(package_id)
+        d = Diagnostics()
+        for pid, p in lock.packages:
+            if pid != package_id and package_id in p.dependencies:
+                d.error(lock_path, (0, 0), "AR162", f"package {pid!r} depends on {package_id!r}")
+        for cfg, cid, layer in config_references(scope):
+            if cid in exported:
+                where = f" (the {layer} layer)" if layer else ""
+                d.error(cfg, (0, 0), "AR162", f"references capability {cid!r}{where}, which {package_id!r} supplies")
+        if d.has_errors:
+            raise Failure(d.items)
+        original = open(lock_path, "rb").read()
+        for cid in exported:
+            dest = _installed_dir(level, cid)
+            if os.path.lexists(dest):
+                backup = os.path.join(staging.dir, cid)
+                os.rename(dest, backup)
+                moved.append((dest, backup))
+        new_lock = Lock(2, tuple((k, v) for k, v in lock.packages if k != package_id),
+                        tuple((k, v) for k, v in lock.capabilities if k not in exported))
+        write_atomic(_path(lock_path), locks.dump(new_lock))
+    except BaseException:
+        if original:
+            with contextlib.suppress(OSError):
+                write_atomic(_path(lock_path), original)
+        for dest, backup in reversed(moved):
+            _rmtree(dest)
+            os.rename(backup, dest)
+        raise
+    finally:
+        staging.close()
+    lines = [f"removed package {package_id} from {os.path.relpath(lock_path)}"]
+    lines.append(f"  capabilities removed: {', '.join(exported)}" if exported else "  it supplied no capabilities")
+    return Outcome({"package": package_id, "level": level, "capabilities": list(exported), "lockFile": lock_path},
+                   lines)
+
+
+def kernel_code(code: str) -> str:
+    """The OAS kernel's envelope code for one of agentrc's codes."""
+    return KERNEL_CODES.get(code, CODES[code].name if code in CODES else "invalid-source")
+
+
+# --- trust --------------------------------------------------------------------------------
+
+
+def trust(scope: str, target: str, all_capabilities: bool = False,
+          notify: Callable[[str], None] = lambda _m: None) -> Outcome:
+    """Approve the commands and hooks of one capability (or, with `all_capabilities`, of every
+    capability package `target` supplies) at exactly its installed integrity. Refused unless
+    each artifact hashes to its locked integrity and its `.oas-installation.json` agrees
+    with the lock rows; a capability without commands or hooks needs no approval (skipped)."""
+    scope = os.path.abspath(scope)
+    level, lock = None, None
+    for candidate in reversed(lock_levels(scope)):
+        found = read_lock(candidate)
+        if found is None or found.version != 2:
+            continue
+        if (found.package(target) if all_capabilities else found.capability(target)) is not None:
+            level, lock = candidate, found
+            break
+    if level is None or lock is None:
+        what = "package" if all_capabilities else "capability"
+        raise fail(target, "AR166", f"no locked {what} {target!r} in this scope or above it"
+                    + ("" if all_capabilities else " (a package takes --all-capabilities)"))
+    held = ScopeLock(level)
+    try:
+        again = read_lock(level)  # again, now that this run holds the scope
+        if again is None or again.version != 2 or (
+                again.package(target) if all_capabilities else again.capability(target)) is None:
+            raise fail(target, "AR166", f"{target!r} is no longer locked in {os.path.join(level, LOCK_FILE)}")
+        return _trust(level, again, target, all_capabilities, notify)
+    finally:
+        held.release()
+
+
+def _trust(level: str, lock: Lock, target: str, all_capabilities: bool, notify: Callable[[str], None]) -> Outcome:
+    lock_path = os.path.join(level, LOCK_FILE)
+    row0 = lock.capability(target)
+    package_id = target if all_capabilities else (row0.package if row0 else "")
+    targets = list(lock.exports(package_id)) if all_capabilities else [target]
+    d = Diagnostics()
+    surface: Dict[str, Dict[str, List[str]]] = {}
+    approved: List[str] = []
+    skipped: List[str] = []
+    for cid in targets:
+        row = lock.capability(cid)
+        pkg_row = lock.package(row.package) if row else None
+        assert row is not None and pkg_row is not None  # the lock was checked whole when read
+        dest = _installed_dir(level, cid)
+        if not os.path.isdir(dest) or os.path.islink(dest):
+            d.error(dest, (0, 0), "AR166", f"{cid} is locked but not installed; run `agentrc cap install` first")
+            continue
+        actual = hash_or_empty(dest)
+        if actual != row.integrity:
+            d.error(dest, (0, 0), "AR161", f"{cid} hashes to {actual or '(unreadable)'}, not the locked "
+                    f"{row.integrity}; restore or reinstall it before trusting")
+            continue
+        expected = locks.installation_bytes(Installation(cid, row.version, row.package, pkg_row.version,
+                                                         pkg_row.source, pkg_row.commit, pkg_row.path, row.path))
+        record = captree.read_manifest(dest, INSTALLATION_FILE)
+        if record is None or _json_or_none(record) != _json_or_none(expected):
+            d.error(os.path.join(dest, INSTALLATION_FILE), (0, 0), "AR159", f"{cid}: the provenance file does not "
+                    "agree with the lock rows it claims to come from; refusing to trust it")
+            continue
+        raw = captree.read_manifest(dest, CAPABILITY_FILE)
+        cd = Diagnostics()
+        cap = parse_capability(os.path.join(dest, CAPABILITY_FILE), raw or b"", cd, exported=True)
+        if cap is None:
+            d.extend(cd.items)
+            continue
+        surface[cid] = {"commands": [n for n, _c in cap.commands], "hooks": [h.event for h in cap.hooks]}
+        (approved if cap.executable else skipped).append(cid)
+    if d.has_errors:
+        kernel = "invalid-lock" if d.items[0].code == "AR159" else ""
+        raise Failure(d.items, kernel)
+    if all_capabilities:
+        pkg_row = lock.package(package_id)
+        notify(f"package {package_id}@{pkg_row.version if pkg_row else '?'}: the whole executable surface")
+        for cid in targets:
+            s = surface.get(cid, {"commands": [], "hooks": []})
+            commands, hooks = ", ".join(s["commands"]) or "none", ", ".join(s["hooks"]) or "none"
+            notify(f"  {cid}: commands [{commands}], hooks [{hooks}]")
+    if approved:
+        rows = tuple((cid, dataclasses.replace(c, trusted=True) if cid in approved else c)
+                     for cid, c in lock.capabilities)
+        write_atomic(_path(lock_path), locks.dump(Lock(2, lock.packages, rows)))
+    integrities = {cid: c.integrity for cid, c in lock.capabilities if cid in approved}
+    lines = [f"trusted {cid} (package {package_id}, artifact {integrities[cid]})" for cid in approved]
+    if skipped:
+        lines.append(f"no commands or hooks, nothing to approve: {', '.join(skipped)}")
+    return Outcome({"package": package_id, "level": level, "approved": approved, "skipped": skipped,
+                    "approvedIntegrity": integrities, "executableSurface": surface, "file": lock_path}, lines)
+
+
+def _json_or_none(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+# --- update -------------------------------------------------------------------------------
+
+
+def update(scope: str, package_id: str, notify: Callable[[str], None] = lambda _m: None) -> Outcome:
+    """Re-resolve a locked package from its source (a git ref again, or the default branch
+    for a source locked at a commit; a directory as it is now), validate everything in
+    staging, and replace all of its capabilities and rows at once. Trust stays only on a
+    capability whose integrity did not change; a capability the package no longer exports
+    is removed unless oas-config.yaml still names it (then nothing changes, AR162)."""
+    scope = os.path.abspath(scope)
+    level, lock = None, None
+    for candidate in reversed(lock_levels(scope)):
+        found = read_lock(candidate)
+        if found is not None and found.version == 2 and found.package(package_id) is not None:
+            level, lock = candidate, found
+            break
+    if level is None or lock is None:
+        raise fail(package_id, "AR166", f"package {package_id!r} is not locked in this scope or above it")
+    row = lock.package(package_id)
+    assert row is not None
+    src = sources.parse_locked(row.source)
+    if src.kind == "catalog":
+        raise fail(package_id, "AR160", f"{row.source}: agentrc does not fetch from the official catalog yet")
+    if src.kind == "git":
+        pinned = src.ref and not (len(src.ref) == 40 and all(c in "0123456789abcdef" for c in src.ref))
+        spec = (f"{src.url}@{src.ref}" if pinned else src.url) + f"#{row.path}"
+    else:
+        spec = src.path
+    before_caps = sorted(lock.exports(package_id))
+    trusted_before = sorted(c for c in before_caps if (lock.capability(c) or LockedCapability("", "", "", "")).trusted)
+
+    def gate(resolved: Dict[str, _Staged]) -> None:
+        staged = {cap.id for _r, _d, cap in resolved[package_id].caps} if package_id in resolved else set()
+        removed = [c for c in before_caps if c not in staged]
+        d = Diagnostics()
+        for cfg, cid, layer in config_references(scope):
+            if cid in removed:
+                where = f" (the {layer} layer)" if layer else ""
+                d.error(cfg, (0, 0), "AR162", f"references capability {cid!r}{where}, which {package_id!r} no "
+                        "longer exports; remove the reference first, then update")
+        if d.has_errors:
+            raise Failure(d.items)
+
+    outcome = install(level, spec, notify, replace=True, expect=package_id, gate=gate)
+    after = next(p for p in outcome.result["installed"] if p["package"] == package_id)
+    new_caps = {c["capability"]: c for c in outcome.result["capabilities"]}
+    removed = [c for c in before_caps if c not in after["capabilities"]]
+    before = {"version": row.version, "commit": row.commit, "integrity": row.integrity, "path": row.path,
+              "capabilities": before_caps, "trustedCapabilities": trusted_before}
+    result = {"package": package_id, "level": level, "changed": after["integrity"] != row.integrity,
+              "pathChanged": after["path"] != row.path, "before": before, "after": after,
+              "installed": outcome.result["installed"], "capabilities": outcome.result["capabilities"],
+              "addedCapabilities": [c for c in after["capabilities"] if c not in before_caps],
+              "removedCapabilities": removed, "retiredArtifacts": removed,
+              "invalidatedApprovals": [c for c in trusted_before if not (c in new_caps and new_caps[c]["trusted"])]}
+    if not result["changed"]:
+        lines = [f"{package_id} is up to date ({after['version']}, {after['integrity']})"]
+    else:
+        lines = [f"updated {package_id}: {row.version} ({row.commit}) -> {after['version']} ({after['commit']})",
+                 f"  integrity {row.integrity} -> {after['integrity']}"]
+    if result["addedCapabilities"]:
+        lines.append(f"  + capabilities: {', '.join(result['addedCapabilities'])}")
+    if removed:
+        lines.append(f"  - capabilities: {', '.join(removed)}")
+    if result["invalidatedApprovals"]:
+        lines.append(f"  approvals reset (integrity changed): {', '.join(result['invalidatedApprovals'])}; review "
+                     "and trust again")
+    return Outcome(result, lines)
+
+
+# --- pack ---------------------------------------------------------------------------------
+
+
+def pack(directory: str, out: str) -> Outcome:
+    """Validate the package at `directory` exactly as an install would (every manifest,
+    every capability self-contained) and write what an install would fetch: `out/payload/`
+    (the package root without `.git`) and `out/integrity.json` (package id, version and
+    payload integrity, and each capability's root). Nothing else is written. Raises Failure."""
+    src = os.path.abspath(directory)
+    if not os.path.isfile(os.path.join(src, PACKAGE_FILE)):
+        raise fail(os.path.join(directory, PACKAGE_FILE), "AR151", "is missing: a package is a directory holding "
+                    "oas-package.json")
+    with tempfile.TemporaryDirectory(prefix="agentrc-pack-") as tmp:
+        staged = os.path.join(tmp, "payload")
+        try:
+            copy_tree(os.path.realpath(src), staged)
+            _rmtree(os.path.join(staged, ".git"))
+            pkg, caps = _load(staged, directory)
+            integrity = captree.tree_hash(staged, payload=True)
+        except captree.TreeError as exc:
+            raise fail(exc.rel or directory, exc.code, exc.message) from None
+        if not compatible(pkg.compatibility, OAS_CONTRACT):
+            raise fail(os.path.join(directory, PACKAGE_FILE), "AR163", f"package {pkg.id} needs OAS "
+                        f"{pkg.compatibility}; agentrc implements the OAS {OAS_CONTRACT} contract")
+        exported = {cap.id: {"version": cap.version, "path": rel} for rel, _d, cap in caps}
+        record: Dict[str, Any] = {"package": pkg.id, "version": pkg.version, "integrity": integrity,
+                                  "capabilities": exported}
+        dest = os.path.abspath(out)
+        if os.path.lexists(dest) and (os.path.islink(dest) or not os.path.isdir(dest) or os.listdir(dest)):
+            raise fail(out, "AR091", "exists and is not an empty directory; cap pack writes a new tree")
+        os.makedirs(dest, exist_ok=True)
+        copy_tree(staged, os.path.join(dest, "payload"))
+        write_atomic(_path(os.path.join(dest, "integrity.json")),
+                     (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    lines = [f"{pkg.id}@{pkg.version} {integrity}"] + [f"  capability {cid} ({v['path']})"
+                                                        for cid, v in exported.items()]
+    return Outcome(record, lines)
