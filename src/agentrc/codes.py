@@ -210,7 +210,7 @@ CODES: Dict[str, Code] = _table(
     Code("AR200", "source-invalid",
          "A source locator is not one agentrc fetches: not owner/repo[@ref], an https://, ssh://, file:// or "
          "user@host:path git URL with an optional @ref, or a local directory; or its @ref or #subpath is malformed.",
-         "Write e.g. owner/repo@v1.2.0, https://host/team/registry.git@main#skills or ./registry; refs and "
+         "Write e.g. `owner/repo@v1.2.0`, `https://host/team/registry.git@main#skills` or `./registry`; refs and "
          "subpaths never start with '-' and hold no '..'."),
     Code("AR201", "fetch-failed",
          "git could not fetch the source: the repository is unreachable, the ref does not exist, or git failed.",
