@@ -379,11 +379,23 @@ def test_refusals(env, capsys):
     # A skill that links outside itself is not copied: the spawn stops and leaves nothing.
     b = env / "b"
     deployment(b)
-    (b / "agents" / "dev" / "soul" / "skills" / "dev-skill" / "leak").symlink_to("/etc/hostname")
-    rc, out = agentrc(capsys, b, "spawn", "dev")
-    assert rc == 1 and out["error"]["details"]["diagnostics"][0]["code"] == "AR174"
-    assert os.listdir(b / "agents" / "dev" / "instances") == []
+    skill = b / "agents" / "dev" / "soul" / "skills" / "dev-skill"
+    for target in ("/etc/hostname", "../../AGENTS.md"):
+        (skill / "leak").symlink_to(target)
+        rc, out = agentrc(capsys, b, "spawn", "dev")
+        assert rc == 1 and out["error"]["details"]["diagnostics"][0]["code"] == "AR174"
+        assert os.listdir(b / "agents" / "dev" / "instances") == []
+        (skill / "leak").unlink()
     assert hook_log(b) == []
+    # Links inside the skill are kept as links (a loop to itself included); modes are kept.
+    (skill / "self").symlink_to(".")
+    (skill / "doc.md").symlink_to("SKILL.md")
+    (skill / "run.sh").write_text("#!/bin/sh\n")
+    (skill / "run.sh").chmod(0o755)
+    assert agentrc(capsys, b, "spawn", "dev")[0] == 0
+    copy = b / "agents" / "dev" / "instances" / "dev-1" / ".agents" / "skills" / "dev-skill"
+    assert os.readlink(copy / "self") == "." and os.readlink(copy / "doc.md") == "SKILL.md"
+    assert os.access(copy / "run.sh", os.X_OK)
 
 
 def test_an_untrusted_advisory_hook_is_skipped_with_a_warning(env, capsys, tmp_path):
@@ -417,3 +429,16 @@ def test_concurrent_spawns_get_distinct_homes(env):
     assert all(o["ok"] for o in outs), outs
     assert sorted(o["result"]["instance"] for o in outs) == instances(a) == ["dev-1", "dev-2", "dev-3", "dev-4"]
     assert len(hook_log(a)) == 4
+
+
+def test_a_declared_resource_that_is_missing_refuses_the_spawn(env, capsys):
+    a, k = env / "a", env / "k"
+    for s in (a, k):
+        deployment(s)
+        shutil.rmtree(s / CAP / "owned" / "acme.hooks" / "skills" / "hooked")
+    rc, ours = agentrc(capsys, a, "spawn", "dev")
+    krc, kout, _e = oas(k, "spawn", "dev", "--no-launch", "--json")
+    assert rc == krc == 1 and ours["error"]["code"] == json.loads(kout)["error"]["code"] == "E_SPAWN_FAILED"
+    assert ours["error"]["details"]["diagnostics"][0]["code"] == "AR174"
+    assert "do not exist" in json.loads(kout)["error"]["message"]
+    assert instances(a) == instances(k) == [] and hook_log(a) == hook_log(k) == []

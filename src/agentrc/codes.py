@@ -411,7 +411,8 @@ CODES: Dict[str, Code] = _table(
          "Fix the hook's cause and spawn again; a kept home is retried with 'agentrc cap retire INSTANCE'."),
     Code("AR174", "cap-spawn-invalid",
          "The instance home cannot be composed: the soul's work mode is not checkout, its repository or AGENTS.md "
-         "is missing, the agent's instances/ directory is a link, or a skill links outside itself.",
+         "is missing, the agent's instances/ directory is a link, a skill links outside itself, or an active "
+         "capability declares a skill tree or injection that does not exist.",
          "Fix the soul (soul.yaml, AGENTS.md) or the skill; use 'oas spawn' for worktree, attached and workspace "
          "instances."),
     Code("AR175", "cap-instance-unidentified",

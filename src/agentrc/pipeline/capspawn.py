@@ -224,6 +224,26 @@ def _kernel_runtime(caps: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
 # --- spawn --------------------------------------------------------------------------------
 
 
+def _skill_entries(tree: str) -> List[str]:
+    """The skills a tree contributes (the kernel's rule): the tree itself when it holds a
+    SKILL.md file, else each child directory (not a link) holding one."""
+    if not os.path.isdir(tree):
+        return []
+    if os.path.isfile(os.path.join(tree, "SKILL.md")):
+        return [tree]
+    return [os.path.join(tree, n) for n in sorted(os.listdir(tree))
+            if not os.path.islink(os.path.join(tree, n)) and os.path.isdir(os.path.join(tree, n))
+            and os.path.isfile(os.path.join(tree, n, "SKILL.md"))]
+
+
+def _inject_disabled(chain: List[Any], cid: str) -> bool:
+    for cfg in chain:
+        for entry in cfg.entries:
+            if entry.id == cid and entry.injection_override:
+                return bool(entry.injection_override == "none")
+    return False
+
+
 def _skills(soul_dir: str, outcome: Outcome, overrides: Dict[str, str], config_path: str) -> List[Tuple[str, str, str]]:
     """(name, source, directory) of the composed skill set: the soul's, then the active
     capabilities'. One name from two sources is AR171 unless skill-overrides names the
@@ -232,15 +252,7 @@ def _skills(soul_dir: str, outcome: Outcome, overrides: Dict[str, str], config_p
     sources += [(c["id"], tree) for c in outcome.result["capabilities"] for tree in c["skills"]]
     by_name: Dict[str, List[Tuple[str, str]]] = {}
     for source, tree in sources:
-        if not os.path.isdir(tree):
-            continue
-        if os.path.isfile(os.path.join(tree, "SKILL.md")):
-            found = [tree]
-        else:
-            found = [os.path.join(tree, n) for n in sorted(os.listdir(tree))
-                     if not os.path.islink(os.path.join(tree, n)) and os.path.isdir(os.path.join(tree, n))
-                     and os.path.isfile(os.path.join(tree, n, "SKILL.md"))]
-        for skill in found:
+        for skill in _skill_entries(tree):
             by_name.setdefault(os.path.basename(skill), []).append((source, skill))
     d = Diagnostics()
     out = []
@@ -259,23 +271,30 @@ def _skills(soul_dir: str, outcome: Outcome, overrides: Dict[str, str], config_p
     return out
 
 
-def _copy_skill(src: str, dst: str) -> None:
-    """A real copy of one skill tree: directories and regular files; a link is copied as the
-    file or directory it names only when that lies inside the skill, else AR174."""
-    top = os.path.realpath(src)
+def _copy_skill(src: str, dst: str, top: str = "") -> None:
+    """An exact copy of one skill tree, as the kernel copies it: directories, regular files
+    (modes kept, less group/other write and special bits) and links recreated as links. A link
+    is copied only when it is relative and resolves inside the skill; any other link, and any
+    other kind of file, is AR174 (the kernel recreates any link verbatim)."""
+    top = top or os.path.realpath(src)
     os.mkdir(dst)
     for name in sorted(os.listdir(src)):
         s, t = os.path.join(src, name), os.path.join(dst, name)
-        real = os.path.realpath(s)
-        if os.path.islink(s) and not captree.inside(top, real):
-            raise fail(s, "AR174", f"{s} links outside its skill ({real}); a composed skill is copied only from "
-                       "inside itself", "E_SPAWN_FAILED")
-        mode = os.stat(real).st_mode
-        if stat.S_ISDIR(mode):
-            _copy_skill(real, t)
-        elif stat.S_ISREG(mode):
-            shutil.copyfile(real, t)
-            os.chmod(t, stat.S_IMODE(mode) & 0o755)
+        st = os.lstat(s)
+        if stat.S_ISLNK(st.st_mode):
+            target = os.readlink(s)
+            if os.path.isabs(target) or not captree.inside(top, os.path.realpath(s)):
+                raise fail(s, "AR174", f"{s} links to {target}, outside its skill; a composed skill is copied only "
+                           "from inside itself", "E_SPAWN_FAILED")
+            os.symlink(target, t)
+        elif stat.S_ISDIR(st.st_mode):
+            _copy_skill(s, t, top)
+            os.chmod(t, stat.S_IMODE(st.st_mode) & 0o755)
+        elif stat.S_ISREG(st.st_mode):
+            shutil.copyfile(s, t)
+            os.chmod(t, stat.S_IMODE(st.st_mode) & 0o755)
+        else:
+            raise fail(s, "AR174", f"{s} is not a regular file, directory or link", "E_SPAWN_FAILED")
 
 
 def _instance_name(instances: str, soul: str) -> str:
@@ -327,6 +346,18 @@ def spawn(scope: str, soul: str, task: str = "", notify: Callable[[str], None] =
     overrides: Dict[str, str] = {}
     for cfg in reversed(chain):
         overrides.update(dict(cfg.skill_overrides))
+    missing = Diagnostics()
+    for row in outcome.result["capabilities"]:
+        cap, _origin, cdir = found[row["id"]]
+        for declared in cap.skills:
+            if not _skill_entries(os.path.join(cdir, declared)):
+                missing.error(os.path.join(cdir, declared), (0, 0), "AR174", f"{cap.id!r} declares the skill tree "
+                              f"{declared!r}, which holds no skill (no SKILL.md, and no child directory with one)")
+        if cap.inject and not row["inject"] and not _inject_disabled(chain, cap.id):
+            missing.error(cdir, (0, 0), "AR174", f"{cap.id!r} declares the injection {cap.inject!r}, which does not "
+                          "exist")
+    if missing.has_errors:
+        raise Failure(missing.items, "E_SPAWN_FAILED")
     skills = _skills(soul_dir, outcome, overrides, chain[0].path if chain else scope)
     caps = _runtime_caps(outcome, found)
     untrusted = [c["id"] for c in caps if c["requiredHooks"] and not c["trusted"]]
@@ -355,7 +386,7 @@ def spawn(scope: str, soul: str, task: str = "", notify: Callable[[str], None] =
         os.makedirs(os.path.join(stage, ".agents", "skills"))
         os.makedirs(os.path.join(stage, ".claude"))
         for name, _source, src in skills:
-            _copy_skill(src, os.path.join(stage, ".agents", "skills", name))
+            _copy_skill(os.path.realpath(src), os.path.join(stage, ".agents", "skills", name))
         os.symlink(os.path.join("..", ".agents", "skills"), os.path.join(stage, ".claude", "skills"))
         os.symlink(repo, os.path.join(stage, "work"))
         os.chmod(stage, 0o755)
