@@ -423,6 +423,10 @@ CODES: Dict[str, Code] = _table(
          "Retiring a quarantined instance could not prove its cleanup: an outstanding retire hook failed, did not "
          "run, or reported incomplete cleanup. The home is kept.",
          "Fix the cause and retire again; --force removes the home and prints what you now own."),
+    Code("AR178", "cap-migrate-failed",
+         "A lockfileVersion 1 scope cannot be converted: an entry has no package source agentrc can map (a catalog "
+         "id, an unknown source), or acquiring a mapped package failed (then everything was rolled back).",
+         "Fix the source, or convert the scope with 'oas migrate'; 'agentrc cap migrate --dry-run' shows the plan."),
     Code("AR177", "cap-unknown-instance", "No instance of that name under the agents root above the scope.",
          "Check the name: instances live in agents/<soul>/instances/ and local-agents/<soul>/instances/."),
     # --- fmt ------------------------------------------------------------------------

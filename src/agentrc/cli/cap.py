@@ -3,9 +3,10 @@
 `install [SOURCE]` acquires a package (bare: restores the scope's locks), `list` shows what
 the scope's locks hold, `update PACKAGE` re-resolves one, `remove PACKAGE` removes one,
 `trust CAPABILITY` (or `trust PACKAGE --all-capabilities`) approves commands and hooks at
-the installed integrity, `spawn SOUL` creates an instance home, `retire INSTANCE [--force]`
-runs its retire hooks and removes it, `use CAPABILITY` edits the activation in oas-config.yaml, `doctor [DIR]
---soul NAME` shows what is active for a soul. With
+the installed integrity, `migrate [--dry-run]` converts a version 1 lock, `spawn SOUL`
+creates an instance home, `retire INSTANCE [--force]` runs its retire hooks and removes it,
+`use CAPABILITY` edits the activation in oas-config.yaml, `doctor [DIR] --soul NAME` shows
+what is active for a soul. With
 `--json`, stdout carries exactly one envelope, the OAS kernel's (`{"schemaVersion": 1,
 "ok": true, "result": ...}` or `{"schemaVersion": 1, "ok": false, "error": {"code",
 "message", "details"}}`), with its stable error codes; the diagnostics ride in
@@ -22,7 +23,7 @@ from typing import Any, Dict, Optional, Sequence
 
 from agentrc.cli.common import UsageError, print_diags
 from agentrc.diagnostics import Diagnostic
-from agentrc.pipeline import capdoctor, capinstall, capspawn, capuse
+from agentrc.pipeline import capdoctor, capinstall, capmigrate, capspawn, capuse
 
 
 def run(args) -> int:
@@ -63,6 +64,8 @@ def run(args) -> int:
             outcome = capuse.use(scope, args.capability, target, name, args.disable, args.layer, args.settings)
         elif args.verb == "update":
             outcome = capinstall.update(scope, args.package, notify)
+        elif args.verb == "migrate":
+            outcome = capmigrate.migrate(scope, args.dry_run, notify)
         elif args.verb == "spawn":
             outcome = capspawn.spawn(scope, args.soul, args.task, notify)
         elif args.verb == "retire":

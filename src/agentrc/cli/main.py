@@ -198,6 +198,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="approve every capability the package supplies (its whole surface is printed first)")
     scope(ct)
 
+    cm = verbs.add_parser("migrate", help="convert the scope's lockfileVersion 1 lock to version 2, all or nothing")
+    cm.add_argument("--dry-run", action="store_true", help="print the plan; change nothing")
+    scope(cm)
     csp = verbs.add_parser("spawn", help="create an instance home of a soul (no runtime is launched)")
     csp.add_argument("soul", metavar="SOUL")
     csp.add_argument("--task", default="", metavar="TEXT", help="the task written into TASK.md")
