@@ -442,3 +442,56 @@ def test_a_declared_resource_that_is_missing_refuses_the_spawn(env, capsys):
     assert ours["error"]["details"]["diagnostics"][0]["code"] == "AR174"
     assert "do not exist" in json.loads(kout)["error"]["message"]
     assert instances(a) == instances(k) == [] and hook_log(a) == hook_log(k) == []
+
+
+def test_hooks_run_outer_scope_to_inner_then_by_id_and_retire_in_reverse(env, capsys):
+    """Two config scopes: a workspace (zz.outer) around a repository (ab.inner, aa.inner).
+    Spawn runs zz.outer, aa.inner, ab.inner; retire the reverse, in both tools."""
+    homes = {}
+    for name in ("a", "k"):
+        ws = env / name
+        ws.mkdir()
+        capability(ws / CAP / "owned" / "zz.outer", cid="zz.outer", required=False, skill="outer")
+        (ws / "oas-config.yaml").write_text("capabilities:\n  additive:\n    zz.outer:\n      from: owned\n"
+                                            "      global: true\n")
+        repo = ws / "repo"
+        deployment(repo, owned=False)
+        for cid in ("ab.inner", "aa.inner"):
+            capability(repo / CAP / "owned" / cid, cid=cid, required=False, skill=cid.replace(".", "-"))
+        (repo / "oas-config.yaml").write_text("capabilities:\n  additive:\n" + "".join(
+            f"    {cid}:\n      from: owned\n      global: true\n" for cid in ("ab.inner", "aa.inner")))
+        homes[name] = repo
+    a, k = homes["a"], homes["k"]
+    assert agentrc(capsys, a, "spawn", "dev")[0] == 0
+    assert oas(k, "spawn", "dev", "--no-launch", "--json")[0] == 0
+    assert agentrc(capsys, a, "retire", "dev-1")[0] == 0
+    assert oas(k, "retire", "dev-1", "--json")[0] == 0
+    order = [(ev, e["OAS_CAPABILITY"]) for ev, e in hook_log(a)]
+    assert order == [(ev, e["OAS_CAPABILITY"]) for ev, e in hook_log(k)] == [
+        ("spawn", "zz.outer"), ("spawn", "aa.inner"), ("spawn", "ab.inner"),
+        ("retire", "ab.inner"), ("retire", "aa.inner"), ("retire", "zz.outer")]
+    # The same environment throughout, OAS_LEVEL the scope of each binding.
+    assert neutral(hook_log(a), a.parent) == neutral(hook_log(k), k.parent)
+    assert [e["OAS_LEVEL"] for _ev, e in hook_log(a)][:2] == [str(a.parent), "<scope>"]
+    assert {e["OAS_ROOT"] for ev, e in hook_log(a) if ev == "retire"} == {"<scope>/agents"}
+
+
+def test_each_tool_retires_the_others_live_instance(env, capsys):
+    a, k = env / "a", env / "k"
+    for s in (a, k):
+        deployment(s)
+    assert agentrc(capsys, a, "spawn", "dev")[0] == 0
+    assert oas(k, "spawn", "dev", "--no-launch", "--json")[0] == 0
+    ha, hk = (s / "agents" / "dev" / "instances" / "dev-1" for s in (a, k))
+    tmp = env / "swap"
+    ha.rename(tmp)
+    hk.rename(ha)
+    tmp.rename(hk)
+    for h, src, dst in ((ha, k, a), (hk, a, k)):
+        (h / "instance.json").write_text((h / "instance.json").read_text().replace(str(src), str(dst)))
+    rc, out = agentrc(capsys, a, "retire", "dev-1")
+    krc, kout, kerr = oas(k, "retire", "dev-1", "--json")
+    assert rc == krc == 0 and out["result"]["removedDir"] and json.loads(kout)["removedDir"], kerr
+    assert instances(a) == instances(k) == []
+    assert hook_log(a) == hook_log(k) and [ev for ev, _e in hook_log(a)] == ["spawn", "retire"]
+    assert json.loads(hook_log(a)[1][1]["OAS_META"]) == {"id": "minted-spawn"}
