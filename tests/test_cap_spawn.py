@@ -495,3 +495,27 @@ def test_each_tool_retires_the_others_live_instance(env, capsys):
     assert instances(a) == instances(k) == []
     assert hook_log(a) == hook_log(k) and [ev for ev, _e in hook_log(a)] == ["spawn", "retire"]
     assert json.loads(hook_log(a)[1][1]["OAS_META"]) == {"id": "minted-spawn"}
+
+
+def test_oas_level_is_the_scope_of_the_binding(env, capsys):
+    """A capability acquired at the workspace but activated by the repository's config: its
+    hooks get the repository as OAS_LEVEL, in both tools."""
+    homes = {}
+    for name in ("a", "k"):
+        ws = env / name
+        ws.mkdir()
+        capability(ws / CAP / "owned" / "zz.outer", cid="zz.outer", required=False, skill="outer")
+        (ws / "oas-config.yaml").write_text("{}\n")
+        repo = ws / "repo"
+        deployment(repo, owned=False)
+        (repo / "oas-config.yaml").write_text("capabilities:\n  additive:\n    zz.outer:\n      global: true\n")
+        homes[name] = repo
+    a, k = homes["a"], homes["k"]
+    assert agentrc(capsys, a, "spawn", "dev")[0] == 0
+    assert oas(k, "spawn", "dev", "--no-launch", "--json")[0] == 0
+    assert neutral(hook_log(a), a.parent) == neutral(hook_log(k), k.parent)
+    assert [e["OAS_LEVEL"] for _ev, e in hook_log(a)] == ["<scope>"]
+    mine, kernel = (json.loads((s / "agents" / "dev" / "instances" / "dev-1" / "instance.json").read_text())
+                    for s in (a, k))
+    assert neutral([c["level"] for c in mine["capabilities"]], a) == neutral([c["level"] for c in kernel[
+        "capabilities"]], k) == ["<scope>"]

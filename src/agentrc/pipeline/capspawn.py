@@ -41,6 +41,7 @@ import subprocess
 import tempfile
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from agentrc.capabilities import activation
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
 from agentrc.pipeline import capdoctor
@@ -191,7 +192,16 @@ def run_hooks(event: str, caps: List[Dict[str, Any]], env: Dict[str, str], home:
     return out
 
 
-def _runtime_caps(outcome: Outcome, found: Dict[str, Tuple[Any, str, str]]) -> List[Dict[str, Any]]:
+def _binding_levels(context: str, soul: str, chain: List[Any],
+                    found: Dict[str, Tuple[Any, str, str]]) -> Dict[str, str]:
+    """The scope of the binding that activated each capability (the kernel's `level`)."""
+    stype = capdoctor.soul_type(context, soul) or ""
+    result = activation.resolve(chain, soul, stype, {c: (cap, o) for c, (cap, o, _d) in found.items()}, Diagnostics())
+    return {a.id: a.level for a in result.capabilities}
+
+
+def _runtime_caps(outcome: Outcome, found: Dict[str, Tuple[Any, str, str]],
+                  levels: Dict[str, str]) -> List[Dict[str, Any]]:
     """The active capabilities in hook order (outer scope to inner, then id: the activation's
     order), each with the hooks it may run (only a trusted one has any)."""
     out = []
@@ -199,7 +209,8 @@ def _runtime_caps(outcome: Outcome, found: Dict[str, Tuple[Any, str, str]]) -> L
         cap, _origin, cdir = found[row["id"]]
         trusted = row["trust"]["trusted"]
         hooks = {h.event: h.command for h in cap.hooks} if trusted else {}
-        out.append({"id": cap.id, "layer": cap.layer or None, "level": row["origin"].split(":", 1)[1],
+        out.append({"id": cap.id, "layer": cap.layer or None,
+                    "level": levels.get(cap.id) or row["origin"].split(":", 1)[1],
                     "settings": row["settings"], "dir": cdir, "hooks": hooks,
                     "requiredHooks": [h.event for h in cap.hooks if h.required],
                     "executable": cap.executable, "trusted": trusted})
@@ -359,7 +370,8 @@ def spawn(scope: str, soul: str, task: str = "", notify: Callable[[str], None] =
     if missing.has_errors:
         raise Failure(missing.items, "E_SPAWN_FAILED")
     skills = _skills(soul_dir, outcome, overrides, chain[0].path if chain else scope)
-    caps = _runtime_caps(outcome, found)
+    levels = _binding_levels(repo, soul, chain, found)
+    caps = _runtime_caps(outcome, found, levels)
     untrusted = [c["id"] for c in caps if c["requiredHooks"] and not c["trusted"]]
     if untrusted:
         d = Diagnostics()
@@ -436,7 +448,7 @@ def spawn(scope: str, soul: str, task: str = "", notify: Callable[[str], None] =
         "layers": {layer: p["provenance"] for layer, p in outcome.result["layers"].items() if p.get("provenance")}
         or None,
         "capabilities": [{"id": c["id"], "layer": c["layer"], "command": c["command"], "origin": c["origin"],
-                          "level": c["origin"].split(":", 1)[1], "settings": c["settings"],
+                          "level": levels.get(c["id"]) or c["origin"].split(":", 1)[1], "settings": c["settings"],
                           "provenance": c["provenance"],
                           "skills": [os.path.join(found[c["id"]][2], s) for s in found[c["id"]][0].skills],
                           "hooks": [h.event for h in found[c["id"]][0].hooks] if c["trust"]["trusted"] else [],
@@ -617,8 +629,9 @@ def retire(scope: str, name: str, force: bool = False) -> Outcome:
         # never a command string read from the home.
         try:
             outcome = capdoctor.doctor(repo, agent)
-            found = capdoctor.acquired(capdoctor.config_chain(repo))
-            current = {c["id"]: c for c in _runtime_caps(outcome, found)}
+            chain = capdoctor.config_chain(repo)
+            found = capdoctor.acquired(chain)
+            current = {c["id"]: c for c in _runtime_caps(outcome, found, _binding_levels(repo, agent, chain, found))}
         except Failure as exc:
             current = {}
             warnings.append("the capabilities could not be resolved: " + "; ".join(d.message for d in exc.diagnostics))
