@@ -34,7 +34,14 @@ UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR206": "test_sources_closure.py::test_merge_joins_provenance_and_refuses_a_second_source",
                "AR153": "test_cap_model.py::test_duplicate_ids_and_layer_conflicts",
                "AR161": "test_cap_install.py::test_a_locked_package_never_changes_on_install",
-               "AR169": "test_cap_config.py::test_equal_specificity_disagreements_are_ar169"}
+               "AR169": "test_cap_config.py::test_equal_specificity_disagreements_are_ar169",
+               "AR172": "test_cap_spawn.py::test_untrusted_hooks",
+               "AR173": "test_cap_spawn.py::test_a_failed_required_hook_rolls_the_spawn_back",
+               "AR174": "test_cap_spawn.py::test_refusals",
+               "AR175": "test_cap_spawn.py::test_an_unidentifiable_home_fails_closed",
+               "AR176": "test_cap_spawn.py::test_failed_compensation_quarantines_and_each_tool_retries_the_others",
+               "AR177": "test_cap_spawn.py::test_refusals",
+               "AR178": "test_cap_migrate.py::test_a_catalog_entry_keeps_the_scope_at_version_1"}
 
 
 def case_dirs():

@@ -401,6 +401,34 @@ CODES: Dict[str, Code] = _table(
          "Two capabilities active for one soul contribute a skill of the same name, and skill-overrides names no "
          "winner.",
          "Add `skill-overrides: {NAME: CAPABILITY-ID}` to oas-config.yaml, or deactivate one of them for the soul."),
+    Code("AR172", "cap-required-hook-untrusted",
+         "A capability active for the soul declares a required spawn hook, but its executable surface is not "
+         "trusted, so the spawn cannot run the setup the instance relies on.",
+         "Run 'agentrc cap trust CAPABILITY --dir SCOPE' (an installed capability), or deactivate it for the soul."),
+    Code("AR173", "cap-required-hook-failed",
+         "A required spawn hook failed: the spawn was rolled back (retire hooks, home removed), or, when that "
+         "compensation did not finish, the home is kept with .oas-rollback-incomplete.json.",
+         "Fix the hook's cause and spawn again; a kept home is retried with 'agentrc cap retire INSTANCE'."),
+    Code("AR174", "cap-spawn-invalid",
+         "The instance home cannot be composed: the soul's work mode is not checkout, its repository or AGENTS.md "
+         "is missing, the agent's instances/ directory is a link, a skill links outside itself, or an active "
+         "capability declares a skill tree or injection that does not exist.",
+         "Fix the soul (soul.yaml, AGENTS.md) or the skill; use 'oas spawn' for worktree, attached and workspace "
+         "instances."),
+    Code("AR175", "cap-instance-unidentified",
+         "An instance home has no readable instance.json and no usable cleanup descriptor (or a rollback marker that "
+         "cannot drive a retry), so what still depends on it is unknown (E_UNIDENTIFIED_INSTANCE_HOME).",
+         "Inspect the home, then 'agentrc cap retire INSTANCE --force' removes it anyway."),
+    Code("AR176", "cap-retire-incomplete",
+         "Retiring a quarantined instance could not prove its cleanup: an outstanding retire hook failed, did not "
+         "run, or reported incomplete cleanup. The home is kept.",
+         "Fix the cause and retire again; --force removes the home and prints what you now own."),
+    Code("AR178", "cap-migrate-failed",
+         "A lockfileVersion 1 scope cannot be converted: an entry has no package source agentrc can map (a catalog "
+         "id, an unknown source), or acquiring a mapped package failed (then everything was rolled back).",
+         "Fix the source, or convert the scope with 'oas migrate'; 'agentrc cap migrate --dry-run' shows the plan."),
+    Code("AR177", "cap-unknown-instance", "No instance of that name under the agents root above the scope.",
+         "Check the name: instances live in agents/<soul>/instances/ and local-agents/<soul>/instances/."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",

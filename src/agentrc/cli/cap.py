@@ -3,8 +3,10 @@
 `install [SOURCE]` acquires a package (bare: restores the scope's locks), `list` shows what
 the scope's locks hold, `update PACKAGE` re-resolves one, `remove PACKAGE` removes one,
 `trust CAPABILITY` (or `trust PACKAGE --all-capabilities`) approves commands and hooks at
-the installed integrity, `use CAPABILITY` edits the activation in oas-config.yaml, `doctor [DIR]
---soul NAME` shows what is active for a soul. With
+the installed integrity, `migrate [--dry-run]` converts a version 1 lock, `spawn SOUL`
+creates an instance home, `retire INSTANCE [--force]` runs its retire hooks and removes it,
+`use CAPABILITY` edits the activation in oas-config.yaml, `doctor [DIR] --soul NAME` shows
+what is active for a soul. With
 `--json`, stdout carries exactly one envelope, the OAS kernel's (`{"schemaVersion": 1,
 "ok": true, "result": ...}` or `{"schemaVersion": 1, "ok": false, "error": {"code",
 "message", "details"}}`), with its stable error codes; the diagnostics ride in
@@ -21,7 +23,7 @@ from typing import Any, Dict, Optional, Sequence
 
 from agentrc.cli.common import UsageError, print_diags
 from agentrc.diagnostics import Diagnostic
-from agentrc.pipeline import capdoctor, capinstall, capuse
+from agentrc.pipeline import capdoctor, capinstall, capmigrate, capspawn, capuse
 
 
 def run(args) -> int:
@@ -62,6 +64,12 @@ def run(args) -> int:
             outcome = capuse.use(scope, args.capability, target, name, args.disable, args.layer, args.settings)
         elif args.verb == "update":
             outcome = capinstall.update(scope, args.package, notify)
+        elif args.verb == "migrate":
+            outcome = capmigrate.migrate(scope, args.dry_run, notify)
+        elif args.verb == "spawn":
+            outcome = capspawn.spawn(scope, args.soul, args.task, notify)
+        elif args.verb == "retire":
+            outcome = capspawn.retire(scope, args.instance, args.force)
         elif args.verb == "trust":
             shout = (lambda m: print(m, file=sys.stderr)) if args.json else print
             outcome = capinstall.trust(scope, args.target, args.all_capabilities, shout)
@@ -73,12 +81,13 @@ def run(args) -> int:
             return _envelope_error(exc.kernel_code, first.format().splitlines()[0] if first else str(exc),
                                    exc.diagnostics)
         print_diags(exc.diagnostics, fmt)
-        if args.verb not in ("list", "doctor"):
+        if args.verb not in ("list", "doctor", "spawn", "retire"):
             print(f"agentrc cap {args.verb}: failed, nothing changed", file=sys.stderr)
         return 1
     if fmt == "json":
         if outcome.failed:
-            code = "E_RECONCILE_FAILED" if args.verb == "install" else capinstall.kernel_code(
+            code = "E_RECONCILE_FAILED" if args.verb == "install" else "E_RETIRE_INCOMPLETE" \
+                if args.verb == "retire" else capinstall.kernel_code(
                 next(d.code for d in outcome.warnings if d.is_error))
             return _envelope_error(code, "; ".join(d.message for d in outcome.warnings if d.is_error)
                                    or f"{len(outcome.result.get('failures', []))} failure(s) during restore",

@@ -198,6 +198,19 @@ def _parser() -> argparse.ArgumentParser:
                     help="approve every capability the package supplies (its whole surface is printed first)")
     scope(ct)
 
+    cm = verbs.add_parser("migrate", help="convert the scope's lockfileVersion 1 lock to version 2, all or nothing")
+    cm.add_argument("--dry-run", action="store_true", help="print the plan; change nothing")
+    scope(cm)
+    csp = verbs.add_parser("spawn", help="create an instance home of a soul (no runtime is launched)")
+    csp.add_argument("soul", metavar="SOUL")
+    csp.add_argument("--task", default="", metavar="TEXT", help="the task written into TASK.md")
+    scope(csp)
+    crt = verbs.add_parser("retire", help="run an instance's retire hooks and remove its home")
+    crt.add_argument("instance", metavar="INSTANCE")
+    crt.add_argument("--force", action="store_true",
+                     help="remove the home even when it cannot be identified or its cleanup is incomplete")
+    scope(crt)
+
     im = sub.add_parser("import", help="read a project's client files into portable items (and a canonical document)")
     im.add_argument("project", metavar="DIR", help="the project holding the client's files")
     im.add_argument("--from", dest="client", required=True, metavar="CLIENT",

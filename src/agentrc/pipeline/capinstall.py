@@ -217,9 +217,20 @@ class ScopeLock:
     so two runs never both hold it."""
 
     NAME = ".agentrc-lock"
+    # Locks this process holds and lends, by path: a run that holds a scope (cap migrate)
+    # lends its lock to the transactions it runs on it (install), which then do not wait
+    # for it. Only a lent lock is entered again.
+    _held: Dict[str, List[Any]] = {}
 
     def __init__(self, scope: str):
         self.path = os.path.join(_store(scope), self.NAME)
+        self.fd: Optional[int] = None
+        held = ScopeLock._held.get(self.path)
+        if held is not None:
+            held[1] += 1
+            self.nested = True
+            return
+        self.nested = False
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         try:
             timeout = float(os.environ.get("AGENTRC_LOCK_TIMEOUT", LOCK_TIMEOUT))
@@ -244,13 +255,24 @@ class ScopeLock:
             except FileNotFoundError:
                 same = False
             if same:
-                self.fd: Optional[int] = fd
+                self.fd = fd
                 return
             os.close(fd)  # removed by the run that held it: lock the new file instead
 
+    def lend(self) -> "ScopeLock":
+        """Let later ScopeLocks of this scope in this process enter without waiting."""
+        if self.fd is not None:
+            ScopeLock._held[self.path] = [self.fd, 1]
+        return self
+
     def release(self) -> None:
+        if self.nested:
+            self.nested = False
+            ScopeLock._held[self.path][1] -= 1
+            return
         if self.fd is None:
             return
+        ScopeLock._held.pop(self.path, None)
         with contextlib.suppress(OSError):
             os.unlink(self.path)
         os.close(self.fd)

@@ -1,0 +1,701 @@
+"""`agentrc cap spawn SOUL` and `agentrc cap retire INSTANCE` (spec 003, "Exact runtime
+composition", hooks and rollback), with the OAS kernel's home layout and cleanup contract.
+
+Spawn resolves the soul's composition (`capdoctor.doctor`), checks it, and builds the instance
+home under `<agents-root>/<soul>/instances/<instance>/` in a staging directory next to it that
+is renamed into place: `soul` (a link to the canonical soul), `AGENTS.md` (the soul's, then
+the capability blocks, then the config blocks), `CLAUDE.md -> AGENTS.md`, `.agents/skills/`
+(real copies of the soul's and the active capabilities' skills), `.claude/skills ->
+../.agents/skills`, `work` (a link to the checkout). Then the spawn hooks of trusted
+capabilities run, outer scope to inner, then by id; a required hook that fails rolls the
+spawn back by running the retire hooks (reverse order) and removing the home, or, when that
+compensation does not finish, keeps the home with `.oas-rollback-incomplete.json` (cleanup
+contract version 1, the kernel's shape, so either tool retries it). Only then are `TASK.md`
+and `instance.json` written. No runtime is launched: agentrc stops where the kernel starts tmux.
+
+Not composed here: the kernel's own skills (oas, oas-config, oas-packages) and its kernel and
+work-mode instruction blocks, which are the kernel's text. Only the `checkout` work mode is
+supported (`work` links to the repository).
+
+Retire finds the home, runs the retire hooks, and removes it; a quarantined home is removed only
+when every outstanding retire hook ran and reported success (`--force` removes it anyway and
+returns what the operator now owns). A home with no `instance.json` and no usable cleanup
+descriptor fails closed (E_UNIDENTIFIED_INSTANCE_HOME) unless `--force`.
+
+Hooks are `node <script> [args]` with the script inside the capability root (links resolved),
+run without a shell, cwd the home, with the `OAS_*` environment; the last stdout line may be
+JSON with `meta`, `brief`, `warning`. Retire never runs a command string read from the home:
+it runs the retire hooks of the capabilities the home records, as they resolve and are
+trusted now.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import tempfile
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from agentrc.capabilities import activation
+from agentrc.diagnostics import Diagnostics
+from agentrc.inputs import captree
+from agentrc.pipeline import capdoctor
+from agentrc.pipeline.capinstall import Failure, Outcome, fail
+from agentrc.text.yamlpos import YamlError
+from agentrc.text.yamlpos import load as load_yaml
+
+CLEANUP_VERSION = 1
+MARKER = ".oas-rollback-incomplete.json"
+INSTANCE_FILE = "instance.json"
+WORK_MODES = ("worktree", "checkout", "attached", "workspace")
+GIT_DEBT = ("worktree", "branch")
+HOOK_TIMEOUT = 120
+MAX_HOOK_OUTPUT = 1 << 20
+_NAME = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
+
+
+# --- where things are -------------------------------------------------------------------
+
+
+def _agents_root(context: str) -> Optional[str]:
+    d = os.path.abspath(context)
+    while True:
+        if os.path.basename(d) == "agents" and os.path.isdir(d):
+            return d
+        if os.path.isdir(os.path.join(d, "agents")) or os.path.isdir(os.path.join(d, "local-agents")):
+            return os.path.join(d, "agents")
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def _soul_dir(root: str, soul: str) -> Optional[str]:
+    for base in (root, os.path.join(os.path.dirname(root), "local-agents")):
+        d = os.path.join(base, soul)
+        if os.path.isfile(os.path.join(d, "soul", "soul.yaml")):
+            return d
+    return None
+
+
+def _inside(parent: str, child: str) -> bool:
+    return captree.inside(os.path.realpath(parent), os.path.realpath(child))
+
+
+def _git(repo: str, *args: str) -> Tuple[bool, str]:
+    try:
+        proc = subprocess.run(["git", "-C", repo, *args], capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False, ""
+    return proc.returncode == 0, proc.stdout.decode("utf-8", "replace").strip()
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _write(path: str, data: bytes) -> None:
+    """Write `path` whole or not at all (a temporary file in its directory, then a rename)."""
+    fd, tmp = tempfile.mkstemp(prefix=".agentrc-", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _json_bytes(doc: Any) -> bytes:
+    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _shq(s: str) -> str:
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+# --- hooks --------------------------------------------------------------------------------
+
+
+def hook_argv(cdir: str, command: str) -> Optional[List[str]]:
+    """`node <script> [args]` for a hook command, or None when the script is not a regular
+    file inside the capability root once links are resolved."""
+    parts = command.split()
+    if not parts:
+        return None
+    script = os.path.join(cdir, parts[0])
+    real = os.path.realpath(script)
+    if not _inside(cdir, real) or not os.path.isfile(real):
+        return None
+    return ["node", real, *parts[1:]]
+
+
+def run_hooks(event: str, caps: List[Dict[str, Any]], env: Dict[str, str], home: str,
+              prior: Dict[str, Any]) -> Dict[str, Any]:
+    """Run `event` for each capability in `caps` (each {id, layer, level, settings, dir,
+    hooks: {event: command}, requiredHooks}), in the given order. Returns the kernel's
+    result shape: meta by id, briefs, warnings, order run, failures."""
+    out: Dict[str, Any] = {"meta": {}, "briefs": [], "warnings": [], "order": [], "failures": []}
+    for cap in caps:
+        command = (cap.get("hooks") or {}).get(event)
+        if not command:
+            continue
+        out["order"].append(cap["id"])
+        argv = hook_argv(cap["dir"], command)
+        required = event in (cap.get("requiredHooks") or [])
+        if argv is None:
+            message = f"hook script of {command!r} is not a file inside {cap['dir']}"
+            out["warnings"].append(f"{cap['id']} {event} hook failed (continuing): {message}")
+            out["failures"].append({"capability": cap["id"], "event": event, "message": message, "required": required})
+            continue
+        hook_env = dict(os.environ)
+        hook_env.update(env)
+        hook_env.update({"OAS_EVENT": event, "OAS_CAPABILITY": cap["id"], "OAS_LAYER": cap.get("layer") or "",
+                         "OAS_LEVEL": cap.get("level") or "",
+                         "OAS_SETTINGS": json.dumps(cap.get("settings") or {}, separators=(",", ":")),
+                         "OAS_META": json.dumps(prior.get(cap["id"]) or {}, separators=(",", ":"))})
+        try:
+            proc = subprocess.run(argv, cwd=home, env=hook_env, stdin=subprocess.DEVNULL, capture_output=True,
+                                  timeout=HOOK_TIMEOUT)
+            stdout = proc.stdout[:MAX_HOOK_OUTPUT].decode("utf-8", "replace")
+            ok, detail = proc.returncode == 0, f"exit {proc.returncode}: " + \
+                proc.stderr[:2000].decode("utf-8", "replace").strip()[:200]
+        except subprocess.TimeoutExpired:
+            stdout, ok, detail = "", False, f"timed out after {HOOK_TIMEOUT}s"
+        except OSError as exc:
+            stdout, ok, detail = "", False, str(exc)[:200]
+        lines = [ln for ln in stdout.strip().split("\n") if ln]
+        try:
+            last = json.loads(lines[-1]) if lines else {}
+        except ValueError:
+            last = {}
+        if not isinstance(last, dict):
+            last = {}
+        if last.get("meta"):
+            out["meta"][cap["id"]] = last["meta"]
+        if ok:
+            if isinstance(last.get("brief"), str) and last["brief"]:
+                out["briefs"].append(f"- {last['brief']}")
+            if isinstance(last.get("warning"), str) and last["warning"]:
+                out["warnings"].append(last["warning"])
+            continue
+        if isinstance(last.get("warning"), str) and last["warning"].strip():
+            detail = last["warning"].strip()
+        out["warnings"].append(f"{cap['id']} {event} hook failed (continuing): {detail}")
+        out["failures"].append({"capability": cap["id"], "event": event, "message": detail, "required": required})
+    return out
+
+
+def _binding_levels(context: str, soul: str, chain: List[Any],
+                    found: Dict[str, Tuple[Any, str, str]]) -> Dict[str, str]:
+    """The scope of the binding that activated each capability (the kernel's `level`)."""
+    stype = capdoctor.soul_type(context, soul) or ""
+    result = activation.resolve(chain, soul, stype, {c: (cap, o) for c, (cap, o, _d) in found.items()}, Diagnostics())
+    return {a.id: a.level for a in result.capabilities}
+
+
+def _runtime_caps(outcome: Outcome, found: Dict[str, Tuple[Any, str, str]],
+                  levels: Dict[str, str]) -> List[Dict[str, Any]]:
+    """The active capabilities in hook order (outer scope to inner, then id: the activation's
+    order), each with the hooks it may run (only a trusted one has any)."""
+    out = []
+    for row in outcome.result["capabilities"]:
+        cap, _origin, cdir = found[row["id"]]
+        trusted = row["trust"]["trusted"]
+        hooks = {h.event: h.command for h in cap.hooks} if trusted else {}
+        out.append({"id": cap.id, "layer": cap.layer or None,
+                    "level": levels.get(cap.id) or row["origin"].split(":", 1)[1],
+                    "settings": row["settings"], "dir": cdir, "hooks": hooks,
+                    "requiredHooks": [h.event for h in cap.hooks if h.required],
+                    "executable": cap.executable, "trusted": trusted})
+    return out
+
+
+def _kernel_runtime(caps: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The `capabilityRuntime` rows as the kernel writes them (hook commands as node lines)."""
+    rows = []
+    for c in caps:
+        hooks = {}
+        for ev, command in c["hooks"].items():
+            argv = hook_argv(c["dir"], command)
+            if argv:
+                hooks[ev] = " ".join(["node", _shq(argv[1]), *argv[2:]])
+        rows.append({"id": c["id"], "layer": c["layer"], "level": c["level"], "settings": c["settings"],
+                     "hooks": hooks, "requiredHooks": c["requiredHooks"], "missingRequires": [],
+                     "trust": {"trusted": c["trusted"]}, "executable": c["executable"]})
+    return rows
+
+
+# --- spawn --------------------------------------------------------------------------------
+
+
+def _skill_entries(tree: str) -> List[str]:
+    """The skills a tree contributes (the kernel's rule): the tree itself when it holds a
+    SKILL.md file, else each child directory (not a link) holding one."""
+    if not os.path.isdir(tree):
+        return []
+    if os.path.isfile(os.path.join(tree, "SKILL.md")):
+        return [tree]
+    return [os.path.join(tree, n) for n in sorted(os.listdir(tree))
+            if not os.path.islink(os.path.join(tree, n)) and os.path.isdir(os.path.join(tree, n))
+            and os.path.isfile(os.path.join(tree, n, "SKILL.md"))]
+
+
+def _inject_disabled(chain: List[Any], cid: str) -> bool:
+    for cfg in chain:
+        for entry in cfg.entries:
+            if entry.id == cid and entry.injection_override:
+                return bool(entry.injection_override == "none")
+    return False
+
+
+def _skills(soul_dir: str, outcome: Outcome, overrides: Dict[str, str], config_path: str) -> List[Tuple[str, str, str]]:
+    """(name, source, directory) of the composed skill set: the soul's, then the active
+    capabilities'. One name from two sources is AR171 unless skill-overrides names the
+    winning source ("soul" or a capability id)."""
+    sources = [("soul", os.path.join(soul_dir, "skills"))]
+    sources += [(c["id"], tree) for c in outcome.result["capabilities"] for tree in c["skills"]]
+    by_name: Dict[str, List[Tuple[str, str]]] = {}
+    for source, tree in sources:
+        for skill in _skill_entries(tree):
+            by_name.setdefault(os.path.basename(skill), []).append((source, skill))
+    d = Diagnostics()
+    out = []
+    for name in sorted(by_name):
+        cands = by_name[name]
+        if len(cands) > 1:
+            winner = [c for c in cands if c[0] == overrides.get(name)]
+            if len(winner) != 1:
+                d.error(config_path, (0, 0), "AR171", f"skill {name!r} comes from "
+                        f"{', '.join(s for s, _p in cands)}; name the winner in skill-overrides ({name}: <source>)")
+                continue
+            cands = winner
+        out.append((name, cands[0][0], cands[0][1]))
+    if d.has_errors:
+        raise Failure(d.items, "E_SPAWN_FAILED")
+    return out
+
+
+def _copy_skill(src: str, dst: str, top: str = "") -> None:
+    """An exact copy of one skill tree, as the kernel copies it: directories, regular files
+    (modes kept, less group/other write and special bits) and links recreated as links. A link
+    is copied only when it is relative and resolves inside the skill; any other link, and any
+    other kind of file, is AR174 (the kernel recreates any link verbatim)."""
+    top = top or os.path.realpath(src)
+    os.mkdir(dst)
+    for name in sorted(os.listdir(src)):
+        s, t = os.path.join(src, name), os.path.join(dst, name)
+        st = os.lstat(s)
+        if stat.S_ISLNK(st.st_mode):
+            target = os.readlink(s)
+            if os.path.isabs(target) or not captree.inside(top, os.path.realpath(s)):
+                raise fail(s, "AR174", f"{s} links to {target}, outside its skill; a composed skill is copied only "
+                           "from inside itself", "E_SPAWN_FAILED")
+            os.symlink(target, t)
+        elif stat.S_ISDIR(st.st_mode):
+            _copy_skill(s, t, top)
+            os.chmod(t, stat.S_IMODE(st.st_mode) & 0o755)
+        elif stat.S_ISREG(st.st_mode):
+            shutil.copyfile(s, t)
+            os.chmod(t, stat.S_IMODE(st.st_mode) & 0o755)
+        else:
+            raise fail(s, "AR174", f"{s} is not a regular file, directory or link", "E_SPAWN_FAILED")
+
+
+def _instance_name(instances: str, soul: str) -> str:
+    existing = {n for n in os.listdir(instances) if ".agentrc-" not in n} if os.path.isdir(instances) else set()
+    i = len(existing) + 1
+    while f"{soul}-{i}" in existing:
+        i += 1
+    return f"{soul}-{i}"
+
+
+def spawn(scope: str, soul: str, task: str = "", notify: Callable[[str], None] = lambda _m: None) -> Outcome:
+    """Create an instance home of `soul` as the kernel's `oas spawn --no-launch` does (see the
+    module docstring for what differs). Raises Failure; on failure nothing is left, except a
+    quarantined home when a required hook's compensation did not finish."""
+    scope = os.path.abspath(scope)
+    if not _NAME.match(soul or ""):
+        raise fail(scope, "AR166", f"{soul!r} is not a soul name", "E_UNKNOWN_SOUL")
+    root = _agents_root(scope)
+    agent_dir = _soul_dir(root, soul) if root else None
+    if root is None or agent_dir is None:
+        raise fail(scope, "AR166", f"no soul {soul!r} under an agents/ or local-agents/ directory above {scope}",
+                   "E_UNKNOWN_SOUL")
+    soul_dir = os.path.join(agent_dir, "soul")
+    raw = captree.read_manifest(soul_dir, "soul.yaml") or b""
+    try:
+        meta_doc = load_yaml(raw.decode("utf-8", "replace")).data
+    except YamlError:
+        meta_doc = None
+    soul_meta: Dict[str, Any] = meta_doc if isinstance(meta_doc, dict) else {}
+    work = soul_meta.get("work") or "checkout"
+    if work != "checkout":
+        raise fail(os.path.join(soul_dir, "soul.yaml"), "AR174", f"work mode {work!r}: agentrc spawns only checkout "
+                   "instances (worktree, attached and workspace homes need `oas spawn`)", "E_SPAWN_FAILED")
+    repo_value = soul_meta.get("repo")
+    workspace = os.path.dirname(root)
+    repo = scope
+    if isinstance(repo_value, str) and repo_value:
+        repo = repo_value if os.path.isabs(repo_value) else os.path.normpath(os.path.join(workspace, repo_value))
+    if not os.path.isdir(repo):
+        raise fail(os.path.join(soul_dir, "soul.yaml"), "AR174", f"repo not found: {repo}", "E_SPAWN_FAILED")
+    agents_md = captree.read_manifest(soul_dir, "AGENTS.md")
+    if agents_md is None:
+        raise fail(soul_dir, "AR174", f"canonical soul instructions missing: {soul_dir}/AGENTS.md", "E_SPAWN_FAILED")
+    runtime = soul_meta.get("runtime") if soul_meta.get("runtime") in ("pi", "claude") else "pi"
+
+    outcome = capdoctor.doctor(repo, soul)
+    chain = capdoctor.config_chain(repo)
+    found = capdoctor.acquired(chain)
+    overrides: Dict[str, str] = {}
+    for cfg in reversed(chain):
+        overrides.update(dict(cfg.skill_overrides))
+    missing = Diagnostics()
+    for row in outcome.result["capabilities"]:
+        cap, _origin, cdir = found[row["id"]]
+        for declared in cap.skills:
+            if not _skill_entries(os.path.join(cdir, declared)):
+                missing.error(os.path.join(cdir, declared), (0, 0), "AR174", f"{cap.id!r} declares the skill tree "
+                              f"{declared!r}, which holds no skill (no SKILL.md, and no child directory with one)")
+        if cap.inject and not row["inject"] and not _inject_disabled(chain, cap.id):
+            missing.error(cdir, (0, 0), "AR174", f"{cap.id!r} declares the injection {cap.inject!r}, which does not "
+                          "exist")
+    if missing.has_errors:
+        raise Failure(missing.items, "E_SPAWN_FAILED")
+    skills = _skills(soul_dir, outcome, overrides, chain[0].path if chain else scope)
+    levels = _binding_levels(repo, soul, chain, found)
+    caps = _runtime_caps(outcome, found, levels)
+    untrusted = [c["id"] for c in caps if c["requiredHooks"] and not c["trusted"]]
+    if untrusted:
+        d = Diagnostics()
+        for cid in untrusted:
+            d.error(found[cid][2], (0, 0), "AR172", f"{cid!r} declares a required hook, but its executable surface is "
+                    f"not trusted: run `agentrc cap trust {cid} --dir {found[cid][1].split(':', 1)[1]}`")
+        raise Failure(d.items, "E_SPAWN_FAILED")
+    blocks = outcome.result["instructionBlocks"]
+    text = capdoctor.compose(agents_md.decode("utf-8", "replace"), blocks)
+
+    instances = os.path.join(agent_dir, "instances")
+    for p in (agent_dir, instances):
+        if os.path.islink(p) or (os.path.exists(p) and not os.path.isdir(p)):
+            raise fail(p, "AR174", f"{p} is a link or not a directory; an instance home is created only in the "
+                       "agent's own directory", "E_NO_CANONICAL_ROOT")
+    os.makedirs(instances, exist_ok=True)
+    instance = _instance_name(instances, soul)
+    home = os.path.join(instances, instance)
+    stage = tempfile.mkdtemp(prefix=f".{instance}.agentrc-", dir=instances)
+    try:
+        os.symlink(soul_dir, os.path.join(stage, "soul"))
+        _write(os.path.join(stage, "AGENTS.md"), text.encode("utf-8"))
+        os.symlink("AGENTS.md", os.path.join(stage, "CLAUDE.md"))
+        os.makedirs(os.path.join(stage, ".agents", "skills"))
+        os.makedirs(os.path.join(stage, ".claude"))
+        for name, _source, src in skills:
+            _copy_skill(os.path.realpath(src), os.path.join(stage, ".agents", "skills", name))
+        os.symlink(os.path.join("..", ".agents", "skills"), os.path.join(stage, ".claude", "skills"))
+        os.symlink(repo, os.path.join(stage, "work"))
+        os.chmod(stage, 0o755)
+        for _attempt in range(100):
+            try:
+                os.rename(stage, home)  # fails when another spawn took the name meanwhile
+                break
+            except OSError:
+                if not os.path.lexists(home):
+                    raise
+                instance = _instance_name(instances, soul)
+                home = os.path.join(instances, instance)
+        else:
+            raise fail(instances, "AR174", "no free instance name", "E_SPAWN_FAILED")
+    except OSError as exc:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise fail(home, "AR174", f"cannot create the instance home: {exc}", "E_SPAWN_FAILED") from exc
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    _ok, branch = _git(repo, "rev-parse", "--abbrev-ref", "HEAD")
+    # As the kernel: spawn hooks get the spawn's facts and no OAS_ROOT; the compensating
+    # retire hooks get OAS_ROOT and not the spawn's facts.
+    base = {"OAS_INSTANCE": instance, "OAS_INSTANCE_HOME": home, "OAS_HOME": home, "OAS_AGENT": soul,
+            "OAS_SOUL": soul_dir, "OAS_CONTEXT": repo, "OAS_WORKSPACE": workspace,
+            "OAS_TEAM_NAME": "", "OAS_TEAM_ID": "", "OAS_TEAM_SCOPE": ""}
+    env: Dict[str, str] = dict(base, OAS_ROOT="", OAS_TASK=task, OAS_REPO=repo, OAS_BRANCH=branch, OAS_WORK=str(work),
+               OAS_RUNTIME=str(runtime),
+               OAS_KIND="local" if os.path.basename(os.path.dirname(agent_dir)) == "local-agents" else "persistent")
+    hooks = run_hooks("spawn", caps, env, home, {})
+    warnings = list(hooks["warnings"])
+    warnings[:0] = [f"{c['id']}: executable surface disabled — not trusted" for c in caps
+                    if c["executable"] and not c["trusted"]]
+    required = [f for f in hooks["failures"] if f["required"]]
+    if required:
+        _roll_back(home, instance, soul, repo, branch, work, caps, dict(base, OAS_ROOT=root), hooks, required)
+    briefs = "".join("\n" + b for b in hooks["briefs"])
+    body = f"\n## Task\n\n{task.strip()}\n" if task.strip() else "\nNo task was given at spawn time.\n"
+    _write(os.path.join(home, "TASK.md"), (
+        f"# Instance {instance} of {soul}\n\n- Home: {home}\n- Work tree: ./work, a link to the checkout {repo}"
+        f"{f' (branch {branch})' if branch else ''}; stay on that branch\n"
+        f"- Repository work happens in ./work.{briefs}\n{body}").encode("utf-8"))
+    doc: Dict[str, Any] = {
+        "agent": soul, "kind": env["OAS_KIND"], "instance": instance, "home": home, "repo": repo, "work": work,
+        "branch": branch or None, "runtime": runtime, "spawnOrigin": "operator",
+        "capabilityMeta": hooks["meta"] or None,
+        "layers": {layer: p["provenance"] for layer, p in outcome.result["layers"].items() if p.get("provenance")}
+        or None,
+        "capabilities": [{"id": c["id"], "layer": c["layer"], "command": c["command"], "origin": c["origin"],
+                          "level": levels.get(c["id"]) or c["origin"].split(":", 1)[1], "settings": c["settings"],
+                          "provenance": c["provenance"],
+                          "skills": [os.path.join(found[c["id"]][2], s) for s in found[c["id"]][0].skills],
+                          "hooks": [h.event for h in found[c["id"]][0].hooks] if c["trust"]["trusted"] else [],
+                          "trusted": c["trust"]["trusted"]}
+                         for c in outcome.result["capabilities"]],
+        "skills": [{"name": n, "source": s} for n, s, _p in skills],
+        "instructions": [{"source": b["source"], "file": b["file"]} for b in blocks],
+        "capabilityRuntime": _kernel_runtime(caps),
+        "composedBy": "agentrc", "createdAt": _now(),
+    }
+    doc = {k: v for k, v in doc.items() if v is not None}
+    _write(os.path.join(home, INSTANCE_FILE), _json_bytes(doc))
+    result = {"instance": instance, "agent": soul, "home": home, "work": work, "branch": branch or None,
+              "launched": False, "warnings": warnings, "tmux": None, "repo": repo, "runtime": runtime, "model": None,
+              "parent": None, "sibling": None, "relation": None, "spawnOrigin": "operator",
+              "skills": doc["skills"], "instructions": doc["instructions"]}
+    lines = [f"Spawned {instance} ({work}{f', branch {branch}' if branch else ''}), not launched", f"  home: {home}"]
+    lines += [f"  WARNING: {w}" for w in warnings]
+    return Outcome(result, lines)
+
+
+def _roll_back(home: str, instance: str, soul: str, repo: str, branch: str, work: str,
+               caps: List[Dict[str, Any]], env: Dict[str, str], hooks: Dict[str, Any],
+               required: List[Dict[str, Any]]) -> None:
+    """A required spawn hook failed: compensate (retire hooks, reverse order), then remove the
+    home, or keep it with the cleanup descriptor when compensation did not finish. Raises."""
+    incomplete: List[str] = []
+    outstanding: List[str] = []
+    comp = run_hooks("retire", list(reversed(caps)), env, home, hooks["meta"])
+    for f in comp["failures"]:
+        incomplete.append(f"retire hook {f['capability']}: {f['message']}")
+        outstanding.append(f["capability"])
+    for cid, m in comp["meta"].items():
+        if isinstance(m, dict) and m.get("retired") is False and m.get("reason") != "nothing-to-delete":
+            incomplete.append(f"retire hook {cid}: reported incomplete cleanup"
+                              f"{' (' + str(m['reason']) + ')' if m.get('reason') else ''} — external state may remain")
+            outstanding.append(cid)
+    for f in required:
+        cap = next((c for c in caps if c["id"] == f["capability"]), None)
+        if cap is None or cap["hooks"].get("retire") or not hooks["meta"].get(f["capability"]):
+            continue
+        incomplete.append(f"{f['capability']}: its {f['event']} hook is declared required and reported state it "
+                          "created, but the capability declares no retire hook, so nothing can undo it")
+        outstanding.append(f["capability"])
+    detail = "; ".join(f"{f['capability']} {f['event']} hook (declared required): {f['message']}" for f in required)
+    d = Diagnostics()
+    if incomplete:
+        cleanup: Dict[str, Any] = {
+            "version": CLEANUP_VERSION, "repo": repo, "work": work, "branch": branch,
+            "outstanding": {"hooks": list(dict.fromkeys(outstanding)), "git": []},
+            "capabilityRuntime": _kernel_runtime(caps), "capabilityMeta": hooks["meta"]}
+        if not branch:
+            del cleanup["branch"]
+        marker: Dict[str, Any] = {
+            "instance": instance, "agent": soul,
+            "reason": "required spawn hook failed and compensation did not complete",
+            "failed": [{"capability": f["capability"], "event": f["event"]} for f in required],
+            "incomplete": incomplete, "retainedFor": "credentials/metadata needed to retry cleanup",
+            "cleanup": cleanup, "createdAt": _now(),
+        }
+        try:
+            _write(os.path.join(home, MARKER), _json_bytes(marker))
+        except OSError:
+            pass  # the quarantine stands without its marker
+        d.error(home, (0, 0), "AR173", f"{detail}; rollback INCOMPLETE: the home is kept at {home} (it holds what the "
+                f"cleanup needs; not a live instance); retry with `agentrc cap retire {instance}`. Outstanding: "
+                + "; ".join(incomplete))
+    else:
+        shutil.rmtree(home, ignore_errors=True)
+        gone = "" if not os.path.lexists(home) else f"; rollback INCOMPLETE, remove {home} by hand"
+        d.error(home, (0, 0), "AR173", f"{detail}; the spawn was rolled back{gone}")
+    raise Failure(d.items, "E_SPAWN_FAILED")
+
+
+# --- retire -------------------------------------------------------------------------------
+
+
+def find_instance(scope: str, name: str) -> Optional[Tuple[str, str]]:
+    """(agent name, home) of instance `name` under the agents root above `scope`: the first
+    `<agent>/instances/<name>` of agents/ then local-agents/ that is a real directory there."""
+    if not _NAME.match(name or ""):
+        return None
+    root = _agents_root(scope)
+    if root is None:
+        return None
+    for base in (root, os.path.join(os.path.dirname(root), "local-agents")):
+        try:
+            agents = sorted(os.listdir(base))
+        except OSError:
+            continue
+        for agent in agents:
+            instances = os.path.join(base, agent, "instances")
+            home = os.path.join(instances, name)
+            if os.path.islink(home) or not os.path.isdir(home) or os.path.islink(instances):
+                continue
+            if os.path.dirname(os.path.realpath(home)) == os.path.realpath(instances):
+                return agent, home
+    return None
+
+
+def _read_json(path: str) -> Tuple[bool, Any]:
+    """(present, parsed or None when unreadable)."""
+    if os.path.islink(path) or not os.path.isfile(path):
+        return False, None
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(captree.MAX_MANIFEST_BYTES + 1)
+        if len(raw) > captree.MAX_MANIFEST_BYTES:
+            return True, None
+        return True, json.loads(raw.decode("utf-8"))
+    except (OSError, ValueError):
+        return True, None
+
+
+def usable_descriptor(marker: Any) -> bool:
+    """The cleanup contract (version 1), checked to the depth a retry consumes it."""
+    def text(v: Any) -> bool:
+        return isinstance(v, str) and bool(v.strip())
+
+    c = marker.get("cleanup") if isinstance(marker, dict) else None
+    if not isinstance(c, dict) or c.get("version") != CLEANUP_VERSION or type(c.get("version")) is not int:
+        return False
+    if not text(c.get("repo")) or c.get("work") not in WORK_MODES:
+        return False
+    if c.get("work") == "worktree" and not text(c.get("branch")):
+        return False
+    if "branch" in c and c["branch"] is not None and not text(c["branch"]):
+        return False
+    if "capabilityMeta" in c and not isinstance(c["capabilityMeta"], dict):
+        return False
+    runtime = c.get("capabilityRuntime")
+    if not isinstance(runtime, list) or not runtime or not all(isinstance(r, dict) and text(r.get("id"))
+                                                               for r in runtime):
+        return False
+    out = c.get("outstanding")
+    if not isinstance(out, dict) or not isinstance(out.get("hooks"), list) or not isinstance(out.get("git"), list):
+        return False
+    if not all(text(h) for h in out["hooks"]) or not all(g in GIT_DEBT for g in out["git"]):
+        return False
+    if out["git"] and c["work"] != "worktree":
+        return False
+    if not out["hooks"] and not out["git"]:
+        return False
+    return all(h in {r["id"] for r in runtime} for h in out["hooks"])
+
+
+def retire(scope: str, name: str, force: bool = False) -> Outcome:
+    """Retire instance `name`: retire hooks, then the home removed. Raises Failure
+    (AR177: no such instance; AR175: E_UNIDENTIFIED_INSTANCE_HOME). A quarantine retry that
+    cannot prove its cleanup keeps the home and returns a failed Outcome (AR176); with
+    `force` the home goes and `forcedIncomplete` lists what the operator now owns."""
+    scope = os.path.abspath(scope)
+    hit = find_instance(scope, name)
+    if hit is None:
+        raise fail(scope, "AR177", f"no instance named {name!r} under the agents root above {scope}",
+                   "E_UNKNOWN_INSTANCE")
+    agent, home = hit
+    present, live = _read_json(os.path.join(home, INSTANCE_FILE))
+    live = live if isinstance(live, dict) else None
+    marker_present, marker = _read_json(os.path.join(home, MARKER))
+    quarantine = marker if marker_present and usable_descriptor(marker) else None
+    unusable = marker_present and quarantine is None
+    if not force and (unusable or (live is None and quarantine is None)):
+        why = ("carries a rollback marker that cannot drive a retry (unreadable, or missing the cleanup descriptor "
+               "fields the retry consumes)") if unusable else "has no readable instance.json and no cleanup descriptor"
+        raise fail(home, "AR175", f"{home} {why}, so what external state still depends on it is unknown; inspect it, "
+                   "then run again with --force to remove it anyway", "E_UNIDENTIFIED_INSTANCE_HOME")
+    meta: Dict[str, Any] = dict(live or (quarantine or {}).get("cleanup") or {})
+    if not meta.get("capabilityMeta") and quarantine and isinstance(quarantine["cleanup"].get("capabilityMeta"), dict):
+        meta["capabilityMeta"] = quarantine["cleanup"]["capabilityMeta"]
+    recorded = [r["id"] for r in meta.get("capabilityRuntime") or [] if isinstance(r, dict) and isinstance(r.get("id"),
+                                                                                                          str)]
+    hook_results: Optional[Dict[str, Any]] = None
+    warnings: List[str] = []
+    repo = meta.get("repo") if isinstance(meta.get("repo"), str) else ""
+    if repo and os.path.isdir(repo):
+        # The hooks of the recorded capabilities as they resolve (and are trusted) now;
+        # never a command string read from the home.
+        try:
+            outcome = capdoctor.doctor(repo, agent)
+            chain = capdoctor.config_chain(repo)
+            found = capdoctor.acquired(chain)
+            current = {c["id"]: c for c in _runtime_caps(outcome, found, _binding_levels(repo, agent, chain, found))}
+        except Failure as exc:
+            current = {}
+            warnings.append("the capabilities could not be resolved: " + "; ".join(d.message for d in exc.diagnostics))
+        caps = [current[cid] for cid in recorded if cid in current]
+        prior: Dict[str, Any] = meta["capabilityMeta"] if isinstance(meta.get("capabilityMeta"), dict) else {}
+        env = {"OAS_INSTANCE": name, "OAS_INSTANCE_HOME": home, "OAS_HOME": home, "OAS_AGENT": agent,
+               "OAS_ROOT": _agents_root(scope) or "", "OAS_SOUL": os.path.join(os.path.dirname(os.path.dirname(home)),
+                                                                               "soul"),
+               "OAS_CONTEXT": repo, "OAS_WORKSPACE": os.path.dirname(_agents_root(scope) or scope),
+               "OAS_TEAM_NAME": "", "OAS_TEAM_ID": "", "OAS_TEAM_SCOPE": ""}
+        hook_results = run_hooks("retire", list(reversed(caps)), env, home, prior)
+        warnings += hook_results["warnings"]
+    still: Optional[List[str]] = None
+    if quarantine is not None:
+        failures = [f"retire hook {f['capability']}: {f['message']}" for f in (hook_results or {}).get("failures", [])]
+        for cid, m in (hook_results or {}).get("meta", {}).items():
+            if isinstance(m, dict) and m.get("retired") is False and m.get("reason") != "nothing-to-delete":
+                failures.append(f"retire hook {cid}: reported incomplete cleanup"
+                                f"{' (' + str(m['reason']) + ')' if m.get('reason') else ''}")
+        debt = quarantine["cleanup"]["outstanding"]
+        if debt["git"]:
+            failures.append(f"git {', '.join(debt['git'])}: not re-verified on this retry (agentrc does not manage "
+                            "worktrees), so the cleanup they owed is unverified")
+        ran = set((hook_results or {}).get("order", []))
+        for cid in debt["hooks"]:
+            if cid not in ran:
+                failures.append(f"retire hook {cid}: did not run on this retry (not active, not trusted, or it "
+                                "declares no retire hook), so the cleanup it owed is unverified")
+        if hook_results is None:
+            failures.append("retire hooks could not be rerun (the cleanup descriptor's repository is gone)")
+        if failures:
+            still = failures
+            try:
+                _write(os.path.join(home, MARKER), _json_bytes({**quarantine, "incomplete": failures,
+                                                                "lastRetryAt": _now()}))
+            except OSError:
+                pass
+    forced = bool(still and force)
+    removed = False
+    if not still or forced:
+        shutil.rmtree(home)
+        removed = True
+    result: Dict[str, Any] = {"retired": name, "agent": agent, "worktreeRemoved": False, "branchDeleted": False,
+                              "removedDir": removed, "harvested": []}
+    if still and not forced:
+        result["rollbackIncomplete"] = still
+        result["retainedHome"] = home
+    if forced:
+        result["forcedIncomplete"] = still
+    if hook_results is not None:
+        result["capabilityMeta"] = hook_results["meta"]
+    if warnings:
+        result["warnings"] = warnings
+    lines: List[str] = []
+    diags: Tuple[Any, ...] = ()
+    if forced:
+        lines.append(f"Removed {name} under --force with cleanup INCOMPLETE; this external state was NOT cleaned up "
+                     "and is now yours to remove by hand:")
+        lines += [f"  {f}" for f in still or []]
+    elif still:
+        d = Diagnostics()
+        d.error(home, (0, 0), "AR176", f"cleanup for {name} is INCOMPLETE; the home is kept at {home}: "
+                + "; ".join(still))
+        diags = tuple(d.items)
+    else:
+        lines.append(f"Retired {name} (agent {agent})")
+    return Outcome(result, lines, diags, failed=bool(still and not forced))
