@@ -147,6 +147,16 @@ def read_lock(scope: str) -> Optional[Lock]:
     return lock
 
 
+def _locked_at(scope: str, package_id: str) -> Tuple[str, Lock]:
+    """The innermost scope level whose v2 lock holds `package_id`, and that lock; AR166 when
+    none from `scope` outwards does."""
+    for candidate in reversed(lock_levels(scope)):
+        found = read_lock(candidate)
+        if found is not None and found.version == 2 and found.package(package_id) is not None:
+            return candidate, found
+    raise fail(package_id, "AR166", f"package {package_id!r} is not locked in this scope or above it")
+
+
 def lock_levels(scope: str) -> List[str]:
     """The scope and every ancestor holding an oas-lock.json, outermost first."""
     levels = []
@@ -1002,24 +1012,17 @@ def config_references(scope: str) -> List[Tuple[str, str, str]]:
 def remove(scope: str, package_id: str) -> Outcome:
     """Remove a package and every capability it supplied, unless something still uses it."""
     scope = os.path.abspath(scope)
-    level = None
-    lock = None
-    for candidate in reversed(lock_levels(scope)):
-        found = read_lock(candidate)
-        if found is not None and found.version == 2 and found.package(package_id) is not None:
-            level, lock = candidate, found
-            break
-    if level is None or lock is None:
-        raise fail(package_id, "AR166", f"package {package_id!r} is not locked in this scope or above it")
+    level, _ = _locked_at(scope, package_id)
     lock_path = os.path.join(level, LOCK_FILE)
     _check_scope(level)
     staging = _Staging(level)
     moved: List[Tuple[str, str]] = []
     original = b""
     try:
-        lock = read_lock(level)  # again, now that this run holds the scope
-        if lock is None or lock.version != 2 or lock.package(package_id) is None:
+        again = read_lock(level)  # again, now that this run holds the scope
+        if again is None or again.version != 2 or again.package(package_id) is None:
             raise fail(package_id, "AR166", f"package {package_id!r} is no longer locked in {lock_path}")
+        lock = again
         exported = lock.exports(package_id)
         d = Diagnostics()
         for pid, p in lock.packages:
@@ -1171,14 +1174,7 @@ def update(scope: str, package_id: str, notify: Callable[[str], None] = lambda _
     capability whose integrity did not change; a capability the package no longer exports
     is removed unless oas-config.yaml still names it (then nothing changes, AR162)."""
     scope = os.path.abspath(scope)
-    level, lock = None, None
-    for candidate in reversed(lock_levels(scope)):
-        found = read_lock(candidate)
-        if found is not None and found.version == 2 and found.package(package_id) is not None:
-            level, lock = candidate, found
-            break
-    if level is None or lock is None:
-        raise fail(package_id, "AR166", f"package {package_id!r} is not locked in this scope or above it")
+    level, lock = _locked_at(scope, package_id)
     row = lock.package(package_id)
     assert row is not None
     src = sources.parse_locked(row.source)

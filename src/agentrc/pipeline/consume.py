@@ -117,15 +117,10 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
         src, want_bundles, want_items, parent, via = queue.pop(0)
         key = (src.key, src.ref)
         if key not in loaded_by:
-            fetched = fetcher.fetch(src, (pins or {}).get(key))
-            diags.extend(fetched.diagnostics)
-            if not fetched.ok:
+            got = _fetch_and_load(fetcher, src, (pins or {}).get(key), diags)
+            if got is None:
                 continue
-            loaded = stages.load(fetched.tree, cross_source=True)
-            diags.extend(loaded.diagnostics)
-            if not loaded.ok:
-                continue
-            loaded_by[key] = (fetched, loaded.registry)
+            loaded_by[key] = got
         fetched, registry = loaded_by[key]
         required = registry.bundle(via.name) if via is not None and via.version is not None else None
         if via is not None and via.version is not None and required is not None:
@@ -170,6 +165,21 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
                     diags.warning(server.path, server.pos, "AR209", f"MCP server {server.name} requires the "
                                   f"environment variable {var}, which is not set")
     return merged.entries, diags.sorted()
+
+
+def _fetch_and_load(fetcher: Fetcher, source: Source, commit: Optional[str], diags: Diagnostics
+                    ) -> Optional[Tuple[Fetched, Registry]]:
+    """`source` fetched (at `commit` when pinned) and read as a registry whose `source:`
+    references the caller resolves; None, with the problems in `diags`, when either fails."""
+    fetched = fetcher.fetch(source, commit)
+    diags.extend(fetched.diagnostics)
+    if not fetched.ok:
+        return None
+    loaded = stages.load(fetched.tree, cross_source=True)
+    diags.extend(loaded.diagnostics)
+    if not loaded.ok:
+        return None
+    return fetched, loaded.registry
 
 
 def _required_source(parent: Source, text: str) -> Source:
@@ -358,18 +368,14 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
         except SourceError as exc:
             diags.error(os.path.join(project, LOCK), (0, 0), "AR203", f"source {name!r}: {exc}")
             continue
-        fetched = fetcher.fetch(source, commit)
-        diags.extend(fetched.diagnostics)
-        if not fetched.ok:
+        got = _fetch_and_load(fetcher, source, commit, diags)
+        if got is None:
             continue
-        loaded = stages.load(fetched.tree, cross_source=True)
-        diags.extend(loaded.diagnostics)
-        if not loaded.ok:
-            continue
+        fetched, registry = got
         files.extend(fetched.tree.files)
-        locked_bundles.extend(b for b in (loaded.registry.bundle(e.name) for e in group if e.kind == "bundle")
+        locked_bundles.extend(b for b in (registry.bundle(e.name) for e in group if e.kind == "bundle")
                               if b is not None)
-        kept, points, problems = closure.verify(loaded.registry, fetched.tree, fetched.root, group, source.label,
+        kept, points, problems = closure.verify(registry, fetched.tree, fetched.root, group, source.label,
                                                 fetched.commit, check or source.kind != PATH)
         diags.extend(problems)
         entries.extend(kept)
