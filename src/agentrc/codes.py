@@ -265,6 +265,12 @@ CODES: Dict[str, Code] = _table(
          "not install plugins.",
          "Install the bundle with 'agentrc add SOURCE --bundle NAME', which installs its plugins with the clients' "
          "own CLIs, or install them by hand."),
+    Code("AR216", "mcp-cli-failed",
+         "Registering or unregistering a bundle's MCP server with its client's CLI (`claude mcp add-json`, "
+         "`claude mcp remove`, `copilot mcp add`, `copilot mcp remove`) failed; the server is recorded as "
+         "cli-failed and the rest is installed.",
+         "Read the CLI's message shown, fix its cause (a hand-edited config it cannot parse, a server of the "
+         "same name it owns) and run 'agentrc install' again; 'agentrc doctor' shows what the client reports."),
     # --- canonical documents (spec 000) ---------------------------------------------
     Code("AR110", "config-unreadable", "A project's ai.config.*, mcp.json, index.json or package.json cannot be read.",
          "Fix the syntax at the position shown; JSON allows no comments or trailing commas."),

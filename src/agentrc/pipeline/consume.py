@@ -23,11 +23,13 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.files import OutputFile
 from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.inputs.tree import Root, read_file
 from agentrc.model import Bundle, Registry, SourceTree
 from agentrc.names import bundle_stem
 from agentrc.output import writer
+from agentrc.pipeline import mcpcli as mcp_cli
 from agentrc.pipeline import plugins as plugin_cli
 from agentrc.pipeline import stages
 from agentrc.portable import resolve
@@ -386,24 +388,30 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     diags.extend(plan.diagnostics)
     if not plan.ok:
         return Result(diags.sorted(), git_runs=fetcher.git_runs)
-    installed = tuple(LockedFile(f.path, writer.sha(f.content), bool(f.merge)) for f in plan.files)
-    new_lock = replace(lock, files=installed, mcps=mcp_records(plan))
+    old_mcps = [dict(m) for m in lock.mcps]
+    out_files: Tuple[OutputFile, ...] = plan.files
+    claude_servers: Optional[Dict[str, str]] = None  # what `claude mcp` registers (CLI first)
+    if "claude" in lock.clients and mcp_cli.claude_via_cli(old_mcps, check):
+        claude_servers, out_files = mcp_cli.claude_entries(plan.files)
+    installed = tuple(LockedFile(f.path, writer.sha(f.content), bool(f.merge)) for f in out_files)
+    new_lock = replace(lock, files=installed, mcps=mcp_records(plan, claude_servers is not None))
     adopt = {f.path: f.sha256 for f in lock.files if not f.merged}
     if check:
-        _check_files(project, lock, new_lock, plan.files, adopt, diags)
+        _check_files(project, lock, new_lock, out_files, adopt, diags)
         return Result(diags.sorted(), lock, git_runs=fetcher.git_runs)
     changes = None
     try:
         with writer.session(Path(project), write=not dry_run) as out:
-            changes, _, wdiags = out.diff(plan.files, force, adopt)
+            changes, _, wdiags = out.diff(out_files, force, adopt)
             diags.extend(wdiags)
             _not_ours(project, lock, changes, force, diags)
             if dry_run:
                 return Result(diags.sorted(), new_lock, changes, git_runs=fetcher.git_runs)
             if not diags.has_errors:
-                diags.extend(out.apply(plan.files, changes))
+                diags.extend(out.apply(out_files, changes))
             if not diags.has_errors:
-                new_lock = replace(new_lock, plugins=_plugins(project, lock, wanted, diags))
+                new_lock = replace(new_lock, mcps=_mcp_clis(project, old_mcps, new_lock, claude_servers, diags),
+                                   plugins=_plugins(project, lock, wanted, diags))
                 # Written while the project is still held (writer's lock), after the files.
                 try:
                     writer.write_atomic(Path(project) / LOCK, lockfile.dumps(new_lock))
@@ -444,21 +452,49 @@ def _not_ours(project: str, lock: Lock, changes: writer.Changes, force: bool, di
                         "directory, not installed by agentrc.lock.json: the consumer workflow would delete it")
 
 
-def mcp_records(plan) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
-    """The lock's MCP records (spec 001 §3.7): one per server, client and config file the
-    build wrote it into (project scope; `config-written`: agentrc writes the project's MCP
-    config itself, atomically and key by key, where `claude mcp add --scope project` would
-    write the same `.mcp.json`), with the key path of its entry."""
+def _mcp_clis(project: str, old: Sequence[Dict[str, object]], lock: Lock,
+              claude_servers: Optional[Dict[str, str]], diags: Diagnostics) -> Tuple[tuple, ...]:
+    """Register and unregister the servers that go through the clients' CLIs (Claude Code
+    when `claude` is on PATH); the lock's MCP records with the status each got (Copilot's
+    records of `.mcp.json` share Claude's: the CLI wrote the entry both read)."""
+    registered = [str(m.get("name")) for m in old if m.get("client") == "claude" and "config" not in m
+                  and m.get("status") == mcp_cli.INSTALLED]
+    if claude_servers is None:  # the CLI is not on PATH: `.mcp.json` was written as the fallback
+        return lock.mcps
+    status = mcp_cli.sync_claude(project, claude_servers, registered, diags)
+    out = []
+    for m in (dict(x) for x in lock.mcps):
+        if m.get("client") == "claude" and "config" not in m:
+            m["status"] = status.get(str(m.get("name")), mcp_cli.CLI_FAILED)
+        elif m.get("config") == mcp_cli.CLAUDE_CONFIG:
+            m["status"] = mcp_cli.INSTALLED if status.get(str(m.get("name"))) == mcp_cli.INSTALLED \
+                else mcp_cli.CLI_FAILED
+        out.append(lockfile.record(m))
+    return tuple(out)
+
+
+def mcp_records(plan, claude_cli: bool = False) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
+    """The lock's MCP records (spec 001 §3.7): one per server and MCP target (claude,
+    copilot, vscode, opencode, ...), project scope. A config write names its file and the
+    key path of its entry. Claude Code's servers go through `claude mcp` when `claude_cli`
+    (status `installed`, no file: the CLI owns `.mcp.json`; the Copilot CLI reads the same
+    workspace `.mcp.json`, its record keeps the file). The copilot client's
+    `.vscode/mcp.json` is the VS Code target."""
     by_path = {f.path: f for f in plan.files}
     out = []
     for r in plan.reports:
         if r.kind != "mcp" or not r.generated:
             continue
+        base = {"name": r.name, "scope": "project", "bundle": bundle_stem(r.source)}
         for path in r.outputs:
+            if claude_cli and path == mcp_cli.CLAUDE_CONFIG and r.client == "claude":
+                out.append(lockfile.record(dict(base, client="claude", status=mcp_cli.INSTALLED)))
+                continue
             f = by_path.get(path)
             key = next((k for k, _, _ in (f.keys if f is not None else ()) if k and k[-1] == r.name), None)
-            data = {"name": r.name, "client": r.client, "scope": "project", "bundle": bundle_stem(r.source),
-                    "status": "config-written", "config": path}
+            client = "vscode" if path == ".vscode/mcp.json" else r.client
+            status = mcp_cli.INSTALLED if claude_cli and path == mcp_cli.CLAUDE_CONFIG else mcp_cli.CONFIG_WRITTEN
+            data = dict(base, client=client, status=status, config=path)
             if key is not None:
                 data["key"] = list(key)
             out.append(lockfile.record(data))
@@ -478,7 +514,10 @@ def _check_files(project: str, lock: Lock, expected: Lock, planned, adopt: Dict[
                         + ("a file the lock does not record" if old is None else "other bytes than the lock records"))
     for path in sorted(recorded):
         diags.error(where, (0, 0), "AR204", f"{path}: the lock records a file the locked sources do not give")
-    if set(lock.mcps) != set(expected.mcps):
+    def targets(lk: Lock) -> Set[Tuple[str, ...]]:
+        return {tuple(str(dict(m).get(k)) for k in ("name", "client", "scope", "bundle", "config")) for m in lk.mcps}
+
+    if targets(lock) != targets(expected):
         diags.error(where, (0, 0), "AR204", "the locked sources configure other MCP servers than the lock records")
     try:
         with writer.session(Path(project), write=False) as out:

@@ -7,7 +7,9 @@ other target against the config file agentrc wrote (the entry's key must be ther
 server the lock records and a present target does not have is `not-registered`, which
 fails the check (exit 1) like file drift; `cli-not-found`, `query-failed`,
 `config-missing` and `config-unreadable` say the target cannot be verified and do not
-fail it (the server may have been configured another way). `requires-env` is not
+fail it (the server may have been configured another way). A server the install skipped
+or could not register (`skipped-no-project-scope`, `cli-failed`, ...) is shown with that
+status and does not fail the check either. `requires-env` is not
 checked here: `agentrc add` warns about unset variables when it installs.
 """
 
@@ -70,6 +72,10 @@ def doctor(project: str) -> Tuple[Tuple[Check, ...], Tuple[Diagnostic, ...]]:
     for m in lock.mcps:
         rec = dict(m)
         name, client = str(rec.get("name")), str(rec.get("client"))
+        if rec.get("status") not in (None, "installed", "config-written"):
+            # Skipped or failed when installed: nothing to verify; reported, never failing.
+            checks.append(Check("mcp", name, client, "", str(rec.get("status")), "as recorded by the install"))
+            continue
         if client == "claude":
             if claude is None:
                 claude = _claude_servers(project)
