@@ -59,8 +59,9 @@ class Check:
                 "status": self.status, "detail": self.detail, "failing": self.failing}
 
 
-def doctor(project: str) -> Tuple[Tuple[Check, ...], Tuple[Diagnostic, ...]]:
-    lock, diags = need_lock(project)
+def doctor(project: str, user: bool = False) -> Tuple[Tuple[Check, ...], Tuple[Diagnostic, ...]]:
+    """`user`: the global installation (`project` is the home directory)."""
+    lock, diags = need_lock(project, user)
     if lock is None:
         return (), diags
     checks: List[Check] = []

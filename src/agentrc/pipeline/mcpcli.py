@@ -31,6 +31,7 @@ from agentrc.inputs.tree import Root, read_file
 
 CLI_TIMEOUT = 120.0
 CLAUDE_CONFIG = ".mcp.json"
+USER_CONFIG = ".claude.json"  # Claude Code's own state: its user-scope servers (read, never written)
 INSTALLED = "installed"
 CONFIG_WRITTEN = "config-written"
 CLI_FAILED = "cli-failed"
@@ -56,15 +57,15 @@ def claude_entries(files: Sequence[OutputFile]) -> Tuple[Optional[Dict[str, str]
     return {k[1]: v for k, v, _ in f.keys}, tuple(x for x in files if x.path != CLAUDE_CONFIG)
 
 
-def sync_claude(project: str, wanted: Dict[str, str], registered: Sequence[str], diags: Diagnostics
-                ) -> Dict[str, str]:
-    """Register `wanted` with `claude mcp` in the project and unregister the servers of
-    `registered` (those agentrc registered before) it no longer wants; the status of each
-    wanted server."""
-    current = _claude_config(project)
+def sync_claude(project: str, wanted: Dict[str, str], registered: Sequence[str], diags: Diagnostics,
+                scope: str = "project") -> Dict[str, str]:
+    """Register `wanted` with `claude mcp` in the project (`scope` project; `user`: for the
+    user, `project` being the home directory) and unregister the servers of `registered`
+    (those agentrc registered before) it no longer wants; the status of each wanted server."""
+    current = _claude_config(project, USER_CONFIG if scope == "user" else CLAUDE_CONFIG)
     for name in sorted(set(registered) - set(wanted)):
         if name in current:
-            ok, said = run(project, "claude", ["mcp", "remove", name, "--scope", "project"])
+            ok, said = run(project, "claude", ["mcp", "remove", name, "--scope", scope])
             if not ok:
                 diags.warning(WHERE, (0, 0), "AR216", f"claude mcp remove {name} failed: {said}")
     status: Dict[str, str] = {}
@@ -73,12 +74,12 @@ def sync_claude(project: str, wanted: Dict[str, str], registered: Sequence[str],
             status[name] = INSTALLED
             continue
         if name in current:
-            ok, said = run(project, "claude", ["mcp", "remove", name, "--scope", "project"])
+            ok, said = run(project, "claude", ["mcp", "remove", name, "--scope", scope])
             if not ok:
                 diags.warning(WHERE, (0, 0), "AR216", f"claude mcp remove {name} (to update it) failed: {said}")
                 status[name] = CLI_FAILED
                 continue
-        ok, said = run(project, "claude", ["mcp", "add-json", name, entry, "--scope", "project"])
+        ok, said = run(project, "claude", ["mcp", "add-json", name, entry, "--scope", scope])
         if not ok:
             diags.warning(WHERE, (0, 0), "AR216", f"claude mcp add-json {name} failed: {said}")
         status[name] = INSTALLED if ok else CLI_FAILED
@@ -92,11 +93,11 @@ def _same(have: object, entry: str) -> bool:
         return False
 
 
-def _claude_config(project: str) -> Dict[str, object]:
-    path = os.path.join(project, CLAUDE_CONFIG)
+def _claude_config(project: str, rel: str) -> Dict[str, object]:
+    path = os.path.join(project, rel)
     if not os.path.lexists(path):
         return {}
-    f = read_file(path, CLAUDE_CONFIG, Root(project), Diagnostics())
+    f = read_file(path, rel, Root(project), Diagnostics())
     try:
         data = json.loads(f.content.decode("utf-8")) if f is not None else {}
     except (ValueError, UnicodeDecodeError):
