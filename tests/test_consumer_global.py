@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -98,7 +99,7 @@ def test_global_install_writes_the_user_locations_and_the_user_lock(home):
     assert [b["name"] for b in lock["bundles"]] == ["everyday"]
     mcps = {(m["name"], m["client"], m["scope"], m["status"], m.get("config")) for m in lock["mcps"]}
     assert ("drawio", "claude", "user", "installed", None) in mcps
-    assert ("files", "copilot", "user", "config-written", ".copilot/mcp-config.json") in mcps
+    assert ("files", "copilot", "user", "installed", None) in mcps  # copilot mcp add
     assert ("files", "opencode", "user", "config-written", ".config/opencode/opencode.json") in mcps
     assert all(m["scope"] == "user" for m in lock["mcps"])
     oc = json.loads((home / ".config" / "opencode" / "opencode.json").read_text())
@@ -112,7 +113,7 @@ def test_the_real_clis_see_the_global_installation(home, tmp_path, capsys):
     got = _cli("claude", "mcp", "get", "files", cwd=project)
     assert got.returncode == 0 and b"files-mcp" in got.stdout and b"User" in got.stdout
     assert json.loads((home / ".claude.json").read_text())["mcpServers"]["files"]["env"] == {"TOKEN": "${FILES_TOKEN}"}
-    # Copilot CLI: its user config holds the servers agentrc wrote.
+    # Copilot CLI: its user config holds the servers agentrc registered with 'copilot mcp add'.
     listed = json.loads(_cli("copilot", "mcp", "list", "--json", cwd=project).stdout)["mcpServers"]
     assert listed["drawio"]["source"] == "user" and listed["files"]["env"] == {"TOKEN": "${FILES_TOKEN}"}
     skills = _cli("copilot", "skill", "list", cwd=project)
@@ -126,6 +127,16 @@ def test_the_real_clis_see_the_global_installation(home, tmp_path, capsys):
     assert checks[("mcp", "drawio", "claude")] == "registered"
     assert checks[("mcp", "files", "copilot")] == "registered"
     assert checks[("file", ".claude/skills/pr-summary/SKILL.md", "")] == "ok"
+    # Removed behind agentrc's back: each CLI reports it gone.
+    assert _cli("copilot", "mcp", "remove", "files", cwd=project).returncode == 0
+    assert _cli("claude", "mcp", "remove", "drawio", "--scope", "user", cwd=project).returncode == 0
+    code = main(["doctor", "--global", "--json"])
+    checks = {(c["kind"], c["name"], c["client"]): c["status"] for c in json.loads(capsys.readouterr().out)["checks"]}
+    assert code == 1
+    assert checks[("mcp", "files", "copilot")] == "not-registered"
+    assert checks[("mcp", "drawio", "claude")] == "not-registered"
+    assert main(["install", "--global"]) == 0  # registers them again
+    assert main(["doctor", "--global"]) == 0
 
 
 def test_global_remove_mcp_remove_and_list(home, capsys, tmp_path):
@@ -154,3 +165,34 @@ def test_global_refuses_config_that_names_the_project(tmp_path, monkeypatch, cap
     assert "error[AR218] opencode.json refers to the project directory (${workspaceFolder})" in err
     assert not (tmp_path / "home" / ".config" / "agentrc" / "agentrc.lock.json").exists()
     assert not (tmp_path / "home" / ".config" / "opencode").exists()
+
+
+def test_without_the_copilot_cli_its_user_config_is_written(tmp_path, monkeypatch, capsys):
+    isolated_home(monkeypatch, tmp_path)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    _tools(monkeypatch, with_claude=False)
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("git", "node"):
+        found = shutil.which(tool)
+        if found:
+            os.symlink(found, str(bare / tool))
+    monkeypatch.setenv("PATH", str(bare))
+    repo = Repo(tmp_path)
+    repo.commit(_registry_files(), tag="v1")
+    monkeypatch.chdir(tmp_path)
+    assert main(["add", f"{repo.url}@v1", "--bundle", "everyday", "--client", "claude,copilot", "--global"]) == 0
+    home = tmp_path / "home"
+    lock = json.loads((home / ".config" / "agentrc" / "agentrc.lock.json").read_text())
+    mcps = {(m["name"], m["client"], m["status"], m.get("config")) for m in lock["mcps"]}
+    assert ("files", "copilot", "config-written", ".copilot/mcp-config.json") in mcps
+    assert ("files", "claude", "skipped-cli-missing", None) in mcps  # ~/.claude.json is Claude's own state
+    assert not (home / ".claude.json").exists()
+    # The real Copilot CLI reads what agentrc wrote as user servers.
+    listed = json.loads(_cli("copilot", "mcp", "list", "--json", cwd=tmp_path).stdout)["mcpServers"]
+    assert listed["files"]["source"] == "user" and listed["files"]["env"] == {"TOKEN": "${FILES_TOKEN}"}
+    code = main(["doctor", "--global", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    checks = {(c["kind"], c["name"], c["client"]): c["status"] for c in doc["checks"]}
+    assert code == 0 and checks[("mcp", "files", "copilot")] == "registered"
+    assert checks[("mcp", "files", "claude")] == "skipped-cli-missing"

@@ -403,12 +403,15 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     out_files: Tuple[OutputFile, ...] = plan.files
     claude_servers: Optional[Dict[str, str]] = None  # what `claude mcp` registers (CLI first)
     claude_cli = "claude" in lock.clients and mcp_cli.claude_via_cli(old_mcps, check)
+    copilot_servers: Optional[Dict[str, str]] = None
     if user:
-        out_files, servers = _user_outputs(plan.files, lock.clients, diags)
+        copilot_cli = "copilot" in lock.clients and mcp_cli.copilot_via_cli(old_mcps, check)
+        out_files, servers = _user_outputs(plan.files, lock.clients, copilot_cli, diags)
         if diags.has_errors:
             return Result(diags.sorted(), git_runs=fetcher.git_runs)
         claude_servers = servers if claude_cli else None
-        mcps = user_mcp_records(plan, claude_cli)
+        copilot_servers = servers if copilot_cli else None
+        mcps = user_mcp_records(plan, claude_cli, copilot_cli)
     else:
         if claude_cli:
             claude_servers, out_files = mcp_cli.claude_entries(plan.files)
@@ -431,8 +434,8 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
                 diags.extend(out.apply(out_files, changes))
             if not diags.has_errors:
                 scope = "user" if user else "project"
-                new_lock = replace(new_lock, mcps=_mcp_clis(project, old_mcps, new_lock, claude_servers, diags,
-                                                            scope),
+                new_lock = replace(new_lock, mcps=_mcp_clis(project, old_mcps, new_lock, claude_servers,
+                                                            copilot_servers, diags, scope),
                                    plugins=_plugins(project, lock, wanted, diags, scope))
                 # Written while the project is still held (writer's lock), after the files.
                 where = lock_path(project, user)
@@ -477,19 +480,27 @@ def _not_ours(project: str, lock: Lock, changes: writer.Changes, force: bool, di
 
 
 def _mcp_clis(project: str, old: Sequence[Dict[str, object]], lock: Lock,
-              claude_servers: Optional[Dict[str, str]], diags: Diagnostics, scope: str = "project"
-              ) -> Tuple[tuple, ...]:
+              claude_servers: Optional[Dict[str, str]], copilot_servers: Optional[Dict[str, str]],
+              diags: Diagnostics, scope: str = "project") -> Tuple[tuple, ...]:
     """Register and unregister the servers that go through the clients' CLIs (Claude Code
     when `claude` is on PATH); the lock's MCP records with the status each got (Copilot's
     records of `.mcp.json` share Claude's: the CLI wrote the entry both read)."""
     registered = [str(m.get("name")) for m in old if m.get("client") == "claude" and "config" not in m
                   and m.get("status") == mcp_cli.INSTALLED]
-    if claude_servers is None:  # the CLI is not on PATH: `.mcp.json` was written as the fallback
+    by_copilot = [str(m.get("name")) for m in old if m.get("client") == "copilot" and "config" not in m
+                  and m.get("status") == mcp_cli.INSTALLED and m.get("scope") == "user"]
+    copilot: Dict[str, str] = {}
+    if copilot_servers is not None:
+        copilot = mcp_cli.sync_copilot(project, copilot_servers, by_copilot, diags)
+    if claude_servers is None and copilot_servers is None:  # no CLI: the config writes were the fallback
         return lock.mcps
-    status = mcp_cli.sync_claude(project, claude_servers, registered, diags, scope)
+    status = mcp_cli.sync_claude(project, claude_servers, registered, diags, scope) \
+        if claude_servers is not None else {}
     out = []
     for m in (dict(x) for x in lock.mcps):
-        if m.get("client") == "claude" and "config" not in m:
+        if m.get("client") == "copilot" and "config" not in m:
+            m["status"] = copilot.get(str(m.get("name")), mcp_cli.CLI_FAILED)
+        elif m.get("client") == "claude" and "config" not in m and claude_servers is not None:
             m["status"] = status.get(str(m.get("name")), mcp_cli.CLI_FAILED)
         elif m.get("config") == mcp_cli.CLAUDE_CONFIG and scope == "project":
             m["status"] = mcp_cli.INSTALLED if status.get(str(m.get("name"))) == mcp_cli.INSTALLED \
@@ -498,15 +509,22 @@ def _mcp_clis(project: str, old: Sequence[Dict[str, object]], lock: Lock,
     return tuple(out)
 
 
-def _user_outputs(files: Sequence[OutputFile], clients: Sequence[str], diags: Diagnostics
+def _user_outputs(files: Sequence[OutputFile], clients: Sequence[str], copilot_cli: bool, diags: Diagnostics
                   ) -> Tuple[Tuple[OutputFile, ...], Dict[str, str]]:
-    """A global installation's files at the user's locations, and Claude's servers (which
-    `claude mcp add-json --scope user` registers). What has no user form is reported
-    (AR217); what names the project directory is refused (AR218)."""
+    """A global installation's files at the user's locations, and the servers of `.mcp.json`
+    (which `claude mcp add-json --scope user` and `copilot mcp add` register; without the
+    copilot CLI, Copilot's are written into ~/.copilot/mcp-config.json). What has no user
+    form is reported (AR217); what names the project directory is refused (AR218)."""
     servers: Optional[Dict[str, str]] = {}
-    if "claude" in clients:
+    if "claude" in clients or "copilot" in clients:
         servers, _ = mcp_cli.claude_entries(files)
-    if "copilot" not in clients:  # `.mcp.json` goes to Copilot's user config, Claude's through its CLI
+    if "copilot" not in clients or copilot_cli:
+        mcp = next((f for f in files if f.path == mcp_cli.CLAUDE_CONFIG), None)
+        hit = next((m for m in userscope.PROJECT_MARKERS if mcp is not None and m.encode() in mcp.content), None)
+        if hit is not None:
+            diags.error(mcp_cli.CLAUDE_CONFIG, (0, 0), "AR218", f"{mcp_cli.CLAUDE_CONFIG} refers to the project "
+                        f"directory ({hit}): installed for the user, it would name whatever project the client "
+                        "runs in")
         files = [f for f in files if f.path != mcp_cli.CLAUDE_CONFIG]
     moved, skipped, refused = userscope.relocate(files)
     for path, marker in refused:
@@ -518,7 +536,7 @@ def _user_outputs(files: Sequence[OutputFile], clients: Sequence[str], diags: Di
     return moved, dict(servers or {})
 
 
-def user_mcp_records(plan, claude_cli: bool) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
+def user_mcp_records(plan, claude_cli: bool, copilot_cli: bool) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
     """The MCP records of a global installation: Claude Code's servers through `claude mcp
     ... --scope user` (`skipped-cli-missing` without the CLI: its user servers live in the
     client's own ~/.claude.json), the others in the user's config files (Copilot's
@@ -533,6 +551,9 @@ def user_mcp_records(plan, claude_cli: bool) -> Tuple[Tuple[Tuple[str, object], 
             if path == mcp_cli.CLAUDE_CONFIG and r.client == "claude":
                 out.append(lockfile.record(dict(base, client="claude", status=mcp_cli.INSTALLED if claude_cli
                                                 else plugin_cli.SKIPPED)))
+                continue
+            if path == mcp_cli.CLAUDE_CONFIG and r.client == "copilot" and copilot_cli:
+                out.append(lockfile.record(dict(base, client="copilot", status=mcp_cli.INSTALLED)))
                 continue
             dest = userscope.user_path(path)
             if dest is None or (path == mcp_cli.CLAUDE_CONFIG and r.client != "copilot"):

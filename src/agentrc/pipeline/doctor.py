@@ -16,6 +16,7 @@ checked here: `agentrc add` warns about unset variables when it installs.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -70,12 +71,20 @@ def doctor(project: str, user: bool = False) -> Tuple[Tuple[Check, ...], Tuple[D
             continue  # the user's file too: its MCP entries are checked below
         checks.append(_file(project, f.path, f.sha256))
     claude: Optional[Tuple[Optional[Set[str]], str, str]] = None
+    copilot: Optional[Tuple[Optional[Set[str]], str, str]] = None
     for m in lock.mcps:
         rec = dict(m)
         name, client = str(rec.get("name")), str(rec.get("client"))
         if rec.get("status") not in (None, "installed", "config-written"):
             # Skipped or failed when installed: nothing to verify; reported, never failing.
             checks.append(Check("mcp", name, client, "", str(rec.get("status")), "as recorded by the install"))
+            continue
+        if client == "copilot" and "config" not in rec:  # registered with `copilot mcp add`
+            if copilot is None:
+                copilot = _copilot_servers(project)
+            names, status, detail = copilot
+            checks.append(Check("mcp", name, client, "copilot mcp list", status if names is None else
+                                REGISTERED if name in names else NOT_REGISTERED, detail))
             continue
         if client == "claude":
             if claude is None:
@@ -144,6 +153,26 @@ def _claude_servers(project: str) -> Tuple[Optional[Set[str]], str, str]:
         if sep and head.strip() and " " not in head.strip():
             names.add(head.strip())
     return names, REGISTERED, ""
+
+
+def _copilot_servers(home: str) -> Tuple[Optional[Set[str]], str, str]:
+    """The user's servers `copilot mcp list --json` reports, or None with why not."""
+    exe = shutil.which("copilot")
+    if exe is None:
+        return None, CLI_NOT_FOUND, "copilot is not on PATH"
+    try:
+        proc = subprocess.run([exe, "mcp", "list", "--json"], cwd=home, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=CLI_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, QUERY_FAILED, str(exc)
+    try:
+        servers = json.loads(proc.stdout.decode("utf-8", "replace")).get("mcpServers") if proc.returncode == 0 \
+            else None
+    except (ValueError, AttributeError):
+        servers = None
+    if not isinstance(servers, dict):
+        return None, QUERY_FAILED, f"exit {proc.returncode}, no server list"
+    return {n for n, v in servers.items() if isinstance(v, dict) and v.get("source") == "user"}, REGISTERED, ""
 
 
 def summary(checks) -> Dict[str, int]:

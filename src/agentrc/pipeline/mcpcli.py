@@ -121,3 +121,74 @@ def run(cwd: str, client: str, args: List[str]) -> Tuple[bool, str]:
     text = (proc.stderr + proc.stdout).decode("utf-8", "replace")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return proc.returncode == 0, (lines[-1] if lines else f"exit {proc.returncode}")[:500]
+
+
+COPILOT_CONFIG = ".copilot/mcp-config.json"  # under the home directory
+COPILOT_OWN = ("tools", "source", "enabled")  # keys the Copilot CLI adds to what it is given
+
+
+def copilot_via_cli(old_mcps: Sequence[Dict[str, object]], check: bool) -> bool:
+    """Whether Copilot's user-scope servers go through `copilot mcp` (as `claude_via_cli`)."""
+    if check:
+        return any(m.get("client") == "copilot" and m.get("scope") == "user" and "config" not in m
+                   for m in old_mcps)
+    return shutil.which("copilot") is not None
+
+
+def copilot_args(name: str, entry: str) -> Optional[List[str]]:
+    """`copilot mcp add` arguments for a rendered `mcpServers` entry, or None when it holds
+    what the CLI cannot say (then the config write is the fallback)."""
+    try:
+        data = json.loads(entry)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    if "url" in data:
+        if set(data) - {"type", "url", "headers"} or data.get("type", "http") not in ("http", "sse"):
+            return None
+        args = ["mcp", "add", "--transport", str(data.get("type", "http"))]
+        for k, v in sorted(dict(data.get("headers") or {}).items()):
+            args += ["--header", f"{k}: {v}"]
+        return args + [name, str(data["url"])]
+    if set(data) - {"type", "command", "args", "env"} or not isinstance(data.get("command"), str):
+        return None
+    args = ["mcp", "add"]
+    for k, v in sorted(dict(data.get("env") or {}).items()):
+        args += ["--env", f"{k}={v}"]
+    return args + [name, "--", data["command"]] + [str(a) for a in data.get("args") or ()]
+
+
+def sync_copilot(home: str, wanted: Dict[str, str], registered: Sequence[str], diags: Diagnostics
+                 ) -> Dict[str, str]:
+    """Register `wanted` with `copilot mcp add` (the user's configuration) and remove the
+    servers of `registered` it no longer wants; the status of each wanted server. An entry
+    that already holds the rendering (apart from the keys the CLI adds) is left alone."""
+    current = _claude_config(home, COPILOT_CONFIG)
+    for name in sorted(set(registered) - set(wanted)):
+        if name in current:
+            ok, said = run(home, "copilot", ["mcp", "remove", name])
+            if not ok:
+                diags.warning(WHERE, (0, 0), "AR216", f"copilot mcp remove {name} failed: {said}")
+    status: Dict[str, str] = {}
+    for name, entry in sorted(wanted.items()):
+        have = current.get(name)
+        if isinstance(have, dict) and _same({k: v for k, v in have.items() if k not in COPILOT_OWN}, entry):
+            status[name] = INSTALLED
+            continue
+        args = copilot_args(name, entry)
+        if args is None:
+            diags.warning(WHERE, (0, 0), "AR216", f"copilot mcp add cannot express MCP server {name}; add it by hand")
+            status[name] = CLI_FAILED
+            continue
+        if have is not None:
+            ok, said = run(home, "copilot", ["mcp", "remove", name])
+            if not ok:
+                diags.warning(WHERE, (0, 0), "AR216", f"copilot mcp remove {name} (to update it) failed: {said}")
+                status[name] = CLI_FAILED
+                continue
+        ok, said = run(home, "copilot", args)
+        if not ok:
+            diags.warning(WHERE, (0, 0), "AR216", f"copilot mcp add {name} failed: {said}")
+        status[name] = INSTALLED if ok else CLI_FAILED
+    return status
