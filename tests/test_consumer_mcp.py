@@ -250,3 +250,24 @@ def test_a_failing_claude_cli_is_a_warning_and_the_rest_installs(tmp_path, monke
     assert {(m["name"], m["status"]) for m in lock["mcps"]} == {("drawio", "cli-failed"), ("files", "cli-failed")}
     code, checks = doctor(capsys)
     assert checks[("mcp", "drawio", "claude", "")] == "cli-failed" and code == 0
+
+
+def test_moving_between_the_cli_and_the_config_write(project, capsys, monkeypatch, tmp_path):
+    # Installed without claude (config write); claude appears: its CLI takes the servers over.
+    real_path = os.environ["PATH"]
+    _claude_on_path(monkeypatch)
+    assert main(["install"]) == 0, capsys.readouterr().err
+    lock = json.loads((project / "agentrc.lock.json").read_text())
+    assert ("drawio", "installed") in {(m["name"], m["status"]) for m in lock["mcps"]
+                                       if m["client"] == "claude" and "config" not in m}
+    assert ".mcp.json" not in {f["path"] for f in lock["files"]}
+    assert set(json.loads((project / ".mcp.json").read_text())["mcpServers"]) == {"drawio", "files"}
+    assert main(["doctor"]) == 0
+    # claude goes away again: agentrc writes the file itself once more.
+    monkeypatch.setenv("PATH", real_path)
+    code = main(["install"])
+    assert code == 0, capsys.readouterr().err
+    lock = json.loads((project / "agentrc.lock.json").read_text())
+    assert {m["status"] for m in lock["mcps"] if m["client"] == "claude"} == {"config-written"}
+    assert set(json.loads((project / ".mcp.json").read_text())["mcpServers"]) == {"drawio", "files"}
+    assert main(["install", "--frozen"]) == 0
