@@ -48,19 +48,23 @@ def doctor(capsys):
 
 
 def test_the_lock_records_each_server_per_client_and_config_file(project, capsys):
+    # No claude CLI on PATH here: its .mcp.json is written as the fallback.
     lock = json.loads((project / "agentrc.lock.json").read_text())
-    got = sorted((m["name"], m["client"], m["config"], tuple(m["key"]), m["status"], m["scope"], m["bundle"])
-                 for m in lock["mcps"])
+    got = set((m["name"], m["client"], m.get("config"), tuple(m.get("key", ())), m["status"], m["scope"],
+                  m["bundle"]) for m in lock["mcps"])
     assert ("drawio", "claude", ".mcp.json", ("mcpServers", "drawio"), "config-written", "project", "tools") in got
-    assert ("drawio", "copilot", ".vscode/mcp.json", ("servers", "drawio"), "config-written", "project",
+    assert ("drawio", "vscode", ".vscode/mcp.json", ("servers", "drawio"), "config-written", "project",
             "tools") in got
     assert ("files", "opencode", "opencode.json", ("mcp", "files"), "config-written", "project", "tools") in got
+    # The Copilot CLI reads the workspace .mcp.json (once the folder is trusted).
+    assert ("drawio", "copilot", ".mcp.json", ("mcpServers", "drawio"), "config-written", "project", "tools") in got
+    assert len(got) == 8
     # ${VAR} is passed through as written, never expanded nor stored as a value.
     assert "${FILES_TOKEN}" in (project / ".mcp.json").read_text()
     assert "FILES_TOKEN" not in json.dumps(lock["mcps"])
     capsys.readouterr()
     assert main(["list"]) == 0
-    assert "mcp drawio from bundle tools for claude, copilot, opencode\n" in capsys.readouterr().out
+    assert "mcp drawio from bundle tools for claude, copilot, opencode, vscode\n" in capsys.readouterr().out
 
 
 def test_doctor_is_clean_against_the_real_claude_cli(project, capsys, monkeypatch):
@@ -86,7 +90,7 @@ def test_doctor_reports_servers_gone_from_claude_and_from_config_files(project, 
     assert checks[("mcp", "drawio", "claude", "claude mcp list")] == "not-registered"  # claude itself says so
     assert checks[("mcp", "files", "claude", "claude mcp list")] == "registered"
     assert checks[("mcp", "files", "opencode", "opencode.json")] == "not-registered"
-    assert checks[("mcp", "drawio", "copilot", ".vscode/mcp.json")] == "config-missing"  # cannot verify: no failure
+    assert checks[("mcp", "drawio", "vscode", ".vscode/mcp.json")] == "config-missing"  # cannot verify: no failure
     main(["doctor"])
     err = capsys.readouterr().err
     assert "error: mcp drawio (claude, claude mcp list): not-registered" in err and "not clean" in err
@@ -147,3 +151,123 @@ def test_add_warns_about_unset_required_variables(tmp_path, monkeypatch, capsys)
     assert "AR209" not in out and "s3cr3t-value" not in out
     assert "s3cr3t-value" not in (tmp_path / "p" / "agentrc.lock.json").read_text()
     assert "s3cr3t-value" not in (tmp_path / "p" / ".mcp.json").read_text()
+
+
+def _cli(tool, *args, cwd):
+    import subprocess
+    return subprocess.run([str(CLAUDE_BIN / tool)] + list(args), cwd=str(cwd), stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+
+
+@pytest.fixture
+def cli_project(tmp_path, monkeypatch):
+    """A project whose bundle was added with the real claude CLI on PATH (isolated HOME)."""
+    isolated_home(monkeypatch, tmp_path)
+    _claude_on_path(monkeypatch)
+    repo = Repo(tmp_path)
+    repo.commit({"skills/a/SKILL.md": skill("a"),
+                 "tools.bundle.yaml": bundle("tools", "  skills:\n    - a\n") + MCPS}, tag="v1")
+    proj = tmp_path / "project"
+    proj.mkdir()
+    monkeypatch.chdir(proj)
+    assert main(["add", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude,copilot,opencode"]) == 0
+    return proj
+
+
+def test_claude_servers_are_registered_with_claude_mcp(cli_project, capsys, monkeypatch, tmp_path):
+    project = cli_project
+    lock = json.loads((project / "agentrc.lock.json").read_text())
+    got = {(m["name"], m["client"], m.get("config"), m["status"]) for m in lock["mcps"]}
+    assert ("drawio", "claude", None, "installed") in got and ("files", "claude", None, "installed") in got
+    assert ("drawio", "copilot", ".mcp.json", "installed") in got  # the entry claude wrote; Copilot reads it
+    assert ("files", "opencode", "opencode.json", "config-written") in got
+    assert ".mcp.json" not in {f["path"] for f in lock["files"]}  # the CLI owns it, not agentrc's writer
+    # What the real CLI wrote: the rendering, ${VAR} verbatim.
+    mcp = json.loads((project / ".mcp.json").read_text())["mcpServers"]
+    assert mcp["drawio"] == {"type": "http", "url": "https://mcp.example.com/mcp"}
+    assert mcp["files"]["env"] == {"TOKEN": "${FILES_TOKEN}"}
+    got_claude = _cli("claude", "mcp", "get", "files", cwd=project)
+    assert got_claude.returncode == 0 and b"files-mcp" in got_claude.stdout
+    # The real Copilot CLI sees the same servers as workspace servers once the folder is trusted.
+    home = tmp_path / "home"
+    (home / ".copilot").mkdir(exist_ok=True)
+    (home / ".copilot" / "config.json").write_text(json.dumps({"trusted_folders": [str(project)]}))
+    listed = _cli("copilot", "mcp", "list", "--json", cwd=project)
+    servers = json.loads(listed.stdout)["mcpServers"]
+    assert servers["drawio"]["source"] == "workspace" and servers["files"]["source"] == "workspace"
+    code, checks = doctor(capsys)
+    assert code == 0, checks
+    assert checks[("mcp", "drawio", "claude", "claude mcp list")] == "registered"
+    assert checks[("mcp", "drawio", "copilot", ".mcp.json")] == "registered"
+    # Idempotent: installing again leaves the CLI's file alone.
+    before = (project / ".mcp.json").read_bytes()
+    assert main(["install"]) == 0
+    assert "AR216" not in capsys.readouterr().err
+    assert (project / ".mcp.json").read_bytes() == before
+    assert main(["install", "--frozen"]) == 0
+    # A server unregistered by hand: claude itself reports it gone.
+    assert _cli("claude", "mcp", "remove", "files", "--scope", "project", cwd=project).returncode == 0
+    code, checks = doctor(capsys)
+    assert code == 1
+    assert checks[("mcp", "files", "claude", "claude mcp list")] == "not-registered"
+    assert checks[("mcp", "files", "copilot", ".mcp.json")] == "not-registered"
+    assert main(["install"]) == 0  # registers it again
+    code, _ = doctor(capsys)
+    assert code == 0
+
+
+def test_remove_mcp_and_remove_unregister_through_claude_mcp(cli_project, capsys):
+    project = cli_project
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": dict(
+        json.loads((project / ".mcp.json").read_text())["mcpServers"], mine={"command": "mine"})}))
+    assert main(["remove-mcp", "drawio"]) == 0, capsys.readouterr().err
+    servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
+    assert set(servers) == {"files", "mine"}
+    assert _cli("claude", "mcp", "get", "drawio", cwd=project).returncode != 0
+    lock = json.loads((project / "agentrc.lock.json").read_text())
+    assert {m["name"] for m in lock["mcps"]} == {"files"}
+    code, _ = doctor(capsys)
+    assert code == 0
+    assert main(["remove", "tools"]) == 0
+    assert set(json.loads((project / ".mcp.json").read_text())["mcpServers"]) == {"mine"}  # the user's stays
+
+
+def test_a_failing_claude_cli_is_a_warning_and_the_rest_installs(tmp_path, monkeypatch, capsys):
+    isolated_home(monkeypatch, tmp_path)
+    _claude_on_path(monkeypatch)
+    repo = Repo(tmp_path)
+    repo.commit({"skills/a/SKILL.md": skill("a"),
+                 "tools.bundle.yaml": bundle("tools", "  skills:\n    - a\n") + MCPS}, tag="v1")
+    proj = tmp_path / "project"
+    proj.mkdir()
+    (proj / ".mcp.json").write_text("{ not json")  # the real claude refuses to add to it
+    monkeypatch.chdir(proj)
+    assert main(["add", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude"]) == 0
+    err = capsys.readouterr().err
+    assert "warning[AR216] claude mcp add-json drawio failed" in err
+    assert (proj / ".claude" / "skills" / "a" / "SKILL.md").exists()
+    lock = json.loads((proj / "agentrc.lock.json").read_text())
+    assert {(m["name"], m["status"]) for m in lock["mcps"]} == {("drawio", "cli-failed"), ("files", "cli-failed")}
+    code, checks = doctor(capsys)
+    assert checks[("mcp", "drawio", "claude", "")] == "cli-failed" and code == 0
+
+
+def test_moving_between_the_cli_and_the_config_write(project, capsys, monkeypatch, tmp_path):
+    # Installed without claude (config write); claude appears: its CLI takes the servers over.
+    real_path = os.environ["PATH"]
+    _claude_on_path(monkeypatch)
+    assert main(["install"]) == 0, capsys.readouterr().err
+    lock = json.loads((project / "agentrc.lock.json").read_text())
+    assert ("drawio", "installed") in {(m["name"], m["status"]) for m in lock["mcps"]
+                                       if m["client"] == "claude" and "config" not in m}
+    assert ".mcp.json" not in {f["path"] for f in lock["files"]}
+    assert set(json.loads((project / ".mcp.json").read_text())["mcpServers"]) == {"drawio", "files"}
+    assert main(["doctor"]) == 0
+    # claude goes away again: agentrc writes the file itself once more.
+    monkeypatch.setenv("PATH", real_path)
+    code = main(["install"])
+    assert code == 0, capsys.readouterr().err
+    lock = json.loads((project / "agentrc.lock.json").read_text())
+    assert {m["status"] for m in lock["mcps"] if m["client"] == "claude"} == {"config-written"}
+    assert set(json.loads((project / ".mcp.json").read_text())["mcpServers"]) == {"drawio", "files"}
+    assert main(["install", "--frozen"]) == 0

@@ -10,8 +10,8 @@ neither the disk nor the network.
 
 Local-directory sources are read from the build root (relative to the lock's directory, as
 the lock records them) through the engine, and must match the lock's digests too. Not here
-yet: plugins (installed by the clients' CLIs, not a build) and a goal that updates the lock
-(`agentrc update` does).
+yet: plugins (installed by the clients' CLIs, not a build). The lock is updated by the
+`agentrc-update-lock` goal (`agentrc_pants.update_lock`) or `agentrc update`.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from agentrc_pants import (
     sources,
     sync,
     tailor,
+    update_lock,
 )
 from agentrc_pants.config import AgentrcConfigTarget
 from agentrc_pants.oas_package import AgentrcOasPackageTarget
@@ -52,4 +53,5 @@ def rules():
         *sync.rules(),
         *config.rules(),
         *oas_package.rules(),
+        *update_lock.rules(),
     ]

@@ -265,6 +265,24 @@ CODES: Dict[str, Code] = _table(
          "not install plugins.",
          "Install the bundle with 'agentrc add SOURCE --bundle NAME', which installs its plugins with the clients' "
          "own CLIs, or install them by hand."),
+    Code("AR216", "mcp-cli-failed",
+         "Registering or unregistering a bundle's MCP server with its client's CLI (`claude mcp add-json`, "
+         "`claude mcp remove`, `copilot mcp add`, `copilot mcp remove`) failed; the server is recorded as "
+         "cli-failed and the rest is installed.",
+         "Read the CLI's message shown, fix its cause (a hand-edited config it cannot parse, a server of the "
+         "same name it owns) and run 'agentrc install' again; 'agentrc doctor' shows what the client reports."),
+    Code("AR217", "no-user-location",
+         "`agentrc add --global` installs into the user's locations, and some outputs have no user-level form "
+         "agentrc knows (Copilot prompt files, VS Code's .vscode/mcp.json, the root AGENTS.md and CLAUDE.md, "
+         ".agents/rules/ and opencode's instructions paths, clients without a user directory): they are not "
+         "installed.",
+         "Install the bundle into a project (without --global) to get them, or copy what you need by hand."),
+    Code("AR218", "project-path-in-global",
+         "`agentrc add --global` would install a config file that refers to the project directory "
+         "(CLAUDE_PROJECT_DIR, ${workspaceFolder}, $PWD) other than the hook scripts agentrc installs itself; "
+         "installed for the user it would name whatever project the client runs in. Nothing is written.",
+         "Install the bundle into a project (without --global), or make the hook or server independent of the "
+         "project directory."),
     # --- canonical documents (spec 000) ---------------------------------------------
     Code("AR110", "config-unreadable", "A project's ai.config.*, mcp.json, index.json or package.json cannot be read.",
          "Fix the syntax at the position shown; JSON allows no comments or trailing commas."),

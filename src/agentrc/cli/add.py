@@ -17,5 +17,6 @@ def run(args) -> int:
             raise UsageError(f"--item {text!r}: write KIND:NAME, e.g. skill:pr-summary")
         items.append((kind, name))
     clients = consumer.clients(args.client) if args.client is not None else ()
-    result = consume.add(project, args.source, tuple(args.bundle), tuple(items), clients, args.force)
+    result = consume.add(project, args.source, tuple(args.bundle), tuple(items), clients, args.force,
+                         user=args.user)
     return consumer.report(result, args, "added", "add")

@@ -15,6 +15,15 @@ from agentrc.sources.lock import Entry, Lock
 
 
 def project(args) -> str:
+    """The project directory; with `--global`, the user's home (the lock is then the user's,
+    `agentrc.pipeline.consume.lock_path`)."""
+    if getattr(args, "user", False):
+        if args.dir != ".":
+            raise UsageError("--global and --dir: a global installation has no project directory")
+        home = os.path.expanduser("~")
+        if not os.path.isdir(home):
+            raise UsageError(f"--global: the home directory {home} is not a directory")
+        return home
     d = args.dir
     if not d.strip():
         raise UsageError("--dir: an empty path")

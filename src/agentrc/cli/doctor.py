@@ -12,7 +12,7 @@ from agentrc.pipeline import doctor
 
 def run(args) -> int:
     project = consumer.project(args)
-    checks, diags = doctor.doctor(project)
+    checks, diags = doctor.doctor(project, args.user)
     failing = [c for c in checks if c.failing]
     if consumer.fmt(args) == "json":
         print(json.dumps({"diagnostics": [d.to_json() for d in diags], "checks": [c.to_json() for c in checks],

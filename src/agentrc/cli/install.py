@@ -10,7 +10,7 @@ from agentrc.pipeline import consume
 
 def run(args) -> int:
     project = consumer.project(args)
-    result = consume.install(project, frozen=args.frozen, force=args.force)
+    result = consume.install(project, frozen=args.frozen, force=args.force, user=args.user)
     code = consumer.report(result, args, "installed", "install")
     if args.frozen and result.ok and consumer.fmt(args) == "text":
         print(f"{args.dir}: matches agentrc.lock.json", file=sys.stderr)

@@ -12,7 +12,7 @@ from agentrc.pipeline import consume
 
 def run(args) -> int:
     project = consumer.project(args)
-    lock, diags = consume.read_lock(project)
+    lock, diags = consume.read_lock(project, args.user)
     if any(d.is_error for d in diags):
         print_diags(diags, consumer.fmt(args))
         return 1

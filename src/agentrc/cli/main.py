@@ -91,6 +91,9 @@ def _parser() -> argparse.ArgumentParser:
 
     def consumer(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--dir", default=".", metavar="PROJECT", help="the consumer project (default: .)")
+        sp.add_argument("--global", dest="user", action="store_true",
+                        help="the user's global locations (~/.claude, ~/.copilot, ~/.config/opencode, ...) and "
+                             "lock (~/.config/agentrc/agentrc.lock.json) instead of a project")
         sp.add_argument("--format", choices=("text", "json"), default="text", help="output format")
         sp.add_argument("--json", action="store_true", help="the same as --format json")
 

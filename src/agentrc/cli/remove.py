@@ -9,5 +9,5 @@ from agentrc.pipeline import consume
 
 def run(args) -> int:
     project = consumer.project(args)
-    result = consume.remove(project, args.names, force=args.force)
+    result = consume.remove(project, args.names, force=args.force, user=args.user)
     return consumer.report(result, args, "removed", "remove")

@@ -10,7 +10,7 @@ from agentrc.pipeline import consume
 
 def run(args) -> int:
     project = consumer.project(args)
-    result = consume.remove_mcp(project, args.names, force=args.force)
+    result = consume.remove_mcp(project, args.names, force=args.force, user=args.user)
     code = consumer.report(result, args, "removed", "remove-mcp")
     if result.ok and consumer.fmt(args) == "text":
         for name in args.names:

@@ -13,7 +13,7 @@ from agentrc.sources.closure import locator
 
 def run(args) -> int:
     project = consumer.project(args)
-    result = consume.update(project, args.names, dry_run=args.dry_run, force=args.force)
+    result = consume.update(project, args.names, dry_run=args.dry_run, force=args.force, user=args.user)
     changes = result.changes
     if consumer.fmt(args) == "json":
         extra = {"updates": [{"id": i, "old": consumer.entry_json(o) if o else None,

@@ -23,13 +23,15 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.files import OutputFile
 from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.inputs.tree import Root, read_file
 from agentrc.model import Bundle, Registry, SourceTree
 from agentrc.names import bundle_stem
 from agentrc.output import writer
+from agentrc.pipeline import mcpcli as mcp_cli
 from agentrc.pipeline import plugins as plugin_cli
-from agentrc.pipeline import stages
+from agentrc.pipeline import stages, userscope
 from agentrc.portable import resolve
 from agentrc.sources import closure
 from agentrc.sources import lock as lockfile
@@ -55,20 +57,29 @@ class Result:
         return not any(d.is_error for d in self.diagnostics)
 
 
-def read_lock(project: str) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
-    """The project's lock; (None, ()) when it has none."""
-    path = os.path.join(project, LOCK)
+def lock_path(project: str, user: bool = False) -> str:
+    """The project's `agentrc.lock.json`; for a global installation (`user`), the user's:
+    `$XDG_CONFIG_HOME/agentrc/agentrc.lock.json` (default `~/.config/agentrc/`)."""
+    if not user:
+        return os.path.join(project, LOCK)
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(config, "agentrc", LOCK)
+
+
+def read_lock(project: str, user: bool = False) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
+    """The project's lock (the user's when `user`); (None, ()) when it has none."""
+    path = lock_path(project, user)
     if not os.path.lexists(path):
         return None, ()
     diags = Diagnostics()
-    f = read_file(path, path, Root(project), diags)
+    f = read_file(path, path, Root(os.path.dirname(path)), diags)
     if f is None:
         return None, diags.sorted()
     return lockfile.loads(f.content, path)
 
 
 def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence[Tuple[str, str]] = (),
-        clients: Sequence[str] = (), force: bool = False, cwd: Optional[str] = None) -> Result:
+        clients: Sequence[str] = (), force: bool = False, cwd: Optional[str] = None, user: bool = False) -> Result:
     """Install `bundles` and `items` of the source `locator` (everything when none is named)."""
     diags = Diagnostics()
     try:
@@ -76,7 +87,7 @@ def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence
     except SourceError as exc:
         diags.error("<command line>", (0, 0), exc.code, str(exc))
         return Result(diags.sorted())
-    lock, lock_diags = read_lock(project)
+    lock, lock_diags = read_lock(project, user)
     if any(d.is_error for d in lock_diags):
         return Result(lock_diags)
     lock = lock or Lock(tuple(client_registry.DEFAULT_CLIENTS))
@@ -89,7 +100,7 @@ def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence
     merged, conflicts = closure.merge(lock, entries)
     if conflicts:
         return Result(conflicts, git_runs=fetcher.git_runs)
-    result = _materialize(project, merged, fetcher, force, check=False)
+    result = _materialize(project, merged, fetcher, force, check=False, user=user)
     return replace(result, entries=entries, diagnostics=tuple(sorted(set(result.diagnostics + found))))
 
 
@@ -215,10 +226,10 @@ def _cross_cycles(lock: Lock, cross: Set[Tuple[str, str]], diags: Diagnostics) -
     resolve.find_cycles(sorted(by_id), lambda n: sorted(children.get(n, [])), report)
 
 
-def remove(project: str, names: Sequence[str], force: bool = False) -> Result:
+def remove(project: str, names: Sequence[str], force: bool = False, user: bool = False) -> Result:
     """Uninstall the directly installed bundles and items `names` (NAME or KIND:NAME) and
     whatever only they required."""
-    lock, diags = need_lock(project)
+    lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
     d = Diagnostics()
@@ -232,15 +243,15 @@ def remove(project: str, names: Sequence[str], force: bool = False) -> Result:
         return Result(d.sorted())
     after = closure.prune(lock, gone)
     removed = tuple(e for e in lock.entries if after.entry(e.kind, e.name) is None)
-    result = _materialize(project, after, Fetcher(project), force, check=False)
+    result = _materialize(project, after, Fetcher(project), force, check=False, user=user)
     return replace(result, entries=removed)
 
 
-def remove_mcp(project: str, names: Sequence[str], force: bool = False) -> Result:
+def remove_mcp(project: str, names: Sequence[str], force: bool = False, user: bool = False) -> Result:
     """Unregister the MCP servers `names` from every target the lock configured them for
     (agentrc's entries leave each config file) and keep them out while their bundles stay
     installed (`mcps_removed`)."""
-    lock, diags = need_lock(project)
+    lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
     known = {str(dict(m).get("name")) for m in lock.mcps}
@@ -252,14 +263,15 @@ def remove_mcp(project: str, names: Sequence[str], force: bool = False) -> Resul
     if d.has_errors:
         return Result(d.sorted())
     after = replace(lock, mcps_removed=lock.mcps_removed + tuple(names))
-    return _materialize(project, after, Fetcher(project), force, check=False)
+    return _materialize(project, after, Fetcher(project), force, check=False, user=user)
 
 
-def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force: bool = False) -> Result:
+def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force: bool = False,
+           user: bool = False) -> Result:
     """Resolve the refs of the installed sources again (all, or the sources of the direct
     entries `names`) and install what they give now; `dry_run` writes nothing. The
     result's `updates` pairs each changed entry's old and new lock record."""
-    lock, diags = need_lock(project)
+    lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
     d = Diagnostics()
@@ -299,7 +311,8 @@ def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force
     entries, found = _resolve(parsed, fetcher, pins)
     if any(x.is_error for x in found):
         return Result(found, git_runs=fetcher.git_runs)
-    result = _materialize(project, replace(lock, entries=entries), fetcher, force, check=False, dry_run=dry_run)
+    result = _materialize(project, replace(lock, entries=entries), fetcher, force, check=False, dry_run=dry_run,
+                          user=user)
     old = {e.id: e for e in lock.entries}
     new = {e.id: e for e in (result.lock.entries if result.lock is not None else entries)}
     updates = tuple((i, old.get(i), new.get(i)) for i in sorted(set(old) | set(new))
@@ -318,22 +331,22 @@ def _not_installed(lock: Lock, name: str, d: Diagnostics) -> None:
     d.error(WHERE, (0, 0), "AR207", f"{name!r} is not installed directly (installed: {direct})")
 
 
-def install(project: str, frozen: bool = False, force: bool = False) -> Result:
+def install(project: str, frozen: bool = False, force: bool = False, user: bool = False) -> Result:
     """Make the project hold exactly what its lock records. `frozen`: write nothing; every
     difference between the lock, the sources at their locked commits and the files is an
     error (AR204)."""
-    lock, diags = need_lock(project)
+    lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
-    return _materialize(project, lock, Fetcher(project), force, check=frozen)
+    return _materialize(project, lock, Fetcher(project), force, check=frozen, user=user)
 
 
-def need_lock(project: str) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
-    lock, diags = read_lock(project)
+def need_lock(project: str, user: bool = False) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
+    lock, diags = read_lock(project, user)
     if lock is None and not diags:
         d = Diagnostics()
-        d.error(os.path.join(project, LOCK), (0, 0), "AR203", "there is no lock in this project; "
-                "'agentrc add SOURCE' makes one")
+        d.error(lock_path(project, user), (0, 0), "AR203", "there is no lock " + ("for the user" if user else
+                "in this project") + "; 'agentrc add SOURCE" + (" --global" if user else "") + "' makes one")
         diags = d.sorted()
     return lock, diags
 
@@ -352,7 +365,7 @@ def _relative_to(source: Source, project: str, cwd: str) -> Source:
 
 
 def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check: bool,
-                 dry_run: bool = False) -> Result:
+                 dry_run: bool = False, user: bool = False) -> Result:
     diags = Diagnostics()
     groups: Dict[Tuple[str, Optional[str], Optional[str]], List[Entry]] = {}
     for e in lock.entries:
@@ -392,29 +405,51 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     diags.extend(plan.diagnostics)
     if not plan.ok:
         return Result(diags.sorted(), git_runs=fetcher.git_runs)
-    installed = tuple(LockedFile(f.path, writer.sha(f.content), bool(f.merge)) for f in plan.files)
-    new_lock = replace(lock, files=installed, mcps=mcp_records(plan))
+    old_mcps = [dict(m) for m in lock.mcps]
+    out_files: Tuple[OutputFile, ...] = plan.files
+    claude_servers: Optional[Dict[str, str]] = None  # what `claude mcp` registers (CLI first)
+    claude_cli = "claude" in lock.clients and mcp_cli.claude_via_cli(old_mcps, check)
+    copilot_servers: Optional[Dict[str, str]] = None
+    if user:
+        copilot_cli = "copilot" in lock.clients and mcp_cli.copilot_via_cli(old_mcps, check)
+        out_files, servers = _user_outputs(plan.files, lock.clients, copilot_cli, diags)
+        if diags.has_errors:
+            return Result(diags.sorted(), git_runs=fetcher.git_runs)
+        claude_servers = servers if claude_cli else None
+        copilot_servers = servers if copilot_cli else None
+        mcps = user_mcp_records(plan, claude_cli, copilot_cli)
+    else:
+        if claude_cli:
+            claude_servers, out_files = mcp_cli.claude_entries(plan.files)
+        mcps = mcp_records(plan, claude_servers is not None)
+    installed = tuple(LockedFile(f.path, writer.sha(f.content), bool(f.merge)) for f in out_files)
+    new_lock = replace(lock, files=installed, mcps=mcps)
     adopt = {f.path: f.sha256 for f in lock.files if not f.merged}
     if check:
-        _check_files(project, lock, new_lock, plan.files, adopt, diags)
+        _check_files(project, lock, new_lock, out_files, adopt, diags)
         return Result(diags.sorted(), lock, git_runs=fetcher.git_runs)
     changes = None
     try:
         with writer.session(Path(project), write=not dry_run) as out:
-            changes, _, wdiags = out.diff(plan.files, force, adopt)
+            changes, _, wdiags = out.diff(out_files, force, adopt)
             diags.extend(wdiags)
             _not_ours(project, lock, changes, force, diags)
             if dry_run:
                 return Result(diags.sorted(), new_lock, changes, git_runs=fetcher.git_runs)
             if not diags.has_errors:
-                diags.extend(out.apply(plan.files, changes))
+                diags.extend(out.apply(out_files, changes))
             if not diags.has_errors:
-                new_lock = replace(new_lock, plugins=_plugins(project, lock, wanted, diags))
+                scope = "user" if user else "project"
+                new_lock = replace(new_lock, mcps=_mcp_clis(project, old_mcps, new_lock, claude_servers,
+                                                            copilot_servers, diags, scope),
+                                   plugins=_plugins(project, lock, wanted, diags, scope))
                 # Written while the project is still held (writer's lock), after the files.
+                where = lock_path(project, user)
                 try:
-                    writer.write_atomic(Path(project) / LOCK, lockfile.dumps(new_lock))
+                    os.makedirs(os.path.dirname(where), exist_ok=True)
+                    writer.write_atomic(Path(where), lockfile.dumps(new_lock))
                 except OSError as exc:
-                    diags.error(os.path.join(project, LOCK), (0, 0), "AR142",
+                    diags.error(where, (0, 0), "AR142",
                                 f"cannot write the lock: {exc.strerror or exc}")
     except writer.OutputError as exc:
         diags.extend(exc.diagnostics)
@@ -422,8 +457,8 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     return Result(diags.sorted(), new_lock, changes, git_runs=fetcher.git_runs)
 
 
-def _plugins(project: str, lock: Lock, wanted: Sequence[plugin_forms.PluginAction], diags: Diagnostics
-             ) -> Tuple[tuple, ...]:
+def _plugins(project: str, lock: Lock, wanted: Sequence[plugin_forms.PluginAction], diags: Diagnostics,
+             scope: str = "project") -> Tuple[tuple, ...]:
     """Install the plugins of the locked bundles through the clients' CLIs (idempotent), and
     uninstall those the lock recorded as installed for bundles no longer locked."""
     keep = {(a.client, a.identifier) for a in wanted if a.form == plugin_forms.INSTALL}
@@ -435,8 +470,8 @@ def _plugins(project: str, lock: Lock, wanted: Sequence[plugin_forms.PluginActio
         plugin, _, market = ident.rpartition("@")
         gone.append(plugin_forms.PluginAction(str(rec.get("name")), str(rec.get("client")), str(rec.get("bundle")),
                                               plugin_forms.INSTALL, "", market, plugin))
-    plugin_cli.uninstall(project, gone, diags)
-    return plugin_cli.install(project, wanted, diags)
+    plugin_cli.uninstall(project, gone, diags, scope)
+    return plugin_cli.install(project, wanted, diags, scope)
 
 
 def _not_ours(project: str, lock: Lock, changes: writer.Changes, force: bool, diags: Diagnostics) -> None:
@@ -450,21 +485,116 @@ def _not_ours(project: str, lock: Lock, changes: writer.Changes, force: bool, di
                         "directory, not installed by agentrc.lock.json: the consumer workflow would delete it")
 
 
-def mcp_records(plan) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
-    """The lock's MCP records (spec 001 §3.7): one per server, client and config file the
-    build wrote it into (project scope; `config-written`: agentrc writes the project's MCP
-    config itself, atomically and key by key, where `claude mcp add --scope project` would
-    write the same `.mcp.json`), with the key path of its entry."""
+def _mcp_clis(project: str, old: Sequence[Dict[str, object]], lock: Lock,
+              claude_servers: Optional[Dict[str, str]], copilot_servers: Optional[Dict[str, str]],
+              diags: Diagnostics, scope: str = "project") -> Tuple[tuple, ...]:
+    """Register and unregister the servers that go through the clients' CLIs (Claude Code
+    when `claude` is on PATH); the lock's MCP records with the status each got (Copilot's
+    records of `.mcp.json` share Claude's: the CLI wrote the entry both read)."""
+    registered = [str(m.get("name")) for m in old if m.get("client") == "claude" and "config" not in m
+                  and m.get("status") == mcp_cli.INSTALLED]
+    by_copilot = [str(m.get("name")) for m in old if m.get("client") == "copilot" and "config" not in m
+                  and m.get("status") == mcp_cli.INSTALLED and m.get("scope") == "user"]
+    copilot: Dict[str, str] = {}
+    if copilot_servers is not None:
+        copilot = mcp_cli.sync_copilot(project, copilot_servers, by_copilot, diags)
+    if claude_servers is None and copilot_servers is None:  # no CLI: the config writes were the fallback
+        return lock.mcps
+    status = mcp_cli.sync_claude(project, claude_servers, registered, diags, scope) \
+        if claude_servers is not None else {}
+    out = []
+    for m in (dict(x) for x in lock.mcps):
+        if m.get("client") == "copilot" and "config" not in m:
+            m["status"] = copilot.get(str(m.get("name")), mcp_cli.CLI_FAILED)
+        elif m.get("client") == "claude" and "config" not in m and claude_servers is not None:
+            m["status"] = status.get(str(m.get("name")), mcp_cli.CLI_FAILED)
+        elif m.get("config") == mcp_cli.CLAUDE_CONFIG and scope == "project":
+            m["status"] = mcp_cli.INSTALLED if status.get(str(m.get("name"))) == mcp_cli.INSTALLED \
+                else mcp_cli.CLI_FAILED
+        out.append(lockfile.record(m))
+    return tuple(out)
+
+
+def _user_outputs(files: Sequence[OutputFile], clients: Sequence[str], copilot_cli: bool, diags: Diagnostics
+                  ) -> Tuple[Tuple[OutputFile, ...], Dict[str, str]]:
+    """A global installation's files at the user's locations, and the servers of `.mcp.json`
+    (which `claude mcp add-json --scope user` and `copilot mcp add` register; without the
+    copilot CLI, Copilot's are written into ~/.copilot/mcp-config.json). What has no user
+    form is reported (AR217); what names the project directory is refused (AR218)."""
+    servers: Optional[Dict[str, str]] = {}
+    if "claude" in clients or "copilot" in clients:
+        servers, _ = mcp_cli.claude_entries(files)
+    if "copilot" not in clients or copilot_cli:
+        mcp = next((f for f in files if f.path == mcp_cli.CLAUDE_CONFIG), None)
+        hit = next((m for m in userscope.PROJECT_MARKERS if mcp is not None and m.encode() in mcp.content), None)
+        if hit is not None:
+            diags.error(mcp_cli.CLAUDE_CONFIG, (0, 0), "AR218", f"{mcp_cli.CLAUDE_CONFIG} refers to the project "
+                        f"directory ({hit}): installed for the user, it would name whatever project the client "
+                        "runs in")
+        files = [f for f in files if f.path != mcp_cli.CLAUDE_CONFIG]
+    moved, skipped, refused = userscope.relocate(files)
+    for path, marker in refused:
+        diags.error(path, (0, 0), "AR218", f"{path} refers to the project directory ({marker}): installed for the "
+                    "user, it would name whatever project the client runs in")
+    if skipped:
+        diags.warning(WHERE, (0, 0), "AR217", "no user-level location for " + ", ".join(skipped)
+                      + ": not installed globally")
+    return moved, dict(servers or {})
+
+
+def user_mcp_records(plan, claude_cli: bool, copilot_cli: bool) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
+    """The MCP records of a global installation: Claude Code's servers through `claude mcp
+    ... --scope user` (`skipped-cli-missing` without the CLI: its user servers live in the
+    client's own ~/.claude.json), the others in the user's config files (Copilot's
+    ~/.copilot/mcp-config.json, opencode's ~/.config/opencode/opencode.json)."""
     by_path = {f.path: f for f in plan.files}
     out = []
     for r in plan.reports:
         if r.kind != "mcp" or not r.generated:
             continue
+        base = {"name": r.name, "scope": "user", "bundle": bundle_stem(r.source)}
         for path in r.outputs:
+            if path == mcp_cli.CLAUDE_CONFIG and r.client == "claude":
+                out.append(lockfile.record(dict(base, client="claude", status=mcp_cli.INSTALLED if claude_cli
+                                                else plugin_cli.SKIPPED)))
+                continue
+            if path == mcp_cli.CLAUDE_CONFIG and r.client == "copilot" and copilot_cli:
+                out.append(lockfile.record(dict(base, client="copilot", status=mcp_cli.INSTALLED)))
+                continue
+            dest = userscope.user_path(path)
+            if dest is None or (path == mcp_cli.CLAUDE_CONFIG and r.client != "copilot"):
+                continue
             f = by_path.get(path)
             key = next((k for k, _, _ in (f.keys if f is not None else ()) if k and k[-1] == r.name), None)
-            data = {"name": r.name, "client": r.client, "scope": "project", "bundle": bundle_stem(r.source),
-                    "status": "config-written", "config": path}
+            data = dict(base, client=r.client, status=mcp_cli.CONFIG_WRITTEN, config=dest)
+            if key is not None:
+                data["key"] = list(key)
+            out.append(lockfile.record(data))
+    return tuple(out)
+
+
+def mcp_records(plan, claude_cli: bool = False) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
+    """The lock's MCP records (spec 001 §3.7): one per server and MCP target (claude,
+    copilot, vscode, opencode, ...), project scope. A config write names its file and the
+    key path of its entry. Claude Code's servers go through `claude mcp` when `claude_cli`
+    (status `installed`, no file: the CLI owns `.mcp.json`; the Copilot CLI reads the same
+    workspace `.mcp.json`, its record keeps the file). The copilot client's
+    `.vscode/mcp.json` is the VS Code target."""
+    by_path = {f.path: f for f in plan.files}
+    out = []
+    for r in plan.reports:
+        if r.kind != "mcp" or not r.generated:
+            continue
+        base = {"name": r.name, "scope": "project", "bundle": bundle_stem(r.source)}
+        for path in r.outputs:
+            if claude_cli and path == mcp_cli.CLAUDE_CONFIG and r.client == "claude":
+                out.append(lockfile.record(dict(base, client="claude", status=mcp_cli.INSTALLED)))
+                continue
+            f = by_path.get(path)
+            key = next((k for k, _, _ in (f.keys if f is not None else ()) if k and k[-1] == r.name), None)
+            client = "vscode" if path == ".vscode/mcp.json" else r.client
+            status = mcp_cli.INSTALLED if claude_cli and path == mcp_cli.CLAUDE_CONFIG else mcp_cli.CONFIG_WRITTEN
+            data = dict(base, client=client, status=status, config=path)
             if key is not None:
                 data["key"] = list(key)
             out.append(lockfile.record(data))
@@ -484,7 +614,10 @@ def _check_files(project: str, lock: Lock, expected: Lock, planned, adopt: Dict[
                         + ("a file the lock does not record" if old is None else "other bytes than the lock records"))
     for path in sorted(recorded):
         diags.error(where, (0, 0), "AR204", f"{path}: the lock records a file the locked sources do not give")
-    if set(lock.mcps) != set(expected.mcps):
+    def targets(lk: Lock) -> Set[Tuple[str, ...]]:
+        return {tuple(str(dict(m).get(k)) for k in ("name", "client", "scope", "bundle", "config")) for m in lk.mcps}
+
+    if targets(lock) != targets(expected):
         diags.error(where, (0, 0), "AR204", "the locked sources configure other MCP servers than the lock records")
     try:
         with writer.session(Path(project), write=False) as out:

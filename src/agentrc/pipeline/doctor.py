@@ -7,13 +7,16 @@ other target against the config file agentrc wrote (the entry's key must be ther
 server the lock records and a present target does not have is `not-registered`, which
 fails the check (exit 1) like file drift; `cli-not-found`, `query-failed`,
 `config-missing` and `config-unreadable` say the target cannot be verified and do not
-fail it (the server may have been configured another way). `requires-env` is not
+fail it (the server may have been configured another way). A server the install skipped
+or could not register (`skipped-no-project-scope`, `cli-failed`, ...) is shown with that
+status and does not fail the check either. `requires-env` is not
 checked here: `agentrc add` warns about unset variables when it installs.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -57,8 +60,9 @@ class Check:
                 "status": self.status, "detail": self.detail, "failing": self.failing}
 
 
-def doctor(project: str) -> Tuple[Tuple[Check, ...], Tuple[Diagnostic, ...]]:
-    lock, diags = need_lock(project)
+def doctor(project: str, user: bool = False) -> Tuple[Tuple[Check, ...], Tuple[Diagnostic, ...]]:
+    """`user`: the global installation (`project` is the home directory)."""
+    lock, diags = need_lock(project, user)
     if lock is None:
         return (), diags
     checks: List[Check] = []
@@ -67,9 +71,21 @@ def doctor(project: str) -> Tuple[Tuple[Check, ...], Tuple[Diagnostic, ...]]:
             continue  # the user's file too: its MCP entries are checked below
         checks.append(_file(project, f.path, f.sha256))
     claude: Optional[Tuple[Optional[Set[str]], str, str]] = None
+    copilot: Optional[Tuple[Optional[Set[str]], str, str]] = None
     for m in lock.mcps:
         rec = dict(m)
         name, client = str(rec.get("name")), str(rec.get("client"))
+        if rec.get("status") not in (None, "installed", "config-written"):
+            # Skipped or failed when installed: nothing to verify; reported, never failing.
+            checks.append(Check("mcp", name, client, "", str(rec.get("status")), "as recorded by the install"))
+            continue
+        if client == "copilot" and "config" not in rec:  # registered with `copilot mcp add`
+            if copilot is None:
+                copilot = _copilot_servers(project)
+            names, status, detail = copilot
+            checks.append(Check("mcp", name, client, "copilot mcp list", status if names is None else
+                                REGISTERED if name in names else NOT_REGISTERED, detail))
+            continue
         if client == "claude":
             if claude is None:
                 claude = _claude_servers(project)
@@ -137,6 +153,26 @@ def _claude_servers(project: str) -> Tuple[Optional[Set[str]], str, str]:
         if sep and head.strip() and " " not in head.strip():
             names.add(head.strip())
     return names, REGISTERED, ""
+
+
+def _copilot_servers(home: str) -> Tuple[Optional[Set[str]], str, str]:
+    """The user's servers `copilot mcp list --json` reports, or None with why not."""
+    exe = shutil.which("copilot")
+    if exe is None:
+        return None, CLI_NOT_FOUND, "copilot is not on PATH"
+    try:
+        proc = subprocess.run([exe, "mcp", "list", "--json"], cwd=home, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=CLI_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, QUERY_FAILED, str(exc)
+    try:
+        servers = json.loads(proc.stdout.decode("utf-8", "replace")).get("mcpServers") if proc.returncode == 0 \
+            else None
+    except (ValueError, AttributeError):
+        servers = None
+    if not isinstance(servers, dict):
+        return None, QUERY_FAILED, f"exit {proc.returncode}, no server list"
+    return {n for n, v in servers.items() if isinstance(v, dict) and v.get("source") == "user"}, REGISTERED, ""
 
 
 def summary(checks) -> Dict[str, int]:

@@ -29,29 +29,32 @@ SHOWN = "instructions-shown"
 WRITTEN = "config-written"
 
 
-def install(project: str, actions: Sequence[PluginAction], diags: Diagnostics) -> Tuple[tuple, ...]:
-    """Run every action; the lock records of those that installed, were skipped or shown."""
+def install(project: str, actions: Sequence[PluginAction], diags: Diagnostics, scope: str = "project"
+            ) -> Tuple[tuple, ...]:
+    """Run every action; the lock records of those that installed, were skipped or shown.
+    `scope` is Claude's `--scope` (`user` for a global installation)."""
     records = []
     for a in actions:
-        status = _install(project, a, diags)
+        status = _install(project, a, diags, scope)
         if status is not None:
             records.append(lockfile.record({"name": a.name, "client": a.client, "identifier": a.identifier,
-                                            "scope": a.scope, "bundle": a.bundle, "status": status}))
+                                            "scope": a.scope if scope == "project" else scope, "bundle": a.bundle,
+                                            "status": status}))
     return tuple(records)
 
 
-def uninstall(project: str, actions: Sequence[PluginAction], diags: Diagnostics) -> None:
+def uninstall(project: str, actions: Sequence[PluginAction], diags: Diagnostics, scope: str = "project") -> None:
     """Uninstall the auto-installed plugins `actions` name (those of removed bundles)."""
     for a in actions:
         if a.form != INSTALL or shutil.which(a.client) is None:
             continue
-        args = ["plugin", "uninstall", a.identifier] + (["--scope", "project"] if a.client == "claude" else [])
+        args = ["plugin", "uninstall", a.identifier] + (["--scope", scope] if a.client == "claude" else [])
         ok, said = _run(project, a.client, args)
         if not ok and "not installed" not in said.lower() and "not found" not in said.lower():
             diags.warning(_where(a), (0, 0), "AR211", f"{a.client} plugin uninstall {a.identifier} failed: {said}")
 
 
-def _install(project: str, a: PluginAction, diags: Diagnostics) -> Optional[str]:
+def _install(project: str, a: PluginAction, diags: Diagnostics, scope: str = "project") -> Optional[str]:
     if a.form == CONFIG:
         return WRITTEN  # its opencode.json entry was written with the files
     if a.form != INSTALL:
@@ -68,7 +71,7 @@ def _install(project: str, a: PluginAction, diags: Diagnostics) -> Optional[str]
     if not ok and "already" not in said.lower():
         diags.warning(_where(a), (0, 0), "AR211", f"{a.client} plugin marketplace add {a.source} failed: {said}")
         return None
-    args = ["plugin", "install", a.identifier] + (["--scope", "project"] if a.client == "claude" else [])
+    args = ["plugin", "install", a.identifier] + (["--scope", scope] if a.client == "claude" else [])
     ok, said = _run(project, a.client, args)
     if not ok:
         diags.warning(_where(a), (0, 0), "AR211", f"{a.client} plugin install {a.identifier} failed: {said}")
