@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 
 from agentrc.cli.main import main
+from agentrc.output import writer
 from agentrc.text import jsonedit
 
 
@@ -259,6 +260,11 @@ def test_no_function_runs_more_than_linearly_often_in_the_registry_size(tmp_path
     removed one or an added MCP server. A
     quadratic step (two parses of opencode.json per rule, a scan of a list per entry) runs
     16 times as often."""
+    # The writer's descriptor cache (at most a quarter of the open-file limit) starts closing
+    # and reopening directories once the tree outgrows it: a constant factor per pass over
+    # the directories, guarded by test_writer_descriptors.py; unbounded here, so that what
+    # this test sees is the algorithm, not this machine's limit.
+    monkeypatch.setattr(writer, "_open_dirs_allowed", lambda: 10 ** 6)
     small = _calls_per_function(tmp_path / "small", monkeypatch, 12)
     large = _calls_per_function(tmp_path / "large", monkeypatch, 48)
     grew = {step: {f: (small[step].get(f, 0), n) for f, n in large[step].items()

@@ -34,8 +34,10 @@ import json
 import os
 import posixpath
 import re
+import resource
 import stat
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +60,11 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NO_HARD_LINKS = {errno.EPERM, errno.EMLINK, errno.ENOSYS, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", -1)}
 _SHA = re.compile(r"[0-9a-f]{64}")
 SYNC_THREADS = 8  # fsyncs at once (`_fsync_all`)
+# Directory descriptors kept open at once (`_Tree`): enough that a hot directory is rarely
+# opened twice, few enough for the default limit of 1,024 open files (a build of 10,000
+# items has more than 20,000 output directories; keeping each open failed with EMFILE).
+MAX_OPEN_DIRS = 256
+_PINNED = frozenset({"", STATE, TXN})  # held across whole transactions: never closed early
 SYNC_BATCH = 64  # staged files written before they are fsync'd together: bounds the open descriptors
 PARTIAL = "the write was interrupted after it was committed"  # the one failure that leaves work to finish
 _STAGED = re.compile(r"[0-9]+\.new")
@@ -150,8 +157,21 @@ class _Tree:
     whenever it appeared. The root itself is the user's choice and may be reached through links.
     """
 
-    def __init__(self, root: str):
-        self.fds: Dict[str, int] = {"": os.open(root, _DIR_FLAGS)}
+    def __init__(self, root: str, most: Optional[int] = None):
+        # Least recently used first: past `most`, the oldest descriptors are closed (and
+        # opened again from their parent when needed), except the pinned ones and `held`.
+        self.fds: "OrderedDict[str, int]" = OrderedDict({"": os.open(root, _DIR_FLAGS)})
+        self.most = most if most is not None else _open_dirs_allowed()
+        self.held: Set[str] = set()
+        self.opened = 0  # directory descriptors opened in all (tests count them)
+
+    def _evict(self) -> None:
+        while len(self.fds) > self.most:
+            victim = next((k for k in self.fds if k not in _PINNED and k not in self.held), None)
+            if victim is None:
+                return
+            with contextlib.suppress(OSError):
+                os.close(self.fds.pop(victim))
 
     def close(self) -> None:
         for fd in self.fds.values():
@@ -163,6 +183,7 @@ class _Tree:
         """The descriptor of directory `rel` (made when `create`), or None when it is missing."""
         fd = self.fds.get(rel)
         if fd is not None:
+            self.fds.move_to_end(rel)
             return fd
         parent, name = posixpath.split(rel)
         pfd = self.dir(parent, create)
@@ -181,6 +202,8 @@ class _Tree:
                 self._refuse(pfd, name, rel)
             raise
         self.fds[rel] = fd
+        self.opened += 1
+        self._evict()
         return fd
 
     def _open_dir(self, pfd: int, name: str, rel: str) -> int:
@@ -267,6 +290,18 @@ class _Tree:
             os.close(fd)
             raise
         return fd
+
+
+def _open_dirs_allowed() -> int:
+    """MAX_OPEN_DIRS, or a quarter of the process's limit of open files when that is lower
+    (staged files, source files and the interpreter's own need the rest)."""
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError):
+        return MAX_OPEN_DIRS
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return MAX_OPEN_DIRS
+    return max(16, min(MAX_OPEN_DIRS, soft // 4))
 
 
 def _fsync_all(fds: Sequence[int]) -> None:
@@ -867,6 +902,26 @@ class Output:
             elif os.fstat(fd).st_dev != dev:
                 raise _OtherDevice(d)
 
+    def _fsync_dirs(self, dirs: Sequence[str]) -> None:
+        """fsync the directories `dirs`, a batch at a time: a batch's descriptors are held
+        open together (`_Tree.held`) while the rest of the tree's come and go."""
+        tree = self.tree
+        assert tree is not None
+        batch = max(1, tree.most // 4)
+        for start in range(0, len(dirs), batch):
+            fds = []
+            for d in dirs[start:start + batch]:
+                self.where = d
+                fd = tree.dir(d)
+                if fd is not None:
+                    fds.append(fd)
+                    tree.held.add(d)
+            self.where = ""
+            try:
+                _fsync_all(fds)
+            finally:
+                tree.held.clear()
+
     def _roll_forward(self, journal: dict) -> List[str]:
         """Carry out a committed journal. Idempotent: each step checks whether it was done,
         so a run interrupted here is completed by the next one. Returns the paths of files
@@ -923,14 +978,7 @@ class Output:
                     raise
             touched.add(posixpath.dirname(d))
         touched |= {a for d in touched for a in _ancestors(d + "/x")}  # new directories' entries too
-        fds = []
-        for d in sorted(touched):
-            self.where = d
-            fd = tree.dir(d)
-            if fd is not None:
-                fds.append(fd)
-        self.where = ""
-        _fsync_all(fds)  # every rename durable before the new manifest records it
+        self._fsync_dirs(sorted(touched))  # every rename durable before the new manifest records it
         if manifest is not None:
             self.where = MANIFEST
             state = tree.dir(STATE)
