@@ -318,12 +318,13 @@ def bench_n(n: int, reps: int, base: str, bins: Optional[Dict[str, str]], py: st
         nc_out = os.path.join(work, "agentrc-nocache-out")
         tools.append(Tool("agentrc --no-cache", agentrc + ["--out", nc_out, "--no-cache"], ROOT, reg, [nc_out],
                           os.path.join(reg, "rules", rule, "RULE.md")))
-    if bins:
+    if bins and "rulesync" in bins:
         rs_pristine, rs = os.path.join(work, "rulesync-src"), os.path.join(work, "rulesync")
         to_rulesync(reg, rs_pristine)
         tools.append(Tool("rulesync", [bins["rulesync"], "generate", "--targets", "claudecode,copilot,opencode",
                                        "--features", "rules,skills,subagents", "--silent"],
                           rs, rs_pristine, [], os.path.join(rs, ".rulesync", "rules", f"{rule}.md"), rs_pristine))
+    if bins and "ruler" in bins:
         ru_pristine, ru = os.path.join(work, "ruler-src"), os.path.join(work, "ruler")
         to_ruler(reg, ru_pristine)
         tools.append(Tool("ruler", [bins["ruler"], "apply", "--agents", CLIENTS, "--no-gitignore", "--no-backup",
@@ -439,6 +440,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--profile-max", type=int, default=1000,
                     help="cProfile agentrc (one cold, one no-change run) for sizes up to this (default 1000)")
     ap.add_argument("--no-peers", action="store_true", help="skip rulesync and ruler")
+    ap.add_argument("--peers", default="", metavar="LIST",
+                    help="only these peers (e.g. ruler: rulesync takes minutes a build at 10,000 items)")
     ap.add_argument("--src", choices=("head", "worktree"), default="head",
                     help="agentrc code to measure: the committed HEAD (default) or src/ as it is now; "
                          "either is copied once at the start")
@@ -455,6 +458,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         fs = "tmpfs" if mount_tmpfs(base) else "disk (tmpfs mount failed: not root?)"
     os.makedirs(base, exist_ok=True)
     bins = None if args.no_peers else ensure_peers()
+    if bins is not None and args.peers:
+        bins = {k: v for k, v in bins.items() if k in args.peers.split(",")}
     py = agentrc_python()
     src, src_label = snapshot_src(args.src, os.path.join(base, "agentrc-snapshot"))
     helptext = subprocess.run([py, "-m", "agentrc", "build", "--help"], env=dict(os.environ, PYTHONPATH=src),
@@ -467,8 +472,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         "agentrc": src_label,
         "filesystem": fs, "reps": args.reps, "reps_large": args.reps_large,
     }
-    if bins:
+    if bins and "rulesync" in bins:
         machine["rulesync"] = peer_version("rulesync")
+    if bins and "ruler" in bins:
         machine["ruler"] = peer_version(os.path.join("@intellectronica", "ruler"))
     print("machine: " + json.dumps(machine), file=sys.stderr)
 
