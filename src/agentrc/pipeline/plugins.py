@@ -15,14 +15,13 @@ the client CLIs (with no input and a time limit); the descriptors are read by
 from __future__ import annotations
 
 import shutil
-import subprocess
-from typing import List, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostics
+from agentrc.pipeline.mcpcli import run as run_cli
 from agentrc.sources import lock as lockfile
 from agentrc.sources.plugins import CONFIG, INSTALL, PluginAction
 
-CLI_TIMEOUT = 120.0
 INSTALLED = "installed"
 SKIPPED = "skipped-cli-missing"
 SHOWN = "instructions-shown"
@@ -49,7 +48,7 @@ def uninstall(project: str, actions: Sequence[PluginAction], diags: Diagnostics,
         if a.form != INSTALL or shutil.which(a.client) is None:
             continue
         args = ["plugin", "uninstall", a.identifier] + (["--scope", scope] if a.client == "claude" else [])
-        ok, said = _run(project, a.client, args)
+        ok, said = run_cli(project, a.client, args)
         if not ok and "not installed" not in said.lower() and "not found" not in said.lower():
             diags.warning(_where(a), (0, 0), "AR211", f"{a.client} plugin uninstall {a.identifier} failed: {said}")
 
@@ -67,32 +66,16 @@ def _install(project: str, a: PluginAction, diags: Diagnostics, scope: str = "pr
         diags.warning(_where(a), (0, 0), "AR210", f"plugin {a.name} for {a.client} skipped: the {a.client} CLI is "
                       f"not on PATH{url}")
         return SKIPPED
-    ok, said = _run(project, a.client, ["plugin", "marketplace", "add", a.source])
+    ok, said = run_cli(project, a.client, ["plugin", "marketplace", "add", a.source])
     if not ok and "already" not in said.lower():
         diags.warning(_where(a), (0, 0), "AR211", f"{a.client} plugin marketplace add {a.source} failed: {said}")
         return None
     args = ["plugin", "install", a.identifier] + (["--scope", scope] if a.client == "claude" else [])
-    ok, said = _run(project, a.client, args)
+    ok, said = run_cli(project, a.client, args)
     if not ok:
         diags.warning(_where(a), (0, 0), "AR211", f"{a.client} plugin install {a.identifier} failed: {said}")
         return None
     return INSTALLED
-
-
-def _run(project: str, client: str, args: List[str]) -> Tuple[bool, str]:
-    exe = shutil.which(client)
-    if exe is None:
-        return False, f"{client} is not on PATH"
-    try:
-        proc = subprocess.run([exe] + args, cwd=project, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=CLI_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return False, f"took longer than {CLI_TIMEOUT:g} s"
-    except OSError as exc:
-        return False, exc.strerror or str(exc)
-    text = (proc.stderr + proc.stdout).decode("utf-8", "replace")
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return proc.returncode == 0, (lines[-1] if lines else f"exit {proc.returncode}")[:500]
 
 
 def _where(a: PluginAction) -> str:
