@@ -233,15 +233,10 @@ def remove(project: str, names: Sequence[str], force: bool = False, user: bool =
     if lock is None:
         return Result(diags)
     d = Diagnostics()
-    gone: List[Tuple[str, str]] = []
-    for name in names:
-        hits = _named(lock, name)
-        if not hits:
-            _not_installed(lock, name, d)
-        gone.extend((e.kind, e.name) for e in hits)
+    hits = _named_direct(lock, names, d)
     if d.has_errors:
         return Result(d.sorted())
-    after = closure.prune(lock, gone)
+    after = closure.prune(lock, [(e.kind, e.name) for e in hits])
     removed = tuple(e for e in lock.entries if after.entry(e.kind, e.name) is None)
     result = _materialize(project, after, Fetcher(project), force, check=False, user=user)
     return replace(result, entries=removed)
@@ -275,12 +270,7 @@ def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force
     if lock is None:
         return Result(diags)
     d = Diagnostics()
-    refresh: Set[Tuple[str, Optional[str]]] = set()
-    for name in names:
-        hits = _named(lock, name)
-        if not hits:
-            _not_installed(lock, name, d)
-        refresh.update((e.source, e.ref) for e in hits)
+    refresh: Set[Tuple[str, Optional[str]]] = {(e.source, e.ref) for e in _named_direct(lock, names, d)}
     if d.has_errors:
         return Result(d.sorted())
     roots: Dict[Tuple[str, Optional[str]], Tuple[List[str], List[Tuple[str, str]]]] = {}
@@ -321,14 +311,18 @@ def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force
     return replace(result, updates=updates, diagnostics=tuple(sorted(set(result.diagnostics + found))))
 
 
-def _named(lock: Lock, name: str) -> List[Entry]:
-    kind, _, bare = name.rpartition(":")
-    return [e for e in lock.entries if e.direct and e.name == bare and (not kind or e.kind == kind)]
-
-
-def _not_installed(lock: Lock, name: str, d: Diagnostics) -> None:
-    direct = ", ".join(sorted(e.id for e in lock.entries if e.direct)) or "nothing"
-    d.error(WHERE, (0, 0), "AR207", f"{name!r} is not installed directly (installed: {direct})")
+def _named_direct(lock: Lock, names: Sequence[str], d: Diagnostics) -> List[Entry]:
+    """The direct entries each of `names` (NAME or KIND:NAME) names, in order; AR207 in `d`
+    for a name that names none."""
+    found: List[Entry] = []
+    for name in names:
+        kind, _, bare = name.rpartition(":")
+        hits = [e for e in lock.entries if e.direct and e.name == bare and (not kind or e.kind == kind)]
+        if not hits:
+            direct = ", ".join(sorted(e.id for e in lock.entries if e.direct)) or "nothing"
+            d.error(WHERE, (0, 0), "AR207", f"{name!r} is not installed directly (installed: {direct})")
+        found.extend(hits)
+    return found
 
 
 def install(project: str, frozen: bool = False, force: bool = False, user: bool = False) -> Result:
