@@ -9,7 +9,7 @@ whose portable form still fails it is left out (AR132) and the rest is written; 
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Dict, FrozenSet, List, Set, Tuple
+from typing import Any, Dict, List, Sequence, Set, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import WARNING, Diagnostic, Diagnostics
@@ -31,11 +31,12 @@ def portable_that_lints(doc: Dict[str, Any], fields: Dict[str, Dict[str, Any]], 
         tree = importer.portable_from_document(doc, lossy, source, fields, frozenset(skip),
                                                client_registry.passthrough_blocks())
         _, checked = stages.lint(importer.relative(tree, out))
-        bad = _rejected(checked, out) - skip
+        rejected = _first_errors(checked, out)
+        bad = set(rejected) - skip
         if strict or not bad:
             break
         for where in sorted(bad):
-            first = next(d for d in checked if d.is_error and _in_dir(d.path, out, where))
+            first = rejected[where]
             skipped.append(Diagnostic(first.path, first.line, first.col, WARNING, "AR132",
                                       f"{where[0][:-1]} {where[1]} is not imported: its portable form fails lint "
                                       f"({first.code}: {first.message})"))
@@ -43,18 +44,14 @@ def portable_that_lints(doc: Dict[str, Any], fields: Dict[str, Dict[str, Any]], 
     return tree, tuple(sorted(set(lossy.sorted() + checked + tuple(skipped))))
 
 
-def _rejected(diags, out: str) -> FrozenSet[Tuple[str, str]]:
-    """The item directories that lint errors in `diags` point into."""
-    dirs = set()
+def _first_errors(diags: Sequence[Diagnostic], out: str) -> Dict[Tuple[str, str], Diagnostic]:
+    """The item directories ("rules", NAME) that lint errors in `diags` point into, each with
+    the first of its errors."""
+    found: Dict[Tuple[str, str], Diagnostic] = {}
     for d in diags:
         if d.is_error:
             rel = posixpath.relpath(d.path, out) if out else d.path
             where = importer.item_dir(rel)
             if where is not None and not rel.startswith(".."):
-                dirs.add(where)
-    return frozenset(dirs)
-
-
-def _in_dir(path: str, out: str, where: Tuple[str, str]) -> bool:
-    rel = posixpath.relpath(path, out) if out else path
-    return importer.item_dir(rel) == where
+                found.setdefault(where, d)
+    return found
