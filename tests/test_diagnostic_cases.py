@@ -44,7 +44,10 @@ UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR175": "test_cap_spawn.py::test_an_unidentifiable_home_fails_closed",
                "AR176": "test_cap_spawn.py::test_failed_compensation_quarantines_and_each_tool_retries_the_others",
                "AR177": "test_cap_spawn.py::test_refusals",
-               "AR178": "test_cap_migrate.py::test_a_catalog_entry_keeps_the_scope_at_version_1"}
+               "AR178": "test_cap_migrate.py::test_a_catalog_entry_keeps_the_scope_at_version_1",
+               "AR230": "test_cap_requirements.py::test_a_missing_plugin_fails_the_spawn_and_consent_installs_it",
+               "AR231": "test_cap_requirements.py::test_an_unsafe_package_spec_is_refused_even_when_skipping",
+               "AR232": "test_cap_requirements.py::test_a_consented_install_that_fails_is_a_failure"}
 
 
 def case_dirs():

@@ -447,6 +447,22 @@ CODES: Dict[str, Code] = _table(
          "Fix the source, or convert the scope with 'oas migrate'; 'agentrc cap migrate --dry-run' shows the plan."),
     Code("AR177", "cap-unknown-instance", "No instance of that name under the agents root above the scope.",
          "Check the name: instances live in agents/<soul>/instances/ and local-agents/<soul>/instances/."),
+    Code("AR230", "cap-runtime-package-missing",
+         "A capability active for the soul requires a package of the instance's runtime (a Claude Code plugin, a pi "
+         "package) that the runtime's own list does not show installed and enabled, or whose spec is not a plain "
+         "token. Spawn never installs it (the kernel's E_RUNTIME_RESOURCE_MISSING).",
+         "Run the consent command shown ('agentrc cap install --accept-requirement RUNTIME:PACKAGE --dir SCOPE', "
+         "which shows and runs every step), enable a disabled plugin, or deactivate the capability for the soul."),
+    Code("AR231", "cap-requirement-policy",
+         "A requirement of an active capability can never be consented to: its command is not a plain executable "
+         "name, its runtime package or marketplace is not a plain token, or two capabilities ask for one package "
+         "with different install steps (E_REQUIREMENT_POLICY). --no-requirements does not skip this check.",
+         "Fix the capability's requires entry, or deactivate one of the capabilities asking for it."),
+    Code("AR232", "cap-requirement-install-failed",
+         "A consented requirement install failed: a step exited non-zero, or after all steps the runtime's list "
+         "still does not show the package installed and enabled.",
+         "Run the steps shown by hand to see why they fail (a marketplace that cannot be reached, a plugin name "
+         "the marketplace does not list), then run 'agentrc cap install' again."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",

@@ -23,7 +23,7 @@ from typing import Any, Dict, Optional, Sequence
 
 from agentrc.cli.common import UsageError, print_diags
 from agentrc.diagnostics import Diagnostic
-from agentrc.pipeline import capdoctor, capinstall, capmigrate, capspawn, capuse
+from agentrc.pipeline import capdoctor, capinstall, capmigrate, capreqs, capspawn, capuse
 
 
 def run(args) -> int:
@@ -40,14 +40,13 @@ def run(args) -> int:
                 outcome = capinstall.install(scope, args.source, notify)
             else:
                 outcome = capinstall.restore(scope, notify)
-                reqs, failures = capdoctor.requirements(scope, args.no_requirements)
+                say = (lambda m: print(m, file=sys.stderr)) if args.json else print
+                reqs, failures, diags = capreqs.gate(scope, args.accept_requirement, args.no_requirements, say,
+                                                     not args.json and sys.stdin.isatty() and sys.stdout.isatty())
                 outcome.result["requirements"] = reqs
                 outcome.result["failures"] += failures
                 outcome.failed = outcome.failed or bool(failures)
-                for r in reqs:
-                    by = ", ".join(x["capability"] for x in r["requestedBy"])
-                    outcome.lines.append(f"requirement {r['command']} is not on PATH ({r['why']}; requested by {by}): "
-                                         f"{r['outcome']}, {r['reason']}" + (f"; see {r['docs']}" if r["docs"] else ""))
+                outcome.warnings = tuple(outcome.warnings) + tuple(diags.items)
         elif args.verb == "list":
             outcome = capinstall.list_scope(scope)
         elif args.verb == "doctor":

@@ -158,8 +158,10 @@ def _parser() -> argparse.ArgumentParser:
     ci.add_argument("source", nargs="?", metavar="SOURCE",
                     help="a directory holding oas-package.json, or a git URL[@ref][#path]")
     ci.add_argument("--accept-requirement", action="append", default=[], metavar="NAME",
-                    help="accepted for the OAS kernel's command line; requirements are not installed yet")
-    ci.add_argument("--no-requirements", action="store_true", help="accepted; requirements are not installed yet")
+                    help="consent to install this requirement of an active capability (bare install): a runtime "
+                    "package as RUNTIME:PACKAGE (claude:plugin@marketplace, pi:npm:name), whose steps then run")
+    ci.add_argument("--no-requirements", action="store_true", help="skip the requirements gate of bare install "
+                    "(its safety checks still fail)")
     scope(ci)
     cl = verbs.add_parser("list", help="packages and capabilities the scope's locks hold")
     scope(cl)

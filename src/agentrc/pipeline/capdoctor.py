@@ -12,7 +12,6 @@ decides. Reports only: nothing is written.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -94,6 +93,12 @@ def acquired(chain: List[configs.Config]) -> Dict[str, Tuple[Capability, str, st
 
 def soul_type(context: str, soul: str) -> Optional[str]:
     """The soul's `type:` ("" when it declares none), None when there is no such soul."""
+    return soul_field(context, soul, "type")
+
+
+def soul_field(context: str, soul: str, key: str) -> Optional[str]:
+    """A string field of the soul's `soul.yaml` ("" when it declares none), None when there
+    is no such soul."""
     d = os.path.abspath(context)
     root = None
     while True:
@@ -116,7 +121,7 @@ def soul_type(context: str, soul: str) -> Optional[str]:
             data = load_yaml(raw.decode("utf-8", "replace")).data
         except YamlError:
             data = None
-        value = data.get("type") if isinstance(data, dict) else None
+        value = data.get(key) if isinstance(data, dict) else None
         return value if isinstance(value, str) else ""
     return None
 
@@ -337,9 +342,6 @@ def compose(soul_agents_md: str, blocks: List[Dict[str, str]]) -> str:
     return text
 
 
-_SAFE_COMMAND = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
-
-
 def souls(context: str) -> List[str]:
     """The souls under the agents root above `context` (agents/ and local-agents/)."""
     d = os.path.abspath(context)
@@ -358,47 +360,3 @@ def souls(context: str) -> List[str]:
         if parent == d:
             return []
         d = parent
-
-
-def requirements(scope: str, skip: bool = False) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
-    """Host commands that capabilities active at `scope` (for any soul, or none) require
-    and PATH lacks, one entry per command, in the shape of the kernel's bare-install report,
-    and the failures among them (a command name that is not a plain executable name).
-    agentrc installs none: with `skip` (--no-requirements) they are skipped on request,
-    otherwise reported for the operator. Runtime packages are not checked here."""
-    scope = os.path.abspath(scope)
-    active: Dict[str, Capability] = {}
-    for soul in [""] + souls(scope):
-        try:
-            chain = config_chain(scope)
-            found = acquired(chain)
-            stype = (soul_type(scope, soul) or "") if soul else ""
-            result = activation.resolve(chain, soul, stype, {c: (cap, o) for c, (cap, o, _d) in found.items()},
-                                        Diagnostics())
-        except Failure:
-            continue
-        for a in result.capabilities:
-            active.setdefault(a.id, found[a.id][0])
-    entries: Dict[str, Dict[str, Any]] = {}
-    for cid, cap in active.items():
-        for r in cap.requires:
-            if not r.command:
-                continue
-            safe = bool(_SAFE_COMMAND.fullmatch(r.command))
-            if safe and shutil.which(r.command) is not None:
-                continue
-            entry = entries.setdefault(r.command, {
-                "command": r.command, "kind": "host-command", "runtime": None, "package": None, "why": r.why,
-                "plan": None, "requestedBy": [], "docs": r.install or None,
-                "outcome": "skipped" if safe else "failed",
-                "reason": ("--no-requirements" if skip else "no install method matches this platform") if safe
-                else "requirement command is not a safe executable name (no paths, whitespace, dashes-first, or "
-                     "shell syntax)",
-                **({} if safe else {"code": "E_REQUIREMENT_POLICY"})})
-            requester = {"capability": cid, "scope": scope}
-            if requester not in entry["requestedBy"]:
-                entry["requestedBy"].append(requester)
-    out = list(entries.values())
-    failures = [{"scope": scope, "id": f"requirement {e['command']}", "reason": e["reason"]} for e in out
-                if e["outcome"] == "failed"]
-    return out, failures

@@ -44,7 +44,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from agentrc.capabilities import activation
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
-from agentrc.pipeline import capdoctor
+from agentrc.pipeline import capdoctor, capreqs
 from agentrc.pipeline.capinstall import Failure, Outcome, fail
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
@@ -379,6 +379,9 @@ def spawn(scope: str, soul: str, task: str = "", notify: Callable[[str], None] =
             d.error(found[cid][2], (0, 0), "AR172", f"{cid!r} declares a required hook, but its executable surface is "
                     f"not trusted: run `agentrc cap trust {cid} --dir {found[cid][1].split(':', 1)[1]}`")
         raise Failure(d.items, "E_SPAWN_FAILED")
+    # A runtime package is verified in the runtime's own list, never installed here.
+    capreqs.verify_for_spawn(str(runtime), [(row["id"], found[row["id"]][0], found[row["id"]][2])
+                                       for row in outcome.result["capabilities"]], repo)
     blocks = outcome.result["instructionBlocks"]
     text = capdoctor.compose(agents_md.decode("utf-8", "replace"), blocks)
 

@@ -1,0 +1,244 @@
+"""Requirements of active capabilities (spec 003 `requires`) with the real Claude Code CLI and
+an isolated HOME: a local marketplace made here, registered with `claude plugin marketplace
+add`; runtime packages verified in `claude plugin list --json`, never installed at spawn;
+bare `cap install`'s consent gate (`--accept-requirement`, `--no-requirements`, the steps
+shown), each compared with the OAS kernel on a twin scope of a package authored here."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agentrc.capabilities.model import Requirement
+from agentrc.cli.main import main
+from agentrc.pipeline import capreqs
+from helpers import ROOT
+from test_cap_install import git
+from test_cap_judge import OAS
+
+BIN = ROOT / ".tools" / "npm" / "node_modules" / ".bin"
+pytestmark = pytest.mark.skipif(not OAS.exists() or not shutil.which("node"),
+                                reason="the OAS kernel (../shared/judges/oas-kernel) and node are needed")
+CAP = Path(".agents") / "capabilities"
+PLUGIN = "hello@local-market"
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """An isolated HOME, the real claude first on PATH, and a local marketplace registered."""
+    if not (BIN / "claude").exists():
+        if os.environ.get("AGENTRC_REQUIRE_TOOLS") == "1":
+            pytest.fail("AGENTRC_REQUIRE_TOOLS=1: the claude CLI is not in .tools/; run tools/install.sh")
+        pytest.skip("the claude CLI is not in .tools/ (tools/install.sh)")
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    market = tmp_path / "market"
+    for rel, text in {
+        ".claude-plugin/marketplace.json": json.dumps({"name": "local-market", "owner": {"name": "t"}, "plugins": [
+            {"name": "hello", "source": "./plugins/hello", "description": "Says hello"}]}),
+        "plugins/hello/.claude-plugin/plugin.json": json.dumps({"name": "hello", "description": "Says hello",
+                                                                "version": "1.0.0"}),
+        "plugins/hello/skills/hi/SKILL.md": "---\nname: hi\ndescription: Say hi.\n---\n\nSay hi.\n",
+    }.items():
+        (market / rel).parent.mkdir(parents=True, exist_ok=True)
+        (market / rel).write_text(text)
+    claude("plugin", "marketplace", "add", str(market))
+    return tmp_path
+
+
+def claude(*args, check=True):
+    proc = subprocess.run([str(BIN / "claude"), *args], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert not check or proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def plugins():
+    return {r["id"]: r["enabled"] for r in json.loads(claude("plugin", "list", "--json").stdout)}
+
+
+def deployment(scope: Path, requires, runtime="claude") -> None:
+    """A git scope with one soul running `runtime` and an owned capability, active
+    globally, requiring `requires`."""
+    scope.mkdir()
+    git("init", "-q", str(scope))
+    git("-C", str(scope), "commit", "-q", "--allow-empty", "-m", "init")
+    soul = scope / "agents" / "dev" / "soul"
+    soul.mkdir(parents=True)
+    (soul / "soul.yaml").write_text(f"name: dev\nrepo: .\nwork: checkout\nruntime: {runtime}\n")
+    (soul / "AGENTS.md").write_text("# Dev\n")
+    cap = scope / CAP / "owned" / "acme.push"
+    (cap / "skills" / "push").mkdir(parents=True)
+    (cap / "skills" / "push" / "SKILL.md").write_text("---\nname: push\ndescription: Push.\n---\nPush.\n")
+    (cap / "oas.json").write_text(json.dumps({"capability": "acme.push", "version": "1.0.0", "description": "Push.",
+                                              "skills": ["skills"], "requires": requires}, indent=2))
+    (scope / "oas-config.yaml").write_text("capabilities:\n  additive:\n    acme.push:\n      from: owned\n"
+                                           "      global: true\n")
+
+
+def twins(env, requires, runtime="claude"):
+    a, k = env / "a", env / "k"
+    for s in (a, k):
+        deployment(s, requires, runtime)
+    return a, k
+
+
+def agentrc(capsys, scope: Path, *args):
+    rc = main(["cap", *args, "--dir", str(scope), "--json"])
+    out = capsys.readouterr().out.strip()
+    assert len(out.splitlines()) == 1, out
+    return rc, json.loads(out)
+
+
+def oas(scope: Path, *args):
+    proc = subprocess.run(["node", str(OAS), *args, "--dir", str(scope), "--json"], cwd=scope, capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ, NO_COLOR="1"), stdin=subprocess.DEVNULL)
+    return proc.returncode, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def oas_spawn(scope: Path):
+    proc = subprocess.run(["node", str(OAS), "spawn", "dev", "--no-launch", "--json"], cwd=scope,
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ, NO_COLOR="1"))
+    return proc.returncode, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def requirements(doc):
+    body = doc.get("result") or doc["error"].get("details") or {}
+    return [{k: v for k, v in r.items() if k != "requestedBy"} | {"by": [x["capability"] for x in r["requestedBy"]]}
+            for r in body["requirements"]]
+
+
+def spawned(scope: Path):
+    d = scope / "agents" / "dev" / "instances"
+    return sorted(os.listdir(d)) if d.is_dir() else []
+
+
+REQ = [{"runtime": "claude", "package": PLUGIN, "why": "push events"}]
+
+
+def test_a_missing_plugin_fails_the_spawn_and_consent_installs_it(env, capsys):
+    a, k = twins(env, REQ)
+    assert PLUGIN not in plugins()
+    # Spawn verifies, never installs: both tools refuse with the consent command.
+    rc, ours = agentrc(capsys, a, "spawn", "dev")
+    krc, theirs = oas_spawn(k)
+    assert rc == krc == 1 and theirs["error"]["code"] == ours["error"]["code"] == "E_SPAWN_FAILED"
+    message = ours["error"]["details"]["diagnostics"][0]["message"]
+    assert ours["error"]["details"]["diagnostics"][0]["code"] == "AR230"
+    assert f"--accept-requirement claude:{PLUGIN}" in message and f"claude plugin install {PLUGIN}" in message
+    assert f"claude plugin install {PLUGIN}" in theirs["error"]["message"]
+    assert spawned(a) == spawned(k) == [] and PLUGIN not in plugins()
+    # Bare install without consent: the plan (every step's argv) and consent-required.
+    rc, ours = agentrc(capsys, a, "install")
+    krc, theirs = oas(k, "install")
+    assert rc == krc == 0 and requirements(ours) == requirements(theirs)
+    assert requirements(ours) == [{
+        "command": f"claude:{PLUGIN}", "kind": "runtime-package", "runtime": "claude", "package": PLUGIN,
+        "why": "push events", "docs": None, "outcome": "consent-required", "by": ["acme.push"],
+        "plan": {"manager": "claude", "argv": ["claude", "plugin", "install", PLUGIN],
+                 "steps": [["claude", "plugin", "install", PLUGIN]], "source": f"claude package ({PLUGIN})",
+                 "version": None, "scope": "user-level (Claude Code plugins)"}}]
+    assert ours["result"]["requirements"][0]["requestedBy"][0]["souls"] == ["dev"]
+    # --no-requirements skips it, as the kernel does.
+    assert requirements(agentrc(capsys, a, "install", "--no-requirements")[1]) == \
+        requirements(oas(k, "install", "--no-requirements")[1])
+    assert PLUGIN not in plugins()
+    # Consent runs the steps, then the runtime's own list must show it.
+    rc, ours = agentrc(capsys, a, "install", "--accept-requirement", f"claude:{PLUGIN}")
+    assert rc == 0 and ours["result"]["requirements"][0]["outcome"] == "installed", ours
+    assert plugins()[PLUGIN] is True
+    # Installed now: nothing left to ask, for either tool; both spawn.
+    assert agentrc(capsys, a, "install")[1]["result"]["requirements"] == []
+    assert oas(k, "install")[1]["result"]["requirements"] == []
+    assert agentrc(capsys, a, "spawn", "dev")[0] == 0 and oas_spawn(k)[0] == 0
+    # Disabled does not count.
+    claude("plugin", "disable", PLUGIN)
+    rc, ours = agentrc(capsys, a, "spawn", "dev")
+    krc, theirs = oas_spawn(k)
+    assert rc == krc == 1 and theirs["error"]["code"] == ours["error"]["code"] == "E_SPAWN_FAILED"
+    assert "disabled" in ours["error"]["details"]["diagnostics"][0]["message"]
+    assert "DISABLED" in theirs["error"]["message"]
+    assert requirements(agentrc(capsys, a, "install")[1]) == requirements(oas(k, "install")[1])
+
+
+def test_a_plugin_of_another_runtime_is_asked_only_when_named(env, capsys):
+    a, k = twins(env, REQ, runtime="pi")
+    # The soul runs pi: a Claude plugin is never asked of this host, and pi spawns need none.
+    assert requirements(agentrc(capsys, a, "install")[1]) == requirements(oas(k, "install")[1]) == []
+    # Naming it is the statement the host needs it.
+    named = ("install", "--accept-requirement", "claude:nope@local-market")
+    assert requirements(agentrc(capsys, a, *named)[1]) == requirements(oas(k, *named)[1]) == []
+    rc, ours = agentrc(capsys, a, "install", "--no-requirements", "--accept-requirement", f"claude:{PLUGIN}")
+    krc, theirs = oas(k, "install", "--no-requirements", "--accept-requirement", f"claude:{PLUGIN}")
+    assert requirements(ours) == requirements(theirs) and [r["outcome"] for r in requirements(ours)] == ["skipped"]
+
+
+def test_every_step_is_shown_and_only_a_consented_one_runs(env, capsys):
+    """A marketplace registration is a step of its own, shown before consent."""
+    req = [{"runtime": "claude", "package": "tool@example-market", "marketplace": "example-org/example-market",
+            "why": "tools", "install": "https://example.invalid/docs"}]
+    a, k = twins(env, req)
+    main(["cap", "install", "--dir", str(a)])
+    text = capsys.readouterr().out
+    assert ("installer: claude plugin marketplace add example-org/example-market  &&  claude plugin install "
+            "tool@example-market") in text
+    assert "--accept-requirement claude:tool@example-market" in text
+    assert requirements(agentrc(capsys, a, "install")[1]) == requirements(oas(k, "install")[1])
+    assert [r["plan"]["steps"] for r in requirements(agentrc(capsys, a, "install")[1])] == [[
+        ["claude", "plugin", "marketplace", "add", "example-org/example-market"],
+        ["claude", "plugin", "install", "tool@example-market"]]]
+    assert "example-market" not in claude("plugin", "marketplace", "list").stdout
+
+
+def test_a_consented_install_that_fails_is_a_failure(env, capsys):
+    req = [{"runtime": "claude", "package": "nope@local-market", "why": "missing from the marketplace"}]
+    a, k = twins(env, req)
+    rc, ours = agentrc(capsys, a, "install", "--accept-requirement", "claude:nope@local-market")
+    krc, theirs = oas(k, "install", "--accept-requirement", "claude:nope@local-market")
+    assert rc == krc == 1 and ours["error"]["code"] == theirs["error"]["code"] == "E_RECONCILE_FAILED"
+    assert [r["outcome"] for r in requirements(ours)] == [r["outcome"] for r in requirements(theirs)] == ["failed"]
+    assert ours["error"]["details"]["diagnostics"][0]["code"] == "AR232"
+    assert [f["id"] for f in ours["error"]["details"]["failures"]] == \
+        [f["id"] for f in theirs["error"]["details"]["failures"]] == ["requirement claude:nope@local-market"]
+
+
+@pytest.mark.parametrize("flags", [[], ["--no-requirements"]])
+def test_an_unsafe_package_spec_is_refused_even_when_skipping(env, capsys, flags):
+    req = [{"runtime": "claude", "package": "x@m; rm -rf ~", "why": "hostile"},
+           {"runtime": "claude", "package": "ok@m", "marketplace": "../../etc", "why": "hostile source"}]
+    a, k = twins(env, req)
+    rc, ours = agentrc(capsys, a, "install", *flags)
+    krc, theirs = oas(k, "install", *flags)
+    assert rc == krc == 1
+    assert requirements(ours) == requirements(theirs)
+    assert {r["code"] for r in requirements(ours)} == {"E_REQUIREMENT_POLICY"}
+    assert {d["code"] for d in ours["error"]["details"]["diagnostics"]} == {"AR231"}
+    rc, ours = agentrc(capsys, a, "spawn", "dev")
+    assert rc == 1 and ours["error"]["code"] == "E_SPAWN_FAILED" and spawned(a) == []
+
+
+def test_identities_and_plans_match_the_kernels(tmp_path):
+    specs = [("pi", "npm:@scope/name@1.2.3", ""), ("pi", "npm:plain@latest", ""), ("pi", "npm:@scope/name", ""),
+             ("claude", "p@m", ""), ("claude", "p@m", "org/market"), ("pi", "npm:x@^1.0", "")]
+    script = ("import('" + str(OAS.parent.parent / "lib" / "packages.mjs") + "').then((m) => {"
+              "const rows = JSON.parse(process.argv[1]).map(([runtime, pkg, marketplace]) => {"
+              "const req = { runtime, package: pkg, why: 'w', ...(marketplace ? { marketplace } : {}) };"
+              "const p = m.requirementInstallPlan(req, { context: process.argv[2] });"
+              "return [m.normalizeRequirement(req).command, p.steps, p.source, p.version ?? null, p.scope]; });"
+              "console.log(JSON.stringify(rows)); })")
+    proc = subprocess.run(["node", "-e", script, json.dumps(specs), str(tmp_path)], capture_output=True, text=True,
+                          check=True)
+    theirs = json.loads(proc.stdout)
+    ours = []
+    for runtime, pkg, market in specs:
+        r = Requirement(why="w", runtime=runtime, package=pkg, marketplace=market)
+        p = capreqs.plan(r)
+        ours.append([capreqs.name_of(r), p["steps"], p["source"], p["version"], p["scope"]])
+    assert ours == theirs
