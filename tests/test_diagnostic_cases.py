@@ -47,7 +47,9 @@ UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR178": "test_cap_migrate.py::test_a_catalog_entry_keeps_the_scope_at_version_1",
                "AR230": "test_cap_requirements.py::test_a_missing_plugin_fails_the_spawn_and_consent_installs_it",
                "AR231": "test_cap_requirements.py::test_an_unsafe_package_spec_is_refused_even_when_skipping",
-               "AR232": "test_cap_requirements.py::test_a_consented_install_that_fails_is_a_failure"}
+               "AR232": "test_cap_requirements.py::test_a_consented_install_that_fails_is_a_failure",
+               "AR233": "../pants-plugins/agentrc_pants/capability_test.py::test_a_changed_or_missing_capability_fails",
+               "AR234": "../pants-plugins/agentrc_pants/capability_test.py::test_a_changed_or_missing_capability_fails"}
 
 
 def case_dirs():

@@ -1,6 +1,6 @@
 """`agentrc_oas_package`: a capability package (spec 003, `oas-package.json`) as a target.
 
-`pants package` validates it in a sandboxed Process exactly as `agentrc cap install` would
+`pants package` validates it in a sandboxed Process (`agentrc_pants.cli_process`) exactly as `agentrc cap install` would
 (`python -m agentrc cap pack`: every manifest, every capability self-contained) and puts
 under dist/ the payload an install fetches plus `integrity.json` (the package's id, version
 and payload integrity, the value both `agentrc cap install` and `oas install` lock). The
@@ -14,11 +14,11 @@ import json
 from dataclasses import dataclass
 
 from pants.core.goals.package import BuiltPackage, BuiltPackageArtifact, PackageFieldSet
-from pants.engine.fs import AddPrefix, Digest, DigestContents, DigestSubset, MergeDigests, PathGlobs, RemovePrefix
-from pants.engine.process import FallibleProcessResult, Process
-from pants.engine.rules import Get, MultiGet, collect_rules, rule
+from pants.engine.fs import AddPrefix, Digest, DigestContents, DigestSubset, PathGlobs
+from pants.engine.rules import Get, collect_rules, rule
 from pants.engine.target import (
     COMMON_TARGET_FIELDS,
+    Dependencies,
     HydratedSources,
     HydrateSourcesRequest,
     MultipleSourcesField,
@@ -27,11 +27,8 @@ from pants.engine.target import (
 from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
-from agentrc_pants.generation import CODE_DIR, AgentrcCode, AgentrcPython
+from agentrc_pants.cli_process import OUT, AgentrcCliRequest, AgentrcCliResult
 from agentrc_pants.target_types import BUILD_FILES, AgentrcOutputPathField
-
-OUT = "__out__"
-CLI = f"import sys; sys.path.insert(0, {CODE_DIR!r}); from agentrc.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
 class AgentrcOasPackageSourcesField(MultipleSourcesField):
@@ -39,9 +36,15 @@ class AgentrcOasPackageSourcesField(MultipleSourcesField):
     help = "Every file of the package directory: an install fetches and hashes all of them (spec 003)."
 
 
+class AgentrcOasPackageDependenciesField(Dependencies):
+    help = ("Usually inferred: the `agentrc_capability` target of each capability `oas-package.json` exports "
+            "(agentrc_pants.capability).")
+
+
 class AgentrcOasPackageTarget(Target):
     alias = "agentrc_oas_package"
-    core_fields = (*COMMON_TARGET_FIELDS, AgentrcOasPackageSourcesField, AgentrcOutputPathField)
+    core_fields = (*COMMON_TARGET_FIELDS, AgentrcOasPackageSourcesField, AgentrcOasPackageDependenciesField,
+                   AgentrcOutputPathField)
     help = ("A capability package (spec 003): the directory holding `oas-package.json` and the capabilities it "
             "exports, validated and hashed as `agentrc cap install` and `oas install` do.")
 
@@ -60,25 +63,14 @@ class OasPackageInvalid(Exception):
 
 @rule(desc="Package an OAS capability package", level=LogLevel.DEBUG)
 async def package_oas(field_set: AgentrcOasPackageFieldSet) -> BuiltPackage:
-    sources, code, python = await MultiGet(
-        Get(HydratedSources, HydrateSourcesRequest(field_set.sources)),
-        Get(AgentrcCode),
-        Get(AgentrcPython),
-    )
+    sources = await Get(HydratedSources, HydrateSourcesRequest(field_set.sources))
     root = field_set.address.spec_path or "."
-    inputs = await Get(Digest, MergeDigests([sources.snapshot.digest, code.digest]))
-    result = await Get(FallibleProcessResult, Process(
-        argv=(python.path.path, "-S", "-E", "-c", CLI, "cap", "pack", root, "--out", OUT),
-        input_digest=inputs,
-        output_directories=(OUT,),
-        env={"AGENTRC_PYTHON": python.path.fingerprint},
-        description=f"agentrc cap pack {field_set.address}",
-        level=LogLevel.DEBUG,
-    ))
+    result = await Get(AgentrcCliResult, AgentrcCliRequest(
+        args=("cap", "pack", root, "--out", OUT), sources=sources.snapshot.digest,
+        description=f"agentrc cap pack {field_set.address}"))
     if result.exit_code != 0:
-        raise OasPackageInvalid(f"{field_set.address}: not a valid capability package\n"
-                                + result.stderr.decode("utf-8", "replace"))
-    tree = await Get(Digest, RemovePrefix(result.output_digest, OUT))
+        raise OasPackageInvalid(f"{field_set.address}: not a valid capability package\n" + result.stderr)
+    tree = result.tree
     record = await Get(DigestContents, Digest, await Get(Digest, DigestSubset(tree, PathGlobs(["integrity.json"]))))
     data = json.loads(record[0].content)
     prefix = field_set.output_path.value_or_default(file_ending=None)

@@ -1,5 +1,5 @@
 """agentrc_oas_package: a capability package (spec 003) validated and hashed in a sandboxed
-Process (RuleRunner), and found by tailor."""
+Process (RuleRunner); tailor and dependency inference are in capability_test.py."""
 
 from __future__ import annotations
 
@@ -10,16 +10,13 @@ import pytest
 from pants.build_graph.address import Address
 from pants.core.goals import package
 from pants.core.goals.package import BuiltPackage
-from pants.core.goals.tailor import AllOwnedSources, PutativeTarget, PutativeTargets
 from pants.engine.fs import Digest, DigestContents
 from pants.engine.internals.scheduler import ExecutionError
 from pants.testutil.rule_runner import QueryRule, RuleRunner
 
 from agentrc.inputs.captree import tree_hash
 from agentrc_pants import register
-from agentrc_pants.oas_package import AgentrcOasPackageFieldSet, AgentrcOasPackageTarget
-from agentrc_pants.tailor import PutativeAgentrcTargetsRequest
-from agentrc_pants.target_types import AgentrcItemsGeneratorTarget
+from agentrc_pants.oas_package import AgentrcOasPackageFieldSet
 
 PACKAGE = {
     "pkg/oas-package.json": json.dumps({"package": "demo.pkg", "version": "1.0.0", "description": "Demo.",
@@ -35,8 +32,7 @@ PACKAGE = {
 def rule_runner() -> RuleRunner:
     runner = RuleRunner(rules=[*register.rules(), *package.rules(),
                                QueryRule(BuiltPackage, [AgentrcOasPackageFieldSet]),
-                               QueryRule(DigestContents, [Digest]),
-                               QueryRule(PutativeTargets, [PutativeAgentrcTargetsRequest, AllOwnedSources])],
+                               QueryRule(DigestContents, [Digest])],
                         target_types=register.target_types())
     runner.set_options([], env_inherit={"PATH"})
     return runner
@@ -70,14 +66,3 @@ def test_an_invalid_package_fails_with_the_diagnostics(rule_runner: RuleRunner):
     with pytest.raises(ExecutionError) as exc:
         _package(rule_runner, "pkg")
     assert "AR157" in str(exc.value) and "missing" in str(exc.value)
-
-
-def test_tailor_proposes_one_target_per_package(rule_runner: RuleRunner):
-    rule_runner.write_files({**PACKAGE, "reg/a/SKILL.md": "x"})
-    result = rule_runner.request(PutativeTargets, [
-        PutativeAgentrcTargetsRequest(("pkg", "pkg/capabilities/c", "pkg/capabilities/c/skills/hello", "reg/a")),
-        AllOwnedSources([])])
-    assert result == PutativeTargets([
-        PutativeTarget.for_target_type(AgentrcOasPackageTarget, "pkg", "pkg", ["oas-package.json"]),
-        PutativeTarget.for_target_type(AgentrcItemsGeneratorTarget, "reg/a", "a", ["SKILL.md"]),
-    ])

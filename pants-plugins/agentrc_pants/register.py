@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from agentrc_pants import (
+    capability,
+    cli_process,
     config,
     dependency_inference,
     fmt,
@@ -10,6 +12,7 @@ from agentrc_pants import (
     generation,
     lint,
     lockfile,
+    oas_lock,
     oas_package,
     package,
     sources,
@@ -17,7 +20,9 @@ from agentrc_pants import (
     tailor,
     update_lock,
 )
+from agentrc_pants.capability import AgentrcCapabilityTarget
 from agentrc_pants.config import AgentrcConfigTarget
+from agentrc_pants.oas_lock import AgentrcOasLockTarget
 from agentrc_pants.oas_package import AgentrcOasPackageTarget
 from agentrc_pants.target_types import (
     AgentrcAgentTarget,
@@ -36,7 +41,8 @@ from agentrc_pants.target_types import (
 def target_types():
     return [AgentrcRuleTarget, AgentrcSkillTarget, AgentrcAgentTarget, AgentrcCommandTarget, AgentrcHookTarget,
             AgentrcContextTarget, AgentrcItemsGeneratorTarget, AgentrcBundleTarget, AgentrcConfigTarget,
-            AgentrcRegistryTarget, AgentrcLockTarget, AgentrcOasPackageTarget]
+            AgentrcRegistryTarget, AgentrcLockTarget, AgentrcOasPackageTarget, AgentrcCapabilityTarget,
+            AgentrcOasLockTarget]
 
 
 def rules():
@@ -53,5 +59,8 @@ def rules():
         *sync.rules(),
         *config.rules(),
         *oas_package.rules(),
+        *capability.rules(),
+        *oas_lock.rules(),
+        *cli_process.rules(),
         *update_lock.rules(),
     ]

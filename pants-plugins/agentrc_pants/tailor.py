@@ -2,7 +2,9 @@
 (a `*.bundle.yaml` that discovery takes for a bundle), an `agentrc_config` per spec-000 project
 (a directory with ai.config.*), an `agentrc_registry` per registry root (a directory holding
 `agentrc-registry.yaml`), an `agentrc_oas_package` per capability package (a directory with
-oas-package.json)."""
+oas-package.json), an `agentrc_capability` per capability (a directory with oas.json, also inside a
+package, whose own target owns its files: what decides is whether the directory has an
+`agentrc_capability` yet) and an `agentrc_oas_lock` per `oas-lock.json`."""
 
 from __future__ import annotations
 
@@ -13,14 +15,18 @@ from typing import Dict, List
 from pants.core.goals.tailor import AllOwnedSources, PutativeTarget, PutativeTargets, PutativeTargetsRequest
 from pants.engine.fs import DigestContents, PathGlobs, Paths
 from pants.engine.rules import Get, collect_rules, rule
+from pants.engine.target import AllTargets
 from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
+from agentrc.capabilities.model import CAPABILITY_FILE, LOCK_FILE, PACKAGE_FILE
 from agentrc.inputs.config import CONFIG_NAMES
 from agentrc.model import ENTRYPOINTS
 from agentrc.names import REGISTRY_MARKER
 from agentrc.portable.bundles import is_bundle_content
+from agentrc_pants.capability import AgentrcCapabilitySourcesField, AgentrcCapabilityTarget
 from agentrc_pants.config import AgentrcConfigTarget
+from agentrc_pants.oas_lock import AgentrcOasLockTarget
 from agentrc_pants.oas_package import AgentrcOasPackageTarget
 from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import AgentrcBundleTarget, AgentrcItemsGeneratorTarget, AgentrcRegistryTarget
@@ -33,14 +39,16 @@ class PutativeAgentrcTargetsRequest(PutativeTargetsRequest):
 
 @rule(desc="Determine candidate agentrc targets to create", level=LogLevel.DEBUG)
 async def find_putative_agentrc_targets(request: PutativeAgentrcTargetsRequest, owned: AllOwnedSources,
-                                        subsystem: AgentrcSubsystem) -> PutativeTargets:
+                                        subsystem: AgentrcSubsystem, all_targets: AllTargets) -> PutativeTargets:
     if not subsystem.tailor:
         return PutativeTargets()
     entries = await Get(Paths, PathGlobs, request.path_globs(*sorted(ENTRYPOINTS)))
     bundles = await Get(Paths, PathGlobs, request.path_globs("*.bundle.yaml"))
     configs = await Get(Paths, PathGlobs, request.path_globs(*CONFIG_NAMES))
     markers = await Get(Paths, PathGlobs, request.path_globs(REGISTRY_MARKER))
-    oas_packages = await Get(Paths, PathGlobs, request.path_globs("oas-package.json"))
+    oas_packages = await Get(Paths, PathGlobs, request.path_globs(PACKAGE_FILE))
+    oas_capabilities = await Get(Paths, PathGlobs, request.path_globs(CAPABILITY_FILE))
+    oas_locks = await Get(Paths, PathGlobs, request.path_globs(LOCK_FILE))
     owned_set = set(owned)
     putative = []
     for path in sorted(set(markers.files) - owned_set):
@@ -53,7 +61,15 @@ async def find_putative_agentrc_targets(request: PutativeAgentrcTargetsRequest, 
     for directory in package_dirs:
         putative.append(PutativeTarget.for_target_type(
             AgentrcOasPackageTarget, path=directory, name=os.path.basename(directory) or "package",
-            triggering_sources=["oas-package.json"]))
+            triggering_sources=[PACKAGE_FILE]))
+    have = {t.address.spec_path for t in all_targets if t.has_field(AgentrcCapabilitySourcesField)}
+    for directory in sorted({os.path.dirname(p) for p in oas_capabilities.files} - have):
+        putative.append(PutativeTarget.for_target_type(
+            AgentrcCapabilityTarget, path=directory, name=os.path.basename(directory) or "capability",
+            triggering_sources=[CAPABILITY_FILE]))
+    for path in sorted(set(oas_locks.files) - owned_set):
+        putative.append(PutativeTarget.for_target_type(
+            AgentrcOasLockTarget, path=os.path.dirname(path), name="oas-lock", triggering_sources=[LOCK_FILE]))
     projects = sorted({os.path.dirname(p) for p in set(configs.files) - owned_set})
     for directory in projects:
         putative.append(PutativeTarget.for_target_type(
@@ -61,7 +77,9 @@ async def find_putative_agentrc_targets(request: PutativeAgentrcTargetsRequest, 
             triggering_sources=[os.path.basename(p) for p in configs.files if os.path.dirname(p) == directory]))
     # A project's presets hold SKILL.md files that are layer content, not portable items.
     owned_set |= {p for p in entries.files if any(p.startswith(d + "/") for d in projects)}
-    owned_set |= {p for p in entries.files if any(p.startswith(d + "/") or not d for d in package_dirs)}
+    # A package's or a capability's skills are its payload, not registry items of their own.
+    payload_dirs = package_dirs + sorted({os.path.dirname(p) for p in oas_capabilities.files})
+    owned_set |= {p for p in entries.files if any(p.startswith(d + "/") or not d for d in payload_dirs)}
     by_dir: Dict[str, List[str]] = {}
     for path in sorted(set(entries.files) - owned_set):
         by_dir.setdefault(os.path.dirname(path), []).append(os.path.basename(path))

@@ -463,6 +463,16 @@ CODES: Dict[str, Code] = _table(
          "still does not show the package installed and enabled.",
          "Run the steps shown by hand to see why they fail (a marketplace that cannot be reached, a plugin name "
          "the marketplace does not list), then run 'agentrc cap install' again."),
+    Code("AR233", "cap-artifact-drift",
+         "An installed capability does not hash to the integrity its oas-lock.json row records (the Pants "
+         "`agentrc_oas_lock` target verifies it from digests).",
+         "Restore it with 'agentrc cap install' (bare) or 'oas install', which replace a copy that does not match; "
+         "an artifact holding a symbolic link is checked by 'agentrc cap list' instead."),
+    Code("AR234", "cap-artifact-missing",
+         "A capability oas-lock.json records is not installed beside it, or Pants cannot see it (dot-directories "
+         "and gitignored paths are hidden from Pants by default).",
+         "Run 'agentrc cap install' (bare) at the scope, and let Pants see the installed capabilities: "
+         "pants_ignore.add = [\"!.agents/\", \"**/.agents/*\", \"!**/.agents/capabilities/\"] (docs/pants.md)."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",

@@ -60,3 +60,23 @@ def digest(entries: Iterable[Tuple[str, str, Iterable[bytes]]]) -> str:
             h.update(chunk)
         h.update(b"\0")
     return "sha256-" + h.hexdigest()
+
+
+def tree_digest(entries: Iterable[Tuple[str, str, bytes]], payload: bool = False) -> str:
+    """The integrity of a tree given as (relative path with '/', FILE or SYMLINK, bytes or
+    link target) entries in any order: the value `inputs.captree.tree_hash` computes for
+    the same tree on disk, for a caller holding contents rather than a directory (the Pants
+    backend's digests). `payload` leaves out what a package payload's integrity does.
+    Raises UnorderableName."""
+
+    def key(rel: str):
+        return tuple(collation_key(part) for part in rel.split("/"))
+
+    kept = []
+    for rel, kind, data in entries:
+        parts = rel.split("/")
+        if payload and ("node_modules" in parts[:-1] or parts[-1] == "node_modules" or rel == "oas-lock.json"):
+            continue
+        kept.append((key(rel), rel, kind, data))
+    kept.sort(key=lambda e: e[0])
+    return digest((rel, kind, (data,)) for _k, rel, kind, data in kept)
