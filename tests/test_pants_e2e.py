@@ -144,3 +144,44 @@ def test_pants_packages_two_registries_that_reuse_names(tmp_path_factory, tmp_pa
     bad = pants(repo, "package", "teams/mobile::", check=False)
     assert bad.returncode != 0 and "error[AR069] skill review requires skill 'pr-summary'" in bad.stderr
     assert "source: ../../examples/registry" in bad.stderr
+
+
+def test_pants_tailors_and_packages_capabilities_and_verifies_the_lock(tmp_path_factory, tmp_path, monkeypatch):
+    """Issue 12: `pants tailor` adds agentrc_oas_package, agentrc_capability and agentrc_oas_lock
+    targets; `pants package` writes the payload with the integrity `agentrc cap install` locked,
+    and verifies the scope's installed capabilities against the lock from digests."""
+    if not PANTS_PYTHON.exists():
+        pytest.skip("the Pants venv is missing: run ./pants once (./test does)")
+    from test_cap_install import write_package
+
+    repo = copy_minimal_repo(tmp_path_factory.mktemp("capabilities"))
+    write_package(repo / "caps" / "kit", pid="team.kit", caps={"capabilities/review": ("team.review", ""),
+                                                                "capabilities/notes": ("team.notes", "knowledge")})
+    scope = repo / "service"
+    scope.mkdir()
+    monkeypatch.chdir(repo)
+    assert agentrc_main(["cap", "install", "./caps/kit", "--dir", str(scope), "--json"]) == 0
+    lock = json.loads((scope / "oas-lock.json").read_text())
+    toml = (repo / "pants.toml").read_text()
+    assert '"!.ai/"]' in toml
+    (repo / "pants.toml").write_text(toml.replace('"!.ai/"]', '"!.ai/", "!.agents/", "**/.agents/*", '
+                                                                '"!**/.agents/capabilities/"]'))
+    pants(repo, "tailor", "::")
+    assert "agentrc_oas_package(" in (repo / "caps" / "kit" / "BUILD").read_text()
+    for name in ("review", "notes"):
+        assert "agentrc_capability(" in (repo / "caps" / "kit" / "capabilities" / name / "BUILD").read_text()
+    assert "agentrc_oas_lock(" in (scope / "BUILD").read_text()
+    assert not list((scope / ".agents").rglob("BUILD"))  # nothing written into installed artifacts
+    deps = pants(repo, "dependencies", "caps/kit:kit").stdout.split()
+    assert deps == ["caps/kit/capabilities/notes:notes", "caps/kit/capabilities/review:review"]
+    pants(repo, "package", "caps/kit:kit", "service:oas-lock")
+    record = json.loads((repo / "dist" / "caps.kit" / "kit" / "integrity.json").read_text())
+    assert record["integrity"] == lock["packages"]["team.kit"]["integrity"]
+    verified = json.loads((repo / "dist" / "service" / "oas-lock" / "verified.json").read_text())
+    assert {c: r["integrity"] for c, r in verified.items()} == \
+        {c: r["integrity"] for c, r in lock["capabilities"].items()}
+    # A changed installed capability fails the lock's package with agentrc's code.
+    with open(scope / ".agents" / "capabilities" / "installed" / "team.review" / "injects" / "i.md", "a") as fh:
+        fh.write("Changed.\n")
+    bad = pants(repo, "package", "service:oas-lock", check=False)
+    assert bad.returncode != 0 and "error[AR233] capability 'team.review' hashes to" in bad.stderr

@@ -39,11 +39,11 @@ from agentrc.capabilities.manifest import lexical_escape, parse_capability, pars
 from agentrc.capabilities.model import CAPABILITY_FILE, PACKAGE_FILE
 from agentrc.diagnostics import Diagnostics
 from agentrc_pants.oas_package import AgentrcOasPackageDependenciesField, AgentrcOasPackageSourcesField
-from agentrc_pants.target_types import BUILD_FILES, AgentrcFieldSet
+from agentrc_pants.target_types import NESTED_BUILD_FILES, AgentrcFieldSet
 
 
 class AgentrcCapabilitySourcesField(MultipleSourcesField):
-    default = (CAPABILITY_FILE, "**/*", *BUILD_FILES)
+    default = (CAPABILITY_FILE, "**/*", *NESTED_BUILD_FILES)
     help = "Every file of the capability directory: an install copies and hashes all of them (spec 003)."
 
 

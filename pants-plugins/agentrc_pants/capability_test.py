@@ -65,10 +65,13 @@ def rule_runner() -> RuleRunner:
 
 
 def test_tailor_proposes_packages_capabilities_and_locks(rule_runner: RuleRunner):
+    store = "scope/.agents/capabilities/installed/demo.cap"
     rule_runner.write_files({**PACKAGE, "reg/a/SKILL.md": "x", "scope/oas-lock.json": "{}",
-                             "solo/oas.json": "{}", "solo/skills/s/SKILL.md": "x"})
+                             "solo/oas.json": "{}", "solo/skills/s/SKILL.md": "x",
+                             f"{store}/oas.json": "{}", f"{store}/skills/hello/SKILL.md": "x"})
     dirs = ("pkg", "pkg/capabilities/c", "pkg/capabilities/c/skills/hello", "pkg/capabilities/d",
-            "pkg/capabilities/d/skills/bye", "reg/a", "scope", "solo", "solo/skills/s")
+            "pkg/capabilities/d/skills/bye", "reg/a", "scope", "solo", "solo/skills/s", store,
+            f"{store}/skills/hello")
     result = rule_runner.request(PutativeTargets, [PutativeAgentrcTargetsRequest(dirs), AllOwnedSources([])])
     assert result == PutativeTargets([
         PutativeTarget.for_target_type(AgentrcOasPackageTarget, "pkg", "pkg", ["oas-package.json"]),
@@ -78,6 +81,7 @@ def test_tailor_proposes_packages_capabilities_and_locks(rule_runner: RuleRunner
         PutativeTarget.for_target_type(AgentrcOasLockTarget, "scope", "oas-lock", ["oas-lock.json"]),
         PutativeTarget.for_target_type(AgentrcItemsGeneratorTarget, "reg/a", "a", ["SKILL.md"]),
     ])
+    # Nothing inside an installed capability (a BUILD file would change its integrity).
     # A package's target owns its capabilities' files too; what decides is whether the
     # directory has an agentrc_capability yet.
     rule_runner.write_files({"pkg/BUILD": "agentrc_oas_package(name='pkg')",

@@ -28,11 +28,11 @@ from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
 from agentrc_pants.cli_process import OUT, AgentrcCliRequest, AgentrcCliResult
-from agentrc_pants.target_types import BUILD_FILES, AgentrcOutputPathField
+from agentrc_pants.target_types import NESTED_BUILD_FILES, AgentrcOutputPathField
 
 
 class AgentrcOasPackageSourcesField(MultipleSourcesField):
-    default = ("oas-package.json", "**/*", *BUILD_FILES)
+    default = ("oas-package.json", "**/*", *NESTED_BUILD_FILES)
     help = "Every file of the package directory: an install fetches and hashes all of them (spec 003)."
 
 

@@ -19,7 +19,7 @@ from pants.engine.target import AllTargets
 from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
-from agentrc.capabilities.model import CAPABILITY_FILE, LOCK_FILE, PACKAGE_FILE
+from agentrc.capabilities.model import CAPABILITIES_DIR, CAPABILITY_FILE, LOCK_FILE, PACKAGE_FILE
 from agentrc.inputs.config import CONFIG_NAMES
 from agentrc.model import ENTRYPOINTS
 from agentrc.names import REGISTRY_MARKER
@@ -49,7 +49,11 @@ async def find_putative_agentrc_targets(request: PutativeAgentrcTargetsRequest, 
     oas_packages = await Get(Paths, PathGlobs, request.path_globs(PACKAGE_FILE))
     oas_capabilities = await Get(Paths, PathGlobs, request.path_globs(CAPABILITY_FILE))
     oas_locks = await Get(Paths, PathGlobs, request.path_globs(LOCK_FILE))
-    owned_set = set(owned)
+    # Installed capabilities are artifacts of an install, owned by the scope's agentrc_oas_lock:
+    # no BUILD file goes into them (it would change their integrity), and nothing in them is
+    # a target of its own.
+    owned_set = set(owned) | {p for found in (entries, bundles, configs, markers, oas_packages, oas_capabilities)
+                              for p in found.files if _in_store(p)}
     putative = []
     for path in sorted(set(markers.files) - owned_set):
         directory = os.path.dirname(path)
@@ -63,7 +67,7 @@ async def find_putative_agentrc_targets(request: PutativeAgentrcTargetsRequest, 
             AgentrcOasPackageTarget, path=directory, name=os.path.basename(directory) or "package",
             triggering_sources=[PACKAGE_FILE]))
     have = {t.address.spec_path for t in all_targets if t.has_field(AgentrcCapabilitySourcesField)}
-    for directory in sorted({os.path.dirname(p) for p in oas_capabilities.files} - have):
+    for directory in sorted({os.path.dirname(p) for p in oas_capabilities.files if not _in_store(p)} - have):
         putative.append(PutativeTarget.for_target_type(
             AgentrcCapabilityTarget, path=directory, name=os.path.basename(directory) or "capability",
             triggering_sources=[CAPABILITY_FILE]))
@@ -78,7 +82,7 @@ async def find_putative_agentrc_targets(request: PutativeAgentrcTargetsRequest, 
     # A project's presets hold SKILL.md files that are layer content, not portable items.
     owned_set |= {p for p in entries.files if any(p.startswith(d + "/") for d in projects)}
     # A package's or a capability's skills are its payload, not registry items of their own.
-    payload_dirs = package_dirs + sorted({os.path.dirname(p) for p in oas_capabilities.files})
+    payload_dirs = package_dirs + sorted({os.path.dirname(p) for p in oas_capabilities.files if not _in_store(p)})
     owned_set |= {p for p in entries.files if any(p.startswith(d + "/") or not d for d in payload_dirs)}
     by_dir: Dict[str, List[str]] = {}
     for path in sorted(set(entries.files) - owned_set):
@@ -99,6 +103,10 @@ async def find_putative_agentrc_targets(request: PutativeAgentrcTargetsRequest, 
             AgentrcBundleTarget, path=directory, name=filename[: -len(".bundle.yaml")],
             triggering_sources=[filename], kwargs={"source": filename}))
     return PutativeTargets(putative)
+
+
+def _in_store(path: str) -> bool:
+    return f"/{CAPABILITIES_DIR}/" in f"/{path}"
 
 
 def rules():

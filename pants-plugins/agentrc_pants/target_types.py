@@ -27,6 +27,9 @@ from agentrc.model import Kind
 from agentrc.names import REGISTRY_MARKER, is_bundle_file, is_registry_marker
 
 BUILD_FILES = ("!BUILD", "!BUILD.*")
+# A package's or capability's own directory and every directory below it may hold BUILD files
+# (its capabilities', its items'): none of them is payload.
+NESTED_BUILD_FILES = (*BUILD_FILES, "!**/BUILD", "!**/BUILD.*")
 
 
 class AgentrcClientsField(StringSequenceField):
