@@ -110,9 +110,35 @@ def oas_spawn(scope: Path):
 
 
 def requirements(doc):
+    """The `requirements` of bare install's JSON, requesters by capability, without scopes."""
     body = doc.get("result") or doc["error"].get("details") or {}
-    return [{k: v for k, v in r.items() if k != "requestedBy"} | {"by": [x["capability"] for x in r["requestedBy"]]}
-            for r in body["requirements"]]
+    out = []
+    for r in body["requirements"]:
+        r = {k: v for k, v in r.items() if k != "requestedBy"} | {"by": [x["capability"] for x in r["requestedBy"]]}
+        if r.get("conflict"):
+            r["conflict"] = [{k: v for k, v in p.items() if k != "scope"} for p in r["conflict"]["plans"]]
+        out.append(r)
+    return out
+
+
+def doctor_requirements(capsys, scope: Path, kernel=False):
+    """`missingHostRequirements` of `cap doctor --json` (or `oas doctor --json`), the scope's
+    path and the tool's name taken out of the consent command."""
+    if kernel:
+        proc = subprocess.run(["node", str(OAS), "doctor", str(scope), "--json"], capture_output=True, text=True,
+                              timeout=300, env=dict(os.environ, NO_COLOR="1"))
+        doc = json.loads(proc.stdout)
+    else:
+        assert main(["cap", "doctor", str(scope), "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+    out = []
+    for r in doc["missingHostRequirements"]:
+        r = dict(r, requestedBy=[x["capability"] for x in r["requestedBy"]])
+        if r["consentCommand"]:
+            r["consentCommand"] = r["consentCommand"].replace(str(scope), "SCOPE").replace("agentrc cap ", "") \
+                .replace("oas ", "")
+        out.append(r)
+    return out
 
 
 def spawned(scope: Path):
@@ -146,6 +172,10 @@ def test_a_missing_plugin_fails_the_spawn_and_consent_installs_it(env, capsys):
                  "steps": [["claude", "plugin", "install", PLUGIN]], "source": f"claude package ({PLUGIN})",
                  "version": None, "scope": "user-level (Claude Code plugins)"}}]
     assert ours["result"]["requirements"][0]["requestedBy"][0]["souls"] == ["dev"]
+    # Declining leaves a doctor warning with the consent command, as the kernel's doctor does.
+    mine, kernel = doctor_requirements(capsys, a), doctor_requirements(capsys, k, kernel=True)
+    assert mine == kernel and [r["consentCommand"] for r in mine] == [
+        f"install --accept-requirement claude:{PLUGIN} --dir SCOPE"]
     # --no-requirements skips it, as the kernel does.
     assert requirements(agentrc(capsys, a, "install", "--no-requirements")[1]) == \
         requirements(oas(k, "install", "--no-requirements")[1])
@@ -242,3 +272,38 @@ def test_identities_and_plans_match_the_kernels(tmp_path):
         p = capreqs.plan(r)
         ours.append([capreqs.name_of(r), p["steps"], p["source"], p["version"], p["scope"]])
     assert ours == theirs
+
+
+def test_a_pi_package_is_checked_in_pi_s_own_list(env, capsys):
+    """pi is not installed here: its list cannot be read, so the package is missing for both
+    tools; consent runs `pi install`, which fails, and both say so."""
+    req = [{"runtime": "pi", "package": "npm:@team/chat-pi@latest", "why": "push events in pi"}]
+    a, k = twins(env, req, runtime="pi")
+    ours, theirs = agentrc(capsys, a, "install")[1], oas(k, "install")[1]
+    assert requirements(ours) == requirements(theirs)
+    assert [(r["command"], r["plan"]["steps"], r["plan"]["version"]) for r in requirements(ours)] == [
+        ("pi:npm:@team/chat-pi", [["pi", "install", "npm:@team/chat-pi@latest"]], "latest")]
+    named = ("install", "--accept-requirement", "pi:npm:@team/chat-pi")
+    rc, ours = agentrc(capsys, a, *named)
+    krc, theirs = oas(k, *named)
+    assert rc == krc == 1 and [r["outcome"] for r in requirements(ours)] == \
+        [r["outcome"] for r in requirements(theirs)] == ["failed"]
+    assert doctor_requirements(capsys, a) == doctor_requirements(capsys, k, kernel=True)
+
+
+def test_two_capabilities_asking_one_plugin_from_different_sources_conflict(env, capsys):
+    a, k = twins(env, [{"runtime": "claude", "package": PLUGIN, "marketplace": "org-a/market", "why": "a"}])
+    for s in (a, k):
+        other = s / CAP / "owned" / "acme.other"
+        other.mkdir(parents=True)
+        (other / "oas.json").write_text(json.dumps({
+            "capability": "acme.other", "version": "1.0.0", "description": "Other.",
+            "requires": [{"runtime": "claude", "package": PLUGIN, "marketplace": "org-b/market", "why": "b"}]}))
+        with open(s / "oas-config.yaml", "a") as fh:
+            fh.write("    acme.other:\n      from: owned\n      global: true\n")
+    rc, ours = agentrc(capsys, a, "install", "--accept-requirement", f"claude:{PLUGIN}")
+    krc, theirs = oas(k, "install", "--accept-requirement", f"claude:{PLUGIN}")
+    assert rc == krc == 1 and requirements(ours) == requirements(theirs)
+    assert requirements(ours)[0]["reason"] == "conflicting install plans for the same command"
+    assert {d["code"] for d in ours["error"]["details"]["diagnostics"]} == {"AR231"}
+    assert PLUGIN not in plugins()

@@ -51,6 +51,8 @@ def run(args) -> int:
             outcome = capinstall.list_scope(scope)
         elif args.verb == "doctor":
             outcome = capdoctor.doctor(args.context or scope, args.soul)
+            outcome.result["missingHostRequirements"] = capreqs.doctor_entries(args.context or scope)
+            outcome.lines += capreqs.doctor_lines(outcome.result["missingHostRequirements"])
             if args.json:  # the document `oas doctor --json` prints, without an envelope
                 _emit(outcome.result)
                 return 0

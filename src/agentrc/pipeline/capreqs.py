@@ -313,6 +313,38 @@ def missing(scope: str, accepted: Set[str], lists: Lists) -> List[Dict[str, Any]
     return sorted(by.values(), key=lambda e: _order(e["command"]))
 
 
+def doctor_entries(scope: str) -> List[Dict[str, Any]]:
+    """What `cap doctor` reports as `missingHostRequirements` (the kernel's doctor shape):
+    each missing requirement with its plan and the command that consents to it."""
+    scope = os.path.abspath(scope)
+    out = []
+    for e in missing(scope, set(), Lists()):
+        consentable = e["plan"] is not None and not e.get("invalid") and not e.get("conflict")
+        out.append({"command": e["command"], "why": e["why"] or None, "docs": e["docs"],
+                    "requestedBy": e["requestedBy"], "plan": e["plan"], "invalid": e.get("invalid"),
+                    "conflict": e.get("conflict"), "unavailable": e.get("unavailable"),
+                    "consentCommand": f"agentrc cap install --accept-requirement {e['command']} --dir {scope}"
+                    if consentable else None})
+    return out
+
+
+def doctor_lines(entries: Sequence[Dict[str, Any]]) -> List[str]:
+    """The text `cap doctor` prints for them."""
+    if not entries:
+        return []
+    lines = ["", "Missing requirements (active capabilities):"]
+    for e in entries:
+        lines.append(f"  {e['command']} — {e['why'] or 'required'} (requested by: "
+                     f"{', '.join(x['capability'] for x in e['requestedBy'])})")
+        if e["consentCommand"]:
+            lines.append(f"    install with consent: {e['consentCommand']}  (runs: {shown(e['plan']['steps'])})")
+        elif e["invalid"] or e["conflict"]:
+            lines.append(f"    refused: {e['invalid'] or 'capabilities ask for different install plans'}")
+        elif e["docs"]:
+            lines.append(f"    install docs: {e['docs']}")
+    return lines
+
+
 def _entry(e: Dict[str, Any], outcome: str, **extra: Any) -> Dict[str, Any]:
     """One entry of the `requirements` list of bare install's JSON, as the kernel writes it."""
     return {"command": e["command"], "kind": e.get("kind", "host-command"), "runtime": e.get("runtime"),
