@@ -81,6 +81,18 @@ def test_tree_hashes_equal_the_kernels(tmp_path):
     assert all(p != a for p, a in ours[:4])  # the payload variant did leave something out
 
 
+def test_the_digest_of_contents_equals_the_tree_hash(tmp_path):
+    """integrity.tree_digest (what the Pants backend computes from digests) gives the hash of
+    the tree on disk, whatever order the entries come in."""
+    for seed in range(4):
+        root = _tree(tmp_path / f"t{seed}", seed)
+        entries = [(rel, kind, os.fsencode(os.readlink(full)) if kind == integrity.SYMLINK else Path(full).read_bytes())
+                   for rel, kind, full in captree.walk(str(root))]
+        random.Random(seed).shuffle(entries)
+        for payload in (False, True):
+            assert integrity.tree_digest(entries, payload=payload) == captree.tree_hash(str(root), payload=payload)
+
+
 @needs_kernel
 def test_name_order_is_javascripts_localecompare(tmp_path):
     rnd = random.Random(7)

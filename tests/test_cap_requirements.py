@@ -269,9 +269,17 @@ def test_identities_and_plans_match_the_kernels(tmp_path):
     ours = []
     for runtime, pkg, market in specs:
         r = Requirement(why="w", runtime=runtime, package=pkg, marketplace=market)
-        p = capreqs.plan(r)
+        p = capreqs.plan(r, capreqs.claude_binary(str(tmp_path)))
         ours.append([capreqs.name_of(r), p["steps"], p["source"], p["version"], p["scope"]])
     assert ours == theirs
+    # The executable a context selects (oas-claude-config above it) is the one each step runs.
+    (tmp_path / "oas-claude-config").write_text("# the work account\nclaude-work\n")
+    theirs = json.loads(subprocess.run(["node", "-e", script, json.dumps(specs[3:5]), str(tmp_path / "x")],
+                                       capture_output=True, text=True, check=True).stdout)
+    assert [row[1] for row in theirs] == [capreqs.plan(Requirement("w", runtime=rt, package=pk, marketplace=m),
+                                                       capreqs.claude_binary(str(tmp_path / "x")))["steps"]
+                                          for rt, pk, m in specs[3:5]]
+    assert theirs[1][1][0][0] == "claude-work"
 
 
 def test_a_pi_package_is_checked_in_pi_s_own_list(env, capsys):
@@ -307,3 +315,45 @@ def test_two_capabilities_asking_one_plugin_from_different_sources_conflict(env,
     assert requirements(ours)[0]["reason"] == "conflicting install plans for the same command"
     assert {d["code"] for d in ours["error"]["details"]["diagnostics"]} == {"AR231"}
     assert PLUGIN not in plugins()
+
+
+def _interactive(scope: Path, answer: bytes) -> str:
+    """Bare `cap install` on a terminal (a pty), answering the consent prompt with `answer`."""
+    import pty  # POSIX only, like the CLIs under test
+    import select
+
+    main_fd, tty = pty.openpty()
+    proc = subprocess.Popen([str(ROOT / ".pants-venv" / "bin" / "python"), "-m", "agentrc", "cap", "install",
+                             "--dir", str(scope)], stdin=tty, stdout=tty, stderr=subprocess.PIPE,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+    os.close(tty)
+    seen = b""
+    answered = False
+    while True:
+        ready, _, _ = select.select([main_fd], [], [], 120)
+        if not ready:
+            proc.kill()
+            break
+        try:
+            chunk = os.read(main_fd, 4096)
+        except OSError:
+            break  # the child closed the terminal
+        if not chunk:
+            break
+        seen += chunk
+        if not answered and b"[y/N]" in seen:
+            os.write(main_fd, answer)
+            answered = True
+    proc.wait(timeout=120)
+    os.close(main_fd)
+    return seen.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("answer, installed", [(b"n\n", False), (b"y\n", True)])
+def test_an_interactive_run_asks_before_each_install(env, answer, installed):
+    a = env / "a"
+    deployment(a, REQ)
+    shown = _interactive(a, answer)
+    assert f"installer: claude plugin install {PLUGIN}" in shown and "Run this install now? [y/N]" in shown
+    assert (PLUGIN in plugins()) is installed
+    assert ("consent needed" in shown) is not installed
