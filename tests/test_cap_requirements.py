@@ -357,3 +357,33 @@ def test_an_interactive_run_asks_before_each_install(env, answer, installed):
     assert f"installer: claude plugin install {PLUGIN}" in shown and "Run this install now? [y/N]" in shown
     assert (PLUGIN in plugins()) is installed
     assert ("consent needed" in shown) is not installed
+
+
+def test_a_packaged_requirement_is_consented_alike_by_both_tools(env, capsys):
+    """The requirement comes with a package authored here and installed by each tool into its
+    twin scope; each tool's --accept-requirement installs the plugin (uninstalled between)."""
+    pkg = env / "pkg"
+    cap = pkg / "capabilities" / "push"
+    (cap / "skills" / "push").mkdir(parents=True)
+    (cap / "skills" / "push" / "SKILL.md").write_text("---\nname: push\ndescription: Push.\n---\nPush.\n")
+    (cap / "oas.json").write_text(json.dumps({"capability": "acme.pushpkg", "version": "1.0.0", "description": "P.",
+                                              "skills": ["skills"], "requires": REQ}))
+    (pkg / "oas-package.json").write_text(json.dumps({
+        "package": "acme.pkg", "version": "1.0.0", "description": "P.", "compatibility": {"oas": ">=0.19.0"},
+        "capabilities": ["capabilities/push"]}))
+    a, k = twins(env, [])
+    for s in (a, k):
+        (s / "oas-config.yaml").write_text("capabilities:\n  additive:\n    acme.pushpkg:\n      from: installed\n"
+                                           "      global: true\n")
+    assert agentrc(capsys, a, "install", str(pkg))[0] == 0
+    assert oas(k, "install", str(pkg))[0] == 0
+    assert requirements(agentrc(capsys, a, "install")[1]) == requirements(oas(k, "install")[1])
+    accept = ("install", "--accept-requirement", f"claude:{PLUGIN}")
+    krc, theirs = oas(k, *accept)
+    assert krc == 0 and PLUGIN in plugins()
+    claude("plugin", "uninstall", PLUGIN)
+    assert PLUGIN not in plugins()
+    rc, ours = agentrc(capsys, a, *accept)
+    assert rc == 0 and PLUGIN in plugins()
+    assert requirements(ours) == requirements(theirs)
+    assert [r["outcome"] for r in requirements(ours)] == ["installed"]
