@@ -38,7 +38,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from agentrc.canonical import document as canonical
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import FrozenMap, freeze
-from agentrc.inputs.fetch import Fetcher
+from agentrc.inputs.fetch import Fetcher, display_root, read_tree_root
 from agentrc.model import SourceFile, SourceTree
 from agentrc.sources.dsl import GIT, PATH, Source, SourceError, check_subpath, parse
 from agentrc.sources.lock import CapabilityRecord
@@ -182,7 +182,7 @@ def resolve(refs: List[Reference], layer: str, fetcher: Fetcher, pins: Mapping[T
                         f"locked commit {commit[:12]} is not what agentrc.lock.json records (sha256 {pin.sha256[:12]}"
                         f", now {digest[:12]})")
             continue
-        shown = _shown(ref.source, fetched.commit)
+        shown = display_root(ref.source, fetched.commit)
         made = _layer(ref, layer, shown, files, language, diags)
         if made is None:
             continue
@@ -195,7 +195,7 @@ def resolve(refs: List[Reference], layer: str, fetcher: Fetcher, pins: Mapping[T
 
 
 def _relative(tree: SourceTree, root: str) -> Dict[str, SourceFile]:
-    prefix = posixpath.normpath(root.replace(os.sep, "/")).rstrip("/") + "/"
+    prefix = (root if "://" in root else read_tree_root(root)) + "/"
     return {f.path[len(prefix):] if f.path.startswith(prefix) else f.path: f for f in tree.files}
 
 
@@ -204,15 +204,6 @@ def _digest(files: Mapping[str, SourceFile]) -> str:
     for rel in sorted(files):
         h.update(rel.encode() + b"\0" + hashlib.sha256(files[rel].content).hexdigest().encode() + b"\n")
     return h.hexdigest()
-
-
-def _shown(source: Source, commit: Optional[str]) -> str:
-    """Where a fetched file is displayed: `SOURCE@REF/SUBPATH/FILE` (never the cache's path,
-    which differs between machines); a directory's files keep their own path."""
-    if source.kind == PATH:
-        return posixpath.join(source.location, source.subpath) if source.subpath else source.location
-    head = source.written + (f"@{source.ref}" if source.ref else (f"@{commit[:12]}" if commit else ""))
-    return head + (f"/{source.subpath}" if source.subpath else "")
 
 
 def _layer(ref: Reference, layer: str, shown: str, files: Mapping[str, SourceFile], language: str,

@@ -419,13 +419,14 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     installed = tuple(LockedFile(f.path, writer.sha(f.content), bool(f.merge)) for f in out_files)
     new_lock = replace(lock, files=installed, mcps=mcps)
     adopt = {f.path: f.sha256 for f in lock.files if not f.merged}
+    adopt_keys = {} if user else _merged_keys(lock)
     if check:
-        _check_files(project, lock, new_lock, out_files, adopt, diags)
+        _check_files(project, lock, new_lock, out_files, adopt, diags, adopt_keys)
         return Result(diags.sorted(), lock, git_runs=fetcher.git_runs)
     changes = None
     try:
         with writer.session(Path(project), write=not dry_run) as out:
-            changes, _, wdiags = out.diff(out_files, force, adopt)
+            changes, _, wdiags = out.diff(out_files, force, adopt, adopt_keys)
             diags.extend(wdiags)
             _not_ours(project, lock, changes, force, diags)
             if dry_run:
@@ -595,8 +596,23 @@ def mcp_records(plan, claude_cli: bool = False) -> Tuple[Tuple[Tuple[str, object
     return tuple(out)
 
 
+def _merged_keys(lock: Lock) -> Dict[str, List[Tuple[str, ...]]]:
+    """The entries the lock says agentrc merged into shared files (an MCP server's key in
+    `.mcp.json`, `opencode.json`, ...), by file: in a fresh clone, without `.agentrc/`, the
+    writer adopts them from here, so a removal takes them out."""
+    out: Dict[str, List[Tuple[str, ...]]] = {}
+    for m in (dict(r) for r in lock.mcps):
+        config, key = m.get("config"), m.get("key")
+        if (m.get("scope") == "project" and m.get("status") == mcp_cli.CONFIG_WRITTEN and isinstance(config, str)
+                and isinstance(key, (list, tuple)) and key):  # not an entry a client's CLI wrote
+            paths = out.setdefault(config, [])
+            if tuple(map(str, key)) not in paths:
+                paths.append(tuple(map(str, key)))
+    return out
+
+
 def _check_files(project: str, lock: Lock, expected: Lock, planned, adopt: Dict[str, str],
-                 diags: Diagnostics) -> None:
+                 diags: Diagnostics, adopt_keys: Optional[Dict[str, List[Tuple[str, ...]]]] = None) -> None:
     """--frozen: the files the sources give are the ones the lock records, and the project
     holds them as written."""
     where = os.path.join(project, LOCK)
@@ -615,7 +631,7 @@ def _check_files(project: str, lock: Lock, expected: Lock, planned, adopt: Dict[
         diags.error(where, (0, 0), "AR204", "the locked sources configure other MCP servers than the lock records")
     try:
         with writer.session(Path(project), write=False) as out:
-            changes, _, wdiags = out.diff(planned, False, adopt)
+            changes, _, wdiags = out.diff(planned, False, adopt, adopt_keys)
     except writer.OutputError as exc:
         diags.extend(exc.diagnostics)
         return
