@@ -371,3 +371,27 @@ def test_fetched_content_is_shown_the_same_on_every_machine(env, capsys, monkeyp
         assert f'"command": "{repo.url}@v2/reg/hooks/lint/run.sh"' in err  # Hermes's snippet
         seen.append(((project / LOCK).read_bytes(), files(project), err.replace(str(project), "PROJECT")))
     assert seen[0] == seen[1]
+
+
+def test_concurrent_adds_both_land_in_the_lock(env, capsys):
+    """Real processes: each `add` reads the lock under the project's writer lock, so two
+    at once are serialized and neither loses the other's entries."""
+    import subprocess
+    import sys
+
+    repo, project = env["repo"], env["project"]
+    src = str(Path(__file__).resolve().parent.parent / "src")
+    cmd = [sys.executable, "-m", "agentrc", "add", f"{repo.url}@v1#reg", "--client", "claude", "--dir", str(project)]
+    for attempt in range(3):  # a race: run it a few times
+        for p in project.iterdir():
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+        procs = [subprocess.Popen(cmd + ["--item", item], env=dict(os.environ, PYTHONPATH=src),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for item in ("rule:other", "skill:summary")]
+        results = [p.communicate(timeout=120) for p in procs]
+        assert all(p.returncode == 0 for p in procs), results
+        lock = json.loads((project / LOCK).read_text())
+        assert sorted(i["name"] for i in lock["items"] if i["direct"]) == ["other", "summary"], attempt
+        assert sorted(f["path"] for f in lock["files"]) == [".claude/rules/other.md", ".claude/rules/style.md",
+                                                              ".claude/skills/summary/SKILL.md",
+                                                              ".claude/skills/summary/refs/checklist.md"]
