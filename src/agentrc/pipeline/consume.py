@@ -509,7 +509,7 @@ def _plugins(project: str, lock: Lock, wanted: Sequence[plugin_forms.PluginActio
         gone.append(plugin_forms.PluginAction(str(rec.get("name")), str(rec.get("client")), str(rec.get("bundle")),
                                               plugin_forms.INSTALL, "", market, plugin))
     plugin_cli.uninstall(project, gone, diags, scope)
-    return plugin_cli.install(project, wanted, diags, scope)
+    return plugin_cli.install(project, wanted, diags, scope, [dict(p) for p in lock.plugins])
 
 
 def _not_ours(project: str, lock: Lock, changes: writer.Changes, force: bool, diags: Diagnostics) -> None:
