@@ -446,9 +446,11 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     claude_servers: Optional[Dict[str, str]] = None  # what `claude mcp` registers (CLI first)
     claude_cli = "claude" in lock.clients and mcp_cli.claude_via_cli(old_mcps, check)
     copilot_servers: Optional[Dict[str, str]] = None
+    skipped: Sequence[str] = ()
     if user:
         copilot_cli = "copilot" in lock.clients and mcp_cli.copilot_via_cli(old_mcps, check)
-        out_files, servers = _user_outputs(plan.files, lock.clients, copilot_cli, diags)
+        out_files, servers, skipped = _user_outputs(plan.files, lock.clients, copilot_cli, diags,
+                                                    set(lock.user_skipped))
         if diags.has_errors:
             return Result(diags.sorted(), git_runs=fetcher.git_runs)
         claude_servers = servers if claude_cli else None
@@ -459,7 +461,7 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
             claude_servers, out_files = mcp_cli.claude_entries(plan.files)
         mcps = mcp_records(plan, claude_servers is not None)
     installed = tuple(LockedFile(f.path, writer.sha(f.content), bool(f.merge)) for f in out_files)
-    new_lock = replace(lock, files=installed, mcps=mcps)
+    new_lock = replace(lock, files=installed, mcps=mcps, user_skipped=tuple(skipped) if user else ())
     adopt = {f.path: f.sha256 for f in lock.files if not f.merged}
     adopt_keys = {} if user else _merged_keys(lock)
     if check:
@@ -553,8 +555,8 @@ def _mcp_clis(project: str, old: Sequence[Dict[str, object]], lock: Lock,
     return tuple(out)
 
 
-def _user_outputs(files: Sequence[OutputFile], clients: Sequence[str], copilot_cli: bool, diags: Diagnostics
-                  ) -> Tuple[Tuple[OutputFile, ...], Dict[str, str]]:
+def _user_outputs(files: Sequence[OutputFile], clients: Sequence[str], copilot_cli: bool, diags: Diagnostics,
+                  known: Optional[Set[str]] = None) -> Tuple[Tuple[OutputFile, ...], Dict[str, str], Sequence[str]]:
     """A global installation's files at the user's locations, and the servers of `.mcp.json`
     (which `claude mcp add-json --scope user` and `copilot mcp add` register; without the
     copilot CLI, Copilot's are written into ~/.copilot/mcp-config.json). What has no user
@@ -574,10 +576,11 @@ def _user_outputs(files: Sequence[OutputFile], clients: Sequence[str], copilot_c
     for path, marker in refused:
         diags.error(path, (0, 0), "AR218", f"{path} refers to the project directory ({marker}): installed for the "
                     "user, it would name whatever project the client runs in")
-    if skipped:
-        diags.warning(WHERE, (0, 0), "AR217", "no user-level location for " + ", ".join(skipped)
+    new = [p for p in skipped if p not in (known or set())]
+    if new:
+        diags.warning(WHERE, (0, 0), "AR217", "no user-level location for " + ", ".join(new)
                       + ": not installed globally")
-    return moved, dict(servers or {})
+    return moved, dict(servers or {}), skipped
 
 
 def user_mcp_records(plan, claude_cli: bool, copilot_cli: bool) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
