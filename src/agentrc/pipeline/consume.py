@@ -395,7 +395,7 @@ def _relative_to(source: Source, project: str, cwd: str) -> Source:
     rel = os.path.relpath(os.path.join(cwd, source.location), os.path.abspath(project)).replace(os.sep, "/")
     if rel == ".":
         rel = "./"
-    elif not rel.startswith("../"):
+    elif rel != ".." and not rel.startswith("../"):
         rel = "./" + rel
     return Source(PATH, rel.rstrip("/") or ".", rel.rstrip("/") or ".", None, source.subpath)
 
