@@ -153,3 +153,14 @@ def test_source_forms_map_onto_the_source_dsl(tmp_path):
         assert exc.value.code == code, bad
     with pytest.raises(SourceError):
         capref._source("github:acme/skills", "--upload-pack=x", None, str(tmp_path), str(tmp_path))
+
+
+def test_a_package_preset_cannot_reference_a_repository_on_this_machine(repo, tmp_path, capsys):
+    p = tmp_path / "p"
+    write(p, {"ai.config.json": json.dumps({"presets": ["team"]}),
+              "node_modules/jue-preset-team/package.json": json.dumps({"name": "jue-preset-team", "ai": {
+                  "capabilities": {"review": {"source": repo.url, "ref": "v1", "path": "skills/review",
+                                              "type": "skill"}}}})})
+    code = main(["lint", str(p)])
+    err = capsys.readouterr().err
+    assert code == 1 and "error[AR219] capabilities.review: a preset installed as a package cannot reference" in err

@@ -72,10 +72,13 @@ class Resolved:
     layer: Optional[canonical.Layer]
 
 
-def references(value: Any, shown: str, base: str, inside: str, diags: Diagnostics) -> List[Reference]:
+def references(value: Any, shown: str, base: str, inside: str, diags: Diagnostics,
+               local_repos: bool = True) -> List[Reference]:
     """The references of one `capabilities` object, in name order (ai-jue merges them so);
     AR219 for a malformed one, AR220 for an `npm:` source, AR050 for a `file:` directory
-    outside `inside` (the preset's directory, or the project)."""
+    outside `inside` (the preset's directory, or the project). Without `local_repos` (a
+    preset installed from npm, not the project's own), a `file://` repository is AR219:
+    it would read whatever repository this machine holds at that path."""
     if value is None:
         return []
     if not isinstance(value, dict):
@@ -113,6 +116,11 @@ def references(value: Any, shown: str, base: str, inside: str, diags: Diagnostic
             source = _source(ref["source"], ref.get("ref"), ref.get("path"), base, inside)
         except SourceError as exc:
             diags.error(shown, (1, 1), exc.code, f"{where}: {exc}")
+            continue
+        if not local_repos and source.kind == GIT and source.location.lower().startswith("file://"):
+            diags.error(shown, (1, 1), "AR219", f"{where}: a preset installed as a package cannot reference a "
+                        f"repository on this machine ({ref['source']!r}); only the project's own config and presets "
+                        "can")
             continue
         config = tuple(sorted(ref.get("config", {}).items()))
         out.append(Reference(name, ref["type"], source, ref["source"], config))

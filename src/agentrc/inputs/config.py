@@ -128,8 +128,8 @@ class _Capabilities:
             self.pins = {(c.layer, c.name): c for c in (lock.capabilities if lock is not None else ())}
 
     def layers(self, value: Any, shown: str, layer: str, base: str, inside: str, diags: Diagnostics,
-               language: str) -> List[canonical.Layer]:
-        refs = capref.references(value, shown, base, inside, diags)
+               language: str, local_repos: bool = True) -> List[canonical.Layer]:
+        refs = capref.references(value, shown, base, inside, diags, local_repos)
         if not refs:
             return []
         got = capref.resolve(refs, layer, self.fetcher, self.pins, language, diags)
@@ -428,8 +428,11 @@ def _preset(name: str, base: str, root: str, chain: List[Tuple[str, str]], layer
     section = meta.get("ai") or meta.get("jue") or {}
     if isinstance(section, dict) and "capabilities" in section:
         # ai-jue's order inside a preset: its presets, its capability references, its own files.
+        # A preset found in node_modules came from a registry: it may not point at this
+        # machine's repositories (file://), as a preset named by its path may.
         layers.extend(caps.layers(section["capabilities"], _posix(os.path.join(where, "package.json")),
-                                  f"preset {name}", where, where, diags, language))
+                                  f"preset {name}", where, where, diags, language,
+                                  local_repos=name.startswith((".", "/"))))
     tree = _tree(Root(where, f"the preset {name} ({_posix(where)})"), diags)
     layers.append(canonical.layer_from_tree(f"preset {name}", _posix(where), tree, diags, language=language))
 
