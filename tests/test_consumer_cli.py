@@ -349,3 +349,49 @@ def test_adding_a_moved_branch_again_points_at_update(env, capsys):
     code, _, err = run(capsys, "add", f"{repo.url}@main#reg", "--item", "rule:style")
     assert code == 1 and "AR206" in err and "'agentrc update'" in err
     assert run(capsys, "update")[0] == 0
+
+
+def test_fetched_content_is_shown_the_same_on_every_machine(env, capsys, monkeypatch):
+    """Fetched files are shown as SOURCE@REF/PATH, not as the cache's path: diagnostics and
+    what adapters embed (Hermes's hook command) are the same wherever the cache is, and so
+    are the lock's bytes."""
+    repo, tmp = env["repo"], env["tmp"]
+    repo.commit({"reg/hooks/lint/HOOK.md": "---\nschema: 1\ndescription: Lint on stop\nevent: Stop\n"
+                 "script: ./run.sh\n---\n\nRuns lint.\n", "reg/hooks/lint/run.sh": "#!/bin/sh\necho lint\n"},
+                tag="v2")
+    seen = []
+    for machine in ("one", "two"):
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp / f"cache-{machine}"))
+        project = tmp / f"project-{machine}"
+        project.mkdir()
+        code, _, err = run(capsys, "add", f"{repo.url}@v2#reg", "--item", "hook:lint", "--client", "hermes,claude",
+                           "--dir", str(project))
+        assert code == 0, err
+        assert f"cache-{machine}" not in err
+        assert f'"command": "{repo.url}@v2/reg/hooks/lint/run.sh"' in err  # Hermes's snippet
+        seen.append(((project / LOCK).read_bytes(), files(project), err.replace(str(project), "PROJECT")))
+    assert seen[0] == seen[1]
+
+
+def test_concurrent_adds_both_land_in_the_lock(env, capsys):
+    """Real processes: each `add` reads the lock under the project's writer lock, so two
+    at once are serialized and neither loses the other's entries."""
+    import subprocess
+    import sys
+
+    repo, project = env["repo"], env["project"]
+    src = str(Path(__file__).resolve().parent.parent / "src")
+    cmd = [sys.executable, "-m", "agentrc", "add", f"{repo.url}@v1#reg", "--client", "claude", "--dir", str(project)]
+    for attempt in range(3):  # a race: run it a few times
+        for p in project.iterdir():
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+        procs = [subprocess.Popen(cmd + ["--item", item], env=dict(os.environ, PYTHONPATH=src),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for item in ("rule:other", "skill:summary")]
+        results = [p.communicate(timeout=120) for p in procs]
+        assert all(p.returncode == 0 for p in procs), results
+        lock = json.loads((project / LOCK).read_text())
+        assert sorted(i["name"] for i in lock["items"] if i["direct"]) == ["other", "summary"], attempt
+        assert sorted(f["path"] for f in lock["files"]) == [".claude/rules/other.md", ".claude/rules/style.md",
+                                                              ".claude/skills/summary/SKILL.md",
+                                                              ".claude/skills/summary/refs/checklist.md"]

@@ -73,7 +73,7 @@ def home(tmp_path, monkeypatch, capsys):
     return home
 
 
-def test_global_install_writes_the_user_locations_and_the_user_lock(home):
+def test_global_install_writes_the_user_locations_and_the_user_lock(home, capsys):
     err = (home / "err.txt").read_text()
     for path in (".claude/skills/pr-summary/SKILL.md", ".claude/agents/docs-writer.md",
                  ".claude/rules/license-awareness.md", ".claude/skills/fix-issue/SKILL.md",
@@ -95,6 +95,12 @@ def test_global_install_writes_the_user_locations_and_the_user_lock(home):
         assert not (home / path).exists(), path
     assert "warning[AR217] no user-level location for" in err and ".github/prompts/fix-issue.prompt.md" in err
     assert "opencode.json#instructions" in err
+    # Reported once: the user lock keeps what had no user location, and installing again
+    # does not repeat it.
+    locked = json.loads((home / ".config" / "agentrc" / "agentrc.lock.json").read_text())
+    assert ".github/prompts/fix-issue.prompt.md" in locked["user_skipped"]
+    assert main(["install", "--global"]) == 0
+    assert "AR217" not in capsys.readouterr().err
     lock = json.loads((home / ".config" / "agentrc" / "agentrc.lock.json").read_text())
     assert [b["name"] for b in lock["bundles"]] == ["everyday"]
     mcps = {(m["name"], m["client"], m["scope"], m["status"], m.get("config")) for m in lock["mcps"]}

@@ -271,3 +271,21 @@ def test_moving_between_the_cli_and_the_config_write(project, capsys, monkeypatc
     assert {m["status"] for m in lock["mcps"] if m["client"] == "claude"} == {"config-written"}
     assert set(json.loads((project / ".mcp.json").read_text())["mcpServers"]) == {"drawio", "files"}
     assert main(["install", "--frozen"]) == 0
+
+
+def test_a_fresh_clone_adopts_merged_mcp_keys_from_the_lock(project, capsys):
+    """Without `.agentrc/` (a fresh clone), the entries the lock records in shared files are
+    agentrc's: `remove` takes them out and leaves the user's own keys."""
+    config = json.loads((project / "opencode.json").read_text())
+    config["theme"] = "dark"  # the user's own key: the file is shared
+    (project / "opencode.json").write_text(json.dumps(config, indent=2) + "\n")
+    mcp = json.loads((project / ".mcp.json").read_text())
+    mcp["mcpServers"]["mine"] = {"command": "my-server"}
+    (project / ".mcp.json").write_text(json.dumps(mcp, indent=2) + "\n")
+    shutil.rmtree(project / ".agentrc")
+    capsys.readouterr()
+    assert main(["remove", "tools"]) == 0, capsys.readouterr().err
+    assert json.loads((project / "opencode.json").read_text()) == {"theme": "dark"}
+    assert json.loads((project / ".mcp.json").read_text()) == {"mcpServers": {"mine": {"command": "my-server"}}}
+    # .vscode/mcp.json held only agentrc's entries: it goes with them.
+    assert not (project / ".vscode" / "mcp.json").exists()

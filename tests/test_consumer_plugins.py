@@ -28,6 +28,19 @@ def _clis(monkeypatch):
     monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
 
 
+def _logging_clis(tmp, monkeypatch):
+    """claude and copilot on PATH as wrappers of the real CLIs that log their arguments;
+    returns a function giving the calls so far."""
+    shims, log = tmp / "shims", tmp / "calls.log"
+    shims.mkdir(exist_ok=True)
+    for tool in ("claude", "copilot"):
+        shim = shims / tool
+        shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{BIN / tool}" "$@"\n')
+        shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shims}{os.pathsep}{os.environ['PATH']}")
+    return lambda: [line.split() for line in log.read_text().splitlines()] if log.exists() else []
+
+
 def _marketplace(root):
     write(root, {
         ".claude-plugin/marketplace.json": json.dumps({"name": "local-market", "owner": {"name": "t"}, "plugins": [
@@ -85,9 +98,21 @@ def test_plugins_install_through_the_clients_and_are_locked(env, capsys, monkeyp
                             cwd=str(project), timeout=120).stdout.decode()
     assert [line for line in listed.splitlines() if "hello@local-market" in line and "(enabled)" in line]
     # Idempotent: installing again is a no-op for the clients and leaves the lock as it is.
+    # The clients' CLIs are only asked what they have (wrappers log every call): the lock
+    # says installed and `plugin list --json` confirms it, so nothing is installed again.
+    calls = _logging_clis(env["tmp"], monkeypatch)
     before = (project / "agentrc.lock.json").read_bytes()
     assert main(["install"]) == 0
     assert (project / "agentrc.lock.json").read_bytes() == before
+    assert [c for c in calls() if c[:2] == ["plugin", "install"] or c[:3] == ["plugin", "marketplace", "add"]] == []
+    assert ["plugin", "list", "--json"] in calls()
+    # Uninstalled behind agentrc's back: the client's list says so, and install restores it.
+    assert subprocess.run([str(BIN / "claude"), "plugin", "uninstall", "hello@local-market", "--scope", "project"],
+                          cwd=str(project), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120).returncode == 0
+    assert _enabled(project) == {}
+    assert main(["install"]) == 0
+    assert _enabled(project) == {"hello@local-market": True}
+    assert ["plugin", "install", "hello@local-market", "--scope", "project"] in calls()
     # Removing the bundle uninstalls its plugins.
     assert main(["remove", "kit"]) == 0
     assert _enabled(project) == {} and _records(project) == set()

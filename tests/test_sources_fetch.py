@@ -45,8 +45,13 @@ def test_a_tag_a_branch_and_head_resolve_to_their_commits(repo):
     head = f.fetch(parse(repo.url))
     assert head.commit == repo.main
     assert b"Changed on main." in next(x.content for x in head.tree.files if x.path.endswith("a/SKILL.md"))
-    # Every file read lies in the user cache.
-    assert all(x.path.startswith(cache_dir()) for x in head.tree.files)
+    # Every file read lies in the user cache, and is shown as the source's, the same on
+    # every machine: SOURCE@REF/PATH (the commit's first digits without a ref).
+    assert head.directory.startswith(cache_dir())
+    assert all((Path(head.directory) / os.path.relpath(x.path, head.root)).is_file() for x in head.tree.files)
+    assert sorted(x.path for x in tag.tree.files) == [f"{repo.url}@v1/other/rules/o/RULE.md",
+                                                      f"{repo.url}@v1/reg/skills/a/SKILL.md"]
+    assert head.root == f"{repo.url}@{repo.main[:12]}"
 
 
 def test_each_source_is_fetched_once_per_resolution(repo):

@@ -131,3 +131,47 @@ def test_package_reads_a_local_source_from_the_build_root(tmp_path, monkeypatch)
         runner.request(BuiltPackage, [AgentrcLockFieldSet.create(runner.get_target(Address("consumer",
                                                                                            target_name="lock")))])
     assert "AR204" in str(info.value)
+
+
+def test_package_reads_the_build_root_itself_as_a_local_source(tmp_path, monkeypatch):
+    """A lock at the build root whose local source is the build root (`agentrc add .`)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    reg = {"skills/local/SKILL.md": SKILL.format("local", ""), "skills/local/refs/more.md": "# More\n"}
+    project = tmp_path / "project"
+    for rel, text in reg.items():
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(text)
+    result = consume.add(str(project), ".", clients=("claude",), cwd=str(project))
+    assert result.ok, result.diagnostics
+    lock = (project / "agentrc.lock.json").read_text()
+    assert [i["source"] for i in json.loads(lock)["items"]] == ["."]
+    runner = make_rule_runner(QueryRule(BuiltPackage, [AgentrcLockFieldSet]), QueryRule(DigestContents, [Digest]))
+    runner.write_files({"agentrc.lock.json": lock, "BUILD": "agentrc_lock(name='lock')\n", **reg})
+    tgt = runner.get_target(Address("", target_name="lock"))
+    built = runner.request(BuiltPackage, [AgentrcLockFieldSet.create(tgt)])
+    prefix = built.artifacts[0].relpath
+    tree = {fc.path[len(prefix) + 1:]: fc.content for fc in runner.request(DigestContents, [built.digest])}
+    tree.pop(".agentrc/report.json")
+    assert tree == {p: (project / p).read_bytes() for p in (f["path"] for f in json.loads(lock)["files"])}
+
+
+def test_package_reads_the_build_root_as_the_source_of_a_lock_below_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    reg = {"skills/local/SKILL.md": SKILL.format("local", ""), "skills/local/refs/more.md": "# More\n"}
+    root = tmp_path / "root"
+    for rel, text in reg.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "consumer").mkdir()
+    result = consume.add(str(root / "consumer"), "..", clients=("claude",), cwd=str(root / "consumer"))
+    assert result.ok, result.diagnostics
+    lock = (root / "consumer" / "agentrc.lock.json").read_text()
+    assert [i["source"] for i in json.loads(lock)["items"]] == [".."]
+    runner = make_rule_runner(QueryRule(BuiltPackage, [AgentrcLockFieldSet]), QueryRule(DigestContents, [Digest]))
+    runner.write_files({"consumer/agentrc.lock.json": lock, "consumer/BUILD": "agentrc_lock(name='lock')\n", **reg})
+    tgt = runner.get_target(Address("consumer", target_name="lock"))
+    built = runner.request(BuiltPackage, [AgentrcLockFieldSet.create(tgt)])
+    prefix = built.artifacts[0].relpath
+    tree = {fc.path[len(prefix) + 1:]: fc.content for fc in runner.request(DigestContents, [built.digest])}
+    tree.pop(".agentrc/report.json")
+    assert tree == {p: (root / "consumer" / p).read_bytes() for p in (f["path"] for f in json.loads(lock)["files"])}

@@ -283,6 +283,27 @@ CODES: Dict[str, Code] = _table(
          "installed for the user it would name whatever project the client runs in. Nothing is written.",
          "Install the bundle into a project (without --global), or make the hook or server independent of the "
          "project directory."),
+    Code("AR219", "capability-ref-invalid",
+         "A capability reference (a preset's package.json#ai.capabilities, or the config's capabilities) is not "
+         "of ai-jue's form NAME -> {source, type, ref?, path?, config?, integrity?}: a name that is not one safe "
+         "path segment, an unknown type or field, a status (not loadable), a github: source that is not "
+         "owner/repo, or a ref given twice.",
+         "Write e.g. \"review\": {\"source\": \"github:acme/skills\", \"ref\": \"v1\", \"path\": "
+         "\"skills/review\", \"type\": \"skill\"}; see docs/canonical.md, Capability references."),
+    Code("AR220", "capability-source-unsupported",
+         "A capability reference names an npm: source; agentrc fetches git repositories and directories only.",
+         "Reference the capability's git repository (github:owner/repo, or its https://, ssh:// or file:// URL) "
+         "with a ref."),
+    Code("AR221", "capability-missing",
+         "The directory a capability reference selects does not hold that capability: no SKILL.md for a skill, no "
+         "prompt.md (or AGENTS.md) for a rule or agent, no prompt.md for a command, no prompt.md or index.json for "
+         "a hook, no server of that name in mcp.json or package.json (and no bin) for an mcp.",
+         "Point `path` at the capability's own directory, or fix its type."),
+    Code("AR222", "capability-lock-mismatch",
+         "A capability reference is locked in agentrc.lock.json at a commit whose content is no longer what the "
+         "lock records (the repository's history was rewritten, or the lock was edited).",
+         "Check the source; to accept its content, delete the capability's record from agentrc.lock.json and "
+         "build again."),
     # --- canonical documents (spec 000) ---------------------------------------------
     Code("AR110", "config-unreadable", "A project's ai.config.*, mcp.json, index.json or package.json cannot be read.",
          "Fix the syntax at the position shown; JSON allows no comments or trailing commas."),
@@ -308,9 +329,6 @@ CODES: Dict[str, Code] = _table(
     Code("AR119", "canonical-degraded",
          "A canonical field has no portable equivalent; the warning says what happens to it.",
          "Nothing to do if the stated behaviour is fine; otherwise change the field as the message suggests."),
-    Code("AR120", "capability-refs-unsupported",
-         "A preset's package.json#ai.capabilities references are not supported yet.",
-         "Copy the referenced capabilities into the preset's directories (rules/, skills/, ...)."),
     Code("AR121", "config-timeout",
          "Evaluating ai.config.js (or .mjs/.cjs) took longer than its time limit (5 s unless AGENTRC_NODE_TIMEOUT "
          "says otherwise); Node was stopped.",

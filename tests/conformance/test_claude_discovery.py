@@ -10,7 +10,9 @@ Added since: the `claude -p` stream-json init message does list a project's skil
 commands, agents and MCP servers offline (no login needed; the run stops at "Not logged in"
 before any model call), and `claude plugin validate --json` on a throwaway plugin holding
 .claude/settings.json's hooks is Claude's own parse of them. Both run for examples/registry and
-examples/project; see OFFLINE_LIMITS.md for what remains unobservable offline.
+examples/project; see OFFLINE_LIMITS.md for what remains unobservable offline. The same
+init message lists the user's ~/.claude/skills and ~/.claude/agents, which is how a global
+installation (`agentrc add --global`) is checked.
 """
 
 from __future__ import annotations
@@ -373,3 +375,37 @@ def test_claude_mcp_list_reports_no_config_problems(claude: Path, source: str):
     listed = dict(re.findall(r"^([\w.-]+): .* - (.*)$", out, re.M))
     assert sorted(listed) == sorted(servers), describe(proc)
     assert all("Pending approval" in status for status in listed.values()), describe(proc)
+
+
+# ---------------------------------------------------------------------------------------------
+# A global installation (`agentrc add --global`): Claude Code's view of the user's skills and
+# agents. The same init message lists what ~/.claude/skills and ~/.claude/agents hold, in a
+# project that has none of its own.
+# ---------------------------------------------------------------------------------------------
+
+def test_claude_init_lists_the_globally_installed_skills_and_agents(claude: Path, claude_builtins):
+    base, home, tmp = isolated_dirs("agentrc-claude-global-")
+    registry = base / "registry"
+    files = {
+        "skills/global-notes/SKILL.md": "---\nschema: 1\nname: global-notes\ndescription: Use when taking notes "
+                                        "for the user.\n---\n\n## Steps\n\nWrite the note.\n",
+        "agents/global-helper/AGENT.md": "---\nschema: 1\nname: global-helper\ndescription: Use when the user "
+                                         "needs a helper.\nmode: subagent\n---\n\n## Role\n\nHelp.\n",
+    }
+    for rel, text in files.items():
+        (registry / rel).parent.mkdir(parents=True, exist_ok=True)
+        (registry / rel).write_text(text, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), HOME=str(home), XDG_CACHE_HOME=str(base / "cache"))
+    env.pop("XDG_CONFIG_HOME", None)
+    added = subprocess.run([sys.executable, "-m", "agentrc", "add", str(registry), "--client", "claude", "--global"],
+                           cwd=str(base), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=120)
+    assert added.returncode == 0, added.stderr
+    assert (home / ".claude" / "skills" / "global-notes" / "SKILL.md").is_file()
+    assert (home / ".claude" / "agents" / "global-helper.md").is_file()
+    with LocalSink() as proxy:
+        init = _claude_init(claude, empty_project(base / "elsewhere"), _claude_offline_env(home, tmp, proxy=proxy))
+        assert proxy.requests == [], f"Claude Code tried to reach the network: {proxy.requests}"
+    assert "global-notes" in (init.get("skills") or []) and "global-notes" not in (claude_builtins.get("skills") or [])
+    assert "global-helper" in (init.get("agents") or [])
+    assert "global-helper" not in (claude_builtins.get("agents") or [])

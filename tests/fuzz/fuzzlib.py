@@ -115,8 +115,14 @@ def _project_seed() -> Files:
         "hooks": {"PreToolUse": [{"script": "./check.sh", "tools": ["Bash"], "timeout": 30}],
                   "Stop": "echo done"},
         "tools": {"claude": {"permissions": {"allow": ["Bash(npm test)"]}}},
+        # Capability references (ai-jue's ai.capabilities) to local directories: no git.
+        "capabilities": {"house-style": {"source": "file:./caps", "path": "house-style", "type": "rule"},
+                         "notes": {"source": "file:./caps/notes", "type": "mcp"}},
     }
     files["in/ai.config.json"] = json.dumps(config, indent=2).encode()
+    files["in/caps/house-style/prompt.md"] = b"---\ndescription: House style\n---\n\nWrap at 100.\n"
+    files["in/caps/notes/package.json"] = json.dumps({"name": "notes-mcp", "bin": {"notes": "index.js"},
+                                                      "mcp": {"servers": {"notes": {"command": "notes"}}}}).encode()
     files["in/.ai/hooks/PostToolUse/index.json"] = b'{"matcher": "Edit|Write", "timeout": 5.5, "async": true}\n'
     files["in/.ai/hooks/PostToolUse/prompt.md"] = b"npm run lint\n"
     files["in/.ai/skills/logo/SKILL.md"] = b"---\ndescription: Draws the logo\n---\n\nUse assets/logo.png.\n"

@@ -50,7 +50,7 @@ from agentrc.vocabulary import MODEL_ALIASES, TOOLS, check_model
 Pos = Tuple[int, int]
 CAPABILITIES = ("rules", "commands", "skills", "agents", "hooks", "mcp")
 # Keys of ai.config.* besides the capabilities: how the layers are found, not content.
-CONFIG_KEYS = ("presets", "preset", "language", "context", "tools", "$schema")
+CONFIG_KEYS = ("presets", "preset", "language", "context", "tools", "$schema", "capabilities")
 
 
 @dataclass(frozen=True)
@@ -123,8 +123,11 @@ class Document:
 
 def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
                     config: Optional[Dict[str, Any]] = None, config_path: str = "",
-                    language: str = "", config_positions: Optional[Dict[str, Pos]] = None) -> Layer:
-    """A directory with the §4.2 layout (a preset or `.ai/`), or a config file's data."""
+                    language: str = "", config_positions: Optional[Dict[str, Pos]] = None,
+                    layout: Optional[Dict[str, str]] = None) -> Layer:
+    """A directory with the §4.2 layout (a preset or `.ai/`), or a config file's data.
+    `layout`, when given, places each file (by its display path) in the layout instead of
+    its path under `root` (a capability reference's files, shown where they came from)."""
     files = {f.path: f for f in tree.files}
     data: Dict[str, Any] = {}
     origin: Dict[str, str] = {}
@@ -138,7 +141,8 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
             return path[2:] if path.startswith("./") else path
         return path[len(prefix):] if prefix and path.startswith(prefix) else path
 
-    by_rel = {rel(p): f for p, f in files.items()}
+    by_rel = {(layout[p] if layout is not None else rel(p)): f for p, f in files.items()
+              if layout is None or p in layout}
 
     def pick(directory: str, names: Sequence[str]) -> Optional[SourceFile]:
         """prompt.<language>.md before prompt.md (ai-jue's localized files)."""
@@ -203,7 +207,7 @@ def layer_from_tree(label: str, root: str, tree: SourceTree, diags: Diagnostics,
             origin[f"tools.{name}"] = f.path
     if config is not None:
         for key, value in config.items():
-            if key in ("presets", "preset", "language", "$schema"):
+            if key in ("presets", "preset", "language", "$schema", "capabilities"):
                 continue
             data[key] = value
             if key == "context" and isinstance(value, dict) and "global" in value:

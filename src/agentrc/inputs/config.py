@@ -29,8 +29,11 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.canonical import document as canonical
 from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.inputs import capref
+from agentrc.inputs.fetch import Fetcher
 from agentrc.inputs.tree import ESCAPE_HINT, Root, leaves, read_file, read_text, walk
 from agentrc.model import SourceFile, SourceTree
+from agentrc.sources import lock as lockfile
 from agentrc.text import tomledit
 from agentrc.text.position import Lines, TextError
 from agentrc.text.yamlpos import YamlError
@@ -104,6 +107,34 @@ class Project:
     root: str
     config_path: Optional[str]
     layers: Tuple[canonical.Layer, ...]
+    # What its capability references resolved to (the lock's `capabilities` records).
+    capabilities: Tuple[lockfile.CapabilityRecord, ...] = ()
+
+
+class _Capabilities:
+    """The capability references of one project: one Fetcher (each source fetched once),
+    the pins of the project's agentrc.lock.json, and what resolved."""
+
+    def __init__(self, root: str, diags: Diagnostics):
+        self.root = root
+        self.fetcher = Fetcher(".")  # local references are resolved against the project already
+        self.records: List[lockfile.CapabilityRecord] = []
+        self.pins: Dict[Tuple[str, str], lockfile.CapabilityRecord] = {}
+        path = os.path.join(root, lockfile.LOCK_FILE)
+        if os.path.lexists(path):
+            f = read_file(path, _posix(path), Root(root), diags)
+            lock, problems = lockfile.loads(f.content, _posix(path)) if f is not None else (None, ())
+            diags.extend(problems)
+            self.pins = {(c.layer, c.name): c for c in (lock.capabilities if lock is not None else ())}
+
+    def layers(self, value: Any, shown: str, layer: str, base: str, inside: str, diags: Diagnostics,
+               language: str, local_repos: bool = True) -> List[canonical.Layer]:
+        refs = capref.references(value, shown, base, inside, diags, local_repos)
+        if not refs:
+            return []
+        got = capref.resolve(refs, layer, self.fetcher, self.pins, language, diags)
+        self.records.extend(r.record for r in got)
+        return [r.layer for r in got if r.layer is not None]
 
 
 def is_project(path: str) -> bool:
@@ -134,8 +165,9 @@ def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
         diags.error(_posix(config_path or root), (1, 1), "AR115", "presets: expected a list of preset names or paths")
         names = []
     done: set = set()
+    caps = _Capabilities(root, diags)
     for name in names:
-        _preset(name, root, root, [], layers, diags, language, done, _posix(config_path or root))
+        _preset(name, root, root, [], layers, diags, language, done, _posix(config_path or root), caps)
     ai_dir = _join(root, ".ai")
     if os.path.lexists(ai_dir):
         if not project.inside(os.path.realpath(ai_dir)):
@@ -153,11 +185,17 @@ def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
             layers.append(canonical.Layer("AGENTS.md", _posix(agents_md),
                                           canonical.freeze({"context": {"global": text}}),
                                           canonical.FrozenMap({"context.global": _posix(agents_md)})))
+    if config_path is not None and "capabilities" in config:
+        # ai-jue's order: the config's capability references after AGENTS.md, before the
+        # config's own keys.
+        layers.extend(caps.layers(config["capabilities"], _posix(config_path), os.path.basename(config_path), root,
+                                  root, diags, language))
     if config_path is not None:
         layers.append(canonical.layer_from_tree(os.path.basename(config_path), _posix(config_path), SourceTree(()),
                                                 diags, config=config, config_path=_posix(config_path),
                                                 config_positions=config_positions))
-    return Project(_posix(root), _posix(config_path) if config_path else None, tuple(layers)), diags.sorted()
+    return (Project(_posix(root), _posix(config_path) if config_path else None, tuple(layers), tuple(caps.records)),
+            diags.sorted())
 
 
 def key_positions(text: str) -> Dict[str, Tuple[int, int]]:
@@ -364,7 +402,7 @@ def _toml(text: str) -> Any:
 
 
 def _preset(name: str, base: str, root: str, chain: List[Tuple[str, str]], layers: List[canonical.Layer],
-            diags: Diagnostics, language: str, done: set, config_file: str = "") -> None:
+            diags: Diagnostics, language: str, done: set, config_file: str, caps: _Capabilities) -> None:
     """Depth first: the preset's own presets, then the preset itself. `chain` holds the
     (real path, name) of the presets being resolved, to report a cycle with its chain."""
     where = _find_preset(name, base, root)
@@ -384,13 +422,17 @@ def _preset(name: str, base: str, root: str, chain: List[Tuple[str, str]], layer
     if key in done:
         return  # a preset two others share loads once, at its first (deepest) position
     for inner in _package_presets(where, diags):
-        _preset(inner, where, root, chain + [(key, name)], layers, diags, language, done, config_file)
+        _preset(inner, where, root, chain + [(key, name)], layers, diags, language, done, config_file, caps)
     done.add(key)
     meta = _package_json(where, diags)
     section = meta.get("ai") or meta.get("jue") or {}
-    if isinstance(section, dict) and section.get("capabilities"):
-        diags.warning(_posix(os.path.join(where, "package.json")), (1, 1), "AR120",
-                      "ai.capabilities (capability references) are not supported yet; they are ignored")
+    if isinstance(section, dict) and "capabilities" in section:
+        # ai-jue's order inside a preset: its presets, its capability references, its own files.
+        # A preset found in node_modules came from a registry: it may not point at this
+        # machine's repositories (file://), as a preset named by its path may.
+        layers.extend(caps.layers(section["capabilities"], _posix(os.path.join(where, "package.json")),
+                                  f"preset {name}", where, where, diags, language,
+                                  local_repos=name.startswith((".", "/"))))
     tree = _tree(Root(where, f"the preset {name} ({_posix(where)})"), diags)
     layers.append(canonical.layer_from_tree(f"preset {name}", _posix(where), tree, diags, language=language))
 

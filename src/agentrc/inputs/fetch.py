@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -45,9 +46,10 @@ class Fetched:
 
     source: Source
     commit: Optional[str]
-    root: str
+    root: str  # the prefix of the files' display paths (`display_root` for a git source)
     tree: SourceTree
     diagnostics: Tuple[Diagnostic, ...]
+    directory: str = ""  # where the files were read (for a git source, in the cache)
 
     @property
     def ok(self) -> bool:
@@ -104,7 +106,15 @@ class Fetcher:
             return Fetched(source, commit, root, SourceTree(()), diags.sorted())
         read = read_tree([root])
         diags.extend(read.diagnostics)
-        return Fetched(source, commit, root, read.tree, diags.sorted())
+        if source.kind != GIT:
+            return Fetched(source, commit, root, read.tree, diags.sorted(), root)
+        # A fetched file is shown (in diagnostics, item directories, whatever an adapter
+        # embeds) as SOURCE@REF/SUBPATH/FILE: the same on every machine, unlike the cache.
+        shown = display_root(source, commit)
+        prefix = read_tree_root(root)
+        files = tuple(replace(f, path=shown + f.path[len(prefix):]) if f.path.startswith(prefix + "/") else f
+                      for f in read.tree.files)
+        return Fetched(source, commit, shown, SourceTree(files), diags.sorted(), root)
 
     # git
 
@@ -206,6 +216,20 @@ class Fetcher:
                                                                                f"exit {proc.returncode}"))
             return None
         return proc.stdout.decode("utf-8", "replace")
+
+
+def display_root(source: Source, commit: Optional[str]) -> str:
+    """Where the files of `source` are shown: `SOURCE@REF[/SUBPATH]` for a git source (the
+    commit's first 12 digits when no ref is named); a directory's own path."""
+    if source.kind != GIT:
+        return posixpath.join(source.location, source.subpath) if source.subpath else source.location
+    head = source.written + (f"@{source.ref}" if source.ref else (f"@{commit[:12]}" if commit else ""))
+    return head + (f"/{source.subpath}" if source.subpath else "")
+
+
+def read_tree_root(root: str) -> str:
+    """The display path `read_tree` gives the directory `root` (its files' prefix)."""
+    return posixpath.normpath(root.replace(os.sep, "/")).rstrip("/")
 
 
 def _entry_name(commit: str, subpath: str) -> str:

@@ -20,6 +20,7 @@ from agentrc.inputs import config as configload
 from agentrc.inputs.tree import read_tree
 from agentrc.loaded import Loaded, join
 from agentrc.model import Registry, SourceTree
+from agentrc.sources.lock import CapabilityRecord
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class Inputs:
     documents: Tuple[Tuple[str, canonical.Document], ...]  # (project root, document)
     canonical: Optional[Loaded]
     digest: str  # of everything read, for the no-change stamp
+    # (project root, what its capability references resolved to), for the project's lock
+    capabilities: Tuple[Tuple[str, Tuple[CapabilityRecord, ...]], ...] = ()
 
 
 def read_inputs(paths: Sequence[str]) -> Inputs:
@@ -37,6 +40,7 @@ def read_inputs(paths: Sequence[str]) -> Inputs:
     read = read_tree([p for p in paths if not configload.is_project(p)])
     tree, explicit = read.tree, read.explicit
     documents = []
+    capabilities = []
     registry: Optional[Registry] = None
     reports: Tuple[ItemReport, ...] = ()
     diags: Tuple[Diagnostic, ...] = read.diagnostics  # what could not be read travels with the canonical side
@@ -46,6 +50,7 @@ def read_inputs(paths: Sequence[str]) -> Inputs:
             continue
         project, load_diags = configload.load_project(path)
         document, doc_diags = canonical.build_document(project.layers)
+        capabilities.append((path, project.capabilities))
         diags += load_diags + doc_diags
         if any(d.is_error for d in load_diags + doc_diags):
             continue
@@ -63,4 +68,4 @@ def read_inputs(paths: Sequence[str]) -> Inputs:
     loaded = None
     if registry is not None or diags:
         loaded = Loaded(registry or Registry(()), tuple(sorted(set(diags))), reports)
-    return Inputs(tree, explicit, tuple(documents), loaded, h.hexdigest())
+    return Inputs(tree, explicit, tuple(documents), loaded, h.hexdigest(), tuple(capabilities))

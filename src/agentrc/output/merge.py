@@ -291,6 +291,19 @@ def has_key(fmt: str, text: str, key: Sequence[str]) -> bool:
     return _lookup(data, key) is not _MISSING
 
 
+def adopt(fmt: str, text: str, paths: Sequence[Tuple[str, ...]]) -> Tuple[Tuple[Key, ...], bool]:
+    """The keys at `paths` that `text` holds, with the values it holds (a record, such as a
+    lockfile's, names agentrc's keys of a shared file without their values), and whether the
+    file holds nothing else. A file that cannot be parsed gives none."""
+    try:
+        doc = _data(fmt, text, OrderedDict)
+        keys = tuple((tuple(p), json.dumps(found, ensure_ascii=False), False) for p in paths
+                     for found in (_lookup(doc, p),) if found is not _MISSING)
+        return keys, bool(keys) and _data(fmt, fresh(fmt, keys), dict) == _data(fmt, text, dict)
+    except (ValueError, TypeError):
+        return (), False
+
+
 def _lookup(data: Any, key: Sequence[str]) -> Any:
     for part in key:
         if not isinstance(data, dict) or part not in data:

@@ -41,7 +41,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from agentrc import __version__
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -651,14 +651,18 @@ class Output:
     def _lstat(self, rel: str) -> Optional[os.stat_result]:
         return self.tree.lstat(rel) if self.tree is not None else None
 
-    def diff(self, files: Sequence[OutputFile], force: bool = False, adopt: Optional[Dict[str, str]] = None
+    def diff(self, files: Sequence[OutputFile], force: bool = False, adopt: Optional[Dict[str, str]] = None,
+             adopt_keys: Optional[Mapping[str, Sequence[Tuple[str, ...]]]] = None
              ) -> Tuple[Changes, Dict[str, str], Tuple[Diagnostic, ...]]:
         """What writing `files` would change; errors for files agentrc does not own. A
         manifest that cannot be read, or a planned path that is not safe, stops it here:
         no change is proposed at all. `force` overwrites (and deletes) owned files edited
         since agentrc wrote them instead of refusing (AR094). `adopt` (path -> sha256, what a
         lockfile records) counts those files as agentrc's where the manifest does not say
-        otherwise: a fresh clone holds the installed files without `.agentrc/`."""
+        otherwise: a fresh clone holds the installed files without `.agentrc/`. `adopt_keys`
+        (path -> key paths, what a lockfile records of the entries agentrc merged into a
+        shared file) does the same for merged keys: those the file holds are agentrc's, with
+        the values it holds, so they are replaced or taken out like recorded ones."""
         diags = Diagnostics(list(self.notes))
         m = self._read_manifest(diags)
         for f in files:
@@ -670,6 +674,19 @@ class Output:
         owned, stats, previous = m.owned, m.stats, m.merged
         if adopt:
             owned = {**{p: h for p, h in adopt.items() if safe_path(p) and p not in previous}, **owned}
+        for path, paths in sorted((adopt_keys or {}).items()):
+            if path in previous or not safe_path(path):
+                continue
+            try:
+                raw = self._read(path)
+                text = raw.decode("utf-8") if raw is not None else None
+            except (UnicodeDecodeError, _NotFile, *_FS_ERRORS):
+                continue  # reported when the file is merged, if it is
+            fmt = "toml" if path.endswith(".toml") else "json"
+            keys, alone = managed.adopt(fmt, text, paths) if text is not None else ((), False)
+            if keys:
+                previous = {**previous, path: {"format": fmt, "created": alone,
+                                               "keys": [[list(k), v, a] for k, v, a in keys]}}
         files, merged_files, merged, stale = _merge(self, files, owned, previous, diags)
         create, update, unchanged = [], [], 0
         seen: Dict[str, list] = {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -23,7 +23,9 @@ from agentrc.inputs.read import read_inputs
 from agentrc.memo import cache
 from agentrc.output import writer
 from agentrc.output.plan import summary
+from agentrc.pipeline import consume as lock_io
 from agentrc.pipeline import stages, warm
+from agentrc.sources import lock as lockfile
 
 Totals = Dict[str, Dict[str, int]]  # per client: items, skipped, servers and fields per status
 
@@ -111,12 +113,38 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
             diags.extend(exc.diagnostics)
             changes = None
     ok = not any(d.is_error for d in diags)
+    if ok and not options.check and changes is not None:
+        diags.extend(_record_capabilities(inputs.capabilities, options.clients))
+        ok = not any(d.is_error for d in diags)
     if ok and memo_path and not options.check and changes is not None:
         cache.save_stamp(memo_path, {"key": key, "manifest": writer.manifest_digest(out),
                                      "diagnostics": [d.to_json() for d in sorted(set(diags)) if d.code != "AR142"
                                                      and not (d.code == "AR091" and not d.is_error)],
                                      "summary": totals, "files": len(plan.files)})
     return BuildResult(tuple(sorted(set(diags))), totals if plan.ok else None, changes)
+
+
+def _record_capabilities(projects, clients: Tuple[str, ...]) -> List[Diagnostic]:
+    """Each canonical project's capability references, as they resolved, into its
+    agentrc.lock.json (`capabilities`), so the next build reads the same commits. The lock
+    is written only when that changes; a project without one gets a lock that holds only
+    these records (its clients are the build's)."""
+    d = Diagnostics()
+    for root, records in projects:
+        lock, problems = lock_io.read_lock(root)
+        if problems:
+            d.extend(problems)
+            continue
+        if (lock.capabilities if lock is not None else ()) == lockfile.Lock((), capabilities=records).capabilities:
+            continue
+        new = replace(lock, capabilities=records) if lock is not None else lockfile.Lock(tuple(clients),
+                                                                                        capabilities=records)
+        where = lock_io.lock_path(root)
+        try:
+            writer.write_atomic(Path(where), lockfile.dumps(new))
+        except OSError as exc:
+            d.error(where, (0, 0), "AR142", f"cannot write the lock: {exc.strerror or exc}")
+    return d.items
 
 
 def _write(tree: writer.Output, options: BuildOptions, plan, changes: writer.Changes) -> List[Diagnostic]:

@@ -15,11 +15,12 @@ The lock records every file it installed, so a fresh clone (the files committed,
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -87,6 +88,25 @@ def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence
     except SourceError as exc:
         diags.error("<command line>", (0, 0), exc.code, str(exc))
         return Result(diags.sorted())
+    return _held(project, lambda out: _add(project, source, bundles, items, clients, force, user, out))
+
+
+def _held(project: str, run: Callable[[Optional[writer.Output]], Result]) -> Result:
+    """`run` with the project's output directory held (the writer's lock) from before the
+    lock file is read until after it is written: two commands on one project never both
+    read the same lock and lose one's change. A project that is not there yet is made by
+    the write (nobody else can have read its lock)."""
+    if not os.path.isdir(project):
+        return run(None)
+    try:
+        with writer.session(Path(project)) as out:
+            return run(out)
+    except writer.OutputError as exc:
+        return Result(tuple(sorted(exc.diagnostics)))
+
+
+def _add(project: str, source: Source, bundles: Sequence[str], items: Sequence[Tuple[str, str]],
+         clients: Sequence[str], force: bool, user: bool, out: Optional[writer.Output]) -> Result:
     lock, lock_diags = read_lock(project, user)
     if any(d.is_error for d in lock_diags):
         return Result(lock_diags)
@@ -100,7 +120,7 @@ def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence
     merged, conflicts = closure.merge(lock, entries)
     if conflicts:
         return Result(conflicts, git_runs=fetcher.git_runs)
-    result = _materialize(project, merged, fetcher, force, check=False, user=user)
+    result = _materialize(project, merged, fetcher, force, check=False, user=user, held=out)
     return replace(result, entries=entries, diagnostics=tuple(sorted(set(result.diagnostics + found))))
 
 
@@ -229,6 +249,10 @@ def _cross_cycles(lock: Lock, cross: Set[Tuple[str, str]], diags: Diagnostics) -
 def remove(project: str, names: Sequence[str], force: bool = False, user: bool = False) -> Result:
     """Uninstall the directly installed bundles and items `names` (NAME or KIND:NAME) and
     whatever only they required."""
+    return _held(project, lambda out: _remove(project, names, force, user, out))
+
+
+def _remove(project: str, names: Sequence[str], force: bool, user: bool, out: Optional[writer.Output]) -> Result:
     lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
@@ -238,7 +262,7 @@ def remove(project: str, names: Sequence[str], force: bool = False, user: bool =
         return Result(d.sorted())
     after = closure.prune(lock, [(e.kind, e.name) for e in hits])
     removed = tuple(e for e in lock.entries if after.entry(e.kind, e.name) is None)
-    result = _materialize(project, after, Fetcher(project), force, check=False, user=user)
+    result = _materialize(project, after, Fetcher(project), force, check=False, user=user, held=out)
     return replace(result, entries=removed)
 
 
@@ -246,6 +270,11 @@ def remove_mcp(project: str, names: Sequence[str], force: bool = False, user: bo
     """Unregister the MCP servers `names` from every target the lock configured them for
     (agentrc's entries leave each config file) and keep them out while their bundles stay
     installed (`mcps_removed`)."""
+    return _held(project, lambda out: _remove_mcp(project, names, force, user, out))
+
+
+def _remove_mcp(project: str, names: Sequence[str], force: bool, user: bool, out: Optional[writer.Output]
+                ) -> Result:
     lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
@@ -258,7 +287,7 @@ def remove_mcp(project: str, names: Sequence[str], force: bool = False, user: bo
     if d.has_errors:
         return Result(d.sorted())
     after = replace(lock, mcps_removed=lock.mcps_removed + tuple(names))
-    return _materialize(project, after, Fetcher(project), force, check=False, user=user)
+    return _materialize(project, after, Fetcher(project), force, check=False, user=user, held=out)
 
 
 def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force: bool = False,
@@ -266,6 +295,13 @@ def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force
     """Resolve the refs of the installed sources again (all, or the sources of the direct
     entries `names`) and install what they give now; `dry_run` writes nothing. The
     result's `updates` pairs each changed entry's old and new lock record."""
+    if dry_run:
+        return _update(project, names, True, force, user, None)
+    return _held(project, lambda out: _update(project, names, False, force, user, out))
+
+
+def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user: bool,
+            out: Optional[writer.Output]) -> Result:
     lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
@@ -302,7 +338,7 @@ def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force
     if any(x.is_error for x in found):
         return Result(found, git_runs=fetcher.git_runs)
     result = _materialize(project, replace(lock, entries=entries), fetcher, force, check=False, dry_run=dry_run,
-                          user=user)
+                          user=user, held=out)
     old = {e.id: e for e in lock.entries}
     new = {e.id: e for e in (result.lock.entries if result.lock is not None else entries)}
     updates = tuple((i, old.get(i), new.get(i)) for i in sorted(set(old) | set(new))
@@ -329,10 +365,16 @@ def install(project: str, frozen: bool = False, force: bool = False, user: bool 
     """Make the project hold exactly what its lock records. `frozen`: write nothing; every
     difference between the lock, the sources at their locked commits and the files is an
     error (AR204)."""
+    if frozen:
+        return _install(project, True, force, user, None)
+    return _held(project, lambda out: _install(project, False, force, user, out))
+
+
+def _install(project: str, frozen: bool, force: bool, user: bool, out: Optional[writer.Output]) -> Result:
     lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
-    return _materialize(project, lock, Fetcher(project), force, check=frozen, user=user)
+    return _materialize(project, lock, Fetcher(project), force, check=frozen, user=user, held=out)
 
 
 def need_lock(project: str, user: bool = False) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
@@ -353,13 +395,13 @@ def _relative_to(source: Source, project: str, cwd: str) -> Source:
     rel = os.path.relpath(os.path.join(cwd, source.location), os.path.abspath(project)).replace(os.sep, "/")
     if rel == ".":
         rel = "./"
-    elif not rel.startswith("../"):
+    elif rel != ".." and not rel.startswith("../"):
         rel = "./" + rel
     return Source(PATH, rel.rstrip("/") or ".", rel.rstrip("/") or ".", None, source.subpath)
 
 
 def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check: bool,
-                 dry_run: bool = False, user: bool = False) -> Result:
+                 dry_run: bool = False, user: bool = False, held: Optional[writer.Output] = None) -> Result:
     diags = Diagnostics()
     groups: Dict[Tuple[str, Optional[str], Optional[str]], List[Entry]] = {}
     for e in lock.entries:
@@ -404,9 +446,11 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     claude_servers: Optional[Dict[str, str]] = None  # what `claude mcp` registers (CLI first)
     claude_cli = "claude" in lock.clients and mcp_cli.claude_via_cli(old_mcps, check)
     copilot_servers: Optional[Dict[str, str]] = None
+    skipped: Sequence[str] = ()
     if user:
         copilot_cli = "copilot" in lock.clients and mcp_cli.copilot_via_cli(old_mcps, check)
-        out_files, servers = _user_outputs(plan.files, lock.clients, copilot_cli, diags)
+        out_files, servers, skipped = _user_outputs(plan.files, lock.clients, copilot_cli, diags,
+                                                    set(lock.user_skipped))
         if diags.has_errors:
             return Result(diags.sorted(), git_runs=fetcher.git_runs)
         claude_servers = servers if claude_cli else None
@@ -417,15 +461,17 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
             claude_servers, out_files = mcp_cli.claude_entries(plan.files)
         mcps = mcp_records(plan, claude_servers is not None)
     installed = tuple(LockedFile(f.path, writer.sha(f.content), bool(f.merge)) for f in out_files)
-    new_lock = replace(lock, files=installed, mcps=mcps)
+    new_lock = replace(lock, files=installed, mcps=mcps, user_skipped=tuple(skipped) if user else ())
     adopt = {f.path: f.sha256 for f in lock.files if not f.merged}
+    adopt_keys = {} if user else _merged_keys(lock)
     if check:
-        _check_files(project, lock, new_lock, out_files, adopt, diags)
+        _check_files(project, lock, new_lock, out_files, adopt, diags, adopt_keys)
         return Result(diags.sorted(), lock, git_runs=fetcher.git_runs)
     changes = None
     try:
-        with writer.session(Path(project), write=not dry_run) as out:
-            changes, _, wdiags = out.diff(out_files, force, adopt)
+        with (contextlib.nullcontext(held) if held is not None
+              else writer.session(Path(project), write=not dry_run)) as out:
+            changes, _, wdiags = out.diff(out_files, force, adopt, adopt_keys)
             diags.extend(wdiags)
             _not_ours(project, lock, changes, force, diags)
             if dry_run:
@@ -465,7 +511,7 @@ def _plugins(project: str, lock: Lock, wanted: Sequence[plugin_forms.PluginActio
         gone.append(plugin_forms.PluginAction(str(rec.get("name")), str(rec.get("client")), str(rec.get("bundle")),
                                               plugin_forms.INSTALL, "", market, plugin))
     plugin_cli.uninstall(project, gone, diags, scope)
-    return plugin_cli.install(project, wanted, diags, scope)
+    return plugin_cli.install(project, wanted, diags, scope, [dict(p) for p in lock.plugins])
 
 
 def _not_ours(project: str, lock: Lock, changes: writer.Changes, force: bool, diags: Diagnostics) -> None:
@@ -509,8 +555,8 @@ def _mcp_clis(project: str, old: Sequence[Dict[str, object]], lock: Lock,
     return tuple(out)
 
 
-def _user_outputs(files: Sequence[OutputFile], clients: Sequence[str], copilot_cli: bool, diags: Diagnostics
-                  ) -> Tuple[Tuple[OutputFile, ...], Dict[str, str]]:
+def _user_outputs(files: Sequence[OutputFile], clients: Sequence[str], copilot_cli: bool, diags: Diagnostics,
+                  known: Optional[Set[str]] = None) -> Tuple[Tuple[OutputFile, ...], Dict[str, str], Sequence[str]]:
     """A global installation's files at the user's locations, and the servers of `.mcp.json`
     (which `claude mcp add-json --scope user` and `copilot mcp add` register; without the
     copilot CLI, Copilot's are written into ~/.copilot/mcp-config.json). What has no user
@@ -530,10 +576,11 @@ def _user_outputs(files: Sequence[OutputFile], clients: Sequence[str], copilot_c
     for path, marker in refused:
         diags.error(path, (0, 0), "AR218", f"{path} refers to the project directory ({marker}): installed for the "
                     "user, it would name whatever project the client runs in")
-    if skipped:
-        diags.warning(WHERE, (0, 0), "AR217", "no user-level location for " + ", ".join(skipped)
+    new = [p for p in skipped if p not in (known or set())]
+    if new:
+        diags.warning(WHERE, (0, 0), "AR217", "no user-level location for " + ", ".join(new)
                       + ": not installed globally")
-    return moved, dict(servers or {})
+    return moved, dict(servers or {}), skipped
 
 
 def user_mcp_records(plan, claude_cli: bool, copilot_cli: bool) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
@@ -595,8 +642,23 @@ def mcp_records(plan, claude_cli: bool = False) -> Tuple[Tuple[Tuple[str, object
     return tuple(out)
 
 
+def _merged_keys(lock: Lock) -> Dict[str, List[Tuple[str, ...]]]:
+    """The entries the lock says agentrc merged into shared files (an MCP server's key in
+    `.mcp.json`, `opencode.json`, ...), by file: in a fresh clone, without `.agentrc/`, the
+    writer adopts them from here, so a removal takes them out."""
+    out: Dict[str, List[Tuple[str, ...]]] = {}
+    for m in (dict(r) for r in lock.mcps):
+        config, key = m.get("config"), m.get("key")
+        if (m.get("scope") == "project" and m.get("status") == mcp_cli.CONFIG_WRITTEN and isinstance(config, str)
+                and isinstance(key, (list, tuple)) and key):  # not an entry a client's CLI wrote
+            paths = out.setdefault(config, [])
+            if tuple(map(str, key)) not in paths:
+                paths.append(tuple(map(str, key)))
+    return out
+
+
 def _check_files(project: str, lock: Lock, expected: Lock, planned, adopt: Dict[str, str],
-                 diags: Diagnostics) -> None:
+                 diags: Diagnostics, adopt_keys: Optional[Dict[str, List[Tuple[str, ...]]]] = None) -> None:
     """--frozen: the files the sources give are the ones the lock records, and the project
     holds them as written."""
     where = os.path.join(project, LOCK)
@@ -615,7 +677,7 @@ def _check_files(project: str, lock: Lock, expected: Lock, planned, adopt: Dict[
         diags.error(where, (0, 0), "AR204", "the locked sources configure other MCP servers than the lock records")
     try:
         with writer.session(Path(project), write=False) as out:
-            changes, _, wdiags = out.diff(planned, False, adopt)
+            changes, _, wdiags = out.diff(planned, False, adopt, adopt_keys)
     except writer.OutputError as exc:
         diags.extend(exc.diagnostics)
         return

@@ -14,10 +14,14 @@ the client CLIs (with no input and a time limit); the descriptors are read by
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
-from typing import Optional, Sequence, Tuple
+import subprocess
+from typing import Any, Dict, Optional, Sequence, Set, Tuple
 
 from agentrc.diagnostics import Diagnostics
+from agentrc.pipeline.mcpcli import CLI_TIMEOUT
 from agentrc.pipeline.mcpcli import run as run_cli
 from agentrc.sources import lock as lockfile
 from agentrc.sources.plugins import CONFIG, INSTALL, PluginAction
@@ -28,18 +32,59 @@ SHOWN = "instructions-shown"
 WRITTEN = "config-written"
 
 
-def install(project: str, actions: Sequence[PluginAction], diags: Diagnostics, scope: str = "project"
-            ) -> Tuple[tuple, ...]:
+def install(project: str, actions: Sequence[PluginAction], diags: Diagnostics, scope: str = "project",
+            previous: Sequence[Dict[str, Any]] = ()) -> Tuple[tuple, ...]:
     """Run every action; the lock records of those that installed, were skipped or shown.
-    `scope` is Claude's `--scope` (`user` for a global installation)."""
+    `scope` is Claude's `--scope` (`user` for a global installation). A plugin `previous`
+    (the lock's records) holds as installed, and that the client's own list still shows
+    (`claude plugin list --json`, `copilot plugin list --json`), is not installed again:
+    its CLIs are not run for it."""
+    done = {(str(r.get("client")), str(r.get("identifier"))) for r in previous if r.get("status") == INSTALLED}
+    lists: Dict[str, Optional[Set[str]]] = {}
     records = []
     for a in actions:
-        status = _install(project, a, diags, scope)
+        status = None
+        if a.form == INSTALL and (a.client, a.identifier) in done and shutil.which(a.client) is not None:
+            if a.client not in lists:
+                lists[a.client] = listed(project, a.client, scope)
+            if a.identifier in (lists[a.client] or ()):
+                status = INSTALLED
+        if status is None:
+            status = _install(project, a, diags, scope)
         if status is not None:
             records.append(lockfile.record({"name": a.name, "client": a.client, "identifier": a.identifier,
                                             "scope": a.scope if scope == "project" else scope, "bundle": a.bundle,
                                             "status": status}))
     return tuple(records)
+
+
+def listed(project: str, client: str, scope: str = "project") -> Optional[Set[str]]:
+    """The `plugin@marketplace` identifiers the client's CLI lists as installed and enabled
+    for `scope` (Claude Code: project plugins of this project; Copilot, whose plugins are the
+    user's: all); None when it cannot say."""
+    exe = shutil.which(client)
+    if exe is None:
+        return None
+    try:
+        proc = subprocess.run([exe, "plugin", "list", "--json"], cwd=project, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=CLI_TIMEOUT)
+        data = json.loads(proc.stdout.decode("utf-8", "replace")) if proc.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, list):
+        return None
+    here = os.path.realpath(project)
+    out: Set[str] = set()
+    for p in (x for x in data if isinstance(x, dict) and x.get("enabled") is not False):
+        if client == "claude":
+            if p.get("scope") != scope or (scope == "project" and not (
+                    isinstance(p.get("projectPath"), str) and os.path.realpath(p["projectPath"]) == here)):
+                continue
+            if isinstance(p.get("id"), str):
+                out.add(p["id"])
+        elif isinstance(p.get("name"), str) and isinstance(p.get("marketplace"), str):
+            out.add(f"{p['name']}@{p['marketplace']}")
+    return out
 
 
 def uninstall(project: str, actions: Sequence[PluginAction], diags: Diagnostics, scope: str = "project") -> None:

@@ -63,6 +63,25 @@ class LockedFile:
 
 
 @dataclass(frozen=True)
+class CapabilityRecord:
+    """What a capability reference (`package.json#ai.capabilities`, the config's
+    `capabilities`) resolved to: `layer` is the preset (`preset NAME`) or config file that
+    holds the reference, and with `name` the record's key."""
+
+    layer: str
+    name: str
+    type: str
+    source: str
+    ref: Optional[str]
+    commit: Optional[str]
+    sha256: str
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"layer": self.layer, "name": self.name, "type": self.type, "source": self.source, "ref": self.ref,
+                "commit": self.commit, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
 class Lock:
     clients: Tuple[str, ...]
     entries: Tuple[Entry, ...] = ()
@@ -72,6 +91,8 @@ class Lock:
     plugins: Tuple[Tuple[Tuple[str, Any], ...], ...] = ()
     mcps: Tuple[Tuple[Tuple[str, Any], ...], ...] = ()
     mcps_removed: Tuple[str, ...] = ()  # servers `remove-mcp` took out; not configured again
+    capabilities: Tuple[CapabilityRecord, ...] = ()  # capability references a build resolved
+    user_skipped: Tuple[str, ...] = ()  # a global installation's outputs with no user location (AR217, once)
 
     def __post_init__(self) -> None:
         # One order for equal locks, whatever order they were built in.
@@ -79,6 +100,9 @@ class Lock:
         object.__setattr__(self, "files", tuple(sorted(self.files, key=lambda f: f.path)))
         object.__setattr__(self, "mcps", tuple(sorted(set(self.mcps), key=lambda m: _record_order(dict(m)))))
         object.__setattr__(self, "mcps_removed", tuple(sorted(set(self.mcps_removed))))
+        object.__setattr__(self, "user_skipped", tuple(sorted(set(self.user_skipped))))
+        object.__setattr__(self, "capabilities", tuple(sorted(set(self.capabilities),
+                                                              key=lambda c: (c.layer, c.name))))
 
     @property
     def bundles(self) -> Tuple[Entry, ...]:
@@ -95,7 +119,11 @@ class Lock:
         return replace(self, entries=tuple(entries))
 
     def to_json(self) -> Dict[str, Any]:
+        caps = {"capabilities": [c.to_json() for c in self.capabilities]} if self.capabilities else {}
+        skipped = {"user_skipped": list(self.user_skipped)} if self.user_skipped else {}
         return {
+            **caps,
+            **skipped,
             "version": LOCK_VERSION,
             "clients": list(self.clients),
             "bundles": [e.to_json() for e in sorted(self.bundles, key=_entry_order)],
@@ -163,8 +191,11 @@ def loads(raw: bytes, path: str = LOCK_FILE) -> Tuple[Optional[Lock], Tuple[Diag
     if diags.has_errors:
         return None, diags.sorted()
     files = tuple(LockedFile(f["path"], f["sha256"], bool(f.get("merged", False))) for f in data.get("files", []))
+    caps = tuple(CapabilityRecord(c["layer"], c["name"], c["type"], c["source"], c["ref"], c["commit"], c["sha256"])
+                 for c in data.get("capabilities", []))
     lock = Lock(tuple(data["clients"]), (), files, tuple(record(p) for p in data.get("plugins", [])),
-                tuple(record(m) for m in data.get("mcps", [])), tuple(data.get("mcps_removed", [])))
+                tuple(record(m) for m in data.get("mcps", [])), tuple(data.get("mcps_removed", [])), caps,
+                tuple(data.get("user_skipped", [])))
     return lock.with_entries(entries), ()
 
 
