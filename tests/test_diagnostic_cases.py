@@ -44,6 +44,9 @@ UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR175": "test_cap_spawn.py::test_an_unidentifiable_home_fails_closed",
                "AR176": "test_cap_spawn.py::test_failed_compensation_quarantines_and_each_tool_retries_the_others",
                "AR177": "test_cap_spawn.py::test_refusals",
+               "AR250": "test_cap_spawn_modes.py::test_refusals_leave_nothing",
+               "AR251": "test_cap_spawn_modes.py::test_refusals_leave_nothing",
+               "AR252": "test_cap_spawn_modes.py::test_a_soul_in_two_team_repositories_is_ambiguous",
                "AR178": "test_cap_migrate.py::test_a_catalog_entry_keeps_the_scope_at_version_1"}
 
 

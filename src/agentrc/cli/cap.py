@@ -67,9 +67,12 @@ def run(args) -> int:
         elif args.verb == "migrate":
             outcome = capmigrate.migrate(scope, args.dry_run, notify)
         elif args.verb == "spawn":
-            outcome = capspawn.spawn(scope, args.soul, args.task, notify)
+            opts = capspawn.SpawnOptions(task=args.task, work=args.work, work_dir=args.work_dir, branch=args.branch,
+                                         purpose=args.purpose, parent=args.parent, relation=args.relation,
+                                         relative_to=args.relative_to, relative_root=args.relative_root)
+            outcome = capspawn.spawn(scope, args.soul, opts, notify)
         elif args.verb == "retire":
-            outcome = capspawn.retire(scope, args.instance, args.force)
+            outcome = capspawn.retire(scope, args.instance, args.force, args.delete_branch)
         elif args.verb == "trust":
             shout = (lambda m: print(m, file=sys.stderr)) if args.json else print
             outcome = capinstall.trust(scope, args.target, args.all_capabilities, shout)

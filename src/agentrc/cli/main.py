@@ -207,9 +207,22 @@ def _parser() -> argparse.ArgumentParser:
     csp = verbs.add_parser("spawn", help="create an instance home of a soul (no runtime is launched)")
     csp.add_argument("soul", metavar="SOUL")
     csp.add_argument("--task", default="", metavar="TEXT", help="the task written into TASK.md")
+    csp.add_argument("--work", default="", metavar="MODE",
+                     help="worktree, checkout, attached or workspace (default: the soul's work:, else checkout)")
+    csp.add_argument("--work-dir", default="", metavar="DIR", help="attached: the owning instance's <home>/work")
+    csp.add_argument("--branch", default="", metavar="BRANCH", help="worktree: the branch (default agents/INSTANCE)")
+    csp.add_argument("--purpose", default="", metavar="SLUG", help="name the instance SOUL-SLUG")
+    csp.add_argument("--parent", default="", metavar="INSTANCE", help="the same as --relative-to INSTANCE "
+                     "--relation child")
+    csp.add_argument("--relation", default="", metavar="RELATION",
+                     help="child, sibling, parent or unrelated: what the new instance is to --relative-to")
+    csp.add_argument("--relative-to", default="", metavar="INSTANCE", help="the instance a relation is anchored to")
+    csp.add_argument("--relative-root", default="", metavar="AGENTS-ROOT",
+                     help="the agents root of the anchor when several roots hold its name")
     scope(csp)
     crt = verbs.add_parser("retire", help="run an instance's retire hooks and remove its home")
     crt.add_argument("instance", metavar="INSTANCE")
+    crt.add_argument("--delete-branch", action="store_true", help="also delete a worktree instance's branch")
     crt.add_argument("--force", action="store_true",
                      help="remove the home even when it cannot be identified or its cleanup is incomplete")
     scope(crt)
