@@ -47,6 +47,7 @@ UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR250": "test_cap_spawn_modes.py::test_refusals_leave_nothing",
                "AR251": "test_cap_spawn_modes.py::test_refusals_leave_nothing",
                "AR252": "test_cap_spawn_modes.py::test_a_soul_in_two_team_repositories_is_ambiguous",
+               "AR253": "test_cap_catalog.py::test_an_invalid_catalog_is_ar253",
                "AR178": "test_cap_migrate.py::test_a_catalog_entry_keeps_the_scope_at_version_1"}
 
 

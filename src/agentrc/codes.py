@@ -375,7 +375,7 @@ CODES: Dict[str, Code] = _table(
          "Fix or delete the lock and install again; agentrc never repairs a lock on its own."),
     Code("AR160", "cap-source-invalid",
          "A package source is none of: a local directory, a git URL (file://, https://, ssh) or git: shorthand "
-         "with an optional @ref and #path; or it cannot be fetched.",
+         "with an optional @ref and #path, an official catalog id the catalog holds; or it cannot be fetched.",
          "Use a directory holding oas-package.json, or a git URL with an optional @REF and #PATH (#. selects the "
          "repository root)."),
     Code("AR161", "cap-integrity-drift",
@@ -461,6 +461,11 @@ CODES: Dict[str, Code] = _table(
     Code("AR252", "cap-soul-ambiguous",
          "A soul that is not under the local agents root is in more than one member repository of the team scope.",
          "Spawn it with --dir pointing into the repository whose soul you mean."),
+    Code("AR253", "cap-catalog-invalid",
+         "The official package catalog ($OAS_PACKAGE_CATALOG, else the one agentrc ships) is not valid JSON or does "
+         "not match its schema: packages must map ids to {url, ref?, path?}, capabilities ids to package ids.",
+         "Fix the catalog file (src/agentrc/schemas/oas-package-catalog.schema.json is its exact shape), or unset "
+         "OAS_PACKAGE_CATALOG to use the bundled one."),
     Code("AR177", "cap-unknown-instance", "No instance of that name under the agents root above the scope.",
          "Check the name: instances live in agents/<soul>/instances/ and local-agents/<soul>/instances/."),
     # --- fmt ------------------------------------------------------------------------

@@ -156,7 +156,8 @@ def _parser() -> argparse.ArgumentParser:
 
     ci = verbs.add_parser("install", help="acquire a package into the scope; bare: restore the scope's locks")
     ci.add_argument("source", nargs="?", metavar="SOURCE",
-                    help="a directory holding oas-package.json, or a git URL[@ref][#path]")
+                    help="a directory holding oas-package.json, a git URL[@ref][#path], or an official catalog "
+                    "id[@selector]")
     ci.add_argument("--accept-requirement", action="append", default=[], metavar="NAME",
                     help="accepted for the OAS kernel's command line; requirements are not installed yet")
     ci.add_argument("--no-requirements", action="store_true", help="accepted; requirements are not installed yet")
