@@ -442,7 +442,8 @@ CODES: Dict[str, Code] = _table(
          "Fix the cause and retire again; --force removes the home and prints what you now own."),
     Code("AR178", "cap-migrate-failed",
          "A lockfileVersion 1 scope cannot be converted: an entry has no package source agentrc can map (a catalog "
-         "id, an unknown source), or acquiring a mapped package failed (then everything was rolled back).",
+         "id the catalog does not hold, an unknown source, an entry --official keeps beside official ones), or "
+         "acquiring a mapped package failed (then everything was rolled back).",
          "Fix the source, or convert the scope with 'oas migrate'; 'agentrc cap migrate --dry-run' shows the plan."),
     Code("AR250", "cap-spawn-lineage",
          "The lineage of a spawn cannot be recorded: the flags contradict each other (--parent with --relation, a "

@@ -204,6 +204,10 @@ def _parser() -> argparse.ArgumentParser:
 
     cm = verbs.add_parser("migrate", help="convert the scope's lockfileVersion 1 lock to version 2, all or nothing")
     cm.add_argument("--dry-run", action="store_true", help="print the plan; change nothing")
+    cm.add_argument("--official", action="store_true",
+                    help="the guided upgrade: map only official (marketplace:) capabilities, through the catalog")
+    cm.add_argument("--recursive", action="store_true",
+                    help="every lock-owning scope: the scope's ancestors, its team boundary and the scopes below it")
     scope(cm)
     csp = verbs.add_parser("spawn", help="create an instance home of a soul (no runtime is launched)")
     csp.add_argument("soul", metavar="SOUL")
