@@ -14,7 +14,7 @@ import pytest
 
 import test_cap_spawn
 from test_cap_install import git
-from test_cap_spawn import OAS, agentrc, deployment, hook_log, instances, neutral, oas, tree
+from test_cap_spawn import OAS, agentrc, deployment, hook_log, instances, neutral, oas, tree, without_kernel_blocks
 
 env = test_cap_spawn.env  # the fixture: an isolated HOME, a stand-in claude on PATH
 
@@ -96,6 +96,30 @@ def test_worktree_spawn_and_retire_match_the_kernel(env, capsys):
     assert worktrees(a) == worktrees(k) == [] and branches(a) == branches(k)
     assert "agents/dev-fix-bug-2" not in branches(a)
     assert instances(a) == instances(k) == []
+
+
+def agents_md(scope: Path, name: str, root: Path) -> str:
+    return without_kernel_blocks((home_of(scope, name) / "AGENTS.md").read_text()).replace(str(root), "<root>")
+
+
+def test_the_worktree_setup_runs_in_the_new_tree(env, capsys):
+    a, k = env / "a", env / "k"
+    for s in (a, k):
+        deployment(s, work="worktree", config_extra="work-modes:\n  worktree:\n    setup: setup.sh\n")
+        (s / "setup.sh").write_text("#!/bin/sh\npwd > .setup-ran\n")
+        (s / "setup.sh").chmod(0o755)
+    ours, theirs = both(capsys, a, k, "spawn", "dev")
+    assert ours["result"]["warnings"] == theirs["result"]["warnings"] == []
+    for s in (a, k):
+        assert (home_of(s, "dev-1") / "work" / ".setup-ran").read_text().strip() == str(home_of(s, "dev-1") / "work")
+    # A failing setup warns and the spawn goes on.
+    for s in (a, k):
+        (s / "setup.sh").write_text("#!/bin/sh\nexit 4\n")
+    ours, theirs = both(capsys, a, k, "spawn", "dev")
+    assert ours["ok"] and theirs["ok"]
+    for w in (ours["result"]["warnings"], theirs["result"]["warnings"]):
+        assert len(w) == 1 and w[0].startswith("worktree setup command failed (continuing): "), w
+    assert instances(a) == instances(k) == ["dev-1", "dev-2"]
 
 
 def test_a_worktree_spawn_rolls_back_its_worktree_and_branch(env, capsys):
@@ -200,6 +224,16 @@ def test_attached_and_workspace_instances_match_the_kernel(env, capsys):
     assert os.readlink(home_of(a, "dev-3") / "work") == str(a.parent)
     assert os.readlink(home_of(k, "dev-3") / "work") == str(k.parent)
     assert neutral(lineage(a), a.parent) == neutral(lineage(k), k.parent)
+    # The same homes (links, skills) and AGENTS.md blocks, the kernel's own blocks aside.
+    for name in ("dev-1", "dev-2", "dev-3"):
+        assert home_tree(home_of(a, name), a.parent) == home_tree(home_of(k, name), k.parent), name
+        assert agents_md(a, name, a.parent) == agents_md(k, name, k.parent), name
+    mine, kernel = doc(a, "dev-2"), doc(k, "dev-2")
+    assert neutral(mine["skills"], a.parent) == [s for s in neutral(kernel["skills"], k.parent)
+                                                 if s["source"] != "kernel"]
+    fields = ("id", "origin", "level", "settings", "provenance", "skills", "hooks", "trusted")
+    assert [neutral({f: c[f] for f in fields}, a.parent) for c in mine["capabilities"]] == \
+        [neutral({f: c[f] for f in fields}, k.parent) for c in kernel["capabilities"]]
     # The team is recorded and handed to the hooks.
     assert neutral(doc(a, "dev-3")["team"], a.parent) == neutral(doc(k, "dev-3")["team"], k.parent) == {
         "name": "acme", "id": "acme:ns", "scope": "<scope>"}
@@ -255,3 +289,44 @@ def test_a_soul_in_two_team_repositories_is_ambiguous(env, capsys):
     shutil.rmtree(ws / "two" / "agents" / "dev")
     rc, ours = agentrc(capsys, ws / "three", "spawn", "dev")
     assert rc == 0 and ours["result"]["home"] == str(home_of(ws / "one", "dev-1"))
+
+
+def test_an_anchor_name_in_two_team_roots_needs_relative_root(env, capsys):
+    """dev-1 lives in the team's repositories three and two; spawning in one, --parent dev-1
+    is ambiguous, --relative-root picks three, and picking two is refused because the name
+    dev-1, seen from one, leads to three's (the first of the team's roots in path order)."""
+    homes = {}
+    for name in ("a", "k"):
+        ws = env / name
+        ws.mkdir()
+        (ws / "oas-config.yaml").write_text("team:\n  name: acme\n")
+        for repo in ("one", "two", "three", "zero"):
+            deployment(ws / repo)
+        homes[name] = ws
+    a, k = homes["a"], homes["k"]
+    for repo in ("two", "three"):
+        both(capsys, a / repo, k / repo, "spawn", "dev")
+    ours, theirs = both(capsys, a / "one", k / "one", "spawn", "dev", "--parent", "dev-1", "--purpose", "x")
+    assert ours["error"]["code"] == theirs["error"]["code"] == "E_RELATIVE_AMBIGUOUS"
+    assert ours["error"]["details"]["diagnostics"][0]["code"] == "AR250"
+    for repo, ok in (("two", False), ("three", True)):
+        rc, ours = agentrc(capsys, a / "one", "spawn", "dev", "--parent", "dev-1", "--relative-root",
+                           str(a / repo / "agents"), "--purpose", "x")
+        krc, kout, kerr = oas(k / "one", "spawn", "dev", "--parent", "dev-1", "--relative-root",
+                              str(k / repo / "agents"), "--purpose", "x", "--no-launch", "--json")
+        theirs = json.loads(kout)
+        assert rc == krc == (0 if ok else 1), (repo, ours, kout, kerr)
+        if ok:
+            assert ours["result"]["parent"] == theirs["result"]["parent"] == "dev-1"
+        else:
+            assert ours["error"]["code"] == theirs["error"]["code"] == "E_RELATIVE_AMBIGUOUS"
+    assert instances(a / "one") == instances(k / "one") == ["dev-x"]
+    # A new instance named like its anchor: the kernel (0.20.0) records relation child with no
+    # parent link at all; agentrc refuses and asks for --purpose.
+    rc, ours = agentrc(capsys, a / "zero", "spawn", "dev", "--parent", "dev-1", "--relative-root",
+                       str(a / "three" / "agents"))
+    krc, kout, _e = oas(k / "zero", "spawn", "dev", "--parent", "dev-1", "--relative-root",
+                        str(k / "three" / "agents"), "--no-launch", "--json")
+    assert rc == 1 and ours["error"]["code"] == "E_RELATIVE_AMBIGUOUS" and instances(a / "zero") == []
+    theirs = json.loads(kout)["result"]
+    assert krc == 0 and theirs["instance"] == "dev-1" and theirs["relation"] == "child" and theirs["parent"] is None

@@ -263,22 +263,40 @@ def _attached_owner(roots: List[str], work_dir: str, scope: str) -> Optional[str
     return None
 
 
-def _anchor(roots: List[str], relative_to: str, relative_root: str, scope: str) -> Tuple[str, str]:
-    """(agents root, home) of the instance a relation is anchored to."""
+def _anchor(roots: List[str], relative_to: str, relative_root: str, scope: str, relation: str,
+            instance: str) -> Tuple[str, str]:
+    """(agents root, home) of the instance a relation is anchored to: the one match in the
+    deployment, or the one under `relative_root`. The name must lead back to that home from
+    the new instance's root (else the recorded edge would name another instance), and for
+    relation parent the new name must not exist yet from the anchor's root."""
     hits = [(r, h) for r in roots for _a, h in instance_homes(r, relative_to)]
     if not hits:
         raise _lineage_fail(scope, f"instance {relative_to!r} was not found in this deployment",
                             "E_RELATIVE_NOT_FOUND")
-    if len(hits) == 1:
-        return hits[0]
     wanted = os.path.abspath(relative_root) if relative_root.strip() else ""
-    in_root = [h for h in hits if os.path.abspath(h[0]) == wanted]
-    if len(in_root) != 1:
-        raise _lineage_fail(scope, f"--relative-to {relative_to!r} matches {len(hits)} instances "
-                            f"({', '.join(h for _r, h in hits)}); pass --relative-root <agents-root> to pick one"
-                            if not in_root else f"--relative-to {relative_to!r} matches several instances under "
-                            f"{relative_root}; retire or rename one", "E_RELATIVE_AMBIGUOUS")
-    return in_root[0]
+    if len(hits) == 1:
+        chosen = hits[0]
+        if wanted and os.path.abspath(chosen[0]) != wanted:
+            raise _lineage_fail(scope, f"--relative-to {relative_to!r} does not home under --relative-root "
+                                f"{relative_root} (found at {chosen[1]})", "E_RELATIVE_AMBIGUOUS")
+    else:
+        in_root = [h for h in hits if os.path.abspath(h[0]) == wanted]
+        if len(in_root) != 1:
+            raise _lineage_fail(scope, f"--relative-to {relative_to!r} matches {len(hits)} instances "
+                                f"({', '.join(h for _r, h in hits)}); pass --relative-root <agents-root> to pick one"
+                                if not in_root else f"--relative-to {relative_to!r} matches several instances under "
+                                f"{relative_root}; retire or rename one", "E_RELATIVE_AMBIGUOUS")
+        chosen = in_root[0]
+    back = resolve_name(roots[0], relative_to)
+    if back is None or os.path.realpath(back) != os.path.realpath(chosen[1]):
+        raise _lineage_fail(scope, f"--relative-to {relative_to!r} at {chosen[1]} is shadowed by a same-named "
+                            "instance closer to this deployment root; the recorded link would name the wrong "
+                            "instance", "E_RELATIVE_AMBIGUOUS")
+    if relation == "parent" and resolve_name(chosen[0], instance) is not None:
+        raise _lineage_fail(scope, f"relation parent: an instance named {instance!r} already exists seen from the "
+                            "anchor's root, so the anchor's re-pointed link would name it; pick another --purpose",
+                            "E_RELATIVE_AMBIGUOUS")
+    return chosen
 
 
 def lineage_of(opts: SpawnOptions, work: str, root: str, roots: List[str], scope: str, instance: str
@@ -292,6 +310,11 @@ def lineage_of(opts: SpawnOptions, work: str, root: str, roots: List[str], scope
                             "E_PARENT_NOT_FOUND" if opts.parent.strip() else "E_RELATIVE_NOT_FOUND")
     if relation == "unrelated":
         relation, relative_to = "", ""
+    if relative_to and relative_to == instance:
+        # Lineage links are bare names: a link to an instance of one's own name cannot be
+        # told from a link to oneself (the kernel drops it and keeps the relation).
+        raise _lineage_fail(scope, f"the new instance would be named {instance!r} too, so its link to {relative_to!r} "
+                            "would name itself; give it another name with --purpose", "E_RELATIVE_AMBIGUOUS")
     owner = None
     if work == "attached":
         owner = _attached_owner(roots, opts.work_dir, scope)
@@ -310,7 +333,7 @@ def lineage_of(opts: SpawnOptions, work: str, root: str, roots: List[str], scope
                            "relativeTo": relative_to or None, "anchorPath": None, "anchorDoc": None}
     anchor_doc: Optional[Dict[str, Any]] = None
     if relative_to:
-        anchor_root, anchor_home = _anchor(roots, relative_to, opts.relative_root, scope)
+        anchor_root, anchor_home = _anchor(roots, relative_to, opts.relative_root, scope, relation, instance)
         path = os.path.join(anchor_home, INSTANCE_FILE)
         _present, doc = read_json(path)
         anchor_doc = doc if isinstance(doc, dict) else None
