@@ -330,3 +330,54 @@ def test_an_anchor_name_in_two_team_roots_needs_relative_root(env, capsys):
     assert rc == 1 and ours["error"]["code"] == "E_RELATIVE_AMBIGUOUS" and instances(a / "zero") == []
     theirs = json.loads(kout)["result"]
     assert krc == 0 and theirs["instance"] == "dev-1" and theirs["relation"] == "child" and theirs["parent"] is None
+
+
+LOCKING_HOOK = """import { appendFileSync, existsSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+const ev = process.argv[2];
+appendFileSync(process.env.OAS_CONTEXT + "/hook.log", JSON.stringify({ ev, env: {} }) + "\\n");
+if (ev === "retire" && existsSync(process.env.OAS_CONTEXT + "/lock-worktree")) {
+  execFileSync("git", ["-C", process.env.OAS_CONTEXT, "worktree", "lock", process.env.OAS_HOME + "/work"]);
+}
+if (existsSync(process.env.OAS_CONTEXT + "/fail-" + ev)) {
+  console.log(JSON.stringify({ meta: { id: "half" }, warning: ev + " failed on purpose" }));
+  process.exit(3);
+}
+console.log(JSON.stringify({ meta: { id: "minted-" + ev } }));
+"""
+
+
+def test_git_steps_that_fail_are_owed_in_the_marker_and_proven_on_retry(env, capsys):
+    """The compensating retire hook locks the worktree, so the rollback can neither remove it
+    nor delete its branch: the home is kept with outstanding.git [worktree, branch] in both
+    tools. Once unlocked, each tool's retry of the other's marker removes and verifies both."""
+    a, k = env / "a", env / "k"
+    for s in (a, k):
+        deployment(s, work="worktree")
+        (s / ".agents" / "capabilities" / "owned" / "acme.hooks" / "bin" / "hook.mjs").write_text(LOCKING_HOOK)
+        (s / "fail-spawn").write_text("")
+        (s / "lock-worktree").write_text("")
+    ours, theirs = both(capsys, a, k, "spawn", "dev")
+    assert "rollback INCOMPLETE" in ours["error"]["message"] and "rollback INCOMPLETE" in theirs["error"]["message"]
+    cleanups = [json.loads((home_of(s, "dev-1") / ".oas-rollback-incomplete.json").read_text())["cleanup"]
+                for s in (a, k)]
+    assert [c["outstanding"] for c in cleanups] == [{"hooks": [], "git": ["worktree", "branch"]}] * 2
+    for s in (a, k):
+        assert len(worktrees(s)) == 1 and "agents/dev-1" in branches(s)
+    # Still locked: the retry proves nothing and keeps the home.
+    ours, theirs = both(capsys, a, k, "retire", "dev-1")
+    assert ours["error"]["code"] == "E_RETIRE_INCOMPLETE" and theirs["rollbackIncomplete"]
+    assert instances(a) == instances(k) == ["dev-1"]
+    for s in (a, k):
+        (s / "lock-worktree").unlink()
+        git("-C", str(s), "worktree", "unlock", str(home_of(s, "dev-1") / "work"))
+    # Swap the markers (each home keeps its own worktree): each tool retries the other's.
+    ma, mk = (home_of(s, "dev-1") / ".oas-rollback-incomplete.json" for s in (a, k))
+    da, dk = ma.read_text(), mk.read_text()
+    ma.write_text(dk.replace(str(k), str(a)))
+    mk.write_text(da.replace(str(a), str(k)))
+    ours, theirs = both(capsys, a, k, "retire", "dev-1")
+    assert ours["ok"] and ours["result"]["removedDir"] and theirs["removedDir"], (ours, theirs)
+    assert ours["result"]["branchDeleted"] and theirs["branchDeleted"]
+    assert worktrees(a) == worktrees(k) == [] and "agents/dev-1" not in branches(a) + branches(k)
+    assert instances(a) == instances(k) == []
