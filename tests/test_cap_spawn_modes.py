@@ -381,3 +381,21 @@ def test_git_steps_that_fail_are_owed_in_the_marker_and_proven_on_retry(env, cap
     assert ours["result"]["branchDeleted"] and theirs["branchDeleted"]
     assert worktrees(a) == worktrees(k) == [] and "agents/dev-1" not in branches(a) + branches(k)
     assert instances(a) == instances(k) == []
+
+
+def test_an_anchor_file_that_is_not_what_spawn_wrote_is_read_safely(env, capsys):
+    a = env / "a"
+    deployment(a)
+    assert agentrc(capsys, a, "spawn", "dev")[0] == 0
+    meta = home_of(a, "dev-1") / "instance.json"
+    for junk, code in (("[1]", 1), ("{not json", 1), (json.dumps({"parentInstance": {"x": 1},
+                                                                  "siblingInstance": "../../etc"}), 0)):
+        meta.write_text(junk)
+        rc, out = agentrc(capsys, a, "spawn", "dev", "--relation", "sibling", "--relative-to", "dev-1")
+        assert rc == code, out
+        if code:
+            assert out["error"]["details"]["diagnostics"][0]["code"] == "AR250"
+    # Only a name is inherited: the new instance is dev-1's sibling, with no parent.
+    assert {k: doc(a, "dev-2").get(k) for k in ("parentInstance", "siblingInstance")} == {
+        "parentInstance": None, "siblingInstance": "dev-1"}
+    assert agentrc(capsys, a, "retire", "dev-2")[0] == 0

@@ -342,7 +342,9 @@ def lineage_of(opts: SpawnOptions, work: str, root: str, roots: List[str], scope
                                 f"{relative_to!r} has no readable instance.json", "E_SPAWN_FAILED")
         out["anchorPath"], out["anchorDoc"] = path, anchor_doc
         out["anchorRoot"] = anchor_root
-    a = anchor_doc or {}
+    # Only names are inherited from the anchor's file (it is read, not trusted).
+    a = {k: v for k, v in (anchor_doc or {}).items()
+         if k in ("parentInstance", "siblingInstance") and isinstance(v, str) and NAME.match(v)}
     if relation == "child":
         out["parentInstance"] = relative_to
     elif relation == "sibling":
@@ -452,8 +454,11 @@ def relink(roots: List[str], name: str, home: str, meta: Dict[str, Any]) -> List
     instance's root, is this home) drops the edge and inherits the retiree's own parent and
     sibling links. Returns what was re-pointed."""
     retiree = os.path.realpath(home)
-    parent = meta.get("parentInstance") if meta.get("parentInstance") != name else None
-    sibling = meta.get("siblingInstance") if meta.get("siblingInstance") != name else None
+    def link(key: str) -> Optional[str]:
+        v = meta.get(key)
+        return v if isinstance(v, str) and NAME.match(v) and v != name else None
+
+    parent, sibling = link("parentInstance"), link("siblingInstance")
     relinked: List[Dict[str, str]] = []
     for root in roots:
         for _n, other in all_homes(root):
@@ -470,9 +475,9 @@ def relink(roots: List[str], name: str, home: str, meta: Dict[str, Any]) -> List
                 del m["parentInstance"]
             if m.get("siblingInstance") == name:
                 del m["siblingInstance"]
-            if not m.get("parentInstance") and isinstance(parent, str) and parent and parent != m.get("instance"):
+            if not m.get("parentInstance") and parent and parent != m.get("instance"):
                 m["parentInstance"] = parent
-            if not m.get("siblingInstance") and isinstance(sibling, str) and sibling and sibling != m.get("instance"):
+            if not m.get("siblingInstance") and sibling and sibling != m.get("instance"):
                 m["siblingInstance"] = sibling
             try:
                 write_file(path, json_bytes(m))
