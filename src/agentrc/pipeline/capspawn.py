@@ -470,7 +470,10 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
               "launched": False, "warnings": warnings, "tmux": None, "repo": repo, "runtime": runtime, "model": None,
               "parent": doc.get("parentInstance"), "sibling": doc.get("siblingInstance"), "relation": relation,
               "spawnOrigin": doc["spawnOrigin"], "skills": doc["skills"], "instructions": doc["instructions"]}
-    lines = [f"Spawned {instance} ({work}{f', branch {branch}' if branch else ''}), not launched", f"  home: {home}"]
+    links = "".join(f", {label} {doc[key]}" for label, key in (("parent", "parentInstance"),
+                                                              ("sibling", "siblingInstance")) if doc.get(key))
+    lines = [f"Spawned {instance} ({work}{f', branch {branch}' if branch else ''}{links}), not launched",
+             f"  home: {home}"]
     lines += [f"  WARNING: {w}" for w in warnings]
     return Outcome(result, lines)
 
