@@ -399,3 +399,25 @@ def test_an_anchor_file_that_is_not_what_spawn_wrote_is_read_safely(env, capsys)
     assert {k: doc(a, "dev-2").get(k) for k in ("parentInstance", "siblingInstance")} == {
         "parentInstance": None, "siblingInstance": "dev-1"}
     assert agentrc(capsys, a, "retire", "dev-2")[0] == 0
+
+
+def test_retire_reports_a_worktree_git_still_lists(env, capsys):
+    """A locked worktree survives `git worktree remove --force`. Both tools remove the home;
+    the kernel (0.20.0) still reports worktreeRemoved: true, agentrc reports false and says
+    what to run."""
+    a, k = env / "a", env / "k"
+    for s in (a, k):
+        deployment(s, work="worktree")
+    both(capsys, a, k, "spawn", "dev")
+    for s in (a, k):
+        git("-C", str(s), "worktree", "lock", str(home_of(s, "dev-1") / "work"))
+    ours, theirs = both(capsys, a, k, "retire", "dev-1", "--delete-branch")
+    assert ours["ok"] and ours["result"]["removedDir"] and theirs["removedDir"]
+    assert theirs["worktreeRemoved"] is True and theirs["branchDeleted"] is True
+    assert ours["result"]["worktreeRemoved"] is False and ours["result"]["branchDeleted"] is False
+    assert any("still registered" in w and "git worktree unlock" in w for w in ours["result"]["warnings"])
+    # What git says afterwards, in both scopes: the worktree is still listed and its branch
+    # (checked out there) was not deleted.
+    assert len(worktrees(a)) == len(worktrees(k)) == 1
+    assert "agents/dev-1" in branches(a) and "agents/dev-1" in branches(k)
+    assert instances(a) == instances(k) == []

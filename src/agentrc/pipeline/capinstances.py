@@ -373,6 +373,24 @@ def lineage_of(opts: SpawnOptions, work: str, root: str, roots: List[str], scope
     return out
 
 
+def worktree_registered(repo: str, canonical: str) -> Tuple[Optional[bool], str]:
+    """Whether git still lists the worktree at `canonical` (None: could not tell), and why not."""
+    rc, out, err = git_run(repo, "worktree", "list", "--porcelain", "-z")
+    if rc != 0:
+        return None, err or "worktree list failed"
+    return canonical in [f[len("worktree "):] for f in out.split("\0") if f.startswith("worktree ")], ""
+
+
+def branch_exists(repo: str, branch: str) -> Tuple[Optional[bool], str]:
+    """Whether refs/heads/`branch` exists (None: could not tell), and why not."""
+    rc, _out, err = git_run(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
+    if rc == 0:
+        return True, ""
+    if rc == 1 and not err:
+        return False, ""
+    return None, err or f"rev-parse exit {rc}"
+
+
 def git_cleanup(repo: str, wt: str, canonical: str, branch: str) -> Tuple[List[str], List[str]]:
     """Remove the worktree at `wt` and delete `branch`, then verify both, as the kernel's
     rollback does: (what is still outstanding, described; the git debts: worktree, branch)."""
@@ -380,21 +398,21 @@ def git_cleanup(repo: str, wt: str, canonical: str, branch: str) -> Tuple[List[s
     debt: List[str] = []
     git_run(repo, "worktree", "remove", "--force", wt)
     git_run(repo, "worktree", "prune")
-    rc, out, err = git_run(repo, "worktree", "list", "--porcelain", "-z")
-    if rc != 0:
-        incomplete.append(f"git worktree {canonical or wt}: could not verify removal ({err or 'worktree list failed'})")
+    listed, why = worktree_registered(repo, canonical)
+    if listed is None:
+        incomplete.append(f"git worktree {canonical or wt}: could not verify removal ({why})")
         debt.append("worktree")
-    elif canonical and canonical in [f[len("worktree "):] for f in out.split("\0") if f.startswith("worktree ")]:
+    elif canonical and listed:
         incomplete.append(f"git worktree {canonical}: still registered")
         debt.append("worktree")
     if branch:
         git_run(repo, "branch", "-D", branch)
-        rc, _out, err = git_run(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
-        if rc == 0:
+        exists, why = branch_exists(repo, branch)
+        if exists:
             incomplete.append(f"git branch {branch}: still exists")
             debt.append("branch")
-        elif rc != 1 or err:
-            incomplete.append(f"git branch {branch}: could not verify deletion ({err or f'rev-parse exit {rc}'})")
+        elif exists is None:
+            incomplete.append(f"git branch {branch}: could not verify deletion ({why})")
             debt.append("branch")
     return incomplete, debt
 

@@ -645,13 +645,26 @@ def retire(scope: str, name: str, force: bool = False, delete_branch: bool = Fal
     relinked = ci.relink(ci.roots_of(root, ci.team_of_dir(where)), name, home, meta)
     branch = str(meta["branch"]) if isinstance(meta.get("branch"), str) else ""
     canonical = os.path.realpath(work_path)
+    worktree_removed = worktree
+    branch_deleted = False
     if worktree and repo:
+        # As the kernel, then verified: a worktree git still lists (a locked one) or a branch
+        # still there is reported, not claimed removed.
         ci.git_run(repo, "worktree", "remove", "--force", work_path)
         ci.git_run(repo, "worktree", "prune")
+        listed, why = ci.worktree_registered(repo, canonical)
+        if listed is not False:
+            worktree_removed = False
+            warnings.append(f"git worktree {canonical}: still registered after `git worktree remove --force` "
+                            f"({why or 'locked?'}); the home is removed anyway: run `git worktree unlock` and `git "
+                            f"worktree prune` in {repo}")
         if delete_branch and branch:
             ci.git_run(repo, "branch", "-D", branch)
+            exists, why = ci.branch_exists(repo, branch)
+            branch_deleted = exists is False
+            if not branch_deleted:
+                warnings.append(f"git branch {branch}: not deleted ({why or 'still exists'})")
     still: Optional[List[str]] = None
-    branch_deleted = bool(delete_branch and branch)
     if quarantine is not None:
         failures = [f"retire hook {f['capability']}: {f['message']}" for f in (hook_results or {}).get("failures", [])]
         if meta.get("work") == "worktree" and repo:
@@ -686,7 +699,7 @@ def retire(scope: str, name: str, force: bool = False, delete_branch: bool = Fal
     if not still or forced:
         shutil.rmtree(home)
         removed = True
-    result: Dict[str, Any] = {"retired": name, "agent": agent, "worktreeRemoved": worktree,
+    result: Dict[str, Any] = {"retired": name, "agent": agent, "worktreeRemoved": worktree_removed,
                               "branchDeleted": branch_deleted, "removedDir": removed, "harvested": []}
     if still and not forced:
         result["rollbackIncomplete"] = still
