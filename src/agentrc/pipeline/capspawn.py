@@ -285,7 +285,8 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
     soul_meta: Dict[str, Any] = meta_doc if isinstance(meta_doc, dict) else {}
     work = opts.work or soul_meta.get("work") or "checkout"
     if work not in WORK_MODES:
-        raise ci.work_fail(os.path.join(soul_dir, "soul.yaml"), f"unknown work mode {work!r} ({'|'.join(WORK_MODES)})")
+        raise ci.work_fail(scope if opts.work else os.path.join(soul_dir, "soul.yaml"),
+                           f"unknown work mode {work!r} ({'|'.join(WORK_MODES)})")
     if work == "attached" and not opts.work_dir:
         raise ci.work_fail(scope, "attached mode needs --work-dir, the owning instance's <home>/work")
     repo_value = soul_meta.get("repo")
@@ -319,7 +320,7 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
                              "oas-config.yaml) so ./work has a root")
     elif work == "checkout":
         work_target = repo
-    elif not ci.git_run(repo, "rev-parse", "--git-dir")[0] == 0:
+    elif ci.git_run(repo, "rev-parse", "--git-dir")[0] != 0:
         raise ci.work_fail(repo, f"worktree mode needs a git repository: {repo} is not one")
     missing = Diagnostics()
     for row in outcome.result["capabilities"]:
