@@ -86,18 +86,127 @@ def test_a_failing_entry_rolls_the_whole_scope_back(tmp_path, capsys):
     assert "capabilities/installed/demo.cap" in before_k and "capabilities/installed/demo.cap" not in scope_state(k)
 
 
-def test_a_catalog_entry_keeps_the_scope_at_version_1(tmp_path, capsys):
+def test_a_catalog_entry_keeps_the_scope_at_version_1(tmp_path, capsys, monkeypatch):
+    """A marketplace entry the catalog does not hold is `manual` in both tools, and one
+    `manual` entry keeps the whole scope at version 1."""
+    (tmp_path / "catalog.json").write_text('{"packages": {}}')
+    monkeypatch.setenv("OAS_PACKAGE_CATALOG", str(tmp_path / "catalog.json"))
     pkg = write_package(tmp_path / "pkg", caps={"capabilities/demo": ("demo.cap", "")})
-    a, _k = twins(tmp_path)
-    v1_scope(a, {"demo.cap": {"source": f"path:{pkg}", "version": "0.1.0", "integrity": ZERO},
-                 "oas.okf": {"source": "marketplace:oas.okf", "version": "0.1.0", "integrity": ZERO}})
+    a, k = twins(tmp_path)
+    for s in (a, k):
+        v1_scope(s, {"demo.cap": {"source": f"path:{pkg}", "version": "0.1.0", "integrity": ZERO},
+                     "oas.okf": {"source": "marketplace:oas.okf", "version": "0.1.0", "integrity": ZERO}})
     before = scope_state(a)
     plan = agentrc(capsys, "migrate", "--dry-run", "--dir", str(a))
+    assert plan == oas(tmp_path, "migrate", "--dry-run", "--dir", str(k))
     assert [s["action"] for s in plan["result"]["plan"]] == ["acquire", "manual"]
     ours = agentrc(capsys, "migrate", "--dir", str(a))
-    assert not ours["ok"] and ours["error"]["code"] == "legacy-lock"
+    theirs = oas(tmp_path, "migrate", "--dir", str(k))
+    assert not ours["ok"] and ours["error"]["code"] == theirs["error"]["code"] == "legacy-lock"
     assert ours["error"]["details"]["diagnostics"][0]["code"] == "AR178"
-    assert scope_state(a) == before
+    assert scope_state(a) == before and scope_state(k)["oas-lock.json"] == before["oas-lock.json"]
+
+
+@pytest.fixture
+def catalog(tmp_path, monkeypatch):
+    """A catalog with acme.demo (a package exporting the capability of the same id, tagged
+    v1.0.0) and acme.tools (exporting acme.legacy, a capability id of an earlier release,
+    through the catalog's alias)."""
+    demo = write_package(tmp_path / "demo-src", pid="acme.demo", caps={"capabilities/demo": ("acme.demo", "")})
+    tools = write_package(tmp_path / "tools-src", pid="acme.tools", caps={"capabilities/l": ("acme.legacy", "")})
+    demo_url = bare_repo(tmp_path, "demo", ".", demo, tag="v1.0.0")
+    tools_url = bare_repo(tmp_path, "tools", "oas-package", tools, tag="v2.0.0")
+    doc = {"packages": {"acme.demo": {"url": demo_url, "ref": "v1.0.0", "path": "."},
+                        "acme.tools": {"url": tools_url, "ref": "v2.0.0"}},
+           "capabilities": {"acme.legacy": "acme.tools"}}
+    (tmp_path / "catalog.json").write_text(json.dumps(doc))
+    monkeypatch.setenv("OAS_PACKAGE_CATALOG", str(tmp_path / "catalog.json"))
+    return tmp_path
+
+
+def test_marketplace_entries_migrate_through_the_catalog(catalog, capsys):
+    """Without --official a marketplace:ID entry maps to the catalog's ID at v<version>."""
+    a, k = twins(catalog)
+    for s in (a, k):
+        v1_scope(s, {"acme.demo": {"source": "marketplace:acme.demo", "version": "1.0.0", "integrity": ZERO}})
+    ours = agentrc(capsys, "migrate", "--dry-run", "--dir", str(a))
+    assert ours == oas(catalog, "migrate", "--dry-run", "--dir", str(k))
+    assert [(s["action"], s["package"]["spec"]) for s in ours["result"]["plan"]] == [("acquire", "acme.demo@v1.0.0")]
+    ours = agentrc(capsys, "migrate", "--dir", str(a))
+    theirs = oas(catalog, "migrate", "--dir", str(k))
+    assert ours["ok"] and theirs["ok"] and ours["result"]["migrated"] == theirs["result"]["migrated"]
+    assert scope_state(a) == scope_state(k)
+    assert json.loads((a / "oas-lock.json").read_text())["packages"]["acme.demo"]["source"] == \
+        "catalog:acme.demo@v1.0.0"
+
+
+def deployment(root):
+    """A team workspace: repo1 holds an official capability (through an alias), repo2 only a
+    custom one, repo3 an official one the catalog does not publish yet, repo4 a mix."""
+    root.mkdir()
+    (root / "oas-config.yaml").write_text("team:\n  name: acme\n")
+    pkg = write_package(root.parent / f"{root.name}-custom", caps={"capabilities/demo": ("demo.cap", "")})
+    official = {"source": "marketplace:acme.legacy", "version": "0.3.0", "integrity": ZERO}
+    custom = {"source": f"path:{pkg}", "version": "0.1.0", "integrity": ZERO}
+    for name, entries in (("repo1", {"acme.legacy": official}), ("repo2", {"demo.cap": custom}),
+                          ("repo3", {"acme.unpublished": {**official, "source": "marketplace:acme.unpublished"}}),
+                          ("repo4", {"acme.legacy": official, "demo.cap": custom})):
+        (root / name).mkdir()
+        git("init", "-q", str(root / name))
+        v1_scope(root / name, entries)
+
+
+def neutral(doc, root):
+    return json.loads(json.dumps(doc).replace(str(root), "<root>"))
+
+
+def test_official_recursive_migration_matches_the_kernel(catalog, capsys):
+    a, k = catalog / "ws-a", catalog / "ws-k"
+    for s in (a, k):
+        deployment(s)
+    before = {s: {r: scope_state(s / r) for r in ("repo1", "repo2", "repo3", "repo4")} for s in (a, k)}
+    # The plan of every lock-owning scope under the team boundary, the same in both tools.
+    ours = agentrc(capsys, "migrate", "--official", "--recursive", "--dry-run", "--dir", str(a))
+    theirs = oas(catalog, "migrate", "--official", "--recursive", "--dry-run", "--dir", str(k))
+    assert not ours["ok"] and ours["error"]["code"] == theirs["error"]["code"] == "E_MIGRATE_FAILED"
+    mine, kernel = ours["error"]["details"], theirs["error"]["details"]
+    assert [(r["status"], r["levelKind"]) for r in mine["scopes"]] == [(r["status"], r["levelKind"])
+                                                                       for r in kernel["scopes"]] == [
+        ("ready", "repo"), ("nothing", "repo"), ("held", "repo"), ("blocked", "repo")]
+    for m, t in zip(mine["scopes"], kernel["scopes"]):
+        assert neutral(m["plan"], a) == neutral(t["plan"], k)
+        assert neutral(m["level"], a) == neutral(t["level"], k)
+    assert mine["scopes"][0]["plan"][0]["via"] == "alias" and mine["scopes"][0]["plan"][0]["package"] == "acme.tools"
+    assert {s: {r: scope_state(s / r) for r in before[s]} for s in (a, k)} == before  # a dry run writes nothing
+    # Apply: repo1 converts, repo2 is skipped, repo3 (held) and repo4 (blocked) stay as they were.
+    ours = agentrc(capsys, "migrate", "--official", "--recursive", "--dir", str(a))
+    theirs = oas(catalog, "migrate", "--official", "--recursive", "--dir", str(k))
+    assert not ours["ok"] and ours["error"]["code"] == theirs["error"]["code"] == "E_MIGRATE_FAILED"
+    mine, kernel = ours["error"]["details"], theirs["error"]["details"]
+    assert [r["status"] for r in mine["scopes"]] == [r["status"] for r in kernel["scopes"]] == [
+        "migrated", "skipped", "held", "failed"]
+    assert mine["scopes"][0]["migrated"] == kernel["scopes"][0]["migrated"] == [
+        {"capability": "acme.legacy", "package": "acme.tools", "version": "1.0.0"}]
+    assert mine["scopes"][1]["retained"] == kernel["scopes"][1]["retained"] == ["demo.cap"]
+    assert [t["capability"] for t in mine["trust"]] == [t["capability"] for t in kernel["trust"]] == ["acme.legacy"]
+    assert scope_state(a / "repo1") == scope_state(k / "repo1")
+    assert json.loads((a / "repo1" / "oas-lock.json").read_text())["packages"]["acme.tools"]["source"] == \
+        "catalog:acme.tools"
+    for s in (a, k):
+        for r in ("repo2", "repo3", "repo4"):
+            assert scope_state(s / r) == before[s][r], (s, r)
+    # Without --recursive only the named scope is planned.
+    ours = agentrc(capsys, "migrate", "--official", "--dry-run", "--dir", str(a / "repo2"))
+    theirs = oas(catalog, "migrate", "--official", "--dry-run", "--dir", str(k / "repo2"))
+    assert ours["ok"] and theirs["ok"]
+    assert [r["status"] for r in ours["result"]["scopes"]] == [r["status"] for r in theirs["result"]["scopes"]] == [
+        "nothing"]
+    # Without --official, repo4's marketplace entry is looked up by its own id, which the
+    # catalog does not publish (only its alias): the scope stays at version 1 in both tools.
+    ours = agentrc(capsys, "migrate", "--dir", str(a / "repo4"))
+    theirs = oas(catalog, "migrate", "--dir", str(k / "repo4"))
+    assert ours["error"]["code"] == theirs["error"]["code"] == "legacy-lock"
+    assert scope_state(a / "repo4") == before[a]["repo4"]
 
 
 def test_migrate_holds_the_scope(tmp_path, capsys, monkeypatch):

@@ -367,9 +367,9 @@ def test_untrusted_hooks(env, capsys, tmp_path):
 
 def test_refusals(env, capsys):
     a = env / "a"
-    deployment(a, work="worktree")
+    deployment(a, work="bogus")
     rc, out = agentrc(capsys, a, "spawn", "dev")
-    assert rc == 1 and out["error"]["details"]["diagnostics"][0]["code"] == "AR174" and instances(a) == []
+    assert rc == 1 and out["error"]["details"]["diagnostics"][0]["code"] == "AR251" and instances(a) == []
     rc, out = agentrc(capsys, a, "spawn", "nobody")
     assert rc == 1 and out["error"]["code"] == "E_UNKNOWN_SOUL"
     rc, out = agentrc(capsys, a, "retire", "dev-1")

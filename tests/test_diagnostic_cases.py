@@ -50,7 +50,11 @@ UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR231": "test_cap_requirements.py::test_an_unsafe_package_spec_is_refused_even_when_skipping",
                "AR232": "test_cap_requirements.py::test_a_consented_install_that_fails_is_a_failure",
                "AR233": "../pants-plugins/agentrc_pants/capability_test.py::test_a_changed_or_missing_capability_fails",
-               "AR234": "../pants-plugins/agentrc_pants/capability_test.py::test_a_changed_or_missing_capability_fails"}
+               "AR234": "../pants-plugins/agentrc_pants/capability_test.py::test_a_changed_or_missing_capability_fails",
+               "AR250": "test_cap_spawn_modes.py::test_refusals_leave_nothing",
+               "AR251": "test_cap_spawn_modes.py::test_refusals_leave_nothing",
+               "AR252": "test_cap_spawn_modes.py::test_a_soul_in_two_team_repositories_is_ambiguous",
+               "AR253": "test_cap_catalog.py::test_an_invalid_catalog_is_ar253"}
 
 
 def case_dirs():

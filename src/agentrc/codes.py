@@ -393,7 +393,7 @@ CODES: Dict[str, Code] = _table(
          "Fix or delete the lock and install again; agentrc never repairs a lock on its own."),
     Code("AR160", "cap-source-invalid",
          "A package source is none of: a local directory, a git URL (file://, https://, ssh) or git: shorthand "
-         "with an optional @ref and #path; or it cannot be fetched.",
+         "with an optional @ref and #path, an official catalog id the catalog holds; or it cannot be fetched.",
          "Use a directory holding oas-package.json, or a git URL with an optional @REF and #PATH (#. selects the "
          "repository root)."),
     Code("AR161", "cap-integrity-drift",
@@ -446,11 +446,10 @@ CODES: Dict[str, Code] = _table(
          "compensation did not finish, the home is kept with .oas-rollback-incomplete.json.",
          "Fix the hook's cause and spawn again; a kept home is retried with 'agentrc cap retire INSTANCE'."),
     Code("AR174", "cap-spawn-invalid",
-         "The instance home cannot be composed: the soul's work mode is not checkout, its repository or AGENTS.md "
-         "is missing, the agent's instances/ directory is a link, a skill links outside itself, or an active "
-         "capability declares a skill tree or injection that does not exist.",
-         "Fix the soul (soul.yaml, AGENTS.md) or the skill; use 'oas spawn' for worktree, attached and workspace "
-         "instances."),
+         "The instance home cannot be composed: the soul's repository or AGENTS.md is missing, the agent's "
+         "instances/ directory is a link, a skill links outside itself, or an active capability declares a skill "
+         "tree or injection that does not exist.",
+         "Fix the soul (soul.yaml, AGENTS.md), the skill or the capability's declaration."),
     Code("AR175", "cap-instance-unidentified",
          "An instance home has no readable instance.json and no usable cleanup descriptor (or a rollback marker that "
          "cannot drive a retry), so what still depends on it is unknown (E_UNIDENTIFIED_INSTANCE_HOME).",
@@ -461,8 +460,31 @@ CODES: Dict[str, Code] = _table(
          "Fix the cause and retire again; --force removes the home and prints what you now own."),
     Code("AR178", "cap-migrate-failed",
          "A lockfileVersion 1 scope cannot be converted: an entry has no package source agentrc can map (a catalog "
-         "id, an unknown source), or acquiring a mapped package failed (then everything was rolled back).",
+         "id the catalog does not hold, an unknown source, an entry --official keeps beside official ones), or "
+         "acquiring a mapped package failed (then everything was rolled back).",
          "Fix the source, or convert the scope with 'oas migrate'; 'agentrc cap migrate --dry-run' shows the plan."),
+    Code("AR250", "cap-spawn-lineage",
+         "The lineage of a spawn cannot be recorded: the flags contradict each other (--parent with --relation, a "
+         "relation without --relative-to, a relation other than child for an attached instance), the anchor "
+         "instance does not exist, its name is ambiguous across agents roots, it has no instance.json to inherit "
+         "from, or an attached work dir belongs to no instance and no --parent names its owner.",
+         "Name an existing instance with --parent INSTANCE, or --relation child|sibling|parent --relative-to "
+         "INSTANCE (--relative-root AGENTS-ROOT when several roots hold that name); an attached instance is always "
+         "a child of the owner of its work tree."),
+    Code("AR251", "cap-spawn-work",
+         "The work tree of a spawn cannot be prepared: an unknown work mode, attached without an existing "
+         "--work-dir, workspace without a team: block or workspace-scope config, worktree outside a git "
+         "repository, or `git worktree add` failed (the branch exists, say). Nothing is kept.",
+         "Pass --work worktree|checkout|attached|workspace with what the mode needs; for a worktree, pick a free "
+         "--branch or delete the old one."),
+    Code("AR252", "cap-soul-ambiguous",
+         "A soul that is not under the local agents root is in more than one member repository of the team scope.",
+         "Spawn it with --dir pointing into the repository whose soul you mean."),
+    Code("AR253", "cap-catalog-invalid",
+         "The official package catalog ($OAS_PACKAGE_CATALOG, else the one agentrc ships) is not valid JSON or does "
+         "not match its schema: packages must map ids to {url, ref?, path?}, capabilities ids to package ids.",
+         "Fix the catalog file (src/agentrc/schemas/oas-package-catalog.schema.json is its exact shape), or unset "
+         "OAS_PACKAGE_CATALOG to use the bundled one."),
     Code("AR177", "cap-unknown-instance", "No instance of that name under the agents root above the scope.",
          "Check the name: instances live in agents/<soul>/instances/ and local-agents/<soul>/instances/."),
     Code("AR230", "cap-runtime-package-missing",

@@ -71,6 +71,7 @@ class Config:
     none_layers: Tuple[str, ...] = ()
     skill_overrides: Tuple[Tuple[str, str], ...] = ()
     injections: Tuple[Tuple[str, str], ...] = ()  # agents-md-injection: (label, path as written)
+    work_setups: Tuple[Tuple[str, str], ...] = ()  # work-modes.<mode>.setup: (mode, path as written)
 
 
 def parse(path: str, level: str, raw: bytes, diags: Diagnostics) -> Optional[Config]:
@@ -183,7 +184,11 @@ def _config(path: str, level: str, data: dict) -> Config:
         injections: Tuple[Tuple[str, str], ...] = ((data.get("name") or "level", raw_inj),) if raw_inj else ()
     else:
         injections = tuple((str(k), v) for k, v in (raw_inj or {}).items() if isinstance(v, str) and v)
+    modes = data.get("work-modes") or {}
+    setups = tuple((m, v["setup"]) for m, v in modes.items() if isinstance(v, dict) and isinstance(v.get("setup"), str)
+                   and v["setup"])
     return Config(path=path, level=level, name=data.get("name") or "",
                   team=(team["name"], team.get("id", "")) if isinstance(team, dict) else None,
                   agent_types=tuple(data.get("agent-types") or ()), entries=tuple(entries), none_layers=tuple(nones),
-                  skill_overrides=tuple((data.get("skill-overrides") or {}).items()), injections=injections)
+                  skill_overrides=tuple((data.get("skill-overrides") or {}).items()), injections=injections,
+                  work_setups=setups)

@@ -7,7 +7,8 @@ and the normalised `source` string the lock records for it.
   shorthand `git:host/org/repo` (https), each with an optional `@ref` and one `#path`
   selecting the package root inside the repository (default `oas-package`, `#.` the root);
   locked as `git:<url>@<ref or resolved commit>`;
-- an official catalog id (`oas.okf`, `oas.okf@v1.4.0`): recognised, not fetched yet.
+- an official catalog id (`oas.okf`, `oas.okf@v1.4.0`): resolved through the catalog
+  (`capabilities/catalog`); locked as `catalog:<id>[@<selector>]`.
 """
 
 from __future__ import annotations

@@ -66,11 +66,14 @@ def run(args) -> int:
         elif args.verb == "update":
             outcome = capinstall.update(scope, args.package, notify)
         elif args.verb == "migrate":
-            outcome = capmigrate.migrate(scope, args.dry_run, notify)
+            outcome = capmigrate.migrate(scope, args.dry_run, notify, args.official, args.recursive)
         elif args.verb == "spawn":
-            outcome = capspawn.spawn(scope, args.soul, args.task, notify)
+            opts = capspawn.SpawnOptions(task=args.task, work=args.work, work_dir=args.work_dir, branch=args.branch,
+                                         purpose=args.purpose, parent=args.parent, relation=args.relation,
+                                         relative_to=args.relative_to, relative_root=args.relative_root)
+            outcome = capspawn.spawn(scope, args.soul, opts, notify)
         elif args.verb == "retire":
-            outcome = capspawn.retire(scope, args.instance, args.force)
+            outcome = capspawn.retire(scope, args.instance, args.force, args.delete_branch)
         elif args.verb == "trust":
             shout = (lambda m: print(m, file=sys.stderr)) if args.json else print
             outcome = capinstall.trust(scope, args.target, args.all_capabilities, shout)
@@ -88,7 +91,7 @@ def run(args) -> int:
     if fmt == "json":
         if outcome.failed:
             code = "E_RECONCILE_FAILED" if args.verb == "install" else "E_RETIRE_INCOMPLETE" \
-                if args.verb == "retire" else capinstall.kernel_code(
+                if args.verb == "retire" else "E_MIGRATE_FAILED" if args.verb == "migrate" else capinstall.kernel_code(
                 next(d.code for d in outcome.warnings if d.is_error))
             return _envelope_error(code, "; ".join(d.message for d in outcome.warnings if d.is_error)
                                    or f"{len(outcome.result.get('failures', []))} failure(s) during restore",

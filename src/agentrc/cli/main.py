@@ -156,7 +156,8 @@ def _parser() -> argparse.ArgumentParser:
 
     ci = verbs.add_parser("install", help="acquire a package into the scope; bare: restore the scope's locks")
     ci.add_argument("source", nargs="?", metavar="SOURCE",
-                    help="a directory holding oas-package.json, or a git URL[@ref][#path]")
+                    help="a directory holding oas-package.json, a git URL[@ref][#path], or an official catalog "
+                    "id[@selector]")
     ci.add_argument("--accept-requirement", action="append", default=[], metavar="NAME",
                     help="consent to install this requirement of an active capability (bare install): a runtime "
                     "package as RUNTIME:PACKAGE (claude:plugin@marketplace, pi:npm:name), whose steps then run")
@@ -205,13 +206,30 @@ def _parser() -> argparse.ArgumentParser:
 
     cm = verbs.add_parser("migrate", help="convert the scope's lockfileVersion 1 lock to version 2, all or nothing")
     cm.add_argument("--dry-run", action="store_true", help="print the plan; change nothing")
+    cm.add_argument("--official", action="store_true",
+                    help="the guided upgrade: map only official (marketplace:) capabilities, through the catalog")
+    cm.add_argument("--recursive", action="store_true",
+                    help="every lock-owning scope: the scope's ancestors, its team boundary and the scopes below it")
     scope(cm)
     csp = verbs.add_parser("spawn", help="create an instance home of a soul (no runtime is launched)")
     csp.add_argument("soul", metavar="SOUL")
     csp.add_argument("--task", default="", metavar="TEXT", help="the task written into TASK.md")
+    csp.add_argument("--work", default="", metavar="MODE",
+                     help="worktree, checkout, attached or workspace (default: the soul's work:, else checkout)")
+    csp.add_argument("--work-dir", default="", metavar="DIR", help="attached: the owning instance's <home>/work")
+    csp.add_argument("--branch", default="", metavar="BRANCH", help="worktree: the branch (default agents/INSTANCE)")
+    csp.add_argument("--purpose", default="", metavar="SLUG", help="name the instance SOUL-SLUG")
+    csp.add_argument("--parent", default="", metavar="INSTANCE", help="the same as --relative-to INSTANCE "
+                     "--relation child")
+    csp.add_argument("--relation", default="", metavar="RELATION",
+                     help="child, sibling, parent or unrelated: what the new instance is to --relative-to")
+    csp.add_argument("--relative-to", default="", metavar="INSTANCE", help="the instance a relation is anchored to")
+    csp.add_argument("--relative-root", default="", metavar="AGENTS-ROOT",
+                     help="the agents root of the anchor when several roots hold its name")
     scope(csp)
     crt = verbs.add_parser("retire", help="run an instance's retire hooks and remove its home")
     crt.add_argument("instance", metavar="INSTANCE")
+    crt.add_argument("--delete-branch", action="store_true", help="also delete a worktree instance's branch")
     crt.add_argument("--force", action="store_true",
                      help="remove the home even when it cannot be identified or its cleanup is incomplete")
     scope(crt)

@@ -239,6 +239,57 @@ def _inject(chain: List[configs.Config], cid: str, cap: Capability, cdir: str) -
     return packaged
 
 
+def skill_entries(tree: str) -> List[str]:
+    """The skills a tree contributes (the kernel's rule): the tree itself when it holds a
+    SKILL.md file, else each child directory (not a link) holding one."""
+    if not os.path.isdir(tree):
+        return []
+    if os.path.isfile(os.path.join(tree, "SKILL.md")):
+        return [tree]
+    try:
+        names = sorted(os.listdir(tree))
+    except OSError:
+        return []
+    # A symlinked child contributes nothing, as in the kernel's discovery.
+    return [os.path.join(tree, n) for n in names
+            if not os.path.islink(os.path.join(tree, n)) and os.path.isfile(os.path.join(tree, n, "SKILL.md"))]
+
+
+def skill_overrides(chain: List[configs.Config]) -> Dict[str, str]:
+    """`skill-overrides` of the chain, skill name -> winning source; the closest config wins."""
+    overrides: Dict[str, str] = {}
+    for cfg in reversed(chain):
+        overrides.update(dict(cfg.skill_overrides))
+    return overrides
+
+
+def pick_skills(sources: List[Tuple[str, str]], overrides: Dict[str, str], where: str, placeholder: str,
+                kernel_code: str) -> List[Tuple[str, str, str]]:
+    """(name, source, directory) of each skill the (source, tree) pairs contribute, one per
+    name, sorted by name. One name from two places is AR171 unless `overrides` names the
+    winning source; `placeholder` is what the hint calls a source (`<capability id>`,
+    `<source>`). Raises Failure with `kernel_code`."""
+    by_name: Dict[str, List[Tuple[str, str]]] = {}
+    for source, tree in sources:
+        for skill in skill_entries(tree):
+            by_name.setdefault(os.path.basename(skill), []).append((source, skill))
+    d = Diagnostics()
+    out: List[Tuple[str, str, str]] = []
+    for name in sorted(by_name):
+        cands = by_name[name]
+        if len(cands) > 1:
+            winner = [c for c in cands if c[0] == overrides.get(name)]
+            if len(winner) != 1:
+                d.error(where, (0, 0), "AR171", f"skill {name!r} comes from {', '.join(s for s, _p in cands)}; name "
+                        f"the winner in skill-overrides ({name}: {placeholder})")
+                continue
+            cands = winner
+        out.append((name, cands[0][0], cands[0][1]))
+    if d.has_errors:
+        raise Failure(d.items, kernel_code)
+    return out
+
+
 def skill_dirs(context: str, soul: str = "") -> Tuple[List[Tuple[str, str, str]], Outcome]:
     """The skills the capabilities active for `soul` contribute: (skill name, capability id,
     skill directory), one per name. A declared tree holding SKILL.md is one skill, else each
@@ -246,40 +297,9 @@ def skill_dirs(context: str, soul: str = "") -> Tuple[List[Tuple[str, str, str]]
     `skill-overrides` (closest config first) names the capability that wins."""
     outcome = doctor(context, soul)
     chain = config_chain(context)
-    overrides: Dict[str, str] = {}
-    for cfg in reversed(chain):
-        overrides.update(dict(cfg.skill_overrides))
-    by_name: Dict[str, List[Tuple[str, str]]] = {}
-    for cap in outcome.result["capabilities"]:
-        for tree in cap["skills"]:
-            if os.path.isfile(os.path.join(tree, "SKILL.md")):
-                found = [tree]
-            else:
-                try:
-                    names = sorted(os.listdir(tree))
-                except OSError:
-                    names = []
-                # A symlinked child contributes nothing, as in the kernel's discovery.
-                found = [os.path.join(tree, n) for n in names if not os.path.islink(os.path.join(tree, n))
-                         and os.path.isfile(os.path.join(tree, n, "SKILL.md"))]
-            for skill in found:
-                by_name.setdefault(os.path.basename(skill), []).append((cap["id"], skill))
-    d = Diagnostics()
-    out: List[Tuple[str, str, str]] = []
-    for name in sorted(by_name):
-        sources = by_name[name]
-        if len({cid for cid, _s in sources}) > 1 or len(sources) > 1:
-            winner = [(cid, s) for cid, s in sources if cid == overrides.get(name)]
-            if len(winner) != 1:
-                d.error(chain[0].path if chain else context, (0, 0), "AR171",
-                        f"skill {name!r} comes from {', '.join(cid for cid, _s in sources)}; name the winner in "
-                        f"skill-overrides ({name}: <capability id>)")
-                continue
-            sources = winner
-        out.append((name, sources[0][0], sources[0][1]))
-    if d.has_errors:
-        raise Failure(d.items, "E_SKILL_CONFLICT")
-    return out, outcome
+    sources = [(cap["id"], tree) for cap in outcome.result["capabilities"] for tree in cap["skills"]]
+    return pick_skills(sources, skill_overrides(chain), chain[0].path if chain else context, "<capability id>",
+                       "E_SKILL_CONFLICT"), outcome
 
 
 def _missing(cap: Capability) -> List[Dict[str, str]]:

@@ -32,12 +32,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from agentrc.capabilities import catalog as catalogs
 from agentrc.capabilities import lock as locks
 from agentrc.capabilities import source as sources
 from agentrc.capabilities.manifest import compatible, parse_capability, parse_package
 from agentrc.capabilities.model import (
     CAPABILITIES_DIR,
     CAPABILITY_FILE,
+    DEFAULT_PACKAGE_PATH,
     INSTALLATION_FILE,
     INSTALLED,
     LOCK_FILE,
@@ -429,12 +431,45 @@ def _select_payload(checkout: str, package_path: str, url: str) -> str:
     return real
 
 
+CATALOG_ENV = "OAS_PACKAGE_CATALOG"
+BUNDLED_CATALOG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                               "oas-package-catalog.json")
+
+
+def read_catalog() -> catalogs.Catalog:
+    """The official package catalog, found as the OAS kernel finds it: the file
+    $OAS_PACKAGE_CATALOG names, else the one agentrc ships (the kernel 0.20.0 catalog's
+    entries). A missing file is an empty catalog; an invalid one is AR253. Raises Failure."""
+    path = os.environ.get(CATALOG_ENV) or BUNDLED_CATALOG
+    if not os.path.isfile(path):
+        return catalogs.Catalog(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(captree.MAX_MANIFEST_BYTES + 1)
+    except OSError as exc:
+        raise fail(path, "AR253", f"cannot read the package catalog: {exc}", "invalid-source") from None
+    d = Diagnostics()
+    cat = catalogs.parse_catalog(path, raw, d)
+    if cat is None:
+        raise Failure(d.items, "invalid-source")
+    return cat
+
+
 def _fetch(src: sources.Source, dest: str, label: str, commit: str = "", package_path: str = "") -> Tuple[str, str]:
     """Put the package root of `src` at `dest`; (commit, package path) it was taken at.
     `commit` and `package_path` pin a restore to what the lock records."""
     if src.kind == "catalog":
-        raise fail(label, "AR160", f"catalog id {src.catalog_id!r}: agentrc does not fetch from the official "
-                    "catalog yet; install its git source instead (git:host/org/repo@ref)")
+        resolved = read_catalog().resolve(src.catalog_id, src.selector)
+        if resolved is None:
+            raise fail(label, "AR160", f"the official package catalog ({read_catalog().path}) cannot resolve "
+                       f"{src.catalog_id!r}" + (f" at {src.selector!r}" if src.selector else ""))
+        url, ref, entry_path = resolved
+        try:
+            entry_root = sources.normalize_path(entry_path, f"the package path of catalog entry {src.catalog_id!r}") \
+                if entry_path is not None else DEFAULT_PACKAGE_PATH
+        except sources.SourceError as exc:
+            raise fail(label, "AR156" if exc.escape else "AR160", str(exc)) from None
+        return _fetch(sources.Source("git", url=url, ref=ref), dest, label, commit, package_path or entry_root)
     if src.kind == "path":
         root = src.path
         if not os.path.isdir(root):
@@ -1179,8 +1214,9 @@ def update(scope: str, package_id: str, notify: Callable[[str], None] = lambda _
     assert row is not None
     src = sources.parse_locked(row.source)
     if src.kind == "catalog":
-        raise fail(package_id, "AR160", f"{row.source}: agentrc does not fetch from the official catalog yet")
-    if src.kind == "git":
+        # The catalog owns the path: an update adopts a moved root.
+        spec = src.catalog_id + (f"@{src.selector}" if src.selector else "")
+    elif src.kind == "git":
         pinned = src.ref and not (len(src.ref) == 40 and all(c in "0123456789abcdef" for c in src.ref))
         spec = (f"{src.url}@{src.ref}" if pinned else src.url) + f"#{row.path}"
     else:

@@ -3,10 +3,12 @@ lockfileVersion 2 package lock, as `oas migrate` does (spec 003; the kernel's pl
 shapes), all or nothing.
 
 The plan maps each v1 entry by its source: `path:DIR` to the package at DIR, `git:URL` to
-`URL@COMMIT#.` (a v1 artifact was the repository root); `marketplace:ID` entries (catalog ids,
-which agentrc does not resolve yet) and unknown sources are `manual`, and one `manual` entry
-keeps the whole scope at version 1 (a version 2 lock has no place for it). An empty v1 lock
-is converted to the empty version 2 lock.
+`URL@COMMIT#.` (a v1 artifact was the repository root), `marketplace:ID` to the catalog id
+`ID@v<version>` when the official catalog holds ID; anything else is `manual`, and one
+`manual` entry keeps the whole scope at version 1 (a version 2 lock has no place for it). An
+empty v1 lock is converted to the empty version 2 lock. `--official` and `--recursive` are
+the kernel's guided upgrade (`guided`): official entries only, through the catalog's
+aliases, over every lock-owning scope of the deployment.
 
 Applying holds the scope, moves the v1 artifacts aside, writes the empty version 2 lock and
 installs each mapped package (`capinstall.install`); the converted capabilities must be
@@ -20,22 +22,33 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import shlex
 import tempfile
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from agentrc.capabilities.model import LOCK_FILE
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
 from agentrc.output.writer import write_atomic
-from agentrc.pipeline import capinstall
+from agentrc.pipeline import capdoctor, capinstall
 from agentrc.pipeline.capinstall import Failure, Outcome, fail
+from agentrc.text.yamlpos import YamlError
+from agentrc.text.yamlpos import load as load_yaml
 
 EMPTY_V2 = (json.dumps({"lockfileVersion": 2, "packages": {}, "capabilities": {}}, indent=2) + "\n").encode()
 
 
-def plan(scope: str) -> Dict[str, Any]:
-    """The kernel's migration plan of `scope`: {from, convertible, plan, warnings}. Raises
-    Failure (an invalid lock)."""
+RETIRED = {"oas.web": "the oas.web web panel was retired (the OAS Desktop app replaced it); remove oas.web from "
+                      "oas-config.yaml and from this scope's oas-lock.json"}
+
+
+def plan(scope: str, official: bool = False) -> Dict[str, Any]:
+    """The kernel's migration plan of `scope`: {from, convertible, plan, warnings}. With
+    `official` (the guided upgrade) a `marketplace:` entry maps to the package the catalog
+    says supplies that capability id (an alias, else the same id) at the catalog's own ref,
+    or is `hold` when the catalog has no such package; every other entry is `retain`.
+    Raises Failure (an invalid lock or catalog)."""
     scope = os.path.abspath(scope)
     lock = capinstall.read_lock(scope)
     steps: List[Dict[str, Any]] = []
@@ -52,9 +65,42 @@ def plan(scope: str) -> Dict[str, Any]:
                       "note": "empty lockfileVersion 1 → canonical { lockfileVersion: 2, packages: {}, "
                               "capabilities: {} }"})
         return {"from": 1, "convertible": True, "plan": steps, "warnings": warnings}
+    catalog = capinstall.read_catalog() if any(v["source"].startswith("marketplace:") for v in entries.values()) \
+        else None
     for cid, v1 in entries.items():
         src = v1["source"]
-        if src.startswith("git:"):
+        if cid in RETIRED:
+            steps.append({"capabilityId": cid, "v1": v1, "package": None, "action": "retain" if official else "manual"})
+            warnings.append(f"{cid}: retired — {RETIRED[cid]}")
+        elif src.startswith("marketplace:") and catalog is not None:
+            legacy = re.sub(r"@[^@]*$", "", src[len("marketplace:"):])
+            if official:
+                pid, via = catalog.package_of(cid)
+                pkg = {"id": pid, "source": src, "spec": pid, "via": via, "legacyId": legacy}
+                if catalog.resolve(pid) is not None:
+                    steps.append({"capabilityId": cid, "v1": v1, "package": pkg, "action": "acquire"})
+                else:
+                    alias = f" (alias of {cid})" if via == "alias" else ""
+                    steps.append({"capabilityId": cid, "v1": v1, "package": pkg, "action": "hold",
+                                  "reason": f"the official package catalog does not resolve \"{pid}\"{alias} yet"})
+                    warnings.append(f"{cid}: official package \"{pid}\" is not in the package catalog yet — this scope "
+                                    "is held, nothing is converted")
+                continue
+            selector = f"v{v1['version']}" if v1.get("version") else ""
+            spec = f"{legacy}@{selector}" if selector else legacy
+            pkg = {"id": legacy, "source": src, "spec": spec}
+            if catalog.resolve(legacy, selector) is not None:
+                steps.append({"capabilityId": cid, "v1": v1, "package": pkg, "action": "acquire"})
+            else:
+                steps.append({"capabilityId": cid, "v1": v1, "package": pkg, "action": "manual",
+                              "reason": f"the official package catalog does not resolve \"{legacy}\" yet"})
+                warnings.append(f"{cid}: official package \"{legacy}\" is not in the package catalog yet — this scope "
+                                "stays lockfileVersion 1 until it can be mapped")
+        elif official:
+            steps.append({"capabilityId": cid, "v1": v1, "package": None, "action": "retain"})
+            warnings.append(f"{cid}: not an official capability ({src}) — kept unchanged; `agentrc cap migrate` "
+                            "without --official maps custom sources")
+        elif src.startswith("git:"):
             url = src[4:]
             spec = f"{url}@{v1['commit']}#." if v1.get("commit") else f"{url}#."
             if not v1.get("commit"):
@@ -65,24 +111,23 @@ def plan(scope: str) -> Dict[str, Any]:
         elif src.startswith("path:"):
             steps.append({"capabilityId": cid, "v1": v1, "package": {"id": None, "source": src, "spec": src[5:]},
                           "action": "acquire"})
-        elif src.startswith("marketplace:"):
-            steps.append({"capabilityId": cid, "v1": v1, "package": None, "action": "manual",
-                          "reason": "agentrc does not resolve catalog ids yet (run `oas migrate` for this scope)"})
-            warnings.append(f"{cid}: {src} is a catalog capability — this scope stays lockfileVersion 1 until "
-                            "it can be mapped")
         else:
             steps.append({"capabilityId": cid, "v1": v1, "package": None, "action": "manual",
-                          "reason": f"unknown v1 source {src!r}"})
-            warnings.append(f"{cid}: unknown v1 source {src!r} — migrate manually")
-    blocking = [s for s in steps if s["action"] != "acquire"]
-    return {"from": 1, "convertible": not blocking, "plan": steps, "warnings": warnings}
+                          "reason": f"unknown v1 source \"{src}\""})
+            warnings.append(f"{cid}: unknown v1 source \"{src}\" — migrate manually")
+    blocking = [s for s in steps if s["action"] in ("hold", "manual", "retain")]
+    return {"from": 1, "convertible": not blocking and any(s["action"] == "acquire" for s in steps), "plan": steps,
+            "warnings": warnings}
 
 
-def migrate(scope: str, dry_run: bool = False, notify=lambda _m: None) -> Outcome:
-    """Plan (`dry_run`) or apply the conversion of `scope`'s v1 lock. Raises Failure; on
-    failure the scope is as it was."""
+def migrate(scope: str, dry_run: bool = False, notify=lambda _m: None, official: bool = False,
+            recursive: bool = False) -> Outcome:
+    """Plan (`dry_run`) or apply the conversion of `scope`'s v1 lock; with `official` or
+    `recursive`, the guided upgrade (`guided`). Raises Failure; on failure the scope is as it
+    was."""
+    if official or recursive:
+        return guided(scope, dry_run, official, recursive, notify)
     scope = os.path.abspath(scope)
-    lock_path = os.path.join(scope, LOCK_FILE)
     if dry_run:
         p = plan(scope)
         lines = [f"{s['action']:<14} {s['note']}" if s["action"] == "convert-format" else
@@ -90,13 +135,18 @@ def migrate(scope: str, dry_run: bool = False, notify=lambda _m: None) -> Outcom
                  for s in p["plan"]] or ["Nothing to migrate at this scope."]
         lines += [f"WARNING: {w}" for w in p["warnings"]]
         return Outcome({"dryRun": True, "plan": p["plan"], "warnings": p["warnings"]}, lines)
+    return _held_apply(scope, notify, False)
+
+
+def _held_apply(scope: str, notify, official: bool) -> Outcome:
+    lock_path = os.path.join(scope, LOCK_FILE)
     if not os.path.lexists(lock_path):
         raise fail(lock_path, "AR178", f"no {LOCK_FILE} at {scope}", "legacy-lock")
     capinstall._check_scope(scope)
     anchors = capinstall.absent_anchors(scope)
     held = capinstall.ScopeLock(scope).lend()
     try:
-        return _apply(scope, lock_path, notify)
+        return _apply(scope, lock_path, notify, official)
     finally:
         held.release()
         for d in anchors:
@@ -106,17 +156,230 @@ def migrate(scope: str, dry_run: bool = False, notify=lambda _m: None) -> Outcom
                 break
 
 
-def _apply(scope: str, lock_path: str, notify) -> Outcome:
-    p = plan(scope)  # again, now that this run holds the scope
+# --- the guided upgrade (--official, --recursive) -----------------------------------------
+
+PRUNED = (".git", "node_modules", "vendor", ".venv", "venv", "bower_components", ".direnv", ".agents", "local-agents")
+
+
+def _declares_team(directory: str) -> bool:
+    raw = captree.read_manifest(directory, "oas-config.yaml")
+    if raw is None:
+        return False
+    try:
+        data = load_yaml(raw.decode("utf-8", "replace")).data
+    except YamlError:
+        return False
+    return isinstance(data, dict) and bool(data.get("team"))
+
+
+def workspace_scopes(boundary: str) -> List[str]:
+    """The scopes (a directory with oas-config.yaml or oas-lock.json) below `boundary`, in
+    path order, as the kernel discovers them: not descending into .git, .agents,
+    local-agents, dependency and virtualenv trees, an agent's instances/, links, or a
+    directory that declares its own team: (which is its own boundary)."""
+    out: List[str] = []
+
+    def walk(d: str) -> None:
+        try:
+            names = sorted(n for n in os.listdir(d) if os.path.isdir(os.path.join(d, n))
+                           and not os.path.islink(os.path.join(d, n)))
+        except OSError:
+            return
+        for name in names:
+            child = os.path.join(d, name)
+            if name in PRUNED or (name == "instances" and os.path.exists(os.path.join(d, "soul"))):
+                continue
+            if _declares_team(child):
+                continue
+            if os.path.isfile(os.path.join(child, "oas-config.yaml")) or os.path.isfile(os.path.join(child, LOCK_FILE)):
+                out.append(child)
+            walk(child)
+
+    walk(boundary)
+    return out
+
+
+def migration_scopes(start: str, team_scope: Optional[str]) -> List[str]:
+    """Every lock-owning scope a guided migration considers: `start` and the directories
+    above it, the team boundary, and the scopes below the boundary; sorted, so an ancestor
+    comes before its descendants."""
+    found = set()
+    d = os.path.abspath(start)
+    while True:
+        if os.path.isfile(os.path.join(d, LOCK_FILE)):
+            found.add(d)
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    boundary = os.path.abspath(team_scope or start)
+    if os.path.isfile(os.path.join(boundary, LOCK_FILE)):
+        found.add(boundary)
+    found.update(os.path.abspath(x) for x in workspace_scopes(boundary)
+                 if os.path.isfile(os.path.join(x, LOCK_FILE)))
+    return sorted(found)
+
+
+def _level_kind(d: str) -> str:
+    if os.path.abspath(d) == os.path.abspath(os.path.expanduser("~")):
+        return "laptop"
+    return "repo" if os.path.exists(os.path.join(d, ".git")) else "workspace"
+
+
+def _row(step: Dict[str, Any]) -> Dict[str, Any]:
+    pkg = step.get("package") or {}
+    return {"capability": step["capabilityId"], "action": step["action"], "package": pkg.get("id"),
+            "spec": pkg.get("spec"), "via": pkg.get("via"), "source": (step.get("v1") or {}).get("source"),
+            "reason": step.get("reason"), "note": step.get("note")}
+
+
+def guided(start: str, dry_run: bool, official: bool, recursive: bool, notify=lambda _m: None) -> Outcome:
+    """`migrate --official` and/or `--recursive`, as the kernel's guided upgrade: plan every
+    lock-owning scope first (with --recursive: the scope's ancestors, its team boundary and
+    the scopes below it; without: the scope itself), then apply scope by scope, each all or
+    nothing on its own. A held (the catalog has no package for an official capability),
+    blocked (official work beside entries that must stay version 1) or failed scope leaves
+    that scope as it was and fails the command (AR178, E_MIGRATE_FAILED)."""
+    start = os.path.abspath(start)
+    warnings: List[str] = []
+    team_scope = None
+    if recursive:
+        try:
+            chain = capdoctor.config_chain(start)
+            team_cfg = next((c for c in chain if c.team), None)
+            team_scope = team_cfg.level if team_cfg else None
+        except Failure as exc:
+            warnings.append(f"team boundary not resolved from {start} ("
+                            + "; ".join(d.message for d in exc.diagnostics) + ") — discovery covers this scope and its "
+                            "lock-owning ancestors only")
+    scopes = migration_scopes(start, team_scope) if recursive else (
+        [start] if os.path.isfile(os.path.join(start, LOCK_FILE)) else [])
+    planned: List[Dict[str, Any]] = []
+    for scope in scopes:
+        try:
+            p = plan(scope, official)
+        except Failure as exc:
+            planned.append({"scope": scope, "status": "failed", "plan": [], "warnings": [], "keep": [],
+                            "error": {"code": exc.kernel_code or "invalid-lock",
+                                      "message": "; ".join(d.message for d in exc.diagnostics)}})
+            continue
+        steps = p["plan"]
+        held = [x for x in steps if x["action"] == "hold"]
+        acquire = [x for x in steps if x["action"] == "acquire"]
+        fmt = any(x["action"] == "convert-format" for x in steps)
+        keep = [x for x in steps if x["action"] in ("retain", "manual")]
+        convertible = bool(acquire) or fmt or (not official and bool(steps))
+        status = "held" if held else "ready" if convertible and not keep else "blocked" if convertible else "nothing"
+        planned.append({"scope": scope, "status": status, "plan": steps, "warnings": p["warnings"], "keep": keep,
+                        "held": held, "error": None})
+    rows = [{"level": x["scope"], "levelKind": _level_kind(x["scope"]), "file": os.path.join(x["scope"], LOCK_FILE),
+             "status": x["status"], "plan": [_row(s) for s in x["plan"]], "warnings": x["warnings"],
+             "error": x["error"]} for x in planned]
+    flags = (" --official" if official else "") + (" --recursive" if recursive else "")
+    result: Dict[str, Any] = {"mode": "official" if official else "generic", "recursive": recursive,
+                              "dryRun": dry_run, "boundary": start, "scopes": rows, "trust": [],
+                              "requirements": [], "nextCommands": [], "warnings": warnings}
+    lines = [f"agentrc cap migrate{flags} — {len(scopes)} lock-owning scope{'' if len(scopes) == 1 else 's'} "
+             f"from {start}"] + [f"WARNING: {w}" for w in warnings]
+    if not scopes:
+        lines.append("  (no oas-lock.json found — nothing to migrate)")
+    for x in planned:
+        lines.append(f"  {x['scope']}  [{_level_kind(x['scope'])}]  {x['status']}")
+        for st in x["plan"]:
+            what = st["note"] if st["action"] == "convert-format" else st["capabilityId"]
+            to = f" → package {st['package']['spec']}" if st["action"] == "acquire" and st.get("package") else ""
+            lines.append(f"    {st['action']:<14} {what}{to}" + (f" — {st['reason']}" if st.get("reason") else ""))
+    ready = [x for x in planned if x["status"] == "ready"]
+    d = Diagnostics()
+
+    def problem(scope: str, message: str) -> None:
+        d.error(os.path.join(scope, LOCK_FILE), (0, 0), "AR178", message)
+
+    if dry_run:
+        result["nextCommands"] = [f"agentrc cap migrate{flags} --dir {shlex.quote(start)}"] if ready else []
+        for x in planned:
+            if x["status"] == "held":
+                problem(x["scope"], "held: no official package mapping yet for " + ", ".join(
+                    s["capabilityId"] for s in x["held"]) + "; the scope stays at version 1 and keeps working")
+            elif x["status"] == "blocked":
+                problem(x["scope"], "blocked: entries that must stay lockfileVersion 1 (" + ", ".join(
+                    s["capabilityId"] for s in x["keep"]) + ") sit beside convertible ones, and a version 2 lock has "
+                    "no place for them; the whole scope stays at version 1")
+            elif x["status"] == "failed":
+                problem(x["scope"], f"could not be planned: {x['error']['message']}")
+        lines.append(f"Dry run — nothing was changed. {len(ready)} scope{'' if len(ready) == 1 else 's'} ready.")
+        return Outcome(result, lines, tuple(d.items), failed=d.has_errors)
+    for x, row in zip(planned, rows):
+        if x["status"] == "failed":
+            problem(x["scope"], f"could not be planned: {x['error']['message']}")
+            continue
+        if x["status"] == "held":
+            problem(x["scope"], "held: no official package mapping yet for " + ", ".join(
+                f"{s['capabilityId']} ({s['reason']})" for s in x["held"]) + "; left unchanged, its version 1 "
+                "capabilities keep working")
+            continue
+        if x["status"] == "nothing":
+            row["status"] = "skipped"
+            if x["keep"]:
+                row["retained"] = [s["capabilityId"] for s in x["keep"] if s["capabilityId"]]
+            continue
+        try:
+            out = _held_apply(x["scope"], notify, official)
+        except Failure as exc:
+            row["status"] = "failed"
+            row["error"] = {"code": exc.kernel_code or "legacy-lock",
+                            "message": "; ".join(dd.message for dd in exc.diagnostics)}
+            d.extend(exc.diagnostics)
+            lines.append(f"FAILED    {x['scope']} — {row['error']['message']}")
+            continue
+        r = out.result
+        row["status"] = "skipped" if r.get("skipped") else "format-converted" if r.get("formatConverted") \
+            else "migrated"
+        row["migrated"] = r["migrated"]
+        if r.get("retained"):
+            row["retained"] = r["retained"]
+        row["warnings"] = r["warnings"]
+        for t in r["trust"]:
+            result["trust"].append({**t, "command": f"agentrc cap trust {t['capability']} --dir "
+                                                    f"{shlex.quote(x['scope'])}"})
+        lines += [f"  {x['scope']}:"] + [f"    {ln}" for ln in out.lines]
+    result["nextCommands"] = [t["command"] for t in result["trust"]] + [
+        f"agentrc cap install --dir {shlex.quote(start)}"]
+    lines.append("Next: " + "; ".join(result["nextCommands"]))
+    return Outcome(result, lines, tuple(d.items), failed=d.has_errors)
+
+
+def _apply(scope: str, lock_path: str, notify, official: bool = False) -> Outcome:
+    p = plan(scope, official)  # again, now that this run holds the scope
     if p["from"] == 2:
         return Outcome({"from": 2, "migrated": [], "warnings": ["already a capability-materialization lock"],
                         "file": lock_path, "trust": []}, [f"{lock_path} is already lockfileVersion 2"])
+    held = [s for s in p["plan"] if s["action"] == "hold"]
+    if held:
+        d = Diagnostics()
+        for s in held:
+            d.error(lock_path, (0, 0), "AR178", f"{s['capabilityId']}: guided official migration is not available "
+                    f"yet ({s['reason']}); the scope was left unchanged and its version 1 lock keeps working")
+        raise Failure(d.items, "official-mapping-unavailable")
     manual = [s for s in p["plan"] if s["action"] == "manual"]
     if manual:
         d = Diagnostics()
         for s in manual:
-            d.error(lock_path, (0, 0), "AR178", f"{s['capabilityId']} cannot be converted yet ({s['reason']}); the "
+            why = f" ({s['reason']})" if s.get("reason") else ""
+            d.error(lock_path, (0, 0), "AR178", f"{s['capabilityId']} cannot be converted yet{why}; the "
                     "scope was left unchanged and its version 1 lock keeps working")
+        raise Failure(d.items, "legacy-lock")
+    retained = [s for s in p["plan"] if s["action"] == "retain"]
+    if official and not any(s["action"] in ("acquire", "convert-format") for s in p["plan"]):
+        ids = [s["capabilityId"] for s in retained if s["capabilityId"]]
+        return Outcome({"from": 1, "migrated": [], "retained": ids, "warnings": p["warnings"], "file": lock_path,
+                        "trust": [], "skipped": True}, [f"retained   {c}  (no official work here)" for c in ids])
+    if retained:
+        d = Diagnostics()
+        for s in retained:
+            d.error(lock_path, (0, 0), "AR178", f"{s['capabilityId']} ({(s.get('v1') or {}).get('source')}) is kept "
+                    "unchanged by the guided upgrade, beside official capabilities; a version 2 lock has no place for "
+                    "it, so nothing was changed (`agentrc cap migrate` without --official converts custom sources)")
         raise Failure(d.items, "legacy-lock")
     original = open(lock_path, "rb").read()
     if p["plan"] and p["plan"][0]["action"] == "convert-format":

@@ -6,21 +6,26 @@ home under `<agents-root>/<soul>/instances/<instance>/` in a staging directory n
 is renamed into place: `soul` (a link to the canonical soul), `AGENTS.md` (the soul's, then
 the capability blocks, then the config blocks), `CLAUDE.md -> AGENTS.md`, `.agents/skills/`
 (real copies of the soul's and the active capabilities' skills), `.claude/skills ->
-../.agents/skills`, `work` (a link to the checkout). Then the spawn hooks of trusted
-capabilities run, outer scope to inner, then by id; a required hook that fails rolls the
-spawn back by running the retire hooks (reverse order) and removing the home, or, when that
-compensation does not finish, keeps the home with `.oas-rollback-incomplete.json` (cleanup
-contract version 1, the kernel's shape, so either tool retries it). Only then are `TASK.md`
-and `instance.json` written. No runtime is launched: agentrc stops where the kernel starts tmux.
+../.agents/skills`, and `work` by work mode: a link to the checkout (checkout), to the
+owner's work tree (attached), to the team scope or workspace config scope (workspace), or,
+once the home is in place, `git worktree add` on branch `agents/<instance>` (worktree). Then
+the spawn hooks of trusted capabilities run, outer scope to inner, then by id; a required hook
+that fails rolls the spawn back by running the retire hooks (reverse order), removing the
+worktree and its branch (verified), and removing the home, or, when that compensation does not
+finish, keeps the home with `.oas-rollback-incomplete.json` (cleanup contract version 1, the
+kernel's shape, so either tool retries it). Only then are `TASK.md` and `instance.json` written
+(with the lineage `capinstances` works out), and, for relation parent, the anchor re-pointed.
+No runtime is launched: agentrc stops where the kernel starts tmux.
 
 Not composed here: the kernel's own skills (oas, oas-config, oas-packages) and its kernel and
-work-mode instruction blocks, which are the kernel's text. Only the `checkout` work mode is
-supported (`work` links to the repository).
+work-mode instruction blocks, which are the kernel's text.
 
-Retire finds the home, runs the retire hooks, and removes it; a quarantined home is removed only
-when every outstanding retire hook ran and reported success (`--force` removes it anyway and
-returns what the operator now owns). A home with no `instance.json` and no usable cleanup
-descriptor fails closed (E_UNIDENTIFIED_INSTANCE_HOME) unless `--force`.
+Retire finds the home (in the team scope's other roots too), runs the retire hooks, splices the
+instance out of the lineage graph, removes a worktree (and with --delete-branch its branch), and
+removes the home; a quarantined home is removed only when every outstanding retire hook ran and
+reported success and the git steps it owes were redone and verified (`--force` removes it
+anyway and returns what the operator now owns). A home with no `instance.json` and no usable
+cleanup descriptor fails closed (E_UNIDENTIFIED_INSTANCE_HOME) unless `--force`.
 
 Hooks are `node <script> [args]` with the script inside the capability root (links resolved),
 run without a shell, cwd the home, with the `OAS_*` environment; the last stdout line may be
@@ -34,7 +39,6 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import re
 import shutil
 import stat
 import subprocess
@@ -45,42 +49,22 @@ from agentrc.capabilities import activation
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
 from agentrc.pipeline import capdoctor, capreqs
+from agentrc.pipeline import capinstances as ci
 from agentrc.pipeline.capinstall import Failure, Outcome, fail
+from agentrc.pipeline.capinstances import SpawnOptions
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
 CLEANUP_VERSION = 1
 MARKER = ".oas-rollback-incomplete.json"
-INSTANCE_FILE = "instance.json"
+INSTANCE_FILE = ci.INSTANCE_FILE
 WORK_MODES = ("worktree", "checkout", "attached", "workspace")
 GIT_DEBT = ("worktree", "branch")
 HOOK_TIMEOUT = 120
 MAX_HOOK_OUTPUT = 1 << 20
-_NAME = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
 
 
 # --- where things are -------------------------------------------------------------------
-
-
-def _agents_root(context: str) -> Optional[str]:
-    d = os.path.abspath(context)
-    while True:
-        if os.path.basename(d) == "agents" and os.path.isdir(d):
-            return d
-        if os.path.isdir(os.path.join(d, "agents")) or os.path.isdir(os.path.join(d, "local-agents")):
-            return os.path.join(d, "agents")
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
-
-
-def _soul_dir(root: str, soul: str) -> Optional[str]:
-    for base in (root, os.path.join(os.path.dirname(root), "local-agents")):
-        d = os.path.join(base, soul)
-        if os.path.isfile(os.path.join(d, "soul", "soul.yaml")):
-            return d
-    return None
 
 
 def _inside(parent: str, child: str) -> bool:
@@ -97,23 +81,6 @@ def _git(repo: str, *args: str) -> Tuple[bool, str]:
 
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def _write(path: str, data: bytes) -> None:
-    """Write `path` whole or not at all (a temporary file in its directory, then a rename)."""
-    fd, tmp = tempfile.mkstemp(prefix=".agentrc-", dir=os.path.dirname(path))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _json_bytes(doc: Any) -> bytes:
-    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def _shq(s: str) -> str:
@@ -235,51 +202,12 @@ def _kernel_runtime(caps: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
 # --- spawn --------------------------------------------------------------------------------
 
 
-def _skill_entries(tree: str) -> List[str]:
-    """The skills a tree contributes (the kernel's rule): the tree itself when it holds a
-    SKILL.md file, else each child directory (not a link) holding one."""
-    if not os.path.isdir(tree):
-        return []
-    if os.path.isfile(os.path.join(tree, "SKILL.md")):
-        return [tree]
-    return [os.path.join(tree, n) for n in sorted(os.listdir(tree))
-            if not os.path.islink(os.path.join(tree, n)) and os.path.isdir(os.path.join(tree, n))
-            and os.path.isfile(os.path.join(tree, n, "SKILL.md"))]
-
-
 def _inject_disabled(chain: List[Any], cid: str) -> bool:
     for cfg in chain:
         for entry in cfg.entries:
             if entry.id == cid and entry.injection_override:
                 return bool(entry.injection_override == "none")
     return False
-
-
-def _skills(soul_dir: str, outcome: Outcome, overrides: Dict[str, str], config_path: str) -> List[Tuple[str, str, str]]:
-    """(name, source, directory) of the composed skill set: the soul's, then the active
-    capabilities'. One name from two sources is AR171 unless skill-overrides names the
-    winning source ("soul" or a capability id)."""
-    sources = [("soul", os.path.join(soul_dir, "skills"))]
-    sources += [(c["id"], tree) for c in outcome.result["capabilities"] for tree in c["skills"]]
-    by_name: Dict[str, List[Tuple[str, str]]] = {}
-    for source, tree in sources:
-        for skill in _skill_entries(tree):
-            by_name.setdefault(os.path.basename(skill), []).append((source, skill))
-    d = Diagnostics()
-    out = []
-    for name in sorted(by_name):
-        cands = by_name[name]
-        if len(cands) > 1:
-            winner = [c for c in cands if c[0] == overrides.get(name)]
-            if len(winner) != 1:
-                d.error(config_path, (0, 0), "AR171", f"skill {name!r} comes from "
-                        f"{', '.join(s for s, _p in cands)}; name the winner in skill-overrides ({name}: <source>)")
-                continue
-            cands = winner
-        out.append((name, cands[0][0], cands[0][1]))
-    if d.has_errors:
-        raise Failure(d.items, "E_SPAWN_FAILED")
-    return out
 
 
 def _copy_skill(src: str, dst: str, top: str = "") -> None:
@@ -308,26 +236,46 @@ def _copy_skill(src: str, dst: str, top: str = "") -> None:
             raise fail(s, "AR174", f"{s} is not a regular file, directory or link", "E_SPAWN_FAILED")
 
 
-def _instance_name(instances: str, soul: str) -> str:
+def _instance_name(instances: str, soul: str, purpose: str = "") -> str:
+    """`<soul>-<purpose>` (then -2, -3, ...), or `<soul>-N` with N one more than the homes
+    there, as the kernel names instances."""
     existing = {n for n in os.listdir(instances) if ".agentrc-" not in n} if os.path.isdir(instances) else set()
+    if purpose:
+        base = ci.slug(f"{soul}-{ci.slug(purpose)}")
+        name, i = base, 2
+        while name in existing:
+            name, i = f"{base}-{i}", i + 1
+        return name
     i = len(existing) + 1
     while f"{soul}-{i}" in existing:
         i += 1
     return f"{soul}-{i}"
 
 
-def spawn(scope: str, soul: str, task: str = "", notify: Callable[[str], None] = lambda _m: None) -> Outcome:
+def _task_md(instance: str, soul: str, home: str, work: str, repo: str, branch: str, work_dir: str,
+             team: Optional[Dict[str, str]], briefs: str, task: str) -> bytes:
+    where = {
+        "worktree": f"a git worktree of {repo} on its own branch {branch}; commit there",
+        "attached": f"attached to another instance's work tree ({work_dir}, branch {branch}); you share it, keep "
+                    "commits focused and never switch branches",
+        "workspace": f"the whole workspace ({os.path.realpath(os.path.join(home, 'work'))}); read across member "
+                     "repositories, do not edit them",
+    }.get(work, f"a link to the checkout {repo}{f' (branch {branch})' if branch else ''}; stay on that branch")
+    team_line = f"\n- Team: {team['name']}" if team else ""
+    body = f"\n## Task\n\n{task.strip()}\n" if task.strip() else "\nNo task was given at spawn time.\n"
+    return (f"# Instance {instance} of {soul}\n\n- Home: {home}{team_line}\n- Work tree: ./work, {where}\n"
+            f"- Repository work happens in ./work.{briefs}\n{body}").encode("utf-8")
+
+
+def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
+          notify: Callable[[str], None] = lambda _m: None) -> Outcome:
     """Create an instance home of `soul` as the kernel's `oas spawn --no-launch` does (see the
     module docstring for what differs). Raises Failure; on failure nothing is left, except a
     quarantined home when a required hook's compensation did not finish."""
     scope = os.path.abspath(scope)
-    if not _NAME.match(soul or ""):
+    if not ci.NAME.match(soul or ""):
         raise fail(scope, "AR166", f"{soul!r} is not a soul name", "E_UNKNOWN_SOUL")
-    root = _agents_root(scope)
-    agent_dir = _soul_dir(root, soul) if root else None
-    if root is None or agent_dir is None:
-        raise fail(scope, "AR166", f"no soul {soul!r} under an agents/ or local-agents/ directory above {scope}",
-                   "E_UNKNOWN_SOUL")
+    root, agent_dir = ci.find_soul(scope, soul, notify)
     soul_dir = os.path.join(agent_dir, "soul")
     raw = captree.read_manifest(soul_dir, "soul.yaml") or b""
     try:
@@ -335,10 +283,12 @@ def spawn(scope: str, soul: str, task: str = "", notify: Callable[[str], None] =
     except YamlError:
         meta_doc = None
     soul_meta: Dict[str, Any] = meta_doc if isinstance(meta_doc, dict) else {}
-    work = soul_meta.get("work") or "checkout"
-    if work != "checkout":
-        raise fail(os.path.join(soul_dir, "soul.yaml"), "AR174", f"work mode {work!r}: agentrc spawns only checkout "
-                   "instances (worktree, attached and workspace homes need `oas spawn`)", "E_SPAWN_FAILED")
+    work = opts.work or soul_meta.get("work") or "checkout"
+    if work not in WORK_MODES:
+        raise ci.work_fail(scope if opts.work else os.path.join(soul_dir, "soul.yaml"),
+                           f"unknown work mode {work!r} ({'|'.join(WORK_MODES)})")
+    if work == "attached" and not opts.work_dir:
+        raise ci.work_fail(scope, "attached mode needs --work-dir, the owning instance's <home>/work")
     repo_value = soul_meta.get("repo")
     workspace = os.path.dirname(root)
     repo = scope
@@ -354,14 +304,29 @@ def spawn(scope: str, soul: str, task: str = "", notify: Callable[[str], None] =
     outcome = capdoctor.doctor(repo, soul)
     chain = capdoctor.config_chain(repo)
     found = capdoctor.acquired(chain)
-    overrides: Dict[str, str] = {}
-    for cfg in reversed(chain):
-        overrides.update(dict(cfg.skill_overrides))
+    team = ci.team_of(chain)
+    roots = ci.roots_of(root, team)
+    instances = os.path.join(agent_dir, "instances")
+    lineage = ci.lineage_of(opts, work, root, roots, scope, _instance_name(instances, soul, opts.purpose))
+    work_target = ""
+    if work == "attached":
+        if not os.path.isdir(opts.work_dir):
+            raise ci.work_fail(scope, f"attached mode needs an existing work dir (got: {opts.work_dir})")
+        work_target = os.path.abspath(opts.work_dir)
+    elif work == "workspace":
+        work_target = ci.workspace_root(chain, team) or ""
+        if not work_target:
+            raise ci.work_fail(scope, "workspace mode needs a declared boundary: a team: block (or a workspace-scope "
+                             "oas-config.yaml) so ./work has a root")
+    elif work == "checkout":
+        work_target = repo
+    elif ci.git_run(repo, "rev-parse", "--git-dir")[0] != 0:
+        raise ci.work_fail(repo, f"worktree mode needs a git repository: {repo} is not one")
     missing = Diagnostics()
     for row in outcome.result["capabilities"]:
         cap, _origin, cdir = found[row["id"]]
         for declared in cap.skills:
-            if not _skill_entries(os.path.join(cdir, declared)):
+            if not capdoctor.skill_entries(os.path.join(cdir, declared)):
                 missing.error(os.path.join(cdir, declared), (0, 0), "AR174", f"{cap.id!r} declares the skill tree "
                               f"{declared!r}, which holds no skill (no SKILL.md, and no child directory with one)")
         if cap.inject and not row["inject"] and not _inject_disabled(chain, cap.id):
@@ -369,7 +334,10 @@ def spawn(scope: str, soul: str, task: str = "", notify: Callable[[str], None] =
                           "exist")
     if missing.has_errors:
         raise Failure(missing.items, "E_SPAWN_FAILED")
-    skills = _skills(soul_dir, outcome, overrides, chain[0].path if chain else scope)
+    sources = [("soul", os.path.join(soul_dir, "skills"))]
+    sources += [(c["id"], tree) for c in outcome.result["capabilities"] for tree in c["skills"]]
+    skills = capdoctor.pick_skills(sources, capdoctor.skill_overrides(chain), chain[0].path if chain else scope,
+                                   "<source>", "E_SPAWN_FAILED")
     levels = _binding_levels(repo, soul, chain, found)
     caps = _runtime_caps(outcome, found, levels)
     untrusted = [c["id"] for c in caps if c["requiredHooks"] and not c["trusted"]]
@@ -385,25 +353,25 @@ def spawn(scope: str, soul: str, task: str = "", notify: Callable[[str], None] =
     blocks = outcome.result["instructionBlocks"]
     text = capdoctor.compose(agents_md.decode("utf-8", "replace"), blocks)
 
-    instances = os.path.join(agent_dir, "instances")
     for p in (agent_dir, instances):
         if os.path.islink(p) or (os.path.exists(p) and not os.path.isdir(p)):
             raise fail(p, "AR174", f"{p} is a link or not a directory; an instance home is created only in the "
                        "agent's own directory", "E_NO_CANONICAL_ROOT")
     os.makedirs(instances, exist_ok=True)
-    instance = _instance_name(instances, soul)
+    instance = _instance_name(instances, soul, opts.purpose)
     home = os.path.join(instances, instance)
     stage = tempfile.mkdtemp(prefix=f".{instance}.agentrc-", dir=instances)
     try:
         os.symlink(soul_dir, os.path.join(stage, "soul"))
-        _write(os.path.join(stage, "AGENTS.md"), text.encode("utf-8"))
+        ci.write_file(os.path.join(stage, "AGENTS.md"), text.encode("utf-8"))
         os.symlink("AGENTS.md", os.path.join(stage, "CLAUDE.md"))
         os.makedirs(os.path.join(stage, ".agents", "skills"))
         os.makedirs(os.path.join(stage, ".claude"))
         for name, _source, src in skills:
             _copy_skill(os.path.realpath(src), os.path.join(stage, ".agents", "skills", name))
         os.symlink(os.path.join("..", ".agents", "skills"), os.path.join(stage, ".claude", "skills"))
-        os.symlink(repo, os.path.join(stage, "work"))
+        if work_target:
+            os.symlink(work_target, os.path.join(stage, "work"))
         os.chmod(stage, 0o755)
         for _attempt in range(100):
             try:
@@ -412,7 +380,7 @@ def spawn(scope: str, soul: str, task: str = "", notify: Callable[[str], None] =
             except OSError:
                 if not os.path.lexists(home):
                     raise
-                instance = _instance_name(instances, soul)
+                instance = _instance_name(instances, soul, opts.purpose)
                 home = os.path.join(instances, instance)
         else:
             raise fail(instances, "AR174", "no free instance name", "E_SPAWN_FAILED")
@@ -422,31 +390,58 @@ def spawn(scope: str, soul: str, task: str = "", notify: Callable[[str], None] =
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
-    _ok, branch = _git(repo, "rev-parse", "--abbrev-ref", "HEAD")
+    for key in ("parentInstance", "siblingInstance"):
+        if lineage[key] == instance:
+            lineage[key] = None
+    warnings: List[str] = []
+    branch = ""
+    canonical = ""
+    if work == "worktree":
+        branch = opts.branch or f"agents/{instance}"
+        rc, _out, err = ci.git_run(repo, "worktree", "add", os.path.join(home, "work"), "-b", branch)
+        if rc != 0:
+            shutil.rmtree(home, ignore_errors=True)
+            raise ci.work_fail(repo, f"git worktree add failed: {err or f'exit {rc}'}; nothing was kept")
+        canonical = os.path.realpath(os.path.join(home, "work"))
+        setup = ci.work_setup(chain, "worktree")
+        if setup:
+            try:
+                proc = subprocess.run([setup], cwd=os.path.join(home, "work"), capture_output=True, timeout=300,
+                                      stdin=subprocess.DEVNULL)
+                if proc.returncode != 0:
+                    raise OSError(f"exit {proc.returncode}: " + proc.stderr.decode("utf-8", "replace").strip())
+            except (OSError, subprocess.SubprocessError) as exc:
+                warnings.append(f"worktree setup command failed (continuing): {str(exc)[:200]}")
+    elif work != "workspace":
+        _ok, branch = _git(work_target, "rev-parse", "--abbrev-ref", "HEAD")
     # As the kernel: spawn hooks get the spawn's facts and no OAS_ROOT; the compensating
     # retire hooks get OAS_ROOT and not the spawn's facts.
     base = {"OAS_INSTANCE": instance, "OAS_INSTANCE_HOME": home, "OAS_HOME": home, "OAS_AGENT": soul,
             "OAS_SOUL": soul_dir, "OAS_CONTEXT": repo, "OAS_WORKSPACE": workspace,
-            "OAS_TEAM_NAME": "", "OAS_TEAM_ID": "", "OAS_TEAM_SCOPE": ""}
-    env: Dict[str, str] = dict(base, OAS_ROOT="", OAS_TASK=task, OAS_REPO=repo, OAS_BRANCH=branch, OAS_WORK=str(work),
-               OAS_RUNTIME=str(runtime),
-               OAS_KIND="local" if os.path.basename(os.path.dirname(agent_dir)) == "local-agents" else "persistent")
+            "OAS_TEAM_NAME": (team or {}).get("name", ""), "OAS_TEAM_ID": (team or {}).get("id", ""),
+            "OAS_TEAM_SCOPE": (team or {}).get("scope", "")}
+    env: Dict[str, str] = dict(base, OAS_ROOT="", OAS_TASK=opts.task, OAS_REPO=repo, OAS_BRANCH=branch,
+                               OAS_WORK=str(work), OAS_RUNTIME=str(runtime),
+                               OAS_KIND="local" if os.path.basename(os.path.dirname(agent_dir)) == "local-agents"
+                               else "persistent")
     hooks = run_hooks("spawn", caps, env, home, {})
-    warnings = list(hooks["warnings"])
+    warnings += hooks["warnings"]
     warnings[:0] = [f"{c['id']}: executable surface disabled — not trusted" for c in caps
                     if c["executable"] and not c["trusted"]]
     required = [f for f in hooks["failures"] if f["required"]]
     if required:
-        _roll_back(home, instance, soul, repo, branch, work, caps, dict(base, OAS_ROOT=root), hooks, required)
+        _roll_back(home, instance, soul, repo, branch, work, canonical, caps, dict(base, OAS_ROOT=root), hooks,
+                   required)
     briefs = "".join("\n" + b for b in hooks["briefs"])
-    body = f"\n## Task\n\n{task.strip()}\n" if task.strip() else "\nNo task was given at spawn time.\n"
-    _write(os.path.join(home, "TASK.md"), (
-        f"# Instance {instance} of {soul}\n\n- Home: {home}\n- Work tree: ./work, a link to the checkout {repo}"
-        f"{f' (branch {branch})' if branch else ''}; stay on that branch\n"
-        f"- Repository work happens in ./work.{briefs}\n{body}").encode("utf-8"))
+    ci.write_file(os.path.join(home, "TASK.md"), _task_md(instance, soul, home, work, repo, branch, opts.work_dir, team,
+                                                   briefs, opts.task))
+    relation = lineage["relation"]
     doc: Dict[str, Any] = {
         "agent": soul, "kind": env["OAS_KIND"], "instance": instance, "home": home, "repo": repo, "work": work,
-        "branch": branch or None, "runtime": runtime, "spawnOrigin": "operator",
+        "branch": branch or None, "runtime": runtime, "team": team,
+        "parentInstance": lineage["parentInstance"], "siblingInstance": lineage["siblingInstance"],
+        "relation": relation, "relativeTo": lineage["relativeTo"] if relation else None,
+        "spawnOrigin": "instance" if relation or lineage["parentInstance"] else "operator",
         "capabilityMeta": hooks["meta"] or None,
         "layers": {layer: p["provenance"] for layer, p in outcome.result["layers"].items() if p.get("provenance")}
         or None,
@@ -463,21 +458,36 @@ def spawn(scope: str, soul: str, task: str = "", notify: Callable[[str], None] =
         "composedBy": "agentrc", "createdAt": _now(),
     }
     doc = {k: v for k, v in doc.items() if v is not None}
-    _write(os.path.join(home, INSTANCE_FILE), _json_bytes(doc))
+    ci.write_file(os.path.join(home, INSTANCE_FILE), ci.json_bytes(doc))
+    if relation == "parent" and lineage["anchorDoc"] is not None:
+        # Last, as the kernel: the anchor now sits below the new instance.
+        anchor = dict(lineage["anchorDoc"], parentInstance=instance)
+        anchor.pop("siblingInstance", None)
+        try:
+            ci.write_file(lineage["anchorPath"], ci.json_bytes(anchor))
+        except OSError as exc:
+            failed = [{"capability": "oas.kernel", "event": "spawn", "required": True,
+                       "message": f"relation parent: failed to re-point anchor {lineage['relativeTo']!r} ({exc})"}]
+            _roll_back(home, instance, soul, repo, branch, work, canonical, caps, dict(base, OAS_ROOT=root), hooks,
+                       failed)
     result = {"instance": instance, "agent": soul, "home": home, "work": work, "branch": branch or None,
               "launched": False, "warnings": warnings, "tmux": None, "repo": repo, "runtime": runtime, "model": None,
-              "parent": None, "sibling": None, "relation": None, "spawnOrigin": "operator",
-              "skills": doc["skills"], "instructions": doc["instructions"]}
-    lines = [f"Spawned {instance} ({work}{f', branch {branch}' if branch else ''}), not launched", f"  home: {home}"]
+              "parent": doc.get("parentInstance"), "sibling": doc.get("siblingInstance"), "relation": relation,
+              "spawnOrigin": doc["spawnOrigin"], "skills": doc["skills"], "instructions": doc["instructions"]}
+    links = "".join(f", {label} {doc[key]}" for label, key in (("parent", "parentInstance"),
+                                                              ("sibling", "siblingInstance")) if doc.get(key))
+    lines = [f"Spawned {instance} ({work}{f', branch {branch}' if branch else ''}{links}), not launched",
+             f"  home: {home}"]
     lines += [f"  WARNING: {w}" for w in warnings]
     return Outcome(result, lines)
 
 
-def _roll_back(home: str, instance: str, soul: str, repo: str, branch: str, work: str,
+def _roll_back(home: str, instance: str, soul: str, repo: str, branch: str, work: str, canonical: str,
                caps: List[Dict[str, Any]], env: Dict[str, str], hooks: Dict[str, Any],
                required: List[Dict[str, Any]]) -> None:
-    """A required spawn hook failed: compensate (retire hooks, reverse order), then remove the
-    home, or keep it with the cleanup descriptor when compensation did not finish. Raises."""
+    """A required spawn hook failed: compensate (retire hooks, reverse order; then, for a
+    worktree, the worktree and its branch removed and verified), then remove the home, or
+    keep it with the cleanup descriptor when compensation did not finish. Raises."""
     incomplete: List[str] = []
     outstanding: List[str] = []
     comp = run_hooks("retire", list(reversed(caps)), env, home, hooks["meta"])
@@ -489,6 +499,10 @@ def _roll_back(home: str, instance: str, soul: str, repo: str, branch: str, work
             incomplete.append(f"retire hook {cid}: reported incomplete cleanup"
                               f"{' (' + str(m['reason']) + ')' if m.get('reason') else ''} — external state may remain")
             outstanding.append(cid)
+    git_debt: List[str] = []
+    if work == "worktree":
+        more, git_debt = ci.git_cleanup(repo, os.path.join(home, "work"), canonical, branch)
+        incomplete += more
     for f in required:
         cap = next((c for c in caps if c["id"] == f["capability"]), None)
         if cap is None or cap["hooks"].get("retire") or not hooks["meta"].get(f["capability"]):
@@ -496,12 +510,14 @@ def _roll_back(home: str, instance: str, soul: str, repo: str, branch: str, work
         incomplete.append(f"{f['capability']}: its {f['event']} hook is declared required and reported state it "
                           "created, but the capability declares no retire hook, so nothing can undo it")
         outstanding.append(f["capability"])
+    if incomplete and not outstanding and not git_debt:
+        outstanding = [c["id"] for c in caps if c["hooks"].get("retire")]
     detail = "; ".join(f"{f['capability']} {f['event']} hook (declared required): {f['message']}" for f in required)
     d = Diagnostics()
     if incomplete:
         cleanup: Dict[str, Any] = {
             "version": CLEANUP_VERSION, "repo": repo, "work": work, "branch": branch,
-            "outstanding": {"hooks": list(dict.fromkeys(outstanding)), "git": []},
+            "outstanding": {"hooks": list(dict.fromkeys(outstanding)), "git": git_debt},
             "capabilityRuntime": _kernel_runtime(caps), "capabilityMeta": hooks["meta"]}
         if not branch:
             del cleanup["branch"]
@@ -513,7 +529,7 @@ def _roll_back(home: str, instance: str, soul: str, repo: str, branch: str, work
             "cleanup": cleanup, "createdAt": _now(),
         }
         try:
-            _write(os.path.join(home, MARKER), _json_bytes(marker))
+            ci.write_file(os.path.join(home, MARKER), ci.json_bytes(marker))
         except OSError:
             pass  # the quarantine stands without its marker
         d.error(home, (0, 0), "AR173", f"{detail}; rollback INCOMPLETE: the home is kept at {home} (it holds what the "
@@ -529,41 +545,18 @@ def _roll_back(home: str, instance: str, soul: str, repo: str, branch: str, work
 # --- retire -------------------------------------------------------------------------------
 
 
-def find_instance(scope: str, name: str) -> Optional[Tuple[str, str]]:
-    """(agent name, home) of instance `name` under the agents root above `scope`: the first
-    `<agent>/instances/<name>` of agents/ then local-agents/ that is a real directory there."""
-    if not _NAME.match(name or ""):
-        return None
-    root = _agents_root(scope)
-    if root is None:
-        return None
-    for base in (root, os.path.join(os.path.dirname(root), "local-agents")):
-        try:
-            agents = sorted(os.listdir(base))
-        except OSError:
-            continue
-        for agent in agents:
-            instances = os.path.join(base, agent, "instances")
-            home = os.path.join(instances, name)
-            if os.path.islink(home) or not os.path.isdir(home) or os.path.islink(instances):
-                continue
-            if os.path.dirname(os.path.realpath(home)) == os.path.realpath(instances):
-                return agent, home
+def find_instance(scope: str, name: str) -> Optional[Tuple[str, str, str]]:
+    """(agent name, home, agents root) of instance `name`: the first `<agent>/instances/<name>`
+    of agents/ then local-agents/ under the agents root above `scope` that is a real directory
+    there, else the first in the team scope's other agents roots."""
+    root = ci.agents_root(scope)
+    team = ci.team_of_dir(scope)
+    candidates = ci.roots_of(root, team) if root else (ci.team_roots(team["scope"]) if team else [])
+    for r in candidates:
+        hits = ci.instance_homes(r, name)
+        if hits:
+            return hits[0][0], hits[0][1], r
     return None
-
-
-def _read_json(path: str) -> Tuple[bool, Any]:
-    """(present, parsed or None when unreadable)."""
-    if os.path.islink(path) or not os.path.isfile(path):
-        return False, None
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(captree.MAX_MANIFEST_BYTES + 1)
-        if len(raw) > captree.MAX_MANIFEST_BYTES:
-            return True, None
-        return True, json.loads(raw.decode("utf-8"))
-    except (OSError, ValueError):
-        return True, None
 
 
 def usable_descriptor(marker: Any) -> bool:
@@ -598,20 +591,21 @@ def usable_descriptor(marker: Any) -> bool:
     return all(h in {r["id"] for r in runtime} for h in out["hooks"])
 
 
-def retire(scope: str, name: str, force: bool = False) -> Outcome:
-    """Retire instance `name`: retire hooks, then the home removed. Raises Failure
-    (AR177: no such instance; AR175: E_UNIDENTIFIED_INSTANCE_HOME). A quarantine retry that
-    cannot prove its cleanup keeps the home and returns a failed Outcome (AR176); with
-    `force` the home goes and `forcedIncomplete` lists what the operator now owns."""
+def retire(scope: str, name: str, force: bool = False, delete_branch: bool = False) -> Outcome:
+    """Retire instance `name`: retire hooks, lineage spliced, the worktree removed (and with
+    `delete_branch` its branch), then the home removed. Raises Failure (AR177: no such
+    instance; AR175: E_UNIDENTIFIED_INSTANCE_HOME). A quarantine retry that cannot prove its
+    cleanup keeps the home and returns a failed Outcome (AR176); with `force` the home goes
+    and `forcedIncomplete` lists what the operator now owns."""
     scope = os.path.abspath(scope)
     hit = find_instance(scope, name)
     if hit is None:
         raise fail(scope, "AR177", f"no instance named {name!r} under the agents root above {scope}",
                    "E_UNKNOWN_INSTANCE")
-    agent, home = hit
-    present, live = _read_json(os.path.join(home, INSTANCE_FILE))
+    agent, home, root = hit
+    _present, live = ci.read_json(os.path.join(home, INSTANCE_FILE))
     live = live if isinstance(live, dict) else None
-    marker_present, marker = _read_json(os.path.join(home, MARKER))
+    marker_present, marker = ci.read_json(os.path.join(home, MARKER))
     quarantine = marker if marker_present and usable_descriptor(marker) else None
     unusable = marker_present and quarantine is None
     if not force and (unusable or (live is None and quarantine is None)):
@@ -630,10 +624,12 @@ def retire(scope: str, name: str, force: bool = False) -> Outcome:
     if repo and os.path.isdir(repo):
         # The hooks of the recorded capabilities as they resolve (and are trusted) now;
         # never a command string read from the home.
+        team: Optional[Dict[str, str]] = None
         try:
             outcome = capdoctor.doctor(repo, agent)
             chain = capdoctor.config_chain(repo)
             found = capdoctor.acquired(chain)
+            team = ci.team_of(chain)
             current = {c["id"]: c for c in _runtime_caps(outcome, found, _binding_levels(repo, agent, chain, found))}
         except Failure as exc:
             current = {}
@@ -641,25 +637,55 @@ def retire(scope: str, name: str, force: bool = False) -> Outcome:
         caps = [current[cid] for cid in recorded if cid in current]
         prior: Dict[str, Any] = meta["capabilityMeta"] if isinstance(meta.get("capabilityMeta"), dict) else {}
         env = {"OAS_INSTANCE": name, "OAS_INSTANCE_HOME": home, "OAS_HOME": home, "OAS_AGENT": agent,
-               "OAS_ROOT": _agents_root(scope) or "", "OAS_SOUL": os.path.join(os.path.dirname(os.path.dirname(home)),
-                                                                               "soul"),
-               "OAS_CONTEXT": repo, "OAS_WORKSPACE": os.path.dirname(_agents_root(scope) or scope),
-               "OAS_TEAM_NAME": "", "OAS_TEAM_ID": "", "OAS_TEAM_SCOPE": ""}
+               "OAS_ROOT": root, "OAS_SOUL": os.path.join(os.path.dirname(os.path.dirname(home)), "soul"),
+               "OAS_CONTEXT": repo, "OAS_WORKSPACE": os.path.dirname(root),
+               "OAS_TEAM_NAME": (team or {}).get("name", ""), "OAS_TEAM_ID": (team or {}).get("id", ""),
+               "OAS_TEAM_SCOPE": (team or {}).get("scope", "")}
         hook_results = run_hooks("retire", list(reversed(caps)), env, home, prior)
         warnings += hook_results["warnings"]
+    work_path = os.path.join(home, "work")
+    worktree = meta.get("work") == "worktree" or (os.path.isdir(work_path) and not os.path.islink(work_path))
+    where = repo if repo and os.path.isdir(repo) else os.path.dirname(root)
+    relinked = ci.relink(ci.roots_of(root, ci.team_of_dir(where)), name, home, meta)
+    branch = str(meta["branch"]) if isinstance(meta.get("branch"), str) else ""
+    canonical = os.path.realpath(work_path)
+    worktree_removed = worktree
+    branch_deleted = False
+    if worktree and repo:
+        # As the kernel, then verified: a worktree git still lists (a locked one) or a branch
+        # still there is reported, not claimed removed.
+        ci.git_run(repo, "worktree", "remove", "--force", work_path)
+        ci.git_run(repo, "worktree", "prune")
+        listed, why = ci.worktree_registered(repo, canonical)
+        if listed is not False:
+            worktree_removed = False
+            warnings.append(f"git worktree {canonical}: still registered after `git worktree remove --force` "
+                            f"({why or 'locked?'}); the home is removed anyway: run `git worktree unlock` and `git "
+                            f"worktree prune` in {repo}")
+        if delete_branch and branch:
+            ci.git_run(repo, "branch", "-D", branch)
+            exists, why = ci.branch_exists(repo, branch)
+            branch_deleted = exists is False
+            if not branch_deleted:
+                warnings.append(f"git branch {branch}: not deleted ({why or 'still exists'})")
     still: Optional[List[str]] = None
     if quarantine is not None:
         failures = [f"retire hook {f['capability']}: {f['message']}" for f in (hook_results or {}).get("failures", [])]
+        if meta.get("work") == "worktree" and repo:
+            # The quarantine may exist because the git steps failed: redo and verify them.
+            more, debt = ci.git_cleanup(repo, work_path, canonical, branch)
+            failures += more
+            branch_deleted = branch_deleted or bool(branch and "branch" not in debt)
         for cid, m in (hook_results or {}).get("meta", {}).items():
             if isinstance(m, dict) and m.get("retired") is False and m.get("reason") != "nothing-to-delete":
                 failures.append(f"retire hook {cid}: reported incomplete cleanup"
                                 f"{' (' + str(m['reason']) + ')' if m.get('reason') else ''}")
-        debt = quarantine["cleanup"]["outstanding"]
-        if debt["git"]:
-            failures.append(f"git {', '.join(debt['git'])}: not re-verified on this retry (agentrc does not manage "
-                            "worktrees), so the cleanup they owed is unverified")
+        git_debt = quarantine["cleanup"]["outstanding"]["git"]
+        if git_debt and not (meta.get("work") == "worktree" and repo):
+            failures.append(f"git {', '.join(git_debt)}: not re-verified on this retry, so the cleanup they owed "
+                            "is unverified")
         ran = set((hook_results or {}).get("order", []))
-        for cid in debt["hooks"]:
+        for cid in quarantine["cleanup"]["outstanding"]["hooks"]:
             if cid not in ran:
                 failures.append(f"retire hook {cid}: did not run on this retry (not active, not trusted, or it "
                                 "declares no retire hook), so the cleanup it owed is unverified")
@@ -668,7 +694,7 @@ def retire(scope: str, name: str, force: bool = False) -> Outcome:
         if failures:
             still = failures
             try:
-                _write(os.path.join(home, MARKER), _json_bytes({**quarantine, "incomplete": failures,
+                ci.write_file(os.path.join(home, MARKER), ci.json_bytes({**quarantine, "incomplete": failures,
                                                                 "lastRetryAt": _now()}))
             except OSError:
                 pass
@@ -677,13 +703,15 @@ def retire(scope: str, name: str, force: bool = False) -> Outcome:
     if not still or forced:
         shutil.rmtree(home)
         removed = True
-    result: Dict[str, Any] = {"retired": name, "agent": agent, "worktreeRemoved": False, "branchDeleted": False,
-                              "removedDir": removed, "harvested": []}
+    result: Dict[str, Any] = {"retired": name, "agent": agent, "worktreeRemoved": worktree_removed,
+                              "branchDeleted": branch_deleted, "removedDir": removed, "harvested": []}
     if still and not forced:
         result["rollbackIncomplete"] = still
         result["retainedHome"] = home
     if forced:
         result["forcedIncomplete"] = still
+    if relinked:
+        result["relinked"] = relinked
     if hook_results is not None:
         result["capabilityMeta"] = hook_results["meta"]
     if warnings:
@@ -701,4 +729,6 @@ def retire(scope: str, name: str, force: bool = False) -> Outcome:
         diags = tuple(d.items)
     else:
         lines.append(f"Retired {name} (agent {agent})")
+        lines += [f"  relinked {r['instance']}: parent {r.get('parentInstance', '-')}, sibling "
+                  f"{r.get('siblingInstance', '-')}" for r in relinked]
     return Outcome(result, lines, diags, failed=bool(still and not forced))
