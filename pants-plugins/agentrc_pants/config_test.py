@@ -59,3 +59,58 @@ def test_config_errors_fail_the_package(rule_runner: RuleRunner):
     with pytest.raises(ExecutionError) as exc:
         _package(rule_runner, "bad")
     assert "AR118" in str(exc.value)
+
+
+def _git(cwd, *args):
+    import os
+    import subprocess
+
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@example.com", GIT_CONFIG_NOSYSTEM="1")
+    return subprocess.run(("git",) + args, cwd=str(cwd), env=env, check=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE).stdout.decode().strip()
+
+
+def test_capability_references_build_from_the_locked_commits_only(rule_runner: RuleRunner, tmp_path, monkeypatch):
+    """A preset's ai.capabilities reference a bare repository: `agentrc build` outside Pants
+    locks it; the package reads that commit (fetched by the lock target's rule) even after
+    the branch moved on, and a reference the lock does not pin is AR223, not a fetch."""
+    from agentrc.cli.main import main
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    work, bare = tmp_path / "work", tmp_path / "caps.git"
+    (work / "skills/review/references").mkdir(parents=True)
+    skill = "---\nname: review\ndescription: Use when reviewing.\n---\n\nRead the diff {}.\n"
+    (work / "skills/review/SKILL.md").write_text(skill.format("once"))
+    (work / "skills/review/references/list.md").write_text("- tests\n")
+    _git(work, "init", "-q", "-b", "main")
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "one")
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    _git(work, "push", "-q", str(bare), "main")
+    refs = {"review": {"source": f"file://{bare}", "ref": "main", "path": "skills/review", "type": "skill"}}
+    project = tmp_path / "proj"
+    files = {"ai.config.json": json.dumps({"presets": ["./presets/team"]}),
+             "presets/team/package.json": json.dumps({"name": "team", "ai": {"capabilities": refs}})}
+    for rel, text in files.items():
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(text)
+    assert main(["build", str(project), "--client", "claude", "--out", str(tmp_path / "out")]) == 0
+    lock = (project / "agentrc.lock.json").read_text()
+    assert json.loads(lock)["capabilities"][0]["commit"] == _git(work, "rev-parse", "HEAD")
+    (work / "skills/review/SKILL.md").write_text(skill.format("twice"))
+    _git(work, "commit", "-q", "-am", "two")
+    _git(work, "push", "-q", str(bare), "main")
+
+    rule_runner.write_files({"proj/BUILD": "agentrc_config()", "proj/agentrc.lock.json": lock,
+                             **{f"proj/{rel}": text for rel, text in files.items()}})
+    built = _package(rule_runner, "proj")
+    assert "Read the diff once." in built["proj/proj/.claude/skills/review/SKILL.md"]
+    assert built["proj/proj/.claude/skills/review/references/list.md"] == "- tests\n"
+
+    rule_runner.write_files({"other/BUILD": "agentrc_config()",
+                             **{f"other/{rel}": text for rel, text in files.items()}})
+    with pytest.raises(ExecutionError) as exc:
+        _package(rule_runner, "other")
+    assert "error[AR223]" in str(exc.value) and "review" in str(exc.value)

@@ -304,6 +304,11 @@ CODES: Dict[str, Code] = _table(
          "lock records (the repository's history was rewritten, or the lock was edited).",
          "Check the source; to accept its content, delete the capability's record from agentrc.lock.json and "
          "build again."),
+    Code("AR223", "capability-not-locked",
+         "A build that reads locked commits only (the Pants backend's agentrc_config) met a git capability "
+         "reference that agentrc.lock.json does not pin, or pins for another source or ref: it is not fetched there.",
+         "Run 'agentrc build PROJECT' outside Pants once, which resolves the reference and records its commit "
+         "in agentrc.lock.json, and commit the lock."),
     # --- canonical documents (spec 000) ---------------------------------------------
     Code("AR110", "config-unreadable", "A project's ai.config.*, mcp.json, index.json or package.json cannot be read.",
          "Fix the syntax at the position shown; JSON allows no comments or trailing commas."),

@@ -13,7 +13,9 @@ registry (no symlink followed out of it, AR050; files bounded, AR054), and a `#s
 must be a directory inside the repository, not a link out of it. git runs with no
 terminal prompt, no hook templates, only the https, ssh and file transports, and a time
 limit (`AGENTRC_GIT_TIMEOUT` seconds, 600 by default). `AGENTRC_GIT` names the git binary
-(the Pants backend's sandbox has no PATH).
+(the Pants backend's sandbox has no PATH). With `AGENTRC_NO_FETCH` set, only the cache is
+read: a source that is not there at a pinned commit is AR223 (the Pants backend puts the
+locked commits into a sandbox's cache with `entry_path` and builds from those only).
 """
 
 from __future__ import annotations
@@ -120,12 +122,17 @@ class Fetcher:
 
     def _git(self, source: Source, commit: Optional[str]) -> Fetched:
         diags = Diagnostics()
-        repo_dir = os.path.join(self.cache, hashlib.sha256(source.location.encode()).hexdigest()[:24])
+        repo_dir = os.path.join(self.cache, _repo_name(source))
         want = commit or (source.ref if source.pinned else None)
         if want is not None:
             hit = self._cached(repo_dir, want, source.subpath)
             if hit is not None:
                 return self._read(source, want, hit, diags)
+        if os.environ.get("AGENTRC_NO_FETCH"):
+            diags.error(source.label, (0, 0), "AR223", "not fetched: this build reads locked commits only, and "
+                        + (f"commit {want[:12]} is not among them" if want else "agentrc.lock.json pins no commit "
+                           "for this source and ref"))
+            return Fetched(source, None, repo_dir, SourceTree(()), diags.sorted())
         try:
             os.makedirs(repo_dir, exist_ok=True)
             work = tempfile.mkdtemp(prefix="tmp-", dir=repo_dir)
@@ -230,6 +237,16 @@ def display_root(source: Source, commit: Optional[str]) -> str:
 def read_tree_root(root: str) -> str:
     """The display path `read_tree` gives the directory `root` (its files' prefix)."""
     return posixpath.normpath(root.replace(os.sep, "/")).rstrip("/")
+
+
+def entry_path(source: Source, commit: str) -> str:
+    """Where a git source's registry sits at `commit`, relative to the cache's `sources/`
+    directory: what a sandbox lays out for a fetcher that must not fetch."""
+    return posixpath.join(_repo_name(source), _entry_name(commit, source.subpath), source.subpath)
+
+
+def _repo_name(source: Source) -> str:
+    return hashlib.sha256(source.location.encode()).hexdigest()[:24]
 
 
 def _entry_name(commit: str, subpath: str) -> str:
