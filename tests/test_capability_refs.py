@@ -164,3 +164,33 @@ def test_a_package_preset_cannot_reference_a_repository_on_this_machine(repo, tm
     code = main(["lint", str(p)])
     err = capsys.readouterr().err
     assert code == 1 and "error[AR219] capabilities.review: a preset installed as a package cannot reference" in err
+
+
+def test_update_resolves_capability_references_again(repo, tmp_path, capsys):
+    p = project(tmp_path, repo,
+                config_caps={"notes": {"source": repo.url, "ref": "v1", "path": "servers", "type": "mcp"}},
+                preset_caps={"review": {"source": repo.url, "ref": "main", "path": "skills/review", "type": "skill"}})
+    build(p, tmp_path / "out", capsys)
+    locked = (p / LOCK_FILE).read_bytes()
+    head = repo.commit({"skills/review/SKILL.md": SKILL.format("three times")})
+    # --dry-run shows the commits that would change and writes nothing.
+    assert main(["update", "--dir", str(p), "--dry-run"]) == 0
+    err = capsys.readouterr().err
+    assert f"~ capability review (preset ./presets/team): {repo.v2[:12]} -> {head[:12]}" in err
+    assert "notes" not in err
+    assert (p / LOCK_FILE).read_bytes() == locked
+    # A name the lock does not hold is AR207; nothing changes.
+    assert main(["update", "capability:nosuch", "--dir", str(p)]) == 1
+    assert "error[AR207]" in capsys.readouterr().err
+    assert (p / LOCK_FILE).read_bytes() == locked
+    # Updating it moves the lock's record to the branch's new commit; the next build reads it.
+    assert main(["update", "review", "--dir", str(p), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [(c["name"], c["old"]["commit"], c["new"]["commit"]) for c in out["capabilities"]] == [
+        ("review", repo.v2, head)]
+    records = {c["name"]: c for c in json.loads((p / LOCK_FILE).read_text())["capabilities"]}
+    assert records["review"]["commit"] == head and records["notes"]["commit"] == repo.v1
+    build(p, tmp_path / "out2", capsys)
+    assert "three times" in (tmp_path / "out2/.claude/skills/review/SKILL.md").read_text()
+    assert main(["update", "--dir", str(p)]) == 0
+    assert "every source is at the commit its ref names" in capsys.readouterr().err

@@ -18,6 +18,9 @@ def run(args) -> int:
     if consumer.fmt(args) == "json":
         extra = {"updates": [{"id": i, "old": consumer.entry_json(o) if o else None,
                               "new": consumer.entry_json(n) if n else None} for i, o, n in result.updates],
+                 "capabilities": [{"layer": layer, "name": name, "old": o.to_json() if o else None,
+                                   "new": n.to_json() if n else None}
+                                  for (layer, name), o, n in result.capability_updates],
                  "dry_run": args.dry_run}
         if changes is not None:
             extra["changes"] = {"create": list(changes.create), "update": list(changes.update),
@@ -39,7 +42,12 @@ def run(args) -> int:
             was = old.commit[:12] if old.commit else old.sha256[:12]
             now = new.commit[:12] if new.commit else new.sha256[:12]
             print(f"~ {kind} {name} from {locator(new)}: {was} -> {now}", file=err)
-    if not result.updates:
+    for (layer, name), old_cap, new_cap in result.capability_updates:
+        was = (old_cap.commit or old_cap.sha256)[:12] if old_cap else "nothing"
+        now = (new_cap.commit or new_cap.sha256)[:12] if new_cap else "nothing"
+        print(f"~ capability {name} ({layer}): {was} -> {now}" + ("" if args.dry_run else
+              "; 'agentrc build' writes what it gives now"), file=err)
+    if not result.updates and not result.capability_updates:
         print("every source is at the commit its ref names", file=err)
     if changes is not None:
         if args.dry_run:

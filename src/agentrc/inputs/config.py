@@ -115,7 +115,7 @@ class _Capabilities:
     """The capability references of one project: one Fetcher (each source fetched once),
     the pins of the project's agentrc.lock.json, and what resolved."""
 
-    def __init__(self, root: str, diags: Diagnostics):
+    def __init__(self, root: str, diags: Diagnostics, unpin: Optional[Tuple[str, ...]] = None):
         self.root = root
         self.fetcher = Fetcher(".")  # local references are resolved against the project already
         self.records: List[lockfile.CapabilityRecord] = []
@@ -125,7 +125,8 @@ class _Capabilities:
             f = read_file(path, _posix(path), Root(root), diags)
             lock, problems = lockfile.loads(f.content, _posix(path)) if f is not None else (None, ())
             diags.extend(problems)
-            self.pins = {(c.layer, c.name): c for c in (lock.capabilities if lock is not None else ())}
+            self.pins = {(c.layer, c.name): c for c in (lock.capabilities if lock is not None else ())
+                         if unpin is None or (unpin and c.name not in unpin)}
 
     def layers(self, value: Any, shown: str, layer: str, base: str, inside: str, diags: Diagnostics,
                language: str, local_repos: bool = True) -> List[canonical.Layer]:
@@ -143,9 +144,11 @@ def is_project(path: str) -> bool:
     return os.path.isdir(path) and any(os.path.lexists(os.path.join(path, n)) for n in CONFIG_NAMES + (".ai",))
 
 
-def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
+def load_project(root: str, unpin: Optional[Tuple[str, ...]] = None) -> Tuple[Project, Tuple[Diagnostic, ...]]:
     """The layers of the project at `root`, in merge order (§4.3). Every file read resolves
-    inside the project, or inside the preset's own directory for a preset's files (AR050)."""
+    inside the project, or inside the preset's own directory for a preset's files (AR050).
+    Capability references are read at the commits agentrc.lock.json pins, except those
+    `unpin` names (all of them when it is empty): `agentrc update` resolves their refs again."""
     diags = Diagnostics()
     root = os.path.normpath(root)
     project = Root(root, f"the project {_posix(root)}")
@@ -165,7 +168,7 @@ def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:
         diags.error(_posix(config_path or root), (1, 1), "AR115", "presets: expected a list of preset names or paths")
         names = []
     done: set = set()
-    caps = _Capabilities(root, diags)
+    caps = _Capabilities(root, diags, unpin)
     for name in names:
         _preset(name, root, root, [], layers, diags, language, done, _posix(config_path or root), caps)
     ai_dir = _join(root, ".ai")

@@ -25,6 +25,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.files import OutputFile
+from agentrc.inputs import config
 from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.inputs.tree import Root, read_file
 from agentrc.model import Bundle, Registry, SourceTree
@@ -52,6 +53,9 @@ class Result:
     entries: Tuple[Entry, ...] = ()  # what the command added or removed
     git_runs: int = 0
     updates: Tuple[Tuple[str, Optional[Entry], Optional[Entry]], ...] = ()  # update: (id, old, new)
+    # update: ((layer, name), old, new) of the canonical project's capability references
+    capability_updates: Tuple[Tuple[Tuple[str, str], Optional[lockfile.CapabilityRecord],
+                                    Optional[lockfile.CapabilityRecord]], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -306,9 +310,22 @@ def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user
     if lock is None:
         return Result(diags)
     d = Diagnostics()
+    # A name may be a capability reference's (`capability:NAME` or a bare NAME the lock's
+    # `capabilities` hold): those are resolved again through the canonical project.
+    cap_names = {c.name for c in lock.capabilities}
+    caps = tuple(n.split(":", 1)[1] if n.startswith("capability:") else n for n in names
+                 if n.startswith("capability:") or (n in cap_names and not any(e.direct and e.name == n
+                                                                                 for e in lock.entries)))
+    names = tuple(n for n in names if not (n.startswith("capability:") or n in caps))
+    for n in caps:
+        if n not in cap_names:
+            d.error(WHERE, (0, 0), "AR207", f"capability {n!r} is not in the lock (locked: "
+                    + (", ".join(sorted(cap_names)) or "none") + ")")
     refresh: Set[Tuple[str, Optional[str]]] = {(e.source, e.ref) for e in _named_direct(lock, names, d)}
     if d.has_errors:
         return Result(d.sorted())
+    if not lock.entries or (caps and not names):
+        return _update_capabilities(project, lock, Result((), lock), caps, dry_run) if not user else Result(())
     roots: Dict[Tuple[str, Optional[str]], Tuple[List[str], List[Tuple[str, str]]]] = {}
     for e in lock.entries:
         if e.direct:
@@ -344,7 +361,37 @@ def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user
     updates = tuple((i, old.get(i), new.get(i)) for i in sorted(set(old) | set(new))
                     if old.get(i) is None or new.get(i) is None
                     or (old[i].commit, old[i].sha256) != (new[i].commit, new[i].sha256))
-    return replace(result, updates=updates, diagnostics=tuple(sorted(set(result.diagnostics + found))))
+    result = replace(result, updates=updates, diagnostics=tuple(sorted(set(result.diagnostics + found))))
+    if user or not result.ok or not lock.capabilities or (names and not caps):
+        return result
+    return _update_capabilities(project, lock, result, caps, dry_run)
+
+
+def _update_capabilities(project: str, lock: Lock, result: Result, names: Tuple[str, ...],
+                         dry_run: bool) -> Result:
+    """The canonical project's capability references (`names`, or all) resolved at their
+    refs again, and the lock's `capabilities` records replaced with what they give now; the
+    client files follow at the next `agentrc build` (which reads the new commits)."""
+    if not config.is_project(project):
+        return result
+    loaded, problems = config.load_project(project, unpin=names)
+    if any(x.is_error for x in problems):
+        return replace(result, diagnostics=tuple(sorted(set(result.diagnostics + problems))))
+    old = {(c.layer, c.name): c for c in lock.capabilities}
+    new = {(c.layer, c.name): c for c in loaded.capabilities}
+    changed = tuple((key, old.get(key), new.get(key)) for key in sorted(set(old) | set(new))
+                    if old.get(key) != new.get(key))
+    base = result.lock or lock
+    written = replace(base, capabilities=loaded.capabilities)
+    if changed and not dry_run:
+        where = lock_path(project)
+        try:
+            writer.write_atomic(Path(where), lockfile.dumps(written))
+        except OSError as exc:
+            d = Diagnostics()
+            d.error(where, (0, 0), "AR142", f"cannot write the lock: {exc.strerror or exc}")
+            return replace(result, diagnostics=tuple(sorted(set(result.diagnostics) | set(d.items))))
+    return replace(result, lock=written, capability_updates=changed)
 
 
 def _named_direct(lock: Lock, names: Sequence[str], d: Diagnostics) -> List[Entry]:
