@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import time
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 from agentrc.canonical import document as canonical
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
 from agentrc.fidelity import ItemReport
 from agentrc.inputs import config as configload
+from agentrc.inputs import tree as treeread
 from agentrc.inputs.tree import read_tree
 from agentrc.loaded import Loaded, join
 from agentrc.model import Registry, SourceTree
@@ -29,18 +32,39 @@ class Inputs:
     documents: Tuple[Tuple[str, canonical.Document], ...]  # (project root, document)
     canonical: Optional[Loaded]
     digest: str  # of everything read, for the no-change stamp
+    # The record of the sources' statuses for the next build's `stamped` (None: not kept, as
+    # for canonical projects and symlinked sources).
+    signature: Optional[dict] = None
+
+
+def stamped(paths: Sequence[str], record: object) -> Optional[Tuple[str, Tuple[str, ...], dict]]:
+    """`read_inputs(paths)`'s `digest` and `explicit` and a new signature, from the sources'
+    statuses where `record` (the last build's `signature`) vouches for them
+    (`agentrc.inputs.tree.stamped_digest`); None when it cannot tell (a canonical project among
+    `paths`, a file that is not plain): then read everything."""
+    if any(configload.is_project(p) for p in paths):
+        return None
+    found = treeread.stamped_digest(paths, record)
+    if found is None:
+        return None
+    tree_digest, explicit, signature = found
+    return hashlib.sha256(tree_digest.encode()).hexdigest(), explicit, signature
 
 
 def read_inputs(paths: Sequence[str]) -> Inputs:
     # A canonical project is read through its layers only: its presets hold SKILL.md files
     # that are layer content, not portable items.
-    read = read_tree([p for p in paths if not configload.is_project(p)])
+    at = time.time_ns()
+    seen: Dict[str, os.stat_result] = {}
+    portable_only = not any(configload.is_project(p) for p in paths)
+    read = read_tree([p for p in paths if not configload.is_project(p)], seen)
     tree, explicit = read.tree, read.explicit
     documents = []
     registry: Optional[Registry] = None
     reports: Tuple[ItemReport, ...] = ()
     diags: Tuple[Diagnostic, ...] = read.diagnostics  # what could not be read travels with the canonical side
-    h = hashlib.sha256(tree.digest().encode())
+    shas = treeread.digests(tree)
+    h = hashlib.sha256(treeread.tree_digest(shas).encode())  # tree.digest(), each file hashed once
     for path in paths:
         if not configload.is_project(path):
             continue
@@ -63,4 +87,5 @@ def read_inputs(paths: Sequence[str]) -> Inputs:
     loaded = None
     if registry is not None or diags:
         loaded = Loaded(registry or Registry(()), tuple(sorted(set(diags))), reports)
-    return Inputs(tree, explicit, tuple(documents), loaded, h.hexdigest())
+    signature = treeread.signature(tree, shas, seen, at) if portable_only else None
+    return Inputs(tree, explicit, tuple(documents), loaded, h.hexdigest(), signature)

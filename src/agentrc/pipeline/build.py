@@ -19,7 +19,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fingerprint import digest
-from agentrc.inputs.read import read_inputs
+from agentrc.inputs.read import read_inputs, stamped
 from agentrc.memo import cache
 from agentrc.output import writer
 from agentrc.output.plan import summary
@@ -74,17 +74,36 @@ def build(options: BuildOptions, notify: Optional[Callable[[str], None]] = None)
             gc.enable()
 
 
+def _key(options: BuildOptions, sources: str, explicit: Tuple[str, ...]) -> str:
+    """The no-change stamp's key: the sources' digest and every option that shapes the outputs."""
+    return digest([sources.encode(), json.dumps(
+        [list(options.clients), list(options.bundles), options.strict, list(explicit), options.layout,
+         options.plugin_name]).encode()])
+
+
 def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> BuildResult:
-    inputs = read_inputs(options.paths)
     out = Path(options.out)
     memo_path = cache.location(options.out, options.paths) if options.cache else None
-    key = digest([inputs.digest.encode(), json.dumps(
-        [list(options.clients), list(options.bundles), options.strict, inputs.explicit, options.layout,
-         options.plugin_name]).encode()])
-    if memo_path and not options.report:
-        stamp = cache.load_stamp(memo_path)
-        if stamp and stamp.get("key") == key and writer.untouched(out, stamp.get("manifest", "")):
+    stamp = cache.load_stamp(memo_path) if memo_path and not options.report else None
+    quick = None
+    if memo_path and stamp:
+        # The sources' statuses against the last build's record: an unchanged file is neither
+        # read nor hashed (agentrc.inputs.tree, "the source stamp").
+        quick = stamped(options.paths, stamp.get("sources"))
+        if quick and stamp.get("key") == _key(options, quick[0], quick[1]) \
+                and writer.untouched(out, stamp.get("manifest", "")):
             # Same sources, same options, outputs as last written: the last result stands.
+            if quick[2] != stamp.get("sources"):  # files re-read (racy, touched): vouched for next time
+                cache.save_stamp(memo_path, dict(stamp, sources=quick[2]))
+            return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
+                               writer.Changes((), (), (), stamp["files"]))
+    inputs = read_inputs(options.paths)
+    key = _key(options, inputs.digest, inputs.explicit)
+    if memo_path and stamp and quick is None:
+        if stamp.get("key") == key and writer.untouched(out, stamp.get("manifest", "")):
+            # Same sources, same options, outputs as last written: the last result stands.
+            if inputs.signature is not None and inputs.signature != stamp.get("sources"):
+                cache.save_stamp(memo_path, dict(stamp, sources=inputs.signature))
             return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
                                writer.Changes((), (), (), stamp["files"]))
     memo = cache.load(memo_path) if memo_path else None
@@ -115,7 +134,7 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
         cache.save_stamp(memo_path, {"key": key, "manifest": writer.manifest_digest(out),
                                      "diagnostics": [d.to_json() for d in sorted(set(diags)) if d.code != "AR142"
                                                      and not (d.code == "AR091" and not d.is_error)],
-                                     "summary": totals, "files": len(plan.files)})
+                                     "summary": totals, "files": len(plan.files), "sources": inputs.signature})
     return BuildResult(tuple(sorted(set(diags))), totals if plan.ok else None, changes)
 
 
