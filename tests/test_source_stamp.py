@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -79,9 +80,63 @@ def test_an_edit_that_keeps_size_and_mtime_is_seen_and_only_that_file_is_read_to
     counted.clear()
     assert "2 updated" in _build(reg, out)  # claude's and opencode's copies
     assert "Guidance X." in (out / ".claude" / "rules" / "rule-03.md").read_text()
-    # The stamp told which file changed (one read), then the build read the sources to plan.
-    assert counted[0] == f"{reg}/rules/rule-03/RULE.md"
-    assert counted.count(f"{reg}/rules/rule-03/RULE.md") == 2
+    # The stamp told which file changed, and that file is the only one read.
+    assert counted == [f"{reg}/rules/rule-03/RULE.md"]
+
+
+def test_one_edit_reads_the_edited_file_and_no_other(tmp_path, counted, monkeypatch):
+    """The other item directories come from the memo by their files' digests, which the
+    stamp holds: their bytes are never needed."""
+    monkeypatch.setattr(treeread, "RACY_NS", 0)
+    reg, out = _registry(tmp_path), tmp_path / "out"
+    _build(reg, out)
+    skill = reg / "skills" / "helper" / "SKILL.md"
+    skill.write_text(skill.read_text() + "\nOne more line.\n")
+    counted.clear()
+    assert "2 updated" in _build(reg, out)
+    # The edited item's directory, parsed again: its entrypoint and its supporting file.
+    assert sorted(counted) == [f"{reg}/skills/helper/SKILL.md", f"{reg}/skills/helper/references/notes.md"]
+    assert "One more line." in (out / ".claude" / "skills" / "helper" / "SKILL.md").read_text()
+
+
+def test_an_item_directory_the_memo_lacks_is_read_when_needed(tmp_path, counted, monkeypatch):
+    """With the memo gone but the stamp kept, the vouched-for files are read when parsing
+    needs them, and the build is the same."""
+    monkeypatch.setattr(treeread, "RACY_NS", 0)
+    reg, out = _registry(tmp_path), tmp_path / "out"
+    _build(reg, out)
+    for memo in Path(os.environ["AGENTRC_CACHE_DIR"]).glob("*.memo"):
+        shutil.rmtree(memo)
+    (reg / "rules" / "rule-05" / "RULE.md").write_text("---\ndescription: Rule 5.\n---\n\nChanged 5.\n")
+    counted.clear()
+    assert "2 updated" in _build(reg, out, "--jobs", "1")
+    assert sorted(counted) == sorted(str(p) for p in reg.rglob("*") if p.is_file())
+    fresh = tmp_path / "fresh"
+    _build(reg, fresh, "--no-cache")
+    assert _tree(out) == _tree(fresh)
+
+
+def test_a_source_that_changes_during_the_build_is_read_again(tmp_path, monkeypatch):
+    """A deferred file whose bytes no longer match its recorded digest when they are needed:
+    the build reads all sources again and plans with what they hold now."""
+    monkeypatch.setattr(treeread, "RACY_NS", 0)
+    reg, out = _registry(tmp_path), tmp_path / "out"
+    _build(reg, out)
+    for memo in Path(os.environ["AGENTRC_CACHE_DIR"]).glob("*.memo"):
+        shutil.rmtree(memo)
+    (reg / "rules" / "rule-05" / "RULE.md").write_text("---\ndescription: Rule 5.\n---\n\nChanged 5.\n")
+    rule = reg / "rules" / "rule-07" / "RULE.md"
+    real = treeread.DeferredFile.__getattr__
+
+    def racing(self, name):
+        if name == "content" and self.path.endswith("rule-07/RULE.md") and "Raced" not in rule.read_text():
+            rule.write_text("---\ndescription: Rule 7.\n---\n\nRaced.\n")
+        return real(self, name)
+
+    monkeypatch.setattr(treeread.DeferredFile, "__getattr__", racing)
+    _build(reg, out, "--jobs", "1")
+    assert "Raced." in (out / ".claude" / "rules" / "rule-07.md").read_text()
+    assert "Changed 5." in (out / ".claude" / "rules" / "rule-05.md").read_text()
 
 
 def test_a_touched_file_with_the_same_bytes_is_read_once_then_trusted_again(tmp_path, counted, monkeypatch):
@@ -145,4 +200,9 @@ def test_a_damaged_record_is_no_answer_or_a_full_read_never_a_crash(tmp_path, re
     reg = _registry(tmp_path)
     got = treeread.stamped_digest([str(reg)], record)
     read = treeread.read_tree([str(reg)])
-    assert got is None or got[0] == read.tree.digest()
+    assert got is None or got.digest == read.tree.digest()
+
+
+def _tree(root: Path) -> dict:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".agentrc" not in p.parts}

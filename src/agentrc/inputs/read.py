@@ -37,18 +37,19 @@ class Inputs:
     signature: Optional[dict] = None
 
 
-def stamped(paths: Sequence[str], record: object) -> Optional[Tuple[str, Tuple[str, ...], dict]]:
-    """`read_inputs(paths)`'s `digest` and `explicit` and a new signature, from the sources'
-    statuses where `record` (the last build's `signature`) vouches for them
-    (`agentrc.inputs.tree.stamped_digest`); None when it cannot tell (a canonical project among
-    `paths`, a file that is not plain): then read everything."""
+def stamped(paths: Sequence[str], record: object) -> Optional[Inputs]:
+    """`read_inputs(paths)`, with the sources' statuses standing for their bytes where
+    `record` (the last build's `signature`) vouches for them
+    (`agentrc.inputs.tree.stamped_digest`): those files are read only if something asks
+    for their content. None when it cannot tell (a canonical project among `paths`, a file
+    that is not plain): then `read_inputs`."""
     if any(configload.is_project(p) for p in paths):
         return None
     found = treeread.stamped_digest(paths, record)
     if found is None:
         return None
-    tree_digest, explicit, signature = found
-    return hashlib.sha256(tree_digest.encode()).hexdigest(), explicit, signature
+    return Inputs(found.tree, found.explicit, (), None, hashlib.sha256(found.digest.encode()).hexdigest(),
+                  found.record)
 
 
 def read_inputs(paths: Sequence[str]) -> Inputs:

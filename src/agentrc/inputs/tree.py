@@ -334,10 +334,65 @@ def signature(tree: SourceTree, shas: Dict[str, str], seen: Dict[str, os.stat_re
     return {"at": at_ns, "files": files}
 
 
-def stamped_digest(paths: Iterable[str], record: object) -> Optional[Tuple[str, Tuple[str, ...], dict]]:
-    """What `read_tree(paths)` would give as `(tree.digest(), explicit)`, and the new record,
-    reading only the files `record` (a `signature`) cannot vouch for; None when any file is
-    not plain or the record is malformed (then read everything)."""
+class SourcesChanged(Exception):
+    """A source the stamp vouched for could not be read as recorded (it changed during the
+    build): the build starts again, reading everything."""
+
+
+class DeferredFile(SourceFile):
+    """A source the stamp vouches for: its path, mode and sha256 are known, its bytes are
+    read (by `read_file`, inside its root) only when something asks for `content`. Pickled,
+    it is an ordinary `SourceFile`."""
+
+    def __init__(self, path: str, executable: bool, digest: bytes, load: Callable[[], bytes]):
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "executable", executable)
+        object.__setattr__(self, "link", None)
+        object.__setattr__(self, "_digest", digest)
+        object.__setattr__(self, "_load", load)
+
+    def __getattr__(self, name: str):  # only for attributes not set: `content` before its first use
+        if name != "content":
+            raise AttributeError(name)
+        content = self._load()
+        if hashlib.sha256(content).digest() != self._digest:
+            raise SourcesChanged(self.path)
+        object.__setattr__(self, "content", content)
+        return content
+
+    def sha256(self) -> bytes:
+        return self._digest
+
+    def __reduce__(self):
+        return (SourceFile, (self.path, self.content, self.executable, None))
+
+
+def _loader(root: Root, path: str, display: str) -> Callable[[], bytes]:
+    def load() -> bytes:
+        f = read_file(path, display, root, Diagnostics())
+        if f is None or f.link is not None:
+            raise SourcesChanged(display)
+        return f.content
+    return load
+
+
+@dataclass(frozen=True)
+class Stamped:
+    """What `stamped_digest` found: the digest `read_tree(paths).tree.digest()` would give,
+    the files named directly, the new record, and the tree itself with the files the record
+    vouched for unread (`DeferredFile`)."""
+
+    digest: str
+    explicit: Tuple[str, ...]
+    record: dict
+    tree: SourceTree
+    read: int  # files whose bytes were read
+
+
+def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:
+    """What `read_tree(paths)` would give, and the new record, reading only the files
+    `record` (a `signature`) cannot vouch for; None when any file is not plain or the record
+    is malformed (then read everything)."""
     if not isinstance(record, dict):
         return None
     at, known = record.get("at"), record.get("files")
@@ -364,6 +419,7 @@ def stamped_digest(paths: Iterable[str], record: object) -> Optional[Tuple[str, 
         return None
     shas: Dict[str, str] = {}
     files: Dict[str, list] = {}
+    sources: Dict[str, SourceFile] = {}
     for root, path, display in found:
         try:
             st = os.lstat(path)
@@ -375,6 +431,11 @@ def stamped_digest(paths: Iterable[str], record: object) -> Optional[Tuple[str, 
         rec = known.get(display)
         if (isinstance(rec, list) and len(rec) == 7 and rec[:6] == now and isinstance(rec[6], str)
                 and len(rec[6]) == 64 and max(st.st_mtime_ns, st.st_ctime_ns) < trusted_before):
+            try:
+                sources[display] = DeferredFile(display, bool(st.st_mode & 0o100), bytes.fromhex(rec[6]),
+                                                _loader(root, path, display))
+            except ValueError:  # a recorded digest that is not hex
+                return None
             shas[display] = rec[6]
             files[display] = rec
             continue
@@ -382,9 +443,9 @@ def stamped_digest(paths: Iterable[str], record: object) -> Optional[Tuple[str, 
         f = read_file(path, display, root, diags, seen=seen)
         if f is None or f.link is not None or display not in seen:
             return None
+        sources[display] = f
         shas[display] = hashlib.sha256(f.content).hexdigest()
         files[display] = status(seen[display]) + [shas[display]]
-    try:
-        return tree_digest(shas), tuple(explicit), {"at": start, "files": files}
-    except ValueError:  # a recorded digest that is not hex
-        return None
+    tree = SourceTree(tuple(sources[k] for k in sorted(sources)))
+    read = sum(1 for f in sources.values() if not isinstance(f, DeferredFile))
+    return Stamped(tree_digest(shas), tuple(explicit), {"at": start, "files": files}, tree, read)

@@ -19,7 +19,8 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fingerprint import digest
-from agentrc.inputs.read import read_inputs, stamped
+from agentrc.inputs.read import Inputs, read_inputs, stamped
+from agentrc.inputs.tree import SourcesChanged
 from agentrc.memo import cache
 from agentrc.output import writer
 from agentrc.output.plan import summary
@@ -90,14 +91,16 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
         # The sources' statuses against the last build's record: an unchanged file is neither
         # read nor hashed (agentrc.inputs.tree, "the source stamp").
         quick = stamped(options.paths, stamp.get("sources"))
-        if quick and stamp.get("key") == _key(options, quick[0], quick[1]) \
+        if quick and stamp.get("key") == _key(options, quick.digest, quick.explicit) \
                 and writer.untouched(out, stamp.get("manifest", "")):
             # Same sources, same options, outputs as last written: the last result stands.
-            if quick[2] != stamp.get("sources"):  # files re-read (racy, touched): vouched for next time
-                cache.save_stamp(memo_path, dict(stamp, sources=quick[2]))
+            if quick.signature != stamp.get("sources"):  # files re-read (racy, touched): vouched for next time
+                cache.save_stamp(memo_path, dict(stamp, sources=quick.signature))
             return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
                                writer.Changes((), (), (), stamp["files"]))
-    inputs = read_inputs(options.paths)
+    # With a stamp, the files it vouches for are read only if the build needs their bytes (an
+    # item directory the memo does not hold); otherwise everything is read now.
+    inputs = quick or read_inputs(options.paths)
     key = _key(options, inputs.digest, inputs.explicit)
     if memo_path and stamp and quick is None:
         if stamp.get("key") == key and writer.untouched(out, stamp.get("manifest", "")):
@@ -107,11 +110,12 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
             return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
                                writer.Changes((), (), (), stamp["files"]))
     memo = cache.load(memo_path) if memo_path else None
-    if memo is not None and memo.empty and options.jobs != 1:
-        warm.warm(inputs.tree, list(options.clients), memo, options.jobs or (os.cpu_count() or 1))
-    plan = stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
-                           inputs.explicit, memo, layout=options.layout, plugin_name=options.plugin_name,
-                           canonical=inputs.canonical)
+    try:
+        plan = _plan(options, inputs, memo)
+    except SourcesChanged:  # a source changed while the build ran: read them all, and plan again
+        inputs = read_inputs(options.paths)
+        key = _key(options, inputs.digest, inputs.explicit)
+        plan = _plan(options, inputs, memo)
     if memo_path and memo is not None and plan.ok:
         cache.save(memo_path, memo)
     diags = list(plan.diagnostics)
@@ -136,6 +140,14 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
                                                      and not (d.code == "AR091" and not d.is_error)],
                                      "summary": totals, "files": len(plan.files), "sources": inputs.signature})
     return BuildResult(tuple(sorted(set(diags))), totals if plan.ok else None, changes)
+
+
+def _plan(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo]) -> stages.Plan:
+    if memo is not None and memo.empty and options.jobs != 1:
+        warm.warm(inputs.tree, list(options.clients), memo, options.jobs or (os.cpu_count() or 1))
+    return stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
+                           inputs.explicit, memo, layout=options.layout, plugin_name=options.plugin_name,
+                           canonical=inputs.canonical)
 
 
 def _write(tree: writer.Output, options: BuildOptions, plan, changes: writer.Changes) -> List[Diagnostic]:
