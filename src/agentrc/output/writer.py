@@ -40,7 +40,6 @@ import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from json.encoder import encode_basestring_ascii as _encode_str  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
@@ -404,53 +403,7 @@ def _stat(st) -> list:
 
 
 def _manifest_bytes(manifest: dict) -> bytes:
-    """`json.dumps(manifest, indent=1, sort_keys=True)` and a newline, byte for byte, built
-    without the pure-Python encoder `indent` selects (about 1 s for a manifest of 20,000
-    files); tests/test_writer_manifest_bytes.py compares the two."""
-    out: List[str] = []
-    _emit(manifest, 1, out)
-    out.append("\n")
-    return "".join(out).encode()
-
-
-def _emit(o: Any, level: int, out: List[str]) -> None:
-    if isinstance(o, str):
-        out.append(_encode_str(o))
-    elif o is None or o is True or o is False:
-        out.append("null" if o is None else "true" if o else "false")
-    elif type(o) is int:
-        out.append(int.__repr__(o))
-    elif isinstance(o, dict) and all(isinstance(k, str) for k in o):
-        if not o:
-            out.append("{}")
-            return
-        nl = "\n" + " " * level
-        sep = "," + nl
-        out.append("{")
-        first = True
-        for k, v in sorted(o.items()):
-            out.append(nl if first else sep)
-            first = False
-            out.append(_encode_str(k))
-            out.append(": ")
-            _emit(v, level + 1, out)
-        out.append("\n" + " " * (level - 1) + "}")
-    elif isinstance(o, (list, tuple)):
-        if not o:
-            out.append("[]")
-            return
-        nl = "\n" + " " * level
-        if all(type(x) is int for x in o):
-            out.append("[" + nl + ("," + nl).join(map(int.__repr__, o)) + "\n" + " " * (level - 1) + "]")
-            return
-        out.append("[")
-        for i, v in enumerate(o):
-            out.append(nl if i == 0 else "," + nl)
-            _emit(v, level + 1, out)
-        out.append("\n" + " " * (level - 1) + "]")
-    else:  # anything else (a float, keys of other types): as json writes it at this depth
-        text = json.dumps(o, indent=1, sort_keys=True)
-        out.append(text.replace("\n", "\n" + " " * (level - 1)))
+    return (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
 
 
 def _ancestors(path: str) -> List[str]:
