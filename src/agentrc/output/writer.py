@@ -230,7 +230,13 @@ class _Tree:
         return self.dir(parent, create), name
 
     def lstat(self, rel: str) -> Optional[os.stat_result]:
-        pfd, name = self.parent(rel)
+        parent, _, name = rel.rpartition("/")  # posixpath.split of a normalised relative path
+        fd = self.fds.get(parent)
+        if fd is not None:  # dir()'s fast path, inline: this runs once per planned file
+            self.fds.move_to_end(parent)
+            pfd: Optional[int] = fd
+        else:
+            pfd = self.dir(parent)
         if pfd is None:
             return None
         try:
@@ -688,10 +694,10 @@ class Output:
                 if not stat.S_ISREG(st.st_mode):
                     raise _NotFile(f.path)
                 is_exec = bool(st.st_mode & stat.S_IXUSR)
-                if (stats.get(f.path) == _stat(st) and is_exec == f.executable
-                        and owned.get(f.path) == f.sha256()):
+                now = _stat(st)
+                if stats.get(f.path) == now and is_exec == f.executable and owned.get(f.path) == f.sha256():
                     unchanged += 1  # size and mtime as recorded after our last write: not read again
-                    seen[f.path] = _stat(st)
+                    seen[f.path] = now
                     continue
                 current = self._read(f.path)
             except _FS_ERRORS as exc:
