@@ -29,15 +29,13 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.canonical import document as canonical
 from agentrc.diagnostics import Diagnostic, Diagnostics
-from agentrc.inputs.tree import ESCAPE_HINT, Root, leaves, read_file, read_text, walk
+from agentrc.inputs.tree import CONFIG_NAMES, ESCAPE_HINT, Root, leaves, read_file, read_text, walk
+from agentrc.inputs.tree import is_project as is_project  # kept here too: callers ask the front door
 from agentrc.model import SourceFile, SourceTree
 from agentrc.text import tomledit
 from agentrc.text.position import Lines, TextError
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
-
-CONFIG_NAMES = ("ai.config.js", "ai.config.mjs", "ai.config.cjs", "ai.config.json", "ai.config.yaml",
-                "ai.config.yml", "ai.config.toml")
 
 # Seconds a config may run (AGENTRC_NODE_TIMEOUT overrides), and Node's heap, which bounds
 # what it can print.
@@ -104,12 +102,6 @@ class Project:
     root: str
     config_path: Optional[str]
     layers: Tuple[canonical.Layer, ...]
-
-
-def is_project(path: str) -> bool:
-    """A directory holding a config or `.ai/` (whatever they turn out to be: reading them
-    reports a config that is a directory or a dangling link)."""
-    return os.path.isdir(path) and any(os.path.lexists(os.path.join(path, n)) for n in CONFIG_NAMES + (".ai",))
 
 
 def load_project(root: str) -> Tuple[Project, Tuple[Diagnostic, ...]]:

@@ -12,17 +12,17 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Dict, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Optional, Sequence, Tuple
 
-from agentrc.canonical import document as canonical
-from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
 from agentrc.fidelity import ItemReport
-from agentrc.inputs import config as configload
 from agentrc.inputs import tree as treeread
-from agentrc.inputs.tree import read_tree
+from agentrc.inputs.tree import is_project, read_tree
 from agentrc.loaded import Loaded, join
 from agentrc.model import Registry, SourceTree
+
+if TYPE_CHECKING:
+    from agentrc.canonical import document as canonical
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def stamped(paths: Sequence[str], record: object) -> Optional[Inputs]:
     (`agentrc.inputs.tree.stamped_digest`): those files are read only if something asks
     for their content. None when it cannot tell (a canonical project among `paths`, a file
     that is not plain): then `read_inputs`."""
-    if any(configload.is_project(p) for p in paths):
+    if any(is_project(p) for p in paths):
         return None
     found = treeread.stamped_digest(paths, record)
     if found is None:
@@ -57,8 +57,8 @@ def read_inputs(paths: Sequence[str]) -> Inputs:
     # that are layer content, not portable items.
     at = time.time_ns()
     seen: Dict[str, os.stat_result] = {}
-    portable_only = not any(configload.is_project(p) for p in paths)
-    read = read_tree([p for p in paths if not configload.is_project(p)], seen)
+    portable_only = not any(is_project(p) for p in paths)
+    read = read_tree([p for p in paths if not is_project(p)], seen)
     tree, explicit = read.tree, read.explicit
     documents = []
     registry: Optional[Registry] = None
@@ -67,8 +67,12 @@ def read_inputs(paths: Sequence[str]) -> Inputs:
     shas = treeread.digests(tree)
     h = hashlib.sha256(treeread.tree_digest(shas).encode())  # tree.digest(), each file hashed once
     for path in paths:
-        if not configload.is_project(path):
+        if not is_project(path):
             continue
+        # The canonical front door, imported when a project is read (docs/architecture.md).
+        from agentrc.canonical import document as canonical
+        from agentrc.clients import registry as client_registry
+        from agentrc.inputs import config as configload
         project, load_diags = configload.load_project(path)
         document, doc_diags = canonical.build_document(project.layers)
         diags += load_diags + doc_diags

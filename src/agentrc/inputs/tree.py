@@ -82,6 +82,19 @@ class Root:
         return self.child(rel)
 
 
+# A canonical project (spec 000) is a directory holding one of these or `.ai/`. Here, not in
+# agentrc.inputs.config, so that a build with nothing to do can tell without importing the
+# canonical front door.
+CONFIG_NAMES = ("ai.config.js", "ai.config.mjs", "ai.config.cjs", "ai.config.json", "ai.config.yaml",
+                "ai.config.yml", "ai.config.toml")
+
+
+def is_project(path: str) -> bool:
+    """A directory holding a config or `.ai/` (whatever they turn out to be: reading them
+    reports a config that is a directory or a dangling link)."""
+    return os.path.isdir(path) and any(os.path.lexists(os.path.join(path, n)) for n in CONFIG_NAMES + (".ai",))
+
+
 def is_build_file(name: str) -> bool:
     """Pants/Bazel BUILD files sit in item directories to declare targets; they are not content."""
     return name == "BUILD" or name.startswith("BUILD.")

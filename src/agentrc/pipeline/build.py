@@ -15,7 +15,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fingerprint import digest
@@ -24,7 +24,9 @@ from agentrc.inputs.tree import SourcesChanged
 from agentrc.memo import cache
 from agentrc.output import writer
 from agentrc.output.plan import summary
-from agentrc.pipeline import stages, warm
+
+if TYPE_CHECKING:
+    from agentrc.pipeline import stages
 
 Totals = Dict[str, Dict[str, int]]  # per client: items, skipped, servers and fields per status
 
@@ -143,6 +145,9 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
 
 
 def _plan(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo]) -> stages.Plan:
+    # Imported here, past the no-change check: a build with nothing to do never needs the
+    # parsers and adapters' pipeline (docs/architecture.md).
+    from agentrc.pipeline import stages, warm
     if memo is not None and memo.empty and options.jobs != 1:
         warm.warm(inputs.tree, list(options.clients), memo, options.jobs or (os.cpu_count() or 1))
     return stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
@@ -153,6 +158,7 @@ def _plan(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo]) -> 
 def _write(tree: writer.Output, options: BuildOptions, plan, changes: writer.Changes) -> List[Diagnostic]:
     """The report first (a failure there writes nothing into the output), then the output."""
     if options.report:
+        from agentrc.pipeline import stages
         report = stages.report_document(options.clients, plan)
         try:
             writer.write_atomic(Path(options.report), (json.dumps(report, indent=2) + "\n").encode())
