@@ -38,7 +38,6 @@ import resource
 import stat
 import time
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
@@ -320,6 +319,9 @@ def _fsync_all(fds: Sequence[int]) -> None:
         for fd in fds:
             os.fsync(fd)
         return
+    # Imported here: concurrent.futures (and logging with it) is a tenth of the start-up of a
+    # build with nothing to write (docs/architecture.md).
+    from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(min(SYNC_THREADS, len(fds))) as pool:
         futures = [pool.submit(os.fsync, fd) for fd in fds]
     for future in futures:
