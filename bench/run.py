@@ -252,8 +252,10 @@ class Tool:
             fh.write(original)
 
 
-def timed(cmd: List[str], cwd: str, env: Dict[str, str], log: str) -> Tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one run; raises with the log tail on failure."""
+def timed(cmd: List[str], cwd: str, env: Dict[str, str], log: str) -> Tuple[float, int, float]:
+    """Wall seconds, peak RSS (KiB) and CPU seconds (user + system, children included) of
+    one run; raises with the log tail on failure. CPU time is what a busy shared machine
+    disturbs least: when other work takes the cores, wall time grows and CPU time hardly."""
     rss_file = log + ".time"
     full = [TIME_BIN, "-v", "-o", rss_file] + cmd if os.path.exists(TIME_BIN) else cmd
     with open(log, "w") as out:
@@ -268,12 +270,14 @@ def timed(cmd: List[str], cwd: str, env: Dict[str, str], log: str) -> Tuple[floa
         with open(log) as fh:
             tail = fh.read()[-3000:]
         raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode} (cwd {cwd}):\n{tail}")
-    rss = 0
+    rss, cpu = 0, 0.0
     if os.path.exists(rss_file):
         with open(rss_file) as fh:
-            m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", fh.read())
-            rss = int(m.group(1)) if m else 0
-    return dt, rss
+            text = fh.read()
+        m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+        rss = int(m.group(1)) if m else 0
+        cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([0-9.]+)", text))
+    return dt, rss, cpu
 
 
 def slug(name: str) -> str:
@@ -384,7 +388,8 @@ def bench_n(n: int, reps: int, base: str, bins: Optional[Dict[str, str]], py: st
     for name, scen in results.items():
         summary[name] = {s: {"median_s": statistics.median(x[0] for x in v), "min_s": min(x[0] for x in v),
                              "max_s": max(x[0] for x in v),
-                             "peak_rss_mib": max(x[1] for x in v) / 1024, "runs_s": [x[0] for x in v]}
+                             "peak_rss_mib": max(x[1] for x in v) / 1024, "runs_s": [x[0] for x in v],
+                             "median_cpu_s": statistics.median(x[2] for x in v), "cpu_s": [x[2] for x in v]}
                          for s, v in scen.items() if v}
     produced["cp -r"] = produced.get("agentrc", (0, 0))
     return {"items": n, "source_files": len(files), "summary": summary,
@@ -419,6 +424,17 @@ def table(res: dict) -> str:
             other = scen.get(k, scen["cold"])  # cp -r has only one scenario: compare against it
             cells.append(f"{a[k]['median_s'] / other['median_s']:.2f}×")
         lines.append(f"| vs {name} | {' | '.join(cells)} |")
+    lines += ["", "CPU seconds (user + system, median; less disturbed by other work on the machine than wall time):",
+              "", "| tool | cold | no change | one edit |", "| --- | ---: | ---: | ---: |"]
+    for name, scen in s.items():
+        cells = [fmt_s(scen[k]["median_cpu_s"]) if k in scen else "—" for k in ("cold", "no-change", "one-edit")]
+        lines.append(f"| {name} | {' | '.join(cells)} |")
+    for name, scen in s.items():
+        if name in ("agentrc", "cp -r") or scen["cold"]["median_cpu_s"] <= 0:
+            continue
+        cells = [f"{a[k]['median_cpu_s'] / scen[k]['median_cpu_s']:.2f}×" if scen.get(k, {}).get("median_cpu_s")
+                 else "—" for k in ("cold", "no-change", "one-edit")]
+        lines.append(f"| agentrc ÷ {name} (CPU) | {' | '.join(cells)} |")
     return "\n".join(lines)
 
 

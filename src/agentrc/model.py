@@ -56,6 +56,10 @@ class SourceFile:
     executable: bool = False
     link: Optional[str] = None
 
+    def sha256(self) -> bytes:
+        """The sha256 of `content` (a source known by its digest need not be read for it)."""
+        return hashlib.sha256(self.content).digest()
+
 
 @dataclass(frozen=True)
 class SourceTree:
@@ -66,7 +70,7 @@ class SourceTree:
     def digest(self) -> str:
         h = hashlib.sha256()
         for f in self.files:
-            h.update(f.path.encode() + b"\0" + hashlib.sha256(f.content).digest())
+            h.update(f.path.encode() + b"\0" + f.sha256())
         return h.hexdigest()
 
 

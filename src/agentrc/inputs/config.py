@@ -31,16 +31,14 @@ from agentrc.canonical import document as canonical
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import capref
 from agentrc.inputs.fetch import Fetcher
-from agentrc.inputs.tree import ESCAPE_HINT, Root, leaves, read_file, read_text, walk
+from agentrc.inputs.tree import CONFIG_NAMES, ESCAPE_HINT, Root, leaves, read_file, read_text, walk
+from agentrc.inputs.tree import is_project as is_project  # kept here too: callers ask the front door
 from agentrc.model import SourceFile, SourceTree
 from agentrc.sources import lock as lockfile
 from agentrc.text import tomledit
 from agentrc.text.position import Lines, TextError
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
-
-CONFIG_NAMES = ("ai.config.js", "ai.config.mjs", "ai.config.cjs", "ai.config.json", "ai.config.yaml",
-                "ai.config.yml", "ai.config.toml")
 
 # Seconds a config may run (AGENTRC_NODE_TIMEOUT overrides), and Node's heap, which bounds
 # what it can print.
@@ -136,12 +134,6 @@ class _Capabilities:
         got = capref.resolve(refs, layer, self.fetcher, self.pins, language, diags)
         self.records.extend(r.record for r in got)
         return [r.layer for r in got if r.layer is not None]
-
-
-def is_project(path: str) -> bool:
-    """A directory holding a config or `.ai/` (whatever they turn out to be: reading them
-    reports a config that is a directory or a dangling link)."""
-    return os.path.isdir(path) and any(os.path.lexists(os.path.join(path, n)) for n in CONFIG_NAMES + (".ai",))
 
 
 def load_project(root: str, unpin: Optional[Tuple[str, ...]] = None) -> Tuple[Project, Tuple[Diagnostic, ...]]:

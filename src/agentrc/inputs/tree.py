@@ -16,10 +16,12 @@ itself may be reached through symlinks: it is compared by its real path.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
+import time
 from dataclasses import dataclass
-from typing import Callable, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import SourceFile, SourceTree
@@ -80,13 +82,27 @@ class Root:
         return self.child(rel)
 
 
+# A canonical project (spec 000) is a directory holding one of these or `.ai/`. Here, not in
+# agentrc.inputs.config, so that a build with nothing to do can tell without importing the
+# canonical front door.
+CONFIG_NAMES = ("ai.config.js", "ai.config.mjs", "ai.config.cjs", "ai.config.json", "ai.config.yaml",
+                "ai.config.yml", "ai.config.toml")
+
+
+def is_project(path: str) -> bool:
+    """A directory holding a config or `.ai/` (whatever they turn out to be: reading them
+    reports a config that is a directory or a dangling link)."""
+    return os.path.isdir(path) and any(os.path.lexists(os.path.join(path, n)) for n in CONFIG_NAMES + (".ai",))
+
+
 def is_build_file(name: str) -> bool:
     """Pants/Bazel BUILD files sit in item directories to declare targets; they are not content."""
     return name == "BUILD" or name.startswith("BUILD.")
 
 
-def read_tree(paths: Iterable[str]) -> Read:
-    """Every source below `paths`; a path naming a file is read as given (it is its own root)."""
+def read_tree(paths: Iterable[str], seen: Optional[Dict[str, os.stat_result]] = None) -> Read:
+    """Every source below `paths`; a path naming a file is read as given (it is its own root).
+    `seen` collects the status of each regular file read (not a symlink), as `read_file` saw it."""
     files: List[SourceFile] = []
     explicit: List[str] = []
     diags = Diagnostics()
@@ -94,9 +110,9 @@ def read_tree(paths: Iterable[str]) -> Read:
         root = Root(arg)
         kind = _kind(arg)
         if kind == "directory":
-            walk(root, files, diags, _source_dir, lambda rel, name: not is_build_file(name))
+            walk(root, files, diags, _source_dir, lambda rel, name: not is_build_file(name), seen=seen)
             continue
-        f = read_file(arg, root.display, root, diags)
+        f = read_file(arg, root.display, root, diags, seen=seen)
         if f is not None:
             files.append(SourceFile(f.path, f.content, f.executable, None))  # named by the user: not a link
             explicit.append(f.path)
@@ -110,11 +126,14 @@ def _source_dir(entry: os.DirEntry) -> bool:
 
 
 def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[[os.DirEntry], bool],
-         wanted: Callable[[str, str], bool], max_size: int = MAX_FILE_BYTES, skip_large: bool = False) -> None:
+         wanted: Callable[[str, str], bool], max_size: int = MAX_FILE_BYTES, skip_large: bool = False,
+         seen: Optional[Dict[str, os.stat_result]] = None,
+         visit: Optional[Callable[[str, str], None]] = None) -> None:
     """The files below `root` whose (root-relative posix path, name) `wanted` accepts, in
     directories `enter` accepts. Symlinked directories are not entered (AR054 warning);
-    everything else that is not a directory is read by `read_file`. Iterative, so a deep
-    tree cannot exhaust the stack; `skip_large` leaves files over `max_size` out silently."""
+    everything else that is not a directory is read by `read_file`, or handed to `visit`
+    (its path and display path) unread. Iterative, so a deep tree cannot exhaust the stack;
+    `skip_large` leaves files over `max_size` out silently."""
     pending = [(root.path, "")]
     while pending:
         directory, rel = pending.pop()
@@ -142,14 +161,18 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
                 continue
             if skip_large and _size(entry) > max_size:
                 continue
-            f = read_file(entry.path, display, root, diags, max_size)
+            if visit is not None:
+                visit(entry.path, display)
+                continue
+            f = read_file(entry.path, display, root, diags, max_size, seen)
             if f is not None:
                 out.append(f)
         pending.extend(reversed(subdirs))
 
 
 def read_file(path: str, display: str, root: Root, diags: Diagnostics,
-              max_size: int = MAX_FILE_BYTES) -> Optional[SourceFile]:
+              max_size: int = MAX_FILE_BYTES, seen: Optional[Dict[str, os.stat_result]] = None
+              ) -> Optional[SourceFile]:
     """The file at `path` if it is a regular file inside `root` of at most `max_size` bytes;
     otherwise None and a diagnostic (AR050 outside the root, AR054 anything else).
 
@@ -186,6 +209,8 @@ def read_file(path: str, display: str, root: Root, diags: Diagnostics,
         diags.error(display, (0, 0), "AR054", problem)
         return None
     link = root.display_of(real) if is_link else None
+    if seen is not None and not is_link:
+        seen[display] = st
     return SourceFile(display, content, bool(st.st_mode & 0o100), link)
 
 
@@ -277,3 +302,163 @@ def read_project(root: str, wanted, max_size: int = 1 << 20) -> Tuple[SourceTree
     walk(Root(root, bare_dot=True), files, diags, lambda entry: entry.name not in PROJECT_SKIP_DIRS,
          lambda rel, name: bool(wanted(rel)), max_size, skip_large=True)
     return SourceTree(tuple(sorted(files, key=lambda f: f.path))), diags.sorted()
+
+
+# --- the source stamp: what a build with nothing to do reads -------------------------------------
+#
+# A successful build records, per source file, its status (size, mtime and ctime in ns, inode,
+# device, mode) and the sha256 of the bytes it read. The next build walks the same paths with
+# the same rules and trusts a record only when every field still matches and the file's mtime and
+# ctime are older than the record's walk start by more than RACY_NS: a file changed within the
+# timestamp granularity of the recording (the "racy" case) could have kept its times, so it is
+# read again. Everything else that is not plain (a symlink, a file of another type, one too
+# large, a directory that cannot be listed) gives no answer, and the build reads every file.
+
+RACY_NS = 3 * 10 ** 9  # above the coarsest common timestamp granularity (2 s) and clock ticks
+
+
+def status(st: os.stat_result) -> List[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode]
+
+
+def digests(tree: SourceTree) -> Dict[str, str]:
+    """Each file's sha256 (hex), by display path."""
+    return {f.path: hashlib.sha256(f.content).hexdigest() for f in tree.files}
+
+
+def tree_digest(shas: Dict[str, str]) -> str:
+    """`SourceTree.digest()` of the files whose sha256 (hex) by path `shas` holds."""
+    h = hashlib.sha256()
+    for path in sorted(shas):
+        h.update(path.encode() + b"\0" + bytes.fromhex(shas[path]))
+    return h.hexdigest()
+
+
+def signature(tree: SourceTree, shas: Dict[str, str], seen: Dict[str, os.stat_result], at_ns: int
+              ) -> Optional[dict]:
+    """The record of `tree` as read (statuses from `read_tree`'s `seen`, taken before the
+    reading started at `at_ns`), or None when a file was not a plain one (then none is kept)."""
+    files = {}
+    for f in tree.files:
+        st = seen.get(f.path)
+        if st is None or f.link is not None:
+            return None
+        files[f.path] = status(st) + [shas[f.path]]
+    return {"at": at_ns, "files": files}
+
+
+class SourcesChanged(Exception):
+    """A source the stamp vouched for could not be read as recorded (it changed during the
+    build): the build starts again, reading everything."""
+
+
+class DeferredFile(SourceFile):
+    """A source the stamp vouches for: its path, mode and sha256 are known, its bytes are
+    read (by `read_file`, inside its root) only when something asks for `content`. Pickled,
+    it is an ordinary `SourceFile`."""
+
+    def __init__(self, path: str, executable: bool, digest: bytes, load: Callable[[], bytes]):
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "executable", executable)
+        object.__setattr__(self, "link", None)
+        object.__setattr__(self, "_digest", digest)
+        object.__setattr__(self, "_load", load)
+
+    def __getattr__(self, name: str):  # only for attributes not set: `content` before its first use
+        if name != "content":
+            raise AttributeError(name)
+        content = self._load()
+        if hashlib.sha256(content).digest() != self._digest:
+            raise SourcesChanged(self.path)
+        object.__setattr__(self, "content", content)
+        return content
+
+    def sha256(self) -> bytes:
+        return self._digest
+
+    def __reduce__(self):
+        return (SourceFile, (self.path, self.content, self.executable, None))
+
+
+def _loader(root: Root, path: str, display: str) -> Callable[[], bytes]:
+    def load() -> bytes:
+        f = read_file(path, display, root, Diagnostics())
+        if f is None or f.link is not None:
+            raise SourcesChanged(display)
+        return f.content
+    return load
+
+
+@dataclass(frozen=True)
+class Stamped:
+    """What `stamped_digest` found: the digest `read_tree(paths).tree.digest()` would give,
+    the files named directly, the new record, and the tree itself with the files the record
+    vouched for unread (`DeferredFile`)."""
+
+    digest: str
+    explicit: Tuple[str, ...]
+    record: dict
+    tree: SourceTree
+    read: int  # files whose bytes were read
+
+
+def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:
+    """What `read_tree(paths)` would give, and the new record, reading only the files
+    `record` (a `signature`) cannot vouch for; None when any file is not plain or the record
+    is malformed (then read everything)."""
+    if not isinstance(record, dict):
+        return None
+    at, known = record.get("at"), record.get("files")
+    if type(at) is not int or not isinstance(known, dict):
+        return None
+    start = time.time_ns()
+    trusted_before = at - RACY_NS
+    found: List[Tuple[Root, str, str]] = []
+    explicit: List[str] = []
+    diags = Diagnostics()
+    for arg in paths:
+        root = Root(arg)
+        kind = _kind(arg)
+        if kind == "directory":
+            def visit(path: str, display: str, root: Root = root) -> None:
+                found.append((root, path, display))
+            walk(root, [], diags, _source_dir, lambda rel, name: not is_build_file(name), visit=visit)
+        elif kind == "file":
+            found.append((root, arg, root.display))
+            explicit.append(root.display)
+        else:
+            return None
+    if diags.items:
+        return None
+    shas: Dict[str, str] = {}
+    files: Dict[str, list] = {}
+    sources: Dict[str, SourceFile] = {}
+    for root, path, display in found:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+            return None
+        now = status(st)
+        rec = known.get(display)
+        if (isinstance(rec, list) and len(rec) == 7 and rec[:6] == now and isinstance(rec[6], str)
+                and len(rec[6]) == 64 and max(st.st_mtime_ns, st.st_ctime_ns) < trusted_before):
+            try:
+                sources[display] = DeferredFile(display, bool(st.st_mode & 0o100), bytes.fromhex(rec[6]),
+                                                _loader(root, path, display))
+            except ValueError:  # a recorded digest that is not hex
+                return None
+            shas[display] = rec[6]
+            files[display] = rec
+            continue
+        seen: Dict[str, os.stat_result] = {}
+        f = read_file(path, display, root, diags, seen=seen)
+        if f is None or f.link is not None or display not in seen:
+            return None
+        sources[display] = f
+        shas[display] = hashlib.sha256(f.content).hexdigest()
+        files[display] = status(seen[display]) + [shas[display]]
+    tree = SourceTree(tuple(sources[k] for k in sorted(sources)))
+    read = sum(1 for f in sources.values() if not isinstance(f, DeferredFile))
+    return Stamped(tree_digest(shas), tuple(explicit), {"at": start, "files": files}, tree, read)

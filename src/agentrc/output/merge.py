@@ -13,10 +13,12 @@ only (their values may be secrets), so a workspace sync takes the values from th
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import re
 from collections import OrderedDict
+from functools import lru_cache
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostics
@@ -25,13 +27,17 @@ from agentrc.text import jsonedit, tomledit
 from agentrc.text.markdown import demote_headings
 from agentrc.text.markedblock import BEGIN, CONTEXT_TITLE, END, block_render
 
-try:
-    import tomllib  # type: ignore[import-not-found]  # Python >= 3.11
-except ImportError:
-    try:
-        import tomli as tomllib  # type: ignore[import-not-found,no-redef]  # Pants' own venv has it
-    except ImportError:
-        tomllib = None  # type: ignore[assignment]
+
+@lru_cache(maxsize=None)
+def _tomllib() -> Any:
+    """tomllib (Python >= 3.11) or tomli (Pants' own venv has it), imported when a TOML file
+    is first read, not at start-up (docs/architecture.md); None without either."""
+    for name in ("tomllib", "tomli"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    return None
 
 # Files their client parses as strict JSON (comments make it ignore the whole file), while
 # others (.vscode/*.json, opencode.json, .gemini/settings.json) accept JSON with comments.
@@ -129,9 +135,10 @@ def _data(fmt: str, text: str, mapping: Any) -> Any:
     if fmt == "json":
         return json.loads(text, object_pairs_hook=mapping) if text.strip() else mapping()
     if fmt == "toml":
-        if tomllib is None:
+        toml = _tomllib()
+        if toml is None:
             raise ValueError("reading TOML needs Python 3.11 or the tomli package")
-        return tomllib.loads(text)
+        return toml.loads(text)
     raise ValueError(f"unknown managed format {fmt!r}")
 
 

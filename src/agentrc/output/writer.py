@@ -38,7 +38,6 @@ import resource
 import stat
 import time
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
@@ -230,7 +229,13 @@ class _Tree:
         return self.dir(parent, create), name
 
     def lstat(self, rel: str) -> Optional[os.stat_result]:
-        pfd, name = self.parent(rel)
+        parent, _, name = rel.rpartition("/")  # posixpath.split of a normalised relative path
+        fd = self.fds.get(parent)
+        if fd is not None:  # dir()'s fast path, inline: this runs once per planned file
+            self.fds.move_to_end(parent)
+            pfd: Optional[int] = fd
+        else:
+            pfd = self.dir(parent)
         if pfd is None:
             return None
         try:
@@ -314,6 +319,9 @@ def _fsync_all(fds: Sequence[int]) -> None:
         for fd in fds:
             os.fsync(fd)
         return
+    # Imported here: concurrent.futures (and logging with it) is a tenth of the start-up of a
+    # build with nothing to write (docs/architecture.md).
+    from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(min(SYNC_THREADS, len(fds))) as pool:
         futures = [pool.submit(os.fsync, fd) for fd in fds]
     for future in futures:
@@ -440,6 +448,7 @@ class Output:
         self.notes: List[Diagnostic] = []  # warnings of the recovery, reported with diff()
         self.manifest: Optional[_Manifest] = None
         self.manifest_raw: Optional[bytes] = None
+        self.staged_manifest: Optional[bytes] = None  # the new manifest's bytes, from _stage to _roll_forward
         self.where = ""  # the path being worked on, for the diagnostic of an I/O error
         try:
             self._open(notify)
@@ -599,6 +608,7 @@ class Output:
                         f"interrupted write: {exc}", hint=f"Delete {self._show(TXN)} to abandon that write, then "
                         "rebuild; agentrc then compares the directory with its manifest again.")
                 raise OutputError(d.items) from None
+            self.staged_manifest = None  # the journal's own manifest, not one this run serialised
             conflicts = self._roll_forward(journal)
             self._finish()
             d = Diagnostics()
@@ -703,10 +713,10 @@ class Output:
                 if not stat.S_ISREG(st.st_mode):
                     raise _NotFile(f.path)
                 is_exec = bool(st.st_mode & stat.S_IXUSR)
-                if (stats.get(f.path) == _stat(st) and is_exec == f.executable
-                        and owned.get(f.path) == f.sha256()):
+                now = _stat(st)
+                if stats.get(f.path) == now and is_exec == f.executable and owned.get(f.path) == f.sha256():
                     unchanged += 1  # size and mtime as recorded after our last write: not read again
-                    seen[f.path] = _stat(st)
+                    seen[f.path] = now
                     continue
                 current = self._read(f.path)
             except _FS_ERRORS as exc:
@@ -867,8 +877,12 @@ class Output:
             manifest["dirs"] = sorted(ours & needed)
         new_manifest: Optional[dict] = manifest
         current = self.manifest_raw if self.manifest is not None else tree.read(MANIFEST)
-        if current == _manifest_bytes(manifest):
+        data = _manifest_bytes(manifest)  # serialised once: _roll_forward writes these bytes
+        self.staged_manifest = None
+        if current == data:
             new_manifest = None  # a no-op build leaves the directory byte- and mtime-stable
+        else:
+            self.staged_manifest = data
         if not puts and not changes.delete and new_manifest is None:
             return None
         journal = {"version": 1, "put": puts,
@@ -1001,7 +1015,9 @@ class Output:
             state = tree.dir(STATE)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink("manifest.tmp", dir_fd=txn)
-            tree.write_new(txn, "manifest.tmp", _manifest_bytes(manifest), 0o644, True)
+            ready, self.staged_manifest = self.staged_manifest, None
+            data = ready if ready is not None and not conflicts else _manifest_bytes(manifest)
+            tree.write_new(txn, "manifest.tmp", data, 0o644, True)
             os.replace("manifest.tmp", "manifest.json", src_dir_fd=txn, dst_dir_fd=state)
             self.manifest, self.manifest_raw = None, None
         return conflicts
@@ -1183,17 +1199,24 @@ def untouched(root: Path, digest: str) -> bool:
             raw = fh.read(MAX_MANIFEST + 1)
         if sha(raw) != digest:
             return False
-        m = _parse_manifest(_load_json(raw, "the manifest"))
+        # The manifest this build recorded after writing it (its digest is in the stamp), so
+        # the checks of `_parse_manifest` passed when it was written; only looked at here.
+        data = _load_json(raw, "the manifest")
     except (OSError, ValueError):
         return False
-    base = str(root)
-    for path in list(m.owned) + list(m.merged):
-        try:
-            st = os.lstat(os.path.join(base, path))
-        except OSError:
-            return False
-        if m.stats.get(path) != _stat(st):
-            return False
+    files, merged, stats = data.get("files"), data.get("merged", {}), data.get("stat")
+    if not (isinstance(files, dict) and isinstance(merged, dict) and isinstance(stats, dict)):
+        return False
+    base = str(root) + os.sep
+    lstat, imode = os.lstat, stat.S_IMODE
+    for paths in (files, merged):
+        for path in paths:
+            try:
+                st = lstat(base + path)
+            except (OSError, TypeError, ValueError):
+                return False
+            if stats.get(path) != [st.st_size, st.st_mtime_ns, imode(st.st_mode)]:
+                return False
     return True
 
 

@@ -15,17 +15,18 @@ import json
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fingerprint import digest
-from agentrc.inputs.read import read_inputs
+from agentrc.inputs.read import Inputs, read_inputs, stamped
+from agentrc.inputs.tree import SourcesChanged
 from agentrc.memo import cache
 from agentrc.output import writer
 from agentrc.output.plan import summary
-from agentrc.pipeline import consume as lock_io
-from agentrc.pipeline import stages, warm
-from agentrc.sources import lock as lockfile
+
+if TYPE_CHECKING:
+    from agentrc.pipeline import stages
 
 Totals = Dict[str, Dict[str, int]]  # per client: items, skipped, servers and fields per status
 
@@ -76,25 +77,47 @@ def build(options: BuildOptions, notify: Optional[Callable[[str], None]] = None)
             gc.enable()
 
 
+def _key(options: BuildOptions, sources: str, explicit: Tuple[str, ...]) -> str:
+    """The no-change stamp's key: the sources' digest and every option that shapes the outputs."""
+    return digest([sources.encode(), json.dumps(
+        [list(options.clients), list(options.bundles), options.strict, list(explicit), options.layout,
+         options.plugin_name]).encode()])
+
+
 def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> BuildResult:
-    inputs = read_inputs(options.paths)
     out = Path(options.out)
     memo_path = cache.location(options.out, options.paths) if options.cache else None
-    key = digest([inputs.digest.encode(), json.dumps(
-        [list(options.clients), list(options.bundles), options.strict, inputs.explicit, options.layout,
-         options.plugin_name]).encode()])
-    if memo_path and not options.report:
-        stamp = cache.load_stamp(memo_path)
-        if stamp and stamp.get("key") == key and writer.untouched(out, stamp.get("manifest", "")):
+    stamp = cache.load_stamp(memo_path) if memo_path and not options.report else None
+    quick = None
+    if memo_path and stamp:
+        # The sources' statuses against the last build's record: an unchanged file is neither
+        # read nor hashed (agentrc.inputs.tree, "the source stamp").
+        quick = stamped(options.paths, stamp.get("sources"))
+        if quick and stamp.get("key") == _key(options, quick.digest, quick.explicit) \
+                and writer.untouched(out, stamp.get("manifest", "")):
             # Same sources, same options, outputs as last written: the last result stands.
+            if quick.signature != stamp.get("sources"):  # files re-read (racy, touched): vouched for next time
+                cache.save_stamp(memo_path, dict(stamp, sources=quick.signature))
+            return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
+                               writer.Changes((), (), (), stamp["files"]))
+    # With a stamp, the files it vouches for are read only if the build needs their bytes (an
+    # item directory the memo does not hold); otherwise everything is read now.
+    inputs = quick or read_inputs(options.paths)
+    key = _key(options, inputs.digest, inputs.explicit)
+    if memo_path and stamp and quick is None:
+        if stamp.get("key") == key and writer.untouched(out, stamp.get("manifest", "")):
+            # Same sources, same options, outputs as last written: the last result stands.
+            if inputs.signature is not None and inputs.signature != stamp.get("sources"):
+                cache.save_stamp(memo_path, dict(stamp, sources=inputs.signature))
             return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
                                writer.Changes((), (), (), stamp["files"]))
     memo = cache.load(memo_path) if memo_path else None
-    if memo is not None and memo.empty and options.jobs != 1:
-        warm.warm(inputs.tree, list(options.clients), memo, options.jobs or (os.cpu_count() or 1))
-    plan = stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
-                           inputs.explicit, memo, layout=options.layout, plugin_name=options.plugin_name,
-                           canonical=inputs.canonical)
+    try:
+        plan = _plan(options, inputs, memo)
+    except SourcesChanged:  # a source changed while the build ran: read them all, and plan again
+        inputs = read_inputs(options.paths)
+        key = _key(options, inputs.digest, inputs.explicit)
+        plan = _plan(options, inputs, memo)
     if memo_path and memo is not None and plan.ok:
         cache.save(memo_path, memo)
     diags = list(plan.diagnostics)
@@ -120,7 +143,7 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
         cache.save_stamp(memo_path, {"key": key, "manifest": writer.manifest_digest(out),
                                      "diagnostics": [d.to_json() for d in sorted(set(diags)) if d.code != "AR142"
                                                      and not (d.code == "AR091" and not d.is_error)],
-                                     "summary": totals, "files": len(plan.files)})
+                                     "summary": totals, "files": len(plan.files), "sources": inputs.signature})
     return BuildResult(tuple(sorted(set(diags))), totals if plan.ok else None, changes)
 
 
@@ -129,6 +152,9 @@ def _record_capabilities(projects, clients: Tuple[str, ...]) -> List[Diagnostic]
     agentrc.lock.json (`capabilities`), so the next build reads the same commits. The lock
     is written only when that changes; a project without one gets a lock that holds only
     these records (its clients are the build's)."""
+    # Imported here: only a canonical project with capability references gets this far.
+    from agentrc.pipeline import consume as lock_io
+    from agentrc.sources import lock as lockfile
     d = Diagnostics()
     for root, records in projects:
         lock, problems = lock_io.read_lock(root)
@@ -147,9 +173,21 @@ def _record_capabilities(projects, clients: Tuple[str, ...]) -> List[Diagnostic]
     return d.items
 
 
+def _plan(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo]) -> stages.Plan:
+    # Imported here, past the no-change check: a build with nothing to do never needs the
+    # parsers and adapters' pipeline (docs/architecture.md).
+    from agentrc.pipeline import stages, warm
+    if memo is not None and memo.empty and options.jobs != 1:
+        warm.warm(inputs.tree, list(options.clients), memo, options.jobs or (os.cpu_count() or 1))
+    return stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
+                           inputs.explicit, memo, layout=options.layout, plugin_name=options.plugin_name,
+                           canonical=inputs.canonical)
+
+
 def _write(tree: writer.Output, options: BuildOptions, plan, changes: writer.Changes) -> List[Diagnostic]:
     """The report first (a failure there writes nothing into the output), then the output."""
     if options.report:
+        from agentrc.pipeline import stages
         report = stages.report_document(options.clients, plan)
         try:
             writer.write_atomic(Path(options.report), (json.dumps(report, indent=2) + "\n").encode())

@@ -8,16 +8,26 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping, Type, Union
-
-import yaml
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Mapping
 
 from agentrc.frozen import thaw
+from agentrc.text.lazy import lazy_module
 
-try:
-    _Dumper: Type[Union[yaml.CSafeDumper, yaml.SafeDumper]] = yaml.CSafeDumper
-except AttributeError:  # pragma: no cover
-    _Dumper = yaml.SafeDumper
+if TYPE_CHECKING:
+    import yaml
+else:  # imported on first use: a build with nothing to do writes no YAML (docs/architecture.md)
+    yaml = lazy_module("yaml")
+
+
+@lru_cache(maxsize=None)
+def _dumper() -> Any:
+    return getattr(yaml, "CSafeDumper", None) or yaml.SafeDumper
+
+
+@lru_cache(maxsize=None)
+def _resolver() -> Any:
+    return yaml.resolver.Resolver()
 
 
 def dump_yaml(data: Mapping[str, Any]) -> str:
@@ -32,13 +42,12 @@ def dump_yaml(data: Mapping[str, Any]) -> str:
         elif isinstance(value, list) and value and all(_simple(v) for v in value):
             out.append(f"{_key(key)}:\n" + "".join(f"  - {_scalar(v)}\n" for v in value))
         else:
-            out.append(yaml.dump({key: value}, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+            out.append(yaml.dump({key: value}, Dumper=_dumper(), sort_keys=False, allow_unicode=True,
                                  default_flow_style=False, width=10 ** 6, indent=2))
     return "".join(out)
 
 
 _PLAIN_RE = re.compile(r"^[A-Za-z_/.(][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]*\Z")
-_RESOLVER = yaml.resolver.Resolver()
 
 
 def _simple(value: Any) -> bool:
@@ -50,7 +59,7 @@ def _plain(text: str) -> bool:
     """Whether `text` can be written unquoted and still read back as this very string."""
     return (bool(_PLAIN_RE.match(text)) and ": " not in text and " #" not in text
             and not text.endswith((" ", ":"))
-            and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == "tag:yaml.org,2002:str")
+            and _resolver().resolve(yaml.ScalarNode, text, (True, False)) == "tag:yaml.org,2002:str")
 
 
 def _key(key: str) -> str:

@@ -20,14 +20,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Tuple, Type, Union
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
-import yaml
+from agentrc.text.lazy import lazy_module
 
-try:  # libyaml's composer is several times faster; positions are identical.
-    _Loader: Type[Union[yaml.CSafeLoader, yaml.SafeLoader]] = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - pure-Python fallback
-    _Loader = yaml.SafeLoader
+if TYPE_CHECKING:
+    import yaml
+else:  # imported on first use: a build with nothing to do parses no YAML (docs/architecture.md)
+    yaml = lazy_module("yaml")
+
+
+@lru_cache(maxsize=None)
+def _loader() -> Any:
+    """libyaml's composer where PyYAML has it (several times faster; positions are identical)."""
+    return getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
 
 # The bounds (see the module docstring); docs/security.md quotes them.
 ALIAS_SLACK = 10_000
@@ -80,14 +87,16 @@ _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
 _NULL_TAG = "tag:yaml.org,2002:null"
 
-_scalar_constructor = yaml.SafeLoader("")
+@lru_cache(maxsize=None)
+def _scalar_constructor() -> Any:
+    return yaml.SafeLoader("")
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:
     # Booleans, ints, floats and nulls keep their YAML 1.1 meaning (what clients read);
     # every other tag (timestamps, binary) stays the literal string so data is JSON-safe.
     if node.tag in (_BOOL_TAG, _INT_TAG, _FLOAT_TAG, _NULL_TAG):
-        return _scalar_constructor.construct_object(node, deep=True)
+        return _scalar_constructor().construct_object(node, deep=True)
     return node.value
 
 
@@ -95,7 +104,7 @@ def load(text: str, line_offset: int = 0) -> Located:
     """Parse one YAML document. `line_offset` shifts positions (frontmatter after '---')."""
     try:
         _check_depth(text, line_offset)
-        node = yaml.compose(text, Loader=_Loader)
+        node = yaml.compose(text, Loader=_loader())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         pos = (mark.line + 1 + line_offset, mark.column + 1) if mark else (1 + line_offset, 1)
@@ -117,7 +126,7 @@ def _check_depth(text: str, line_offset: int) -> None:
     if len(_NESTING.findall(text)) <= MAX_DEPTH:
         return
     depth = 0
-    for event in yaml.parse(text, Loader=_Loader):
+    for event in yaml.parse(text, Loader=_loader()):
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
