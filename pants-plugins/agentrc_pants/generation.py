@@ -31,6 +31,7 @@ from agentrc.memo.cache import Memo
 from agentrc.model import SourceFile, SourceTree
 from agentrc.pipeline import stages as pipeline
 from agentrc.pipeline import warm
+from agentrc_pants import memory
 from agentrc_pants.subsystem import AgentrcSubsystem, Execution
 
 REPORT = pipeline.REPORT
@@ -188,6 +189,8 @@ async def item_dir_entries_process(request: ItemDirProcessRequest) -> ItemDirEnt
 
 @rule(desc="Generate agentrc client trees", level=LogLevel.DEBUG)
 async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> GenerationResult:
+    if subsystem.release_memory:
+        memory.watch()
     # Parsing and rendering happen per item directory (a node each, shared by every target
     # whose closure holds it, in the daemon or as a cached sandboxed Process); the global
     # part (references, selection, conflicts, project files) runs here on those results.
