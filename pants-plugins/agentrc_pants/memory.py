@@ -20,12 +20,12 @@ import ctypes
 import ctypes.util
 import os
 import threading
-import time
 from typing import Callable, Optional
 
 STEP = 256 * 1024 * 1024
 _lock = threading.Lock()
 _started = False
+_stop = threading.Event()
 trims = 0  # how many times the watcher trimmed (tests read it)
 
 
@@ -75,8 +75,7 @@ def _watch(step: int, interval: float) -> None:
         return
     global trims
     floor = rss() or 0
-    while True:
-        time.sleep(interval)
+    while not _stop.wait(interval):
         now = rss()
         if now is None:
             return
@@ -95,5 +94,11 @@ def watch(step: int = STEP, interval: float = 1.0) -> bool:
         if _started or _trim_function() is None:
             return False
         _started = True
+        _stop.clear()
     threading.Thread(target=_watch, args=(step, interval), name="agentrc-malloc-trim", daemon=True).start()
     return True
+
+
+def stop() -> None:
+    """Stop the watcher thread (tests); a later `watch()` in a fresh state starts another."""
+    _stop.set()
