@@ -90,15 +90,16 @@ def test_each_file_is_parsed_once_and_each_target_plans_its_closure_only(monkeyp
 def test_memory_watcher_trims_when_the_resident_set_grows(monkeypatch):
     if memory.rss() is None or memory._trim_function() is None:
         return  # not glibc Linux: the watcher is a no-op there by design
-    monkeypatch.setattr(memory, "trims", 0)
     monkeypatch.setattr(memory, "_started", False)
+    assert memory.trim()  # what earlier tests freed goes back first, so new blocks need new pages
+    monkeypatch.setattr(memory, "trims", 0)
     assert memory.watch(step=8 * 1024 * 1024, interval=0.02)
     assert not memory.watch()  # once per process
     held = []
     done = threading.Event()
 
     def allocate():  # in another thread, as Pants' engine threads do
-        held.extend(bytearray(4096) for _ in range(8 * 1024))  # 32 MiB in small blocks
+        held.extend(bytearray(4096) for _ in range(16 * 1024))  # 64 MiB in small blocks
         done.set()
 
     threading.Thread(target=allocate).start()
