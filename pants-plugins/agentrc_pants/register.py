@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agentrc_pants import (
+    collection_hash,  # noqa: F401  (fixes Pants 2.17's constant Collection hash on import)
     config,
     dependency_inference,
     fmt,

@@ -110,3 +110,17 @@ def test_memory_watcher_trims_when_the_resident_set_grows(monkeypatch):
     memory.stop()
     assert memory.trims >= 1
     held.clear()
+
+
+def test_create_digests_of_different_files_hash_apart():
+    # Pants 2.17 hashed every Collection alike, so the engine compared each new CreateDigest
+    # with every earlier one: the backend's import gives them their elements' hash.
+    from pants.engine.fs import CreateDigest, FileContent
+
+    from agentrc_pants import collection_hash, register  # noqa: F401
+
+    assert not collection_hash.broken()
+    digests = {hash(CreateDigest([FileContent(f"f{i}", b"x")])) for i in range(100)}
+    assert len(digests) == 100
+    a, b = CreateDigest([FileContent("a", b"1")]), CreateDigest([FileContent("a", b"1")])
+    assert a == b and hash(a) == hash(b)
