@@ -66,7 +66,7 @@ def main() -> int:
     edit = sorted((repo / "registry").rglob("RULE.md"))[0]
     original = edit.read_text()
     try:
-        for kind in args.runs.split(","):
+        for kind in filter(None, args.runs.split(",")):
             if kind == "cold":
                 pb.stop_pantsd(repo)
                 time.sleep(2)
