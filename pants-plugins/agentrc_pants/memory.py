@@ -1,8 +1,8 @@
 """Giving memory that pantsd's threads freed back to the system.
 
 Measured on a 1,000-item registry (docs/benchmarks.md, "pantsd's memory"): after a cold
-`pants package ::` pantsd held 827 MB resident, of which `malloc_trim(0)` returned 530 MB at
-once; after two more runs, 1,130 MB of which 638 MB. Pants' engine runs rules and file I/O on
+`pants dependencies ::` pantsd held 827 MB resident, of which `malloc_trim(0)` returned 530 MB
+at once; after two `pants package ::` runs more, 1,130 MB of which 638 MB. Pants' engine runs rules and file I/O on
 many threads, glibc gives each thread group an arena of its own, and memory freed inside an
 arena stays resident; the live data is under half of the RSS. Pants restarts a daemon whose
 RSS crosses `[GLOBAL].pantsd_max_memory_usage` (4 GiB by default), and the next run is cold:
