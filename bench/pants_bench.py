@@ -125,6 +125,20 @@ def counter(output: str, name: str) -> int:
     return int(m.group(1)) if m else 0
 
 
+def pantsd_rss(repo: Path) -> int:
+    """Resident MiB of the repository's pantsd (0 when none runs): read after each run, so a
+    daemon growing toward `pantsd_max_memory_usage` (and restarting cold) shows."""
+    for pidfile in (repo / ".pids").glob("*/pantsd/pid"):
+        try:
+            with open(f"/proc/{int(pidfile.read_text().strip())}/status") as fh:
+                for line in fh:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1]) // 1024
+        except (OSError, ValueError):
+            pass
+    return 0
+
+
 def stop_pantsd(repo: Path) -> None:
     for pidfile in (repo / ".pids").glob("*/pantsd/pid"):
         try:
@@ -163,16 +177,19 @@ def scenario(variants: list, edits: dict, mode: str, reps: int) -> dict:
         cold[v.repo] = (pants(v.repo, *flags, "package", "::", launcher=v.launcher)[0], v.launcher)  # starts pantsd
         pants(v.repo, *flags, "package", "::", launcher=v.launcher)  # untimed warm-up
     runs = {v.name: {"noop": [], **{name: [] for name in edits}} for v in variants}
+    rss = {v.name: [pantsd_rss(v.repo)] for v in variants}  # MiB after the cold run, then after each run
     reruns = {v.name: {name: [] for name in edits} for v in variants}
     originals = {name: (variants[0].repo / rel).read_text() for name, rel in edits.items()}  # identical registries
     for i in range(reps):
         for v in variants:
             runs[v.name]["noop"].append(pants(v.repo, *flags, "package", "::", launcher=v.launcher)[0])
+            rss[v.name].append(pantsd_rss(v.repo))
         for name, rel in edits.items():
             for v in variants:
                 (v.repo / rel).write_text(originals[name] + f"\nEdited line {mode} {v.launcher} {i}.\n")
                 t, out = pants(v.repo, *flags, "package", "::", launcher=v.launcher)
                 runs[v.name][name].append(t)
+                rss[v.name].append(pantsd_rss(v.repo))
                 reruns[v.name][name].append(counter(out, "local_cache_requests_uncached"))
     for v in variants:
         for name, rel in edits.items():
@@ -180,6 +197,7 @@ def scenario(variants: list, edits: dict, mode: str, reps: int) -> dict:
         stop_pantsd(v.repo)
     return {v.name: {"cold": cold[v.repo][0] if cold[v.repo][1] == v.launcher else None, "runs": runs[v.name],
                      "median": {k: statistics.median(x) for k, x in runs[v.name].items()},
+                     "pantsd_rss_mib": rss[v.name],
                      "reruns": {k: statistics.median(x) for k, x in reruns[v.name].items()} if mode == "process"
                      else None}
             for v in variants}
@@ -268,8 +286,8 @@ def main() -> int:
     for launcher in args.launchers:
         print(f"Launcher {launcher}: {LAUNCHERS[launcher]}")
     print("\n| agentrc | execution | launcher | cold (s) | no-op (s) | one edit (s) | one edit, most-referenced rule (s) "
-          "| generation processes rerun by the edits |")
-    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+          "| generation processes rerun by the edits | pantsd RSS, after cold / at most (MiB) |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for mode, by_variant in results.items():
         for v in variants:
             r = by_variant[v.name]
@@ -277,7 +295,7 @@ def main() -> int:
             rerun = "—" if r["reruns"] is None else f"{r['reruns']['edit']:.0f} / {r['reruns']['edit_referenced']:.0f}"
             cold = "—" if r["cold"] is None else f"{r['cold']:.1f}"
             print(f"| {v.src} | {mode} | {v.launcher} | {cold} | {m['noop']:.2f} | {m['edit']:.2f} | "
-                  f"{m['edit_referenced']:.2f} | {rerun} |")
+                  f"{m['edit_referenced']:.2f} | {rerun} | {r['pantsd_rss_mib'][0]} / {max(r['pantsd_rss_mib'])} |")
     if "skipped" not in remote:
         print(f"\nProcess mode ({variants[0].src}), fresh local store, warm BuildGrid, without pantsd: "
               f"{remote['cold_remote_no_pantsd']:.1f} s, {remote['remote_hits']} of "

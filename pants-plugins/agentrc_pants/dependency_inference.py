@@ -40,6 +40,8 @@ from agentrc.diagnostics import Diagnostic
 from agentrc.portable.discovery import registry_of, registry_roots
 from agentrc.portable.peek import Peek, peek
 from agentrc.portable.resolve import Found, find_cycles, lookup
+from agentrc_pants import memory
+from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import (
     AgentrcBundleSourceField,
     AgentrcEntrypointField,
@@ -90,7 +92,9 @@ async def peek_entrypoint(request: EntrypointPeekRequest) -> EntrypointPeeks:
 
 
 @rule(desc="Index agentrc item and bundle names")
-async def agentrc_index(all_targets: AllTargets) -> AgentrcIndex:
+async def agentrc_index(all_targets: AllTargets, subsystem: AgentrcSubsystem) -> AgentrcIndex:
+    if subsystem.release_memory:
+        memory.watch()
     markers = {tgt[AgentrcRegistrySourceField].file_path: tgt.address for tgt in all_targets
                if tgt.has_field(AgentrcRegistrySourceField)}
     roots = registry_roots(markers)

@@ -31,6 +31,8 @@ from agentrc.memo.cache import Memo
 from agentrc.model import SourceFile, SourceTree
 from agentrc.pipeline import stages as pipeline
 from agentrc.pipeline import warm
+from agentrc.text import markdown
+from agentrc_pants import memory
 from agentrc_pants.subsystem import AgentrcSubsystem, Execution
 
 REPORT = pipeline.REPORT
@@ -129,6 +131,15 @@ async def agentrc_python(subsystem: AgentrcSubsystem) -> AgentrcPython:
     return AgentrcPython(first)
 
 
+def _drop_text_caches() -> None:
+    """The core memoises markdown scans and formatted bodies (up to 65,536 each) so that one
+    build parses a body once; in pantsd they would live as long as the daemon, holding a
+    `Line` per line of every body seen (35 MB at 1,000 items). Each call into the core here
+    runs without an `await` inside, so clearing after it loses no sharing between rules."""
+    markdown.scan.cache_clear()
+    markdown.format_body.cache_clear()
+
+
 @dataclass(frozen=True)
 class ItemDirRequest:
     """One item directory's files (nested item directories included) and the clients."""
@@ -148,6 +159,7 @@ async def item_dir_entries(request: ItemDirRequest) -> ItemDirEntries:
     # the same way), so this node is shared by every target whose closure holds the
     # directory, and an edit reruns only the edited directory's node.
     found = warm.entries(SourceTree(request.files), request.clients)
+    _drop_text_caches()
     return ItemDirEntries(tuple(found.items()))
 
 
@@ -188,6 +200,8 @@ async def item_dir_entries_process(request: ItemDirProcessRequest) -> ItemDirEnt
 
 @rule(desc="Generate agentrc client trees", level=LogLevel.DEBUG)
 async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> GenerationResult:
+    if subsystem.release_memory:
+        memory.watch()
     # Parsing and rendering happen per item directory (a node each, shared by every target
     # whose closure holds it, in the daemon or as a cached sandboxed Process); the global
     # part (references, selection, conflicts, project files) runs here on those results.
@@ -202,6 +216,7 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
     plan, files = pipeline.package(request.tree, request.clients, request.bundles, request.entrypoints,
                                    request.strict, request.explicit, memo, request.cross_source,
                                    frozenset(request.skip_servers))
+    _drop_text_caches()
     digest = await Get(Digest, CreateDigest(FileContent(p, c, is_executable=x) for p, c, x in files))
     return GenerationResult(digest, plan.diagnostics, len(plan.files))
 

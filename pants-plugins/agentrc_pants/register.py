@@ -5,6 +5,7 @@ from __future__ import annotations
 from agentrc_pants import (
     capability,
     cli_process,
+    collection_hash,  # noqa: F401  (fixes Pants 2.17's constant Collection hash on import)
     config,
     dependency_inference,
     fmt,

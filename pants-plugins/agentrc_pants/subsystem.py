@@ -41,6 +41,15 @@ class AgentrcSubsystem(Subsystem):
     )
     skip = SkipOption("fmt", "lint")
     tailor = BoolOption(default=True, help="If true, `tailor` adds agentrc targets for item directories and bundles.")
+    release_memory = BoolOption(
+        default=True,
+        help=(
+            "If true, a thread in pantsd gives memory its threads freed back to the system (glibc's "
+            "`malloc_trim`) each time its RSS grew by 256 MiB. Without it, glibc keeps that memory, "
+            "and on large registries pantsd crosses `[GLOBAL].pantsd_max_memory_usage` and restarts "
+            "cold (docs/benchmarks.md)."
+        ),
+    )
     strict = BoolOption(default=False, help="Fail `package` when any field is dropped for a client (build --strict).")
 
 

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""One sequence of `./pants package ::` runs on a generated registry, with pantsd's resident
+memory read after each run: what docs/benchmarks.md's "pantsd's memory" table comes from.
+
+    python bench/pants_rss.py --items 5000 --setup [--src worktree|head|COMMIT]
+    python bench/pants_rss.py --items 5000 --runs cold,noop,noop,edit,noop
+
+`--setup` makes the scratch repository like bench/pants_bench.py does (bench/out/tmpfs/pants/
+p<items>, on the tmpfs when run as root: the code, gen_registry.py's registry, `./pants
+tailor ::`); later calls reuse it and its pantsd. `cold` stops pantsd and clears dist/ first;
+`edit` appends a line to the first rule by path (restored at the end). Each run prints one
+JSON line: seconds, the load average, and pantsd's VmRSS / VmHWM (peak) / RssAnon in MiB. A
+pid that changes between runs is a daemon Pants restarted (e.g. over
+`pantsd_max_memory_usage`), and the next run was cold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+import pants_bench as pb  # noqa: E402
+
+
+def status(repo: Path) -> dict:
+    out: dict = {}
+    for pidfile in (repo / ".pids").glob("*/pantsd/pid"):
+        pid = pidfile.read_text().strip()
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                for line in fh:
+                    if line.startswith(("VmRSS", "VmHWM", "RssAnon")):
+                        key, value = line.split(":")
+                        out[key] = int(value.split()[0]) // 1024
+            out["pid"] = int(pid)
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--items", type=int, default=1000)
+    ap.add_argument("--src", default="worktree", metavar="worktree|head|COMMIT")
+    ap.add_argument("--setup", action="store_true", help="(re)create the scratch repository first")
+    ap.add_argument("--runs", default="cold,noop,noop,edit,noop", help="comma-separated: cold, noop, edit")
+    ap.add_argument("--flag", action="append", default=[], help="an extra Pants flag for every run")
+    args = ap.parse_args()
+    base = ROOT / "bench" / "out" / "tmpfs"
+    pb.mount_tmpfs(base)
+    repo = base / "pants" / f"p{args.items}"
+    if args.setup:
+        shutil.rmtree(repo, ignore_errors=True)
+        repo.mkdir(parents=True)
+        print(json.dumps({"code": pb.copy_code(repo, args.src)}), flush=True)
+        (repo / "BUILD").write_text("")
+        pb.generate(["--items", str(args.items), "--out", str(repo / "registry")])
+        pb.pants(repo, "--no-pantsd", "tailor", "::", timeout=3600)
+    edit = sorted((repo / "registry").rglob("RULE.md"))[0]
+    original = edit.read_text()
+    try:
+        for kind in filter(None, args.runs.split(",")):
+            if kind == "cold":
+                pb.stop_pantsd(repo)
+                time.sleep(2)
+                shutil.rmtree(repo / "dist", ignore_errors=True)
+            elif kind == "edit":
+                edit.write_text(original + f"\nEdited at {time.time()}.\n")
+            seconds, _ = pb.pants(repo, *args.flag, "package", "::", timeout=3600)
+            print(json.dumps({"run": kind, "s": round(seconds, 2), "load": pb.load(), **status(repo)}), flush=True)
+    finally:
+        edit.write_text(original)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

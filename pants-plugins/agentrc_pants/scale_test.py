@@ -1,0 +1,126 @@
+"""Work per `package ::` grows with what each target holds, never with the registry's size
+times its number of targets (issue 13): counted, not timed."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from pants.core.goals.package import BuiltPackage
+from pants.engine.addresses import Address
+from pants.testutil.rule_runner import QueryRule
+
+from agentrc_pants import dependency_inference, memory
+from agentrc_pants.target_types import AgentrcBundleFieldSet, AgentrcItemFieldSet
+from agentrc_pants.testutil import make_rule_runner
+
+
+def _registry(n: int) -> dict:
+    files = {"reg/agentrc-registry.yaml": "schema: 1\n"}
+    for i in range(n):
+        files[f"reg/rules/r{i}/RULE.md"] = (f"---\nschema: 1\ndescription: Rule {i}\n---\n\n## Rule {i}\n\n"
+                                            f"Do thing {i}.\n")
+        files[f"reg/rules/r{i}/BUILD"] = "agentrc_items()\n"
+    files["reg/skills/s/SKILL.md"] = ("---\nschema: 1\ndescription: Use when testing\nrequires:\n  rules:\n"
+                                      "    - r0\n---\n\n## Skill\n\nTest.\n")
+    files["reg/skills/s/BUILD"] = "agentrc_items()\n"
+    items = "".join(f"    - r{i}\n" for i in range(n))
+    files["reg/bundles/all.bundle.yaml"] = f"schema: 1\nname: all\ndescription: All\nitems:\n  rules:\n{items}"
+    files["reg/bundles/BUILD"] = "agentrc_bundle(name='all', source='all.bundle.yaml')\n"
+    files["reg/BUILD"] = "agentrc_registry(name='reg')\n"
+    return files
+
+
+def _package_everything(n: int, monkeypatch) -> dict:
+    """Packages every target of an n-rule registry; returns what each kind of work counted."""
+    from agentrc.pipeline import stages, warm
+
+    counts: dict = {"parsed dirs": [], "peeks": 0, "package calls": {}}
+    real_entries, real_package, real_peek = warm.entries, stages.package, dependency_inference.peek
+
+    def entries(tree, clients):
+        counts["parsed dirs"].append(sorted({f.path.rsplit("/", 1)[0] for f in tree.files}))
+        return real_entries(tree, clients)
+
+    def package(tree, clients, bundles=None, entrypoints=None, *args, **kwargs):
+        counts["package calls"][tuple(bundles or ()) + tuple(entrypoints or ())] = len(tree.files)
+        return real_package(tree, clients, bundles, entrypoints, *args, **kwargs)
+
+    def peek(path, content):
+        counts["peeks"] += 1
+        return real_peek(path, content)
+
+    monkeypatch.setattr(warm, "entries", entries)
+    monkeypatch.setattr(stages, "package", package)
+    monkeypatch.setattr(dependency_inference, "peek", peek)
+    runner = make_rule_runner(QueryRule(BuiltPackage, [AgentrcItemFieldSet]),
+                              QueryRule(BuiltPackage, [AgentrcBundleFieldSet]))
+    runner.write_files(_registry(n))
+    addresses = [Address(f"reg/rules/r{i}", generated_name="rule") for i in range(n)]
+    addresses.append(Address("reg/skills/s", generated_name="skill"))
+    for address in addresses:
+        runner.request(BuiltPackage, [AgentrcItemFieldSet.create(runner.get_target(address))])
+    bundle = runner.get_target(Address("reg/bundles", target_name="all"))
+    runner.request(BuiltPackage, [AgentrcBundleFieldSet.create(bundle)])
+    monkeypatch.undo()
+    return counts
+
+
+def test_each_file_is_parsed_once_and_each_target_plans_its_closure_only(monkeypatch):
+    small, large = _package_everything(3, monkeypatch), _package_everything(9, monkeypatch)
+    for n, counts in ((3, small), (9, large)):
+        # Every item directory parsed and rendered once, though the bundle, the skill and
+        # each rule's own target all hold some of them.
+        dirs = [d for call in counts["parsed dirs"] for d in call]
+        assert sorted(dirs) == sorted([f"reg/rules/r{i}" for i in range(n)] + ["reg/skills/s"])
+        # Dependency inference reads each entrypoint and the bundle manifest once.
+        assert counts["peeks"] == n + 2
+        # One plan per target.
+        assert len(counts["package calls"]) == n + 2
+    # An item target plans its own closure: the same number of files at any registry size
+    # (the rule and the registry marker; the skill also the rule it requires) ...
+    for counts in (small, large):
+        assert counts["package calls"][("reg/rules/r1/RULE.md",)] == 2
+        assert counts["package calls"][("reg/skills/s/SKILL.md",)] == 3
+    # ... and only the bundle, which lists every rule, grows with the registry.
+    assert small["package calls"][("reg/bundles/all.bundle.yaml",)] == 3 + 2
+    assert large["package calls"][("reg/bundles/all.bundle.yaml",)] == 9 + 2
+
+
+def test_memory_watcher_trims_when_the_resident_set_grows(monkeypatch):
+    if memory.rss() is None or memory._trim_function() is None:
+        return  # not glibc Linux: the watcher is a no-op there by design
+    monkeypatch.setattr(memory, "_started", False)
+    assert memory.trim()  # what earlier tests freed goes back first, so new blocks need new pages
+    monkeypatch.setattr(memory, "trims", 0)
+    assert memory.watch(step=8 * 1024 * 1024, interval=0.02)
+    assert not memory.watch()  # once per process
+    held = []
+    done = threading.Event()
+
+    def allocate():  # in another thread, as Pants' engine threads do
+        held.extend(bytearray(4096) for _ in range(16 * 1024))  # 64 MiB in small blocks
+        done.set()
+
+    threading.Thread(target=allocate).start()
+    done.wait(10)
+    deadline = time.monotonic() + 10
+    while memory.trims == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    memory.stop()
+    assert memory.trims >= 1
+    held.clear()
+
+
+def test_create_digests_of_different_files_hash_apart():
+    # Pants 2.17 hashed every Collection alike, so the engine compared each new CreateDigest
+    # with every earlier one: the backend's import gives them their elements' hash.
+    from pants.engine.fs import CreateDigest, FileContent
+
+    from agentrc_pants import collection_hash, register  # noqa: F401
+
+    assert not collection_hash.broken()
+    digests = {hash(CreateDigest([FileContent(f"f{i}", b"x")])) for i in range(100)}
+    assert len(digests) == 100
+    a, b = CreateDigest([FileContent("a", b"1")]), CreateDigest([FileContent("a", b"1")])
+    assert a == b and hash(a) == hash(b)
