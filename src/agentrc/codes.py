@@ -490,6 +490,10 @@ CODES: Dict[str, Code] = _table(
          "not match its schema: packages must map ids to {url, ref?, path?}, capabilities ids to package ids.",
          "Fix the catalog file (src/agentrc/schemas/oas-package-catalog.schema.json is its exact shape), or unset "
          "OAS_PACKAGE_CATALOG to use the bundled one."),
+    Code("AR254", "cap-spawn-bad-args",
+         "A spawn flag cannot be used: --task-file names no readable regular file (or one over 1 MiB), or --runtime "
+         "is neither pi nor claude (the kernel's E_BAD_ARGS).",
+         "Pass an existing --task-file (or the text with --task), and --runtime pi or --runtime claude."),
     Code("AR177", "cap-unknown-instance", "No instance of that name under the agents root above the scope.",
          "Check the name: instances live in agents/<soul>/instances/ and local-agents/<soul>/instances/."),
     Code("AR230", "cap-runtime-package-missing",

@@ -39,6 +39,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -61,6 +62,9 @@ INSTANCE_FILE = ci.INSTANCE_FILE
 WORK_MODES = ("worktree", "checkout", "attached", "workspace")
 GIT_DEBT = ("worktree", "branch")
 HOOK_TIMEOUT = 120
+RUNTIMES = ("pi", "claude")
+TMUX_SESSION = os.environ.get("PI_AGENTS_TMUX_SESSION") or "pi-agents"
+MAX_TASK_BYTES = 1 << 20
 MAX_HOOK_OUTPUT = 1 << 20
 
 
@@ -267,6 +271,104 @@ def _task_md(instance: str, soul: str, home: str, work: str, repo: str, branch: 
             f"- Repository work happens in ./work.{briefs}\n{body}").encode("utf-8")
 
 
+def _read_task(scope: str, path: str) -> str:
+    """The text of --task-file (a regular file, at most MAX_TASK_BYTES), else AR254."""
+    try:
+        with open(path, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise OSError("not a regular file")
+            data = fh.read(MAX_TASK_BYTES + 1)
+    except OSError as exc:
+        raise fail(scope, "AR254", f"--task-file not found: {path} ({getattr(exc, 'strerror', None) or exc})",
+                   "E_BAD_ARGS") from None
+    if len(data) > MAX_TASK_BYTES:
+        raise fail(scope, "AR254", f"--task-file {path} is larger than {MAX_TASK_BYTES} bytes", "E_BAD_ARGS")
+    return data.decode("utf-8", "replace")
+
+
+def model_preference(model: str, runtime: str) -> str:
+    """The model recorded for a runtime from a comma list of preferences, as the kernel picks
+    it: for claude the first alias or bare id (an `anthropic/` entry without its provider and
+    `:thinking`; other providers' entries dropped), else the first entry. (The kernel asks
+    `pi --list-models` to pick among several pi entries; agentrc takes the first.)"""
+    prefs = [p.strip() for p in model.split(",") if p.strip()]
+    if runtime == "claude":
+        for pref in prefs:
+            bare = re.sub(r":[a-zA-Z]+$", "", pref)
+            if "/" not in bare:
+                return bare
+            provider, _sep, rest = bare.partition("/")
+            if provider == "anthropic" and rest:
+                return rest
+        return ""
+    return prefs[0] if prefs else ""
+
+
+def launch_command(runtime: str, instance: str, home: str, model: str, context: str) -> str:
+    """The command line the kernel records in instance.json (`command`) and would run in the
+    instance's tmux window. agentrc records it and runs nothing; a runtime executable that is
+    not on PATH is recorded by its name."""
+    name = capreqs.claude_binary(context) if runtime == "claude" else "pi"
+    exe = shutil.which(name) or name
+    with_model = f" --model {_shq(model)}" if model else ""
+    if runtime == "claude":
+        line = f'{_shq(exe)}{with_model} -- "$(cat TASK.md)"'
+    else:
+        line = (f"{_shq(exe)} --no-skills --skill {_shq(os.path.join(home, '.agents', 'skills'))} --no-context-files "
+                f"--no-prompt-templates --append-system-prompt {_shq(os.path.join(home, 'AGENTS.md'))} --approve "
+                f"--name {_shq(instance)}{with_model} {_shq('@TASK.md')}")
+    return (f"OAS_INSTANCE={_shq(instance)} OAS_INSTANCE_HOME={_shq(home)} PI_AGENT_INSTANCE={_shq(instance)} "
+            f"PI_AGENT_HOME={_shq(home)} {line}")
+
+
+POSTURE = {
+    "claude": {"oasComposed": "skills via .claude/skills -> ../.agents/skills; instructions via CLAUDE.md -> AGENTS.md",
+               "ambient": ["user skills", "project and ancestor skills to the repository root",
+                           "user and project plugins", "user and project settings", "user and ancestor CLAUDE.md"]},
+    "pi": {"oasComposed": "skills via --skill <instance-home>/.agents/skills; instructions via --append-system-prompt",
+           "curtailed": ["user skills", "project and ancestor skills", "package skills",
+                         "ambient AGENTS.md/CLAUDE.md discovery", "ambient prompt templates"],
+           "ambient": ["globally configured pi extensions, and any resources they contribute"]},
+}
+
+
+def _composition(soul_dir: str, outcome: Outcome, found: Dict[str, Tuple[Any, str, str]],
+                 skills: List[Tuple[str, str, str]], blocks: List[Dict[str, str]],
+                 runtime_packages: List[Dict[str, Any]], runtime: str, home: str,
+                 levels: Dict[str, str]) -> Dict[str, Any]:
+    """instance.json's `composition`, the kernel's record of what the resolved composition
+    promised (`expected`) and what landed (`materialized`), less the kernel's own skills and
+    blocks. `runtimePosture` keeps the kernel's lists of what stays ambient per runtime (its
+    `why`, the kernel's prose, is left out)."""
+    expected: List[Dict[str, Any]] = []
+    soul_skills = os.path.join(soul_dir, "skills")
+    if os.path.exists(soul_skills):
+        expected.append({"type": "skill-tree", "source": "soul", "declared": soul_skills, "resolved": soul_skills})
+    for row in outcome.result["capabilities"]:
+        cap, _origin, cdir = found[row["id"]]
+        where = {"origin": row["origin"], "level": levels.get(cap.id) or row["origin"].split(":", 1)[1]}
+        for declared in cap.skills:
+            expected.append({"type": "skill-tree", "source": cap.id, "declared": declared,
+                             "resolved": os.path.join(cdir, declared), **where})
+        if row["inject"]:
+            expected.append({"type": "injection", "source": cap.id, "declared": cap.inject or
+                             os.path.basename(row["inject"]), "resolved": row["inject"], **where})
+    expected += [{"type": "instruction-block", "source": b["source"], "declared": b["file"], "resolved": b["file"]}
+                 for b in blocks]
+    return {
+        "expected": expected,
+        "materialized": {
+            "skills": [{"name": n, "source": s, "from": p} for n, s, p in skills],
+            "instructions": [{"source": b["source"], "file": b["file"]} for b in blocks],
+            "runtimePackages": runtime_packages,
+            "runtimePosture": POSTURE.get(runtime, POSTURE["pi"]),
+            "canonicalSkillTree": os.path.join(home, ".agents", "skills"),
+            "skillAlias": {"path": os.path.join(home, ".claude", "skills"), "target": os.path.join("..", ".agents",
+                                                                                                  "skills")},
+        },
+    }
+
+
 def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
           notify: Callable[[str], None] = lambda _m: None) -> Outcome:
     """Create an instance home of `soul` as the kernel's `oas spawn --no-launch` does (see the
@@ -289,17 +391,27 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
                            f"unknown work mode {work!r} ({'|'.join(WORK_MODES)})")
     if work == "attached" and not opts.work_dir:
         raise ci.work_fail(scope, "attached mode needs --work-dir, the owning instance's <home>/work")
-    repo_value = soul_meta.get("repo")
+    task = opts.task
+    if opts.task_file and not opts.task:
+        task = _read_task(scope, opts.task_file)
+    elif opts.task_file and not os.path.isfile(opts.task_file):
+        raise fail(scope, "AR254", f"--task-file not found: {opts.task_file}", "E_BAD_ARGS")
+    if opts.runtime and opts.runtime not in RUNTIMES:
+        raise fail(scope, "AR254", f"unknown --runtime {opts.runtime!r} (pi|claude)", "E_BAD_ARGS")
+    repo_value = opts.repo or soul_meta.get("repo")
     workspace = os.path.dirname(root)
     repo = scope
     if isinstance(repo_value, str) and repo_value:
         repo = repo_value if os.path.isabs(repo_value) else os.path.normpath(os.path.join(workspace, repo_value))
     if not os.path.isdir(repo):
-        raise fail(os.path.join(soul_dir, "soul.yaml"), "AR174", f"repo not found: {repo}", "E_SPAWN_FAILED")
+        raise fail(scope if opts.repo else os.path.join(soul_dir, "soul.yaml"), "AR174", f"repo not found: {repo}",
+                   "E_SPAWN_FAILED")
     agents_md = captree.read_manifest(soul_dir, "AGENTS.md")
     if agents_md is None:
         raise fail(soul_dir, "AR174", f"canonical soul instructions missing: {soul_dir}/AGENTS.md", "E_SPAWN_FAILED")
-    runtime = soul_meta.get("runtime") if soul_meta.get("runtime") in ("pi", "claude") else "pi"
+    runtime = opts.runtime or (soul_meta.get("runtime") if soul_meta.get("runtime") in RUNTIMES else "pi")
+    soul_model = soul_meta.get("model") if isinstance(soul_meta.get("model"), str) else ""
+    model = model_preference(opts.model or soul_model, str(runtime))
 
     outcome = capdoctor.doctor(repo, soul)
     chain = capdoctor.config_chain(repo)
@@ -348,8 +460,8 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
                     f"not trusted: run `agentrc cap trust {cid} --dir {found[cid][1].split(':', 1)[1]}`")
         raise Failure(d.items, "E_SPAWN_FAILED")
     # A runtime package is verified in the runtime's own list, never installed here.
-    capreqs.verify_for_spawn(str(runtime), [(row["id"], found[row["id"]][0], found[row["id"]][2])
-                                       for row in outcome.result["capabilities"]], repo)
+    runtime_packages = capreqs.verify_for_spawn(str(runtime), [(row["id"], found[row["id"]][0], found[row["id"]][2])
+                                                          for row in outcome.result["capabilities"]], repo)
     blocks = outcome.result["instructionBlocks"]
     text = capdoctor.compose(agents_md.decode("utf-8", "replace"), blocks)
 
@@ -420,7 +532,7 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
             "OAS_SOUL": soul_dir, "OAS_CONTEXT": repo, "OAS_WORKSPACE": workspace,
             "OAS_TEAM_NAME": (team or {}).get("name", ""), "OAS_TEAM_ID": (team or {}).get("id", ""),
             "OAS_TEAM_SCOPE": (team or {}).get("scope", "")}
-    env: Dict[str, str] = dict(base, OAS_ROOT="", OAS_TASK=opts.task, OAS_REPO=repo, OAS_BRANCH=branch,
+    env: Dict[str, str] = dict(base, OAS_ROOT="", OAS_TASK=task, OAS_REPO=repo, OAS_BRANCH=branch,
                                OAS_WORK=str(work), OAS_RUNTIME=str(runtime),
                                OAS_KIND="local" if os.path.basename(os.path.dirname(agent_dir)) == "local-agents"
                                else "persistent")
@@ -434,11 +546,11 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
                    required)
     briefs = "".join("\n" + b for b in hooks["briefs"])
     ci.write_file(os.path.join(home, "TASK.md"), _task_md(instance, soul, home, work, repo, branch, opts.work_dir, team,
-                                                   briefs, opts.task))
+                                                   briefs, task))
     relation = lineage["relation"]
     doc: Dict[str, Any] = {
         "agent": soul, "kind": env["OAS_KIND"], "instance": instance, "home": home, "repo": repo, "work": work,
-        "branch": branch or None, "runtime": runtime, "team": team,
+        "branch": branch or None, "runtime": runtime, "model": model or None, "team": team,
         "parentInstance": lineage["parentInstance"], "siblingInstance": lineage["siblingInstance"],
         "relation": relation, "relativeTo": lineage["relativeTo"] if relation else None,
         "spawnOrigin": "instance" if relation or lineage["parentInstance"] else "operator",
@@ -454,7 +566,11 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
                          for c in outcome.result["capabilities"]],
         "skills": [{"name": n, "source": s} for n, s, _p in skills],
         "instructions": [{"source": b["source"], "file": b["file"]} for b in blocks],
+        "composition": _composition(soul_dir, outcome, found, skills, blocks, runtime_packages, str(runtime), home,
+                                    levels),
         "capabilityRuntime": _kernel_runtime(caps),
+        "tmux": {"session": TMUX_SESSION, "window": instance},
+        "command": launch_command(str(runtime), instance, home, model, repo),
         "composedBy": "agentrc", "createdAt": _now(),
     }
     doc = {k: v for k, v in doc.items() if v is not None}
@@ -471,7 +587,8 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
             _roll_back(home, instance, soul, repo, branch, work, canonical, caps, dict(base, OAS_ROOT=root), hooks,
                        failed)
     result = {"instance": instance, "agent": soul, "home": home, "work": work, "branch": branch or None,
-              "launched": False, "warnings": warnings, "tmux": None, "repo": repo, "runtime": runtime, "model": None,
+              "launched": False, "warnings": warnings, "tmux": doc["tmux"], "repo": repo, "runtime": runtime,
+              "model": model or None,
               "parent": doc.get("parentInstance"), "sibling": doc.get("siblingInstance"), "relation": relation,
               "spawnOrigin": doc["spawnOrigin"], "skills": doc["skills"], "instructions": doc["instructions"]}
     links = "".join(f", {label} {doc[key]}" for label, key in (("parent", "parentInstance"),
