@@ -10,7 +10,8 @@ from pathlib import Path
 
 from agentrc.cli.main import main
 from test_cap_install import git
-from test_cap_spawn import agentrc, deployment, env, instances, neutral, oas, pytestmark  # noqa: F401
+from test_cap_spawn import (  # noqa: F401
+    agentrc, deployment, env, hook_log, instances, neutral, oas, pytestmark, tree, without_kernel_blocks)
 
 KERNEL_SKILL_NAMES = {"oas", "oas-config", "oas-packages"}
 
@@ -89,3 +90,74 @@ def test_bad_flags_are_ar254_and_leave_nothing(env, capsys, tmp_path):
     assert "error[AR254]" in err and "emacs" in err
     assert instances(a) == []
     assert not os.path.exists(a / "hook.log")
+
+
+def provider(scope: Path, link_out=False) -> None:
+    """acme.review, owned at `scope`, defining the agent `reviewer` (model and runtime in its
+    soul.yaml) and a skill; declared in config for another soul only, so it is not active for
+    the reviewer."""
+    cap = scope / ".agents" / "capabilities" / "owned" / "acme.review"
+    soul = cap / "agents" / "reviewer"
+    soul.mkdir(parents=True)
+    (soul / "soul.yaml").write_text("name: reviewer\ndescription: Reviews.\nruntime: claude\nmodel: sonnet\n"
+                                    "repo: .\n")
+    (soul / "AGENTS.md").write_text("# Reviewer\n\nReview the change.\n")
+    (cap / "skills" / "review").mkdir(parents=True)
+    (cap / "skills" / "review" / "SKILL.md").write_text("---\nname: review\ndescription: review\n---\nLook.\n")
+    (cap / "oas.json").write_text(json.dumps({"capability": "acme.review", "version": "1.0.0",
+                                              "description": "Review agents.", "skills": ["skills"],
+                                              "agents": ["agents/reviewer"]}, indent=2))
+    if link_out:
+        os.symlink(str(scope), soul / "up")
+    with open(scope / "oas-config.yaml", "a") as fh:
+        fh.write("    acme.review:\n      from: owned\n      souls:\n        dev: true\n")
+
+
+def test_a_capability_defined_agent_spawns_as_the_kernels(env, capsys):
+    a, k = env / "a", env / "k"
+    for s in (a, k):
+        deployment(s)
+        provider(s)
+    rc, ours = agentrc(capsys, a, "spawn", "reviewer", "--task", "Review it.")
+    krc, kout, kerr = oas(k, "spawn", "reviewer", "--no-launch", "--json", "--task", "Review it.")
+    assert rc == 0 and ours["ok"], ours
+    assert krc == 0, kerr
+    theirs = json.loads(kout)["result"]
+    for key in ("instance", "agent", "runtime", "model", "work"):
+        assert ours["result"][key] == theirs[key], key
+    assert neutral(ours["result"]["home"], a) == neutral(theirs["home"], k) == \
+        "<scope>/local-agents/reviewer/instances/reviewer-1"
+    ha, hk = (s / "local-agents" / "reviewer" / "instances" / "reviewer-1" for s in (a, k))
+    assert tree(ha, a) == tree(hk, k)
+    assert os.readlink(ha / "soul") == str(a / ".agents" / "capabilities" / "owned" / "acme.review" / "agents" /
+                                           "reviewer")
+    assert (ha / "AGENTS.md").read_text().replace(str(a), "<scope>") == \
+        without_kernel_blocks((hk / "AGENTS.md").read_text()).replace(str(k), "<scope>")
+    mine, kernel = (json.loads((h / "instance.json").read_text()) for h in (ha, hk))
+    for key in ("agent", "kind", "instance", "runtime", "model"):
+        assert mine[key] == kernel[key], key
+    assert mine["kind"] == "capability"
+    assert mine["skills"] == [s for s in kernel["skills"] if s["source"] != "kernel"]
+    assert {"name": "review", "source": "acme.review"} in mine["skills"]
+    assert kernel_free(mine, a) == kernel_free(kernel, k)
+    assert [ev for ev, e in hook_log(a)] == ["spawn"] and hook_log(a) == hook_log(k)
+    assert hook_log(a)[0][1]["OAS_KIND"] == "capability"
+    # Each tool retires its own.
+    rc, out = agentrc(capsys, a, "retire", "reviewer-1")
+    krc, kout, kerr = oas(k, "retire", "reviewer-1", "--json")
+    assert rc == 0 and out["ok"] and krc == 0, (out, kerr)
+    assert not ha.exists() and not hk.exists()
+    assert hook_log(a) == hook_log(k)
+
+
+def test_a_capability_agent_that_is_not_self_contained_is_ar258(env, capsys):
+    a, k = env / "a", env / "k"
+    for s in (a, k):
+        deployment(s)
+        provider(s, link_out=True)
+    rc, out = agentrc(capsys, a, "spawn", "reviewer")
+    assert rc == 1 and out["error"]["code"] == "E_SPAWN_FAILED"
+    assert out["error"]["details"]["diagnostics"][0]["code"] == "AR258"
+    krc, kout, _kerr = oas(k, "spawn", "reviewer", "--no-launch", "--json")
+    assert krc != 0 and json.loads(kout.splitlines()[-1])["error"]["code"] == "E_SPAWN_FAILED"
+    assert not (a / "local-agents").exists() and not (k / "local-agents").exists()

@@ -59,7 +59,8 @@ UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR254": "test_cap_spawn_flags.py::test_bad_flags_are_ar254_and_leave_nothing",
                "AR255": "test_cap_closure.py::test_closure_refusals_carry_the_kernels_codes",
                "AR256": "test_cap_closure.py::test_closure_refusals_carry_the_kernels_codes",
-               "AR257": "test_cap_closure.py::test_closure_refusals_carry_the_kernels_codes"}
+               "AR257": "test_cap_closure.py::test_closure_refusals_carry_the_kernels_codes",
+               "AR258": "test_cap_spawn_flags.py::test_a_capability_agent_that_is_not_self_contained_is_ar258"}
 
 
 def case_dirs():

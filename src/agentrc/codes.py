@@ -510,6 +510,11 @@ CODES: Dict[str, Code] = _table(
          "file: dependency outside it, say), so the artifact would not be self-contained (the kernel's "
          "path-escape).",
          "Keep file: dependencies inside the capability directory."),
+    Code("AR258", "cap-agent-provider-untrusted",
+         "The soul to spawn is a capability-defined agent (a soul in a declared capability's `agents:`), but its "
+         "provider cannot be used: an installed capability that no longer matches its lock's integrity, or an "
+         "agent soul that is not self-contained (no AGENTS.md, or a link leading out of the capability).",
+         "Restore the capability with 'agentrc cap install', or fix the agent's soul directory in the capability."),
     Code("AR177", "cap-unknown-instance", "No instance of that name under the agents root above the scope.",
          "Check the name: instances live in agents/<soul>/instances/ and local-agents/<soul>/instances/."),
     Code("AR230", "cap-runtime-package-missing",

@@ -47,9 +47,10 @@ import tempfile
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from agentrc.capabilities import activation
+from agentrc.capabilities.model import CAPABILITY_FILE
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
-from agentrc.pipeline import capdoctor, capreqs
+from agentrc.pipeline import capdoctor, capinstall, capreqs
 from agentrc.pipeline import capinstances as ci
 from agentrc.pipeline.capinstall import Failure, Outcome, fail
 from agentrc.pipeline.capinstances import SpawnOptions
@@ -271,6 +272,69 @@ def _task_md(instance: str, soul: str, home: str, work: str, repo: str, branch: 
             f"- Repository work happens in ./work.{briefs}\n{body}").encode("utf-8")
 
 
+def capability_agent(scope: str, name: str) -> Optional[Tuple[str, Any, str]]:
+    """(capability id, manifest, soul directory) of the capability-defined agent `name`: a
+    soul directory listed in the `agents:` of a capability that the config chain at `scope`
+    declares (in any binding) and that is acquired, named by its soul.yaml's `name:` (else its
+    directory). The provider must be trusted as the kernel requires (owned or path:, or
+    installed matching its lock's integrity; no executable approval needed) and the soul must
+    stay inside it: else AR258. None when no declared capability provides `name`."""
+    try:
+        chain = capdoctor.config_chain(scope)
+        found = capdoctor.acquired(chain)
+    except Failure:
+        return None
+    declared: List[str] = []
+    for cfg in chain:
+        for entry in cfg.entries:
+            if entry.id not in declared:
+                declared.append(entry.id)
+    problems: List[str] = []
+    for cid in declared:
+        if cid not in found:
+            continue
+        cap, origin, cdir = found[cid]
+        for rel in cap.agents:
+            sdir = os.path.join(cdir, rel)
+            raw = captree.read_manifest(sdir, "soul.yaml") if _inside(cdir, sdir) else None
+            if raw is None:
+                continue
+            try:
+                doc = load_yaml(raw.decode("utf-8", "replace")).data
+            except YamlError:
+                continue
+            declared_name = doc.get("name") if isinstance(doc, dict) and isinstance(doc.get("name"), str) else ""
+            if (declared_name or os.path.basename(os.path.normpath(sdir))) != name:
+                continue
+            if not _provider_trusted(cid, origin, cdir):
+                problems.append(f"capability agent provider {cid!r} is not trusted: its artifact does not match "
+                                "its lock's integrity (restore it with `agentrc cap install`)")
+                continue
+            d = Diagnostics()
+            captree.check_contained(cdir, cap, os.path.join(cdir, CAPABILITY_FILE), d)
+            if d.has_errors or not os.path.isfile(os.path.join(sdir, "AGENTS.md")):
+                problems.append(f"{cid}: the agent {rel!r} is not a self-contained soul inside the capability "
+                                "(soul.yaml and AGENTS.md, no link leading out)")
+                continue
+            return cid, cap, os.path.realpath(sdir)
+    if problems:
+        raise fail(scope, "AR258", problems[0], "E_SPAWN_FAILED")
+    return None
+
+
+def _provider_trusted(cid: str, origin: str, cdir: str) -> bool:
+    if origin.startswith(("owned:", "path:")):
+        return True
+    if not origin.startswith("installed:"):
+        return False
+    try:
+        lock = capinstall.read_lock(origin.split(":", 1)[1])
+    except Failure:
+        return False
+    row = lock.capability(cid) if lock is not None and lock.version == 2 else None
+    return row is not None and capinstall.hash_or_empty(cdir) == row.integrity
+
+
 def _read_task(scope: str, path: str) -> str:
     """The text of --task-file (a regular file, at most MAX_TASK_BYTES), else AR254."""
     try:
@@ -335,7 +399,7 @@ POSTURE = {
 def _composition(soul_dir: str, outcome: Outcome, found: Dict[str, Tuple[Any, str, str]],
                  skills: List[Tuple[str, str, str]], blocks: List[Dict[str, str]],
                  runtime_packages: List[Dict[str, Any]], runtime: str, home: str,
-                 levels: Dict[str, str]) -> Dict[str, Any]:
+                 levels: Dict[str, str], own: List[Tuple[str, str]], service: bool) -> Dict[str, Any]:
     """instance.json's `composition`, the kernel's record of what the resolved composition
     promised (`expected`) and what landed (`materialized`), less the kernel's own skills and
     blocks. `runtimePosture` keeps the kernel's lists of what stays ambient per runtime (its
@@ -350,9 +414,12 @@ def _composition(soul_dir: str, outcome: Outcome, found: Dict[str, Tuple[Any, st
         for declared in cap.skills:
             expected.append({"type": "skill-tree", "source": cap.id, "declared": declared,
                              "resolved": os.path.join(cdir, declared), **where})
-        if row["inject"]:
+        if row["inject"] and not (service and row.get("layer") == "knowledge"):
             expected.append({"type": "injection", "source": cap.id, "declared": cap.inject or
                              os.path.basename(row["inject"]), "resolved": row["inject"], **where})
+    for cid, tree in own:
+        expected.append({"type": "skill-tree", "source": cid, "declared": os.path.relpath(tree, found[cid][2]),
+                         "resolved": tree})
     expected += [{"type": "instruction-block", "source": b["source"], "declared": b["file"], "resolved": b["file"]}
                  for b in blocks]
     return {
@@ -377,8 +444,20 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
     scope = os.path.abspath(scope)
     if not ci.NAME.match(soul or ""):
         raise fail(scope, "AR166", f"{soul!r} is not a soul name", "E_UNKNOWN_SOUL")
-    root, agent_dir = ci.find_soul(scope, soul, notify)
-    soul_dir = os.path.join(agent_dir, "soul")
+    local_root = ci.agents_root(scope)
+    provider: Optional[Tuple[str, Any, str]] = None
+    if local_root is None or ci.soul_dir(local_root, soul) is None:
+        provider = capability_agent(scope, soul)
+    if provider is not None:
+        # A capability-defined agent: the soul stays read-only in the package; the
+        # instances home under the scope's local-agents/<name>/.
+        root = local_root or os.path.join(scope, "agents")
+        agent_dir = os.path.join(os.path.dirname(root), "local-agents", soul)
+        soul_dir = provider[2]
+        notify(f"(capability agent: {soul!r} from {provider[0]}; fresh soul, instances home locally)")
+    else:
+        root, agent_dir = ci.find_soul(scope, soul, notify)
+        soul_dir = os.path.join(agent_dir, "soul")
     raw = captree.read_manifest(soul_dir, "soul.yaml") or b""
     try:
         meta_doc = load_yaml(raw.decode("utf-8", "replace")).data
@@ -413,9 +492,14 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
     soul_model = soul_meta.get("model") if isinstance(soul_meta.get("model"), str) else ""
     model = model_preference(opts.model or soul_model, str(runtime))
 
-    outcome = capdoctor.doctor(repo, soul)
+    outcome = capdoctor.doctor(repo, soul, any_soul=provider is not None)
     chain = capdoctor.config_chain(repo)
     found = capdoctor.acquired(chain)
+    if provider is not None:
+        # Ephemeral service agents carry no memory protocol: no knowledge-layer injection.
+        knowledge = {f"capability:{c['id']}" for c in outcome.result["capabilities"] if c.get("layer") == "knowledge"}
+        outcome.result["instructionBlocks"] = [b for b in outcome.result["instructionBlocks"]
+                                               if b["source"] not in knowledge]
     team = ci.team_of(chain)
     roots = ci.roots_of(root, team)
     instances = os.path.join(agent_dir, "instances")
@@ -448,6 +532,11 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
         raise Failure(missing.items, "E_SPAWN_FAILED")
     sources = [("soul", os.path.join(soul_dir, "skills"))]
     sources += [(c["id"], tree) for c in outcome.result["capabilities"] for tree in c["skills"]]
+    own: List[Tuple[str, str]] = []
+    if provider is not None and provider[0] not in {c["id"] for c in outcome.result["capabilities"]}:
+        # A capability agent always carries its own capability's skills, active or not.
+        own = [(provider[0], os.path.join(found[provider[0]][2], tree)) for tree in provider[1].skills]
+        sources += own
     skills = capdoctor.pick_skills(sources, capdoctor.skill_overrides(chain), chain[0].path if chain else scope,
                                    "<source>", "E_SPAWN_FAILED")
     levels = _binding_levels(repo, soul, chain, found)
@@ -534,8 +623,8 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
             "OAS_TEAM_SCOPE": (team or {}).get("scope", "")}
     env: Dict[str, str] = dict(base, OAS_ROOT="", OAS_TASK=task, OAS_REPO=repo, OAS_BRANCH=branch,
                                OAS_WORK=str(work), OAS_RUNTIME=str(runtime),
-                               OAS_KIND="local" if os.path.basename(os.path.dirname(agent_dir)) == "local-agents"
-                               else "persistent")
+                               OAS_KIND="capability" if provider is not None else "local"
+                               if os.path.basename(os.path.dirname(agent_dir)) == "local-agents" else "persistent")
     hooks = run_hooks("spawn", caps, env, home, {})
     warnings += hooks["warnings"]
     warnings[:0] = [f"{c['id']}: executable surface disabled — not trusted" for c in caps
@@ -567,7 +656,7 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
         "skills": [{"name": n, "source": s} for n, s, _p in skills],
         "instructions": [{"source": b["source"], "file": b["file"]} for b in blocks],
         "composition": _composition(soul_dir, outcome, found, skills, blocks, runtime_packages, str(runtime), home,
-                                    levels),
+                                    levels, own, provider is not None),
         "capabilityRuntime": _kernel_runtime(caps),
         "tmux": {"session": TMUX_SESSION, "window": instance},
         "command": launch_command(str(runtime), instance, home, model, repo),
@@ -743,7 +832,7 @@ def retire(scope: str, name: str, force: bool = False, delete_branch: bool = Fal
         # never a command string read from the home.
         team: Optional[Dict[str, str]] = None
         try:
-            outcome = capdoctor.doctor(repo, agent)
+            outcome = capdoctor.doctor(repo, agent, any_soul=True)
             chain = capdoctor.config_chain(repo)
             found = capdoctor.acquired(chain)
             team = ci.team_of(chain)
