@@ -161,3 +161,42 @@ def test_a_capability_agent_that_is_not_self_contained_is_ar258(env, capsys):
     krc, kout, _kerr = oas(k, "spawn", "reviewer", "--no-launch", "--json")
     assert krc != 0 and json.loads(kout.splitlines()[-1])["error"]["code"] == "E_SPAWN_FAILED"
     assert not (a / "local-agents").exists() and not (k / "local-agents").exists()
+
+
+def committed_with_worktree(scope: Path) -> Path:
+    deployment(scope)
+    (scope / ".gitignore").write_text("agents/*/instances/\nhook.log\n")
+    git("-C", str(scope), "add", "-A")
+    git("-C", str(scope), "commit", "-q", "-m", "deployment")
+    wt = scope.parent / f"{scope.name}-wt"
+    git("-C", str(scope), "worktree", "add", "-q", str(wt), "-b", "feature")
+    return wt
+
+
+def test_a_spawn_from_a_linked_worktree_homes_in_the_primary_checkout(env, capsys):
+    a, k = env / "a", env / "k"
+    wa, wk = committed_with_worktree(a), committed_with_worktree(k)
+    rc, ours = agentrc(capsys, wa, "spawn", "dev", "--task", "x")
+    krc, kout, kerr = oas(wk, "spawn", "dev", "--no-launch", "--json", "--task", "x", "--dir", str(wk))
+    assert rc == 0 and ours["ok"], ours
+    assert krc == 0, kerr
+    theirs = json.loads(kout)["result"]
+    assert ours["result"]["home"] == str(a / "agents" / "dev" / "instances" / "dev-1")
+    assert neutral(ours["result"]["home"], a) == neutral(theirs["home"], k)
+    assert neutral(ours["result"]["repo"], a) == neutral(theirs["repo"], k)
+    assert instances(a) == instances(k) == ["dev-1"] and instances(wa) == instances(wk) == []
+    assert tree(home_of(a), a) == tree(home_of(k), k)
+    assert hook_log(a) == hook_log(k) != []
+
+
+def test_a_worktree_without_its_primary_checkout_is_ar259(env, capsys):
+    a, k = env / "a", env / "k"
+    wa, wk = committed_with_worktree(a), committed_with_worktree(k)
+    for s in (a, k):
+        s.rename(s.parent / f"{s.name}-gone")
+    rc, out = agentrc(capsys, wa, "spawn", "dev")
+    krc, kout, _kerr = oas(wk, "spawn", "dev", "--no-launch", "--json", "--dir", str(wk))
+    assert rc == 1 and out["error"]["details"]["diagnostics"][0]["code"] == "AR259"
+    assert krc != 0 and json.loads(kout.splitlines()[-1])["error"]["code"] == out["error"]["code"] == \
+        "E_NO_DEPLOYMENT"
+    assert instances(wa) == instances(wk) == []

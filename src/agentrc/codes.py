@@ -515,6 +515,11 @@ CODES: Dict[str, Code] = _table(
          "provider cannot be used: an installed capability that no longer matches its lock's integrity, or an "
          "agent soul that is not self-contained (no AGENTS.md, or a link leading out of the capability).",
          "Restore the capability with 'agentrc cap install', or fix the agent's soul directory in the capability."),
+    Code("AR259", "cap-no-primary-checkout",
+         "A spawn from a linked git worktree: instance homes belong in the primary checkout (agentrc moves them "
+         "there, as the kernel does), but git cannot establish it: the repository cannot be read, or the primary "
+         "checkout `git worktree list` names does not exist (the kernel's E_NO_CANONICAL_ROOT).",
+         "Restore the primary checkout (or repair git), or spawn with --dir pointing into the primary checkout."),
     Code("AR177", "cap-unknown-instance", "No instance of that name under the agents root above the scope.",
          "Check the name: instances live in agents/<soul>/instances/ and local-agents/<soul>/instances/."),
     Code("AR230", "cap-runtime-package-missing",

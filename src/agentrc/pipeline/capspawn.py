@@ -335,6 +335,65 @@ def _provider_trusted(cid: str, origin: str, cdir: str) -> bool:
     return row is not None and capinstall.hash_or_empty(cdir) == row.integrity
 
 
+def _has_git_marker(d: str) -> bool:
+    while True:
+        if os.path.lexists(os.path.join(d, ".git")):
+            return True
+        parent = os.path.dirname(d)
+        if parent == d:
+            return False
+        d = parent
+
+
+def primary_checkout_path(scope: str) -> str:
+    """`scope`, or, when its agents root is inside a linked git worktree, the same place in
+    the primary checkout (the first `git worktree list` record), as the kernel moves instance
+    homes there: a home made in a linked worktree is gitignored there and dies with it. When
+    git owns the place but the primary checkout cannot be established (git fails, or the
+    primary checkout is gone): AR259, the kernel's E_NO_CANONICAL_ROOT (which its CLI reports
+    as E_NO_DEPLOYMENT)."""
+    root = ci.agents_root(scope)
+    if root is None:
+        return scope
+    probe = root if os.path.isdir(root) else os.path.dirname(root)
+
+    def no_root(why: str) -> Failure:
+        return fail(scope, "AR259", f"{root} is inside a git-owned location, but {why}; instance homes must live in "
+                    "the soul-owning repository's primary checkout: fix that, or pass --dir <primary checkout>",
+                    "E_NO_DEPLOYMENT")
+
+    ok, top = _git(probe, "rev-parse", "--show-toplevel")
+    if not ok:
+        if _has_git_marker(probe):
+            raise no_root("its repository cannot be read (git rev-parse failed)")
+        return scope
+    if not top:
+        return scope
+    ok, out = _git(probe, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
+    dirs = out.split("\n") if ok else []
+    if len(dirs) != 2:
+        raise no_root("git cannot tell a linked worktree from the primary checkout")
+    if os.path.realpath(dirs[0].strip()) == os.path.realpath(dirs[1].strip()):
+        return scope
+    try:
+        proc = subprocess.run(["git", "-C", probe, "worktree", "list", "--porcelain", "-z"], capture_output=True,
+                              timeout=60)
+        listed = proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        listed = None
+    if listed is None:
+        raise no_root(f"it is in the linked worktree {top} and `git worktree list` failed")
+    main = next((f[len("worktree "):] for f in listed.split("\0") if f.startswith("worktree ")), "")
+    if not main or not os.path.isdir(main):
+        raise no_root(f"it is in the linked worktree {top}, whose primary checkout {main or '(none listed)'} "
+                      "does not exist")
+    real_top = os.path.realpath(top)
+    rel = os.path.relpath(os.path.realpath(scope), real_top)
+    if not captree.inside(real_top, os.path.realpath(root)) or rel.startswith(".."):
+        return scope  # an agents root beside the work tree is not a worktree artefact
+    return os.path.normpath(os.path.join(os.path.realpath(main), rel))
+
+
 def _read_task(scope: str, path: str) -> str:
     """The text of --task-file (a regular file, at most MAX_TASK_BYTES), else AR254."""
     try:
@@ -444,6 +503,10 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
     scope = os.path.abspath(scope)
     if not ci.NAME.match(soul or ""):
         raise fail(scope, "AR166", f"{soul!r} is not a soul name", "E_UNKNOWN_SOUL")
+    primary = primary_checkout_path(scope)
+    if primary != scope:
+        notify(f"(linked git worktree: the instance homes in the primary checkout, {primary})")
+        scope = primary
     local_root = ci.agents_root(scope)
     provider: Optional[Tuple[str, Any, str]] = None
     if local_root is None or ci.soul_dir(local_root, soul) is None:
@@ -489,8 +552,8 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
     if agents_md is None:
         raise fail(soul_dir, "AR174", f"canonical soul instructions missing: {soul_dir}/AGENTS.md", "E_SPAWN_FAILED")
     runtime = opts.runtime or (soul_meta.get("runtime") if soul_meta.get("runtime") in RUNTIMES else "pi")
-    soul_model = soul_meta.get("model") if isinstance(soul_meta.get("model"), str) else ""
-    model = model_preference(opts.model or soul_model, str(runtime))
+    soul_model = soul_meta.get("model")
+    model = model_preference(opts.model or (soul_model if isinstance(soul_model, str) else ""), str(runtime))
 
     outcome = capdoctor.doctor(repo, soul, any_soul=provider is not None)
     chain = capdoctor.config_chain(repo)
