@@ -200,3 +200,61 @@ def test_a_worktree_without_its_primary_checkout_is_ar259(env, capsys):
     assert krc != 0 and json.loads(kout.splitlines()[-1])["error"]["code"] == out["error"]["code"] == \
         "E_NO_DEPLOYMENT"
     assert instances(wa) == instances(wk) == []
+
+
+def test_def_and_instructions_files_write_the_local_soul_the_kernel_writes(env, capsys, tmp_path):
+    a, k = env / "a", env / "k"
+    for s in (a, k):
+        deployment(s)
+    definition = tmp_path / "helper.md"
+    definition.write_text("---\nname: ignored\ndescription: 'Helps out'\nmodel: sonnet # cheap\nruntime: claude\n"
+                          "---\n\n# Helper\n\nHelp.\n\n")
+    rc, ours = agentrc(capsys, a, "spawn", "Helper", "--def-file", str(definition), "--work", "checkout")
+    krc, kout, kerr = oas(k, "spawn", "Helper", "--def-file", str(definition), "--work", "checkout", "--no-launch",
+                          "--json", "--dir", str(k))
+    assert rc == 0 and ours["ok"], ours
+    assert krc == 0, kerr
+    theirs = json.loads(kout)["result"]
+    for key in ("instance", "agent", "runtime", "model", "work"):
+        assert ours["result"][key] == theirs[key], key
+    sa, sk = (s / "local-agents" / "helper" / "soul" for s in (a, k))
+    for f in ("soul.yaml", "AGENTS.md"):
+        assert (sa / f).read_bytes() == (sk / f).read_bytes(), f
+    assert (sa / "soul.yaml").read_text() == ("name: helper\nkind: local\ndescription: Helps out\nwork: checkout\n"
+                                              "runtime: claude\nmodel: sonnet\n")
+    assert os.readlink(sa / "CLAUDE.md") == os.readlink(sk / "CLAUDE.md") == "AGENTS.md"
+    ha, hk = (s / "local-agents" / "helper" / "instances" / "helper-1" for s in (a, k))
+    assert tree(ha, a) == tree(hk, k)
+    mine, kernel = (json.loads((h / "instance.json").read_text()) for h in (ha, hk))
+    assert mine["kind"] == kernel["kind"] == "local"
+    # --instructions-file updates the same soul: new AGENTS.md, flags over the soul.yaml.
+    instructions = tmp_path / "AGENTS.md"
+    instructions.write_text("# Helper v2\n")
+    rc, ours = agentrc(capsys, a, "spawn", "helper", "--instructions-file", str(instructions), "--model", "opus")
+    krc, kout, kerr = oas(k, "spawn", "helper", "--instructions-file", str(instructions), "--model", "opus",
+                          "--no-launch", "--json", "--dir", str(k))
+    assert rc == 0 and krc == 0, (ours, kerr)
+    for f in ("soul.yaml", "AGENTS.md"):
+        assert (sa / f).read_bytes() == (sk / f).read_bytes(), f
+    assert ours["result"]["instance"] == json.loads(kout)["result"]["instance"] == "helper-2"
+
+
+def test_local_soul_refusals_are_ar179(env, capsys, tmp_path):
+    a, k = env / "a", env / "k"
+    for s in (a, k):
+        deployment(s)
+    instructions = tmp_path / "AGENTS.md"
+    instructions.write_text("# Dev\n")
+    rc, out = agentrc(capsys, a, "spawn", "dev", "--instructions-file", str(instructions))
+    krc, kout, _kerr = oas(k, "spawn", "dev", "--instructions-file", str(instructions), "--no-launch", "--json",
+                           "--dir", str(k))
+    assert rc == 1 and out["error"]["details"]["diagnostics"][0]["code"] == "AR179"
+    assert krc != 0 and json.loads(kout.splitlines()[-1])["error"]["code"] == out["error"]["code"] == "E_BAD_ARGS"
+    assert (a / "agents" / "dev" / "soul" / "AGENTS.md").read_text() == "# Dev\n\nThe soul.\n"
+    # A value with a line break would add keys to soul.yaml: refused, nothing written.
+    rc, out = agentrc(capsys, a, "spawn", "helper", "--instructions-file", str(instructions),
+                      "--model", "x\ntype: admins")
+    assert rc == 1 and out["error"]["details"]["diagnostics"][0]["code"] == "AR179"
+    assert not (a / "local-agents").exists()
+    rc, out = agentrc(capsys, a, "spawn", "helper", "--def-file", str(tmp_path / "missing.md"))
+    assert rc == 1 and out["error"]["details"]["diagnostics"][0]["code"] == "AR179"

@@ -61,7 +61,8 @@ UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR256": "test_cap_closure.py::test_closure_refusals_carry_the_kernels_codes",
                "AR257": "test_cap_closure.py::test_closure_refusals_carry_the_kernels_codes",
                "AR258": "test_cap_spawn_flags.py::test_a_capability_agent_that_is_not_self_contained_is_ar258",
-               "AR259": "test_cap_spawn_flags.py::test_a_worktree_without_its_primary_checkout_is_ar259"}
+               "AR259": "test_cap_spawn_flags.py::test_a_worktree_without_its_primary_checkout_is_ar259",
+               "AR179": "test_cap_spawn_flags.py::test_local_soul_refusals_are_ar179"}
 
 
 def case_dirs():

@@ -520,6 +520,11 @@ CODES: Dict[str, Code] = _table(
          "there, as the kernel does), but git cannot establish it: the repository cannot be read, or the primary "
          "checkout `git worktree list` names does not exist (the kernel's E_NO_CANONICAL_ROOT).",
          "Restore the primary checkout (or repair git), or spawn with --dir pointing into the primary checkout."),
+    Code("AR179", "cap-local-soul-invalid",
+         "`cap spawn --instructions-file/--def-file` cannot write the local soul: the name is a persistent soul "
+         "(agents/NAME), the file cannot be read (or is over 1 MiB), a value would put a line break into "
+         "soul.yaml, or local-agents/ is a link (the kernel's E_BAD_ARGS).",
+         "Spawn a persistent soul without those flags; pass a readable file and single-line values."),
     Code("AR177", "cap-unknown-instance", "No instance of that name under the agents root above the scope.",
          "Check the name: instances live in agents/<soul>/instances/ and local-agents/<soul>/instances/."),
     Code("AR230", "cap-runtime-package-missing",

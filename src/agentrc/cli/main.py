@@ -220,6 +220,10 @@ def _parser() -> argparse.ArgumentParser:
     csp.add_argument("--runtime", default="", metavar="RUNTIME", help="pi or claude (default: the soul's runtime:, "
                      "else pi); recorded, not launched")
     csp.add_argument("--model", default="", metavar="MODEL", help="the model (default: the soul's model:)")
+    csp.add_argument("--instructions-file", default="", metavar="FILE",
+                     help="create or update the local soul local-agents/SOUL with FILE as its AGENTS.md")
+    csp.add_argument("--def-file", default="", metavar="FILE", help="create or update the local soul from a "
+                     "definition file (front matter description/model/repo/work/runtime, body the instructions)")
     csp.add_argument("--work", default="", metavar="MODE",
                      help="worktree, checkout, attached or workspace (default: the soul's work:, else checkout)")
     csp.add_argument("--work-dir", default="", metavar="DIR", help="attached: the owning instance's <home>/work")

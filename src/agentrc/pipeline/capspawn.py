@@ -335,6 +335,92 @@ def _provider_trusted(cid: str, origin: str, cdir: str) -> bool:
     return row is not None and capinstall.hash_or_empty(cdir) == row.integrity
 
 
+def _front_matter(text: str) -> Tuple[Dict[str, str], str]:
+    """The kernel's flat front matter: `key: value` lines between `---` fences (quotes and
+    `# comments` dropped), and the body trimmed with one final newline."""
+    m = re.match(r"^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$", text)
+    if not m:
+        return {}, text
+    meta: Dict[str, str] = {}
+    for line in m.group(1).split("\n"):
+        f = re.match(r"^([A-Za-z_][A-Za-z0-9_-]*):\s*(.*?)\s*(#.*)?$", line)
+        if f:
+            meta[f.group(1)] = re.sub(r"^[\"']|[\"']$", "", f.group(2))
+    return meta, m.group(2).strip() + "\n"
+
+
+def upsert_local_soul(scope: str, name: str, opts: SpawnOptions, notify: Callable[[str], None]) -> None:
+    """Create or update the local soul `local-agents/<name>/soul/` (soul.yaml, AGENTS.md,
+    CLAUDE.md -> AGENTS.md) from --instructions-file or --def-file, as the kernel's spawn
+    does before it spawns: flags win over the definition's front matter, which wins over
+    the existing soul.yaml. A persistent soul of that name, an unreadable file, or a value
+    with a line break (it would add keys to soul.yaml) is AR179 (E_BAD_ARGS). Soul-scaffold
+    hooks are not run (a warning says so when an active capability declares one)."""
+    root = ci.agents_root(scope) or os.path.join(scope, "agents")
+    slugged = ci.slug(name)
+    if os.path.isfile(os.path.join(root, slugged, "soul", "soul.yaml")):
+        raise fail(scope, "AR179", f"{slugged!r} is a persistent agent: spawn it without --instructions-file/"
+                   "--def-file", "E_BAD_ARGS")
+
+    def read(path: str) -> str:
+        try:
+            with open(path, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    raise OSError("not a regular file")
+                data = fh.read(MAX_TASK_BYTES + 1)
+        except OSError as exc:
+            why = getattr(exc, "strerror", None) or exc
+            raise fail(scope, "AR179", f"file not found: {os.path.abspath(path)} ({why})", "E_BAD_ARGS") from None
+        if len(data) > MAX_TASK_BYTES:
+            raise fail(scope, "AR179", f"{path} is larger than {MAX_TASK_BYTES} bytes", "E_BAD_ARGS")
+        return data.decode("utf-8", "replace")
+
+    instructions: Optional[str] = read(opts.instructions_file) if opts.instructions_file else None
+    fields: Dict[str, str] = {}
+    if opts.def_file:
+        meta, instructions = _front_matter(read(opts.def_file))
+        fields = {k: meta[k] for k in ("description", "model", "repo", "work", "runtime") if meta.get(k)}
+    for key, flag in (("repo", opts.repo), ("work", opts.work), ("runtime", opts.runtime), ("model", opts.model)):
+        if flag:
+            fields[key] = flag
+    agent_dir = os.path.join(os.path.dirname(root), "local-agents", slugged)
+    soul_dir = os.path.join(agent_dir, "soul")
+    existing: Dict[str, Any] = {}
+    raw = captree.read_manifest(soul_dir, "soul.yaml") if os.path.isdir(soul_dir) else None
+    if raw is not None:
+        try:
+            doc = load_yaml(raw.decode("utf-8", "replace")).data
+        except YamlError:
+            doc = None
+        existing = doc if isinstance(doc, dict) else {}
+    record: Dict[str, str] = {"name": slugged, "kind": "local"}
+    for key in ("description", "type", "repo", "work", "runtime", "model"):
+        value = fields.get(key) or existing.get(key)
+        if key == "work":
+            value = value or "checkout"
+        if key == "runtime":
+            value = value or "pi"
+        if isinstance(value, str) and value:
+            record[key] = value
+    bad = [k for k, v in record.items() if "\n" in v or "\r" in v]
+    if bad:
+        raise fail(scope, "AR179", f"the local soul's {', '.join(bad)} would hold a line break", "E_BAD_ARGS")
+    for p in (os.path.dirname(agent_dir), agent_dir, soul_dir):
+        if os.path.islink(p):
+            raise fail(p, "AR179", f"{p} is a link; a local soul is written only in the scope's own local-agents/",
+                       "E_BAD_ARGS")
+    os.makedirs(soul_dir, exist_ok=True)
+    os.makedirs(os.path.join(agent_dir, "instances"), exist_ok=True)
+    order = ("name", "kind", "description", "type", "repo", "work", "runtime", "model")
+    ci.write_file(os.path.join(soul_dir, "soul.yaml"),
+                  ("\n".join(f"{k}: {record[k]}" for k in order if k in record) + "\n").encode("utf-8"))
+    if instructions is not None:
+        ci.write_file(os.path.join(soul_dir, "AGENTS.md"), instructions.encode("utf-8"))
+    if not os.path.lexists(os.path.join(soul_dir, "CLAUDE.md")):
+        os.symlink("AGENTS.md", os.path.join(soul_dir, "CLAUDE.md"))
+    notify(f"(local soul {slugged!r} written at {soul_dir})")
+
+
 def _has_git_marker(d: str) -> bool:
     while True:
         if os.path.lexists(os.path.join(d, ".git")):
@@ -501,12 +587,16 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
     module docstring for what differs). Raises Failure; on failure nothing is left, except a
     quarantined home when a required hook's compensation did not finish."""
     scope = os.path.abspath(scope)
+    if opts.instructions_file or opts.def_file:
+        soul = ci.slug(soul)  # a local soul is named by the slug, as the kernel names it
     if not ci.NAME.match(soul or ""):
         raise fail(scope, "AR166", f"{soul!r} is not a soul name", "E_UNKNOWN_SOUL")
     primary = primary_checkout_path(scope)
     if primary != scope:
         notify(f"(linked git worktree: the instance homes in the primary checkout, {primary})")
         scope = primary
+    if opts.instructions_file or opts.def_file:
+        upsert_local_soul(scope, soul, opts, notify)
     local_root = ci.agents_root(scope)
     provider: Optional[Tuple[str, Any, str]] = None
     if local_root is None or ci.soul_dir(local_root, soul) is None:
