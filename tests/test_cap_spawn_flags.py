@@ -49,7 +49,7 @@ def test_flags_and_the_recorded_launch_match_the_kernel(env, capsys, tmp_path):
     assert rc == 0 and ours["ok"], ours
     assert krc == 0, kerr
     theirs = json.loads(kout)["result"]
-    for key in ("instance", "runtime", "model", "launched", "tmux"):
+    for key in ("instance", "runtime", "model", "launched", "tmux", "attach"):
         assert ours["result"][key] == theirs[key], key
     assert neutral(ours["result"]["repo"], a) == neutral(theirs["repo"], k) == "<scope>/other"
     mine, kernel = (json.loads((home_of(s) / "instance.json").read_text()) for s in (a, k))

@@ -832,7 +832,8 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
               "launched": False, "warnings": warnings, "tmux": doc["tmux"], "repo": repo, "runtime": runtime,
               "model": model or None,
               "parent": doc.get("parentInstance"), "sibling": doc.get("siblingInstance"), "relation": relation,
-              "spawnOrigin": doc["spawnOrigin"], "skills": doc["skills"], "instructions": doc["instructions"]}
+              "spawnOrigin": doc["spawnOrigin"], "attach": f"tmux attach -t {TMUX_SESSION}", "skills": doc["skills"],
+              "instructions": doc["instructions"]}
     links = "".join(f", {label} {doc[key]}" for label, key in (("parent", "parentInstance"),
                                                               ("sibling", "siblingInstance")) if doc.get(key))
     lines = [f"Spawned {instance} ({work}{f', branch {branch}' if branch else ''}{links}), not launched",
