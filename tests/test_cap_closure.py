@@ -117,3 +117,15 @@ def test_closure_refusals_carry_the_kernels_codes(tmp_path, capsys, broken, code
     assert ours["error"]["code"] == theirs["error"]["code"] == code, (ours, theirs)
     assert ar in [x["code"] for x in ours["error"]["details"]["diagnostics"]], ours
     assert scope_state(a) == scope_state(k) == {"oas-lock.json": None}
+
+
+def test_pack_validates_the_closure_and_leaves_node_modules_out(tmp_path, capsys):
+    pkg = closure_package(tmp_path)
+    out = tmp_path / "out"
+    packed = agentrc(capsys, "pack", str(pkg), "--out", str(out))
+    assert packed["ok"], packed
+    assert not list(out.rglob("node_modules")) and not list(pkg.rglob("node_modules"))
+    a, _k = twins(tmp_path)
+    assert agentrc(capsys, "install", str(pkg), "--dir", str(a))["ok"]
+    assert packed["result"]["integrity"] == json.loads((a / "oas-lock.json").read_text())["packages"]["acme.pkg"][
+        "integrity"]

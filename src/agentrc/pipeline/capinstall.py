@@ -1303,6 +1303,11 @@ def pack(directory: str, out: str) -> Outcome:
             _rmtree(os.path.join(staged, ".git"))
             pkg, caps = _load(staged, directory)
             integrity = captree.tree_hash(staged, payload=True)
+            # What validation's npm ci made is not payload (an install runs it again).
+            for dirpath, dirnames, _files in os.walk(staged):
+                for name in [d for d in dirnames if d == "node_modules"]:
+                    _rmtree(os.path.join(dirpath, name))
+                dirnames[:] = [d for d in dirnames if d != "node_modules"]
         except captree.TreeError as exc:
             raise fail(exc.rel or directory, exc.code, exc.message) from None
         if not compatible(pkg.compatibility, OAS_CONTRACT):
