@@ -188,6 +188,11 @@ def test_a_missing_plugin_fails_the_spawn_and_consent_installs_it(env, capsys):
     assert agentrc(capsys, a, "install")[1]["result"]["requirements"] == []
     assert oas(k, "install")[1]["result"]["requirements"] == []
     assert agentrc(capsys, a, "spawn", "dev")[0] == 0 and oas_spawn(k)[0] == 0
+    # Both record the verified plugin in instance.json the same way.
+    mine, kernel = (json.loads((s / "agents" / "dev" / "instances" / "dev-1" / "instance.json").read_text())
+                    ["composition"]["materialized"]["runtimePackages"] for s in (a, k))
+    assert mine == kernel and [(r["capability"], r["package"], r["loadedBy"]) for r in mine] == \
+        [("acme.push", PLUGIN, "runtime-discovery")]
     # Disabled does not count.
     claude("plugin", "disable", PLUGIN)
     rc, ours = agentrc(capsys, a, "spawn", "dev")

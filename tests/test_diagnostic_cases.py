@@ -55,7 +55,14 @@ UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR250": "test_cap_spawn_modes.py::test_refusals_leave_nothing",
                "AR251": "test_cap_spawn_modes.py::test_refusals_leave_nothing",
                "AR252": "test_cap_spawn_modes.py::test_a_soul_in_two_team_repositories_is_ambiguous",
-               "AR253": "test_cap_catalog.py::test_an_invalid_catalog_is_ar253"}
+               "AR253": "test_cap_catalog.py::test_an_invalid_catalog_is_ar253",
+               "AR254": "test_cap_spawn_flags.py::test_bad_flags_are_ar254_and_leave_nothing",
+               "AR255": "test_cap_closure.py::test_closure_refusals_carry_the_kernels_codes",
+               "AR256": "test_cap_closure.py::test_closure_refusals_carry_the_kernels_codes",
+               "AR257": "test_cap_closure.py::test_closure_refusals_carry_the_kernels_codes",
+               "AR258": "test_cap_spawn_flags.py::test_a_capability_agent_that_is_not_self_contained_is_ar258",
+               "AR259": "test_cap_spawn_flags.py::test_a_worktree_without_its_primary_checkout_is_ar259",
+               "AR179": "test_cap_spawn_flags.py::test_local_soul_refusals_are_ar179"}
 
 
 def case_dirs():

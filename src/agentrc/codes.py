@@ -387,7 +387,7 @@ CODES: Dict[str, Code] = _table(
          "Keep every declared file inside the capability's own directory (copy it in instead of linking out)."),
     Code("AR157", "cap-not-self-contained",
          "A capability declares a skill, injection, command, hook or agent that is missing from its directory, or "
-         "carries something agentrc cannot materialise as it is (a FIFO, a runtime closure to install).",
+         "carries something agentrc cannot materialise as it is (a FIFO, a socket, a device).",
          "Add the file to the capability directory, or remove the declaration."),
     Code("AR158", "cap-misplaced",
          "A capability (a directory with an oas.json) sits directly under .agents/capabilities/.",
@@ -490,6 +490,41 @@ CODES: Dict[str, Code] = _table(
          "not match its schema: packages must map ids to {url, ref?, path?}, capabilities ids to package ids.",
          "Fix the catalog file (src/agentrc/schemas/oas-package-catalog.schema.json is its exact shape), or unset "
          "OAS_PACKAGE_CATALOG to use the bundled one."),
+    Code("AR254", "cap-spawn-bad-args",
+         "A spawn flag cannot be used: --task-file names no readable regular file (or one over 1 MiB), or --runtime "
+         "is neither pi nor claude (the kernel's E_BAD_ARGS).",
+         "Pass an existing --task-file (or the text with --task), and --runtime pi or --runtime claude."),
+    Code("AR255", "cap-closure-platform-variant",
+         "A capability's runtime closure (package.json + package-lock.json) is not platform-invariant: its npm lock "
+         "is lockfileVersion 1, a production entry has os/cpu/libc constraints, is optional or has an install "
+         "script, or the installed node_modules holds a native .node binary (the kernel's invalid-package-manifest).",
+         "Vendor a pure-JS dependency or drop it, and regenerate package-lock.json with a modern npm."),
+    Code("AR256", "cap-closure-npm-failed",
+         "`npm ci --omit=dev --omit=peer --ignore-scripts` failed in a capability root with a runtime closure (npm "
+         "missing, a lock out of sync with package.json, a registry dependency with no network). Nothing is "
+         "installed.",
+         "Run the same command in the capability directory to see npm's error; keep package-lock.json in sync, "
+         "or vendor the dependency as a local file: dependency."),
+    Code("AR257", "cap-closure-link-escape",
+         "A link npm made under a capability's node_modules is broken or leads outside the capability root (a "
+         "file: dependency outside it, say), so the artifact would not be self-contained (the kernel's "
+         "path-escape).",
+         "Keep file: dependencies inside the capability directory."),
+    Code("AR258", "cap-agent-provider-untrusted",
+         "The soul to spawn is a capability-defined agent (a soul in a declared capability's `agents:`), but its "
+         "provider cannot be used: an installed capability that no longer matches its lock's integrity, or an "
+         "agent soul that is not self-contained (no AGENTS.md, or a link leading out of the capability).",
+         "Restore the capability with 'agentrc cap install', or fix the agent's soul directory in the capability."),
+    Code("AR259", "cap-no-primary-checkout",
+         "A spawn from a linked git worktree: instance homes belong in the primary checkout (agentrc moves them "
+         "there, as the kernel does), but git cannot establish it: the repository cannot be read, or the primary "
+         "checkout `git worktree list` names does not exist (the kernel's E_NO_CANONICAL_ROOT).",
+         "Restore the primary checkout (or repair git), or spawn with --dir pointing into the primary checkout."),
+    Code("AR179", "cap-local-soul-invalid",
+         "`cap spawn --instructions-file/--def-file` cannot write the local soul: the name is a persistent soul "
+         "(agents/NAME), the file cannot be read (or is over 1 MiB), a value would put a line break into "
+         "soul.yaml, or local-agents/ is a link (the kernel's E_BAD_ARGS).",
+         "Spawn a persistent soul without those flags; pass a readable file and single-line values."),
     Code("AR177", "cap-unknown-instance", "No instance of that name under the agents root above the scope.",
          "Check the name: instances live in agents/<soul>/instances/ and local-agents/<soul>/instances/."),
     Code("AR230", "cap-runtime-package-missing",

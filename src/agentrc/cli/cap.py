@@ -68,7 +68,10 @@ def run(args) -> int:
         elif args.verb == "migrate":
             outcome = capmigrate.migrate(scope, args.dry_run, notify, args.official, args.recursive)
         elif args.verb == "spawn":
-            opts = capspawn.SpawnOptions(task=args.task, work=args.work, work_dir=args.work_dir, branch=args.branch,
+            opts = capspawn.SpawnOptions(task=args.task, task_file=args.task_file, repo=args.repo, runtime=args.runtime,
+                                         model=args.model, instructions_file=args.instructions_file,
+                                         def_file=args.def_file, work=args.work, work_dir=args.work_dir,
+                                         branch=args.branch,
                                          purpose=args.purpose, parent=args.parent, relation=args.relation,
                                          relative_to=args.relative_to, relative_root=args.relative_root)
             outcome = capspawn.spawn(scope, args.soul, opts, notify)

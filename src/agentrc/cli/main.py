@@ -214,6 +214,16 @@ def _parser() -> argparse.ArgumentParser:
     csp = verbs.add_parser("spawn", help="create an instance home of a soul (no runtime is launched)")
     csp.add_argument("soul", metavar="SOUL")
     csp.add_argument("--task", default="", metavar="TEXT", help="the task written into TASK.md")
+    csp.add_argument("--task-file", default="", metavar="FILE", help="read the task from FILE (--task wins)")
+    csp.add_argument("--repo", default="", metavar="REPO",
+                     help="the context repository (default: the soul's repo:, relative to the workspace)")
+    csp.add_argument("--runtime", default="", metavar="RUNTIME", help="pi or claude (default: the soul's runtime:, "
+                     "else pi); recorded, not launched")
+    csp.add_argument("--model", default="", metavar="MODEL", help="the model (default: the soul's model:)")
+    csp.add_argument("--instructions-file", default="", metavar="FILE",
+                     help="create or update the local soul local-agents/SOUL with FILE as its AGENTS.md")
+    csp.add_argument("--def-file", default="", metavar="FILE", help="create or update the local soul from a "
+                     "definition file (front matter description/model/repo/work/runtime, body the instructions)")
     csp.add_argument("--work", default="", metavar="MODE",
                      help="worktree, checkout, attached or workspace (default: the soul's work:, else checkout)")
     csp.add_argument("--work-dir", default="", metavar="DIR", help="attached: the owning instance's <home>/work")

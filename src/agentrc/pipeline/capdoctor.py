@@ -126,19 +126,20 @@ def soul_field(context: str, soul: str, key: str) -> Optional[str]:
     return None
 
 
-def doctor(context: str, soul: str = "") -> Outcome:
+def doctor(context: str, soul: str = "", any_soul: bool = False) -> Outcome:
     """The resolution for `soul` at `context`, in the shape of `oas doctor --json`'s
-    chain, layers, capabilities and acquired. Raises Failure."""
+    chain, layers, capabilities and acquired. Raises Failure. `any_soul`: a soul with no
+    directory under the agents roots (a capability-defined agent) resolves with no type."""
     ctx = os.path.abspath(context)
     chain = config_chain(ctx)
     found = acquired(chain)
     stype = ""
     if soul:
         t = soul_type(ctx, soul)
-        if t is None:
+        if t is None and not any_soul:
             raise fail(soul, "AR166", f"no soul {soul!r} under an agents/ or local-agents/ directory above {ctx}",
                         "E_UNKNOWN_SOUL")
-        stype = t
+        stype = t or ""
     d = Diagnostics()
     result = activation.resolve(chain, soul, stype, {cid: (cap, origin) for cid, (cap, origin, _d) in found.items()}, d)
     for a in result.capabilities:

@@ -56,6 +56,7 @@ from agentrc.codes import CODES
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import captree
 from agentrc.output.writer import LOCK_TIMEOUT, write_atomic
+from agentrc.pipeline import capclosure
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
@@ -72,7 +73,8 @@ KERNEL_CODES = {
     "AR158": "invalid-package-manifest", "AR159": "invalid-lock", "AR160": "invalid-source",
     "AR161": "integrity-drift", "AR162": "remove-blocked", "AR163": "incompatible-oas",
     "AR164": "duplicate-package-identity", "AR165": "legacy-lock", "AR166": "unknown-capability",
-    "AR167": "path-escape",
+    "AR167": "path-escape", "AR255": "invalid-package-manifest", "AR256": "invalid-package-manifest",
+    "AR257": "path-escape",
 }
 
 
@@ -548,11 +550,30 @@ def _load(dest: str, label: str) -> Tuple[Package, List[Tuple[str, str, Capabili
             d.error(shown, (0, 0), "AR152", f"exports capability {cap.id!r} from both {seen[cap.id]!r} and {rel!r}")
             continue
         seen[cap.id] = rel
-        captree.check_contained(cdir, cap, cshown, d)
-        if all(os.path.isfile(os.path.join(cdir, f)) for f in ("package.json", "package-lock.json")):
-            d.error(cshown, (0, 0), "AR157", f"{cap.id}: carries package.json and package-lock.json, a runtime "
-                    "closure to install with npm ci; agentrc does not install runtime closures yet")
         caps.append((rel, cdir, cap))
+    # As the kernel: every closure is checked platform-invariant before any npm ci; then each
+    # capability's closure is materialized in staging, and only then are its declared paths
+    # checked (one may name something under node_modules).
+    def label_of(rel: str) -> str:
+        return f"{label}/{rel}/{CAPABILITY_FILE}" if rel != "." else f"{label}/{CAPABILITY_FILE}"
+
+    if not d.has_errors:
+        closure = Diagnostics()
+        capclosure.preflight(caps, label_of, closure)
+        for rel, cdir, cap in caps:
+            if closure.has_errors:
+                break
+            capclosure.materialize(cdir, cap.id, label_of(rel), closure)
+            before = len(d.items)
+            captree.check_contained(cdir, cap, label_of(rel), d)
+            if len(d.items) == before:
+                capclosure.check_deps(cdir, cap.id, label_of(rel), closure)
+        if closure.has_errors:
+            first = next(x for x in closure.items if x.is_error)
+            raise Failure(closure.items, KERNEL_CODES[first.code])
+    else:
+        for rel, cdir, cap in caps:
+            captree.check_contained(cdir, cap, label_of(rel), d)
     for t in pkg.templates:
         full = os.path.join(dest, t.path)
         if not os.path.isfile(full) or not captree.inside(root, os.path.realpath(full)):
@@ -1282,6 +1303,11 @@ def pack(directory: str, out: str) -> Outcome:
             _rmtree(os.path.join(staged, ".git"))
             pkg, caps = _load(staged, directory)
             integrity = captree.tree_hash(staged, payload=True)
+            # What validation's npm ci made is not payload (an install runs it again).
+            for dirpath, dirnames, _files in os.walk(staged):
+                for name in [d for d in dirnames if d == "node_modules"]:
+                    _rmtree(os.path.join(dirpath, name))
+                dirnames[:] = [d for d in dirnames if d != "node_modules"]
         except captree.TreeError as exc:
             raise fail(exc.rel or directory, exc.code, exc.message) from None
         if not compatible(pkg.compatibility, OAS_CONTRACT):

@@ -73,9 +73,18 @@ class SpawnOptions:
     `work_dir` is the owner's `<home>/work` of an attached instance; `branch` the worktree's
     branch (default `agents/<instance>`); `purpose` names the instance `<soul>-<purpose>`;
     `parent` is `relative_to` with relation `child`; `relative_root` picks the agents root
-    of an anchor whose name several roots hold."""
+    of an anchor whose name several roots hold. `task_file` is read when `task` is empty;
+    `repo`, `runtime` and `model` override the soul's `repo:`, `runtime:` and `model:`;
+    `instructions_file` (an AGENTS.md) or `def_file` (front matter + body) create or update
+    the local soul under local-agents/ first."""
 
     task: str = ""
+    task_file: str = ""
+    repo: str = ""
+    runtime: str = ""
+    model: str = ""
+    instructions_file: str = ""
+    def_file: str = ""
     work: str = ""
     work_dir: str = ""
     branch: str = ""

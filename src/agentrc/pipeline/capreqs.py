@@ -450,12 +450,16 @@ def _failures(scope: str, entries: Sequence[Dict[str, Any]]) -> List[Dict[str, A
 # --- spawn -----------------------------------------------------------------------------
 
 
-def verify_for_spawn(runtime: str, caps: Sequence[Tuple[str, Capability, str]], context: str) -> None:
+def verify_for_spawn(runtime: str, caps: Sequence[Tuple[str, Capability, str]],
+                     context: str) -> List[Dict[str, Any]]:
     """Raise Failure (AR230; the kernel's E_RUNTIME_RESOURCE_MISSING, which its spawn
     reports as E_SPAWN_FAILED) when a capability active for an
     instance running on `runtime` requires a package of it that is missing, configured but
-    not installed, or disabled; `caps` are (id, manifest, directory). Installs nothing."""
+    not installed, or disabled; `caps` are (id, manifest, directory). Installs nothing. Returns
+    the verified packages as the kernel records them (`composition.materialized.runtimePackages`:
+    one row per identity, sorted by it)."""
     context = os.path.abspath(context)
+    found: Dict[str, Dict[str, Any]] = {}
     claude = claude_binary(context) if runtime == "claude" else "claude"
     lists = Lists()
     d = Diagnostics()
@@ -483,7 +487,11 @@ def verify_for_spawn(runtime: str, caps: Sequence[Tuple[str, Capability, str]], 
                         "the capability for this soul")
                 continue
             else:
+                ident = identity(runtime, r.package)
+                found.setdefault(ident, {"capability": cid, "runtime": runtime, "package": r.package,
+                                         "dir": s["dir"], "loadedBy": "runtime-discovery"})
                 continue
             d.error(cdir, (0, 0), "AR230", f"{cid} requires the {runtime} package {r.package}, {why}: {remedy}")
     if d.has_errors:
         raise Failure(d.items, "E_SPAWN_FAILED")
+    return [found[k] for k in sorted(found)]

@@ -39,6 +39,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -46,9 +47,10 @@ import tempfile
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from agentrc.capabilities import activation
+from agentrc.capabilities.model import CAPABILITY_FILE
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
-from agentrc.pipeline import capdoctor, capreqs
+from agentrc.pipeline import capdoctor, capinstall, capreqs
 from agentrc.pipeline import capinstances as ci
 from agentrc.pipeline.capinstall import Failure, Outcome, fail
 from agentrc.pipeline.capinstances import SpawnOptions
@@ -61,6 +63,9 @@ INSTANCE_FILE = ci.INSTANCE_FILE
 WORK_MODES = ("worktree", "checkout", "attached", "workspace")
 GIT_DEBT = ("worktree", "branch")
 HOOK_TIMEOUT = 120
+RUNTIMES = ("pi", "claude")
+TMUX_SESSION = os.environ.get("PI_AGENTS_TMUX_SESSION") or "pi-agents"
+MAX_TASK_BYTES = 1 << 20
 MAX_HOOK_OUTPUT = 1 << 20
 
 
@@ -267,16 +272,345 @@ def _task_md(instance: str, soul: str, home: str, work: str, repo: str, branch: 
             f"- Repository work happens in ./work.{briefs}\n{body}").encode("utf-8")
 
 
+def capability_agent(scope: str, name: str) -> Optional[Tuple[str, Any, str]]:
+    """(capability id, manifest, soul directory) of the capability-defined agent `name`: a
+    soul directory listed in the `agents:` of a capability that the config chain at `scope`
+    declares (in any binding) and that is acquired, named by its soul.yaml's `name:` (else its
+    directory). The provider must be trusted as the kernel requires (owned or path:, or
+    installed matching its lock's integrity; no executable approval needed) and the soul must
+    stay inside it: else AR258. None when no declared capability provides `name`."""
+    try:
+        chain = capdoctor.config_chain(scope)
+        found = capdoctor.acquired(chain)
+    except Failure:
+        return None
+    declared: List[str] = []
+    for cfg in chain:
+        for entry in cfg.entries:
+            if entry.id not in declared:
+                declared.append(entry.id)
+    problems: List[str] = []
+    for cid in declared:
+        if cid not in found:
+            continue
+        cap, origin, cdir = found[cid]
+        for rel in cap.agents:
+            sdir = os.path.join(cdir, rel)
+            raw = captree.read_manifest(sdir, "soul.yaml") if _inside(cdir, sdir) else None
+            if raw is None:
+                continue
+            try:
+                doc = load_yaml(raw.decode("utf-8", "replace")).data
+            except YamlError:
+                continue
+            declared_name = doc.get("name") if isinstance(doc, dict) and isinstance(doc.get("name"), str) else ""
+            if (declared_name or os.path.basename(os.path.normpath(sdir))) != name:
+                continue
+            if not _provider_trusted(cid, origin, cdir):
+                problems.append(f"capability agent provider {cid!r} is not trusted: its artifact does not match "
+                                "its lock's integrity (restore it with `agentrc cap install`)")
+                continue
+            d = Diagnostics()
+            captree.check_contained(cdir, cap, os.path.join(cdir, CAPABILITY_FILE), d)
+            if d.has_errors or not os.path.isfile(os.path.join(sdir, "AGENTS.md")):
+                problems.append(f"{cid}: the agent {rel!r} is not a self-contained soul inside the capability "
+                                "(soul.yaml and AGENTS.md, no link leading out)")
+                continue
+            return cid, cap, os.path.realpath(sdir)
+    if problems:
+        raise fail(scope, "AR258", problems[0], "E_SPAWN_FAILED")
+    return None
+
+
+def _provider_trusted(cid: str, origin: str, cdir: str) -> bool:
+    if origin.startswith(("owned:", "path:")):
+        return True
+    if not origin.startswith("installed:"):
+        return False
+    try:
+        lock = capinstall.read_lock(origin.split(":", 1)[1])
+    except Failure:
+        return False
+    row = lock.capability(cid) if lock is not None and lock.version == 2 else None
+    return row is not None and capinstall.hash_or_empty(cdir) == row.integrity
+
+
+def _front_matter(text: str) -> Tuple[Dict[str, str], str]:
+    """The kernel's flat front matter: `key: value` lines between `---` fences (quotes and
+    `# comments` dropped), and the body trimmed with one final newline."""
+    m = re.match(r"^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$", text)
+    if not m:
+        return {}, text
+    meta: Dict[str, str] = {}
+    for line in m.group(1).split("\n"):
+        f = re.match(r"^([A-Za-z_][A-Za-z0-9_-]*):\s*(.*?)\s*(#.*)?$", line)
+        if f:
+            meta[f.group(1)] = re.sub(r"^[\"']|[\"']$", "", f.group(2))
+    return meta, m.group(2).strip() + "\n"
+
+
+def upsert_local_soul(scope: str, name: str, opts: SpawnOptions, notify: Callable[[str], None]) -> None:
+    """Create or update the local soul `local-agents/<name>/soul/` (soul.yaml, AGENTS.md,
+    CLAUDE.md -> AGENTS.md) from --instructions-file or --def-file, as the kernel's spawn
+    does before it spawns: flags win over the definition's front matter, which wins over
+    the existing soul.yaml. A persistent soul of that name, an unreadable file, or a value
+    with a line break (it would add keys to soul.yaml) is AR179 (E_BAD_ARGS). Soul-scaffold
+    hooks are not run (a warning says so when an active capability declares one)."""
+    root = ci.agents_root(scope) or os.path.join(scope, "agents")
+    slugged = ci.slug(name)
+    if os.path.isfile(os.path.join(root, slugged, "soul", "soul.yaml")):
+        raise fail(scope, "AR179", f"{slugged!r} is a persistent agent: spawn it without --instructions-file/"
+                   "--def-file", "E_BAD_ARGS")
+
+    def read(path: str) -> str:
+        try:
+            with open(path, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    raise OSError("not a regular file")
+                data = fh.read(MAX_TASK_BYTES + 1)
+        except OSError as exc:
+            why = getattr(exc, "strerror", None) or exc
+            raise fail(scope, "AR179", f"file not found: {os.path.abspath(path)} ({why})", "E_BAD_ARGS") from None
+        if len(data) > MAX_TASK_BYTES:
+            raise fail(scope, "AR179", f"{path} is larger than {MAX_TASK_BYTES} bytes", "E_BAD_ARGS")
+        return data.decode("utf-8", "replace")
+
+    instructions: Optional[str] = read(opts.instructions_file) if opts.instructions_file else None
+    fields: Dict[str, str] = {}
+    if opts.def_file:
+        meta, instructions = _front_matter(read(opts.def_file))
+        fields = {k: meta[k] for k in ("description", "model", "repo", "work", "runtime") if meta.get(k)}
+    for key, flag in (("repo", opts.repo), ("work", opts.work), ("runtime", opts.runtime), ("model", opts.model)):
+        if flag:
+            fields[key] = flag
+    agent_dir = os.path.join(os.path.dirname(root), "local-agents", slugged)
+    soul_dir = os.path.join(agent_dir, "soul")
+    existing: Dict[str, Any] = {}
+    raw = captree.read_manifest(soul_dir, "soul.yaml") if os.path.isdir(soul_dir) else None
+    if raw is not None:
+        try:
+            doc = load_yaml(raw.decode("utf-8", "replace")).data
+        except YamlError:
+            doc = None
+        existing = doc if isinstance(doc, dict) else {}
+    record: Dict[str, str] = {"name": slugged, "kind": "local"}
+    for key in ("description", "type", "repo", "work", "runtime", "model"):
+        value = fields.get(key) or existing.get(key)
+        if key == "work":
+            value = value or "checkout"
+        if key == "runtime":
+            value = value or "pi"
+        if isinstance(value, str) and value:
+            record[key] = value
+    bad = [k for k, v in record.items() if "\n" in v or "\r" in v]
+    if bad:
+        raise fail(scope, "AR179", f"the local soul's {', '.join(bad)} would hold a line break", "E_BAD_ARGS")
+    for p in (os.path.dirname(agent_dir), agent_dir, soul_dir):
+        if os.path.islink(p):
+            raise fail(p, "AR179", f"{p} is a link; a local soul is written only in the scope's own local-agents/",
+                       "E_BAD_ARGS")
+    os.makedirs(soul_dir, exist_ok=True)
+    os.makedirs(os.path.join(agent_dir, "instances"), exist_ok=True)
+    order = ("name", "kind", "description", "type", "repo", "work", "runtime", "model")
+    ci.write_file(os.path.join(soul_dir, "soul.yaml"),
+                  ("\n".join(f"{k}: {record[k]}" for k in order if k in record) + "\n").encode("utf-8"))
+    if instructions is not None:
+        ci.write_file(os.path.join(soul_dir, "AGENTS.md"), instructions.encode("utf-8"))
+    if not os.path.lexists(os.path.join(soul_dir, "CLAUDE.md")):
+        os.symlink("AGENTS.md", os.path.join(soul_dir, "CLAUDE.md"))
+    notify(f"(local soul {slugged!r} written at {soul_dir})")
+
+
+def _has_git_marker(d: str) -> bool:
+    while True:
+        if os.path.lexists(os.path.join(d, ".git")):
+            return True
+        parent = os.path.dirname(d)
+        if parent == d:
+            return False
+        d = parent
+
+
+def primary_checkout_path(scope: str) -> str:
+    """`scope`, or, when its agents root is inside a linked git worktree, the same place in
+    the primary checkout (the first `git worktree list` record), as the kernel moves instance
+    homes there: a home made in a linked worktree is gitignored there and dies with it. When
+    git owns the place but the primary checkout cannot be established (git fails, or the
+    primary checkout is gone): AR259, the kernel's E_NO_CANONICAL_ROOT (which its CLI reports
+    as E_NO_DEPLOYMENT)."""
+    root = ci.agents_root(scope)
+    if root is None:
+        return scope
+    probe = root if os.path.isdir(root) else os.path.dirname(root)
+
+    def no_root(why: str) -> Failure:
+        return fail(scope, "AR259", f"{root} is inside a git-owned location, but {why}; instance homes must live in "
+                    "the soul-owning repository's primary checkout: fix that, or pass --dir <primary checkout>",
+                    "E_NO_DEPLOYMENT")
+
+    ok, top = _git(probe, "rev-parse", "--show-toplevel")
+    if not ok:
+        if _has_git_marker(probe):
+            raise no_root("its repository cannot be read (git rev-parse failed)")
+        return scope
+    if not top:
+        return scope
+    ok, out = _git(probe, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
+    dirs = out.split("\n") if ok else []
+    if len(dirs) != 2:
+        raise no_root("git cannot tell a linked worktree from the primary checkout")
+    if os.path.realpath(dirs[0].strip()) == os.path.realpath(dirs[1].strip()):
+        return scope
+    try:
+        proc = subprocess.run(["git", "-C", probe, "worktree", "list", "--porcelain", "-z"], capture_output=True,
+                              timeout=60)
+        listed = proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        listed = None
+    if listed is None:
+        raise no_root(f"it is in the linked worktree {top} and `git worktree list` failed")
+    main = next((f[len("worktree "):] for f in listed.split("\0") if f.startswith("worktree ")), "")
+    if not main or not os.path.isdir(main):
+        raise no_root(f"it is in the linked worktree {top}, whose primary checkout {main or '(none listed)'} "
+                      "does not exist")
+    real_top = os.path.realpath(top)
+    rel = os.path.relpath(os.path.realpath(scope), real_top)
+    if not captree.inside(real_top, os.path.realpath(root)) or rel.startswith(".."):
+        return scope  # an agents root beside the work tree is not a worktree artefact
+    return os.path.normpath(os.path.join(os.path.realpath(main), rel))
+
+
+def _read_task(scope: str, path: str) -> str:
+    """The text of --task-file (a regular file, at most MAX_TASK_BYTES), else AR254."""
+    try:
+        with open(path, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise OSError("not a regular file")
+            data = fh.read(MAX_TASK_BYTES + 1)
+    except OSError as exc:
+        raise fail(scope, "AR254", f"--task-file not found: {path} ({getattr(exc, 'strerror', None) or exc})",
+                   "E_BAD_ARGS") from None
+    if len(data) > MAX_TASK_BYTES:
+        raise fail(scope, "AR254", f"--task-file {path} is larger than {MAX_TASK_BYTES} bytes", "E_BAD_ARGS")
+    return data.decode("utf-8", "replace")
+
+
+def model_preference(model: str, runtime: str) -> str:
+    """The model recorded for a runtime from a comma list of preferences, as the kernel picks
+    it: for claude the first alias or bare id (an `anthropic/` entry without its provider and
+    `:thinking`; other providers' entries dropped), else the first entry. (The kernel asks
+    `pi --list-models` to pick among several pi entries; agentrc takes the first.)"""
+    prefs = [p.strip() for p in model.split(",") if p.strip()]
+    if runtime == "claude":
+        for pref in prefs:
+            bare = re.sub(r":[a-zA-Z]+$", "", pref)
+            if "/" not in bare:
+                return bare
+            provider, _sep, rest = bare.partition("/")
+            if provider == "anthropic" and rest:
+                return rest
+        return ""
+    return prefs[0] if prefs else ""
+
+
+def launch_command(runtime: str, instance: str, home: str, model: str, context: str) -> str:
+    """The command line the kernel records in instance.json (`command`) and would run in the
+    instance's tmux window. agentrc records it and runs nothing; a runtime executable that is
+    not on PATH is recorded by its name."""
+    name = capreqs.claude_binary(context) if runtime == "claude" else "pi"
+    exe = shutil.which(name) or name
+    with_model = f" --model {_shq(model)}" if model else ""
+    if runtime == "claude":
+        line = f'{_shq(exe)}{with_model} -- "$(cat TASK.md)"'
+    else:
+        line = (f"{_shq(exe)} --no-skills --skill {_shq(os.path.join(home, '.agents', 'skills'))} --no-context-files "
+                f"--no-prompt-templates --append-system-prompt {_shq(os.path.join(home, 'AGENTS.md'))} --approve "
+                f"--name {_shq(instance)}{with_model} {_shq('@TASK.md')}")
+    return (f"OAS_INSTANCE={_shq(instance)} OAS_INSTANCE_HOME={_shq(home)} PI_AGENT_INSTANCE={_shq(instance)} "
+            f"PI_AGENT_HOME={_shq(home)} {line}")
+
+
+POSTURE = {
+    "claude": {"oasComposed": "skills via .claude/skills -> ../.agents/skills; instructions via CLAUDE.md -> AGENTS.md",
+               "ambient": ["user skills", "project and ancestor skills to the repository root",
+                           "user and project plugins", "user and project settings", "user and ancestor CLAUDE.md"]},
+    "pi": {"oasComposed": "skills via --skill <instance-home>/.agents/skills; instructions via --append-system-prompt",
+           "curtailed": ["user skills", "project and ancestor skills", "package skills",
+                         "ambient AGENTS.md/CLAUDE.md discovery", "ambient prompt templates"],
+           "ambient": ["globally configured pi extensions, and any resources they contribute"]},
+}
+
+
+def _composition(soul_dir: str, outcome: Outcome, found: Dict[str, Tuple[Any, str, str]],
+                 skills: List[Tuple[str, str, str]], blocks: List[Dict[str, str]],
+                 runtime_packages: List[Dict[str, Any]], runtime: str, home: str,
+                 levels: Dict[str, str], own: List[Tuple[str, str]], service: bool) -> Dict[str, Any]:
+    """instance.json's `composition`, the kernel's record of what the resolved composition
+    promised (`expected`) and what landed (`materialized`), less the kernel's own skills and
+    blocks. `runtimePosture` keeps the kernel's lists of what stays ambient per runtime (its
+    `why`, the kernel's prose, is left out)."""
+    expected: List[Dict[str, Any]] = []
+    soul_skills = os.path.join(soul_dir, "skills")
+    if os.path.exists(soul_skills):
+        expected.append({"type": "skill-tree", "source": "soul", "declared": soul_skills, "resolved": soul_skills})
+    for row in outcome.result["capabilities"]:
+        cap, _origin, cdir = found[row["id"]]
+        where = {"origin": row["origin"], "level": levels.get(cap.id) or row["origin"].split(":", 1)[1]}
+        for declared in cap.skills:
+            expected.append({"type": "skill-tree", "source": cap.id, "declared": declared,
+                             "resolved": os.path.join(cdir, declared), **where})
+        if row["inject"] and not (service and row.get("layer") == "knowledge"):
+            expected.append({"type": "injection", "source": cap.id, "declared": cap.inject or
+                             os.path.basename(row["inject"]), "resolved": row["inject"], **where})
+    for cid, tree in own:
+        expected.append({"type": "skill-tree", "source": cid, "declared": os.path.relpath(tree, found[cid][2]),
+                         "resolved": tree})
+    expected += [{"type": "instruction-block", "source": b["source"], "declared": b["file"], "resolved": b["file"]}
+                 for b in blocks]
+    return {
+        "expected": expected,
+        "materialized": {
+            "skills": [{"name": n, "source": s, "from": p} for n, s, p in skills],
+            "instructions": [{"source": b["source"], "file": b["file"]} for b in blocks],
+            "runtimePackages": runtime_packages,
+            "runtimePosture": POSTURE.get(runtime, POSTURE["pi"]),
+            "canonicalSkillTree": os.path.join(home, ".agents", "skills"),
+            "skillAlias": {"path": os.path.join(home, ".claude", "skills"), "target": os.path.join("..", ".agents",
+                                                                                                  "skills")},
+        },
+    }
+
+
 def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
           notify: Callable[[str], None] = lambda _m: None) -> Outcome:
     """Create an instance home of `soul` as the kernel's `oas spawn --no-launch` does (see the
     module docstring for what differs). Raises Failure; on failure nothing is left, except a
     quarantined home when a required hook's compensation did not finish."""
     scope = os.path.abspath(scope)
+    if opts.instructions_file or opts.def_file:
+        soul = ci.slug(soul)  # a local soul is named by the slug, as the kernel names it
     if not ci.NAME.match(soul or ""):
         raise fail(scope, "AR166", f"{soul!r} is not a soul name", "E_UNKNOWN_SOUL")
-    root, agent_dir = ci.find_soul(scope, soul, notify)
-    soul_dir = os.path.join(agent_dir, "soul")
+    primary = primary_checkout_path(scope)
+    if primary != scope:
+        notify(f"(linked git worktree: the instance homes in the primary checkout, {primary})")
+        scope = primary
+    if opts.instructions_file or opts.def_file:
+        upsert_local_soul(scope, soul, opts, notify)
+    local_root = ci.agents_root(scope)
+    provider: Optional[Tuple[str, Any, str]] = None
+    if local_root is None or ci.soul_dir(local_root, soul) is None:
+        provider = capability_agent(scope, soul)
+    if provider is not None:
+        # A capability-defined agent: the soul stays read-only in the package; the
+        # instances home under the scope's local-agents/<name>/.
+        root = local_root or os.path.join(scope, "agents")
+        agent_dir = os.path.join(os.path.dirname(root), "local-agents", soul)
+        soul_dir = provider[2]
+        notify(f"(capability agent: {soul!r} from {provider[0]}; fresh soul, instances home locally)")
+    else:
+        root, agent_dir = ci.find_soul(scope, soul, notify)
+        soul_dir = os.path.join(agent_dir, "soul")
     raw = captree.read_manifest(soul_dir, "soul.yaml") or b""
     try:
         meta_doc = load_yaml(raw.decode("utf-8", "replace")).data
@@ -289,21 +623,36 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
                            f"unknown work mode {work!r} ({'|'.join(WORK_MODES)})")
     if work == "attached" and not opts.work_dir:
         raise ci.work_fail(scope, "attached mode needs --work-dir, the owning instance's <home>/work")
-    repo_value = soul_meta.get("repo")
+    task = opts.task
+    if opts.task_file and not opts.task:
+        task = _read_task(scope, opts.task_file)
+    elif opts.task_file and not os.path.isfile(opts.task_file):
+        raise fail(scope, "AR254", f"--task-file not found: {opts.task_file}", "E_BAD_ARGS")
+    if opts.runtime and opts.runtime not in RUNTIMES:
+        raise fail(scope, "AR254", f"unknown --runtime {opts.runtime!r} (pi|claude)", "E_BAD_ARGS")
+    repo_value = opts.repo or soul_meta.get("repo")
     workspace = os.path.dirname(root)
     repo = scope
     if isinstance(repo_value, str) and repo_value:
         repo = repo_value if os.path.isabs(repo_value) else os.path.normpath(os.path.join(workspace, repo_value))
     if not os.path.isdir(repo):
-        raise fail(os.path.join(soul_dir, "soul.yaml"), "AR174", f"repo not found: {repo}", "E_SPAWN_FAILED")
+        raise fail(scope if opts.repo else os.path.join(soul_dir, "soul.yaml"), "AR174", f"repo not found: {repo}",
+                   "E_SPAWN_FAILED")
     agents_md = captree.read_manifest(soul_dir, "AGENTS.md")
     if agents_md is None:
         raise fail(soul_dir, "AR174", f"canonical soul instructions missing: {soul_dir}/AGENTS.md", "E_SPAWN_FAILED")
-    runtime = soul_meta.get("runtime") if soul_meta.get("runtime") in ("pi", "claude") else "pi"
+    runtime = opts.runtime or (soul_meta.get("runtime") if soul_meta.get("runtime") in RUNTIMES else "pi")
+    soul_model = soul_meta.get("model")
+    model = model_preference(opts.model or (soul_model if isinstance(soul_model, str) else ""), str(runtime))
 
-    outcome = capdoctor.doctor(repo, soul)
+    outcome = capdoctor.doctor(repo, soul, any_soul=provider is not None)
     chain = capdoctor.config_chain(repo)
     found = capdoctor.acquired(chain)
+    if provider is not None:
+        # Ephemeral service agents carry no memory protocol: no knowledge-layer injection.
+        knowledge = {f"capability:{c['id']}" for c in outcome.result["capabilities"] if c.get("layer") == "knowledge"}
+        outcome.result["instructionBlocks"] = [b for b in outcome.result["instructionBlocks"]
+                                               if b["source"] not in knowledge]
     team = ci.team_of(chain)
     roots = ci.roots_of(root, team)
     instances = os.path.join(agent_dir, "instances")
@@ -336,6 +685,11 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
         raise Failure(missing.items, "E_SPAWN_FAILED")
     sources = [("soul", os.path.join(soul_dir, "skills"))]
     sources += [(c["id"], tree) for c in outcome.result["capabilities"] for tree in c["skills"]]
+    own: List[Tuple[str, str]] = []
+    if provider is not None and provider[0] not in {c["id"] for c in outcome.result["capabilities"]}:
+        # A capability agent always carries its own capability's skills, active or not.
+        own = [(provider[0], os.path.join(found[provider[0]][2], tree)) for tree in provider[1].skills]
+        sources += own
     skills = capdoctor.pick_skills(sources, capdoctor.skill_overrides(chain), chain[0].path if chain else scope,
                                    "<source>", "E_SPAWN_FAILED")
     levels = _binding_levels(repo, soul, chain, found)
@@ -348,8 +702,8 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
                     f"not trusted: run `agentrc cap trust {cid} --dir {found[cid][1].split(':', 1)[1]}`")
         raise Failure(d.items, "E_SPAWN_FAILED")
     # A runtime package is verified in the runtime's own list, never installed here.
-    capreqs.verify_for_spawn(str(runtime), [(row["id"], found[row["id"]][0], found[row["id"]][2])
-                                       for row in outcome.result["capabilities"]], repo)
+    runtime_packages = capreqs.verify_for_spawn(str(runtime), [(row["id"], found[row["id"]][0], found[row["id"]][2])
+                                                          for row in outcome.result["capabilities"]], repo)
     blocks = outcome.result["instructionBlocks"]
     text = capdoctor.compose(agents_md.decode("utf-8", "replace"), blocks)
 
@@ -420,10 +774,10 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
             "OAS_SOUL": soul_dir, "OAS_CONTEXT": repo, "OAS_WORKSPACE": workspace,
             "OAS_TEAM_NAME": (team or {}).get("name", ""), "OAS_TEAM_ID": (team or {}).get("id", ""),
             "OAS_TEAM_SCOPE": (team or {}).get("scope", "")}
-    env: Dict[str, str] = dict(base, OAS_ROOT="", OAS_TASK=opts.task, OAS_REPO=repo, OAS_BRANCH=branch,
+    env: Dict[str, str] = dict(base, OAS_ROOT="", OAS_TASK=task, OAS_REPO=repo, OAS_BRANCH=branch,
                                OAS_WORK=str(work), OAS_RUNTIME=str(runtime),
-                               OAS_KIND="local" if os.path.basename(os.path.dirname(agent_dir)) == "local-agents"
-                               else "persistent")
+                               OAS_KIND="capability" if provider is not None else "local"
+                               if os.path.basename(os.path.dirname(agent_dir)) == "local-agents" else "persistent")
     hooks = run_hooks("spawn", caps, env, home, {})
     warnings += hooks["warnings"]
     warnings[:0] = [f"{c['id']}: executable surface disabled — not trusted" for c in caps
@@ -434,11 +788,11 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
                    required)
     briefs = "".join("\n" + b for b in hooks["briefs"])
     ci.write_file(os.path.join(home, "TASK.md"), _task_md(instance, soul, home, work, repo, branch, opts.work_dir, team,
-                                                   briefs, opts.task))
+                                                   briefs, task))
     relation = lineage["relation"]
     doc: Dict[str, Any] = {
         "agent": soul, "kind": env["OAS_KIND"], "instance": instance, "home": home, "repo": repo, "work": work,
-        "branch": branch or None, "runtime": runtime, "team": team,
+        "branch": branch or None, "runtime": runtime, "model": model or None, "team": team,
         "parentInstance": lineage["parentInstance"], "siblingInstance": lineage["siblingInstance"],
         "relation": relation, "relativeTo": lineage["relativeTo"] if relation else None,
         "spawnOrigin": "instance" if relation or lineage["parentInstance"] else "operator",
@@ -454,7 +808,11 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
                          for c in outcome.result["capabilities"]],
         "skills": [{"name": n, "source": s} for n, s, _p in skills],
         "instructions": [{"source": b["source"], "file": b["file"]} for b in blocks],
+        "composition": _composition(soul_dir, outcome, found, skills, blocks, runtime_packages, str(runtime), home,
+                                    levels, own, provider is not None),
         "capabilityRuntime": _kernel_runtime(caps),
+        "tmux": {"session": TMUX_SESSION, "window": instance},
+        "command": launch_command(str(runtime), instance, home, model, repo),
         "composedBy": "agentrc", "createdAt": _now(),
     }
     doc = {k: v for k, v in doc.items() if v is not None}
@@ -471,9 +829,11 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
             _roll_back(home, instance, soul, repo, branch, work, canonical, caps, dict(base, OAS_ROOT=root), hooks,
                        failed)
     result = {"instance": instance, "agent": soul, "home": home, "work": work, "branch": branch or None,
-              "launched": False, "warnings": warnings, "tmux": None, "repo": repo, "runtime": runtime, "model": None,
+              "launched": False, "warnings": warnings, "tmux": doc["tmux"], "repo": repo, "runtime": runtime,
+              "model": model or None,
               "parent": doc.get("parentInstance"), "sibling": doc.get("siblingInstance"), "relation": relation,
-              "spawnOrigin": doc["spawnOrigin"], "skills": doc["skills"], "instructions": doc["instructions"]}
+              "spawnOrigin": doc["spawnOrigin"], "attach": f"tmux attach -t {TMUX_SESSION}", "skills": doc["skills"],
+              "instructions": doc["instructions"]}
     links = "".join(f", {label} {doc[key]}" for label, key in (("parent", "parentInstance"),
                                                               ("sibling", "siblingInstance")) if doc.get(key))
     lines = [f"Spawned {instance} ({work}{f', branch {branch}' if branch else ''}{links}), not launched",
@@ -626,7 +986,7 @@ def retire(scope: str, name: str, force: bool = False, delete_branch: bool = Fal
         # never a command string read from the home.
         team: Optional[Dict[str, str]] = None
         try:
-            outcome = capdoctor.doctor(repo, agent)
+            outcome = capdoctor.doctor(repo, agent, any_soul=True)
             chain = capdoctor.config_chain(repo)
             found = capdoctor.acquired(chain)
             team = ci.team_of(chain)
