@@ -62,6 +62,7 @@ UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR257": "test_cap_closure.py::test_closure_refusals_carry_the_kernels_codes",
                "AR258": "test_cap_spawn_flags.py::test_a_capability_agent_that_is_not_self_contained_is_ar258",
                "AR259": "test_cap_spawn_flags.py::test_a_worktree_without_its_primary_checkout_is_ar259",
+               "AR260": "test_cap_soul_scaffold.py::test_soul_scaffold_hooks_run_and_own_what_they_create_as_in_the_kernel",
                "AR179": "test_cap_spawn_flags.py::test_local_soul_refusals_are_ar179"}
 
 

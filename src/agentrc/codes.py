@@ -520,6 +520,11 @@ CODES: Dict[str, Code] = _table(
          "there, as the kernel does), but git cannot establish it: the repository cannot be read, or the primary "
          "checkout `git worktree list` names does not exist (the kernel's E_NO_CANONICAL_ROOT).",
          "Restore the primary checkout (or repair git), or spawn with --dir pointing into the primary checkout."),
+    Code("AR260", "cap-soul-scaffold-conflict",
+         "A capability's soul-scaffold hook, run when spawn writes a local soul (--instructions-file, --def-file), "
+         "changed or deleted a file of the soul it did not create, or created one another capability owns "
+         "(.oas-scaffold-owners.json); the soul is restored as it was before that hook (the kernel's ownership rule).",
+         "Fix the capability's soul-scaffold hook so that it only creates files, and changes only files it created."),
     Code("AR179", "cap-local-soul-invalid",
          "`cap spawn --instructions-file/--def-file` cannot write the local soul: the name is a persistent soul "
          "(agents/NAME), the file cannot be read (or is over 1 MiB), a value would put a line break into "

@@ -354,8 +354,9 @@ def upsert_local_soul(scope: str, name: str, opts: SpawnOptions, notify: Callabl
     CLAUDE.md -> AGENTS.md) from --instructions-file or --def-file, as the kernel's spawn
     does before it spawns: flags win over the definition's front matter, which wins over
     the existing soul.yaml. A persistent soul of that name, an unreadable file, or a value
-    with a line break (it would add keys to soul.yaml) is AR179 (E_BAD_ARGS). Soul-scaffold
-    hooks are not run (a warning says so when an active capability declares one)."""
+    with a line break (it would add keys to soul.yaml) is AR179 (E_BAD_ARGS). The
+    soul-scaffold hooks run later in the spawn (`scaffold_soul`), once the active
+    capabilities are known."""
     root = ci.agents_root(scope) or os.path.join(scope, "agents")
     slugged = ci.slug(name)
     if os.path.isfile(os.path.join(root, slugged, "soul", "soul.yaml")):
@@ -419,6 +420,96 @@ def upsert_local_soul(scope: str, name: str, opts: SpawnOptions, notify: Callabl
     if not os.path.lexists(os.path.join(soul_dir, "CLAUDE.md")):
         os.symlink("AGENTS.md", os.path.join(soul_dir, "CLAUDE.md"))
     notify(f"(local soul {slugged!r} written at {soul_dir})")
+
+
+SCAFFOLD_OWNERS = ".oas-scaffold-owners.json"
+
+
+def _soul_snapshot(soul_dir: str) -> Dict[str, Tuple[str, bytes]]:
+    """Every file and link below the soul (links not followed), as the kernel snapshots it
+    around a soul-scaffold hook; the owners file is not part of it."""
+    out: Dict[str, Tuple[str, bytes]] = {}
+    for top, dirs, files in os.walk(soul_dir):
+        for name in sorted(dirs + files):
+            path = os.path.join(top, name)
+            rel = os.path.relpath(path, soul_dir).replace(os.sep, "/")
+            if rel == SCAFFOLD_OWNERS:
+                continue
+            if os.path.islink(path):
+                out[rel] = ("link", os.readlink(path).encode("utf-8", "surrogateescape"))
+                if name in dirs:
+                    dirs.remove(name)  # a linked directory is one entry, never walked into
+            elif os.path.isfile(path):
+                with open(path, "rb") as fh:
+                    out[rel] = ("file", fh.read())
+    return out
+
+
+def _restore_snapshot(soul_dir: str, before: Dict[str, Tuple[str, bytes]], after: Dict[str, Tuple[str, bytes]]) -> None:
+    for rel in after:
+        if rel not in before:
+            path = os.path.join(soul_dir, rel)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            elif os.path.lexists(path):
+                os.unlink(path)
+    for rel, (kind, value) in before.items():
+        if after.get(rel) == (kind, value):
+            continue
+        path = os.path.join(soul_dir, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.lexists(path):
+            os.unlink(path)
+        if kind == "link":
+            os.symlink(value.decode("utf-8", "surrogateescape"), path)
+        else:
+            ci.write_file(path, value)
+
+
+def scaffold_soul(soul_dir: str, name: str, caps: List[Dict[str, Any]], env: Dict[str, str]) -> List[str]:
+    """The soul-scaffold hooks of the active, trusted capabilities, run in the soul (cwd) one
+    capability at a time, as the kernel runs them when it writes a soul: each may create
+    files and change the ones it created before (`.oas-scaffold-owners.json` records which
+    capability created what); changing or deleting a file it does not own, or creating one
+    another capability owns, restores the soul as it was before that hook and fails the
+    spawn (AR260). A failing hook only warns (soul-scaffold cannot be required). Returns
+    the warnings."""
+    owners_path = os.path.join(soul_dir, SCAFFOLD_OWNERS)
+    owners: Dict[str, str] = {}
+    raw = captree.read_manifest(soul_dir, SCAFFOLD_OWNERS)
+    if raw is not None:
+        try:
+            loaded = json.loads(raw.decode("utf-8", "replace"))
+            owners = {k: v for k, v in loaded.items() if isinstance(k, str) and isinstance(v, str)} \
+                if isinstance(loaded, dict) else {}
+        except ValueError:
+            owners = {}
+    warnings: List[str] = []
+    ran = False
+    for cap in caps:
+        if not (cap.get("hooks") or {}).get("soul-scaffold"):
+            continue
+        ran = True
+        before = _soul_snapshot(soul_dir)
+        result = run_hooks("soul-scaffold", [cap], env, soul_dir, {})
+        warnings += result["warnings"]
+        after = _soul_snapshot(soul_dir)
+        conflicts = [rel for rel, entry in after.items()
+                     if (rel in before and before[rel] != entry and owners.get(rel) != cap["id"])
+                     or (rel not in before and owners.get(rel) not in (None, cap["id"]))]
+        conflicts += [rel for rel in before if rel not in after and owners.get(rel) != cap["id"]]
+        if conflicts:
+            _restore_snapshot(soul_dir, before, after)
+            raise fail(soul_dir, "AR260", f"soul-scaffold ownership conflict: {cap['id']} attempted "
+                       + ", ".join(sorted(set(conflicts))), "E_SPAWN_FAILED")
+        for rel in after:
+            if rel not in before:
+                owners[rel] = cap["id"]
+    if ran and owners:
+        ci.write_file(owners_path, (json.dumps(owners, indent=2) + "\n").encode("utf-8"))
+    return warnings
 
 
 def _has_git_marker(d: str) -> bool:
@@ -694,6 +785,14 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
                                    "<source>", "E_SPAWN_FAILED")
     levels = _binding_levels(repo, soul, chain, found)
     caps = _runtime_caps(outcome, found, levels)
+    scaffold_warnings: List[str] = []
+    if provider is None and (opts.instructions_file or opts.def_file):
+        # The local soul was just written: its soul-scaffold hooks, as the kernel's writeSoul.
+        scaffold_warnings = scaffold_soul(soul_dir, soul, caps, {
+            "OAS_INSTANCE": soul, "OAS_INSTANCE_HOME": soul_dir, "OAS_HOME": soul_dir, "OAS_AGENT": soul,
+            "OAS_SOUL": soul_dir, "OAS_CONTEXT": repo, "OAS_WORKSPACE": os.path.dirname(root), "OAS_ROOT": root,
+            "OAS_TEAM_NAME": (team or {}).get("name", ""), "OAS_TEAM_ID": (team or {}).get("id", ""),
+            "OAS_TEAM_SCOPE": (team or {}).get("scope", "")})
     untrusted = [c["id"] for c in caps if c["requiredHooks"] and not c["trusted"]]
     if untrusted:
         d = Diagnostics()
@@ -779,7 +878,7 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
                                OAS_KIND="capability" if provider is not None else "local"
                                if os.path.basename(os.path.dirname(agent_dir)) == "local-agents" else "persistent")
     hooks = run_hooks("spawn", caps, env, home, {})
-    warnings += hooks["warnings"]
+    warnings += scaffold_warnings + hooks["warnings"]
     warnings[:0] = [f"{c['id']}: executable surface disabled — not trusted" for c in caps
                     if c["executable"] and not c["trusted"]]
     required = [f for f in hooks["failures"] if f["required"]]
