@@ -75,3 +75,28 @@ def test_soul_scaffold_hooks_run_and_own_what_they_create_as_in_the_kernel(env, 
         "E_SPAWN_FAILED"
     assert soul_files(a) == soul_files(k)
     assert soul_files(a)["AGENTS.md"] == "# Helper v2\n"
+
+
+LAUNCHER = """console.log(JSON.stringify({ launch: { claude: process.argv[2], pi: "--extra-pi" } }));
+"""
+
+
+def test_spawn_hooks_launch_arguments_reach_the_recorded_command_as_in_the_kernel(env, capsys):
+    a, k = env / "a", env / "k"
+    for s in (a, k):
+        deployment(s)
+        for cid, arg in (("acme.launch-a", "--channels a"), ("acme.launch-b", "--verbose")):
+            root = s / CAP / "owned" / cid
+            (root / "bin").mkdir(parents=True)
+            (root / "bin" / "launch.mjs").write_text(LAUNCHER)
+            (root / "oas.json").write_text(json.dumps({"capability": cid, "version": "1.0.0", "description": "L.",
+                                                       "hooks": {"spawn": f"bin/launch.mjs {arg}"}}))
+            with open(s / "oas-config.yaml", "a") as fh:
+                fh.write(f"    {cid}:\n      from: owned\n      global: true\n")
+    rc, ours = agentrc(capsys, a, "spawn", "dev", "--task", "x")
+    krc, kout, kerr = oas(k, "spawn", "dev", "--no-launch", "--json", "--task", "x")
+    assert rc == 0 and ours["ok"], ours
+    assert krc == 0, kerr
+    mine, kernel = (json.loads((s / "agents/dev/instances/dev-1/instance.json").read_text()) for s in (a, k))
+    assert neutral(mine["command"], a) == neutral(kernel["command"], k)
+    assert " --channels --verbose -- " in mine["command"]

@@ -112,8 +112,9 @@ def run_hooks(event: str, caps: List[Dict[str, Any]], env: Dict[str, str], home:
               prior: Dict[str, Any]) -> Dict[str, Any]:
     """Run `event` for each capability in `caps` (each {id, layer, level, settings, dir,
     hooks: {event: command}, requiredHooks}), in the given order. Returns the kernel's
-    result shape: meta by id, briefs, warnings, order run, failures."""
-    out: Dict[str, Any] = {"meta": {}, "briefs": [], "warnings": [], "order": [], "failures": []}
+    result shape: meta by id, briefs, warnings, order run, failures, and `launch` (runtime ->
+    the extra launch-command arguments successful hooks asked for, in order)."""
+    out: Dict[str, Any] = {"meta": {}, "briefs": [], "warnings": [], "order": [], "failures": [], "launch": {}}
     for cap in caps:
         command = (cap.get("hooks") or {}).get(event)
         if not command:
@@ -156,6 +157,10 @@ def run_hooks(event: str, caps: List[Dict[str, Any]], env: Dict[str, str], home:
                 out["briefs"].append(f"- {last['brief']}")
             if isinstance(last.get("warning"), str) and last["warning"]:
                 out["warnings"].append(last["warning"])
+            if isinstance(last.get("launch"), dict):
+                for rt, args in last["launch"].items():
+                    if isinstance(args, str) and args:
+                        out["launch"][rt] = f"{out['launch'][rt]} {args}" if rt in out["launch"] else args
             continue
         if isinstance(last.get("warning"), str) and last["warning"].strip():
             detail = last["warning"].strip()
@@ -604,13 +609,15 @@ def model_preference(model: str, runtime: str) -> str:
     return prefs[0] if prefs else ""
 
 
-def launch_command(runtime: str, instance: str, home: str, model: str, context: str) -> str:
+def launch_command(runtime: str, instance: str, home: str, model: str, context: str, hook_args: str = "") -> str:
     """The command line the kernel records in instance.json (`command`) and would run in the
-    instance's tmux window. agentrc records it and runs nothing; a runtime executable that is
-    not on PATH is recorded by its name."""
+    instance's tmux window, with the arguments the spawn hooks' `launch` asked for this
+    runtime (`hook_args`, as the hooks wrote them: they are flags for the runtime). agentrc
+    records it and runs nothing; a runtime executable that is not on PATH is recorded by its
+    name."""
     name = capreqs.claude_binary(context) if runtime == "claude" else "pi"
     exe = shutil.which(name) or name
-    with_model = f" --model {_shq(model)}" if model else ""
+    with_model = (f" --model {_shq(model)}" if model else "") + (f" {hook_args}" if hook_args else "")
     if runtime == "claude":
         line = f'{_shq(exe)}{with_model} -- "$(cat TASK.md)"'
     else:
@@ -911,7 +918,7 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
                                     levels, own, provider is not None),
         "capabilityRuntime": _kernel_runtime(caps),
         "tmux": {"session": TMUX_SESSION, "window": instance},
-        "command": launch_command(str(runtime), instance, home, model, repo),
+        "command": launch_command(str(runtime), instance, home, model, repo, hooks["launch"].get(str(runtime), "")),
         "composedBy": "agentrc", "createdAt": _now(),
     }
     doc = {k: v for k, v in doc.items() if v is not None}
