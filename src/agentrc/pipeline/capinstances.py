@@ -12,7 +12,7 @@ import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from agentrc.inputs import captree
 from agentrc.pipeline import capdoctor
@@ -166,39 +166,39 @@ def instance_homes(root: str, name: str) -> List[Tuple[str, str]]:
     if not NAME.match(name or ""):
         return out
     seen = set()
+    for agent, instances in _instance_dirs(root):
+        home = os.path.join(instances, name)
+        if os.path.islink(home) or not os.path.isdir(home) or os.path.islink(instances):
+            continue
+        real = os.path.realpath(home)
+        if os.path.dirname(real) == os.path.realpath(instances) and real not in seen:
+            seen.add(real)
+            out.append((agent, home))
+    return out
+
+
+def _instance_dirs(root: str) -> Iterator[Tuple[str, str]]:
+    """(agent, its instances/ directory) under one agents root: agents/, then the
+    local-agents/ beside it; an unreadable base is skipped."""
     for base in (root, os.path.join(os.path.dirname(root), "local-agents")):
         try:
             agents = sorted(os.listdir(base))
         except OSError:
             continue
         for agent in agents:
-            instances = os.path.join(base, agent, "instances")
-            home = os.path.join(instances, name)
-            if os.path.islink(home) or not os.path.isdir(home) or os.path.islink(instances):
-                continue
-            real = os.path.realpath(home)
-            if os.path.dirname(real) == os.path.realpath(instances) and real not in seen:
-                seen.add(real)
-                out.append((agent, home))
-    return out
+            yield agent, os.path.join(base, agent, "instances")
 
 
 def all_homes(root: str) -> List[Tuple[str, str]]:
     """(instance name, home) of every instance under one agents root."""
     out = []
-    for base in (root, os.path.join(os.path.dirname(root), "local-agents")):
-        try:
-            agents = sorted(os.listdir(base))
-        except OSError:
+    for _agent, instances in _instance_dirs(root):
+        if os.path.islink(instances) or not os.path.isdir(instances):
             continue
-        for agent in agents:
-            instances = os.path.join(base, agent, "instances")
-            if os.path.islink(instances) or not os.path.isdir(instances):
-                continue
-            for name in sorted(os.listdir(instances)):
-                home = os.path.join(instances, name)
-                if NAME.match(name) and os.path.isdir(home) and not os.path.islink(home):
-                    out.append((name, home))
+        for name in sorted(os.listdir(instances)):
+            home = os.path.join(instances, name)
+            if NAME.match(name) and os.path.isdir(home) and not os.path.islink(home):
+                out.append((name, home))
     return out
 
 
