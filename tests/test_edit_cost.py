@@ -18,6 +18,7 @@ from typing import Dict, Tuple
 import pytest
 
 from agentrc.cli.main import main
+from agentrc.memo import cache
 from agentrc.output import writer
 from agentrc.portable import discovery
 from helpers import ROOT
@@ -133,3 +134,34 @@ def test_an_edited_registry_builds_on_the_last_build_to_the_tree_a_build_from_sc
         assert after == _tree(fresh), f"round {n}"
         assert after != before, f"round {n} changed nothing"  # the edits reached the output
         before = after
+
+
+def _edit_counts(tmp_path: Path, monkeypatch, items: int) -> Dict[str, int]:
+    """One rule's body edited after a build of `items` items: what the next build computed
+    (memo entries put: directories parsed, items rendered) and read back (memo entries)."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / f"cache-{items}"))
+    reg, out = tmp_path / f"reg-{items}", tmp_path / f"out-{items}"
+    _generator().generate(str(reg), items, seed=4)
+    _build(reg, out)
+    rule = sorted((reg / "rules").iterdir())[0] / "RULE.md"
+    with open(rule, "a", encoding="utf-8") as fh:
+        fh.write("\nOne more line.\n")
+    seen = []
+    save = cache.save
+    monkeypatch.setattr(cache, "save", lambda path, memo: (seen.append(memo), save(path, memo))[1])
+    _build(reg, out)
+    memo = seen[0]
+    return {"computed": len(memo.data), "parsed": sum(1 for k in memo.data if k[0] != "render"),
+            "read": memo.store.reads if memo.store is not None else 0}
+
+
+def test_one_edit_parses_and_renders_only_the_edited_item_at_any_registry_size(tmp_path, monkeypatch):
+    """The edited rule's directory is parsed once and rendered once per client (3), whatever
+    the registry's size. What is read back from the memo still grows with the registry: one
+    entry per item directory and one per item and client (issue 13: the next step is to
+    re-plan only the items an edit reaches), exactly that and no more."""
+    small, large = (_edit_counts(tmp_path, monkeypatch, n) for n in (40, 120))
+    assert small["computed"] == large["computed"] == 4, (small, large)
+    assert small["parsed"] == large["parsed"] == 1, (small, large)
+    for n, counts in ((40, small), (120, large)):
+        assert counts["read"] == (n - 1) * 4, (n, counts)  # the unedited items: 1 parse + 3 renders each
