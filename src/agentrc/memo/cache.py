@@ -24,7 +24,7 @@ import os
 import pickle
 import zlib
 from pathlib import Path
-from typing import IO, Any, Dict, Hashable, Iterable, Optional, Set, Tuple
+from typing import Any, Dict, Hashable, Iterable, Optional, Set, Tuple
 
 from agentrc import __version__
 from agentrc.fingerprint import digest
@@ -42,7 +42,7 @@ class Store:
         self.index = index
         self.reads = 0  # entries read: what a build reached
         self.bytes_read = 0
-        self._packs: Dict[str, IO[bytes]] = {}
+        self._packs: Dict[str, int] = {}  # pack name -> descriptor
 
     def raw(self, key: Hashable) -> Optional[bytes]:
         where = self.index.get(key)
@@ -50,11 +50,10 @@ class Store:
             return None
         name, offset, length, crc = where
         try:
-            pack = self._packs.get(name)
-            if pack is None:
-                pack = self._packs[name] = open(self.root / name, "rb")
-            pack.seek(offset)
-            data = pack.read(length)
+            fd = self._packs.get(name)
+            if fd is None:
+                fd = self._packs[name] = os.open(self.root / name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            data = os.pread(fd, length, offset)  # one system call an entry, no buffer copied
         except OSError:
             return None
         if len(data) != length or zlib.crc32(data) != crc:  # a pack cut short or damaged: a miss
@@ -73,8 +72,11 @@ class Store:
             return None
 
     def close(self) -> None:
-        for f in self._packs.values():
-            f.close()
+        for fd in self._packs.values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
         self._packs.clear()
 
 

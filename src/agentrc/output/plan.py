@@ -8,8 +8,9 @@ clients may legitimately write identical bytes to a shared path; that is merged)
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered, skill_names
@@ -290,7 +291,7 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Ren
     if memo is None or not item.digest:
         return adapter.render(item, ctx)
     # The skill name too: it depends on the other items of the build (`skill_names`).
-    key = ("render", adapter.name, adapter.layout, item.kind.value, item.name, item.digest, tuple(sorted(ctx.clients)),
+    key = ("render", adapter.name, adapter.layout, item.kind.value, item.name, item.digest, _sorted(ctx.clients),
            ctx.renamed.get((item.kind.value, item.name), ""))
     hit = memo.get(key)
     if hit is not None:
@@ -298,6 +299,12 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Ren
     rendered = adapter.render(item, ctx)
     memo.put(key, _pack(rendered))
     return rendered
+
+
+@functools.lru_cache(maxsize=64)
+def _sorted(clients: FrozenSet[str]) -> Tuple[str, ...]:
+    """The build's clients in a memo key: sorted once per build, not once per rendering."""
+    return tuple(sorted(clients))
 
 
 def _pack(r: Rendered) -> tuple:

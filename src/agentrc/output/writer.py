@@ -39,6 +39,7 @@ import stat
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring_ascii as _encode_str
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
@@ -140,8 +141,10 @@ def safe_path(path: Any) -> bool:
     path, relative, normalised (no `.`, `..` or empty component), outside `.agentrc/`."""
     if not isinstance(path, str) or not path or "\x00" in path or "\\" in path or path.startswith("/"):
         return False
-    parts = path.split("/")
-    return not any(p in ("", ".", "..") for p in parts) and parts[0] != STATE
+    # Checked once per planned and recorded path: substring tests, not a split per path.
+    wrapped = f"/{path}/"
+    return ("//" not in wrapped and "/./" not in wrapped and "/../" not in wrapped
+            and not wrapped.startswith(f"/{STATE}/"))
 
 
 # --- the one way to the disk --------------------------------------------------------------
@@ -410,8 +413,32 @@ def _stat(st) -> list:
     return [st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode)]
 
 
+_ENCODE = json.JSONEncoder(sort_keys=True).encode  # no indent: the C encoder
+
+
+def _value(v: Any) -> str:
+    """A manifest entry's value as JSON: a digest, a stat record, or (merged keys) anything."""
+    if isinstance(v, str):
+        return _encode_str(v)
+    if isinstance(v, list) and all(type(x) is int for x in v):
+        return "[" + ", ".join(map(str, v)) + "]"
+    return _ENCODE(v)
+
+
 def _manifest_bytes(manifest: dict) -> bytes:
-    return (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
+    """Sorted keys, one file's entry a line (readable, and diffable). Each line is encoded by
+    the C encoder: `json.dumps(indent=...)` runs the pure-Python one, which was a third of
+    the writer's work in a one-edit build at 5,000 items."""
+    lines = []
+    for key in sorted(manifest):
+        value = manifest[key]
+        if isinstance(value, dict) and value:
+            inner = ",\n".join(f"  {_encode_str(k) if isinstance(k, str) else _ENCODE(k)}: {_value(value[k])}"
+                                for k in sorted(value))
+            lines.append(f" {_ENCODE(key)}: {{\n{inner}\n }}")
+        else:
+            lines.append(f" {_ENCODE(key)}: {_ENCODE(value)}")
+    return ("{\n" + ",\n".join(lines) + "\n}\n").encode()
 
 
 def _ancestors(path: str) -> List[str]:

@@ -20,6 +20,7 @@ registry's root, relative to the referencing registry's own root.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections import defaultdict
@@ -196,7 +197,16 @@ def registry_roots(paths: Iterable[str]) -> Tuple[str, ...]:
 
 def registry_of(directory: str, roots: Iterable[str]) -> str:
     """The registry of a directory (an item directory, the directory of a bundle file): the
-    nearest root at or above it, or "" (the unnamed registry) when there is none."""
+    nearest root at or above it, or "" (the unnamed registry) when there is none. Asked once
+    per item by several passes: the answer for a directory is kept (`_registry_of`)."""
+    roots = roots if isinstance(roots, tuple) else tuple(roots)
+    if not roots:
+        return ""
+    return _registry_of(directory, roots)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _registry_of(directory: str, roots: Tuple[str, ...]) -> str:
     found = set(roots)
     d = directory
     while True:

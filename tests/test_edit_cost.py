@@ -1,0 +1,167 @@
+"""The cost of one edit: the pieces of a build that run once per output or per item must be
+cheap and exact (issue 13, "one edit"), and an edited registry built on an earlier build's
+memo and output must give the tree a build from scratch gives."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+import random
+import shutil
+import stat
+import sys
+from pathlib import Path
+from typing import Dict, Tuple
+
+import pytest
+
+from agentrc.cli.main import main
+from agentrc.memo import cache
+from agentrc.output import writer
+from agentrc.portable import discovery
+from helpers import ROOT
+
+
+def test_the_manifest_encoding_reads_back_as_the_manifest():
+    manifest = {"version": 1, "generator": "agentrc 0", "files": {"b/\"q\".md": "0" * 64, "a/é/x.md": "f" * 64},
+                "stat": {"a/é/x.md": [12, 1700000000123456789, 0o644], "b/\"q\".md": [0, 0, 0]},
+                "merged": {"opencode.json": {"format": "json", "created": False,
+                                             "keys": [[["instructions"], ".opencode/a.md", True]]}},
+                "dirs": ["a", "a/é"]}
+    data = writer._manifest_bytes(manifest)
+    assert json.loads(data) == manifest
+    assert data.decode("ascii").count("\n") == 16  # one entry a line: readable and diffable
+    assert writer._manifest_bytes({"version": 1, "files": {}}) == b'{\n "files": {},\n "version": 1\n}\n'
+
+
+def test_safe_path_accepts_exactly_normalised_relative_paths_outside_the_state_directory():
+    for good in ("a", "a/b", "x/.agentrc", "x/..b", "a/.b", ".agentrcx/y", "..a"):
+        assert writer.safe_path(good), good
+    for bad in ("", "/a", "a/", "a//b", "./a", "a/.", "a/./b", "..", ".", "a/..", "../a", "a/../b",
+                ".agentrc", ".agentrc/manifest.json", "a\\b", "a\x00b", None, 3):
+        assert not writer.safe_path(bad), bad
+
+
+def test_registry_of_is_the_nearest_root_at_or_above_a_directory():
+    roots = ("", "vendor/x", "vendor/x/inner")
+    assert discovery.registry_of("vendor/x/rules/a", roots) == "vendor/x"
+    assert discovery.registry_of("vendor/x/inner/rules/a", list(roots)) == "vendor/x/inner"
+    assert discovery.registry_of("vendor/x", roots) == "vendor/x"
+    assert discovery.registry_of("rules/a", ("vendor/x",)) == ""
+    assert discovery.registry_of("rules/a", ()) == ""
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("gen_registry", ROOT / "bench" / "gen_registry.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("gen_registry", module)  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def _tree(root: Path) -> Dict[str, Tuple[bytes, bool]]:
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and not rel.startswith(".agentrc/"):
+            out[rel] = (path.read_bytes(), bool(path.stat().st_mode & stat.S_IXUSR))
+    return out
+
+
+def _build(reg: Path, out: Path, *extra: str) -> None:
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["build", str(reg), "--client", "claude,copilot,opencode", "--out", str(out), "--jobs", "1",
+                     *extra])
+    assert code == 0, err.getvalue()[-3000:]
+
+
+def _alone(reg: Path, item: Path) -> bool:
+    """Whether nothing outside the item's directory names it (a bundle, another item)."""
+    name = item.name
+    for path in reg.rglob("*"):
+        if path.is_file() and item not in path.parents and name in path.read_text(encoding="utf-8"):
+            return False
+    return True
+
+
+NEW_RULE = ("---\nschema: 1\nname: {name}\ndescription: A rule added between two builds\nlicense: proprietary\n"
+            "scope:\n  paths:\n    - \"src/**/*.{ext}\"\n---\n\n## Added\n\nRound {n}.\n")
+NEW_SKILL = ("---\nschema: 1\nname: {name}\ndescription: A skill added between two builds, round {n}\n"
+             "license: proprietary\n---\n\n## Steps\n\nDo the thing, round {n}.\n")
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_an_edited_registry_builds_on_the_last_build_to_the_tree_a_build_from_scratch_gives(tmp_path, monkeypatch,
+                                                                                           seed):
+    """Random edits, additions and removals of items between builds: the build that reuses the
+    memo, the source stamp and the output of the last one writes exactly the files (bytes and
+    modes) a `--no-cache` build into an empty directory writes."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 60, seed=seed)
+    _build(reg, out)
+    before = _tree(out)
+    rng = random.Random(seed)
+    for n in range(4):
+        items = sorted(p for kind in ("rules", "skills", "agents") for p in (reg / kind).iterdir() if p.is_dir())
+        for _ in range(rng.randint(1, 3)):
+            what = rng.choice(("edit", "edit", "add-rule", "add-skill", "remove"))
+            if what == "edit":
+                entry = next(p for p in sorted(rng.choice(items).iterdir()) if p.name.isupper() or p.suffix == ".md")
+                with open(entry, "a", encoding="utf-8") as fh:
+                    fh.write(f"\nEdited in round {n}.\n")
+            elif what == "add-rule":
+                name = f"zz-rule-{n}-{rng.randint(0, 999):03d}"
+                (reg / "rules" / name).mkdir(exist_ok=True)
+                (reg / "rules" / name / "RULE.md").write_text(NEW_RULE.format(name=name, n=n, ext=rng.choice(
+                    ("ts", "py"))), encoding="utf-8")
+            elif what == "add-skill":
+                name = f"zz-skill-{n}-{rng.randint(0, 999):03d}"
+                (reg / "skills" / name).mkdir(exist_ok=True)
+                (reg / "skills" / name / "SKILL.md").write_text(NEW_SKILL.format(name=name, n=n), encoding="utf-8")
+            else:
+                gone = [p for p in items if p.exists() and _alone(reg, p)]
+                if gone:
+                    shutil.rmtree(rng.choice(gone))
+        _build(reg, out)
+        fresh = tmp_path / f"fresh-{n}"
+        _build(reg, fresh, "--no-cache")
+        after = _tree(out)
+        assert after == _tree(fresh), f"round {n}"
+        assert after != before, f"round {n} changed nothing"  # the edits reached the output
+        before = after
+
+
+def _edit_counts(tmp_path: Path, monkeypatch, items: int) -> Dict[str, int]:
+    """One rule's body edited after a build of `items` items: what the next build computed
+    (memo entries put: directories parsed, items rendered) and read back (memo entries)."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / f"cache-{items}"))
+    reg, out = tmp_path / f"reg-{items}", tmp_path / f"out-{items}"
+    _generator().generate(str(reg), items, seed=4)
+    _build(reg, out)
+    rule = sorted((reg / "rules").iterdir())[0] / "RULE.md"
+    with open(rule, "a", encoding="utf-8") as fh:
+        fh.write("\nOne more line.\n")
+    seen = []
+    save = cache.save
+    monkeypatch.setattr(cache, "save", lambda path, memo: (seen.append(memo), save(path, memo))[1])
+    _build(reg, out)
+    memo = seen[0]
+    return {"computed": len(memo.data), "parsed": sum(1 for k in memo.data if k[0] != "render"),
+            "read": memo.store.reads if memo.store is not None else 0}
+
+
+def test_one_edit_parses_and_renders_only_the_edited_item_at_any_registry_size(tmp_path, monkeypatch):
+    """The edited rule's directory is parsed once and rendered once per client (3), whatever
+    the registry's size. What is read back from the memo still grows with the registry: one
+    entry per item directory and one per item and client (issue 13: the next step is to
+    re-plan only the items an edit reaches), exactly that and no more."""
+    small, large = (_edit_counts(tmp_path, monkeypatch, n) for n in (40, 120))
+    assert small["computed"] == large["computed"] == 4, (small, large)
+    assert small["parsed"] == large["parsed"] == 1, (small, large)
+    for n, counts in ((40, small), (120, large)):
+        assert counts["read"] == (n - 1) * 4, (n, counts)  # the unedited items: 1 parse + 3 renders each
