@@ -155,6 +155,20 @@ def test_source_forms_map_onto_the_source_dsl(tmp_path):
         capref._source("github:acme/skills", "--upload-pack=x", None, str(tmp_path), str(tmp_path))
 
 
+def test_malformed_references_are_ar219_whatever_their_shape(tmp_path):
+    """Found by the fuzzer: a `type` that is a list (unhashable) and keys that are not
+    strings (a YAML config) were a traceback, not a diagnostic."""
+    from agentrc.diagnostics import Diagnostics
+
+    d = Diagnostics()
+    refs = capref.references({"x": {"source": "acme/skills", "type": ["skill"]}, 7: {"source": "a/b", "type": "skill"},
+                              "y": {"source": "acme/skills", "type": "skill", "config": {1: "a", "b": 2}}},
+                             "ai.config.yaml", str(tmp_path), str(tmp_path), d)
+    assert [r.name for r in refs] == ["y"]
+    assert sorted(x.code for x in d.items) == ["AR219", "AR219"]
+    assert any("capabilities.x: type must be one of" in x.message for x in d.items)
+
+
 def test_a_package_preset_cannot_reference_a_repository_on_this_machine(repo, tmp_path, capsys):
     p = tmp_path / "p"
     write(p, {"ai.config.json": json.dumps({"presets": ["team"]}),

@@ -86,7 +86,7 @@ def references(value: Any, shown: str, base: str, inside: str, diags: Diagnostic
                     f"not {_kind(value)}")
         return []
     out: List[Reference] = []
-    for name in sorted(value):
+    for name in sorted(value, key=str):  # a YAML config may hold keys that are not strings
         ref = value[name]
         where = f"capabilities.{name}"
         if not isinstance(name, str) or not _NAME.fullmatch(name):
@@ -97,10 +97,10 @@ def references(value: Any, shown: str, base: str, inside: str, diags: Diagnostic
             diags.error(shown, (1, 1), "AR219", f"{where}: expected an object {{source, type, ...}}, not "
                         f"{_kind(ref)}")
             continue
-        problems = [f"unknown field {k!r}" for k in sorted(ref) if k not in FIELDS]
+        problems = [f"unknown field {k!r}" for k in sorted(ref, key=str) if k not in FIELDS]
         if "status" in ref:
             problems.append(f"it is not loadable while it has a status ({str(ref['status'])[:80]!r})")
-        if ref.get("type") not in TYPES:
+        if not isinstance(ref.get("type"), str) or ref["type"] not in TYPES:
             problems.append(f"type must be one of {', '.join(TYPES)}")
         for key in ("source", "ref", "path", "integrity"):
             if key in ref and not isinstance(ref[key], str):
@@ -122,7 +122,7 @@ def references(value: Any, shown: str, base: str, inside: str, diags: Diagnostic
                         f"repository on this machine ({ref['source']!r}); only the project's own config and presets "
                         "can")
             continue
-        config = tuple(sorted(ref.get("config", {}).items()))
+        config = tuple(sorted(ref.get("config", {}).items(), key=lambda kv: str(kv[0])))
         out.append(Reference(name, ref["type"], source, ref["source"], config))
     return out
 
