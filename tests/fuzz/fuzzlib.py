@@ -194,8 +194,9 @@ def _with_user_files(files: Files) -> Files:
 
 def scenarios() -> List[Scenario]:
     """Every front door: build (registry and canonical project, into an output tree agentrc
-    already wrote, manifest and user files included), lint, fmt, inspect, and import from each
-    client's project files."""
+    already wrote, manifest and user files included), lint, fmt, inspect, the `cap` verbs,
+    the consumer workflow (add, install, update, remove, list, remove-mcp, doctor) and
+    import from each client's project files."""
     everyone = ",".join(CLIENTS)
     registry = _read_tree(ROOT / "examples" / "registry", "in")
     project = _project_seed()
@@ -233,6 +234,29 @@ def scenarios() -> List[Scenario]:
                  ["cap", "use", "demo.chat", "--soul", "dev", "--settings", "a=b", "--dir", "."]),
         Scenario("cap-remove", dict(installed, **{"oas-config.yaml": b"capabilities:\n  additive:\n    x.y: {}\n"}),
                  ["cap", "remove", "demo.pkg", "--dir", ".", "--json"]),
+    ]
+    # spawn and retire: a soul whose runtime is pi (its runtime-package check needs no CLI).
+    soul = dict(installed, **{"agents/dev/soul/soul.yaml": b"name: dev\nrepo: .\nwork: checkout\nruntime: pi\n",
+                              "agents/dev/soul/AGENTS.md": b"# Dev\n"})
+    spawned = _built(soul, ["cap", "spawn", "dev", "--dir", "."])
+    out += [
+        Scenario("cap-spawn", soul, ["cap", "spawn", "dev", "--dir", ".", "--json"]),
+        Scenario("cap-retire", spawned, ["cap", "retire", "dev-1", "--dir", ".", "--json"]),
+        Scenario("cap-migrate", installed, ["cap", "migrate", "--dir", ".", "--dry-run", "--json"]),
+        Scenario("cap-trust", installed, ["cap", "trust", "demo.chat", "--dir", ".", "--json"]),
+    ]
+    # The consumer workflow on a project that installed the example registry as a local source.
+    added = _built(registry, ["add", "./in", "--dir", ".", "--client", "claude,opencode,copilot"])
+    out += [
+        Scenario("consume-add", registry, ["add", "./in", "--dir", ".", "--client", "claude,opencode", "--json"]),
+        Scenario("consume-install", {p: b for p, b in added.items() if not p.startswith(".claude/")},
+                 ["install", "--dir", ".", "--json"]),
+        Scenario("consume-frozen", added, ["install", "--frozen", "--dir", "."]),
+        Scenario("consume-update", added, ["update", "--dir", ".", "--dry-run", "--json"]),
+        Scenario("consume-remove", added, ["remove", "api", "--dir", ".", "--json"]),
+        Scenario("consume-list", added, ["list", "--dir", ".", "--json"]),
+        Scenario("consume-remove-mcp", added, ["remove-mcp", "api-docs", "--dir", "."]),
+        Scenario("consume-doctor", added, ["doctor", "--dir", ".", "--json"]),
     ]
     for client_dir in sorted((ROOT / "tests" / "cases" / "import").iterdir()):
         files = _read_tree(client_dir / "project", "in")
@@ -444,7 +468,9 @@ FLAG_VALUES = ["", ",", " ", "claude", "claude,claude", "nope", "windsurf", "her
                "json", "text", "-1", "0", "1", "3", "abc", "99999999999999999999", "in", "out", "out/x", ".",
                "report.json", "out/.agentrc/manifest.json", "in/rules", "x\x00y", "core", "../up", "doc.json",
                "out/ai.config.json", "in/x", "-", "./in/pkg", "path:in/pkg", "in/pkg#x", "demo.pkg", "oas.okf",
-               "file:///nonexistent.git", "./in/pkg/capabilities/chat", "install", "list", "remove", "update", "trust", "doctor", "--soul", "dev", "use", "none", "--layer", "tasks", "--type", "--disable"]
+               "file:///nonexistent.git", "./in/pkg/capabilities/chat", "install", "list", "remove", "update", "trust", "doctor", "--soul", "dev", "use", "none", "--layer", "tasks", "--type", "--disable",
+               "spawn", "retire", "--force", "--work", "worktree", "attached", "--parent", "dev-1", "--relation",
+               "--purpose", "--frozen", "--dry-run", "--item", "skill:review", "--global", "capability:x", "./in#rules"]
 
 
 def _mutate_argv(argv: List[str], rng: random.Random) -> str:

@@ -30,7 +30,7 @@ def test_mutated_inputs_never_raise():
 
 def test_every_front_door_has_a_seed():
     names = {s.name.split("-", 1)[0] for s in fuzzlib.scenarios()}
-    assert names == {"build", "lint", "fmt", "inspect", "import", "cap"}
+    assert names == {"build", "lint", "fmt", "inspect", "import", "cap", "consume"}
     imports = {s.argv[3] for s in fuzzlib.scenarios() if s.argv[0] == "import"}
     assert imports == set(IMPORTERS)
 
