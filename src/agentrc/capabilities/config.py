@@ -72,6 +72,7 @@ class Config:
     skill_overrides: Tuple[Tuple[str, str], ...] = ()
     injections: Tuple[Tuple[str, str], ...] = ()  # agents-md-injection: (label, path as written)
     work_setups: Tuple[Tuple[str, str], ...] = ()  # work-modes.<mode>.setup: (mode, path as written)
+    kernel_injection: Optional[str] = None  # oas.injection-override as written; None when not set here
 
 
 def parse(path: str, level: str, raw: bytes, diags: Diagnostics) -> Optional[Config]:
@@ -187,8 +188,13 @@ def _config(path: str, level: str, data: dict) -> Config:
     modes = data.get("work-modes") or {}
     setups = tuple((m, v["setup"]) for m, v in modes.items() if isinstance(v, dict) and isinstance(v.get("setup"), str)
                    and v["setup"])
+    kernel = data.get("oas")
+    kernel_injection = None
+    if isinstance(kernel, dict) and "injection-override" in kernel:
+        value = kernel["injection-override"]
+        kernel_injection = value if isinstance(value, str) else ""
     return Config(path=path, level=level, name=data.get("name") or "",
                   team=(team["name"], team.get("id", "")) if isinstance(team, dict) else None,
                   agent_types=tuple(data.get("agent-types") or ()), entries=tuple(entries), none_layers=tuple(nones),
                   skill_overrides=tuple((data.get("skill-overrides") or {}).items()), injections=injections,
-                  work_setups=setups)
+                  work_setups=setups, kernel_injection=kernel_injection)
