@@ -262,3 +262,28 @@ def test_local_soul_refusals_are_ar179(env, capsys, tmp_path):
     assert not (a / "local-agents").exists()
     rc, out = agentrc(capsys, a, "spawn", "helper", "--def-file", str(tmp_path / "missing.md"))
     assert rc == 1 and out["error"]["details"]["diagnostics"][0]["code"] == "AR179"
+
+
+def test_the_kind_is_the_souls_kind_as_the_kernel_reads_it(env, capsys):
+    """`kind:` in soul.yaml (tmp read as local) decides the kind recorded, OAS_KIND and the
+    kernel:local-soul block, wherever the soul lives; no kind is persistent."""
+    a, k = env / "a", env / "k"
+    for s in (a, k):
+        deployment(s)
+        (s / "agents" / "dev" / "soul" / "soul.yaml").write_text("name: dev\nkind: tmp\nrepo: .\nruntime: claude\n")
+        solo = s / "local-agents" / "solo" / "soul"
+        solo.mkdir(parents=True)
+        (solo / "soul.yaml").write_text("name: solo\nruntime: claude\n")
+        (solo / "AGENTS.md").write_text("# Solo\n")
+    for soul, kind in (("dev", "local"), ("solo", "persistent")):
+        rc, ours = agentrc(capsys, a, "spawn", soul)
+        krc, kout, kerr = oas(k, "spawn", soul, "--no-launch", "--json")
+        assert rc == 0 and krc == 0, (ours, kerr)
+        homes = [Path(ours["result"]["home"]), Path(json.loads(kout)["result"]["home"])]
+        mine, kernel = (json.loads((h / "instance.json").read_text()) for h in homes)
+        assert mine["kind"] == kernel["kind"] == kind, soul
+        texts = [h.joinpath("AGENTS.md").read_text().replace(str(s), "<scope>") for h, s in zip(homes, (a, k))]
+        assert neutral_defaults(texts[0]) == neutral_defaults(texts[1])
+        assert ("kernel:local-soul" in block_sources(texts[0])) == (kind == "local")
+    assert [e["OAS_KIND"] for _ev, e in hook_log(a)] == [e["OAS_KIND"] for _ev, e in hook_log(k)] == \
+        ["local", "persistent"]

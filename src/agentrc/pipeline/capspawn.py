@@ -711,8 +711,10 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
     # A runtime package is verified in the runtime's own list, never installed here.
     runtime_packages = capreqs.verify_for_spawn(str(runtime), [(row["id"], found[row["id"]][0], found[row["id"]][2])
                                                           for row in outcome.result["capabilities"]], repo)
-    kind = "capability" if provider is not None else str(soul_meta.get("kind") or "")
-    blocks = capdoctor.kernel_blocks(chain, str(work), "local" if kind == "tmp" else kind)
+    # The soul's kind as the kernel reads it: soul.yaml's `kind:` (tmp is local), else persistent.
+    kind = "capability" if provider is not None else str(soul_meta.get("kind") or "persistent")
+    kind = "local" if kind == "tmp" else kind
+    blocks = capdoctor.kernel_blocks(chain, str(work), kind)
     blocks += [b for b in outcome.result["instructionBlocks"] if not b["source"].startswith(("kernel:", "work-mode:"))]
     text = capdoctor.compose(agents_md.decode("utf-8", "replace"), blocks)
 
@@ -785,8 +787,7 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
             "OAS_TEAM_SCOPE": (team or {}).get("scope", "")}
     env: Dict[str, str] = dict(base, OAS_ROOT="", OAS_TASK=task, OAS_REPO=repo, OAS_BRANCH=branch,
                                OAS_WORK=str(work), OAS_RUNTIME=str(runtime),
-                               OAS_KIND="capability" if provider is not None else "local"
-                               if os.path.basename(os.path.dirname(agent_dir)) == "local-agents" else "persistent")
+                               OAS_KIND=kind)
     hooks = run_hooks("spawn", caps, env, home, {})
     warnings += hooks["warnings"]
     warnings[:0] = [f"{c['id']}: executable surface disabled — not trusted" for c in caps
