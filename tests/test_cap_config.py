@@ -336,6 +336,28 @@ def test_an_oas_injection_override_is_honoured_as_the_kernel_honours_it(tmp_path
 
 
 @needs_kernel
+def test_an_empty_injection_override_is_the_default_and_stops_the_search(tmp_path, capsys):
+    """`injection-override: ""` at the closer config is the packaged text, as `default` is:
+    an outer config's `none` does not apply (the kernel stops at the first entry that has
+    the key)."""
+    repo = _deployment(tmp_path)
+    ws = repo.parent
+    for path, value in ((ws / "oas-config.yaml", "none"), (repo / "oas-config.yaml", "")):
+        data = yaml.safe_load(path.read_text())
+        data["capabilities"]["additive"]["ex.deploy"]["injection-override"] = value
+        path.write_text(yaml.safe_dump(data, default_flow_style=None))
+    capsys.readouterr()
+    assert main(["cap", "doctor", str(repo), "--soul", "dev", "--json"]) == 0
+    ours = json.loads(capsys.readouterr().out)
+    theirs = oas_doctor(tmp_path, str(repo), "--soul", "dev")
+    deploy = [c for c in ours["capabilities"] if c["id"] == "ex.deploy"]
+    assert deploy and deploy[0]["inject"] and deploy[0]["inject"].endswith(".md")
+    assert [c["inject"] for c in ours["capabilities"]] == [c.get("inject") for c in theirs["capabilities"]]
+    assert "capability:ex.deploy" in [b["source"] for b in ours["instructionBlocks"]]
+    assert [b["source"] for b in ours["instructionBlocks"]] == [b["source"] for b in theirs["instructionBlocks"]]
+
+
+@needs_kernel
 def test_use_writes_what_oas_use_writes(tmp_path, capsys):
     pkg = write_package(tmp_path / "pkg", caps={"k": ("ex.knowledge", "knowledge"), "d": ("ex.deploy", ""),
                                                 "r": ("ex.review", "")})

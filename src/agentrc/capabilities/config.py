@@ -55,7 +55,7 @@ class Entry:
     agent_types: Tuple[Tuple[str, Binding], ...] = ()
     souls: Tuple[Tuple[str, Binding], ...] = ()
     settings: FrozenMap = FrozenMap()
-    injection_override: str = ""
+    injection_override: Optional[str] = None  # as written ("" is the default, as `default`); None: not set
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,8 @@ def _entry(cid: str, slot: str, spec: dict) -> Entry:
         agent_types=tuple((t, b) for t, b in ((t, _binding(v)) for t, v in types.items()) if b is not None),
         souls=tuple((s, b) for s, b in ((s, _binding(v)) for s, v in (spec.get("souls") or {}).items())
                     if b is not None),
-        settings=freeze(spec.get("settings") or {}), injection_override=spec.get("injection-override") or "")
+        settings=freeze(spec.get("settings") or {}), injection_override=(
+            str(spec.get("injection-override") or "") if "injection-override" in spec else None))
 
 
 def _config(path: str, level: str, data: dict) -> Config:

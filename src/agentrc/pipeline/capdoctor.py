@@ -254,7 +254,7 @@ def _inject(chain: List[configs.Config], cid: str, cap: Capability, cdir: str) -
         else None
     for cfg in chain:
         for entry in cfg.entries:
-            if entry.id != cid or not entry.injection_override:
+            if entry.id != cid or entry.injection_override is None:
                 continue
             value = entry.injection_override
             if value == "default":

@@ -214,7 +214,7 @@ def _kernel_runtime(caps: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
 def _inject_disabled(chain: List[Any], cid: str) -> bool:
     for cfg in chain:
         for entry in cfg.entries:
-            if entry.id == cid and entry.injection_override:
+            if entry.id == cid and entry.injection_override is not None:
                 return bool(entry.injection_override == "none")
     return False
 
