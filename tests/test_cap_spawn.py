@@ -580,3 +580,19 @@ def test_oas_level_is_the_scope_of_the_binding(env, capsys):
                     for s in (a, k))
     assert neutral([c["level"] for c in mine["capabilities"]], a) == neutral([c["level"] for c in kernel[
         "capabilities"]], k) == ["<scope>"]
+
+
+def test_a_missing_kernel_skill_fails_the_spawn_before_anything_is_written(env, capsys, monkeypatch):
+    """agentrc's own skills are promised to every instance: an installation without them
+    (a broken package) fails the spawn, as the kernel fails on a missing skill of its own."""
+    from agentrc.pipeline import capdoctor
+    broken = env / "broken-skills"
+    shutil.copytree(capdoctor.KERNEL_SKILLS_DIR, broken)
+    (broken / "oas-config" / "SKILL.md").unlink()
+    monkeypatch.setattr(capdoctor, "KERNEL_SKILLS_DIR", str(broken))
+    deployment(env / "a")
+    rc, ours = agentrc(capsys, env / "a", "spawn", "dev")
+    assert rc == 1 and ours["error"]["code"] == "E_SPAWN_FAILED"
+    assert [d["code"] for d in ours["error"]["details"]["diagnostics"]] == ["AR174"]
+    assert "'oas-config'" in ours["error"]["message"]
+    assert instances(env / "a") == [] and hook_log(env / "a") == []

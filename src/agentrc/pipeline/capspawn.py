@@ -678,6 +678,10 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
     elif ci.git_run(repo, "rev-parse", "--git-dir")[0] != 0:
         raise ci.work_fail(repo, f"worktree mode needs a git repository: {repo} is not one")
     missing = Diagnostics()
+    for name in capdoctor.KERNEL_SKILLS:  # promised to every instance, as the kernel checks its own
+        if not os.path.isfile(os.path.join(capdoctor.KERNEL_SKILLS_DIR, name, "SKILL.md")):
+            missing.error(os.path.join(capdoctor.KERNEL_SKILLS_DIR, name), (0, 0), "AR174", f"agentrc's own skill "
+                          f"{name!r} is missing from its installation; reinstall agentrc")
     for row in outcome.result["capabilities"]:
         cap, _origin, cdir = found[row["id"]]
         for declared in cap.skills:
