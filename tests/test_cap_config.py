@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,10 +21,10 @@ from agentrc.capabilities.model import Capability
 from agentrc.cli.main import main
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import FrozenMap
-from agentrc.pipeline import capdoctor
 from test_cap_install import git, write_package
 from test_cap_judge import KERNEL, OAS
 from test_cap_model import _kernel_validator
+from test_cap_spawn import DEFAULT_TEXTS, neutral_defaults
 
 SPEC = {
     "agent-types": {"developers": {"description": "Build"}, "reviewers": {"description": "Review"}},
@@ -224,10 +223,11 @@ def _deployment(tmp_path: Path) -> Path:
     repo = ws / "service"
     repo.mkdir(parents=True)
     git("init", "-q", str(repo))
-    for name, stype in (("dev", "developers"), ("sec", "reviewers"), ("rel", "reviewers"), ("plain", "")):
+    for name, stype, extra in (("dev", "developers", ""), ("sec", "reviewers", "work: worktree\n"),
+                               ("rel", "reviewers", "kind: local\n"), ("plain", "", "work: no-such-mode\n")):
         soul = repo / "agents" / name / "soul"
         soul.mkdir(parents=True)
-        (soul / "soul.yaml").write_text(f"name: {name}\n" + (f"type: {stype}\n" if stype else ""))
+        (soul / "soul.yaml").write_text(f"name: {name}\n" + (f"type: {stype}\n" if stype else "") + extra)
         (soul / "AGENTS.md").write_text(f"# {name}\n")
     outer = write_package(tmp_path / "outer", pid="outer.pkg", caps={"k": ("ex.knowledge", "knowledge"),
                                                                      "d": ("ex.deploy", "")})
@@ -293,15 +293,68 @@ def test_doctor_agrees_with_oas_doctor(tmp_path, capsys, soul):
     assert {k: v["origin"] for k, v in ours["acquired"].items()} == \
         {k: v["origin"] for k, v in theirs["acquired"].items()}
     assert ours["injects"] == theirs["injects"] and len(ours["injects"]) == 2
-    theirs_blocks = [b for b in theirs["instructionBlocks"] if b["source"].startswith(("capability:", "config:"))]
-    assert ours["instructionBlocks"] == theirs_blocks and theirs_blocks
-    # The composed AGENTS.md, without the blocks only the kernel writes (its own and the work mode's).
-    kernel_only = r"\n<!-- oas:(kernel|work-mode):[^ ]+ src=[^>]+ -->\n.*?\n<!-- /oas:(kernel|work-mode):[^>]+ -->\n"
-    kernel_text = re.sub(kernel_only, "", theirs["composedInstructions"], flags=re.S)
-    soul_md = (repo / "agents" / soul / "soul" / "AGENTS.md").read_text()
-    assert capdoctor.compose(soul_md, ours["instructionBlocks"]) == kernel_text
+    # Every block in the kernel's order; byte for byte but for each tool's own default texts.
+    assert [b["source"] for b in ours["instructionBlocks"]] == [b["source"] for b in theirs["instructionBlocks"]]
+    assert [b for b in ours["instructionBlocks"] if not b["file"].startswith(DEFAULT_TEXTS)] == \
+        [b for b in theirs["instructionBlocks"] if not b["file"].startswith(DEFAULT_TEXTS)]
+    assert [b["source"] for b in ours["instructionBlocks"]][:2] == ["kernel:oas", "kernel:local-soul" if soul == "rel"
+                                                                    else "kernel:instance-boundary"]
+    assert neutral_defaults(ours["composedInstructions"]) == neutral_defaults(theirs["composedInstructions"])
+    assert ours["kernelInjection"]["provenance"] == theirs["kernelInjection"]["provenance"] == "default"
     assert ours["capabilities"]  # the deployment activates something for every soul
     assert [r["command"] for r in ours["layers"]["knowledge"]["missingRequires"]] == ["no-such-tool-for-agentrc"]
+
+
+@needs_kernel
+@pytest.mark.parametrize("override", ["notes/oas.md", "none", "default", "missing.md"])
+def test_an_oas_injection_override_is_honoured_as_the_kernel_honours_it(tmp_path, capsys, override):
+    """`oas: {injection-override: ...}` at the closest config that sets it (here the
+    workspace's, relative to it): the same kernel:oas block, byte for byte, or none."""
+    repo = _deployment(tmp_path)
+    ws = repo.parent
+    (ws / "notes").mkdir()
+    (ws / "notes" / "oas.md").write_text("\n# Team rules for agents\n\nAsk before pushing.\n\n")
+    with open(ws / "oas-config.yaml", "a") as fh:
+        fh.write(f"oas:\n  injection-override: {override}\n")
+    capsys.readouterr()
+    assert main(["cap", "doctor", str(repo), "--soul", "dev", "--json"]) == 0
+    ours = json.loads(capsys.readouterr().out)
+    theirs = oas_doctor(tmp_path, str(repo), "--soul", "dev")
+    assert ours["kernelInjection"]["provenance"] == theirs["kernelInjection"]["provenance"] == f"oas @ {ws}"
+    first = ours["instructionBlocks"][0]
+    if override == "notes/oas.md":
+        assert ours["kernelInjection"] == theirs["kernelInjection"]
+        assert first == theirs["instructionBlocks"][0] == {
+            "source": "kernel:oas", "file": str(ws / "notes" / "oas.md"),
+            "content": "# Team rules for agents\n\nAsk before pushing."}
+    elif override == "default":
+        assert first["source"] == "kernel:oas" and first["file"].startswith(DEFAULT_TEXTS)
+    else:  # none, or a file that is not there: no kernel:oas block in either
+        assert [b["source"] for b in ours["instructionBlocks"]][0] == "kernel:instance-boundary"
+    assert [b["source"] for b in ours["instructionBlocks"]] == [b["source"] for b in theirs["instructionBlocks"]]
+    assert neutral_defaults(ours["composedInstructions"]) == neutral_defaults(theirs["composedInstructions"])
+
+
+@needs_kernel
+def test_an_empty_injection_override_is_the_default_and_stops_the_search(tmp_path, capsys):
+    """`injection-override: ""` at the closer config is the packaged text, as `default` is:
+    an outer config's `none` does not apply (the kernel stops at the first entry that has
+    the key)."""
+    repo = _deployment(tmp_path)
+    ws = repo.parent
+    for path, value in ((ws / "oas-config.yaml", "none"), (repo / "oas-config.yaml", "")):
+        data = yaml.safe_load(path.read_text())
+        data["capabilities"]["additive"]["ex.deploy"]["injection-override"] = value
+        path.write_text(yaml.safe_dump(data, default_flow_style=None))
+    capsys.readouterr()
+    assert main(["cap", "doctor", str(repo), "--soul", "dev", "--json"]) == 0
+    ours = json.loads(capsys.readouterr().out)
+    theirs = oas_doctor(tmp_path, str(repo), "--soul", "dev")
+    deploy = [c for c in ours["capabilities"] if c["id"] == "ex.deploy"]
+    assert deploy and deploy[0]["inject"] and deploy[0]["inject"].endswith(".md")
+    assert [c["inject"] for c in ours["capabilities"]] == [c.get("inject") for c in theirs["capabilities"]]
+    assert "capability:ex.deploy" in [b["source"] for b in ours["instructionBlocks"]]
+    assert [b["source"] for b in ours["instructionBlocks"]] == [b["source"] for b in theirs["instructionBlocks"]]
 
 
 @needs_kernel

@@ -4,9 +4,10 @@ with `oas spawn --no-launch` into a twin scope, and the homes, instance.json, th
 environment, rollback, quarantine markers and retire are compared. Each tool also retires a
 home the other quarantined.
 
-What the kernel adds and agentrc does not (its own skills oas, oas-config and oas-packages;
-its kernel and work-mode instruction blocks; TASK.md's wording; tmux) is left out of the
-comparison by name."""
+Both tools compose the kernel's part of a home (the skills oas, oas-config and oas-packages;
+the kernel:oas, kernel:instance-boundary and work-mode:MODE blocks) with their own texts: the
+same names and block sources in the same order are asserted, and the bytes everywhere the
+text is not a tool's own default (TASK.md's wording and tmux are left out)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from agentrc.cli.main import main
+from agentrc.pipeline.capdoctor import INJECTS_DIR, KERNEL_SKILLS_DIR
 from test_cap_install import git
 from test_cap_judge import OAS
 
@@ -116,6 +118,8 @@ def tree(home: Path, scope: Path):
             rel = str(p.relative_to(home))
             parts = rel.split("/")
             if parts[:2] == [".agents", "skills"] and len(parts) > 2 and parts[2] in KERNEL_SKILLS:
+                if len(parts) == 3:  # present in both; the text is each tool's own
+                    out[rel] = ("kernel skill", (p / "SKILL.md").is_file())
                 continue
             if p.is_symlink():
                 out[rel] = ("link", os.readlink(p).replace(str(scope), "<scope>"))
@@ -129,9 +133,42 @@ def tree(home: Path, scope: Path):
     return out
 
 
-def without_kernel_blocks(text: str) -> str:
-    return re.sub(r"\n<!-- oas:(kernel|work-mode):[^ ]+ src=[^\n]* -->\n.*?<!-- /oas:(kernel|work-mode):[^\n]* -->\n",
-                  "", text, flags=re.S)
+BLOCK = re.compile(r"\n<!-- oas:([^ \n]+) src=([^\n]*) -->\n(.*?)\n<!-- /oas:\1 -->\n", re.S)
+DEFAULT_TEXTS = (str(OAS.parent.parent / "injects") + os.sep, INJECTS_DIR + os.sep)
+DEFAULT_TREES = DEFAULT_TEXTS + (str(OAS.parent.parent / "skills") + os.sep, KERNEL_SKILLS_DIR + os.sep)
+
+
+def neutral_defaults(text: str) -> str:
+    """An AGENTS.md with each block whose file is a tool's own packaged default text (the
+    kernel's injects/, agentrc's data/injects/) reduced to its source: comparing two of them
+    asserts the same block sources in the same order, and the same bytes for every other
+    block (capability and config blocks, an oas.injection-override) and for the soul's text."""
+    def reduce(m: "re.Match[str]") -> str:
+        if m.group(2).startswith(DEFAULT_TEXTS):
+            return f"\n<!-- oas:{m.group(1)} (default text) -->\n"
+        return m.group(0)
+    return BLOCK.sub(reduce, text)
+
+
+def block_sources(text: str):
+    return [m.group(1) for m in BLOCK.finditer(text)]
+
+
+def neutral_instructions(rows, scope: Path):
+    """instance.json `instructions` with each tool's own default files made neutral."""
+    return neutral(defaults_neutral(rows), scope)
+
+
+def defaults_neutral(value):
+    """`value` with every path into a tool's own default texts or kernel skills replaced by
+    "(default)"."""
+    if isinstance(value, str):
+        return "(default)" if value.startswith(DEFAULT_TREES) else value
+    if isinstance(value, list):
+        return [defaults_neutral(v) for v in value]
+    if isinstance(value, dict):
+        return {k: defaults_neutral(v) for k, v in value.items()}
+    return value
 
 
 def neutral(value, scope: Path):
@@ -162,17 +199,19 @@ def test_spawn_composes_the_home_the_kernel_composes(env, capsys):
     assert tree(ha, a)["CLAUDE.md"] == ("link", "AGENTS.md")
     assert tree(ha, a)[".claude/skills"] == ("link", "../.agents/skills")
     assert not (ha / ".agents" / "skills" / "hooked").is_symlink()
-    # AGENTS.md: the soul, then the capability block, byte for byte once the kernel's own
-    # blocks are taken out.
-    assert (ha / "AGENTS.md").read_text().replace(str(a), "<scope>") == \
-        without_kernel_blocks((hk / "AGENTS.md").read_text()).replace(str(k), "<scope>")
+    # AGENTS.md: the soul, the kernel and work-mode blocks, then the capability block; byte
+    # for byte but for each tool's own default texts.
+    assert neutral_defaults((ha / "AGENTS.md").read_text().replace(str(a), "<scope>")) == \
+        neutral_defaults((hk / "AGENTS.md").read_text().replace(str(k), "<scope>"))
+    assert block_sources((ha / "AGENTS.md").read_text()) == [
+        "kernel:oas", "kernel:instance-boundary", "work-mode:checkout", "capability:acme.hooks"]
     mine, kernel = (json.loads((h / "instance.json").read_text()) for h in (ha, hk))
     for key in ("agent", "kind", "instance", "work", "branch", "runtime", "spawnOrigin", "capabilityMeta"):
         assert mine[key] == kernel[key], key
     assert neutral(mine["home"], a) == neutral(kernel["home"], k)
-    assert mine["skills"] == [s for s in kernel["skills"] if s["source"] != "kernel"]
-    assert neutral(mine["instructions"], a) == neutral(
-        [i for i in kernel["instructions"] if not i["source"].startswith(("kernel:", "work-mode:"))], k)
+    assert mine["skills"] == kernel["skills"]
+    assert {s["name"] for s in mine["skills"] if s["source"] == "kernel"} == KERNEL_SKILLS
+    assert neutral_instructions(mine["instructions"], a) == neutral_instructions(kernel["instructions"], k)
     fields = ("id", "origin", "level", "settings", "provenance", "skills", "hooks", "trusted")
     assert [neutral({f: c[f] for f in fields}, a) for c in mine["capabilities"]] == \
         [neutral({f: c[f] for f in fields}, k) for c in kernel["capabilities"]]
@@ -215,6 +254,28 @@ def test_duplicate_skill_names_fail_unless_an_override_names_the_winner(env, cap
     for s in (a, k):
         skill = s / "agents" / "dev" / "instances" / "dev-1" / ".agents" / "skills" / "hooked" / "SKILL.md"
         assert "from acme.hooks" in skill.read_text()
+
+
+@pytest.mark.parametrize("winner", ["", "kernel", "acme.hooks"])
+def test_a_capability_skill_named_like_a_kernel_skill(env, capsys, winner):
+    """The kernel's own skills take part in duplicate detection and skill-overrides like any
+    other source, in both tools."""
+    a, k = env / "a", env / "k"
+    for s in (a, k):
+        deployment(s, skill="oas", config_extra=f"skill-overrides:\n  oas: {winner}\n" if winner else "")
+    rc, ours = agentrc(capsys, a, "spawn", "dev")
+    krc, kout, _e = oas(k, "spawn", "dev", "--no-launch", "--json")
+    if not winner:
+        assert rc == krc == 1 and ours["error"]["details"]["diagnostics"][0]["code"] == "AR171"
+        assert "duplicate skill" in json.loads(kout)["error"]["message"] and "'oas'" in ours["error"]["message"]
+        return
+    assert rc == krc == 0, (ours, kout)
+    mine, kernel = (json.loads((s / "agents" / "dev" / "instances" / "dev-1" / "instance.json").read_text())
+                    for s in (a, k))
+    assert mine["skills"] == kernel["skills"]
+    assert {"name": "oas", "source": winner} in mine["skills"]
+    text = (a / "agents" / "dev" / "instances" / "dev-1" / ".agents" / "skills" / "oas" / "SKILL.md").read_text()
+    assert ("from acme.hooks" in text) == (winner == "acme.hooks")
 
 
 def test_a_failed_required_hook_rolls_the_spawn_back(env, capsys):
@@ -519,3 +580,19 @@ def test_oas_level_is_the_scope_of_the_binding(env, capsys):
                     for s in (a, k))
     assert neutral([c["level"] for c in mine["capabilities"]], a) == neutral([c["level"] for c in kernel[
         "capabilities"]], k) == ["<scope>"]
+
+
+def test_a_missing_kernel_skill_fails_the_spawn_before_anything_is_written(env, capsys, monkeypatch):
+    """agentrc's own skills are promised to every instance: an installation without them
+    (a broken package) fails the spawn, as the kernel fails on a missing skill of its own."""
+    from agentrc.pipeline import capdoctor
+    broken = env / "broken-skills"
+    shutil.copytree(capdoctor.KERNEL_SKILLS_DIR, broken)
+    (broken / "oas-config" / "SKILL.md").unlink()
+    monkeypatch.setattr(capdoctor, "KERNEL_SKILLS_DIR", str(broken))
+    deployment(env / "a")
+    rc, ours = agentrc(capsys, env / "a", "spawn", "dev")
+    assert rc == 1 and ours["error"]["code"] == "E_SPAWN_FAILED"
+    assert [d["code"] for d in ours["error"]["details"]["diagnostics"]] == ["AR174"]
+    assert "'oas-config'" in ours["error"]["message"]
+    assert instances(env / "a") == [] and hook_log(env / "a") == []

@@ -11,7 +11,8 @@ from pathlib import Path
 from agentrc.cli.main import main
 from test_cap_install import git
 from test_cap_spawn import (  # noqa: F401
-    agentrc, deployment, env, hook_log, instances, neutral, oas, pytestmark, tree, without_kernel_blocks)
+    agentrc, block_sources, defaults_neutral, deployment, env, hook_log, instances, neutral, neutral_defaults, oas,
+    pytestmark, tree)
 
 KERNEL_SKILL_NAMES = {"oas", "oas-config", "oas-packages"}
 
@@ -21,14 +22,10 @@ def home_of(scope: Path, name="dev-1") -> Path:
 
 
 def kernel_free(doc, scope: Path):
-    """The parts of a `composition` that are not the kernel's own skills and blocks."""
-    c = neutral(doc["composition"], scope)
-    c["expected"] = [r for r in c["expected"] if r["source"] != "kernel"
-                     and not r["source"].startswith(("kernel:", "work-mode:"))]
-    m = c["materialized"]
-    m["skills"] = [s for s in m["skills"] if s["source"] != "kernel"]
-    m["instructions"] = [i for i in m["instructions"] if not i["source"].startswith(("kernel:", "work-mode:"))]
-    m["runtimePosture"].pop("why", None)
+    """A `composition` with each tool's own default texts and kernel skill trees made
+    neutral (their sources, names and order are still compared)."""
+    c = neutral(defaults_neutral(doc["composition"]), scope)
+    c["materialized"]["runtimePosture"].pop("why", None)
     return c
 
 
@@ -131,13 +128,15 @@ def test_a_capability_defined_agent_spawns_as_the_kernels(env, capsys):
     assert tree(ha, a) == tree(hk, k)
     assert os.readlink(ha / "soul") == str(a / ".agents" / "capabilities" / "owned" / "acme.review" / "agents" /
                                            "reviewer")
-    assert (ha / "AGENTS.md").read_text().replace(str(a), "<scope>") == \
-        without_kernel_blocks((hk / "AGENTS.md").read_text()).replace(str(k), "<scope>")
+    assert neutral_defaults((ha / "AGENTS.md").read_text().replace(str(a), "<scope>")) == \
+        neutral_defaults((hk / "AGENTS.md").read_text().replace(str(k), "<scope>"))
+    assert block_sources((ha / "AGENTS.md").read_text())[:3] == [
+        "kernel:oas", "kernel:instance-boundary", "work-mode:checkout"]
     mine, kernel = (json.loads((h / "instance.json").read_text()) for h in (ha, hk))
     for key in ("agent", "kind", "instance", "runtime", "model"):
         assert mine[key] == kernel[key], key
     assert mine["kind"] == "capability"
-    assert mine["skills"] == [s for s in kernel["skills"] if s["source"] != "kernel"]
+    assert mine["skills"] == kernel["skills"]
     assert {"name": "review", "source": "acme.review"} in mine["skills"]
     assert kernel_free(mine, a) == kernel_free(kernel, k)
     assert [ev for ev, e in hook_log(a)] == ["spawn"] and hook_log(a) == hook_log(k)
@@ -227,6 +226,11 @@ def test_def_and_instructions_files_write_the_local_soul_the_kernel_writes(env, 
     assert tree(ha, a) == tree(hk, k)
     mine, kernel = (json.loads((h / "instance.json").read_text()) for h in (ha, hk))
     assert mine["kind"] == kernel["kind"] == "local"
+    # A local soul's home gets the local-soul block, after kernel:oas, in both tools.
+    assert neutral_defaults((ha / "AGENTS.md").read_text().replace(str(a), "<scope>")) == \
+        neutral_defaults((hk / "AGENTS.md").read_text().replace(str(k), "<scope>"))
+    assert block_sources((ha / "AGENTS.md").read_text())[:4] == [
+        "kernel:oas", "kernel:local-soul", "kernel:instance-boundary", "work-mode:checkout"]
     # --instructions-file updates the same soul: new AGENTS.md, flags over the soul.yaml.
     instructions = tmp_path / "AGENTS.md"
     instructions.write_text("# Helper v2\n")
@@ -258,3 +262,28 @@ def test_local_soul_refusals_are_ar179(env, capsys, tmp_path):
     assert not (a / "local-agents").exists()
     rc, out = agentrc(capsys, a, "spawn", "helper", "--def-file", str(tmp_path / "missing.md"))
     assert rc == 1 and out["error"]["details"]["diagnostics"][0]["code"] == "AR179"
+
+
+def test_the_kind_is_the_souls_kind_as_the_kernel_reads_it(env, capsys):
+    """`kind:` in soul.yaml (tmp read as local) decides the kind recorded, OAS_KIND and the
+    kernel:local-soul block, wherever the soul lives; no kind is persistent."""
+    a, k = env / "a", env / "k"
+    for s in (a, k):
+        deployment(s)
+        (s / "agents" / "dev" / "soul" / "soul.yaml").write_text("name: dev\nkind: tmp\nrepo: .\nruntime: claude\n")
+        solo = s / "local-agents" / "solo" / "soul"
+        solo.mkdir(parents=True)
+        (solo / "soul.yaml").write_text("name: solo\nruntime: claude\n")
+        (solo / "AGENTS.md").write_text("# Solo\n")
+    for soul, kind in (("dev", "local"), ("solo", "persistent")):
+        rc, ours = agentrc(capsys, a, "spawn", soul)
+        krc, kout, kerr = oas(k, "spawn", soul, "--no-launch", "--json")
+        assert rc == 0 and krc == 0, (ours, kerr)
+        homes = [Path(ours["result"]["home"]), Path(json.loads(kout)["result"]["home"])]
+        mine, kernel = (json.loads((h / "instance.json").read_text()) for h in homes)
+        assert mine["kind"] == kernel["kind"] == kind, soul
+        texts = [h.joinpath("AGENTS.md").read_text().replace(str(s), "<scope>") for h, s in zip(homes, (a, k))]
+        assert neutral_defaults(texts[0]) == neutral_defaults(texts[1])
+        assert ("kernel:local-soul" in block_sources(texts[0])) == (kind == "local")
+    assert [e["OAS_KIND"] for _ev, e in hook_log(a)] == [e["OAS_KIND"] for _ev, e in hook_log(k)] == \
+        ["local", "persistent"]

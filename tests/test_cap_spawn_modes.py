@@ -14,7 +14,7 @@ import pytest
 
 import test_cap_spawn
 from test_cap_install import git
-from test_cap_spawn import OAS, agentrc, deployment, hook_log, instances, neutral, oas, tree, without_kernel_blocks
+from test_cap_spawn import OAS, agentrc, deployment, hook_log, instances, neutral, neutral_defaults, oas, tree
 
 env = test_cap_spawn.env  # the fixture: an isolated HOME, a stand-in claude on PATH
 
@@ -99,7 +99,7 @@ def test_worktree_spawn_and_retire_match_the_kernel(env, capsys):
 
 
 def agents_md(scope: Path, name: str, root: Path) -> str:
-    return without_kernel_blocks((home_of(scope, name) / "AGENTS.md").read_text()).replace(str(root), "<root>")
+    return neutral_defaults((home_of(scope, name) / "AGENTS.md").read_text().replace(str(root), "<root>"))
 
 
 def test_the_worktree_setup_runs_in_the_new_tree(env, capsys):
@@ -229,8 +229,7 @@ def test_attached_and_workspace_instances_match_the_kernel(env, capsys):
         assert home_tree(home_of(a, name), a.parent) == home_tree(home_of(k, name), k.parent), name
         assert agents_md(a, name, a.parent) == agents_md(k, name, k.parent), name
     mine, kernel = doc(a, "dev-2"), doc(k, "dev-2")
-    assert neutral(mine["skills"], a.parent) == [s for s in neutral(kernel["skills"], k.parent)
-                                                 if s["source"] != "kernel"]
+    assert neutral(mine["skills"], a.parent) == neutral(kernel["skills"], k.parent)
     fields = ("id", "origin", "level", "settings", "provenance", "skills", "hooks", "trusted")
     assert [neutral({f: c[f] for f in fields}, a.parent) for c in mine["capabilities"]] == \
         [neutral({f: c[f] for f in fields}, k.parent) for c in kernel["capabilities"]]

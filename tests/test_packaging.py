@@ -23,5 +23,11 @@ def test_wheel_has_console_script_and_schemas(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "agentrc/schemas/item.schema.json" in names
     assert "agentrc/schemas/bundle.schema.json" in names
+    # agentrc's own texts for the kernel's part of an instance home (cap spawn, cap doctor).
+    for name in ("oas", "local-soul", "instance-boundary", "work-checkout", "work-worktree", "work-attached",
+                 "work-workspace"):
+        assert f"agentrc/data/injects/{name}.md" in names, name
+    for skill in ("oas", "oas-config", "oas-packages"):
+        assert f"agentrc/data/skills/{skill}/SKILL.md" in names, skill
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "agentrc = agentrc.cli.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -96,7 +96,7 @@ def _code_files() -> Tuple[Tuple[str, bytes], ...]:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
             for fn in sorted(filenames):
-                if fn.endswith((".py", ".json", ".typed")):
+                if fn.endswith((".py", ".json", ".typed", ".md")):
                     full = os.path.join(dirpath, fn)
                     rel = os.path.join(name, os.path.relpath(full, root))
                     with open(full, "rb") as fh:

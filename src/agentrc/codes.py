@@ -439,9 +439,10 @@ CODES: Dict[str, Code] = _table(
          "namespace.",
          "Install the capability, move its entry under capabilities.layers.<its layer> (or additive), or fix from:."),
     Code("AR171", "cap-skill-duplicate",
-         "Two capabilities active for one soul contribute a skill of the same name, and skill-overrides names no "
-         "winner.",
-         "Add `skill-overrides: {NAME: CAPABILITY-ID}` to oas-config.yaml, or deactivate one of them for the soul."),
+         "Two sources of one soul's skills (capabilities active for it; for a spawn also the soul and agentrc's own "
+         "skills, source kernel) contribute a skill of the same name, and skill-overrides names no winner.",
+         "Add `skill-overrides: {NAME: SOURCE}` (a capability id, soul or kernel) to oas-config.yaml, or deactivate "
+         "one of the capabilities for the soul."),
     Code("AR172", "cap-required-hook-untrusted",
          "A capability active for the soul declares a required spawn hook, but its executable surface is not "
          "trusted, so the spawn cannot run the setup the instance relies on.",
@@ -453,8 +454,9 @@ CODES: Dict[str, Code] = _table(
     Code("AR174", "cap-spawn-invalid",
          "The instance home cannot be composed: the soul's repository or AGENTS.md is missing, the agent's "
          "instances/ directory is a link, a skill links outside itself, or an active capability declares a skill "
-         "tree or injection that does not exist.",
-         "Fix the soul (soul.yaml, AGENTS.md), the skill or the capability's declaration."),
+         "tree or injection that does not exist, or agentrc's own skills (oas, oas-config, oas-packages) are missing "
+         "from its installation.",
+         "Fix the soul (soul.yaml, AGENTS.md), the skill or the capability's declaration; reinstall a broken agentrc."),
     Code("AR175", "cap-instance-unidentified",
          "An instance home has no readable instance.json and no usable cleanup descriptor (or a rollback marker that "
          "cannot drive a retry), so what still depends on it is unknown (E_UNIDENTIFIED_INSTANCE_HOME).",

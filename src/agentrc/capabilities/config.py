@@ -55,7 +55,7 @@ class Entry:
     agent_types: Tuple[Tuple[str, Binding], ...] = ()
     souls: Tuple[Tuple[str, Binding], ...] = ()
     settings: FrozenMap = FrozenMap()
-    injection_override: str = ""
+    injection_override: Optional[str] = None  # as written ("" is the default, as `default`); None: not set
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,7 @@ class Config:
     skill_overrides: Tuple[Tuple[str, str], ...] = ()
     injections: Tuple[Tuple[str, str], ...] = ()  # agents-md-injection: (label, path as written)
     work_setups: Tuple[Tuple[str, str], ...] = ()  # work-modes.<mode>.setup: (mode, path as written)
+    kernel_injection: Optional[str] = None  # oas.injection-override as written; None when not set here
 
 
 def parse(path: str, level: str, raw: bytes, diags: Diagnostics) -> Optional[Config]:
@@ -163,7 +164,8 @@ def _entry(cid: str, slot: str, spec: dict) -> Entry:
         agent_types=tuple((t, b) for t, b in ((t, _binding(v)) for t, v in types.items()) if b is not None),
         souls=tuple((s, b) for s, b in ((s, _binding(v)) for s, v in (spec.get("souls") or {}).items())
                     if b is not None),
-        settings=freeze(spec.get("settings") or {}), injection_override=spec.get("injection-override") or "")
+        settings=freeze(spec.get("settings") or {}), injection_override=(
+            str(spec.get("injection-override") or "") if "injection-override" in spec else None))
 
 
 def _config(path: str, level: str, data: dict) -> Config:
@@ -187,8 +189,13 @@ def _config(path: str, level: str, data: dict) -> Config:
     modes = data.get("work-modes") or {}
     setups = tuple((m, v["setup"]) for m, v in modes.items() if isinstance(v, dict) and isinstance(v.get("setup"), str)
                    and v["setup"])
+    kernel = data.get("oas")
+    kernel_injection = None
+    if isinstance(kernel, dict) and "injection-override" in kernel:
+        value = kernel["injection-override"]
+        kernel_injection = value if isinstance(value, str) else ""
     return Config(path=path, level=level, name=data.get("name") or "",
                   team=(team["name"], team.get("id", "")) if isinstance(team, dict) else None,
                   agent_types=tuple(data.get("agent-types") or ()), entries=tuple(entries), none_layers=tuple(nones),
                   skill_overrides=tuple((data.get("skill-overrides") or {}).items()), injections=injections,
-                  work_setups=setups)
+                  work_setups=setups, kernel_injection=kernel_injection)

@@ -26,6 +26,14 @@ from agentrc.pipeline.capinstall import Failure, Outcome, fail, hash_or_empty, m
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
+# agentrc's own texts for the blocks and skills the kernel composes into every instance
+# (spec 003, "Exact runtime composition"): written for agentrc, shipped with it.
+DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
+INJECTS_DIR = os.path.join(DATA_DIR, "injects")
+KERNEL_SKILLS_DIR = os.path.join(DATA_DIR, "skills")
+KERNEL_SKILLS = ("oas", "oas-config", "oas-packages")
+WORK_MODES = ("worktree", "checkout", "attached", "workspace")
+
 
 def config_chain(context: str) -> List[configs.Config]:
     """The `oas-config.yaml` files from `context` upward, closest first. Raises Failure."""
@@ -96,9 +104,9 @@ def soul_type(context: str, soul: str) -> Optional[str]:
     return soul_field(context, soul, "type")
 
 
-def soul_field(context: str, soul: str, key: str) -> Optional[str]:
-    """A string field of the soul's `soul.yaml` ("" when it declares none), None when there
-    is no such soul."""
+def soul_dir(context: str, soul: str) -> Optional[str]:
+    """The soul's directory (`<agents-root>/<soul>/soul` or under `local-agents/`) holding a
+    `soul.yaml`, None when there is no such soul."""
     d = os.path.abspath(context)
     root = None
     while True:
@@ -113,17 +121,25 @@ def soul_field(context: str, soul: str, key: str) -> Optional[str]:
             return None
         d = parent
     for base in (root, os.path.join(os.path.dirname(root), "local-agents")):
-        soul_dir = os.path.join(base, soul, "soul")
-        raw = captree.read_manifest(soul_dir, "soul.yaml") if os.path.isdir(soul_dir) else None
-        if raw is None:
-            continue
-        try:
-            data = load_yaml(raw.decode("utf-8", "replace")).data
-        except YamlError:
-            data = None
-        value = data.get(key) if isinstance(data, dict) else None
-        return value if isinstance(value, str) else ""
+        sdir = os.path.join(base, soul, "soul")
+        if os.path.isdir(sdir) and captree.read_manifest(sdir, "soul.yaml") is not None:
+            return sdir
     return None
+
+
+def soul_field(context: str, soul: str, key: str) -> Optional[str]:
+    """A string field of the soul's `soul.yaml` ("" when it declares none), None when there
+    is no such soul."""
+    sdir = soul_dir(context, soul)
+    if sdir is None:
+        return None
+    raw = captree.read_manifest(sdir, "soul.yaml") or b""
+    try:
+        data = load_yaml(raw.decode("utf-8", "replace")).data
+    except YamlError:
+        data = None
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, str) else ""
 
 
 def doctor(context: str, soul: str = "", any_soul: bool = False) -> Outcome:
@@ -172,7 +188,10 @@ def doctor(context: str, soul: str = "", any_soul: bool = False) -> Outcome:
     layers = dict(result.layers)
     provenance = dict(result.provenance)
     injects = config_injects(chain)
-    blocks = instruction_blocks(caps, injects)
+    sdir = soul_dir(ctx, soul) if soul else None
+    work = (soul_field(ctx, soul, "work") or "checkout") if sdir else "checkout"
+    kind = (soul_field(ctx, soul, "kind") or "") if sdir else ""
+    blocks = kernel_blocks(chain, work, "local" if kind == "tmp" else kind) + instruction_blocks(caps, injects)
     doc = {
         "schemaVersion": 1, "context": ctx, "soul": soul or None, "type": stype or None,
         "chain": [{"file": c.path, "level": c.level} for c in chain],
@@ -183,12 +202,16 @@ def doctor(context: str, soul: str = "", any_soul: bool = False) -> Outcome:
                             "missingRequires": _missing(found[layers[layer]][0]), "provenance": provenance.get(layer)}
                            if layer in layers else {"provenance": provenance.get(layer)}) for layer in LAYERS},
         "capabilities": caps,
+        "kernelInjection": kernel_injection(chain),
         "injects": injects,
         "instructionBlocks": blocks,
         "acquired": {cid: {"layer": cap.layer or None, "command": cap.command or None, "version": cap.version,
                            "dir": cdir, "origin": origin, "description": cap.description}
                      for cid, (cap, origin, cdir) in found.items()},
     }
+    soul_md = captree.read_manifest(sdir, "AGENTS.md") if sdir else None
+    if soul_md is not None:
+        doc["composedInstructions"] = compose(soul_md.decode("utf-8", "replace"), blocks)
     lines = [f"resolved from {ctx}" + (f" for soul {soul} (type {stype or 'none'})" if soul else "")]
     for cfg in chain:
         lines.append(f"  config {cfg.path}")
@@ -201,6 +224,8 @@ def doctor(context: str, soul: str = "", any_soul: bool = False) -> Outcome:
             lines.append(f"  {p}")
     if not caps:
         lines.append("no active capabilities")
+    for b in blocks:
+        lines.append(f"instructions {b['source']}: {b['file']}")
     return Outcome(doc, lines)
 
 
@@ -229,14 +254,14 @@ def _inject(chain: List[configs.Config], cid: str, cap: Capability, cdir: str) -
         else None
     for cfg in chain:
         for entry in cfg.entries:
-            if entry.id != cid or not entry.injection_override:
+            if entry.id != cid or entry.injection_override is None:
                 continue
             value = entry.injection_override
             if value == "default":
                 return packaged
             if value == "none":
                 return None
-            return value if os.path.isabs(value) else os.path.join(cfg.level, value)
+            return resolve_inject_value(value, cfg.level, packaged)
     return packaged
 
 
@@ -337,12 +362,65 @@ def config_injects(chain: List[configs.Config]) -> List[Dict[str, str]]:
     return out
 
 
+def resolve_inject_value(value: str, level: str, fallback: Optional[str]) -> Optional[str]:
+    """An `injection-override` value as the kernel resolves it: empty or `default` is
+    `fallback` (the packaged text), `none` is no text, a relative path is joined (and
+    normalised) to its config's level."""
+    if value in ("", "default"):
+        return fallback
+    if value == "none":
+        return None
+    return value if os.path.isabs(value) else os.path.normpath(os.path.join(level, value))
+
+
+def packaged_inject(name: str) -> Optional[str]:
+    """agentrc's own default text `name` (oas, local-soul, instance-boundary, work-MODE)."""
+    path = os.path.join(INJECTS_DIR, f"{name}.md")
+    return path if os.path.isfile(path) else None
+
+
+def kernel_injection(chain: List[configs.Config]) -> Dict[str, str]:
+    """The `kernel:oas` block's file, `{inject, provenance}` as `oas doctor --json`'s
+    `kernelInjection`: the closest config with `oas.injection-override` decides (a path
+    relative to that config, `none`, or `default`), else agentrc's packaged text. `inject` is
+    left out when there is none."""
+    for cfg in chain:
+        if cfg.kernel_injection is not None:
+            inject = resolve_inject_value(cfg.kernel_injection, cfg.level, packaged_inject("oas"))
+            out = {"inject": inject} if inject else {}
+            out["provenance"] = f"oas @ {cfg.level}"
+            return out
+    inject = packaged_inject("oas")
+    return dict({"inject": inject} if inject else {}, provenance="default")
+
+
+def kernel_blocks(chain: List[configs.Config], work: str = "checkout", kind: str = "") -> List[Dict[str, str]]:
+    """The blocks the kernel puts before the capabilities', in its order: `kernel:oas`,
+    `kernel:local-soul` (a soul of kind local), `kernel:instance-boundary`, then
+    `work-mode:WORK`. The texts are agentrc's own, except an `oas.injection-override`."""
+    wanted = []
+    oas = kernel_injection(chain).get("inject")
+    if oas and os.path.exists(oas):
+        wanted.append(("kernel:oas", oas))
+    for source, name in (("kernel:local-soul", "local-soul" if kind == "local" else ""),
+                         ("kernel:instance-boundary", "instance-boundary"),
+                         (f"work-mode:{work}", f"work-{work}" if work in WORK_MODES else "")):
+        path = packaged_inject(name) if name else None
+        if path:
+            wanted.append((source, path))
+    return _read_blocks(wanted)
+
+
 def instruction_blocks(caps: List[Dict[str, Any]], injects: List[Dict[str, str]]) -> List[Dict[str, str]]:
     """The instruction blocks an instance's AGENTS.md gets from capabilities (in the order
-    of the active set) and from config, `{source, file, content}` with the content trimmed
-    (the kernel's own blocks and work-mode blocks come from the kernel, not from here)."""
+    of the active set) and from config, `{source, file, content}` with the content trimmed;
+    `kernel_blocks` come before them."""
     wanted = [(f"capability:{c['id']}", c["inject"]) for c in caps if c.get("inject") and os.path.exists(c["inject"])]
     wanted += [(f"config:{i['source']}", i["file"]) for i in injects]
+    return _read_blocks(wanted)
+
+
+def _read_blocks(wanted: List[Tuple[str, str]]) -> List[Dict[str, str]]:
     out = []
     for source, file in wanted:
         try:

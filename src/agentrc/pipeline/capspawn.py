@@ -4,12 +4,13 @@ composition", hooks and rollback), with the OAS kernel's home layout and cleanup
 Spawn resolves the soul's composition (`capdoctor.doctor`), checks it, and builds the instance
 home under `<agents-root>/<soul>/instances/<instance>/` in a staging directory next to it that
 is renamed into place: `soul` (a link to the canonical soul), `AGENTS.md` (the soul's, then
-the capability blocks, then the config blocks), `CLAUDE.md -> AGENTS.md`, `.agents/skills/`
-(real copies of the soul's and the active capabilities' skills), `.claude/skills ->
-../.agents/skills`, and `work` by work mode: a link to the checkout (checkout), to the
-owner's work tree (attached), to the team scope or workspace config scope (workspace), or,
-once the home is in place, `git worktree add` on branch `agents/<instance>` (worktree). Then
-the spawn hooks of trusted capabilities run, outer scope to inner, then by id; a required hook
+the kernel and work-mode blocks, the capability blocks, then the config blocks), `CLAUDE.md ->
+AGENTS.md`, `.agents/skills/` (real copies of the kernel's, the soul's and the active
+capabilities' skills), `.claude/skills -> ../.agents/skills`, and `work` by work mode: a link
+to the checkout (checkout), to the owner's work tree (attached), to the team scope or
+workspace config scope (workspace), or, once the home is in place, `git worktree add` on branch
+`agents/<instance>` (worktree). Then the spawn hooks of trusted capabilities run, outer scope
+to inner, then by id; a required hook
 that fails rolls the spawn back by running the retire hooks (reverse order), removing the
 worktree and its branch (verified), and removing the home, or, when that compensation does not
 finish, keeps the home with `.oas-rollback-incomplete.json` (cleanup contract version 1, the
@@ -17,8 +18,11 @@ kernel's shape, so either tool retries it). Only then are `TASK.md` and `instanc
 (with the lineage `capinstances` works out), and, for relation parent, the anchor re-pointed.
 No runtime is launched: agentrc stops where the kernel starts tmux.
 
-Not composed here: the kernel's own skills (oas, oas-config, oas-packages) and its kernel and
-work-mode instruction blocks, which are the kernel's text.
+The kernel's own part of every home is composed as the kernel composes it, with agentrc's
+own texts (`agentrc/data/`): the skills `oas`, `oas-config` and `oas-packages` (source
+`kernel`, subject to `skill-overrides` like any other), and, before the capability blocks,
+`kernel:oas` (or the file `oas.injection-override` names, or none), `kernel:local-soul` (a
+soul of kind local), `kernel:instance-boundary` and `work-mode:MODE`.
 
 Retire finds the home (in the team scope's other roots too), runs the retire hooks, splices the
 instance out of the lineage graph, removes a worktree (and with --delete-branch its branch), and
@@ -215,7 +219,7 @@ def _kernel_runtime(caps: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
 def _inject_disabled(chain: List[Any], cid: str) -> bool:
     for cfg in chain:
         for entry in cfg.entries:
-            if entry.id == cid and entry.injection_override:
+            if entry.id == cid and entry.injection_override is not None:
                 return bool(entry.injection_override == "none")
     return False
 
@@ -644,10 +648,12 @@ def _composition(soul_dir: str, outcome: Outcome, found: Dict[str, Tuple[Any, st
                  runtime_packages: List[Dict[str, Any]], runtime: str, home: str,
                  levels: Dict[str, str], own: List[Tuple[str, str]], service: bool) -> Dict[str, Any]:
     """instance.json's `composition`, the kernel's record of what the resolved composition
-    promised (`expected`) and what landed (`materialized`), less the kernel's own skills and
-    blocks. `runtimePosture` keeps the kernel's lists of what stays ambient per runtime (its
-    `why`, the kernel's prose, is left out)."""
-    expected: List[Dict[str, Any]] = []
+    promised (`expected`) and what landed (`materialized`). `runtimePosture` keeps the
+    kernel's lists of what stays ambient per runtime (its `why`, the kernel's prose, is left
+    out)."""
+    expected: List[Dict[str, Any]] = [{"type": "skill-tree", "source": "kernel", "declared": n,
+                                       "resolved": os.path.join(capdoctor.KERNEL_SKILLS_DIR, n)}
+                                      for n in capdoctor.KERNEL_SKILLS]
     soul_skills = os.path.join(soul_dir, "skills")
     if os.path.exists(soul_skills):
         expected.append({"type": "skill-tree", "source": "soul", "declared": soul_skills, "resolved": soul_skills})
@@ -770,6 +776,10 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
     elif ci.git_run(repo, "rev-parse", "--git-dir")[0] != 0:
         raise ci.work_fail(repo, f"worktree mode needs a git repository: {repo} is not one")
     missing = Diagnostics()
+    for name in capdoctor.KERNEL_SKILLS:  # promised to every instance, as the kernel checks its own
+        if not os.path.isfile(os.path.join(capdoctor.KERNEL_SKILLS_DIR, name, "SKILL.md")):
+            missing.error(os.path.join(capdoctor.KERNEL_SKILLS_DIR, name), (0, 0), "AR174", f"agentrc's own skill "
+                          f"{name!r} is missing from its installation; reinstall agentrc")
     for row in outcome.result["capabilities"]:
         cap, _origin, cdir = found[row["id"]]
         for declared in cap.skills:
@@ -781,7 +791,8 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
                           "exist")
     if missing.has_errors:
         raise Failure(missing.items, "E_SPAWN_FAILED")
-    sources = [("soul", os.path.join(soul_dir, "skills"))]
+    sources = [("kernel", os.path.join(capdoctor.KERNEL_SKILLS_DIR, n)) for n in capdoctor.KERNEL_SKILLS]
+    sources += [("soul", os.path.join(soul_dir, "skills"))]
     sources += [(c["id"], tree) for c in outcome.result["capabilities"] for tree in c["skills"]]
     own: List[Tuple[str, str]] = []
     if provider is not None and provider[0] not in {c["id"] for c in outcome.result["capabilities"]}:
@@ -810,7 +821,11 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
     # A runtime package is verified in the runtime's own list, never installed here.
     runtime_packages = capreqs.verify_for_spawn(str(runtime), [(row["id"], found[row["id"]][0], found[row["id"]][2])
                                                           for row in outcome.result["capabilities"]], repo)
-    blocks = outcome.result["instructionBlocks"]
+    # The soul's kind as the kernel reads it: soul.yaml's `kind:` (tmp is local), else persistent.
+    kind = "capability" if provider is not None else str(soul_meta.get("kind") or "persistent")
+    kind = "local" if kind == "tmp" else kind
+    blocks = capdoctor.kernel_blocks(chain, str(work), kind)
+    blocks += [b for b in outcome.result["instructionBlocks"] if not b["source"].startswith(("kernel:", "work-mode:"))]
     text = capdoctor.compose(agents_md.decode("utf-8", "replace"), blocks)
 
     for p in (agent_dir, instances):
@@ -882,8 +897,7 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
             "OAS_TEAM_SCOPE": (team or {}).get("scope", "")}
     env: Dict[str, str] = dict(base, OAS_ROOT="", OAS_TASK=task, OAS_REPO=repo, OAS_BRANCH=branch,
                                OAS_WORK=str(work), OAS_RUNTIME=str(runtime),
-                               OAS_KIND="capability" if provider is not None else "local"
-                               if os.path.basename(os.path.dirname(agent_dir)) == "local-agents" else "persistent")
+                               OAS_KIND=kind)
     hooks = run_hooks("spawn", caps, env, home, {})
     warnings += scaffold_warnings + hooks["warnings"]
     warnings[:0] = [f"{c['id']}: executable surface disabled — not trusted" for c in caps
