@@ -272,6 +272,18 @@ def _deployment(tmp_path: Path) -> Path:
 
 
 @needs_kernel
+def test_doctor_without_a_soul_composes_nothing_as_oas_doctor(tmp_path, capsys):
+    repo = _deployment(tmp_path)
+    capsys.readouterr()
+    assert main(["cap", "doctor", str(repo), "--json"]) == 0
+    ours = json.loads(capsys.readouterr().out)
+    theirs = oas_doctor(tmp_path, str(repo))
+    for key in ("instructionBlocks", "composedInstructions"):
+        assert key not in ours and key not in theirs, key
+    assert [c["id"] for c in ours["capabilities"]] == [c["id"] for c in theirs["capabilities"]]
+
+
+@needs_kernel
 @pytest.mark.parametrize("soul", ["dev", "sec", "rel", "plain"])
 def test_doctor_agrees_with_oas_doctor(tmp_path, capsys, soul):
     repo = _deployment(tmp_path)

@@ -191,7 +191,9 @@ def doctor(context: str, soul: str = "", any_soul: bool = False) -> Outcome:
     sdir = soul_dir(ctx, soul) if soul else None
     work = (soul_field(ctx, soul, "work") or "checkout") if sdir else "checkout"
     kind = (soul_field(ctx, soul, "kind") or "") if sdir else ""
-    blocks = kernel_blocks(chain, work, "local" if kind == "tmp" else kind) + instruction_blocks(caps, injects)
+    # Without a soul there is no instance to compose: the kernel reports no blocks then.
+    blocks = (kernel_blocks(chain, work, "local" if kind == "tmp" else kind) if soul else []) + \
+        instruction_blocks(caps, injects)
     doc = {
         "schemaVersion": 1, "context": ctx, "soul": soul or None, "type": stype or None,
         "chain": [{"file": c.path, "level": c.level} for c in chain],
@@ -204,11 +206,12 @@ def doctor(context: str, soul: str = "", any_soul: bool = False) -> Outcome:
         "capabilities": caps,
         "kernelInjection": kernel_injection(chain),
         "injects": injects,
-        "instructionBlocks": blocks,
         "acquired": {cid: {"layer": cap.layer or None, "command": cap.command or None, "version": cap.version,
                            "dir": cdir, "origin": origin, "description": cap.description}
                      for cid, (cap, origin, cdir) in found.items()},
     }
+    if soul:
+        doc["instructionBlocks"] = blocks
     soul_md = captree.read_manifest(sdir, "AGENTS.md") if sdir else None
     if soul_md is not None:
         doc["composedInstructions"] = compose(soul_md.decode("utf-8", "replace"), blocks)
