@@ -69,12 +69,11 @@ def trim() -> bool:
     return True
 
 
-def _watch(step: int, interval: float) -> None:
+def _watch(step: int, interval: float, floor: int) -> None:
     function = _trim_function()
     if function is None:
         return
     global trims
-    floor = rss() or 0
     while not _stop.wait(interval):
         now = rss()
         if now is None:
@@ -95,7 +94,10 @@ def watch(step: int = STEP, interval: float = 1.0) -> bool:
             return False
         _started = True
         _stop.clear()
-    threading.Thread(target=_watch, args=(step, interval), name="agentrc-malloc-trim", daemon=True).start()
+    # The floor is the RSS when watch() is called, not when the thread first runs: growth
+    # between the two (the thread may start late) still counts.
+    threading.Thread(target=_watch, args=(step, interval, rss() or 0), name="agentrc-malloc-trim",
+                     daemon=True).start()
     return True
 
 
