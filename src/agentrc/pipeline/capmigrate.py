@@ -203,15 +203,7 @@ def migration_scopes(start: str, team_scope: Optional[str]) -> List[str]:
     """Every lock-owning scope a guided migration considers: `start` and the directories
     above it, the team boundary, and the scopes below the boundary; sorted, so an ancestor
     comes before its descendants."""
-    found = set()
-    d = os.path.abspath(start)
-    while True:
-        if os.path.isfile(os.path.join(d, LOCK_FILE)):
-            found.add(d)
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
+    found = {d for d in capinstall.lock_levels(start) if os.path.isfile(os.path.join(d, LOCK_FILE))}
     boundary = os.path.abspath(team_scope or start)
     if os.path.isfile(os.path.join(boundary, LOCK_FILE)):
         found.add(boundary)
