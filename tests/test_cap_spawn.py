@@ -401,11 +401,11 @@ def test_an_unidentifiable_home_fails_closed(env, capsys, marker):
     assert instances(a) == instances(k) == []
 
 
-def test_untrusted_hooks(env, capsys, tmp_path):
-    """An installed capability's hooks run only once it is trusted: a required one refuses the
-    spawn (nothing created), an advisory one is skipped with a warning."""
+def installed_twins(env, capsys, tmp_path: Path, required: bool):
+    """Twin scopes that installed (each with its own tool) a package holding the hooked
+    capability, untrusted: (agentrc's scope, the kernel's)."""
     pkg = tmp_path / "pkg"
-    capability(pkg / "capabilities" / "acme", required=True)
+    capability(pkg / "capabilities" / "acme", required=required)
     (pkg / "oas-package.json").write_text(json.dumps({
         "package": "acme.pkg", "version": "1.0.0", "description": "Acme.", "compatibility": {"oas": ">=0.19.0"},
         "capabilities": ["capabilities/acme"]}))
@@ -414,6 +414,13 @@ def test_untrusted_hooks(env, capsys, tmp_path):
         deployment(s, owned=False)
     assert agentrc(capsys, a, "install", str(pkg))[0] == 0
     assert oas(k, "install", str(pkg), "--dir", str(k), "--json")[0] == 0
+    return a, k
+
+
+def test_untrusted_hooks(env, capsys, tmp_path):
+    """An installed capability's hooks run only once it is trusted: a required one refuses the
+    spawn (nothing created), an advisory one is skipped with a warning."""
+    a, k = installed_twins(env, capsys, tmp_path, required=True)
     rc, ours = agentrc(capsys, a, "spawn", "dev")
     krc, kout, _e = oas(k, "spawn", "dev", "--no-launch", "--json")
     assert rc == krc == 1 and ours["error"]["details"]["diagnostics"][0]["code"] == "AR172"
@@ -460,16 +467,7 @@ def test_refusals(env, capsys):
 
 
 def test_an_untrusted_advisory_hook_is_skipped_with_a_warning(env, capsys, tmp_path):
-    pkg = tmp_path / "pkg"
-    capability(pkg / "capabilities" / "acme", required=False)
-    (pkg / "oas-package.json").write_text(json.dumps({
-        "package": "acme.pkg", "version": "1.0.0", "description": "Acme.", "compatibility": {"oas": ">=0.19.0"},
-        "capabilities": ["capabilities/acme"]}))
-    a, k = env / "a", env / "k"
-    for s in (a, k):
-        deployment(s, owned=False)
-    assert agentrc(capsys, a, "install", str(pkg))[0] == 0
-    assert oas(k, "install", str(pkg), "--dir", str(k), "--json")[0] == 0
+    a, k = installed_twins(env, capsys, tmp_path, required=False)
     rc, ours = agentrc(capsys, a, "spawn", "dev")
     krc, kout, _e = oas(k, "spawn", "dev", "--no-launch", "--json")
     assert rc == krc == 0
