@@ -313,10 +313,17 @@ def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user
     # A name may be a capability reference's (`capability:NAME` or a bare NAME the lock's
     # `capabilities` hold): those are resolved again through the canonical project.
     cap_names = {c.name for c in lock.capabilities}
-    caps = tuple(n.split(":", 1)[1] if n.startswith("capability:") else n for n in names
-                 if n.startswith("capability:") or (n in cap_names and not any(e.direct and e.name == n
-                                                                                 for e in lock.entries)))
-    names = tuple(n for n in names if not (n.startswith("capability:") or n in caps))
+    direct = {e.name for e in lock.entries if e.direct}
+    named_caps: List[str] = []
+    named_entries: List[str] = []
+    for n in names:
+        if n.startswith("capability:"):
+            named_caps.append(n.split(":", 1)[1])
+        elif n in cap_names and n not in direct:
+            named_caps.append(n)
+        else:
+            named_entries.append(n)
+    caps, names = tuple(named_caps), tuple(named_entries)
     for n in caps:
         if n not in cap_names:
             d.error(WHERE, (0, 0), "AR207", f"capability {n!r} is not in the lock (locked: "
