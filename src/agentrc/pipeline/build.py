@@ -152,7 +152,10 @@ def _record_capabilities(projects, clients: Tuple[str, ...]) -> List[Diagnostic]
     agentrc.lock.json (`capabilities`), so the next build reads the same commits. The lock
     is written only when that changes; a project without one gets a lock that holds only
     these records (its clients are the build's)."""
-    # Imported here: only a canonical project with capability references gets this far.
+    if not projects:
+        return []  # portable items only: no canonical project, nothing to record
+    # Imported here, past that check: a build of portable items never needs the lock code
+    # (a project whose references are all gone still has its old records cleared below).
     from agentrc.pipeline import consume as lock_io
     from agentrc.sources import lock as lockfile
     d = Diagnostics()
