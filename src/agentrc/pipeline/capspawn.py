@@ -373,17 +373,7 @@ def upsert_local_soul(scope: str, name: str, opts: SpawnOptions, notify: Callabl
                    "--def-file", "E_BAD_ARGS")
 
     def read(path: str) -> str:
-        try:
-            with open(path, "rb") as fh:
-                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                    raise OSError("not a regular file")
-                data = fh.read(MAX_TASK_BYTES + 1)
-        except OSError as exc:
-            why = getattr(exc, "strerror", None) or exc
-            raise fail(scope, "AR179", f"file not found: {os.path.abspath(path)} ({why})", "E_BAD_ARGS") from None
-        if len(data) > MAX_TASK_BYTES:
-            raise fail(scope, "AR179", f"{path} is larger than {MAX_TASK_BYTES} bytes", "E_BAD_ARGS")
-        return data.decode("utf-8", "replace")
+        return _read_bounded(scope, path, "AR179", f"file not found: {os.path.abspath(path)}", path)
 
     instructions: Optional[str] = read(opts.instructions_file) if opts.instructions_file else None
     fields: Dict[str, str] = {}
@@ -582,16 +572,21 @@ def primary_checkout_path(scope: str) -> str:
 
 def _read_task(scope: str, path: str) -> str:
     """The text of --task-file (a regular file, at most MAX_TASK_BYTES), else AR254."""
+    return _read_bounded(scope, path, "AR254", f"--task-file not found: {path}", f"--task-file {path}")
+
+
+def _read_bounded(scope: str, path: str, code: str, missing: str, shown: str) -> str:
+    """The text of a file a flag names: a regular file of at most MAX_TASK_BYTES, else `code`
+    (E_BAD_ARGS) with `missing` (and why) or `shown` is larger than the bound."""
     try:
         with open(path, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 raise OSError("not a regular file")
             data = fh.read(MAX_TASK_BYTES + 1)
     except OSError as exc:
-        raise fail(scope, "AR254", f"--task-file not found: {path} ({getattr(exc, 'strerror', None) or exc})",
-                   "E_BAD_ARGS") from None
+        raise fail(scope, code, f"{missing} ({getattr(exc, 'strerror', None) or exc})", "E_BAD_ARGS") from None
     if len(data) > MAX_TASK_BYTES:
-        raise fail(scope, "AR254", f"--task-file {path} is larger than {MAX_TASK_BYTES} bytes", "E_BAD_ARGS")
+        raise fail(scope, code, f"{shown} is larger than {MAX_TASK_BYTES} bytes", "E_BAD_ARGS")
     return data.decode("utf-8", "replace")
 
 
