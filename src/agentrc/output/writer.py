@@ -41,7 +41,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii as _encode_str
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from agentrc import __version__
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -485,6 +485,18 @@ def _manifest_bytes(manifest: dict) -> bytes:
 def _ancestors(path: str) -> List[str]:
     parts = path.split("/")[:-1]
     return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def _directories(paths: Iterable[str]) -> Set[str]:
+    """The directories holding `paths`, and theirs, up to the root (excluded): what
+    `_ancestors` gives for each path, each directory walked once however many files it holds."""
+    found: Set[str] = set()
+    for p in paths:
+        d = p.rpartition("/")[0]
+        while d and d not in found:  # a directory found has all its ancestors found too
+            found.add(d)
+            d = d.rpartition("/")[0]
+    return found
 
 
 # --- one run on an output directory --------------------------------------------------------
@@ -934,7 +946,7 @@ class Output:
                 known = _stat(st) if st is not None else [0, 0, 0]
             stats[f.path] = known
         final = [f.path for f in files if not f.merge] + list(changes.merged)
-        needed = {d for p in final for d in _ancestors(p)}
+        needed = _directories(final)
         ours = set(changes.dirs) | created_dirs
         manifest: Dict[str, Any] = {
             "version": 1, "generator": f"agentrc {__version__}",
@@ -1090,7 +1102,7 @@ class Output:
                 if exc.errno not in (errno.ENOENT, errno.ENOTEMPTY, errno.EEXIST):
                     raise
             touched.add(posixpath.dirname(d))
-        touched |= {a for d in touched for a in _ancestors(d + "/x")}  # new directories' entries too
+        touched |= _directories(d + "/x" for d in touched)  # new directories' entries too
         self._fsync_dirs(sorted(touched))  # every rename durable before the new manifest records it
         if manifest is not None:
             self.where = MANIFEST
