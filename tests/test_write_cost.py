@@ -132,3 +132,24 @@ def test_a_body_every_client_renders_alike_is_formatted_once(tmp_path, monkeypat
     _build(reg, tmp_path / "out", "--no-cache")
     assert len(calls) == len(set(calls)), len(calls) - len(set(calls))
     assert len(calls) <= 2 * 60, len(calls)  # 60 items, 3 clients: at most the distinct bodies
+
+
+def test_the_journal_holds_the_manifest_serialised_once(tmp_path, monkeypatch):
+    """The journal splices in the manifest's bytes (`_manifest_bytes`) instead of encoding
+    the manifest again: the same JSON value as `json.dumps(journal)`, with or without one."""
+    import json
+
+    reg = _registry(tmp_path, 5)
+    journals = []
+    real = writer._journal_bytes
+    monkeypatch.setattr(writer, "_journal_bytes", lambda j, m: journals.append((j, m)) or real(j, m))
+    encoded = []
+    real_manifest = writer._manifest_bytes
+    monkeypatch.setattr(writer, "_manifest_bytes", lambda m: encoded.append(1) or real_manifest(m))
+    _build(reg, tmp_path / "out", "--no-cache")
+    assert len(journals) == 1 and len(encoded) == 1
+    journal, manifest = journals[0]
+    assert json.loads(real(journal, manifest)) == json.loads(json.dumps(journal, sort_keys=True))
+    assert real(journal, manifest).endswith(b"}\n")
+    without = dict(journal, manifest=None)
+    assert real(without, None) == (json.dumps(without, sort_keys=True) + "\n").encode()
