@@ -10,6 +10,8 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
+
 from agentrc.cli.main import main
 from agentrc.clients import base
 from agentrc.output import writer
@@ -93,14 +95,18 @@ def test_fsyncs_run_on_threads_started_once_per_process(tmp_path, monkeypatch):
 
     monkeypatch.setattr(threading.Thread, "start", start)
     monkeypatch.setattr(writer, "_pool", None)  # as in a new process
+    monkeypatch.setattr(writer, "_slow_fsyncs", True)  # a file system whose fsyncs wait: threads
     _build(reg, tmp_path / "out", "--no-cache")
     _build(reg, tmp_path / "out2", "--no-cache")
-    assert len(started) <= writer.SYNC_THREADS, started
+    assert 0 < len(started) <= writer.SYNC_THREADS, started
 
 
-def test_an_fsync_error_is_the_first_of_the_batch(monkeypatch):
-    """Every descriptor of a batch is fsync'd; the error raised is that of the first that failed."""
+@pytest.mark.parametrize("slow", [False, True], ids=["in-line", "threads"])
+def test_an_fsync_error_is_the_first_of_the_batch(monkeypatch, slow):
+    """Every descriptor of a batch is fsync'd, in the calling thread while fsyncs return at
+    once, else on the pool; the error raised is that of the first that failed."""
     tried = []
+    monkeypatch.setattr(writer, "_slow_fsyncs", slow)
 
     class _OS:
         def __getattr__(self, name):
@@ -120,6 +126,30 @@ def test_an_fsync_error_is_the_first_of_the_batch(monkeypatch):
     else:
         raise AssertionError("no error raised")
     assert sorted(tried) == list(range(20))
+    assert writer._slow_fsyncs is slow  # these returned at once
+
+
+def test_fsyncs_that_return_at_once_start_no_thread(tmp_path, monkeypatch):
+    """On a file system where fsync waits for nothing, the batches are fsync'd in the calling
+    thread: no thread is started, and every staged file is still fsync'd."""
+    reg = _registry(tmp_path, 10)
+    monkeypatch.setattr(writer, "_slow_fsyncs", False)
+    monkeypatch.setattr(writer, "_pool", None)
+    synced = []
+
+    class _OS:
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        @staticmethod
+        def fsync(fd):
+            synced.append(fd)  # returns at once
+
+    monkeypatch.setattr(writer, "os", _OS())
+    _build(reg, tmp_path / "out", "--no-cache")
+    assert writer._pool is None and not writer._slow_fsyncs
+    files = sum(1 for p in (tmp_path / "out").rglob("*") if p.is_file() and ".agentrc" not in p.parts)
+    assert len(synced) > files
 
 
 def test_a_body_every_client_renders_alike_is_formatted_once(tmp_path, monkeypatch):
@@ -153,3 +183,36 @@ def test_the_journal_holds_the_manifest_serialised_once(tmp_path, monkeypatch):
     assert real(journal, manifest).endswith(b"}\n")
     without = dict(journal, manifest=None)
     assert real(without, None) == (json.dumps(without, sort_keys=True) + "\n").encode()
+
+
+@pytest.mark.parametrize("pattern, switched", [([1.0], True), ([1.0, 1.0, 0.0], False)], ids=["slow", "preempted"])
+def test_threads_take_over_after_a_run_of_slow_fsyncs(monkeypatch, pattern, switched):
+    """SLOW_RUN slow fsyncs in a row (a device that waits) hand the rest of the batch, and the
+    process's later batches, to the threads; a slow one now and then (a preemption) does not."""
+    tried = []
+    durations = iter(pattern * 100)
+
+    class _Clock:
+        now = 0.0
+
+        def perf_counter(self):  # each reading moves on by half the next of `pattern`
+            self.now += next(durations) / 2
+            return self.now
+
+    class _OS:
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        @staticmethod
+        def fsync(fd):
+            tried.append((fd, threading.current_thread() is threading.main_thread()))
+
+    monkeypatch.setattr(writer, "time", _Clock())
+    monkeypatch.setattr(writer, "os", _OS())
+    monkeypatch.setattr(writer, "_slow_fsyncs", False)
+    monkeypatch.setattr(writer, "_slow_run", 0)
+    writer._fsync_all(list(range(40)))
+    assert sorted(fd for fd, _ in tried) == list(range(40))
+    assert writer._slow_fsyncs is switched
+    in_line = sum(1 for _, main in tried if main)
+    assert in_line == (writer.SLOW_RUN if switched else 40), in_line

@@ -166,14 +166,21 @@ class _Tree:
         self.most = most if most is not None else _open_dirs_allowed()
         self.held: Set[str] = set()
         self.opened = 0  # directory descriptors opened in all (tests count them)
+        # Directories this run made: a name below one is made before it is looked for (one
+        # mkdir, not an open that fails first). Only an order of calls: mkdir never follows
+        # a link, and what is there already (EEXIST) is opened as before, with O_NOFOLLOW.
+        self.made: Set[str] = set()
 
     def _evict(self) -> None:
-        while len(self.fds) > self.most:
-            victim = next((k for k in self.fds if k not in _PINNED and k not in self.held), None)
-            if victim is None:
+        fds, held = self.fds, self.held
+        while len(fds) > self.most:
+            for victim in fds:  # least recently used first
+                if victim not in _PINNED and victim not in held:
+                    break
+            else:
                 return
             with contextlib.suppress(OSError):
-                os.close(self.fds.pop(victim))
+                os.close(fds.pop(victim))
 
     def close(self) -> None:
         for fd in self.fds.values():
@@ -197,25 +204,36 @@ class _Tree:
             parent = parent.rpartition("/")[0]
         fds.move_to_end(parent)
         pfd = fds[parent]
+        made = self.made
         for d in reversed(below):
-            name = d.rpartition("/")[2]
-            try:
-                fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=pfd)
-            except FileNotFoundError:
-                if not create:
-                    return None
-                with contextlib.suppress(FileExistsError):  # another run made it first
-                    os.mkdir(name, 0o777, dir_fd=pfd)
-                fd = self._open_dir(pfd, name, d)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    self._refuse(pfd, name, d)
-                raise
+            parent, _, name = d.rpartition("/")
+            if create and parent in made:  # below a directory made by this run: new too
+                fd = self._make(pfd, name, d)
+            else:
+                try:
+                    fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=pfd)
+                except FileNotFoundError:
+                    if not create:
+                        return None
+                    fd = self._make(pfd, name, d)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                        self._refuse(pfd, name, d)
+                    raise
             fds[d] = fd
             self.opened += 1
             self._evict()
             pfd = fd
         return pfd
+
+    def _make(self, pfd: int, name: str, rel: str) -> int:
+        """Make directory `name` in `pfd` (unless there already) and open it."""
+        try:
+            os.mkdir(name, 0o777, dir_fd=pfd)
+            self.made.add(rel)
+        except FileExistsError:  # another run made it first, or it was there
+            pass
+        return self._open_dir(pfd, name, rel)
 
     def _open_dir(self, pfd: int, name: str, rel: str) -> int:
         try:
@@ -237,7 +255,7 @@ class _Tree:
                 os.close(self.fds.pop(key))
 
     def parent(self, rel: str, create: bool = False) -> Tuple[Optional[int], str]:
-        parent, name = posixpath.split(rel)
+        parent, _, name = rel.rpartition("/")  # posixpath.split of a normalised relative path
         return self.dir(parent, create), name
 
     def lstat(self, rel: str) -> Optional[os.stat_result]:
@@ -323,6 +341,13 @@ def _open_dirs_allowed() -> int:
 
 _pool: Any = None  # the fsync threads (`_sync_pool`)
 _pool_pid = 0  # the process that started them: a forked child starts its own
+# An fsync that returns sooner than this waited for no device (a file system in memory, or
+# nothing left to write): while they do, a batch is fsync'd in the calling thread. SLOW_RUN
+# slower ones in a row switch the process to the threads (one alone may be a preemption).
+FAST_FSYNC = 0.0001  # seconds
+SLOW_RUN = 3
+_slow_fsyncs = False  # set for the process once SLOW_RUN fsyncs in a row took longer
+_slow_run = 0
 
 
 def _sync_pool() -> Any:
@@ -358,18 +383,44 @@ def _fsync_all(fds: Sequence[int]) -> None:
     concurrent fsyncs together (on ext4 one journal commit serves the lot, where one fsync
     after another waits for a commit each: 74 small files took 0.26 s, 8 threads 0.01 s).
     Each file is still fsync'd itself, so an I/O error is reported for the file it hit.
-    Each thread of the pool gets a share of the batch (one task per thread, not per file)."""
+    Each thread of the pool gets a share of the batch (one task per thread, not per file).
+    Until one fsync is slow (`FAST_FSYNC`), they are called here, one after the other: on a
+    file system that never waits (tmpfs) the threads' hand-offs were all of the cost."""
+    global _slow_fsyncs, _slow_run
     if len(fds) < 2:
         for fd in fds:
             os.fsync(fd)
         return
-    n = min(SYNC_THREADS, len(fds))
-    indexed = list(enumerate(fds))
-    pool = _sync_pool()
-    futures = [pool.submit(_fsync_each, indexed[k::n]) for k in range(n)]
-    failed = [f for future in futures for f in future.result()]
+    start = 0
+    failed: List[Tuple[int, BaseException]] = []
+    clock = time.perf_counter
+    while not _slow_fsyncs and start < len(fds):
+        began = clock()
+        try:
+            os.fsync(fds[start])
+        except BaseException as exc:  # noqa: B036 - raised below, after the others are tried
+            failed.append((start, exc))
+        start += 1
+        if clock() - began <= FAST_FSYNC:
+            _slow_run = 0
+        else:
+            _slow_run += 1
+            _slow_fsyncs = _slow_run >= SLOW_RUN
+    rest = fds[start:]
+    if len(rest) < 2:
+        failed.extend(_fsync_each([(start + i, fd) for i, fd in enumerate(rest)]))
+    else:
+        failed.extend(_fsync_pool(list(enumerate(rest, start))))
     if failed:
         raise min(failed, key=lambda f: f[0])[1]
+
+
+def _fsync_pool(indexed: List[Tuple[int, int]]) -> List[Tuple[int, BaseException]]:
+    """fsync each (index, descriptor) on the pool's threads; the failures."""
+    n = min(SYNC_THREADS, len(indexed))
+    pool = _sync_pool()
+    futures = [pool.submit(_fsync_each, indexed[k::n]) for k in range(n)]
+    return [f for future in futures for f in future.result()]
 
 
 # --- the manifest ------------------------------------------------------------------------------
@@ -1017,7 +1068,7 @@ class Output:
         still opens every component with O_NOFOLLOW)."""
         tree = self.tree
         assert tree is not None
-        if posixpath.dirname(path) in checked:
+        if path.rpartition("/")[0] in checked:
             return
         if "" not in checked:
             if os.fstat(tree.fds[""]).st_dev != dev:
@@ -1093,7 +1144,7 @@ class Output:
                     os.unlink(tmp, dir_fd=txn)
             else:
                 os.replace(tmp, name, src_dir_fd=txn, dst_dir_fd=pfd)
-            touched.add(posixpath.dirname(path))
+            touched.add(path.rpartition("/")[0])
         for entry in journal["delete"]:
             path = self.where = entry["path"]
             st = tree.lstat(path)
@@ -1103,7 +1154,7 @@ class Output:
             if current is not None and sha(current) == entry["sha"]:
                 pfd, name = tree.parent(path)
                 os.unlink(name, dir_fd=pfd)
-                touched.add(posixpath.dirname(path))
+                touched.add(path.rpartition("/")[0])
         for d in journal["prune"]:
             self.where = d
             fd = tree.dir(d)
