@@ -74,10 +74,10 @@ def test_a_cold_build_makes_a_bounded_number_of_system_calls_per_file(tmp_path, 
     assert calls["stat"] <= 10, calls  # none per staged file
     assert calls["fstat"] <= files + dirs + 10, calls
     assert calls["fsync"] <= files + dirs + 10, calls
-    # Each file staged, and its directory looked for in the diff (missing: one failed open);
-    # each directory looked for in the sweep, made and opened, and opened again to fsync
-    # when its descriptor was closed meanwhile (`MAX_OPEN_DIRS`).
-    assert calls["open"] <= 2 * files + 4 * dirs + 10, calls
+    # Each file staged; each directory looked for once while reading (missing), made and
+    # opened, and opened again to fsync when its descriptor was closed (`MAX_OPEN_DIRS`).
+    assert calls["open"] <= files + 3 * dirs + 10, calls
+    assert calls["mkdir"] <= dirs + 2, calls  # .agentrc and its txn
     assert calls["link"] == files and calls["unlink"] <= files + 10, calls
 
 

@@ -170,6 +170,10 @@ class _Tree:
         # mkdir, not an open that fails first). Only an order of calls: mkdir never follows
         # a link, and what is there already (EEXIST) is opened as before, with O_NOFOLLOW.
         self.made: Set[str] = set()
+        # Directories found missing while only reading (the diff, the sweep): what is below
+        # one is missing too, without asking the disk again. Emptied when the write starts
+        # (`Output._stage`) and after a roll forward, so what is written is checked anew.
+        self.absent: Set[str] = set()
 
     def _evict(self) -> None:
         fds, held = self.fds, self.held
@@ -197,9 +201,14 @@ class _Tree:
         if fd is not None:
             fds.move_to_end(rel)
             return fd
+        absent = self.absent
+        if not create and rel in absent:
+            return None
         below = [rel]  # the directories to open, deepest first
         parent = rel.rpartition("/")[0]
         while parent not in fds:  # the root ("") is always open
+            if not create and parent in absent:
+                return None
             below.append(parent)
             parent = parent.rpartition("/")[0]
         fds.move_to_end(parent)
@@ -207,13 +216,14 @@ class _Tree:
         made = self.made
         for d in reversed(below):
             parent, _, name = d.rpartition("/")
-            if create and parent in made:  # below a directory made by this run: new too
+            if create and (parent in made or d in absent):  # new, or missing a moment ago
                 fd = self._make(pfd, name, d)
             else:
                 try:
                     fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=pfd)
                 except FileNotFoundError:
                     if not create:
+                        absent.add(d)
                         return None
                     fd = self._make(pfd, name, d)
                 except OSError as exc:
@@ -228,6 +238,7 @@ class _Tree:
 
     def _make(self, pfd: int, name: str, rel: str) -> int:
         """Make directory `name` in `pfd` (unless there already) and open it."""
+        self.absent.discard(rel)
         try:
             os.mkdir(name, 0o777, dir_fd=pfd)
             self.made.add(rel)
@@ -974,6 +985,7 @@ class Output:
         puts: List[dict] = []
         created_dirs: Set[str] = set()
         checked: Set[str] = set()
+        tree.absent.clear()  # looked at anew from here on: the diff's view may be old
         txn: Optional[int] = None
         creating = set(changes.create)
         pending: List[Tuple[int, str]] = []  # staged files written, not yet fsync'd: (descriptor, path)
@@ -1122,6 +1134,7 @@ class Output:
         manifest = journal["manifest"]
         touched: Set[str] = set()
         conflicts: List[str] = []
+        tree.absent.clear()
         # The staged files still there, listed once (not a stat per file): nothing else
         # touches the staging directory while the lock is held.
         self.where = TXN
@@ -1170,6 +1183,7 @@ class Output:
             touched.add(posixpath.dirname(d))
         touched |= _directories(d + "/x" for d in touched)  # new directories' entries too
         self._fsync_dirs(sorted(touched))  # every rename durable before the new manifest records it
+        tree.absent.clear()
         if manifest is not None:
             self.where = MANIFEST
             state = tree.dir(STATE)
