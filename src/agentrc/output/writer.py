@@ -41,7 +41,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii as _encode_str
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from agentrc import __version__
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -166,14 +166,25 @@ class _Tree:
         self.most = most if most is not None else _open_dirs_allowed()
         self.held: Set[str] = set()
         self.opened = 0  # directory descriptors opened in all (tests count them)
+        # Directories this run made: a name below one is made before it is looked for (one
+        # mkdir, not an open that fails first). Only an order of calls: mkdir never follows
+        # a link, and what is there already (EEXIST) is opened as before, with O_NOFOLLOW.
+        self.made: Set[str] = set()
+        # Directories found missing while only reading (the diff, the sweep): what is below
+        # one is missing too, without asking the disk again. Emptied when the write starts
+        # (`Output._stage`) and after a roll forward, so what is written is checked anew.
+        self.absent: Set[str] = set()
 
     def _evict(self) -> None:
-        while len(self.fds) > self.most:
-            victim = next((k for k in self.fds if k not in _PINNED and k not in self.held), None)
-            if victim is None:
+        fds, held = self.fds, self.held
+        while len(fds) > self.most:
+            for victim in fds:  # least recently used first
+                if victim not in _PINNED and victim not in held:
+                    break
+            else:
                 return
             with contextlib.suppress(OSError):
-                os.close(self.fds.pop(victim))
+                os.close(fds.pop(victim))
 
     def close(self) -> None:
         for fd in self.fds.values():
@@ -182,31 +193,58 @@ class _Tree:
         self.fds.clear()
 
     def dir(self, rel: str, create: bool = False) -> Optional[int]:
-        """The descriptor of directory `rel` (made when `create`), or None when it is missing."""
-        fd = self.fds.get(rel)
+        """The descriptor of directory `rel` (made when `create`), or None when it is missing.
+        From the nearest ancestor already open, down one component at a time (a loop, not a
+        recursion per component: a cold build asks this about 40,000 times at 1,000 items)."""
+        fds = self.fds
+        fd = fds.get(rel)
         if fd is not None:
-            self.fds.move_to_end(rel)
+            fds.move_to_end(rel)
             return fd
-        parent, name = posixpath.split(rel)
-        pfd = self.dir(parent, create)
-        if pfd is None:
+        absent = self.absent
+        if not create and rel in absent:
             return None
-        try:
-            fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=pfd)
-        except FileNotFoundError:
-            if not create:
+        below = [rel]  # the directories to open, deepest first
+        parent = rel.rpartition("/")[0]
+        while parent not in fds:  # the root ("") is always open
+            if not create and parent in absent:
                 return None
-            with contextlib.suppress(FileExistsError):  # another run made it first
-                os.mkdir(name, 0o777, dir_fd=pfd)
-            fd = self._open_dir(pfd, name, rel)
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                self._refuse(pfd, name, rel)
-            raise
-        self.fds[rel] = fd
-        self.opened += 1
-        self._evict()
-        return fd
+            below.append(parent)
+            parent = parent.rpartition("/")[0]
+        fds.move_to_end(parent)
+        pfd = fds[parent]
+        made = self.made
+        for d in reversed(below):
+            parent, _, name = d.rpartition("/")
+            if create and (parent in made or d in absent):  # new, or missing a moment ago
+                fd = self._make(pfd, name, d)
+            else:
+                try:
+                    fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=pfd)
+                except FileNotFoundError:
+                    if not create:
+                        absent.add(d)
+                        return None
+                    fd = self._make(pfd, name, d)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                        self._refuse(pfd, name, d)
+                    raise
+            fds[d] = fd
+            self.opened += 1
+            self._evict()
+            pfd = fd
+        return pfd
+
+    def _make(self, pfd: int, name: str, rel: str) -> int:
+        """Make directory `name` in `pfd` (unless there already) and open it."""
+        self.absent.discard(rel)
+        try:
+            os.mkdir(name, 0o777, dir_fd=pfd)
+            self.made.add(rel)
+        except FileExistsError:  # another run made it first, or it was there
+            pass
+        return self._open_dir(pfd, name, rel)
 
     def _open_dir(self, pfd: int, name: str, rel: str) -> int:
         try:
@@ -228,7 +266,7 @@ class _Tree:
                 os.close(self.fds.pop(key))
 
     def parent(self, rel: str, create: bool = False) -> Tuple[Optional[int], str]:
-        parent, name = posixpath.split(rel)
+        parent, _, name = rel.rpartition("/")  # posixpath.split of a normalised relative path
         return self.dir(parent, create), name
 
     def lstat(self, rel: str) -> Optional[os.stat_result]:
@@ -312,23 +350,88 @@ def _open_dirs_allowed() -> int:
     return max(16, min(MAX_OPEN_DIRS, soft // 4))
 
 
+_pool: Any = None  # the fsync threads (`_sync_pool`)
+_pool_pid = 0  # the process that started them: a forked child starts its own
+# An fsync that returns sooner than this waited for no device (a file system in memory, or
+# nothing left to write): while they do, a batch is fsync'd in the calling thread. SLOW_RUN
+# slower ones in a row switch the process to the threads (one alone may be a preemption).
+FAST_FSYNC = 0.0001  # seconds
+SLOW_RUN = 3
+_slow_fsyncs = False  # set for the process once SLOW_RUN fsyncs in a row took longer
+_slow_run = 0
+
+
+def _sync_pool() -> Any:
+    """SYNC_THREADS threads, started once per process and reused by every batch: a pool
+    per batch started 900 threads in a cold build of 1,000 items, and waiting for their
+    start and end was a third of the writer's time."""
+    global _pool, _pool_pid
+    if _pool is None or _pool_pid != _getpid():
+        # Imported here: concurrent.futures (and logging with it) is a tenth of the start-up of a
+        # build with nothing to write (docs/architecture.md).
+        from concurrent.futures import ThreadPoolExecutor
+        _pool, _pool_pid = ThreadPoolExecutor(SYNC_THREADS, thread_name_prefix="agentrc-fsync"), _getpid()
+    return _pool
+
+
+_getpid = os.getpid  # bound once: tests replace the module's `os` to count the calls that touch the disk
+
+
+def _fsync_each(fds: Sequence[Tuple[int, int]]) -> List[Tuple[int, BaseException]]:
+    """fsync each (index, descriptor); the failures by index (every one is still tried)."""
+    failed = []
+    for i, fd in fds:
+        try:
+            os.fsync(fd)
+        except BaseException as exc:  # noqa: B036 - handed back to the caller, which raises it
+            failed.append((i, exc))
+    return failed
+
+
 def _fsync_all(fds: Sequence[int]) -> None:
     """fsync every descriptor, returning when all have returned; the first error (in order)
     is raised. In parallel: fsync releases the GIL, and a journaling file system commits
     concurrent fsyncs together (on ext4 one journal commit serves the lot, where one fsync
     after another waits for a commit each: 74 small files took 0.26 s, 8 threads 0.01 s).
-    Each file is still fsync'd itself, so an I/O error is reported for the file it hit."""
+    Each file is still fsync'd itself, so an I/O error is reported for the file it hit.
+    Each thread of the pool gets a share of the batch (one task per thread, not per file).
+    Until one fsync is slow (`FAST_FSYNC`), they are called here, one after the other: on a
+    file system that never waits (tmpfs) the threads' hand-offs were all of the cost."""
+    global _slow_fsyncs, _slow_run
     if len(fds) < 2:
         for fd in fds:
             os.fsync(fd)
         return
-    # Imported here: concurrent.futures (and logging with it) is a tenth of the start-up of a
-    # build with nothing to write (docs/architecture.md).
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(min(SYNC_THREADS, len(fds))) as pool:
-        futures = [pool.submit(os.fsync, fd) for fd in fds]
-    for future in futures:
-        future.result()
+    start = 0
+    failed: List[Tuple[int, BaseException]] = []
+    clock = time.perf_counter
+    while not _slow_fsyncs and start < len(fds):
+        began = clock()
+        try:
+            os.fsync(fds[start])
+        except BaseException as exc:  # noqa: B036 - raised below, after the others are tried
+            failed.append((start, exc))
+        start += 1
+        if clock() - began <= FAST_FSYNC:
+            _slow_run = 0
+        else:
+            _slow_run += 1
+            _slow_fsyncs = _slow_run >= SLOW_RUN
+    rest = fds[start:]
+    if len(rest) < 2:
+        failed.extend(_fsync_each([(start + i, fd) for i, fd in enumerate(rest)]))
+    else:
+        failed.extend(_fsync_pool(list(enumerate(rest, start))))
+    if failed:
+        raise min(failed, key=lambda f: f[0])[1]
+
+
+def _fsync_pool(indexed: List[Tuple[int, int]]) -> List[Tuple[int, BaseException]]:
+    """fsync each (index, descriptor) on the pool's threads; the failures."""
+    n = min(SYNC_THREADS, len(indexed))
+    pool = _sync_pool()
+    futures = [pool.submit(_fsync_each, indexed[k::n]) for k in range(n)]
+    return [f for future in futures for f in future.result()]
 
 
 # --- the manifest ------------------------------------------------------------------------------
@@ -441,9 +544,37 @@ def _manifest_bytes(manifest: dict) -> bytes:
     return ("{\n" + ",\n".join(lines) + "\n}\n").encode()
 
 
+def _journal_bytes(journal: dict, manifest: Optional[bytes]) -> bytes:
+    """`json.dumps(journal, sort_keys=True)` and a newline, with the new manifest spliced in
+    as `_manifest_bytes` already serialised it (`manifest`, None when the journal has none):
+    the same JSON value, without encoding the largest part of it a second time (at 5,000
+    items the journal's text and its copies were most of the writer's peak memory)."""
+    if manifest is None:
+        assert journal["manifest"] is None
+        return (_ENCODE(journal) + "\n").encode()
+    rest = {k: v for k, v in journal.items() if k != "manifest"}
+    head, tail = _ENCODE({k: v for k, v in rest.items() if k < "manifest"}), \
+        _ENCODE({k: v for k, v in rest.items() if k > "manifest"})
+    # '{"delete": [...]' + ', "manifest": ' + MANIFEST + ', ' + '"prune": ..., "version": 1}'
+    return b"".join([head[:-1].encode(), b', "manifest": ', manifest.rstrip(b"\n"), b", ",
+                     tail[1:].encode(), b"\n"])
+
+
 def _ancestors(path: str) -> List[str]:
     parts = path.split("/")[:-1]
     return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def _directories(paths: Iterable[str]) -> Set[str]:
+    """The directories holding `paths`, and theirs, up to the root (excluded): what
+    `_ancestors` gives for each path, each directory walked once however many files it holds."""
+    found: Set[str] = set()
+    for p in paths:
+        d = p.rpartition("/")[0]
+        while d and d not in found:  # a directory found has all its ancestors found too
+            found.add(d)
+            d = d.rpartition("/")[0]
+    return found
 
 
 # --- one run on an output directory --------------------------------------------------------
@@ -853,6 +984,8 @@ class Output:
         written: Dict[str, list] = {}
         puts: List[dict] = []
         created_dirs: Set[str] = set()
+        checked: Set[str] = set()
+        tree.absent.clear()  # looked at anew from here on: the diff's view may be old
         txn: Optional[int] = None
         creating = set(changes.create)
         pending: List[Tuple[int, str]] = []  # staged files written, not yet fsync'd: (descriptor, path)
@@ -865,7 +998,7 @@ class Output:
                     txn_dev = os.fstat(txn).st_dev
                 f = by_path[path]
                 self.where = path
-                self._check_parents(path, created_dirs, txn_dev)
+                self._check_parents(path, created_dirs, txn_dev, checked)
                 if path in creating:
                     mode, exact = (0o755 if f.executable else 0o644), False
                 elif f.merge:
@@ -892,7 +1025,7 @@ class Output:
                 known = _stat(st) if st is not None else [0, 0, 0]
             stats[f.path] = known
         final = [f.path for f in files if not f.merge] + list(changes.merged)
-        needed = {d for p in final for d in _ancestors(p)}
+        needed = _directories(final)
         ours = set(changes.dirs) | created_dirs
         manifest: Dict[str, Any] = {
             "version": 1, "generator": f"agentrc {__version__}",
@@ -920,8 +1053,7 @@ class Output:
             txn = tree.dir(TXN, create=True)
             assert txn is not None
         self.where = f"{TXN}/{JOURNAL}"
-        data = (json.dumps(journal, sort_keys=True) + "\n").encode()
-        tree.write_new(txn, "journal.tmp", data, 0o644, True)
+        tree.write_new(txn, "journal.tmp", _journal_bytes(journal, self.staged_manifest), 0o644, True)
         os.replace("journal.tmp", JOURNAL, src_dir_fd=txn, dst_dir_fd=txn)
         os.fsync(txn)  # the commit point: from here on the journal is replayed, never undone
         return journal
@@ -940,18 +1072,27 @@ class Output:
                 with contextlib.suppress(OSError):
                     os.close(fd)
 
-    def _check_parents(self, path: str, created: Set[str], dev: int) -> None:
+    def _check_parents(self, path: str, created: Set[str], dev: int, checked: Set[str]) -> None:
         """Walk to `path`'s directory without creating anything: a symlink or a file in the
-        way is refused now, before the commit; missing directories are noted as agentrc's."""
+        way is refused now, before the commit; missing directories are noted as agentrc's.
+        `checked` holds the directories found, on `dev`, for earlier paths of this staging:
+        each is looked at once, not once per file below it (the walk in `_roll_forward`
+        still opens every component with O_NOFOLLOW)."""
         tree = self.tree
         assert tree is not None
-        if os.fstat(tree.fds[""]).st_dev != dev:
-            raise _OtherDevice("")
+        if path.rpartition("/")[0] in checked:
+            return
+        if "" not in checked:
+            if os.fstat(tree.fds[""]).st_dev != dev:
+                raise _OtherDevice("")
+            checked.add("")
         missing = False
         for d in _ancestors(path):
             if missing or d in created:
                 missing = True
                 created.add(d)
+                continue
+            if d in checked:
                 continue
             fd = tree.dir(d)
             if fd is None:
@@ -959,6 +1100,8 @@ class Output:
                 created.add(d)
             elif os.fstat(fd).st_dev != dev:
                 raise _OtherDevice(d)
+            else:
+                checked.add(d)
 
     def _fsync_dirs(self, dirs: Sequence[str]) -> None:
         """fsync the directories `dirs`, a batch at a time: a batch's descriptors are held
@@ -991,17 +1134,20 @@ class Output:
         manifest = journal["manifest"]
         touched: Set[str] = set()
         conflicts: List[str] = []
+        tree.absent.clear()
+        # The staged files still there, listed once (not a stat per file): nothing else
+        # touches the staging directory while the lock is held.
+        self.where = TXN
+        staged = set(os.listdir(txn))
         for put in journal["put"]:
             path, tmp = put["path"], put["tmp"]
             self.where = path
-            try:
-                staged = os.stat(tmp, dir_fd=txn, follow_symlinks=False)
-            except FileNotFoundError:
+            if tmp not in staged:
                 continue  # moved into place before the interruption
             pfd, name = tree.parent(path, create=True)
             assert pfd is not None
             if put["create"]:
-                if not self._link(txn, tmp, pfd, name, staged):
+                if not self._link(txn, tmp, pfd, name):
                     conflicts.append(path)
                     if manifest is not None:
                         manifest["files"].pop(path, None)
@@ -1011,7 +1157,7 @@ class Output:
                     os.unlink(tmp, dir_fd=txn)
             else:
                 os.replace(tmp, name, src_dir_fd=txn, dst_dir_fd=pfd)
-            touched.add(posixpath.dirname(path))
+            touched.add(path.rpartition("/")[0])
         for entry in journal["delete"]:
             path = self.where = entry["path"]
             st = tree.lstat(path)
@@ -1021,7 +1167,7 @@ class Output:
             if current is not None and sha(current) == entry["sha"]:
                 pfd, name = tree.parent(path)
                 os.unlink(name, dir_fd=pfd)
-                touched.add(posixpath.dirname(path))
+                touched.add(path.rpartition("/")[0])
         for d in journal["prune"]:
             self.where = d
             fd = tree.dir(d)
@@ -1035,8 +1181,9 @@ class Output:
                 if exc.errno not in (errno.ENOENT, errno.ENOTEMPTY, errno.EEXIST):
                     raise
             touched.add(posixpath.dirname(d))
-        touched |= {a for d in touched for a in _ancestors(d + "/x")}  # new directories' entries too
+        touched |= _directories(d + "/x" for d in touched)  # new directories' entries too
         self._fsync_dirs(sorted(touched))  # every rename durable before the new manifest records it
+        tree.absent.clear()
         if manifest is not None:
             self.where = MANIFEST
             state = tree.dir(STATE)
@@ -1050,13 +1197,14 @@ class Output:
         return conflicts
 
     @staticmethod
-    def _link(txn: int, tmp: str, pfd: int, name: str, staged: os.stat_result) -> bool:
+    def _link(txn: int, tmp: str, pfd: int, name: str) -> bool:
         """Put a new file in place without ever replacing one (a hard link fails when the
         name exists). False when another file took the name first."""
         try:
             os.link(tmp, name, src_dir_fd=txn, dst_dir_fd=pfd, follow_symlinks=False)
             return True
         except FileExistsError:
+            staged = os.stat(tmp, dir_fd=txn, follow_symlinks=False)
             there = os.stat(name, dir_fd=pfd, follow_symlinks=False)
             return (there.st_dev, there.st_ino) == (staged.st_dev, staged.st_ino)  # linked before a crash
         except OSError as exc:

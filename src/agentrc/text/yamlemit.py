@@ -36,7 +36,8 @@ def dump_yaml(data: Mapping[str, Any]) -> str:
     Both produce the block style a person would write; tests round-trip every output."""
     out = []
     for key, value in data.items():
-        value = thaw(value)
+        if type(value) is not str:  # a string (most values) is its own thawed form
+            value = thaw(value)
         if _simple(value):
             out.append(f"{_key(key)}: {_scalar(value)}\n")
         elif isinstance(value, list) and value and all(_simple(v) for v in value):
@@ -62,7 +63,9 @@ def _plain(text: str) -> bool:
             and _resolver().resolve(yaml.ScalarNode, text, (True, False)) == "tag:yaml.org,2002:str")
 
 
+@lru_cache(maxsize=1024)
 def _key(key: str) -> str:
+    """Memoised: a build writes the same few keys (name, description, ...) thousands of times."""
     return key if _plain(key) else _quote(key)
 
 
