@@ -35,10 +35,9 @@ class Line:
 # What `Scanned.kinds` holds for each line.
 PROSE, IN_FENCE, FENCE_OPEN, FENCE_CLOSE = 0, 1, 2, 3
 
-# The lines FENCE_RE, ATX_RE and SETEXT_H1_RE can match, found in the whole text at once (see
-# `matching_lines`): only those lines are looked at, so the per-line work of a scan is
-# proportional to the fences and headings, not to the lines.
-_FENCE_LINE_RE = re.compile(r"\n {0,3}(?:```|~~~)")
+# The lines ATX_RE and SETEXT_H1_RE can match, found in the whole text at once (see
+# `matching_lines`): only those lines are looked at, so the per-line work of a check is
+# proportional to the headings, not to the lines.
 _ATX_LINE_RE = re.compile(r"\n {0,3}#")
 _SETEXT_LINE_RE = re.compile(r"\n {0,3}=+[ \t]*$", re.MULTILINE)
 
@@ -51,19 +50,22 @@ class Scanned:
     index of each opening delimiter to its info string. Same classification as `scan`.
     """
 
-    __slots__ = ("text", "lines", "kinds", "info")
+    __slots__ = ("text", "lines", "kinds", "info", "blocks")
 
     def __init__(self, text: str):
         self.text = text
-        self.lines = text.split("\n")
+        self.lines = lines = text.split("\n")
         self.kinds: Optional[List[int]] = None
         self.info: Dict[int, str] = {}
+        # (opening line, closing line or None when the fence runs to the end), in order.
+        self.blocks: List[Tuple[int, Optional[int]]] = []
         fence: Optional[Tuple[str, int]] = None
         opened = 0
-        lines = self.lines
-        for i in matching_lines(_FENCE_LINE_RE, text, at_start=True):
+        # A line FENCE_RE matches holds three backticks or tildes: only those lines are tried.
+        for i in literal_lines(text, ("```", "~~~")):
             m = FENCE_RE.match(lines[i])
-            assert m is not None  # _FENCE_LINE_RE finds exactly the lines FENCE_RE matches
+            if m is None:
+                continue
             if self.kinds is None:
                 self.kinds = [PROSE] * len(lines)
             kinds = self.kinds
@@ -77,8 +79,10 @@ class Scanned:
                 fence = None
                 kinds[opened + 1:i] = [IN_FENCE] * (i - opened - 1)
                 kinds[i] = FENCE_CLOSE
+                self.blocks.append((opened, i))
         if fence is not None and self.kinds is not None:
             self.kinds[opened + 1:] = [IN_FENCE] * (len(lines) - opened - 1)
+            self.blocks.append((opened, None))
 
     def is_prose(self, i: int) -> bool:
         return self.kinds is None or self.kinds[i] == PROSE
@@ -229,55 +233,79 @@ def format_body(text: str) -> str:
     can be fixed without judgement: trailing whitespace (MD009), blank lines around
     headings (MD022), fences (MD031) and list starts (MD032), runs of blank lines (MD012)
     and the final newline (MD047). Fenced code is never touched. Idempotent by design.
-    One pass over the lines; the heading and list patterns run only on lines whose first
-    character can start one.
     """
     text = text.replace("\r\n", "\n")
     s = Scanned(text)
-    kinds = s.kinds
+    lines = s.lines
     out: List[str] = []
-    append = out.append
-    pending_blank = False
-    for i, raw in enumerate(s.lines):
-        kind = PROSE if kinds is None else kinds[i]
-        if kind == IN_FENCE:
-            append(raw)
-            continue
-        raw = raw.rstrip()
+    pending_blank = False  # a blank line is owed before the next non-blank line
+    start = 0
+    for opened, closed in s.blocks:
+        pending_blank = _format_prose(lines[start:opened], out, pending_blank)
+        if out and out[-1] != "":
+            out.append("")
+        out.append(lines[opened].rstrip())
+        if closed is None:
+            out.extend(lines[opened + 1:])
+            start = len(lines)
+            pending_blank = False
+            break
+        out.extend(lines[opened + 1:closed])
+        out.append(lines[closed].rstrip())
+        pending_blank = True
+        start = closed + 1
+    _format_prose(lines[start:], out, pending_blank)
+    while out and out[-1] == "":
+        out.pop()
+    first = 0
+    while first < len(out) and out[first] == "":
+        first += 1
+    return "\n".join(out[first:]) + "\n" if first < len(out) else ""
+
+
+def _format_prose(lines: List[str], out: List[str], pending_blank: bool) -> bool:
+    """Append the formatted form of `lines` (outside fences) to `out`; returns whether a
+    blank line is still owed. Ordinary lines (not blank, not able to start a heading or a
+    list) only lose trailing whitespace and are copied in runs; the others are looked at
+    one by one, each with at most one pattern unless a list starts."""
+    stripped = [ln.rstrip() for ln in lines]
+    special = [i for i, r in enumerate(stripped) if not r or r[0] in _BLOCK_START or r[0].isdigit()]
+    special.append(len(stripped))
+    prev = 0
+    item_at = -1  # the index in `out` of the last list item appended (it is in a list)
+    for i in special:
+        if i > prev:
+            if pending_blank and out and out[-1] != "":
+                out.append("")
+            pending_blank = False
+            out.extend(stripped[prev:i])
+        if i == len(stripped):
+            break
+        prev = i + 1
+        raw = stripped[i]
         if not raw:
             pending_blank = False
             if out and out[-1] != "":
-                append("")
+                out.append("")
             continue
         if pending_blank and out and out[-1] != "":
-            append("")
+            out.append("")
         pending_blank = False
-        if kind == FENCE_OPEN:
+        first = raw[0]
+        if (first == "#" or first == " ") and ATX_RE.match(raw):
             if out and out[-1] != "":
-                append("")
-            append(raw)
-            continue
-        if kind == FENCE_CLOSE:
-            append(raw)
+                out.append("")
+            out.append(raw)
             pending_blank = True
             continue
-        first = raw[0]
-        if first in _BLOCK_START or first.isdigit():
-            if ATX_RE.match(raw):
-                if out and out[-1] != "":
-                    append("")
-                append(raw)
-                pending_blank = True
-                continue
-            if LIST_RE.match(raw) and out and out[-1] != "" and not _in_list(out):
-                append("")
-        append(raw)
-    while out and out[-1] == "":
-        out.pop()
-    start = 0
-    while start < len(out) and out[start] == "":
-        start += 1
-    return "\n".join(out[start:]) + "\n" if start < len(out) else ""
+        if first != "#" and LIST_RE.match(raw):
+            if out and out[-1] != "" and item_at != len(out) - 1 and not _in_list(out):
+                out.append("")
+            out.append(raw)
+            item_at = len(out) - 1
+            continue
+        out.append(raw)
+    return pending_blank
 
 
 def _in_list(out: List[str]) -> bool:
