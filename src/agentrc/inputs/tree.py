@@ -133,10 +133,15 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
     directories `enter` accepts. Symlinked directories are not entered (AR054 warning);
     everything else that is not a directory is read by `read_file`, or handed to `visit`
     (its path and display path) unread. Iterative, so a deep tree cannot exhaust the stack;
-    `skip_large` leaves files over `max_size` out silently."""
-    pending = [(root.path, "")]
+    `skip_large` leaves files over `max_size` out silently.
+
+    The walk enters no symlink, so below the real path of `root.path` (resolved once) a
+    directory's real path is its parent's joined with its name, and so is a file's that is
+    not a symlink: `read_file` is given it instead of resolving every component again
+    (`os.path.realpath` is one `lstat` per component, most of the CPU of reading a file)."""
+    pending = [(root.path, "", os.path.realpath(root.path))]
     while pending:
-        directory, rel = pending.pop()
+        directory, rel, real = pending.pop()
         try:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -149,7 +154,7 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
             display = root.child(sub)
             if entry.is_dir(follow_symlinks=False):
                 if enter(entry):
-                    subdirs.append((entry.path, sub))
+                    subdirs.append((entry.path, sub, os.path.join(real, entry.name)))
                 continue
             if entry.is_symlink() and _kind(entry.path) == "directory":
                 # Nothing below it is read, so nothing can leak; said once, not silently dropped.
@@ -164,27 +169,31 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
             if visit is not None:
                 visit(entry.path, display)
                 continue
-            f = read_file(entry.path, display, root, diags, max_size, seen)
+            f = read_file(entry.path, display, root, diags, max_size, seen,
+                          real=None if entry.is_symlink() else os.path.join(real, entry.name))
             if f is not None:
                 out.append(f)
         pending.extend(reversed(subdirs))
 
 
 def read_file(path: str, display: str, root: Root, diags: Diagnostics,
-              max_size: int = MAX_FILE_BYTES, seen: Optional[Dict[str, os.stat_result]] = None
-              ) -> Optional[SourceFile]:
+              max_size: int = MAX_FILE_BYTES, seen: Optional[Dict[str, os.stat_result]] = None,
+              real: Optional[str] = None) -> Optional[SourceFile]:
     """The file at `path` if it is a regular file inside `root` of at most `max_size` bytes;
     otherwise None and a diagnostic (AR050 outside the root, AR054 anything else).
 
     The type and size are checked with stat before opening, the open is non-blocking and
     the opened descriptor is checked again, so a FIFO or a file swapped in between can
-    neither hang the read nor slip through; at most `max_size + 1` bytes are ever read."""
+    neither hang the read nor slip through; at most `max_size + 1` bytes are ever read.
+    `real`: the path's real path when the caller knows it (`walk`); used only if `path` is
+    not a symlink, else resolved here as always."""
     try:
         is_link = stat.S_ISLNK(os.lstat(path).st_mode)
     except OSError as exc:
         diags.error(display, (0, 0), "AR054", f"cannot be read: {_reason(exc)}")
         return None
-    real = os.path.realpath(path)
+    if real is None or is_link:
+        real = os.path.realpath(path)
     if not root.inside(real):
         diags.error(display, (0, 0), "AR050", leaves(path, root), ESCAPE_HINT)
         return None

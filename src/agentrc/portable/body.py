@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.portable.directives import Block
-from agentrc.text.markdown import heading_level, prose, scan, strip_inline_code
+from agentrc.text.markdown import Scanned, literal_lines, matching_lines, strip_inline_code
 
 # Client-specific constructs (spec 001 §5.5): (what, pattern, the families that interpret
 # it with the kinds of body they interpret it in, None for every kind). Only what a client
@@ -51,6 +51,16 @@ CONSTRUCTS: Tuple[Tuple[str, "re.Pattern[str]", Readers], ...] = (
 
 # Every construct above contains one of these; lines without any skip the patterns.
 CONSTRUCT_HINT_RE = re.compile(r"[@$]|!`|ultrathink|mcp__|#(?:tool|file):", re.IGNORECASE)
+_HINTS = ("@", "$", "!`", "ultrathink", "mcp__", "#tool:", "#file:")
+
+
+def hint_lines(body: str) -> List[int]:
+    """The lines of `body` CONSTRUCT_HINT_RE finds something in. An ASCII body is searched
+    lower-cased for the hints as plain strings (there, IGNORECASE is exactly ASCII case
+    folding), several times faster than the case-insensitive pattern over the whole body."""
+    if body.isascii():
+        return literal_lines(body.lower(), _HINTS)
+    return matching_lines(CONSTRUCT_HINT_RE, body)
 
 # Files an `@` import plausibly names: documents, configuration and source code. Not data
 # (`@stage/data.csv`) and not top-level domains (`@acme.io`, `@team.dev`).
@@ -134,31 +144,34 @@ def check(body: str, path: str, line0: int, diags: Diagnostics, blocks: Tuple[Bl
     """Report §5 violations. `reader` is the single family of an override file, if any.
     `kind`: the item kind whose body this is (None when the caller does not say: every
     construct counts); `arguments` alone says it is a command's (see `find_constructs`)."""
-    lines = scan(body)
+    scanned = Scanned(body)
+    info = scanned.info
     previous = 1
-    for ln in lines:
-        i = ln.index
+    # Only lines that can hold a heading or open a fence are looked at, in line order (one
+    # search of the whole body finds them); every other line is level 0 and no fence.
+    for i in sorted(set(scanned.heading_candidates()).union(info)):
         pos = (line0 + i, 1)
-        level = heading_level(lines, i)
+        level = scanned.heading_level(i)
         if level == 1:
             diags.error(path, pos, "AR020", "H1 heading in the body; generated output adds '# <name>' itself")
         elif level:
             if level > previous + 1:
                 diags.error(path, pos, "AR021", f"heading level {level} follows level {previous}")
             previous = level
-        if ln.fence_open and not ln.fence_info:
+        if i in info and not info[i]:
             diags.error(path, pos, "AR022", "fenced code block without a language")
     kind = kind or ("command" if arguments else None)
-    for ln in prose(lines):
-        hits = find_constructs(ln.text, kind)
+    lines = scanned.lines
+    for i in scanned.prose_lines(hint_lines(body)):
+        hits = find_constructs(lines[i], kind)
         if not hits:
             continue
-        readers = _readers(ln.index, blocks, families) if reader is None else frozenset({reader})
+        readers = _readers(i, blocks, families) if reader is None else frozenset({reader})
         for start, _, families, what in hits:
             if not readers or not readers <= families:
                 where = "an override for " + reader if reader else (
                     "content that reaches " + ", ".join(sorted(readers)) if readers else "content")
-                diags.error(path, (line0 + ln.index, start + 1), "AR023",
+                diags.error(path, (line0 + i, start + 1), "AR023",
                             f"{'/'.join(sorted(families))}-specific {what} in {where}")
 
 
@@ -172,10 +185,11 @@ def _readers(i: int, blocks: Tuple[Block, ...], families: FrozenSet[str]) -> Fro
 def links(body: str) -> List[Link]:
     """Relative links and reference definitions outside code, resolved within the item."""
     out: List[Link] = []
-    for ln in prose(scan(body)):
-        if "](" not in ln.text and "]:" not in ln.text:
-            continue
-        text = strip_inline_code(ln.text)
+    if "](" not in body and "]:" not in body:
+        return out
+    scanned = Scanned(body)
+    for i in scanned.prose_lines(literal_lines(body, ("](", "]:"))):
+        text = strip_inline_code(scanned.lines[i])
         targets: Iterable[Tuple[int, str]] = [(m.start(1), m.group(1)) for m in LINK_RE.finditer(text)]
         m = REFDEF_RE.match(text)
         if m:
@@ -188,7 +202,7 @@ def links(body: str) -> List[Link]:
                 continue
             norm = posixpath.normpath(raw)
             escapes = raw.startswith("/") or norm == ".." or norm.startswith("../")
-            out.append(Link(ln.index, col, target, "" if escapes else norm, escapes))
+            out.append(Link(i, col, target, "" if escapes else norm, escapes))
     return out
 
 

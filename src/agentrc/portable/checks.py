@@ -22,7 +22,7 @@ from agentrc.names import MAX_NAME_LENGTH, valid_name
 from agentrc.portable import body as body_rules
 from agentrc.portable import directives
 from agentrc.text.frontmatter import split
-from agentrc.text.markdown import prose, scan
+from agentrc.text.markdown import Scanned, literal_lines
 from agentrc.text.yamlpos import Located, YamlError
 from agentrc.text.yamlpos import load as load_yaml
 from agentrc.vocabulary import TOOLS, check_model
@@ -175,9 +175,10 @@ def override_body(f: SourceFile, client: str, families: FrozenSet[str],
         return None
     body = text.strip("\n")
     line0 = 1 + (len(text) - len(text.lstrip("\n")))
-    for ln in prose(scan(body)):
-        if directives.OPEN_RE.match(ln.text) or directives.END_RE.match(ln.text):
-            diags.error(f.path, (line0 + ln.index, 1), "AR034",
+    scanned = Scanned(body)
+    for i in scanned.prose_lines(literal_lines(body, ("<!--",))):
+        if directives.OPEN_RE.match(scanned.lines[i]) or directives.END_RE.match(scanned.lines[i]):
+            diags.error(f.path, (line0 + i, 1), "AR034",
                         f"directive in an override file: the whole file is already {client}-only")
     body_rules.check(body, f.path, line0, diags, (), families, reader=client)
     return (body, f.path, line0)

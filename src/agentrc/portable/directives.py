@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import FrozenSet, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostics
-from agentrc.text.markdown import collapse_blank_lines, scan
+from agentrc.text.markdown import Scanned, collapse_blank_lines, literal_lines
 
 OPEN_RE = re.compile(r"^\s*<!--\s*@client:(.*?)\s*-->\s*$")
 END_RE = re.compile(r"^\s*<!--\s*@endclient\s*-->\s*$")
@@ -46,10 +46,11 @@ def parse(body: str, families: FrozenSet[str], diags: Optional[Diagnostics] = No
         if diags is not None:
             diags.error(path, (line0 + i, 1), code, message)
 
-    for ln in scan(body):
-        if ln.in_fence or ln.fence_open or ln.fence_close:
-            continue
-        text, i = ln.text, ln.index
+    if "@client" not in body and "@endclient" not in body:
+        return ()  # none of the three patterns can match: no directive, nothing to report
+    scanned = Scanned(body)
+    for i in scanned.prose_lines(literal_lines(body, ("<!--",))):
+        text = scanned.lines[i]
         m_open, m_end = OPEN_RE.match(text), END_RE.match(text)
         if m_open:
             parsed = _client_list(m_open.group(1))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 FENCE_RE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 ATX_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*?)(?:[ \t]+#+[ \t]*)?$")
@@ -22,40 +22,160 @@ class Line:
 
     __slots__ = ("index", "text", "in_fence", "fence_open", "fence_close", "fence_info")
 
-    def __init__(self, index: int, text: str):
+    def __init__(self, index: int, text: str, in_fence: bool = False, fence_open: bool = False,
+                 fence_close: bool = False, fence_info: str = ""):
         self.index = index  # 0-based within the body
         self.text = text
-        self.in_fence = False  # inside a fenced block (delimiters excluded)
-        self.fence_open = False
-        self.fence_close = False
-        self.fence_info = ""
+        self.in_fence = in_fence  # inside a fenced block (delimiters excluded)
+        self.fence_open = fence_open
+        self.fence_close = fence_close
+        self.fence_info = fence_info
+
+
+# What `Scanned.kinds` holds for each line.
+PROSE, IN_FENCE, FENCE_OPEN, FENCE_CLOSE = 0, 1, 2, 3
+
+# The lines ATX_RE and SETEXT_H1_RE can match, found in the whole text at once (see
+# `matching_lines`): only those lines are looked at, so the per-line work of a check is
+# proportional to the headings, not to the lines.
+_ATX_LINE_RE = re.compile(r"\n {0,3}#")
+_SETEXT_LINE_RE = re.compile(r"\n {0,3}=+[ \t]*$", re.MULTILINE)
+
+
+class Scanned:
+    """A body split into lines with the fence context of each, without an object per line.
+
+    `kinds` is None when the body has no fence delimiter (every line is prose, the common
+    case), else one of PROSE, IN_FENCE, FENCE_OPEN, FENCE_CLOSE per line; `info` maps the
+    index of each opening delimiter to its info string. Same classification as `scan`.
+    """
+
+    __slots__ = ("text", "lines", "kinds", "info", "blocks")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.lines = lines = text.split("\n")
+        self.kinds: Optional[List[int]] = None
+        self.info: Dict[int, str] = {}
+        # (opening line, closing line or None when the fence runs to the end), in order.
+        self.blocks: List[Tuple[int, Optional[int]]] = []
+        fence: Optional[Tuple[str, int]] = None
+        opened = 0
+        # A line FENCE_RE matches holds three backticks or tildes: only those lines are tried.
+        for i in literal_lines(text, ("```", "~~~")):
+            m = FENCE_RE.match(lines[i])
+            if m is None:
+                continue
+            if self.kinds is None:
+                self.kinds = [PROSE] * len(lines)
+            kinds = self.kinds
+            if fence is None:
+                if not (m.group(2)[0] == "`" and "`" in m.group(3)):
+                    fence = (m.group(2)[0], len(m.group(2)))
+                    kinds[i] = FENCE_OPEN
+                    self.info[i] = m.group(3).strip()
+                    opened = i
+            elif m.group(2)[0] == fence[0] and len(m.group(2)) >= fence[1] and not m.group(3).strip():
+                fence = None
+                kinds[opened + 1:i] = [IN_FENCE] * (i - opened - 1)
+                kinds[i] = FENCE_CLOSE
+                self.blocks.append((opened, i))
+        if fence is not None and self.kinds is not None:
+            self.kinds[opened + 1:] = [IN_FENCE] * (len(lines) - opened - 1)
+            self.blocks.append((opened, None))
+
+    def is_prose(self, i: int) -> bool:
+        return self.kinds is None or self.kinds[i] == PROSE
+
+    def prose_lines(self, indices: Iterable[int]) -> List[int]:
+        """The prose lines among `indices` (from `matching_lines` or `literal_lines`)."""
+        kinds = self.kinds
+        return list(indices) if kinds is None else [i for i in indices if kinds[i] == PROSE]
+
+    def heading_level(self, i: int) -> int:
+        """`heading_level(scan(text), i)` without the `Line`s."""
+        kinds, lines = self.kinds, self.lines
+        if kinds is not None and kinds[i] != PROSE:
+            return 0
+        text = lines[i]
+        m = ATX_RE.match(text)
+        if m:
+            return len(m.group(1))
+        if (text.strip() and i + 1 < len(lines) and (kinds is None or kinds[i + 1] != IN_FENCE)
+                and SETEXT_H1_RE.match(lines[i + 1]) and not LIST_RE.match(text)):
+            return 1
+        return 0
+
+    def heading_candidates(self) -> List[int]:
+        """Every line `heading_level` can find a heading on (an ATX '#' or the line above a
+        setext '=' underline), in order: the others are level 0 without looking."""
+        found = set(matching_lines(_ATX_LINE_RE, self.text, at_start=True))
+        found.update(i - 1 for i in matching_lines(_SETEXT_LINE_RE, self.text, at_start=True) if i)
+        return sorted(found)
+
+
+def matching_lines(rx: "re.Pattern[str]", text: str, at_start: bool = False) -> List[int]:
+    """The 0-based indices of the lines of `text` in which `rx` finds a match, searched over
+    the whole text (one search per matching line, no Python work per other line). `rx` must
+    not match across a newline. With `at_start`, `rx` begins with a newline and matches at a
+    line's start: it is searched in the text with a newline put first. (A leading literal
+    newline lets the regex engine skip ahead to candidates; a MULTILINE `^` tries every
+    character and costs several times more.)"""
+    t = "\n" + text if at_start else text
+    out: List[int] = []
+    pos = counted = n = 0
+    search, count, find = rx.search, t.count, t.find
+    while True:
+        m = search(t, pos)
+        if m is None:
+            return out
+        start = m.start()
+        n += count("\n", counted, start)  # the newlines before the match: its line's index
+        counted = start
+        out.append(n)
+        nl = find("\n", start + 1 if at_start else start)
+        if nl < 0:
+            return out
+        pos = nl if at_start else nl + 1
+
+
+def literal_lines(text: str, literals: Iterable[str]) -> List[int]:
+    """The 0-based indices, in order, of the lines of `text` holding one of `literals` (none
+    of them holding a newline): a few `str.find`s instead of a regex or a loop over lines."""
+    hits: List[int] = []
+    find = text.find
+    for lit in literals:
+        p = find(lit)
+        while p >= 0:
+            hits.append(p)
+            nl = find("\n", p)
+            if nl < 0:
+                break
+            p = find(lit, nl + 1)
+    out: List[int] = []
+    counted = n = 0
+    for p in sorted(hits):
+        n += text.count("\n", counted, p)
+        counted = p
+        if not out or out[-1] != n:
+            out.append(n)
+    return out
 
 
 @lru_cache(maxsize=1 << 16)
 def scan(text: str) -> Tuple[Line, ...]:
     """Classify every line of `text` as fence delimiter, fenced content or prose.
 
-    Memoised: validation, directive parsing, link extraction and formatting each need the
-    same classification of the same bodies, and the result is never mutated.
+    Memoised for the callers that want a `Line` per line (the importer's cleanup); the
+    build's own checks and formatting use `Scanned`, which makes no object per line.
     """
-    out: List[Line] = []
-    fence: Optional[Tuple[str, int]] = None
-    for i, raw in enumerate(text.split("\n")):
-        line = Line(i, raw)
-        m = FENCE_RE.match(raw)
-        if fence is None:
-            if m and not (m.group(2)[0] == "`" and "`" in m.group(3)):
-                fence = (m.group(2)[0], len(m.group(2)))
-                line.fence_open = True
-                line.fence_info = m.group(3).strip()
-        else:
-            if m and m.group(2)[0] == fence[0] and len(m.group(2)) >= fence[1] and not m.group(3).strip():
-                fence = None
-                line.fence_close = True
-            else:
-                line.in_fence = True
-        out.append(line)
-    return tuple(out)
+    s = Scanned(text)
+    kinds = s.kinds
+    if kinds is None:
+        return tuple([Line(i, raw) for i, raw in enumerate(s.lines)])
+    info = s.info
+    return tuple([Line(i, raw, k == IN_FENCE, k == FENCE_OPEN, k == FENCE_CLOSE, info.get(i, ""))
+                  for i, (raw, k) in enumerate(zip(s.lines, kinds))])
 
 
 def prose(lines: Sequence[Line]) -> Iterator[Line]:
@@ -65,6 +185,8 @@ def prose(lines: Sequence[Line]) -> Iterator[Line]:
 
 def strip_inline_code(text: str) -> str:
     """Blank out inline code spans so constructs inside them are not matched."""
+    if "`" not in text:
+        return text
     return INLINE_CODE_RE.sub(lambda m: " " * len(m.group(0)), text)
 
 
@@ -86,14 +208,21 @@ def heading_level(lines: Sequence[Line], i: int) -> int:
 def collapse_blank_lines(lines: List[str]) -> List[str]:
     """Drop blank lines at both ends and fold runs of blank lines outside fences into one."""
     out: List[str] = []
-    for ln in scan("\n".join(lines)):
-        blank = not ln.text.strip()
-        if blank and not ln.in_fence and (not out or not out[-1].strip()):
+    s = Scanned("\n".join(lines))
+    kinds = s.kinds
+    for i, text in enumerate(s.lines):
+        blank = not text.strip()
+        in_fence = kinds is not None and kinds[i] == IN_FENCE
+        if blank and not in_fence and (not out or not out[-1].strip()):
             continue
-        out.append("" if blank and not ln.in_fence else ln.text)
+        out.append("" if blank and not in_fence else text)
     while out and not out[-1].strip():
         out.pop()
     return out
+
+
+# First characters of a line ATX_RE or LIST_RE can match (digits: any `str.isdigit`).
+_BLOCK_START = frozenset(" #-*+")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -106,48 +235,77 @@ def format_body(text: str) -> str:
     and the final newline (MD047). Fenced code is never touched. Idempotent by design.
     """
     text = text.replace("\r\n", "\n")
-    lines = scan(text)
+    s = Scanned(text)
+    lines = s.lines
     out: List[str] = []
-
-    def blank_before() -> None:
+    pending_blank = False  # a blank line is owed before the next non-blank line
+    start = 0
+    for opened, closed in s.blocks:
+        pending_blank = _format_prose(lines[start:opened], out, pending_blank)
         if out and out[-1] != "":
             out.append("")
+        out.append(lines[opened].rstrip())
+        if closed is None:
+            out.extend(lines[opened + 1:])
+            start = len(lines)
+            pending_blank = False
+            break
+        out.extend(lines[opened + 1:closed])
+        out.append(lines[closed].rstrip())
+        pending_blank = True
+        start = closed + 1
+    _format_prose(lines[start:], out, pending_blank)
+    while out and out[-1] == "":
+        out.pop()
+    first = 0
+    while first < len(out) and out[first] == "":
+        first += 1
+    return "\n".join(out[first:]) + "\n" if first < len(out) else ""
 
-    pending_blank = False
-    for i, ln in enumerate(lines):
-        raw = ln.text
-        if ln.in_fence:
-            out.append(raw)
-            continue
-        raw = raw.rstrip()
-        if pending_blank and raw:
-            blank_before()
-        pending_blank = False
+
+def _format_prose(lines: List[str], out: List[str], pending_blank: bool) -> bool:
+    """Append the formatted form of `lines` (outside fences) to `out`; returns whether a
+    blank line is still owed. Ordinary lines (not blank, not able to start a heading or a
+    list) only lose trailing whitespace and are copied in runs; the others are looked at
+    one by one, each with at most one pattern unless a list starts."""
+    stripped = [ln.rstrip() for ln in lines]
+    special = [i for i, r in enumerate(stripped) if not r or r[0] in _BLOCK_START or r[0].isdigit()]
+    special.append(len(stripped))
+    prev = 0
+    item_at = -1  # the index in `out` of the last list item appended (it is in a list)
+    for i in special:
+        if i > prev:
+            if pending_blank and out and out[-1] != "":
+                out.append("")
+            pending_blank = False
+            out.extend(stripped[prev:i])
+        if i == len(stripped):
+            break
+        prev = i + 1
+        raw = stripped[i]
         if not raw:
+            pending_blank = False
             if out and out[-1] != "":
                 out.append("")
             continue
-        if ln.fence_open:
-            blank_before()
-            out.append(raw)
-            continue
-        if ln.fence_close:
-            out.append(raw)
-            pending_blank = True
-            continue
-        if ATX_RE.match(raw):
-            blank_before()
+        if pending_blank and out and out[-1] != "":
+            out.append("")
+        pending_blank = False
+        first = raw[0]
+        if (first == "#" or first == " ") and ATX_RE.match(raw):
+            if out and out[-1] != "":
+                out.append("")
             out.append(raw)
             pending_blank = True
             continue
-        if LIST_RE.match(raw) and out and out[-1] != "" and not _in_list(out):
-            blank_before()
+        if first != "#" and LIST_RE.match(raw):
+            if out and out[-1] != "" and item_at != len(out) - 1 and not _in_list(out):
+                out.append("")
+            out.append(raw)
+            item_at = len(out) - 1
+            continue
         out.append(raw)
-    while out and out[-1] == "":
-        out.pop()
-    while out and out[0] == "":
-        out.pop(0)
-    return "\n".join(out) + "\n" if out else ""
+    return pending_blank
 
 
 def _in_list(out: List[str]) -> bool:
