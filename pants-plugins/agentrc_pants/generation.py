@@ -132,9 +132,8 @@ async def agentrc_python(subsystem: AgentrcSubsystem) -> AgentrcPython:
 
 
 def _drop_text_caches() -> None:
-    """The core memoises markdown scans and formatted bodies (up to 65,536 each) so that one
-    build parses a body once; in pantsd they would live as long as the daemon, holding a
-    `Line` per line of every body seen (35 MB at 1,000 items). Each call into the core here
+    """The core memoises markdown scans and formatted bodies (`markdown.TEXT_CACHE_ENTRIES`
+    each); in pantsd they would live as long as the daemon, holding the last bodies seen. Each call into the core here
     runs without an `await` inside, so clearing after it loses no sharing between rules."""
     markdown.scan.cache_clear()
     markdown.format_body.cache_clear()

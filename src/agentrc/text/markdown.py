@@ -162,7 +162,14 @@ def literal_lines(text: str, literals: Iterable[str]) -> List[int]:
     return out
 
 
-@lru_cache(maxsize=1 << 16)
+# Bodies each memo keeps. A build formats a body every client renders alike once through
+# `RenderContext.formatted` and scans through `Scanned` (no memo), so these memos only spare
+# small repeats (fmt, the importer, shared sections); the earlier bound of 65,536 kept
+# every body a long-running process (pantsd, a test run) had seen alive.
+TEXT_CACHE_ENTRIES = 512
+
+
+@lru_cache(maxsize=TEXT_CACHE_ENTRIES)
 def scan(text: str) -> Tuple[Line, ...]:
     """Classify every line of `text` as fence delimiter, fenced content or prose.
 
@@ -225,7 +232,7 @@ def collapse_blank_lines(lines: List[str]) -> List[str]:
 _BLOCK_START = frozenset(" #-*+")
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=TEXT_CACHE_ENTRIES)
 def format_body(text: str) -> str:
     """The canonical form of a markdown body, shared by `fmt` and generated output (§7.4).
 
