@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 from pants.core.goals.package import BuiltPackage
 from pants.engine.addresses import Address
@@ -124,3 +125,36 @@ def test_create_digests_of_different_files_hash_apart():
     assert len(digests) == 100
     a, b = CreateDigest([FileContent("a", b"1")]), CreateDigest([FileContent("a", b"1")])
     assert a == b and hash(a) == hash(b)
+
+
+def test_package_everything_plans_one_tree_per_registry_and_bundle(monkeypatch):
+    """`pants package ::` (the goal, as users run it) plans the registry's tree and the
+    bundle's, however many items the registry holds: items package only when asked
+    (`package=True`), so the goal's work and its dist/ no longer grow by a tree per item."""
+    from pants.core.goals.package import Package
+
+    from agentrc.pipeline import stages
+
+    real_package = stages.package
+    for n in (3, 9):
+        calls: dict = {}
+
+        def package(tree, clients, bundles=None, entrypoints=None, *args, **kwargs):
+            calls[tuple(bundles or ()) + tuple(entrypoints or ())] = len(tree.files)
+            return real_package(tree, clients, bundles, entrypoints, *args, **kwargs)
+
+        monkeypatch.setattr(stages, "package", package)
+        runner = make_rule_runner()
+        files = _registry(n)
+        files["reg/skills/s/BUILD"] = "agentrc_items(package=True)\n"  # one item asks for its own tree
+        runner.write_files(files)
+        result = runner.run_goal_rule(Package, args=["::"])
+        assert result.exit_code == 0, result.stderr
+        # The registry (every item, n rules and the skill, the bundle manifest and the marker),
+        # the bundle (its n rules, manifest and marker) and the one item that asked (the skill,
+        # the rule it requires, the marker): three plans at any n.
+        assert calls == {(): n + 3, ("reg/bundles/all.bundle.yaml",): n + 2, ("reg/skills/s/SKILL.md",): 3}
+        dist = Path(runner.build_root, "dist")
+        assert sorted(str(p.relative_to(dist)) for p in dist.glob("*/*")) == [
+            "reg.bundles/all", "reg.skills.s/skill", "reg/reg"]
+        monkeypatch.undo()
