@@ -83,7 +83,8 @@ def main() -> int:
             print(json.dumps({"run": kind, "s": round(seconds, 2), "load": pb.load(), "dist_files": dist,
                               **status(repo)}), flush=True)
     finally:
-        edit.write_text(original)
+        if edit.read_text() != original:  # a rewrite of the same bytes would still be a change to Pants' watcher
+            edit.write_text(original)
         if args.stop:
             pb.stop_pantsd(repo)
     return 0

@@ -7,6 +7,7 @@ import threading
 import time
 from pathlib import Path
 
+from pants.base.specs import RawSpecs, RecursiveGlobSpec
 from pants.core.goals.package import BuiltPackage
 from pants.engine.addresses import Address
 from pants.testutil.rule_runner import QueryRule
@@ -16,7 +17,9 @@ from agentrc_pants.target_types import AgentrcBundleFieldSet, AgentrcItemFieldSe
 from agentrc_pants.testutil import make_rule_runner
 
 
-def _registry(n: int) -> dict:
+def _registry(n: int, recursive: bool = False) -> dict:
+    """An n-rule registry: one `agentrc_items` per item directory, or (`recursive`) one
+    recursive `agentrc_items` at the registry root, as `pants tailor` now writes."""
     files = {"reg/agentrc-registry.yaml": "schema: 1\n"}
     for i in range(n):
         files[f"reg/rules/r{i}/RULE.md"] = (f"---\nschema: 1\ndescription: Rule {i}\n---\n\n## Rule {i}\n\n"
@@ -29,6 +32,9 @@ def _registry(n: int) -> dict:
     files["reg/bundles/all.bundle.yaml"] = f"schema: 1\nname: all\ndescription: All\nitems:\n  rules:\n{items}"
     files["reg/bundles/BUILD"] = "agentrc_bundle(name='all', source='all.bundle.yaml')\n"
     files["reg/BUILD"] = "agentrc_registry(name='reg')\n"
+    if recursive:
+        files = {p: c for p, c in files.items() if not (p.endswith("/BUILD") and c == "agentrc_items()\n")}
+        files["reg/BUILD"] += "agentrc_items(name='items', recursive=True)\n"
     return files
 
 
@@ -158,3 +164,39 @@ def test_package_everything_plans_one_tree_per_registry_and_bundle(monkeypatch):
         assert sorted(str(p.relative_to(dist)) for p in dist.glob("*/*")) == [
             "reg.bundles/all", "reg.skills.s/skill", "reg/reg"]
         monkeypatch.undo()
+
+
+def test_one_recursive_generator_per_registry_packages_the_same_tree(monkeypatch):
+    """`agentrc_items(recursive=True)` at the registry root (one BUILD file, not one per item
+    directory, each of which Pants re-parses in every run) declares the same items: the
+    same registry tree, byte for byte, and the same dependency edges."""
+    from pants.core.goals.package import Package
+    from pants.engine.target import InferredDependencies, Targets
+
+    from agentrc_pants.dependency_inference import InferAgentrcDependencies
+    from agentrc_pants.target_types import AgentrcFieldSet, AgentrcRuleTarget, AgentrcSkillTarget
+
+    trees = []
+    for recursive in (False, True):
+        runner = make_rule_runner()
+        runner.write_files(_registry(3, recursive))
+        result = runner.run_goal_rule(Package, args=["reg::"])
+        assert result.exit_code == 0, result.stderr
+        tree = Path(runner.build_root, "dist", "reg", "reg")
+        trees.append({str(p.relative_to(tree)): p.read_bytes() for p in sorted(tree.rglob("*")) if p.is_file()})
+    assert trees[0] == trees[1] and ".claude/rules/r2.md" in trees[1]
+    # The generated targets: one per entrypoint, addressed by its path, living in its directory.
+    runner = make_rule_runner(QueryRule(Targets, [RawSpecs]),
+                              QueryRule(InferredDependencies, [InferAgentrcDependencies]))
+    runner.write_files({**_registry(3, True), "reg/nested/agentrc-registry.yaml": "schema: 1\n",
+                        "reg/nested/rules/x/RULE.md": "---\nschema: 1\ndescription: X\n---\n\n## X\n\nX.\n"})
+    targets = runner.request(Targets, [RawSpecs(recursive_globs=(RecursiveGlobSpec("reg"),),
+                                                description_of_origin="test")])
+    items = {str(t.address): t for t in targets if isinstance(t, (AgentrcRuleTarget, AgentrcSkillTarget))}
+    assert sorted(items) == [f"reg/rules/r{i}/RULE.md:../../items" for i in range(3)] + [
+        "reg/skills/s/SKILL.md:../../items"]  # not the nested registry's rule
+    assert items["reg/skills/s/SKILL.md:../../items"].residence_dir == "reg/skills/s"
+    # Dependency inference finds them by name as before: the bundle lists the three rules.
+    bundle = runner.get_target(Address("reg/bundles", target_name="all"))
+    inferred = runner.request(InferredDependencies, [InferAgentrcDependencies(AgentrcFieldSet.create(bundle))])
+    assert {str(a) for a in inferred.include} == {f"reg/rules/r{i}/RULE.md:../../items" for i in range(3)} | {"reg:reg"}

@@ -186,6 +186,19 @@ ENTRYPOINT_FIELDS = (AgentrcRuleSourceField, AgentrcSkillSourceField, AgentrcAge
                      AgentrcCommandSourceField, AgentrcHookSourceField, AgentrcContextSourceField)
 
 
+class AgentrcRecursiveField(BoolField):
+    alias = "recursive"
+    default = False
+    help = (
+        "Generate a target for every item directory at and below this one, not only this one: one BUILD file "
+        "(`pants tailor` puts it at the registry root) instead of one per item directory, which Pants re-parses in "
+        "every run. Stops at a nested registry root (`agentrc-registry.yaml`), a spec-000 project (`ai.config.*`), "
+        "a capability package or capability (`oas-package.json`, `oas.json`); do not also give those item directories "
+        "targets of their own (an item owned twice is declared twice). Each generated target is addressed by its "
+        "entrypoint's path (`reg/skills/review/SKILL.md:../../items` for `reg:items`)."
+    )
+
+
 class AgentrcItemsGeneratorTarget(TargetGenerator):
     alias = "agentrc_items"
     help = (
@@ -195,7 +208,7 @@ class AgentrcItemsGeneratorTarget(TargetGenerator):
     )
     generated_target_cls = AgentrcRuleTarget  # one of three; the generation rule picks per entrypoint
     core_fields = (*COMMON_TARGET_FIELDS, AgentrcSupportingFilesField, AgentrcClientsField,
-                   AgentrcDependenciesField, AgentrcItemPackageField)
+                   AgentrcDependenciesField, AgentrcItemPackageField, AgentrcRecursiveField)
     copied_fields = COMMON_TARGET_FIELDS
     moved_fields = (AgentrcSupportingFilesField, AgentrcClientsField, AgentrcDependenciesField,
                     AgentrcItemPackageField)
