@@ -67,6 +67,9 @@ def main() -> int:
         print(json.dumps({"code": pb.copy_code(repo, args.src)}), flush=True)
         (repo / "BUILD").write_text("")
         pb.generate(["--items", str(args.items), "--out", str(repo / "registry")])
+        # A registry root, as a monorepo holding teams' registries has: `pants package ::` writes its
+        # tree, and `pants tailor` puts one recursive agentrc_items in its BUILD file.
+        (repo / "registry" / "agentrc-registry.yaml").write_text("schema: 1\n")
         pb.pants(repo, "--no-pantsd", "tailor", "::", timeout=3600)
     edit = sorted((repo / "registry").rglob("RULE.md"))[0]
     original = edit.read_text()
