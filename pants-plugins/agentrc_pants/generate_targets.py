@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import Iterable, Tuple
+from typing import AbstractSet, Tuple
 
 from pants.engine.fs import PathGlobs, Paths
 from pants.engine.rules import Get, collect_rules, rule
@@ -38,13 +38,12 @@ class GenerateAgentrcItems(GenerateTargetsRequest):
     generate_from = AgentrcItemsGeneratorTarget
 
 
-def below_boundary(path: str, top: str, boundaries: Iterable[str]) -> bool:
-    """Whether `path` (an entrypoint under `top`) lies in a directory that `boundaries` (the
-    directories holding a boundary file, `top` excluded) or a capability store take out."""
-    directory = posixpath.dirname(path)
+def below_boundary(path: str, top: str, cut: AbstractSet[str]) -> bool:
+    """Whether `path` (an entrypoint under `top`) lies in a directory below `top` that `cut`
+    (the directories holding a boundary file) or a capability store takes out."""
     if f"/{CAPABILITIES_DIR}/" in f"/{path}":
         return True
-    cut = set(boundaries) - {top}
+    directory = posixpath.dirname(path)
     while directory and directory != top:
         if directory in cut:
             return True
@@ -68,13 +67,12 @@ async def generate_agentrc_items(request: GenerateAgentrcItems, union_membership
         return GeneratedTargets(request.generator, targets)
     found = await Get(Paths, PathGlobs([os.path.join(top, "**", e) for e in sorted(ENTRYPOINTS)]
                                        + [os.path.join(top, "**", b) for b in BOUNDARIES]))
-    boundaries = {posixpath.dirname(p) for p in found.files
-                  if posixpath.basename(p) in BOUNDARIES}
+    cut = {posixpath.dirname(p) for p in found.files if posixpath.basename(p) in BOUNDARIES} - {top}
     supporting = request.template.get(AgentrcSupportingFilesField.alias)
     targets = []
     for path in sorted(found.files):
         entry = posixpath.basename(path)
-        if entry not in ENTRYPOINTS or below_boundary(path, top, boundaries):
+        if entry not in ENTRYPOINTS or below_boundary(path, top, cut):
             continue
         rel = _relative(path, top)
         item_dir = posixpath.dirname(rel)

@@ -189,12 +189,14 @@ def test_one_recursive_generator_per_registry_packages_the_same_tree(monkeypatch
     runner = make_rule_runner(QueryRule(Targets, [RawSpecs]),
                               QueryRule(InferredDependencies, [InferAgentrcDependencies]))
     runner.write_files({**_registry(3, True), "reg/nested/agentrc-registry.yaml": "schema: 1\n",
-                        "reg/nested/rules/x/RULE.md": "---\nschema: 1\ndescription: X\n---\n\n## X\n\nX.\n"})
+                        "reg/nested/rules/x/RULE.md": "---\nschema: 1\ndescription: X\n---\n\n## X\n\nX.\n",
+                        # A capability package's skill is its payload, not an item of the registry.
+                        "reg/kit/oas-package.json": "{}", "reg/kit/skills/k/SKILL.md": "x"})
     targets = runner.request(Targets, [RawSpecs(recursive_globs=(RecursiveGlobSpec("reg"),),
                                                 description_of_origin="test")])
     items = {str(t.address): t for t in targets if isinstance(t, (AgentrcRuleTarget, AgentrcSkillTarget))}
     assert sorted(items) == [f"reg/rules/r{i}/RULE.md:../../items" for i in range(3)] + [
-        "reg/skills/s/SKILL.md:../../items"]  # not the nested registry's rule
+        "reg/skills/s/SKILL.md:../../items"]  # not the nested registry's rule, not the package's skill
     assert items["reg/skills/s/SKILL.md:../../items"].residence_dir == "reg/skills/s"
     # Dependency inference finds them by name as before: the bundle lists the three rules.
     bundle = runner.get_target(Address("reg/bundles", target_name="all"))
