@@ -256,6 +256,9 @@ def main() -> int:
         labels[repo] = label = copy_code(repo, src)
         (repo / "BUILD").write_text("")
         generate(["--items", str(args.items), "--out", str(repo / "registry")])
+        # A registry root, as a monorepo holding teams' registries has: `pants package ::` writes its
+        # tree, and `pants tailor` puts one recursive agentrc_items in its BUILD file.
+        (repo / "registry" / "agentrc-registry.yaml").write_text("schema: 1\n")
         has_native = "native_client" in (repo / "pants").read_text()
         for launcher in args.launchers:
             if launcher == "native" and not has_native:

@@ -9,7 +9,8 @@ memory read after each run: what docs/benchmarks.md's "pantsd's memory" table co
 p<items>, on the tmpfs when run as root: the code, gen_registry.py's registry, `./pants
 tailor ::`); later calls reuse it and its pantsd. `cold` stops pantsd and clears dist/ first;
 `edit` appends a line to the first rule by path (restored at the end). Each run prints one
-JSON line: seconds, the load average, and pantsd's VmRSS / VmHWM (peak) / RssAnon in MiB. A
+JSON line: seconds, the load average, pantsd's VmRSS / VmHWM (peak) / RssAnon in MiB, and the
+number of files under dist/. A
 pid that changes between runs is a daemon Pants restarted (e.g. over
 `pantsd_max_memory_usage`), and the next run was cold.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import time
@@ -51,17 +53,23 @@ def main() -> int:
     ap.add_argument("--src", default="worktree", metavar="worktree|head|COMMIT")
     ap.add_argument("--setup", action="store_true", help="(re)create the scratch repository first")
     ap.add_argument("--runs", default="cold,noop,noop,edit,noop", help="comma-separated: cold, noop, edit")
+    ap.add_argument("--tag", default="", help="a suffix for the scratch repository's name (p<items><tag>), so two "
+                    "versions can be measured side by side, each with its own pantsd")
+    ap.add_argument("--stop", action="store_true", help="stop the repository's pantsd after the runs")
     ap.add_argument("--flag", action="append", default=[], help="an extra Pants flag for every run")
     args = ap.parse_args()
     base = ROOT / "bench" / "out" / "tmpfs"
     pb.mount_tmpfs(base)
-    repo = base / "pants" / f"p{args.items}"
+    repo = base / "pants" / f"p{args.items}{args.tag}"
     if args.setup:
         shutil.rmtree(repo, ignore_errors=True)
         repo.mkdir(parents=True)
         print(json.dumps({"code": pb.copy_code(repo, args.src)}), flush=True)
         (repo / "BUILD").write_text("")
         pb.generate(["--items", str(args.items), "--out", str(repo / "registry")])
+        # A registry root, as a monorepo holding teams' registries has: `pants package ::` writes its
+        # tree, and `pants tailor` puts one recursive agentrc_items in its BUILD file.
+        (repo / "registry" / "agentrc-registry.yaml").write_text("schema: 1\n")
         pb.pants(repo, "--no-pantsd", "tailor", "::", timeout=3600)
     edit = sorted((repo / "registry").rglob("RULE.md"))[0]
     original = edit.read_text()
@@ -74,9 +82,14 @@ def main() -> int:
             elif kind == "edit":
                 edit.write_text(original + f"\nEdited at {time.time()}.\n")
             seconds, _ = pb.pants(repo, *args.flag, "package", "::", timeout=3600)
-            print(json.dumps({"run": kind, "s": round(seconds, 2), "load": pb.load(), **status(repo)}), flush=True)
+            dist = sum(len(files) for _, _, files in os.walk(repo / "dist"))
+            print(json.dumps({"run": kind, "s": round(seconds, 2), "load": pb.load(), "dist_files": dist,
+                              **status(repo)}), flush=True)
     finally:
-        edit.write_text(original)
+        if edit.read_text() != original:  # a rewrite of the same bytes would still be a change to Pants' watcher
+            edit.write_text(original)
+        if args.stop:
+            pb.stop_pantsd(repo)
     return 0
 
 

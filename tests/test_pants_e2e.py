@@ -53,6 +53,16 @@ def test_pants_goals_on_examples(repo, tmp_path, monkeypatch):
            if p.is_file() and ".agentrc" not in p.parts}
     built = {p.relative_to(dist): p.read_bytes() for p in dist.rglob("*") if p.is_file() and ".agentrc" not in p.parts}
     assert cli == built
+    # `package ::` writes one tree per registry, as `agentrc build examples/registry` writes it,
+    # and a tree per item only for the items that ask (`package=True`; none do here).
+    registry = repo / "dist" / "examples.registry" / "registry"
+    assert agentrc_main(["build", "examples/registry", "--out", str(tmp_path / "cli-registry"), "--no-cache"]) == 0
+    cli = {p.relative_to(tmp_path / "cli-registry"): p.read_bytes() for p in (tmp_path / "cli-registry").rglob("*")
+           if p.is_file() and ".agentrc" not in p.parts}
+    built = {p.relative_to(registry): p.read_bytes() for p in registry.rglob("*")
+             if p.is_file() and ".agentrc" not in p.parts}
+    assert cli == built and Path(".claude/skills/review/SKILL.md") in built
+    assert not (repo / "dist" / "examples.registry.skills.review").exists()
     # The spec-000 project (agentrc_config, built in a sandboxed process with Node for
     # ai.config.js) packages to the tree `agentrc build examples/project` writes.
     project = repo / "dist" / "examples.project" / "project"
@@ -127,6 +137,10 @@ def test_pants_packages_two_registries_that_reuse_names(tmp_path_factory, tmp_pa
     assert "Check the mobile release notes." in review
     assert (mobile / ".claude" / "skills" / "pr-summary" / "SKILL.md").exists()  # the explicit cross-registry edge
     assert "Prefix mobile commits" in (mobile / ".claude" / "rules" / "commit-style.md").read_text()
+    # The mobile registry's own tree holds its items and the one it names in the other registry.
+    tree = repo / "dist" / "teams.mobile" / "registry"
+    assert "Check the mobile release notes." in (tree / ".claude" / "skills" / "review" / "SKILL.md").read_text()
+    assert (tree / ".claude" / "skills" / "pr-summary" / "SKILL.md").exists()
     platform = repo / "dist" / "examples.registry.bundles" / "platform-baseline"
     assert "Check the mobile release notes." not in (platform / ".claude/skills/review/SKILL.md").read_text()
     # The CLI builds the same tree from both registries, the bundle named by its file.

@@ -1,4 +1,9 @@
-"""`pants package`: each item or bundle target becomes a client tree under dist/.
+"""`pants package`: each registry, bundle or item target becomes a client tree under dist/.
+
+`pants package ::` writes one tree per registry and one per bundle; an item's own tree only
+when its target sets `package=True` (docs/pants.md): a tree per item made every `package ::`
+clear and rewrite every item's directory and re-check every item's closure, so it grew with
+the number of items (issue 13).
 
 The tree is byte for byte what `agentrc build --client ... --out DIR` writes for the same
 sources (minus the CLI's ownership manifest, which describes a working directory), plus
@@ -8,6 +13,7 @@ the fidelity report at `.agentrc/report.json`.
 from __future__ import annotations
 
 import logging
+import posixpath
 from typing import Optional, Tuple
 
 from pants.core.goals.package import BuiltPackage, BuiltPackageArtifact, PackageFieldSet
@@ -16,10 +22,11 @@ from pants.engine.rules import Get, collect_rules, rule
 from pants.engine.unions import UnionRule
 from pants.util.logging import LogLevel
 
+from agentrc_pants.dependency_inference import AgentrcIndex
 from agentrc_pants.generation import GenerationRequest, GenerationResult
 from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest
 from agentrc_pants.subsystem import AgentrcSubsystem
-from agentrc_pants.target_types import AgentrcBundleFieldSet, AgentrcItemFieldSet
+from agentrc_pants.target_types import AgentrcBundleFieldSet, AgentrcItemFieldSet, AgentrcRegistryFieldSet
 
 logger = logging.getLogger(__name__)
 
@@ -59,9 +66,28 @@ async def package_bundle(field_set: AgentrcBundleFieldSet, subsystem: AgentrcSub
     return _built(field_set, result, snapshot, prefix)
 
 
+@rule(desc="Package agentrc registry", level=LogLevel.DEBUG)
+async def package_registry(field_set: AgentrcRegistryFieldSet, subsystem: AgentrcSubsystem,
+                           index: AgentrcIndex) -> BuiltPackage:
+    # The registry's items and bundles are the targets the index places in this root (the
+    # nearest marker above them, as in the core); their closure adds what they reference in
+    # other registries. One closure, one generation over the whole tree: what
+    # `agentrc build <root>` builds (every item, every bundle's MCP servers).
+    root = posixpath.dirname(field_set.source.file_path)
+    members = tuple(sorted(address for address, (_, where) in index.where.items() if where == root))
+    sources = await Get(AgentrcSources, AgentrcSourcesRequest((field_set.address, *members)))
+    result = await Get(GenerationResult, GenerationRequest(
+        sources.digest, sources.tree, _clients(field_set.clients.value, subsystem), (), None, subsystem.strict, (),
+        f"agentrc generate {field_set.address}"))
+    prefix = field_set.output_path.value_or_default(file_ending=None)
+    snapshot = await Get(Snapshot, AddPrefix(result.digest, prefix))
+    return _built(field_set, result, snapshot, prefix)
+
+
 def rules():
     return [
         *collect_rules(),
         UnionRule(PackageFieldSet, AgentrcItemFieldSet),
         UnionRule(PackageFieldSet, AgentrcBundleFieldSet),
+        UnionRule(PackageFieldSet, AgentrcRegistryFieldSet),
     ]

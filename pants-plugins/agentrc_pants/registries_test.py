@@ -20,6 +20,7 @@ from agentrc_pants.target_types import (
     AgentrcBundleFieldSet,
     AgentrcFieldSet,
     AgentrcItemFieldSet,
+    AgentrcRegistryFieldSet,
     AgentrcRegistryTarget,
 )
 from agentrc_pants.testutil import make_rule_runner
@@ -60,6 +61,7 @@ TWO_REGISTRIES["teams/b/BUILD"] += "agentrc_bundle(name='full', source='full.bun
 def rule_runner():
     runner = make_rule_runner(QueryRule(BuiltPackage, [AgentrcItemFieldSet]),
                               QueryRule(BuiltPackage, [AgentrcBundleFieldSet]),
+                              QueryRule(BuiltPackage, [AgentrcRegistryFieldSet]),
                               QueryRule(DigestContents, [Digest]),
                               QueryRule(InferredDependencies, [InferAgentrcDependencies]),
                               QueryRule(PutativeTargets, [PutativeAgentrcTargetsRequest, AllOwnedSources]))
@@ -109,6 +111,24 @@ def test_each_registry_packages_its_own_items_and_matches_the_cli(rule_runner):
         plan = pipeline.generate(sources, ["claude", "copilot", "opencode"], [f"teams/{team}/core.bundle.yaml"])
         assert plan.ok, [d.format() for d in plan.diagnostics]
         assert tree == {f.path: f.content for f in plan.files}
+
+
+def test_a_registry_packages_as_the_cli_builds_its_directory(rule_runner):
+    # `agentrc build teams/a`: every item of the registry, every bundle's servers, one tree.
+    tree = _package(rule_runner, Address("teams/a", target_name="registry"), AgentrcRegistryFieldSet)
+    sources = SourceTree(tuple(SourceFile(p, c.encode()) for p, c in sorted(TWO_REGISTRIES.items())
+                               if p.startswith("teams/a/") and not p.endswith("BUILD")))
+    plan = pipeline.generate(sources, ["claude", "copilot", "opencode"])
+    assert plan.ok, [d.format() for d in plan.diagnostics]
+    assert tree == {f.path: f.content for f in plan.files}
+    assert b"Team a's review." in tree[".claude/skills/review/SKILL.md"]
+
+
+def test_a_registry_whose_closure_reuses_its_own_names_fails_as_the_cli_does(rule_runner):
+    # Team b's `full` requires team a's `core`, whose `review` and `style` are also team b's
+    # names: one tree cannot hold both (AR018), as `agentrc build teams/a teams/b` says.
+    with pytest.raises(ExecutionError, match="AR018"):
+        _package(rule_runner, Address("teams/b", target_name="registry"), AgentrcRegistryFieldSet)
 
 
 def test_a_cross_registry_closure_takes_the_named_registrys_items(rule_runner):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
+from pants.base.specs import RawSpecs, RecursiveGlobSpec
 from pants.core.goals.package import BuiltPackage
 from pants.engine.addresses import Address
 from pants.testutil.rule_runner import QueryRule
@@ -15,7 +17,9 @@ from agentrc_pants.target_types import AgentrcBundleFieldSet, AgentrcItemFieldSe
 from agentrc_pants.testutil import make_rule_runner
 
 
-def _registry(n: int) -> dict:
+def _registry(n: int, recursive: bool = False) -> dict:
+    """An n-rule registry: one `agentrc_items` per item directory, or (`recursive`) one
+    recursive `agentrc_items` at the registry root, as `pants tailor` now writes."""
     files = {"reg/agentrc-registry.yaml": "schema: 1\n"}
     for i in range(n):
         files[f"reg/rules/r{i}/RULE.md"] = (f"---\nschema: 1\ndescription: Rule {i}\n---\n\n## Rule {i}\n\n"
@@ -28,6 +32,9 @@ def _registry(n: int) -> dict:
     files["reg/bundles/all.bundle.yaml"] = f"schema: 1\nname: all\ndescription: All\nitems:\n  rules:\n{items}"
     files["reg/bundles/BUILD"] = "agentrc_bundle(name='all', source='all.bundle.yaml')\n"
     files["reg/BUILD"] = "agentrc_registry(name='reg')\n"
+    if recursive:
+        files = {p: c for p, c in files.items() if not (p.endswith("/BUILD") and c == "agentrc_items()\n")}
+        files["reg/BUILD"] += "agentrc_items(name='items', recursive=True)\n"
     return files
 
 
@@ -124,3 +131,74 @@ def test_create_digests_of_different_files_hash_apart():
     assert len(digests) == 100
     a, b = CreateDigest([FileContent("a", b"1")]), CreateDigest([FileContent("a", b"1")])
     assert a == b and hash(a) == hash(b)
+
+
+def test_package_everything_plans_one_tree_per_registry_and_bundle(monkeypatch):
+    """`pants package ::` (the goal, as users run it) plans the registry's tree and the
+    bundle's, however many items the registry holds: items package only when asked
+    (`package=True`), so the goal's work and its dist/ no longer grow by a tree per item."""
+    from pants.core.goals.package import Package
+
+    from agentrc.pipeline import stages
+
+    real_package = stages.package
+    for n in (3, 9):
+        calls: dict = {}
+
+        def package(tree, clients, bundles=None, entrypoints=None, *args, **kwargs):
+            calls[tuple(bundles or ()) + tuple(entrypoints or ())] = len(tree.files)
+            return real_package(tree, clients, bundles, entrypoints, *args, **kwargs)
+
+        monkeypatch.setattr(stages, "package", package)
+        runner = make_rule_runner()
+        files = _registry(n)
+        files["reg/skills/s/BUILD"] = "agentrc_items(package=True)\n"  # one item asks for its own tree
+        runner.write_files(files)
+        result = runner.run_goal_rule(Package, args=["::"])
+        assert result.exit_code == 0, result.stderr
+        # The registry (every item, n rules and the skill, the bundle manifest and the marker),
+        # the bundle (its n rules, manifest and marker) and the one item that asked (the skill,
+        # the rule it requires, the marker): three plans at any n.
+        assert calls == {(): n + 3, ("reg/bundles/all.bundle.yaml",): n + 2, ("reg/skills/s/SKILL.md",): 3}
+        dist = Path(runner.build_root, "dist")
+        assert sorted(str(p.relative_to(dist)) for p in dist.glob("*/*")) == [
+            "reg.bundles/all", "reg.skills.s/skill", "reg/reg"]
+        monkeypatch.undo()
+
+
+def test_one_recursive_generator_per_registry_packages_the_same_tree(monkeypatch):
+    """`agentrc_items(recursive=True)` at the registry root (one BUILD file, not one per item
+    directory, each of which Pants re-parses in every run) declares the same items: the
+    same registry tree, byte for byte, and the same dependency edges."""
+    from pants.core.goals.package import Package
+    from pants.engine.target import InferredDependencies, Targets
+
+    from agentrc_pants.dependency_inference import InferAgentrcDependencies
+    from agentrc_pants.target_types import AgentrcFieldSet, AgentrcRuleTarget, AgentrcSkillTarget
+
+    trees = []
+    for recursive in (False, True):
+        runner = make_rule_runner()
+        runner.write_files(_registry(3, recursive))
+        result = runner.run_goal_rule(Package, args=["reg::"])
+        assert result.exit_code == 0, result.stderr
+        tree = Path(runner.build_root, "dist", "reg", "reg")
+        trees.append({str(p.relative_to(tree)): p.read_bytes() for p in sorted(tree.rglob("*")) if p.is_file()})
+    assert trees[0] == trees[1] and ".claude/rules/r2.md" in trees[1]
+    # The generated targets: one per entrypoint, addressed by its path, living in its directory.
+    runner = make_rule_runner(QueryRule(Targets, [RawSpecs]),
+                              QueryRule(InferredDependencies, [InferAgentrcDependencies]))
+    runner.write_files({**_registry(3, True), "reg/nested/agentrc-registry.yaml": "schema: 1\n",
+                        "reg/nested/rules/x/RULE.md": "---\nschema: 1\ndescription: X\n---\n\n## X\n\nX.\n",
+                        # A capability package's skill is its payload, not an item of the registry.
+                        "reg/kit/oas-package.json": "{}", "reg/kit/skills/k/SKILL.md": "x"})
+    targets = runner.request(Targets, [RawSpecs(recursive_globs=(RecursiveGlobSpec("reg"),),
+                                                description_of_origin="test")])
+    items = {str(t.address): t for t in targets if isinstance(t, (AgentrcRuleTarget, AgentrcSkillTarget))}
+    assert sorted(items) == [f"reg/rules/r{i}/RULE.md:../../items" for i in range(3)] + [
+        "reg/skills/s/SKILL.md:../../items"]  # not the nested registry's rule, not the package's skill
+    assert items["reg/skills/s/SKILL.md:../../items"].residence_dir == "reg/skills/s"
+    # Dependency inference finds them by name as before: the bundle lists the three rules.
+    bundle = runner.get_target(Address("reg/bundles", target_name="all"))
+    inferred = runner.request(InferredDependencies, [InferAgentrcDependencies(AgentrcFieldSet.create(bundle))])
+    assert {str(a) for a in inferred.include} == {f"reg/rules/r{i}/RULE.md:../../items" for i in range(3)} | {"reg:reg"}

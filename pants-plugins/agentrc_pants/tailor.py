@@ -1,4 +1,5 @@
-"""`pants tailor`: an `agentrc_items` target per item directory, an `agentrc_bundle` per manifest
+"""`pants tailor`: an `agentrc_items(recursive=True)` target per registry root whose items have
+no targets yet, else an `agentrc_items` target per item directory, an `agentrc_bundle` per manifest
 (a `*.bundle.yaml` that discovery takes for a bundle), an `agentrc_config` per spec-000 project
 (a directory with ai.config.*), an `agentrc_registry` per registry root (a directory holding
 `agentrc-registry.yaml`), an `agentrc_oas_package` per capability package (a directory with
@@ -24,6 +25,7 @@ from agentrc.inputs.config import CONFIG_NAMES
 from agentrc.model import ENTRYPOINTS
 from agentrc.names import REGISTRY_MARKER
 from agentrc.portable.bundles import is_bundle_content
+from agentrc.portable.discovery import registry_of, registry_roots
 from agentrc_pants.capability import AgentrcCapabilitySourcesField, AgentrcCapabilityTarget
 from agentrc_pants.config import AgentrcConfigTarget
 from agentrc_pants.oas_lock import AgentrcOasLockTarget
@@ -84,8 +86,27 @@ async def find_putative_agentrc_targets(request: PutativeAgentrcTargetsRequest, 
     # A package's or a capability's skills are its payload, not registry items of their own.
     payload_dirs = package_dirs + sorted({os.path.dirname(p) for p in oas_capabilities.files if not _in_store(p)})
     owned_set |= {p for p in entries.files if any(p.startswith(d + "/") or not d for d in payload_dirs)}
-    by_dir: Dict[str, List[str]] = {}
+    # Under a registry root none of whose items has a target yet: one recursive generator in
+    # the root's BUILD file, not a BUILD file per item directory (Pants re-parses every BUILD
+    # file in every run: at 5,000 items that was most of a no-op `package ::`). Its generator
+    # leaves out the same directories as here (nested registries, projects, packages).
+    roots = registry_roots(markers.files)
+    owned_entries = set(entries.files) & set(owned)
+    per_root: Dict[str, List[str]] = {}
     for path in sorted(set(entries.files) - owned_set):
+        root = registry_of(os.path.dirname(path), roots)
+        if root:
+            per_root.setdefault(root, []).append(path)
+    taken = set()
+    for root, paths in sorted(per_root.items()):
+        if any(registry_of(os.path.dirname(p), roots) == root for p in owned_entries):
+            continue  # the registry's items already have targets: add per-directory ones beside them
+        taken.update(paths)
+        putative.append(PutativeTarget.for_target_type(
+            AgentrcItemsGeneratorTarget, path=root, name="items",
+            triggering_sources=[p[len(root) + 1:] for p in paths], kwargs={"recursive": True}))
+    by_dir: Dict[str, List[str]] = {}
+    for path in sorted(set(entries.files) - owned_set - taken):
         by_dir.setdefault(os.path.dirname(path), []).append(os.path.basename(path))
     for directory, files in sorted(by_dir.items()):
         putative.append(PutativeTarget.for_target_type(

@@ -1,4 +1,5 @@
-"""`tailor`: one agentrc_items per item directory, one agentrc_bundle per manifest."""
+"""`tailor`: one recursive agentrc_items per registry root (else one per item directory), one
+agentrc_bundle per manifest."""
 
 from __future__ import annotations
 
@@ -44,3 +45,24 @@ def test_tailor_skips_bundle_files_that_discovery_skips():
         PutativeTarget.for_target_type(AgentrcBundleTarget, "cfg", "core", ["core.bundle.yaml"],
                                        kwargs={"source": "core.bundle.yaml"}),
     ])
+
+
+def test_tailor_puts_one_recursive_generator_at_a_registry_root():
+    """A registry whose items have no targets yet gets one `agentrc_items(recursive=True)` in
+    its root's BUILD file (Pants re-parses every BUILD file in every run); a capability
+    package's skills stay payload, and a registry with per-directory targets keeps adding them."""
+    runner = make_rule_runner(QueryRule(PutativeTargets, [PutativeAgentrcTargetsRequest, AllOwnedSources]))
+    runner.write_files({
+        "reg/agentrc-registry.yaml": "schema: 1\n", "reg/a/RULE.md": "x", "reg/b/c/SKILL.md": "x",
+        "reg/kit/oas-package.json": "{}", "reg/kit/skills/k/SKILL.md": "x",
+        "old/agentrc-registry.yaml": "schema: 1\n", "old/a/RULE.md": "x", "old/b/RULE.md": "x",
+    })
+    result = runner.request(PutativeTargets, [PutativeAgentrcTargetsRequest(("reg", "reg/a", "reg/b/c", "reg/kit",
+                                                                              "old", "old/a", "old/b")),
+                                              AllOwnedSources(["old/a/RULE.md"])])
+    items = sorted((t for t in result if t.type_alias == "agentrc_items"), key=lambda t: t.path)
+    assert items == [
+        PutativeTarget.for_target_type(AgentrcItemsGeneratorTarget, "old/b", "b", ["RULE.md"]),
+        PutativeTarget.for_target_type(AgentrcItemsGeneratorTarget, "reg", "items", ["a/RULE.md", "b/c/SKILL.md"],
+                                       kwargs={"recursive": True}),
+    ]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pants.core.goals.package import OutputPathField, PackageFieldSet
 from pants.engine.target import (
     COMMON_TARGET_FIELDS,
+    BoolField,
     Dependencies,
     FieldSet,
     InvalidFieldException,
@@ -107,8 +108,40 @@ class AgentrcOutputPathField(OutputPathField):
     )
 
 
+class AgentrcPackageField(BoolField):
+    """Whether `pants package` builds this target's own tree. Pants 2.17 cannot tell `::` from
+    an address named on the command line, so this is a field: a default that keeps
+    `pants package ::` to one tree per registry, whatever the number of items (issue 13)."""
+
+    alias = "package"
+    default = False
+
+
+class AgentrcItemPackageField(AgentrcPackageField):
+    default = False
+    help = (
+        "Whether `pants package` writes this item's own tree (the item and its `requires` closure) to "
+        "`dist/<output_path>/`. Off by default: every item is in its registry's tree (`agentrc_registry`), "
+        "and one tree per item made `pants package ::` grow with the number of items (docs/pants.md)."
+    )
+
+
+class AgentrcBundlePackageField(AgentrcPackageField):
+    default = True
+    help = "Whether `pants package` writes this bundle's tree (its whole closure) to `dist/<output_path>/`."
+
+
+class AgentrcRegistryPackageField(AgentrcPackageField):
+    default = True
+    help = (
+        "Whether `pants package` writes this registry's tree to `dist/<output_path>/`: every item and bundle of "
+        "the registry (and what they reference in other registries), as `agentrc build <registry directory>` "
+        "writes it."
+    )
+
+
 _ITEM_FIELDS = (*COMMON_TARGET_FIELDS, AgentrcDependenciesField, AgentrcSupportingFilesField,
-                AgentrcClientsField, AgentrcOutputPathField)
+                AgentrcClientsField, AgentrcOutputPathField, AgentrcItemPackageField)
 
 
 class AgentrcRuleTarget(Target):
@@ -153,6 +186,19 @@ ENTRYPOINT_FIELDS = (AgentrcRuleSourceField, AgentrcSkillSourceField, AgentrcAge
                      AgentrcCommandSourceField, AgentrcHookSourceField, AgentrcContextSourceField)
 
 
+class AgentrcRecursiveField(BoolField):
+    alias = "recursive"
+    default = False
+    help = (
+        "Generate a target for every item directory at and below this one, not only this one: one BUILD file "
+        "(`pants tailor` puts it at the registry root) instead of one per item directory, which Pants re-parses in "
+        "every run. Stops at a nested registry root (`agentrc-registry.yaml`), a spec-000 project (`ai.config.*`), "
+        "a capability package or capability (`oas-package.json`, `oas.json`); do not also give those item directories "
+        "targets of their own (an item owned twice is declared twice). Each generated target is addressed by its "
+        "entrypoint's path (`reg/skills/review/SKILL.md:../../items` for `reg:items`)."
+    )
+
+
 class AgentrcItemsGeneratorTarget(TargetGenerator):
     alias = "agentrc_items"
     help = (
@@ -162,9 +208,10 @@ class AgentrcItemsGeneratorTarget(TargetGenerator):
     )
     generated_target_cls = AgentrcRuleTarget  # one of three; the generation rule picks per entrypoint
     core_fields = (*COMMON_TARGET_FIELDS, AgentrcSupportingFilesField, AgentrcClientsField,
-                   AgentrcDependenciesField)
+                   AgentrcDependenciesField, AgentrcItemPackageField, AgentrcRecursiveField)
     copied_fields = COMMON_TARGET_FIELDS
-    moved_fields = (AgentrcSupportingFilesField, AgentrcClientsField, AgentrcDependenciesField)
+    moved_fields = (AgentrcSupportingFilesField, AgentrcClientsField, AgentrcDependenciesField,
+                    AgentrcItemPackageField)
 
 
 class AgentrcBundleSourceField(SingleSourceField):
@@ -181,7 +228,7 @@ class AgentrcBundleSourceField(SingleSourceField):
 class AgentrcBundleTarget(Target):
     alias = "agentrc_bundle"
     core_fields = (*COMMON_TARGET_FIELDS, AgentrcBundleSourceField, AgentrcDependenciesField, AgentrcClientsField,
-                   AgentrcOutputPathField)
+                   AgentrcOutputPathField, AgentrcBundlePackageField)
     help = (
         "A bundle manifest. It carries no content: it references items by name (dependencies are "
         "inferred from `items` and `requires`), like Pants' `archive` target."
@@ -206,13 +253,15 @@ class AgentrcRegistrySourceField(SingleSourceField):
 
 class AgentrcRegistryTarget(Target):
     alias = "agentrc_registry"
-    core_fields = (*COMMON_TARGET_FIELDS, AgentrcRegistrySourceField, AgentrcDependenciesField)
+    core_fields = (*COMMON_TARGET_FIELDS, AgentrcRegistrySourceField, AgentrcDependenciesField, AgentrcClientsField,
+                   AgentrcOutputPathField, AgentrcRegistryPackageField)
     help = (
         f"A registry root: the `{REGISTRY_MARKER}` marking its directory. Items and bundles below it (up to a nested "
         "registry root) form one registry: their names are unique within it and may be reused by other registries; "
         "a bare name refers to the same registry, another registry's item or bundle is reached with "
         "`{ name, source: <path of its root> }` (docs/pants.md). Every agentrc target below it depends on it "
-        "(inferred), so its marker travels with every build."
+        "(inferred), so its marker travels with every build. `pants package` writes the whole registry as one "
+        "tree, as `agentrc build <its directory>` does."
     )
 
 
@@ -225,6 +274,10 @@ class AgentrcItemFieldSet(PackageFieldSet):
     clients: AgentrcClientsField
     output_path: AgentrcOutputPathField
 
+    @classmethod
+    def opt_out(cls, tgt: Target) -> bool:
+        return not tgt.get(AgentrcPackageField).value
+
 
 @dataclass(frozen=True)
 class AgentrcBundleFieldSet(PackageFieldSet):
@@ -233,6 +286,23 @@ class AgentrcBundleFieldSet(PackageFieldSet):
     source: AgentrcBundleSourceField
     clients: AgentrcClientsField
     output_path: AgentrcOutputPathField
+
+    @classmethod
+    def opt_out(cls, tgt: Target) -> bool:
+        return not tgt.get(AgentrcPackageField).value
+
+
+@dataclass(frozen=True)
+class AgentrcRegistryFieldSet(PackageFieldSet):
+    required_fields = (AgentrcRegistrySourceField,)
+
+    source: AgentrcRegistrySourceField
+    clients: AgentrcClientsField
+    output_path: AgentrcOutputPathField
+
+    @classmethod
+    def opt_out(cls, tgt: Target) -> bool:
+        return not tgt.get(AgentrcPackageField).value
 
 
 @dataclass(frozen=True)
