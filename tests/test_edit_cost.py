@@ -165,3 +165,34 @@ def test_one_edit_parses_and_renders_only_the_edited_item_at_any_registry_size(t
     assert small["parsed"] == large["parsed"] == 1, (small, large)
     for n, counts in ((40, small), (120, large)):
         assert counts["read"] == (n - 1) * 4, (n, counts)  # the unedited items: 1 parse + 3 renders each
+
+
+def test_a_no_change_build_imports_no_client_adapter_and_no_parser(tmp_path):
+    """The no-change build prints the last result: it checks the sources' and the outputs'
+    statuses and stops. Importing the adapters cost more than all of that (issue 13), so the
+    command line checks --client against agentrc.clients.names and prints the totals with
+    agentrc.output.totals; the planner, the adapters and the parsers are never imported."""
+    import os
+    import subprocess
+
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 12, seed=3)
+    script = ("import sys; from agentrc.cli.main import main\n"
+              "code = main(sys.argv[1:])\n"
+              "print(' '.join(sorted(m for m in sys.modules if m.startswith('agentrc'))))\n"
+              "sys.exit(code)")
+    cmd = [sys.executable, "-c", script, "build", str(reg), "--client", "claude,copilot,opencode", "--out", str(out),
+           "--jobs", "1"]
+    env = dict(os.environ, AGENTRC_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT / "src"))
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert "agentrc.clients.claude" in first.stdout.split()  # the first build renders
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr
+    # The same diagnostics and totals; only the last line's counts differ (nothing was written).
+    assert second.stderr.splitlines()[:-1] == first.stderr.splitlines()[:-1]
+    loaded = second.stdout.split()
+    unexpected = [m for m in loaded if m.startswith(("agentrc.clients.", "agentrc.portable", "agentrc.pipeline.stages",
+                                                      "agentrc.output.plan", "agentrc.output.merge", "agentrc.text"))
+                  and m != "agentrc.clients.names"]
+    assert not unexpected, unexpected

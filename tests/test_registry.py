@@ -37,6 +37,16 @@ def test_names_families_and_blocks_are_unique_and_declared():
     assert set(IMPORTERS) <= set(registry.CLIENTS)
 
 
+def test_the_clis_list_of_names_is_the_registrys():
+    """agentrc.clients.names lets the command line check --client without importing an
+    adapter (a no-change build needs none): it must say what the registry says."""
+    from agentrc.clients import names
+
+    assert names.CLIENTS == tuple(registry.CLIENTS)
+    assert names.DEFAULT_CLIENTS == registry.DEFAULT_CLIENTS
+    assert names.PLUGIN_LAYOUTS == tuple(registry.PLUGIN_LAYOUTS)
+
+
 def test_derived_lists_follow_the_adapters():
     assert registry.agent_skills_writers() == tuple(
         a.name for a in registry.ADAPTERS if a.skill_dir == SHARED_SKILL_DIR)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet, Tuple
 
+from agentrc.clients import names
 from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, RenderContext
 from agentrc.clients.claude import Claude, ClaudePlugin
 from agentrc.clients.codex import Codex, CodexPlugin
@@ -40,7 +41,7 @@ ADAPTERS: Tuple[ClientAdapter, ...] = (
     Hermes(),
 )
 CLIENTS: Dict[str, ClientAdapter] = {adapter.name: adapter for adapter in ADAPTERS}
-DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
+DEFAULT_CLIENTS: Tuple[str, ...] = names.DEFAULT_CLIENTS
 
 
 # Clients with a plugin/extension package layout (`agentrc build --layout plugin`), in CLIENTS order.

@@ -28,7 +28,6 @@ from typing import Any, Dict, Hashable, Iterable, Optional, Set, Tuple
 
 from agentrc import __version__
 from agentrc.fingerprint import digest
-from agentrc.output.plan import digests_only
 
 Location = Tuple[str, int, int, int]  # pack file name, offset, length, crc32 of the entry
 MAX_PACKS = 8  # more packs than this (many small builds) are compacted into one
@@ -182,6 +181,8 @@ def save(path: Path, memo: Memo) -> None:
 
 def _dumps(key: Hashable, value: Any) -> bytes:
     if isinstance(key, tuple) and key and key[0] == "render":
+        from agentrc.output.plan import digests_only  # saving follows a plan: already imported
+
         value = digests_only(value)
     return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 

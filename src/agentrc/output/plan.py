@@ -10,15 +10,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered, skill_names
 from agentrc.diagnostics import Diagnostic, Diagnostics
-from agentrc.fidelity import DROPPED, STATUSES, FieldOutcome, ItemReport
+from agentrc.fidelity import DROPPED, FieldOutcome, ItemReport
 from agentrc.files import Fragment, OnDemand, OutputFile
 from agentrc.model import Item, Kind, McpServer, Registry
 from agentrc.output import merge as managed
+from agentrc.output.totals import summary, summary_lines  # noqa: F401 (their old home)
 
 
 @dataclass(frozen=True)
@@ -352,30 +353,3 @@ def _add(by_path: Dict[str, OutputFile], f: OutputFile, diags: Diagnostics, sour
         by_path[f.path] = f
     elif other.executable != f.executable or not other.same_bytes(f):
         diags.error(source, (0, 0), "AR090", f"{f.path}: {f.owner} and {other.owner} need different bytes")
-
-
-def summary(reports: Iterable[ItemReport]) -> Dict[str, Dict[str, int]]:
-    """Per client: how many items were generated, and how many fields per status."""
-    out: Dict[str, Dict[str, int]] = {}
-    for r in reports:
-        s = out.setdefault(r.client, dict({"items": 0, "skipped": 0, "servers": 0},
-                                          **{status: 0 for status in STATUSES}))
-        if r.kind == "mcp":
-            s["servers"] += 1 if r.generated else 0
-        elif r.kind != "tools":
-            s["items" if r.generated and r.outputs else "skipped"] += 1
-        for f in r.fields:
-            s[f.status] = s.get(f.status, 0) + 1
-    return out
-
-
-def summary_lines(totals: Dict[str, Dict[str, int]]) -> List[str]:
-    """One line per client of `summary()`: what `agentrc build` prints and what `pants
-    package` shows for a package."""
-    lines = []
-    for client, s in totals.items():
-        fields = ", ".join(f"{s.get(k, 0)} {k}" for k in ("emitted", "mapped", "degraded", "dropped"))
-        servers = f", {s['servers']} MCP servers" if s.get("servers") else ""
-        lines.append(f"{client}: {s['items']} items generated, {s['skipped']} not generated (audience, or a kind "
-                     f"the client lacks){servers}; fields: {fields}")
-    return lines

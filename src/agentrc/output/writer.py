@@ -41,12 +41,14 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii as _encode_str
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from agentrc import __version__
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.files import OutputFile
-from agentrc.output import merge as managed
+
+if TYPE_CHECKING:
+    from agentrc.output import merge as managed
 
 STATE = ".agentrc"
 MANIFEST = ".agentrc/manifest.json"
@@ -720,6 +722,8 @@ class Output:
             except (UnicodeDecodeError, _NotFile, *_FS_ERRORS):
                 continue  # reported when the file is merged, if it is
             fmt = "toml" if path.endswith(".toml") else "json"
+            from agentrc.output import merge as managed  # noqa: F811 (imported where a file is merged)
+
             keys, alone = managed.adopt(fmt, text, paths) if text is not None else ((), False)
             if keys:
                 previous = {**previous, path: {"format": fmt, "created": alone,
@@ -1122,6 +1126,9 @@ def _merge(out: Output, files: Sequence[OutputFile], owned: Dict[str, str], prev
     agentrc added last time, put in this build's keys. Paths merged last time and not now
     lose agentrc's keys (and go away when agentrc created them and nothing else is left:
     those are returned with the sha256 they have now, to delete)."""
+    # Imported here: a no-change build (`untouched`) reads the manifest and never merges.
+    from agentrc.output import merge as managed  # noqa: F811
+
     result: List[OutputFile] = []
     resolved: Dict[str, OutputFile] = {}
     records: Dict[str, dict] = {}

@@ -23,7 +23,7 @@ from agentrc.inputs.read import Inputs, read_inputs, stamped
 from agentrc.inputs.tree import SourcesChanged
 from agentrc.memo import cache
 from agentrc.output import writer
-from agentrc.output.plan import summary
+from agentrc.output.totals import summary
 
 if TYPE_CHECKING:
     from agentrc.pipeline import stages
