@@ -138,7 +138,9 @@ def test_an_edited_registry_builds_on_the_last_build_to_the_tree_a_build_from_sc
 
 def _edit_counts(tmp_path: Path, monkeypatch, items: int) -> Dict[str, int]:
     """One rule's body edited after a build of `items` items: what the next build computed
-    (memo entries put: directories parsed, items rendered) and read back (memo entries)."""
+    (memo entries put: directories parsed, items rendered), read back (memo entries, and
+    their bytes), and did in the output (directories listed for leftovers, files looked at
+    the careful way, through their directory's descriptor, and read)."""
     monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / f"cache-{items}"))
     reg, out = tmp_path / f"reg-{items}", tmp_path / f"out-{items}"
     _generator().generate(str(reg), items, seed=4)
@@ -149,22 +151,44 @@ def _edit_counts(tmp_path: Path, monkeypatch, items: int) -> Dict[str, int]:
     seen = []
     save = cache.save
     monkeypatch.setattr(cache, "save", lambda path, memo: (seen.append(memo), save(path, memo))[1])
+    counts = {"listed": 0, "careful": 0, "read": 0}
+
+    def counting(name, real):
+        def wrapper(*args, **kwargs):
+            counts[name] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    # Aging the output (as the seconds between two builds by hand do): `_sweep` lists only
+    # directories changed since the manifest, give or take the file system clock's slack.
+    monkeypatch.setattr(writer, "SWEEP_SLACK_NS", 0)
+    monkeypatch.setattr(writer.os, "listdir", counting("listed", writer.os.listdir))
+    monkeypatch.setattr(writer._Tree, "lstat", counting("careful", writer._Tree.lstat))
+    monkeypatch.setattr(writer._Tree, "read", counting("read", writer._Tree.read))
     _build(reg, out)
+    monkeypatch.undo()
     memo = seen[0]
     return {"computed": len(memo.data), "parsed": sum(1 for k in memo.data if k[0] != "render"),
-            "read": memo.store.reads if memo.store is not None else 0}
+            "entries": memo.store.reads if memo.store is not None else 0,
+            "entry bytes": memo.store.bytes_read if memo.store is not None else 0, **counts}
 
 
 def test_one_edit_parses_and_renders_only_the_edited_item_at_any_registry_size(tmp_path, monkeypatch):
     """The edited rule's directory is parsed once and rendered once per client (3), whatever
-    the registry's size. What is read back from the memo still grows with the registry: one
+    the registry's size. In the output, what the edit reaches is looked at with care and read
+    (the rule's three files, the merged files), and only the directories written are listed
+    for leftover temporary files; every other output costs one lstat by path (the size, mtime
+    and mode recorded). What is read back from the memo still grows with the registry: one
     entry per item directory and one per item and client (issue 13: the next step is to
     re-plan only the items an edit reaches), exactly that and no more."""
     small, large = (_edit_counts(tmp_path, monkeypatch, n) for n in (40, 120))
     assert small["computed"] == large["computed"] == 4, (small, large)
     assert small["parsed"] == large["parsed"] == 1, (small, large)
+    for key in ("listed", "careful", "read"):
+        assert small[key] == large[key], (key, small, large)
+    assert large["listed"] <= 8 and large["careful"] <= 12 and large["read"] <= 12, large
     for n, counts in ((40, small), (120, large)):
-        assert counts["read"] == (n - 1) * 4, (n, counts)  # the unedited items: 1 parse + 3 renders each
+        assert counts["entries"] == (n - 1) * 4, (n, counts)  # the unedited items: 1 parse + 3 renders each
 
 
 def test_a_no_change_build_imports_no_client_adapter_and_no_parser(tmp_path):

@@ -73,6 +73,7 @@ _STAGED = re.compile(r"[0-9]+\.new")
 # Temporary files agentrc itself leaves beside outputs when killed: the writers before the
 # journal (`tempfile.mkstemp(prefix=".agentrc-")`: 8 characters of [a-z0-9_]) and
 # `write_atomic` (`.NAME.agentrc-tmp`, a report inside --out). Nothing else is ever removed.
+SWEEP_SLACK_NS = 2 * 10**9  # `_sweep` lists a directory changed up to this long before the manifest
 _LEFTOVER = re.compile(r"\.agentrc-[a-z0-9_]{8}|\..+\.agentrc-tmp", re.DOTALL)
 
 
@@ -733,7 +734,23 @@ class Output:
         seen: Dict[str, list] = {}
         modes: Dict[str, int] = {}
         planned = {f.path for f in files}
+        base = os.path.join(self.root, "")
         for f in files:
+            recorded = stats.get(f.path)
+            if recorded is not None and f.path in owned:
+                # The cheap check first, by path, like `untouched`: a file with the size, mtime
+                # and mode recorded after agentrc wrote it, and the digest agentrc would write
+                # now, is neither read nor written (nor its directory opened). Anything else,
+                # a link included, takes the careful way below.
+                try:
+                    st = os.lstat(base + f.path)
+                except (OSError, ValueError):
+                    st = None
+                if (st is not None and stat.S_ISREG(st.st_mode) and _stat(st) == recorded
+                        and bool(st.st_mode & stat.S_IXUSR) == f.executable and owned[f.path] == f.sha256()):
+                    unchanged += 1
+                    seen[f.path] = recorded
+                    continue
             try:
                 st = self._lstat(f.path)
                 if st is None:
@@ -803,7 +820,8 @@ class Output:
         by_path.update(changes.merged_files)
         files = [by_path[f.path] for f in files]
         try:
-            self._sweep([f.path for f in files] + list(changes.delete))
+            self._sweep([f.path for f in files] + list(changes.delete),
+                        changes.create + changes.update + changes.delete)
             journal = self._stage(files, by_path, changes)
         except _FS_ERRORS as exc:
             problem = self._problem(exc, self.where)
@@ -829,13 +847,34 @@ class Output:
                     "agentrc")
         return d.sorted()
 
-    def _sweep(self, paths: Sequence[str]) -> None:
+    def _sweep(self, paths: Sequence[str], written: Sequence[str] = ()) -> None:
         """Remove agentrc's own temporary files (`_LEFTOVER`) that a killed run of an earlier
         version left in the directories this run writes: regular files whose names match
-        exactly, reached through no link, so temporary files never outlive a run."""
+        exactly, reached through no link, so temporary files never outlive a run.
+
+        A directory of `paths` is listed only when something may have been put in it since
+        the last build: its mtime is not older than the manifest's (written after every other
+        change of a build, so a file created later, by anyone, makes the directory newer)
+        minus `SWEEP_SLACK_NS` (coarse file-system clocks), or there is no manifest. The
+        directories of `written` (the files this run creates, updates or deletes), the root
+        and `.agentrc` are always listed. A one-edit build at 5,000 items had listed 6,700
+        directories; now it lists the few it writes."""
         tree = self.tree
         assert tree is not None
-        for d in sorted({"", STATE} | {posixpath.dirname(p) for p in paths}):
+        base = os.path.join(self.root, "")
+        try:
+            since: Optional[int] = os.lstat(base + MANIFEST).st_mtime_ns - SWEEP_SLACK_NS
+        except OSError:
+            since = None
+        always = {"", STATE} | {posixpath.dirname(p) for p in written}
+        for d in sorted(always | {posixpath.dirname(p) for p in paths}):
+            if since is not None and d not in always:
+                try:
+                    st = os.lstat(base + d)
+                    if stat.S_ISDIR(st.st_mode) and st.st_mtime_ns < since:
+                        continue  # nothing was put in it since the last build wrote its manifest
+                except OSError:
+                    pass  # missing or in the way: as before, tree.dir says so
             self.where = d
             try:
                 fd = tree.dir(d)
