@@ -220,3 +220,25 @@ def test_a_no_change_build_imports_no_client_adapter_and_no_parser(tmp_path):
                                                       "agentrc.output.plan", "agentrc.output.merge", "agentrc.text"))
                   and m != "agentrc.clients.names"]
     assert not unexpected, unexpected
+
+
+def test_a_no_change_build_compares_the_recorded_statuses_without_decoding_the_manifest(tmp_path, monkeypatch):
+    """The stamp keeps the statuses the manifest records (the manifest's digest vouches for
+    them), so a no-change build decodes no JSON; it still lstat's every output, and an output
+    edited since (another size or mtime) makes the build a real one, which refuses (AR094)."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 30, seed=5)
+    _build(reg, out)
+    decoded = []
+    real = writer._load_json
+    monkeypatch.setattr(writer, "_load_json", lambda raw, what: (decoded.append(what), real(raw, what))[1])
+    _build(reg, out)
+    assert decoded == []
+    rule = next(p for p in sorted(out.rglob("*.md")) if ".claude/rules/" in p.as_posix())
+    rule.write_text(rule.read_text(encoding="utf-8") + "A user's line.\n", encoding="utf-8")
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["build", str(reg), "--client", "claude,copilot,opencode", "--out", str(out), "--jobs", "1"])
+    assert code == 1 and "AR094" in err.getvalue(), err.getvalue()[-2000:]
+    assert decoded  # the real build read the manifest

@@ -479,6 +479,7 @@ class Output:
         self.manifest: Optional[_Manifest] = None
         self.manifest_raw: Optional[bytes] = None
         self.staged_manifest: Optional[bytes] = None  # the new manifest's bytes, from _stage to _roll_forward
+        self.planned_manifest: Optional[Tuple[str, dict]] = None  # its sha256 and content, from _stage
         self.where = ""  # the path being worked on, for the diagnostic of an I/O error
         try:
             self._open(notify)
@@ -948,6 +949,7 @@ class Output:
         new_manifest: Optional[dict] = manifest
         current = self.manifest_raw if self.manifest is not None else tree.read(MANIFEST)
         data = _manifest_bytes(manifest)  # serialised once: _roll_forward writes these bytes
+        self.planned_manifest = (sha(data), manifest)  # for `recorded_statuses`
         self.staged_manifest = None
         if current == data:
             new_manifest = None  # a no-op build leaves the directory byte- and mtime-stable
@@ -1261,10 +1263,33 @@ def manifest_digest(root: Path) -> str:
         return ""
 
 
-def untouched(root: Path, digest: str) -> bool:
+Statuses = Tuple[str, Tuple[int, ...]]  # paths joined by NUL, and [size, mtime_ns, mode] of each in a row
+
+
+def recorded_statuses(out: Output, digest: str) -> Optional[Statuses]:
+    """What `untouched` compares, from the manifest the last `apply` of `out` recorded, if
+    the manifest on disk is that one (`digest`, its sha256): the build keeps it beside the
+    digest, so the next no-change build need not decode the manifest."""
+    planned = out.planned_manifest
+    if planned is None or planned[0] != digest:
+        return None  # not written as planned (a file that appeared while writing): decoded next time
+    manifest = planned[1]
+    stats = manifest.get("stat", {})
+    paths = list(manifest.get("files", {})) + list(manifest.get("merged", {}))
+    numbers: List[int] = []
+    for path in paths:
+        record = stats.get(path)
+        if record is None or len(record) != 3:
+            return None
+        numbers.extend(record)
+    return "\0".join(paths), tuple(numbers)
+
+
+def untouched(root: Path, digest: str, statuses: Any = None) -> bool:
     """Whether the manifest is the one recorded, no write is pending, and every owned file
     still has the size, mtime and mode recorded when it was written: then nobody changed the
-    output tree (and nothing is read or written)."""
+    output tree (and nothing is read or written). `statuses` (from `recorded_statuses`,
+    kept with `digest`) are those the manifest holds; without them it is decoded."""
     if not digest or os.path.lexists(os.path.join(str(root), TXN)):
         return False
     try:
@@ -1272,6 +1297,8 @@ def untouched(root: Path, digest: str) -> bool:
             raw = fh.read(MAX_MANIFEST + 1)
         if sha(raw) != digest:
             return False
+        if _well_formed(statuses):
+            return _same_statuses(str(root) + os.sep, statuses[0].split("\0") if statuses[0] else [], statuses[1])
         # The manifest this build recorded after writing it (its digest is in the stamp), so
         # the checks of `_parse_manifest` passed when it was written; only looked at here.
         data = _load_json(raw, "the manifest")
@@ -1290,6 +1317,26 @@ def untouched(root: Path, digest: str) -> bool:
                 return False
             if stats.get(path) != [st.st_size, st.st_mtime_ns, imode(st.st_mode)]:
                 return False
+    return True
+
+
+def _well_formed(statuses: Any) -> bool:
+    return (isinstance(statuses, tuple) and len(statuses) == 2 and isinstance(statuses[0], str)
+            and isinstance(statuses[1], tuple)
+            and len(statuses[1]) == 3 * (statuses[0].count("\0") + 1 if statuses[0] else 0))
+
+
+def _same_statuses(base: str, paths: List[str], numbers: Tuple[int, ...]) -> bool:
+    lstat, imode = os.lstat, stat.S_IMODE
+    i = 0
+    for path in paths:
+        try:
+            st = lstat(base + path)
+        except (OSError, ValueError):
+            return False
+        if st.st_size != numbers[i] or st.st_mtime_ns != numbers[i + 1] or imode(st.st_mode) != numbers[i + 2]:
+            return False
+        i += 3
     return True
 
 
