@@ -342,9 +342,23 @@ def _unpack(packed: tuple, again: Callable[[], Rendered]) -> Rendered:
 
     return Rendered(tuple(OutputFile(*f) if isinstance(f[1], bytes) else OnDemand(f[0], f[1], produce(f[0]), *f[2:])
                           for f in files),
-                    ItemReport(client, kind, name, source, generated, outputs,
-                               tuple(FieldOutcome(*o) for o in fields)),
+                    ItemReport(client, kind, name, source, generated, outputs, _outcomes(fields)),
                     tuple(Fragment(*f) for f in frags))
+
+
+_OUTCOMES: Dict[tuple, Tuple[FieldOutcome, ...]] = {}
+
+
+def _outcomes(fields: tuple) -> Tuple[FieldOutcome, ...]:
+    """The FieldOutcomes of a memo entry's (field, status, detail) triples, made once per
+    distinct set: items of one kind mostly share theirs, and one edit at 5,000 items made
+    120,000 of them (they are frozen, so one tuple serves every report that has it)."""
+    known = _OUTCOMES.get(fields)
+    if known is None:
+        if len(_OUTCOMES) >= 4096:  # a bound, not a working set: builds are one process each
+            _OUTCOMES.clear()
+        known = _OUTCOMES[fields] = tuple(FieldOutcome(*o) for o in fields)
+    return known
 
 
 def _add(by_path: Dict[str, OutputFile], f: OutputFile, diags: Diagnostics, source: str) -> None:

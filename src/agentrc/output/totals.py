@@ -6,7 +6,7 @@ build's totals, and must not import the client adapters the planner needs to do 
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List
+from typing import Dict, Iterable, List, Tuple
 
 from agentrc.fidelity import STATUSES, ItemReport
 
@@ -14,6 +14,9 @@ from agentrc.fidelity import STATUSES, ItemReport
 def summary(reports: Iterable[ItemReport]) -> Dict[str, Dict[str, int]]:
     """Per client: how many items were generated, and how many fields per status."""
     out: Dict[str, Dict[str, int]] = {}
+    # Reports share their tuple of outcomes (agentrc.output.plan `_outcomes`): each distinct
+    # tuple is counted once, by identity (held here, so no other object can take its id).
+    counted: Dict[int, Tuple[tuple, List[Tuple[str, int]]]] = {}
     for r in reports:
         s = out.setdefault(r.client, dict({"items": 0, "skipped": 0, "servers": 0},
                                           **{status: 0 for status in STATUSES}))
@@ -21,8 +24,14 @@ def summary(reports: Iterable[ItemReport]) -> Dict[str, Dict[str, int]]:
             s["servers"] += 1 if r.generated else 0
         elif r.kind != "tools":
             s["items" if r.generated and r.outputs else "skipped"] += 1
-        for f in r.fields:
-            s[f.status] = s.get(f.status, 0) + 1
+        known = counted.get(id(r.fields))
+        if known is None:
+            per: Dict[str, int] = {}
+            for f in r.fields:
+                per[f.status] = per.get(f.status, 0) + 1
+            known = counted[id(r.fields)] = (r.fields, list(per.items()))
+        for status, n in known[1]:
+            s[status] = s.get(status, 0) + n
     return out
 
 

@@ -70,10 +70,10 @@ _PINNED = frozenset({"", STATE, TXN})  # held across whole transactions: never c
 SYNC_BATCH = 64  # staged files written before they are fsync'd together: bounds the open descriptors
 PARTIAL = "the write was interrupted after it was committed"  # the one failure that leaves work to finish
 _STAGED = re.compile(r"[0-9]+\.new")
+SWEEP_SLACK_NS = 2 * 10**9  # `_sweep` lists a directory changed up to this long before the manifest
 # Temporary files agentrc itself leaves beside outputs when killed: the writers before the
 # journal (`tempfile.mkstemp(prefix=".agentrc-")`: 8 characters of [a-z0-9_]) and
 # `write_atomic` (`.NAME.agentrc-tmp`, a report inside --out). Nothing else is ever removed.
-SWEEP_SLACK_NS = 2 * 10**9  # `_sweep` lists a directory changed up to this long before the manifest
 _LEFTOVER = re.compile(r"\.agentrc-[a-z0-9_]{8}|\..+\.agentrc-tmp", re.DOTALL)
 
 
