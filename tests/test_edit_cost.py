@@ -222,10 +222,12 @@ def test_a_no_change_build_imports_no_client_adapter_and_no_parser(tmp_path):
     assert not unexpected, unexpected
 
 
-def test_a_no_change_build_compares_the_recorded_statuses_without_decoding_the_manifest(tmp_path, monkeypatch):
-    """The stamp keeps the statuses the manifest records (the manifest's digest vouches for
-    them), so a no-change build decodes no JSON; it still lstat's every output, and an output
-    edited since (another size or mtime) makes the build a real one, which refuses (AR094)."""
+def test_a_build_takes_the_manifest_from_the_stamp_only_while_its_digest_matches(tmp_path, monkeypatch):
+    """The stamp keeps what the manifest records (the manifest's digest vouches for it), so
+    neither a no-change build nor an edit decodes the manifest; a manifest changed since is
+    decoded and checked (AR093 for an unsafe path). A no-change build still lstat's every
+    output, and an output edited since (another size or mtime) makes the build a real one,
+    which refuses (AR094)."""
     monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
     reg, out = tmp_path / "reg", tmp_path / "out"
     _generator().generate(str(reg), 30, seed=5)
@@ -235,10 +237,29 @@ def test_a_no_change_build_compares_the_recorded_statuses_without_decoding_the_m
     monkeypatch.setattr(writer, "_load_json", lambda raw, what: (decoded.append(what), real(raw, what))[1])
     _build(reg, out)
     assert decoded == []
+    source = sorted((reg / "rules").iterdir())[0] / "RULE.md"
+    with open(source, "a", encoding="utf-8") as fh:
+        fh.write("\nOne more line.\n")
+    _build(reg, out)  # an edit: the manifest on disk is the one recorded, its content taken from the stamp
+    assert decoded == []
+    manifest = out / ".agentrc" / "manifest.json"
+    original = manifest.read_bytes()
+    data = json.loads(original)
+    data["files"]["../outside.md"] = "0" * 64  # a manifest changed behind agentrc's back is read, and checked
+    manifest.write_text(json.dumps(data), encoding="utf-8")
+    with open(source, "a", encoding="utf-8") as fh:
+        fh.write("\nAnd another.\n")
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["build", str(reg), "--client", "claude,copilot,opencode", "--out", str(out), "--jobs", "1"])
+    assert code == 1 and "AR093" in err.getvalue() and decoded, err.getvalue()[-2000:]
+    decoded.clear()
+    manifest.write_bytes(original)  # the recorded one again: taken from the stamp
+    _build(reg, out)
+    assert decoded == []
     rule = next(p for p in sorted(out.rglob("*.md")) if ".claude/rules/" in p.as_posix())
     rule.write_text(rule.read_text(encoding="utf-8") + "A user's line.\n", encoding="utf-8")
     err = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         code = main(["build", str(reg), "--client", "claude,copilot,opencode", "--out", str(out), "--jobs", "1"])
     assert code == 1 and "AR094" in err.getvalue(), err.getvalue()[-2000:]
-    assert decoded  # the real build read the manifest

@@ -480,6 +480,7 @@ class Output:
         self.manifest_raw: Optional[bytes] = None
         self.staged_manifest: Optional[bytes] = None  # the new manifest's bytes, from _stage to _roll_forward
         self.planned_manifest: Optional[Tuple[str, dict]] = None  # its sha256 and content, from _stage
+        self.expected: Optional[Tuple[str, Recorded]] = None  # the last build's manifest (`expect`)
         self.where = ""  # the path being worked on, for the diagnostic of an I/O error
         try:
             self._open(notify)
@@ -664,6 +665,12 @@ class Output:
 
     # reading
 
+    def expect(self, digest: str, recorded: Any) -> None:
+        """The manifest the last build wrote is likely still there: `digest` is its sha256,
+        `recorded` what it holds (`recorded_statuses`). If the manifest read has that digest,
+        its content is taken from `recorded` instead of being decoded and checked again."""
+        self.expected = (digest, recorded) if digest and _well_formed(recorded) else None
+
     def _read_manifest(self, diags: Diagnostics) -> _Manifest:
         if self.manifest is not None:
             return self.manifest
@@ -678,6 +685,9 @@ class Output:
         self.manifest_raw = raw
         if raw is None:
             self.manifest = _Manifest()
+            return self.manifest
+        if self.expected is not None and sha(raw) == self.expected[0]:
+            self.manifest = _recorded_manifest(self.expected[1])
             return self.manifest
         try:
             self.manifest = _parse_manifest(_load_json(raw, "the manifest"))
@@ -936,7 +946,8 @@ class Output:
                 known = _stat(st) if st is not None else [0, 0, 0]
             stats[f.path] = known
         final = [f.path for f in files if not f.merge] + list(changes.merged)
-        needed = {d for p in final for d in _ancestors(p)}
+        # Each distinct parent once: outputs outnumber their directories several times over.
+        needed = {d for parent in {posixpath.dirname(p) for p in final} if parent for d in _ancestors(parent + "/x")}
         ours = set(changes.dirs) | created_dirs
         manifest: Dict[str, Any] = {
             "version": 1, "generator": f"agentrc {__version__}",
@@ -1263,33 +1274,55 @@ def manifest_digest(root: Path) -> str:
         return ""
 
 
-Statuses = Tuple[str, Tuple[int, ...]]  # paths joined by NUL, and [size, mtime_ns, mode] of each in a row
+# What the last build's manifest holds, kept with its digest outside the output (the build's
+# stamp): the paths of its files then of its merged files, joined by NUL; their [size,
+# mtime_ns, mode] in a row; the files' sha256 in a row (32 bytes each); how many files;
+# the merged files' records; the directories agentrc created.
+Recorded = Tuple[str, Tuple[int, ...], bytes, int, Dict[str, dict], Tuple[str, ...]]
 
 
-def recorded_statuses(out: Output, digest: str) -> Optional[Statuses]:
-    """What `untouched` compares, from the manifest the last `apply` of `out` recorded, if
-    the manifest on disk is that one (`digest`, its sha256): the build keeps it beside the
-    digest, so the next no-change build need not decode the manifest."""
+def recorded_statuses(out: Output, digest: str) -> Optional[Recorded]:
+    """The manifest the last `apply` of `out` wrote, if the manifest on disk is that one
+    (`digest`, its sha256): kept beside the digest, it spares the next no-change build
+    (`untouched`) and the next edit (`Output.expect`) decoding and checking the manifest."""
     planned = out.planned_manifest
     if planned is None or planned[0] != digest:
         return None  # not written as planned (a file that appeared while writing): decoded next time
     manifest = planned[1]
-    stats = manifest.get("stat", {})
-    paths = list(manifest.get("files", {})) + list(manifest.get("merged", {}))
+    stats, files, merged = manifest.get("stat", {}), manifest.get("files", {}), manifest.get("merged", {})
+    paths = list(files) + list(merged)
     numbers: List[int] = []
     for path in paths:
         record = stats.get(path)
         if record is None or len(record) != 3:
             return None
         numbers.extend(record)
-    return "\0".join(paths), tuple(numbers)
+    return ("\0".join(paths), tuple(numbers), bytes.fromhex("".join(files.values())), len(files), dict(merged),
+            tuple(manifest.get("dirs", ())))
 
 
-def untouched(root: Path, digest: str, statuses: Any = None) -> bool:
+def _well_formed(recorded: Any) -> bool:
+    if not (isinstance(recorded, tuple) and len(recorded) == 6 and isinstance(recorded[0], str)
+            and isinstance(recorded[1], tuple) and isinstance(recorded[2], bytes) and type(recorded[3]) is int
+            and isinstance(recorded[4], dict) and isinstance(recorded[5], tuple)):
+        return False
+    count = recorded[0].count("\0") + 1 if recorded[0] else 0
+    return len(recorded[1]) == 3 * count and len(recorded[2]) == 32 * recorded[3] and recorded[3] <= count
+
+
+def _recorded_manifest(recorded: Recorded) -> _Manifest:
+    joined, numbers, digests, files, merged, dirs = recorded
+    paths = joined.split("\0") if joined else []
+    stats = {p: list(numbers[3 * i:3 * i + 3]) for i, p in enumerate(paths)}
+    owned = {p: digests[32 * i:32 * i + 32].hex() for i, p in enumerate(paths[:files])}
+    return _Manifest(owned, stats, dict(merged), dirs)
+
+
+def untouched(root: Path, digest: str, recorded: Any = None) -> bool:
     """Whether the manifest is the one recorded, no write is pending, and every owned file
     still has the size, mtime and mode recorded when it was written: then nobody changed the
-    output tree (and nothing is read or written). `statuses` (from `recorded_statuses`,
-    kept with `digest`) are those the manifest holds; without them it is decoded."""
+    output tree (and nothing is read or written). `recorded` (from `recorded_statuses`,
+    kept with `digest`) holds the statuses the manifest holds; without it it is decoded."""
     if not digest or os.path.lexists(os.path.join(str(root), TXN)):
         return False
     try:
@@ -1297,8 +1330,8 @@ def untouched(root: Path, digest: str, statuses: Any = None) -> bool:
             raw = fh.read(MAX_MANIFEST + 1)
         if sha(raw) != digest:
             return False
-        if _well_formed(statuses):
-            return _same_statuses(str(root) + os.sep, statuses[0].split("\0") if statuses[0] else [], statuses[1])
+        if _well_formed(recorded):
+            return _same_statuses(str(root) + os.sep, recorded[0].split("\0") if recorded[0] else [], recorded[1])
         # The manifest this build recorded after writing it (its digest is in the stamp), so
         # the checks of `_parse_manifest` passed when it was written; only looked at here.
         data = _load_json(raw, "the manifest")
@@ -1318,12 +1351,6 @@ def untouched(root: Path, digest: str, statuses: Any = None) -> bool:
             if stats.get(path) != [st.st_size, st.st_mtime_ns, imode(st.st_mode)]:
                 return False
     return True
-
-
-def _well_formed(statuses: Any) -> bool:
-    return (isinstance(statuses, tuple) and len(statuses) == 2 and isinstance(statuses[0], str)
-            and isinstance(statuses[1], tuple)
-            and len(statuses[1]) == 3 * (statuses[0].count("\0") + 1 if statuses[0] else 0))
 
 
 def _same_statuses(base: str, paths: List[str], numbers: Tuple[int, ...]) -> bool:

@@ -129,6 +129,8 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
             # Locked and recovered before anything in the directory is read; errors of the
             # disk (a full one, a read-only one, a link in the way) are diagnostics.
             with writer.session(out, write=not options.check, notify=notify) as tree:
+                if stamp:
+                    tree.expect(stamp.get("manifest", ""), stamp.get("outputs"))
                 changes, _, wdiags = tree.diff(plan.files)
                 diags.extend(wdiags)
                 if not any(d.is_error for d in diags) and not options.check:
