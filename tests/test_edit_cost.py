@@ -8,6 +8,7 @@ import contextlib
 import importlib.util
 import io
 import json
+import os
 import random
 import shutil
 import stat
@@ -196,7 +197,6 @@ def test_a_no_change_build_imports_no_client_adapter_and_no_parser(tmp_path):
     statuses and stops. Importing the adapters cost more than all of that (issue 13), so the
     command line checks --client against agentrc.clients.names and prints the totals with
     agentrc.output.totals; the planner, the adapters and the parsers are never imported."""
-    import os
     import subprocess
 
     reg, out = tmp_path / "reg", tmp_path / "out"
@@ -263,3 +263,29 @@ def test_a_build_takes_the_manifest_from_the_stamp_only_while_its_digest_matches
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         code = main(["build", str(reg), "--client", "claude,copilot,opencode", "--out", str(out), "--jobs", "1"])
     assert code == 1 and "AR094" in err.getvalue(), err.getvalue()[-2000:]
+
+
+def test_a_no_change_build_rewrites_the_stamp_only_when_it_read_a_file(tmp_path, monkeypatch):
+    """Its record of the sources is rewritten when files had to be read (a touched file, one
+    changed close to the recording): then they are vouched for next time. Otherwise the
+    stamp on disk already says everything, and a no-change build writes nothing at all."""
+    from agentrc.inputs import tree as treeread
+
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(treeread, "RACY_NS", 0)
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 12, seed=6)
+    _build(reg, out)
+    saved = []
+    real = cache.save_stamp
+    monkeypatch.setattr(cache, "save_stamp", lambda path, stamp: (saved.append(stamp), real(path, stamp))[1])
+    _build(reg, out)
+    _build(reg, out)
+    assert saved == []
+    touched = sorted((reg / "rules").iterdir())[0] / "RULE.md"
+    st = touched.stat()
+    os.utime(touched, ns=(st.st_atime_ns, st.st_mtime_ns - 10 ** 9))  # same bytes, another mtime: read once
+    _build(reg, out)
+    assert len(saved) == 1
+    _build(reg, out)
+    assert len(saved) == 1
