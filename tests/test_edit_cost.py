@@ -289,3 +289,24 @@ def test_a_no_change_build_rewrites_the_stamp_only_when_it_read_a_file(tmp_path,
     assert len(saved) == 1
     _build(reg, out)
     assert len(saved) == 1
+
+
+def test_a_link_in_place_of_an_output_directory_is_refused_even_where_nothing_changes(tmp_path, monkeypatch):
+    """diff's cheap check (one lstat by path per output) covers only files whose directories
+    are directories: `.claude/agents` swapped for a link to a copy with the same sizes,
+    mtimes and modes is still refused (AR140), though the edit is elsewhere."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 30, seed=7)
+    _build(reg, out)
+    agents = out / ".claude" / "agents"
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(agents, elsewhere)  # copy2: sizes, mtimes and modes kept
+    shutil.rmtree(agents)
+    agents.symlink_to(elsewhere)
+    with open(sorted((reg / "rules").iterdir())[0] / "RULE.md", "a", encoding="utf-8") as fh:
+        fh.write("\nOne more line.\n")
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["build", str(reg), "--client", "claude,copilot,opencode", "--out", str(out), "--jobs", "1"])
+    assert code == 1 and "AR140" in err.getvalue() and ".claude/agents" in err.getvalue(), err.getvalue()[-2000:]

@@ -746,13 +746,26 @@ class Output:
         modes: Dict[str, int] = {}
         planned = {f.path for f in files}
         base = os.path.join(self.root, "")
+        plain: Dict[str, bool] = {"": True}  # directory -> each of its components is a directory, not a link
+
+        def plain_dir(d: str) -> bool:
+            known = plain.get(d)
+            if known is None:
+                try:
+                    known = plain_dir(d.rpartition("/")[0]) and stat.S_ISDIR(os.lstat(base + d).st_mode)
+                except (OSError, ValueError):
+                    known = False
+                plain[d] = known
+            return known
+
         for f in files:
             recorded = stats.get(f.path)
-            if recorded is not None and f.path in owned:
-                # The cheap check first, by path, like `untouched`: a file with the size, mtime
-                # and mode recorded after agentrc wrote it, and the digest agentrc would write
-                # now, is neither read nor written (nor its directory opened). Anything else,
-                # a link included, takes the careful way below.
+            if recorded is not None and f.path in owned and plain_dir(f.path.rpartition("/")[0]):
+                # The cheap check first, by path: a file with the size, mtime and mode recorded
+                # after agentrc wrote it, and the digest agentrc would write now, in directories
+                # that are directories (each looked at once), is neither read nor written (nor
+                # its directory opened). Anything else, a link included, takes the careful way
+                # below, which refuses a link anywhere (AR140) as before.
                 try:
                     st = os.lstat(base + f.path)
                 except (OSError, ValueError):
