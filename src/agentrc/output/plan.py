@@ -45,10 +45,11 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
     by_path: Dict[str, OutputFile] = {}
     entries: Dict[Tuple[str, Kind, str], OutputFile] = {}
     fragments: Dict[str, List[Fragment]] = {}
+    outcomes: Dict[tuple, Tuple[FieldOutcome, ...]] = {}  # memo entries' field outcomes, made once each (`_unpack`)
     for adapter in clients:
         client_reports = []
         for item in items:
-            rendered = _render(adapter, item, ctx, memo)
+            rendered = _render(adapter, item, ctx, memo, outcomes)
             client_reports.append(rendered.report)
             if rendered.files:
                 entries[(adapter.name, item.kind, item.name)] = rendered.files[0]
@@ -286,7 +287,8 @@ def _names(names: List[str], most: int = 5) -> str:
     return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
-def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Rendered:
+def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo,
+            outcomes: Optional[Dict[tuple, Tuple[FieldOutcome, ...]]] = None) -> Rendered:
     # An item renders from its own directory alone, so its digest (plus the client) is a
     # complete key; items without a digest (built in memory) are always rendered.
     if memo is None or not item.digest:
@@ -296,7 +298,7 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Ren
            ctx.renamed.get((item.kind.value, item.name), ""))
     hit = memo.get(key)
     if hit is not None:
-        return _unpack(hit, lambda: adapter.render(item, ctx))
+        return _unpack(hit, lambda: adapter.render(item, ctx), {} if outcomes is None else outcomes)
     rendered = adapter.render(item, ctx)
     memo.put(key, _pack(rendered))
     return rendered
@@ -327,9 +329,11 @@ def digests_only(packed: tuple) -> tuple:
             report, frags)
 
 
-def _unpack(packed: tuple, again: Callable[[], Rendered]) -> Rendered:
+def _unpack(packed: tuple, again: Callable[[], Rendered], outcomes: Dict[tuple, Tuple[FieldOutcome, ...]]
+            ) -> Rendered:
     """The rendering a memo entry holds. A file kept as a digest gets its bytes from
-    `again()` (the item rendered once more) if and when they are read."""
+    `again()` (the item rendered once more) if and when they are read. `outcomes`: the
+    FieldOutcomes made so far in this plan, by their (field, status, detail) triples."""
     files, (client, kind, name, source, generated, outputs, fields), frags = packed
     fresh: Dict[str, bytes] = {}
 
@@ -342,22 +346,17 @@ def _unpack(packed: tuple, again: Callable[[], Rendered]) -> Rendered:
 
     return Rendered(tuple(OutputFile(*f) if isinstance(f[1], bytes) else OnDemand(f[0], f[1], produce(f[0]), *f[2:])
                           for f in files),
-                    ItemReport(client, kind, name, source, generated, outputs, _outcomes(fields)),
+                    ItemReport(client, kind, name, source, generated, outputs, _outcomes(fields, outcomes)),
                     tuple(Fragment(*f) for f in frags))
 
 
-_OUTCOMES: Dict[tuple, Tuple[FieldOutcome, ...]] = {}
-
-
-def _outcomes(fields: tuple) -> Tuple[FieldOutcome, ...]:
+def _outcomes(fields: tuple, made: Dict[tuple, Tuple[FieldOutcome, ...]]) -> Tuple[FieldOutcome, ...]:
     """The FieldOutcomes of a memo entry's (field, status, detail) triples, made once per
-    distinct set: items of one kind mostly share theirs, and one edit at 5,000 items made
-    120,000 of them (they are frozen, so one tuple serves every report that has it)."""
-    known = _OUTCOMES.get(fields)
+    distinct set in a plan (`made`): items of one kind mostly share theirs, and one edit at
+    5,000 items made 120,000 of them (they are frozen, so one tuple serves every report)."""
+    known = made.get(fields)
     if known is None:
-        if len(_OUTCOMES) >= 4096:  # a bound, not a working set: builds are one process each
-            _OUTCOMES.clear()
-        known = _OUTCOMES[fields] = tuple(FieldOutcome(*o) for o in fields)
+        known = made[fields] = tuple(FieldOutcome(*o) for o in fields)
     return known
 
 
