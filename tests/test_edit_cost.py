@@ -8,6 +8,7 @@ import contextlib
 import importlib.util
 import io
 import json
+import os
 import random
 import shutil
 import stat
@@ -138,7 +139,9 @@ def test_an_edited_registry_builds_on_the_last_build_to_the_tree_a_build_from_sc
 
 def _edit_counts(tmp_path: Path, monkeypatch, items: int) -> Dict[str, int]:
     """One rule's body edited after a build of `items` items: what the next build computed
-    (memo entries put: directories parsed, items rendered) and read back (memo entries)."""
+    (memo entries put: directories parsed, items rendered), read back (memo entries, and
+    their bytes), and did in the output (directories listed for leftovers, files looked at
+    the careful way, through their directory's descriptor, and read)."""
     monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / f"cache-{items}"))
     reg, out = tmp_path / f"reg-{items}", tmp_path / f"out-{items}"
     _generator().generate(str(reg), items, seed=4)
@@ -149,19 +152,161 @@ def _edit_counts(tmp_path: Path, monkeypatch, items: int) -> Dict[str, int]:
     seen = []
     save = cache.save
     monkeypatch.setattr(cache, "save", lambda path, memo: (seen.append(memo), save(path, memo))[1])
+    counts = {"listed": 0, "careful": 0, "read": 0}
+
+    def counting(name, real):
+        def wrapper(*args, **kwargs):
+            counts[name] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    # Aging the output (as the seconds between two builds by hand do): `_sweep` lists only
+    # directories changed since the manifest, give or take the file system clock's slack.
+    monkeypatch.setattr(writer, "SWEEP_SLACK_NS", 0)
+    monkeypatch.setattr(writer.os, "listdir", counting("listed", writer.os.listdir))
+    monkeypatch.setattr(writer._Tree, "lstat", counting("careful", writer._Tree.lstat))
+    monkeypatch.setattr(writer._Tree, "read", counting("read", writer._Tree.read))
     _build(reg, out)
+    monkeypatch.undo()
     memo = seen[0]
     return {"computed": len(memo.data), "parsed": sum(1 for k in memo.data if k[0] != "render"),
-            "read": memo.store.reads if memo.store is not None else 0}
+            "entries": memo.store.reads if memo.store is not None else 0,
+            "entry bytes": memo.store.bytes_read if memo.store is not None else 0, **counts}
 
 
 def test_one_edit_parses_and_renders_only_the_edited_item_at_any_registry_size(tmp_path, monkeypatch):
     """The edited rule's directory is parsed once and rendered once per client (3), whatever
-    the registry's size. What is read back from the memo still grows with the registry: one
+    the registry's size. In the output, what the edit reaches is looked at with care and read
+    (the rule's three files, the merged files), and only the directories written are listed
+    for leftover temporary files; every other output costs one lstat by path (the size, mtime
+    and mode recorded). What is read back from the memo still grows with the registry: one
     entry per item directory and one per item and client (issue 13: the next step is to
     re-plan only the items an edit reaches), exactly that and no more."""
     small, large = (_edit_counts(tmp_path, monkeypatch, n) for n in (40, 120))
     assert small["computed"] == large["computed"] == 4, (small, large)
     assert small["parsed"] == large["parsed"] == 1, (small, large)
+    for key in ("listed", "careful", "read"):
+        assert small[key] == large[key], (key, small, large)
+    assert large["listed"] <= 8 and large["careful"] <= 12 and large["read"] <= 12, large
     for n, counts in ((40, small), (120, large)):
-        assert counts["read"] == (n - 1) * 4, (n, counts)  # the unedited items: 1 parse + 3 renders each
+        assert counts["entries"] == (n - 1) * 4, (n, counts)  # the unedited items: 1 parse + 3 renders each
+
+
+def test_a_no_change_build_imports_no_client_adapter_and_no_parser(tmp_path):
+    """The no-change build prints the last result: it checks the sources' and the outputs'
+    statuses and stops. Importing the adapters cost more than all of that (issue 13), so the
+    command line checks --client against agentrc.clients.names and prints the totals with
+    agentrc.output.totals; the planner, the adapters and the parsers are never imported."""
+    import subprocess
+
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 12, seed=3)
+    script = ("import sys; from agentrc.cli.main import main\n"
+              "code = main(sys.argv[1:])\n"
+              "print(' '.join(sorted(m for m in sys.modules if m.startswith('agentrc'))))\n"
+              "sys.exit(code)")
+    cmd = [sys.executable, "-c", script, "build", str(reg), "--client", "claude,copilot,opencode", "--out", str(out),
+           "--jobs", "1"]
+    env = dict(os.environ, AGENTRC_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT / "src"))
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert "agentrc.clients.claude" in first.stdout.split()  # the first build renders
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr
+    # The same diagnostics and totals; only the last line's counts differ (nothing was written).
+    assert second.stderr.splitlines()[:-1] == first.stderr.splitlines()[:-1]
+    loaded = second.stdout.split()
+    unexpected = [m for m in loaded if m.startswith(("agentrc.clients.", "agentrc.portable", "agentrc.pipeline.stages",
+                                                      "agentrc.output.plan", "agentrc.output.merge", "agentrc.text"))
+                  and m != "agentrc.clients.names"]
+    assert not unexpected, unexpected
+
+
+def test_a_build_takes_the_manifest_from_the_stamp_only_while_its_digest_matches(tmp_path, monkeypatch):
+    """The stamp keeps what the manifest records (the manifest's digest vouches for it), so
+    neither a no-change build nor an edit decodes the manifest; a manifest changed since is
+    decoded and checked (AR093 for an unsafe path). A no-change build still lstat's every
+    output, and an output edited since (another size or mtime) makes the build a real one,
+    which refuses (AR094)."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 30, seed=5)
+    _build(reg, out)
+    decoded = []
+    real = writer._load_json
+    monkeypatch.setattr(writer, "_load_json", lambda raw, what: (decoded.append(what), real(raw, what))[1])
+    _build(reg, out)
+    assert decoded == []
+    source = sorted((reg / "rules").iterdir())[0] / "RULE.md"
+    with open(source, "a", encoding="utf-8") as fh:
+        fh.write("\nOne more line.\n")
+    _build(reg, out)  # an edit: the manifest on disk is the one recorded, its content taken from the stamp
+    assert decoded == []
+    manifest = out / ".agentrc" / "manifest.json"
+    original = manifest.read_bytes()
+    data = json.loads(original)
+    data["files"]["../outside.md"] = "0" * 64  # a manifest changed behind agentrc's back is read, and checked
+    manifest.write_text(json.dumps(data), encoding="utf-8")
+    with open(source, "a", encoding="utf-8") as fh:
+        fh.write("\nAnd another.\n")
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["build", str(reg), "--client", "claude,copilot,opencode", "--out", str(out), "--jobs", "1"])
+    assert code == 1 and "AR093" in err.getvalue() and decoded, err.getvalue()[-2000:]
+    decoded.clear()
+    manifest.write_bytes(original)  # the recorded one again: taken from the stamp
+    _build(reg, out)
+    assert decoded == []
+    rule = next(p for p in sorted(out.rglob("*.md")) if ".claude/rules/" in p.as_posix())
+    rule.write_text(rule.read_text(encoding="utf-8") + "A user's line.\n", encoding="utf-8")
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["build", str(reg), "--client", "claude,copilot,opencode", "--out", str(out), "--jobs", "1"])
+    assert code == 1 and "AR094" in err.getvalue(), err.getvalue()[-2000:]
+
+
+def test_a_no_change_build_rewrites_the_stamp_only_when_it_read_a_file(tmp_path, monkeypatch):
+    """Its record of the sources is rewritten when files had to be read (a touched file, one
+    changed close to the recording): then they are vouched for next time. Otherwise the
+    stamp on disk already says everything, and a no-change build writes nothing at all."""
+    from agentrc.inputs import tree as treeread
+
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(treeread, "RACY_NS", 0)
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 12, seed=6)
+    _build(reg, out)
+    saved = []
+    real = cache.save_stamp
+    monkeypatch.setattr(cache, "save_stamp", lambda path, stamp: (saved.append(stamp), real(path, stamp))[1])
+    _build(reg, out)
+    _build(reg, out)
+    assert saved == []
+    touched = sorted((reg / "rules").iterdir())[0] / "RULE.md"
+    st = touched.stat()
+    os.utime(touched, ns=(st.st_atime_ns, st.st_mtime_ns - 10 ** 9))  # same bytes, another mtime: read once
+    _build(reg, out)
+    assert len(saved) == 1
+    _build(reg, out)
+    assert len(saved) == 1
+
+
+def test_a_link_in_place_of_an_output_directory_is_refused_even_where_nothing_changes(tmp_path, monkeypatch):
+    """diff's cheap check (one lstat by path per output) covers only files whose directories
+    are directories: `.claude/agents` swapped for a link to a copy with the same sizes,
+    mtimes and modes is still refused (AR140), though the edit is elsewhere."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 30, seed=7)
+    _build(reg, out)
+    agents = out / ".claude" / "agents"
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(agents, elsewhere)  # copy2: sizes, mtimes and modes kept
+    shutil.rmtree(agents)
+    agents.symlink_to(elsewhere)
+    with open(sorted((reg / "rules").iterdir())[0] / "RULE.md", "a", encoding="utf-8") as fh:
+        fh.write("\nOne more line.\n")
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["build", str(reg), "--client", "claude,copilot,opencode", "--out", str(out), "--jobs", "1"])
+    assert code == 1 and "AR140" in err.getvalue() and ".claude/agents" in err.getvalue(), err.getvalue()[-2000:]

@@ -37,6 +37,16 @@ def test_names_families_and_blocks_are_unique_and_declared():
     assert set(IMPORTERS) <= set(registry.CLIENTS)
 
 
+def test_the_clis_list_of_names_is_the_registrys():
+    """agentrc.clients.names lets the command line check --client without importing an
+    adapter (a no-change build needs none): it must say what the registry says."""
+    from agentrc.clients import names
+
+    assert names.CLIENTS == tuple(registry.CLIENTS)
+    assert names.DEFAULT_CLIENTS == registry.DEFAULT_CLIENTS
+    assert names.PLUGIN_LAYOUTS == tuple(registry.PLUGIN_LAYOUTS)
+
+
 def test_derived_lists_follow_the_adapters():
     assert registry.agent_skills_writers() == tuple(
         a.name for a in registry.ADAPTERS if a.skill_dir == SHARED_SKILL_DIR)
@@ -71,9 +81,10 @@ def test_every_registered_block_is_a_passthrough_block_of_the_item_schema():
 def test_no_hand_kept_list_of_clients_outside_the_registry():
     """A literal naming three or more registered clients is a list someone must keep in
     step by hand. Allowed: the registry, the spec's families, and a client's own module
-    (its data about the others, e.g. which output trees it also reads)."""
+    (its data about the others, e.g. which output trees it also reads), and the names alone
+    for the command line (clients/names.py, which the test above keeps equal to the registry)."""
     names = set(registry.CLIENTS)
-    allowed = {SRC / "clients" / "registry.py", SRC / "families.py"}
+    allowed = {SRC / "clients" / "registry.py", SRC / "families.py", SRC / "clients" / "names.py"}
     allowed |= {SRC / "clients" / f"{n}.py" for n in names}
     found = []
     for path in SRC.rglob("*.py"):

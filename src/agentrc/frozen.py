@@ -46,8 +46,18 @@ class FrozenMap(Mapping):
         return f"FrozenMap({dict(self._pairs)!r})"
 
     def __reduce__(self):
-        # Only the pairs: the index and the hash are rebuilt (keeps build memos small).
-        return (FrozenMap, (self._pairs,))
+        # Only the pairs: the index and the hash are rebuilt (keeps build memos small), by
+        # `_restore`, which skips __init__'s check for a Mapping (typing's isinstance was most
+        # of the cost of reading a one-edit build's memo entries back).
+        return (_restore, (self._pairs,))
+
+
+def _restore(pairs: Tuple[Tuple[Any, Any], ...]) -> FrozenMap:
+    restored = FrozenMap.__new__(FrozenMap)
+    restored._pairs = pairs
+    restored._index = dict(pairs)
+    restored._hash = None
+    return restored
 
 
 def freeze(value: Any) -> Any:

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from agentrc.cli.common import UsageError, print_diags
-from agentrc.clients import registry as client_registry
+from agentrc.clients import names as client_names
 from agentrc.names import MAX_NAME_LENGTH, valid_name
-from agentrc.output.plan import summary_lines
+from agentrc.output.totals import summary_lines
 from agentrc.output.writer import PARTIAL
 from agentrc.pipeline.build import BuildOptions, BuildResult, build
 
@@ -28,7 +28,7 @@ def run(args) -> int:
 def options(args) -> BuildOptions:
     """The build the flags ask for, or a UsageError saying why there is none."""
     clients = [c.strip() for c in args.client.split(",") if c.strip()]
-    if args.layout == "plugin" and args.client == ",".join(client_registry.DEFAULT_CLIENTS):
+    if args.layout == "plugin" and args.client == ",".join(client_names.DEFAULT_CLIENTS):
         clients = ["claude"]  # one plugin per build; --client picks another client's layout
     if args.plugin_name and args.layout != "plugin":
         raise UsageError("--plugin-name needs --layout plugin")
@@ -37,7 +37,7 @@ def options(args) -> BuildOptions:
         # It names the plugin's manifest and marketplace entry, which clients read as a name.
         raise UsageError(f"--plugin-name {args.plugin_name!r}: a plugin name is lowercase letters, digits and "
                          f"single hyphens, at most {MAX_NAME_LENGTH} characters")
-    table = client_registry.PLUGIN_LAYOUTS if args.layout == "plugin" else client_registry.CLIENTS
+    table = client_names.PLUGIN_LAYOUTS if args.layout == "plugin" else client_names.CLIENTS
     unknown = [c for c in clients if c not in table]
     if unknown or not clients:
         what = "client(s) with a plugin layout" if args.layout == "plugin" else "client(s)"

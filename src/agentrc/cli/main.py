@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 
 from agentrc import __version__
 from agentrc.cli.common import UsageError
-from agentrc.clients import registry as client_registry
+from agentrc.clients import names as client_names
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -65,8 +65,8 @@ def _parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("build", help="generate client files into an output directory")
     common(b)
-    b.add_argument("--client", default=",".join(client_registry.DEFAULT_CLIENTS),
-                   help=f"comma-separated clients (known: {', '.join(client_registry.CLIENTS)})")
+    b.add_argument("--client", default=",".join(client_names.DEFAULT_CLIENTS),
+                   help=f"comma-separated clients (known: {', '.join(client_names.CLIENTS)})")
     b.add_argument("--out", required=True, metavar="DIR", help="the project tree to write into")
     b.add_argument("--bundle", action="append", default=[], metavar="NAME",
                    help="build only this bundle's closure: its name, or its file's path when several registries "
@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="an item to install, e.g. skill:pr-summary (repeatable); none of both: everything")
     a.add_argument("--client", default=None, metavar="LIST",
                    help=f"comma-separated clients for the whole project (default: the lock's, else "
-                        f"{','.join(client_registry.DEFAULT_CLIENTS)})")
+                        f"{','.join(client_names.DEFAULT_CLIENTS)})")
     a.add_argument("--force", action="store_true", help="overwrite installed files edited since")
     consumer(a)
     a.set_defaults(command_module="add")
@@ -190,8 +190,8 @@ def _parser() -> argparse.ArgumentParser:
     cb.add_argument("context", nargs="?", metavar="DIR", help="where to resolve from (default: --dir)")
     cb.add_argument("--soul", default="", metavar="NAME", help="the soul (default: global bindings only)")
     cb.add_argument("--out", required=True, metavar="DIR", help="the project tree to write into")
-    cb.add_argument("--client", default=",".join(client_registry.DEFAULT_CLIENTS),
-                    help=f"comma-separated clients (known: {', '.join(client_registry.CLIENTS)})")
+    cb.add_argument("--client", default=",".join(client_names.DEFAULT_CLIENTS),
+                    help=f"comma-separated clients (known: {', '.join(client_names.CLIENTS)})")
     cb.add_argument("--check", action="store_true", help="write nothing; exit 1 listing out-of-date files")
     scope(cb)
     cp = verbs.add_parser("pack", help="validate a package as an install would; write its payload and integrity")

@@ -1,11 +1,12 @@
 """The client registry: one adapter module per client, listed once here.
 
 Everything that depends on the set of clients is derived from this list and the adapters'
-attributes: the CLI's --client choices, the Pants `clients=` field, the families content
-may name, the passthrough blocks (their order is fmt's key order and the item schema's
-properties), the writers of the shared Agent Skills directory and the blocks they merge,
-and the docs' mapping tables. Adding a client is one module plus one line here (plus
-goldens); tests/test_registry.py fails when a derived list disagrees.
+attributes: the Pants `clients=` field, the families content may name, the passthrough
+blocks (their order is fmt's key order and the item schema's properties), the writers of
+the shared Agent Skills directory and the blocks they merge, and the docs' mapping tables.
+Adding a client is one module plus one line here (plus goldens), and its name in
+clients/names.py, the list the command line checks --client against without importing an
+adapter; tests/test_registry.py fails when a derived list, or that one, disagrees.
 
 The order below is the order of passthrough blocks in formatted frontmatter.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet, Tuple
 
+from agentrc.clients import names
 from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, RenderContext
 from agentrc.clients.claude import Claude, ClaudePlugin
 from agentrc.clients.codex import Codex, CodexPlugin
@@ -40,7 +42,7 @@ ADAPTERS: Tuple[ClientAdapter, ...] = (
     Hermes(),
 )
 CLIENTS: Dict[str, ClientAdapter] = {adapter.name: adapter for adapter in ADAPTERS}
-DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
+DEFAULT_CLIENTS: Tuple[str, ...] = names.DEFAULT_CLIENTS
 
 
 # Clients with a plugin/extension package layout (`agentrc build --layout plugin`), in CLIENTS order.

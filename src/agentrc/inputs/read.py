@@ -38,6 +38,7 @@ class Inputs:
     # The record of the sources' statuses for the next build's `stamped` (None: not kept, as
     # for canonical projects and symlinked sources).
     signature: Optional[dict] = None
+    fresh: int = 0  # `stamped`: the files whose bytes were read (the record could not vouch for them)
 
 
 def stamped(paths: Sequence[str], record: object) -> Optional[Inputs]:
@@ -52,7 +53,7 @@ def stamped(paths: Sequence[str], record: object) -> Optional[Inputs]:
     if found is None:
         return None
     return Inputs(found.tree, found.explicit, (), None, hashlib.sha256(found.digest.encode()).hexdigest(),
-                  signature=found.record)
+                  signature=found.record, fresh=found.read)
 
 
 def read_inputs(paths: Sequence[str]) -> Inputs:

@@ -19,7 +19,6 @@ whose bytes do not match the checksum the index keeps, is a miss, never an error
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import pickle
 import zlib
@@ -28,7 +27,6 @@ from typing import Any, Dict, Hashable, Iterable, Optional, Set, Tuple
 
 from agentrc import __version__
 from agentrc.fingerprint import digest
-from agentrc.output.plan import digests_only
 
 Location = Tuple[str, int, int, int]  # pack file name, offset, length, crc32 of the entry
 MAX_PACKS = 8  # more packs than this (many small builds) are compacted into one
@@ -182,6 +180,8 @@ def save(path: Path, memo: Memo) -> None:
 
 def _dumps(key: Hashable, value: Any) -> bytes:
     if isinstance(key, tuple) and key and key[0] == "render":
+        from agentrc.output.plan import digests_only  # saving follows a plan: already imported
+
         value = digests_only(value)
     return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -206,18 +206,28 @@ def _write_pack(root: Path, entries: Dict[Hashable, bytes]) -> Dict[Hashable, Lo
 
 
 def load_stamp(memo_path: Path) -> Optional[dict]:
-    """The record of the last successful build into the same output (a small JSON file)."""
+    """The record of the last successful build into the same output.
+
+    A pickle, like the memo beside it (both live in the user's cache, outside any output):
+    a no-change build at 5,000 items spent more time decoding this record as JSON than on
+    anything else but the statuses it compares."""
     try:
-        return json.loads(memo_path.with_suffix(".stamp.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        with open(memo_path.with_suffix(".stamp"), "rb") as fh:
+            stamp = pickle.load(fh)
+    except Exception:  # missing, damaged or foreign: no stamp, the build reads its sources
         return None
+    return stamp if isinstance(stamp, dict) else None
 
 
 def save_stamp(memo_path: Path, stamp: dict) -> None:
     try:
         memo_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = memo_path.with_suffix(".stamp.tmp")
-        tmp.write_text(json.dumps(stamp), encoding="utf-8")
-        os.replace(tmp, memo_path.with_suffix(".stamp.json"))
+        with open(tmp, "wb") as fh:
+            pickle.dump(stamp, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, memo_path.with_suffix(".stamp"))
+        legacy = memo_path.with_suffix(".stamp.json")  # the JSON record of earlier versions
+        if legacy.exists():
+            legacy.unlink()
     except OSError:
         pass

@@ -23,7 +23,7 @@ from agentrc.inputs.read import Inputs, read_inputs, stamped
 from agentrc.inputs.tree import SourcesChanged
 from agentrc.memo import cache
 from agentrc.output import writer
-from agentrc.output.plan import summary
+from agentrc.output.totals import summary
 
 if TYPE_CHECKING:
     from agentrc.pipeline import stages
@@ -94,9 +94,11 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
         # read nor hashed (agentrc.inputs.tree, "the source stamp").
         quick = stamped(options.paths, stamp.get("sources"))
         if quick and stamp.get("key") == _key(options, quick.digest, quick.explicit) \
-                and writer.untouched(out, stamp.get("manifest", "")):
+                and writer.untouched(out, stamp.get("manifest", ""), stamp.get("outputs")):
             # Same sources, same options, outputs as last written: the last result stands.
-            if quick.signature != stamp.get("sources"):  # files re-read (racy, touched): vouched for next time
+            if quick.fresh:  # files re-read (racy, touched): vouched for next time
+                # Only then: the record's walk start alone is always new, and rewriting the
+                # stamp was a tenth of every no-change build at 5,000 items.
                 cache.save_stamp(memo_path, dict(stamp, sources=quick.signature))
             return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
                                writer.Changes((), (), (), stamp["files"]))
@@ -105,7 +107,7 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
     inputs = quick or read_inputs(options.paths)
     key = _key(options, inputs.digest, inputs.explicit)
     if memo_path and stamp and quick is None:
-        if stamp.get("key") == key and writer.untouched(out, stamp.get("manifest", "")):
+        if stamp.get("key") == key and writer.untouched(out, stamp.get("manifest", ""), stamp.get("outputs")):
             # Same sources, same options, outputs as last written: the last result stands.
             if inputs.signature is not None and inputs.signature != stamp.get("sources"):
                 cache.save_stamp(memo_path, dict(stamp, sources=inputs.signature))
@@ -123,15 +125,19 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
     diags = list(plan.diagnostics)
     changes = None
     totals = summary(plan.reports)
+    written: Optional[writer.Output] = None
     if plan.ok:
         try:
             # Locked and recovered before anything in the directory is read; errors of the
             # disk (a full one, a read-only one, a link in the way) are diagnostics.
             with writer.session(out, write=not options.check, notify=notify) as tree:
+                if stamp:
+                    tree.expect(stamp.get("manifest", ""), stamp.get("outputs"))
                 changes, _, wdiags = tree.diff(plan.files)
                 diags.extend(wdiags)
                 if not any(d.is_error for d in diags) and not options.check:
                     diags.extend(_write(tree, options, plan, changes))
+                    written = tree
         except writer.OutputError as exc:
             diags.extend(exc.diagnostics)
             changes = None
@@ -140,7 +146,9 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
         diags.extend(_record_capabilities(inputs.capabilities, options.clients))
         ok = not any(d.is_error for d in diags)
     if ok and memo_path and not options.check and changes is not None:
-        cache.save_stamp(memo_path, {"key": key, "manifest": writer.manifest_digest(out),
+        manifest = writer.manifest_digest(out)
+        cache.save_stamp(memo_path, {"key": key, "manifest": manifest,
+                                     "outputs": writer.recorded_statuses(written, manifest) if written else None,
                                      "diagnostics": [d.to_json() for d in sorted(set(diags)) if d.code != "AR142"
                                                      and not (d.code == "AR091" and not d.is_error)],
                                      "summary": totals, "files": len(plan.files), "sources": inputs.signature})
