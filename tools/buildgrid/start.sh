@@ -64,7 +64,12 @@ find_python311() {
 
 ensure_venv() {
   local stamp="buildgrid==$BUILDGRID_VERSION"
-  if [ -x "$VENV/bin/bgd" ] && [ "$(cat "$VENV/.agentrc-stamp" 2>/dev/null)" = "$stamp" ]; then
+  # A venv's scripts name its interpreter by absolute path: one made under another path
+  # (a moved checkout, a worktree whose .tools was a link) has a bgd that cannot start.
+  local interpreter
+  interpreter="$(head -n 1 "$VENV/bin/bgd" 2>/dev/null | sed -n 's/^#!//p')"
+  if [ -x "$VENV/bin/bgd" ] && [ -n "$interpreter" ] && [ -x "$interpreter" ] \
+      && [ "$(cat "$VENV/.agentrc-stamp" 2>/dev/null)" = "$stamp" ]; then
     return 0
   fi
   local python
