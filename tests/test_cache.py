@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -87,6 +88,29 @@ def test_parallel_warm_equals_sequential(monkeypatch):
     # 19 item directories (one holds a skill and a rule) and 20 items rendered for 3 clients.
     assert forked.data.keys() == expected.keys() and len(expected) == 19 + 20 * 3
     assert forked.data == expected
+
+
+def test_a_cold_build_starts_workers_only_when_asked(tmp_path, monkeypatch):
+    """Workers are off by default (measured: on 2 cores they cost more CPU than they save,
+    docs/cli/build.md "The build cache"); `--jobs 0` and `--jobs N` still start them."""
+    from agentrc.pipeline import warm as parallel
+
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(parallel, "MIN_ITEMS", 0)
+    calls = []
+    real = parallel.warm
+    monkeypatch.setattr(parallel, "warm", lambda tree, clients, memo, jobs, min_items=0:
+                        calls.append(jobs) or real(tree, clients, memo, jobs, min_items))
+    build = ["build", str(ROOT / "examples" / "registry"), "--client", "claude"]
+    for extra, out in (([], "a"), (["--jobs", "2"], "b"), (["--jobs", "0"], "c")):
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            assert main(build + ["--out", str(tmp_path / out)] + extra) == 0
+    assert calls == [2, os.cpu_count() or 1], calls  # the default build called no worker
+
+    def files(root: Path) -> dict:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+                if p.is_file() and ".agentrc" not in p.parts}
+    assert files(tmp_path / "a") == files(tmp_path / "b") == files(tmp_path / "c")
 
 
 def test_small_builds_add_a_pack_and_dead_entries_compact(tmp_path):

@@ -42,7 +42,12 @@ class BuildOptions:
     plugin_name: str = ""
     check: bool = False  # write nothing; report what would change
     report: Optional[str] = None  # where to write the fidelity report
-    jobs: int = 0  # worker processes for a cold build (0: one per CPU; 1: none)
+    # Worker processes for a cold build (1: none, the default; 0: one per CPU). On the 2-core
+    # machine measured (docs/benchmarks.md), workers never made a cold build faster: each
+    # entry they compute is pickled to the parent, which reads them all back and plans on
+    # its own, so 2 workers cost 1.3-2.1x the CPU for the same wall time at 1,000 and 5,000
+    # items, and 30% more wall time at 10,000.
+    jobs: int = 1
     cache: bool = True  # keep the memo and the no-change stamp
 
 
