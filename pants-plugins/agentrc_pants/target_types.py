@@ -265,8 +265,16 @@ class AgentrcRegistryTarget(Target):
     )
 
 
+class _PackagedUnlessOff:
+    """A target whose `package` field is false is left out of `pants package` (opt-out)."""
+
+    @classmethod
+    def opt_out(cls, tgt: Target) -> bool:
+        return not tgt.get(AgentrcPackageField).value
+
+
 @dataclass(frozen=True)
-class AgentrcItemFieldSet(PackageFieldSet):
+class AgentrcItemFieldSet(_PackagedUnlessOff, PackageFieldSet):
     required_fields = (AgentrcEntrypointField,)
 
     source: AgentrcEntrypointField
@@ -274,35 +282,23 @@ class AgentrcItemFieldSet(PackageFieldSet):
     clients: AgentrcClientsField
     output_path: AgentrcOutputPathField
 
-    @classmethod
-    def opt_out(cls, tgt: Target) -> bool:
-        return not tgt.get(AgentrcPackageField).value
-
 
 @dataclass(frozen=True)
-class AgentrcBundleFieldSet(PackageFieldSet):
+class AgentrcBundleFieldSet(_PackagedUnlessOff, PackageFieldSet):
     required_fields = (AgentrcBundleSourceField,)
 
     source: AgentrcBundleSourceField
     clients: AgentrcClientsField
     output_path: AgentrcOutputPathField
 
-    @classmethod
-    def opt_out(cls, tgt: Target) -> bool:
-        return not tgt.get(AgentrcPackageField).value
-
 
 @dataclass(frozen=True)
-class AgentrcRegistryFieldSet(PackageFieldSet):
+class AgentrcRegistryFieldSet(_PackagedUnlessOff, PackageFieldSet):
     required_fields = (AgentrcRegistrySourceField,)
 
     source: AgentrcRegistrySourceField
     clients: AgentrcClientsField
     output_path: AgentrcOutputPathField
-
-    @classmethod
-    def opt_out(cls, tgt: Target) -> bool:
-        return not tgt.get(AgentrcPackageField).value
 
 
 @dataclass(frozen=True)
