@@ -582,6 +582,14 @@ def _ancestors(path: str) -> List[str]:
     return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
+def _as_recorded(st: os.stat_result, recorded: Any, f: OutputFile, owned: Dict[str, str]) -> bool:
+    """`f` needs neither reading nor writing: the output has the status (size, mtime, mode)
+    recorded after agentrc last wrote it, the executable bit `f` wants, and the recorded
+    sha256 is the one `f` would write."""
+    return (recorded is not None and _stat(st) == recorded and bool(st.st_mode & stat.S_IXUSR) == f.executable
+            and owned.get(f.path) == f.sha256())
+
+
 def _directories(paths: Iterable[str]) -> Set[str]:
     """The directories holding `paths`, and theirs, up to the root (excluded): what
     `_ancestors` gives for each path, each directory walked once however many files it holds."""
@@ -915,8 +923,7 @@ class Output:
                     st = os.lstat(base + f.path)
                 except (OSError, ValueError):
                     st = None
-                if (st is not None and stat.S_ISREG(st.st_mode) and _stat(st) == recorded
-                        and bool(st.st_mode & stat.S_IXUSR) == f.executable and owned[f.path] == f.sha256()):
+                if st is not None and stat.S_ISREG(st.st_mode) and _as_recorded(st, recorded, f, owned):
                     unchanged += 1
                     seen[f.path] = recorded
                     continue
@@ -930,10 +937,9 @@ class Output:
                 if not stat.S_ISREG(st.st_mode):
                     raise _NotFile(f.path)
                 is_exec = bool(st.st_mode & stat.S_IXUSR)
-                now = _stat(st)
-                if stats.get(f.path) == now and is_exec == f.executable and owned.get(f.path) == f.sha256():
+                if _as_recorded(st, stats.get(f.path), f, owned):
                     unchanged += 1  # size and mtime as recorded after our last write: not read again
-                    seen[f.path] = now
+                    seen[f.path] = stats[f.path]
                     continue
                 current = self._read(f.path)
             except _FS_ERRORS as exc:
