@@ -179,3 +179,21 @@ def test_remote_cache_is_shared_between_clones(buildgrid, snapshot, tmp_path):
     print(f"clone 3 counters: {_remote(c3)}")
     assert c3.get("remote_cache_requests_cached", 0) == 0
     assert _tree(third / "dist") == dist1, "clone 3's dist/ differs from clone 1's"
+
+
+def test_start_on_a_machine_without_the_venv_says_why_it_stops(tmp_path):
+    """A fresh clone has no BuildGrid venv: start.sh must reach the install step and speak,
+    not end silently (it once did: with `set -e` and `pipefail`, reading the shebang of a bgd
+    that did not exist yet ended the script with exit 1 and no message, which is how CI failed).
+    The python3.11 given cannot make a venv, so the script stops at once with its own message."""
+    fake = tmp_path / "python3.11"
+    fake.write_text("#!/bin/sh\n[ \"$1\" = -c ] && exit 0\nexit 1\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "BUILDGRID_STATE_DIR": str(tmp_path / "state"), "BUILDGRID_VENV": str(tmp_path / "venv"),
+           "AGENTRC_PY311": str(fake)}
+    proc = subprocess.run(["bash", str(START), str(_free_loopback_port())], env=env, capture_output=True, text=True,
+                          timeout=STOP_TIMEOUT)
+    assert proc.returncode == 3, proc.stderr
+    assert "installing buildgrid" in proc.stderr
+    assert "could not create a venv" in proc.stderr
+    assert not (tmp_path / "venv").exists()

@@ -67,7 +67,9 @@ ensure_venv() {
   # A venv's scripts name its interpreter by absolute path: one made under another path
   # (a moved checkout, a worktree whose .tools was a link) has a bgd that cannot start.
   local interpreter
-  interpreter="$(head -n 1 "$VENV/bin/bgd" 2>/dev/null | sed -n 's/^#!//p')"
+  # (|| true: on a fresh machine there is no bgd yet, and set -e with pipefail would end the
+  # script silently here.)
+  interpreter="$(head -n 1 "$VENV/bin/bgd" 2>/dev/null | sed -n 's/^#!//p' || true)"
   if [ -x "$VENV/bin/bgd" ] && [ -n "$interpreter" ] && [ -x "$interpreter" ] \
       && [ "$(cat "$VENV/.agentrc-stamp" 2>/dev/null)" = "$stamp" ]; then
     return 0
