@@ -118,6 +118,12 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
                 cache.save_stamp(memo_path, dict(stamp, sources=inputs.signature))
             return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
                                writer.Changes((), (), (), stamp["files"]))
+    if memo_path and stamp:
+        # Sources changed: an edit that reaches only a few outputs is built alone.
+        from agentrc.pipeline import incremental
+        replayed = incremental.replay(options, memo_path, stamp, inputs, key, notify)
+        if replayed is not None:
+            return BuildResult(replayed.diagnostics, replayed.summary, replayed.changes)
     memo = cache.load(memo_path) if memo_path else None
     try:
         plan = _plan(options, inputs, memo)
@@ -151,6 +157,11 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
         diags.extend(_record_capabilities(inputs.capabilities, options.clients))
         ok = not any(d.is_error for d in diags)
     if ok and memo_path and not options.check and changes is not None:
+        from agentrc.pipeline import incremental
+        if incremental.eligible(options, inputs):  # what the next edit needs to be built alone
+            incremental.save_record(memo_path, key, options, inputs, plan)
+        else:
+            incremental.forget_record(memo_path)
         manifest = writer.manifest_digest(out)
         cache.save_stamp(memo_path, {"key": key, "manifest": manifest,
                                      "outputs": writer.recorded_statuses(written, manifest) if written else None,

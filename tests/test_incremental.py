@@ -1,0 +1,241 @@
+"""An edit replayed onto the last build (agentrc.pipeline.incremental) gives exactly what the
+whole build gives: the output tree, every line printed, the exit code, and the next
+no-change build. Each edit kind goes the way expected (`incremental.LAST`), so the tests
+cannot pass by always falling back."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import shutil
+import stat
+from pathlib import Path
+from typing import Callable, Dict, List, Tuple
+
+import pytest
+
+from agentrc.cli.main import main
+from agentrc.output import writer
+from agentrc.pipeline import incremental
+from test_edit_cost import _alone, _generator
+
+REPLAY, FULL = "replay", "full"
+
+
+def _run(reg: Path, out: Path, clients: str, *extra: str) -> Tuple[int, List[str]]:
+    """The exit code and every line the build printed (the output path written OUT)."""
+    so, se = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):
+        code = main(["build", str(reg), "--client", clients, "--out", str(out), "--jobs", "1", *extra])
+    text = (so.getvalue() + "\n--stderr--\n" + se.getvalue()).replace(str(out), "OUT")
+    return code, text.splitlines()
+
+
+def _tree(root: Path) -> Dict[str, Tuple[bytes, bool]]:
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and not rel.startswith(".agentrc/"):
+            out[rel] = (path.read_bytes(), bool(path.stat().st_mode & stat.S_IXUSR))
+    return out
+
+
+def _owned(root: Path) -> dict:
+    """The manifest without the statuses (they are the files' times)."""
+    data = json.loads((root / writer.MANIFEST).read_text(encoding="utf-8"))
+    data.pop("stat")
+    return data
+
+
+def _item(reg: Path, kind: str, i: int = 0, supporting: bool = False) -> Path:
+    dirs = sorted(p for p in (reg / kind).iterdir() if p.is_dir()
+                  and (not supporting or any(q.is_dir() for q in p.iterdir())))
+    return dirs[i]
+
+
+def _entry(d: Path) -> Path:
+    return next(p for p in sorted(d.iterdir()) if p.name in ("RULE.md", "SKILL.md", "AGENT.md"))
+
+
+def _append(path: Path, text: str) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def _sub(path: Path, pattern: str, repl: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    new = re.sub(pattern, repl, text, count=1, flags=re.M)
+    assert new != text, (path, pattern)
+    path.write_text(new, encoding="utf-8")
+
+
+def body_rule(reg: Path) -> str:
+    _append(_entry(_item(reg, "rules", 1)), "\nOne more line for the rule.\n")
+    return REPLAY
+
+
+def body_skill(reg: Path) -> str:
+    _append(_entry(_item(reg, "skills", 2)), "\nOne more step.\n")
+    return REPLAY
+
+
+def body_agent(reg: Path) -> str:
+    _append(_entry(_item(reg, "agents", 0)), "\nReport in French.\n")
+    return REPLAY
+
+
+def supporting_file(reg: Path) -> str:
+    d = _item(reg, "skills", 0, supporting=True)
+    f = next(p for p in sorted(d.rglob("*")) if p.is_file() and p.name != "SKILL.md")
+    _append(f, "\nA supporting line.\n")
+    return REPLAY
+
+
+def two_items_at_once(reg: Path) -> str:
+    _append(_entry(_item(reg, "rules", 3)), "\nA.\n")
+    _append(_entry(_item(reg, "skills", 4)), "\nB.\n")
+    return REPLAY
+
+
+def restore_rule(reg: Path) -> str:
+    """Back to the bytes of two builds ago: both sides from the memo."""
+    path = _entry(_item(reg, "rules", 1))
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("\nOne more line for the rule.\n", ""), encoding="utf-8")
+    return REPLAY
+
+
+def frontmatter(reg: Path) -> str:
+    _sub(_entry(_item(reg, "rules", 2)), r"^description: .*$", "description: A description changed by the test")
+    return FULL
+
+
+def warning(reg: Path) -> str:
+    """A preloaded skill that is not in the registry: AR072, a warning."""
+    _sub(_entry(_item(reg, "agents", 1)), r"^license: proprietary$", "license: proprietary\npreload-skills:\n"
+         "  - no-such-skill")
+    return FULL
+
+
+def client_block(reg: Path) -> str:
+    """A body edit for one client alone: another client that loads the copy sees it differ."""
+    _append(_entry(_item(reg, "skills", 3)), "\n<!-- @client:claude -->\nClaude only.\n<!-- @endclient -->\n")
+    return ""  # either way, as long as the result is the full build's
+
+
+def rename(reg: Path) -> str:
+    d = next(p for p in sorted((reg / "rules").iterdir()) if _alone(reg, p))  # no bundle names it
+    new = d.with_name("zz-renamed-rule")
+    d.rename(new)
+    _sub(_entry(new), r"^name: .*$", "name: zz-renamed-rule")
+    return FULL
+
+
+def add_item(reg: Path) -> str:
+    d = reg / "rules" / "zz-added-rule"
+    d.mkdir()
+    (d / "RULE.md").write_text("---\nschema: 1\nname: zz-added-rule\ndescription: Added by the test\n"
+                               "license: proprietary\n---\n\n## Added\n\nBody.\n", encoding="utf-8")
+    return FULL
+
+
+def remove_item(reg: Path) -> str:
+    shutil.rmtree(reg / "rules" / "zz-added-rule")
+    return FULL
+
+
+def bundle(reg: Path) -> str:
+    path = sorted((reg / "bundles").iterdir())[0]
+    _sub(path, r"^description: .*$", "description: A bundle edited by the test")
+    return FULL
+
+
+def collide(reg: Path) -> str:
+    """Two skills with one name: their outputs collide (an error, nothing written)."""
+    first, second = _item(reg, "skills", 5), _item(reg, "skills", 6)
+    _sub(_entry(second), r"^name: .*$", f"name: {first.name}")
+    return FULL
+
+
+def uncollide(reg: Path) -> str:
+    second = _item(reg, "skills", 6)
+    _sub(_entry(second), r"^name: .*$", f"name: {second.name}")
+    return ""  # the sources of the last successful build again: its stamp stands (no-change)
+
+
+def unclosed_block(reg: Path) -> str:
+    """An error in a body (AR030): nothing is written, the exit code is 1."""
+    _append(_entry(_item(reg, "rules", 5)), "\n<!-- @client:claude -->\nNever closed.\n")
+    return FULL
+
+
+def closed_block(reg: Path) -> str:
+    """The error fixed: against the last successful build, only that body changed."""
+    _append(_entry(_item(reg, "rules", 5)), "<!-- @endclient -->\n")
+    return ""
+
+
+EDITS: List[Callable[[Path], str]] = [body_rule, body_skill, body_agent, supporting_file, two_items_at_once,
+                                      restore_rule, frontmatter, warning, client_block, rename, add_item, remove_item,
+                                      bundle, collide, uncollide, unclosed_block, closed_block]
+
+
+@pytest.mark.parametrize("clients", ["claude,copilot,opencode", "codex,gemini,cursor"])
+def test_each_edit_builds_alone_or_whole_to_exactly_what_the_whole_build_gives(tmp_path, monkeypatch, clients):
+    """After each edit: the incremental build (memo, stamp, replay record) and a `--no-cache`
+    build of the same sources over the same previous output print the same lines and exit
+    alike; both trees equal a `--no-cache` build into an empty directory; the manifests own
+    the same files; and the next build of the incremental side is a no-change one that
+    prints what the whole build prints."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, inc, ref = tmp_path / "reg", tmp_path / "inc", tmp_path / "ref"
+    _generator().generate(str(reg), 60, seed=3)
+    assert _run(reg, inc, clients)[0] == 0
+    assert _run(reg, ref, clients, "--no-cache")[0] == 0
+    ways: Dict[str, str] = {}
+    for edit in EDITS:
+        expected = edit(reg)
+        incremental.LAST = incremental.Outcome()
+        got = _run(reg, inc, clients)
+        way = incremental.LAST.path
+        ways[edit.__name__] = way
+        assert got == _run(reg, ref, clients, "--no-cache"), edit.__name__
+        if expected:
+            assert way == expected, (edit.__name__, incremental.LAST)
+        fresh = tmp_path / f"fresh-{edit.__name__}"
+        if got[0] == 0:
+            _run(reg, fresh, clients, "--no-cache")
+            assert _tree(inc) == _tree(ref) == _tree(fresh), edit.__name__
+            assert _owned(inc) == _owned(ref) == _owned(fresh), edit.__name__
+        else:
+            assert _tree(inc) == _tree(ref), edit.__name__
+        incremental.LAST = incremental.Outcome()
+        again = _run(reg, inc, clients)
+        assert again == _run(reg, ref, clients, "--no-cache"), edit.__name__
+        if got[0] == 0:
+            assert incremental.LAST.path == "", (edit.__name__, incremental.LAST)  # the no-change stamp
+    assert list(ways.values()).count(REPLAY) >= 6, ways
+    assert list(ways.values()).count(FULL) >= 8, ways
+
+
+def test_a_replayed_manifest_is_the_one_the_whole_write_would_encode(tmp_path, monkeypatch):
+    """The manifest `Output.replay` patches line by line is byte for byte what
+    `_manifest_bytes` encodes of the same entries."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 30, seed=5)
+    assert _run(reg, out, "claude,copilot,opencode")[0] == 0
+    two_items_at_once(reg)
+    assert _run(reg, out, "claude,copilot,opencode")[0] == 0
+    assert incremental.LAST.path == REPLAY and incremental.LAST.written >= 4, incremental.LAST
+    raw = (out / writer.MANIFEST).read_bytes()
+    assert writer._manifest_bytes(json.loads(raw)) == raw
+
+
+def test_a_patch_of_a_missing_entry_is_refused():
+    data = writer._manifest_bytes({"version": 1, "files": {"a": "0" * 64}, "stat": {"a": [1, 2, 3]}})
+    assert writer._patch(data, "files", "b", '"x"') is None
+    assert writer._patch(data, "nope", "a", '"x"') is None
+    assert writer._patch(data, "stat", "a", "[4, 5, 6]") == data.replace(b"[1, 2, 3]", b"[4, 5, 6]")
