@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import shutil
 import stat
@@ -239,3 +240,81 @@ def test_a_patch_of_a_missing_entry_is_refused():
     assert writer._patch(data, "files", "b", '"x"') is None
     assert writer._patch(data, "nope", "a", '"x"') is None
     assert writer._patch(data, "stat", "a", "[4, 5, 6]") == data.replace(b"[1, 2, 3]", b"[4, 5, 6]")
+
+
+# --- a fault or a kill during a replayed write ----------------------------------------------
+
+
+def _replay_scenario(tmp_path: Path):
+    """A built registry (cache and output kept as templates) with one rule's body edited
+    since, and the tree a whole `--no-cache` build of the edit gives over the same output."""
+    from test_output_safety import _small_registry, _tree as full_tree, _without_stat
+
+    reg = _small_registry(tmp_path / "reg")
+    out, template, cache = tmp_path / "out", tmp_path / "template", tmp_path / "cache-template"
+    (out / ".claude").mkdir(parents=True)
+    (out / ".claude" / "settings.json").write_text('{\n  // mine\n  "model": "opus",\n}\n')
+    (out / "README.md").write_text("the user's\n")
+    os.environ["AGENTRC_CACHE_DIR"] = str(cache)
+    assert _run(reg, out, "claude,copilot")[0] == 0  # at the path of the builds to come: the cache is by path
+    out.rename(template)
+    _append(reg / "rules" / "commit-style" / "RULE.md", "\nOne more line.\n")
+    clean = tmp_path / "clean"
+    shutil.copytree(template, clean, symlinks=True)
+    assert _run(reg, clean, "claude,copilot", "--no-cache")[0] == 0
+    return reg, template, cache, _without_stat(full_tree(clean))
+
+
+@pytest.mark.parametrize("fault", ["EIO", "kill"])
+def test_a_fault_at_any_step_of_a_replayed_write_then_a_rebuild_gives_the_clean_tree(tmp_path, monkeypatch, fault):
+    """The fault injection of test_output_safety, at every call the writer makes to the disk
+    during a replayed edit: the build fails (or is killed), and the next build gives exactly
+    the tree a whole build of the edit gives."""
+    import errno
+
+    from test_output_safety import _FaultyOS, _Killed, _tree as full_tree, _without_stat
+
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", "")
+    reg, template, cache, expected = _replay_scenario(tmp_path)
+    error = _Killed if fault == "kill" else errno.EIO
+
+    def fresh(k: int):
+        out, where = tmp_path / "out", tmp_path / "cache"
+        for d in (out, where):
+            shutil.rmtree(d, ignore_errors=True)
+        shutil.copytree(template, out, symlinks=True)  # copy2: the recorded statuses are kept
+        shutil.copytree(cache, where)
+        monkeypatch.setenv("AGENTRC_CACHE_DIR", str(where))
+        faulty = _FaultyOS(k, error)
+        monkeypatch.setattr(writer, "os", faulty)
+        return out, faulty
+
+    out, counter = fresh(0)
+    incremental.LAST = incremental.Outcome()
+    assert _run(reg, out, "claude,copilot")[0] == 0
+    assert incremental.LAST.path == REPLAY and incremental.LAST.written == 2, incremental.LAST
+    total = counter.count
+    assert total > 10, total
+    monkeypatch.setattr(writer, "os", os)
+    assert _without_stat(full_tree(out)) == expected
+    for k in range(1, total + 1):
+        out, faulty = fresh(k)
+        incremental.LAST = incremental.Outcome()
+        try:
+            code = _run(reg, out, "claude,copilot")[0]
+            left = {p: v for p, v in _without_stat(full_tree(out)).items() if p != ".agentrc/lock"}
+            assert code != 0 or left == expected, f"step {k}: the fault was not reported"
+        except _Killed:
+            pass
+        finally:
+            faulty.close_leaked()
+        assert incremental.LAST.path == REPLAY, (k, incremental.LAST)
+        monkeypatch.setattr(writer, "os", _FaultyOS(0, error))
+        assert _run(reg, out, "claude,copilot")[0] == 0, f"step {k}: the next build failed"
+        monkeypatch.setattr(writer, "os", os)
+        # (A lock file whose removal failed stays until a build opens the directory again.)
+        left = {p: v for p, v in _without_stat(full_tree(out)).items() if p != ".agentrc/lock"}
+        assert left == expected, f"step {k}: the rebuild differs from a clean build"
+        incremental.LAST = incremental.Outcome()
+        assert _run(reg, out, "claude,copilot")[0] == 0
+        assert incremental.LAST.path == "", (k, incremental.LAST)  # and the stamp is the tree's

@@ -1032,36 +1032,27 @@ class Output:
 
         None, with nothing written, unless the manifest is the one `expect` was given and
         each path still holds, as recorded, the bytes `old` names (then the caller builds the
-        whole tree instead). The write is `apply`'s transaction: staged, journaled (the
-        journal holds the whole new manifest, so a killed run is completed by the next one
-        exactly as `apply`'s would be), rolled forward; the new manifest differs from the
-        recorded one only in these files' entries and is written by patching those lines."""
+        whole tree instead); OutputError when they cannot be read. The write is `apply`'s
+        transaction: staged, journaled (the journal holds the whole new manifest, so a killed
+        run is completed by the next one exactly as `apply`'s would be), rolled forward; the
+        new manifest differs from the recorded one only in these files' entries and is
+        written by patching those lines."""
         if not self.write:
             raise ValueError("replay() on an output opened for checking")
         tree = self.tree
         if tree is None or self.expected is None or self.notes:
             return None
         digest, recorded = self.expected
-        raw = tree.read(MANIFEST)
-        if raw is None or sha(raw) != digest:
-            return None
-        m = _recorded_manifest(recorded)
-        base = os.path.join(self.root, "")
-        for d in sorted(_directories(m.stats)):
-            # As `diff`'s cheap check: every output's directories are directories, not links
-            # (`untouched` compares the files' statuses through them); else the whole build
-            # refuses the link (AR140).
-            try:
-                if not stat.S_ISDIR(os.lstat(base + d).st_mode):
-                    return None
-            except (OSError, ValueError):
+        try:
+            self.where = MANIFEST
+            raw = tree.read(MANIFEST)
+            if raw is None or sha(raw) != digest:
                 return None
-        for f in files:
-            st = tree.lstat(f.path)
-            if (f.merge or st is None or not stat.S_ISREG(st.st_mode) or f.path in m.merged
-                    or m.owned.get(f.path) is None or m.owned.get(f.path) != old.get(f.path)
-                    or _stat(st) != m.stats.get(f.path) or bool(st.st_mode & stat.S_IXUSR) != f.executable):
-                return None  # not as the last build left it: the whole build decides
+            m = _recorded_manifest(recorded)
+            if not self._as_left(m, files, old):
+                return None
+        except _FS_ERRORS as exc:
+            raise OutputError([self._problem(exc, self.where)]) from None
         update = tuple(sorted(f.path for f in files if f.sha256() != m.owned[f.path]))
         changes = Changes((), update, (), total - len(update))
         if not update:
@@ -1090,6 +1081,30 @@ class Output:
                     "completes it before doing anything else")
             return changes, d.sorted()
         return changes, ()
+
+    def _as_left(self, m: _Manifest, files: Sequence[OutputFile], old: Mapping[str, str]) -> bool:
+        """Whether the output is as the last build left it where `replay` writes: every
+        output's directories are directories, not links (as `diff`'s cheap check: `untouched`
+        compares statuses through them, and the whole build refuses a link, AR140), and each
+        of `files` is a file agentrc wrote whole, with the status recorded and the bytes
+        `old` names."""
+        tree = self.tree
+        assert tree is not None
+        base = os.path.join(self.root, "")
+        for d in sorted(_directories(m.stats)):
+            try:
+                if not stat.S_ISDIR(os.lstat(base + d).st_mode):
+                    return False
+            except (OSError, ValueError):
+                return False
+        for f in files:
+            self.where = f.path
+            st = tree.lstat(f.path)
+            if (f.merge or st is None or not stat.S_ISREG(st.st_mode) or f.path in m.merged
+                    or m.owned.get(f.path) is None or m.owned.get(f.path) != old.get(f.path)
+                    or _stat(st) != m.stats.get(f.path) or bool(st.st_mode & stat.S_IXUSR) != f.executable):
+                return False
+        return True
 
     def _replay_stage(self, files: Sequence[OutputFile], raw: bytes, recorded: Recorded) -> Optional[dict]:
         """`_stage` for `replay`: stage `files`, patch the manifest `raw` with their digests

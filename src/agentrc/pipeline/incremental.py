@@ -132,7 +132,7 @@ class _Fallback(Exception):
 class Replayed(NamedTuple):
     diagnostics: Tuple[Diagnostic, ...]
     summary: Any
-    changes: writer.Changes
+    changes: Optional[writer.Changes]  # None: the output could not be used (as `BuildResult`'s)
 
 
 def replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs, key: str,
@@ -141,6 +141,7 @@ def replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs, 
     (`stamp`), or None when it must be built whole (`LAST` says why)."""
     global LAST
     work = _Work()
+    LAST = Outcome("replay", "under way")  # what a run killed in the middle leaves
     try:
         result = _replay(options, memo_path, stamp, inputs, key, notify, work)
     except (_Fallback, SourcesChanged) as exc:
@@ -149,7 +150,8 @@ def replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs, 
         if work.memo is not None and work.memo.store is not None:
             work.memo.store.close()
         return None
-    LAST = Outcome("replay", "", work.dirs, work.renders, _reads(work.memo), len(result.changes.update))
+    LAST = Outcome("replay", "", work.dirs, work.renders, _reads(work.memo),
+                   len(result.changes.update) if result.changes is not None else 0)
     if work.memo is not None and work.memo.store is not None:
         work.memo.store.close()
     return result
@@ -210,6 +212,8 @@ def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs,
     cache.save(memo_path, memo)  # as the full build: saved once the plan is known good
     changes, replayed, written = _write_outputs(out, stamp, write, old, notify)
     diags = tuple(Diagnostic(**d) for d in stamp["diagnostics"]) + written
+    if changes is None:  # the output could not be used: as the full build reports it
+        return Replayed(tuple(sorted(set(diags))), stamp["summary"], None)
     if replayed is not None and not any(d.is_error for d in written):
         _write(memo_path, dict(record, key=key))
         cache.save_stamp(memo_path, dict(stamp, key=key, manifest=replayed[0], outputs=replayed[1],
@@ -366,4 +370,4 @@ def _write_outputs(out: Path, stamp: dict, files: Sequence[Any], old: Dict[str, 
                 raise _Fallback("the output changed under the lock")
             return done[0], writer.replayed_statuses(tree), done[1]
     except writer.OutputError as exc:
-        raise _Fallback(f"the output cannot be used: {exc.diagnostics[0].message}") from None
+        return None, None, tuple(exc.diagnostics)
