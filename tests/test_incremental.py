@@ -237,9 +237,11 @@ def test_a_replayed_manifest_is_the_one_the_whole_write_would_encode(tmp_path, m
 
 def test_a_patch_of_a_missing_entry_is_refused():
     data = writer._manifest_bytes({"version": 1, "files": {"a": "0" * 64}, "stat": {"a": [1, 2, 3]}})
-    assert writer._patch(data, "files", "b", '"x"') is None
-    assert writer._patch(data, "nope", "a", '"x"') is None
-    assert writer._patch(data, "stat", "a", "[4, 5, 6]") == data.replace(b"[1, 2, 3]", b"[4, 5, 6]")
+    assert writer._patch(data, [("files", "b", '"x"')]) is None
+    assert writer._patch(data, [("nope", "a", '"x"')]) is None
+    assert writer._patch(data, [("stat", "a", "[4, 5, 6]")]) == data.replace(b"[1, 2, 3]", b"[4, 5, 6]")
+    assert writer._patch(data, [("stat", "a", "[4, 5, 6]"), ("files", "a", '"' + "1" * 64 + '"')]) == \
+        writer._manifest_bytes({"version": 1, "files": {"a": "1" * 64}, "stat": {"a": [4, 5, 6]}})
 
 
 # --- a fault or a kill during a replayed write ----------------------------------------------
@@ -248,7 +250,8 @@ def test_a_patch_of_a_missing_entry_is_refused():
 def _replay_scenario(tmp_path: Path):
     """A built registry (cache and output kept as templates) with one rule's body edited
     since, and the tree a whole `--no-cache` build of the edit gives over the same output."""
-    from test_output_safety import _small_registry, _tree as full_tree, _without_stat
+    from test_output_safety import _small_registry, _without_stat
+    from test_output_safety import _tree as full_tree
 
     reg = _small_registry(tmp_path / "reg")
     out, template, cache = tmp_path / "out", tmp_path / "template", tmp_path / "cache-template"
@@ -272,7 +275,8 @@ def test_a_fault_at_any_step_of_a_replayed_write_then_a_rebuild_gives_the_clean_
     the tree a whole build of the edit gives."""
     import errno
 
-    from test_output_safety import _FaultyOS, _Killed, _tree as full_tree, _without_stat
+    from test_output_safety import _FaultyOS, _Killed, _without_stat
+    from test_output_safety import _tree as full_tree
 
     monkeypatch.setenv("AGENTRC_CACHE_DIR", "")
     reg, template, cache, expected = _replay_scenario(tmp_path)

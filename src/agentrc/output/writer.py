@@ -1049,7 +1049,9 @@ class Output:
             if raw is None or sha(raw) != digest:
                 return None
             m = _recorded_manifest(recorded)
-            if not self._as_left(m, files, old):
+            parents = {p.rpartition("/")[0] for p in m.stats}
+            known = self._as_left(m, files, old, parents)
+            if known is None:
                 return None
         except _FS_ERRORS as exc:
             raise OutputError([self._problem(exc, self.where)]) from None
@@ -1060,7 +1062,7 @@ class Output:
             return changes, ()
         by_path = {f.path: f for f in files}
         try:
-            self._sweep(list(m.stats), update)
+            self._sweep((), update, parents, known)
             committed = self._replay_stage([by_path[p] for p in update], raw, recorded)
         except _FS_ERRORS as exc:
             problem = self._problem(exc, self.where)
@@ -1082,29 +1084,32 @@ class Output:
             return changes, d.sorted()
         return changes, ()
 
-    def _as_left(self, m: _Manifest, files: Sequence[OutputFile], old: Mapping[str, str]) -> bool:
+    def _as_left(self, m: _Manifest, files: Sequence[OutputFile], old: Mapping[str, str], parents: Set[str]
+                 ) -> Optional[Dict[str, os.stat_result]]:
         """Whether the output is as the last build left it where `replay` writes: every
         output's directories are directories, not links (as `diff`'s cheap check: `untouched`
         compares statuses through them, and the whole build refuses a link, AR140), and each
         of `files` is a file agentrc wrote whole, with the status recorded and the bytes
-        `old` names."""
+        `old` names. Each directory's lstat (for `_sweep`), or None."""
         tree = self.tree
         assert tree is not None
         base = os.path.join(self.root, "")
-        for d in sorted(_directories(m.stats)):
+        known: Dict[str, os.stat_result] = {}
+        for d in _directories(p + "/x" for p in parents if p):
             try:
-                if not stat.S_ISDIR(os.lstat(base + d).st_mode):
-                    return False
+                st = known[d] = os.lstat(base + d)
             except (OSError, ValueError):
-                return False
+                return None
+            if not stat.S_ISDIR(st.st_mode):
+                return None
         for f in files:
             self.where = f.path
-            st = tree.lstat(f.path)
-            if (f.merge or st is None or not stat.S_ISREG(st.st_mode) or f.path in m.merged
+            now = tree.lstat(f.path)
+            if (f.merge or now is None or not stat.S_ISREG(now.st_mode) or f.path in m.merged
                     or m.owned.get(f.path) is None or m.owned.get(f.path) != old.get(f.path)
-                    or _stat(st) != m.stats.get(f.path) or bool(st.st_mode & stat.S_IXUSR) != f.executable):
-                return False
-        return True
+                    or _stat(now) != m.stats.get(f.path) or bool(now.st_mode & stat.S_IXUSR) != f.executable):
+                return None
+        return known
 
     def _replay_stage(self, files: Sequence[OutputFile], raw: bytes, recorded: Recorded) -> Optional[dict]:
         """`_stage` for `replay`: stage `files`, patch the manifest `raw` with their digests
@@ -1137,10 +1142,8 @@ class Output:
                     os.close(fd)
         self.where = TXN
         os.fsync(txn)
-        data: Optional[bytes] = raw
-        for f in files:
-            data = _patch(data, "files", f.path, _value(f.sha256())) if data is not None else None
-            data = _patch(data, "stat", f.path, _value(written[f.path])) if data is not None else None
+        data = _patch(raw, [("files", f.path, _value(f.sha256())) for f in files]
+                      + [("stat", f.path, _value(written[f.path])) for f in files])
         if data is None or f' "generator": {_ENCODE(f"agentrc {__version__}")},'.encode() not in data:
             self._discard(txn, os.listdir(txn))
             return None
@@ -1155,7 +1158,8 @@ class Output:
         os.fsync(txn)  # the commit point
         return journal
 
-    def _sweep(self, paths: Sequence[str], written: Sequence[str] = ()) -> None:
+    def _sweep(self, paths: Sequence[str], written: Sequence[str] = (), parents: Optional[Set[str]] = None,
+               known: Optional[Dict[str, os.stat_result]] = None) -> None:
         """Remove agentrc's own temporary files (`_LEFTOVER`) that a killed run of an earlier
         version left in the directories this run writes: regular files whose names match
         exactly, reached through no link, so temporary files never outlive a run.
@@ -1166,7 +1170,9 @@ class Output:
         minus `SWEEP_SLACK_NS` (coarse file-system clocks), or there is no manifest. The
         directories of `written` (the files this run creates, updates or deletes), the root
         and `.agentrc` are always listed. A one-edit build at 5,000 items had listed 6,700
-        directories; now it lists the few it writes."""
+        directories; now it lists the few it writes. `parents` (the directories of `paths`)
+        and `known` (their lstat, taken since the lock was held) spare `replay` working
+        those out again."""
         tree = self.tree
         assert tree is not None
         base = os.path.join(self.root, "")
@@ -1175,10 +1181,10 @@ class Output:
         except OSError:
             since = None
         always = {"", STATE} | {posixpath.dirname(p) for p in written}
-        for d in sorted(always | {posixpath.dirname(p) for p in paths}):
+        for d in sorted(always | (parents if parents is not None else {posixpath.dirname(p) for p in paths})):
             if since is not None and d not in always:
                 try:
-                    st = os.lstat(base + d)
+                    st = known[d] if known is not None and d in known else os.lstat(base + d)
                     if stat.S_ISDIR(st.st_mode) and st.st_mtime_ns < since:
                         continue  # nothing was put in it since the last build wrote its manifest
                 except OSError:
@@ -1632,22 +1638,38 @@ def _updated(recorded: Recorded, files: Mapping[str, Tuple[str, list]]) -> Recor
     return joined, tuple(nums), bytes(shas), count, merged, dirs
 
 
-def _patch(data: bytes, section: str, path: str, value: str) -> Optional[bytes]:
+def _patch(data: bytes, edits: Sequence[Tuple[str, str, str]]) -> Optional[bytes]:
     """The manifest `data` (as `_manifest_bytes` lays it out: one entry a line) with the
-    value of `path` in `section` replaced by `value` (JSON); None when it is not there."""
-    head = f"\n {_ENCODE(section)}: {{\n".encode()
-    start = data.find(head)
-    if start < 0:
-        return None
-    end = data.find(b"\n }", start + len(head) - 1)
-    key = f"\n  {_encode_str(path)}: ".encode()
-    at = data.find(key, start + len(head) - 1, end)
-    if at < 0:
-        return None
-    begin = at + len(key)
-    stop = data.find(b"\n", begin)
-    comma = b"," if data[stop - 1:stop] == b"," else b""
-    return data[:begin] + value.encode() + comma + data[stop:]
+    value of each (section, path, value as JSON) of `edits` replaced; None when an entry is
+    not there. One copy of the bytes, however many entries change."""
+    sections: Dict[str, Tuple[int, int]] = {}
+    spans: List[Tuple[int, int, bytes]] = []
+    for section, path, value in edits:
+        where = sections.get(section)
+        if where is None:
+            head = f"\n {_ENCODE(section)}: {{\n".encode()
+            start = data.find(head)
+            if start < 0:
+                return None
+            where = sections[section] = (start + len(head) - 1, data.find(b"\n }", start + len(head) - 1))
+        key = f"\n  {_encode_str(path)}: ".encode()
+        at = data.find(key, where[0], where[1])
+        if at < 0:
+            return None
+        begin = at + len(key)
+        stop = data.find(b"\n", begin)
+        comma = b"," if data[stop - 1:stop] == b"," else b""
+        spans.append((begin, stop, value.encode() + comma))
+    spans.sort()
+    out: List[bytes] = []
+    last = 0
+    for begin, stop, new in spans:
+        if begin < last:
+            return None  # one entry twice
+        out += [data[last:begin], new]
+        last = stop
+    out.append(data[last:])
+    return b"".join(out)
 
 
 def _well_formed(recorded: Any) -> bool:

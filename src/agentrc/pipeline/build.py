@@ -167,7 +167,8 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
                                      "outputs": writer.recorded_statuses(written, manifest) if written else None,
                                      "diagnostics": [d.to_json() for d in sorted(set(diags)) if d.code != "AR142"
                                                      and not (d.code == "AR091" and not d.is_error)],
-                                     "summary": totals, "files": len(plan.files), "sources": inputs.signature})
+                                     "summary": totals, "files": len(plan.files), "sources": inputs.signature,
+                                     "replay": key})  # the replay record's, kept by the edits it replays
     return BuildResult(tuple(sorted(set(diags))), totals if plan.ok else None, changes)
 
 

@@ -5,10 +5,10 @@ it goes through planning, and the writer compares every output. When the last bu
 record shows that the edit can only have changed the bytes of a few outputs, this module
 builds those alone:
 
-- The last successful build left, beside its stamp (outside the output tree), a replay
-  record (`save_record`): the stamp key it belongs to, the options, the items it rendered,
-  and the output paths that more than one rendering produced, with how many
-  (`OutputFile.producers`).
+- The last successful full build left, beside its stamp (outside the output tree), a replay
+  record (`save_record`): its key, the options, the items it rendered, and the output paths
+  that more than one rendering produced, with how many (`OutputFile.producers`). The stamp
+  keeps that key (`replay`) through the edits replayed since, which change none of it.
 - A new build qualifies when that record and the stamp match its options, the output is as
   the last build wrote it (`writer.untouched`), and its sources differ from the recorded
   ones only in the bytes of files inside item directories (no file added or removed, no
@@ -88,7 +88,7 @@ def eligible(options: BuildOptions, inputs: Inputs) -> bool:
 
 
 def save_record(memo_path: Path, key: str, options: BuildOptions, inputs: Inputs, plan) -> None:
-    """The replay record of a successful full build (`plan`), for the stamp of `key`."""
+    """The replay record of a successful full build (`plan`) of stamp key `key` (the stamp's `replay`)."""
     selected = sorted({(r.kind, r.name) for r in plan.reports if r.kind in _KINDS})
     record = {"version": RECORD_VERSION, "key": key, "options": options_key(options, inputs.explicit),
               "selected": tuple(selected), "shared": {f.path: f.producers for f in plan.files if f.producers > 1}}
@@ -173,7 +173,7 @@ def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs,
     if not eligible(options, inputs):
         raise _Fallback("options or sources a replay does not cover")
     record = _load(memo_path)
-    if record is None or record.get("key") != stamp.get("key") \
+    if record is None or record.get("key") != stamp.get("replay") \
             or record.get("options") != options_key(options, inputs.explicit):
         raise _Fallback("no replay record for the last build with these options")
     out = Path(options.out)
@@ -215,7 +215,6 @@ def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs,
     if changes is None:  # the output could not be used: as the full build reports it
         return Replayed(tuple(sorted(set(diags))), stamp["summary"], None)
     if replayed is not None and not any(d.is_error for d in written):
-        _write(memo_path, dict(record, key=key))
         cache.save_stamp(memo_path, dict(stamp, key=key, manifest=replayed[0], outputs=replayed[1],
                                          sources=inputs.signature))
     return Replayed(tuple(sorted(set(diags))), stamp["summary"], changes)
