@@ -322,3 +322,40 @@ def test_a_fault_at_any_step_of_a_replayed_write_then_a_rebuild_gives_the_clean_
         incremental.LAST = incremental.Outcome()
         assert _run(reg, out, "claude,copilot")[0] == 0
         assert incremental.LAST.path == "", (k, incremental.LAST)  # and the stamp is the tree's
+
+
+@pytest.mark.parametrize("extra", [("--check",), ("--report", "REPORT")], ids=["check", "report"])
+def test_check_and_report_builds_are_never_replayed(tmp_path, monkeypatch, extra):
+    """`--check` writes nothing and `--report` writes the whole fidelity report: both take the
+    full build after an edit (and print what a `--no-cache` build prints)."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, inc, ref = tmp_path / "reg", tmp_path / "inc", tmp_path / "ref"
+    _generator().generate(str(reg), 20, seed=6)
+    assert _run(reg, inc, "claude,copilot,opencode")[0] == 0
+    assert _run(reg, ref, "claude,copilot,opencode", "--no-cache")[0] == 0
+    body_rule(reg)
+    args = tuple(str(tmp_path / "report.json") if a == "REPORT" else a for a in extra)
+    incremental.LAST = incremental.Outcome()
+    got = _run(reg, inc, "claude,copilot,opencode", *args)
+    assert incremental.LAST.path in ("", "full"), incremental.LAST
+    assert got == _run(reg, ref, "claude,copilot,opencode", "--no-cache", *args)
+    assert _tree(inc) == _tree(ref)
+
+
+def test_a_link_in_place_of_an_output_directory_is_left_to_the_full_build(tmp_path, monkeypatch):
+    """The replay compares the output's statuses through its directories: a directory
+    swapped for a link to a copy (same sizes, times and modes) sends the build to the full
+    path, which refuses it (AR140), as test_edit_cost checks."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 20, seed=7)
+    assert _run(reg, out, "claude,copilot,opencode")[0] == 0
+    agents = out / ".claude" / "agents"
+    shutil.copytree(agents, tmp_path / "elsewhere")
+    shutil.rmtree(agents)
+    agents.symlink_to(tmp_path / "elsewhere")
+    body_rule(reg)
+    incremental.LAST = incremental.Outcome()
+    code, lines = _run(reg, out, "claude,copilot,opencode")
+    assert code == 1 and any("AR140" in line for line in lines), lines[-5:]
+    assert incremental.LAST.path == "full" and "under the lock" in incremental.LAST.reason, incremental.LAST
