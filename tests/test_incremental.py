@@ -359,3 +359,30 @@ def test_a_link_in_place_of_an_output_directory_is_left_to_the_full_build(tmp_pa
     code, lines = _run(reg, out, "claude,copilot,opencode")
     assert code == 1 and any("AR140" in line for line in lines), lines[-5:]
     assert incremental.LAST.path == "full" and "under the lock" in incremental.LAST.reason, incremental.LAST
+
+
+def test_a_warning_about_the_last_write_is_not_repeated_by_the_builds_after_it(tmp_path, monkeypatch):
+    """AR094's warning that agentrc added a removed entry again is about that write: the
+    no-change build and the replayed edit after it print what a whole build prints (no
+    warning), not the last build's record of it."""
+    from test_output_safety import _small_registry
+
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = _small_registry(tmp_path / "reg"), tmp_path / "out"
+    assert _run(reg, out, "claude")[0] == 0
+    settings = out / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    del data["hooks"]
+    settings.write_text(json.dumps(data, indent=2) + "\n")
+    code, lines = _run(reg, out, "claude")
+    assert code == 0 and any("warning[AR094]" in line for line in lines), lines
+    for edit in (None, lambda: _append(reg / "rules" / "commit-style" / "RULE.md", "\nOne more line.\n")):
+        if edit is not None:
+            edit()
+        ref = tmp_path / f"ref-{edit is None}"
+        shutil.copytree(out, ref, symlinks=True)
+        incremental.LAST = incremental.Outcome()
+        got = _run(reg, out, "claude")
+        assert incremental.LAST.path == ("" if edit is None else REPLAY), incremental.LAST
+        want = _run(reg, ref, "claude", "--no-cache")
+        assert [line for line in got[1] if "AR094" in line] == [] == [line for line in want[1] if "AR094" in line]

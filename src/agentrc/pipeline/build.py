@@ -165,11 +165,19 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
         manifest = writer.manifest_digest(out)
         cache.save_stamp(memo_path, {"key": key, "manifest": manifest,
                                      "outputs": writer.recorded_statuses(written, manifest) if written else None,
-                                     "diagnostics": [d.to_json() for d in sorted(set(diags)) if d.code != "AR142"
-                                                     and not (d.code == "AR091" and not d.is_error)],
+                                     "diagnostics": [d.to_json() for d in sorted(set(diags)) if _recurs(d)],
                                      "summary": totals, "files": len(plan.files), "sources": inputs.signature,
                                      "replay": key})  # the replay record's, kept by the edits it replays
     return BuildResult(tuple(sorted(set(diags))), totals if plan.ok else None, changes)
+
+
+def _recurs(d: Diagnostic) -> bool:
+    """Whether a build of the same sources into the output this build leaves would report
+    `d` again: what the stamp records for the no-change build and the replayed edit. Not the
+    warnings about this build's write itself: a recovery (AR142), a file that appeared
+    while writing (AR091), an entry of a merged file added again (AR094), which the write
+    settled."""
+    return d.code != "AR142" and not (d.code in ("AR091", "AR094") and not d.is_error)
 
 
 def _record_capabilities(projects, clients: Tuple[str, ...]) -> List[Diagnostic]:
