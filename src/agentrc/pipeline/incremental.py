@@ -192,14 +192,14 @@ def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs,
     from agentrc.portable import discovery
 
     dirs = discovery.item_dirs(files)
-    owners = {discovery.owner(p, dirs) for p in changed}
-    if None in owners:
+    found = {discovery.owner(p, dirs) for p in changed}
+    owners = sorted(d for d in found if d is not None)
+    if len(owners) != len(found):
         raise _Fallback("a file outside every item directory changed")
     memo = work.memo = cache.load(memo_path)
     names = client_registry.client_names()
     pairs: List[Tuple[Any, Any]] = []  # (old item, new item)
-    for d in sorted(owners):  # type: ignore[type-var]  # None is excluded above
-        assert d is not None
+    for d in owners:
         work.dirs += 1
         pairs.extend(_reparse(d, dirs, files, old_sources, names, memo))
     adapters = client_registry.get(list(options.clients), options.layout)
