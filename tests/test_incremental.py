@@ -386,3 +386,32 @@ def test_a_warning_about_the_last_write_is_not_repeated_by_the_builds_after_it(t
         assert incremental.LAST.path == ("" if edit is None else REPLAY), incremental.LAST
         want = _run(reg, ref, "claude", "--no-cache")
         assert [line for line in got[1] if "AR094" in line] == [] == [line for line in want[1] if "AR094" in line]
+
+
+def test_a_replay_whose_items_are_loaded_differently_by_other_clients_is_built_whole(tmp_path, monkeypatch):
+    """The sightings of the edited items (AR095, `also_loaded_by`) are compared, not assumed:
+    when they differ the build is the full one. (A body edit that changes them also changes
+    a report in today's adapters; the comparison is checked here on its own.)"""
+    from agentrc.output import plan as planning
+
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 20, seed=8)
+    assert _run(reg, out, "claude,copilot,opencode")[0] == 0
+    body_skill(reg)
+    real, calls = planning.cross_discovery, []
+
+    def differing(clients, items, entries):
+        calls.append(len(items))
+        found = real(clients, items, entries)
+        return found + [planning.Sighting("x", ("y",), items[0].kind, "z", "p", planning.ONLY)] \
+            if len(calls) == 2 else found
+    monkeypatch.setattr(planning, "cross_discovery", differing)
+    incremental.LAST = incremental.Outcome()
+    got = _run(reg, out, "claude,copilot,opencode")
+    assert incremental.LAST.path == FULL and "differently" in incremental.LAST.reason, incremental.LAST
+    assert calls[:2] == [1, 1] and len(calls) == 3, calls  # the old and new sides, then the full plan
+    monkeypatch.undo()
+    ref = tmp_path / "ref"
+    assert _run(reg, ref, "claude,copilot,opencode", "--no-cache")[0] == got[0] == 0
+    assert _tree(out) == _tree(ref)
