@@ -5,7 +5,9 @@ diagnostics, the per-client summary, the changes to the output directory) for th
 to print. Reads the sources and the memo, writes the output directory (atomically, under
 its ownership manifest), the report and the memo: all or nothing, as `output.writer`
 guarantees. When the sources, the options and the output are as the last build left them,
-the recorded result stands and nothing is parsed (the no-change stamp).
+the recorded result stands and nothing is parsed (the no-change stamp); when only the bytes
+of a few items' files changed, those items are built alone and compared with the last
+build (agentrc.pipeline.incremental), else everything is planned again.
 """
 
 from __future__ import annotations
