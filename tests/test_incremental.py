@@ -415,3 +415,26 @@ def test_a_replay_whose_items_are_loaded_differently_by_other_clients_is_built_w
     ref = tmp_path / "ref"
     assert _run(reg, ref, "claude,copilot,opencode", "--no-cache")[0] == got[0] == 0
     assert _tree(out) == _tree(ref)
+
+
+def test_a_fallback_goes_on_with_what_the_replay_parsed_and_rendered(tmp_path, monkeypatch):
+    """A frontmatter edit is compared, found to reach further, and built whole: the full
+    build takes the directory the replay parsed and the items it rendered from the memo it
+    hands over, so each is parsed once and rendered once per client."""
+    from agentrc.clients.base import ClientAdapter
+    from agentrc.portable import load
+
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 20, seed=9)
+    assert _run(reg, out, "claude,copilot,opencode")[0] == 0
+    frontmatter(reg)
+    parsed, rendered = [], []
+    real_parse, real_render = load._parse_dir, ClientAdapter.render
+    monkeypatch.setattr(load, "_parse_dir", lambda d, *a: parsed.append(d) or real_parse(d, *a))
+    monkeypatch.setattr(ClientAdapter, "render", lambda self, item, ctx: rendered.append(item.name)
+                        or real_render(self, item, ctx))
+    incremental.LAST = incremental.Outcome()
+    assert _run(reg, out, "claude,copilot,opencode")[0] == 0
+    assert incremental.LAST.path == FULL and incremental.LAST.dirs == 1, incremental.LAST
+    assert len(parsed) == 1 and len(rendered) <= 3, (parsed, rendered)

@@ -120,13 +120,15 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
                 cache.save_stamp(memo_path, dict(stamp, sources=inputs.signature))
             return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
                                writer.Changes((), (), (), stamp["files"]))
+    memo = None
     if memo_path and stamp:
         # Sources changed: an edit that reaches only a few outputs is built alone.
         from agentrc.pipeline import incremental
-        replayed = incremental.replay(options, memo_path, stamp, inputs, key, notify)
+        replayed, memo = incremental.replay(options, memo_path, stamp, inputs, key, notify)
         if replayed is not None:
             return BuildResult(replayed.diagnostics, replayed.summary, replayed.changes)
-    memo = cache.load(memo_path) if memo_path else None
+    if memo is None and memo_path:
+        memo = cache.load(memo_path)
     try:
         plan = _plan(options, inputs, memo)
     except SourcesChanged:  # a source changed while the build ran: read them all, and plan again

@@ -136,9 +136,11 @@ class Replayed(NamedTuple):
 
 
 def replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs, key: str,
-           notify=None) -> Optional[Replayed]:
+           notify=None) -> Tuple[Optional[Replayed], Optional[cache.Memo]]:
     """The build of `options` over `inputs` (stamp key `key`) as a replay of the last one
-    (`stamp`), or None when it must be built whole (`LAST` says why)."""
+    (`stamp`); or (None, memo) when it must be built whole (`LAST` says why), with the memo
+    it loaded for the full build to go on with (None: load it again), so that the items it
+    parsed and rendered are not parsed and rendered twice."""
     global LAST
     work = _Work()
     LAST = Outcome("replay", "under way")  # what a run killed in the middle leaves
@@ -147,14 +149,14 @@ def replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs, 
     except (_Fallback, SourcesChanged) as exc:
         why = str(exc) if isinstance(exc, _Fallback) else "a source changed while it was read"
         LAST = Outcome("full", why, work.dirs, work.renders, _reads(work.memo))
-        if work.memo is not None and work.memo.store is not None:
-            work.memo.store.close()
-        return None
+        if work.saved and work.memo is not None and work.memo.store is not None:
+            work.memo.store.close()  # saved already: its packs may have been rewritten since
+        return None, None if work.saved else work.memo
     LAST = Outcome("replay", "", work.dirs, work.renders, _reads(work.memo),
                    len(result.changes.update) if result.changes is not None else 0)
     if work.memo is not None and work.memo.store is not None:
         work.memo.store.close()
-    return result
+    return result, None
 
 
 @dataclass
@@ -162,6 +164,7 @@ class _Work:
     dirs: int = 0
     renders: int = 0
     memo: Optional[cache.Memo] = None
+    saved: bool = False  # the memo is saved (then a full build loads it again)
 
 
 def _reads(memo: Optional[cache.Memo]) -> int:
@@ -209,6 +212,7 @@ def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs,
     write, old = _rerender(adapters, chosen, ctx, memo, dict(record["shared"]), work)
     if memo.store is not None:
         memo.used.update(memo.store.index)  # every entry stays: this build read only a few
+    work.saved = True
     cache.save(memo_path, memo)  # as the full build: saved once the plan is known good
     changes, replayed, written = _write_outputs(out, stamp, write, old, notify)
     diags = tuple(Diagnostic(**d) for d in stamp["diagnostics"]) + written
