@@ -438,3 +438,27 @@ def test_a_fallback_goes_on_with_what_the_replay_parsed_and_rendered(tmp_path, m
     assert _run(reg, out, "claude,copilot,opencode")[0] == 0
     assert incremental.LAST.path == FULL and incremental.LAST.dirs == 1, incremental.LAST
     assert len(parsed) == 1 and len(rendered) <= 3, (parsed, rendered)
+
+
+def test_an_edit_of_an_item_a_bundle_selection_leaves_out_is_replayed_to_no_change(tmp_path, monkeypatch):
+    """With `--bundle`, the items outside the selection are parsed (their diagnostics count)
+    but not rendered: an edit of one is replayed and writes nothing; an edit of a selected
+    one writes its files. Both print what a `--no-cache` build prints."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, inc, ref = tmp_path / "reg", tmp_path / "inc", tmp_path / "ref"
+    _generator().generate(str(reg), 40, seed=10)
+    name = sorted((reg / "bundles").iterdir())[0].name[:-len(".bundle.yaml")]
+    args = ("--bundle", name)
+    assert _run(reg, inc, "claude,copilot,opencode", *args)[0] == 0
+    assert _run(reg, ref, "claude,copilot,opencode", "--no-cache", *args)[0] == 0
+    listed = {Path(p).stem for p in _tree(ref) if p.startswith(".claude/rules/")}  # the rules built
+    rules = sorted(p for p in (reg / "rules").iterdir() if p.is_dir())
+    assert listed and len(listed) < len(rules)
+    for rule, writes in ((next(p for p in rules if p.name not in listed), 0),
+                         (next(p for p in rules if p.name in listed), 3)):
+        _append(_entry(rule), "\nEdited.\n")
+        incremental.LAST = incremental.Outcome()
+        got = _run(reg, inc, "claude,copilot,opencode", *args)
+        assert incremental.LAST.path == REPLAY and incremental.LAST.written == writes, (rule, incremental.LAST)
+        assert got == _run(reg, ref, "claude,copilot,opencode", "--no-cache", *args)
+        assert _tree(inc) == _tree(ref)
