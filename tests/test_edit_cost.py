@@ -21,6 +21,7 @@ import pytest
 from agentrc.cli.main import main
 from agentrc.memo import cache
 from agentrc.output import writer
+from agentrc.pipeline import incremental
 from agentrc.portable import discovery
 from helpers import ROOT
 
@@ -166,30 +167,34 @@ def _edit_counts(tmp_path: Path, monkeypatch, items: int) -> Dict[str, int]:
     monkeypatch.setattr(writer.os, "listdir", counting("listed", writer.os.listdir))
     monkeypatch.setattr(writer._Tree, "lstat", counting("careful", writer._Tree.lstat))
     monkeypatch.setattr(writer._Tree, "read", counting("read", writer._Tree.read))
+    incremental.LAST = incremental.Outcome()
     _build(reg, out)
     monkeypatch.undo()
     memo = seen[0]
+    last = incremental.LAST
+    assert last.path == "replay", last
     return {"computed": len(memo.data), "parsed": sum(1 for k in memo.data if k[0] != "render"),
             "entries": memo.store.reads if memo.store is not None else 0,
-            "entry bytes": memo.store.bytes_read if memo.store is not None else 0, **counts}
+            "entry bytes": memo.store.bytes_read if memo.store is not None else 0,
+            "replayed": (last.dirs, last.renders, last.memo_reads, last.written), **counts}
 
 
 def test_one_edit_parses_and_renders_only_the_edited_item_at_any_registry_size(tmp_path, monkeypatch):
     """The edited rule's directory is parsed once and rendered once per client (3), whatever
     the registry's size. In the output, what the edit reaches is looked at with care and read
-    (the rule's three files, the merged files), and only the directories written are listed
-    for leftover temporary files; every other output costs one lstat by path (the size, mtime
-    and mode recorded). What is read back from the memo still grows with the registry: one
-    entry per item directory and one per item and client (issue 13: the next step is to
-    re-plan only the items an edit reaches), exactly that and no more."""
-    small, large = (_edit_counts(tmp_path, monkeypatch, n) for n in (40, 120))
+    (the rule's three files), and only the directories written are listed for leftover
+    temporary files; every other output costs one lstat by path (the size, mtime and mode
+    recorded). What is read back from the memo grows with the edit, not the registry: the
+    edited directory's last entry and its three last renderings, which the edit is compared
+    with (agentrc.pipeline.incremental), at any size."""
+    small, large = (_edit_counts(tmp_path, monkeypatch, n) for n in (40, 160))
     assert small["computed"] == large["computed"] == 4, (small, large)
     assert small["parsed"] == large["parsed"] == 1, (small, large)
-    for key in ("listed", "careful", "read"):
+    for key in ("listed", "careful", "read", "entries"):
         assert small[key] == large[key], (key, small, large)
     assert large["listed"] <= 8 and large["careful"] <= 12 and large["read"] <= 12, large
-    for n, counts in ((40, small), (120, large)):
-        assert counts["entries"] == (n - 1) * 4, (n, counts)  # the unedited items: 1 parse + 3 renders each
+    assert small["entries"] == 4, small  # 1 directory + 3 renderings, read to be compared
+    assert small["replayed"] == large["replayed"] == (1, 3, 4, 3), (small, large)
 
 
 def test_a_no_change_build_imports_no_client_adapter_and_no_parser(tmp_path):

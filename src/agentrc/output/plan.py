@@ -293,15 +293,32 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo,
     # complete key; items without a digest (built in memory) are always rendered.
     if memo is None or not item.digest:
         return adapter.render(item, ctx)
-    # The skill name too: it depends on the other items of the build (`skill_names`).
-    key = ("render", adapter.name, adapter.layout, item.kind.value, item.name, item.digest, _sorted(ctx.clients),
-           ctx.renamed.get((item.kind.value, item.name), ""))
+    key = render_key(adapter, item, ctx)
     hit = memo.get(key)
     if hit is not None:
         return _unpack(hit, lambda: adapter.render(item, ctx), {} if outcomes is None else outcomes)
     rendered = adapter.render(item, ctx)
     memo.put(key, _pack(rendered))
     return rendered
+
+
+def render_key(adapter: ClientAdapter, item: Item, ctx: RenderContext) -> tuple:
+    """The memo key of `item` rendered by `adapter` in a build of `ctx`. The skill name is in
+    it too: it depends on the other items of the build (`skill_names`)."""
+    return ("render", adapter.name, adapter.layout, item.kind.value, item.name, item.digest, _sorted(ctx.clients),
+            ctx.renamed.get((item.kind.value, item.name), ""))
+
+
+def memoized(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Optional[Rendered]:
+    """The rendering the memo holds for `item`, as `_render` would give it, or None when it
+    holds none (nothing is rendered): what an incremental build compares a new rendering with."""
+    hit = memo.get(render_key(adapter, item, ctx)) if item.digest else None
+    if hit is None:
+        return None
+
+    def unavailable() -> Rendered:
+        raise LookupError(f"{item.label}: the memo holds its files' digests, not their bytes")
+    return _unpack(hit, unavailable, {})
 
 
 @functools.lru_cache(maxsize=64)
@@ -366,3 +383,5 @@ def _add(by_path: Dict[str, OutputFile], f: OutputFile, diags: Diagnostics, sour
         by_path[f.path] = f
     elif other.executable != f.executable or not other.same_bytes(f):
         diags.error(source, (0, 0), "AR090", f"{f.path}: {f.owner} and {other.owner} need different bytes")
+    else:
+        other.mark_shared()  # one more producer: an incremental build replays it only with all of them

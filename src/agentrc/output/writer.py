@@ -634,6 +634,7 @@ class Output:
         self.staged_manifest: Optional[bytes] = None  # the new manifest's bytes, from _stage to _roll_forward
         self.planned_manifest: Optional[Tuple[str, dict]] = None  # its sha256 and content, from _stage
         self.expected: Optional[Tuple[str, Recorded]] = None  # the last build's manifest (`expect`)
+        self.replayed: Optional[Tuple[str, Recorded]] = None  # the new manifest's digest and record (`replay`)
         self.where = ""  # the path being worked on, for the diagnostic of an I/O error
         try:
             self._open(notify)
@@ -1022,7 +1023,143 @@ class Output:
                     "agentrc")
         return d.sorted()
 
-    def _sweep(self, paths: Sequence[str], written: Sequence[str] = ()) -> None:
+    def replay(self, files: Sequence[OutputFile], old: Mapping[str, str], total: int
+               ) -> Optional[Tuple[Changes, Tuple[Diagnostic, ...]]]:
+        """Write `files` (new bytes of outputs agentrc owns whole, at paths the manifest
+        already records) over the bytes whose sha256 `old` gives, the rest of the tree as the
+        last build left it: an incremental build (agentrc.pipeline.incremental) that knows
+        nothing else changed. `total`: how many files the build plans (for `unchanged`).
+
+        None, with nothing written, unless the manifest is the one `expect` was given and
+        each path still holds, as recorded, the bytes `old` names (then the caller builds the
+        whole tree instead); OutputError when they cannot be read. The write is `apply`'s
+        transaction: staged, journaled (the journal holds the whole new manifest, so a killed
+        run is completed by the next one exactly as `apply`'s would be), rolled forward; the
+        new manifest differs from the recorded one only in these files' entries and is
+        written by patching those lines."""
+        if not self.write:
+            raise ValueError("replay() on an output opened for checking")
+        tree = self.tree
+        if tree is None or self.expected is None or self.notes:
+            return None
+        digest, recorded = self.expected
+        try:
+            self.where = MANIFEST
+            raw = tree.read(MANIFEST)
+            if raw is None or sha(raw) != digest:
+                return None
+            m = _recorded_manifest(recorded)
+            parents = {p.rpartition("/")[0] for p in m.stats}
+            known = self._as_left(m, files, old, parents)
+            if known is None:
+                return None
+        except _FS_ERRORS as exc:
+            raise OutputError([self._problem(exc, self.where)]) from None
+        update = tuple(sorted(f.path for f in files if f.sha256() != m.owned[f.path]))
+        changes = Changes((), update, (), total - len(update))
+        if not update:
+            self.replayed = (digest, recorded)
+            return changes, ()
+        by_path = {f.path: f for f in files}
+        try:
+            self._sweep((), update, parents, known)
+            committed = self._replay_stage([by_path[p] for p in update], raw, recorded)
+        except _FS_ERRORS as exc:
+            problem = self._problem(exc, self.where)
+            with contextlib.suppress(*_FS_ERRORS):
+                txn = tree.dir(TXN)
+                if txn is not None:
+                    self._discard(txn, os.listdir(txn))
+            return changes, (problem, _nothing_written(self._show("")))
+        if committed is None:
+            return None
+        try:
+            self._roll_forward(committed)  # only updates: no file can appear in the way
+            self._finish()
+        except _FS_ERRORS as exc:
+            d = Diagnostics()
+            d.items.append(self._problem(exc, self.where))
+            d.error(self._show(STATE), (0, 0), "AR142", f"{PARTIAL}; the next agentrc run in this directory "
+                    "completes it before doing anything else")
+            return changes, d.sorted()
+        return changes, ()
+
+    def _as_left(self, m: _Manifest, files: Sequence[OutputFile], old: Mapping[str, str], parents: Set[str]
+                 ) -> Optional[Dict[str, os.stat_result]]:
+        """Whether the output is as the last build left it where `replay` writes: every
+        output's directories are directories, not links (as `diff`'s cheap check: `untouched`
+        compares statuses through them, and the whole build refuses a link, AR140), and each
+        of `files` is a file agentrc wrote whole, with the status recorded and the bytes
+        `old` names. Each directory's lstat (for `_sweep`), or None."""
+        tree = self.tree
+        assert tree is not None
+        base = os.path.join(self.root, "")
+        known: Dict[str, os.stat_result] = {}
+        for d in _directories(p + "/x" for p in parents if p):
+            try:
+                st = known[d] = os.lstat(base + d)
+            except (OSError, ValueError):
+                return None
+            if not stat.S_ISDIR(st.st_mode):
+                return None
+        for f in files:
+            self.where = f.path
+            now = tree.lstat(f.path)
+            if (f.merge or now is None or not stat.S_ISREG(now.st_mode) or f.path in m.merged
+                    or m.owned.get(f.path) is None or m.owned.get(f.path) != old.get(f.path)
+                    or _stat(now) != m.stats.get(f.path) or bool(now.st_mode & stat.S_IXUSR) != f.executable):
+                return None
+        return known
+
+    def _replay_stage(self, files: Sequence[OutputFile], raw: bytes, recorded: Recorded) -> Optional[dict]:
+        """`_stage` for `replay`: stage `files`, patch the manifest `raw` with their digests
+        and statuses, commit the journal. None (nothing committed) when the manifest is not
+        laid out as `_manifest_bytes` writes it."""
+        tree = self.tree
+        assert tree is not None
+        tree.absent.clear()
+        tree.dir(STATE, create=True)
+        txn = tree.dir(TXN, create=True)
+        assert txn is not None
+        txn_dev = os.fstat(txn).st_dev
+        written: Dict[str, list] = {}
+        pending: List[Tuple[int, str]] = []
+        puts: List[dict] = []
+        checked: Set[str] = set()
+        try:
+            for i, f in enumerate(files):
+                self.where = f.path
+                self._check_parents(f.path, set(), txn_dev, checked)
+                pending.append((tree.create(txn, f"{i}.new", f.content, 0o755 if f.executable else 0o644, True),
+                                f.path))
+                puts.append({"path": f.path, "tmp": f"{i}.new", "create": False})
+                if len(pending) >= SYNC_BATCH:
+                    self._sync_staged(pending, written)
+            self._sync_staged(pending, written)
+        finally:
+            for fd, _ in pending:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.where = TXN
+        os.fsync(txn)
+        data = _patch(raw, [("files", f.path, _value(f.sha256())) for f in files]
+                      + [("stat", f.path, _value(written[f.path])) for f in files])
+        if data is None or f' "generator": {_ENCODE(f"agentrc {__version__}")},'.encode() not in data:
+            self._discard(txn, os.listdir(txn))
+            return None
+        self.replayed = (sha(data), _updated(recorded, {f.path: (f.sha256(), written[f.path]) for f in files}))
+        self.staged_manifest = data
+        # `_roll_forward` writes `staged_manifest`; the journal on disk holds the manifest whole
+        # (spliced in by `_journal_bytes`), which is what a run completing it writes.
+        journal = {"version": 1, "put": puts, "delete": [], "prune": [], "manifest": {}}
+        self.where = f"{TXN}/{JOURNAL}"
+        tree.write_new(txn, "journal.tmp", _journal_bytes(journal, data), 0o644, True)
+        os.replace("journal.tmp", JOURNAL, src_dir_fd=txn, dst_dir_fd=txn)
+        os.fsync(txn)  # the commit point
+        return journal
+
+    def _sweep(self, paths: Sequence[str], written: Sequence[str] = (), parents: Optional[Set[str]] = None,
+               known: Optional[Dict[str, os.stat_result]] = None) -> None:
         """Remove agentrc's own temporary files (`_LEFTOVER`) that a killed run of an earlier
         version left in the directories this run writes: regular files whose names match
         exactly, reached through no link, so temporary files never outlive a run.
@@ -1033,7 +1170,9 @@ class Output:
         minus `SWEEP_SLACK_NS` (coarse file-system clocks), or there is no manifest. The
         directories of `written` (the files this run creates, updates or deletes), the root
         and `.agentrc` are always listed. A one-edit build at 5,000 items had listed 6,700
-        directories; now it lists the few it writes."""
+        directories; now it lists the few it writes. `parents` (the directories of `paths`)
+        and `known` (their lstat, taken since the lock was held) spare `replay` working
+        those out again."""
         tree = self.tree
         assert tree is not None
         base = os.path.join(self.root, "")
@@ -1042,10 +1181,10 @@ class Output:
         except OSError:
             since = None
         always = {"", STATE} | {posixpath.dirname(p) for p in written}
-        for d in sorted(always | {posixpath.dirname(p) for p in paths}):
+        for d in sorted(always | (parents if parents is not None else {posixpath.dirname(p) for p in paths})):
             if since is not None and d not in always:
                 try:
-                    st = os.lstat(base + d)
+                    st = known[d] if known is not None and d in known else os.lstat(base + d)
                     if stat.S_ISDIR(st.st_mode) and st.st_mtime_ns < since:
                         continue  # nothing was put in it since the last build wrote its manifest
                 except OSError:
@@ -1479,6 +1618,58 @@ def recorded_statuses(out: Output, digest: str) -> Optional[Recorded]:
         numbers.extend(record)
     return ("\0".join(paths), tuple(numbers), bytes.fromhex("".join(files.values())), len(files), dict(merged),
             tuple(manifest.get("dirs", ())))
+
+
+def replayed_statuses(out: Output) -> Optional[Tuple[str, Recorded]]:
+    """The manifest digest and `recorded_statuses` after `Output.replay` (None before it)."""
+    return out.replayed
+
+
+def _updated(recorded: Recorded, files: Mapping[str, Tuple[str, list]]) -> Recorded:
+    """`recorded` with the sha256 and status of each of `files` (path -> (sha256, status),
+    paths it already records as files written whole) replaced."""
+    joined, numbers, digests, count, merged, dirs = recorded
+    at = {p: i for i, p in enumerate(joined.split("\0")[:count]) if p in files}
+    nums, shas = list(numbers), bytearray(digests)
+    for path, (digest, status) in files.items():
+        i = at[path]
+        nums[3 * i:3 * i + 3] = status
+        shas[32 * i:32 * i + 32] = bytes.fromhex(digest)
+    return joined, tuple(nums), bytes(shas), count, merged, dirs
+
+
+def _patch(data: bytes, edits: Sequence[Tuple[str, str, str]]) -> Optional[bytes]:
+    """The manifest `data` (as `_manifest_bytes` lays it out: one entry a line) with the
+    value of each (section, path, value as JSON) of `edits` replaced; None when an entry is
+    not there. One copy of the bytes, however many entries change."""
+    sections: Dict[str, Tuple[int, int]] = {}
+    spans: List[Tuple[int, int, bytes]] = []
+    for section, path, value in edits:
+        where = sections.get(section)
+        if where is None:
+            head = f"\n {_ENCODE(section)}: {{\n".encode()
+            start = data.find(head)
+            if start < 0:
+                return None
+            where = sections[section] = (start + len(head) - 1, data.find(b"\n }", start + len(head) - 1))
+        key = f"\n  {_encode_str(path)}: ".encode()
+        at = data.find(key, where[0], where[1])
+        if at < 0:
+            return None
+        begin = at + len(key)
+        stop = data.find(b"\n", begin)
+        comma = b"," if data[stop - 1:stop] == b"," else b""
+        spans.append((begin, stop, value.encode() + comma))
+    spans.sort()
+    out: List[bytes] = []
+    last = 0
+    for begin, stop, new in spans:
+        if begin < last:
+            return None  # one entry twice
+        out += [data[last:begin], new]
+        last = stop
+    out.append(data[last:])
+    return b"".join(out)
 
 
 def _well_formed(recorded: Any) -> bool:

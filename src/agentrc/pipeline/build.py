@@ -5,7 +5,9 @@ diagnostics, the per-client summary, the changes to the output directory) for th
 to print. Reads the sources and the memo, writes the output directory (atomically, under
 its ownership manifest), the report and the memo: all or nothing, as `output.writer`
 guarantees. When the sources, the options and the output are as the last build left them,
-the recorded result stands and nothing is parsed (the no-change stamp).
+the recorded result stands and nothing is parsed (the no-change stamp); when only the bytes
+of a few items' files changed, those items are built alone and compared with the last
+build (agentrc.pipeline.incremental), else everything is planned again.
 """
 
 from __future__ import annotations
@@ -118,7 +120,15 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
                 cache.save_stamp(memo_path, dict(stamp, sources=inputs.signature))
             return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
                                writer.Changes((), (), (), stamp["files"]))
-    memo = cache.load(memo_path) if memo_path else None
+    memo = None
+    if memo_path and stamp:
+        # Sources changed: an edit that reaches only a few outputs is built alone.
+        from agentrc.pipeline import incremental
+        replayed, memo = incremental.replay(options, memo_path, stamp, inputs, key, notify)
+        if replayed is not None:
+            return BuildResult(replayed.diagnostics, replayed.summary, replayed.changes)
+    if memo is None and memo_path:
+        memo = cache.load(memo_path)
     try:
         plan = _plan(options, inputs, memo)
     except SourcesChanged:  # a source changed while the build ran: read them all, and plan again
@@ -151,13 +161,27 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
         diags.extend(_record_capabilities(inputs.capabilities, options.clients))
         ok = not any(d.is_error for d in diags)
     if ok and memo_path and not options.check and changes is not None:
+        from agentrc.pipeline import incremental
+        if incremental.eligible(options, inputs):  # what the next edit needs to be built alone
+            incremental.save_record(memo_path, key, options, inputs, plan)
+        else:
+            incremental.forget_record(memo_path)
         manifest = writer.manifest_digest(out)
         cache.save_stamp(memo_path, {"key": key, "manifest": manifest,
                                      "outputs": writer.recorded_statuses(written, manifest) if written else None,
-                                     "diagnostics": [d.to_json() for d in sorted(set(diags)) if d.code != "AR142"
-                                                     and not (d.code == "AR091" and not d.is_error)],
-                                     "summary": totals, "files": len(plan.files), "sources": inputs.signature})
+                                     "diagnostics": [d.to_json() for d in sorted(set(diags)) if _recurs(d)],
+                                     "summary": totals, "files": len(plan.files), "sources": inputs.signature,
+                                     "replay": key})  # the replay record's, kept by the edits it replays
     return BuildResult(tuple(sorted(set(diags))), totals if plan.ok else None, changes)
+
+
+def _recurs(d: Diagnostic) -> bool:
+    """Whether a build of the same sources into the output this build leaves would report
+    `d` again: what the stamp records for the no-change build and the replayed edit. Not the
+    warnings about this build's write itself: a recovery (AR142), a file that appeared
+    while writing (AR091), an entry of a merged file added again (AR094), which the write
+    settled."""
+    return d.code != "AR142" and not (d.code in ("AR091", "AR094") and not d.is_error)
 
 
 def _record_capabilities(projects, clients: Tuple[str, ...]) -> List[Diagnostic]:

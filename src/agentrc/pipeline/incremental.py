@@ -1,0 +1,376 @@
+"""An edit replayed onto the last build: work that grows with the edit, not the registry.
+
+A one-edit build of the whole pipeline still touches every item: its memo entries are read,
+it goes through planning, and the writer compares every output. When the last build's
+record shows that the edit can only have changed the bytes of a few outputs, this module
+builds those alone:
+
+- The last successful full build left, beside its stamp (outside the output tree), a replay
+  record (`save_record`): its key, the options, the items it rendered, and the output paths
+  that more than one rendering produced, with how many (`OutputFile.producers`). The stamp
+  keeps that key (`replay`) through the edits replayed since, which change none of it.
+- A new build qualifies when that record and the stamp match its options, the output is as
+  the last build wrote it (`writer.untouched`), and its sources differ from the recorded
+  ones only in the bytes of files inside item directories (no file added or removed, no
+  executable bit, bundle, registry marker or file named on the command line changed).
+- Each item directory holding a changed file is parsed again; its old items and
+  diagnostics come from the memo (the last build's entry). Its items are rendered again;
+  their old renderings come from the memo too. Then the facts the rest of the build reads
+  are compared, not reasoned about: the items, apart from their bodies and the bytes of
+  their supporting files; the directory's diagnostics; every rendering's report, fragments
+  and files (path, mode, owner, merge keys; a merged file's bytes too); which other clients
+  load those items' copies (`plan.cross_discovery`, on these items alone);  and an output
+  that several renderings plan must be planned by these items' renderings alone, which
+  agree on its new bytes. If all are equal, every other output,
+  diagnostic and count of the build is the last build's, and the new bytes are written
+  through `writer.Output.replay` (the same journaled transaction as a full write).
+- Anything else falls back to the full build (`None`), which does the work as before.
+
+`--report`, `--check`, `--no-cache`, the plugin layout and canonical projects always take
+the full build. `LAST` tells which way the last build went and what it read (the tests'
+proof that the work grows with the edit).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pickle
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.inputs.tree import DeferredFile, SourcesChanged
+from agentrc.memo import cache
+from agentrc.model import Kind, Resource, SourceFile
+from agentrc.names import is_bundle_file, is_registry_marker
+from agentrc.output import writer
+
+if TYPE_CHECKING:
+    from agentrc.inputs.read import Inputs
+    from agentrc.pipeline.build import BuildOptions
+
+RECORD_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the last `replay` did: `path` is "replay" (it built the edit alone), "full" (it
+    fell back, `reason` says why) or "" (not tried)."""
+
+    path: str = ""
+    reason: str = ""
+    dirs: int = 0  # item directories parsed again
+    renders: int = 0  # items rendered again (per client)
+    memo_reads: int = 0  # memo entries read from disk
+    written: int = 0  # outputs written
+
+
+LAST = Outcome()
+
+
+def options_key(options: BuildOptions, explicit: Sequence[str]) -> str:
+    """The options a replay record holds: the stamp key's, without the sources' digest."""
+    return json.dumps([list(options.clients), list(options.bundles), options.strict, list(explicit),
+                       options.layout, options.plugin_name])
+
+
+def _record_path(memo_path: Path) -> Path:
+    return memo_path.with_suffix(".replay")
+
+
+def eligible(options: BuildOptions, inputs: Inputs) -> bool:
+    """Whether a build of `options` over `inputs` can record (and later take) a replay."""
+    return (options.cache and not options.report and not options.check and options.layout == "project"
+            and inputs.canonical is None and not inputs.documents and inputs.signature is not None)
+
+
+def save_record(memo_path: Path, key: str, options: BuildOptions, inputs: Inputs, plan) -> None:
+    """The replay record of a successful full build (`plan`) of stamp key `key` (the stamp's `replay`)."""
+    selected = sorted({(r.kind, r.name) for r in plan.reports if r.kind in _KINDS})
+    record = {"version": RECORD_VERSION, "key": key, "options": options_key(options, inputs.explicit),
+              "selected": tuple(selected), "shared": {f.path: f.producers for f in plan.files if f.producers > 1}}
+    _write(memo_path, record)
+
+
+def forget_record(memo_path: Path) -> None:
+    try:
+        _record_path(memo_path).unlink()
+    except OSError:
+        pass
+
+
+def _write(memo_path: Path, record: dict) -> None:
+    try:
+        memo_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _record_path(memo_path).with_suffix(".replay.tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump(record, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, _record_path(memo_path))
+    except OSError:
+        pass  # an optimisation: the next edit takes the full build
+
+
+def _load(memo_path: Path) -> Optional[dict]:
+    try:
+        with open(_record_path(memo_path), "rb") as fh:
+            record = pickle.load(fh)
+    except Exception:  # missing, damaged or foreign: no replay
+        return None
+    return record if isinstance(record, dict) and record.get("version") == RECORD_VERSION else None
+
+
+_KINDS = frozenset(k.value for k in Kind)
+
+
+class _Fallback(Exception):
+    """The edit reaches further than a replay can vouch for: build everything."""
+
+
+class Replayed(NamedTuple):
+    diagnostics: Tuple[Diagnostic, ...]
+    summary: Any
+    changes: Optional[writer.Changes]  # None: the output could not be used (as `BuildResult`'s)
+
+
+def replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs, key: str,
+           notify=None) -> Tuple[Optional[Replayed], Optional[cache.Memo]]:
+    """The build of `options` over `inputs` (stamp key `key`) as a replay of the last one
+    (`stamp`); or (None, memo) when it must be built whole (`LAST` says why), with the memo
+    it loaded for the full build to go on with (None: load it again), so that the items it
+    parsed and rendered are not parsed and rendered twice."""
+    global LAST
+    work = _Work()
+    LAST = Outcome("replay", "under way")  # what a run killed in the middle leaves
+    try:
+        result = _replay(options, memo_path, stamp, inputs, key, notify, work)
+    except (_Fallback, SourcesChanged) as exc:
+        why = str(exc) if isinstance(exc, _Fallback) else "a source changed while it was read"
+        LAST = Outcome("full", why, work.dirs, work.renders, _reads(work.memo))
+        if work.saved and work.memo is not None and work.memo.store is not None:
+            work.memo.store.close()  # saved already: its packs may have been rewritten since
+        return None, None if work.saved else work.memo
+    LAST = Outcome("replay", "", work.dirs, work.renders, _reads(work.memo),
+                   len(result.changes.update) if result.changes is not None else 0)
+    if work.memo is not None and work.memo.store is not None:
+        work.memo.store.close()
+    return result, None
+
+
+@dataclass
+class _Work:
+    dirs: int = 0
+    renders: int = 0
+    memo: Optional[cache.Memo] = None
+    saved: bool = False  # the memo is saved (then a full build loads it again)
+
+
+def _reads(memo: Optional[cache.Memo]) -> int:
+    return memo.store.reads if memo is not None and memo.store is not None else 0
+
+
+def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs, key: str, notify,
+            work: _Work) -> Replayed:
+    if not eligible(options, inputs):
+        raise _Fallback("options or sources a replay does not cover")
+    record = _load(memo_path)
+    if record is None or record.get("key") != stamp.get("replay") \
+            or record.get("options") != options_key(options, inputs.explicit):
+        raise _Fallback("no replay record for the last build with these options")
+    out = Path(options.out)
+    if not writer.untouched(out, stamp.get("manifest", ""), stamp.get("outputs")):
+        raise _Fallback("the output is not as the last build left it")
+    old_sources = (stamp.get("sources") or {}).get("files")
+    assert inputs.signature is not None
+    changed = _changed(old_sources, inputs.signature["files"])
+    assert isinstance(old_sources, dict)
+    if set(changed) & set(inputs.explicit):
+        raise _Fallback("a file named on the command line changed")
+    files = {f.path: f for f in inputs.tree.files if not is_registry_marker(f.path)}
+    if any(p not in files or is_bundle_file(p) for p in changed):
+        raise _Fallback("a registry-level file changed")
+    from agentrc.clients import registry as client_registry
+    from agentrc.portable import discovery
+
+    dirs = discovery.item_dirs(files)
+    found = {discovery.owner(p, dirs) for p in changed}
+    owners = sorted(d for d in found if d is not None)
+    if len(owners) != len(found):
+        raise _Fallback("a file outside every item directory changed")
+    memo = work.memo = cache.load(memo_path)
+    names = client_registry.client_names()
+    pairs: List[Tuple[Any, Any]] = []  # (old item, new item)
+    for d in owners:
+        work.dirs += 1
+        pairs.extend(_reparse(d, dirs, files, old_sources, names, memo))
+    adapters = client_registry.get(list(options.clients), options.layout)
+    ctx = _context(record["selected"], options.clients)
+    selected = set(record["selected"])
+    chosen = [(o, n) for o, n in pairs if (o.kind.value, o.name) in selected]
+    write, old = _rerender(adapters, chosen, ctx, memo, dict(record["shared"]), work)
+    if memo.store is not None:
+        memo.used.update(memo.store.index)  # every entry stays: this build read only a few
+    work.saved = True
+    cache.save(memo_path, memo)  # as the full build: saved once the plan is known good
+    changes, replayed, written = _write_outputs(out, stamp, write, old, notify)
+    diags = tuple(Diagnostic(**d) for d in stamp["diagnostics"]) + written
+    if changes is None:  # the output could not be used: as the full build reports it
+        return Replayed(tuple(sorted(set(diags))), stamp["summary"], None)
+    if replayed is not None and not any(d.is_error for d in written):
+        cache.save_stamp(memo_path, dict(stamp, key=key, manifest=replayed[0], outputs=replayed[1],
+                                         sources=inputs.signature))
+    return Replayed(tuple(sorted(set(diags))), stamp["summary"], changes)
+
+
+def _changed(old: Any, new: Dict[str, list]) -> List[str]:
+    """The sources whose bytes differ from the record `old`; _Fallback when a file was added
+    or removed, or changed its mode."""
+    if not isinstance(old, dict) or old.keys() != new.keys():
+        raise _Fallback("a source was added or removed")
+    out = []
+    for path, now in new.items():
+        was = old[path]
+        if not isinstance(was, list) or len(was) != 7:
+            raise _Fallback("a malformed source record")
+        if was[6] != now[6]:
+            out.append(path)
+        if was[5] != now[5]:
+            raise _Fallback("a source's mode changed")
+    if not out:
+        raise _Fallback("no source's bytes changed")
+    return out
+
+
+class _Recorded:
+    """The memo as the last build left it, for the old side of a comparison: a miss is a
+    fallback, never a parse (the old bytes are gone)."""
+
+    def __init__(self, memo: cache.Memo):
+        self.memo = memo
+
+    def get(self, key):
+        hit = self.memo.get(key)
+        if hit is None:
+            raise _Fallback("the memo does not hold the last build's entry")
+        return hit
+
+    def put(self, key, value) -> None:
+        pass
+
+
+def _gone(path: str):
+    def load() -> bytes:
+        raise _Fallback(f"{path}: the last build's bytes are not kept")
+    return load
+
+
+def _reparse(d: str, dirs: Dict[str, List[str]], files: Dict[str, Any], old_sources: Dict[str, list], names,
+             memo: cache.Memo) -> List[Tuple[Any, Any]]:
+    """The items of directory `d` before and after the edit, compared (_Fallback if they
+    differ in anything but their bodies and supporting files' bytes)."""
+    from agentrc.portable import discovery
+    from agentrc.portable.load import _parse_dir_memo
+
+    prefix = d + "/" if d else ""
+    below = {p: f for p, f in files.items() if p.startswith(prefix)}
+    members = discovery.members(below, dirs, Diagnostics()).get(d, [])
+    old_files: List[SourceFile] = [
+        DeferredFile(f.path, bool(old_sources[f.path][5] & 0o100), bytes.fromhex(old_sources[f.path][6]), _gone(f.path))
+        for f in members]
+    was, now = Diagnostics(), Diagnostics()
+    before = _parse_dir_memo(d, dirs[d], old_files, names.families, names.blocks, was, _Recorded(memo))
+    after = _parse_dir_memo(d, dirs[d], members, names.families, names.blocks, now, memo)
+    if was.items != now.items:
+        raise _Fallback(f"{d}: its diagnostics changed")
+    if len(before) != len(after) or any(_shape(o) != _shape(n) for o, n in zip(before, after)):
+        raise _Fallback(f"{d}: more than bodies and supporting files' bytes changed")
+    return list(zip(before, after))
+
+
+def _shape(item) -> Any:
+    """What the rest of a build may read of an item: all of it but its body (and the
+    directive blocks parsed from it) and the bytes of its supporting files, which only its
+    own renderings read (and those are compared)."""
+    return dataclasses.replace(item, body="", blocks=(), digest="",
+                               resources=tuple(Resource(r.path, b"", r.executable) for r in item.resources))
+
+
+class _Named(NamedTuple):
+    kind: Kind
+    name: str
+
+
+def _context(selected: Sequence[Tuple[str, str]], clients: Sequence[str]):
+    """The render context of the last build: it depends on the kinds and names of the items
+    rendered alone (`plan.plan`), which the edit did not change."""
+    from agentrc.clients import registry as client_registry
+    from agentrc.clients.base import skill_names
+
+    items = [_Named(Kind(k), n) for k, n in selected]
+    return client_registry.render_context(frozenset(i.name for i in items if i.kind is Kind.SKILL),
+                                          frozenset(clients), skill_names(items))  # type: ignore[arg-type]
+
+
+def _rerender(adapters, pairs, ctx, memo: cache.Memo, shared: Dict[str, int], work: _Work
+              ) -> Tuple[List[Any], Dict[str, str]]:
+    """The outputs to write (new bytes) and the digests they replace; _Fallback when any
+    rendering differs in more than its files' bytes, or the items' copies are loaded
+    differently by other clients."""
+    from agentrc.output import plan as planning
+
+    write: Dict[str, Any] = {}
+    old: Dict[str, str] = {}
+    new: Dict[str, str] = {}
+    producers: Dict[str, int] = {}  # path -> renderings of the edited items that planned it
+    old_entries: Dict[tuple, Any] = {}
+    new_entries: Dict[tuple, Any] = {}
+    for adapter in adapters:
+        for before, after in pairs:
+            was = planning.memoized(adapter, before, ctx, memo)
+            if was is None:
+                raise _Fallback("the memo does not hold the last build's rendering")
+            work.renders += 1
+            now = planning._render(adapter, after, ctx, memo)
+            if was.report != now.report or was.fragments != now.fragments or len(was.files) != len(now.files):
+                raise _Fallback(f"{after.label}: {adapter.name}'s report or fragments changed")
+            for a, b in zip(was.files, now.files):
+                if (a.path, a.executable, a.owner, a.merge, a.keys) != (b.path, b.executable, b.owner, b.merge,
+                                                                         b.keys):
+                    raise _Fallback(f"{after.label}: {adapter.name}'s files changed place or kind")
+                producers[b.path] = producers.get(b.path, 0) + 1
+                if b.path in old:  # another rendering of these items planned it too: the same bytes?
+                    if old[b.path] != a.sha256() or new[b.path] != b.sha256():
+                        raise _Fallback(f"{b.path}: its renderings disagree")
+                    continue
+                old[b.path], new[b.path] = a.sha256(), b.sha256()
+                if a.sha256() == b.sha256():
+                    continue
+                if b.merge:
+                    raise _Fallback(f"{b.path}: a merged output changed")
+                write[b.path] = b
+            if was.files:
+                old_entries[(adapter.name, before.kind, before.name)] = was.files[0]
+                new_entries[(adapter.name, after.kind, after.name)] = now.files[0]
+    for path in write:
+        if shared.get(path, 1) != producers[path]:
+            raise _Fallback(f"{path}: an output other items or files also plan changed")
+    if pairs and planning.cross_discovery(adapters, [o for o, _ in pairs], old_entries) != \
+            planning.cross_discovery(adapters, [n for _, n in pairs], new_entries):
+        raise _Fallback("other clients load the edited items' copies differently")
+    return list(write.values()), {p: old[p] for p in write}
+
+
+def _write_outputs(out: Path, stamp: dict, files: Sequence[Any], old: Dict[str, str], notify):
+    """Through `writer.Output.replay`: the changes, the new manifest's (digest, record) and
+    the write's diagnostics (an error: the stamp stays the last build's)."""
+    try:
+        with writer.session(out, write=True, notify=notify) as tree:
+            tree.expect(stamp.get("manifest", ""), stamp.get("outputs"))
+            done = tree.replay(files, old, stamp["files"])
+            if done is None:
+                raise _Fallback("the output changed under the lock")
+            return done[0], writer.replayed_statuses(tree), done[1]
+    except writer.OutputError as exc:
+        return None, None, tuple(exc.diagnostics)
