@@ -114,3 +114,16 @@ def test_released_sources_pickle_as_ordinary_files(tmp_path):
     f.release()
     back = pickle.loads(pickle.dumps(f))
     assert type(back) is readmod.SourceFile and back.content == content and back.path == f.path
+
+
+def test_a_file_named_directly_or_below_dot_is_read_again_where_it_was(tmp_path, counted, monkeypatch):
+    reg = _registry(tmp_path)
+    monkeypatch.chdir(reg)
+    for paths in (["rules/commit-style/RULE.md"], ["."]):
+        inputs = readmod.read_inputs(paths)
+        f = next(f for f in inputs.tree.files if f.path.endswith("commit-style/RULE.md"))
+        assert isinstance(f, readmod.Releasable)
+        before = f.content
+        f.release()
+        del counted[:]
+        assert f.content == before and counted == [f.path]

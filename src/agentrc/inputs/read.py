@@ -112,13 +112,12 @@ class Releasable(SourceFile):
     is the one computed while reading, so the memo's keys hash nothing again."""
 
     _digest: bytes
-    _root: Root
-    _at: str  # the path it was read at
+    _root: Root  # the root it was read below, at the path its display path was made from
 
-    def __init__(self, f: SourceFile, digest: bytes, root: Root, path: str):
+    def __init__(self, f: SourceFile, digest: bytes, root: Root):
         # One update of the instance's dict (the class is a frozen dataclass).
         self.__dict__.update(path=f.path, executable=f.executable, link=f.link, _bytes=f.content, _digest=digest,
-                             _root=root, _at=path)
+                             _root=root)
 
     @property  # type: ignore[misc]  # a field of SourceFile, read-only here
     def content(self) -> bytes:  # type: ignore[override]
@@ -128,7 +127,10 @@ class Releasable(SourceFile):
         return data
 
     def _read_again(self) -> bytes:
-        f = treeread.read_file(self._at, self.path, self._root, Diagnostics())
+        root = self._root
+        rel = self.path[len(root.display) + 1:]
+        at = os.path.join(root.path, *rel.split("/")) if rel else root.path
+        f = treeread.read_file(at, self.path, root, Diagnostics())
         if f is None or f.link is not None or hashlib.sha256(f.content).digest() != self._digest:
             raise SourcesChanged(self.path)
         return f.content
@@ -157,9 +159,7 @@ def _releasable(tree: SourceTree, paths: Sequence[str], shas: Dict[str, str],
         if root is None:
             out.append(f)
             continue
-        rel = f.path[len(root.display) + 1:]
-        out.append(Releasable(f, bytes.fromhex(shas[f.path]), root, os.path.join(root.path, *rel.split("/"))
-                              if rel else root.path))
+        out.append(Releasable(f, bytes.fromhex(shas[f.path]), root))
     return SourceTree(tuple(out))
 
 
