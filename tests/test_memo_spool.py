@@ -125,3 +125,40 @@ def test_a_build_keeps_no_parsed_item_or_rendering_in_memory(tmp_path, monkeypat
         return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
                 if p.is_file() and ".agentrc" not in p.parts}
     assert files(tmp_path / "a") == files(tmp_path / "b")
+
+
+def test_a_save_hashes_no_entry(tmp_path, monkeypatch):
+    """A pack's name is random, not the sha256 of its bytes (which a save computed over
+    every entry written: 37 MB at 5,000 items); the crc32 per entry still tells damage."""
+    import hashlib
+
+    hashed = []
+    real = hashlib.sha256
+
+    def counting(data=b"", *args, **kwargs):
+        h = real(data, *args, **kwargs)
+        hashed.append(len(data))
+
+        class Counting:
+            def update(self, more):
+                hashed.append(len(more))
+                h.update(more)
+
+            def hexdigest(self):
+                return h.hexdigest()
+
+            def digest(self):
+                return h.digest()
+        return Counting()
+
+    path = tmp_path / "build.pickle"
+    memo = cache.load(path)
+    for i in range(20):
+        memo.put(("k", i), _blob(i))
+    monkeypatch.setattr(hashlib, "sha256", counting)
+    cache.save(path, memo)
+    monkeypatch.undo()
+    assert sum(hashed) == 0, sum(hashed)
+    names = [p.name for p in path.with_suffix(".memo").glob("*.pack")]
+    assert len(names) == 1 and len(names[0]) == 32 + len(".pack")
+    assert cache.load(path).get(("k", 7)) == _blob(7)
