@@ -28,6 +28,7 @@ def test_an_entry_put_is_pickled_at_once_and_not_kept(tmp_path):
     for i in range(20):
         memo.put(("k", i), _blob(i))
     assert memo.data == {}  # the values are on their way to disk, not in memory
+    assert memo.digests and not cache.Memo().digests  # renderings may be put as digests
     assert memo.computed == {("k", i) for i in range(20)}
     assert memo.get(("k", 3)) == _blob(3)  # read back (a second plan of the same build)
     cache.save(path, memo)

@@ -195,6 +195,13 @@ class Memo:
             (self.spool is None or not self.spool.index)
 
     @property
+    def digests(self) -> bool:
+        """Whether renderings are kept as their files' digests (a memo saved to disk): a
+        renderer may then put each file's `OutputFile.sha256()`, computed once for the memo
+        and the output manifest both, where its bytes would be (`plan.digests_only`)."""
+        return self.spool is not None
+
+    @property
     def computed(self) -> Set[Hashable]:
         """The keys of the entries this process computed or was handed."""
         return set(self.data) | (set(self.spool.index) if self.spool is not None else set())
