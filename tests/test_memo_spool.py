@@ -163,3 +163,36 @@ def test_a_save_hashes_no_entry(tmp_path, monkeypatch):
     names = [p.name for p in path.with_suffix(".memo").glob("*.pack")]
     assert len(names) == 1 and len(names[0]) == 32 + len(".pack")
     assert cache.load(path).get(("k", 7)) == _blob(7)
+
+
+def test_a_cache_that_cannot_be_written_costs_only_its_entries(tmp_path, monkeypatch):
+    """A full disk or a read-only cache directory while the spool is written: the build
+    goes on (as when a save fails), nothing is left behind, and the next build is cold."""
+    path = tmp_path / "build.pickle"
+    memo = cache.load(path)
+    real = cache.os.write
+
+    def full(fd, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cache.os, "write", full)
+    for i in range(40):
+        memo.put(("k", i), _blob(i))  # 2 MB: the first flush fails
+    monkeypatch.setattr(cache.os, "write", real)
+    assert memo.spool is not None and memo.spool.failed and memo.spool.index == {}
+    assert memo.get(("k", 1)) is None  # a miss: computed again
+    cache.save(path, memo)
+    root = path.with_suffix(".memo")
+    assert not any(p.name.startswith("spool.") for p in root.iterdir()) if root.exists() else True
+    assert cache.load(path).empty
+
+
+def test_a_build_whose_cache_directory_is_unusable_still_builds(tmp_path, monkeypatch):
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file where the cache directory would be")
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(blocked / "below"))
+    monkeypatch.setattr(cache.Spool, "FLUSH", 1)  # every entry put is flushed: the first fails
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        assert main(["build", str(ROOT / "examples" / "registry"), "--client", "claude",
+                     "--out", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / ".claude").is_dir()

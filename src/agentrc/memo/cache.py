@@ -97,13 +97,27 @@ class Spool:
         self._fd: Optional[int] = None
         self._tmp: Optional[Path] = None
         self._cleanup: Optional[weakref.finalize] = None
+        self.failed = False
 
     def add(self, key: Hashable, data: bytes) -> None:
+        if self.failed:
+            return
         self.index[key] = (self.size, len(data), zlib.crc32(data))
         self._buffer += data
         self.size += len(data)
         if len(self._buffer) >= self.FLUSH:
-            self._flush()
+            try:
+                self._flush()
+            except OSError:
+                self._fail()
+
+    def _fail(self) -> None:
+        """The cache cannot be written (a full disk, a read-only directory): as when a save
+        fails, the build goes on, and the next one computes this one's entries again."""
+        self.discard()
+        self.failed = True
+        self.index = {}
+        self._buffer = bytearray()
 
     def raw(self, key: Hashable) -> Optional[bytes]:
         where = self.index.get(key)
@@ -122,8 +136,7 @@ class Spool:
         return data if len(data) == length and zlib.crc32(data) == crc else None
 
     def _flush(self) -> None:
-        """The buffer to the file; the file is made on the first flush. A failure to write
-        it (a full disk) only loses this build's entries for the next build."""
+        """The buffer to the file; the file is made on the first flush."""
         if not self._buffer:
             return
         if self._fd is None:
@@ -147,9 +160,10 @@ class Spool:
         name = os.urandom(16).hex() + ".pack"
         if self._fd is not None and self._tmp is not None and self._cleanup is not None:
             self._cleanup.detach()
-            os.close(self._fd)
-            self._fd = None
-            os.replace(self._tmp, self.root / name)
+            fd, self._fd = self._fd, None
+            os.close(fd)
+            os.replace(self._tmp, self.root / name)  # a failure: `discard` removes the file
+            self._tmp = None
         return name
 
     def forget(self) -> None:
@@ -159,20 +173,25 @@ class Spool:
         self.index = dict.fromkeys(self.index)
 
     def discard(self) -> None:
-        if self._cleanup is not None:
-            self._cleanup()
-        self._fd = None
+        """The file gone (a memo not saved, or a save that failed), closed once."""
+        if self._cleanup is not None and self._cleanup.alive:
+            self._cleanup()  # closes the descriptor and removes the file
+        elif self._fd is not None or self._tmp is not None:
+            _discard(self._fd, self._tmp)
+        self._fd = self._tmp = None
 
 
-def _discard(fd: int, tmp: Path) -> None:
-    try:
-        os.close(fd)
-    except OSError:
-        pass
-    try:
-        tmp.unlink()
-    except OSError:
-        pass
+def _discard(fd: Optional[int], tmp: Optional[Path]) -> None:
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    if tmp is not None:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
 
 
 class Memo:
