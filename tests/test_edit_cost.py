@@ -169,7 +169,7 @@ def _edit_counts(tmp_path: Path, monkeypatch, items: int) -> Dict[str, int]:
     _build(reg, out)
     monkeypatch.undo()
     memo = seen[0]
-    return {"computed": len(memo.computed), "parsed": sum(1 for k in memo.computed if k[0] != "render"),
+    return {"computed": sum(memo.made.values()), "parsed": sum(n for k, n in memo.made.items() if k != "render"),
             "entries": memo.store.reads if memo.store is not None else 0,
             "entry bytes": memo.store.bytes_read if memo.store is not None else 0, **counts}
 
