@@ -173,7 +173,7 @@ def _edit_counts(tmp_path: Path, monkeypatch, items: int) -> Dict[str, int]:
     memo = seen[0]
     last = incremental.LAST
     assert last.path == "replay", last
-    return {"computed": len(memo.data), "parsed": sum(1 for k in memo.data if k[0] != "render"),
+    return {"computed": sum(memo.made.values()), "parsed": sum(n for k, n in memo.made.items() if k != "render"),
             "entries": memo.store.reads if memo.store is not None else 0,
             "entry bytes": memo.store.bytes_read if memo.store is not None else 0,
             "replayed": (last.dirs, last.renders, last.memo_reads, last.written), **counts}

@@ -60,6 +60,10 @@ class SourceFile:
         """The sha256 of `content` (a source known by its digest need not be read for it)."""
         return hashlib.sha256(self.content).digest()
 
+    def release(self) -> None:
+        """Let go of `content` if it can be had again (`agentrc.inputs.read`): the parser
+        calls this once an item directory is parsed. An ordinary file keeps its bytes."""
+
 
 @dataclass(frozen=True)
 class SourceTree:

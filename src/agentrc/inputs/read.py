@@ -12,14 +12,14 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
-from agentrc.diagnostics import Diagnostic
+from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import ItemReport
 from agentrc.inputs import tree as treeread
-from agentrc.inputs.tree import is_project, read_tree
+from agentrc.inputs.tree import Root, SourcesChanged, is_project, read_tree
 from agentrc.loaded import Loaded, join
-from agentrc.model import Registry, SourceTree
+from agentrc.model import Registry, SourceFile, SourceTree
 
 if TYPE_CHECKING:
     from agentrc.canonical import document as canonical
@@ -99,4 +99,88 @@ def read_inputs(paths: Sequence[str]) -> Inputs:
     if registry is not None or diags:
         loaded = Loaded(registry or Registry(()), tuple(sorted(set(diags))), reports)
     signature = treeread.signature(tree, shas, seen, at) if portable_only else None
+    tree = _releasable(tree, [p for p in paths if not is_project(p)], shas, seen)
     return Inputs(tree, explicit, tuple(documents), loaded, h.hexdigest(), tuple(capabilities), signature)
+
+
+class Releasable(SourceFile):
+    """A source read from disk whose bytes the parser may let go of (`release`) once its
+    item directory is parsed: asked for again (by something that reads sources after
+    parsing them), they are read again, inside the same root, and must match the sha256
+    taken when they were first read, or the build starts over (`SourcesChanged`), as for
+    a file the source stamp vouched for (`agentrc.inputs.tree.DeferredFile`). The digest
+    is the one computed while reading, so the memo's keys hash nothing again."""
+
+    _digest: bytes
+    _root: Root  # the root it was read below, at the path its display path was made from
+
+    def __init__(self, f: SourceFile, digest: bytes, root: Root):
+        # One update of the instance's dict (the class is a frozen dataclass).
+        self.__dict__.update(path=f.path, executable=f.executable, link=f.link, _bytes=_fitted(f.content),
+                             _digest=digest, _root=root)
+
+    @property  # type: ignore[misc]  # a field of SourceFile, read-only here
+    def content(self) -> bytes:  # type: ignore[override]
+        data = self.__dict__.get("_bytes")
+        if data is None:
+            data = self._read_again()
+        return data
+
+    def _read_again(self) -> bytes:
+        root = self._root
+        rel = self.path[len(root.display) + 1:]
+        at = os.path.join(root.path, *rel.split("/")) if rel else root.path
+        f = treeread.read_file(at, self.path, root, Diagnostics())
+        if f is None or f.link is not None or hashlib.sha256(f.content).digest() != self._digest:
+            raise SourcesChanged(self.path)
+        return f.content
+
+    def sha256(self) -> bytes:
+        return self._digest
+
+    def release(self) -> None:
+        self.__dict__.pop("_bytes", None)
+
+    def __reduce__(self):
+        return (SourceFile, (self.path, self.content, self.executable, self.link))
+
+
+def _fitted(content: bytes) -> bytes:
+    """`content` in an allocation of its own size. A file is read with room for the largest
+    allowed (`read_file` asks for a megabyte and more), which the C library maps as pages of
+    their own and keeps, once shrunk, as at least one whole page: a 3 KB source held 4 to 8
+    KB, twice the registry's size at 5,000 items (42 MB for 23). Copied, the bytes sit in
+    the ordinary heap, and the mapping is returned when the read's bytes are let go."""
+    return bytes(memoryview(content))
+
+
+def _releasable(tree: SourceTree, paths: Sequence[str], shas: Dict[str, str],
+                seen: Dict[str, os.stat_result]) -> SourceTree:
+    """`tree` with each plain file (read as a regular file, not through a link) made
+    `Releasable`, read again from the path its display path was made from."""
+    roots: Dict[str, Root] = {}
+    for p in paths:
+        made = Root(p)
+        roots.setdefault(made.display, made)
+    out: List[SourceFile] = []
+    for f in tree.files:
+        root = _root_of(f.path, roots) if f.link is None and f.path in seen else None
+        if root is None:
+            out.append(f)
+            continue
+        out.append(Releasable(f, bytes.fromhex(shas[f.path]), root))
+    return SourceTree(tuple(out))
+
+
+def _root_of(display: str, roots: Dict[str, Root]) -> Optional[Root]:
+    """The root a display path was read below (the nearest: `read_tree` keeps one file per
+    display path, and any root it lies below reads it at the same place)."""
+    d = display
+    while True:
+        root = roots.get(d)
+        if root is not None:
+            return root
+        parent = d.rpartition("/")[0]
+        if not parent or parent == d:
+            return None
+        d = parent

@@ -9,21 +9,23 @@ On disk (`<location>.memo/`) the memo is an index (each key's pack, offset and l
 and immutable pack files of pickled entries. A build loads the index alone and reads an
 entry when it asks for it; renderings are kept as digests of their files, not their bytes
 (`plan.digests_only`), so an unchanged item costs a small read, and a file that must be
-written again is rendered again. A build appends its new entries as one new pack; the
-packs are compacted into one when dead entries (or packs) pile up. Packs are written
-before the index that names them and replaced atomically, so a killed build leaves at
-worst a pack no index names (removed by the next save); an entry that cannot be read, or
-whose bytes do not match the checksum the index keeps, is a miss, never an error.
+written again is rendered again. A build's new entries go to one new pack as they are
+made (the `Spool`): each is pickled when it is put and the memo keeps no copy, so a cold
+build holds neither every parsed item until its save nor a second, pickled copy of them
+during it. The packs are compacted into one when dead entries (or packs) pile up. Packs
+are written before the index that names them and replaced atomically, so a killed build
+leaves at worst a pack no index names (removed by the next save); an entry that cannot be
+read, or whose bytes do not match the checksum the index keeps, is a miss, never an error.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
+import weakref
 import zlib
 from pathlib import Path
-from typing import Any, Dict, Hashable, Iterable, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Hashable, Iterable, Optional, Set, Tuple
 
 from agentrc import __version__
 from agentrc.fingerprint import digest
@@ -61,13 +63,7 @@ class Store:
         return data
 
     def read(self, key: Hashable) -> Any:
-        data = self.raw(key)
-        if data is None:
-            return None
-        try:
-            return pickle.loads(data)
-        except Exception:  # a damaged pack is a miss
-            return None
+        return _loads(self.raw(key))
 
     def close(self) -> None:
         for fd in self._packs.values():
@@ -78,20 +74,155 @@ class Store:
         self._packs.clear()
 
 
+class Spool:
+    """The pack a build's new entries are written to as they are made, given a name of its
+    own once the memo is saved (`finish`: 128 random bits, not a digest of the pack, whose
+    37 MB at 5,000 items were hashed for nothing but a name), deleted if it never is.
+
+    An entry is pickled when it is put and its bytes go to a buffer flushed to the file a
+    megabyte at a time; the entry is read back (by a second plan of the same build, after
+    a source changed under it) from the buffer or the file. So the memo holds offsets, not
+    values: at 5,000 items a build kept every parsed item and rendering until its save,
+    then a pickled copy of all of them (36 MB) beside those."""
+
+    FLUSH = 1 << 20
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.index: Dict[Hashable, Tuple[int, int, int]] = {}  # key -> offset, length, crc32
+        self.size = 0  # bytes put so far, flushed or not
+        self._buffer = bytearray()
+        self._flushed = 0
+        self._fd: Optional[int] = None
+        self._tmp: Optional[Path] = None
+        self._cleanup: Optional[weakref.finalize] = None
+        self.failed = False
+
+    def add(self, key: Hashable, data: bytes) -> None:
+        if self.failed:
+            return
+        self.index[key] = (self.size, len(data), zlib.crc32(data))
+        self._buffer += data
+        self.size += len(data)
+        if len(self._buffer) >= self.FLUSH:
+            try:
+                self._flush()
+            except OSError:
+                self._fail()
+
+    def _fail(self) -> None:
+        """The cache cannot be written (a full disk, a read-only directory): as when a save
+        fails, the build goes on, and the next one computes this one's entries again."""
+        self.discard()
+        self.failed = True
+        self.index = {}
+        self._buffer = bytearray()
+
+    def raw(self, key: Hashable) -> Optional[bytes]:
+        where = self.index.get(key)
+        if where is None:
+            return None
+        offset, length, crc = where
+        if offset >= self._flushed:
+            data = bytes(self._buffer[offset - self._flushed:offset - self._flushed + length])
+        else:
+            if self._fd is None:  # finished or discarded: the entry is in a pack now, or gone
+                return None
+            try:
+                data = os.pread(self._fd, length, offset)
+            except OSError:
+                return None
+        return data if len(data) == length and zlib.crc32(data) == crc else None
+
+    def _flush(self) -> None:
+        """The buffer to the file; the file is made on the first flush."""
+        if not self._buffer:
+            return
+        if self._fd is None:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self._tmp = self.root / f"spool.{os.getpid()}.{id(self)}.tmp"
+            self._fd = os.open(self._tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
+            # Deleted with the memo or at exit, unless `finish` names it: a build that fails
+            # saves nothing, and leaves nothing.
+            self._cleanup = weakref.finalize(self, _discard, self._fd, self._tmp)
+        view = memoryview(self._buffer)
+        written = 0
+        while written < len(view):
+            written += os.write(self._fd, view[written:])
+        view.release()
+        self._flushed += len(self._buffer)
+        self._buffer = bytearray()
+
+    def finish(self) -> str:
+        """The pack's name, once its file is complete under that name in `root`."""
+        self._flush()
+        name = os.urandom(16).hex() + ".pack"
+        if self._fd is not None and self._tmp is not None and self._cleanup is not None:
+            self._cleanup.detach()
+            fd, self._fd = self._fd, None
+            os.close(fd)
+            os.replace(self._tmp, self.root / name)  # a failure: `discard` removes the file
+            self._tmp = None
+        return name
+
+    def discard(self) -> None:
+        """The file gone (a memo not saved, or a save that failed), closed once."""
+        if self._cleanup is not None and self._cleanup.alive:
+            self._cleanup()  # closes the descriptor and removes the file
+        elif self._fd is not None or self._tmp is not None:
+            _discard(self._fd, self._tmp)
+        self._fd = self._tmp = None
+
+
+def _discard(fd: Optional[int], tmp: Optional[Path]) -> None:
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    if tmp is not None:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
 class Memo:
-    def __init__(self, data: Optional[Dict[Hashable, Any]] = None, store: Optional[Store] = None):
-        self.data: Dict[Hashable, Any] = data or {}  # entries computed (or handed in) by this process
+    """The entries a build reads and makes. With a `spool` (a memo loaded from disk), an
+    entry put is pickled into it at once and not kept in memory; without one (Pants, the
+    warming workers, tests), entries stay in `data`."""
+
+    def __init__(self, data: Optional[Dict[Hashable, Any]] = None, store: Optional[Store] = None,
+                 spool: Optional[Spool] = None):
+        self.data: Dict[Hashable, Any] = data or {}  # entries handed in, or computed without a spool
         self.store = store  # entries of earlier builds, on disk
+        self.spool = spool  # entries computed by this build, on their way to disk
         self.used: Set[Hashable] = set()
+        self.made: Dict[str, int] = {}  # entries put, by the kind of key ("dir", "render")
         self.hits = 0
         self.misses = 0
 
     @property
     def empty(self) -> bool:
-        return not self.data and (self.store is None or not self.store.index)
+        return not self.data and (self.store is None or not self.store.index) and \
+            (self.spool is None or not self.spool.index)
+
+    @property
+    def digests(self) -> bool:
+        """Whether renderings are kept as their files' digests (a memo saved to disk): a
+        renderer may then put each file's `OutputFile.sha256()`, computed once for the memo
+        and the output manifest both, where its bytes would be (`plan.digests_only`)."""
+        return self.spool is not None
+
+    @property
+    def computed(self) -> Set[Hashable]:
+        """The keys of the entries this process computed or was handed."""
+        return set(self.data) | (set(self.spool.index) if self.spool is not None else set())
 
     def get(self, key: Hashable) -> Any:
         value = self.data.get(key)
+        if value is None and self.spool is not None and key in self.spool.index:
+            value = _loads(self.spool.raw(key))
         if value is None and self.store is not None:
             value = self.store.read(key)
         if value is None:
@@ -102,7 +233,13 @@ class Memo:
         return value
 
     def put(self, key: Hashable, value: Any) -> None:
-        self.data[key] = value
+        kind = str(key[0]) if isinstance(key, tuple) and key else ""
+        self.made[kind] = self.made.get(kind, 0) + 1
+        if self.spool is not None:
+            self.spool.add(key, _dumps(key, value))
+            self.data.pop(key, None)
+        else:
+            self.data[key] = value
         self.used.add(key)
 
     def live(self) -> Dict[Hashable, Any]:
@@ -122,42 +259,72 @@ def _dir(path: Path) -> Path:
 
 
 def load(path: Path) -> Memo:
-    """The memo's index; entries are read when a build asks for them."""
+    """The memo's index; entries are read when a build asks for them, and the entries it
+    makes go to a new pack as they are made."""
     root = _dir(path)
     try:
         with open(root / "index", "rb") as f:
             version, index = pickle.load(f)
         if version == __version__ and isinstance(index, dict):
-            return Memo(store=Store(root, index))
+            return Memo(store=Store(root, index), spool=Spool(root))
     except Exception:  # a missing, corrupt or foreign memo is simply a cold start
         pass
-    return Memo()
+    return Memo(spool=Spool(root))
 
 
 def save(path: Path, memo: Memo) -> None:
-    """This build's new entries go to a new pack and the index names every entry it used;
-    the packs are rewritten as one when a quarter of what they hold is dead, or when there
-    are more than MAX_PACKS of them."""
+    """`_save`, after which the memo lets go of what only the save needed: the keys it used
+    and where its entries are (20,000 keys and their locations, 6 MB at 5,000 items, held
+    while the output is written otherwise). A memo is saved once, at the end of its build;
+    saved again, it has nothing new and nothing to forget."""
+    try:
+        _save(path, memo)
+    finally:
+        memo.used = set()
+        if memo.spool is not None:
+            memo.spool.index = {}
+        if memo.store is not None:
+            memo.store.index = {}
+
+
+def _save(path: Path, memo: Memo) -> None:
+    """This build's new entries become a new pack (the spool they were written to as they
+    were made, and any entry handed in) and the index names every entry it used; the packs
+    are rewritten as one when a quarter of what they hold is dead, or when there are more
+    than MAX_PACKS of them. Entries are copied one at a time, never gathered in memory."""
     store = memo.store
     old = store.index if store is not None else {}
-    new = {k: memo.data[k] for k in memo.used if k in memo.data and k not in old}
+    root = _dir(path)
+    spool = memo.spool
+    spooled = [k for k in spool.index if k in memo.used] if spool is not None else []
+    handed = [k for k in memo.used if k in memo.data and k not in old and (spool is None or k not in spool.index)]
+    new = set(spooled).union(handed)
     kept = {k: old[k] for k in memo.used if k in old and k not in new}
     dead = len(old) - len(kept)
-    root = _dir(path)
     if not new and not dead and (root / "index").exists():
+        if spool is not None:
+            spool.discard()
         return  # nothing new and nothing to forget: the files on disk are already this memo
     used = max(len(memo.used), 1)
     packs = {loc[0] for loc in kept.values()}
+    target = spool if spool is not None and spool.root == root else Spool(root)
     try:
         root.mkdir(parents=True, exist_ok=True)
+        if target is not spool and spool is not None:  # a memo loaded from elsewhere
+            _copy(spool.raw, spooled, target)
+        for key in handed:
+            target.add(key, _dumps(key, memo.data[key]))
         if dead * 4 > used or len(packs) >= MAX_PACKS:  # compact: everything used, in one pack
-            entries = {k: store.raw(k) for k in kept} if store is not None else {}
-            entries.update((k, _dumps(k, v)) for k, v in new.items())
-            index = _write_pack(root, {k: v for k, v in entries.items() if v is not None})
+            assert store is not None  # something is dead or packed, so there was a store
+            _copy(store.raw, kept, target)
+            index: Dict[Hashable, Location] = {}
         else:
             index = dict(kept)
-            if new:
-                index.update(_write_pack(root, {k: _dumps(k, v) for k, v in new.items()}))
+        if target.index:
+            name = target.finish()
+            index.update((k, (name,) + where) for k, where in target.index.items())
+        else:
+            target.discard()
         tmp = root / f"index.{os.getpid()}.tmp"
         with open(tmp, "wb") as f:
             pickle.dump((__version__, index), f, protocol=pickle.HIGHEST_PROTOCOL)
@@ -175,34 +342,33 @@ def save(path: Path, memo: Memo) -> None:
             if legacy.exists():
                 legacy.unlink()
     except OSError:  # the cache is an optimisation; failing to save it is not an error
-        pass
+        target.discard()
+
+
+def _copy(raw: Callable[[Hashable], Optional[bytes]], keys: Iterable[Hashable], target: Spool) -> None:
+    """Entries, as their pickled bytes, from a pack (or another spool) into `target`, one at
+    a time; one that cannot be read is left out (a miss next time)."""
+    for key in keys:
+        data = raw(key)
+        if data is not None:
+            target.add(key, data)
 
 
 def _dumps(key: Hashable, value: Any) -> bytes:
     if isinstance(key, tuple) and key and key[0] == "render":
-        from agentrc.output.plan import digests_only  # saving follows a plan: already imported
+        from agentrc.output.plan import digests_only  # putting follows a rendering: already imported
 
         value = digests_only(value)
     return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _write_pack(root: Path, entries: Dict[Hashable, bytes]) -> Dict[Hashable, Location]:
-    """One immutable pack holding `entries`, named by its content; their locations in it."""
-    index: Dict[Hashable, Location] = {}
-    h = hashlib.sha256()
-    offset = 0
-    for key, data in entries.items():
-        h.update(data)
-        index[key] = ("", offset, len(data), zlib.crc32(data))
-        offset += len(data)
-    name = h.hexdigest()[:32] + ".pack"
-    if not (root / name).exists():
-        tmp = root / f"{name}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            for data in entries.values():
-                f.write(data)
-        os.replace(tmp, root / name)
-    return {k: (name, o, n, c) for k, (_, o, n, c) in index.items()}
+def _loads(data: Optional[bytes]) -> Any:
+    if data is None:
+        return None
+    try:
+        return pickle.loads(data)
+    except Exception:  # a damaged pack is a miss
+        return None
 
 
 def load_stamp(memo_path: Path) -> Optional[dict]:

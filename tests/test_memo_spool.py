@@ -1,0 +1,200 @@
+"""The memo writes a build's new entries to disk as they are made (`cache.Spool`): it keeps
+no copy of them in memory, and its save never gathers them (issue 13: at 5,000 items a
+cold build kept every parsed item and rendering until the save, then a pickled copy of all
+of them, 36 MB, beside those)."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import io
+import shutil
+import tracemalloc
+from pathlib import Path
+
+from helpers import ROOT
+
+from agentrc.cli.main import main
+from agentrc.memo import cache
+
+
+def _blob(i: int) -> bytes:
+    return bytes([i % 251]) * 50_000
+
+
+def test_an_entry_put_is_pickled_at_once_and_not_kept(tmp_path):
+    path = tmp_path / "build.pickle"
+    memo = cache.load(path)
+    for i in range(20):
+        memo.put(("k", i), _blob(i))
+    assert memo.data == {}  # the values are on their way to disk, not in memory
+    assert memo.digests and not cache.Memo().digests  # renderings may be put as digests
+    assert memo.computed == {("k", i) for i in range(20)}
+    assert memo.get(("k", 3)) == _blob(3)  # read back (a second plan of the same build)
+    cache.save(path, memo)
+    # Saved: the index on disk says where the entries are; the memo keeps no key or location.
+    assert memo.spool is not None and memo.spool.index == {} and memo.used == set()
+    assert memo.made == {"k": 20}
+    cache.save(path, memo)  # saved again: nothing new, nothing to forget
+    again = cache.load(path)
+    assert [again.get(("k", i)) for i in range(20)] == [_blob(i) for i in range(20)]
+    assert again.store is not None and again.store.reads == 20
+
+
+def test_saving_holds_one_entry_at_a_time(tmp_path):
+    """200 entries of 50 KB (10 MB pickled): the save used to build a dict of every pickled
+    entry before writing the pack; now at most the spool's buffer (1 MB) is held."""
+    path = tmp_path / "build.pickle"
+    memo = cache.Memo()  # no spool: entries handed in (as warming workers hand them in)
+    for i in range(200):
+        memo.put(("k", i), _blob(i))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        cache.save(path, memo)
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert peak < 3_000_000, peak
+    loaded = cache.load(path)
+    assert [loaded.get(("k", i)) for i in (0, 199)] == [_blob(0), _blob(199)]
+
+
+def test_a_compaction_copies_entries_one_at_a_time(tmp_path, monkeypatch):
+    """Compacting reads each kept entry from its pack and writes it to the new one; the
+    largest thing held is one entry (and the buffer), never a dict of them."""
+    path = tmp_path / "build.pickle"
+    memo = cache.load(path)
+    for i in range(40):
+        memo.put(("k", i), _blob(i))
+    cache.save(path, memo)
+    again = cache.load(path)
+    for i in range(10):  # 30 of 40 dead: compaction
+        again.get(("k", i))
+    held = []
+    real = cache.Spool.add
+    monkeypatch.setattr(cache.Spool, "add", lambda self, key, data: held.append(len(self._buffer)) or
+                        real(self, key, data))
+    cache.save(path, again)
+    assert len(held) == 10 and max(held) <= cache.Spool.FLUSH
+    assert len(list(path.with_suffix(".memo").glob("*.pack"))) == 1
+    third = cache.load(path)
+    assert set(third.store.index) == {("k", i) for i in range(10)}
+    assert [third.get(("k", i)) for i in range(10)] == [_blob(i) for i in range(10)]
+
+
+def test_a_memo_never_saved_leaves_no_file(tmp_path):
+    """A build that fails saves nothing: its spool is deleted with the memo."""
+    path = tmp_path / "build.pickle"
+    memo = cache.load(path)
+    for i in range(40):  # 2 MB: the spool's file exists
+        memo.put(("k", i), _blob(i))
+    root = path.with_suffix(".memo")
+    assert [p.name for p in root.iterdir()][0].startswith("spool.")
+    del memo
+    gc.collect()
+    assert list(root.iterdir()) == []
+
+
+def test_a_damaged_spool_entry_is_a_miss(tmp_path):
+    path = tmp_path / "build.pickle"
+    memo = cache.load(path)
+    memo.put(("k", 1), "one")
+    spool = memo.spool
+    assert spool is not None
+    offset, length, crc = spool.index[("k", 1)]
+    spool.index[("k", 1)] = (offset, length, crc ^ 1)
+    assert memo.get(("k", 1)) is None
+
+
+def test_a_build_keeps_no_parsed_item_or_rendering_in_memory(tmp_path, monkeypatch):
+    """A cold build's memo, when it is saved, holds every entry on disk and none in memory,
+    and the next build (a no-op on the memo) reads them back to byte-identical outputs."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    shutil.copytree(ROOT / "examples" / "registry", tmp_path / "reg")
+    seen = []
+    real = cache.save
+    monkeypatch.setattr(cache, "save", lambda path, memo: seen.append((len(memo.data), len(memo.computed)))
+                        or real(path, memo))
+    argv = ["build", str(tmp_path / "reg"), "--client", "claude,copilot,opencode"]
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        assert main(argv + ["--out", str(tmp_path / "a")]) == 0
+        assert main(argv + ["--out", str(tmp_path / "b"), "--no-cache"]) == 0
+    in_memory, computed = seen[0]
+    assert in_memory == 0 and computed == 19 + 20 * 3  # directories parsed, items rendered for 3 clients
+
+    def files(root: Path) -> dict:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+                if p.is_file() and ".agentrc" not in p.parts}
+    assert files(tmp_path / "a") == files(tmp_path / "b")
+
+
+def test_a_save_hashes_no_entry(tmp_path, monkeypatch):
+    """A pack's name is random, not the sha256 of its bytes (which a save computed over
+    every entry written: 37 MB at 5,000 items); the crc32 per entry still tells damage."""
+    import hashlib
+
+    hashed = []
+    real = hashlib.sha256
+
+    def counting(data=b"", *args, **kwargs):
+        h = real(data, *args, **kwargs)
+        hashed.append(len(data))
+
+        class Counting:
+            def update(self, more):
+                hashed.append(len(more))
+                h.update(more)
+
+            def hexdigest(self):
+                return h.hexdigest()
+
+            def digest(self):
+                return h.digest()
+        return Counting()
+
+    path = tmp_path / "build.pickle"
+    memo = cache.load(path)
+    for i in range(20):
+        memo.put(("k", i), _blob(i))
+    monkeypatch.setattr(hashlib, "sha256", counting)
+    cache.save(path, memo)
+    monkeypatch.undo()
+    assert sum(hashed) == 0, sum(hashed)
+    names = [p.name for p in path.with_suffix(".memo").glob("*.pack")]
+    assert len(names) == 1 and len(names[0]) == 32 + len(".pack")
+    assert cache.load(path).get(("k", 7)) == _blob(7)
+
+
+def test_a_cache_that_cannot_be_written_costs_only_its_entries(tmp_path, monkeypatch):
+    """A full disk or a read-only cache directory while the spool is written: the build
+    goes on (as when a save fails), nothing is left behind, and the next build is cold."""
+    path = tmp_path / "build.pickle"
+    memo = cache.load(path)
+    real = cache.os.write
+
+    def full(fd, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cache.os, "write", full)
+    for i in range(40):
+        memo.put(("k", i), _blob(i))  # 2 MB: the first flush fails
+    monkeypatch.setattr(cache.os, "write", real)
+    assert memo.spool is not None and memo.spool.failed and memo.spool.index == {}
+    assert memo.get(("k", 1)) is None  # a miss: computed again
+    cache.save(path, memo)
+    root = path.with_suffix(".memo")
+    assert not any(p.name.startswith("spool.") for p in root.iterdir()) if root.exists() else True
+    assert cache.load(path).empty
+
+
+def test_a_build_whose_cache_directory_is_unusable_still_builds(tmp_path, monkeypatch):
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file where the cache directory would be")
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(blocked / "below"))
+    monkeypatch.setattr(cache.Spool, "FLUSH", 1)  # every entry put is flushed: the first fails
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        assert main(["build", str(ROOT / "examples" / "registry"), "--client", "claude",
+                     "--out", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / ".claude").is_dir()
