@@ -163,3 +163,50 @@ def test_a_damaged_flat_record_is_no_answer_or_a_full_read_never_a_crash(tmp_pat
     record.update(damage)
     got = treeread.stamped_digest([str(reg)], record)
     assert got is None or (got.digest == treeread.read_tree([str(reg)]).tree.digest() and got.read > 0)
+
+
+def test_a_no_change_build_lstats_each_output_once(tmp_path, trusted, monkeypatch):
+    """The output side of a no-change build: one lstat per file the manifest owns or merged
+    into, nothing opened but the manifest, nothing listed."""
+    from agentrc.output import writer
+
+    reg, out = _registry(tmp_path), tmp_path / "out"
+    _build(reg, out)
+    owned = [p for p in out.rglob("*") if p.is_file() and ".agentrc" not in p.parts]
+    statted: List[str] = []
+    listed: List[str] = []
+    real_lstat, real_scandir = os.lstat, os.scandir
+    monkeypatch.setattr(os, "lstat", lambda p, **kw: (statted.append(str(p)), real_lstat(p, **kw))[1])
+    monkeypatch.setattr(os, "scandir", lambda p: (listed.append(str(p)), real_scandir(p))[1])
+    assert "0 created, 0 updated, 0 deleted" in _build(reg, out)
+    below = [p for p in statted if p.startswith(str(out) + os.sep)]
+    assert sorted(below) == sorted([str(p) for p in owned] + [str(out / writer.TXN)])  # and the pending write's
+    assert not [p for p in listed if p.startswith(str(out))]
+
+
+@pytest.mark.parametrize("field", ["size", "mtime", "mode", "missing", "none"])
+@pytest.mark.parametrize("which", [0, 2])
+def test_same_statuses_sees_any_field_of_any_output(tmp_path, field, which):
+    from agentrc.output import writer
+
+    paths = ["a.md", "d/b.md", "d/e/c.md"]
+    numbers: List[int] = []
+    for p in paths:
+        f = tmp_path / p
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text("x")
+        st = os.lstat(f)
+        numbers += [st.st_size, st.st_mtime_ns, st.st_mode & 0o7777]
+    target = tmp_path / paths[which]
+    st = os.lstat(target)
+    if field == "size":
+        target.write_text("xy")
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    elif field == "mtime":
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    elif field == "mode":
+        target.chmod(0o600 if st.st_mode & 0o7777 != 0o600 else 0o644)
+    elif field == "missing":
+        target.unlink()
+    base = str(tmp_path) + os.sep
+    assert writer._same_statuses(base, paths, tuple(numbers)) is (field == "none")
