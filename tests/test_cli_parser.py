@@ -92,3 +92,20 @@ def test_a_build_command_line_makes_only_the_build_arguments(tmp_path, monkeypat
         assert cli.main(["build", str(tmp_path / "missing"), "--out", str(tmp_path / "out")]) == 2
     assert "no such file or directory" in err.getvalue()
     assert made.count("agentrc build") == 13 and len(made) <= 16, made
+
+
+@pytest.mark.parametrize("name, ok", [("my-plugin", True), ("Bad_Name", False), ("a--b", False), ("x" * 65, False),
+                                      ("x" * 64, True)])
+def test_plugin_name_is_checked_as_a_name(tmp_path, name, ok):
+    """--plugin-name names the plugin's manifest and marketplace entry: lowercase letters,
+    digits and single hyphens, at most 64 characters, else a usage error."""
+    from agentrc.cli import build as build_cli
+    from agentrc.cli.common import UsageError
+
+    args = cli._parser("build").parse_args(["build", str(tmp_path), "--out", str(tmp_path / "o"), "--layout",
+                                            "plugin", "--plugin-name", name])
+    if ok:
+        assert build_cli.options(args).plugin_name == name
+    else:
+        with pytest.raises(UsageError, match="a plugin name is lowercase letters, digits and single hyphens"):
+            build_cli.options(args)

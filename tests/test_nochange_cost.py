@@ -210,3 +210,32 @@ def test_same_statuses_sees_any_field_of_any_output(tmp_path, field, which):
         target.unlink()
     base = str(tmp_path) + os.sep
     assert writer._same_statuses(base, paths, tuple(numbers)) is (field == "none")
+
+
+def _modules_of_a_no_change_build(tmp_path: Path) -> List[str]:
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    reg, out = _registry(tmp_path), tmp_path / "out"
+    script = ("import sys; from agentrc.cli.main import main\n"
+              "code = main(sys.argv[1:])\n"
+              "print(' '.join(sorted(sys.modules)))\n"
+              "sys.exit(code)")
+    cmd = [sys.executable, "-c", script, "build", str(reg), "--client", CLIENTS, "--out", str(out)]
+    env = dict(os.environ, AGENTRC_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT / "src"))
+    for _ in range(2):  # the first build writes; the second has nothing to do
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    assert "0 created, 0 updated, 0 deleted" in done.stderr
+    return done.stdout.split()
+
+
+def test_a_no_change_build_imports_no_name_rules(tmp_path):
+    """What the command line imports for a build it only prints: the name rules
+    (agentrc.names, for --plugin-name) are imported when that flag is given, and the totals
+    (agentrc.output.totals) need no fidelity types to print recorded numbers."""
+    loaded = _modules_of_a_no_change_build(tmp_path)
+    assert "agentrc.cli.build" in loaded and "agentrc.output.totals" in loaded
+    assert "agentrc.names" not in loaded
