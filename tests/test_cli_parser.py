@@ -109,3 +109,36 @@ def test_plugin_name_is_checked_as_a_name(tmp_path, name, ok):
     else:
         with pytest.raises(UsageError, match="a plugin name is lowercase letters, digits and single hyphens"):
             build_cli.options(args)
+
+
+@pytest.mark.parametrize("argv", LINES, ids=" ".join)
+def test_the_deferred_formatter_prints_as_argparse_does(argv, monkeypatch):
+    """`_Formatter` sets itself up when it first lays text out, and the subcommands' `prog`
+    is given rather than laid out: help, usage and errors are argparse's own, byte for byte."""
+    monkeypatch.setenv("COLUMNS", "100")
+    named = argv[0] if argv and argv[0] in cli._COMMANDS else None
+    ours = _run(cli._parser(named), argv)
+    real = argparse.ArgumentParser.add_subparsers
+
+    def add_subparsers(self, **kwargs):
+        kwargs.pop("prog", None)  # argparse finds it by laying the usage out
+        return real(self, **kwargs)
+
+    monkeypatch.setattr(argparse.ArgumentParser, "add_subparsers", add_subparsers)
+    monkeypatch.setattr(cli, "_Parser", argparse.ArgumentParser)
+    assert _run(cli._parser(named), argv) == ours
+
+
+def test_a_formatter_is_set_up_only_to_lay_text_out(monkeypatch):
+    """Adding arguments makes formatters that are never set up (no terminal width asked);
+    printing help sets one up."""
+    import shutil
+
+    asked: List[int] = []
+    real = shutil.get_terminal_size
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a: (asked.append(1), real(*a))[1])
+    parser = cli._parser("build")
+    parser.parse_args(["build", "reg", "--out", "o"])
+    assert asked == []
+    parser.format_help()
+    assert asked

@@ -239,3 +239,11 @@ def test_a_no_change_build_imports_no_name_rules(tmp_path):
     loaded = _modules_of_a_no_change_build(tmp_path)
     assert "agentrc.cli.build" in loaded and "agentrc.output.totals" in loaded
     assert "agentrc.names" not in loaded
+
+
+def test_a_no_change_build_imports_no_shutil(tmp_path):
+    """argparse imports shutil (and bz2, lzma, threading with it) to ask the terminal's
+    width when a help formatter is set up; the command line's formatters are set up only to
+    print help or an error (agentrc.cli.main._Formatter), and nothing else on the way needs it."""
+    loaded = _modules_of_a_no_change_build(tmp_path)
+    assert "shutil" not in loaded and "bz2" not in loaded, [m for m in ("shutil", "bz2", "lzma") if m in loaded]

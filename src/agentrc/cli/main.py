@@ -11,7 +11,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from agentrc import __version__
 from agentrc.cli.common import UsageError
@@ -52,13 +52,41 @@ def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
     naming its command parses (and fails, and prints its help) as with the whole parser,
     without making the other commands' 150 arguments: that was a tenth of a build with
     nothing to do (issue 13). `agentrc --help` and an unknown command get the whole parser."""
-    p = argparse.ArgumentParser(prog="agentrc", description="Compile portable AI-assistant content for every client.")
+    p = _Parser(prog="agentrc", description="Compile portable AI-assistant content for every client.")
     p.add_argument("--version", action="version", version=f"agentrc {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # `prog` given: argparse would lay out the usage line to find it ("agentrc", as given).
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", prog=p.prog)
     for name, (help_text, fill) in _COMMANDS.items():
         if only is None or name == only:
             fill(sub.add_parser(name, help=help_text))
     return p
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, set up when it first lays text out. argparse makes one for
+    every argument it adds, only to check the argument's metavar, and setting one up asks
+    the terminal's width through `shutil`, whose import (with bz2, lzma and threading) cost
+    a build with nothing to do 3 ms. Help, usage and errors are laid out as before: the same
+    set-up runs, with the same arguments, when they are printed."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.__dict__["_deferred"] = (args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # an attribute the set-up makes, asked for first
+        deferred = self.__dict__.pop("_deferred", None)
+        if deferred is None:
+            raise AttributeError(name)
+        argparse.HelpFormatter.__init__(self, *deferred[0], **deferred[1])
+        return getattr(self, name)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose help formatter is `_Formatter`, and its subcommands' too
+    (argparse makes subparsers of the parser's own class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
 
 def _common(sp: argparse.ArgumentParser) -> None:
@@ -177,7 +205,7 @@ def _list_command(ls: argparse.ArgumentParser) -> None:
 
 
 def _cap(c: argparse.ArgumentParser) -> None:
-    verbs = c.add_subparsers(dest="verb", required=True, metavar="VERB")
+    verbs = c.add_subparsers(dest="verb", required=True, metavar="VERB", prog=c.prog)
 
     ci = verbs.add_parser("install", help="acquire a package into the scope; bare: restore the scope's locks")
     ci.add_argument("source", nargs="?", metavar="SOURCE",
