@@ -22,7 +22,7 @@ import os
 import stat
 import time
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import SourceFile, SourceTree
@@ -371,42 +371,13 @@ def signature(tree: SourceTree, shas: Dict[str, str], seen: Dict[str, os.stat_re
               ) -> Optional[dict]:
     """The record of `tree` as read (statuses from `read_tree`'s `seen`, taken before the
     reading started at `at_ns`), or None when a file was not a plain one (then none is kept)."""
-    entries: Dict[str, Tuple[Sequence[int], bytes]] = {}
+    files = {}
     for f in tree.files:
         st = seen.get(f.path)
         if st is None or f.link is not None:
             return None
-        entries[f.path] = (status(st), bytes.fromhex(shas[f.path]))
-    return _record(at_ns, entries)
-
-
-# The record is flat: the display paths joined by NUL (which no path holds), six numbers per
-# path (`status`) in one tuple, and the sha256 digests in one bytes. Loading it makes three
-# objects, not a list, six numbers and a string per source: at 5,000 items the dict of lists
-# it replaced took 9 ms of a no-change build to unpickle, this takes 1.5.
-RECORD_KEYS = ("at", "paths", "numbers", "shas")
-
-
-def _record(at_ns: int, entries: Dict[str, Tuple[Sequence[int], bytes]]) -> dict:
-    numbers: List[int] = []
-    for fields, _ in entries.values():
-        numbers.extend(fields)
-    return {"at": at_ns, "paths": "\0".join(entries), "numbers": tuple(numbers),
-            "shas": b"".join(sha for _, sha in entries.values())}
-
-
-def _parsed(record: object) -> Optional[Tuple[int, str, List[str], tuple, bytes]]:
-    """The record's walk start, paths (joined and split), numbers and digests, or None when it is not a well-formed
-    record (damaged, or written by another version): then every file is read."""
-    if not isinstance(record, dict):
-        return None
-    at, joined, numbers, shas = (record.get(k) for k in RECORD_KEYS)
-    if type(at) is not int or type(joined) is not str or type(numbers) is not tuple or type(shas) is not bytes:
-        return None
-    paths = joined.split("\0") if joined else []
-    if len(numbers) != 6 * len(paths) or len(shas) != 32 * len(paths):
-        return None
-    return at, joined, paths, numbers, shas
+        files[f.path] = status(st) + [shas[f.path]]
+    return {"at": at_ns, "files": files}
 
 
 class SourcesChanged(Exception):
@@ -491,24 +462,23 @@ def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:
     """What `read_tree(paths)` would give, and the new record, reading only the files
     `record` (a `signature`) cannot vouch for; None when any file is not plain or the record
     is malformed (then read everything)."""
-    parsed = _parsed(record)
-    if parsed is None:
+    if not isinstance(record, dict):
         return None
-    at, joined, known, numbers, digests_ = parsed
+    at, known = record.get("at"), record.get("files")
+    if type(at) is not int or not isinstance(known, dict):
+        return None
     start = time.time_ns()
     listed = _listed(paths)
     if listed is None:
         return None
     found, explicit = listed
     trusted_before = at - RACY_NS
+    files: Dict[str, list] = {}
     vouched: Dict[str, _Vouched] = {}
-    fresh: Dict[str, Tuple[SourceFile, List[int]]] = {}  # read, with the status read
+    fresh: Dict[str, SourceFile] = {}
     shas: Dict[str, bytes] = {}
-    places: Dict[str, int] = {}  # the vouched files' places in the record
-    position: Optional[Dict[str, int]] = None  # made when the walk's order leaves the record's
-    lstat, regular, count = os.lstat, stat.S_ISREG, len(known)
-    in_order = len(found) == count
-    for k, (root, path, display) in enumerate(found):
+    lstat, regular = os.lstat, stat.S_ISREG
+    for root, path, display in found:
         try:
             st = lstat(path)
         except OSError:
@@ -516,39 +486,30 @@ def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:
         mode, size, mtime, ctime = st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns
         if not regular(mode) or size > MAX_FILE_BYTES:
             return None
-        # The walk lists the files in the order it recorded them: the record's k-th path is
-        # this one unless a file was added or removed before it.
-        if k < count and known[k] == display:
-            i: Optional[int] = k
-        else:
-            in_order = False
-            if position is None:
-                position = {p: n for n, p in enumerate(known)}
-            i = position.get(display)
-        if i is not None:
-            j = 6 * i
-            if (numbers[j] == size and numbers[j + 1] == mtime and numbers[j + 2] == ctime
-                    and numbers[j + 3] == st.st_ino and numbers[j + 4] == st.st_dev and numbers[j + 5] == mode
-                    and max(mtime, ctime) < trusted_before):
-                sha = digests_[32 * i:32 * i + 32]
-                vouched[display] = (root, path, bool(mode & 0o100), sha)
-                places[display] = i
-                fresh.pop(display, None)
-                shas[display] = sha
-                continue
+        rec = known.get(display)
+        # The fields one by one, as `rec[:6] == status(st)` compares them, making neither list.
+        if (isinstance(rec, list) and len(rec) == 7 and rec[0] == size and rec[1] == mtime and rec[2] == ctime
+                and rec[3] == st.st_ino and rec[4] == st.st_dev and rec[5] == mode and isinstance(rec[6], str)
+                and len(rec[6]) == 64 and max(mtime, ctime) < trusted_before):
+            try:
+                sha = bytes.fromhex(rec[6])
+            except ValueError:  # a recorded digest that is not hex
+                return None
+            vouched[display] = (root, path, bool(mode & 0o100), sha)
+            fresh.pop(display, None)
+            shas[display] = sha
+            files[display] = rec
+            continue
         seen: Dict[str, os.stat_result] = {}
         f = read_file(path, display, root, Diagnostics(), seen=seen)
         if f is None or f.link is not None or display not in seen:
             return None
-        fresh[display] = (f, status(seen[display]))
+        fresh[display] = f
         vouched.pop(display, None)
         shas[display] = hashlib.sha256(f.content).digest()
-    if in_order and not fresh:  # every file where the record has it, as recorded: the record stands
-        new = {"at": start, "paths": joined, "numbers": numbers, "shas": digests_}
-    else:
-        new = _record(start, {d: (fresh[d][1], shas[d]) if d in fresh else
-                              (numbers[6 * places[d]:6 * places[d] + 6], shas[d]) for d in shas})
-    return Stamped(_digest_of(shas), explicit, new, DeferredTree(lambda: _tree_files(vouched, fresh)), len(fresh))
+        files[display] = status(seen[display]) + [shas[display].hex()]
+    return Stamped(_digest_of(shas), explicit, {"at": start, "files": files},
+                   DeferredTree(lambda: _tree_files(vouched, fresh)), len(fresh))
 
 
 def _listed(paths: Iterable[str]) -> Optional[Tuple[List[Tuple[Root, str, str]], Tuple[str, ...]]]:
@@ -584,10 +545,9 @@ def _digest_of(shas: Dict[str, bytes]) -> str:
     return h.hexdigest()
 
 
-def _tree_files(vouched: Dict[str, _Vouched], fresh: Dict[str, Tuple[SourceFile, List[int]]]
-                ) -> Tuple[SourceFile, ...]:
+def _tree_files(vouched: Dict[str, _Vouched], fresh: Dict[str, SourceFile]) -> Tuple[SourceFile, ...]:
     """The files of a `DeferredTree` in path order: those read as they are, the others deferred."""
-    files: Dict[str, SourceFile] = {display: f for display, (f, _) in fresh.items()}
+    files: Dict[str, SourceFile] = dict(fresh)
     for display, (root, path, executable, sha) in vouched.items():
         files[display] = DeferredFile(display, executable, sha, _loader(root, path, display))
     return tuple(files[k] for k in sorted(files))
