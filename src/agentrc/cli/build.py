@@ -9,7 +9,6 @@ from pathlib import Path
 
 from agentrc.cli.common import UsageError, print_diags
 from agentrc.clients import names as client_names
-from agentrc.names import MAX_NAME_LENGTH, valid_name
 from agentrc.output.totals import summary_lines
 from agentrc.output.writer import PARTIAL
 from agentrc.pipeline.build import BuildOptions, BuildResult, build
@@ -32,11 +31,8 @@ def options(args) -> BuildOptions:
         clients = ["claude"]  # one plugin per build; --client picks another client's layout
     if args.plugin_name and args.layout != "plugin":
         raise UsageError("--plugin-name needs --layout plugin")
-    if args.plugin_name and (len(args.plugin_name) > MAX_NAME_LENGTH
-                             or not valid_name(args.plugin_name, single_hyphens=True)):
-        # It names the plugin's manifest and marketplace entry, which clients read as a name.
-        raise UsageError(f"--plugin-name {args.plugin_name!r}: a plugin name is lowercase letters, digits and "
-                         f"single hyphens, at most {MAX_NAME_LENGTH} characters")
+    if args.plugin_name:
+        _check_plugin_name(args.plugin_name)
     table = client_names.PLUGIN_LAYOUTS if args.layout == "plugin" else client_names.CLIENTS
     unknown = [c for c in clients if c not in table]
     if unknown or not clients:
@@ -53,6 +49,15 @@ def options(args) -> BuildOptions:
         raise UsageError(f"--report: {args.report!r} is a directory, not a file name")
     return BuildOptions(tuple(args.paths), args.out, tuple(clients), tuple(args.bundle), args.strict, args.layout,
                         args.plugin_name, args.check, args.report, args.jobs, not args.no_cache)
+
+
+def _check_plugin_name(name: str) -> None:
+    """It names the plugin's manifest and marketplace entry, which clients read as a name.
+    (agentrc.names is imported here: a build without --plugin-name never needs it.)"""
+    from agentrc.names import MAX_NAME_LENGTH, valid_name
+    if len(name) > MAX_NAME_LENGTH or not valid_name(name, single_hyphens=True):
+        raise UsageError(f"--plugin-name {name!r}: a plugin name is lowercase letters, digits and "
+                         f"single hyphens, at most {MAX_NAME_LENGTH} characters")
 
 
 def _json_extra(result: BuildResult) -> dict:

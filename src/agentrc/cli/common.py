@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
-from agentrc.diagnostics import Diagnostic
+if TYPE_CHECKING:
+    from agentrc.diagnostics import Diagnostic
 
 
 class UsageError(Exception):
@@ -16,6 +16,7 @@ class UsageError(Exception):
 def print_diags(diags: Sequence[Diagnostic], fmt: str, extra: Optional[dict] = None) -> None:
     """Text: each diagnostic on stderr. JSON: one document on stdout, with `extra` keys."""
     if fmt == "json":
+        import json  # only here: the text format is what a no-change build prints
         doc = {"diagnostics": [d.to_json() for d in diags]}
         doc.update(extra or {})
         print(json.dumps(doc, indent=2, sort_keys=True))

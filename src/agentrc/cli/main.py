@@ -11,7 +11,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from agentrc import __version__
 from agentrc.cli.common import UsageError
@@ -19,7 +19,9 @@ from agentrc.clients import names as client_names
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    named = argv[0] if argv and isinstance(argv[0], str) and argv[0] in _COMMANDS else None
+    parser = _parser(named)
     args = parser.parse_args(argv)
     try:
         _check_strings(args)
@@ -45,26 +47,81 @@ def _check_strings(args: argparse.Namespace) -> None:
                 raise UsageError(f"{key}: an argument holds a NUL byte")
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="agentrc", description="Compile portable AI-assistant content for every client.")
+def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
+    """The command line's parser; with `only`, the subcommand `only` alone. A command line
+    naming its command parses (and fails, and prints its help) as with the whole parser,
+    without making the other commands' 150 arguments: that was a tenth of a build with
+    nothing to do (issue 13). `agentrc --help` and an unknown command get the whole parser."""
+    p = _Parser(prog="agentrc", description="Compile portable AI-assistant content for every client.")
     p.add_argument("--version", action="version", version=f"agentrc {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # `prog` given: argparse would lay out the usage line to find it ("agentrc", as given).
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", prog=p.prog)
+    for name, (help_text, fill) in _COMMANDS.items():
+        if only is None or name == only:
+            fill(sub.add_parser(name, help=help_text))
+    return p
 
-    def common(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("paths", nargs="+", metavar="PATH", help="source registry directories or files")
-        sp.add_argument("--format", choices=("text", "json"), default="text", help="output format")
 
-    sp = sub.add_parser("lint", help="validate items and bundles; report every problem")
-    common(sp)
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, set up when it first lays text out. argparse makes one for
+    every argument it adds, only to check the argument's metavar, and setting one up asks
+    the terminal's width through `shutil`, whose import (with bz2, lzma and threading) cost
+    a build with nothing to do 3 ms. Help, usage and errors are laid out as before: the same
+    set-up runs, with the same arguments, when they are printed."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.__dict__["_deferred"] = (args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # an attribute the set-up makes, asked for first
+        deferred = self.__dict__.pop("_deferred", None)
+        if deferred is None:
+            raise AttributeError(name)
+        argparse.HelpFormatter.__init__(self, *deferred[0], **deferred[1])
+        return getattr(self, name)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose help formatter is `_Formatter`, and its subcommands' too
+    (argparse makes subparsers of the parser's own class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+
+def _common(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("paths", nargs="+", metavar="PATH", help="source registry directories or files")
+    sp.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+
+
+def _consumer(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--dir", default=".", metavar="PROJECT", help="the consumer project (default: .)")
+    sp.add_argument("--global", dest="user", action="store_true",
+                    help="the user's global locations (~/.claude, ~/.copilot, ~/.config/opencode, ...) and "
+                         "lock (~/.config/agentrc/agentrc.lock.json) instead of a project")
+    sp.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    sp.add_argument("--json", action="store_true", help="the same as --format json")
+
+
+def _scope(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--dir", metavar="SCOPE", help="the scope (default: the working directory)")
+    sp.add_argument("--json", action="store_true", help="one JSON envelope on stdout (the OAS kernel's)")
+    sp.set_defaults(command_module="cap")
+
+
+def _lint(sp: argparse.ArgumentParser) -> None:
+    _common(sp)
     sp.set_defaults(command_module="lint")
 
-    sp = sub.add_parser("fmt", help="rewrite sources in canonical form (spec 001 §3.8)")
-    common(sp)
+
+def _fmt(sp: argparse.ArgumentParser) -> None:
+    _common(sp)
     sp.add_argument("--check", action="store_true", help="write nothing; exit 1 if a file would change")
     sp.set_defaults(command_module="fmt")
 
-    b = sub.add_parser("build", help="generate client files into an output directory")
-    common(b)
+
+def _build(b: argparse.ArgumentParser) -> None:
+    _common(b)
     b.add_argument("--client", default=",".join(client_names.DEFAULT_CLIENTS),
                    help=f"comma-separated clients (known: {', '.join(client_names.CLIENTS)})")
     b.add_argument("--out", required=True, metavar="DIR", help="the project tree to write into")
@@ -84,20 +141,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="parse and render everything (the cache lives in $AGENTRC_CACHE_DIR or ~/.cache/agentrc)")
     b.set_defaults(command_module="build")
 
-    i = sub.add_parser("inspect", help="print a project's canonical document with the provenance of every part")
+
+def _inspect(i: argparse.ArgumentParser) -> None:
     i.add_argument("paths", nargs="+", metavar="PATH", help="project directories (holding ai.config.* or .ai/)")
     i.add_argument("--json", action="store_true", help="print JSON")
     i.set_defaults(command_module="inspect")
 
-    def consumer(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--dir", default=".", metavar="PROJECT", help="the consumer project (default: .)")
-        sp.add_argument("--global", dest="user", action="store_true",
-                        help="the user's global locations (~/.claude, ~/.copilot, ~/.config/opencode, ...) and "
-                             "lock (~/.config/agentrc/agentrc.lock.json) instead of a project")
-        sp.add_argument("--format", choices=("text", "json"), default="text", help="output format")
-        sp.add_argument("--json", action="store_true", help="the same as --format json")
 
-    a = sub.add_parser("add", help="install bundles and items from a source into the project, and lock them")
+def _add(a: argparse.ArgumentParser) -> None:
     a.add_argument("source", metavar="SOURCE",
                    help="owner/repo[@ref], a git URL (https://, ssh://, file://, user@host:path) with @ref, or a "
                         "local directory; #subpath selects a registry inside it")
@@ -108,51 +159,53 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"comma-separated clients for the whole project (default: the lock's, else "
                         f"{','.join(client_names.DEFAULT_CLIENTS)})")
     a.add_argument("--force", action="store_true", help="overwrite installed files edited since")
-    consumer(a)
+    _consumer(a)
     a.set_defaults(command_module="add")
 
-    ins = sub.add_parser("install", help="make the project hold exactly what agentrc.lock.json records")
+
+def _install(ins: argparse.ArgumentParser) -> None:
     ins.add_argument("--frozen", action="store_true",
                      help="write nothing; fail on any drift between the lock, the sources and the files (CI)")
     ins.add_argument("--force", action="store_true", help="overwrite installed files edited since")
-    consumer(ins)
+    _consumer(ins)
     ins.set_defaults(command_module="install")
 
-    rm = sub.add_parser("remove", help="uninstall bundles or items and what only they required")
+
+def _remove(rm: argparse.ArgumentParser) -> None:
     rm.add_argument("names", nargs="+", metavar="NAME", help="an installed bundle or item (NAME or KIND:NAME)")
     rm.add_argument("--force", action="store_true", help="delete installed files even when edited since")
-    consumer(rm)
+    _consumer(rm)
     rm.set_defaults(command_module="remove")
 
-    up = sub.add_parser("update", help="resolve the installed sources' refs again and install what they give now")
+
+def _update(up: argparse.ArgumentParser) -> None:
     up.add_argument("names", nargs="*", metavar="NAME",
                     help="update only the sources of these installed bundles or items (default: every source)")
     up.add_argument("--dry-run", action="store_true", help="write nothing; show the commits and files that change")
     up.add_argument("--force", action="store_true", help="overwrite installed files edited since")
-    consumer(up)
+    _consumer(up)
     up.set_defaults(command_module="update")
 
-    rmm = sub.add_parser("remove-mcp", help="unregister MCP servers from every target the lock configured")
+
+def _remove_mcp(rmm: argparse.ArgumentParser) -> None:
     rmm.add_argument("names", nargs="+", metavar="NAME", help="an MCP server's name (agentrc list --json: lock mcps)")
     rmm.add_argument("--force", action="store_true", help="rewrite config files even when edited since")
-    consumer(rmm)
+    _consumer(rmm)
     rmm.set_defaults(command_module="remove_mcp")
 
-    dr = sub.add_parser("doctor", help="check the installed files and MCP servers against agentrc.lock.json")
-    consumer(dr)
+
+def _doctor(dr: argparse.ArgumentParser) -> None:
+    _consumer(dr)
     dr.set_defaults(command_module="doctor")
 
-    ls = sub.add_parser("list", help="the bundles and items agentrc.lock.json installed, and from where")
-    consumer(ls)
+
+def _list_command(ls: argparse.ArgumentParser) -> None:
+    _consumer(ls)
     ls.set_defaults(command_module="list_")
 
-    c = sub.add_parser("cap", help="capability packages (spec 003): install, update, remove, trust, use, doctor, build")
-    verbs = c.add_subparsers(dest="verb", required=True, metavar="VERB")
 
-    def scope(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--dir", metavar="SCOPE", help="the scope (default: the working directory)")
-        sp.add_argument("--json", action="store_true", help="one JSON envelope on stdout (the OAS kernel's)")
-        sp.set_defaults(command_module="cap")
+def _cap(c: argparse.ArgumentParser) -> None:
+    verbs = c.add_subparsers(dest="verb", required=True, metavar="VERB", prog=c.prog)
 
     ci = verbs.add_parser("install", help="acquire a package into the scope; bare: restore the scope's locks")
     ci.add_argument("source", nargs="?", metavar="SOURCE",
@@ -163,19 +216,19 @@ def _parser() -> argparse.ArgumentParser:
                     "package as RUNTIME:PACKAGE (claude:plugin@marketplace, pi:npm:name), whose steps then run")
     ci.add_argument("--no-requirements", action="store_true", help="skip the requirements gate of bare install "
                     "(its safety checks still fail)")
-    scope(ci)
+    _scope(ci)
     cl = verbs.add_parser("list", help="packages and capabilities the scope's locks hold")
-    scope(cl)
+    _scope(cl)
     cu = verbs.add_parser("update", help="re-resolve a package from its source; approvals reset where bytes changed")
     cu.add_argument("package", metavar="PACKAGE")
-    scope(cu)
+    _scope(cu)
     cr = verbs.add_parser("remove", help="remove a package (refused while config or another package uses it)")
     cr.add_argument("package", metavar="PACKAGE")
-    scope(cr)
+    _scope(cr)
     cd = verbs.add_parser("doctor", help="which capabilities are active for a soul, with settings and provenance")
     cd.add_argument("context", nargs="?", metavar="DIR", help="where to resolve from (default: --dir)")
     cd.add_argument("--soul", default="", metavar="NAME", help="the soul (default: global bindings only)")
-    scope(cd)
+    _scope(cd)
     cus = verbs.add_parser("use", help="activate a capability for the scope, an agent type or a soul")
     cus.add_argument("capability", metavar="CAPABILITY", help="a capability id, or none with --layer")
     target = cus.add_mutually_exclusive_group()
@@ -185,7 +238,7 @@ def _parser() -> argparse.ArgumentParser:
     cus.add_argument("--disable", action="store_true", help="exclude instead of activate")
     cus.add_argument("--layer", default="", metavar="LAYER", help="with none: the layer to switch off")
     cus.add_argument("--settings", nargs="+", default=[], metavar="KEY=VALUE", help="settings of the entry")
-    scope(cus)
+    _scope(cus)
     cb = verbs.add_parser("build", help="build the skills of the capabilities active for a soul, for every client")
     cb.add_argument("context", nargs="?", metavar="DIR", help="where to resolve from (default: --dir)")
     cb.add_argument("--soul", default="", metavar="NAME", help="the soul (default: global bindings only)")
@@ -193,16 +246,16 @@ def _parser() -> argparse.ArgumentParser:
     cb.add_argument("--client", default=",".join(client_names.DEFAULT_CLIENTS),
                     help=f"comma-separated clients (known: {', '.join(client_names.CLIENTS)})")
     cb.add_argument("--check", action="store_true", help="write nothing; exit 1 listing out-of-date files")
-    scope(cb)
+    _scope(cb)
     cp = verbs.add_parser("pack", help="validate a package as an install would; write its payload and integrity")
     cp.add_argument("package_dir", metavar="DIR", help="the directory holding oas-package.json")
     cp.add_argument("--out", required=True, metavar="OUT", help="a new (or empty) directory")
-    scope(cp)
+    _scope(cp)
     ct = verbs.add_parser("trust", help="approve a capability's commands and hooks at its installed integrity")
     ct.add_argument("target", metavar="CAPABILITY", help="a capability id, or a package id with --all-capabilities")
     ct.add_argument("--all-capabilities", action="store_true",
                     help="approve every capability the package supplies (its whole surface is printed first)")
-    scope(ct)
+    _scope(ct)
 
     cm = verbs.add_parser("migrate", help="convert the scope's lockfileVersion 1 lock to version 2, all or nothing")
     cm.add_argument("--dry-run", action="store_true", help="print the plan; change nothing")
@@ -210,7 +263,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="the guided upgrade: map only official (marketplace:) capabilities, through the catalog")
     cm.add_argument("--recursive", action="store_true",
                     help="every lock-owning scope: the scope's ancestors, its team boundary and the scopes below it")
-    scope(cm)
+    _scope(cm)
     csp = verbs.add_parser("spawn", help="create an instance home of a soul (no runtime is launched)")
     csp.add_argument("soul", metavar="SOUL")
     csp.add_argument("--task", default="", metavar="TEXT", help="the task written into TASK.md")
@@ -236,15 +289,16 @@ def _parser() -> argparse.ArgumentParser:
     csp.add_argument("--relative-to", default="", metavar="INSTANCE", help="the instance a relation is anchored to")
     csp.add_argument("--relative-root", default="", metavar="AGENTS-ROOT",
                      help="the agents root of the anchor when several roots hold its name")
-    scope(csp)
+    _scope(csp)
     crt = verbs.add_parser("retire", help="run an instance's retire hooks and remove its home")
     crt.add_argument("instance", metavar="INSTANCE")
     crt.add_argument("--delete-branch", action="store_true", help="also delete a worktree instance's branch")
     crt.add_argument("--force", action="store_true",
                      help="remove the home even when it cannot be identified or its cleanup is incomplete")
-    scope(crt)
+    _scope(crt)
 
-    im = sub.add_parser("import", help="read a project's client files into portable items (and a canonical document)")
+
+def _import_command(im: argparse.ArgumentParser) -> None:
     im.add_argument("project", metavar="DIR", help="the project holding the client's files")
     im.add_argument("--from", dest="client", required=True, metavar="CLIENT",
                     help="the client whose files to read (claude, copilot, opencode, cursor or codex)")
@@ -253,7 +307,25 @@ def _parser() -> argparse.ArgumentParser:
     im.add_argument("--strict", action="store_true",
                     help="stop at a file that cannot be imported (by default it is reported and skipped)")
     im.set_defaults(command_module="import_")
-    return p
+
+
+# Each command: its help line and what adds its arguments, in the order `agentrc --help` lists them.
+_COMMANDS: Dict[str, Tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "lint": ("validate items and bundles; report every problem", _lint),
+    "fmt": ("rewrite sources in canonical form (spec 001 §3.8)", _fmt),
+    "build": ("generate client files into an output directory", _build),
+    "inspect": ("print a project's canonical document with the provenance of every part", _inspect),
+    "add": ("install bundles and items from a source into the project, and lock them", _add),
+    "install": ("make the project hold exactly what agentrc.lock.json records", _install),
+    "remove": ("uninstall bundles or items and what only they required", _remove),
+    "update": ("resolve the installed sources' refs again and install what they give now", _update),
+    "remove-mcp": ("unregister MCP servers from every target the lock configured", _remove_mcp),
+    "doctor": ("check the installed files and MCP servers against agentrc.lock.json", _doctor),
+    "list": ("the bundles and items agentrc.lock.json installed, and from where", _list_command),
+    "cap": ("capability packages (spec 003): install, update, remove, trust, use, doctor, build", _cap),
+    "import": ("read a project's client files into portable items (and a canonical document)", _import_command),
+}
+
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import operator
 import os
 import stat
 import time
@@ -27,6 +28,7 @@ from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import SourceFile, SourceTree
 
 SKIP_DIRS = {"node_modules", "__pycache__", "dist"}
+_NAME = operator.attrgetter("name")  # a directory entry's name: the walk's sort key
 
 # The largest file agentrc reads (16 MiB): far above any instruction file or skill resource
 # meant for an assistant's context, and small enough that reading stays bounded.
@@ -157,32 +159,34 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
     not a symlink: `read_file` is given it instead of resolving every component again
     (`os.path.realpath` is one `lstat` per component, most of the CPU of reading a file)."""
     pending = [(root.path, "", os.path.realpath(root.path))]
+    join = os.path.join
     while pending:
         directory, rel, real = pending.pop()
         try:
             with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=_NAME)
         except OSError as exc:
             if not (outputs and rel and _output_tree(directory)):
                 diags.error(root.child(rel), (0, 0), "AR054", f"cannot list the directory: {_reason(exc)}")
             continue
-        if outputs and rel and any(e.name == ".agentrc" for e in entries) and _output_tree(directory):
+        if outputs and rel and ".agentrc" in map(_NAME, entries) and _output_tree(directory):
             continue
         subdirs = []
         for entry in entries:
-            sub = f"{rel}/{entry.name}" if rel else entry.name
-            display = root.child(sub)
+            name = entry.name
+            sub = f"{rel}/{name}" if rel else name
             if entry.is_dir(follow_symlinks=False):
                 if enter(entry):
-                    subdirs.append((entry.path, sub, os.path.join(real, entry.name)))
+                    subdirs.append((entry.path, sub, join(real, name)))
                 continue
+            display = root.child(sub)  # a file's: a directory's is never shown (one call per directory less)
             if entry.is_symlink() and _kind(entry.path) == "directory":
                 # Nothing below it is read, so nothing can leak; said once, not silently dropped.
                 if enter(entry):
                     diags.warning(display, (0, 0), "AR054", "a symlink to a directory: not followed, its files "
                                   "are not read")
                 continue
-            if not wanted(sub, entry.name):
+            if not wanted(sub, name):
                 continue
             if skip_large and _size(entry) > max_size:
                 continue
@@ -416,6 +420,26 @@ def _loader(root: Root, path: str, display: str) -> Callable[[], bytes]:
     return load
 
 
+class DeferredTree(SourceTree):
+    """The tree `stamped_digest` found, its files made (each a `DeferredFile` or a file it
+    read) and sorted only when something asks for `files`: a build with nothing to do needs
+    the digest alone, and building 5,000 deferred files it never looks at was a sixth of its
+    time in the source stamp. Pickled, it is an ordinary `SourceTree`."""
+
+    def __init__(self, make: Callable[[], Tuple[SourceFile, ...]]):
+        self.__dict__["_make"] = make
+
+    def __getattr__(self, name: str):  # only for attributes not set: `files` before its first use
+        if name != "files":
+            raise AttributeError(name)
+        files = self._make()
+        object.__setattr__(self, "files", files)
+        return files
+
+    def __reduce__(self):
+        return (SourceTree, (self.files,))
+
+
 @dataclass(frozen=True)
 class Stamped:
     """What `stamped_digest` found: the digest `read_tree(paths).tree.digest()` would give,
@@ -429,6 +453,11 @@ class Stamped:
     read: int  # files whose bytes were read
 
 
+# A file the record vouches for, until the tree is asked for: its root, path, whether it is
+# executable and its sha256.
+_Vouched = Tuple[Root, str, bool, bytes]
+
+
 def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:
     """What `read_tree(paths)` would give, and the new record, reading only the files
     `record` (a `signature`) cannot vouch for; None when any file is not plain or the record
@@ -439,7 +468,54 @@ def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:
     if type(at) is not int or not isinstance(known, dict):
         return None
     start = time.time_ns()
+    listed = _listed(paths)
+    if listed is None:
+        return None
+    found, explicit = listed
     trusted_before = at - RACY_NS
+    files: Dict[str, list] = {}
+    vouched: Dict[str, _Vouched] = {}
+    fresh: Dict[str, SourceFile] = {}
+    shas: Dict[str, bytes] = {}
+    lstat, regular = os.lstat, stat.S_ISREG
+    for root, path, display in found:
+        try:
+            st = lstat(path)
+        except OSError:
+            return None
+        mode, size, mtime, ctime = st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+        if not regular(mode) or size > MAX_FILE_BYTES:
+            return None
+        rec = known.get(display)
+        # The fields one by one, as `rec[:6] == status(st)` compares them, making neither list.
+        if (isinstance(rec, list) and len(rec) == 7 and rec[0] == size and rec[1] == mtime and rec[2] == ctime
+                and rec[3] == st.st_ino and rec[4] == st.st_dev and rec[5] == mode and isinstance(rec[6], str)
+                and len(rec[6]) == 64 and max(mtime, ctime) < trusted_before):
+            try:
+                sha = bytes.fromhex(rec[6])
+            except ValueError:  # a recorded digest that is not hex
+                return None
+            vouched[display] = (root, path, bool(mode & 0o100), sha)
+            fresh.pop(display, None)
+            shas[display] = sha
+            files[display] = rec
+            continue
+        seen: Dict[str, os.stat_result] = {}
+        f = read_file(path, display, root, Diagnostics(), seen=seen)
+        if f is None or f.link is not None or display not in seen:
+            return None
+        fresh[display] = f
+        vouched.pop(display, None)
+        shas[display] = hashlib.sha256(f.content).digest()
+        files[display] = status(seen[display]) + [shas[display].hex()]
+    return Stamped(_digest_of(shas), explicit, {"at": start, "files": files},
+                   DeferredTree(lambda: _tree_files(vouched, fresh)), len(fresh))
+
+
+def _listed(paths: Iterable[str]) -> Optional[Tuple[List[Tuple[Root, str, str]], Tuple[str, ...]]]:
+    """The source files below `paths` (root, path, display path) as `read_tree` would read
+    them, unread, and the files named directly; None when a path is neither a directory nor
+    a file, or a directory cannot be walked cleanly."""
     found: List[Tuple[Root, str, str]] = []
     explicit: List[str] = []
     diags = Diagnostics()
@@ -458,35 +534,20 @@ def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:
             return None
     if diags.items:
         return None
-    shas: Dict[str, str] = {}
-    files: Dict[str, list] = {}
-    sources: Dict[str, SourceFile] = {}
-    for root, path, display in found:
-        try:
-            st = os.lstat(path)
-        except OSError:
-            return None
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
-            return None
-        now = status(st)
-        rec = known.get(display)
-        if (isinstance(rec, list) and len(rec) == 7 and rec[:6] == now and isinstance(rec[6], str)
-                and len(rec[6]) == 64 and max(st.st_mtime_ns, st.st_ctime_ns) < trusted_before):
-            try:
-                sources[display] = DeferredFile(display, bool(st.st_mode & 0o100), bytes.fromhex(rec[6]),
-                                                _loader(root, path, display))
-            except ValueError:  # a recorded digest that is not hex
-                return None
-            shas[display] = rec[6]
-            files[display] = rec
-            continue
-        seen: Dict[str, os.stat_result] = {}
-        f = read_file(path, display, root, diags, seen=seen)
-        if f is None or f.link is not None or display not in seen:
-            return None
-        sources[display] = f
-        shas[display] = hashlib.sha256(f.content).hexdigest()
-        files[display] = status(seen[display]) + [shas[display]]
-    tree = SourceTree(tuple(sources[k] for k in sorted(sources)))
-    read = sum(1 for f in sources.values() if not isinstance(f, DeferredFile))
-    return Stamped(tree_digest(shas), tuple(explicit), {"at": start, "files": files}, tree, read)
+    return found, tuple(explicit)
+
+
+def _digest_of(shas: Dict[str, bytes]) -> str:
+    """`tree_digest` of sha256 digests already in bytes."""
+    h = hashlib.sha256()
+    for path in sorted(shas):
+        h.update(path.encode() + b"\0" + shas[path])
+    return h.hexdigest()
+
+
+def _tree_files(vouched: Dict[str, _Vouched], fresh: Dict[str, SourceFile]) -> Tuple[SourceFile, ...]:
+    """The files of a `DeferredTree` in path order: those read as they are, the others deferred."""
+    files: Dict[str, SourceFile] = dict(fresh)
+    for display, (root, path, executable, sha) in vouched.items():
+        files[display] = DeferredFile(display, executable, sha, _loader(root, path, display))
+    return tuple(files[k] for k in sorted(files))

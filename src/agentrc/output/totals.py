@@ -6,13 +6,16 @@ build's totals, and must not import the client adapters the planner needs to do 
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Tuple
 
-from agentrc.fidelity import STATUSES, ItemReport
+if TYPE_CHECKING:
+    from agentrc.fidelity import ItemReport
 
 
 def summary(reports: Iterable[ItemReport]) -> Dict[str, Dict[str, int]]:
-    """Per client: how many items were generated, and how many fields per status."""
+    """Per client: how many items were generated, and how many fields per status.
+    (agentrc.fidelity is imported here: a no-change build prints recorded totals only.)"""
+    from agentrc.fidelity import STATUSES
     out: Dict[str, Dict[str, int]] = {}
     # Reports share their tuple of outcomes (agentrc.output.plan `_outcomes`): each distinct
     # tuple is counted once, by identity (held here, so no other object can take its id).

@@ -1725,16 +1725,16 @@ def untouched(root: Path, digest: str, recorded: Any = None) -> bool:
 
 
 def _same_statuses(base: str, paths: List[str], numbers: Tuple[int, ...]) -> bool:
+    """One lstat per output, its numbers taken three at a time (`_well_formed` checked the count)."""
     lstat, imode = os.lstat, stat.S_IMODE
-    i = 0
-    for path in paths:
+    each = iter(numbers)
+    for path, size, mtime, mode in zip(paths, each, each, each):
         try:
             st = lstat(base + path)
         except (OSError, ValueError):
             return False
-        if st.st_size != numbers[i] or st.st_mtime_ns != numbers[i + 1] or imode(st.st_mode) != numbers[i + 2]:
+        if st.st_size != size or st.st_mtime_ns != mtime or imode(st.st_mode) != mode:
             return False
-        i += 3
     return True
 
 
