@@ -221,6 +221,7 @@ def test_a_one_item_edit_renders_that_item_and_reads_no_rendered_bytes(tmp_path,
     # the edit is compared with (agentrc.pipeline.incremental), at any registry size.
     assert (small[1], large[1]) == (4, 4) and small[2] == large[2], (small, large)
 
+
 def test_the_code_fingerprint_covers_every_module_of_the_package():
     """A memo must not survive a change to any of agentrc's modules or schemas, wherever
     in the package it sits."""
@@ -232,6 +233,17 @@ def test_the_code_fingerprint_covers_every_module_of_the_package():
              if p.suffix in (".py", ".json") and "__pycache__" not in p.parts}
     assert hashed == every
     assert {"clients/base.py", "portable/load.py", "schemas/item.schema.json", "fingerprint.py"} <= hashed
+    # The fingerprint lists the package with os.scandir (it runs on every command): the same
+    # files, in the same order, hashed as `Path.rglob` and `Path.read_bytes` would give them.
+    import hashlib
+
+    from agentrc import __version__
+    reference = hashlib.sha256(__version__.encode())
+    for p in sorted(package.rglob("*")):
+        if p.suffix in (".py", ".json") and "__pycache__" not in p.parts:
+            reference.update(str(p.relative_to(package)).encode() + b"\0" + p.read_bytes())
+    fingerprint._CODE.clear()
+    assert fingerprint.code_fingerprint() == reference.digest()
 
 
 # --- the memo never changes a result: warm builds equal --no-cache builds -------------------
