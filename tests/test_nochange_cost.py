@@ -199,6 +199,9 @@ def test_a_no_change_build_imports_no_name_rules(tmp_path):
     loaded = _modules_of_a_no_change_build(tmp_path)
     assert "agentrc.cli.build" in loaded and "agentrc.output.totals" in loaded
     assert "agentrc.names" not in loaded
+    # Nor the reports and registries that only a build with something to do makes
+    # (inputs.read imports them in read_inputs).
+    assert "agentrc.fidelity" not in loaded and "agentrc.loaded" not in loaded
 
 
 def test_a_no_change_build_imports_no_shutil(tmp_path):

@@ -15,14 +15,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
-from agentrc.fidelity import ItemReport
 from agentrc.inputs import tree as treeread
 from agentrc.inputs.tree import Root, SourcesChanged, is_project, read_tree
-from agentrc.loaded import Loaded, join
-from agentrc.model import Registry, SourceFile, SourceTree
+from agentrc.model import SourceFile, SourceTree
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where used: a no-change build needs neither reports nor registries
     from agentrc.canonical import document as canonical
+    from agentrc.fidelity import ItemReport
+    from agentrc.loaded import Loaded
+    from agentrc.model import Registry
     from agentrc.sources.lock import CapabilityRecord
 
 
@@ -59,6 +60,8 @@ def stamped(paths: Sequence[str], record: object) -> Optional[Inputs]:
 def read_inputs(paths: Sequence[str]) -> Inputs:
     # A canonical project is read through its layers only: its presets hold SKILL.md files
     # that are layer content, not portable items.
+    from agentrc.loaded import Loaded, join
+    from agentrc.model import Registry
     at = time.time_ns()
     seen: Dict[str, os.stat_result] = {}
     portable_only = not any(is_project(p) for p in paths)
