@@ -16,6 +16,7 @@ from agentrc.clients import registry as client_registry
 from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered, skill_names
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import DROPPED, FieldOutcome, ItemReport
+from agentrc.fidelity import outcome as shared_outcome
 from agentrc.files import Fragment, OnDemand, OutputFile
 from agentrc.model import Item, Kind, McpServer, Registry
 from agentrc.output import merge as managed
@@ -298,7 +299,7 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo,
     if hit is not None:
         return _unpack(hit, lambda: adapter.render(item, ctx), {} if outcomes is None else outcomes)
     rendered = adapter.render(item, ctx)
-    memo.put(key, _pack(rendered))
+    memo.put(key, _pack(rendered, digests=getattr(memo, "digests", False)))
     return rendered
 
 
@@ -327,12 +328,16 @@ def _sorted(clients: FrozenSet[str]) -> Tuple[str, ...]:
     return tuple(sorted(clients))
 
 
-def _pack(r: Rendered) -> tuple:
-    """Plain tuples: a memo of thousands of renders unpickles several times faster so."""
+def _pack(r: Rendered, digests: bool = False) -> tuple:
+    """Plain tuples: a memo of thousands of renders unpickles several times faster so.
+    `digests` (a memo kept on disk, `Memo.digests`): each file's sha256 where its bytes would
+    be, as `digests_only` would put it, but hashed by the file itself (`OutputFile.sha256`,
+    computed once), so the output manifest reuses it: every output is hashed once, not twice."""
     rep = r.report
     # Every field of a file, its merge format and keys too: without them a memoized CLAUDE.md
     # came back as a whole file, which the writer then owned (and deleted as stale) whole.
-    return (tuple((f.path, f.content, f.executable, f.owner, f.merge, f.keys) for f in r.files),
+    return (tuple((f.path, f.sha256() if digests else f.content, f.executable, f.owner, f.merge, f.keys)
+                  for f in r.files),
             (rep.client, rep.kind, rep.name, rep.source, rep.generated, rep.outputs,
              tuple((o.field, o.status, o.detail) for o in rep.fields)),
             tuple((f.path, f.format, f.key, f.value, f.append, f.owner) for f in r.fragments))
@@ -373,7 +378,7 @@ def _outcomes(fields: tuple, made: Dict[tuple, Tuple[FieldOutcome, ...]]) -> Tup
     5,000 items made 120,000 of them (they are frozen, so one tuple serves every report)."""
     known = made.get(fields)
     if known is None:
-        known = made[fields] = tuple(FieldOutcome(*o) for o in fields)
+        known = made[fields] = tuple(shared_outcome(*o) for o in fields)
     return known
 
 
