@@ -151,8 +151,9 @@ def _edit_counts(tmp_path: Path, monkeypatch, items: int) -> Dict[str, int]:
     with open(rule, "a", encoding="utf-8") as fh:
         fh.write("\nOne more line.\n")
     seen = []
-    save = cache.save
+    save, append = cache.save, cache.append
     monkeypatch.setattr(cache, "save", lambda path, memo: (seen.append(memo), save(path, memo))[1])
+    monkeypatch.setattr(cache, "append", lambda path, memo: (seen.append(memo), append(path, memo))[1])
     counts = {"listed": 0, "careful": 0, "read": 0}
 
     def counting(name, real):

@@ -18,6 +18,7 @@ from typing import Callable, Dict, List, Tuple
 import pytest
 
 from agentrc.cli.main import main
+from agentrc.memo import cache
 from agentrc.output import writer
 from agentrc.pipeline import incremental
 from test_edit_cost import _alone, _generator
@@ -191,6 +192,7 @@ def test_each_edit_builds_alone_or_whole_to_exactly_what_the_whole_build_gives(t
     the same files; and the next build of the incremental side is a no-change one that
     prints what the whole build prints."""
     monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "MAX_ADDITIONS", 2)  # replays' index additions folded in on the way
     reg, inc, ref = tmp_path / "reg", tmp_path / "inc", tmp_path / "ref"
     _generator().generate(str(reg), 60, seed=3)
     assert _run(reg, inc, clients)[0] == 0
@@ -462,3 +464,31 @@ def test_an_edit_of_an_item_a_bundle_selection_leaves_out_is_replayed_to_no_chan
         assert incremental.LAST.path == REPLAY and incremental.LAST.written == writes, (rule, incremental.LAST)
         assert got == _run(reg, ref, "claude,copilot,opencode", "--no-cache", *args)
         assert _tree(inc) == _tree(ref)
+
+
+def test_replays_in_a_row_rewrite_neither_the_memo_index_nor_its_packs(tmp_path, monkeypatch):
+    """Each replay keeps every memo entry and adds a few: it appends them (`cache.append`),
+    where its save wrote the whole index again and, every MAX_PACKS replays, copied every
+    entry into a new pack. Ten replays later the full build's index and pack are the files
+    it wrote, and every entry of the last build is still there for the next."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 30, seed=3)
+    assert _run(reg, out, "claude,copilot,opencode")[0] == 0
+    (root,) = (tmp_path / "cache").glob("*.memo")
+
+    def files():
+        return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in root.iterdir()}
+
+    first = files()
+    assert len(first) == 2  # the index and the full build's pack
+    for n in range(cache.MAX_PACKS + 2):
+        _append(_entry(_item(reg, "rules", n % 3)), f"\nLine {n}.\n")
+        incremental.LAST = incremental.Outcome()
+        assert _run(reg, out, "claude,copilot,opencode")[0] == 0
+        assert incremental.LAST.path == REPLAY, incremental.LAST
+    now = files()
+    assert {k: now[k] for k in first} == first
+    assert sum(name.endswith(cache.ADDITION) for name in now) == cache.MAX_PACKS + 2
+    memo = cache.load(root.with_suffix(".pickle"))
+    assert memo.store is not None and len(memo.store.index) == 4 * 30 + 4 * (cache.MAX_PACKS + 2)

@@ -210,10 +210,10 @@ def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs,
     selected = set(record["selected"])
     chosen = [(o, n) for o, n in pairs if (o.kind.value, o.name) in selected]
     write, old = _rerender(adapters, chosen, ctx, memo, dict(record["shared"]), work)
-    if memo.store is not None:
-        memo.used.update(memo.store.index)  # every entry stays: this build read only a few
     work.saved = True
-    cache.save(memo_path, memo)  # as the full build: saved once the plan is known good
+    # As the full build, saved once the plan is known good; every entry stays (this build read
+    # only a few), so its new ones are appended, the rest neither read nor rewritten.
+    cache.append(memo_path, memo)
     changes, replayed, written = _write_outputs(out, stamp, write, old, notify)
     diags = tuple(Diagnostic(**d) for d in stamp["diagnostics"]) + written
     if changes is None:  # the output could not be used: as the full build reports it
@@ -224,19 +224,29 @@ def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs,
     return Replayed(tuple(sorted(set(diags))), stamp["summary"], changes)
 
 
+def _recorded_file(record: Any, path: str) -> Optional[Tuple[int, str]]:
+    """The (mode, sha256 hex) that the sources' stamp `record` keeps for `path`, or None when
+    it keeps none (or not in the form it is read in). Every read of the record's per-file
+    facts goes through here, so a change of the stamp's layout is adapted in one place."""
+    was = record.get(path) if isinstance(record, dict) else None
+    if not isinstance(was, list) or len(was) != 7:
+        return None
+    return was[5], was[6]
+
+
 def _changed(old: Any, new: Dict[str, list]) -> List[str]:
     """The sources whose bytes differ from the record `old`; _Fallback when a file was added
     or removed, or changed its mode."""
-    if not isinstance(old, dict) or old.keys() != new.keys():
+    if not isinstance(old, dict) or not isinstance(new, dict) or old.keys() != new.keys():
         raise _Fallback("a source was added or removed")
     out = []
-    for path, now in new.items():
-        was = old[path]
-        if not isinstance(was, list) or len(was) != 7:
+    for path in new:
+        was, now = _recorded_file(old, path), _recorded_file(new, path)
+        if was is None or now is None:
             raise _Fallback("a malformed source record")
-        if was[6] != now[6]:
+        if was[1] != now[1]:
             out.append(path)
-        if was[5] != now[5]:
+        if was[0] != now[0]:
             raise _Fallback("a source's mode changed")
     if not out:
         raise _Fallback("no source's bytes changed")
@@ -266,7 +276,7 @@ def _gone(path: str):
     return load
 
 
-def _reparse(d: str, dirs: Dict[str, List[str]], files: Dict[str, Any], old_sources: Dict[str, list], names,
+def _reparse(d: str, dirs: Dict[str, List[str]], files: Dict[str, Any], old_sources: Any, names,
              memo: cache.Memo) -> List[Tuple[Any, Any]]:
     """The items of directory `d` before and after the edit, compared (_Fallback if they
     differ in anything but their bodies and supporting files' bytes)."""
@@ -276,9 +286,13 @@ def _reparse(d: str, dirs: Dict[str, List[str]], files: Dict[str, Any], old_sour
     prefix = d + "/" if d else ""
     below = {p: f for p, f in files.items() if p.startswith(prefix)}
     members = discovery.members(below, dirs, Diagnostics()).get(d, [])
-    old_files: List[SourceFile] = [
-        DeferredFile(f.path, bool(old_sources[f.path][5] & 0o100), bytes.fromhex(old_sources[f.path][6]), _gone(f.path))
-        for f in members]
+    old_files: List[SourceFile] = []
+    for f in members:
+        recorded = _recorded_file(old_sources, f.path)
+        if recorded is None:
+            raise _Fallback("a malformed source record")
+        mode, sha_hex = recorded
+        old_files.append(DeferredFile(f.path, bool(mode & 0o100), bytes.fromhex(sha_hex), _gone(f.path)))
     was, now = Diagnostics(), Diagnostics()
     before = _parse_dir_memo(d, dirs[d], old_files, names.families, names.blocks, was, _Recorded(memo))
     after = _parse_dir_memo(d, dirs[d], members, names.families, names.blocks, now, memo)
