@@ -237,6 +237,30 @@ def test_a_replayed_manifest_is_the_one_the_whole_write_would_encode(tmp_path, m
     assert writer._manifest_bytes(json.loads(raw)) == raw
 
 
+def test_the_replay_decodes_the_recorded_entries_of_the_files_it_writes_as_the_whole_decoding_does(
+        tmp_path, monkeypatch):
+    """`Output.replay` decodes only the recorded entries of the paths it writes (and the
+    merged files, and every path for its directories): the same entries, for those paths, as
+    `_recorded_manifest` decodes for all of them."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 30, seed=5)
+    assert _run(reg, out, "claude,copilot,opencode")[0] == 0
+    (stamp,) = (tmp_path / "cache").glob("*.stamp")
+    recorded = cache.load_stamp(stamp.with_suffix(".pickle"))["outputs"]
+    whole = writer._recorded_manifest(recorded)
+    merged = sorted(whole.merged)
+    assert merged and len(whole.owned) > 10
+    wanted = set(sorted(whole.owned)[3:7]) | {merged[0], "not/an/output.md"}
+    part, paths = writer._replay_manifest(recorded, wanted)
+    assert paths == list(whole.stats)
+    assert part.stats == {p: whole.stats[p] for p in wanted if p in whole.stats}
+    assert part.owned == {p: whole.owned[p] for p in wanted if p in whole.owned}
+    assert (part.merged, part.dirs) == (whole.merged, whole.dirs)
+    everything, _ = writer._replay_manifest(recorded, set(paths))
+    assert everything == whole
+
+
 def test_a_patch_of_a_missing_entry_is_refused():
     data = writer._manifest_bytes({"version": 1, "files": {"a": "0" * 64}, "stat": {"a": [1, 2, 3]}})
     assert writer._patch(data, [("files", "b", '"x"')]) is None

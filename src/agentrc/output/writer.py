@@ -1048,8 +1048,8 @@ class Output:
             raw = tree.read(MANIFEST)
             if raw is None or sha(raw) != digest:
                 return None
-            m = _recorded_manifest(recorded)
-            parents = {p.rpartition("/")[0] for p in m.stats}
+            m, paths = _replay_manifest(recorded, {f.path for f in files})
+            parents = {p.rpartition("/")[0] for p in paths}
             known = self._as_left(m, files, old, parents)
             if known is None:
                 return None
@@ -1679,6 +1679,18 @@ def _well_formed(recorded: Any) -> bool:
         return False
     count = recorded[0].count("\0") + 1 if recorded[0] else 0
     return len(recorded[1]) == 3 * count and len(recorded[2]) == 32 * recorded[3] and recorded[3] <= count
+
+
+def _replay_manifest(recorded: Recorded, wanted: Set[str]) -> Tuple[_Manifest, List[str]]:
+    """What `replay` reads of the recorded manifest: the entries of the `wanted` paths (those
+    it writes) and the merged files, and every path (for their directories). Decoding every
+    entry, as `_recorded_manifest` does, was a tenth of a replayed write at 5,000 items."""
+    joined, numbers, digests, files, merged, dirs = recorded
+    paths = joined.split("\0") if joined else []
+    at = [i for i, p in enumerate(paths) if p in wanted] if len(wanted) < len(paths) else range(len(paths))
+    stats = {paths[i]: list(numbers[3 * i:3 * i + 3]) for i in at}
+    owned = {paths[i]: digests[32 * i:32 * i + 32].hex() for i in at if i < files}
+    return _Manifest(owned, stats, dict(merged), dirs), paths
 
 
 def _recorded_manifest(recorded: Recorded) -> _Manifest:
