@@ -516,3 +516,29 @@ def test_replays_in_a_row_rewrite_neither_the_memo_index_nor_its_packs(tmp_path,
     assert sum(name.endswith(cache.ADDITION) for name in now) == cache.MAX_PACKS + 2
     memo = cache.load(root.with_suffix(".pickle"))
     assert memo.store is not None and len(memo.store.index) == 4 * 30 + 4 * (cache.MAX_PACKS + 2)
+
+
+def test_an_edited_file_s_item_directory_is_found_from_its_ancestors_as_discovery_finds_it(tmp_path):
+    """The replay looks up the entrypoints of an edited file's ancestors (`_owner`), instead
+    of listing the item directories of the whole registry: the same directory for every file,
+    nested item directories, files outside any and the registry marker included."""
+    from agentrc.names import REGISTRY_MARKER
+    from agentrc.portable import discovery
+
+    reg = tmp_path / "reg"
+    _generator().generate(str(reg), 40, seed=3)
+    skill = _item(reg, "skills", 0, supporting=True)
+    (skill / "nested").mkdir(exist_ok=True)
+    (skill / "nested" / "SKILL.md").write_text("---\nname: nested\n---\nx\n", encoding="utf-8")
+    (skill / "nested" / "deeper").mkdir()
+    (skill / "nested" / "deeper" / "notes.md").write_text("x\n", encoding="utf-8")
+    (reg / "loose").mkdir()
+    (reg / "loose" / "notes.md").write_text("x\n", encoding="utf-8")
+    (reg / "loose" / REGISTRY_MARKER).write_text("", encoding="utf-8")
+    paths = sorted(p.relative_to(reg).as_posix() for p in reg.rglob("*") if p.is_file())
+    files = dict.fromkeys(paths)
+    dirs = discovery.item_dirs(p for p in paths if not p.endswith(REGISTRY_MARKER))
+    assert [incremental._owner(p, files) for p in paths] == [discovery.owner(p, dirs) for p in paths]
+    assert incremental._owner("loose/notes.md", files) is None
+    assert incremental._owner(f"{skill.relative_to(reg).as_posix()}/nested/deeper/notes.md", files) == \
+        f"{skill.relative_to(reg).as_posix()}/nested"

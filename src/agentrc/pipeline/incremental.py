@@ -37,14 +37,15 @@ import dataclasses
 import json
 import os
 import pickle
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.tree import DeferredFile, SourcesChanged
 from agentrc.memo import cache
-from agentrc.model import Kind, Resource, SourceFile
+from agentrc.model import ENTRYPOINTS, Kind, Resource, SourceFile
 from agentrc.names import is_bundle_file, is_registry_marker
 from agentrc.output import writer
 
@@ -188,14 +189,12 @@ def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs,
     assert isinstance(old_sources, dict)
     if set(changed) & set(inputs.explicit):
         raise _Fallback("a file named on the command line changed")
-    files = {f.path: f for f in inputs.tree.files if not is_registry_marker(f.path)}
-    if any(p not in files or is_bundle_file(p) for p in changed):
+    files = {f.path: f for f in inputs.tree.files}
+    if any(p not in files or is_registry_marker(p) or is_bundle_file(p) for p in changed):
         raise _Fallback("a registry-level file changed")
     from agentrc.clients import registry as client_registry
-    from agentrc.portable import discovery
 
-    dirs = discovery.item_dirs(files)
-    found = {discovery.owner(p, dirs) for p in changed}
+    found = {_owner(p, files) for p in changed}
     owners = sorted(d for d in found if d is not None)
     if len(owners) != len(found):
         raise _Fallback("a file outside every item directory changed")
@@ -204,7 +203,7 @@ def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs,
     pairs: List[Tuple[Any, Any]] = []  # (old item, new item)
     for d in owners:
         work.dirs += 1
-        pairs.extend(_reparse(d, dirs, files, old_sources, names, memo))
+        pairs.extend(_reparse(d, files, old_sources, names, memo))
     adapters = client_registry.get(list(options.clients), options.layout)
     ctx = _context(record["selected"], options.clients)
     selected = set(record["selected"])
@@ -276,15 +275,31 @@ def _gone(path: str):
     return load
 
 
-def _reparse(d: str, dirs: Dict[str, List[str]], files: Dict[str, Any], old_sources: Any, names,
-             memo: cache.Memo) -> List[Tuple[Any, Any]]:
+def _owner(path: str, files: Mapping[str, Any]) -> Optional[str]:
+    """`discovery.owner(path, discovery.item_dirs(files))` (the nearest directory above `path`
+    holding an item's entrypoint), found by looking up the entrypoints of `path`'s ancestors
+    alone, not by listing every item directory of the registry."""
+    d = posixpath.dirname(path)
+    while True:
+        prefix = d + "/" if d else ""
+        if any(prefix + name in files and not is_registry_marker(prefix + name) for name in ENTRYPOINTS):
+            return d
+        parent = posixpath.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def _reparse(d: str, files: Mapping[str, Any], old_sources: Any, names, memo: cache.Memo) -> List[Tuple[Any, Any]]:
     """The items of directory `d` before and after the edit, compared (_Fallback if they
-    differ in anything but their bodies and supporting files' bytes)."""
+    differ in anything but their bodies and supporting files' bytes). The item directories
+    that matter to `d`'s members are `d` and those below it."""
     from agentrc.portable import discovery
     from agentrc.portable.load import _parse_dir_memo
 
     prefix = d + "/" if d else ""
-    below = {p: f for p, f in files.items() if p.startswith(prefix)}
+    below = {p: f for p, f in files.items() if p.startswith(prefix) and not is_registry_marker(p)}
+    dirs = discovery.item_dirs(below)
     members = discovery.members(below, dirs, Diagnostics()).get(d, [])
     old_files: List[SourceFile] = []
     for f in members:
