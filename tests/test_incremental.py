@@ -259,6 +259,9 @@ def test_the_replay_decodes_the_recorded_entries_of_the_files_it_writes_as_the_w
     assert (part.merged, part.dirs) == (whole.merged, whole.dirs)
     everything, _ = writer._replay_manifest(recorded, set(paths))
     assert everything == whole
+    parents = {p.rpartition("/")[0] for p in paths}
+    assert writer._parents_and_ancestors(paths + ["top.md"]) == (
+        parents | {""}, writer._directories(p + "/x" for p in parents if p))
 
 
 def test_a_patch_of_a_missing_entry_is_refused():
