@@ -545,3 +545,21 @@ def test_an_edited_file_s_item_directory_is_found_from_its_ancestors_as_discover
     assert incremental._owner("loose/notes.md", files) is None
     assert incremental._owner(f"{skill.relative_to(reg).as_posix()}/nested/deeper/notes.md", files) == \
         f"{skill.relative_to(reg).as_posix()}/nested"
+
+
+def test_the_sources_record_is_read_through_one_pair_of_functions():
+    """`_changed` reads the sources' record through `_recorded_paths` and `_recorded_file`
+    alone (one place to adapt when its layout changes): bytes changed are listed, a mode
+    changed, a file added or a malformed entry fall back, the order of paths does not matter."""
+    def record(**files):
+        return {"files": {p: [0, 0, 0, 0, 0, mode, sha] for p, (mode, sha) in files.items()}}
+
+    old = record(a=(0o644, "aa"), b=(0o644, "bb"))
+    assert incremental._recorded_file(old, "a") == (0o644, "aa")
+    assert incremental._recorded_file(old, "c") is None and incremental._recorded_file(None, "a") is None
+    assert incremental._changed(old, record(b=(0o644, "bb"), a=(0o644, "a2"))) == ["a"]
+    for new in (record(a=(0o755, "a2"), b=(0o644, "bb")), record(a=(0o644, "a2")),
+                record(a=(0o644, "a2"), b=(0o644, "bb"), c=(0o644, "cc")), {"files": {"a": [1], "b": [1]}}, None,
+                old):
+        with pytest.raises(incremental._Fallback):
+            incremental._changed(old, new)

@@ -183,10 +183,8 @@ def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs,
     out = Path(options.out)
     if not writer.untouched(out, stamp.get("manifest", ""), stamp.get("outputs")):
         raise _Fallback("the output is not as the last build left it")
-    old_sources = (stamp.get("sources") or {}).get("files")
-    assert inputs.signature is not None
-    changed = _changed(old_sources, inputs.signature["files"])
-    assert isinstance(old_sources, dict)
+    old_sources = stamp.get("sources")
+    changed = _changed(old_sources, inputs.signature)
     if set(changed) & set(inputs.explicit):
         raise _Fallback("a file named on the command line changed")
     files = {f.path: f for f in inputs.tree.files}
@@ -223,23 +221,34 @@ def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs,
     return Replayed(tuple(sorted(set(diags))), stamp["summary"], changes)
 
 
+# The sources' record (`Inputs.signature`, kept in the stamp as "sources") is read through
+# these two alone, so that a change of its layout (agentrc.inputs.tree) is adapted here.
+
+
+def _recorded_paths(record: Any) -> Optional[Sequence[str]]:
+    """The source paths `record` keeps, in its order (None: not a record read here)."""
+    files = record.get("files") if isinstance(record, dict) else None
+    return list(files) if isinstance(files, dict) else None
+
+
 def _recorded_file(record: Any, path: str) -> Optional[Tuple[int, str]]:
-    """The (mode, sha256 hex) that the sources' stamp `record` keeps for `path`, or None when
-    it keeps none (or not in the form it is read in). Every read of the record's per-file
-    facts goes through here, so a change of the stamp's layout is adapted in one place."""
-    was = record.get(path) if isinstance(record, dict) else None
+    """The (mode, sha256 hex) that `record` keeps for source `path`, or None when it keeps
+    none (or not in the form it is read in)."""
+    files = record.get("files") if isinstance(record, dict) else None
+    was = files.get(path) if isinstance(files, dict) else None
     if not isinstance(was, list) or len(was) != 7:
         return None
     return was[5], was[6]
 
 
-def _changed(old: Any, new: Dict[str, list]) -> List[str]:
+def _changed(old: Any, new: Any) -> List[str]:
     """The sources whose bytes differ from the record `old`; _Fallback when a file was added
     or removed, or changed its mode."""
-    if not isinstance(old, dict) or not isinstance(new, dict) or old.keys() != new.keys():
+    paths, was_paths = _recorded_paths(new), _recorded_paths(old)
+    if paths is None or was_paths is None or set(was_paths) != set(paths):
         raise _Fallback("a source was added or removed")
     out = []
-    for path in new:
+    for path in paths:
         was, now = _recorded_file(old, path), _recorded_file(new, path)
         if was is None or now is None:
             raise _Fallback("a malformed source record")
