@@ -151,9 +151,16 @@ def _edit_counts(tmp_path: Path, monkeypatch, items: int) -> Dict[str, int]:
     with open(rule, "a", encoding="utf-8") as fh:
         fh.write("\nOne more line.\n")
     seen = []
-    save = cache.save
+    save, append = cache.save, cache.append
     monkeypatch.setattr(cache, "save", lambda path, memo: (seen.append(memo), save(path, memo))[1])
-    counts = {"listed": 0, "careful": 0, "read": 0}
+    monkeypatch.setattr(cache, "append", lambda path, memo: (seen.append(memo), append(path, memo))[1])
+    counts = {"listed": 0, "careful": 0, "read": 0, "paths sorted into item directories": 0}
+    item_dirs = discovery.item_dirs
+
+    def sorting(paths):
+        paths = list(paths)
+        counts["paths sorted into item directories"] += len(paths)
+        return item_dirs(paths)
 
     def counting(name, real):
         def wrapper(*args, **kwargs):
@@ -167,6 +174,7 @@ def _edit_counts(tmp_path: Path, monkeypatch, items: int) -> Dict[str, int]:
     monkeypatch.setattr(writer.os, "listdir", counting("listed", writer.os.listdir))
     monkeypatch.setattr(writer._Tree, "lstat", counting("careful", writer._Tree.lstat))
     monkeypatch.setattr(writer._Tree, "read", counting("read", writer._Tree.read))
+    monkeypatch.setattr(discovery, "item_dirs", sorting)
     incremental.LAST = incremental.Outcome()
     _build(reg, out)
     monkeypatch.undo()
@@ -193,6 +201,8 @@ def test_one_edit_parses_and_renders_only_the_edited_item_at_any_registry_size(t
     for key in ("listed", "careful", "read", "entries"):
         assert small[key] == large[key], (key, small, large)
     assert large["listed"] <= 8 and large["careful"] <= 12 and large["read"] <= 12, large
+    # The edited directory's files alone are sorted into item directories, not the registry's.
+    assert small["paths sorted into item directories"] <= 8 and large["paths sorted into item directories"] <= 8
     assert small["entries"] == 4, small  # 1 directory + 3 renderings, read to be compared
     assert small["replayed"] == large["replayed"] == (1, 3, 4, 3), (small, large)
 

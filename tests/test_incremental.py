@@ -18,6 +18,7 @@ from typing import Callable, Dict, List, Tuple
 import pytest
 
 from agentrc.cli.main import main
+from agentrc.memo import cache
 from agentrc.output import writer
 from agentrc.pipeline import incremental
 from test_edit_cost import _alone, _generator
@@ -191,6 +192,7 @@ def test_each_edit_builds_alone_or_whole_to_exactly_what_the_whole_build_gives(t
     the same files; and the next build of the incremental side is a no-change one that
     prints what the whole build prints."""
     monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "MAX_ADDITIONS", 2)  # replays' index additions folded in on the way
     reg, inc, ref = tmp_path / "reg", tmp_path / "inc", tmp_path / "ref"
     _generator().generate(str(reg), 60, seed=3)
     assert _run(reg, inc, clients)[0] == 0
@@ -233,6 +235,33 @@ def test_a_replayed_manifest_is_the_one_the_whole_write_would_encode(tmp_path, m
     assert incremental.LAST.path == REPLAY and incremental.LAST.written >= 4, incremental.LAST
     raw = (out / writer.MANIFEST).read_bytes()
     assert writer._manifest_bytes(json.loads(raw)) == raw
+
+
+def test_the_replay_decodes_the_recorded_entries_of_the_files_it_writes_as_the_whole_decoding_does(
+        tmp_path, monkeypatch):
+    """`Output.replay` decodes only the recorded entries of the paths it writes (and the
+    merged files, and every path for its directories): the same entries, for those paths, as
+    `_recorded_manifest` decodes for all of them."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 30, seed=5)
+    assert _run(reg, out, "claude,copilot,opencode")[0] == 0
+    (stamp,) = (tmp_path / "cache").glob("*.stamp")
+    recorded = cache.load_stamp(stamp.with_suffix(".pickle"))["outputs"]
+    whole = writer._recorded_manifest(recorded)
+    merged = sorted(whole.merged)
+    assert merged and len(whole.owned) > 10
+    wanted = set(sorted(whole.owned)[3:7]) | {merged[0], "not/an/output.md"}
+    part, paths = writer._replay_manifest(recorded, wanted)
+    assert paths == list(whole.stats)
+    assert part.stats == {p: whole.stats[p] for p in wanted if p in whole.stats}
+    assert part.owned == {p: whole.owned[p] for p in wanted if p in whole.owned}
+    assert (part.merged, part.dirs) == (whole.merged, whole.dirs)
+    everything, _ = writer._replay_manifest(recorded, set(paths))
+    assert everything == whole
+    parents = {p.rpartition("/")[0] for p in paths}
+    assert writer._parents_and_ancestors(paths + ["top.md"]) == (
+        parents | {""}, writer._directories(p + "/x" for p in parents if p))
 
 
 def test_a_patch_of_a_missing_entry_is_refused():
@@ -462,3 +491,75 @@ def test_an_edit_of_an_item_a_bundle_selection_leaves_out_is_replayed_to_no_chan
         assert incremental.LAST.path == REPLAY and incremental.LAST.written == writes, (rule, incremental.LAST)
         assert got == _run(reg, ref, "claude,copilot,opencode", "--no-cache", *args)
         assert _tree(inc) == _tree(ref)
+
+
+def test_replays_in_a_row_rewrite_neither_the_memo_index_nor_its_packs(tmp_path, monkeypatch):
+    """Each replay keeps every memo entry and adds a few: it appends them (`cache.append`),
+    where its save wrote the whole index again and, every MAX_PACKS replays, copied every
+    entry into a new pack. Ten replays later the full build's index and pack are the files
+    it wrote, and every entry of the last build is still there for the next."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 30, seed=3)
+    assert _run(reg, out, "claude,copilot,opencode")[0] == 0
+    (root,) = (tmp_path / "cache").glob("*.memo")
+
+    def files():
+        return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in root.iterdir()}
+
+    first = files()
+    assert len(first) == 2  # the index and the full build's pack
+    for n in range(cache.MAX_PACKS + 2):
+        _append(_entry(_item(reg, "rules", n % 3)), f"\nLine {n}.\n")
+        incremental.LAST = incremental.Outcome()
+        assert _run(reg, out, "claude,copilot,opencode")[0] == 0
+        assert incremental.LAST.path == REPLAY, incremental.LAST
+    now = files()
+    assert {k: now[k] for k in first} == first
+    assert sum(name.endswith(cache.ADDITION) for name in now) == cache.MAX_PACKS + 2
+    memo = cache.load(root.with_suffix(".pickle"))
+    assert memo.store is not None and len(memo.store.index) == 4 * 30 + 4 * (cache.MAX_PACKS + 2)
+
+
+def test_an_edited_file_s_item_directory_is_found_from_its_ancestors_as_discovery_finds_it(tmp_path):
+    """The replay looks up the entrypoints of an edited file's ancestors (`_owner`), instead
+    of listing the item directories of the whole registry: the same directory for every file,
+    nested item directories, files outside any and the registry marker included."""
+    from agentrc.names import REGISTRY_MARKER
+    from agentrc.portable import discovery
+
+    reg = tmp_path / "reg"
+    _generator().generate(str(reg), 40, seed=3)
+    skill = _item(reg, "skills", 0, supporting=True)
+    (skill / "nested").mkdir(exist_ok=True)
+    (skill / "nested" / "SKILL.md").write_text("---\nname: nested\n---\nx\n", encoding="utf-8")
+    (skill / "nested" / "deeper").mkdir()
+    (skill / "nested" / "deeper" / "notes.md").write_text("x\n", encoding="utf-8")
+    (reg / "loose").mkdir()
+    (reg / "loose" / "notes.md").write_text("x\n", encoding="utf-8")
+    (reg / "loose" / REGISTRY_MARKER).write_text("", encoding="utf-8")
+    paths = sorted(p.relative_to(reg).as_posix() for p in reg.rglob("*") if p.is_file())
+    files = dict.fromkeys(paths)
+    dirs = discovery.item_dirs(p for p in paths if not p.endswith(REGISTRY_MARKER))
+    assert [incremental._owner(p, files) for p in paths] == [discovery.owner(p, dirs) for p in paths]
+    assert incremental._owner("loose/notes.md", files) is None
+    assert incremental._owner(f"{skill.relative_to(reg).as_posix()}/nested/deeper/notes.md", files) == \
+        f"{skill.relative_to(reg).as_posix()}/nested"
+
+
+def test_the_sources_record_is_read_through_one_pair_of_functions():
+    """`_changed` reads the sources' record through `_recorded_paths` and `_recorded_file`
+    alone (one place to adapt when its layout changes): bytes changed are listed, a mode
+    changed, a file added or a malformed entry fall back, the order of paths does not matter."""
+    def record(**files):
+        return {"files": {p: [0, 0, 0, 0, 0, mode, sha] for p, (mode, sha) in files.items()}}
+
+    old = record(a=(0o644, "aa"), b=(0o644, "bb"))
+    assert incremental._recorded_file(old, "a") == (0o644, "aa")
+    assert incremental._recorded_file(old, "c") is None and incremental._recorded_file(None, "a") is None
+    assert incremental._changed(old, record(b=(0o644, "bb"), a=(0o644, "a2"))) == ["a"]
+    for new in (record(a=(0o755, "a2"), b=(0o644, "bb")), record(a=(0o644, "a2")),
+                record(a=(0o644, "a2"), b=(0o644, "bb"), c=(0o644, "cc")), {"files": {"a": [1], "b": [1]}}, None,
+                old):
+        with pytest.raises(incremental._Fallback):
+            incremental._changed(old, new)

@@ -198,3 +198,114 @@ def test_a_build_whose_cache_directory_is_unusable_still_builds(tmp_path, monkey
         assert main(["build", str(ROOT / "examples" / "registry"), "--client", "claude",
                      "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / ".claude").is_dir()
+
+
+def _files(root: Path) -> dict:
+    """Each file of the memo directory: (inode, mtime, size)."""
+    return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns, p.stat().st_size) for p in root.iterdir()}
+
+
+def _replayed(path: Path, first: int, count: int) -> cache.Memo:
+    """A replay's memo: loaded, a few entries read, `count` new ones put, appended."""
+    memo = cache.load(path)
+    assert memo.get(("k", 0)) == _blob(0)
+    for i in range(first, first + count):
+        memo.put(("k", i), _blob(i))
+    cache.append(path, memo)
+    return memo
+
+
+def test_an_append_writes_the_new_entries_and_an_index_addition_alone(tmp_path, monkeypatch):
+    """A replayed edit keeps every entry and makes a few: its save wrote the index of every
+    entry again (20,000 keys at 5,000 items) and compacted the packs every MAX_PACKS replays
+    (36 MB copied). `append` writes its new entries' pack and an index of them alone; the
+    index and the packs already there are not rewritten, and all entries load back."""
+    path = tmp_path / "build.pickle"
+    root = path.with_suffix(".memo")
+    memo = cache.load(path)
+    for i in range(40):
+        memo.put(("k", i), _blob(i))
+    cache.save(path, memo)
+    before = _files(root)
+    copied = []
+    real = cache.Spool.add
+    monkeypatch.setattr(cache.Spool, "add", lambda self, key, data: copied.append(key) or real(self, key, data))
+    for n in range(cache.MAX_PACKS + 2):  # more than the packs that made `save` compact
+        _replayed(path, 100 + 2 * n, 2)
+    assert len(copied) == 2 * (cache.MAX_PACKS + 2)  # the new entries, once each: nothing copied
+    after = _files(root)
+    assert {k: v for k, v in after.items() if k in before} == before  # index and pack untouched
+    added = [name for name in after if name.endswith(cache.ADDITION)]
+    assert len(added) == cache.MAX_PACKS + 2 and all(name[:-len(cache.ADDITION)] in after for name in added)
+    again = cache.load(path)
+    keys = [("k", i) for i in range(40)] + [("k", i) for i in range(100, 100 + 2 * (cache.MAX_PACKS + 2))]
+    assert [again.get(k) for k in keys] == [_blob(i) for _, i in keys]
+    assert memo.used == set()  # as `save`, the memo lets go of its keys once saved
+
+
+def test_index_additions_are_folded_into_the_index_after_max_additions(tmp_path, monkeypatch):
+    """Additions do not pile up: the append after MAX_ADDITIONS of them writes the index
+    again with their entries (a few each) copied into its pack, and removes them and their
+    packs; the full build's pack is still not copied. A full save folds them in too."""
+    monkeypatch.setattr(cache, "MAX_ADDITIONS", 3)
+    path = tmp_path / "build.pickle"
+    root = path.with_suffix(".memo")
+    memo = cache.load(path)
+    for i in range(40):
+        memo.put(("k", i), _blob(i))
+    cache.save(path, memo)
+    big = next(p.name for p in root.iterdir() if p.name.endswith(".pack"))
+    for n in range(3):
+        _replayed(path, 100 + n, 1)
+    assert sum(name.endswith(cache.ADDITION) for name in _files(root)) == 3
+    copied = []
+    real = cache.Spool.add
+    monkeypatch.setattr(cache.Spool, "add", lambda self, key, data: copied.append(key) or real(self, key, data))
+    _replayed(path, 103, 1)
+    monkeypatch.undo()
+    assert sorted(copied) == [("k", i) for i in range(100, 104)]  # the new entry, then the 3 added ones
+    assert sorted(_files(root)) == sorted(["index", big, next(p.name for p in root.iterdir()
+                                                               if p.name.endswith(".pack") and p.name != big)])
+    again = cache.load(path)
+    assert again.store is not None and again.store.added == {}
+    keys = [("k", i) for i in range(40)] + [("k", i) for i in range(100, 104)]
+    assert [again.get(k) for k in keys] == [_blob(i) for _, i in keys]
+    _replayed(path, 104, 1)
+    full = cache.load(path)
+    for key in keys + [("k", 104)]:
+        full.get(key)
+    cache.save(path, full)  # a full build's save: its index names every entry it used
+    assert not [name for name in _files(root) if name.endswith(cache.ADDITION)]
+    last = cache.load(path)
+    assert [last.get(k) for k in keys + [("k", 104)]] == [_blob(i) for _, i in keys + [("k", 104)]]
+
+
+def test_an_index_addition_never_overrides_the_index(tmp_path):
+    """An addition a full save folded in already (left by a save killed before removing it)
+    may name a pack since removed: the index's entry wins; a damaged addition is left out."""
+    path = tmp_path / "build.pickle"
+    root = path.with_suffix(".memo")
+    memo = cache.load(path)
+    memo.put(("k", 1), _blob(1))
+    cache.save(path, memo)
+    import pickle
+
+    from agentrc import __version__
+    (root / ("gone.pack" + cache.ADDITION)).write_bytes(
+        pickle.dumps((__version__, {("k", 1): ("gone.pack", 0, 5, 0), ("k", 2): ("gone.pack", 0, 5, 0)})))
+    (root / ("bad.pack" + cache.ADDITION)).write_bytes(b"not a pickle")
+    loaded = cache.load(path)
+    assert loaded.get(("k", 1)) == _blob(1)
+    assert loaded.get(("k", 2)) is None  # its pack is gone: a miss, never an error
+
+
+def test_an_append_of_a_memo_not_loaded_from_its_index_keeps_every_entry(tmp_path):
+    path = tmp_path / "build.pickle"
+    memo = cache.Memo()  # entries handed in: saved whole
+    memo.put(("k", 1), _blob(1))
+    cache.append(path, memo)
+    assert cache.load(path).get(("k", 1)) == _blob(1)
+    cold = cache.load(tmp_path / "other.pickle")  # no index yet
+    cold.put(("k", 2), _blob(2))
+    cache.append(tmp_path / "other.pickle", cold)
+    assert cache.load(tmp_path / "other.pickle").get(("k", 2)) == _blob(2)

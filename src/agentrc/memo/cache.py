@@ -16,6 +16,15 @@ during it. The packs are compacted into one when dead entries (or packs) pile up
 are written before the index that names them and replaced atomically, so a killed build
 leaves at worst a pack no index names (removed by the next save); an entry that cannot be
 read, or whose bytes do not match the checksum the index keeps, is a miss, never an error.
+
+A replayed edit (agentrc.pipeline.incremental) reads a few entries and makes a few, and
+drops none: `append` names its pack in an index addition of its own (`<pack>.index`, the
+new keys alone) instead of rewriting the index of every entry and, every MAX_PACKS
+replays, compacting the packs (at 5,000 items: 20,000 keys, a 1.4 MB index written in
+0.035 s, and 36 MB copied every 8th replay). `load` reads the additions after the index;
+after MAX_ADDITIONS of them, an `append` writes the index again with their entries copied
+into its own pack, and the next full `save` folds them in (its index names every entry it
+used) and removes them.
 """
 
 from __future__ import annotations
@@ -32,6 +41,8 @@ from agentrc.fingerprint import digest
 
 Location = Tuple[str, int, int, int]  # pack file name, offset, length, crc32 of the entry
 MAX_PACKS = 8  # more packs than this (many small builds) are compacted into one
+MAX_ADDITIONS = 16  # index additions (`append`) read by `load` before one is folded into the index
+ADDITION = ".index"  # an index addition's name: its pack's name and this
 
 
 class Store:
@@ -42,6 +53,7 @@ class Store:
         self.index = index
         self.reads = 0  # entries read: what a build reached
         self.bytes_read = 0
+        self.added: Dict[Hashable, Location] = {}  # the entries `index` holds from index additions
         self._packs: Dict[str, int] = {}  # pack name -> descriptor
 
     def raw(self, key: Hashable) -> Optional[bytes]:
@@ -266,10 +278,100 @@ def load(path: Path) -> Memo:
         with open(root / "index", "rb") as f:
             version, index = pickle.load(f)
         if version == __version__ and isinstance(index, dict):
-            return Memo(store=Store(root, index), spool=Spool(root))
+            store = Store(root, index)
+            _read_additions(store)
+            return Memo(store=store, spool=Spool(root))
     except Exception:  # a missing, corrupt or foreign memo is simply a cold start
         pass
     return Memo(spool=Spool(root))
+
+
+def _read_additions(store: Store) -> None:
+    """The index additions `append` left, into `store.index`. An addition never overrides
+    the index (one a full save has folded in already may be left by a save killed before it
+    removed it: its pack may be gone); one that cannot be read is left out (misses)."""
+    with os.scandir(store.root) as entries:
+        names = sorted(e.name for e in entries if e.name.endswith(ADDITION))
+    for name in names:
+        try:
+            with open(store.root / name, "rb") as f:
+                version, added = pickle.load(f)
+        except Exception:
+            continue
+        if version != __version__ or not isinstance(added, dict):
+            continue
+        for key, where in added.items():
+            if key not in store.index:
+                store.index[key] = store.added[key] = where
+
+
+def _write_index(root: Path, name: str, index: Dict[Hashable, Location]) -> None:
+    """`index` as file `name` of `root`, replaced atomically."""
+    tmp = root / f"{name}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        pickle.dump((__version__, index), f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, root / name)
+
+
+def append(path: Path, memo: Memo) -> None:
+    """Save a memo that drops nothing (a replayed edit: it read a few entries of the last
+    build and keeps them all): its new entries' pack, and an index addition naming them,
+    written beside the rest, which is neither read nor rewritten; after MAX_ADDITIONS
+    additions, the index is written again with them folded in (`_fold`). A memo not
+    loaded from `path`'s index (or holding entries handed in) is saved by `save`, keeping
+    every entry. The memo lets go of its keys as `save`'s does."""
+    store, spool = memo.store, memo.spool
+    root = _dir(path)
+    if store is None or spool is None or spool.root != root or memo.data:
+        if store is not None:
+            memo.used.update(store.index)
+        save(path, memo)
+        return
+    try:
+        _append(root, store, spool)
+    except OSError:  # as `save`: the cache is an optimisation
+        spool.discard()
+    finally:
+        memo.used = set()
+        spool.index = {}
+        store.index = {}
+        store.added = {}
+
+
+def _append(root: Path, store: Store, spool: Spool) -> None:
+    new = {k: where for k, where in spool.index.items() if k not in store.index}
+    if not new:
+        spool.discard()
+        return
+    additions = {where[0] for where in store.added.values()}
+    if len(additions) + 1 > MAX_ADDITIONS:
+        _fold(root, store, spool)
+        return
+    name = spool.finish()
+    _write_index(root, name + ADDITION, {k: (name,) + where for k, where in new.items()})
+
+
+def _fold(root: Path, store: Store, spool: Spool) -> None:
+    """The index written again with every entry: the index additions' entries copied into
+    the new entries' pack (a few entries each), their packs and files removed."""
+    _copy(store.raw, [k for k in store.added if k not in spool.index], spool)
+    index = {k: where for k, where in store.index.items() if k not in store.added}
+    name = spool.finish()
+    index.update((k, (name,) + where) for k, where in spool.index.items())
+    _write_index(root, "index", index)
+    store.close()
+    _remove_unnamed(root, index)
+
+
+def _remove_unnamed(root: Path, index: Dict[Hashable, Location]) -> None:
+    """Packs no index names, index additions (folded in), and what a killed save left."""
+    referenced = {loc[0] for loc in index.values()}
+    for name in os.listdir(root):
+        if name != "index" and name not in referenced:
+            try:
+                (root / name).unlink()
+            except OSError:
+                pass
 
 
 def save(path: Path, memo: Memo) -> None:
@@ -285,6 +387,7 @@ def save(path: Path, memo: Memo) -> None:
             memo.spool.index = {}
         if memo.store is not None:
             memo.store.index = {}
+            memo.store.added = {}
 
 
 def _save(path: Path, memo: Memo) -> None:
@@ -301,7 +404,7 @@ def _save(path: Path, memo: Memo) -> None:
     new = set(spooled).union(handed)
     kept = {k: old[k] for k in memo.used if k in old and k not in new}
     dead = len(old) - len(kept)
-    if not new and not dead and (root / "index").exists():
+    if not new and not dead and (root / "index").exists() and (store is None or not store.added):
         if spool is not None:
             spool.discard()
         return  # nothing new and nothing to forget: the files on disk are already this memo
@@ -325,19 +428,10 @@ def _save(path: Path, memo: Memo) -> None:
             index.update((k, (name,) + where) for k, where in target.index.items())
         else:
             target.discard()
-        tmp = root / f"index.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            pickle.dump((__version__, index), f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, root / "index")
+        _write_index(root, "index", index)
         if store is not None:
             store.close()
-        referenced = {loc[0] for loc in index.values()}
-        for name in os.listdir(root):  # packs no index names, and what a killed save left
-            if name != "index" and name not in referenced:
-                try:
-                    (root / name).unlink()
-                except OSError:
-                    pass
+        _remove_unnamed(root, index)
         for legacy in (path, path.with_suffix(".delta")):  # the single-pickle memo of earlier versions
             if legacy.exists():
                 legacy.unlink()

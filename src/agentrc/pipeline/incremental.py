@@ -37,14 +37,15 @@ import dataclasses
 import json
 import os
 import pickle
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.tree import DeferredFile, SourcesChanged
 from agentrc.memo import cache
-from agentrc.model import Kind, Resource, SourceFile
+from agentrc.model import ENTRYPOINTS, Kind, Resource, SourceFile
 from agentrc.names import is_bundle_file, is_registry_marker
 from agentrc.output import writer
 
@@ -182,20 +183,16 @@ def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs,
     out = Path(options.out)
     if not writer.untouched(out, stamp.get("manifest", ""), stamp.get("outputs")):
         raise _Fallback("the output is not as the last build left it")
-    old_sources = (stamp.get("sources") or {}).get("files")
-    assert inputs.signature is not None
-    changed = _changed(old_sources, inputs.signature["files"])
-    assert isinstance(old_sources, dict)
+    old_sources = stamp.get("sources")
+    changed = _changed(old_sources, inputs.signature)
     if set(changed) & set(inputs.explicit):
         raise _Fallback("a file named on the command line changed")
-    files = {f.path: f for f in inputs.tree.files if not is_registry_marker(f.path)}
-    if any(p not in files or is_bundle_file(p) for p in changed):
+    files = {f.path: f for f in inputs.tree.files}
+    if any(p not in files or is_registry_marker(p) or is_bundle_file(p) for p in changed):
         raise _Fallback("a registry-level file changed")
     from agentrc.clients import registry as client_registry
-    from agentrc.portable import discovery
 
-    dirs = discovery.item_dirs(files)
-    found = {discovery.owner(p, dirs) for p in changed}
+    found = {_owner(p, files) for p in changed}
     owners = sorted(d for d in found if d is not None)
     if len(owners) != len(found):
         raise _Fallback("a file outside every item directory changed")
@@ -204,16 +201,16 @@ def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs,
     pairs: List[Tuple[Any, Any]] = []  # (old item, new item)
     for d in owners:
         work.dirs += 1
-        pairs.extend(_reparse(d, dirs, files, old_sources, names, memo))
+        pairs.extend(_reparse(d, files, old_sources, names, memo))
     adapters = client_registry.get(list(options.clients), options.layout)
     ctx = _context(record["selected"], options.clients)
     selected = set(record["selected"])
     chosen = [(o, n) for o, n in pairs if (o.kind.value, o.name) in selected]
     write, old = _rerender(adapters, chosen, ctx, memo, dict(record["shared"]), work)
-    if memo.store is not None:
-        memo.used.update(memo.store.index)  # every entry stays: this build read only a few
     work.saved = True
-    cache.save(memo_path, memo)  # as the full build: saved once the plan is known good
+    # As the full build, saved once the plan is known good; every entry stays (this build read
+    # only a few), so its new ones are appended, the rest neither read nor rewritten.
+    cache.append(memo_path, memo)
     changes, replayed, written = _write_outputs(out, stamp, write, old, notify)
     diags = tuple(Diagnostic(**d) for d in stamp["diagnostics"]) + written
     if changes is None:  # the output could not be used: as the full build reports it
@@ -224,19 +221,40 @@ def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs,
     return Replayed(tuple(sorted(set(diags))), stamp["summary"], changes)
 
 
-def _changed(old: Any, new: Dict[str, list]) -> List[str]:
+# The sources' record (`Inputs.signature`, kept in the stamp as "sources") is read through
+# these two alone, so that a change of its layout (agentrc.inputs.tree) is adapted here.
+
+
+def _recorded_paths(record: Any) -> Optional[Sequence[str]]:
+    """The source paths `record` keeps, in its order (None: not a record read here)."""
+    files = record.get("files") if isinstance(record, dict) else None
+    return list(files) if isinstance(files, dict) else None
+
+
+def _recorded_file(record: Any, path: str) -> Optional[Tuple[int, str]]:
+    """The (mode, sha256 hex) that `record` keeps for source `path`, or None when it keeps
+    none (or not in the form it is read in)."""
+    files = record.get("files") if isinstance(record, dict) else None
+    was = files.get(path) if isinstance(files, dict) else None
+    if not isinstance(was, list) or len(was) != 7:
+        return None
+    return was[5], was[6]
+
+
+def _changed(old: Any, new: Any) -> List[str]:
     """The sources whose bytes differ from the record `old`; _Fallback when a file was added
     or removed, or changed its mode."""
-    if not isinstance(old, dict) or old.keys() != new.keys():
+    paths, was_paths = _recorded_paths(new), _recorded_paths(old)
+    if paths is None or was_paths is None or set(was_paths) != set(paths):
         raise _Fallback("a source was added or removed")
     out = []
-    for path, now in new.items():
-        was = old[path]
-        if not isinstance(was, list) or len(was) != 7:
+    for path in paths:
+        was, now = _recorded_file(old, path), _recorded_file(new, path)
+        if was is None or now is None:
             raise _Fallback("a malformed source record")
-        if was[6] != now[6]:
+        if was[1] != now[1]:
             out.append(path)
-        if was[5] != now[5]:
+        if was[0] != now[0]:
             raise _Fallback("a source's mode changed")
     if not out:
         raise _Fallback("no source's bytes changed")
@@ -266,19 +284,39 @@ def _gone(path: str):
     return load
 
 
-def _reparse(d: str, dirs: Dict[str, List[str]], files: Dict[str, Any], old_sources: Dict[str, list], names,
-             memo: cache.Memo) -> List[Tuple[Any, Any]]:
+def _owner(path: str, files: Mapping[str, Any]) -> Optional[str]:
+    """`discovery.owner(path, discovery.item_dirs(files))` (the nearest directory above `path`
+    holding an item's entrypoint), found by looking up the entrypoints of `path`'s ancestors
+    alone, not by listing every item directory of the registry."""
+    d = posixpath.dirname(path)
+    while True:
+        prefix = d + "/" if d else ""
+        if any(prefix + name in files and not is_registry_marker(prefix + name) for name in ENTRYPOINTS):
+            return d
+        parent = posixpath.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def _reparse(d: str, files: Mapping[str, Any], old_sources: Any, names, memo: cache.Memo) -> List[Tuple[Any, Any]]:
     """The items of directory `d` before and after the edit, compared (_Fallback if they
-    differ in anything but their bodies and supporting files' bytes)."""
+    differ in anything but their bodies and supporting files' bytes). The item directories
+    that matter to `d`'s members are `d` and those below it."""
     from agentrc.portable import discovery
     from agentrc.portable.load import _parse_dir_memo
 
     prefix = d + "/" if d else ""
-    below = {p: f for p, f in files.items() if p.startswith(prefix)}
+    below = {p: f for p, f in files.items() if p.startswith(prefix) and not is_registry_marker(p)}
+    dirs = discovery.item_dirs(below)
     members = discovery.members(below, dirs, Diagnostics()).get(d, [])
-    old_files: List[SourceFile] = [
-        DeferredFile(f.path, bool(old_sources[f.path][5] & 0o100), bytes.fromhex(old_sources[f.path][6]), _gone(f.path))
-        for f in members]
+    old_files: List[SourceFile] = []
+    for f in members:
+        recorded = _recorded_file(old_sources, f.path)
+        if recorded is None:
+            raise _Fallback("a malformed source record")
+        mode, sha_hex = recorded
+        old_files.append(DeferredFile(f.path, bool(mode & 0o100), bytes.fromhex(sha_hex), _gone(f.path)))
     was, now = Diagnostics(), Diagnostics()
     before = _parse_dir_memo(d, dirs[d], old_files, names.families, names.blocks, was, _Recorded(memo))
     after = _parse_dir_memo(d, dirs[d], members, names.families, names.blocks, now, memo)
