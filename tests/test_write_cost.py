@@ -166,23 +166,29 @@ def test_a_body_every_client_renders_alike_is_formatted_once(tmp_path, monkeypat
 
 def test_the_journal_holds_the_manifest_serialised_once(tmp_path, monkeypatch):
     """The journal splices in the manifest's bytes (`_manifest_bytes`) instead of encoding
-    the manifest again: the same JSON value as `json.dumps(journal)`, with or without one."""
+    the manifest again: the same JSON value as `json.dumps(journal)`, with or without one,
+    and the file written holds exactly the pieces `_journal_chunks` gives."""
     import json
 
     reg = _registry(tmp_path, 5)
     journals = []
-    real = writer._journal_bytes
-    monkeypatch.setattr(writer, "_journal_bytes", lambda j, m: journals.append((j, m)) or real(j, m))
+    real = writer._journal_chunks
+    monkeypatch.setattr(writer, "_journal_chunks", lambda j, m: journals.append((j, m)) or real(j, m))
+    written = []
+    real_write = writer._write_chunks
+    monkeypatch.setattr(writer, "_write_chunks",
+                        lambda d, n, c, mode: written.append(b"".join(c)) or real_write(d, n, written[-1:], mode))
     encoded = []
     real_manifest = writer._manifest_bytes
     monkeypatch.setattr(writer, "_manifest_bytes", lambda m: encoded.append(1) or real_manifest(m))
     _build(reg, tmp_path / "out", "--no-cache")
     assert len(journals) == 1 and len(encoded) == 1
     journal, manifest = journals[0]
-    assert json.loads(real(journal, manifest)) == json.loads(json.dumps(journal, sort_keys=True))
-    assert real(journal, manifest).endswith(b"}\n")
+    assert written == [b"".join(real(journal, manifest))] == [writer._journal_bytes(journal, manifest)]
+    assert json.loads(written[0]) == json.loads(json.dumps(journal, sort_keys=True))
+    assert written[0].endswith(b"}\n")
     without = dict(journal, manifest=None)
-    assert real(without, None) == (json.dumps(without, sort_keys=True) + "\n").encode()
+    assert writer._journal_bytes(without, None) == (json.dumps(without, sort_keys=True) + "\n").encode()
 
 
 @pytest.mark.parametrize("pattern, switched", [([1.0], True), ([1.0, 1.0, 0.0], False)], ids=["slow", "preempted"])

@@ -576,35 +576,56 @@ def _manifest_bytes(manifest: dict) -> bytes:
     return buf.getvalue()  # the buffer itself, not a copy (CPython shares it)
 
 
+_PUTS_CHUNK = 256  # a long list's entries encoded at a time (`_journal_chunks`): the encoder's pieces are ~10 a dict
+
+
 def _journal_bytes(journal: dict, manifest: Optional[bytes]) -> bytes:
-    """`json.dumps(journal, sort_keys=True)` and a newline, with the new manifest spliced in
-    as `_manifest_bytes` already serialised it (`manifest`, None when the journal has none):
-    the same JSON value, without encoding the largest part of it a second time (at 5,000
-    items the journal's text and its copies were most of the writer's peak memory). Written
-    into one buffer, the manifest from a view of its bytes and long lists (`put`) a chunk of
-    entries at a time: no copy of either is made on the way."""
-    if manifest is None:
-        assert journal["manifest"] is None
-        return (_ENCODE(journal) + "\n").encode()
-    end = len(manifest)
-    while end and manifest[end - 1] == 0x0A:  # the manifest's own final newline
-        end -= 1
-    buf = io.BytesIO()
-    buf.write(b"{")
+    """The journal's bytes whole (`_journal_chunks` joined), for the replay's small journal."""
+    return b"".join(_journal_chunks(journal, manifest))
+
+
+def _journal_chunks(journal: dict, manifest: Optional[bytes]) -> Iterator[Union[bytes, memoryview]]:
+    """`json.dumps(journal, sort_keys=True)` and a newline, in pieces, with the new manifest
+    spliced in as `_manifest_bytes` already serialised it (`manifest`, None when the journal
+    has none): the same JSON value, without encoding the largest part of it a second time.
+    The manifest comes as a view of its bytes and long lists (`put`) a chunk of entries at a
+    time, so that `_write_chunks` writes the journal to its file without ever holding it
+    whole: at 10,000 items the journal's bytes were the writer's peak, beside the manifest
+    and the entries they were encoded from."""
+    assert manifest is not None or journal["manifest"] is None
+    yield b"{"
     for n, key in enumerate(sorted(journal)):
         value = journal[key]
-        buf.write(f"{', ' if n else ''}{_ENCODE(key)}: ".encode())
-        if key == "manifest":
-            buf.write(memoryview(manifest)[:end])
-        elif isinstance(value, list) and len(value) > _CHUNK:
-            buf.write(b"[")
-            for start in range(0, len(value), _CHUNK):
-                buf.write(((", " if start else "") + _ENCODE(value[start:start + _CHUNK])[1:-1]).encode())
-            buf.write(b"]")
+        yield f"{', ' if n else ''}{_ENCODE(key)}: ".encode()
+        if key == "manifest" and manifest is not None:
+            end = len(manifest)
+            while end and manifest[end - 1] == 0x0A:  # the manifest's own final newline
+                end -= 1
+            yield memoryview(manifest)[:end]
+        elif isinstance(value, list) and len(value) > _PUTS_CHUNK:
+            yield b"["
+            for start in range(0, len(value), _PUTS_CHUNK):
+                yield ((", " if start else "") + _ENCODE(value[start:start + _PUTS_CHUNK])[1:-1]).encode()
+            yield b"]"
         else:
-            buf.write(_ENCODE(value).encode())
-    buf.write(b"}\n")
-    return buf.getvalue()
+            yield _ENCODE(value).encode()
+    yield b"}\n"
+
+
+def _write_chunks(dfd: int, name: str, chunks: Iterable[Union[bytes, memoryview]], mode: int) -> None:
+    """`_Tree.write_new` (exact `mode`) of the bytes `chunks` joined, without joining them:
+    each piece is written as it comes (a few hundred writes for a journal of 10,000 items)."""
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode,
+                 dir_fd=dfd)
+    try:
+        for chunk in chunks:
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view):]
+        os.fchmod(fd, mode)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _ancestors(path: str) -> List[str]:
@@ -1311,7 +1332,7 @@ class Output:
             txn = tree.dir(TXN, create=True)
             assert txn is not None
         self.where = f"{TXN}/{JOURNAL}"
-        tree.write_new(txn, "journal.tmp", _journal_bytes(journal, self.staged_manifest), 0o644, True)
+        _write_chunks(txn, "journal.tmp", _journal_chunks(journal, self.staged_manifest), 0o644)
         os.replace("journal.tmp", JOURNAL, src_dir_fd=txn, dst_dir_fd=txn)
         os.fsync(txn)  # the commit point: from here on the journal is replayed, never undone
         return journal
