@@ -259,9 +259,46 @@ def test_the_replay_decodes_the_recorded_entries_of_the_files_it_writes_as_the_w
     assert (part.merged, part.dirs) == (whole.merged, whole.dirs)
     everything, _ = writer._replay_manifest(recorded, set(paths))
     assert everything == whole
-    parents = {p.rpartition("/")[0] for p in paths}
-    assert writer._parents_and_ancestors(paths + ["top.md"]) == (
-        parents | {""}, writer._directories(p + "/x" for p in parents if p))
+
+
+def test_the_replay_s_one_pass_over_the_directories_finds_what_the_three_passes_found(tmp_path, monkeypatch):
+    """`_recent_dirs` lstats each output directory once (up to the root, excluded), refuses
+    a link or a file in the place of any of them, and gives the directories holding outputs
+    whose mtime is not older than `since`: what `_directories`, an lstat of each and
+    `_sweep`'s choice gave in three passes."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 30, seed=5)
+    assert _run(reg, out, "claude,copilot,opencode")[0] == 0
+    (stamp,) = (tmp_path / "cache").glob("*.stamp")
+    paths = writer._replay_manifest(cache.load_stamp(stamp.with_suffix(".pickle"))["outputs"], set())[1]
+    base = str(out) + os.sep
+    directories = writer._directories(paths)
+    parents = {p.rpartition("/")[0] for p in paths} - {""}
+    assert len(parents) > 10 and len(directories) > len(parents)
+    mtimes = {d: os.lstat(base + d).st_mtime_ns for d in directories}
+    looked = []
+    lstat = os.lstat
+    monkeypatch.setattr(writer.os, "lstat", lambda path: (looked.append(path), lstat(path))[1])
+    for since in (None, 0, sorted(mtimes.values())[len(mtimes) // 2], max(mtimes.values()) + 1):
+        looked.clear()
+        recent = writer._recent_dirs(base, paths, since)
+        assert sorted(looked) == sorted(base + d for d in directories)  # each once
+        assert recent is not None and len(recent) == len(set(recent))
+        assert set(recent) == {d for d in parents if since is None or mtimes[d] >= since}, since
+    monkeypatch.undo()
+    deep = max(directories, key=lambda d: d.count("/"))
+    for d in (deep, deep.rpartition("/")[0]):
+        moved = tmp_path / "moved"
+        (out / d).rename(moved)
+        (out / d).symlink_to(moved)
+        assert writer._recent_dirs(base, paths, None) is None
+        (out / d).unlink()
+        (out / d).write_text("in the way")
+        assert writer._recent_dirs(base, paths, None) is None
+        (out / d).unlink()
+        moved.rename(out / d)
+        assert writer._recent_dirs(base, paths, None) is not None
 
 
 def test_a_patch_of_a_missing_entry_is_refused():

@@ -4,6 +4,10 @@ and check `--client` before it knows whether there is anything to build.
 A no-change build prints the last result and stops (agentrc.pipeline.build); importing the
 adapters (agentrc.clients.registry) cost more than the rest of such a build together. The
 registry remains the one list: tests/test_registry.py fails when these names disagree with it.
+
+So do the adapters' facts below, which the registry's derived lists read so that a build
+imports the adapters of its clients alone: tests/test_client_facts.py fails when they
+disagree with the adapters.
 """
 
 from __future__ import annotations
@@ -14,3 +18,8 @@ CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode", "cursor", "codex", 
                             "hermes")
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
 PLUGIN_LAYOUTS: Tuple[str, ...] = ("claude", "cursor", "gemini", "codex")  # registry.PLUGIN_LAYOUTS' keys
+FAMILIES: Tuple[str, ...] = CLIENTS  # each adapter's `family`, in registry order
+PASSTHROUGH_BLOCKS: Tuple[str, ...] = CLIENTS  # each adapter's `passthrough_block`, in registry order
+ALIASES: Tuple[str, ...] = ("claude-code", "vscode", "github-copilot")  # the adapters' `aliases`
+SHARED_BLOCKS: Tuple[Tuple[str, str], ...] = (("openclaw", "OpenClaw"), ("hermes", "Hermes Agent"))  # `shared_block`
+AGENT_SKILLS_WRITERS: Tuple[str, ...] = ("codex", "gemini", "openclaw", "hermes")  # `skill_dir` .agents/skills
