@@ -641,6 +641,16 @@ def _as_recorded(st: os.stat_result, recorded: Any, f: OutputFile, owned: Dict[s
             and owned.get(f.path) == f.sha256())
 
 
+def _sweep_since(base: str) -> Optional[int]:
+    """The time from which a directory may hold a leftover of another run: the manifest's
+    mtime less `SWEEP_SLACK_NS` (None without a manifest: every directory may). `_sweep` and
+    `replay`'s directory pass pick the directories to list by it alike."""
+    try:
+        return os.lstat(base + MANIFEST).st_mtime_ns - SWEEP_SLACK_NS
+    except OSError:
+        return None
+
+
 def _directories(paths: Iterable[str]) -> Set[str]:
     """The directories holding `paths`, and theirs, up to the root (excluded): what
     `_ancestors` gives for each path, each directory walked once however many files it holds."""
@@ -1145,11 +1155,7 @@ class Output:
         tree = self.tree
         assert tree is not None
         base = os.path.join(self.root, "")
-        try:
-            since: Optional[int] = os.lstat(base + MANIFEST).st_mtime_ns - SWEEP_SLACK_NS
-        except OSError:
-            since = None
-        recent = _recent_dirs(base, paths, since)
+        recent = _recent_dirs(base, paths, _sweep_since(base))
         if recent is None:
             return None
         for f in files:
@@ -1224,10 +1230,7 @@ class Output:
         tree = self.tree
         assert tree is not None
         base = os.path.join(self.root, "")
-        try:
-            since: Optional[int] = os.lstat(base + MANIFEST).st_mtime_ns - SWEEP_SLACK_NS
-        except OSError:
-            since = None
+        since = _sweep_since(base)
         always = {"", STATE} | {posixpath.dirname(p) for p in written}
         listed: List[str] = []
         for d in sorted(always | {posixpath.dirname(p) for p in paths}):
