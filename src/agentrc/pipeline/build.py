@@ -163,6 +163,9 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
         ok = not any(d.is_error for d in diags)
     if ok and memo_path and not options.check and changes is not None:
         from agentrc.pipeline import incremental
+        after = _sources_after_write(options, inputs, changes) if written else None
+        if after is not None:  # agentrc wrote into its own sources (`--out .`): as they are now
+            inputs, key = after, _key(options, after.digest, after.explicit)
         if incremental.eligible(options, inputs):  # what the next edit needs to be built alone
             incremental.save_record(memo_path, key, options, inputs, plan)
         else:
@@ -174,6 +177,43 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
                                      "summary": totals, "files": len(plan.files), "sources": inputs.signature,
                                      "replay": key})  # the replay record's, kept by the edits it replays
     return BuildResult(tuple(sorted(set(diags))), totals if plan.ok else None, changes)
+
+
+def _sources_after_write(options: BuildOptions, inputs: Inputs, changes: writer.Changes) -> Optional[Inputs]:
+    """The sources as this build's write left them, when the output lies inside a source
+    directory (`agentrc build . --out .`) and the write created, changed or deleted files
+    that the source walk takes (agentrc's own `opencode.json`, `.mcp.json` at the root):
+    recorded as they were before the write, they would make the next build find its sources
+    changed, and build in full instead of the no-change result or a replayed edit. Only
+    those files may differ from the record taken before the build; any other difference (a
+    source edited while the build ran) keeps that record, so the next build reads it. None:
+    keep `inputs`."""
+    written = changes.create + changes.update + changes.delete
+    if not written or inputs.signature is None:
+        return None
+    out = os.path.realpath(options.out)
+    if not any(os.path.isdir(p) and (out == os.path.realpath(p) or out.startswith(os.path.join(
+            os.path.realpath(p), ""))) for p in options.paths):
+        return None
+    from agentrc.pipeline import incremental
+    before = incremental._recorded_paths(inputs.signature)
+    now = stamped(options.paths, inputs.signature)
+    if now is None or now.signature is None or before is None or now.explicit != inputs.explicit:
+        return None
+    # Compared as absolute paths from the same working directory (a source named through
+    # another link than the output is not recognised: the record is kept, which is safe).
+    base = os.path.abspath(options.out)
+    ours = {os.path.join(base, *p.split("/")) for p in written}
+    paths = incremental._recorded_paths(now.signature)
+    if paths is None:
+        return None
+    for path in set(before) | set(paths):
+        if os.path.abspath(path) in ours:
+            continue
+        was = incremental._recorded_file(inputs.signature, path)
+        if was is None or was != incremental._recorded_file(now.signature, path):
+            return None
+    return now
 
 
 def trim_heap() -> bool:
