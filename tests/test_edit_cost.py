@@ -171,6 +171,7 @@ def _edit_counts(tmp_path: Path, monkeypatch, items: int) -> Dict[str, int]:
     # Aging the output (as the seconds between two builds by hand do): `_sweep` lists only
     # directories changed since the manifest, give or take the file system clock's slack.
     monkeypatch.setattr(writer, "SWEEP_SLACK_NS", 0)
+    monkeypatch.setattr(writer, "SWEEP_SLACK_FINE_NS", 0)
     monkeypatch.setattr(writer.os, "listdir", counting("listed", writer.os.listdir))
     monkeypatch.setattr(writer._Tree, "lstat", counting("careful", writer._Tree.lstat))
     monkeypatch.setattr(writer._Tree, "read", counting("read", writer._Tree.read))
@@ -205,6 +206,53 @@ def test_one_edit_parses_and_renders_only_the_edited_item_at_any_registry_size(t
     assert small["paths sorted into item directories"] <= 8 and large["paths sorted into item directories"] <= 8
     assert small["entries"] == 4, small  # 1 directory + 3 renderings, read to be compared
     assert small["replayed"] == large["replayed"] == (1, 3, 4, 3), (small, large)
+
+
+def _listed_by_an_edit(tmp_path: Path, monkeypatch, fine_slack_ns: int) -> Tuple[int, int]:
+    """A build whose output directories were last changed half a second before its manifest
+    (as a build's write does), one rule edited, built again: the directories that build
+    listed for leftovers, and how many output directories there are."""
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 40, seed=4)
+    _build(reg, out)
+    made = (out / ".agentrc" / "manifest.json").stat().st_mtime_ns
+    dirs = [Path(d) for d, _, _ in os.walk(out) if Path(d) != out and ".agentrc" not in Path(d).parts]
+    for d in dirs:
+        os.utime(d, ns=(made - 5 * 10**8, made - 5 * 10**8))
+    with open(sorted((reg / "rules").iterdir())[0] / "RULE.md", "a", encoding="utf-8") as fh:
+        fh.write("\nOne more line.\n")
+    listed = []
+    real = writer.os.listdir
+    with monkeypatch.context() as m:
+        m.setattr(writer, "SWEEP_SLACK_FINE_NS", fine_slack_ns)
+        m.setattr(writer.os, "listdir", lambda fd: (listed.append(fd), real(fd))[1])
+        _build(reg, out)
+    return len(listed), len(dirs)
+
+
+def test_the_first_edit_after_a_build_lists_only_the_directories_it_writes(tmp_path, monkeypatch):
+    """Leftovers are looked for in directories changed since the manifest, less the clock's
+    slack. With two seconds of slack on every file system, an edit within two seconds of a
+    build listed every directory that build had made (13,600 at 5,000 items, a fifth of the
+    edit's time in the benchmark); where the file system keeps sub-second times the slack is
+    50 ms, so the edit lists the directories it writes, the root and `.agentrc`."""
+    listed, dirs = _listed_by_an_edit(tmp_path / "fine", monkeypatch, writer.SWEEP_SLACK_FINE_NS)
+    assert listed <= 8, (listed, dirs)
+    coarse, dirs = _listed_by_an_edit(tmp_path / "coarse", monkeypatch, writer.SWEEP_SLACK_NS)
+    assert coarse > dirs * 3 // 4, (coarse, dirs)  # what two seconds everywhere listed: nearly all
+
+
+def test_the_sweep_slack_is_two_seconds_where_the_clock_keeps_whole_seconds(tmp_path):
+    assert writer._sweep_since(str(tmp_path) + "/") is None  # no manifest: every directory is listed
+    manifest = tmp_path / ".agentrc" / "manifest.json"
+    manifest.parent.mkdir()
+    manifest.write_text("{}", encoding="utf-8")
+    base = str(tmp_path) + "/"
+    os.utime(manifest, ns=(1_700_000_000 * 10**9, 1_700_000_000 * 10**9))
+    assert writer._sweep_since(base) == 1_700_000_000 * 10**9 - 2 * 10**9
+    os.utime(manifest, ns=(1_700_000_000_123_456_789, 1_700_000_000_123_456_789))
+    assert writer._sweep_since(base) == 1_700_000_000_123_456_789 - 50 * 10**6
 
 
 def test_a_no_change_build_imports_no_client_adapter_and_no_parser(tmp_path):

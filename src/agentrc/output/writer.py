@@ -85,7 +85,12 @@ _PINNED = frozenset({"", STATE, TXN})  # held across whole transactions: never c
 SYNC_BATCH = 64  # staged files written before they are fsync'd together: bounds the open descriptors
 PARTIAL = "the write was interrupted after it was committed"  # the one failure that leaves work to finish
 _STAGED = re.compile(r"[0-9]+\.new")
-SWEEP_SLACK_NS = 2 * 10**9  # `_sweep` lists a directory changed up to this long before the manifest
+# `_sweep` lists a directory changed up to this long before the manifest: 2 s where the file
+# system keeps whole seconds (FAT keeps 2 s), a few kernel clock ticks (1-10 ms each) where it
+# keeps finer times. Two seconds everywhere made the first edit after a build list every
+# directory the build had created (13,600 at 5,000 items).
+SWEEP_SLACK_NS = 2 * 10**9
+SWEEP_SLACK_FINE_NS = 50 * 10**6
 # Temporary files agentrc itself leaves beside outputs when killed: the writers before the
 # journal (`tempfile.mkstemp(prefix=".agentrc-")`: 8 characters of [a-z0-9_]) and
 # `write_atomic` (`.NAME.agentrc-tmp`, a report inside --out). Nothing else is ever removed.
@@ -643,12 +648,16 @@ def _as_recorded(st: os.stat_result, recorded: Any, f: OutputFile, owned: Dict[s
 
 def _sweep_since(base: str) -> Optional[int]:
     """The time from which a directory may hold a leftover of another run: the manifest's
-    mtime less `SWEEP_SLACK_NS` (None without a manifest: every directory may). `_sweep` and
-    `replay`'s directory pass pick the directories to list by it alike."""
+    mtime less the file system's clock slack (None without a manifest: every directory may).
+    A manifest time of whole seconds says the clock is coarse (`SWEEP_SLACK_NS`); a finer
+    one that it ticks in milliseconds (`SWEEP_SLACK_FINE_NS`; on such a file system a time
+    falls on a whole second about once in a billion, and then the wider slack only lists
+    more). `_sweep` and `replay`'s directory pass pick the directories to list by it alike."""
     try:
-        return os.lstat(base + MANIFEST).st_mtime_ns - SWEEP_SLACK_NS
+        mtime = os.lstat(base + MANIFEST).st_mtime_ns
     except OSError:
         return None
+    return mtime - (SWEEP_SLACK_NS if mtime % 10**9 == 0 else SWEEP_SLACK_FINE_NS)
 
 
 def _directories(paths: Iterable[str]) -> Set[str]:
@@ -1222,7 +1231,7 @@ class Output:
         A directory of `paths` is listed only when something may have been put in it since
         the last build: its mtime is not older than the manifest's (written after every other
         change of a build, so a file created later, by anyone, makes the directory newer)
-        minus `SWEEP_SLACK_NS` (coarse file-system clocks), or there is no manifest. The
+        minus the clock's slack (`_sweep_since`), or there is no manifest. The
         directories of `written` (the files this run creates, updates or deletes), the root
         and `.agentrc` are always listed. A one-edit build at 5,000 items had listed 6,700
         directories; now it lists the few it writes. (`replay` picks the same directories
