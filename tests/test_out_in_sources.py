@@ -95,3 +95,38 @@ def test_a_source_edited_while_the_build_writes_is_built_next_time(project, monk
     assert "0 created, 0 updated" not in printed
     written = [p for p in project.rglob("*.md") if ".claude" in p.parts and p.stem == rule.parent.name]
     assert written and all("Written during the build." in p.read_text(encoding="utf-8") for p in written)
+
+
+def test_the_same_build_typed_relative_and_absolute_keeps_a_stamp_for_each(project, monkeypatch, tmp_path):
+    """`agentrc build . --out .` and the same directories typed absolute print their paths as
+    typed, so they cannot share a no-change stamp; with one stamp, alternating the two made
+    every build a full one. Each spelling keeps its own stamp and replay record (the memo
+    stays shared), so alternating them is the no-change result, and an edit is replayed."""
+    absolute = ["build", str(project), "--out", str(project), "--client", CLIENTS, "--jobs", "1"]
+
+    def build_absolute() -> str:
+        so = io.StringIO()
+        with contextlib.redirect_stdout(so), contextlib.redirect_stderr(so):
+            assert main(absolute) == 0
+        return so.getvalue()
+
+    _build()
+    build_absolute()
+    calls = _planned(monkeypatch)
+    for _ in range(2):
+        assert "0 created, 0 updated, 0 deleted" in _build()
+        assert "0 created, 0 updated, 0 deleted" in build_absolute()
+    assert calls == []
+    stamps = sorted(p.name for p in (tmp_path / "cache").glob("*.stamp"))
+    assert len(stamps) == 2, stamps
+    rule = sorted((project / "rules").iterdir())[0] / "RULE.md"
+    with open(rule, "a", encoding="utf-8") as fh:
+        fh.write("\nOne more line.\n")
+    incremental.LAST = incremental.Outcome()
+    assert "0 created, 3 updated, 0 deleted" in build_absolute()
+    assert incremental.LAST.path == "replay", incremental.LAST
+    # The relative spelling's stamp is of the sources before the edit: a full build, which
+    # finds the outputs as the replay wrote them.
+    assert "0 created, 0 updated, 0 deleted" in _build()
+    assert "0 created, 0 updated, 0 deleted" in _build()
+    assert len(calls) == 1

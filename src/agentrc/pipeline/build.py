@@ -91,10 +91,24 @@ def _key(options: BuildOptions, sources: str, explicit: Tuple[str, ...]) -> str:
          options.plugin_name]).encode()])
 
 
+def _stamp_path(memo_path: Path, options: BuildOptions) -> Path:
+    """Where the no-change stamp and the replay record of this build live (their suffixes
+    added): the memo's own name when every path was given absolute and normalised, else that
+    name with a digest of the paths as typed. The memo is shared by every spelling of the same
+    directories (`cache.location` keys it by absolute paths); the stamp cannot be: diagnostics
+    and the source record name files as typed, so one stamp for `reg` and `/abs/reg` made
+    every build that alternated the two a full one."""
+    typed = [options.out, *options.paths]
+    if all(os.path.isabs(p) and os.path.normpath(p) == p for p in typed):
+        return memo_path
+    return memo_path.with_name(f"{memo_path.stem}-{digest([p.encode() for p in typed])[:12]}{memo_path.suffix}")
+
+
 def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> BuildResult:
     out = Path(options.out)
     memo_path = cache.location(options.out, options.paths) if options.cache else None
-    stamp = cache.load_stamp(memo_path) if memo_path and not options.report else None
+    stamp_path = _stamp_path(memo_path, options) if memo_path else None
+    stamp = cache.load_stamp(stamp_path) if stamp_path and not options.report else None
     quick = None
     if memo_path and stamp:
         # The sources' statuses against the last build's record: an unchanged file is neither
@@ -106,7 +120,7 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
             if quick.fresh:  # files re-read (racy, touched): vouched for next time
                 # Only then: the record's walk start alone is always new, and rewriting the
                 # stamp was a tenth of every no-change build at 5,000 items.
-                cache.save_stamp(memo_path, dict(stamp, sources=quick.signature))
+                cache.save_stamp(stamp_path, dict(stamp, sources=quick.signature))
             return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
                                writer.Changes((), (), (), stamp["files"]))
     # With a stamp, the files it vouches for are read only if the build needs their bytes (an
@@ -117,14 +131,14 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
         if stamp.get("key") == key and writer.untouched(out, stamp.get("manifest", ""), stamp.get("outputs")):
             # Same sources, same options, outputs as last written: the last result stands.
             if inputs.signature is not None and inputs.signature != stamp.get("sources"):
-                cache.save_stamp(memo_path, dict(stamp, sources=inputs.signature))
+                cache.save_stamp(stamp_path, dict(stamp, sources=inputs.signature))
             return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
                                writer.Changes((), (), (), stamp["files"]))
     memo = None
     if memo_path and stamp:
         # Sources changed: an edit that reaches only a few outputs is built alone.
         from agentrc.pipeline import incremental
-        replayed, memo = incremental.replay(options, memo_path, stamp, inputs, key, notify)
+        replayed, memo = incremental.replay(options, memo_path, stamp, inputs, key, notify, stamp_path)
         if replayed is not None:
             return BuildResult(replayed.diagnostics, replayed.summary, replayed.changes)
     if memo is None and memo_path:
@@ -161,17 +175,17 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
     if ok and not options.check and changes is not None:
         diags.extend(_record_capabilities(inputs.capabilities, options.clients))
         ok = not any(d.is_error for d in diags)
-    if ok and memo_path and not options.check and changes is not None:
+    if ok and memo_path and stamp_path and not options.check and changes is not None:
         from agentrc.pipeline import incremental
         after = _sources_after_write(options, inputs, changes) if written else None
         if after is not None:  # agentrc wrote into its own sources (`--out .`): as they are now
             inputs, key = after, _key(options, after.digest, after.explicit)
         if incremental.eligible(options, inputs):  # what the next edit needs to be built alone
-            incremental.save_record(memo_path, key, options, inputs, plan)
+            incremental.save_record(stamp_path, key, options, inputs, plan)
         else:
-            incremental.forget_record(memo_path)
+            incremental.forget_record(stamp_path)
         manifest = writer.manifest_digest(out)
-        cache.save_stamp(memo_path, {"key": key, "manifest": manifest,
+        cache.save_stamp(stamp_path, {"key": key, "manifest": manifest,
                                      "outputs": writer.recorded_statuses(written, manifest) if written else None,
                                      "diagnostics": [d.to_json() for d in sorted(set(diags)) if _recurs(d)],
                                      "summary": totals, "files": len(plan.files), "sources": inputs.signature,

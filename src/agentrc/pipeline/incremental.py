@@ -78,8 +78,8 @@ def options_key(options: BuildOptions, explicit: Sequence[str]) -> str:
                        options.layout, options.plugin_name])
 
 
-def _record_path(memo_path: Path) -> Path:
-    return memo_path.with_suffix(".replay")
+def _record_path(stamp_path: Path) -> Path:
+    return stamp_path.with_suffix(".replay")
 
 
 def eligible(options: BuildOptions, inputs: Inputs) -> bool:
@@ -88,35 +88,35 @@ def eligible(options: BuildOptions, inputs: Inputs) -> bool:
             and inputs.canonical is None and not inputs.documents and inputs.signature is not None)
 
 
-def save_record(memo_path: Path, key: str, options: BuildOptions, inputs: Inputs, plan) -> None:
+def save_record(stamp_path: Path, key: str, options: BuildOptions, inputs: Inputs, plan) -> None:
     """The replay record of a successful full build (`plan`) of stamp key `key` (the stamp's `replay`)."""
     selected = sorted({(r.kind, r.name) for r in plan.reports if r.kind in _KINDS})
     record = {"version": RECORD_VERSION, "key": key, "options": options_key(options, inputs.explicit),
               "selected": tuple(selected), "shared": {f.path: f.producers for f in plan.files if f.producers > 1}}
-    _write(memo_path, record)
+    _write(stamp_path, record)
 
 
-def forget_record(memo_path: Path) -> None:
+def forget_record(stamp_path: Path) -> None:
     try:
-        _record_path(memo_path).unlink()
+        _record_path(stamp_path).unlink()
     except OSError:
         pass
 
 
-def _write(memo_path: Path, record: dict) -> None:
+def _write(stamp_path: Path, record: dict) -> None:
     try:
-        memo_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = _record_path(memo_path).with_suffix(".replay.tmp")
+        stamp_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _record_path(stamp_path).with_suffix(".replay.tmp")
         with open(tmp, "wb") as fh:
             pickle.dump(record, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, _record_path(memo_path))
+        os.replace(tmp, _record_path(stamp_path))
     except OSError:
         pass  # an optimisation: the next edit takes the full build
 
 
-def _load(memo_path: Path) -> Optional[dict]:
+def _load(stamp_path: Path) -> Optional[dict]:
     try:
-        with open(_record_path(memo_path), "rb") as fh:
+        with open(_record_path(stamp_path), "rb") as fh:
             record = pickle.load(fh)
     except Exception:  # missing, damaged or foreign: no replay
         return None
@@ -137,16 +137,17 @@ class Replayed(NamedTuple):
 
 
 def replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs, key: str,
-           notify=None) -> Tuple[Optional[Replayed], Optional[cache.Memo]]:
+           notify=None, stamp_path: Optional[Path] = None) -> Tuple[Optional[Replayed], Optional[cache.Memo]]:
     """The build of `options` over `inputs` (stamp key `key`) as a replay of the last one
     (`stamp`); or (None, memo) when it must be built whole (`LAST` says why), with the memo
     it loaded for the full build to go on with (None: load it again), so that the items it
-    parsed and rendered are not parsed and rendered twice."""
+    parsed and rendered are not parsed and rendered twice. `stamp_path`: where the stamp and
+    the replay record live (`memo_path` unless the paths were typed relative)."""
     global LAST
     work = _Work()
     LAST = Outcome("replay", "under way")  # what a run killed in the middle leaves
     try:
-        result = _replay(options, memo_path, stamp, inputs, key, notify, work)
+        result = _replay(options, memo_path, stamp_path or memo_path, stamp, inputs, key, notify, work)
     except (_Fallback, SourcesChanged) as exc:
         why = str(exc) if isinstance(exc, _Fallback) else "a source changed while it was read"
         LAST = Outcome("full", why, work.dirs, work.renders, _reads(work.memo))
@@ -172,11 +173,11 @@ def _reads(memo: Optional[cache.Memo]) -> int:
     return memo.store.reads if memo is not None and memo.store is not None else 0
 
 
-def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs, key: str, notify,
-            work: _Work) -> Replayed:
+def _replay(options: BuildOptions, memo_path: Path, stamp_path: Path, stamp: dict, inputs: Inputs, key: str,
+            notify, work: _Work) -> Replayed:
     if not eligible(options, inputs):
         raise _Fallback("options or sources a replay does not cover")
-    record = _load(memo_path)
+    record = _load(stamp_path)
     if record is None or record.get("key") != stamp.get("replay") \
             or record.get("options") != options_key(options, inputs.explicit):
         raise _Fallback("no replay record for the last build with these options")
@@ -216,7 +217,7 @@ def _replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs,
     if changes is None:  # the output could not be used: as the full build reports it
         return Replayed(tuple(sorted(set(diags))), stamp["summary"], None)
     if replayed is not None and not any(d.is_error for d in written):
-        cache.save_stamp(memo_path, dict(stamp, key=key, manifest=replayed[0], outputs=replayed[1],
+        cache.save_stamp(stamp_path, dict(stamp, key=key, manifest=replayed[0], outputs=replayed[1],
                                          sources=inputs.signature))
     return Replayed(tuple(sorted(set(diags))), stamp["summary"], changes)
 
