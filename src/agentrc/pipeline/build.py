@@ -110,7 +110,7 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
     stamp_path = _stamp_path(memo_path, options) if memo_path else None
     stamp = cache.load_stamp(stamp_path) if stamp_path and not options.report else None
     quick = None
-    if memo_path and stamp:
+    if memo_path and stamp_path and stamp:
         # The sources' statuses against the last build's record: an unchanged file is neither
         # read nor hashed (agentrc.inputs.tree, "the source stamp").
         quick = stamped(options.paths, stamp.get("sources"))
@@ -127,7 +127,7 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
     # item directory the memo does not hold); otherwise everything is read now.
     inputs = quick or read_inputs(options.paths)
     key = _key(options, inputs.digest, inputs.explicit)
-    if memo_path and stamp and quick is None:
+    if stamp_path and stamp and quick is None:
         if stamp.get("key") == key and writer.untouched(out, stamp.get("manifest", ""), stamp.get("outputs")):
             # Same sources, same options, outputs as last written: the last result stands.
             if inputs.signature is not None and inputs.signature != stamp.get("sources"):
@@ -135,7 +135,7 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
             return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
                                writer.Changes((), (), (), stamp["files"]))
     memo = None
-    if memo_path and stamp:
+    if memo_path and stamp_path and stamp:
         # Sources changed: an edit that reaches only a few outputs is built alone.
         from agentrc.pipeline import incremental
         replayed, memo = incremental.replay(options, memo_path, stamp, inputs, key, notify, stamp_path)
