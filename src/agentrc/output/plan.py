@@ -36,8 +36,10 @@ class Plan:
 
 
 def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[Sequence[Item]] = None,
-         strict: bool = False, memo=None, servers: Sequence[McpServer] = (), extra: Sequence[Fragment] = ()) -> Plan:
-    """`extra`: fragments from outside the adapters (a bundle plugin's opencode.json entry)."""
+         strict: bool = False, memo=None, servers: Sequence[McpServer] = (), extra: Sequence[Fragment] = (),
+         spill=None) -> Plan:
+    """`extra`: fragments from outside the adapters (a bundle plugin's opencode.json entry).
+    `spill` (agentrc.output.spill.Spill): where a large plan keeps its items' rendered bytes."""
     items = registry.items if items is None else tuple(items)
     ctx = client_registry.render_context(frozenset(i.name for i in items if i.kind is Kind.SKILL),
                                          frozenset(a.name for a in clients), skill_names(items))
@@ -51,6 +53,8 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
         client_reports = []
         for item in items:
             rendered = _render(adapter, item, ctx, memo, outcomes)
+            if spill is not None:
+                rendered = spill.keep(rendered)
             client_reports.append(rendered.report)
             if rendered.files:
                 entries[(adapter.name, item.kind, item.name)] = rendered.files[0]

@@ -28,6 +28,7 @@ from agentrc.output import writer
 from agentrc.output.totals import summary
 
 if TYPE_CHECKING:
+    from agentrc.output.spill import Spill
     from agentrc.pipeline import stages
 
 Totals = Dict[str, Dict[str, int]]  # per client: items, skipped, servers and fields per status
@@ -143,54 +144,63 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
             return BuildResult(replayed.diagnostics, replayed.summary, replayed.changes)
     if memo is None and memo_path:
         memo = cache.load(memo_path)
+    # Past `spill.LIMIT` rendered bytes, the plan keeps them in the cache's directory, not in memory.
+    spill = None
+    if memo_path and memo is not None and memo.digests:
+        from agentrc.output.spill import Spill
+        spill = Spill(str(memo_path.parent))
     try:
-        plan = _plan(options, inputs, memo)
-    except SourcesChanged:  # a source changed while the build ran: read them all, and plan again
-        inputs = read_inputs(options.paths)
-        key = _key(options, inputs.digest, inputs.explicit)
-        plan = _plan(options, inputs, memo)
-    if memo_path and memo is not None and plan.ok:
-        cache.save(memo_path, memo)
-    trim_heap()
-    diags = list(plan.diagnostics)
-    changes = None
-    totals = summary(plan.reports)
-    written: Optional[writer.Output] = None
-    if plan.ok:
         try:
-            # Locked and recovered before anything in the directory is read; errors of the
-            # disk (a full one, a read-only one, a link in the way) are diagnostics.
-            with writer.session(out, write=not options.check, notify=notify) as tree:
-                if stamp:
-                    tree.expect(stamp.get("manifest", ""), stamp.get("outputs"))
-                changes, _, wdiags = tree.diff(plan.files)
-                diags.extend(wdiags)
-                if not any(d.is_error for d in diags) and not options.check:
-                    diags.extend(_write(tree, options, plan, changes))
-                    written = tree
-        except writer.OutputError as exc:
-            diags.extend(exc.diagnostics)
-            changes = None
-    ok = not any(d.is_error for d in diags)
-    if ok and not options.check and changes is not None:
-        diags.extend(_record_capabilities(inputs.capabilities, options.clients))
+            plan = _plan(options, inputs, memo, spill)
+        except SourcesChanged:  # a source changed while the build ran: read them all, and plan again
+            inputs = read_inputs(options.paths)
+            key = _key(options, inputs.digest, inputs.explicit)
+            plan = _plan(options, inputs, memo, spill)
+        if memo_path and memo is not None and plan.ok:
+            cache.save(memo_path, memo)
+        trim_heap()
+        diags = list(plan.diagnostics)
+        changes = None
+        totals = summary(plan.reports)
+        written: Optional[writer.Output] = None
+        if plan.ok:
+            try:
+                # Locked and recovered before anything in the directory is read; errors of the
+                # disk (a full one, a read-only one, a link in the way) are diagnostics.
+                with writer.session(out, write=not options.check, notify=notify) as tree:
+                    if stamp:
+                        tree.expect(stamp.get("manifest", ""), stamp.get("outputs"))
+                    changes, _, wdiags = tree.diff(plan.files)
+                    diags.extend(wdiags)
+                    if not any(d.is_error for d in diags) and not options.check:
+                        diags.extend(_write(tree, options, plan, changes))
+                        written = tree
+            except writer.OutputError as exc:
+                diags.extend(exc.diagnostics)
+                changes = None
         ok = not any(d.is_error for d in diags)
-    if ok and memo_path and stamp_path and not options.check and changes is not None:
-        from agentrc.pipeline import incremental
-        after = _sources_after_write(options, inputs, changes) if written else None
-        if after is not None:  # agentrc wrote into its own sources (`--out .`): as they are now
-            inputs, key = after, _key(options, after.digest, after.explicit)
-        if incremental.eligible(options, inputs):  # what the next edit needs to be built alone
-            incremental.save_record(stamp_path, key, options, inputs, plan)
-        else:
-            incremental.forget_record(stamp_path)
-        manifest = writer.manifest_digest(out)
-        cache.save_stamp(stamp_path, {"key": key, "manifest": manifest,
-                                     "outputs": writer.recorded_statuses(written, manifest) if written else None,
-                                     "diagnostics": [d.to_json() for d in sorted(set(diags)) if _recurs(d)],
-                                     "summary": totals, "files": len(plan.files), "sources": inputs.signature,
-                                     "replay": key})  # the replay record's, kept by the edits it replays
-    return BuildResult(tuple(sorted(set(diags))), totals if plan.ok else None, changes)
+        if ok and not options.check and changes is not None:
+            diags.extend(_record_capabilities(inputs.capabilities, options.clients))
+            ok = not any(d.is_error for d in diags)
+        if ok and memo_path and stamp_path and not options.check and changes is not None:
+            from agentrc.pipeline import incremental
+            after = _sources_after_write(options, inputs, changes) if written else None
+            if after is not None:  # agentrc wrote into its own sources (`--out .`): as they are now
+                inputs, key = after, _key(options, after.digest, after.explicit)
+            if incremental.eligible(options, inputs):  # what the next edit needs to be built alone
+                incremental.save_record(stamp_path, key, options, inputs, plan)
+            else:
+                incremental.forget_record(stamp_path)
+            manifest = writer.manifest_digest(out)
+            cache.save_stamp(stamp_path, {"key": key, "manifest": manifest,
+                                         "outputs": writer.recorded_statuses(written, manifest) if written else None,
+                                         "diagnostics": [d.to_json() for d in sorted(set(diags)) if _recurs(d)],
+                                         "summary": totals, "files": len(plan.files), "sources": inputs.signature,
+                                         "replay": key})  # the replay record's, kept by the edits it replays
+        return BuildResult(tuple(sorted(set(diags))), totals if plan.ok else None, changes)
+    finally:
+        if spill is not None:
+            spill.close()
 
 
 def _sources_after_write(options: BuildOptions, inputs: Inputs, changes: writer.Changes) -> Optional[Inputs]:
@@ -283,7 +293,8 @@ def _record_capabilities(projects, clients: Tuple[str, ...]) -> List[Diagnostic]
     return d.items
 
 
-def _plan(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo]) -> stages.Plan:
+def _plan(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo], spill: Optional[Spill] = None
+          ) -> stages.Plan:
     # Imported here, past the no-change check: a build with nothing to do never needs the
     # parsers and adapters' pipeline (docs/architecture.md).
     from agentrc.pipeline import stages, warm
@@ -291,7 +302,7 @@ def _plan(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo]) -> 
         warm.warm(inputs.tree, list(options.clients), memo, options.jobs or (os.cpu_count() or 1))
     return stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
                            inputs.explicit, memo, layout=options.layout, plugin_name=options.plugin_name,
-                           canonical=inputs.canonical)
+                           canonical=inputs.canonical, spill=spill)
 
 
 def _write(tree: writer.Output, options: BuildOptions, plan, changes: writer.Changes) -> List[Diagnostic]:

@@ -51,9 +51,10 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
              entrypoints: Optional[Sequence[str]] = None, layout: str = "project",
              plugin_name: str = "", canonical: Optional[Loaded] = None, cross_source: bool = False,
              skip_servers: AbstractSet[str] = frozenset(), extra_fragments: Sequence[Fragment] = (),
-             report_plugins: bool = True) -> Plan:
+             report_plugins: bool = True, spill=None) -> Plan:
     """`memo` (agentrc.memo.cache.Memo) lets unchanged item directories skip parsing and rendering.
-    `skip_servers`: MCP servers not to configure (what `agentrc remove-mcp` took out)."""
+    `skip_servers`: MCP servers not to configure (what `agentrc remove-mcp` took out). `spill`
+    (agentrc.output.spill.Spill): where a large plan keeps its rendered bytes."""
     loaded = load(tree, explicit, memo, canonical, cross_source)
     if not loaded.ok:
         return Plan((), (), loaded.diagnostics)
@@ -64,7 +65,7 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
     if report_plugins:
         sel_diags += _plugins_not_installed(resolve.built_bundles(loaded.registry, bundles, entrypoints))
     adapters = client_registry.get(clients, layout)
-    result = plan_files(loaded.registry, adapters, items, strict, memo, servers, extra_fragments)
+    result = plan_files(loaded.registry, adapters, items, strict, memo, servers, extra_fragments, spill)
     files = result.files
     if layout == "plugin" and result.ok:
         files = _with_plugin_files(files, _plugin_files(loaded.registry, adapters, bundles, plugin_name))

@@ -1,0 +1,128 @@
+"""A large plan keeps its rendered bytes in the build cache's directory, not in memory
+(agentrc.output.spill): the output is byte for byte the same whatever is spilled, a spill
+that cannot be written keeps the bytes in memory, and the plan holds at most the limit."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from agentrc.files import OutputFile
+from agentrc.output import plan as plan_module
+from agentrc.output import spill
+from agentrc.pipeline import build as build_module
+from agentrc.pipeline import incremental
+from test_edit_cost import _build, _generator, _tree
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch) -> Path:
+    reg = tmp_path / "reg"
+    _generator().generate(str(reg), 60, seed=7)
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    return reg
+
+
+def _spills(monkeypatch) -> List[spill.Spill]:
+    made: List[spill.Spill] = []
+    real = spill.Spill.__init__
+
+    def init(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        made.append(self)
+    monkeypatch.setattr(spill.Spill, "__init__", init)
+    return made
+
+
+def test_a_spilled_plan_writes_the_tree_an_unspilled_one_writes(registry, tmp_path, monkeypatch):
+    fresh = tmp_path / "fresh"
+    _build(registry, fresh, "--no-cache")  # no cache: nothing is spilled
+    monkeypatch.setattr(spill, "LIMIT", 0)
+    made = _spills(monkeypatch)
+    out = tmp_path / "out"
+    _build(registry, out)
+    assert made and made[0].spilled > 100, [s.spilled for s in made]
+    assert _tree(out) == _tree(fresh)
+    # The next build is the no-change result, and an edit is replayed onto the spilled build.
+    _build(registry, out)
+    rule = sorted((registry / "rules").iterdir())[0] / "RULE.md"
+    with open(rule, "a", encoding="utf-8") as fh:
+        fh.write("\nOne more line.\n")
+    incremental.LAST = incremental.Outcome()
+    _build(registry, out)
+    assert incremental.LAST.path == "replay", incremental.LAST
+    _build(registry, tmp_path / "fresh-2", "--no-cache")
+    assert _tree(out) == _tree(tmp_path / "fresh-2")
+
+
+def test_the_plan_holds_at_most_the_limit_of_rendered_bytes(registry, tmp_path, monkeypatch):
+    """What a plan keeps in memory: the bytes of its plain files (merged config files and
+    the project files the adapters add are not spilled, and are few)."""
+    held = {}
+    real_plan = build_module._plan
+
+    def planned(*args, **kwargs):
+        result = real_plan(*args, **kwargs)
+        items = [f for f in result.files if type(f) is OutputFile and not f.merge and "/" in f.path]
+        held["bytes"] = sum(len(f.content) for f in items)
+        held["files"] = len(items)
+        return result
+    monkeypatch.setattr(build_module, "_plan", planned)
+    monkeypatch.setattr(spill, "LIMIT", 20_000)
+    _build(registry, tmp_path / "out")
+    limited = dict(held)
+    monkeypatch.setattr(spill, "LIMIT", 10**12)
+    _build(registry, tmp_path / "out-2")
+    assert held["bytes"] > 200_000, held  # unspilled, the plan held every rendered byte
+    # Spilled: at most the limit, plus the one rendering that crossed it (a few files).
+    assert limited["bytes"] <= 20_000 + 60_000, limited
+    assert _tree(tmp_path / "out") == _tree(tmp_path / "out-2")
+
+
+def test_a_spill_that_cannot_be_written_keeps_the_bytes_in_memory(registry, tmp_path, monkeypatch):
+    fresh = tmp_path / "fresh"
+    _build(registry, fresh, "--no-cache")
+    monkeypatch.setattr(spill, "LIMIT", 0)
+    monkeypatch.setattr(spill, "FLUSH", 1)  # every file written at once: the failure comes early
+    made = _spills(monkeypatch)
+    real_write = os.write
+    state = {"writes": 0}
+
+    def full_disk(fd, data):
+        state["writes"] += 1
+        if state["writes"] > 40 and any(fd == s._fd for s in made):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+    monkeypatch.setattr(spill.os, "write", full_disk)
+    out = tmp_path / "out"
+    _build(registry, out)
+    monkeypatch.undo()
+    assert made and made[0].spilled >= 30, made[0].spilled  # some were spilled before the disk filled
+    assert _tree(out) == _tree(fresh)
+
+
+def test_a_spill_in_a_directory_that_cannot_be_made_keeps_the_bytes(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    s = spill.Spill(str(blocker / "cache"), limit=0)
+    rendered = plan_module.Rendered((OutputFile("a/b.md", b"x" * 100),), None, ())  # type: ignore[arg-type]
+    assert s.keep(rendered) is rendered
+    assert s.spilled == 0
+
+
+def test_spilled_bytes_read_back_whole_from_the_buffer_and_the_file(tmp_path):
+    s = spill.Spill(str(tmp_path), limit=0)
+    files = tuple(OutputFile(f"d/{i}.md", bytes([65 + i % 26]) * (1000 + i)) for i in range(3000))
+    rendered = plan_module.Rendered(files, None, ())  # type: ignore[arg-type]
+    kept = s.keep(rendered).files
+    assert all(isinstance(f, spill.Spilled) for f in kept)
+    assert [f.content for f in kept] == [f.content for f in files]  # from the file and the last buffer
+    assert [f.sha256() for f in kept] == [f.sha256() for f in files]
+    assert all(f.same_bytes(g) for f, g in zip(kept, files))
+    s.close()
+    with pytest.raises(OSError):
+        kept[0].content
