@@ -22,12 +22,14 @@ from agentrc.frozen import FrozenMap, freeze
 from agentrc.model import KIND_BY_PLURAL, HookSpec, Item, Kind, Ref, Resource, SourceFile
 from agentrc.portable import checks, directives, discovery
 from agentrc.text.frontmatter import split
+from agentrc.text.markdown import Scanned
 from agentrc.text.yamlpos import Located
 
 
 def parse_item(where: discovery.ItemDir, f: SourceFile, kind: Kind, families: FrozenSet[str],
-               passthrough: Sequence[str], diags: Diagnostics) -> Optional[Item]:
-    """The item of entrypoint `f` in directory `where`, or None when its frontmatter is unusable."""
+               passthrough: Sequence[str], diags: Diagnostics, digest: str = "") -> Optional[Item]:
+    """The item of entrypoint `f` in directory `where`, or None when its frontmatter is unusable.
+    `digest`: the digest of the directory's files, kept on the Item (the render memo's key)."""
     d = where.path
     text = checks.decode(f, diags)
     if text is None:
@@ -51,8 +53,9 @@ def parse_item(where: discovery.ItemDir, f: SourceFile, kind: Kind, families: Fr
     checks.check_description(f.path, located.pos(("description",)), data["description"], kind, diags)
     checks.check_fields(f.path, data, located, kind, families, passthrough, diags)
     readers = frozenset(data.get("audience", ())) & families or families
+    scanned = Scanned(parts.body)
     blocks = checks.check_body(f.path, parts.body, parts.body_line, families, diags, readers, kind is Kind.COMMAND,
-                               kind)
+                               kind, scanned)
     overrides: Dict[str, Tuple[str, str, int]] = {}
     for client, of in sorted(where.overrides.get(kind, {}).items()):
         ob = checks.override_body(of, client, families, diags)
@@ -64,20 +67,21 @@ def parse_item(where: discovery.ItemDir, f: SourceFile, kind: Kind, families: Fr
         # A hook's script is one of its files even in a directory it shares (a link to it).
         bodies.append(f"[script]({data['script'].split()[0]})")
     resources = discovery.resources(where, kind, spec, bodies, diags)
-    discovery.check_links(where, f.path, parts.body, parts.body_line, resources, diags)
+    discovery.check_links(where, f.path, parts.body, parts.body_line, resources, diags, scanned)
     for client, (obody, opath, oline) in overrides.items():
         discovery.check_links(where, opath, obody, oline, resources, diags)
     script_file = hook_script(f.path, data, located, resources, diags) if kind is Kind.HOOK else None
     return make_item(kind, name, d, f.path, data, located, parts.body, parts.body_line, blocks, overrides,
-                     resources, passthrough, script_file)
+                     resources, passthrough, script_file, digest)
 
 
 def make_item(kind: Kind, name: str, d: str, path: str, data: Dict[str, Any], located: Located, body: str,
               body_line: int, blocks: Tuple[directives.Block, ...], overrides: Dict[str, Any],
               resources: Tuple[Resource, ...], passthrough: Collection[str],
-              script_file: Optional[str] = None) -> Item:
+              script_file: Optional[str] = None, digest: str = "") -> Item:
     """The Item of checked frontmatter `data` (both front doors end here). `script_file` is
-    the supporting file a hook's command runs (`hook_script`), if any."""
+    the supporting file a hook's command runs (`hook_script`), if any; `digest` the digest
+    of the item directory's files, if it has one."""
     passthrough_blocks = {k: freeze(data[k]) for k in sorted(passthrough) if isinstance(data.get(k), dict)}
     known = set(checks.COMMON_FIELDS) | set(checks.KIND_FIELDS[kind]) | set(passthrough)
     extra = {k: v for k, v in data.items() if k not in known}
@@ -113,6 +117,7 @@ def make_item(kind: Kind, name: str, d: str, path: str, data: Dict[str, Any], lo
         field_pos=FrozenMap((k[0], v) for k, v in located.key_pos.items() if len(k) == 1),
         blocks=blocks,
         hook=hook_spec(data, script_file) if kind is Kind.HOOK else None,
+        digest=digest,
     )
 
 
