@@ -126,6 +126,14 @@ def _scalar(node: yaml.ScalarNode) -> Any:
 
 def load(text: str, line_offset: int = 0) -> Located:
     """Parse one YAML document. `line_offset` shifts positions (frontmatter after '---')."""
+    located = _load_simple(text, line_offset)
+    if located is not None:
+        return located
+    return load_careful(text, line_offset)
+
+
+def load_careful(text: str, line_offset: int = 0) -> Located:
+    """`load` through PyYAML's composer, for every document (`load` tries `_load_simple` first)."""
     try:
         _check_depth(text, line_offset)
         node = yaml.compose(text, Loader=_loader())
@@ -216,3 +224,144 @@ def _build(node: yaml.Node, path: Path, loc: Located, off: int, active: set, bud
     finally:
         active.discard(nid)
     raise YamlError(f"unsupported YAML node {type(node).__name__}", _mark(node, off))  # pragma: no cover
+
+
+# --- the common frontmatter without the composer -----------------------------------------
+#
+# Most frontmatter is a block mapping of `key: scalar` lines, with nested block mappings
+# and block sequences of scalars (`tools:` then `  - read`). `_load_simple` reads exactly
+# that shape line by line and gives what `load_careful` gives for it (data, positions, no
+# duplicates), a quarter of the cost: no node per value, no tag resolution per node through
+# the loader. Anything else (a character outside printable ASCII, a tab, a comment, a blank
+# line, an empty value, flow collections, block scalars, anchors, aliases, tags, a mapping in
+# a sequence, a duplicate key, a line that could continue a multi-line scalar, an indentation
+# the shape does not expect) returns None and the document goes to the composer, which
+# reports its errors as always. tests/test_yamlpos_simple.py compares both on every form.
+
+_UNUSUAL_RE = re.compile(r"[^\x20-\x7e\n]| \n| $")  # outside printable ASCII; trailing spaces
+# A row: indentation, then `- scalar` or `key:` with an optional ` scalar`.
+_ROW_RE = re.compile(r"( *)(?:- +(.+)|([A-Za-z_][A-Za-z0-9_-]{0,127}):(?: +(.+))?)")
+_DOUBLE_RE = re.compile(r'"[^"\\]*"')
+_SINGLE_RE = re.compile(r"'[^']*'")
+# A plain scalar starting with one of these is an indicator (or starts one) in YAML.
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+_SIMPLE_DEPTH = 8
+
+
+class _NotSimple(Exception):
+    """The document is not of the shape `_load_simple` reads."""
+
+
+@lru_cache(maxsize=None)
+def _resolvers() -> Dict[str, Any]:
+    """First character -> the (tag, pattern) list the loader's resolver tries for a plain scalar."""
+    return dict(_loader().yaml_implicit_resolvers)
+
+
+def _load_simple(text: str, off: int) -> Any:
+    """`load_careful(text, off)` for the common shape (see above), else None."""
+    if not text or _UNUSUAL_RE.search(text):
+        return None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    rows = []
+    match = _ROW_RE.fullmatch
+    for line in lines:
+        m = match(line)
+        if m is None:
+            return None
+        rows.append(m)
+    if not rows or rows[0].start(3) != 0:
+        return None  # a top-level sequence or an indented mapping
+    loc = Located(data=None)
+    try:
+        data, end = _simple_mapping(rows, 0, 0, (), loc, off)
+    except _NotSimple:
+        return None
+    if end != len(rows):
+        return None  # pragma: no cover - a row indented less than 0
+    loc.data = data
+    return loc
+
+
+def _simple_mapping(rows: List[Any], i: int, indent: int, path: Path, loc: Located, off: int) -> Tuple[Any, int]:
+    """The block mapping whose keys start at column `indent` from row `i`, and the row after it."""
+    if len(path) > _SIMPLE_DEPTH:
+        raise _NotSimple
+    key_pos, value_pos = loc.key_pos, loc.value_pos
+    value_pos[path] = (i + 1 + off, indent + 1)
+    out: Dict[str, Any] = {}
+    n = len(rows)
+    while i < n:
+        m = rows[i]
+        at = m.end(1)
+        if at < indent:
+            break
+        key = m.group(3)
+        if at > indent or key is None or key in out:
+            raise _NotSimple
+        child = path + (key,)
+        key_pos[child] = (i + 1 + off, indent + 1)
+        raw = m.group(4)
+        if raw is not None:
+            value_pos[child] = (i + 1 + off, m.start(4) + 1)
+            out[key] = _simple_scalar(raw)
+            i += 1
+            continue
+        if i + 1 == n:
+            raise _NotSimple  # an empty value
+        nxt = rows[i + 1]
+        at = nxt.end(1)
+        if nxt.group(2) is not None and at >= indent:
+            out[key], i = _simple_sequence(rows, i + 1, at, at == indent, child, loc, off)
+        elif nxt.group(3) is not None and at > indent:
+            out[key], i = _simple_mapping(rows, i + 1, at, child, loc, off)
+        else:
+            raise _NotSimple
+    return out, i
+
+
+def _simple_sequence(rows: List[Any], i: int, indent: int, indentless: bool, path: Path, loc: Located,
+                     off: int) -> Tuple[Any, int]:
+    """The block sequence of scalars whose '-' stand at column `indent` from row `i`
+    (`indentless`: at its key's column, where a key ends it), and the row after it."""
+    value_pos = loc.value_pos
+    value_pos[path] = (i + 1 + off, indent + 1)
+    out: List[Any] = []
+    n = len(rows)
+    while i < n:
+        m = rows[i]
+        at = m.end(1)
+        if at < indent or (indentless and at == indent and m.group(2) is None):
+            break
+        raw = m.group(2)
+        if at > indent or raw is None:
+            raise _NotSimple
+        value_pos[path + (len(out),)] = (i + 1 + off, m.start(2) + 1)
+        out.append(_simple_scalar(raw))
+        i += 1
+    return out, i
+
+
+def _simple_scalar(raw: str) -> Any:
+    """The value of a one-line scalar, as the composer and `_scalar` make it."""
+    first = raw[0]
+    if first == '"':
+        if _DOUBLE_RE.fullmatch(raw) is None:
+            raise _NotSimple
+        return raw[1:-1]
+    if first == "'":
+        if _SINGLE_RE.fullmatch(raw) is None:
+            raise _NotSimple
+        return raw[1:-1]
+    if first in _INDICATORS or ": " in raw or " #" in raw or raw[-1] == ":":
+        raise _NotSimple
+    resolvers = _resolvers().get(first)
+    if resolvers:
+        for tag, rx in resolvers:
+            if rx.match(raw):
+                if tag in (_BOOL_TAG, _INT_TAG, _FLOAT_TAG, _NULL_TAG):
+                    return _scalar(yaml.ScalarNode(tag, raw))
+                break
+    return raw
