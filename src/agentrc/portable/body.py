@@ -179,6 +179,57 @@ def check(body: str, path: str, line0: int, diags: Diagnostics, blocks: Tuple[Bl
     `scanned`: the body's `Scanned`, when the caller has it already."""
     if scanned is None:
         scanned = Scanned(body)
+    if not _headings_fine(scanned):
+        _check_headings(scanned, path, line0, diags)
+    _check_constructs(scanned, path, line0, diags, blocks, families, reader,
+                      kind or ("command" if arguments else None))
+
+
+def _prose_text(scanned: Scanned) -> str:
+    """The body without its fenced blocks (delimiters included), every other line whole."""
+    text = scanned.text
+    if not scanned.blocks:
+        return text
+    lines = scanned.lines
+    parts = []
+    start = line = offset = 0  # `offset`: where line `line` starts in `text`
+    for opened, closed in scanned.blocks:
+        offset += sum(map(len, lines[line:opened])) + (opened - line)
+        parts.append(text[start:offset])
+        if closed is None:
+            start = len(text)
+            break
+        line = closed + 1
+        offset += sum(map(len, lines[opened:line])) + (line - opened)
+        start = offset
+    parts.append(text[start:])
+    return "".join(parts)
+
+
+def _headings_fine(scanned: Scanned) -> bool:
+    """Whether the body certainly breaks none of the heading and fence rules (AR020-AR022):
+    every fence has a language, no line could be a setext heading, and the ATX headings of
+    its prose, found at once in the text with the fenced blocks cut out, start at level 2
+    or below and never skip a level. False sends the body to `_check_headings`, which finds
+    the same answer line by line, with each line's position."""
+    if not all(scanned.info.values()):
+        return False
+    text = scanned.text
+    if "=" in text and _SETEXT_LINE_RE.search("\n" + text):
+        return False
+    if "#" not in text:
+        return True
+    previous = 1
+    for hashes in _ATX_LEVEL_RE.findall("\n" + _prose_text(scanned) + "\n"):
+        level = len(hashes)
+        if level == 1 or level > previous + 1:
+            return False
+        previous = level
+    return True
+
+
+def _check_headings(scanned: Scanned, path: str, line0: int, diags: Diagnostics) -> None:
+    """AR020 (H1), AR021 (a skipped level) and AR022 (a fence without a language), in line order."""
     info = scanned.info
     previous = 1
     levels = heading_levels(scanned)
@@ -195,9 +246,13 @@ def check(body: str, path: str, line0: int, diags: Diagnostics, blocks: Tuple[Bl
             previous = level
         if i in info and not info[i]:
             diags.error(path, pos, "AR022", "fenced code block without a language")
-    kind = kind or ("command" if arguments else None)
+
+
+def _check_constructs(scanned: Scanned, path: str, line0: int, diags: Diagnostics, blocks: Tuple[Block, ...],
+                      families: FrozenSet[str], reader: Optional[str], kind: Optional[str]) -> None:
+    """AR023: client constructs where a client that does not read them would get them."""
     lines = scanned.lines
-    for i in scanned.prose_lines(hint_lines(body)):
+    for i in scanned.prose_lines(hint_lines(scanned.text)):
         hits = find_constructs(lines[i], kind)
         if not hits:
             continue
