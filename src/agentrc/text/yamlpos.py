@@ -238,14 +238,17 @@ def _build(node: yaml.Node, path: Path, loc: Located, off: int, active: set, bud
 # the shape does not expect) returns None and the document goes to the composer, which
 # reports its errors as always. tests/test_yamlpos_simple.py compares both on every form.
 
-_UNUSUAL_RE = re.compile(r"[^\x20-\x7e\n]| \n| $")  # outside printable ASCII; trailing spaces
-# A row: indentation, then `- scalar` or `key:` with an optional ` scalar`.
-_ROW_RE = re.compile(r"( *)(?:- +(.+)|([A-Za-z_][A-Za-z0-9_-]{0,127}):(?: +(.+))?)")
+_CONTROL_RE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # in ASCII, what is not printable but a newline
+_DECIMAL_RE = re.compile(r"[1-9][0-9]*")
+# Every row, found at once: (indentation, spaces after '-', its scalar, key, spaces after
+# ':', its scalar), the unused half empty. A row no alternative takes is not found at all.
+_ROWS_RE = re.compile(r"^( *)(?:-( +)(.+)|([A-Za-z_][A-Za-z0-9_-]{0,127}):(?:( +)(.+))?)$", re.MULTILINE)
 _DOUBLE_RE = re.compile(r'"[^"\\]*"')
 _SINGLE_RE = re.compile(r"'[^']*'")
 # A plain scalar starting with one of these is an indicator (or starts one) in YAML.
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _SIMPLE_DEPTH = 8
+_SPECIAL_TAGS = frozenset((_BOOL_TAG, _INT_TAG, _FLOAT_TAG, _NULL_TAG))
 
 
 class _NotSimple(Exception):
@@ -260,23 +263,14 @@ def _resolvers() -> Dict[str, Any]:
 
 def _load_simple(text: str, off: int) -> Any:
     """`load_careful(text, off)` for the common shape (see above), else None."""
-    if not text or _UNUSUAL_RE.search(text):
+    if not text or not text.isascii() or _CONTROL_RE.search(text) or " \n" in text or text[-1] == " ":
         return None
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    rows = []
-    match = _ROW_RE.fullmatch
-    for line in lines:
-        m = match(line)
-        if m is None:
-            return None
-        rows.append(m)
-    if not rows or rows[0].start(3) != 0:
-        return None  # a top-level sequence or an indented mapping
+    rows = _ROWS_RE.findall(text)
+    if len(rows) != text.count("\n") + (text[-1] != "\n") or rows[0][0] or not rows[0][3]:
+        return None  # a row of another form; a top-level sequence or an indented mapping
     loc = Located(data=None)
     try:
-        data, end = _simple_mapping(rows, 0, 0, (), loc, off)
+        data, end = _simple_mapping(rows, 0, 0, (), loc, off, _resolvers())
     except _NotSimple:
         return None
     if end != len(rows):
@@ -285,7 +279,8 @@ def _load_simple(text: str, off: int) -> Any:
     return loc
 
 
-def _simple_mapping(rows: List[Any], i: int, indent: int, path: Path, loc: Located, off: int) -> Tuple[Any, int]:
+def _simple_mapping(rows: List[Any], i: int, indent: int, path: Path, loc: Located, off: int,
+                    resolvers: Dict[str, Any]) -> Tuple[Any, int]:
     """The block mapping whose keys start at column `indent` from row `i`, and the row after it."""
     if len(path) > _SIMPLE_DEPTH:
         raise _NotSimple
@@ -294,36 +289,35 @@ def _simple_mapping(rows: List[Any], i: int, indent: int, path: Path, loc: Locat
     out: Dict[str, Any] = {}
     n = len(rows)
     while i < n:
-        m = rows[i]
-        at = m.end(1)
+        lead, _, _, key, gap, raw = rows[i]
+        at = len(lead)
         if at < indent:
             break
-        key = m.group(3)
-        if at > indent or key is None or key in out:
+        if at > indent or not key or key in out:
             raise _NotSimple
         child = path + (key,)
-        key_pos[child] = (i + 1 + off, indent + 1)
-        raw = m.group(4)
-        if raw is not None:
-            value_pos[child] = (i + 1 + off, m.start(4) + 1)
-            out[key] = _simple_scalar(raw)
+        line = i + 1 + off
+        key_pos[child] = (line, indent + 1)
+        if raw:
+            value_pos[child] = (line, at + len(key) + len(gap) + 2)
+            out[key] = _simple_scalar(raw, resolvers)
             i += 1
             continue
         if i + 1 == n:
             raise _NotSimple  # an empty value
         nxt = rows[i + 1]
-        at = nxt.end(1)
-        if nxt.group(2) is not None and at >= indent:
-            out[key], i = _simple_sequence(rows, i + 1, at, at == indent, child, loc, off)
-        elif nxt.group(3) is not None and at > indent:
-            out[key], i = _simple_mapping(rows, i + 1, at, child, loc, off)
+        at = len(nxt[0])
+        if nxt[2] and at >= indent:
+            out[key], i = _simple_sequence(rows, i + 1, at, at == indent, child, loc, off, resolvers)
+        elif nxt[3] and at > indent:
+            out[key], i = _simple_mapping(rows, i + 1, at, child, loc, off, resolvers)
         else:
             raise _NotSimple
     return out, i
 
 
 def _simple_sequence(rows: List[Any], i: int, indent: int, indentless: bool, path: Path, loc: Located,
-                     off: int) -> Tuple[Any, int]:
+                     off: int, resolvers: Dict[str, Any]) -> Tuple[Any, int]:
     """The block sequence of scalars whose '-' stand at column `indent` from row `i`
     (`indentless`: at its key's column, where a key ends it), and the row after it."""
     value_pos = loc.value_pos
@@ -331,20 +325,19 @@ def _simple_sequence(rows: List[Any], i: int, indent: int, indentless: bool, pat
     out: List[Any] = []
     n = len(rows)
     while i < n:
-        m = rows[i]
-        at = m.end(1)
-        if at < indent or (indentless and at == indent and m.group(2) is None):
+        lead, gap, raw, _, _, _ = rows[i]
+        at = len(lead)
+        if at < indent or (indentless and at == indent and not raw):
             break
-        raw = m.group(2)
-        if at > indent or raw is None:
+        if at > indent or not raw:
             raise _NotSimple
-        value_pos[path + (len(out),)] = (i + 1 + off, m.start(2) + 1)
-        out.append(_simple_scalar(raw))
+        value_pos[path + (len(out),)] = (i + 1 + off, at + len(gap) + 2)
+        out.append(_simple_scalar(raw, resolvers))
         i += 1
     return out, i
 
 
-def _simple_scalar(raw: str) -> Any:
+def _simple_scalar(raw: str, resolvers: Dict[str, Any]) -> Any:
     """The value of a one-line scalar, as the composer and `_scalar` make it."""
     first = raw[0]
     if first == '"':
@@ -357,11 +350,12 @@ def _simple_scalar(raw: str) -> Any:
         return raw[1:-1]
     if first in _INDICATORS or ": " in raw or " #" in raw or raw[-1] == ":":
         raise _NotSimple
-    resolvers = _resolvers().get(first)
-    if resolvers:
-        for tag, rx in resolvers:
+    if first in resolvers:
+        for tag, rx in resolvers[first]:
             if rx.match(raw):
-                if tag in (_BOOL_TAG, _INT_TAG, _FLOAT_TAG, _NULL_TAG):
+                if tag in _SPECIAL_TAGS:
+                    if tag == _INT_TAG and _DECIMAL_RE.fullmatch(raw):
+                        return int(raw)  # what the constructor makes of it (`schema: 1`)
                     return _scalar(yaml.ScalarNode(tag, raw))
                 break
     return raw
