@@ -50,3 +50,26 @@ def test_common_bodies_pass_at_once():
     assert body_rules._headings_fine(Scanned(body))
     assert not body_rules._headings_fine(Scanned(body.replace("### Details", "#### Details")))
     assert not body_rules._headings_fine(Scanned(body.replace("```python", "```")))
+
+
+PIECE = st.sampled_from(["---", "...", "--- ", "---\t", "-- -", "....", "\n", "\n", "\n", " ", "\t", "\x0b", "\x1c",
+                         "\u2028", "\xa0", "\r", "\x85", "a", "## b", "x: 1", ""])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(PIECE, max_size=14), st.booleans())
+def test_entrypoints_split_as_split_does(pieces, opened):
+    from agentrc.portable.items import split_entrypoint
+    from agentrc.text.frontmatter import split
+
+    text = ("---\n" if opened else "") + "".join(pieces)
+    assert split_entrypoint(text) == split(text)
+
+
+def test_common_entrypoints_split_as_split_does():
+    from agentrc.portable.items import split_entrypoint
+    from agentrc.text.frontmatter import split
+
+    for text in ("---\nname: x\n---\n\n## Body\n", "---\n---\n", "---\na: 1\n---", "---\na: 1\n--- \n \n\t\n",
+                 "---\na: 1\n...\nbody\n\n", "---\na\n---\n\n\n", "---\n\n---\n  \nx", "---\nno close\n"):
+        assert split_entrypoint(text) == split(text), text
