@@ -94,7 +94,8 @@ def split_entrypoint(text: str) -> Split:
     if m is None:
         return split(text)
     yaml_text = text[4:m.start()] + "\n"
-    start = _BLANK_LINES_RE.match(text, m.end() + 1).end() if m.end() < len(text) else len(text)
+    blank = _BLANK_LINES_RE.match(text, m.end() + 1)  # past the closing line's newline, if any
+    start = blank.end() if blank is not None else len(text)
     rest = text[start:]
     if not rest.strip() and "\n" not in rest:  # only blank lines after the frontmatter
         return Split(yaml_text, 2, "", text.count("\n") + 2)  # the line after the last
