@@ -159,9 +159,9 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
     not a symlink: `read_file` is given it instead of resolving every component again
     (`os.path.realpath` is one `lstat` per component, most of the CPU of reading a file)."""
     pending = [(root.path, "", os.path.realpath(root.path))]
-    join = os.path.join
     while pending:
         directory, rel, real = pending.pop()
+        below = real if real.endswith(os.sep) else real + os.sep  # os.path.join(real, name), without its checks
         try:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=_NAME)
@@ -177,7 +177,7 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
             sub = f"{rel}/{name}" if rel else name
             if entry.is_dir(follow_symlinks=False):
                 if enter(entry):
-                    subdirs.append((entry.path, sub, join(real, name)))
+                    subdirs.append((entry.path, sub, below + name))
                 continue
             display = root.child(sub)  # a file's: a directory's is never shown (one call per directory less)
             if entry.is_symlink() and _kind(entry.path) == "directory":
@@ -194,7 +194,7 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
                 visit(entry.path, display)
                 continue
             f = read_file(entry.path, display, root, diags, max_size, seen,
-                          real=None if entry.is_symlink() else os.path.join(real, entry.name))
+                          real=None if entry.is_symlink() else below + name)
             if f is not None:
                 out.append(f)
         pending.extend(reversed(subdirs))
