@@ -186,24 +186,20 @@ def check(body: str, path: str, line0: int, diags: Diagnostics, blocks: Tuple[Bl
 
 
 def _prose_text(scanned: Scanned) -> str:
-    """The body without its fenced blocks (delimiters included), every other line whole."""
-    text = scanned.text
+    """The body's prose lines (fenced blocks and their delimiters left out), joined again."""
     if not scanned.blocks:
-        return text
+        return scanned.text
     lines = scanned.lines
-    parts = []
-    start = line = offset = 0  # `offset`: where line `line` starts in `text`
+    kept: List[str] = []
+    line = 0
     for opened, closed in scanned.blocks:
-        offset += sum(map(len, lines[line:opened])) + (opened - line)
-        parts.append(text[start:offset])
+        kept += lines[line:opened]
         if closed is None:
-            start = len(text)
+            line = len(lines)
             break
         line = closed + 1
-        offset += sum(map(len, lines[opened:line])) + (line - opened)
-        start = offset
-    parts.append(text[start:])
-    return "".join(parts)
+    kept += lines[line:]
+    return "\n".join(kept)
 
 
 def _headings_fine(scanned: Scanned) -> bool:

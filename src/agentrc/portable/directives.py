@@ -47,7 +47,7 @@ def parse(body: str, families: FrozenSet[str], diags: Optional[Diagnostics] = No
         if diags is not None:
             diags.error(path, (line0 + i, 1), code, message)
 
-    if "@client" not in body and "@endclient" not in body:
+    if "@" not in body or ("@client" not in body and "@endclient" not in body):
         return ()  # none of the three patterns can match: no directive, nothing to report
     if scanned is None:
         scanned = Scanned(body)
