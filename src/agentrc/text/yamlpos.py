@@ -14,6 +14,11 @@ documents never come near), and collections may nest at most `MAX_DEPTH` levels 
 parser slows down quadratically and its composer overflows the C stack on deep nesting, so
 the depth is checked on the event stream before any node is composed). Both limits are
 AR009, raised as a `YamlError` carrying that code.
+
+The common frontmatter (block mappings and sequences of one-line scalars, in printable
+ASCII) is read without the composer, line by line, to the same data and positions
+(`_load_simple`, see there); it holds no alias and nests at most a few levels, so the
+bounds cannot apply to it. Every other document goes through the composer (`load_careful`).
 """
 
 from __future__ import annotations
