@@ -159,9 +159,9 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
     not a symlink: `read_file` is given it instead of resolving every component again
     (`os.path.realpath` is one `lstat` per component, most of the CPU of reading a file)."""
     pending = [(root.path, "", os.path.realpath(root.path))]
-    join = os.path.join
     while pending:
         directory, rel, real = pending.pop()
+        below = real if real.endswith(os.sep) else real + os.sep  # os.path.join(real, name), without its checks
         try:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=_NAME)
@@ -177,7 +177,7 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
             sub = f"{rel}/{name}" if rel else name
             if entry.is_dir(follow_symlinks=False):
                 if enter(entry):
-                    subdirs.append((entry.path, sub, join(real, name)))
+                    subdirs.append((entry.path, sub, below + name))
                 continue
             display = root.child(sub)  # a file's: a directory's is never shown (one call per directory less)
             if entry.is_symlink() and _kind(entry.path) == "directory":
@@ -194,7 +194,7 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
                 visit(entry.path, display)
                 continue
             f = read_file(entry.path, display, root, diags, max_size, seen,
-                          real=None if entry.is_symlink() else os.path.join(real, entry.name))
+                          real=None if entry.is_symlink() else below + name)
             if f is not None:
                 out.append(f)
         pending.extend(reversed(subdirs))
@@ -233,7 +233,13 @@ def read_file(path: str, display: str, root: Root, diags: Diagnostics,
                 if not stat.S_ISREG(st.st_mode):  # pragma: no cover - swapped after the check
                     problem = f"is {_type_name(st.st_mode)}, not a file"
                 else:
-                    content = fh.read(max_size + 1)
+                    # As `fh.read(max_size + 1)`, which sized its buffer for 16 MiB each time
+                    # (a third of reading a 5,000-item registry): the status's size first, and
+                    # on if the file has grown since.
+                    want = min(st.st_size, max_size) + 1
+                    content = fh.read(want)
+                    if len(content) == want and want <= max_size:
+                        content += fh.read(max_size + 1 - want)
                     if len(content) > max_size:
                         problem = f"is larger than {max_size} bytes"
     if problem is not None:

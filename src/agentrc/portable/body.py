@@ -10,12 +10,12 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import FrozenSet, Iterable, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 from urllib.parse import unquote
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.portable.directives import Block
-from agentrc.text.markdown import Scanned, literal_lines, matching_lines, strip_inline_code
+from agentrc.text.markdown import PROSE, Scanned, literal_lines, matching_lines, strip_inline_code
 
 # Client-specific constructs (spec 001 §5.5): (what, pattern, the families that interpret
 # it with the kinds of body they interpret it in, None for every kind). Only what a client
@@ -138,20 +138,102 @@ class Link:
     escapes: bool
 
 
+# An ATX heading as `markdown.ATX_RE` reads one (up to three spaces, one to six '#', then a
+# space, a tab or the line's end), searched at once in the body with a newline put before
+# and after it: the '#' run is the level. The lines above a setext '=' underline are the
+# only other headings (`_SETEXT_LINE_RE`, as `Scanned.heading_candidates` finds them).
+_ATX_LEVEL_RE = re.compile(r"\n {0,3}(#{1,6})(?=[ \t\n])")
+_SETEXT_LINE_RE = re.compile(r"\n {0,3}=+[ \t]*$", re.MULTILINE)
+
+
+def heading_levels(scanned: Scanned) -> Dict[int, int]:
+    """Line -> heading level of every prose line that may be a heading (the rest are level
+    0), the same levels as `Scanned.heading_level`: one search of the whole body gives the
+    ATX headings with their levels; only a line above a '=' underline is asked the careful
+    way. (Asking every line that holds a '#' cost a regex match and a call per heading.)"""
+    text, kinds = scanned.text, scanned.kinds
+    levels: Dict[int, int] = {}
+    if "#" in text:
+        t = "\n" + text + "\n"
+        count = t.count
+        n = counted = 0
+        for m in _ATX_LEVEL_RE.finditer(t):
+            start = m.start()
+            n += count("\n", counted, start)  # the newline before the line `n`
+            counted = start
+            if kinds is None or kinds[n] == PROSE:
+                levels[n] = m.end(1) - m.start(1)
+    if "=" in text:
+        for i in matching_lines(_SETEXT_LINE_RE, text, at_start=True):
+            if i and i - 1 not in levels:
+                levels[i - 1] = scanned.heading_level(i - 1)
+    return levels
+
+
 def check(body: str, path: str, line0: int, diags: Diagnostics, blocks: Tuple[Block, ...],
           families: FrozenSet[str], reader: Optional[str] = None, arguments: bool = False,
-          kind: Optional[str] = None) -> None:
+          kind: Optional[str] = None, scanned: Optional[Scanned] = None) -> None:
     """Report §5 violations. `reader` is the single family of an override file, if any.
     `kind`: the item kind whose body this is (None when the caller does not say: every
-    construct counts); `arguments` alone says it is a command's (see `find_constructs`)."""
-    scanned = Scanned(body)
+    construct counts); `arguments` alone says it is a command's (see `find_constructs`).
+    `scanned`: the body's `Scanned`, when the caller has it already."""
+    if scanned is None:
+        scanned = Scanned(body)
+    if not _headings_fine(scanned):
+        _check_headings(scanned, path, line0, diags)
+    _check_constructs(scanned, path, line0, diags, blocks, families, reader,
+                      kind or ("command" if arguments else None))
+
+
+def _prose_text(scanned: Scanned) -> str:
+    """The body's prose lines (fenced blocks and their delimiters left out), joined again."""
+    if not scanned.blocks:
+        return scanned.text
+    lines = scanned.lines
+    kept: List[str] = []
+    line = 0
+    for opened, closed in scanned.blocks:
+        kept += lines[line:opened]
+        if closed is None:
+            line = len(lines)
+            break
+        line = closed + 1
+    kept += lines[line:]
+    return "\n".join(kept)
+
+
+def _headings_fine(scanned: Scanned) -> bool:
+    """Whether the body certainly breaks none of the heading and fence rules (AR020-AR022):
+    every fence has a language, no line could be a setext heading, and the ATX headings of
+    its prose, found at once in the text with the fenced blocks cut out, start at level 2
+    or below and never skip a level. False sends the body to `_check_headings`, which finds
+    the same answer line by line, with each line's position."""
+    if not all(scanned.info.values()):
+        return False
+    text = scanned.text
+    if "=" in text and _SETEXT_LINE_RE.search("\n" + text):
+        return False
+    if "#" not in text:
+        return True
+    previous = 1
+    for hashes in _ATX_LEVEL_RE.findall("\n" + _prose_text(scanned) + "\n"):
+        level = len(hashes)
+        if level == 1 or level > previous + 1:
+            return False
+        previous = level
+    return True
+
+
+def _check_headings(scanned: Scanned, path: str, line0: int, diags: Diagnostics) -> None:
+    """AR020 (H1), AR021 (a skipped level) and AR022 (a fence without a language), in line order."""
     info = scanned.info
     previous = 1
+    levels = heading_levels(scanned)
     # Only lines that can hold a heading or open a fence are looked at, in line order (one
     # search of the whole body finds them); every other line is level 0 and no fence.
-    for i in sorted(set(scanned.heading_candidates()).union(info)):
+    for i in sorted(levels.keys() | info.keys()) if info else sorted(levels):
         pos = (line0 + i, 1)
-        level = scanned.heading_level(i)
+        level = levels.get(i, 0)
         if level == 1:
             diags.error(path, pos, "AR020", "H1 heading in the body; generated output adds '# <name>' itself")
         elif level:
@@ -160,9 +242,13 @@ def check(body: str, path: str, line0: int, diags: Diagnostics, blocks: Tuple[Bl
             previous = level
         if i in info and not info[i]:
             diags.error(path, pos, "AR022", "fenced code block without a language")
-    kind = kind or ("command" if arguments else None)
+
+
+def _check_constructs(scanned: Scanned, path: str, line0: int, diags: Diagnostics, blocks: Tuple[Block, ...],
+                      families: FrozenSet[str], reader: Optional[str], kind: Optional[str]) -> None:
+    """AR023: client constructs where a client that does not read them would get them."""
     lines = scanned.lines
-    for i in scanned.prose_lines(hint_lines(body)):
+    for i in scanned.prose_lines(hint_lines(scanned.text)):
         hits = find_constructs(lines[i], kind)
         if not hits:
             continue
@@ -182,12 +268,14 @@ def _readers(i: int, blocks: Tuple[Block, ...], families: FrozenSet[str]) -> Fro
     return families
 
 
-def links(body: str) -> List[Link]:
-    """Relative links and reference definitions outside code, resolved within the item."""
+def links(body: str, scanned: Optional[Scanned] = None) -> List[Link]:
+    """Relative links and reference definitions outside code, resolved within the item.
+    `scanned`: the body's `Scanned`, when the caller has it already."""
     out: List[Link] = []
     if "](" not in body and "]:" not in body:
         return out
-    scanned = Scanned(body)
+    if scanned is None:
+        scanned = Scanned(body)
     for i in scanned.prose_lines(literal_lines(body, ("](", "]:"))):
         text = strip_inline_code(scanned.lines[i])
         targets: Iterable[Tuple[int, str]] = [(m.start(1), m.group(1)) for m in LINK_RE.finditer(text)]

@@ -154,12 +154,16 @@ def check_fields(path: str, data: Dict[str, Any], located: Located, kind: Kind, 
 
 def check_body(path: str, body: str, line0: int, families: FrozenSet[str], diags: Diagnostics,
                readers: Optional[FrozenSet[str]] = None, arguments: bool = False,
-               kind: Optional[Kind] = None) -> Tuple[directives.Block, ...]:
+               kind: Optional[Kind] = None, scanned: Optional[Scanned] = None) -> Tuple[directives.Block, ...]:
     """Validate a canonical body; `readers` are the families its audience lets read it, `kind`
-    the item's (which client constructs count depends on it; `arguments` marks a command's)."""
-    blocks = directives.parse(body, families, diags, path, line0)
+    the item's (which client constructs count depends on it; `arguments` marks a command's).
+    `scanned`: the body's `Scanned`, when the caller has it (one split of the body serves
+    the directives, the body rules and the caller's link checks)."""
+    if scanned is None:
+        scanned = Scanned(body)
+    blocks = directives.parse(body, families, diags, path, line0, scanned)
     body_rules.check(body, path, line0, diags, blocks, readers or families, arguments=arguments,
-                     kind=kind.value if kind is not None else None)
+                     kind=kind.value if kind is not None else None, scanned=scanned)
     return blocks
 
 
@@ -180,7 +184,7 @@ def override_body(f: SourceFile, client: str, families: FrozenSet[str],
         if directives.OPEN_RE.match(scanned.lines[i]) or directives.END_RE.match(scanned.lines[i]):
             diags.error(f.path, (line0 + i, 1), "AR034",
                         f"directive in an override file: the whole file is already {client}-only")
-    body_rules.check(body, f.path, line0, diags, (), families, reader=client)
+    body_rules.check(body, f.path, line0, diags, (), families, reader=client, scanned=scanned)
     return (body, f.path, line0)
 
 

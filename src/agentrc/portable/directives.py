@@ -37,8 +37,9 @@ class Block:
 
 
 def parse(body: str, families: FrozenSet[str], diags: Optional[Diagnostics] = None,
-          path: str = "", line0: int = 1) -> Tuple[Block, ...]:
-    """Find directive blocks; report malformed, unknown, nested and unbalanced ones."""
+          path: str = "", line0: int = 1, scanned: Optional[Scanned] = None) -> Tuple[Block, ...]:
+    """Find directive blocks; report malformed, unknown, nested and unbalanced ones.
+    `scanned`: the body's `Scanned`, when the caller has it already."""
     blocks: List[Block] = []
     open_at: Optional[Tuple[int, FrozenSet[str], bool]] = None
 
@@ -46,9 +47,10 @@ def parse(body: str, families: FrozenSet[str], diags: Optional[Diagnostics] = No
         if diags is not None:
             diags.error(path, (line0 + i, 1), code, message)
 
-    if "@client" not in body and "@endclient" not in body:
+    if "@" not in body or ("@client" not in body and "@endclient" not in body):
         return ()  # none of the three patterns can match: no directive, nothing to report
-    scanned = Scanned(body)
+    if scanned is None:
+        scanned = Scanned(body)
     for i in scanned.prose_lines(literal_lines(body, ("<!--",))):
         text = scanned.lines[i]
         m_open, m_end = OPEN_RE.match(text), END_RE.match(text)

@@ -33,6 +33,7 @@ from agentrc.diagnostics import Diagnostics
 from agentrc.model import ENTRYPOINTS, Kind, Resource, SourceFile
 from agentrc.names import is_registry_marker
 from agentrc.portable import body as body_rules
+from agentrc.text.markdown import Scanned
 from agentrc.text.yamlpos import Located
 
 OVERRIDE_RE = re.compile(r"^(" + "|".join(k.name for k in Kind) + r")\.([^/]+)\.md$")
@@ -162,14 +163,18 @@ def resources(where: ItemDir, kind: Kind, spec: Optional[pathspec.PathSpec], bod
 
 
 def check_links(where: ItemDir, path: str, body: str, line0: int, kept: Tuple[Resource, ...],
-                diags: Diagnostics) -> None:
+                diags: Diagnostics, scanned: Optional[Scanned] = None) -> None:
     """Each relative link of `body` (from file `path`) must stay in the directory (AR050) and
-    target a file the item keeps (AR051 for a missing or ignored one)."""
+    target a file the item keeps (AR051 for a missing or ignored one). `scanned`: the
+    body's `Scanned`, when the caller has it already."""
+    found = body_rules.links(body, scanned)
+    if not found:
+        return  # most bodies: no relative link, nothing to look up
     present = {r.path for r in kept}
     entry_names = where.entry_names
     in_dir = {where.rel(f) for f in where.resources}
     in_dir |= entry_names
-    for link in body_rules.links(body):
+    for link in found:
         pos = (line0 + link.line, link.col + 1)
         if link.escapes:
             diags.error(path, pos, "AR050", f"link {link.target!r} leaves the item directory")

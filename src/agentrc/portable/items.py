@@ -15,24 +15,27 @@ that both build an Item the same way.
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import Any, Collection, Dict, FrozenSet, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import FrozenMap, freeze
 from agentrc.model import KIND_BY_PLURAL, HookSpec, Item, Kind, Ref, Resource, SourceFile
 from agentrc.portable import checks, directives, discovery
-from agentrc.text.frontmatter import split
+from agentrc.text.frontmatter import Split, split
+from agentrc.text.markdown import Scanned
 from agentrc.text.yamlpos import Located
 
 
 def parse_item(where: discovery.ItemDir, f: SourceFile, kind: Kind, families: FrozenSet[str],
-               passthrough: Sequence[str], diags: Diagnostics) -> Optional[Item]:
-    """The item of entrypoint `f` in directory `where`, or None when its frontmatter is unusable."""
+               passthrough: Sequence[str], diags: Diagnostics, digest: str = "") -> Optional[Item]:
+    """The item of entrypoint `f` in directory `where`, or None when its frontmatter is unusable.
+    `digest`: the digest of the directory's files, kept on the Item (the render memo's key)."""
     d = where.path
     text = checks.decode(f, diags)
     if text is None:
         return None
-    parts = split(text)
+    parts = split_entrypoint(text)
     if parts.yaml_text is None or not parts.closed:
         diags.error(f.path, (1, 1), "AR002",
                     "missing frontmatter" if parts.yaml_text is None else "frontmatter is never closed with '---'")
@@ -51,8 +54,9 @@ def parse_item(where: discovery.ItemDir, f: SourceFile, kind: Kind, families: Fr
     checks.check_description(f.path, located.pos(("description",)), data["description"], kind, diags)
     checks.check_fields(f.path, data, located, kind, families, passthrough, diags)
     readers = frozenset(data.get("audience", ())) & families or families
+    scanned = Scanned(parts.body)
     blocks = checks.check_body(f.path, parts.body, parts.body_line, families, diags, readers, kind is Kind.COMMAND,
-                               kind)
+                               kind, scanned)
     overrides: Dict[str, Tuple[str, str, int]] = {}
     for client, of in sorted(where.overrides.get(kind, {}).items()):
         ob = checks.override_body(of, client, families, diags)
@@ -64,20 +68,47 @@ def parse_item(where: discovery.ItemDir, f: SourceFile, kind: Kind, families: Fr
         # A hook's script is one of its files even in a directory it shares (a link to it).
         bodies.append(f"[script]({data['script'].split()[0]})")
     resources = discovery.resources(where, kind, spec, bodies, diags)
-    discovery.check_links(where, f.path, parts.body, parts.body_line, resources, diags)
+    discovery.check_links(where, f.path, parts.body, parts.body_line, resources, diags, scanned)
     for client, (obody, opath, oline) in overrides.items():
         discovery.check_links(where, opath, obody, oline, resources, diags)
     script_file = hook_script(f.path, data, located, resources, diags) if kind is Kind.HOOK else None
     return make_item(kind, name, d, f.path, data, located, parts.body, parts.body_line, blocks, overrides,
-                     resources, passthrough, script_file)
+                     resources, passthrough, script_file, digest)
+
+
+# The line closing the frontmatter (`---` or `...`, then only whitespace) and the blank
+# lines `split` leaves out of the body, found in the text itself. `\s` is `str.isspace`,
+# what `split`'s strip and rstrip take away.
+_CLOSING_RE = re.compile(r"\n(?:---|\.\.\.)[^\S\n]*(?=\n|\Z)")
+_BLANK_LINES_RE = re.compile(r"(?:[^\S\n]*\n)*")
+
+
+def split_entrypoint(text: str) -> Split:
+    """`frontmatter.split(text)`, without a string per line for a file that starts with a
+    '---' line of its own and closes its frontmatter (every entrypoint that parses): two
+    searches and three slices instead of splitting the file into lines and joining the
+    body again. Anything else is `split`'s."""
+    if not text.startswith("---\n"):
+        return split(text)
+    m = _CLOSING_RE.search(text, 3)
+    if m is None:
+        return split(text)
+    yaml_text = text[4:m.start()] + "\n"
+    blank = _BLANK_LINES_RE.match(text, m.end() + 1)  # past the closing line's newline, if any
+    start = blank.end() if blank is not None else len(text)
+    rest = text[start:]
+    if not rest.strip() and "\n" not in rest:  # only blank lines after the frontmatter
+        return Split(yaml_text, 2, "", text.count("\n") + 2)  # the line after the last
+    return Split(yaml_text, 2, rest, text.count("\n", 0, start) + 1)
 
 
 def make_item(kind: Kind, name: str, d: str, path: str, data: Dict[str, Any], located: Located, body: str,
               body_line: int, blocks: Tuple[directives.Block, ...], overrides: Dict[str, Any],
               resources: Tuple[Resource, ...], passthrough: Collection[str],
-              script_file: Optional[str] = None) -> Item:
+              script_file: Optional[str] = None, digest: str = "") -> Item:
     """The Item of checked frontmatter `data` (both front doors end here). `script_file` is
-    the supporting file a hook's command runs (`hook_script`), if any."""
+    the supporting file a hook's command runs (`hook_script`), if any; `digest` the digest
+    of the item directory's files, if it has one."""
     passthrough_blocks = {k: freeze(data[k]) for k in sorted(passthrough) if isinstance(data.get(k), dict)}
     known = set(checks.COMMON_FIELDS) | set(checks.KIND_FIELDS[kind]) | set(passthrough)
     extra = {k: v for k, v in data.items() if k not in known}
@@ -113,6 +144,7 @@ def make_item(kind: Kind, name: str, d: str, path: str, data: Dict[str, Any], lo
         field_pos=FrozenMap((k[0], v) for k, v in located.key_pos.items() if len(k) == 1),
         blocks=blocks,
         hook=hook_spec(data, script_file) if kind is Kind.HOOK else None,
+        digest=digest,
     )
 
 

@@ -9,7 +9,6 @@ byte-identical to a previous run is taken from the memo (items and diagnostics) 
 
 from __future__ import annotations
 
-import dataclasses
 import posixpath
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Sequence, Tuple
 
@@ -76,8 +75,9 @@ def _parse_dir_memo(d: str, entrypoints: Sequence[str], files: List[SourceFile],
             _release(files)
             return list(hit[0])
     local = Diagnostics()
-    items = [dataclasses.replace(i, digest=key[2])
-             for i in _parse_dir(d, entrypoints, files, families, passthrough, local)]
+    # The digest goes in as each Item is made (a `dataclasses.replace` per item cost a second
+    # construction of every Item, 8% of parsing).
+    items = _parse_dir(d, entrypoints, files, families, passthrough, local, key[2])
     diags.extend(local.items)
     if memo is not None:
         memo.put(key, (tuple(items), tuple(local.items)))
@@ -96,11 +96,13 @@ def _release(files: Sequence[SourceFile]) -> None:
 
 
 def _parse_dir(d: str, entrypoints: Sequence[str], files: List[SourceFile], families: FrozenSet[str],
-               passthrough: Sequence[str], diags: Diagnostics) -> List[Item]:
+               passthrough: Sequence[str], diags: Diagnostics, dir_digest: str = "") -> List[Item]:
+    """The items of directory `d`, each with `dir_digest` (the memo key's digest of its files)."""
     where = discovery.item_dir(d, entrypoints, files, families, diags)
     out = []
     for entry in where.entrypoints:
-        item = parse_item(where, entry, ENTRYPOINTS[posixpath.basename(entry.path)], families, passthrough, diags)
+        item = parse_item(where, entry, ENTRYPOINTS[posixpath.basename(entry.path)], families, passthrough, diags,
+                          dir_digest)
         if item is not None:
             out.append(item)
     return out

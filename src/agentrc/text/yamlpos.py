@@ -14,6 +14,11 @@ documents never come near), and collections may nest at most `MAX_DEPTH` levels 
 parser slows down quadratically and its composer overflows the C stack on deep nesting, so
 the depth is checked on the event stream before any node is composed). Both limits are
 AR009, raised as a `YamlError` carrying that code.
+
+The common frontmatter (block mappings and sequences of one-line scalars, in printable
+ASCII) is read without the composer, line by line, to the same data and positions
+(`_load_simple`, see there); it holds no alias and nests at most a few levels, so the
+bounds cannot apply to it. Every other document goes through the composer (`load_careful`).
 """
 
 from __future__ import annotations
@@ -126,6 +131,14 @@ def _scalar(node: yaml.ScalarNode) -> Any:
 
 def load(text: str, line_offset: int = 0) -> Located:
     """Parse one YAML document. `line_offset` shifts positions (frontmatter after '---')."""
+    located = _load_simple(text, line_offset)
+    if located is not None:
+        return located
+    return load_careful(text, line_offset)
+
+
+def load_careful(text: str, line_offset: int = 0) -> Located:
+    """`load` through PyYAML's composer, for every document (`load` tries `_load_simple` first)."""
     try:
         _check_depth(text, line_offset)
         node = yaml.compose(text, Loader=_loader())
@@ -216,3 +229,138 @@ def _build(node: yaml.Node, path: Path, loc: Located, off: int, active: set, bud
     finally:
         active.discard(nid)
     raise YamlError(f"unsupported YAML node {type(node).__name__}", _mark(node, off))  # pragma: no cover
+
+
+# --- the common frontmatter without the composer -----------------------------------------
+#
+# Most frontmatter is a block mapping of `key: scalar` lines, with nested block mappings
+# and block sequences of scalars (`tools:` then `  - read`). `_load_simple` reads exactly
+# that shape line by line and gives what `load_careful` gives for it (data, positions, no
+# duplicates), a quarter of the cost: no node per value, no tag resolution per node through
+# the loader. Anything else (a character outside printable ASCII, a tab, a comment, a blank
+# line, an empty value, flow collections, block scalars, anchors, aliases, tags, a mapping in
+# a sequence, a duplicate key, a line that could continue a multi-line scalar, an indentation
+# the shape does not expect) returns None and the document goes to the composer, which
+# reports its errors as always. tests/test_yamlpos_simple.py compares both on every form.
+
+_CONTROL_RE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # in ASCII, what is not printable but a newline
+_DECIMAL_RE = re.compile(r"[1-9][0-9]*")
+# Every row, found at once: (indentation, spaces after '-', its scalar, key, spaces after
+# ':', its scalar), the unused half empty. A row no alternative takes is not found at all.
+_ROWS_RE = re.compile(r"^( *)(?:-( +)(.+)|([A-Za-z_][A-Za-z0-9_-]{0,127}):(?:( +)(.+))?)$", re.MULTILINE)
+_DOUBLE_RE = re.compile(r'"[^"\\]*"')
+_SINGLE_RE = re.compile(r"'[^']*'")
+# A plain scalar starting with one of these is an indicator (or starts one) in YAML.
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+_SIMPLE_DEPTH = 8
+_SPECIAL_TAGS = frozenset((_BOOL_TAG, _INT_TAG, _FLOAT_TAG, _NULL_TAG))
+
+
+class _NotSimple(Exception):
+    """The document is not of the shape `_load_simple` reads."""
+
+
+@lru_cache(maxsize=None)
+def _resolvers() -> Dict[str, Any]:
+    """First character -> the (tag, pattern) list the loader's resolver tries for a plain scalar."""
+    return dict(_loader().yaml_implicit_resolvers)
+
+
+def _load_simple(text: str, off: int) -> Any:
+    """`load_careful(text, off)` for the common shape (see above), else None."""
+    if not text or not text.isascii() or _CONTROL_RE.search(text) or " \n" in text or text[-1] == " ":
+        return None
+    rows = _ROWS_RE.findall(text)
+    if len(rows) != text.count("\n") + (text[-1] != "\n") or rows[0][0] or not rows[0][3]:
+        return None  # a row of another form; a top-level sequence or an indented mapping
+    loc = Located(data=None)
+    try:
+        data, end = _simple_mapping(rows, 0, 0, (), loc, off, _resolvers())
+    except _NotSimple:
+        return None
+    if end != len(rows):
+        return None  # pragma: no cover - a row indented less than 0
+    loc.data = data
+    return loc
+
+
+def _simple_mapping(rows: List[Any], i: int, indent: int, path: Path, loc: Located, off: int,
+                    resolvers: Dict[str, Any]) -> Tuple[Any, int]:
+    """The block mapping whose keys start at column `indent` from row `i`, and the row after it."""
+    if len(path) > _SIMPLE_DEPTH:
+        raise _NotSimple
+    key_pos, value_pos = loc.key_pos, loc.value_pos
+    value_pos[path] = (i + 1 + off, indent + 1)
+    out: Dict[str, Any] = {}
+    n = len(rows)
+    while i < n:
+        lead, _, _, key, gap, raw = rows[i]
+        at = len(lead)
+        if at < indent:
+            break
+        if at > indent or not key or key in out:
+            raise _NotSimple
+        child = path + (key,)
+        line = i + 1 + off
+        key_pos[child] = (line, indent + 1)
+        if raw:
+            value_pos[child] = (line, at + len(key) + len(gap) + 2)
+            out[key] = _simple_scalar(raw, resolvers)
+            i += 1
+            continue
+        if i + 1 == n:
+            raise _NotSimple  # an empty value
+        nxt = rows[i + 1]
+        at = len(nxt[0])
+        if nxt[2] and at >= indent:
+            out[key], i = _simple_sequence(rows, i + 1, at, at == indent, child, loc, off, resolvers)
+        elif nxt[3] and at > indent:
+            out[key], i = _simple_mapping(rows, i + 1, at, child, loc, off, resolvers)
+        else:
+            raise _NotSimple
+    return out, i
+
+
+def _simple_sequence(rows: List[Any], i: int, indent: int, indentless: bool, path: Path, loc: Located,
+                     off: int, resolvers: Dict[str, Any]) -> Tuple[Any, int]:
+    """The block sequence of scalars whose '-' stand at column `indent` from row `i`
+    (`indentless`: at its key's column, where a key ends it), and the row after it."""
+    value_pos = loc.value_pos
+    value_pos[path] = (i + 1 + off, indent + 1)
+    out: List[Any] = []
+    n = len(rows)
+    while i < n:
+        lead, gap, raw, _, _, _ = rows[i]
+        at = len(lead)
+        if at < indent or (indentless and at == indent and not raw):
+            break
+        if at > indent or not raw:
+            raise _NotSimple
+        value_pos[path + (len(out),)] = (i + 1 + off, at + len(gap) + 2)
+        out.append(_simple_scalar(raw, resolvers))
+        i += 1
+    return out, i
+
+
+def _simple_scalar(raw: str, resolvers: Dict[str, Any]) -> Any:
+    """The value of a one-line scalar, as the composer and `_scalar` make it."""
+    first = raw[0]
+    if first == '"':
+        if _DOUBLE_RE.fullmatch(raw) is None:
+            raise _NotSimple
+        return raw[1:-1]
+    if first == "'":
+        if _SINGLE_RE.fullmatch(raw) is None:
+            raise _NotSimple
+        return raw[1:-1]
+    if first in _INDICATORS or ": " in raw or " #" in raw or raw[-1] == ":":
+        raise _NotSimple
+    if first in resolvers:
+        for tag, rx in resolvers[first]:
+            if rx.match(raw):
+                if tag in _SPECIAL_TAGS:
+                    if tag == _INT_TAG and _DECIMAL_RE.fullmatch(raw):
+                        return int(raw)  # what the constructor makes of it (`schema: 1`)
+                    return _scalar(yaml.ScalarNode(tag, raw))
+                break
+    return raw

@@ -1,0 +1,183 @@
+"""`yamlpos._load_simple`, the line reader of common frontmatter: whatever it accepts, it
+reads exactly as the composer does (`load_careful`: data, types, every key and value
+position, their order); everything else it leaves to the composer."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentrc.text import yamlpos
+
+
+def _same(text: str, off: int = 3) -> bool:
+    """True when the line reader took `text` (and agreed with the composer), False when it
+    left it to the composer."""
+    fast = yamlpos._load_simple(text, off)
+    if fast is None:
+        return False
+    slow = yamlpos.load_careful(text, off)  # must not raise: the reader accepted it
+    assert repr(fast.data) == repr(slow.data)
+    assert list(fast.key_pos.items()) == list(slow.key_pos.items())
+    assert list(fast.value_pos.items()) == list(slow.value_pos.items())
+    assert fast.duplicates == slow.duplicates == []
+    return True
+
+
+COMMON = """schema: 1
+name: cli-auditor-00999
+description: Use when a change needs a cli auditor to check it, and report findings (C#, a:b)
+license: proprietary
+mode: subagent
+model: sonnet
+async: true
+timeout: 1.5
+order: ~
+tools:
+  - write
+  - web-fetch
+tags:
+- indentless
+- 'single'
+scope:
+  paths:
+    - "src/**/*.ts"
+    - lib/x.py
+metadata:
+  version: "3.6.9"
+  author: release-eng
+  when: 2020-01-01
+  count: 0x1F
+  null-ish: null
+  yes-ish: yes
+"""
+
+
+def test_common_frontmatter_is_read_without_the_composer():
+    assert _same(COMMON)
+    assert _same("name: x")  # no final newline
+    assert _same("a:\n  b:\n    c:\n      - 1\n      - -x\n  d: e\n".replace("- -x", "- x"))
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    "\n",
+    "name: x\n\nother: y\n",  # a blank line
+    "# comment\nname: x\n",
+    "name: x # comment\n",
+    "name: x \n",  # a trailing space
+    "name:\tx\n",
+    "name: caf\u00e9\n",
+    "name: x\r\n",
+    "name: |\n  block\n",
+    "name: >-\n  folded\n",
+    "name: [a, b]\n",
+    "name: {a: b}\n",
+    "name: &a x\nother: *a\n",
+    "name: !!str 1\n",
+    "name: 'it''s'\n",
+    'name: "esc\\"aped"\n',
+    "name: \"a\" b\n",
+    "name: a: b\n",
+    "name: a:\n",
+    "name: -1\n",
+    "name: @x\n",
+    "name: `x`\n",
+    "name: %x\n",
+    "name:\n",
+    "name:\nother: y\n",
+    "name: x\nname: y\n",
+    "a:\n  b: 1\n  b: 2\n",
+    "name: multi\n  line\n",
+    "name: multi\n  line: x\n",
+    "list:\n  - a\n    more\n",
+    "list:\n  - a\n  b: c\n",
+    "list:\n  - key: v\n",
+    "list:\n  - - nested\n",
+    "list:\n  -\n",
+    "a:\n    b: 1\n  c: 2\n",
+    "  indented: x\n",
+    "- top\n- level\n",
+    "plain scalar\n",
+    "---\nname: x\n",
+    "<<: x\n",
+    '"quoted key": x\n',
+    "1: x\n",
+    "a:\n" + "".join(" " * (2 * i) + f"k{i}:\n" for i in range(1, 12)) + " " * 24 + "v: 1\n",
+])
+def test_other_forms_go_to_the_composer(text):
+    """Each of these is something the line reader does not read (the composer reads it, or
+    reports it): it returns None, and `load` gives the composer's answer."""
+    assert yamlpos._load_simple(text, 0) is None
+    try:
+        expected = yamlpos.load_careful(text, 0)
+    except yamlpos.YamlError as exc:
+        with pytest.raises(yamlpos.YamlError) as got:
+            yamlpos.load(text, 0)
+        assert (got.value.message, got.value.pos, got.value.code) == (exc.message, exc.pos, exc.code)
+    else:
+        got_loc = yamlpos.load(text, 0)
+        assert repr(got_loc.data) == repr(expected.data) and got_loc.key_pos == expected.key_pos
+
+
+KEY = st.sampled_from(["name", "description", "tools", "a", "b-c", "yes", "null", "On", "x_1", "T", "n"])
+SCALAR = st.one_of(
+    st.sampled_from(["x", "1", "-1", "1.5", "1e3", ".inf", "~", "null", "true", "No", "0x1F", "0o17", "1_000",
+                     "1:30", "2020-01-01", "2020-01-01 10:00:00", "=", "<<", "a:b", "C#", "a #b", "a: b", "...",
+                     "-", "?x", "'q'", "'it''s'", '"d"', '"a\\"b"', '"a # b"', "'a: b'", "x y", "x:", "Yes"]),
+    st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=8))
+
+
+@st.composite
+def documents(draw, depth: int = 0, indent: int = 0) -> str:
+    """Frontmatter-like documents, mostly of the shape the line reader takes, some not."""
+    out = []
+    for key in draw(st.lists(KEY, min_size=1, max_size=4)):
+        pad = " " * indent
+        form = draw(st.integers(0, 5 if depth < 3 else 1))
+        if form <= 1:
+            out.append(f"{pad}{key}: {draw(SCALAR)}")
+        elif form == 2:
+            out.append(f"{pad}{key}:")
+        elif form in (3, 4):
+            at = indent + draw(st.sampled_from([0, 2, 4])) if form == 3 else indent
+            out.append(f"{pad}{key}:")
+            out.extend(f"{' ' * at}- {v}" for v in draw(st.lists(SCALAR, min_size=1, max_size=3)))
+        else:
+            out.append(f"{pad}{key}:")
+            out.append(draw(documents(depth + 1, indent + draw(st.sampled_from([1, 2, 4])))))
+    return "\n".join(out)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents(), st.integers(0, 5))
+def test_generated_documents_read_alike(text, off):
+    _same(text + "\n", off)
+    _same(text, off)
+
+
+def test_mutated_frontmatter_reads_alike():
+    """Random edits of the common frontmatter (characters YAML gives a meaning to, deleted
+    characters, repeated lines): whatever the line reader still takes, it reads alike."""
+    rng = random.Random(13)
+    alphabet = list(" :-#'\"[]{}&*!|>%@\t\n,?=`~\\") + ["\n  ", "\n- ", ": ", " #", "\n  - ", "- ", "yes", "1",
+                                                        "~", "''", "...", "  "]
+    taken = 0
+    for _ in range(3000):
+        t = COMMON
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(t) + 1)
+            r = rng.random()
+            if r < 0.6:
+                t = t[:i] + rng.choice(alphabet) + t[i:]
+            elif r < 0.8:
+                t = t[:i] + t[i + rng.randint(1, 4):]
+            else:
+                lines = t.split("\n")
+                lines.insert(rng.randrange(len(lines) + 1), rng.choice(lines))
+                t = "\n".join(lines)
+        taken += _same(t)
+    assert taken > 300  # the comparison is not vacuous
