@@ -47,10 +47,19 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
     entries: Dict[Tuple[str, Kind, str], OutputFile] = {}
     fragments: Dict[str, List[Fragment]] = {}
     outcomes: Dict[tuple, Tuple[FieldOutcome, ...]] = {}  # memo entries' field outcomes, made once each (`_unpack`)
-    for adapter in clients:
+    # Each item is rendered for every client in turn, so that what the clients share (its
+    # formatted document, `RenderContext.formatted`) is kept for one item at a time; the
+    # renderings are then taken client by client, in the order outputs, reports and
+    # conflicts have always been taken in.
+    renders: List[List[Rendered]] = [[] for _ in clients]
+    for item in items:
+        for rendered_by, adapter in zip(renders, clients):
+            rendered_by.append(_render(adapter, item, ctx, memo, outcomes))
+        ctx.formatted.clear()
+    for c, adapter in enumerate(clients):
         client_reports = []
-        for item in items:
-            rendered = _render(adapter, item, ctx, memo, outcomes)
+        rendered_by, renders[c] = renders[c], []
+        for item, rendered in zip(items, rendered_by):
             client_reports.append(rendered.report)
             if rendered.files:
                 entries[(adapter.name, item.kind, item.name)] = rendered.files[0]
