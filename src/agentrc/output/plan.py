@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
-from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered, skill_names
+from agentrc.clients.base import KIND_VALUE, SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered, skill_names
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import DROPPED, FieldOutcome, ItemReport
 from agentrc.fidelity import outcome as shared_outcome
@@ -171,8 +171,11 @@ def cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
     for i in items:
         of_kind.setdefault(i.kind, {})[i.name] = i
     found: List[Sighting] = []
+    skills_of: Dict[str, set] = {}  # client -> the skill names of its entrypoints (one pass, not one per reader)
+    for (c, _, _), f in entries.items():
+        skills_of.setdefault(c, set()).add(_skill_name(f.path))
     for reader in clients:
-        own_skills = {_skill_name(f.path) for (c, _, _), f in entries.items() if c == reader.name}
+        own_skills = skills_of.get(reader.name, set())
         for kind, others in reader.also_reads.items():
             at: Dict[Tuple[str, str], List[str]] = {}  # (item, path) -> writers: .agents/skills is shared
             for other in _expand(others):
@@ -315,8 +318,9 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo,
 def render_key(adapter: ClientAdapter, item: Item, ctx: RenderContext) -> tuple:
     """The memo key of `item` rendered by `adapter` in a build of `ctx`. The skill name is in
     it too: it depends on the other items of the build (`skill_names`)."""
-    return ("render", adapter.name, adapter.layout, item.kind.value, item.name, item.digest, _sorted(ctx.clients),
-            ctx.renamed.get((item.kind.value, item.name), ""))
+    kind = KIND_VALUE[item.kind]
+    return ("render", adapter.name, adapter.layout, kind, item.name, item.digest, _sorted(ctx.clients),
+            ctx.renamed.get((kind, item.name), ""))
 
 
 def memoized(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Optional[Rendered]:
