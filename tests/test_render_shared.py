@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
+import yaml
 
 from agentrc import fidelity
 from agentrc.clients import base
@@ -98,3 +99,17 @@ def test_a_document_is_formatted_once_per_item_and_body(monkeypatch):
                                                          "relevant:\n\n- helper\n")
     assert [(r.client, r.name) for r in result.reports] == [(c, n) for c in ("claude", "copilot", "opencode")
                                                             for n in ("a", "b")]
+
+
+def test_remembered_scalars_are_written_as_before_and_bounded(monkeypatch):
+    monkeypatch.setattr(yamlemit, "_MOST_SCALARS", 8)
+    yamlemit._SCALARS.clear()
+    values = ["plain", "yes", "a: b", "null", "1.5", "x #y", "caf\u00e9", "tab\there", "", "~"] * 3
+    for i, v in enumerate(values):
+        yamlemit._SCALARS.clear()
+        fresh = yamlemit.dump_yaml({"k": v})
+        for n in range(i % 9):  # other strings remembered since, up to the bound
+            yamlemit.dump_yaml({"k": f"{v}-{n}"})
+        assert yamlemit.dump_yaml({"k": v}) == fresh
+        assert yaml.safe_load(fresh) == {"k": v}
+        assert len(yamlemit._SCALARS) <= 8

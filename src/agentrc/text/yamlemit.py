@@ -113,6 +113,13 @@ def _key(key: str) -> str:
     return key if _plain(key) else _quote(key)
 
 
+# Strings written lately, as `_scalar` writes them: the clients of a build render an item one
+# after the other (output.plan), each writing its name and description. Emptied when it grows
+# past `_MOST_SCALARS`.
+_SCALARS: Dict[str, str] = {}
+_MOST_SCALARS = 4096
+
+
 def _scalar(value: Any) -> str:
     if value is None:
         return "null"
@@ -120,7 +127,12 @@ def _scalar(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    return value if _plain(value) else _quote(value)
+    known = _SCALARS.get(value)
+    if known is None:
+        if len(_SCALARS) >= _MOST_SCALARS:
+            _SCALARS.clear()
+        known = _SCALARS[value] = value if _plain(value) else _quote(value)
+    return known
 
 
 # Characters YAML may not hold raw, or would read as line breaks inside a quoted scalar.
