@@ -91,3 +91,19 @@ def test_the_shortcut_is_taken_for_a_canonical_body_short_of_its_final_newline(m
 def test_texts_the_formatter_changes_are_not_taken_for_canonical(text):
     assert not markdown._canonical(text) or reference_format(text) == text
     assert format_body.__wrapped__(text) == reference_format(text)
+
+
+def test_the_last_text_scanned_is_not_scanned_again(monkeypatch):
+    """Checking a body and then finding its links scan one string one after the other: the
+    second `Scanned` is the first. An equal string that is another object is scanned anew,
+    with the same result."""
+    scans = []
+    real = markdown.Scanned._scan
+    monkeypatch.setattr(markdown.Scanned, "_scan", lambda self, text: scans.append(text) or real(self, text))
+    text = "".join(["# T\n\n```py\nx\n```\n\n", "- a\n"])
+    first = markdown.Scanned(text)
+    assert markdown.Scanned(text) is first and len(scans) == 1
+    other = markdown.Scanned("".join(["# T\n\n```py\nx\n```\n\n", "- a\n"]))
+    assert other is not first and len(scans) == 2
+    assert (other.lines, other.kinds, other.info, other.blocks) == (first.lines, first.kinds, first.info, first.blocks)
+    assert markdown.Scanned(text) is not first  # only the last text is kept

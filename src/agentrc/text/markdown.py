@@ -52,7 +52,24 @@ class Scanned:
 
     __slots__ = ("text", "lines", "kinds", "info", "blocks")
 
+    # The last text scanned, and what was found: checking an item's body, then finding its
+    # links, scan the same string one after the other (2,200 scans of 5,000 at 5,000 items).
+    # A Scanned is never changed once made, and it holds its text, so `is` is a safe test.
+    _last: Optional["Scanned"] = None
+
+    def __new__(cls, text: str) -> "Scanned":
+        last = cls._last
+        if last is not None and last.text is text:
+            return last
+        self = super().__new__(cls)
+        self._scan(text)
+        cls._last = self
+        return self
+
     def __init__(self, text: str):
+        pass  # made by __new__ (a repeat of the last text is not scanned again)
+
+    def _scan(self, text: str) -> None:
         self.text = text
         self.lines = lines = text.split("\n")
         self.kinds: Optional[List[int]] = None
