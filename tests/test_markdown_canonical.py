@@ -107,3 +107,19 @@ def test_the_last_text_scanned_is_not_scanned_again(monkeypatch):
     assert other is not first and len(scans) == 2
     assert (other.lines, other.kinds, other.info, other.blocks) == (first.lines, first.kinds, first.info, first.blocks)
     assert markdown.Scanned(text) is not first  # only the last text is kept
+
+
+def test_heading_candidates_and_literal_lines_are_the_general_searches():
+    """`heading_candidates` counts its two patterns' matches as `finditer` gives them, and
+    `literal_lines` each literal's lines as it finds them: the same lines as the search per
+    line (`matching_lines`) and the per-line definition."""
+    for seed in range(3000):
+        rng = random.Random(seed)
+        text = "\n".join(rng.choice(LINES) + (rng.choice(LINES) if rng.random() < 0.3 else "")
+                         for _ in range(rng.randrange(0, 30)))
+        found = set(markdown.matching_lines(markdown._ATX_LINE_RE, text, at_start=True))
+        found.update(i - 1 for i in markdown.matching_lines(markdown._SETEXT_LINE_RE, text, at_start=True) if i)
+        assert markdown.Scanned(text).heading_candidates() == sorted(found), repr(text)
+        lines = text.split("\n")
+        for lits in (("```", "~~~"), ("#",), ("-", "1", "x"), ("](", "]:", "`")):
+            assert markdown.literal_lines(text, lits) == [i for i, ln in enumerate(lines) if any(x in ln for x in lits)]
