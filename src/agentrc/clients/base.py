@@ -411,7 +411,7 @@ class ClientAdapter:
     def _report(self, item: Item, generated: bool, outputs: Tuple[str, ...], tracker: Tracker) -> ItemReport:
         kind = KIND_VALUE[item.kind]
         return ItemReport(self.name, kind, item.name, item.entrypoint, generated, outputs,
-                          tracker.finish(f"{self.name} {kind} {item.name}"))  # (item.label)
+                          tracker.finish(f"{self.name} {kind} {item.name}"))  # f"{self.name} {item.label}"
 
 
 def json_file(path: str, data: Any, owner: str) -> OutputFile:
