@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
-from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered, skill_names
+from agentrc.clients.base import KIND_VALUE, SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered, skill_names
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import DROPPED, FieldOutcome, ItemReport
 from agentrc.fidelity import outcome as shared_outcome
@@ -49,12 +49,20 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
     entries: Dict[Tuple[str, Kind, str], OutputFile] = {}
     fragments: Dict[str, List[Fragment]] = {}
     outcomes: Dict[tuple, Tuple[FieldOutcome, ...]] = {}  # memo entries' field outcomes, made once each (`_unpack`)
-    for adapter in clients:
-        client_reports = []
-        for item in items:
+    # Each item is rendered for every client in turn, so that what the clients share (its
+    # formatted document, `RenderContext.formatted`) is kept for one item at a time; the
+    # renderings are then taken client by client, in the order outputs, reports and
+    # conflicts have always been taken in.
+    renders: List[List[Rendered]] = [[] for _ in clients]
+    for item in items:
+        for rendered_by, adapter in zip(renders, clients):
             rendered = _render(adapter, item, ctx, memo, outcomes)
-            if spill is not None:
-                rendered = spill.keep(rendered)
+            rendered_by.append(rendered if spill is None else spill.keep(rendered))
+        ctx.formatted.clear()
+    for c, adapter in enumerate(clients):
+        client_reports = []
+        rendered_by, renders[c] = renders[c], []
+        for item, rendered in zip(items, rendered_by):
             client_reports.append(rendered.report)
             if rendered.files:
                 entries[(adapter.name, item.kind, item.name)] = rendered.files[0]
@@ -166,8 +174,11 @@ def cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
     for i in items:
         of_kind.setdefault(i.kind, {})[i.name] = i
     found: List[Sighting] = []
+    skills_of: Dict[str, set] = {}  # client -> the skill names of its entrypoints (one pass, not one per reader)
+    for (c, _, _), f in entries.items():
+        skills_of.setdefault(c, set()).add(_skill_name(f.path))
     for reader in clients:
-        own_skills = {_skill_name(f.path) for (c, _, _), f in entries.items() if c == reader.name}
+        own_skills = skills_of.get(reader.name, set())
         for kind, others in reader.also_reads.items():
             at: Dict[Tuple[str, str], List[str]] = {}  # (item, path) -> writers: .agents/skills is shared
             for other in _expand(others):
@@ -310,8 +321,9 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo,
 def render_key(adapter: ClientAdapter, item: Item, ctx: RenderContext) -> tuple:
     """The memo key of `item` rendered by `adapter` in a build of `ctx`. The skill name is in
     it too: it depends on the other items of the build (`skill_names`)."""
-    return ("render", adapter.name, adapter.layout, item.kind.value, item.name, item.digest, _sorted(ctx.clients),
-            ctx.renamed.get((item.kind.value, item.name), ""))
+    kind = KIND_VALUE[item.kind]
+    return ("render", adapter.name, adapter.layout, kind, item.name, item.digest, _sorted(ctx.clients),
+            ctx.renamed.get((kind, item.name), ""))
 
 
 def memoized(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Optional[Rendered]:

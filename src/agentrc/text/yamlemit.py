@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Tuple
 
 from agentrc.frozen import thaw
 from agentrc.text.lazy import lazy_module
@@ -43,9 +43,53 @@ def dump_yaml(data: Mapping[str, Any]) -> str:
         elif isinstance(value, list) and value and all(_simple(v) for v in value):
             out.append(f"{_key(key)}:\n" + "".join(f"  - {_scalar(v)}\n" for v in value))
         else:
-            out.append(yaml.dump({key: value}, Dumper=_dumper(), sort_keys=False, allow_unicode=True,
-                                 default_flow_style=False, width=10 ** 6, indent=2))
+            out.append(_dump(key, value))
     return "".join(out)
+
+
+# What PyYAML wrote for each (key, `_shape` of the value) lately: the same nested values come
+# back item after item (opencode's `permission:` map of every agent: 1,000 dumps of a few
+# distinct maps at 5,000 items, 50 us each). Emptied when it grows past `_MOST_DUMPED`.
+_DUMPED: Dict[Tuple[str, Any], str] = {}
+_MOST_DUMPED = 1024
+
+
+def _dump(key: str, value: Any) -> str:
+    shape = _shape(value)
+    if shape is not None:
+        known = _DUMPED.get((key, shape))
+        if known is not None:
+            return known
+    text: str = yaml.dump({key: value}, Dumper=_dumper(), sort_keys=False, allow_unicode=True,
+                          default_flow_style=False, width=10 ** 6, indent=2)
+    if shape is not None:
+        if len(_DUMPED) >= _MOST_DUMPED:
+            _DUMPED.clear()
+        _DUMPED[(key, shape)] = text
+    return text
+
+
+def _shape(value: Any) -> Any:
+    """A hashable stand-in for `value` that is equal only for values PyYAML writes alike:
+    each scalar with its exact type (a float by its repr: 0.0 and -0.0 are equal floats),
+    maps and lists in their order; None for anything else (not memoised)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return (kind, value)
+    if kind is float:
+        return (kind, repr(value))
+    if kind is dict:
+        items = []
+        for k, v in value.items():
+            ks, vs = _shape(k), _shape(v)
+            if ks is None or vs is None:
+                return None
+            items.append((ks, vs))
+        return (kind, tuple(items))
+    if kind is list:
+        shapes = tuple(_shape(v) for v in value)
+        return None if None in shapes else (kind, shapes)
+    return None
 
 
 _PLAIN_RE = re.compile(r"^[A-Za-z_/.(][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]*\Z")
@@ -69,6 +113,13 @@ def _key(key: str) -> str:
     return key if _plain(key) else _quote(key)
 
 
+# Strings written lately, as `_scalar` writes them: the clients of a build render an item one
+# after the other (output.plan), each writing its name and description. Emptied when it grows
+# past `_MOST_SCALARS`.
+_SCALARS: Dict[str, str] = {}
+_MOST_SCALARS = 4096
+
+
 def _scalar(value: Any) -> str:
     if value is None:
         return "null"
@@ -76,7 +127,12 @@ def _scalar(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    return value if _plain(value) else _quote(value)
+    known = _SCALARS.get(value)
+    if known is None:
+        if len(_SCALARS) >= _MOST_SCALARS:
+            _SCALARS.clear()
+        known = _SCALARS[value] = value if _plain(value) else _quote(value)
+    return known
 
 
 # Characters YAML may not hold raw, or would read as line breaks inside a quoted scalar.
