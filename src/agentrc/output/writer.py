@@ -1294,8 +1294,11 @@ class Output:
         base = os.path.join(self.root, "")
         since = _sweep_since(base)
         always = {"", STATE} | {p.rpartition("/")[0] for p in written}  # posixpath.dirname, without its calls
+        absent = tree.absent  # found missing by this run (under the lock): nothing to list
         listed: List[str] = []
         for d in sorted(always | {p.rpartition("/")[0] for p in paths}):
+            if d in absent:
+                continue
             if since is not None and d not in always:
                 try:
                     st = os.lstat(base + d)
@@ -1349,7 +1352,10 @@ class Output:
                 self.where = path
                 parent = path.rpartition("/")[0]
                 if parent not in checked and parent not in created_dirs:  # else its walk is done
-                    self._check_parents(path, created_dirs, txn_dev, checked)
+                    if parent.rpartition("/")[0] in created_dirs:
+                        created_dirs.add(parent)  # below a missing directory: missing too
+                    else:
+                        self._check_parents(path, created_dirs, txn_dev, checked)
                 if i < new:
                     mode, exact = (0o755 if f.executable else 0o644), False
                 elif f.merge:
@@ -1791,13 +1797,11 @@ def recorded_statuses(out: Output, digest: str) -> Optional[Recorded]:
     manifest = planned[1]
     stats, files, merged = manifest.get("stat", {}), manifest.get("files", {}), manifest.get("merged", {})
     paths = list(files) + list(merged)
-    numbers: List[int] = []
-    for path in paths:
-        record = stats.get(path)
-        if record is None or len(record) != 3:
-            return None
-        numbers.extend(record)
-    return ("\0".join(paths), tuple(numbers), bytes.fromhex("".join(files.values())), len(files), dict(merged),
+    records = [stats.get(path) for path in paths]
+    if not all([record is not None and len(record) == 3 for record in records]):
+        return None
+    numbers = tuple([n for record in records for n in record])
+    return ("\0".join(paths), numbers, bytes.fromhex("".join(files.values())), len(files), dict(merged),
             tuple(manifest.get("dirs", ())))
 
 
