@@ -1132,7 +1132,7 @@ class Output:
         if journal is None:
             return ()
         try:
-            conflicts = self._roll_forward(journal)
+            conflicts = self._roll_forward(journal, fresh=True)
             self._finish()
         except _FS_ERRORS as exc:
             d = Diagnostics()
@@ -1196,7 +1196,7 @@ class Output:
         if committed is None:
             return None
         try:
-            self._roll_forward(committed)  # only updates: no file can appear in the way
+            self._roll_forward(committed, fresh=True)  # only updates: no file can appear in the way
             self._finish()
         except _FS_ERRORS as exc:
             d = Diagnostics()
@@ -1495,10 +1495,12 @@ class Output:
             finally:
                 tree.held.clear()
 
-    def _roll_forward(self, journal: dict) -> List[str]:
+    def _roll_forward(self, journal: dict, fresh: bool = False) -> List[str]:
         """Carry out a committed journal. Idempotent: each step checks whether it was done,
         so a run interrupted here is completed by the next one. Returns the paths of files
-        that appeared where agentrc was creating one (kept, and dropped from the manifest)."""
+        that appeared where agentrc was creating one (kept, and dropped from the manifest).
+        `fresh`: this run staged the files and committed the journal a moment ago, under the
+        lock, so every staged file is still there (the staging directory is not listed)."""
         tree = self.tree
         assert tree is not None
         txn = tree.dir(TXN)
@@ -1508,9 +1510,9 @@ class Output:
         conflicts: List[str] = []
         tree.absent.clear()
         # The staged files still there, listed once (not a stat per file): nothing else
-        # touches the staging directory while the lock is held.
+        # touches the staging directory while the lock is held. None: all of them (`fresh`).
         self.where = TXN
-        staged = set(os.listdir(txn))
+        staged = None if fresh else set(os.listdir(txn))
         # Every directory whose entries this changes, and each of its ancestors (which may
         # have been made by the interrupted run this completes), is fsync'd before the new
         # manifest records the change: when its descriptor is evicted (`_Tree.unsynced`),
@@ -1537,7 +1539,7 @@ class Output:
             for put in journal["put"]:
                 path, tmp = put["path"], put["tmp"]
                 self.where = path
-                if tmp not in staged:
+                if staged is not None and tmp not in staged:
                     continue  # moved into place before the interruption
                 d, _, name = path.rpartition("/")
                 if d != last or pfd is None:
