@@ -41,6 +41,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii as _encode_str
+from operator import attrgetter
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
@@ -77,6 +78,7 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)  # never clobbering
 _NO_HARD_LINKS = {errno.EPERM, errno.EMLINK, errno.ENOSYS, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", -1)}
 _SHA = re.compile(r"[0-9a-f]{64}")
+_path_of = attrgetter("path")
 SYNC_THREADS = 8  # fsyncs at once (`_fsync_all`)
 # Directory descriptors kept open at once (`_Tree`): enough that a hot directory is rarely
 # opened twice, few enough for the default limit of 1,024 open files (a build of 10,000
@@ -1377,9 +1379,12 @@ class Output:
         if txn is not None:
             self.where = TXN
             os.fsync(txn)  # the staged files' names, durable before the journal can name them
+        # In the order of their paths, as `_manifest_bytes` writes them: sorting an ordered
+        # list again is one comparison per entry.
+        ordered = sorted(files, key=_path_of)
         stats = {}
         seen = changes.seen
-        for f in files:
+        for f in ordered:
             known = seen.get(f.path) or written.get(f.path)
             if known is None:
                 st = tree.lstat(f.path)
@@ -1390,7 +1395,7 @@ class Output:
         ours = set(changes.dirs) | created_dirs
         manifest: Dict[str, Any] = {
             "version": 1, "generator": f"agentrc {__version__}",
-            "files": {f.path: f.sha256() for f in sorted(files, key=lambda f: f.path) if not f.merge},
+            "files": {f.path: f.sha256() for f in ordered if not f.merge},
             "stat": stats}
         if changes.merged:
             manifest["merged"] = changes.merged
