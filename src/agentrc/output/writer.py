@@ -41,6 +41,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii as _encode_str
+from operator import attrgetter
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
@@ -74,8 +75,10 @@ MAX_MANIFEST = 64 << 20  # bytes; a manifest of 100,000 files is about 15 MB
 LOCK_TIMEOUT = 60.0  # seconds a run waits for another one (AGENTRC_LOCK_TIMEOUT overrides)
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)  # never clobbering
 _NO_HARD_LINKS = {errno.EPERM, errno.EMLINK, errno.ENOSYS, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", -1)}
 _SHA = re.compile(r"[0-9a-f]{64}")
+_path_of = attrgetter("path")
 SYNC_THREADS = 8  # fsyncs at once (`_fsync_all`)
 # Directory descriptors kept open at once (`_Tree`): enough that a hot directory is rarely
 # opened twice, few enough for the default limit of 1,024 open files (a build of 10,000
@@ -197,23 +200,52 @@ class _Tree:
         # one is missing too, without asking the disk again. Emptied when the write starts
         # (`Output._stage`) and after a roll forward, so what is written is checked anew.
         self.absent: Set[str] = set()
+        # While a journal is carried out (`Output._roll_forward`, else None): the directories
+        # whose entries changed and that are not fsync'd yet. The descriptor of one of them is
+        # fsync'd when it is evicted (a batch at a time, `syncing`), then closed, instead of
+        # being opened again for its fsync at the end: a cold build at 5,000 items opened each
+        # of its 13,600 directories twice.
+        self.unsynced: Optional[Set[str]] = None
+        self.syncing: List[int] = []
 
     def _evict(self) -> None:
-        fds, held = self.fds, self.held
+        fds, held, unsynced = self.fds, self.held, self.unsynced
         while len(fds) > self.most:
-            for victim in fds:  # least recently used first
-                if victim not in _PINNED and victim not in held:
-                    break
-            else:
-                return
-            with contextlib.suppress(OSError):
-                os.close(fds.pop(victim))
+            victim = next(iter(fds))  # least recently used first
+            if victim in _PINNED or victim in held:
+                for victim in fds:
+                    if victim not in _PINNED and victim not in held:
+                        break
+                else:
+                    return
+            fd = fds.pop(victim)
+            if unsynced is not None and victim in unsynced:
+                unsynced.discard(victim)
+                self.syncing.append(fd)
+                if len(self.syncing) >= max(1, self.most // 4):
+                    self.flush()
+                continue
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def flush(self) -> None:
+        """fsync the evicted descriptors of `syncing` (together, `_fsync_all`), then close them."""
+        fds, self.syncing = self.syncing, []
+        try:
+            _fsync_all(fds)
+        finally:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
     def close(self) -> None:
-        for fd in self.fds.values():
+        for fd in [*self.fds.values(), *self.syncing]:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.fds.clear()
+        self.syncing = []
 
     def dir(self, rel: str, create: bool = False) -> Optional[int]:
         """The descriptor of directory `rel` (made when `create`), or None when it is missing.
@@ -231,13 +263,15 @@ class _Tree:
         parent = rel.rpartition("/")[0]
         while parent not in fds:  # the root ("") is always open
             if not create and parent in absent:
+                absent.update(below)  # below a missing one: each asked again is answered at once
                 return None
             below.append(parent)
             parent = parent.rpartition("/")[0]
         fds.move_to_end(parent)
         pfd = fds[parent]
         made = self.made
-        for d in reversed(below):
+        for k in range(len(below) - 1, -1, -1):  # shallowest first
+            d = below[k]
             parent, _, name = d.rpartition("/")
             if create and (parent in made or d in absent):  # new, or missing a moment ago
                 fd = self._make(pfd, name, d)
@@ -246,7 +280,7 @@ class _Tree:
                     fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=pfd)
                 except FileNotFoundError:
                     if not create:
-                        absent.add(d)
+                        absent.update(below[:k + 1])  # `d` and what was to be opened below it
                         return None
                     fd = self._make(pfd, name, d)
                 except OSError as exc:
@@ -255,7 +289,8 @@ class _Tree:
                     raise
             fds[d] = fd
             self.opened += 1
-            self._evict()
+            if len(fds) > self.most:
+                self._evict()
             pfd = fd
         return pfd
 
@@ -265,6 +300,8 @@ class _Tree:
         try:
             os.mkdir(name, 0o777, dir_fd=pfd)
             self.made.add(rel)
+            if self.unsynced is not None:
+                self.unsynced.add(rel.rpartition("/")[0])  # a new entry in the parent
         except FileExistsError:  # another run made it first, or it was there
             pass
         return self._open_dir(pfd, name, rel)
@@ -345,12 +382,13 @@ class _Tree:
     def create(dfd: int, name: str, data: bytes, mode: int, exact: bool) -> int:
         """Create `name` in `dfd` (never clobbering) and write it; its descriptor, open and not
         yet fsync'd, so that a batch of files can be fsync'd together (`_fsync_all`)."""
-        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode,
-                     dir_fd=dfd)
+        fd = os.open(name, _NEW_FILE, mode, dir_fd=dfd)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            done = os.write(fd, data)
+            if done < len(data):  # a short write (large files): the rest, piece by piece
+                view = memoryview(data)[done:]
+                while view:
+                    view = view[os.write(fd, view):]
             if exact:
                 os.fchmod(fd, mode)
             elif mode & stat.S_IXUSR and not os.fstat(fd).st_mode & stat.S_IXUSR:  # a umask took the bit
@@ -554,6 +592,23 @@ def _value(v: Any) -> str:
 _CHUNK = 1024  # entries encoded at a time (`_manifest_bytes`, `_journal_bytes`)
 
 
+def _entry_lines(value: dict, keys: List[Any]) -> List[str]:
+    """The lines of `value`'s entries `keys`, as `_value` encodes them. The manifest's two
+    large sections hold only digests (`files`) or only [size, mtime_ns, mode] (`stat`): a
+    chunk of those is encoded by one comprehension without `_value`'s tests and calls per
+    entry (each checked first, so the bytes are the same), which were most of the
+    manifest's cost at 5,000 items."""
+    enc = _encode_str
+    values = [value[k] for k in keys]
+    if all([type(k) is str for k in keys]):
+        if all([type(v) is str for v in values]):
+            return [f"  {enc(k)}: {enc(v)}" for k, v in zip(keys, values)]
+        if all([type(v) is list and len(v) == 3 and type(v[0]) is int and type(v[1]) is int and type(v[2]) is int
+                for v in values]):
+            return [f"  {enc(k)}: [{v[0]}, {v[1]}, {v[2]}]" for k, v in zip(keys, values)]
+    return [f"  {enc(k) if isinstance(k, str) else _ENCODE(k)}: {_value(v)}" for k, v in zip(keys, values)]
+
+
 def _manifest_bytes(manifest: dict) -> bytes:
     """Sorted keys, one file's entry a line (readable, and diffable). Each line is encoded by
     the C encoder: `json.dumps(indent=...)` runs the pure-Python one, which was a third of
@@ -572,8 +627,7 @@ def _manifest_bytes(manifest: dict) -> bytes:
             for start in range(0, len(keys), _CHUNK):
                 if start:
                     buf.write(b",\n")
-                buf.write(",\n".join([f"  {_encode_str(k) if isinstance(k, str) else _ENCODE(k)}: {_value(value[k])}"
-                                       for k in keys[start:start + _CHUNK]]).encode())
+                buf.write(",\n".join(_entry_lines(value, keys[start:start + _CHUNK])).encode())
             buf.write(b"\n }")
         else:
             buf.write(f" {_ENCODE(key)}: {_ENCODE(value)}".encode())
@@ -633,11 +687,6 @@ def _write_chunks(dfd: int, name: str, chunks: Iterable[Union[bytes, memoryview]
         os.close(fd)
 
 
-def _ancestors(path: str) -> List[str]:
-    parts = path.split("/")[:-1]
-    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-
-
 def _as_recorded(st: os.stat_result, recorded: Any, f: OutputFile, owned: Dict[str, str]) -> bool:
     """`f` needs neither reading nor writing: the output has the status (size, mtime, mode)
     recorded after agentrc last wrote it, the executable bit `f` wants, and the recorded
@@ -661,8 +710,8 @@ def _sweep_since(base: str) -> Optional[int]:
 
 
 def _directories(paths: Iterable[str]) -> Set[str]:
-    """The directories holding `paths`, and theirs, up to the root (excluded): what
-    `_ancestors` gives for each path, each directory walked once however many files it holds."""
+    """The directories holding `paths`, and theirs, up to the root (excluded), each directory
+    walked once however many files it holds."""
     found: Set[str] = set()
     for p in paths:
         d = p.rpartition("/")[0]
@@ -982,7 +1031,13 @@ class Output:
                 plain[d] = known
             return known
 
+        # Directories found missing (`_Tree.absent`): a file in one is new, without asking the
+        # disk (in a cold build, all but the first file of each directory).
+        absent = self.tree.absent if self.tree is not None else set()
         for f in files:
+            if f.path.rpartition("/")[0] in absent:
+                create.append(f.path)
+                continue
             recorded = stats.get(f.path)
             if recorded is not None and f.path in owned and plain_dir(f.path.rpartition("/")[0]):
                 # The cheap check first, by path: a file with the size, mtime and mode recorded
@@ -1079,7 +1134,7 @@ class Output:
         if journal is None:
             return ()
         try:
-            conflicts = self._roll_forward(journal)
+            conflicts = self._roll_forward(journal, fresh=True)
             self._finish()
         except _FS_ERRORS as exc:
             d = Diagnostics()
@@ -1143,7 +1198,7 @@ class Output:
         if committed is None:
             return None
         try:
-            self._roll_forward(committed)  # only updates: no file can appear in the way
+            self._roll_forward(committed, fresh=True)  # only updates: no file can appear in the way
             self._finish()
         except _FS_ERRORS as exc:
             d = Diagnostics()
@@ -1240,9 +1295,12 @@ class Output:
         assert tree is not None
         base = os.path.join(self.root, "")
         since = _sweep_since(base)
-        always = {"", STATE} | {posixpath.dirname(p) for p in written}
+        always = {"", STATE} | {p.rpartition("/")[0] for p in written}  # posixpath.dirname, without its calls
+        absent = tree.absent  # found missing by this run (under the lock): nothing to list
         listed: List[str] = []
-        for d in sorted(always | {posixpath.dirname(p) for p in paths}):
+        for d in sorted(always | {p.rpartition("/")[0] for p in paths}):
+            if d in absent:
+                continue
             if since is not None and d not in always:
                 try:
                     st = os.lstat(base + d)
@@ -1282,8 +1340,9 @@ class Output:
         checked: Set[str] = set()
         tree.absent.clear()  # looked at anew from here on: the diff's view may be old
         txn: Optional[int] = None
-        creating = set(changes.create)
+        new = len(changes.create)  # the first `new` staged are created, the rest updated
         pending: List[Tuple[int, str]] = []  # staged files written, not yet fsync'd: (descriptor, path)
+        create = tree.create
         try:
             for i, path in enumerate(changes.create + changes.update):
                 if txn is None:
@@ -1293,28 +1352,40 @@ class Output:
                     txn_dev = os.fstat(txn).st_dev
                 f = by_path[path]
                 self.where = path
-                self._check_parents(path, created_dirs, txn_dev, checked)
-                if path in creating:
+                parent = path.rpartition("/")[0]
+                if parent not in checked and parent not in created_dirs:  # else its walk is done
+                    if parent.rpartition("/")[0] in created_dirs:
+                        created_dirs.add(parent)  # below a missing directory: missing too
+                    else:
+                        self._check_parents(path, created_dirs, txn_dev, checked)
+                if i < new:
                     mode, exact = (0o755 if f.executable else 0o644), False
                 elif f.merge:
                     mode, exact = changes.modes.get(path, 0o644), True  # the user's file keeps its mode
                 else:
                     mode, exact = (0o755 if f.executable else 0o644), True
-                pending.append((tree.create(txn, f"{i}.new", f.content, mode, exact), path))
-                puts.append({"path": path, "tmp": f"{i}.new", "create": path in creating})
+                tmp = f"{i}.new"
+                pending.append((create(txn, tmp, f.content, mode, exact), path))  # `content` asked once
+                puts.append({"path": path, "tmp": tmp, "create": i < new})
                 if len(pending) >= SYNC_BATCH:
                     self._sync_staged(pending, written)
             self._sync_staged(pending, written)
         finally:
             for fd, _ in pending:  # a failure: the staging area is discarded
-                with contextlib.suppress(OSError):
+                try:
                     os.close(fd)
+                except OSError:
+                    pass
         if txn is not None:
             self.where = TXN
             os.fsync(txn)  # the staged files' names, durable before the journal can name them
+        # In the order of their paths, as `_manifest_bytes` writes them: sorting an ordered
+        # list again is one comparison per entry.
+        ordered = sorted(files, key=_path_of)
         stats = {}
-        for f in files:
-            known = changes.seen.get(f.path) or written.get(f.path)
+        seen = changes.seen
+        for f in ordered:
+            known = seen.get(f.path) or written.get(f.path)
             if known is None:
                 st = tree.lstat(f.path)
                 known = _stat(st) if st is not None else [0, 0, 0]
@@ -1324,7 +1395,7 @@ class Output:
         ours = set(changes.dirs) | created_dirs
         manifest: Dict[str, Any] = {
             "version": 1, "generator": f"agentrc {__version__}",
-            "files": {f.path: f.sha256() for f in sorted(files, key=lambda f: f.path) if not f.merge},
+            "files": {f.path: f.sha256() for f in ordered if not f.merge},
             "stat": stats}
         if changes.merged:
             manifest["merged"] = changes.merged
@@ -1360,13 +1431,18 @@ class Output:
         self.where = TXN
         try:
             _fsync_all([fd for fd, _ in pending])
+            fstat = os.fstat
             for fd, path in pending:
-                written[path] = _stat(os.fstat(fd))
+                st = fstat(fd)
+                written[path] = [st.st_size, st.st_mtime_ns, st.st_mode & 0o7777]  # `_stat`, inline
         finally:
+            close = os.close
             while pending:
                 fd, _ = pending.pop()
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+                try:
+                    close(fd)
+                except OSError:
+                    pass
 
     def _check_parents(self, path: str, created: Set[str], dev: int, checked: Set[str]) -> None:
         """Walk to `path`'s directory without creating anything: a symlink or a file in the
@@ -1376,19 +1452,24 @@ class Output:
         still opens every component with O_NOFOLLOW)."""
         tree = self.tree
         assert tree is not None
-        if path.rpartition("/")[0] in checked:
+        parent = path.rpartition("/")[0]
+        if parent in checked or parent in created:  # its ancestors were each checked or noted
             return
         if "" not in checked:
             if os.fstat(tree.fds[""]).st_dev != dev:
                 raise _OtherDevice("")
             checked.add("")
-        missing = False
-        for d in _ancestors(path):
-            if missing or d in created:
-                missing = True
+        # The directories not looked at yet, deepest first, up to one that was (or the root):
+        # below a missing one, each is missing too, without asking the disk.
+        todo = []
+        d = parent
+        while d and d not in checked and d not in created:
+            todo.append(d)
+            d = d.rpartition("/")[0]
+        missing = bool(d) and d in created
+        for d in reversed(todo):
+            if missing:
                 created.add(d)
-                continue
-            if d in checked:
                 continue
             fd = tree.dir(d)
             if fd is None:
@@ -1419,10 +1500,12 @@ class Output:
             finally:
                 tree.held.clear()
 
-    def _roll_forward(self, journal: dict) -> List[str]:
+    def _roll_forward(self, journal: dict, fresh: bool = False) -> List[str]:
         """Carry out a committed journal. Idempotent: each step checks whether it was done,
         so a run interrupted here is completed by the next one. Returns the paths of files
-        that appeared where agentrc was creating one (kept, and dropped from the manifest)."""
+        that appeared where agentrc was creating one (kept, and dropped from the manifest).
+        `fresh`: this run staged the files and committed the journal a moment ago, under the
+        lock, so every staged file is still there (the staging directory is not listed)."""
         tree = self.tree
         assert tree is not None
         txn = tree.dir(TXN)
@@ -1432,53 +1515,88 @@ class Output:
         conflicts: List[str] = []
         tree.absent.clear()
         # The staged files still there, listed once (not a stat per file): nothing else
-        # touches the staging directory while the lock is held.
+        # touches the staging directory while the lock is held. None: all of them (`fresh`).
         self.where = TXN
-        staged = set(os.listdir(txn))
-        for put in journal["put"]:
-            path, tmp = put["path"], put["tmp"]
-            self.where = path
-            if tmp not in staged:
-                continue  # moved into place before the interruption
-            pfd, name = tree.parent(path, create=True)
-            assert pfd is not None
-            if put["create"]:
-                if not self._link(txn, tmp, pfd, name):
-                    conflicts.append(path)
-                    if manifest is not None:
-                        manifest["files"].pop(path, None)
-                        manifest["stat"].pop(path, None)
-                        manifest.get("merged", {}).pop(path, None)
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp, dir_fd=txn)
-            else:
-                os.replace(tmp, name, src_dir_fd=txn, dst_dir_fd=pfd)
-            touched.add(path.rpartition("/")[0])
-        for entry in journal["delete"]:
-            path = self.where = entry["path"]
-            st = tree.lstat(path)
-            if st is None or not stat.S_ISREG(st.st_mode):
-                continue
-            current = tree.read(path)
-            if current is not None and sha(current) == entry["sha"]:
-                pfd, name = tree.parent(path)
-                os.unlink(name, dir_fd=pfd)
-                touched.add(path.rpartition("/")[0])
-        for d in journal["prune"]:
-            self.where = d
-            fd = tree.dir(d)
-            if fd is None or os.listdir(fd):
-                continue  # gone already, or holds something (of the user's): kept
-            tree.forget(d)
-            pfd, name = tree.parent(d)
-            try:
-                os.rmdir(name, dir_fd=pfd)
-            except OSError as exc:
-                if exc.errno not in (errno.ENOENT, errno.ENOTEMPTY, errno.EEXIST):
-                    raise
-            touched.add(posixpath.dirname(d))
-        touched |= _directories(d + "/x" for d in touched)  # new directories' entries too
-        self._fsync_dirs(sorted(touched))  # every rename durable before the new manifest records it
+        staged = None if fresh else set(os.listdir(txn))
+        # Every directory whose entries this changes, and each of its ancestors (which may
+        # have been made by the interrupted run this completes), is fsync'd before the new
+        # manifest records the change: when its descriptor is evicted (`_Tree.unsynced`),
+        # else at the end. A directory changed again after its fsync is noted again.
+        unsynced: Set[str] = set()
+        tree.unsynced = unsynced
+
+        def note(d: str) -> None:
+            unsynced.add(d)
+            while d not in touched:
+                touched.add(d)
+                unsynced.add(d)
+                if not d:
+                    break
+                d = d.rpartition("/")[0]
+
+        try:
+            # The directory of the previous put, and its descriptor: the files of a directory come
+            # one after the other, and nothing between two puts opens a directory (which could
+            # close that descriptor), so each directory is looked up once per run of its files.
+            last: Optional[str] = None
+            pfd: Optional[int] = None
+            link, unlink = os.link, os.unlink
+            for put in journal["put"]:
+                path, tmp = put["path"], put["tmp"]
+                self.where = path
+                if staged is not None and tmp not in staged:
+                    continue  # moved into place before the interruption
+                d, _, name = path.rpartition("/")
+                if d != last or pfd is None:
+                    pfd = tree.dir(d, create=True)
+                    assert pfd is not None
+                    last = d
+                    note(d)
+                if put["create"]:
+                    try:
+                        link(tmp, name, src_dir_fd=txn, dst_dir_fd=pfd, follow_symlinks=False)
+                        linked = True
+                    except OSError as exc:
+                        linked = self._not_linked(exc, txn, tmp, pfd, name)
+                    if not linked:
+                        conflicts.append(path)
+                        if manifest is not None:
+                            manifest["files"].pop(path, None)
+                            manifest["stat"].pop(path, None)
+                            manifest.get("merged", {}).pop(path, None)
+                    try:
+                        unlink(tmp, dir_fd=txn)
+                    except FileNotFoundError:
+                        pass
+                else:
+                    os.replace(tmp, name, src_dir_fd=txn, dst_dir_fd=pfd)
+            for entry in journal["delete"]:
+                path = self.where = entry["path"]
+                st = tree.lstat(path)
+                if st is None or not stat.S_ISREG(st.st_mode):
+                    continue
+                current = tree.read(path)
+                if current is not None and sha(current) == entry["sha"]:
+                    pfd, name = tree.parent(path)
+                    os.unlink(name, dir_fd=pfd)
+                    note(path.rpartition("/")[0])
+            for d in journal["prune"]:
+                self.where = d
+                fd = tree.dir(d)
+                if fd is None or os.listdir(fd):
+                    continue  # gone already, or holds something (of the user's): kept
+                tree.forget(d)
+                pfd, name = tree.parent(d)
+                try:
+                    os.rmdir(name, dir_fd=pfd)
+                except OSError as exc:
+                    if exc.errno not in (errno.ENOENT, errno.ENOTEMPTY, errno.EEXIST):
+                        raise
+                note(d.rpartition("/")[0])
+        finally:
+            tree.unsynced = None
+        tree.flush()
+        self._fsync_dirs(sorted(unsynced))  # every rename durable before the new manifest records it
         tree.absent.clear()
         if manifest is not None:
             self.where = MANIFEST
@@ -1499,13 +1617,20 @@ class Output:
         try:
             os.link(tmp, name, src_dir_fd=txn, dst_dir_fd=pfd, follow_symlinks=False)
             return True
-        except FileExistsError:
+        except OSError as exc:
+            return Output._not_linked(exc, txn, tmp, pfd, name)
+
+    @staticmethod
+    def _not_linked(exc: OSError, txn: int, tmp: str, pfd: int, name: str) -> bool:
+        """`_link` after the link failed with `exc`: whether the file is in place all the same
+        (linked before a crash, or renamed where there are no hard links); raises `exc` when
+        it is neither a name taken nor a file system without links."""
+        if isinstance(exc, FileExistsError):
             staged = os.stat(tmp, dir_fd=txn, follow_symlinks=False)
             there = os.stat(name, dir_fd=pfd, follow_symlinks=False)
             return (there.st_dev, there.st_ino) == (staged.st_dev, staged.st_ino)  # linked before a crash
-        except OSError as exc:
-            if exc.errno not in _NO_HARD_LINKS:
-                raise
+        if exc.errno not in _NO_HARD_LINKS:
+            raise exc
         # A file system without hard links: rename, after checking the name is free.
         try:
             os.stat(name, dir_fd=pfd, follow_symlinks=False)
@@ -1679,13 +1804,11 @@ def recorded_statuses(out: Output, digest: str) -> Optional[Recorded]:
     manifest = planned[1]
     stats, files, merged = manifest.get("stat", {}), manifest.get("files", {}), manifest.get("merged", {})
     paths = list(files) + list(merged)
-    numbers: List[int] = []
-    for path in paths:
-        record = stats.get(path)
-        if record is None or len(record) != 3:
-            return None
-        numbers.extend(record)
-    return ("\0".join(paths), tuple(numbers), bytes.fromhex("".join(files.values())), len(files), dict(merged),
+    records = [stats.get(path) for path in paths]
+    if not all([record is not None and len(record) == 3 for record in records]):
+        return None
+    numbers = tuple([n for record in records for n in record])
+    return ("\0".join(paths), numbers, bytes.fromhex("".join(files.values())), len(files), dict(merged),
             tuple(manifest.get("dirs", ())))
 
 
