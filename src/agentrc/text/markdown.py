@@ -177,14 +177,40 @@ def matching_lines(rx: "re.Pattern[str]", text: str, at_start: bool = False) -> 
         pos = nl if at_start else nl + 1
 
 
+def _probes(literal: str) -> str:
+    """The characters of `literal` (of two or more) worth looking for alone first: its
+    punctuation, each once. A text without one of them cannot hold the literal, and a
+    one-character search runs at memory speed, where a search for a longer string that is
+    not there reads the text several times slower ('~~~' in a body without a tilde: 0.2 us
+    against 3 us for 3,600 characters)."""
+    if len(literal) < 2:
+        return ""
+    return "".join(dict.fromkeys(c for c in literal if not c.isalnum()))
+
+
+# literal -> `_probes(literal)`: the callers pass a few constant literals.
+_PROBES: Dict[str, str] = {}
+
+
 def literal_lines(text: str, literals: Iterable[str]) -> List[int]:
     """The 0-based indices, in order, of the lines of `text` holding one of `literals` (none
     of them holding a newline): a few `str.find`s instead of a regex or a loop over lines.
     Each literal's lines are counted as they are found (a line holding it twice is counted
-    once), and only several literals' lines are merged."""
+    once), and only several literals' lines are merged. A literal one of whose punctuation
+    characters the text lacks is not searched for (`_probes`)."""
     find, count = text.find, text.count
     found: List[List[int]] = []
     for lit in literals:
+        probes = _PROBES.get(lit)
+        if probes is None:
+            probes = _PROBES[lit] = _probes(lit)
+        absent = False
+        for c in probes:
+            if c not in text:
+                absent = True
+                break
+        if absent:
+            continue
         lines: List[int] = []
         p = find(lit)
         counted = n = 0
