@@ -188,7 +188,8 @@ def _probes(literal: str) -> str:
     return "".join(dict.fromkeys(c for c in literal if not c.isalnum()))
 
 
-# literal -> `_probes(literal)`: the callers pass a few constant literals.
+# literal -> `_probes(literal)`: the callers pass a few constant literals (emptied past 256,
+# should one ever pass literals of its own).
 _PROBES: Dict[str, str] = {}
 
 
@@ -203,6 +204,8 @@ def literal_lines(text: str, literals: Iterable[str]) -> List[int]:
     for lit in literals:
         probes = _PROBES.get(lit)
         if probes is None:
+            if len(_PROBES) >= 256:
+                _PROBES.clear()
             probes = _PROBES[lit] = _probes(lit)
         absent = False
         for c in probes:
