@@ -64,3 +64,21 @@ def test_a_late_failure_costs_one_pass(text):
     start = time.perf_counter()
     assert not simple(text)
     assert time.perf_counter() - start < 2.0
+
+
+def test_every_document_of_a_benchmark_build_is_of_the_simple_form(tmp_path, monkeypatch, capsys):
+    """The benchmark's registry (bench/gen_registry.py) is what the build is timed on: each
+    document it formats should be told canonical by the whole-text match, not the search."""
+    from agentrc.cli.main import main
+    from test_edit_cost import _generator
+
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 120, seed=7)
+    seen = []
+    real = markdown._canonical
+    monkeypatch.setattr(markdown, "_canonical", lambda text: seen.append(text) or real(text))
+    assert main(["build", str(reg), "--client", "claude,copilot,opencode", "--out", str(out), "--jobs", "1"]) == 0
+    capsys.readouterr()
+    assert len(seen) > 100
+    assert [t[:200] for t in seen if not simple(t)] == []
