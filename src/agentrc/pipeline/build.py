@@ -272,12 +272,19 @@ def _record_capabilities(projects, clients: Tuple[str, ...]) -> List[Diagnostic]
 def _plan(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo]) -> stages.Plan:
     # Imported here, past the no-change check: a build with nothing to do never needs the
     # parsers and adapters' pipeline (docs/architecture.md).
-    from agentrc.pipeline import stages, warm
-    if memo is not None and memo.empty and options.jobs != 1:
-        warm.warm(inputs.tree, list(options.clients), memo, options.jobs or (os.cpu_count() or 1))
-    return stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
-                           inputs.explicit, memo, layout=options.layout, plugin_name=options.plugin_name,
-                           canonical=inputs.canonical)
+    from agentrc.pipeline import stages
+    workers = None
+    # Workers compute what this build asks for: every item, in the project layout's renderings.
+    if memo is not None and memo.empty and options.jobs != 1 and not options.bundles and options.layout == "project":
+        from agentrc.pipeline import warm
+        workers = warm.warm(inputs.tree, list(options.clients), memo, options.jobs or (os.cpu_count() or 1))
+    try:
+        return stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
+                               inputs.explicit, memo, layout=options.layout, plugin_name=options.plugin_name,
+                               canonical=inputs.canonical)
+    finally:
+        if workers is not None:
+            workers.close()
 
 
 def _write(tree: writer.Output, options: BuildOptions, plan, changes: writer.Changes) -> List[Diagnostic]:
