@@ -46,9 +46,11 @@ from agentrc.output import plan as build
 from agentrc.portable.load import load_registry
 
 MIN_ITEMS = 300  # below this, forking costs more than it saves
-# The build's own share, against each worker's: it also reads the workers' entries (a
-# tenth to a fifth of what computing them costs), and it is the one that goes on to write.
-OWN_SHARE = 0.8
+# The build's own share, against each worker's: it also reads the workers' entries and
+# does what no share can (discovery, the reference checks, the cross-client checks). At
+# 10,000 items with 2 jobs, 0.8 left the build 0.5 s of CPU behind its worker in the
+# parsing and rendering (4.85 s against 4.31 s); 0.7 brings them within 0.2 s.
+OWN_SHARE = 0.7
 CHUNK = 1 << 17  # bytes a worker gathers before writing them: the build waits for no more
 _NOTE = struct.Struct("<Q")  # a chunk's length, through the pipe
 
@@ -63,6 +65,7 @@ def warm(tree: SourceTree, clients: Sequence[str], memo: Memo, jobs: int,
     groups = _groups(tree)
     if jobs < 2 or len(groups) < (MIN_ITEMS if min_items is None else min_items) or not hasattr(os, "fork"):
         return None
+    client_registry.get(clients)  # the adapters imported once, before the workers are forked
     workers = Workers(groups, clients, memo, _shares(groups, jobs))
     if memo.spool is None:
         workers.fill()
@@ -385,19 +388,26 @@ def _entries(tree: SourceTree, clients: Sequence[str]) -> Dict:
 
 
 def _groups(tree: SourceTree) -> Dict[str, List[SourceFile]]:
-    """Files grouped by their outermost item directory (nested item dirs stay together)."""
+    """Files grouped by their outermost item directory (nested item dirs stay together).
+    Each directory's answer is kept for the directories below it: a file's own directory
+    is looked up, and walked up from only once (at 10,000 items, walking up from every
+    file to the root was a tenth of what the build spent before forking its workers)."""
     item_dirs = {posixpath.dirname(f.path) for f in tree.files if posixpath.basename(f.path) in ENTRYPOINTS}
+    tops: Dict[str, Optional[str]] = {}
+
+    def top_of(d: str) -> Optional[str]:
+        known = tops.get(d, False)
+        if known is not False:
+            return known  # type: ignore[return-value]
+        parent = posixpath.dirname(d)
+        above = top_of(parent) if parent != d else None
+        top = above if above is not None else (d if d in item_dirs else None)
+        tops[d] = top
+        return top
+
     groups: Dict[str, List[SourceFile]] = {}
     for f in tree.files:
-        top = None
-        d = posixpath.dirname(f.path)
-        while True:
-            if d in item_dirs:
-                top = d
-            parent = posixpath.dirname(d)
-            if parent == d:
-                break
-            d = parent
+        top = top_of(posixpath.dirname(f.path))
         if top is not None:
             groups.setdefault(top, []).append(f)
     return groups
