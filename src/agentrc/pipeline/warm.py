@@ -36,7 +36,7 @@ import posixpath
 import signal
 import struct
 import tempfile
-from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Hashable, List, Optional, Sequence, Set, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.memo import cache
@@ -79,8 +79,8 @@ class Workers:
     def __init__(self, groups: Dict[str, List[SourceFile]], clients: Sequence[str], memo: Memo,
                  shares: List[List[str]]):
         self.memo = memo
-        self.groups = groups
-        self.own = shares[0]
+        # The build's own share, as a tree only when `fill` computes it here.
+        self.own = _subtree(groups, shares[0]) if memo.spool is None else None
         self.clients = list(clients)
         # Outermost item directory -> its worker (None: the build's own).
         self.by_top: Dict[str, Optional[_Worker]] = dict.fromkeys(shares[0])
@@ -122,7 +122,8 @@ class Workers:
         """Every entry into the memo now: the first share computed here, then every entry
         the workers made adopted."""
         try:
-            _compute(_subtree(self.groups, self.own), self.clients, self.memo)
+            if self.own is not None:
+                _compute(self.own, self.clients, self.memo)
             for worker in self.workers:
                 while worker.more():
                     pass
@@ -393,21 +394,28 @@ def _groups(tree: SourceTree) -> Dict[str, List[SourceFile]]:
     is looked up, and walked up from only once (at 10,000 items, walking up from every
     file to the root was a tenth of what the build spent before forking its workers)."""
     item_dirs = {posixpath.dirname(f.path) for f in tree.files if posixpath.basename(f.path) in ENTRYPOINTS}
-    tops: Dict[str, Optional[str]] = {}
-
-    def top_of(d: str) -> Optional[str]:
-        known = tops.get(d, False)
-        if known is not False:
-            return known  # type: ignore[return-value]
-        parent = posixpath.dirname(d)
-        above = top_of(parent) if parent != d else None
-        top = above if above is not None else (d if d in item_dirs else None)
-        tops[d] = top
-        return top
-
+    tops: Dict[str, Optional[str]] = {}  # directory -> its outermost item directory (None: none)
     groups: Dict[str, List[SourceFile]] = {}
     for f in tree.files:
-        top = top_of(posixpath.dirname(f.path))
+        top = _top(posixpath.dirname(f.path), item_dirs, tops)
         if top is not None:
             groups.setdefault(top, []).append(f)
     return groups
+
+
+def _top(d: str, item_dirs: Set[str], tops: Dict[str, Optional[str]]) -> Optional[str]:
+    below: List[str] = []  # `d` and the directories above it not looked up yet, innermost first
+    above: Optional[str] = None
+    while d not in tops:
+        below.append(d)
+        parent = posixpath.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    else:
+        above = tops[d]
+    for c in reversed(below):  # outermost first: the outermost item directory wins
+        if above is None and c in item_dirs:
+            above = c
+        tops[c] = above
+    return above
