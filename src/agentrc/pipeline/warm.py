@@ -46,6 +46,7 @@ from agentrc.output import plan as build
 from agentrc.portable.load import load_registry
 
 MIN_ITEMS = 300  # below this, forking costs more than it saves
+MAX_JOBS = 4  # `--jobs 0` (the default): one process per CPU, at most this many
 # The build's own share, against each worker's: it also reads the workers' entries and
 # does what no share can (discovery, the reference checks, the cross-client checks). At
 # 10,000 items with 2 jobs, 0.8 left the build 0.5 s of CPU behind its worker in the
@@ -53,6 +54,17 @@ MIN_ITEMS = 300  # below this, forking costs more than it saves
 OWN_SHARE = 0.7
 CHUNK = 1 << 17  # bytes a worker gathers before writing them: the build waits for no more
 _NOTE = struct.Struct("<Q")  # a chunk's length, through the pipe
+
+
+def cpus() -> int:
+    """The processes `--jobs 0` means: one per CPU this process may run on, at most MAX_JOBS
+    (measured on 2 cores; more workers each fork the build's memory and hand their
+    entries to the one process that reads them all)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, MAX_JOBS))
 
 
 def warm(tree: SourceTree, clients: Sequence[str], memo: Memo, jobs: int,
