@@ -201,3 +201,29 @@ def test_a_no_change_build_does_not_import_the_workers(tmp_path):
         assert done.returncode == 0, done.stderr
     assert "0 created, 0 updated, 0 deleted" in done.stderr
     assert "agentrc.pipeline.warm" not in done.stdout.split()
+
+
+def test_a_workers_renderings_share_their_items_resources(registry):
+    """A skill's supporting file is one bytes object in the item and every client's
+    rendering of it, as in a build without workers: a worker's renderings name the
+    resources of the item's entry rather than bring copies (three more at three clients)."""
+    memo = cache.Memo()  # no spool: `warm` fills it, the second half from the worker
+    warm.warm(_read(registry), CLIENTS.split(","), memo, jobs=2, min_items=0)
+    resources: Dict[str, list] = {}
+    for key, value in memo.data.items():
+        if key[0] == "dir":
+            for item in value[0]:
+                resources.setdefault(item.digest, []).extend(r.content for r in item.resources)
+    shared, copied = set(), 0
+    worker = {t for t in warm._shares(warm.item_dir_groups(_read(registry)), 2)[1]}
+    for key, value in memo.data.items():
+        if key[0] != "render":
+            continue
+        for path, content, *_ in value[0]:
+            own = resources.get(key[5], [])
+            if any(content is r for r in own):
+                shared.add(key[4])
+            elif len(content) >= warm.SHARED_MIN and any(content == r for r in own):
+                copied += 1
+    assert copied == 0
+    assert any(any(t.endswith("/" + name) for t in worker) for name in shared)  # the worker's too

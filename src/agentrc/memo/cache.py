@@ -214,9 +214,9 @@ class Memo:
         self.hits = 0
         self.misses = 0
         # Entries this build's workers compute (agentrc.pipeline.warm): a key's pickled entry
-        # for the memo and, when this build needs more than that (a rendering's bytes, where
-        # the memo keeps digests), the pickled value to use; None when no worker makes it.
-        self.feed: Optional[Callable[[Hashable], Optional[Tuple[bytes, Optional[bytes]]]]] = None
+        # for the memo and the value this build uses (a rendering's with its files' bytes,
+        # where the memo keeps their digests); None when no worker makes it.
+        self.feed: Optional[Callable[[Hashable], Optional[Tuple[bytes, Any]]]] = None
 
     @property
     def empty(self) -> bool:
@@ -260,8 +260,7 @@ class Memo:
         got = self.feed(key)
         if got is None:
             return None
-        packed, value = got
-        found = _loads(packed if value is None else value)
+        packed, found = got
         if found is None:  # damaged on its way: computed here instead
             return None
         kind = str(key[0]) if isinstance(key, tuple) and key else ""
