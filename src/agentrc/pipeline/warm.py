@@ -170,7 +170,7 @@ class _Worker:
         self.offset = 0
         self.done = False
         self.owner = owner
-        self.pending: Dict[Hashable, Tuple[bytes, Optional[bytes]]] = {}
+        self.pending: Dict[Hashable, Tuple[bytes, Optional[bytes], bool]] = {}
         # Item digest -> the bytes of its directory's resources (`_resources`), as loaded
         # here: what the worker's renderings name instead of copying them (`_SharingPickler`).
         self.resources: Dict[str, List[bytes]] = {}
@@ -211,15 +211,17 @@ class _Worker:
                 break
         if got is None:
             return None
-        packed, whole = got
+        packed, whole, named = got
         try:
             if whole is None:  # a directory's entry: its resources, for the renderings that name them
                 value = pickle.loads(packed)
                 items = value[0]
                 if items and items[0].digest:
                     self.resources[items[0].digest] = _resources(items)
-            else:
+            elif named:
                 value = _SharingUnpickler(io.BytesIO(whole), self.resources).load()
+            else:  # no resource named: the plain, faster load
+                value = pickle.loads(whole)
         except Exception:
             return None
         return packed, value
@@ -251,8 +253,8 @@ class _Worker:
             return False
         self.offset += length
         del chunk
-        for key, packed, value, digests in entries:
-            self.pending[key] = (packed, value)
+        for key, packed, value, digests, named in entries:
+            self.pending[key] = (packed, value, named)
             for d in digests:
                 self.owner.by_digest[d] = self
         return True
@@ -289,7 +291,7 @@ class _Sink:
     def __init__(self, data: int, notes: int):
         self.data = data
         self.notes = notes
-        self.chunk: List[Tuple[Hashable, bytes, Optional[bytes], Tuple[str, ...]]] = []
+        self.chunk: List[Tuple[Hashable, bytes, Optional[bytes], Tuple[str, ...], bool]] = []
         self.size = 0
         self.kind: Any = None
         self.shared: Dict[int, Tuple[str, int]] = {}  # id of a resource's bytes -> its name
@@ -306,10 +308,12 @@ class _Sink:
         packed = cache.dumps(key, value)
         whole = None
         digests: Tuple[str, ...] = ()
+        named = False
         if kind == "render":
             out = io.BytesIO()
-            _SharingPickler(out, self.shared).dump(value)
-            whole = out.getvalue()
+            pickler = _SharingPickler(out, self.shared)
+            pickler.dump(value)
+            whole, named = out.getvalue(), pickler.named
             self.size += len(whole)
         elif kind == "dir":
             items = value[0]
@@ -318,7 +322,7 @@ class _Sink:
                 for n, content in enumerate(_resources(items)):
                     self.shared[id(content)] = (items[0].digest, n)
                     self.keep.append(content)
-        self.chunk.append((key, packed, whole, digests))
+        self.chunk.append((key, packed, whole, digests, named))
         self.size += len(packed)
         if self.size >= CHUNK:
             self.flush()
@@ -357,9 +361,13 @@ class _SharingPickler(pickle.Pickler):
     def __init__(self, out: Any, shared: Dict[int, Tuple[str, int]]):
         super().__init__(out, protocol=pickle.HIGHEST_PROTOCOL)
         self.shared = shared
+        self.named = False  # whether it named any: else the build loads it the plain way
 
     def persistent_id(self, obj: Any) -> Any:
-        return self.shared.get(id(obj))
+        name = self.shared.get(id(obj))
+        if name is not None:
+            self.named = True
+        return name
 
 
 class _SharingUnpickler(pickle.Unpickler):
