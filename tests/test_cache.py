@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -90,9 +89,10 @@ def test_parallel_warm_equals_sequential(monkeypatch):
     assert forked.data == expected
 
 
-def test_a_cold_build_starts_workers_only_when_asked(tmp_path, monkeypatch):
-    """Workers are off by default (measured: on 2 cores they cost more CPU than they save,
-    docs/cli/build.md "The build cache"); `--jobs 0` and `--jobs N` still start them."""
+def test_a_cold_build_starts_workers_unless_told_not_to(tmp_path, monkeypatch):
+    """Workers are on by default (one per CPU, at most 4: `--jobs 0`) for a cold build of a
+    large registry (here every registry: MIN_ITEMS is 0); `--jobs N` asks for N, `--jobs 1`
+    for none (docs/cli/build.md "The build cache")."""
     from agentrc.pipeline import warm as parallel
 
     monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
@@ -102,15 +102,15 @@ def test_a_cold_build_starts_workers_only_when_asked(tmp_path, monkeypatch):
     monkeypatch.setattr(parallel, "warm", lambda tree, clients, memo, jobs, min_items=0:
                         calls.append(jobs) or real(tree, clients, memo, jobs, min_items))
     build = ["build", str(ROOT / "examples" / "registry"), "--client", "claude"]
-    for extra, out in (([], "a"), (["--jobs", "2"], "b"), (["--jobs", "0"], "c")):
+    for extra, out in (([], "a"), (["--jobs", "2"], "b"), (["--jobs", "0"], "c"), (["--jobs", "1"], "d")):
         with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
             assert main(build + ["--out", str(tmp_path / out)] + extra) == 0
-    assert calls == [2, os.cpu_count() or 1], calls  # the default build called no worker
+    assert calls == [parallel.cpus(), 2, parallel.cpus()], calls  # --jobs 1 called no worker
 
     def files(root: Path) -> dict:
         return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
                 if p.is_file() and ".agentrc" not in p.parts}
-    assert files(tmp_path / "a") == files(tmp_path / "b") == files(tmp_path / "c")
+    assert files(tmp_path / "a") == files(tmp_path / "b") == files(tmp_path / "c") == files(tmp_path / "d")
 
 
 def test_small_builds_add_a_pack_and_dead_entries_compact(tmp_path):

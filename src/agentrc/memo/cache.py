@@ -213,6 +213,10 @@ class Memo:
         self.made: Dict[str, int] = {}  # entries put, by the kind of key ("dir", "render")
         self.hits = 0
         self.misses = 0
+        # Entries this build's workers compute (agentrc.pipeline.warm): a key's pickled entry
+        # for the memo and the value this build uses (a rendering's with its files' bytes,
+        # where the memo keeps their digests); None when no worker makes it.
+        self.feed: Optional[Callable[[Hashable], Optional[Tuple[bytes, Any]]]] = None
 
     @property
     def empty(self) -> bool:
@@ -237,12 +241,37 @@ class Memo:
             value = _loads(self.spool.raw(key))
         if value is None and self.store is not None:
             value = self.store.read(key)
+        if value is None and self.feed is not None:
+            value = self._adopt(key)
+            if value is not None:
+                return value
         if value is None:
             self.misses += 1
         else:
             self.hits += 1
             self.used.add(key)
         return value
+
+    def _adopt(self, key: Hashable) -> Any:
+        """A worker's entry for `key`, as if this process had computed and put it: counted as
+        made (a miss: computed by this build), its pickled bytes spooled as they came, never
+        pickled again; None when no worker makes it (this process computes it)."""
+        assert self.feed is not None
+        got = self.feed(key)
+        if got is None:
+            return None
+        packed, found = got
+        if found is None:  # damaged on its way: computed here instead
+            return None
+        kind = str(key[0]) if isinstance(key, tuple) and key else ""
+        self.made[kind] = self.made.get(kind, 0) + 1
+        self.misses += 1
+        if self.spool is not None:
+            self.spool.add(key, packed)
+        else:
+            self.data[key] = found
+        self.used.add(key)
+        return found
 
     def put(self, key: Hashable, value: Any) -> None:
         kind = str(key[0]) if isinstance(key, tuple) and key else ""
@@ -446,6 +475,11 @@ def _copy(raw: Callable[[Hashable], Optional[bytes]], keys: Iterable[Hashable], 
         data = raw(key)
         if data is not None:
             target.add(key, data)
+
+
+def dumps(key: Hashable, value: Any) -> bytes:
+    """An entry as the memo pickles it into its spool (a worker's entries are pickled so)."""
+    return _dumps(key, value)
 
 
 def _dumps(key: Hashable, value: Any) -> bytes:

@@ -45,11 +45,9 @@ class BuildOptions:
     plugin_name: str = ""
     check: bool = False  # write nothing; report what would change
     report: Optional[str] = None  # where to write the fidelity report
-    # Worker processes for a cold build (1: none, the default; 0: one per CPU). On the 2-core
-    # machine measured (docs/benchmarks.md), workers never made a cold build faster: each
-    # entry they compute is pickled to the parent, which reads them all back and plans on
-    # its own, so 2 workers cost 1.3-2.1x the CPU for the same wall time at 1,000 and 5,000
-    # items, and 30% more wall time at 10,000.
+    # Processes for a cold build of 300 item directories or more (agentrc.pipeline.warm):
+    # 1, none (the default here); 0, one per CPU, at most 4 (the command line's default).
+    # On 2 cores, a cold build's wall time fell by a fifth (1,000 to 10,000 items).
     jobs: int = 1
     cache: bool = True  # keep the memo and the no-change stamp
 
@@ -297,12 +295,19 @@ def _plan(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo], spi
           ) -> stages.Plan:
     # Imported here, past the no-change check: a build with nothing to do never needs the
     # parsers and adapters' pipeline (docs/architecture.md).
-    from agentrc.pipeline import stages, warm
-    if memo is not None and memo.empty and options.jobs != 1:
-        warm.warm(inputs.tree, list(options.clients), memo, options.jobs or (os.cpu_count() or 1))
-    return stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
-                           inputs.explicit, memo, layout=options.layout, plugin_name=options.plugin_name,
-                           canonical=inputs.canonical, spill=spill)
+    from agentrc.pipeline import stages
+    workers = None
+    # Workers compute what this build asks for: every item, in the project layout's renderings.
+    if memo is not None and memo.empty and options.jobs != 1 and not options.bundles and options.layout == "project":
+        from agentrc.pipeline import warm
+        workers = warm.warm(inputs.tree, list(options.clients), memo, options.jobs or warm.cpus())
+    try:
+        return stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
+                               inputs.explicit, memo, layout=options.layout, plugin_name=options.plugin_name,
+                               canonical=inputs.canonical, spill=spill)
+    finally:
+        if workers is not None:
+            workers.close()
 
 
 def _write(tree: writer.Output, options: BuildOptions, plan, changes: writer.Changes) -> List[Diagnostic]:

@@ -1,0 +1,229 @@
+"""A cold build with workers (agentrc.pipeline.warm) is the build without them: the same
+outputs, the same lines printed, the same memo entries (so the next no-change build and a
+replayed edit go as they would), each entry computed once, and the build's own process
+parsing and rendering its share alone. The workers' speed is measured, not tested
+(docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import pickle
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+
+from agentrc.cli.main import main
+from agentrc.memo import cache
+from agentrc.model import SourceFile
+from agentrc.pipeline import incremental, warm
+from agentrc.portable import load
+from helpers import ROOT
+from test_edit_cost import _generator
+
+CLIENTS = "claude,copilot,opencode"
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="workers are forked")
+
+
+def _build(reg: Path, out: Path, cache_dir: Path, monkeypatch, *extra: str) -> Tuple[int, List[str]]:
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(cache_dir))
+    so, se = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):
+        code = main(["build", str(reg), "--client", CLIENTS, "--out", str(out), *extra])
+    return code, (so.getvalue() + se.getvalue()).replace(str(out), "OUT").splitlines()
+
+
+def _tree(root: Path) -> Dict[str, Tuple[bytes, bool]]:
+    return {p.relative_to(root).as_posix(): (p.read_bytes(), bool(p.stat().st_mode & stat.S_IXUSR))
+            for p in sorted(root.rglob("*")) if p.is_file() and ".agentrc" not in p.parts}
+
+
+def _memo(cache_dir: Path) -> Dict:
+    """Every entry of the one memo under `cache_dir`, as its pickled bytes."""
+    [root] = [p for p in cache_dir.iterdir() if p.suffix == ".memo"]
+    with open(root / "index", "rb") as f:
+        _, index = pickle.load(f)
+    store = cache.Store(root, index)
+    try:
+        return {key: store.raw(key) for key in index}
+    finally:
+        store.close()
+
+
+@pytest.fixture()
+def registry(tmp_path) -> Path:
+    reg = tmp_path / "reg"
+    _generator().generate(str(reg), 60)
+    return reg
+
+
+@pytest.fixture()
+def counted(monkeypatch):
+    """Directories parsed and entries made in this process (a worker's count stays in it)."""
+    seen = {"parsed": 0, "made": {}}
+    real_parse = load._parse_dir
+
+    def parse(*args, **kwargs):
+        seen["parsed"] += 1
+        return real_parse(*args, **kwargs)
+    monkeypatch.setattr(load, "_parse_dir", parse)
+    real_save = cache.save
+
+    def save(path, memo):
+        seen["made"] = dict(memo.made)
+        return real_save(path, memo)
+    monkeypatch.setattr(cache, "save", save)
+    monkeypatch.setattr(warm, "MIN_ITEMS", 0)
+    return seen
+
+
+def test_a_cold_build_with_workers_is_the_build_without(registry, tmp_path, monkeypatch, counted):
+    one, two = tmp_path / "one", tmp_path / "two"
+    seq = _build(registry, one, tmp_path / "c1", monkeypatch, "--jobs", "1")
+    parsed_alone, made_alone = counted["parsed"], counted["made"]
+    par = _build(registry, two, tmp_path / "c2", monkeypatch, "--jobs", "2")
+    assert seq[0] == par[0] == 0
+    assert seq[1] == par[1]  # every line printed: diagnostics, summary, counts
+    assert _tree(one) == _tree(two)
+    # The same entries, pickled to the same bytes, in one pack, each made once.
+    assert _memo(tmp_path / "c1") == _memo(tmp_path / "c2")
+    assert counted["made"] == made_alone and sum(made_alone.values()) == len(_memo(tmp_path / "c1"))
+    for c in ("c1", "c2"):
+        [root] = (tmp_path / c).glob("*.memo")
+        assert len(list(root.glob("*.pack"))) == 1
+    # The build's own process parsed its share alone: the first of two, by cost.
+    groups = warm.item_dir_groups(_read(registry))
+    own = warm._shares(groups, 2)[0]
+    assert counted["parsed"] - parsed_alone == len(own) and 0 < len(own) < len(groups)
+
+
+def _read(reg: Path):
+    from agentrc.inputs.read import read_inputs
+    return read_inputs([str(reg)]).tree
+
+
+def test_the_next_builds_go_as_after_a_build_without_workers(registry, tmp_path, monkeypatch, counted):
+    """No change: the recorded result. One edit: replayed, reading and making the same."""
+    runs = {}
+    for jobs in ("1", "2"):
+        out, memo = tmp_path / f"out{jobs}", tmp_path / f"cache{jobs}"
+        assert _build(registry, out, memo, monkeypatch, "--jobs", jobs)[0] == 0
+        runs[jobs] = [_build(registry, out, memo, monkeypatch)]
+    skill = sorted((registry / "skills").iterdir())[3] / "SKILL.md"
+    skill.write_text(skill.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    for jobs in ("1", "2"):
+        out, memo = tmp_path / f"out{jobs}", tmp_path / f"cache{jobs}"
+        runs[jobs].append(_build(registry, out, memo, monkeypatch))
+        last = incremental.LAST
+        runs[jobs].append((last.path, last.dirs, last.renders, last.memo_reads, last.written))
+        runs[jobs].append(_build(registry, out, memo, monkeypatch))
+        runs[jobs].append(_tree(out))
+    assert runs["1"] == runs["2"]
+    assert "0 created, 0 updated, 0 deleted" in runs["1"][0][1][-1]
+    assert runs["1"][2][0] == "replay" and " 3 updated" in runs["1"][1][1][-1]
+
+
+def test_a_failed_worker_costs_only_time(registry, tmp_path, monkeypatch, counted):
+    """A worker that stops (here, at its first entry) leaves its share to the build."""
+    assert _build(registry, tmp_path / "one", tmp_path / "c1", monkeypatch, "--jobs", "1")[0] == 0
+    total = counted["parsed"]
+
+    def fail(self, key, value):
+        raise RuntimeError("a worker's failure")
+    monkeypatch.setattr(warm._Sink, "put", fail)
+    assert _build(registry, tmp_path / "two", tmp_path / "c2", monkeypatch, "--jobs", "2")[0] == 0
+    assert counted["parsed"] == 2 * total  # everything parsed here
+    assert _tree(tmp_path / "one") == _tree(tmp_path / "two")
+    assert _memo(tmp_path / "c1") == _memo(tmp_path / "c2")
+
+
+def test_more_workers_than_cores(registry, tmp_path, monkeypatch, counted):
+    assert _build(registry, tmp_path / "one", tmp_path / "c1", monkeypatch, "--jobs", "1")[0] == 0
+    made = counted["made"]
+    assert _build(registry, tmp_path / "four", tmp_path / "c4", monkeypatch, "--jobs", "4")[0] == 0
+    assert counted["made"] == made
+    assert _tree(tmp_path / "one") == _tree(tmp_path / "four")
+    assert _memo(tmp_path / "c1") == _memo(tmp_path / "c4")
+
+
+def test_no_worker_is_left_behind(registry, tmp_path, monkeypatch):
+    """A build that stops before asking for every entry (an error in the registry) stops
+    its workers and reaps them."""
+    monkeypatch.setattr(warm, "MIN_ITEMS", 0)
+    (registry / "rules" / "broken").mkdir()
+    (registry / "rules" / "broken" / "RULE.md").write_text("---\nschema: 1\nname: Not A Name\n---\n")
+    started = []
+    real = warm._Worker.start
+
+    def start(*args):
+        worker = real(*args)
+        started.append(worker)
+        return worker
+    monkeypatch.setattr(warm._Worker, "start", start)
+    code, _ = _build(registry, tmp_path / "out", tmp_path / "cache", monkeypatch, "--jobs", "3")
+    assert code == 1 and len(started) == 2
+    for worker in started:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(worker.pid, os.WNOHANG)  # reaped already
+
+
+def test_shares_follow_cost_not_count():
+    """Contiguous runs of the sorted directories, the build's own first, split by cost:
+    a run of big directories is shorter."""
+    groups = {f"r/a{i:03d}": [SourceFile(f"r/a{i:03d}/RULE.md", b"x" * 8000)] for i in range(100)}
+    groups.update({f"r/b{i:03d}": [SourceFile(f"r/b{i:03d}/RULE.md", b"x" * 100)] for i in range(100)})
+    shares = warm._shares(groups, 2)
+    assert [t for s in shares for t in s] == sorted(groups)  # every directory once, in order
+    own, other = shares
+    assert all(t.startswith("r/a") for t in own) and len(own) < 100 < len(other)
+    cost = [sum(warm._cost(groups[t]) for t in s) for s in shares]
+    assert abs(cost[0] / cost[1] - warm.OWN_SHARE) < 0.05
+    assert warm._shares(groups, 3)[0] == warm._shares(groups, 3)[0]
+    assert sum(len(s) for s in warm._shares(groups, 3)) == 200
+
+
+def test_a_no_change_build_does_not_import_the_workers(tmp_path):
+    script = ("import sys; from agentrc.cli.main import main\n"
+              "code = main(sys.argv[1:])\n"
+              "print(' '.join(sorted(sys.modules)))\n"
+              "sys.exit(code)")
+    cmd = [sys.executable, "-c", script, "build", str(ROOT / "examples" / "registry"), "--client", CLIENTS,
+           "--out", str(tmp_path / "out")]
+    env = dict(os.environ, AGENTRC_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT / "src"))
+    for _ in range(2):
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    assert "0 created, 0 updated, 0 deleted" in done.stderr
+    assert "agentrc.pipeline.warm" not in done.stdout.split()
+
+
+def test_a_workers_renderings_share_their_items_resources(registry):
+    """A skill's supporting file is one bytes object in the item and every client's
+    rendering of it, as in a build without workers: a worker's renderings name the
+    resources of the item's entry rather than bring copies (three more at three clients)."""
+    memo = cache.Memo()  # no spool: `warm` fills it, the second half from the worker
+    warm.warm(_read(registry), CLIENTS.split(","), memo, jobs=2, min_items=0)
+    resources: Dict[str, list] = {}
+    for key, value in memo.data.items():
+        if key[0] == "dir":
+            for item in value[0]:
+                resources.setdefault(item.digest, []).extend(r.content for r in item.resources)
+    shared, copied = set(), 0
+    worker = {t for t in warm._shares(warm.item_dir_groups(_read(registry)), 2)[1]}
+    for key, value in memo.data.items():
+        if key[0] != "render":
+            continue
+        for path, content, *_ in value[0]:
+            own = resources.get(key[5], [])
+            if any(content is r for r in own):
+                shared.add(key[4])
+            elif len(content) >= warm.SHARED_MIN and any(content == r for r in own):
+                copied += 1
+    assert copied == 0
+    assert any(any(t.endswith("/" + name) for t in worker) for name in shared)  # the worker's too
