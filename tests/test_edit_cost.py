@@ -236,7 +236,7 @@ def test_the_first_edit_after_a_build_lists_only_the_directories_it_writes(tmp_p
     slack. With two seconds of slack on every file system, an edit within two seconds of a
     build listed every directory that build had made (13,600 at 5,000 items, a fifth of the
     edit's time in the benchmark); where the file system keeps sub-second times the slack is
-    50 ms, so the edit lists the directories it writes, the root and `.agentrc`."""
+    20 ms, so the edit lists the directories it writes, the root and `.agentrc`."""
     listed, dirs = _listed_by_an_edit(tmp_path / "fine", monkeypatch, writer.SWEEP_SLACK_FINE_NS)
     assert listed <= 8, (listed, dirs)
     coarse, dirs = _listed_by_an_edit(tmp_path / "coarse", monkeypatch, writer.SWEEP_SLACK_NS)
@@ -252,7 +252,7 @@ def test_the_sweep_slack_is_two_seconds_where_the_clock_keeps_whole_seconds(tmp_
     os.utime(manifest, ns=(1_700_000_000 * 10**9, 1_700_000_000 * 10**9))
     assert writer._sweep_since(base) == 1_700_000_000 * 10**9 - 2 * 10**9
     os.utime(manifest, ns=(1_700_000_000_123_456_789, 1_700_000_000_123_456_789))
-    assert writer._sweep_since(base) == 1_700_000_000_123_456_789 - 50 * 10**6
+    assert writer._sweep_since(base) == 1_700_000_000_123_456_789 - writer.SWEEP_SLACK_FINE_NS
 
 
 def test_a_no_change_build_imports_no_client_adapter_and_no_parser(tmp_path):

@@ -432,8 +432,18 @@ class DeferredTree(SourceTree):
     the digest alone, and building 5,000 deferred files it never looks at was a sixth of its
     time in the source stamp. Pickled, it is an ordinary `SourceTree`."""
 
-    def __init__(self, make: Callable[[], Tuple[SourceFile, ...]]):
+    def __init__(self, make: Callable[[], Tuple[SourceFile, ...]],
+                 pick: Optional[Callable[[str], Optional[SourceFile]]] = None):
         self.__dict__["_make"] = make
+        self.__dict__["_pick"] = pick
+
+    def file(self, path: str) -> Optional[SourceFile]:
+        """The file at `path` (None: not in the tree), without making the others: a replayed
+        edit parses one directory of 15,000 files."""
+        pick = self.__dict__.get("_pick")
+        if pick is not None and "files" not in self.__dict__:
+            return pick(path)
+        return next((f for f in self.files if f.path == path), None)
 
     def __getattr__(self, name: str):  # only for attributes not set: `files` before its first use
         if name != "files":
@@ -515,7 +525,8 @@ def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:
         shas[display] = hashlib.sha256(f.content).digest()
         files[display] = status(seen[display]) + [shas[display].hex()]
     return Stamped(_digest_of(shas), explicit, {"at": start, "files": files},
-                   DeferredTree(lambda: _tree_files(vouched, fresh)), len(fresh))
+                   DeferredTree(lambda: _tree_files(vouched, fresh),
+                                lambda display: _one_file(vouched, fresh, display)), len(fresh))
 
 
 def _listed(paths: Iterable[str]) -> Optional[Tuple[List[Tuple[Root, str, str]], Tuple[str, ...]]]:
@@ -549,6 +560,18 @@ def _digest_of(shas: Dict[str, bytes]) -> str:
     for path in sorted(shas):
         h.update(path.encode() + b"\0" + shas[path])
     return h.hexdigest()
+
+
+def _one_file(vouched: Dict[str, _Vouched], fresh: Dict[str, SourceFile], display: str) -> Optional[SourceFile]:
+    """The file `_tree_files` makes for `display`, made alone (None: not in the tree)."""
+    f = fresh.get(display)
+    if f is not None:
+        return f
+    found = vouched.get(display)
+    if found is None:
+        return None
+    root, path, executable, sha = found
+    return DeferredFile(display, executable, sha, _loader(root, path, display))
 
 
 def _tree_files(vouched: Dict[str, _Vouched], fresh: Dict[str, SourceFile]) -> Tuple[SourceFile, ...]:

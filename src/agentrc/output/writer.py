@@ -93,7 +93,7 @@ _STAGED = re.compile(r"[0-9]+\.new")
 # keeps finer times. Two seconds everywhere made the first edit after a build list every
 # directory the build had created (13,600 at 5,000 items).
 SWEEP_SLACK_NS = 2 * 10**9
-SWEEP_SLACK_FINE_NS = 50 * 10**6
+SWEEP_SLACK_FINE_NS = 20 * 10**6
 # Temporary files agentrc itself leaves beside outputs when killed: the writers before the
 # journal (`tempfile.mkstemp(prefix=".agentrc-")`: 8 characters of [a-z0-9_]) and
 # `write_atomic` (`.NAME.agentrc-tmp`, a report inside --out). Nothing else is ever removed.

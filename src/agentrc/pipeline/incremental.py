@@ -40,7 +40,7 @@ import pickle
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.tree import DeferredFile, SourcesChanged
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from agentrc.inputs.read import Inputs
     from agentrc.pipeline.build import BuildOptions
 
-RECORD_VERSION = 1
+RECORD_VERSION = 2  # 2: the render context's facts kept (`_context_facts`)
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,8 @@ def save_record(stamp_path: Path, key: str, options: BuildOptions, inputs: Input
     """The replay record of a successful full build (`plan`) of stamp key `key` (the stamp's `replay`)."""
     selected = sorted({(r.kind, r.name) for r in plan.reports if r.kind in _KINDS})
     record = {"version": RECORD_VERSION, "key": key, "options": options_key(options, inputs.explicit),
-              "selected": tuple(selected), "shared": {f.path: f.producers for f in plan.files if f.producers > 1}}
+              "selected": tuple(selected), "shared": {f.path: f.producers for f in plan.files if f.producers > 1},
+              "context": _context_facts(selected)}
     _write(stamp_path, record)
 
 
@@ -188,7 +189,7 @@ def _replay(options: BuildOptions, memo_path: Path, stamp_path: Path, stamp: dic
     changed = _changed(old_sources, inputs.signature)
     if set(changed) & set(inputs.explicit):
         raise _Fallback("a file named on the command line changed")
-    files = {f.path: f for f in inputs.tree.files}
+    files = _sources(inputs)
     if any(p not in files or is_registry_marker(p) or is_bundle_file(p) for p in changed):
         raise _Fallback("a registry-level file changed")
     from agentrc.clients import registry as client_registry
@@ -204,7 +205,7 @@ def _replay(options: BuildOptions, memo_path: Path, stamp_path: Path, stamp: dic
         work.dirs += 1
         pairs.extend(_reparse(d, files, old_sources, names, memo))
     adapters = client_registry.get(list(options.clients), options.layout)
-    ctx = _context(record["selected"], options.clients)
+    ctx = _context(record["context"], options.clients)
     selected = set(record["selected"])
     chosen = [(o, n) for o, n in pairs if (o.kind.value, o.name) in selected]
     write, old = _rerender(adapters, chosen, ctx, memo, dict(record["shared"]), work)
@@ -242,14 +243,25 @@ def _recorded_file(record: Any, path: str) -> Optional[Tuple[int, str]]:
     return was[5], was[6]
 
 
+def _recorded_entries(record: Any) -> Optional[Mapping[str, Any]]:
+    """Each source path of `record` with its entry as kept: entries that are the same object
+    in two records are the same (`stamped_digest` carries a vouched-for entry over as it is)."""
+    files = record.get("files") if isinstance(record, dict) else None
+    return files if isinstance(files, dict) else None
+
+
 def _changed(old: Any, new: Any) -> List[str]:
     """The sources whose bytes differ from the record `old`; _Fallback when a file was added
-    or removed, or changed its mode."""
-    paths, was_paths = _recorded_paths(new), _recorded_paths(old)
-    if paths is None or was_paths is None or set(was_paths) != set(paths):
+    or removed, or changed its mode. An entry the new record took over from the old one as
+    it was (the same object) is unchanged without looking into it: at 10,000 items nearly
+    every entry."""
+    entries, was_entries = _recorded_entries(new), _recorded_entries(old)
+    if entries is None or was_entries is None or entries.keys() != was_entries.keys():
         raise _Fallback("a source was added or removed")
     out = []
-    for path in paths:
+    for path, entry in entries.items():
+        if entry is was_entries[path]:
+            continue
         was, now = _recorded_file(old, path), _recorded_file(new, path)
         if was is None or now is None:
             raise _Fallback("a malformed source record")
@@ -260,6 +272,37 @@ def _changed(old: Any, new: Any) -> List[str]:
     if not out:
         raise _Fallback("no source's bytes changed")
     return out
+
+
+class _Picked(Mapping[str, SourceFile]):
+    """The sources by path, each file made when asked for (`DeferredTree.file`): a replay
+    looks at the paths of all and the files of one item directory."""
+
+    def __init__(self, tree: Any, paths: Mapping[str, Any]):
+        self.tree, self.paths = tree, paths
+
+    def __getitem__(self, path: str) -> SourceFile:
+        f = self.tree.file(path) if path in self.paths else None
+        if f is None:
+            raise KeyError(path)
+        return f
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.paths
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
+def _sources(inputs: Inputs) -> Mapping[str, SourceFile]:
+    """The sources of `inputs` by path; from a `DeferredTree` without making all its files."""
+    paths = _recorded_entries(inputs.signature)
+    if paths is not None and callable(getattr(type(inputs.tree), "file", None)):
+        return _Picked(inputs.tree, paths)
+    return {f.path: f for f in inputs.tree.files}
 
 
 class _Recorded:
@@ -308,7 +351,7 @@ def _reparse(d: str, files: Mapping[str, Any], old_sources: Any, names, memo: ca
     from agentrc.portable.load import _parse_dir_memo
 
     prefix = d + "/" if d else ""
-    below = {p: f for p, f in files.items() if p.startswith(prefix) and not is_registry_marker(p)}
+    below = {p: files[p] for p in files if p.startswith(prefix) and not is_registry_marker(p)}
     dirs = discovery.item_dirs(below)
     members = discovery.members(below, dirs, Diagnostics()).get(d, [])
     old_files: List[SourceFile] = []
@@ -341,15 +384,23 @@ class _Named(NamedTuple):
     name: str
 
 
-def _context(selected: Sequence[Tuple[str, str]], clients: Sequence[str]):
-    """The render context of the last build: it depends on the kinds and names of the items
-    rendered alone (`plan.plan`), which the edit did not change."""
-    from agentrc.clients import registry as client_registry
+def _context_facts(selected: Sequence[Tuple[str, str]]) -> Tuple[FrozenSet[str], Any]:
+    """What the render context of a build takes from its items: the skills' names and the
+    names given to items that would collide as Agent Skills (`base.skill_names`). Kept in
+    the replay record: computing them again from 10,000 names was a twentieth of an edit."""
     from agentrc.clients.base import skill_names
 
     items = [_Named(Kind(k), n) for k, n in selected]
-    return client_registry.render_context(frozenset(i.name for i in items if i.kind is Kind.SKILL),
-                                          frozenset(clients), skill_names(items))  # type: ignore[arg-type]
+    return frozenset(i.name for i in items if i.kind is Kind.SKILL), skill_names(items)  # type: ignore[arg-type]
+
+
+def _context(facts: Tuple[FrozenSet[str], Any], clients: Sequence[str]):
+    """The render context of the last build: it depends on the kinds and names of the items
+    rendered alone (`plan.plan`), which the edit did not change."""
+    from agentrc.clients import registry as client_registry
+
+    skills, renamed = facts
+    return client_registry.render_context(skills, frozenset(clients), renamed)
 
 
 def _rerender(adapters, pairs, ctx, memo: cache.Memo, shared: Dict[str, int], work: _Work
