@@ -13,21 +13,7 @@ from pathlib import Path
 
 from agentrc.cli.main import main
 from agentrc.output import writer
-
-
-def _registry(root: Path, n: int) -> Path:
-    """`n` rules and `n` skills (a supporting file each): several hundred nested output directories."""
-    for i in range(n):
-        d = root / "reg" / "rules" / f"rule-{i:04d}"
-        d.mkdir(parents=True)
-        (d / "RULE.md").write_text(f"---\ndescription: Rule {i}.\nscope:\n  paths: [\"src/m{i}/**\"]\n---\n\n"
-                                   f"Guidance {i}.\n")
-        s = root / "reg" / "skills" / f"skill-{i:04d}"
-        (s / "scripts").mkdir(parents=True)
-        (s / "SKILL.md").write_text(f"---\nname: skill-{i:04d}\ndescription: Skill {i}.\n---\n\nDo {i}, "
-                                    "with [the script](scripts/run.sh).\n")
-        (s / "scripts" / "run.sh").write_text("#!/bin/sh\necho hi\n")
-    return root / "reg"
+from test_memory_cost import _registry  # n rules and n skills with a supporting file each
 
 
 def _build(reg: Path, out: Path, clients: str = "claude,copilot,opencode") -> None:
