@@ -41,7 +41,8 @@ def options(args) -> BuildOptions:
     if args.layout == "plugin" and len(clients) > 1:
         raise UsageError("--layout plugin builds one client's plugin at a time (one --client)")
     if args.jobs < 0:
-        raise UsageError(f"--jobs: {args.jobs} is not a number of processes (0 = one per CPU, 1 = no workers)")
+        raise UsageError(f"--jobs: {args.jobs} is not a number of processes "
+                         "(0 = one per CPU, at most 4; 1 = no workers)")
     for flag, value in (("--out", args.out), ("--report", args.report)):
         if value is not None and not value.strip():
             raise UsageError(f"{flag}: an empty path")
