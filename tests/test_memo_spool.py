@@ -309,3 +309,33 @@ def test_an_append_of_a_memo_not_loaded_from_its_index_keeps_every_entry(tmp_pat
     cold.put(("k", 2), _blob(2))
     cache.append(tmp_path / "other.pickle", cold)
     assert cache.load(tmp_path / "other.pickle").get(("k", 2)) == _blob(2)
+
+
+def test_a_save_leaves_the_temporary_files_of_a_build_still_running(tmp_path):
+    """`save` removes what no index names, which included the spool of a second build of
+    the same output running at that moment (it lost its cache save). A temporary file whose
+    process still runs is now left to it; one whose process is gone is removed."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "build.pickle"
+    memo = cache.load(path)
+    memo.put(("k", 1), _blob(1))
+    root = path.with_suffix(".memo")
+    root.mkdir(parents=True, exist_ok=True)
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    try:
+        names = [f"spool.{running.pid}.1.tmp", f"index.{running.pid}.tmp", f"spool.{gone.pid}.7.tmp",
+                 f"index.{gone.pid}.tmp", "stray.pack"]
+        for name in names:
+            (root / name).write_bytes(b"x")
+        cache.save(path, memo)
+        left = {p.name for p in root.iterdir()}
+        assert {f"spool.{running.pid}.1.tmp", f"index.{running.pid}.tmp"} <= left
+        assert not left & {f"spool.{gone.pid}.7.tmp", f"index.{gone.pid}.tmp", "stray.pack"}
+    finally:
+        running.kill()
+        running.wait()
+    assert cache.load(path).get(("k", 1)) == _blob(1)

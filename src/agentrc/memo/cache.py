@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import weakref
 import zlib
 from pathlib import Path
@@ -393,14 +394,37 @@ def _fold(root: Path, store: Store, spool: Spool) -> None:
 
 
 def _remove_unnamed(root: Path, index: Dict[Hashable, Location]) -> None:
-    """Packs no index names, index additions (folded in), and what a killed save left."""
+    """Packs no index names, index additions (folded in), and what a killed save left. A
+    temporary file of a process still running (`spool.PID.N.tmp`, `NAME.PID.tmp`: a second
+    build of the same output, spooling as it goes) is left to it; removing it cost that
+    build its cache save."""
     referenced = {loc[0] for loc in index.values()}
     for name in os.listdir(root):
-        if name != "index" and name not in referenced:
+        if name != "index" and name not in referenced and not _running_writer(name):
             try:
                 (root / name).unlink()
             except OSError:
                 pass
+
+
+def _running_writer(name: str) -> bool:
+    """Whether `name` is a temporary file of another process that is still running."""
+    match = _TEMPORARY.fullmatch(name)
+    if match is None:
+        return False
+    pid = int(match.group(1) or match.group(2))
+    if pid == os.getpid() or pid <= 0:
+        return False  # ours are finished or abandoned by the time a save removes anything
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, as another user's process
+    return True
+
+
+_TEMPORARY = re.compile(r"(?:spool\.([0-9]+)\.[0-9]+|.+\.([0-9]+))\.tmp")
 
 
 def save(path: Path, memo: Memo) -> None:
