@@ -339,3 +339,40 @@ def test_a_save_leaves_the_temporary_files_of_a_build_still_running(tmp_path):
         running.kill()
         running.wait()
     assert cache.load(path).get(("k", 1)) == _blob(1)
+
+
+def test_a_full_build_after_replays_does_not_compact_their_small_packs(tmp_path, monkeypatch):
+    """Each replayed edit adds a pack of a few entries. A full build after MAX_PACKS of them
+    counted those packs as MAX_PACKS and copied every entry into one new pack (36 MB at
+    5,000 items). Only packs holding a real share of the entries count now; past
+    4 x MAX_PACKS packs of any size a save compacts all the same, so they stay bounded."""
+    path = tmp_path / "build.pickle"
+    memo = cache.load(path)
+    for i in range(200):
+        memo.put(("k", i), _blob(i))
+    cache.save(path, memo)
+    replays = cache.MAX_PACKS + 2
+    keys = [("k", i) for i in range(200)] + [("k", 1000 + i) for i in range(2 * replays)]
+    for n in range(replays):
+        _replayed(path, 1000 + 2 * n, 2)
+    copied = []
+    real = cache.Spool.add
+    monkeypatch.setattr(cache.Spool, "add", lambda self, key, data: copied.append(key) or real(self, key, data))
+
+    def full_build(new_key) -> None:
+        full = cache.load(path)
+        for k in keys:
+            assert full.get(k) is not None
+        full.put(new_key, _blob(7))
+        cache.save(path, full)
+        keys.append(new_key)
+
+    full_build(("k", "full"))
+    assert copied == [("k", "full")]  # the new entry alone: nothing copied to gather packs
+    for n in range(4 * cache.MAX_PACKS):  # many more
+        _replayed(path, 5000 + 2 * n, 2)
+        keys.extend([("k", 5000 + 2 * n), ("k", 5001 + 2 * n)])
+    full_build(("k", "full-2"))
+    assert len(list(path.with_suffix(".memo").glob("*.pack"))) <= 4 * cache.MAX_PACKS  # bounded all the same
+    again = cache.load(path)
+    assert all(again.get(k) is not None for k in keys)
