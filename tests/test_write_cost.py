@@ -225,12 +225,11 @@ def test_threads_take_over_after_a_run_of_slow_fsyncs(monkeypatch, pattern, swit
 
 
 def test_a_new_merged_file_is_made_from_agentrcs_keys_without_an_edit_per_key(tmp_path, monkeypatch):
-    """A config file agentrc merges into, absent so far, is agentrc's keys alone: made at
-    once (`merge.fresh`), not by applying every key to an empty document (opencode.json's
-    instructions hold one key per rule: 2,000 edits at 5,000 items). The same bytes; a file
-    that exists is still merged key by key."""
-    from agentrc.output import merge as managed
-    from agentrc.output import writer
+    """A config file agentrc merges into, absent or empty so far, is agentrc's keys alone:
+    made at once (`merge.fresh`), not by applying every key to an empty document
+    (opencode.json's instructions hold one key per rule: 2,000 edits at 5,000 items). The
+    same bytes as the key-by-key merge, which a file holding only whitespace still takes."""
+    from agentrc.text import jsonedit
 
     reg = tmp_path / "reg"
     for i in range(30):
@@ -239,21 +238,19 @@ def test_a_new_merged_file_is_made_from_agentrcs_keys_without_an_edit_per_key(tm
         (rule / "RULE.md").write_text(f"---\nschema: 1\nname: rule-{i:02d}\ndescription: Rule {i} for tests.\n"
                                       f"scope:\n  paths: [\"src/{i}/**\"]\n---\n\nRule {i}.\n", encoding="utf-8")
     calls = []
-    real = managed.render
-    monkeypatch.setattr(managed, "render", lambda *a, **k: (calls.append(a[0]), real(*a, **k))[1])
+    real = jsonedit.edit
+    monkeypatch.setattr(jsonedit, "edit", lambda *a, **k: (calls.append(len(a[1])), real(*a, **k))[1])
     monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "out"
     from agentrc.cli.main import main
     assert main(["build", str(reg), "--client", "opencode", "--out", str(out), "--jobs", "1"]) == 0
-    assert calls == []  # made whole, not merged
+    assert calls == []  # made whole, not merged key by key
     made = (out / "opencode.json").read_bytes()
-    keys = [k for k in writer._keys({"keys": [[["instructions"], f'".opencode/x{i}.md"', True] for i in range(2)]})]
-    assert managed.render("json", "", [], keys) == managed.fresh("json", keys)
-    # The same bytes as the key-by-key merge of an empty file gives.
-    monkeypatch.undo()
-    fresh = tmp_path / "fresh"
-    fresh.mkdir()
-    (fresh / "opencode.json").write_text("", encoding="utf-8")  # present (empty): merged key by key
+    # The same bytes as the key-by-key merge, which a file of whitespace alone takes.
+    spaced = tmp_path / "spaced"
+    spaced.mkdir()
+    (spaced / "opencode.json").write_text("\n", encoding="utf-8")
     monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache-2"))
-    assert main(["build", str(reg), "--client", "opencode", "--out", str(fresh), "--jobs", "1"]) == 0
-    assert (fresh / "opencode.json").read_bytes() == made
+    assert main(["build", str(reg), "--client", "opencode", "--out", str(spaced), "--jobs", "1"]) == 0
+    assert calls and max(calls) >= 30  # merged key by key: one edit per instruction
+    assert (spaced / "opencode.json").read_bytes() == made

@@ -371,7 +371,11 @@ def _render_json(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
     the manifest must not make a hook run twice. When agentrc's keys are the same as last
     time and the file still holds them, the file is left as it is: one parse, not two edits
     (each a parse of the whole file) per key, which made a large `instructions` list
-    quadratic."""
+    quadratic. Into nothing (an absent or empty file, nothing owned before), `fresh` makes
+    the same file at once: opencode.json's 2,000 `instructions` at 5,000 items were 2,000
+    edits of a growing document (55 ms, `fresh` 7 ms)."""
+    if not current and not old and new:
+        return fresh("json", new)
     data = _load("json", current)
     if new and [(tuple(k), v, bool(a)) for k, v, a in old] == [(tuple(k), v, bool(a)) for k, v, a in new] \
             and _holds(data, new):
@@ -410,6 +414,8 @@ def _render_toml(current: str, old: Sequence[Key], new: Sequence[Key]) -> str:
     tables leaves the file as it is after one scan."""
     if any(append for _, _, append in new):
         raise ValueError("TOML fragments cannot append")
+    if not current and not old and new:
+        return fresh("toml", new)  # into nothing: the tables at once, as for JSON
     data = tomledit.loads(current) if current.strip() and old else {}
     wanted = {tuple(k): v for k, v, _ in new}
     kept = {tuple(k) for k, v, _ in old

@@ -1735,17 +1735,6 @@ def _merge(out: Output, files: Sequence[OutputFile], owned: Dict[str, str], prev
             blank = current  # the user's empty file: it is empty again when agentrc's keys go
         if raw is not None and not record and f.path not in owned and managed.holds_only(f.merge, current, f.keys):
             created = True  # the manifest was lost: the file is all agentrc's, adopted as created
-        if raw is None and not record and f.keys and f.merge in ("json", "toml"):
-            # A new file: agentrc's keys alone, as `render` would make them from nothing, but
-            # without applying 2,000 edits one by one (opencode.json's instructions at 5,000
-            # items: 55 ms, `fresh` 7 ms). Nothing there to clash with or to have been edited.
-            merged = OutputFile(f.path, managed.fresh(f.merge, f.keys).encode("utf-8"), False, f.owner, f.merge,
-                                f.keys)
-            resolved[f.path] = merged
-            result.append(merged)
-            records[f.path] = {"format": f.merge, "created": created,
-                               "keys": [[list(k), v, a] for k, v, a in f.keys]}
-            continue
         try:
             changed, missing = managed.edited(f.merge, current, old)
             for key in changed:
