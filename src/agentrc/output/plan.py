@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
@@ -29,6 +29,9 @@ class Plan:
     reports: Tuple[ItemReport, ...]
     diagnostics: Tuple[Diagnostic, ...]
     intake: Tuple[ItemReport, ...] = ()  # the canonical front door's account of each entry's keys
+    # What the adapters were told beyond the items (their skills' names, the names given to
+    # items that would collide as Agent Skills): a replayed edit renders in the same context.
+    context: Optional[RenderContext] = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -94,7 +97,7 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
     _warn_cross_discovery(sightings, diags)
     reports = _with_sightings(reports, sightings)
     _shared_context(clients, items, reports, diags)
-    return Plan(tuple(by_path[p] for p in sorted(by_path)), tuple(reports), diags.sorted())
+    return Plan(tuple(by_path[p] for p in sorted(by_path)), tuple(reports), diags.sorted(), context=ctx)
 
 
 def _collect(rendered: Rendered, by_path: Dict[str, OutputFile], fragments: Dict[str, List[Fragment]],

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from agentrc.inputs.read import Inputs
     from agentrc.pipeline.build import BuildOptions
 
-RECORD_VERSION = 2  # 2: the render context's facts kept (`_context_facts`)
+RECORD_VERSION = 2  # 2: the render context's facts kept (`save_record`)
 
 
 @dataclass(frozen=True)
@@ -89,11 +89,18 @@ def eligible(options: BuildOptions, inputs: Inputs) -> bool:
 
 
 def save_record(stamp_path: Path, key: str, options: BuildOptions, inputs: Inputs, plan) -> None:
-    """The replay record of a successful full build (`plan`) of stamp key `key` (the stamp's `replay`)."""
+    """The replay record of a successful full build (`plan`) of stamp key `key` (the stamp's
+    `replay`). It keeps what the build's render context took from its items (`Plan.context`:
+    the skills' names, the names given to items that would collide as Agent Skills), so a
+    replay renders in the same context without computing it again from 10,000 names."""
+    ctx = plan.context
+    if ctx is None:  # a plan that rendered nothing: no replay after it
+        forget_record(stamp_path)
+        return
     selected = sorted({(r.kind, r.name) for r in plan.reports if r.kind in _KINDS})
     record = {"version": RECORD_VERSION, "key": key, "options": options_key(options, inputs.explicit),
               "selected": tuple(selected), "shared": {f.path: f.producers for f in plan.files if f.producers > 1},
-              "context": _context_facts(selected)}
+              "context": (ctx.skills, ctx.renamed)}
     _write(stamp_path, record)
 
 
@@ -229,8 +236,8 @@ def _replay(options: BuildOptions, memo_path: Path, stamp_path: Path, stamp: dic
 
 def _recorded_paths(record: Any) -> Optional[Sequence[str]]:
     """The source paths `record` keeps, in its order (None: not a record read here)."""
-    files = record.get("files") if isinstance(record, dict) else None
-    return list(files) if isinstance(files, dict) else None
+    entries = _recorded_entries(record)
+    return list(entries) if entries is not None else None
 
 
 def _recorded_file(record: Any, path: str) -> Optional[Tuple[int, str]]:
@@ -379,24 +386,10 @@ def _shape(item) -> Any:
                                resources=tuple(Resource(r.path, b"", r.executable) for r in item.resources))
 
 
-class _Named(NamedTuple):
-    kind: Kind
-    name: str
-
-
-def _context_facts(selected: Sequence[Tuple[str, str]]) -> Tuple[FrozenSet[str], Any]:
-    """What the render context of a build takes from its items: the skills' names and the
-    names given to items that would collide as Agent Skills (`base.skill_names`). Kept in
-    the replay record: computing them again from 10,000 names was a twentieth of an edit."""
-    from agentrc.clients.base import skill_names
-
-    items = [_Named(Kind(k), n) for k, n in selected]
-    return frozenset(i.name for i in items if i.kind is Kind.SKILL), skill_names(items)  # type: ignore[arg-type]
-
-
 def _context(facts: Tuple[FrozenSet[str], Any], clients: Sequence[str]):
-    """The render context of the last build: it depends on the kinds and names of the items
-    rendered alone (`plan.plan`), which the edit did not change."""
+    """The render context of the last build, from the facts its record keeps (`save_record`):
+    they depend on the kinds and names of the items rendered alone, which the edit did not
+    change."""
     from agentrc.clients import registry as client_registry
 
     skills, renamed = facts
