@@ -166,6 +166,7 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
                 # Locked and recovered before anything in the directory is read; errors of the
                 # disk (a full one, a read-only one, a link in the way) are diagnostics.
                 with writer.session(out, write=not options.check, notify=notify) as tree:
+                    tree.jobs = _jobs(options)
                     if stamp:
                         tree.expect(stamp.get("manifest", ""), stamp.get("outputs"))
                     changes, _, wdiags = tree.diff(plan.files)
@@ -300,7 +301,7 @@ def _plan(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo], spi
     # Workers compute what this build asks for: every item, in the project layout's renderings.
     if memo is not None and memo.empty and options.jobs != 1 and not options.bundles and options.layout == "project":
         from agentrc.pipeline import warm
-        workers = warm.warm(inputs.tree, list(options.clients), memo, options.jobs or warm.cpus())
+        workers = warm.warm(inputs.tree, list(options.clients), memo, _jobs(options))
     try:
         return stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
                                inputs.explicit, memo, layout=options.layout, plugin_name=options.plugin_name,
@@ -308,6 +309,14 @@ def _plan(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo], spi
     finally:
         if workers is not None:
             workers.close()
+
+
+def _jobs(options: BuildOptions) -> int:
+    """The processes `options.jobs` allows (0: one per CPU, at most `warm.MAX_JOBS`)."""
+    if options.jobs:
+        return options.jobs
+    from agentrc.pipeline import warm
+    return warm.cpus()
 
 
 def _write(tree: writer.Output, options: BuildOptions, plan, changes: writer.Changes) -> List[Diagnostic]:
