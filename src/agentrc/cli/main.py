@@ -136,8 +136,8 @@ def _build(b: argparse.ArgumentParser) -> None:
     b.add_argument("--report", metavar="FILE", help="write the fidelity report as JSON")
     b.add_argument("--strict", action="store_true", help="fail when any field is dropped for a client")
     b.add_argument("--jobs", type=int, default=0, metavar="N",
-                   help="processes for a cold build of a large registry (default 0: one per CPU, at most 4; "
-                        "1: none)")
+                   help="processes for a cold build of a large registry and a large write (default 0: one "
+                        "per CPU, at most 4; 1: none)")
     b.add_argument("--no-cache", action="store_true",
                    help="parse and render everything (the cache lives in $AGENTRC_CACHE_DIR or ~/.cache/agentrc)")
     b.set_defaults(command_module="build")

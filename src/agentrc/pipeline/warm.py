@@ -126,6 +126,10 @@ class Workers:
                     return None
                 d = parent
         if key[0] == "render":  # the item's digest is in the key: the worker that parsed it
+            if len(key) > 5:  # where `plan.render_key` puts it: one lookup, not one per part
+                worker = self.by_digest.get(key[5]) if isinstance(key[5], str) else None
+                if worker is not None:
+                    return worker
             for part in key:
                 if isinstance(part, str):
                     worker = self.by_digest.get(part)
