@@ -181,3 +181,52 @@ def test_mutated_frontmatter_reads_alike():
                 t = "\n".join(lines)
         taken += _same(t)
     assert taken > 300  # the comparison is not vacuous
+
+
+def test_the_first_characters_of_implicit_types_are_the_loaders():
+    """`_RESOLVER_FIRST` stands for the loader's table, so that scalars starting with
+    anything else are read without importing PyYAML: the two must agree (a scalar starting
+    with an indicator, `-`, `!`, `&`, `*`, never gets that far: it goes to the composer)."""
+    indicators = yamlpos._INDICATORS
+    assert yamlpos._RESOLVER_FIRST - indicators == set(yamlpos._resolvers()) - {""} - indicators
+
+
+def test_common_frontmatter_is_read_without_importing_pyyaml():
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    code = ("import sys; from agentrc.text import yamlpos; "
+            "loc = yamlpos.load('schema: 1\\nname: android-checklist\\ndescription: Use when \"x\"\\n"
+            "metadata:\\n  version: \"3.9.4\"\\n  count: 12\\n', 1); "
+            "print(loc.data, 'yaml.reader' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"})
+    assert done.stdout.split("} ")[-1].strip() == "False", done.stdout
+    assert "'count': 12" in done.stdout and "'schema': 1" in done.stdout
+    assert "'description': 'Use when \"x\"'" in done.stdout
+    # A bool word is known without it; a scalar that may be a float asks the loader.
+    for value, read, imported in (("true", "True", "False"), (".5", "0.5", "True")):
+        done = subprocess.run([sys.executable, "-c", code.replace("android-checklist", value)], capture_output=True,
+                              text=True, check=True, env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"})
+        assert done.stdout.split("} ")[-1].strip() == imported and f"'name': {read}" in done.stdout, done.stdout
+
+
+_NEAR_MISSES = ["y", "Y", "n", "N", "t", "T", "f", "F", "o", "O", "yES", "nO", "tRUE", "oN", "nULL", "Nope",
+                "yes please", "onward", "offset", "nullable", "Truely", "FALSEHOOD", "no-op", "on_call", "null_x",
+                "None", "none", "Off-by-one", "true.", "yes!", "NULLs"]
+
+
+@pytest.mark.parametrize("word", sorted(yamlpos.IMPLICIT_WORDS) + _NEAR_MISSES)
+def test_a_word_starting_with_a_letter_reads_as_the_loader_reads_it(word):
+    """`IMPLICIT_WORDS` (read without PyYAML) against the composer: the bool and null words
+    with their values, and every other letter-first scalar a string."""
+    slow = yamlpos.load_careful(f"k: {word}\n", 0).data["k"]
+    assert type(slow) is type(yamlpos.IMPLICIT_WORDS.get(word, word)) and slow == yamlpos.IMPLICIT_WORDS.get(word, word)
+    assert _same(f"name: x\nk: {word}\nlist:\n  - {word}\n")
+    from agentrc.text import yamlemit
+
+    assert yamlemit._plain(word) == (word not in yamlpos.IMPLICIT_WORDS)
+    assert yamlemit._plain(word) == (yamlemit._resolver().resolve(
+        yamlemit.yaml.ScalarNode, word, (True, False)) == "tag:yaml.org,2002:str")

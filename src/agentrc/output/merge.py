@@ -19,13 +19,19 @@ import math
 import re
 from collections import OrderedDict
 from functools import lru_cache
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.files import Fragment, OutputFile
-from agentrc.text import jsonedit, tomledit
+from agentrc.text.lazy import lazy_module
 from agentrc.text.markdown import demote_headings
 from agentrc.text.markedblock import BEGIN, CONTEXT_TITLE, END, block_render
+
+if TYPE_CHECKING:
+    from agentrc.text import jsonedit, tomledit
+else:  # imported when a config file is first merged: a replayed edit of a rule merges none
+    jsonedit = lazy_module("agentrc.text.jsonedit")
+    tomledit = lazy_module("agentrc.text.tomledit")
 
 
 @lru_cache(maxsize=None)

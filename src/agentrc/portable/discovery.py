@@ -25,16 +25,20 @@ import posixpath
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
-
-import pathspec
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.model import ENTRYPOINTS, Kind, Resource, SourceFile
 from agentrc.names import is_registry_marker
 from agentrc.portable import body as body_rules
+from agentrc.text.lazy import lazy_module
 from agentrc.text.markdown import Scanned
 from agentrc.text.yamlpos import Located
+
+if TYPE_CHECKING:
+    import pathspec
+else:  # imported when an item has `ignore:` patterns: most have none
+    pathspec = lazy_module("pathspec")
 
 OVERRIDE_RE = re.compile(r"^(" + "|".join(k.name for k in Kind) + r")\.([^/]+)\.md$")
 

@@ -266,6 +266,22 @@ def _resolvers() -> Dict[str, Any]:
     return dict(_loader().yaml_implicit_resolvers)
 
 
+# The first characters of YAML 1.1's implicit types (bool, float, int, merge, null,
+# timestamp, value): a plain scalar starting with anything else is a string without asking
+# the resolver, so frontmatter of such scalars (and of quoted ones and plain decimals) is
+# read without importing PyYAML (10 ms of a one-edit build at 1,000 items). The loader's
+# own table is the reference: tests/test_yamlpos_simple.py holds the two equal.
+_RESOLVER_FIRST = frozenset("yYnNtTfFoO-+0123456789.<~=")
+# Of those, a plain scalar starting with a letter is a bool or a null only when it is one of
+# these words (PyYAML's bool and null patterns; their values as its constructor makes them),
+# and a string otherwise. Also held equal to the loader by tests/test_yamlpos_simple.py.
+IMPLICIT_WORDS: Dict[str, Any] = {
+    **{w: True for w in ("yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON")},
+    **{w: False for w in ("no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF")},
+    **{w: None for w in ("null", "Null", "NULL")},
+}
+
+
 def _load_simple(text: str, off: int) -> Any:
     """`load_careful(text, off)` for the common shape (see above), else None."""
     if not text or not text.isascii() or _CONTROL_RE.search(text) or " \n" in text or text[-1] == " ":
@@ -275,7 +291,7 @@ def _load_simple(text: str, off: int) -> Any:
         return None  # a row of another form; a top-level sequence or an indented mapping
     loc = Located(data=None)
     try:
-        data, end = _simple_mapping(rows, 0, 0, (), loc, off, _resolvers())
+        data, end = _simple_mapping(rows, 0, 0, (), loc, off)
     except _NotSimple:
         return None
     if end != len(rows):
@@ -284,8 +300,7 @@ def _load_simple(text: str, off: int) -> Any:
     return loc
 
 
-def _simple_mapping(rows: List[Any], i: int, indent: int, path: Path, loc: Located, off: int,
-                    resolvers: Dict[str, Any]) -> Tuple[Any, int]:
+def _simple_mapping(rows: List[Any], i: int, indent: int, path: Path, loc: Located, off: int) -> Tuple[Any, int]:
     """The block mapping whose keys start at column `indent` from row `i`, and the row after it."""
     if len(path) > _SIMPLE_DEPTH:
         raise _NotSimple
@@ -305,7 +320,7 @@ def _simple_mapping(rows: List[Any], i: int, indent: int, path: Path, loc: Locat
         key_pos[child] = (line, indent + 1)
         if raw:
             value_pos[child] = (line, at + len(key) + len(gap) + 2)
-            out[key] = _simple_scalar(raw, resolvers)
+            out[key] = _simple_scalar(raw)
             i += 1
             continue
         if i + 1 == n:
@@ -313,16 +328,16 @@ def _simple_mapping(rows: List[Any], i: int, indent: int, path: Path, loc: Locat
         nxt = rows[i + 1]
         at = len(nxt[0])
         if nxt[2] and at >= indent:
-            out[key], i = _simple_sequence(rows, i + 1, at, at == indent, child, loc, off, resolvers)
+            out[key], i = _simple_sequence(rows, i + 1, at, at == indent, child, loc, off)
         elif nxt[3] and at > indent:
-            out[key], i = _simple_mapping(rows, i + 1, at, child, loc, off, resolvers)
+            out[key], i = _simple_mapping(rows, i + 1, at, child, loc, off)
         else:
             raise _NotSimple
     return out, i
 
 
 def _simple_sequence(rows: List[Any], i: int, indent: int, indentless: bool, path: Path, loc: Located,
-                     off: int, resolvers: Dict[str, Any]) -> Tuple[Any, int]:
+                     off: int) -> Tuple[Any, int]:
     """The block sequence of scalars whose '-' stand at column `indent` from row `i`
     (`indentless`: at its key's column, where a key ends it), and the row after it."""
     value_pos = loc.value_pos
@@ -337,12 +352,12 @@ def _simple_sequence(rows: List[Any], i: int, indent: int, indentless: bool, pat
         if at > indent or not raw:
             raise _NotSimple
         value_pos[path + (len(out),)] = (i + 1 + off, at + len(gap) + 2)
-        out.append(_simple_scalar(raw, resolvers))
+        out.append(_simple_scalar(raw))
         i += 1
     return out, i
 
 
-def _simple_scalar(raw: str, resolvers: Dict[str, Any]) -> Any:
+def _simple_scalar(raw: str) -> Any:
     """The value of a one-line scalar, as the composer and `_scalar` make it."""
     first = raw[0]
     if first == '"':
@@ -355,8 +370,12 @@ def _simple_scalar(raw: str, resolvers: Dict[str, Any]) -> Any:
         return raw[1:-1]
     if first in _INDICATORS or ": " in raw or " #" in raw or raw[-1] == ":":
         raise _NotSimple
-    if first in resolvers:
-        for tag, rx in resolvers[first]:
+    if first in _RESOLVER_FIRST:
+        if first.isalpha():  # a bool or a null word, else a string
+            return IMPLICIT_WORDS[raw] if raw in IMPLICIT_WORDS else raw
+        if _DECIMAL_RE.fullmatch(raw):
+            return int(raw)  # YAML 1.1's int: no other implicit type takes a plain decimal
+        for tag, rx in _resolvers().get(first, ()):
             if rx.match(raw):
                 if tag in _SPECIAL_TAGS:
                     if tag == _INT_TAG and _DECIMAL_RE.fullmatch(raw):
