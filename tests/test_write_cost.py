@@ -180,9 +180,13 @@ def test_the_journal_holds_the_manifest_serialised_once(tmp_path, monkeypatch):
                         lambda d, n, c, mode: written.append(b"".join(c)) or real_write(d, n, written[-1:], mode))
     encoded = []
     real_manifest = writer._manifest_bytes
-    monkeypatch.setattr(writer, "_manifest_bytes", lambda m: encoded.append(1) or real_manifest(m))
+    monkeypatch.setattr(writer, "_manifest_bytes",
+                        lambda m, ready=None: encoded.append((m, ready)) or real_manifest(m, ready))
     _build(reg, tmp_path / "out", "--no-cache")
     assert len(journals) == 1 and len(encoded) == 1
+    # Its `files` section encoded beforehand (while files were staged): the same bytes.
+    whole, ready = encoded[0]
+    assert list(ready) == ["files"] and real_manifest(whole, ready) == real_manifest(whole)
     journal, manifest = journals[0]
     assert written == [b"".join(real(journal, manifest))] == [writer._journal_bytes(journal, manifest)]
     assert json.loads(written[0]) == json.loads(json.dumps(journal, sort_keys=True))

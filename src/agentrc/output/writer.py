@@ -91,6 +91,12 @@ SYNC_BATCH = 64  # staged files written before they are fsync'd together: bounds
 # Files staged from which, with `Output.jobs` above 1, a forked child stages the second half
 # (`_stage_files`): 46,000 files took 1.06 s in one process at 10,000 items.
 PARALLEL_MIN = 10000
+# The child's share of the files staged: the build's process stages the rest and meanwhile
+# makes the manifest's digests, directories and encoded `files` section. At 10,000 items
+# (46,128 files) staging took 0.51 s in one process, and with a child 0.40 s (its 60%)
+# against 0.29 + 0.18 s in the build's: two processes staging at once each go about 40%
+# slower per file than one alone on the 2-core machine of docs/benchmarks.md.
+CHILD_SHARE = 0.6
 _STATUS = struct.Struct("<qqq")  # a staged file's size, mtime_ns and mode, from the child
 PARTIAL = "the write was interrupted after it was committed"  # the one failure that leaves work to finish
 _STAGED = re.compile(r"[0-9]+\.new")
@@ -623,30 +629,37 @@ def _entry_lines(value: dict, keys: List[Any]) -> List[str]:
     return [f"  {enc(k) if isinstance(k, str) else _ENCODE(k)}: {_value(v)}" for k, v in zip(keys, values)]
 
 
-def _manifest_bytes(manifest: dict) -> bytes:
+def _manifest_bytes(manifest: dict, encoded: Optional[Dict[str, bytes]] = None) -> bytes:
     """Sorted keys, one file's entry a line (readable, and diffable). Each line is encoded by
     the C encoder: `json.dumps(indent=...)` runs the pure-Python one, which was a third of
     the writer's work in a one-edit build at 5,000 items. Written into one buffer a chunk
     of entries at a time, which becomes the bytes returned: the lines, their joined text and
-    its encoded copy were all held at once before, 3.4 times the manifest's size."""
+    its encoded copy were all held at once before, 3.4 times the manifest's size.
+    `encoded`: sections already encoded by `_section` (of the same values), used as they are."""
     buf = io.BytesIO()
     buf.write(b"{\n")
     for n, key in enumerate(sorted(manifest)):
-        value = manifest[key]
         if n:
             buf.write(b",\n")
-        if isinstance(value, dict) and value:
-            buf.write(f" {_ENCODE(key)}: {{\n".encode())
-            keys = sorted(value)
-            for start in range(0, len(keys), _CHUNK):
-                if start:
-                    buf.write(b",\n")
-                buf.write(",\n".join(_entry_lines(value, keys[start:start + _CHUNK])).encode())
-            buf.write(b"\n }")
-        else:
-            buf.write(f" {_ENCODE(key)}: {_ENCODE(value)}".encode())
+        ready = encoded.get(key) if encoded else None
+        buf.write(ready if ready is not None else _section(key, manifest[key]))
     buf.write(b"\n}\n")
     return buf.getvalue()  # the buffer itself, not a copy (CPython shares it)
+
+
+def _section(key: str, value: Any) -> bytes:
+    """One top-level entry of the manifest as `_manifest_bytes` writes it."""
+    if isinstance(value, dict) and value:
+        buf = io.BytesIO()
+        buf.write(f" {_ENCODE(key)}: {{\n".encode())
+        keys = sorted(value)
+        for start in range(0, len(keys), _CHUNK):
+            if start:
+                buf.write(b",\n")
+            buf.write(",\n".join(_entry_lines(value, keys[start:start + _CHUNK])).encode())
+        buf.write(b"\n }")
+        return buf.getvalue()
+    return f" {_ENCODE(key)}: {_ENCODE(value)}".encode()
 
 
 _PUTS_CHUNK = 256  # a long list's entries encoded at a time (`_journal_chunks`): the encoder's pieces are ~10 a dict
@@ -1382,28 +1395,38 @@ class Output:
                 mode, exact = (0o755 if f.executable else 0o644), True
             todo.append((path, f, mode, exact))
             puts.append({"path": path, "tmp": f"{i}.new", "create": i < new})
+        # What the manifest holds apart from the staged files' statuses: made while a child
+        # stages the files' larger share (`_stage_files`), else after the files are staged.
+        known: Dict[str, Any] = {}
+
+        def prepare() -> None:
+            # In the order of their paths, as `_manifest_bytes` writes them: sorting an
+            # ordered list again is one comparison per entry.
+            ordered = sorted(files, key=_path_of)
+            final = [f.path for f in files if not f.merge] + list(changes.merged)
+            digests = {f.path: f.sha256() for f in ordered if not f.merge}
+            known.update(ordered=ordered, needed=_directories(final), ours=set(changes.dirs) | created_dirs,
+                         digests=digests, encoded={"files": _section("files", digests)})
+
         if txn is not None:
-            self._stage_files(txn, todo, written)
+            self._stage_files(txn, todo, written, prepare)
+        if not known:
+            prepare()
         if txn is not None:
             self.where = TXN
             os.fsync(txn)  # the staged files' names, durable before the journal can name them
-        # In the order of their paths, as `_manifest_bytes` writes them: sorting an ordered
-        # list again is one comparison per entry.
-        ordered = sorted(files, key=_path_of)
         stats = {}
         seen = changes.seen
-        for f in ordered:
-            known = seen.get(f.path) or written.get(f.path)
-            if known is None:
+        for f in known["ordered"]:
+            st_known = seen.get(f.path) or written.get(f.path)
+            if st_known is None:
                 st = tree.lstat(f.path)
-                known = _stat(st) if st is not None else [0, 0, 0]
-            stats[f.path] = known
-        final = [f.path for f in files if not f.merge] + list(changes.merged)
-        needed = _directories(final)
-        ours = set(changes.dirs) | created_dirs
+                st_known = _stat(st) if st is not None else [0, 0, 0]
+            stats[f.path] = st_known
+        needed, ours = known["needed"], known["ours"]
         manifest: Dict[str, Any] = {
             "version": 1, "generator": f"agentrc {__version__}",
-            "files": {f.path: f.sha256() for f in ordered if not f.merge},
+            "files": known["digests"],
             "stat": stats}
         if changes.merged:
             manifest["merged"] = changes.merged
@@ -1411,7 +1434,7 @@ class Output:
             manifest["dirs"] = sorted(ours & needed)
         new_manifest: Optional[dict] = manifest
         current = self.manifest_raw if self.manifest is not None else tree.read(MANIFEST)
-        data = _manifest_bytes(manifest)  # serialised once: _roll_forward writes these bytes
+        data = _manifest_bytes(manifest, known["encoded"])  # serialised once: _roll_forward writes these bytes
         self.planned_manifest = (sha(data), manifest)  # for `recorded_statuses`
         self.staged_manifest = None
         if current == data:
@@ -1433,11 +1456,13 @@ class Output:
         os.fsync(txn)  # the commit point: from here on the journal is replayed, never undone
         return journal
 
-    def _stage_files(self, txn: int, todo: List[Tuple[str, Any, int, bool]], written: Dict[str, list]) -> None:
+    def _stage_files(self, txn: int, todo: List[Tuple[str, Any, int, bool]], written: Dict[str, list],
+                     meanwhile: Callable[[], None]) -> None:
         """Write each (path, file, mode, exact) of `todo` into the staging directory as
-        `{index}.new`, fsync it and note its status in `written`. From PARALLEL_MIN files
-        on, with `jobs` above 1, the second half is written by a forked child at the same
-        time (`agentrc.output.forked`): its statuses come back through shared memory."""
+        `{index}.new`, fsync it and note its status in `written`, and call `meanwhile`. From
+        PARALLEL_MIN files on, with `jobs` above 1, a forked child writes the larger share
+        (`CHILD_SHARE`) at the same time (`agentrc.output.forked`), its statuses coming back
+        through shared memory, while this process writes the rest and calls `meanwhile`."""
         tree = self.tree
         assert tree is not None
         create = tree.create
@@ -1466,6 +1491,7 @@ class Output:
         def mine(start: int, end: int) -> None:
             noted = _noter(written)
             share(start, end, lambda i, st: noted(todo[i][0], st))
+            meanwhile()
 
         def theirs(start: int, end: int, records: memoryview) -> None:
             pack = _STATUS.pack_into
@@ -1475,7 +1501,7 @@ class Output:
             share(start, end, note)
 
         count = len(todo)
-        cut = count // 2 if self.jobs > 1 and count >= PARALLEL_MIN else count
+        cut = count - int(count * CHILD_SHARE) if self.jobs > 1 and count >= PARALLEL_MIN else count
         try:
             records = forked.run(count, cut, _STATUS.size, mine, theirs)
         except forked.Failed as exc:  # where: the file it failed on, else the staging directory
