@@ -289,11 +289,16 @@ class Memo:
         return {k: self.get(k) for k in self.used}
 
 
-def location(out: str, sources: Iterable[str]) -> Path:
-    base = os.environ.get("AGENTRC_CACHE_DIR") or os.path.join(
+def base() -> str:
+    """The directory of the CLI's caches: $AGENTRC_CACHE_DIR, else $XDG_CACHE_HOME/agentrc
+    (~/.cache/agentrc)."""
+    return os.environ.get("AGENTRC_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "agentrc")
+
+
+def location(out: str, sources: Iterable[str]) -> Path:
     key = digest([os.path.abspath(out).encode()] + sorted(os.path.abspath(s).encode() for s in sources))
-    return Path(base) / f"build-{key[:24]}.pickle"
+    return Path(base()) / f"build-{key[:24]}.pickle"
 
 
 def _dir(path: Path) -> Path:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
@@ -81,6 +82,9 @@ def build(options: BuildOptions, notify: Optional[Callable[[str], None]] = None)
     finally:
         if enabled:
             gc.enable()
+        schemas = sys.modules.get("agentrc.schemas")
+        if schemas is not None:  # the build's code cache is its own (`_build`)
+            schemas.use_code_cache(None)
 
 
 def _key(options: BuildOptions, sources: str, explicit: Tuple[str, ...]) -> str:
@@ -134,6 +138,9 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
             return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
                                writer.Changes((), (), (), stamp["files"]))
     memo = None
+    if memo_path:  # past the no-change check: compiled schema validators kept beside the memo
+        from agentrc import schemas
+        schemas.use_code_cache(str(memo_path.parent))
     if memo_path and stamp_path and stamp:
         # Sources changed: an edit that reaches only a few outputs is built alone.
         from agentrc.pipeline import incremental

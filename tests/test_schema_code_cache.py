@@ -1,0 +1,95 @@
+"""Compiled schema validators kept in the CLI's cache directory (`schemas.use_code_cache`).
+
+Compiling the item schema's validator is a tenth of a replayed one-edit build; a process
+that finds it compiled by an earlier one executes the kept code instead. What must hold:
+the validator kept validates as a freshly compiled one; a kept file that is damaged, cut
+short or a symlink is compiled again (never followed, never trusted past its checksum);
+builds without the cache keep nothing."""
+
+from __future__ import annotations
+
+import os
+
+import fastjsonschema
+import pytest
+
+from agentrc import schemas
+from agentrc.cli.main import main
+from helpers import ROOT
+
+GOOD = {"schema": 1, "name": "a-rule", "description": "Use when testing the cache"}
+BAD = {"schema": 1, "name": "Not A Name", "description": 5}
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """A code cache in `tmp_path`, the compiled validators forgotten before and after, and
+    the compilations counted."""
+    compiled = []
+    real = fastjsonschema.compile_to_code
+    monkeypatch.setattr(fastjsonschema, "compile_to_code", lambda s: compiled.append(1) or real(s))
+    schemas._compiled.cache_clear()
+    schemas.use_code_cache(str(tmp_path))
+    yield tmp_path, compiled
+    schemas.use_code_cache(None)
+    schemas._compiled.cache_clear()
+
+
+def _errors(data):
+    return sorted(e.message for e in schemas.errors("item", data, "rule", ("claude",)))
+
+
+def test_a_kept_validator_validates_as_a_compiled_one(cache):
+    where, compiled = cache
+    first = (_errors(GOOD), _errors(BAD))
+    assert compiled == [1] and len(list(where.glob("validator-*.bin"))) == 1
+    schemas._compiled.cache_clear()  # as a new process
+    assert (_errors(GOOD), _errors(BAD)) == first
+    assert compiled == [1]  # read, not compiled again
+    schemas.use_code_cache(None)
+    schemas._compiled.cache_clear()
+    assert (_errors(GOOD), _errors(BAD)) == first
+    assert first[0] == [] and first[1]
+
+
+@pytest.mark.parametrize("damage", ["flipped", "cut", "empty", "symlink"])
+def test_a_damaged_kept_validator_is_compiled_again(cache, tmp_path, damage):
+    where, compiled = cache
+    expected = _errors(BAD)
+    (kept,) = where.glob("validator-*.bin")
+    data = kept.read_bytes()
+    if damage == "flipped":
+        kept.write_bytes(data[:-10] + bytes([data[-10] ^ 1]) + data[-9:])
+    elif damage == "cut":
+        kept.write_bytes(data[:len(data) // 2])
+    elif damage == "empty":
+        kept.write_bytes(b"")
+    else:
+        elsewhere = tmp_path / "elsewhere.bin"
+        elsewhere.write_bytes(data)
+        kept.unlink()
+        kept.symlink_to(elsewhere)
+    schemas._compiled.cache_clear()
+    assert _errors(BAD) == expected
+    assert len(compiled) == 2
+    # Kept again, whole (marshal's bytes of two compilations may differ: it is read back).
+    assert not kept.is_symlink() and schemas._read_code(str(kept)) is not None
+    if damage == "symlink":
+        assert (tmp_path / "elsewhere.bin").read_bytes() == data
+
+
+def test_a_build_keeps_its_validators_beside_its_memo_and_no_cache_keeps_none(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    schemas._compiled.cache_clear()
+    try:
+        reg = str(ROOT / "examples" / "registry")
+        assert main(["build", reg, "--client", "claude", "--out", str(tmp_path / "a"), "--no-cache"]) == 0
+        assert not (tmp_path / "cache").exists()
+        schemas._compiled.cache_clear()  # as a new process: what the first compiled is forgotten
+        assert main(["build", reg, "--client", "claude", "--out", str(tmp_path / "b")]) == 0
+        kept = sorted(p.name for p in (tmp_path / "cache").iterdir() if p.name.startswith("validator-"))
+        assert kept and all(p.endswith(".bin") for p in kept)
+        assert not [p for p in os.listdir(tmp_path / "cache") if p.endswith(".tmp")]
+    finally:
+        schemas.use_code_cache(None)
+        schemas._compiled.cache_clear()
