@@ -184,8 +184,8 @@ def test_the_journal_is_written_without_being_held_whole(tmp_path, monkeypatch):
     real_manifest, real_replace = writer._manifest_bytes, os.replace
     seen = {}
 
-    def manifest_bytes(m):
-        data = real_manifest(m)
+    def manifest_bytes(m, encoded=None):
+        data = real_manifest(m, encoded)
         seen["base"] = tracemalloc.get_traced_memory()[0]
         tracemalloc.reset_peak()
         return data

@@ -439,24 +439,40 @@ def test_kill_9_during_builds_then_a_rebuild_gives_the_clean_tree(tmp_path):
         (d / "RULE.md").write_text(f"---\nschema: 1\nname: bulk-{i}\ndescription: Use when testing {i}\n---\n\n"
                                    f"## Body\n\nText {i}.\n")
     cmd = [PY, "-m", "agentrc", "build", str(reg), "--out", "{out}", "--no-cache", "--jobs", "1"]
-    clean = tmp_path / "clean"
-    start = time.monotonic()
-    subprocess.run([c.replace("{out}", str(clean)) for c in cmd], env=ENV, check=True, capture_output=True)
-    duration = time.monotonic() - start
-    expected = _without_stat(_tree(clean))
-    out = tmp_path / "out"
+    clean, out = tmp_path / "clean", tmp_path / "out"
+    expected, duration = clean_build(cmd, clean)
     n = 6
     for i in range(n):
-        proc = subprocess.Popen([c.replace("{out}", str(out)) for c in cmd], env=ENV, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        time.sleep(duration * (0.4 + 0.6 * i / n))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        killed_build(cmd, out, duration * (0.4 + 0.6 * i / n))
         if i % 2:  # half the time, an interrupted build into a tree of another client set
             shutil.rmtree(reg / "rules" / f"bulk-{i}")
-            subprocess.run([c.replace("{out}", str(clean)) for c in cmd], env=ENV, capture_output=True)
-            expected = _without_stat(_tree(clean))
-    done = subprocess.run([c.replace("{out}", str(out)) for c in cmd], env=ENV, capture_output=True, text=True)
+            expected, _ = clean_build(cmd, clean)
+    assert_rebuilds_to(cmd, out, expected)
+
+
+def _argv(cmd, out):
+    return [c.replace("{out}", str(out)) for c in cmd]
+
+
+def clean_build(cmd, clean):
+    """`cmd` (its output `{out}`) run to the end into `clean`: its tree (without the
+    manifest's mtimes) and how long it took."""
+    start = time.monotonic()
+    subprocess.run(_argv(cmd, clean), env=ENV, check=True, capture_output=True)
+    return _without_stat(_tree(clean)), time.monotonic() - start
+
+
+def killed_build(cmd, out, after: float) -> None:
+    """`cmd` run into `out` and killed (SIGKILL) `after` seconds later."""
+    proc = subprocess.Popen(_argv(cmd, out), env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(after)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+def assert_rebuilds_to(cmd, out, expected) -> None:
+    """One more run of `cmd` into `out` succeeds, says no traceback, and leaves `expected`."""
+    done = subprocess.run(_argv(cmd, out), env=ENV, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert _without_stat(_tree(out)) == expected

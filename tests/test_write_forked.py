@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,7 +22,7 @@ import pytest
 from agentrc.cli.main import main
 from agentrc.output import forked, writer
 from helpers import ROOT
-from test_output_safety import _tree, _without_stat
+from test_output_safety import _tree, _without_stat, assert_rebuilds_to, clean_build, killed_build
 
 REGISTRY = ROOT / "examples" / "registry"
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
@@ -277,19 +276,8 @@ def test_kill_9_during_a_shared_write_then_a_rebuild_gives_the_clean_tree(tmp_pa
               "from agentrc.cli.main import main; sys.exit(main(sys.argv[1:]))")
     cmd = [sys.executable, "-c", script, "build", str(reg), "--client", "claude,copilot,opencode", "--out",
            "{out}", "--no-cache", "--jobs", "2"]
-    clean = tmp_path / "clean"
-    start = time.monotonic()
-    subprocess.run([c.replace("{out}", str(clean)) for c in cmd], env=ENV, check=True, capture_output=True)
-    duration = time.monotonic() - start
-    expected = _without_stat(_tree(clean))
-    out = tmp_path / "out"
+    clean, out = tmp_path / "clean", tmp_path / "out"
+    expected, duration = clean_build(cmd, clean)
     for i in range(6):
-        proc = subprocess.Popen([c.replace("{out}", str(out)) for c in cmd], env=ENV, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        time.sleep(duration * (0.5 + 0.5 * i / 6))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    done = subprocess.run([c.replace("{out}", str(out)) for c in cmd], env=ENV, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr
-    assert _without_stat(_tree(out)) == expected
+        killed_build(cmd, out, duration * (0.5 + 0.5 * i / 6))
+    assert_rebuilds_to(cmd, out, expected)
