@@ -64,6 +64,13 @@ def use_code_cache(directory: Optional[str]) -> None:
     _code_cache = directory
 
 
+def prepare(name: str, definition: str = "", blocks: Sequence[str] = ()) -> None:
+    """Compile (or load) now the validator `errors(name, ..., definition, blocks)` uses: a
+    cold build does so for the item kinds it will parse before it forks its workers
+    (agentrc.pipeline.warm), which then inherit them instead of compiling them again."""
+    _compiled(name, definition, tuple(blocks))
+
+
 @lru_cache(maxsize=None)
 def _compiled(name: str, definition: str, blocks: Tuple[str, ...]):
     schema = _rooted(name, definition, blocks)
