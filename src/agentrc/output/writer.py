@@ -63,7 +63,6 @@ from typing import (
 from agentrc import __version__
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.files import OutputFile
-from agentrc.output import forked
 
 if TYPE_CHECKING:
     from agentrc.output import merge as managed
@@ -1463,6 +1462,9 @@ class Output:
         PARALLEL_MIN files on, with `jobs` above 1, a forked child writes the larger share
         (`CHILD_SHARE`) at the same time (`agentrc.output.forked`), its statuses coming back
         through shared memory, while this process writes the rest and calls `meanwhile`."""
+        # Imported here: a build with nothing to write never forks (docs/architecture.md).
+        from agentrc.output import forked
+
         tree = self.tree
         assert tree is not None
         create = tree.create
@@ -1592,6 +1594,9 @@ class Output:
         that appeared where agentrc was creating one (kept, and dropped from the manifest).
         `fresh`: this run staged the files and committed the journal a moment ago, under the
         lock, so every staged file is still there (the staging directory is not listed)."""
+        # Imported here: a build with nothing to write never forks (docs/architecture.md).
+        from agentrc.output import forked
+
         tree = self.tree
         assert tree is not None
         txn = tree.dir(TXN)
@@ -1687,6 +1692,9 @@ class Output:
         never replacing one) or renamed (an update) into place; the indices of the new files
         whose names another file took meanwhile (kept, not agentrc's). The directories whose
         entries change are noted in `unsynced` (and with their ancestors in `touched`)."""
+        # Imported here: a build with nothing to write never forks (docs/architecture.md).
+        from agentrc.output import forked
+
         tree = self.tree
         assert tree is not None
         lost: List[int] = []
