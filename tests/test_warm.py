@@ -253,3 +253,33 @@ def test_the_validators_of_the_kinds_present_are_compiled_before_the_workers_for
                                  client_registry.client_names().blocks)) == []
     after = schemas._compiled.cache_info()
     assert after.hits == before.hits + 1 and after.misses == before.misses
+
+
+def test_a_workers_renderings_come_as_spilled_bytes(registry, tmp_path, monkeypatch, counted):
+    """A worker puts its renderings' own files in a spill of its own (made before the fork)
+    and names them: the build neither loads nor hashes those bytes, and reads them back as
+    it writes. The same tree as one process; supporting files stay shared, not spilled."""
+    from agentrc.output import spill
+
+    made = []
+    real = spill.Ref.file
+
+    def file(self, path, executable, owner):
+        made.append(path)
+        return real(self, path, executable, owner)
+
+    monkeypatch.setattr(spill.Ref, "file", file)
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert _build(registry, one, tmp_path / "c1", monkeypatch, "--jobs", "1")[0] == 0
+    assert made == []
+    assert _build(registry, two, tmp_path / "c2", monkeypatch, "--jobs", "2")[0] == 0
+    assert _tree(one) == _tree(two)
+    assert len(made) > 20 and all(p.endswith(".md") for p in made)
+    assert _memo(tmp_path / "c1") == _memo(tmp_path / "c2")
+    # Without a spill (a build that keeps none: --no-cache has no workers; a spill that
+    # cannot be made), the worker sends the bytes as before.
+    made.clear()
+    monkeypatch.setattr(spill.Spill, "open_now", lambda self: False)
+    three = tmp_path / "three"
+    assert _build(registry, three, tmp_path / "c3", monkeypatch, "--jobs", "2")[0] == 0
+    assert made == [] and _tree(three) == _tree(one)

@@ -385,7 +385,9 @@ def _unpack(packed: tuple, again: Callable[[], Rendered], outcomes: Dict[tuple, 
             return fresh[path]
         return content
 
-    return Rendered(tuple(OutputFile(*f) if isinstance(f[1], bytes) else OnDemand(f[0], f[1], produce(f[0]), *f[2:])
+    return Rendered(tuple(OutputFile(*f) if isinstance(f[1], bytes)
+                          else OnDemand(f[0], f[1], produce(f[0]), *f[2:]) if isinstance(f[1], str)
+                          else f[1].file(f[0], f[2], f[3])  # a worker's spilled bytes (`spill.Ref`)
                           for f in files),
                     ItemReport(client, kind, name, source, generated, outputs, _outcomes(fields, outcomes)),
                     tuple(Fragment(*f) for f in frags))

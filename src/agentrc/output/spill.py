@@ -47,6 +47,20 @@ class Spilled(OnDemand):
         return d["_spill"].read(d["_at"], d["_len"])
 
 
+class Ref:
+    """Where a worker spilled a rendered file's bytes: its spill (as this process sees it),
+    offset, length and sha256. A worker's rendering comes to the build with these in place
+    of the bytes (agentrc.pipeline.warm), and `plan._unpack` makes the file a `Spilled`."""
+
+    __slots__ = ("spill", "at", "length", "sha256")
+
+    def __init__(self, spill: "Spill", at: int, length: int, sha256: str):
+        self.spill, self.at, self.length, self.sha256 = spill, at, length, sha256
+
+    def file(self, path: str, executable: bool, owner: str) -> "Spilled":
+        return Spilled(path, self.sha256, self.spill, self.at, self.length, executable, owner)
+
+
 class Spill:
     """The unnamed file of one build's spilled bytes, appended to, read back by offset."""
 
@@ -60,6 +74,31 @@ class Spill:
         self._pending: List[bytes] = []
         self._pending_size = 0
         self._broken = False
+        self._attached: List[Spill] = []  # closed with this one (`attach`)
+
+    def attach(self, other: "Spill") -> None:
+        """Close `other` when this one is closed: a worker's spill, whose files the plan
+        holds until the write (agentrc.pipeline.warm)."""
+        self._attached.append(other)
+
+    def open_now(self) -> bool:
+        """Make the file now (before a fork: a worker appends to it, the build reads it)."""
+        if self._fd is None and not self._broken:
+            try:
+                os.makedirs(self.directory, exist_ok=True)
+                self._fd = _unnamed(self.directory)
+            except OSError:
+                self._broken = True
+        return self._fd is not None
+
+    def append(self, data: bytes) -> Optional[int]:
+        """`data` appended (gathered, written a megabyte at a time); its offset, None when
+        the spill cannot take it (the caller keeps the bytes)."""
+        return None if self._broken else self._append(data)
+
+    def flush(self) -> bool:
+        """What was appended, written to the file: True when all of it is there."""
+        return self._flush()
 
     def keep(self, rendered: Rendered) -> Rendered:
         """`rendered` (a `clients.base.Rendered`) as the plan should hold it: its plain files
@@ -88,6 +127,9 @@ class Spill:
             os.close(self._fd)
             self._fd = None
         self._broken = True  # a closed spill keeps nothing more
+        attached, self._attached = self._attached, []
+        for other in attached:
+            other.close()
 
     def _append(self, data: bytes) -> Optional[int]:
         if self._fd is None:
@@ -122,7 +164,7 @@ class Spill:
 
     def read(self, at: int, length: int) -> bytes:
         """The `length` bytes spilled at offset `at`."""
-        if at + length > self._size:  # still gathered: written out first
+        if at + length > self._size and self._pending:  # still gathered: written out first
             if not self._flush():
                 end = self._size
                 pending = b"".join(self._pending)

@@ -308,7 +308,7 @@ def _plan(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo], spi
     # Workers compute what this build asks for: every item, in the project layout's renderings.
     if memo is not None and memo.empty and options.jobs != 1 and not options.bundles and options.layout == "project":
         from agentrc.pipeline import warm
-        workers = warm.warm(inputs.tree, list(options.clients), memo, _jobs(options))
+        workers = warm.warm(inputs.tree, list(options.clients), memo, _jobs(options), spill=spill)
     try:
         return stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
                                inputs.explicit, memo, layout=options.layout, plugin_name=options.plugin_name,

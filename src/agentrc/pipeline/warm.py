@@ -32,6 +32,7 @@ share), costs nothing but time: the build computes that entry itself.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import pickle
@@ -46,6 +47,7 @@ from agentrc.memo import cache
 from agentrc.memo.cache import Memo
 from agentrc.model import ENTRYPOINTS, SourceFile, SourceTree
 from agentrc.output import plan as build
+from agentrc.output.spill import Ref, Spill
 from agentrc.portable.load import load_registry
 
 MIN_ITEMS = 300  # below this, forking costs more than it saves (at 300, 2 jobs: 0.48 -> 0.42 s)
@@ -71,7 +73,7 @@ def cpus() -> int:
 
 
 def warm(tree: SourceTree, clients: Sequence[str], memo: Memo, jobs: int,
-         min_items: Optional[int] = None) -> Optional["Workers"]:
+         min_items: Optional[int] = None, spill: Optional[Spill] = None) -> Optional["Workers"]:
     """Workers for `jobs - 1` shares of `tree`'s item directories, started now and feeding
     `memo` (`Memo.feed`) as the build asks for their entries: the caller runs the build and
     then `close`s them. A memo without a spool (entries kept in memory, as in tests) is
@@ -82,7 +84,7 @@ def warm(tree: SourceTree, clients: Sequence[str], memo: Memo, jobs: int,
         return None
     client_registry.get(clients)  # the adapters imported once, before the workers are forked
     _prepare_validators(groups)
-    workers = Workers(groups, clients, memo, _shares(groups, jobs))
+    workers = Workers(groups, clients, memo, _shares(groups, jobs), spill)
     if memo.spool is None:
         workers.fill()
         return None
@@ -93,7 +95,7 @@ class Workers:
     """The forked workers of one build and what they have sent so far."""
 
     def __init__(self, groups: Dict[str, List[SourceFile]], clients: Sequence[str], memo: Memo,
-                 shares: List[List[str]]):
+                 shares: List[List[str]], spill: Optional[Spill] = None):
         self.memo = memo
         # The build's own share, as a tree only when `fill` computes it here.
         self.own = _subtree(groups, shares[0]) if memo.spool is None else None
@@ -104,7 +106,16 @@ class Workers:
         self.workers: List[_Worker] = []
         where = memo.spool.root if memo.spool is not None else None
         for share in shares[1:]:
-            worker = _Worker.start(_subtree(groups, share), self.clients, where, self)
+            # The worker's rendered bytes go to a spill of its own, made before the fork and
+            # closed with the build's (whose plan holds their files until the write).
+            own_spill = None
+            if spill is not None and memo.spool is not None:
+                own_spill = Spill(spill.directory, limit=0)
+                if own_spill.open_now():
+                    spill.attach(own_spill)
+                else:
+                    own_spill = None
+            worker = _Worker.start(_subtree(groups, share), self.clients, where, self, own_spill)
             self.by_top.update((top, worker) for top in share)  # None: no fork, no file: computed here
             if worker is not None:
                 self.workers.append(worker)
@@ -168,8 +179,9 @@ class _Worker:
     """One forked worker, seen from the build: its process, its file and pipe, the entries
     read from it that the build has not asked for yet."""
 
-    def __init__(self, pid: int, data: int, notes: int, owner: Workers):
+    def __init__(self, pid: int, data: int, notes: int, owner: Workers, spill: Optional[Spill] = None):
         self.pid = pid
+        self.spill = spill  # where the worker put its renderings' bytes (read from here)
         self.data = data  # the file the worker appends chunks to (read with pread)
         self.notes = notes  # the pipe: each chunk's length, then end of file when it is done
         self.offset = 0
@@ -181,7 +193,8 @@ class _Worker:
         self.resources: Dict[str, List[bytes]] = {}
 
     @classmethod
-    def start(cls, subtree: SourceTree, clients: List[str], where: Any, owner: Workers) -> Optional["_Worker"]:
+    def start(cls, subtree: SourceTree, clients: List[str], where: Any, owner: Workers,
+              spill: Optional[Spill] = None) -> Optional["_Worker"]:
         fds: List[int] = []
         try:
             fds.append(_scratch(where))
@@ -196,7 +209,7 @@ class _Worker:
             code = 1
             try:
                 os.close(read)
-                sink = _Sink(data, write)
+                sink = _Sink(data, write, spill)
                 _compute(subtree, clients, sink)
                 sink.flush()
                 code = 0
@@ -204,7 +217,7 @@ class _Worker:
                 pass
             os._exit(code)
         os.close(write)
-        return cls(pid, data, read, owner)
+        return cls(pid, data, read, owner, spill)
 
     def take(self, key: Hashable) -> Optional[Tuple[bytes, Any]]:
         """The worker's entry for `key` (its bytes for the memo, its value), read (waiting
@@ -224,7 +237,7 @@ class _Worker:
                 if items and items[0].digest:
                     self.resources[items[0].digest] = _resources(items)
             elif named:
-                value = _SharingUnpickler(io.BytesIO(whole), self.resources).load()
+                value = _SharingUnpickler(io.BytesIO(whole), self.resources, self.spill).load()
             else:  # no resource named: the plain, faster load
                 value = pickle.loads(whole)
         except Exception:
@@ -293,9 +306,10 @@ class _Sink:
 
     digests = False  # renderings are put with their bytes: the build needs them
 
-    def __init__(self, data: int, notes: int):
+    def __init__(self, data: int, notes: int, spill: Optional[Spill] = None):
         self.data = data
         self.notes = notes
+        self.spill = spill  # where a rendering's own files' bytes go (named, not sent), if anywhere
         self.chunk: List[Tuple[Hashable, bytes, Optional[bytes], Tuple[str, ...], bool]] = []
         self.size = 0
         self.kind: Any = None
@@ -316,7 +330,7 @@ class _Sink:
         named = False
         if kind == "render":
             out = io.BytesIO()
-            pickler = _SharingPickler(out, self.shared)
+            pickler = _SharingPickler(out, self.shared, self._spilled(value))
             pickler.dump(value)
             whole, named = out.getvalue(), pickler.named
             self.size += len(whole)
@@ -332,7 +346,28 @@ class _Sink:
         if self.size >= CHUNK:
             self.flush()
 
+    def _spilled(self, value: Any) -> Dict[int, Tuple[str, int, int, str]]:
+        """The rendering's own plain files' bytes put in the spill, by the id of each: what
+        the pickler names instead of copying (the build reads them back as it writes, and
+        neither loads nor hashes them). Not its item's resources (named apart, shared) nor
+        merged config files; none when there is no spill, or it fails."""
+        spill = self.spill
+        if spill is None or not isinstance(value, tuple) or not value:
+            return {}
+        names: Dict[int, Tuple[str, int, int, str]] = {}
+        for f in value[0]:
+            content = f[1]
+            if type(content) is not bytes or f[4] or id(content) in self.shared or len(content) < SPILL_MIN:
+                continue
+            at = spill.append(content)
+            if at is None:
+                return names
+            names[id(content)] = ("spill", at, len(content), hashlib.sha256(content).hexdigest())
+        return names
+
     def flush(self) -> None:
+        if self.spill is not None and not self.spill.flush():
+            self.spill = None  # what was spilled is still there; nothing more goes to it
         if not self.chunk:
             return
         data = pickle.dumps(self.chunk, protocol=pickle.HIGHEST_PROTOCOL)
@@ -349,6 +384,7 @@ class _Sink:
 
 
 SHARED_MIN = 64  # a resource shorter than this is copied: naming it saves nothing
+SPILL_MIN = 256  # a rendered file shorter than this is sent as it is
 
 
 def _resources(items: Sequence[Any]) -> List[bytes]:
@@ -361,15 +397,20 @@ def _resources(items: Sequence[Any]) -> List[bytes]:
 
 
 class _SharingPickler(pickle.Pickler):
-    """A rendering pickled with its item's resources named (item digest, index), not copied."""
+    """A rendering pickled with its item's resources named (item digest, index), and its
+    spilled files' bytes named ("spill", offset, length, sha256), not copied."""
 
-    def __init__(self, out: Any, shared: Dict[int, Tuple[str, int]]):
+    def __init__(self, out: Any, shared: Dict[int, Tuple[str, int]],
+                 spilled: Optional[Dict[int, Tuple[str, int, int, str]]] = None):
         super().__init__(out, protocol=pickle.HIGHEST_PROTOCOL)
         self.shared = shared
+        self.spilled = spilled or {}
         self.named = False  # whether it named any: else the build loads it the plain way
 
     def persistent_id(self, obj: Any) -> Any:
-        name = self.shared.get(id(obj))
+        if type(obj) is not bytes:
+            return None
+        name = self.shared.get(id(obj)) or self.spilled.get(id(obj))
         if name is not None:
             self.named = True
         return name
@@ -379,11 +420,14 @@ class _SharingUnpickler(pickle.Unpickler):
     """A rendering loaded with its item's resources taken from the item's entry as loaded
     here; a name not known (that entry was never loaded) fails the load: a miss."""
 
-    def __init__(self, data: Any, resources: Dict[str, List[bytes]]):
+    def __init__(self, data: Any, resources: Dict[str, List[bytes]], spill: Optional[Spill] = None):
         super().__init__(data)
         self.resources = resources
+        self.spill = spill
 
     def persistent_load(self, pid: Any) -> Any:
+        if len(pid) == 4 and pid[0] == "spill" and self.spill is not None:
+            return Ref(self.spill, pid[1], pid[2], pid[3])
         digest, n = pid
         return self.resources[digest][n]
 
