@@ -99,8 +99,8 @@ def test_a_cold_build_starts_workers_unless_told_not_to(tmp_path, monkeypatch):
     monkeypatch.setattr(parallel, "MIN_ITEMS", 0)
     calls = []
     real = parallel.warm
-    monkeypatch.setattr(parallel, "warm", lambda tree, clients, memo, jobs, min_items=0:
-                        calls.append(jobs) or real(tree, clients, memo, jobs, min_items))
+    monkeypatch.setattr(parallel, "warm", lambda tree, clients, memo, jobs, min_items=0, **kw:
+                        calls.append(jobs) or real(tree, clients, memo, jobs, min_items, **kw))
     build = ["build", str(ROOT / "examples" / "registry"), "--client", "claude"]
     for extra, out in (([], "a"), (["--jobs", "2"], "b"), (["--jobs", "0"], "c"), (["--jobs", "1"], "d")):
         with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):

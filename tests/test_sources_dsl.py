@@ -47,7 +47,7 @@ def test_shorthand_keeps_its_written_form_and_the_key_ignores_the_ref():
     "file://host/r.git", "https://example.com", "https:///r.git", "https://exa mple.com/r", "./reg@v1",
     "owner", "a/b/c", "owner/repo@v1@v2x:", "ssh://h/-oProxyCommand=x", "https://h/a/../b", "o/r\x00",
     "owner/repo@ref~1", "owner/repo@x.lock", "x" * 3000, "ssh://-oProxyCommand=x/r.git", "git@-oProxy:r.git",
-    "https://user:token@example.com/r.git",
+    "https://user:token@example.com/r.git", "a/.git", "owner/.git@v1",
 ])
 def test_invalid_locators_are_source_errors(text):
     with pytest.raises(SourceError) as info:

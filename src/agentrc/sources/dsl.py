@@ -129,9 +129,11 @@ def parse(text: str) -> Source:
         loc = f"{m.group(1)}@{m.group(2)}:{path}"
         return Source(GIT, loc, loc, ref, subpath)
     head, at, ref_text = body.partition("@")
-    if _SHORTHAND.fullmatch(head) and not head.endswith((".", "/")) and ".." not in head:
+    repo = head[:-4] if head.endswith(".git") else head
+    # The repository's name without `.git` must still be one (`a/.git` names none: its
+    # label `a/` would not parse again).
+    if _SHORTHAND.fullmatch(head) and not repo.endswith((".", "/")) and ".." not in head:
         ref = check_ref(ref_text) if at else None
-        repo = head[:-4] if head.endswith(".git") else head
         return Source(GIT, f"https://github.com/{repo}.git", repo, ref, subpath)
     raise SourceError(f"{text!r} is not a source: write owner/repo[@ref], a git URL (https://, ssh://, file://, "
                       "user@host:path) with an optional @ref, or a local directory (./path, /path)")
