@@ -275,11 +275,10 @@ def timed(cmd: List[str], cwd: str, env: Dict[str, str], log: str) -> Tuple[floa
         dt = time.perf_counter() - t0
         if dt >= COMMAND_TIMEOUT:
             raise RuntimeError(f"{' '.join(cmd)} timed out after {COMMAND_TIMEOUT}s (cwd {cwd}); log: {log}")
-    r = subprocess.CompletedProcess(full, returncode)
-    if r.returncode != 0:
+    if returncode != 0:
         with open(log) as fh:
             tail = fh.read()[-3000:]
-        raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode} (cwd {cwd}):\n{tail}")
+        raise RuntimeError(f"{' '.join(cmd)} exited {returncode} (cwd {cwd}):\n{tail}")
     rss, cpu = 0, 0.0
     if os.path.exists(rss_file):
         with open(rss_file) as fh:

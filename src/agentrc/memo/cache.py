@@ -513,16 +513,17 @@ def _copy(raw: Callable[[Hashable], Optional[bytes]], keys: Iterable[Hashable], 
             target.add(key, data)
 
 
-def dumps(key: Hashable, value: Any) -> bytes:
-    """An entry as the memo pickles it into its spool (a worker's entries are pickled so)."""
-    return _dumps(key, value)
+def dumps(key: Hashable, value: Any, known: Optional[Dict[int, str]] = None) -> bytes:
+    """An entry as the memo pickles it into its spool (a worker's entries are pickled so).
+    `known`: its files' digests already taken (`plan.digests_only`)."""
+    return _dumps(key, value, known)
 
 
-def _dumps(key: Hashable, value: Any) -> bytes:
+def _dumps(key: Hashable, value: Any, known: Optional[Dict[int, str]] = None) -> bytes:
     if isinstance(key, tuple) and key and key[0] == "render":
         from agentrc.output.plan import digests_only  # putting follows a rendering: already imported
 
-        value = digests_only(value)
+        value = digests_only(value, known)
     return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 

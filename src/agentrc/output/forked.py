@@ -129,13 +129,10 @@ def _kill(pid: int) -> None:
 
 
 def _wait(pid: int) -> Tuple[int, int]:
-    while True:
-        try:
-            return os.waitpid(pid, 0)
-        except InterruptedError:  # pragma: no cover - retried by Python itself since 3.5
-            continue
-        except ChildProcessError:
-            return pid, 0
+    try:
+        return os.waitpid(pid, 0)  # retried by Python itself when a signal interrupts it
+    except ChildProcessError:
+        return pid, 0
 
 
 def _status(status: int) -> str:

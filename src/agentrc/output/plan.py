@@ -362,11 +362,14 @@ def _pack(r: Rendered, digests: bool = False) -> tuple:
             tuple((f.path, f.format, f.key, f.value, f.append, f.owner) for f in r.fragments))
 
 
-def digests_only(packed: tuple) -> tuple:
+def digests_only(packed: tuple, known: Optional[Dict[int, str]] = None) -> tuple:
     """A memo entry of `_pack` with each file's bytes replaced by their sha256 (hex): what
-    the CLI's memo keeps on disk. Fragments stay whole: files are assembled from them."""
+    the CLI's memo keeps on disk. Fragments stay whole: files are assembled from them.
+    `known`: digests already taken, by the id of the bytes (a worker's spilled files)."""
     files, report, frags = packed
-    return (tuple((p, c if isinstance(c, str) else OutputFile(p, c).sha256(), *rest) for p, c, *rest in files),
+    known = known or {}
+    return (tuple((p, c if isinstance(c, str) else known.get(id(c)) or OutputFile(p, c).sha256(), *rest)
+                  for p, c, *rest in files),
             report, frags)
 
 

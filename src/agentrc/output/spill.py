@@ -82,11 +82,12 @@ class Spill:
         self._attached.append(other)
 
     def open_now(self) -> bool:
-        """Make the file now (before a fork: a worker appends to it, the build reads it)."""
+        """Make the file now, if it is not made yet (also before a fork: a worker appends to
+        it, the build reads it); whether there is one."""
         if self._fd is None and not self._broken:
             try:
                 os.makedirs(self.directory, exist_ok=True)
-                self._fd = _unnamed(self.directory)
+                self._fd = unnamed(self.directory)
             except OSError:
                 self._broken = True
         return self._fd is not None
@@ -132,13 +133,8 @@ class Spill:
             other.close()
 
     def _append(self, data: bytes) -> Optional[int]:
-        if self._fd is None:
-            try:
-                os.makedirs(self.directory, exist_ok=True)
-                self._fd = _unnamed(self.directory)
-            except OSError:
-                self._broken = True
-                return None
+        if self._fd is None and not self.open_now():
+            return None
         at = self._size + self._pending_size
         self._pending.append(data)
         self._pending_size += len(data)
@@ -177,15 +173,21 @@ class Spill:
         return data
 
 
-def _unnamed(directory: str) -> int:
-    """A file nobody else can open, gone when closed (or when the process dies)."""
+def unnamed(directory: Optional[str]) -> int:
+    """A file nobody else can open, gone when closed (or when the process dies), in
+    `directory` (None: the system's temporary directory)."""
+    where = directory if directory is not None else tempfile.gettempdir()
     flags = os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
     tmpfile = getattr(os, "O_TMPFILE", 0)
     if tmpfile:
         try:
-            return os.open(directory, flags | tmpfile, 0o600)
+            return os.open(where, flags | tmpfile, 0o600)
         except OSError:
             pass  # a file system without O_TMPFILE
-    fd, name = tempfile.mkstemp(prefix=".agentrc-spill-", dir=directory)
-    os.unlink(name)
+    fd, name = tempfile.mkstemp(prefix=".agentrc-spill-", dir=where)
+    try:
+        os.unlink(name)
+    except OSError:
+        os.close(fd)
+        raise
     return fd

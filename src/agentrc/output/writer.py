@@ -1736,20 +1736,11 @@ class Output:
         return lost
 
     @staticmethod
-    def _link(txn: int, tmp: str, pfd: int, name: str) -> bool:
-        """Put a new file in place without ever replacing one (a hard link fails when the
-        name exists). False when another file took the name first."""
-        try:
-            os.link(tmp, name, src_dir_fd=txn, dst_dir_fd=pfd, follow_symlinks=False)
-            return True
-        except OSError as exc:
-            return Output._not_linked(exc, txn, tmp, pfd, name)
-
-    @staticmethod
     def _not_linked(exc: OSError, txn: int, tmp: str, pfd: int, name: str) -> bool:
-        """`_link` after the link failed with `exc`: whether the file is in place all the same
-        (linked before a crash, or renamed where there are no hard links); raises `exc` when
-        it is neither a name taken nor a file system without links."""
+        """After the hard link of a new file failed with `exc` (`_put_range`: a link never
+        replaces a file): whether the file is in place all the same (linked before a crash,
+        or renamed where there are no hard links); raises `exc` when it is neither a name
+        taken nor a file system without links. False when another file took the name."""
         if isinstance(exc, FileExistsError):
             staged = os.stat(tmp, dir_fd=txn, follow_symlinks=False)
             there = os.stat(name, dir_fd=pfd, follow_symlinks=False)

@@ -39,7 +39,6 @@ import pickle
 import posixpath
 import signal
 import struct
-import tempfile
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Set, Tuple
 
 from agentrc.clients import registry as client_registry
@@ -47,7 +46,7 @@ from agentrc.memo import cache
 from agentrc.memo.cache import Memo
 from agentrc.model import ENTRYPOINTS, SourceFile, SourceTree
 from agentrc.output import plan as build
-from agentrc.output.spill import Ref, Spill
+from agentrc.output.spill import Ref, Spill, unnamed
 from agentrc.portable.load import load_registry
 
 MIN_ITEMS = 300  # below this, forking costs more than it saves (at 300, 2 jobs: 0.48 -> 0.42 s)
@@ -324,13 +323,15 @@ class _Sink:
         if kind != self.kind:  # every directory sent before the first rendering
             self.flush()
             self.kind = kind
-        packed = cache.dumps(key, value)
+        spilled = self._spilled(value) if kind == "render" else {}
+        # A spilled file's digest, taken as it was spilled, serves the memo's entry too.
+        packed = cache.dumps(key, value, {k: name[3] for k, name in spilled.items()})
         whole = None
         digests: Tuple[str, ...] = ()
         named = False
         if kind == "render":
             out = io.BytesIO()
-            pickler = _SharingPickler(out, self.shared, self._spilled(value))
+            pickler = _SharingPickler(out, self.shared, spilled)
             pickler.dump(value)
             whole, named = out.getvalue(), pickler.named
             self.size += len(whole)
@@ -438,20 +439,10 @@ def _scratch(where: Any) -> int:
     if where is not None:
         try:
             os.makedirs(where, exist_ok=True)
-            return _unnamed(str(where))
+            return unnamed(str(where))
         except OSError:
             pass
-    return _unnamed(None)
-
-
-def _unnamed(directory: Optional[str]) -> int:
-    fd, path = tempfile.mkstemp(prefix="warm.", suffix=".tmp", dir=directory)
-    try:
-        os.unlink(path)
-    except OSError:
-        os.close(fd)
-        raise
-    return fd
+    return unnamed(None)
 
 
 def _shares(groups: Dict[str, List[SourceFile]], jobs: int) -> List[List[str]]:
