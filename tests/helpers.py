@@ -47,3 +47,21 @@ def tree_text(files) -> str:
             body = f"<{len(f.content)} bytes>\n"
         parts.append(f"=== {f.path}{' (executable)' if f.executable else ''}\n{body}")
     return "".join(parts)
+
+
+class WrappedOS:
+    """`os` as a module under test sees it (a test sets it as the module's `os`): each call
+    of a function goes through `around(name, real, args, kwargs)`, which a subclass defines
+    (counting, logging); everything else is `os`'s own."""
+
+    def __getattr__(self, name):
+        real = getattr(os, name)
+        if not callable(real):
+            return real
+
+        def call(*args, **kwargs):
+            return self.around(name, real, args, kwargs)
+        return call
+
+    def around(self, name, real, args, kwargs):
+        return real(*args, **kwargs)

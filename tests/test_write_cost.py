@@ -15,6 +15,7 @@ import pytest
 from agentrc.cli.main import main
 from agentrc.clients import base
 from agentrc.output import writer
+from helpers import WrappedOS
 
 
 def _registry(root: Path, n: int) -> Path:
@@ -38,23 +39,17 @@ def _build(reg: Path, out: Path, *extra: str) -> None:
                      *extra]) == 0
 
 
-class _CountingOS:
+class _CountingOS(WrappedOS):
     """`os` as the writer sees it, counting the calls by name."""
 
     def __init__(self):
         self.calls: "collections.Counter[str]" = collections.Counter()
         self.lock = threading.Lock()
 
-    def __getattr__(self, name):
-        real = getattr(os, name)
-        if not callable(real):
-            return real
-
-        def call(*args, **kwargs):
-            with self.lock:
-                self.calls[name] += 1
-            return real(*args, **kwargs)
-        return call
+    def around(self, name, real, args, kwargs):
+        with self.lock:
+            self.calls[name] += 1
+        return real(*args, **kwargs)
 
 
 def test_a_cold_build_makes_a_bounded_number_of_system_calls_per_file(tmp_path, monkeypatch):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agentrc.cli.main import main
 from agentrc.output import writer
+from helpers import WrappedOS
 from test_memory_cost import _registry  # n rules and n skills with a supporting file each
 
 
@@ -21,7 +22,7 @@ def _build(reg: Path, out: Path, clients: str = "claude,copilot,opencode") -> No
         assert main(["build", str(reg), "--client", clients, "--out", str(out), "--jobs", "1", "--no-cache"]) == 0
 
 
-class _LoggingOS:
+class _LoggingOS(WrappedOS):
     """`os` as the writer sees it, logging each change of an output directory's entries and
     each fsync of a directory by the directory's inode, and the rename of the manifest into
     place. (The staging directory and `.agentrc` have their own fsyncs, checked by
@@ -33,35 +34,29 @@ class _LoggingOS:
         self.dir_opens = 0
         self.lock = threading.Lock()
 
-    def __getattr__(self, name):
-        real = getattr(os, name)
-        if not callable(real):
-            return real
-
-        def call(*args, **kwargs):
-            changed = None
-            if name == "rmdir":
-                with contextlib.suppress(OSError):
-                    gone = os.stat(args[0], dir_fd=kwargs.get("dir_fd"), follow_symlinks=False).st_ino
-                    with self.lock:
-                        self.log.append(("removed", gone))
-            if name in ("link", "rename", "replace"):
-                changed = kwargs.get("dst_dir_fd")
-            elif name in ("mkdir", "unlink", "rmdir"):
-                changed = kwargs.get("dir_fd")
-            result = real(*args, **kwargs)
-            with self.lock:
-                if changed is not None and "/.agentrc" not in os.readlink(f"/proc/self/fd/{changed}"):
-                    self.log.append(("change", os.fstat(changed).st_ino))  # agentrc's own state aside
-                    self.paths[os.fstat(changed).st_ino] = (name, os.readlink(f"/proc/self/fd/{changed}"))
-                if name == "fsync" and os.path.isdir(f"/proc/self/fd/{args[0]}"):
-                    self.log.append(("fsync", os.fstat(args[0]).st_ino))
-                if name == "open" and len(args) > 1 and args[1] & getattr(os, "O_DIRECTORY", 0):
-                    self.dir_opens += 1
-                if name == "replace" and args[1] == "manifest.json":
-                    self.log.append(("manifest", None))
-            return result
-        return call
+    def around(self, name, real, args, kwargs):
+        changed = None
+        if name == "rmdir":
+            with contextlib.suppress(OSError):
+                gone = os.stat(args[0], dir_fd=kwargs.get("dir_fd"), follow_symlinks=False).st_ino
+                with self.lock:
+                    self.log.append(("removed", gone))
+        if name in ("link", "rename", "replace"):
+            changed = kwargs.get("dst_dir_fd")
+        elif name in ("mkdir", "unlink", "rmdir"):
+            changed = kwargs.get("dir_fd")
+        result = real(*args, **kwargs)
+        with self.lock:
+            if changed is not None and "/.agentrc" not in os.readlink(f"/proc/self/fd/{changed}"):
+                self.log.append(("change", os.fstat(changed).st_ino))  # agentrc's own state aside
+                self.paths[os.fstat(changed).st_ino] = (name, os.readlink(f"/proc/self/fd/{changed}"))
+            if name == "fsync" and os.path.isdir(f"/proc/self/fd/{args[0]}"):
+                self.log.append(("fsync", os.fstat(args[0]).st_ino))
+            if name == "open" and len(args) > 1 and args[1] & getattr(os, "O_DIRECTORY", 0):
+                self.dir_opens += 1
+            if name == "replace" and args[1] == "manifest.json":
+                self.log.append(("manifest", None))
+        return result
 
 
 def _check_durable(log, paths) -> None:
