@@ -176,7 +176,7 @@ def test_two_processes_write_what_one_writes(tmp_path, capsys, forking):
     assert (two / "opencode.json").stat().st_mode & 0o777 == 0o600
 
 
-def _fail_last(monkeypatch, method: str, items: str) -> list:
+def _fail_last(monkeypatch, method: str) -> list:
     """Wrap `writer.Output.<method>` so that the name of the last file it stages or links
     (in the child's half, when there is a child) is noted before it runs: the file to fail."""
     real = getattr(writer.Output, method)
@@ -195,7 +195,7 @@ def test_a_staging_failure_in_the_childs_half_writes_nothing(tmp_path, capsys, f
     reg = _registry(tmp_path)
     real = writer._Tree.create
     armed = [False]
-    last = _fail_last(monkeypatch, "_stage_files", "todo")
+    last = _fail_last(monkeypatch, "_stage_files")
 
     def create(dfd, name, data, mode, exact):
         if armed[0] and name == last[0]:
@@ -225,7 +225,7 @@ def test_a_link_failure_in_the_childs_half_is_completed_by_the_next_run(tmp_path
     out, clean = tmp_path / "out", tmp_path / "clean"
     assert _build(reg, clean, 1) == 0
     real = os.link
-    last = _fail_last(monkeypatch, "_roll_forward", "put")
+    last = _fail_last(monkeypatch, "_roll_forward")
 
     def link(src, dst, **kwargs):
         if src == last[0]:
