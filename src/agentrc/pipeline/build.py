@@ -332,7 +332,7 @@ def _write(tree: writer.Output, options: BuildOptions, plan, changes: writer.Cha
         from agentrc.pipeline import stages
         report = stages.report_document(options.clients, plan)
         try:
-            writer.write_atomic(Path(options.report), (json.dumps(report, indent=2) + "\n").encode())
+            writer.write_atomic(Path(options.report), stages.report_bytes(report))
         except OSError as exc:
             d = Diagnostics()
             d.error(options.report, (0, 0), "AR142", f"cannot write the report: {exc.strerror or exc}")
