@@ -39,6 +39,14 @@ order: ~
 tools:
   - write
   - web-fetch
+args: ["-y", "@example/schema-mcp", 'single', plain, 1, true, ~]
+empty: []
+requires:
+  - name: base
+    version: ^1.2
+  - name: other
+matrix:
+  - [x, "y"]
 tags:
 - indentless
 - 'single'
@@ -74,8 +82,19 @@ def test_common_frontmatter_is_read_without_the_composer():
     "name: x\r\n",
     "name: |\n  block\n",
     "name: >-\n  folded\n",
-    "name: [a, b]\n",
     "name: {a: b}\n",
+    "name: [a, [b]]\n",  # flow sequences: nested, multi-word, trailing comma, indicators, escapes
+    "name: [a b]\n",
+    "name: [a,]\n",
+    "name: [-a]\n",
+    "name: [@a]\n",
+    "name: [a]]\n",
+    "name: [a] # c\n",
+    "name: [a:b]\n",
+    "name: [{a: b}]\n",
+    'name: ["a\\"b"]\n',
+    "name: [a,\n  b]\n",
+    "- [a, b]\n",
     "name: &a x\nother: *a\n",
     "name: !!str 1\n",
     "name: 'it''s'\n",
@@ -95,7 +114,12 @@ def test_common_frontmatter_is_read_without_the_composer():
     "name: multi\n  line: x\n",
     "list:\n  - a\n    more\n",
     "list:\n  - a\n  b: c\n",
-    "list:\n  - key: v\n",
+    "list:\n  - key: v\n   other: w\n",  # mappings in sequences: a key out of line, nested, two colons
+    "list:\n  - key: v\n     other: w\n",
+    "list:\n  - key: v\n  - - x\n",
+    "list:\n  - a: b: c\n",
+    "list:\n  - a: x\n    a: y\n",
+    "list:\n  - a:\n",
     "list:\n  - - nested\n",
     "list:\n  -\n",
     "a:\n    b: 1\n  c: 2\n",
@@ -131,6 +155,13 @@ SCALAR = st.one_of(
     st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=8))
 
 
+# The inside of a one-line flow sequence: items the line reader takes, and some it leaves.
+FLOW = st.tuples(
+    st.lists(st.one_of(SCALAR, st.sampled_from(["a b", "[x]", "{a: b}", "x,", " x ", "a:b", '"x, y"', "'[z]'"])),
+             max_size=3),
+    st.sampled_from([", ", ",", " , ", " ,"])).map(lambda t: t[1].join(t[0]))
+
+
 @st.composite
 def documents(draw, depth: int = 0, indent: int = 0) -> str:
     """Frontmatter-like documents, mostly of the shape the line reader takes, some not."""
@@ -141,11 +172,19 @@ def documents(draw, depth: int = 0, indent: int = 0) -> str:
         if form <= 1:
             out.append(f"{pad}{key}: {draw(SCALAR)}")
         elif form == 2:
-            out.append(f"{pad}{key}:")
+            out.append(f"{pad}{key}:" if draw(st.booleans()) else f"{pad}{key}: [{draw(FLOW)}]")
         elif form in (3, 4):
             at = indent + draw(st.sampled_from([0, 2, 4])) if form == 3 else indent
             out.append(f"{pad}{key}:")
-            out.extend(f"{' ' * at}- {v}" for v in draw(st.lists(SCALAR, min_size=1, max_size=3)))
+            for v in draw(st.lists(SCALAR, min_size=1, max_size=3)):
+                if draw(st.integers(0, 3)) == 0:  # a mapping in the sequence, its keys after the '-'
+                    gap = draw(st.sampled_from([" ", "  "]))
+                    inner = " " * (at + 1 + len(gap) + draw(st.sampled_from([0, 0, 0, 1])))
+                    keys = draw(st.lists(KEY, min_size=1, max_size=3))
+                    out.append(f"{' ' * at}-{gap}{keys[0]}: {v}")
+                    out.extend(f"{inner}{k}: {draw(SCALAR)}" for k in keys[1:])
+                else:
+                    out.append(f"{' ' * at}- {v}")
         else:
             out.append(f"{pad}{key}:")
             out.append(draw(documents(depth + 1, indent + draw(st.sampled_from([1, 2, 4])))))
@@ -230,3 +269,19 @@ def test_a_word_starting_with_a_letter_reads_as_the_loader_reads_it(word):
     assert yamlemit._plain(word) == (word not in yamlpos.IMPLICIT_WORDS)
     assert yamlemit._plain(word) == (yamlemit._resolver().resolve(
         yamlemit.yaml.ScalarNode, word, (True, False)) == "tag:yaml.org,2002:str")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="./-+0123456789eE_:aTtZ~<=nNfFiI", max_size=6), st.text(alphabet="./0123456789eE_:", max_size=6))
+def test_a_scalar_holding_a_slash_is_a_string_for_the_loader_too(head, tail):
+    """No implicit type of YAML 1.1 takes a '/', which is why `_simple_scalar` and
+    `yamlemit._plain` answer "a string" for a plain scalar holding one without asking the
+    resolver (a path such as `./schemas` reads and writes without PyYAML)."""
+    from agentrc.text import yamlemit
+
+    text = f"{head}/{tail}"
+    assert yamlemit._resolver().resolve(yamlemit.yaml.ScalarNode, text, (True, False)) == "tag:yaml.org,2002:str"
+    assert yamlemit._plain(text) == bool(yamlemit._PLAIN_RE.match(text) and not text.endswith(":")
+                                         and ": " not in text)
+    if yamlpos._load_simple(f"k: {text}\n", 0) is not None:
+        assert _same(f"k: {text}\n")

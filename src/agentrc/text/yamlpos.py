@@ -234,14 +234,16 @@ def _build(node: yaml.Node, path: Path, loc: Located, off: int, active: set, bud
 # --- the common frontmatter without the composer -----------------------------------------
 #
 # Most frontmatter is a block mapping of `key: scalar` lines, with nested block mappings
-# and block sequences of scalars (`tools:` then `  - read`). `_load_simple` reads exactly
+# and block sequences of scalars (`tools:` then `  - read`), one-line flow sequences
+# (`args: ["-y", "x"]`) and mappings in sequences (`- name: x`). `_load_simple` reads exactly
 # that shape line by line and gives what `load_careful` gives for it (data, positions, no
 # duplicates), a quarter of the cost: no node per value, no tag resolution per node through
 # the loader. Anything else (a character outside printable ASCII, a tab, a comment, a blank
-# line, an empty value, flow collections, block scalars, anchors, aliases, tags, a mapping in
-# a sequence, a duplicate key, a line that could continue a multi-line scalar, an indentation
-# the shape does not expect) returns None and the document goes to the composer, which
-# reports its errors as always. tests/test_yamlpos_simple.py compares both on every form.
+# line, an empty value, flow mappings and nested or multi-line flow sequences, block
+# scalars, anchors, aliases, tags, a sequence in a sequence, a duplicate key, a line that
+# could continue a multi-line scalar, an indentation the shape does not expect) returns
+# None and the document goes to the composer, which reports its errors as always.
+# tests/test_yamlpos_simple.py compares both on every form.
 
 _CONTROL_RE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # in ASCII, what is not printable but a newline
 _DECIMAL_RE = re.compile(r"[1-9][0-9]*")
@@ -249,6 +251,15 @@ _DECIMAL_RE = re.compile(r"[1-9][0-9]*")
 # ':', its scalar), the unused half empty. A row no alternative takes is not found at all.
 _ROWS_RE = re.compile(r"^( *)(?:-( +)(.+)|([A-Za-z_][A-Za-z0-9_-]{0,127}):(?:( +)(.+))?)$", re.MULTILINE)
 _DOUBLE_RE = re.compile(r'"[^"\\]*"')
+# A '-' row's text that starts a block mapping: a key as `_ROWS_RE` takes one, then its value.
+_INLINE_KEY_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]{0,127}):(?:( +)(.+))?")
+# A flow sequence on one line: '[', items separated by ',' (spaces around either), ']'. An
+# item is a quoted scalar without escapes or a plain word of characters no flow context
+# gives a meaning to (no ':', '#', quotes, brackets, braces or spaces); `_simple_scalar`
+# then refuses one that starts with an indicator, as in block context.
+_FLOW_ITEM = r"""(?:"[^"\\]*"|'[^']*'|[A-Za-z0-9_.~+=$/@-]+)"""
+_FLOW_RE = re.compile(rf"\[ *(?:{_FLOW_ITEM} *(?:, *{_FLOW_ITEM} *)*)?\]")
+_FLOW_ITEM_RE = re.compile(rf"[\[,] *({_FLOW_ITEM})")
 _SINGLE_RE = re.compile(r"'[^']*'")
 # A plain scalar starting with one of these is an indicator (or starts one) in YAML.
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
@@ -319,8 +330,9 @@ def _simple_mapping(rows: List[Any], i: int, indent: int, path: Path, loc: Locat
         line = i + 1 + off
         key_pos[child] = (line, indent + 1)
         if raw:
-            value_pos[child] = (line, at + len(key) + len(gap) + 2)
-            out[key] = _simple_scalar(raw)
+            column = at + len(key) + len(gap) + 2
+            value_pos[child] = (line, column)
+            out[key] = _simple_flow(raw, child, line, column, value_pos) if raw[0] == "[" else _simple_scalar(raw)
             i += 1
             continue
         if i + 1 == n:
@@ -338,8 +350,10 @@ def _simple_mapping(rows: List[Any], i: int, indent: int, path: Path, loc: Locat
 
 def _simple_sequence(rows: List[Any], i: int, indent: int, indentless: bool, path: Path, loc: Located,
                      off: int) -> Tuple[Any, int]:
-    """The block sequence of scalars whose '-' stand at column `indent` from row `i`
-    (`indentless`: at its key's column, where a key ends it), and the row after it."""
+    """The block sequence whose '-' stand at column `indent` from row `i` (`indentless`: at
+    its key's column, where a key ends it), and the row after it. Its items are scalars,
+    one-line flow sequences, or block mappings whose first key follows the '-' (`requires:`
+    then `  - name: base` and `    version: ^1`)."""
     value_pos = loc.value_pos
     value_pos[path] = (i + 1 + off, indent + 1)
     out: List[Any] = []
@@ -351,10 +365,34 @@ def _simple_sequence(rows: List[Any], i: int, indent: int, indentless: bool, pat
             break
         if at > indent or not raw:
             raise _NotSimple
-        value_pos[path + (len(out),)] = (i + 1 + off, at + len(gap) + 2)
-        out.append(_simple_scalar(raw))
+        item = path + (len(out),)
+        inline = _INLINE_KEY_RE.fullmatch(raw) if (": " in raw or raw[-1] == ":") else None
+        if inline is not None:
+            # The mapping's keys stand where its first one does: read on as a mapping there,
+            # the '-' row taken as that key's row (`rows` is this document's own list).
+            inner = at + len(gap) + 1
+            rows[i] = (" " * inner, "", "", inline.group(1), inline.group(2) or "", inline.group(3) or "")
+            value, i = _simple_mapping(rows, i, inner, item, loc, off)
+            out.append(value)
+            continue
+        column = at + len(gap) + 2
+        value_pos[item] = (i + 1 + off, column)
+        out.append(_simple_flow(raw, item, i + 1 + off, column, value_pos) if raw[0] == "[" else _simple_scalar(raw))
         i += 1
     return out, i
+
+
+def _simple_flow(raw: str, path: Path, line: int, column: int, value_pos: Dict[Path, Pos]) -> List[Any]:
+    """The one-line flow sequence `raw` (at 1-based `column`) of quoted scalars and plain
+    words: `args: ["-y", "@scope/server"]`, `tools: [read, edit]`, as MCP servers and tool
+    lists are commonly written. Its items' positions are recorded under `path`."""
+    if _FLOW_RE.fullmatch(raw) is None:
+        raise _NotSimple
+    out: List[Any] = []
+    for m in _FLOW_ITEM_RE.finditer(raw):
+        value_pos[path + (len(out),)] = (line, column + m.start(1))
+        out.append(_simple_scalar(m.group(1)))
+    return out
 
 
 def _simple_scalar(raw: str) -> Any:
@@ -375,6 +413,8 @@ def _simple_scalar(raw: str) -> Any:
             return IMPLICIT_WORDS[raw] if raw in IMPLICIT_WORDS else raw
         if _DECIMAL_RE.fullmatch(raw):
             return int(raw)  # YAML 1.1's int: no other implicit type takes a plain decimal
+        if "/" in raw:
+            return raw  # no implicit type takes a '/': a path (`./schemas`) is a string
         for tag, rx in _resolvers().get(first, ()):
             if rx.match(raw):
                 if tag in _SPECIAL_TAGS:
