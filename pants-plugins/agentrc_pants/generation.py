@@ -16,10 +16,10 @@ import json
 import os
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from pants.core.util_rules.system_binaries import BinaryPath, BinaryPathRequest, BinaryPaths, BinaryPathTest
-from pants.engine.fs import CreateDigest, Digest, DigestContents, FileContent
+from pants.engine.fs import CreateDigest, Digest, DigestContents, FileContent, MergeDigests
 from pants.engine.process import Process, ProcessResult
 from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.util.frozendict import FrozenDict
@@ -150,6 +150,55 @@ class ItemDirRequest:
 @dataclass(frozen=True)
 class ItemDirEntries:
     entries: Tuple[Tuple[Any, Any], ...]  # agentrc build-memo entries: parsed items and renders
+    # The directory's own rendered files, (path, bytes, executable), and their digest: None
+    # when it has none, or two renderings disagree about one path.
+    files: Tuple[Tuple[str, bytes, bool], ...] = ()
+    digest: Optional[Digest] = None
+
+
+def own_files(entries: Tuple[Tuple[Any, Any], ...]) -> Optional[Tuple[Tuple[str, bytes, bool], ...]]:
+    """The plain files (not merged into a shared config) an item directory's renderings
+    write, by path; None when two of them write one path differently (the plan decides)."""
+    found: Dict[str, Tuple[str, bytes, bool]] = {}
+    for key, value in entries:
+        if not (isinstance(key, tuple) and key and key[0] == "render"):
+            continue
+        for path, content, executable, _owner, merge, *_ in value[0]:
+            if merge or not isinstance(content, bytes):
+                continue
+            known = found.get(path)
+            if known is None:
+                found[path] = (path, content, executable)
+            elif known[1] != content or known[2] != executable:
+                return None
+    return tuple(found[p] for p in sorted(found))
+
+
+def reused(parts: Sequence[ItemDirEntries], files: Sequence[Tuple[str, bytes, bool]]
+           ) -> Tuple[List[Digest], List[Tuple[str, bytes, bool]]]:
+    """How a target's tree is made from its item directories' digests: the digests of the
+    directories whose own files are all in `files` as they rendered them, and the files no
+    such digest holds (merged configs, the report, anything the plan changed), for one
+    CreateDigest. Merged, they are exactly `files`: an edit creates the edited directory's
+    files and the rest, not every file of the registry again (2.2 s of a 5,000-item edit)."""
+    planned = {p: (c, x) for p, c, x in files}
+    digests: List[Digest] = []
+    covered: Set[str] = set()
+    for part in parts:
+        if part.digest is None:
+            continue
+        if all(planned.get(p) == (c, x) for p, c, x in part.files):
+            digests.append(part.digest)
+            covered.update(p for p, _, _ in part.files)
+    return digests, [f for f in files if f[0] not in covered]
+
+
+async def _with_digest(entries: Tuple[Tuple[Any, Any], ...]) -> ItemDirEntries:
+    files = own_files(entries)
+    if not files:
+        return ItemDirEntries(entries)
+    digest = await Get(Digest, CreateDigest(FileContent(p, c, is_executable=x) for p, c, x in files))
+    return ItemDirEntries(entries, files, digest)
 
 
 @rule(desc="Parse and render one agentrc item directory", level=LogLevel.DEBUG)
@@ -159,7 +208,7 @@ async def item_dir_entries(request: ItemDirRequest) -> ItemDirEntries:
     # directory, and an edit reruns only the edited directory's node.
     found = warm.entries(SourceTree(request.files), request.clients)
     _drop_text_caches()
-    return ItemDirEntries(tuple(found.items()))
+    return await _with_digest(tuple(found.items()))
 
 
 @dataclass(frozen=True)
@@ -194,7 +243,7 @@ async def item_dir_entries_process(request: ItemDirProcessRequest) -> ItemDirEnt
         level=LogLevel.DEBUG,
     ))
     contents = await Get(DigestContents, Digest, result.output_digest)
-    return ItemDirEntries(tuple(memocodec.loads(contents[0].content).items()))
+    return await _with_digest(tuple(memocodec.loads(contents[0].content).items()))
 
 
 @rule(desc="Generate agentrc client trees", level=LogLevel.DEBUG)
@@ -216,7 +265,10 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
                                    request.strict, request.explicit, memo, request.cross_source,
                                    frozenset(request.skip_servers))
     _drop_text_caches()
-    digest = await Get(Digest, CreateDigest(FileContent(p, c, is_executable=x) for p, c, x in files))
+    digests, rest = reused(parts, files)
+    digest = await Get(Digest, CreateDigest(FileContent(p, c, is_executable=x) for p, c, x in rest))
+    if digests:
+        digest = await Get(Digest, MergeDigests((*digests, digest)))
     return GenerationResult(digest, plan.diagnostics, len(plan.files))
 
 

@@ -129,3 +129,51 @@ def test_process_mode_shares_item_directory_nodes_between_targets(monkeypatch):
     _package(runner, Address("reg/skills/fix", generated_name="skill"), AgentrcItemFieldSet)
     assert len(decoded) == 1  # the edited directory only
     assert any(c.endswith(b"One more line.\n") for p, c in files.items() if p.endswith(".claude/rules/style.md"))
+
+
+def test_a_tree_is_merged_from_its_item_directories_digests(monkeypatch):
+    """A target's tree is its item directories' own digests (made once, in each directory's
+    node) merged with one CreateDigest of the rest: the merged configs and the report. An
+    edit creates the edited directory's files and that rest, not every file again."""
+    from agentrc_pants import generation
+
+    made = []
+    real = generation.reused
+    monkeypatch.setattr(generation, "reused", lambda parts, files: made.append(real(parts, files)) or made[-1])
+    runner = make_rule_runner(QueryRule(BuiltPackage, [AgentrcBundleFieldSet]), QueryRule(DigestContents, [Digest]))
+    runner.write_files(REGISTRY)
+    built, files = _package(runner, Address("reg/bundles", target_name="base"), AgentrcBundleFieldSet)
+    digests, rest = made[-1]
+    assert len(digests) == 3  # helper, fix and style: every file of theirs comes from their own digest
+    assert sorted(p for p, _, _ in rest) == [".agentrc/report.json", "opencode.json"]  # merged, and the report
+    prefix = built.artifacts[0].relpath
+    tree = {p[len(prefix) + 1:]: c for p, c in files.items()}
+    tree.pop(".agentrc/report.json")
+    assert tree == _cli_tree("reg/", bundles=["reg/bundles/base.bundle.yaml"])
+
+
+def test_a_directory_the_plan_changed_is_not_taken_from_its_digest():
+    """`reused` takes a directory's digest only when the plan holds every file of it as
+    rendered; otherwise its files go with the rest (the tree is the plan's, always), and a
+    directory whose renderings disagree about a path has no digest at all."""
+    from pants.engine.fs import EMPTY_DIGEST
+
+    from agentrc_pants.generation import ItemDirEntries, own_files, reused
+
+    a = ItemDirEntries((), (("a/1.md", b"one", False), ("a/2.md", b"two", False)), EMPTY_DIGEST)
+    b = ItemDirEntries((), (("b/1.md", b"one", False),), EMPTY_DIGEST)
+    c = ItemDirEntries((), (("c/x.sh", b"run", False),), EMPTY_DIGEST)  # planned executable
+    none = ItemDirEntries(())
+    planned = [("a/1.md", b"one", False), ("a/2.md", b"two", False), ("b/1.md", b"changed", False),
+               ("c/x.sh", b"run", True), ("AGENTS.md", b"merged", False)]
+    digests, rest = reused([a, b, c, none], planned)
+    assert digests == [EMPTY_DIGEST]  # a's alone
+    assert rest == planned[2:]
+
+    def render(*files):
+        return (("render", "claude"), ((tuple(files)), (), ()))
+
+    entries = (("dir", "x"), {}), render(("p.md", b"1", False, "o", None, ()), ("AGENTS.md", b"m", False, "o", "block", ())), \
+        render(("p.md", b"1", False, "o", None, ()), ("q.md", b"2", True, "o", None, ()))
+    assert own_files(entries) == (("p.md", b"1", False), ("q.md", b"2", True))  # merged files left out
+    assert own_files(entries + (render(("p.md", b"other", False, "o", None, ())),)) is None
