@@ -192,7 +192,8 @@ def test_build_cli_owns_and_prunes_its_outputs(tmp_path, monkeypatch, capsys):
 
 def test_report_has_one_line_per_item_and_reads_as_the_document(tmp_path, monkeypatch):
     """`--report` and the packaged REPORT: the same bytes (`pipeline.report_bytes`), a JSON
-    document equal to `report_document`, each item of `items` on a line of its own."""
+    document equal to `report_document` and laid out as `report_layout` lays it out (each
+    item of `items` on a line of its own), though its items' lines are encoded apart."""
     monkeypatch.chdir(tmp_path)
     shutil.copytree(EXAMPLES, "reg")
     assert main(["build", "reg", "--out", "out", "--client", "claude,opencode", "--report", "report.json"]) == 0
@@ -201,12 +202,14 @@ def test_report_has_one_line_per_item_and_reads_as_the_document(tmp_path, monkey
     assert dict((p, c) for p, c, _ in files)[pipeline.REPORT] == data
     document = pipeline.report_document(["claude", "opencode"], plan)
     assert json.loads(data) == document and len(document["items"]) > 20
+    assert pipeline.report_layout(document) == data
+    assert any(i.get("also_loaded_by") for i in document["items"])  # the line's optional key, too
     lines = data.decode().splitlines()
     assert lines[0] == "{" and lines[-1] == "}" and lines[1] == '  "version": 2,'
     item_lines = [line for line in lines if line.startswith('    {"client": ')]
     assert [json.loads(line.rstrip(",")) for line in item_lines] == document["items"]
     # Empty collections and scalars stay on their key's line.
-    assert pipeline.report_bytes({"a": [], "b": {}, "c": 1}) == b'{\n  "a": [],\n  "b": {},\n  "c": 1\n}\n'
+    assert pipeline.report_layout({"a": [], "b": {}, "c": 1}) == b'{\n  "a": [],\n  "b": {},\n  "c": 1\n}\n'
 
 
 def test_build_cli_json_and_usage_errors(tmp_path, monkeypatch, capsys):

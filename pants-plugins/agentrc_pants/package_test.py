@@ -173,7 +173,7 @@ def test_a_directory_the_plan_changed_is_not_taken_from_its_digest():
     def render(*files):
         return (("render", "claude"), ((tuple(files)), (), ()))
 
-    entries = (("dir", "x"), {}), render(("p.md", b"1", False, "o", None, ()), ("AGENTS.md", b"m", False, "o", "block", ())), \
-        render(("p.md", b"1", False, "o", None, ()), ("q.md", b"2", True, "o", None, ()))
+    plain, merged = ("p.md", b"1", False, "o", None, ()), ("AGENTS.md", b"m", False, "o", "block", ())
+    entries = (("dir", "x"), {}), render(plain, merged), render(plain, ("q.md", b"2", True, "o", None, ()))
     assert own_files(entries) == (("p.md", b"1", False), ("q.md", b"2", True))  # merged files left out
     assert own_files(entries + (render(("p.md", b"other", False, "o", None, ())),)) is None

@@ -330,9 +330,8 @@ def _write(tree: writer.Output, options: BuildOptions, plan, changes: writer.Cha
     """The report first (a failure there writes nothing into the output), then the output."""
     if options.report:
         from agentrc.pipeline import stages
-        report = stages.report_document(options.clients, plan)
         try:
-            writer.write_atomic(Path(options.report), stages.report_bytes(report))
+            writer.write_atomic(Path(options.report), stages.report_bytes(options.clients, plan))
         except OSError as exc:
             d = Diagnostics()
             d.error(options.report, (0, 0), "AR142", f"cannot write the report: {exc.strerror or exc}")
