@@ -28,6 +28,7 @@ def cache(tmp_path, monkeypatch):
     compiled = []
     real = fastjsonschema.compile_to_code
     monkeypatch.setattr(fastjsonschema, "compile_to_code", lambda s: compiled.append(1) or real(s))
+    monkeypatch.setattr(schemas, "_PACKAGE_CACHE", None)  # the build's cache alone (see the package's below)
     schemas._compiled.cache_clear()
     schemas.use_code_cache(str(tmp_path))
     yield tmp_path, compiled
@@ -93,3 +94,62 @@ def test_a_build_keeps_its_validators_beside_its_memo_and_no_cache_keeps_none(tm
     finally:
         schemas.use_code_cache(None)
         schemas._compiled.cache_clear()
+
+
+@pytest.fixture
+def package_cache(tmp_path, monkeypatch):
+    """`_PACKAGE_CACHE` in `tmp_path` (the one beside the schemas is left alone), no build
+    cache, the compiled validators forgotten, and the compilations counted."""
+    compiled = []
+    real = fastjsonschema.compile_to_code
+    monkeypatch.setattr(fastjsonschema, "compile_to_code", lambda s: compiled.append(1) or real(s))
+    where = tmp_path / "__pycache__"
+    monkeypatch.setattr(schemas, "_PACKAGE_CACHE", str(where))
+    schemas.use_code_cache(None)
+    schemas._compiled.cache_clear()
+    yield where, compiled
+    schemas._compiled.cache_clear()
+
+
+def test_precompiled_validators_beside_the_schemas_serve_a_build_with_an_empty_cache(package_cache, monkeypatch):
+    """What `compileall` is to bytecode: `precompile()` keeps the build's validators beside
+    the schemas, readable by all, and a process with an empty build cache (a new project)
+    then compiles none of them."""
+    from agentrc.clients import registry as client_registry
+
+    blocks = client_registry.client_names().blocks  # a build's: every registered client's
+
+    def errors(data):
+        return sorted(e.message for e in schemas.errors("item", data, "rule", blocks))
+
+    where, compiled = package_cache
+    expected = (errors(GOOD), errors(BAD))
+    schemas._compiled.cache_clear()
+    compiled.clear()
+    monkeypatch.setattr(schemas.sys, "dont_write_bytecode", True)
+    assert schemas.precompile() >= 5  # every item kind, bundles, registry markers
+    kept = sorted(where.glob("validator-*.bin"))
+    assert len(kept) == len(compiled) and all(p.stat().st_mode & 0o777 == 0o644 for p in kept)
+    compiled.clear()
+    schemas._compiled.cache_clear()  # as a new process
+    assert (errors(GOOD), errors(BAD)) == expected
+    assert compiled == []
+    assert schemas.precompile() == len(kept) and compiled == []  # found, not compiled again
+
+
+@pytest.mark.parametrize("writes", [True, False])
+def test_a_compiled_validator_is_kept_beside_the_schemas_as_bytecode_is(package_cache, monkeypatch, writes):
+    """Without `precompile`, a validator compiled is kept beside the schemas only when the
+    interpreter writes bytecode (not under PYTHONDONTWRITEBYTECODE); a damaged one there is
+    compiled again, as in the build's cache."""
+    where, compiled = package_cache
+    monkeypatch.setattr(schemas.sys, "dont_write_bytecode", not writes)
+    expected = _errors(BAD)
+    assert compiled == [1] and len(list(where.glob("validator-*.bin"))) == (1 if writes else 0)
+    if writes:
+        (kept,) = where.glob("validator-*.bin")
+        data = bytearray(kept.read_bytes())
+        data[40] ^= 0xFF
+        kept.write_bytes(bytes(data))
+        schemas._compiled.cache_clear()
+        assert _errors(BAD) == expected and compiled == [1, 1]
