@@ -21,3 +21,21 @@ VALUE = st.one_of(SCALAR, st.lists(SCALAR, max_size=4),
 def test_dump_yaml_round_trips(data):
     text = dump_yaml(data)
     assert (yaml.safe_load(text) or {}) == data
+
+
+WORD = st.one_of(SCALAR, st.sampled_from(["allow", "deny", "ask", "read", "web-fetch", "a_b", "x.y", "./p", "Yes!",
+                                          "on", "Off", "nullish", "0", "-1", "1_000", "=", "<<", "a/b"]))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz-_", min_size=1, max_size=10),
+       st.dictionaries(st.one_of(st.text(max_size=6), WORD.filter(lambda w: isinstance(w, str))), WORD,
+                       min_size=1, max_size=5))
+def test_a_flat_map_of_words_is_written_as_pyyaml_writes_it(key, value):
+    """`dump_yaml` writes a flat map of plain words itself (opencode's `permission:`, in
+    every agent): byte for byte what PyYAML writes, which any other map still goes through."""
+    from agentrc.text import yamlemit
+
+    expected = yaml.dump({key: value}, Dumper=yamlemit._dumper(), sort_keys=False, allow_unicode=True,
+                         default_flow_style=False, width=10 ** 6, indent=2)
+    assert dump_yaml({key: value}) == expected

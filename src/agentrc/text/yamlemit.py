@@ -43,6 +43,11 @@ def dump_yaml(data: Mapping[str, Any]) -> str:
             out.append(f"{_key(key)}: {_scalar(value)}\n")
         elif isinstance(value, list) and value and all(_simple(v) for v in value):
             out.append(f"{_key(key)}:\n" + "".join(f"  - {_scalar(v)}\n" for v in value))
+        elif type(value) is dict and value and _bare(key) and all(type(k) is str and _bare(k) and _bare(v)
+                                                                  for k, v in value.items()):
+            # A flat map of words (opencode's `permission:` of every agent): what PyYAML
+            # writes for it, without importing PyYAML (held equal to it by tests).
+            out.append(f"{_key(key)}:\n" + "".join(f"  {k}: {_scalar(v)}\n" for k, v in value.items()))
         else:
             out.append(_dump(key, value))
     return "".join(out)
@@ -99,6 +104,12 @@ _PLAIN_RE = re.compile(r"^[A-Za-z_/.(][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\uff
 def _simple(value: Any) -> bool:
     # Floats go through PyYAML: YAML 1.1 reads '1e-05' (no dot) as a string.
     return value is None or isinstance(value, (str, bool, int))
+
+
+def _bare(value: Any) -> bool:
+    """A value PyYAML writes as `_scalar` does: null, a bool, an int, or an ASCII string
+    written unquoted (`_plain`; PyYAML quotes some characters beyond ASCII)."""
+    return value is None or type(value) in (bool, int) or (type(value) is str and value.isascii() and _plain(value))
 
 
 def _plain(text: str) -> bool:
