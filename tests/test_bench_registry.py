@@ -44,3 +44,23 @@ def test_the_generated_registry_lints_clean_and_has_the_stated_shape(tmp_path):
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         code = main(["lint", str(tmp_path / "reg")])
     assert code == 0 and "0 error(s), 0 warning(s)" in err.getvalue(), err.getvalue()[-2000:]
+
+
+def test_a_cold_build_of_the_registry_imports_neither_pyyaml_nor_tempfile(tmp_path):
+    """What a cold build of common content imports: its bundles (flow sequences, `requires`
+    mappings, paths) are read by the line reader, opencode's `permission:` maps written by
+    the emitter, and its spill made without tempfile, so neither PyYAML (10-15 ms, in each
+    process) nor tempfile with shutil, bz2 and lzma (6 ms) is imported."""
+    import subprocess
+
+    _generator().generate(str(tmp_path / "reg"), 400, seed=5)
+    code = ("import sys; from agentrc.cli.main import main; "
+            f"rc = main(['build', {str(tmp_path / 'reg')!r}, '--out', {str(tmp_path / 'out')!r}, "
+            "'--client', 'claude,copilot,opencode']); "
+            # Lazy modules stand in sys.modules unexecuted: what their execution imports tells.
+            "print(rc, sorted(m for m in ('yaml.reader', 'shutil', 'bz2') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin",
+                               "AGENTRC_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.stdout.strip().splitlines()[-1] == "0 []", done.stdout + done.stderr
+    assert len(list((tmp_path / "out" / ".opencode" / "agents").iterdir())) > 50

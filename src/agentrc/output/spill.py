@@ -19,13 +19,18 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tempfile
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from agentrc.files import OnDemand, OutputFile
+from agentrc.text.lazy import lazy_module
 
 if TYPE_CHECKING:
+    import tempfile
+
     from agentrc.clients.base import Rendered
+else:  # imported on first use (`unnamed`: no directory given, or no O_TMPFILE): tempfile, with
+    # the shutil, bz2, lzma and random it imports, was 6 ms of every cold build's start
+    tempfile = lazy_module("tempfile")
 
 LIMIT = 32 * 2**20  # rendered bytes held in memory before spilling: a 2,000-item plan's
 FLUSH = 2**20  # bytes gathered before one write to the file
