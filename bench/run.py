@@ -116,9 +116,9 @@ def snapshot_src(mode: str, dest: str) -> Tuple[str, str]:
     # (0.12-0.2 s a run, measured on this machine), which no user pays.
     subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(dest, "src")], check=True)
     # Likewise agentrc's compiled schema validators, kept beside its schemas as bytecode is
-    # (agentrc.schemas, `precompile`): written there by the first run where bytecode is
+    # (agentrc.schemas, `precompile_validators`): written there by the first run where bytecode is
     # written, but never under PYTHONDONTWRITEBYTECODE, which this machine sets.
-    subprocess.run([sys.executable, "-c", "from agentrc import schemas; schemas.precompile()"], check=True,
+    subprocess.run([sys.executable, "-c", "from agentrc.pipeline import warm; warm.precompile_validators()"], check=True,
                    env=dict(os.environ, PYTHONPATH=os.path.join(dest, "src")))
     return os.path.join(dest, "src"), label
 

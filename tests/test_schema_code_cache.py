@@ -112,7 +112,7 @@ def package_cache(tmp_path, monkeypatch):
 
 
 def test_precompiled_validators_beside_the_schemas_serve_a_build_with_an_empty_cache(package_cache, monkeypatch):
-    """What `compileall` is to bytecode: `precompile()` keeps the build's validators beside
+    """What `compileall` is to bytecode: `precompile_validators()` keeps the build's validators beside
     the schemas, readable by all, and a process with an empty build cache (a new project)
     then compiles none of them."""
     from agentrc.clients import registry as client_registry
@@ -127,19 +127,21 @@ def test_precompiled_validators_beside_the_schemas_serve_a_build_with_an_empty_c
     schemas._compiled.cache_clear()
     compiled.clear()
     monkeypatch.setattr(schemas.sys, "dont_write_bytecode", True)
-    assert schemas.precompile() >= 5  # every item kind, bundles, registry markers
+    from agentrc.pipeline import warm
+
+    assert warm.precompile_validators() >= 5  # every item kind, bundles, registry markers
     kept = sorted(where.glob("validator-*.bin"))
     assert len(kept) == len(compiled) and all(p.stat().st_mode & 0o777 == 0o644 for p in kept)
     compiled.clear()
     schemas._compiled.cache_clear()  # as a new process
     assert (errors(GOOD), errors(BAD)) == expected
     assert compiled == []
-    assert schemas.precompile() == len(kept) and compiled == []  # found, not compiled again
+    assert warm.precompile_validators() == len(kept) and compiled == []  # found, not compiled again
 
 
 @pytest.mark.parametrize("writes", [True, False])
 def test_a_compiled_validator_is_kept_beside_the_schemas_as_bytecode_is(package_cache, monkeypatch, writes):
-    """Without `precompile`, a validator compiled is kept beside the schemas only when the
+    """Without `precompile_validators`, a validator compiled is kept beside the schemas only when the
     interpreter writes bytecode (not under PYTHONDONTWRITEBYTECODE); a damaged one there is
     compiled again, as in the build's cache."""
     where, compiled = package_cache

@@ -44,7 +44,7 @@ from typing import Any, Dict, Hashable, List, Optional, Sequence, Set, Tuple
 from agentrc.clients import registry as client_registry
 from agentrc.memo import cache
 from agentrc.memo.cache import Memo
-from agentrc.model import ENTRYPOINTS, SourceFile, SourceTree
+from agentrc.model import ENTRYPOINTS, Kind, SourceFile, SourceTree
 from agentrc.output import plan as build
 from agentrc.output.spill import Ref, Spill, unnamed
 from agentrc.portable.load import load_registry
@@ -482,6 +482,18 @@ def _prepare_validators(groups: Dict[str, List[SourceFile]]) -> None:
     blocks = client_registry.client_names().blocks
     for kind in sorted(kinds, key=lambda k: k.value):
         schemas.prepare("item", kind.value, blocks)
+
+
+def precompile_validators() -> int:
+    """The schema validators a build of portable items uses (each item kind with every
+    registered client's block, bundles, registry markers), compiled beside the schemas
+    (`schemas.precompile`), as `compileall` compiles bytecode: `python -c "from
+    agentrc.pipeline import warm; warm.precompile_validators()"`. How many are there."""
+    from agentrc import schemas
+
+    blocks = client_registry.client_names().blocks
+    items = [("item", kind.value, blocks) for kind in Kind]
+    return schemas.precompile(items + [("bundle", "", ()), ("registry", "", ())])
 
 
 def _cost(files: List[SourceFile]) -> int:

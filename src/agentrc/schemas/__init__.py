@@ -19,7 +19,7 @@ user's own, as for the build memo (a pickle): what it holds is trusted as that i
 The compiled validators are agentrc's own code, made from its own schema files alone, as
 its bytecode is made from its modules: like Python's `__pycache__`, they are also kept
 beside the schemas (`_PACKAGE_CACHE`), looked for there first, and written there when the
-interpreter writes bytecode (not under PYTHONDONTWRITEBYTECODE) or by `precompile()`
+interpreter writes bytecode (not under PYTHONDONTWRITEBYTECODE) or by `precompile`
 (what `compileall` is to bytecode: for read-only installations and benchmarks). Then a
 build in a new project, whose cache is empty, compiles nothing (31 ms of a cold 1,000-item
 build). Whoever can write there can write agentrc's modules too: it is trusted as they are.
@@ -34,7 +34,7 @@ import os
 import sys
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, Tuple
 
 import fastjsonschema
 from fastjsonschema.ref_resolver import RefResolver
@@ -80,22 +80,15 @@ def prepare(name: str, definition: str = "", blocks: Sequence[str] = ()) -> None
     _compiled(name, definition, tuple(blocks))
 
 
-def precompile() -> int:
-    """Compile into `_PACKAGE_CACHE` the validators a build of portable items uses (each item
-    kind with the registered clients' blocks, bundles, registry markers), whatever
-    PYTHONDONTWRITEBYTECODE says: `python -c "from agentrc import schemas;
-    schemas.precompile()"`. How many it wrote or found there."""
-    from agentrc.clients import registry as client_registry
-    from agentrc.model import Kind
-
-    blocks = client_registry.client_names().blocks
-    wanted = [("item", kind.value, blocks) for kind in Kind] + [("bundle", "", ()), ("registry", "", ())]
+def precompile(wanted: Iterable[Tuple[str, str, Sequence[str]]]) -> int:
+    """Compile into `_PACKAGE_CACHE` the validators `errors(name, ..., definition, blocks)`
+    uses for each (name, definition, blocks) of `wanted`, whatever PYTHONDONTWRITEBYTECODE
+    says (`agentrc.pipeline.warm.precompile_validators` names a build's). How many it wrote
+    or found there."""
     done = 0
-    for name, definition, these in wanted:
-        _compiled.cache_clear()
-        if _cached(_rooted(name, definition, tuple(these)), always=True) is not None:
+    for name, definition, blocks in wanted:
+        if _cached(_rooted(name, definition, tuple(blocks)), always=True) is not None:
             done += 1
-    _compiled.cache_clear()
     return done
 
 
