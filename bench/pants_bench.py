@@ -71,7 +71,9 @@ def load() -> str:
         return " ".join(fh.read().split()[:3])
 
 
-COPIED = ("pants", "pants.toml", "3rdparty/python", "pants-plugins", "src")
+# .gitignore too: Pants reads it (pants_ignore_use_gitignore), and without it pantsd's
+# invalidation globs took in the __pycache__ files it writes under src/ (106 of 286 files).
+COPIED = ("pants", "pants.toml", ".gitignore", "3rdparty/python", "pants-plugins", "src")
 
 
 def copy_code(repo: Path, source: str) -> str:
