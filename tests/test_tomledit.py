@@ -542,11 +542,16 @@ def test_set_table_changes_only_its_table(user, path, ours, data):
         assert delete_table(out, path) == text
 
 
+# A user's document holding at least one table: drawn so, not filtered (`assume` threw away
+# most drawn documents, and hypothesis' health check failed a run on one seed).
+USER_WITH_TABLE = st.builds(lambda user, key, table: {**user, key: table}, USER, KEYS, USER)
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(USER, st.data())
+@given(USER_WITH_TABLE, st.data())
 def test_delete_table_removes_just_that_table(user, data):
     candidates = list(_dict_tables(user))
-    assume(candidates)
+    assert candidates
     path = data.draw(st.sampled_from(candidates))
     text = _sprinkled(data.draw, dumps(user))
     out = delete_table(text, path)
