@@ -155,3 +155,24 @@ def test_a_compiled_validator_is_kept_beside_the_schemas_as_bytecode_is(package_
         kept.write_bytes(bytes(data))
         schemas._compiled.cache_clear()
         assert _errors(BAD) == expected and compiled == [1, 1]
+
+
+def test_precompile_keeps_beside_the_schemas_a_validator_found_in_the_builds_cache(package_cache, tmp_path,
+                                                                                   monkeypatch):
+    """A validator the build's cache already holds is still written beside the schemas by
+    `precompile_validators` (what it promises), without compiling it again."""
+    from agentrc.pipeline import warm
+
+    where, compiled = package_cache
+    build_cache = tmp_path / "build-cache"
+    monkeypatch.setattr(schemas.sys, "dont_write_bytecode", True)
+    schemas.use_code_cache(str(build_cache))
+    try:
+        warm.precompile_validators()  # into both: compiled once each
+        for kept in where.glob("validator-*.bin"):
+            kept.unlink()
+        compiled.clear()
+        done = warm.precompile_validators()
+    finally:
+        schemas.use_code_cache(None)
+    assert compiled == [] and len(list(where.glob("validator-*.bin"))) == done >= 5

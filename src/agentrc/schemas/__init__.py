@@ -102,19 +102,18 @@ def _compiled(name: str, definition: str, blocks: Tuple[str, ...]):
 def _cached(schema: dict, always: bool = False) -> Optional[Callable[[Any], Any]]:
     """`fastjsonschema.compile(schema)`, its code read from `_PACKAGE_CACHE` or the code
     cache (`use_code_cache`) when it was kept there before, else compiled and kept in the
-    code cache, and beside the schemas when bytecode is written (`always`: whatever the
-    interpreter says); None when this cannot be done here (the caller compiles as usual)."""
+    code cache; and kept beside the schemas, when it was not there, if bytecode is written
+    (`always`: whatever the interpreter says). None when this cannot be done here (the
+    caller compiles as usual)."""
     if _PACKAGE_CACHE is None and _code_cache is None:
         return None
     text = json.dumps(schema, sort_keys=True)
     key = hashlib.sha256("\0".join((text, fastjsonschema.VERSION, sys.version, __version__)).encode()).hexdigest()
     name = f"validator-{key[:32]}.bin"
-    code = None
-    for directory in (_PACKAGE_CACHE, _code_cache):
-        if directory is not None:
-            code = _read_code(os.path.join(directory, name))
-            if code is not None:
-                break
+    code = _read_code(os.path.join(_PACKAGE_CACHE, name)) if _PACKAGE_CACHE is not None else None
+    beside = code is not None
+    if code is None and _code_cache is not None:
+        code = _read_code(os.path.join(_code_cache, name))
     if code is None:
         try:
             code = compile(fastjsonschema.compile_to_code(schema), f"<agentrc schema {key[:12]}>", "exec")
@@ -122,8 +121,10 @@ def _cached(schema: dict, always: bool = False) -> Optional[Callable[[Any], Any]
             return None
         if _code_cache is not None:
             _write_code(os.path.join(_code_cache, name), code)
-        if _PACKAGE_CACHE is not None and (always or not sys.dont_write_bytecode):
-            _write_code(os.path.join(_PACKAGE_CACHE, name), code, 0o644)  # readable as the modules are
+    # Kept beside the schemas whether compiled here or found in the build's cache: `precompile`
+    # promises it is there afterwards.
+    if not beside and _PACKAGE_CACHE is not None and (always or not sys.dont_write_bytecode):
+        _write_code(os.path.join(_PACKAGE_CACHE, name), code, 0o644)  # readable as the modules are
     namespace: dict = {}
     try:
         exec(code, namespace)  # noqa: S102 - code fastjsonschema generated from our own schema
