@@ -183,7 +183,8 @@ def report_layout(report: dict) -> bytes:
         end = "," if n + 1 < len(keys) else ""
         if isinstance(value, list) and value:
             lines.append(f"  {dumps(key)}: [")
-            lines.append(",\n".join("    " + (v if isinstance(value, _Encoded) else dumps(v)) for v in value))
+            encoded = value if isinstance(value, _Encoded) else map(dumps, value)
+            lines.append(",\n".join("    " + v for v in encoded))
             lines.append(f"  ]{end}")
         elif isinstance(value, dict) and value:
             lines.append(f"  {dumps(key)}: {{")

@@ -114,9 +114,10 @@ def _bare(value: Any) -> bool:
 
 def _plain(text: str) -> bool:
     """Whether `text` can be written unquoted and still read back as this very string. Only
-    a text starting with `.` and holding no `/` needs PyYAML's resolver (a float's forms); one starting with a
-    letter is a string unless it is a bool or null word (`yamlpos.IMPLICIT_WORDS`), with
-    anything else `_PLAIN_RE` admits it is one: a replayed edit imports no PyYAML for it."""
+    a text starting with `.` and holding no `/` needs PyYAML's resolver (a float's forms);
+    one starting with a letter is a string unless it is a bool or null word
+    (`yamlpos.IMPLICIT_WORDS`), with anything else `_PLAIN_RE` admits it is one: a replayed
+    edit imports no PyYAML for it."""
     if not (_PLAIN_RE.match(text) and ": " not in text and " #" not in text and not text.endswith((" ", ":"))):
         return False
     if text[0] != ".":
