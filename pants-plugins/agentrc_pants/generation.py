@@ -29,8 +29,8 @@ from agentrc.diagnostics import Diagnostic, count_summary
 from agentrc.memo import codec as memocodec
 from agentrc.memo.cache import Memo
 from agentrc.model import SourceFile, SourceTree
+from agentrc.pipeline import nogc, warm
 from agentrc.pipeline import stages as pipeline
-from agentrc.pipeline import warm
 from agentrc.text import markdown
 from agentrc_pants import memory
 from agentrc_pants.subsystem import AgentrcSubsystem, Execution
@@ -206,7 +206,8 @@ async def item_dir_entries(request: ItemDirRequest) -> ItemDirEntries:
     # An item directory parses and renders from its own files alone (the CLI memo is keyed
     # the same way), so this node is shared by every target whose closure holds the
     # directory, and an edit reruns only the edited directory's node.
-    found = warm.entries(SourceTree(request.files), request.clients)
+    with nogc.paused():
+        found = warm.entries(SourceTree(request.files), request.clients)
     _drop_text_caches()
     return await _with_digest(tuple(found.items()))
 
@@ -261,9 +262,10 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
         parts = await MultiGet(Get(ItemDirEntries, ItemDirProcessRequest(tuple(files), request.clients))
                                for _, files in groups)
     memo = Memo({k: v for part in parts for k, v in part.entries})
-    plan, files = pipeline.package(request.tree, request.clients, request.bundles, request.entrypoints,
-                                   request.strict, request.explicit, memo, request.cross_source,
-                                   frozenset(request.skip_servers))
+    with nogc.paused():  # pantsd's heap is walked by each full collection: 0.1-0.2 s at 5,000 items
+        plan, files = pipeline.package(request.tree, request.clients, request.bundles, request.entrypoints,
+                                       request.strict, request.explicit, memo, request.cross_source,
+                                       frozenset(request.skip_servers))
     _drop_text_caches()
     digests, rest = reused(parts, files)
     digest = await Get(Digest, CreateDigest(FileContent(p, c, is_executable=x) for p, c, x in rest))

@@ -3,6 +3,7 @@ times its number of targets (issue 13): counted, not timed."""
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from pathlib import Path
@@ -42,15 +43,18 @@ def _package_everything(n: int, monkeypatch) -> dict:
     """Packages every target of an n-rule registry; returns what each kind of work counted."""
     from agentrc.pipeline import stages, warm
 
-    counts: dict = {"parsed dirs": [], "peeks": 0, "package calls": {}}
+    # "collector on": whether the cyclic collector ran during each call into the core.
+    counts: dict = {"parsed dirs": [], "peeks": 0, "package calls": {}, "collector on": []}
     real_entries, real_package, real_peek = warm.entries, stages.package, dependency_inference.peek
 
     def entries(tree, clients):
         counts["parsed dirs"].append(sorted({f.path.rsplit("/", 1)[0] for f in tree.files}))
+        counts["collector on"].append(gc.isenabled())
         return real_entries(tree, clients)
 
     def package(tree, clients, bundles=None, entrypoints=None, *args, **kwargs):
         counts["package calls"][tuple(bundles or ()) + tuple(entrypoints or ())] = len(tree.files)
+        counts["collector on"].append(gc.isenabled())
         return real_package(tree, clients, bundles, entrypoints, *args, **kwargs)
 
     def peek(path, content):
@@ -92,6 +96,15 @@ def test_each_file_is_parsed_once_and_each_target_plans_its_closure_only(monkeyp
     # ... and only the bundle, which lists every rule, grows with the registry.
     assert small["package calls"][("reg/bundles/all.bundle.yaml",)] == 3 + 2
     assert large["package calls"][("reg/bundles/all.bundle.yaml",)] == 9 + 2
+
+
+def test_the_core_runs_with_the_cyclic_collector_paused(monkeypatch):
+    """pantsd's heap is its whole graph: a full collection during a registry's plan walked
+    all of it (agentrc.pipeline.nogc). Paused for each call into the core, on again after."""
+    assert gc.isenabled()
+    counts = _package_everything(2, monkeypatch)
+    assert len(counts["collector on"]) >= 4 and not any(counts["collector on"])
+    assert gc.isenabled()
 
 
 def test_memory_watcher_trims_when_the_resident_set_grows(monkeypatch):

@@ -12,7 +12,6 @@ build (agentrc.pipeline.incremental), else everything is planned again.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sys
@@ -27,6 +26,7 @@ from agentrc.inputs.tree import SourcesChanged
 from agentrc.memo import cache
 from agentrc.output import writer
 from agentrc.output.totals import summary
+from agentrc.pipeline import nogc
 
 if TYPE_CHECKING:
     from agentrc.output.spill import Spill
@@ -70,18 +70,11 @@ class BuildResult:
 
 def build(options: BuildOptions, notify: Optional[Callable[[str], None]] = None) -> BuildResult:
     """`notify` gets the messages a waiting run prints (another build holds the output).
-
-    The cyclic garbage collector is off while it runs: a build allocates its items,
-    renderings and plan as acyclic tuples and frozen dataclasses, which reference counting
-    frees, and each full collection walks all of them; at 4,000 items those walks were a
-    third of a one-edit build's time, and their number grew with the registry too."""
-    enabled = gc.isenabled()
-    gc.disable()
+    The cyclic garbage collector is off while it runs (`nogc`)."""
     try:
-        return _build(options, notify)
+        with nogc.paused():
+            return _build(options, notify)
     finally:
-        if enabled:
-            gc.enable()
         schemas = sys.modules.get("agentrc.schemas")
         if schemas is not None:  # the build's code cache is its own (`_build`)
             schemas.use_code_cache(None)
