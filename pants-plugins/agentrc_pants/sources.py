@@ -4,10 +4,10 @@ as a SourceTree (paths relative to the build root, exactly as the CLI would show
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Tuple
+from typing import Any, Iterable, Tuple
 
 from pants.engine.addresses import Address, Addresses
-from pants.engine.fs import Digest, DigestContents, MergeDigests
+from pants.engine.fs import EMPTY_DIGEST, Digest, DigestContents, MergeDigests
 from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.engine.target import (
     HydratedSources,
@@ -41,6 +41,32 @@ class AgentrcSources:
     tree: SourceTree
 
 
+@dataclass(frozen=True)
+class _TargetFilesRequest:
+    fields: Tuple[Any, ...]  # one target's agentrc source fields
+
+
+@dataclass(frozen=True)
+class _TargetFiles:
+    digest: Digest
+    files: Tuple[SourceFile, ...]
+
+
+@rule
+async def target_files(request: _TargetFilesRequest) -> _TargetFiles:
+    """One target's agentrc files, a node of their own: a closure's rule asks for one node
+    per target, and an edit reads only the edited target's files again. It hydrated every
+    field and read the whole closure's contents itself (at 5,000 items, 10,000 fields and
+    7,638 files: 0.3-0.8 s of an edit)."""
+    hydrated = await MultiGet(Get(HydratedSources, HydrateSourcesRequest(f)) for f in request.fields)
+    digests = [h.snapshot.digest for h in hydrated if h.snapshot.files]
+    if not digests:
+        return _TargetFiles(EMPTY_DIGEST, ())
+    digest = digests[0] if len(digests) == 1 else await Get(Digest, MergeDigests(digests))
+    contents = await Get(DigestContents, Digest, digest)
+    return _TargetFiles(digest, tuple(SourceFile(fc.path, fc.content, fc.is_executable) for fc in contents))
+
+
 @rule
 async def agentrc_sources(request: AgentrcSourcesRequest) -> AgentrcSources:
     if request.transitive:
@@ -48,12 +74,16 @@ async def agentrc_sources(request: AgentrcSourcesRequest) -> AgentrcSources:
         targets: Iterable = closure.closure
     else:
         targets = await Get(Targets, Addresses(request.addresses))
-    fields = [tgt[f] for tgt in targets for f in AGENTRC_SOURCE_FIELDS if tgt.has_field(f)]
-    hydrated = await MultiGet(Get(HydratedSources, HydrateSourcesRequest(f)) for f in fields)
-    digest = await Get(Digest, MergeDigests(h.snapshot.digest for h in hydrated))
-    contents = await Get(DigestContents, Digest, digest)
-    tree = SourceTree(tuple(SourceFile(fc.path, fc.content, fc.is_executable) for fc in contents))
-    return AgentrcSources(digest, tree)
+    requests = []
+    for tgt in targets:
+        fields = tuple(tgt[f] for f in AGENTRC_SOURCE_FIELDS if tgt.has_field(f))
+        if fields:
+            requests.append(_TargetFilesRequest(fields))
+    parts = await MultiGet(Get(_TargetFiles, _TargetFilesRequest, r) for r in requests)
+    # The merge fails on two targets holding one path with different bytes.
+    digest = await Get(Digest, MergeDigests(p.digest for p in parts))
+    files = {f.path: f for p in parts for f in p.files}
+    return AgentrcSources(digest, SourceTree(tuple(files[path] for path in sorted(files))))
 
 
 def rules():
