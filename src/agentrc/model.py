@@ -57,8 +57,14 @@ class SourceFile:
     link: Optional[str] = None
 
     def sha256(self) -> bytes:
-        """The sha256 of `content` (a source known by its digest need not be read for it)."""
-        return hashlib.sha256(self.content).digest()
+        """The sha256 of `content` (a source known by its digest need not be read for it),
+        computed once: Pants keeps a target's files between runs, and each run's plan keys
+        every item directory by its files' digests."""
+        known = self.__dict__.get("_sha256")
+        if known is None:
+            known = hashlib.sha256(self.content).digest()
+            object.__setattr__(self, "_sha256", known)  # not a field: equality and hash stay the fields'
+        return known
 
     def release(self) -> None:
         """Let go of `content` if it can be had again (`agentrc.inputs.read`): the parser
