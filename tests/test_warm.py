@@ -283,3 +283,53 @@ def test_a_workers_renderings_come_as_spilled_bytes(registry, tmp_path, monkeypa
     three = tmp_path / "three"
     assert _build(registry, three, tmp_path / "c3", monkeypatch, "--jobs", "2")[0] == 0
     assert made == [] and _tree(three) == _tree(one)
+
+
+def test_a_worker_sends_each_rendering_pickled_once(registry, tmp_path):
+    """What a worker sends for a rendering is the memo's entry (its files as digests) and,
+    for each file, where its bytes are: not a second, whole pickle of the rendering (which
+    took a Python call per object pickled, an eighth of a worker's time)."""
+    tree = _read(registry)
+    spill_dir = tmp_path / "spill"
+    spill_dir.mkdir()
+    from agentrc.output.spill import Spill
+
+    spill = Spill(str(spill_dir), limit=0)
+    assert spill.open_now()
+    data = os.open(tmp_path / "chunks", os.O_RDWR | os.O_CREAT)
+    read, write = os.pipe()
+    try:
+        sink = warm._Sink(data, write, spill)
+        warm._compute(tree, CLIENTS.split(","), sink)
+        sink.flush()
+        os.close(write)
+        entries, offset = [], 0
+        while True:
+            note = os.read(read, warm._NOTE.size)
+            if not note:
+                break
+            (length,) = warm._NOTE.unpack(note)
+            entries.extend(pickle.loads(os.pread(data, length, offset)))
+            offset += length
+    finally:
+        os.close(data)
+        os.close(read)
+        spill.close()
+    renders = [e for e in entries if e[0][0] == "render"]
+    assert renders and all(len(e) == 4 for e in entries)
+    kinds = set()
+    for key, packed, where, _ in renders:
+        files, _report, _frags = pickle.loads(packed)
+        assert len(where) == len(files)
+        for f, w in zip(files, where):
+            assert isinstance(f[1], str) and len(f[1]) == 64  # the memo's entry holds digests
+            if type(w) is bytes:  # a small file (or a merged config) travels as it is
+                assert len(w) < warm.SPILL_MIN or f[4]
+                kinds.add("bytes")
+            else:
+                assert w[0] in (warm.SPILLED, warm.RESOURCE)
+                kinds.add(w[0])
+    assert kinds >= {warm.SPILLED, warm.RESOURCE}
+    # No second copy: what travels beside the memo's entries is small.
+    beside = sum(len(pickle.dumps(where)) for _, _, where, _ in renders)
+    assert beside < sum(len(packed) for _, packed, _, _ in renders) / 2

@@ -16,9 +16,12 @@ It never waits for the build: the file takes whatever it writes (a pipe alone he
 KiB, and the worker stopped there until the build had finished its own share). When the
 build's pipeline asks the memo for an entry of a worker's share (`Memo.feed`), the memo
 reads the worker's chunks up to that entry (waiting if the worker is behind) and adopts
-it: the entry's bytes go to the memo's spool as the worker pickled them, and only what
-this build uses is unpickled (a rendering's bytes, which the memo keeps as digests; its
-item's resources are not sent again with it, but named, and taken from the item's entry).
+it: the entry's bytes go to the memo's spool as the worker pickled them, and the build
+loads those same bytes. A rendering is pickled once, as the memo keeps it (its files as
+digests); beside it, for each file, where its bytes are: the worker's spill (a rendered
+file), its item's entry (a supporting file, not sent again: named), or the bytes
+themselves (a small file). A second pickle of each rendering, whole, with a Python call
+for each object to name what it held, was an eighth of a worker's time.
 So the build's process parses and renders its own share once, as a build without workers
 does, and spends on the workers' shares only the reading: measured slower than one
 process before, when the build computed its share apart, then planned everything again
@@ -33,7 +36,6 @@ share), costs nothing but time: the build computes that entry itself.
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import pickle
 import posixpath
@@ -186,9 +188,9 @@ class _Worker:
         self.offset = 0
         self.done = False
         self.owner = owner
-        self.pending: Dict[Hashable, Tuple[bytes, Optional[bytes], bool]] = {}
+        self.pending: Dict[Hashable, Tuple[bytes, Any]] = {}
         # Item digest -> the bytes of its directory's resources (`_resources`), as loaded
-        # here: what the worker's renderings name instead of copying them (`_SharingPickler`).
+        # here: what the worker's renderings name instead of copying them (`_Sink.put`).
         self.resources: Dict[str, List[bytes]] = {}
 
     @classmethod
@@ -228,20 +230,31 @@ class _Worker:
                 break
         if got is None:
             return None
-        packed, whole, named = got
+        packed, where = got
         try:
-            if whole is None:  # a directory's entry: its resources, for the renderings that name them
-                value = pickle.loads(packed)
+            value = pickle.loads(packed)
+            if where is None:  # a directory's entry: its resources, for the renderings that name them
                 items = value[0]
                 if items and items[0].digest:
                     self.resources[items[0].digest] = _resources(items)
-            elif named:
-                value = _SharingUnpickler(io.BytesIO(whole), self.resources, self.spill).load()
-            else:  # no resource named: the plain, faster load
-                value = pickle.loads(whole)
+            else:  # a rendering, its files' digests replaced by their bytes (`plan._pack`'s form)
+                files, report, frags = value
+                if len(files) != len(where):
+                    return None
+                value = (tuple((f[0], self._content(w), *f[2:]) for f, w in zip(files, where)), report, frags)
         except Exception:
             return None
         return packed, value
+
+    def _content(self, where: Any) -> Any:
+        """A worker's file's bytes, from where it said they are (`_Sink.put`)."""
+        if type(where) is bytes:
+            return where
+        if where[0] == SPILLED and self.spill is not None:
+            return Ref(self.spill, where[1], where[2], where[3])
+        if where[0] == RESOURCE:
+            return self.resources[where[1]][where[2]]
+        raise LookupError(where)
 
     def more(self) -> bool:
         """One more chunk read into `pending`; False when the worker has sent everything."""
@@ -270,8 +283,8 @@ class _Worker:
             return False
         self.offset += length
         del chunk
-        for key, packed, value, digests, named in entries:
-            self.pending[key] = (packed, value, named)
+        for key, packed, where, digests in entries:
+            self.pending[key] = (packed, where)
             for d in digests:
                 self.owner.by_digest[d] = self
         return True
@@ -298,10 +311,10 @@ class _Worker:
 
 class _Sink:
     """The memo a worker computes into: nothing to read; each entry put is pickled as the
-    build's memo would spool it (renderings as digests) and, for a rendering, whole as well
-    (the build writes its bytes; its item's resources named, not copied), then sent with the
-    next chunk. A directory's entry names its items' digests, by which the build knows whom
-    to ask for their renderings."""
+    build's memo would spool it (renderings as digests) and sent with the next chunk, a
+    rendering with where each of its files' bytes are (the build writes them). A
+    directory's entry names its items' digests, by which the build knows whom to ask for
+    their renderings."""
 
     digests = False  # renderings are put with their bytes: the build needs them
 
@@ -309,10 +322,10 @@ class _Sink:
         self.data = data
         self.notes = notes
         self.spill = spill  # where a rendering's own files' bytes go (named, not sent), if anywhere
-        self.chunk: List[Tuple[Hashable, bytes, Optional[bytes], Tuple[str, ...], bool]] = []
+        self.chunk: List[Tuple[Hashable, bytes, Any, Tuple[str, ...]]] = []
         self.size = 0
         self.kind: Any = None
-        self.shared: Dict[int, Tuple[str, int]] = {}  # id of a resource's bytes -> its name
+        self.shared: Dict[int, Tuple[str, str, int]] = {}  # id of a resource's bytes -> its name
         self.keep: List[bytes] = []  # those bytes, alive while their ids name them
 
     def get(self, key: Hashable) -> Any:
@@ -326,23 +339,20 @@ class _Sink:
         spilled = self._spilled(value) if kind == "render" else {}
         # A spilled file's digest, taken as it was spilled, serves the memo's entry too.
         packed = cache.dumps(key, value, {k: name[3] for k, name in spilled.items()})
-        whole = None
+        where: Any = None
         digests: Tuple[str, ...] = ()
-        named = False
         if kind == "render":
-            out = io.BytesIO()
-            pickler = _SharingPickler(out, self.shared, spilled)
-            pickler.dump(value)
-            whole, named = out.getvalue(), pickler.named
-            self.size += len(whole)
+            shared = self.shared
+            where = tuple(spilled.get(id(f[1])) or shared.get(id(f[1])) or f[1] for f in value[0])
+            self.size += sum(len(w) for w in where if type(w) is bytes)
         elif kind == "dir":
             items = value[0]
             digests = tuple({i.digest for i in items if i.digest})
             if items and items[0].digest:
                 for n, content in enumerate(_resources(items)):
-                    self.shared[id(content)] = (items[0].digest, n)
+                    self.shared[id(content)] = (RESOURCE, items[0].digest, n)
                     self.keep.append(content)
-        self.chunk.append((key, packed, whole, digests, named))
+        self.chunk.append((key, packed, where, digests))
         self.size += len(packed)
         if self.size >= CHUNK:
             self.flush()
@@ -363,7 +373,7 @@ class _Sink:
             at = spill.append(content)
             if at is None:
                 return names
-            names[id(content)] = ("spill", at, len(content), hashlib.sha256(content).hexdigest())
+            names[id(content)] = (SPILLED, at, len(content), hashlib.sha256(content).hexdigest())
         return names
 
     def flush(self) -> None:
@@ -386,6 +396,7 @@ class _Sink:
 
 SHARED_MIN = 64  # a resource shorter than this is copied: naming it saves nothing
 SPILL_MIN = 256  # a rendered file shorter than this is sent as it is
+SPILLED, RESOURCE = "spill", "resource"  # where a worker's file's bytes are (`_Sink.put`)
 
 
 def _resources(items: Sequence[Any]) -> List[bytes]:
@@ -395,42 +406,6 @@ def _resources(items: Sequence[Any]) -> List[bytes]:
     where a build without workers holds one: at 5,000 items, 6 MB more at the peak)."""
     return [r.content for item in items for r in getattr(item, "resources", ())
             if isinstance(getattr(r, "content", None), bytes) and len(r.content) >= SHARED_MIN]
-
-
-class _SharingPickler(pickle.Pickler):
-    """A rendering pickled with its item's resources named (item digest, index), and its
-    spilled files' bytes named ("spill", offset, length, sha256), not copied."""
-
-    def __init__(self, out: Any, shared: Dict[int, Tuple[str, int]],
-                 spilled: Optional[Dict[int, Tuple[str, int, int, str]]] = None):
-        super().__init__(out, protocol=pickle.HIGHEST_PROTOCOL)
-        self.shared = shared
-        self.spilled = spilled or {}
-        self.named = False  # whether it named any: else the build loads it the plain way
-
-    def persistent_id(self, obj: Any) -> Any:
-        if type(obj) is not bytes:
-            return None
-        name = self.shared.get(id(obj)) or self.spilled.get(id(obj))
-        if name is not None:
-            self.named = True
-        return name
-
-
-class _SharingUnpickler(pickle.Unpickler):
-    """A rendering loaded with its item's resources taken from the item's entry as loaded
-    here; a name not known (that entry was never loaded) fails the load: a miss."""
-
-    def __init__(self, data: Any, resources: Dict[str, List[bytes]], spill: Optional[Spill] = None):
-        super().__init__(data)
-        self.resources = resources
-        self.spill = spill
-
-    def persistent_load(self, pid: Any) -> Any:
-        if len(pid) == 4 and pid[0] == "spill" and self.spill is not None:
-            return Ref(self.spill, pid[1], pid[2], pid[3])
-        digest, n = pid
-        return self.resources[digest][n]
 
 
 def _scratch(where: Any) -> int:
