@@ -4,6 +4,7 @@ memory read after each run: what docs/benchmarks.md's "pantsd's memory" table co
 
     python bench/pants_rss.py --items 5000 --setup [--src worktree|head|COMMIT]
     python bench/pants_rss.py --items 5000 --runs cold,noop,noop,edit,noop
+    python bench/pants_rss.py --items 5000 --setup --workunits bench/out/workunits   # + the slowest rules
 
 `--setup` makes the scratch repository like bench/pants_bench.py does (bench/out/tmpfs/pants/
 p<items>, on the tmpfs when run as root: the code, gen_registry.py's registry, `./pants
@@ -47,6 +48,32 @@ def status(repo: Path) -> dict:
     return out
 
 
+def with_workunit_logger(toml: Path, logdir: Path) -> None:
+    """Pants' own workunit logger (a backend shipped with 2.17) in the scratch repository:
+    every rule's start and duration, per run, as JSON in `logdir`."""
+    logdir.mkdir(parents=True, exist_ok=True)
+    text = toml.read_text().replace('backend_packages = ["agentrc_pants"]', 'backend_packages = ["agentrc_pants", '
+                                    '"pants.backend.experimental.tools.workunit_logger"]')
+    toml.write_text(text + f'\n[workunit-logger]\nenabled = true\nlogdir = "{logdir}"\n')
+
+
+def slowest_rules(logdir: Path, most: int = 6) -> dict:
+    """The longest workunits (below the goal itself) of the newest run logged in `logdir`,
+    in seconds; a rule's time includes what it waited for."""
+    runs = sorted(logdir.glob("*.json"), key=lambda p: p.stat().st_mtime)
+    if not runs:
+        return {}
+    units = json.loads(runs[-1].read_text())
+    timed = sorted(((u.get("duration_secs", 0) + u.get("duration_nanos", 0) / 1e9, u["name"]) for u in units
+                    if u["name"] not in ("select", "pants.core.goals.package.package_asset")), reverse=True)
+    slowest: dict = {}
+    for seconds, name in timed:  # each rule once, at its longest
+        slowest.setdefault(name.rsplit(".", 1)[-1], round(seconds, 3))
+        if len(slowest) == most:
+            break
+    return slowest
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--items", type=int, default=1000)
@@ -57,6 +84,8 @@ def main() -> int:
                     "versions can be measured side by side, each with its own pantsd")
     ap.add_argument("--stop", action="store_true", help="stop the repository's pantsd after the runs")
     ap.add_argument("--flag", action="append", default=[], help="an extra Pants flag for every run")
+    ap.add_argument("--workunits", metavar="DIR", help="with --setup: Pants' workunit logger writes each run's "
+                    "workunits to DIR, and each run's line names the slowest rules (where the time goes)")
     args = ap.parse_args()
     base = ROOT / "bench" / "out" / "tmpfs"
     pb.mount_tmpfs(base)
@@ -71,6 +100,11 @@ def main() -> int:
         # tree, and `pants tailor` puts one recursive agentrc_items in its BUILD file.
         (repo / "registry" / "agentrc-registry.yaml").write_text("schema: 1\n")
         pb.pants(repo, "--no-pantsd", "tailor", "::", timeout=3600)
+        if args.workunits:
+            with_workunit_logger(repo / "pants.toml", Path(args.workunits).resolve())
+    flags = list(args.flag)
+    if args.workunits:
+        flags.append("--streaming-workunits-level=trace")
     edit = sorted((repo / "registry").rglob("RULE.md"))[0]
     original = edit.read_text()
     try:
@@ -81,10 +115,11 @@ def main() -> int:
                 shutil.rmtree(repo / "dist", ignore_errors=True)
             elif kind == "edit":
                 edit.write_text(original + f"\nEdited at {time.time()}.\n")
-            seconds, _ = pb.pants(repo, *args.flag, "package", "::", timeout=3600)
+            seconds, _ = pb.pants(repo, *flags, "package", "::", timeout=3600)
             dist = sum(len(files) for _, _, files in os.walk(repo / "dist"))
+            slowest = {"slowest": slowest_rules(Path(args.workunits))} if args.workunits else {}
             print(json.dumps({"run": kind, "s": round(seconds, 2), "load": pb.load(), "dist_files": dist,
-                              **status(repo)}), flush=True)
+                              **status(repo), **slowest}), flush=True)
     finally:
         if edit.read_text() != original:  # a rewrite of the same bytes would still be a change to Pants' watcher
             edit.write_text(original)
