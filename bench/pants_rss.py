@@ -52,8 +52,10 @@ def with_workunit_logger(toml: Path, logdir: Path) -> None:
     """Pants' own workunit logger (a backend shipped with 2.17) in the scratch repository:
     every rule's start and duration, per run, as JSON in `logdir`."""
     logdir.mkdir(parents=True, exist_ok=True)
-    text = toml.read_text().replace('backend_packages = ["agentrc_pants"]', 'backend_packages = ["agentrc_pants", '
-                                    '"pants.backend.experimental.tools.workunit_logger"]')
+    text, ours = toml.read_text(), 'backend_packages = ["agentrc_pants"]'
+    if ours not in text:  # else Pants would stop at the `[workunit-logger]` scope it does not know
+        raise SystemExit(f"{toml}: no `{ours}` line to add the workunit logger's backend to")
+    text = text.replace(ours, ours[:-1] + ', "pants.backend.experimental.tools.workunit_logger"]')
     toml.write_text(text + f'\n[workunit-logger]\nenabled = true\nlogdir = "{logdir}"\n')
 
 
