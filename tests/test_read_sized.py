@@ -53,3 +53,11 @@ def test_files_read_as_they_are(tmp_path):
     p.write_bytes(b"y" * 101)
     f, diags = _read(p, max_size=100)
     assert f is None and "is larger than 100 bytes" in diags[0]
+
+
+def test_a_file_cut_after_its_status_was_taken_is_read_as_it_is(tmp_path, monkeypatch):
+    p = tmp_path / "RULE.md"
+    p.write_bytes(b"z" * 10)
+    monkeypatch.setattr(tree.os, "fstat", _stat_saying(10_000))  # as if it was cut since
+    f, diags = _read(p)
+    assert diags == [] and f is not None and f.content == b"z" * 10

@@ -119,7 +119,7 @@ class Releasable(SourceFile):
 
     def __init__(self, f: SourceFile, digest: bytes, root: Root):
         # One update of the instance's dict (the class is a frozen dataclass).
-        self.__dict__.update(path=f.path, executable=f.executable, link=f.link, _bytes=_fitted(f.content),
+        self.__dict__.update(path=f.path, executable=f.executable, link=f.link, _bytes=f.content,
                              _digest=digest, _root=root)
 
     @property  # type: ignore[misc]  # a field of SourceFile, read-only here
@@ -146,15 +146,6 @@ class Releasable(SourceFile):
 
     def __reduce__(self):
         return (SourceFile, (self.path, self.content, self.executable, self.link))
-
-
-def _fitted(content: bytes) -> bytes:
-    """`content` in an allocation of its own size. A file is read with room for the largest
-    allowed (`read_file` asks for a megabyte and more), which the C library maps as pages of
-    their own and keeps, once shrunk, as at least one whole page: a 3 KB source held 4 to 8
-    KB, twice the registry's size at 5,000 items (42 MB for 23). Copied, the bytes sit in
-    the ordinary heap, and the mapping is returned when the read's bytes are let go."""
-    return bytes(memoryview(content))
 
 
 def _releasable(tree: SourceTree, paths: Sequence[str], shas: Dict[str, str],

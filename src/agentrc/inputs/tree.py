@@ -210,38 +210,42 @@ def read_file(path: str, display: str, root: Root, diags: Diagnostics,
     the opened descriptor is checked again, so a FIFO or a file swapped in between can
     neither hang the read nor slip through; at most `max_size + 1` bytes are ever read.
     `real`: the path's real path when the caller knows it (`walk`); used only if `path` is
-    not a symlink, else resolved here as always."""
+    not a symlink, else resolved here as always.
+
+    Five system calls for a plain file (its `lstat` stands for the check before opening:
+    a path that is no symlink has the status its target has), and the bytes come back in
+    an allocation of their size: read through a file object, eight, and 0.08 s of the 0.3
+    s reading 15,000 sources took at 10,000 items."""
     try:
-        is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+        lst = os.lstat(path)
     except OSError as exc:
         diags.error(display, (0, 0), "AR054", f"cannot be read: {_reason(exc)}")
         return None
+    is_link = stat.S_ISLNK(lst.st_mode)
     if real is None or is_link:
         real = os.path.realpath(path)
     if not root.inside(real):
         diags.error(display, (0, 0), "AR050", leaves(path, root), ESCAPE_HINT)
         return None
-    problem = _not_a_file(real if is_link else path, max_size)
+    problem = _not_a_file(real, max_size) if is_link else _not_a_file_status(lst, max_size)
     if problem is None:
         try:
-            fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+            fd = os.open(real, _READ_FLAGS)
         except OSError as exc:
             problem = _reason(exc)
         else:
-            with os.fdopen(fd, "rb") as fh:
-                st = os.fstat(fh.fileno())
+            try:
+                st = os.fstat(fd)
                 if not stat.S_ISREG(st.st_mode):  # pragma: no cover - swapped after the check
                     problem = f"is {_type_name(st.st_mode)}, not a file"
                 else:
-                    # As `fh.read(max_size + 1)`, which sized its buffer for 16 MiB each time
-                    # (a third of reading a 5,000-item registry): the status's size first, and
-                    # on if the file has grown since.
-                    want = min(st.st_size, max_size) + 1
-                    content = fh.read(want)
-                    if len(content) == want and want <= max_size:
-                        content += fh.read(max_size + 1 - want)
+                    content = _read_bounded(fd, st.st_size, max_size)
                     if len(content) > max_size:
                         problem = f"is larger than {max_size} bytes"
+            except OSError as exc:
+                problem = _reason(exc)
+            finally:
+                os.close(fd)
     if problem is not None:
         if is_link and problem.startswith(("does not exist", "is a symlink loop")):
             problem = f"is a dangling symlink ({problem})" if problem.startswith("does") else problem
@@ -251,6 +255,28 @@ def read_file(path: str, display: str, root: Root, diags: Diagnostics,
     if seen is not None and not is_link:
         seen[display] = st
     return SourceFile(display, content, bool(st.st_mode & 0o100), link)
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _read_bounded(fd: int, size: int, max_size: int) -> bytes:
+    """At most `max_size + 1` bytes of the open file `fd`, whose status said `size`: one
+    read when it still holds that many (the common case), else on until its end (it was
+    cut, or a file system returned less) or past the bound (it has grown)."""
+    want = min(size, max_size) + 1
+    content = os.read(fd, want)
+    if len(content) == size:
+        return content
+    parts = [content]
+    got = len(content)
+    while got <= max_size:
+        part = os.read(fd, max_size + 1 - got)
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
 
 
 ESCAPE_HINT = "Copy the file into the registry, project or preset it is read from, or link to a file inside it."
@@ -281,6 +307,10 @@ def _not_a_file(path: str, max_size: int) -> Optional[str]:
         st = os.stat(path)
     except OSError as exc:
         return _reason(exc)
+    return _not_a_file_status(st, max_size)
+
+
+def _not_a_file_status(st: os.stat_result, max_size: int) -> Optional[str]:
     if not stat.S_ISREG(st.st_mode):
         return f"is {_type_name(st.st_mode)}, not a file"
     if st.st_size > max_size:
