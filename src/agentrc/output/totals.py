@@ -6,10 +6,16 @@ build's totals, and must not import the client adapters the planner needs to do 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterable, List, Tuple
+from collections import Counter
+from itertools import chain
+from operator import attrgetter
+from typing import TYPE_CHECKING, Dict, Iterable, List
 
 if TYPE_CHECKING:
     from agentrc.fidelity import ItemReport
+
+
+_status = attrgetter("status")
 
 
 def summary(reports: Iterable[ItemReport]) -> Dict[str, Dict[str, int]]:
@@ -17,23 +23,23 @@ def summary(reports: Iterable[ItemReport]) -> Dict[str, Dict[str, int]]:
     (agentrc.fidelity is imported here: a no-change build prints recorded totals only.)"""
     from agentrc.fidelity import STATUSES
     out: Dict[str, Dict[str, int]] = {}
-    # Reports share their tuple of outcomes (agentrc.output.plan `_outcomes`): each distinct
-    # tuple is counted once, by identity (held here, so no other object can take its id).
-    counted: Dict[int, Tuple[tuple, List[Tuple[str, int]]]] = {}
+    fields: Dict[str, List[tuple]] = {}  # per client, each report's outcomes, counted at the end
     for r in reports:
-        s = out.setdefault(r.client, dict({"items": 0, "skipped": 0, "servers": 0},
-                                          **{status: 0 for status in STATUSES}))
+        s = out.get(r.client)
+        if s is None:
+            s = out[r.client] = dict({"items": 0, "skipped": 0, "servers": 0}, **{status: 0 for status in STATUSES})
+            fields[r.client] = []
         if r.kind == "mcp":
             s["servers"] += 1 if r.generated else 0
         elif r.kind != "tools":
             s["items" if r.generated and r.outputs else "skipped"] += 1
-        known = counted.get(id(r.fields))
-        if known is None:
-            per: Dict[str, int] = {}
-            for f in r.fields:
-                per[f.status] = per.get(f.status, 0) + 1
-            known = counted[id(r.fields)] = (r.fields, list(per.items()))
-        for status, n in known[1]:
+        fields[r.client].append(r.fields)
+    # One loop in C per client over every outcome (Counter's): counted in Python, report by
+    # report, with each client's totals made anew for each, it was 0.06 s of a 10,000-item
+    # build (most items' outcomes are their own: a model, a path in a detail).
+    for client, held in fields.items():
+        s = out[client]
+        for status, n in Counter(map(_status, chain.from_iterable(held))).items():
             s[status] = s.get(status, 0) + n
     return out
 
