@@ -1,21 +1,24 @@
 """The memo writes a build's new entries to disk as they are made (`cache.Spool`): it keeps
 no copy of them in memory, and its save never gathers them (issue 13: at 5,000 items a
 cold build kept every parsed item and rendering until the save, then a pickled copy of all
-of them, 36 MB, beside those)."""
+of them, 36 MB, beside those). The CLI's build defers its own entries to the save, which
+it makes aside (`cache.save_aside`)."""
 
 from __future__ import annotations
 
 import contextlib
 import gc
 import io
+import os
 import shutil
 import tracemalloc
 from pathlib import Path
 
-from helpers import ROOT
+import pytest
 
 from agentrc.cli.main import main
 from agentrc.memo import cache
+from helpers import ROOT
 
 
 def _blob(i: int) -> bytes:
@@ -108,26 +111,62 @@ def test_a_damaged_spool_entry_is_a_miss(tmp_path):
     assert memo.get(("k", 1)) is None
 
 
-def test_a_build_keeps_no_parsed_item_or_rendering_in_memory(tmp_path, monkeypatch):
-    """A cold build's memo, when it is saved, holds every entry on disk and none in memory,
-    and the next build (a no-op on the memo) reads them back to byte-identical outputs."""
+def test_a_build_pickles_its_own_entries_when_it_saves_them_aside(tmp_path, monkeypatch):
+    """A cold build keeps the entries it makes as they are (`Memo.defer`: the parsed items
+    the registry holds anyway, each rendering's digests and report) and pickles them when
+    the memo is saved: in a child while the output is written (`cache.save_aside`), which
+    the build waits for. The memo then holds none of them, and the one on disk holds every
+    entry, which the next build reads back to byte-identical outputs."""
     monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "ASIDE_MIN", 1)  # the example registry's 79 entries: saved aside too
     shutil.copytree(ROOT / "examples" / "registry", tmp_path / "reg")
-    seen = []
-    real = cache.save
-    monkeypatch.setattr(cache, "save", lambda path, memo: seen.append((len(memo.data), len(memo.computed)))
-                        or real(path, memo))
+    seen, children = [], []
+    real = cache.save_aside
+
+    def save_aside(path, memo):
+        held = (len(memo.data), len(memo.computed))
+        saving = real(path, memo)
+        seen.append(held + (len(memo.data), path))
+        children.append(saving.pid)
+        return saving
+    monkeypatch.setattr(cache, "save_aside", save_aside)
     argv = ["build", str(tmp_path / "reg"), "--client", "claude,copilot,opencode"]
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
         assert main(argv + ["--out", str(tmp_path / "a")]) == 0
         assert main(argv + ["--out", str(tmp_path / "b"), "--no-cache"]) == 0
-    in_memory, computed = seen[0]
-    assert in_memory == 0 and computed == 19 + 20 * 3  # directories parsed, items rendered for 3 clients
+    in_memory, computed, after, path = seen[0]
+    assert in_memory == computed == 19 + 20 * 3  # directories parsed, items rendered for 3 clients
+    assert after == 0 and children[0] is not None  # saved by a child, which the build reaped
+    with pytest.raises(ChildProcessError):
+        os.waitpid(children[0], os.WNOHANG)
+    saved = cache.load(path)
+    assert saved.store is not None and len(saved.store.index) == computed
+    assert all(saved.store.read(k) is not None for k in saved.store.index)
 
     def files(root: Path) -> dict:
         return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
                 if p.is_file() and ".agentrc" not in p.parts}
     assert files(tmp_path / "a") == files(tmp_path / "b")
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        rule = next((tmp_path / "reg").rglob("RULE.md"))
+        rule.write_text(rule.read_text() + "\nOne more line.\n")
+        assert main(argv + ["--out", str(tmp_path / "a")]) == 0  # an edit, from the saved memo
+        assert main(argv + ["--out", str(tmp_path / "b"), "--no-cache"]) == 0
+    assert files(tmp_path / "a") == files(tmp_path / "b")
+
+
+def test_a_save_aside_that_fails_saves_nothing_and_the_build_goes_on(tmp_path, monkeypatch):
+    path = tmp_path / "build.pickle"
+    memo = cache.load(path)
+    memo.defer = True
+    for i in range(3):
+        memo.put(("k", i), _blob(i))
+    memo.put(("bad",), lambda: None)  # cannot be pickled: the child's save fails
+    monkeypatch.setattr(cache, "ASIDE_MIN", 1)
+    saving = cache.save_aside(path, memo)
+    assert saving.pid is not None and memo.data == {}
+    assert saving.wait() is False and saving.wait() is False  # reaped once
+    assert cache.load(path).store is None  # no index: the next build is a cold one
 
 
 def test_a_save_hashes_no_entry(tmp_path, monkeypatch):

@@ -147,6 +147,8 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
     if memo_path and memo is not None and memo.digests:
         from agentrc.output.spill import Spill
         spill = Spill(str(memo_path.parent))
+        memo.defer = True  # this process's entries pickled when the memo is saved, aside
+    saving: Optional[cache.Saving] = None
     try:
         try:
             plan = _plan(options, inputs, memo, spill)
@@ -155,7 +157,9 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
             key = _key(options, inputs.digest, inputs.explicit)
             plan = _plan(options, inputs, memo, spill)
         if memo_path and memo is not None and plan.ok:
-            cache.save(memo_path, memo)
+            # In a child while the output is written (`cache.save_aside`), finished before
+            # the stamp and the replay record name its entries.
+            saving = cache.save_aside(memo_path, memo)
         trim_heap()
         diags = list(plan.diagnostics)
         changes = None
@@ -181,6 +185,8 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
         if ok and not options.check and changes is not None:
             diags.extend(_record_capabilities(inputs.capabilities, options.clients))
             ok = not any(d.is_error for d in diags)
+        if saving is not None:
+            saving.wait()
         if ok and memo_path and stamp_path and not options.check and changes is not None:
             from agentrc.pipeline import incremental
             after = _sources_after_write(options, inputs, changes) if written else None
@@ -198,6 +204,8 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
                                          "replay": key})  # the replay record's, kept by the edits it replays
         return BuildResult(tuple(sorted(set(diags))), totals if plan.ok else None, changes)
     finally:
+        if saving is not None:
+            saving.wait()
         if spill is not None:
             spill.close()
 
