@@ -56,3 +56,20 @@ def test_imports_follow_the_flow():
             if m in RANK and m != own and RANK[m] >= RANK[own]:
                 wrong.append(f"{rel} imports agentrc.{m}")
     assert not wrong, "imports against the flow of docs/architecture.md:\n" + "\n".join(sorted(set(wrong)))
+
+
+# The modules that fork, as docs/architecture.md names them: a fork copies the whole build,
+# so each one is a decision (what the child may touch, who waits for it, what a kill leaves).
+FORKING = {"pipeline/warm.py", "output/forked.py", "memo/cache.py"}
+
+
+def test_only_the_named_modules_fork():
+    found = set()
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in ("fork", "forkpty") and \
+                    isinstance(node.value, ast.Name) and node.value.id == "os":
+                found.add(path.relative_to(SRC).as_posix())
+    assert found == FORKING, "forks outside the modules docs/architecture.md names: update both"
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert all(f"`{m[:-3]}`" in text for m in FORKING)
