@@ -491,16 +491,11 @@ class Saving:
         """The save finished (reaped once); whether it succeeded."""
         pid, self.pid = self.pid, None
         if pid is not None:
-            while True:
-                try:
-                    _, status = os.waitpid(pid, 0)
-                    self.ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-                    break
-                except InterruptedError:
-                    continue
-                except OSError:
-                    self.ok = False
-                    break
+            try:
+                _, status = os.waitpid(pid, 0)  # retried by Python itself when a signal interrupts it
+                self.ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+            except OSError:  # not our child any more: whether it saved is unknown
+                self.ok = False
         return self.ok
 
 
