@@ -118,7 +118,7 @@ def _dropped(adapter: ClientAdapter, rendered: Rendered, field_pos, source: str,
     if DROPPED not in map(_status, fields):  # most renderings: one loop in C, and nothing to say
         return
     dropped = [o for o in fields if o.status == DROPPED]
-    if dropped and len(dropped) == len([o for o in fields if o.status != "omitted"]) > 2:
+    if len(dropped) == len([o for o in fields if o.status != "omitted"]) > 2:
         # The client has nothing for the whole item: one warning, not one per field.
         report = diags.error if strict else diags.warning
         report(source, default_pos if default_pos != (0, 0) else (1, 1), "AR092",
