@@ -285,6 +285,57 @@ def test_a_workers_renderings_come_as_spilled_bytes(registry, tmp_path, monkeypa
     assert made == [] and _tree(three) == _tree(one)
 
 
+def test_a_share_is_parsed_and_rendered_and_no_more(registry, tmp_path, monkeypatch):
+    """What a worker (or Pants' `entries`) computes for a share is its memo entries: every
+    directory parsed, every item rendered for every client (`plan.render_all`), and not the
+    rest of a plan (each rendering's files gathered, the checks across clients), which was
+    thrown away with the worker's plan. The entries are those a whole plan makes."""
+    from agentrc.output import plan as plan_module
+
+    calls = {"collect": 0, "cross": 0}
+    real_collect, real_cross = plan_module._collect, plan_module.cross_discovery
+
+    def collect(*args, **kwargs):
+        calls["collect"] += 1
+        return real_collect(*args, **kwargs)
+
+    def cross(*args, **kwargs):
+        calls["cross"] += 1
+        return real_cross(*args, **kwargs)
+    monkeypatch.setattr(plan_module, "_collect", collect)
+    monkeypatch.setattr(plan_module, "cross_discovery", cross)
+    tree = _read(registry)
+    clients = CLIENTS.split(",")
+    data = os.open(tmp_path / "chunks", os.O_RDWR | os.O_CREAT)
+    read, write = os.pipe()
+    try:
+        sink = warm._Sink(data, write, None)
+        warm._compute(tree, clients, sink)
+        sink.flush()
+        os.close(write)
+        keys, offset = [], 0
+        while True:
+            note = os.read(read, warm._NOTE.size)
+            if not note:
+                break
+            (length,) = warm._NOTE.unpack(note)
+            keys.extend(key for key, _, _, _ in pickle.loads(os.pread(data, length, offset)))
+            offset += length
+    finally:
+        os.close(data)
+        os.close(read)
+    entries = warm.entries(_read(registry), clients)
+    assert calls == {"collect": 0, "cross": 0}
+    items = sum(len(value[0]) for key, value in entries.items() if key[0] == "dir")
+    renders = [k for k in keys if k[0] == "render"]
+    assert items > 50 and len(renders) == items * len(clients)  # every item, for every client
+    assert sorted(keys) == sorted(entries)
+    whole = cache.Memo()  # a whole plan of the same share makes the same entries
+    registry_, _ = load.load_registry(_read(registry), warm.client_registry.client_names(), (), whole)
+    plan_module.plan(registry_, warm.client_registry.get(clients), None, False, whole)
+    assert calls["cross"] == 1 and sorted(whole.data) == sorted(entries)
+
+
 def test_a_worker_sends_each_rendering_pickled_once(registry, tmp_path):
     """What a worker sends for a rendering is the memo's entry (its files as digests) and,
     for each file, where its bytes are: not a second, whole pickle of the rendering (which

@@ -45,24 +45,13 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
     """`extra`: fragments from outside the adapters (a bundle plugin's opencode.json entry).
     `spill` (agentrc.output.spill.Spill): where a large plan keeps its items' rendered bytes."""
     items = registry.items if items is None else tuple(items)
-    ctx = client_registry.render_context(frozenset(i.name for i in items if i.kind is Kind.SKILL),
-                                         frozenset(a.name for a in clients), skill_names(items))
+    ctx = _context(items, clients)
     diags = Diagnostics()
     reports: List[ItemReport] = []
     by_path: Dict[str, OutputFile] = {}
     entries: Dict[Tuple[str, Kind, str], OutputFile] = {}
     fragments: Dict[str, List[Fragment]] = {}
-    outcomes: Dict[tuple, Tuple[FieldOutcome, ...]] = {}  # memo entries' field outcomes, made once each (`_unpack`)
-    # Each item is rendered for every client in turn, so that what the clients share (its
-    # formatted document, `RenderContext.formatted`) is kept for one item at a time; the
-    # renderings are then taken client by client, in the order outputs, reports and
-    # conflicts have always been taken in.
-    renders: List[List[Rendered]] = [[] for _ in clients]
-    for item in items:
-        for rendered_by, adapter in zip(renders, clients):
-            rendered = _render(adapter, item, ctx, memo, outcomes)
-            rendered_by.append(rendered if spill is None else spill.keep(rendered))
-        ctx.formatted.clear()
+    renders = _render_all(items, clients, ctx, memo, spill)
     for c, adapter in enumerate(clients):
         client_reports = []
         rendered_by, renders[c] = renders[c], []
@@ -99,6 +88,38 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
     reports = _with_sightings(reports, sightings)
     _shared_context(clients, items, reports, diags)
     return Plan(tuple(by_path[p] for p in sorted(by_path)), tuple(reports), diags.sorted(), context=ctx)
+
+
+def render_all(registry: Registry, clients: Sequence[ClientAdapter], memo) -> None:
+    """Every item of `registry` rendered for every client into `memo`, as `plan` renders
+    them (the same context, the same order), and nothing else: the memo entries a build's
+    worker makes for its share (`pipeline.warm`). The rest of `plan` (each rendering's
+    files gathered, the checks across items and clients, the shared files assembled) is
+    the build's, and a worker's plan threw it away: a tenth of its time at 10,000 items."""
+    items = registry.items
+    _render_all(items, clients, _context(items, clients), memo)
+
+
+def _context(items: Sequence[Item], clients: Sequence[ClientAdapter]) -> RenderContext:
+    return client_registry.render_context(frozenset(i.name for i in items if i.kind is Kind.SKILL),
+                                          frozenset(a.name for a in clients), skill_names(items))
+
+
+def _render_all(items: Sequence[Item], clients: Sequence[ClientAdapter], ctx: RenderContext, memo,
+                spill=None) -> List[List[Rendered]]:
+    """Each client's renderings of `items`, in their order. Each item is rendered for every
+    client in turn, so that what the clients share (its formatted document,
+    `RenderContext.formatted`) is kept for one item at a time; `plan` then takes the
+    renderings client by client, in the order outputs, reports and conflicts have always
+    been taken in."""
+    outcomes: Dict[tuple, Tuple[FieldOutcome, ...]] = {}  # memo entries' field outcomes, made once each (`_unpack`)
+    renders: List[List[Rendered]] = [[] for _ in clients]
+    for item in items:
+        for rendered_by, adapter in zip(renders, clients):
+            rendered = _render(adapter, item, ctx, memo, outcomes)
+            rendered_by.append(rendered if spill is None else spill.keep(rendered))
+        ctx.formatted.clear()
+    return renders
 
 
 _status = operator.attrgetter("status")

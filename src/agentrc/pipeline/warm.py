@@ -502,9 +502,10 @@ def _compute(tree: SourceTree, clients: Sequence[str], memo: Any) -> None:
     """The memo entries of the item directories in `tree` put into `memo`, in the order a
     build makes them: each directory parsed, then each item rendered client by client. Not
     the reference checks (a share is not the whole registry: they found most references
-    missing, and searched every name for a suggestion), whose findings are no memo entry."""
+    missing, and searched every name for a suggestion), whose findings are no memo entry;
+    nor the rest of the plan (`plan.render_all`)."""
     registry, _ = load_registry(tree, client_registry.client_names(), (), memo)
-    build.plan(registry, client_registry.get(clients), None, False, memo)
+    build.render_all(registry, client_registry.get(clients), memo)
 
 
 def item_dir_groups(tree: SourceTree) -> Dict[str, List[SourceFile]]:
