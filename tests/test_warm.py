@@ -285,6 +285,31 @@ def test_a_workers_renderings_come_as_spilled_bytes(registry, tmp_path, monkeypa
     assert made == [] and _tree(three) == _tree(one)
 
 
+def _sent(tree, tmp_path: Path, spill=None) -> list:
+    """What a worker computing `tree` into its sink (`warm._Sink`) sends: its entries, as
+    the build reads them from the worker's file, chunk by chunk as the pipe announces them."""
+    data = os.open(tmp_path / "chunks", os.O_RDWR | os.O_CREAT)
+    read, write = os.pipe()
+    entries: list = []
+    try:
+        sink = warm._Sink(data, write, spill)
+        warm._compute(tree, CLIENTS.split(","), sink)
+        sink.flush()
+        os.close(write)
+        offset = 0
+        while True:
+            note = os.read(read, warm._NOTE.size)
+            if not note:
+                break
+            (length,) = warm._NOTE.unpack(note)
+            entries.extend(pickle.loads(os.pread(data, length, offset)))
+            offset += length
+    finally:
+        os.close(data)
+        os.close(read)
+    return entries
+
+
 def test_a_share_is_parsed_and_rendered_and_no_more(registry, tmp_path, monkeypatch):
     """What a worker (or Pants' `entries`) computes for a share is its memo entries: every
     directory parsed, every item rendered for every client (`plan.render_all`), and not the
@@ -304,26 +329,8 @@ def test_a_share_is_parsed_and_rendered_and_no_more(registry, tmp_path, monkeypa
         return real_cross(*args, **kwargs)
     monkeypatch.setattr(plan_module, "_collect", collect)
     monkeypatch.setattr(plan_module, "cross_discovery", cross)
-    tree = _read(registry)
     clients = CLIENTS.split(",")
-    data = os.open(tmp_path / "chunks", os.O_RDWR | os.O_CREAT)
-    read, write = os.pipe()
-    try:
-        sink = warm._Sink(data, write, None)
-        warm._compute(tree, clients, sink)
-        sink.flush()
-        os.close(write)
-        keys, offset = [], 0
-        while True:
-            note = os.read(read, warm._NOTE.size)
-            if not note:
-                break
-            (length,) = warm._NOTE.unpack(note)
-            keys.extend(key for key, _, _, _ in pickle.loads(os.pread(data, length, offset)))
-            offset += length
-    finally:
-        os.close(data)
-        os.close(read)
+    keys = [key for key, _, _, _ in _sent(_read(registry), tmp_path)]
     entries = warm.entries(_read(registry), clients)
     assert calls == {"collect": 0, "cross": 0}
     items = sum(len(value[0]) for key, value in entries.items() if key[0] == "dir")
@@ -347,24 +354,9 @@ def test_a_worker_sends_each_rendering_pickled_once(registry, tmp_path):
 
     spill = Spill(str(spill_dir), limit=0)
     assert spill.open_now()
-    data = os.open(tmp_path / "chunks", os.O_RDWR | os.O_CREAT)
-    read, write = os.pipe()
     try:
-        sink = warm._Sink(data, write, spill)
-        warm._compute(tree, CLIENTS.split(","), sink)
-        sink.flush()
-        os.close(write)
-        entries, offset = [], 0
-        while True:
-            note = os.read(read, warm._NOTE.size)
-            if not note:
-                break
-            (length,) = warm._NOTE.unpack(note)
-            entries.extend(pickle.loads(os.pread(data, length, offset)))
-            offset += length
+        entries = _sent(tree, tmp_path, spill)
     finally:
-        os.close(data)
-        os.close(read)
         spill.close()
     renders = [e for e in entries if e[0][0] == "render"]
     assert renders and all(len(e) == 4 for e in entries)
