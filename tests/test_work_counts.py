@@ -275,3 +275,29 @@ def test_no_function_runs_more_than_linearly_often_in_the_registry_size(tmp_path
     grew = {step: {f: (small[step].get(f, 0), n) for f, n in large[step].items()
                    if n >= 60 and n > 6 * max(small[step].get(f, 0), 1)} for step in large}
     assert grew == {"cold": {}, "edit": {}, "add": {}, "remove": {}, "server": {}}, grew
+
+
+def test_a_merged_file_is_checked_for_emptiness_only_when_agentrc_leaves_it(tmp_path, monkeypatch):
+    """Whether a merged file is left empty (to delete it, or give the user's blank file back)
+    matters only for a file this build puts no key in: one holding agentrc's keys is never
+    empty, and the check parses the whole file (opencode.json's 4,000 instructions at
+    10,000 items)."""
+    from agentrc.output import merge as managed
+
+    asked = []
+    real = managed.is_empty
+    monkeypatch.setattr(managed, "is_empty", lambda fmt, text: asked.append(fmt) or real(fmt, text))
+    reg = _registry(tmp_path, 3)
+    out = tmp_path / "out"
+    argv = ["build", str(reg), "--client", "claude,copilot,opencode", "--out", str(out)]
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        assert main(argv) == 0
+    assert (out / "opencode.json").exists() and asked == []  # every merged file holds agentrc's keys
+    for rule in (reg / "rules").iterdir():  # no rule left: opencode.json loses every key of agentrc's
+        (rule / "RULE.md").unlink()
+        rule.rmdir()
+    (reg / "agents" / "helper").mkdir(parents=True)
+    (reg / "agents" / "helper" / "AGENT.md").write_text("---\ndescription: Helps with things.\n---\n\nHelp.\n")
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        assert main(argv) == 0
+    assert "json" in asked and not (out / "opencode.json").exists()  # checked, found empty, deleted
