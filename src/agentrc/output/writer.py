@@ -1888,11 +1888,11 @@ def _merge(out: Output, files: Sequence[OutputFile], owned: Dict[str, str], prev
         if f.merge == "json" and f.path in managed.STRICT_JSON and managed.has_comments(current):
             diags.warning(target, (0, 0), "AR098", "has comments, which agentrc keeps, but "
                           f"{managed.STRICT_JSON[f.path]} reads this file as strict JSON and would ignore it")
-        if not f.keys and created and empty:
+        if empty and created:  # (`empty`: of a file without keys alone)
             if raw is not None:
                 stale_delete[f.path] = sha(raw)  # stale, agentrc made it, nothing of the user's in it: delete
             continue
-        if not f.keys and isinstance(blank, str) and empty:
+        if empty and isinstance(blank, str):
             text = blank
         merged = OutputFile(f.path, text.encode("utf-8"), False, f.owner, f.merge, f.keys)
         resolved[f.path] = merged
