@@ -196,3 +196,23 @@ def test_build_report_file_and_merge_into_a_users_opencode_json(tmp_path, capsys
     config = json.loads(re.sub(r"//.*", "", (out / "opencode.json").read_text()))
     assert config["permission"]["skill"] == {"mine": "deny", "deep": "deny", "ship": "deny"}
     assert config["permission"]["bash"] == "ask"
+
+
+def test_each_clients_skill_names_are_gathered_once_and_only_when_a_copy_could_be_hidden(monkeypatch):
+    """Whether the reader has a skill of the copy's name is asked only of a skill copy its
+    switch could hide, and every client's skill names are gathered then, in one pass over
+    the renderings (at 10,000 items, a pass over 30,000 of them for builds that hide
+    nothing: Copilot's second copies of .claude/rules are no skills)."""
+    from agentrc.output import plan as planning
+
+    passes: List[int] = []
+    real = planning._skills_of
+    monkeypatch.setattr(planning, "_skills_of", lambda entries: passes.append(len(entries)) or real(entries))
+    rules = {k: v for k, v in TREE.items() if "/rules/" in k}
+    plan = harness.plan(rules, ("claude", "copilot"))
+    assert _loaded_by(plan, "claude", "rule", "style")  # Copilot loads Claude Code's copy: a sighting
+    assert passes == []
+    plan = harness.plan(TREE, ("claude", "opencode", "codex"))
+    assert passes == [len(_entries(plan))]
+    assert json.loads(dict((f.path, f.content) for f in plan.files)["opencode.json"])["permission"] == {
+        "skill": {"deep": "deny", "ship": "deny", "style": "deny"}}

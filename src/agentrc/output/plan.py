@@ -11,7 +11,7 @@ import dataclasses
 import functools
 import operator
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.clients.base import KIND_VALUE, SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered, skill_names
@@ -204,11 +204,10 @@ def cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
     for i in items:
         of_kind.setdefault(i.kind, {})[i.name] = i
     found: List[Sighting] = []
-    skills_of: Dict[str, set] = {}  # client -> the skill names of its entrypoints (one pass, not one per reader)
-    for (c, _, _), f in entries.items():
-        skills_of.setdefault(c, set()).add(_skill_name(f.path))
+    # Client -> the skill names of its entrypoints, made when a copy could first be hidden
+    # (one pass over every entry for all readers, not one per reader; none in most builds).
+    skills_of: Optional[Dict[str, Set[str]]] = None
     for reader in clients:
-        own_skills = skills_of.get(reader.name, set())
         for kind, others in reader.also_reads.items():
             at: Dict[Tuple[str, str], List[str]] = {}  # (item, path) -> writers: .agents/skills is shared
             for other in _expand(others):
@@ -235,12 +234,22 @@ def cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
                     why = SECOND
                 sighting = Sighting(reader.name, tuple(writers), kind, name, path, why, own,
                                     kind in reader.prefers_own, tuple(item.audience))
-                if (reader.skill_switch and why in (FOREIGN, SECOND) and sighting.skill
-                        and sighting.skill not in own_skills):
-                    hidden = reader.skill_switch.replace("<name>", sighting.skill)
-                    sighting = dataclasses.replace(sighting, hidden=hidden)
+                if reader.skill_switch and why in (FOREIGN, SECOND) and sighting.skill:
+                    if skills_of is None:
+                        skills_of = _skills_of(entries)
+                    if sighting.skill not in skills_of.get(reader.name, ()):
+                        hidden = reader.skill_switch.replace("<name>", sighting.skill)
+                        sighting = dataclasses.replace(sighting, hidden=hidden)
                 found.append(sighting)
     return found
+
+
+def _skills_of(entries: Dict[Tuple[str, Kind, str], OutputFile]) -> Dict[str, Set[str]]:
+    """Each client's skill names: those of its entrypoints (`cross_discovery`'s `entries`)."""
+    out: Dict[str, Set[str]] = {}
+    for (c, _, _), f in entries.items():
+        out.setdefault(c, set()).add(_skill_name(f.path))
+    return out
 
 
 def _skill_name(path: str) -> str:
