@@ -1144,8 +1144,6 @@ class Output:
         commit nothing visible changed; after it, the next run completes the write."""
         if not self.write:
             raise ValueError("apply() on an output opened for checking")
-        tree = self.tree
-        assert tree is not None
         by_path = {f.path: f for f in files}
         by_path.update(changes.merged_files)
         files = [by_path[f.path] for f in files]
@@ -1154,12 +1152,7 @@ class Output:
                         changes.create + changes.update + changes.delete)
             journal = self._stage(files, by_path, changes)
         except _FS_ERRORS as exc:
-            problem = self._problem(exc, self.where)
-            with contextlib.suppress(*_FS_ERRORS):
-                txn = tree.dir(TXN)
-                if txn is not None:
-                    self._discard(txn, os.listdir(txn))
-            return (problem, _nothing_written(self._show("")))
+            return self._abandon(exc)
         if journal is None:
             return ()
         try:
@@ -1176,6 +1169,17 @@ class Output:
             d.error(self._show(rel), (0, 0), "AR091", "appeared while agentrc was writing; kept, and not owned by "
                     "agentrc")
         return d.sorted()
+
+    def _abandon(self, exc: BaseException) -> Tuple[Diagnostic, Diagnostic]:
+        """A failure before the journal was committed: what was staged is discarded (nothing
+        visible changed), and the failure is reported with the fact that nothing was written."""
+        problem = self._problem(exc, self.where)
+        tree = self.tree
+        with contextlib.suppress(*_FS_ERRORS):
+            txn = tree.dir(TXN) if tree is not None else None
+            if txn is not None:
+                self._discard(txn, os.listdir(txn))
+        return (problem, _nothing_written(self._show("")))
 
     def replay(self, files: Sequence[OutputFile], old: Mapping[str, str], total: int
                ) -> Optional[Tuple[Changes, Tuple[Diagnostic, ...]]]:
@@ -1218,12 +1222,7 @@ class Output:
             self._sweep_listed(sorted({"", STATE} | {posixpath.dirname(p) for p in update} | set(recent)))
             committed = self._replay_stage([by_path[p] for p in update], raw, recorded)
         except _FS_ERRORS as exc:
-            problem = self._problem(exc, self.where)
-            with contextlib.suppress(*_FS_ERRORS):
-                txn = tree.dir(TXN)
-                if txn is not None:
-                    self._discard(txn, os.listdir(txn))
-            return changes, (problem, _nothing_written(self._show("")))
+            return changes, self._abandon(exc)
         if committed is None:
             return None
         try:
