@@ -64,3 +64,31 @@ def test_a_cold_build_of_the_registry_imports_neither_pyyaml_nor_tempfile(tmp_pa
                                "AGENTRC_CACHE_DIR": str(tmp_path / "cache")})
     assert done.stdout.strip().splitlines()[-1] == "0 []", done.stdout + done.stderr
     assert len(list((tmp_path / "out" / ".opencode" / "agents").iterdir())) > 50
+
+
+def _bench_run():
+    _generator()  # bench/run.py imports it by name
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "bench" / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_bench_counts_the_repetitions_within_each_target_pair_by_pair():
+    """bench/run.py's table says how many interleaved repetitions are within issue 13's
+    targets, each agentrc run against ruler's of the same repetition (the medians' ratio
+    alone hid that a 0.662x stood for runs from 0.64x to 0.72x)."""
+    run = _bench_run()
+
+    def scenario(*runs):
+        return {"median_s": sorted(runs)[len(runs) // 2], "runs_s": list(runs)}
+
+    res = {"summary": {"agentrc": {"cold": scenario(4.5, 4.5, 4.4), "no-change": scenario(0.3, 0.3, 0.3)},
+                       "ruler": {"cold": scenario(6.0, 7.0, 6.8), "no-change": scenario(6.0, 2.0, 6.0)}}}
+    lines = run.against_targets(res)
+    cold = next(line for line in lines if line.startswith("| cold |"))
+    assert cold == "| cold | 0.75, 0.64, 0.65 | 0.662× | 0.66× | 2 of 3 |"
+    assert "| no-change | 0.05, 0.15, 0.05 | 0.050× | 0.10× | 2 of 3 |" in lines
+    assert not any(line.startswith("| one-edit |") for line in lines)  # not measured: not shown
+    assert run.against_targets({"summary": {"agentrc": res["summary"]["agentrc"]}}) == []  # no ruler
