@@ -414,7 +414,8 @@ class _RecordingOS:
 
 def test_every_staged_byte_is_durable_before_the_journal_commits(fast_tmp, monkeypatch):
     """The staged files are fsync'd in parallel batches (`writer.SYNC_BATCH`, made small
-    here): each of them, and the staging directory, before the journal is renamed into place."""
+    here): each of them, the staging directory and every directory of a staged tree (new
+    directories, staged whole), before the journal is renamed into place."""
     template, files, _ = _scenario(fast_tmp)
     monkeypatch.setattr(writer, "SYNC_BATCH", 2)
     recorder = _RecordingOS()
@@ -422,11 +423,102 @@ def test_every_staged_byte_is_durable_before_the_journal_commits(fast_tmp, monke
     assert not _run(template, files)
     log = recorder.log
     commit = log.index(("replace", "journal.tmp"))
-    staged = {name for kind, name in log if kind == "fsync" and isinstance(name, str) and name.endswith(".new")}
-    assert len(staged) > 2, log  # more than one batch
+    names = {f.path.rpartition("/")[2] for f in files}
+    synced = [name for kind, name in log if kind == "fsync" and isinstance(name, str)]
+    staged = [name for name in synced if name.endswith(".new") or name in names]
+    assert len(staged) > 2 and any(n.endswith(".new") for n in staged), log  # more than one batch, both ways
     assert all(i < commit for i, (kind, name) in enumerate(log) if kind == "fsync" and name in staged)
-    assert ("fsync", "txn") in log[:commit]  # the staged names too
+    trees = {name for name in synced if name.endswith(".dir")}
+    assert trees and all(("fsync", name) in log[:commit] for name in trees | {"rules", "txn"}), log
     assert ("fsync", "journal.tmp") in log[:commit]
+
+
+def test_a_directory_made_where_a_staged_tree_goes_gets_agentrcs_files_beside_the_users(tmp_path, capsys,
+                                                                                         monkeypatch):
+    """A new directory is staged whole and renamed into place; when the user made it in the
+    meantime (after the journal committed), agentrc's files are put in it one by one: the
+    user's own files keep their bytes, a name the user took is theirs (AR091, not in the
+    manifest), and every other file is written as in a clean build."""
+    clean, out = tmp_path / "clean", tmp_path / "out"
+    assert _build(clean) == 0
+    expected = _tree(clean)
+    ours = ".claude/rules/commit-style.md"
+    others = [rel for rel in expected if rel.startswith(".claude/rules/") and rel != ours]
+    assert ours in expected and others
+    real = writer.Output._roll_forward
+    trees = []
+
+    def roll_forward(self, journal, fresh=False):
+        trees.extend(t["path"] for t in journal.get("trees", ()))
+        (out / ".claude" / "rules").mkdir(parents=True)
+        (out / ".claude" / "rules" / "commit-style.md").write_text("the user's\n")
+        (out / ".claude" / "notes.md").write_text("mine\n")
+        return real(self, journal, fresh)
+
+    monkeypatch.setattr(writer.Output, "_roll_forward", roll_forward)
+    capsys.readouterr()
+    assert _build(out) == 1
+    err = capsys.readouterr().err
+    assert ".claude" in trees
+    assert f"{out / ours}: error[AR091] appeared while agentrc was writing" in err and "Traceback" not in err
+    got = _tree(out)
+    assert got[ours][0] == b"the user's\n" and got[".claude/notes.md"][0] == b"mine\n"
+    for rel, value in expected.items():
+        if rel != ours and not rel.startswith(".agentrc"):
+            assert got.get(rel) == value, rel
+    manifest = json.loads((out / ".agentrc" / "manifest.json").read_text())
+    assert ours not in manifest["files"] and all(rel in manifest["files"] for rel in others)
+    assert not (out / ".agentrc" / "txn").exists()
+
+
+@pytest.mark.parametrize("tmp", ["../../victim", "0.new", "x.dir", "/abs.dir", 7])
+def test_a_journal_naming_a_staged_tree_badly_is_refused(tmp_path, capsys, tmp):
+    """A journal's `trees` direct renames: each must name a staged tree (`N.dir`) and a safe
+    path, or the journal is not replayed (AR093) and nothing is touched."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("keep me\n")
+    out = tmp_path / "out"
+    txn = out / ".agentrc" / "txn"
+    txn.mkdir(parents=True)
+    (txn / "journal.json").write_text(json.dumps({"version": 2, "put": [], "delete": [], "prune": [],
+                                                  "manifest": None, "trees": [{"path": "moved", "tmp": tmp}]}))
+    assert _build(out) == 1
+    err = capsys.readouterr().err
+    assert "error[AR093]" in err and "cannot read the journal" in err and "Traceback" not in err
+    assert (victim / "keep.txt").read_text() == "keep me\n" and not (out / "moved").exists()
+
+
+def test_a_staged_tree_that_is_a_link_is_not_followed(tmp_path, capsys):
+    """A staged tree named by a committed journal that is a symlink (the output's own files
+    may be hostile) is refused: nothing is moved or linked from where it points."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("keep me\n")
+    out = tmp_path / "out"
+    txn = out / ".agentrc" / "txn"
+    txn.mkdir(parents=True)
+    (txn / "0.dir").symlink_to(victim)
+    (txn / "journal.json").write_text(json.dumps({"version": 2, "put": [], "delete": [], "prune": [],
+                                                  "manifest": None, "trees": [{"path": "moved", "tmp": "0.dir"}]}))
+    assert _build(out) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "error[" in err
+    assert (victim / "keep.txt").read_text() == "keep me\n" and not (out / "moved").exists()
+    assert sorted(p.name for p in victim.iterdir()) == ["keep.txt"]
+
+
+def test_an_uncommitted_staged_tree_is_discarded(tmp_path, capsys):
+    """Staged trees without a journal (a run killed before its commit) go, with all below
+    them: nothing visible changed, and the build then writes as a clean one."""
+    out, clean = tmp_path / "out", tmp_path / "clean"
+    assert _build(clean) == 0
+    deep = out / ".agentrc" / "txn" / "0.dir" / "a" / "b"
+    deep.mkdir(parents=True)
+    (deep / "f.md").write_text("staged\n")
+    (out / ".agentrc" / "txn" / "3.new").write_text("staged\n")
+    assert _build(out) == 0
+    assert _without_stat(_tree(out)) == _without_stat(_tree(clean))
 
 
 def test_kill_9_during_builds_then_a_rebuild_gives_the_clean_tree(tmp_path):

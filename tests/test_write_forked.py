@@ -178,13 +178,18 @@ def test_two_processes_write_what_one_writes(tmp_path, capsys, forking):
 
 def _fail_last(monkeypatch, method: str) -> list:
     """Wrap `writer.Output.<method>` so that the name of the last file it stages or links
-    (in the child's half, when there is a child) is noted before it runs: the file to fail."""
+    (in the child's half, when there is a child) is noted before it runs: the file to fail.
+    Staged, the name and the bytes: a file in a staged tree has its own name there."""
     real = getattr(writer.Output, method)
-    last = [""]
+    last: list = [""]
 
     def wrapped(self, *args, **kwargs):
-        todo = args[1] if method == "_stage_files" else args[0]["put"]
-        last[0] = f"{len(todo) - 1}.new"
+        if method == "_stage_files":
+            todo = args[1]
+            path, f, _, _, sdir = todo[-1]
+            last[0] = (f"{len(todo) - 1}.new" if sdir is None else path.rpartition("/")[2], f.content)
+        else:
+            last[0] = f"{len(args[0]['put']) - 1}.new"
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(writer.Output, method, wrapped)
@@ -198,7 +203,7 @@ def test_a_staging_failure_in_the_childs_half_writes_nothing(tmp_path, capsys, f
     last = _fail_last(monkeypatch, "_stage_files")
 
     def create(dfd, name, data, mode, exact):
-        if armed[0] and name == last[0]:
+        if armed[0] and (name, data) == last[0]:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real(dfd, name, data, mode, exact)
 
@@ -217,13 +222,31 @@ def test_a_staging_failure_in_the_childs_half_writes_nothing(tmp_path, capsys, f
         assert not (out / ".agentrc" / "txn").exists()
     assert "No space left on device" in errs[1] and "nothing written" in errs[1] and "Traceback" not in errs[1]
     assert errs[1] == errs[0]
-    assert len(forking) == 3  # jobs 2's cold write (stage, link) and the failed stage
+    # jobs 2's cold write (staged on two processes; its new directories renamed into place,
+    # too few files linked for a child) and the failed stage
+    assert len(forking) == 2
+
+
+def _grown(reg: Path, out: Path, jobs: int) -> None:
+    """`out` built from `reg` without its last 15 rules, which are back when this returns:
+    the next build creates their files in directories that are there (each linked into
+    place, not renamed with a new directory)."""
+    held = reg.parent / "held"
+    held.mkdir(exist_ok=True)
+    bulk = [f"bulk-{i:02d}" for i in range(15, 30)]
+    for name in bulk:
+        (reg / "rules" / name).rename(held / name)
+    assert _build(reg, out, jobs) == 0
+    for name in bulk:
+        (held / name).rename(reg / "rules" / name)
 
 
 def test_a_link_failure_in_the_childs_half_is_completed_by_the_next_run(tmp_path, capsys, forking, monkeypatch):
     reg = _registry(tmp_path)
     out, clean = tmp_path / "out", tmp_path / "clean"
     assert _build(reg, clean, 1) == 0
+    _grown(reg, out, 2)
+    forking.clear()
     real = os.link
     last = _fail_last(monkeypatch, "_roll_forward")
 
@@ -251,20 +274,22 @@ def test_a_file_appearing_in_the_childs_half_is_kept_as_in_one_process(tmp_path,
     results = []
 
     def roll_forward(self, journal, fresh=False):
-        last = journal["put"][-1]["path"]  # the child's half
+        last = [p for p in journal["put"] if p["create"]][-1]["path"]  # the child's half
         target = Path(self.root) / last
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text("the user's\n")
         return real(self, journal, fresh)
 
-    monkeypatch.setattr(writer.Output, "_roll_forward", roll_forward)
     for jobs in (1, 2):
         out = tmp_path / f"out{jobs}"
+        _grown(reg, out, jobs)
+        monkeypatch.setattr(writer.Output, "_roll_forward", roll_forward)
         capsys.readouterr()
         assert _build(reg, out, jobs) == 1
         err = capsys.readouterr().err.replace(str(out), "OUT")
         assert "error[AR091]" in err
         results.append((err, _without_stat(_tree(out))))
+        monkeypatch.setattr(writer.Output, "_roll_forward", real)
     assert results[1] == results[0]
 
 

@@ -99,6 +99,10 @@ CHILD_SHARE = 0.6
 _STATUS = struct.Struct("<qqq")  # a staged file's size, mtime_ns and mode, from the child
 PARTIAL = "the write was interrupted after it was committed"  # the one failure that leaves work to finish
 _STAGED = re.compile(r"[0-9]+\.new")
+# A staged tree (`Output._stage`): a directory this write creates, staged whole as
+# `{index}.dir` in the staging directory and renamed into place by one rename.
+_STAGED_TREE = re.compile(r"[0-9]+\.dir")
+MAX_TREE_DEPTH = 64  # directories below a staged tree that a roll forward or a removal walks into
 # `_sweep` lists a directory changed up to this long before the manifest: 2 s where the file
 # system keeps whole seconds (FAT keeps 2 s), a few kernel clock ticks (1-10 ms each) where it
 # keeps finer times. Two seconds everywhere made the first edit after a build list every
@@ -960,8 +964,7 @@ class Output:
         tree = self.tree
         assert tree is not None
         for name in names:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(name, dir_fd=txn)
+            _remove_staged(txn, name)
         tree.forget(TXN)
         os.rmdir("txn", dir_fd=tree.dir(STATE))
 
@@ -1370,7 +1373,17 @@ class Output:
         tree.absent.clear()  # looked at anew from here on: the diff's view may be old
         txn: Optional[int] = None
         new = len(changes.create)  # the first `new` staged are created, the rest updated
-        todo: List[Tuple[str, Any, int, bool]] = []  # (path, file, mode, exact), staged as f"{i}.new"
+        # (path, file, mode, exact, staged directory): staged as f"{i}.new" in the staging
+        # directory when the staged directory is None, else under its own name there.
+        todo: List[Tuple[str, Any, int, bool, Optional[str]]] = []
+        # A new file whose directory is new too is staged in a tree of its own: the topmost
+        # directory missing above it (`tops`, its parent there already) is staged whole as
+        # `{n}.dir` and renamed into place in one step, instead of every file below it being
+        # linked into place and unlinked from the staging directory (two system calls a file,
+        # 92,000 for a cold build of 10,000 items) and its name written into the journal.
+        tops: Dict[str, str] = {}  # topmost missing directory -> its name in the staging directory
+        staged_in: Dict[str, Optional[str]] = {}  # a new file's directory -> where it is staged
+        trees: List[dict] = []
         for i, path in enumerate(changes.create + changes.update):
             if txn is None:
                 tree.dir(STATE, create=True)
@@ -1385,14 +1398,27 @@ class Output:
                     created_dirs.add(parent)  # below a missing directory: missing too
                 else:
                     self._check_parents(path, created_dirs, txn_dev, checked)
+            sdir: Optional[str] = None
             if i < new:
                 mode, exact = (0o755 if f.executable else 0o644), False
+                if parent in created_dirs:
+                    if parent not in staged_in:
+                        top = parent
+                        while top.rpartition("/")[0] in created_dirs:
+                            top = top.rpartition("/")[0]
+                        tmp = tops.get(top)
+                        if tmp is None:
+                            tmp = tops[top] = f"{len(tops)}.dir"
+                            trees.append({"path": top, "tmp": tmp})
+                        staged_in[parent] = f"{TXN}/{tmp}{parent[len(top):]}"
+                    sdir = staged_in[parent]
             elif f.merge:
                 mode, exact = changes.modes.get(path, 0o644), True  # the user's file keeps its mode
             else:
                 mode, exact = (0o755 if f.executable else 0o644), True
-            todo.append((path, f, mode, exact))
-            puts.append({"path": path, "tmp": f"{i}.new", "create": i < new})
+            todo.append((path, f, mode, exact, sdir))
+            if sdir is None:
+                puts.append({"path": path, "tmp": f"{i}.new", "create": i < new})
         # What the manifest holds apart from the staged files' statuses: made while a child
         # stages the files' larger share (`_stage_files`), else after the files are staged.
         known: Dict[str, Any] = {}
@@ -1439,9 +1465,9 @@ class Output:
             new_manifest = None  # a no-op build leaves the directory byte- and mtime-stable
         else:
             self.staged_manifest = data
-        if not puts and not changes.delete and new_manifest is None:
+        if not puts and not trees and not changes.delete and new_manifest is None:
             return None
-        journal = {"version": 1, "put": puts,
+        journal = {"version": 2, "put": puts, "trees": trees,
                    "delete": [{"path": p, "sha": changes.delete_sha[p]} for p in changes.delete],
                    "prune": sorted(ours - needed, key=lambda d: (-d.count("/"), d)), "manifest": new_manifest}
         if txn is None:
@@ -1454,10 +1480,12 @@ class Output:
         os.fsync(txn)  # the commit point: from here on the journal is replayed, never undone
         return journal
 
-    def _stage_files(self, txn: int, todo: List[Tuple[str, Any, int, bool]], written: Dict[str, list],
-                     meanwhile: Callable[[], None]) -> None:
-        """Write each (path, file, mode, exact) of `todo` into the staging directory as
-        `{index}.new`, fsync it and note its status in `written`, and call `meanwhile`. From
+    def _stage_files(self, txn: int, todo: List[Tuple[str, Any, int, bool, Optional[str]]],
+                     written: Dict[str, list], meanwhile: Callable[[], None]) -> None:
+        """Write each (path, file, mode, exact, staged directory) of `todo` into the staging
+        directory as `{index}.new` (or under its own name into its staged directory, made
+        here), fsync it and the staged directories and note its status in `written`, and
+        call `meanwhile`. From
         PARALLEL_MIN files on, with `jobs` above 1, a forked child writes the larger share
         (`CHILD_SHARE`) at the same time (`agentrc.output.forked`), its statuses coming back
         through shared memory, while this process writes the rest and calls `meanwhile`."""
@@ -1470,21 +1498,39 @@ class Output:
 
         def share(start: int, end: int, note: Callable[[int, os.stat_result], None]) -> None:
             pending: List[Tuple[int, int]] = []  # staged files written, not yet fsync'd: (descriptor, index)
+            # The staged directories this share wrote into or made: fsync'd before it ends (a
+            # descriptor evicted meanwhile, when it is evicted: `_Tree.unsynced`).
+            unsynced: Set[str] = set()
+            tree.unsynced = unsynced
+            last: Optional[str] = None
+            dfd = txn
             try:
                 for i in range(start, end):
-                    path, f, mode, exact = todo[i]
+                    path, f, mode, exact, sdir = todo[i]
                     self.where = path
                     try:
-                        pending.append((create(txn, f"{i}.new", f.content, mode, exact), i))  # `content` asked once
+                        if sdir is None:
+                            dfd, name = txn, f"{i}.new"
+                        else:
+                            if sdir != last:
+                                made = tree.dir(sdir, create=True)
+                                assert made is not None
+                                dfd, last = made, sdir
+                                unsynced.add(sdir)
+                            name = path.rpartition("/")[2]
+                        pending.append((create(dfd, name, f.content, mode, exact), i))  # `content` asked once
                         if len(pending) >= SYNC_BATCH:
                             self._sync_staged(pending, note)
-                    except OSError as exc:
+                    except (OSError, _Unsafe) as exc:
                         raise forked.Failed(exc, i if self.where == path else -1) from None
                 try:
                     self._sync_staged(pending, note)
+                    tree.flush()
+                    self._fsync_dirs(sorted(unsynced))
                 except OSError as exc:
                     raise forked.Failed(exc, -1) from None  # `where`: the staging directory
             finally:
+                tree.unsynced = None
                 for fd, _ in pending:  # a failure: the staging area is discarded
                     with contextlib.suppress(OSError):
                         os.close(fd)
@@ -1614,6 +1660,14 @@ class Output:
         # else at the end. A directory changed again after its fsync is noted again.
         unsynced: Set[str] = set()
         tree.unsynced = unsynced
+        try:
+            for entry in journal.get("trees", ()):
+                self.where = entry["path"]
+                if staged is None or entry["tmp"] in staged:  # else moved into place before the interruption
+                    self._place(f"{TXN}/{entry['tmp']}", entry["path"], unsynced, touched, conflicts)
+        except BaseException:
+            tree.unsynced = None
+            raise
         puts = journal["put"]
         count = len(puts)
         cut = count // 2 if fresh and self.jobs > 1 and count >= PARALLEL_MIN else count
@@ -1734,6 +1788,61 @@ class Output:
                 raise forked.Failed(exc, k) from None
         return lost
 
+    def _place(self, src: str, dst: str, unsynced: Set[str], touched: Set[str], lost: List[str],
+               depth: int = 0) -> None:
+        """Staged directory `src` as directory `dst`: renamed into place when nothing is
+        there (the one step a staged tree takes), else merged into what is: each staged
+        directory placed in turn, and each staged file linked as `_put_range` links a new
+        one (a file whose name another took meanwhile is kept and not agentrc's: `lost`). A
+        link or a file where a directory is to be is refused, as for a single file."""
+        tree = self.tree
+        assert tree is not None
+        sparent, _, sname = src.rpartition("/")
+        parent, _, name = dst.rpartition("/")
+        pfd = tree.dir(parent, create=True)
+        assert pfd is not None
+        _note(parent, unsynced, touched)
+        spfd = tree.dir(sparent)
+        staged = os.stat(sname, dir_fd=spfd, follow_symlinks=False) if spfd is not None else None
+        if staged is None or not stat.S_ISDIR(staged.st_mode):  # a journal may name anything
+            raise (_Symlink(src) if staged is not None and stat.S_ISLNK(staged.st_mode) else _NotDir(src))
+        try:
+            os.stat(name, dir_fd=pfd, follow_symlinks=False)
+        except FileNotFoundError:
+            tree.forget(src)  # its descriptors name it where it was
+            pfd = tree.dir(parent)  # opened again if `forget` or the stat's lookups let it go
+            assert pfd is not None
+            os.rename(sname, name, src_dir_fd=tree.dir(sparent), dst_dir_fd=pfd)
+            return
+        if depth >= MAX_TREE_DEPTH:
+            raise OSError(errno.ELOOP, f"more than {MAX_TREE_DEPTH} directories deep", src)
+        tree.dir(dst)  # a link or a file in the way is refused here (`_Tree.dir`)
+        sfd = tree.dir(src)
+        assert sfd is not None
+        for entry in sorted(os.listdir(sfd)):
+            self.where = f"{dst}/{entry}"
+            sfd = tree.dir(src)
+            assert sfd is not None
+            st = os.stat(entry, dir_fd=sfd, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                self._place(f"{src}/{entry}", f"{dst}/{entry}", unsynced, touched, lost, depth + 1)
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue  # not staged by agentrc: removed with the staging directory
+            dfd = tree.dir(dst, create=True)
+            sfd = tree.dir(src)
+            assert dfd is not None and sfd is not None
+            _note(dst, unsynced, touched)
+            try:
+                os.link(entry, entry, src_dir_fd=sfd, dst_dir_fd=dfd, follow_symlinks=False)
+                linked = True
+            except OSError as exc:
+                linked = self._not_linked(exc, sfd, entry, dfd, entry)
+            if not linked:
+                lost.append(f"{dst}/{entry}")
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry, dir_fd=sfd)
+
     @staticmethod
     def _not_linked(exc: OSError, txn: int, tmp: str, pfd: int, name: str) -> bool:
         """After the hard link of a new file failed with `exc` (`_put_range`: a link never
@@ -1762,11 +1871,34 @@ class Output:
         assert txn is not None
         os.unlink(JOURNAL, dir_fd=txn)
         for name in os.listdir(txn):  # staged files of creates that lost to another file
-            os.unlink(name, dir_fd=txn)
+            _remove_staged(txn, name)
         tree.forget(TXN)
         state = tree.fds[STATE]
         os.rmdir("txn", dir_fd=state)
         os.fsync(state)
+
+
+def _remove_staged(txn: int, name: str, depth: int = 0) -> None:
+    """Entry `name` of the staging directory (`txn`, or a directory below it) removed,
+    and all that is below it when it is a directory (a staged tree), without following a
+    link; gone already is as good."""
+    try:
+        os.unlink(name, dir_fd=txn)
+        return
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EISDIR, errno.EPERM):  # a directory (EPERM: POSIX's word for it)
+            raise
+    if depth >= MAX_TREE_DEPTH:
+        raise OSError(errno.ELOOP, f"more than {MAX_TREE_DEPTH} directories deep", name)
+    fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=txn)
+    try:
+        for entry in os.listdir(fd):
+            _remove_staged(fd, entry, depth + 1)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=txn)
 
 
 def _note(d: str, unsynced: Set[str], touched: Set[str]) -> None:
@@ -1790,8 +1922,15 @@ def _nothing_written(where: str) -> Diagnostic:
 def _parse_journal(data: Any) -> dict:
     """A journal, checked like the manifest: it directs renames and deletions, so every path
     in it must be safe."""
-    if not isinstance(data, dict) or data.get("version") != 1:
-        raise ValueError("not a version 1 journal")
+    if not isinstance(data, dict) or data.get("version") not in (1, 2):
+        raise ValueError("not a version 1 or 2 journal")
+    trees = data.get("trees", [])  # version 2: staged trees, each renamed into place whole
+    if not isinstance(trees, list) or (trees and data["version"] < 2):
+        raise ValueError("'trees' is not a list")
+    for t in trees:
+        if not (isinstance(t, dict) and safe_path(t.get("path")) and isinstance(t.get("tmp"), str)
+                and _STAGED_TREE.fullmatch(t["tmp"])):
+            raise ValueError(f"a bad 'trees' entry: {t!r:.200}")
     puts, deletes, prune = data.get("put"), data.get("delete"), data.get("prune")
     if not (isinstance(puts, list) and isinstance(deletes, list) and isinstance(prune, list)):
         raise ValueError("'put', 'delete' or 'prune' is not a list")
