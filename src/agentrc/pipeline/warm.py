@@ -141,10 +141,10 @@ class Workers:
                     return None
                 d = parent
         if key[0] == "render":  # the item's digest is in the key: the worker that parsed it
-            if len(key) > 5:  # where `plan.render_key` puts it: one lookup, not one per part
-                worker = self.by_digest.get(key[5]) if isinstance(key[5], str) else None
-                if worker is not None:
-                    return worker
+            if len(key) > 5 and isinstance(key[5], str):
+                # Where `plan.render_key` puts it: one lookup, and for an item of the build's
+                # own share (no worker's) no look at the key's other parts either.
+                return self.by_digest.get(key[5])
             for part in key:
                 if isinstance(part, str):
                     worker = self.by_digest.get(part)
