@@ -471,10 +471,9 @@ def test_a_directory_made_where_a_staged_tree_goes_gets_agentrcs_files_beside_th
     assert not (out / ".agentrc" / "txn").exists()
 
 
-@pytest.mark.parametrize("tmp", ["../../victim", "0.new", "x.dir", "/abs.dir", 7])
-def test_a_journal_naming_a_staged_tree_badly_is_refused(tmp_path, capsys, tmp):
-    """A journal's `trees` direct renames: each must name a staged tree (`N.dir`) and a safe
-    path, or the journal is not replayed (AR093) and nothing is touched."""
+def _tree_journal(tmp_path: Path, tmp) -> tuple:
+    """A victim directory beside an output whose staging directory holds a committed
+    journal of one staged tree, `tmp`, to be moved to `moved`: (victim, output)."""
     victim = tmp_path / "victim"
     victim.mkdir()
     (victim / "keep.txt").write_text("keep me\n")
@@ -483,6 +482,14 @@ def test_a_journal_naming_a_staged_tree_badly_is_refused(tmp_path, capsys, tmp):
     txn.mkdir(parents=True)
     (txn / "journal.json").write_text(json.dumps({"version": 2, "put": [], "delete": [], "prune": [],
                                                   "manifest": None, "trees": [{"path": "moved", "tmp": tmp}]}))
+    return victim, out
+
+
+@pytest.mark.parametrize("tmp", ["../../victim", "0.new", "x.dir", "/abs.dir", 7])
+def test_a_journal_naming_a_staged_tree_badly_is_refused(tmp_path, capsys, tmp):
+    """A journal's `trees` direct renames: each must name a staged tree (`N.dir`) and a safe
+    path, or the journal is not replayed (AR093) and nothing is touched."""
+    victim, out = _tree_journal(tmp_path, tmp)
     assert _build(out) == 1
     err = capsys.readouterr().err
     assert "error[AR093]" in err and "cannot read the journal" in err and "Traceback" not in err
@@ -492,15 +499,8 @@ def test_a_journal_naming_a_staged_tree_badly_is_refused(tmp_path, capsys, tmp):
 def test_a_staged_tree_that_is_a_link_is_not_followed(tmp_path, capsys):
     """A staged tree named by a committed journal that is a symlink (the output's own files
     may be hostile) is refused: nothing is moved or linked from where it points."""
-    victim = tmp_path / "victim"
-    victim.mkdir()
-    (victim / "keep.txt").write_text("keep me\n")
-    out = tmp_path / "out"
-    txn = out / ".agentrc" / "txn"
-    txn.mkdir(parents=True)
-    (txn / "0.dir").symlink_to(victim)
-    (txn / "journal.json").write_text(json.dumps({"version": 2, "put": [], "delete": [], "prune": [],
-                                                  "manifest": None, "trees": [{"path": "moved", "tmp": "0.dir"}]}))
+    victim, out = _tree_journal(tmp_path, "0.dir")
+    (out / ".agentrc" / "txn" / "0.dir").symlink_to(victim)
     assert _build(out) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and "error[" in err
