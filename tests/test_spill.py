@@ -126,3 +126,47 @@ def test_spilled_bytes_read_back_whole_from_the_buffer_and_the_file(tmp_path):
     s.close()
     with pytest.raises(OSError):
         kept[0].content
+
+
+def test_a_spilled_file_is_staged_by_the_kernel_not_read_back(registry, tmp_path, monkeypatch):
+    """The writer stages a spilled file with `os.sendfile` from the spill (no bytes object,
+    one system call instead of a read and a write): no spilled byte is read back into the
+    build, and the tree is the one an unspilled build writes."""
+    fresh = tmp_path / "fresh"
+    _build(registry, fresh, "--no-cache")
+    monkeypatch.setattr(spill, "LIMIT", 0)
+    made = _spills(monkeypatch)
+    reads, sent = [], []
+    monkeypatch.setattr(spill.Spill, "read", lambda self, at, length: reads.append(at) or b"")
+    real_send = spill._SENDFILE
+    monkeypatch.setattr(spill, "_SENDFILE", lambda *args: sent.append(args[3]) or real_send(*args))
+    out = tmp_path / "out"
+    _build(registry, out, "--jobs", "1")
+    assert made and made[0].spilled > 100 and len(sent) >= made[0].spilled and reads == []
+    assert _tree(out) == _tree(fresh)
+
+
+def test_a_spill_copied_where_sendfile_cannot_is_read_and_written(tmp_path, monkeypatch):
+    """Where the kernel cannot send between the two files (EINVAL), the bytes are read back
+    and written as before; another error of the copy is raised, not hidden."""
+    s = spill.Spill(str(tmp_path), limit=0)
+    files = tuple(OutputFile(f"d/{i}.md", bytes([65 + i % 26]) * (3000 + i)) for i in range(800))
+    kept = s.keep(plan_module.Rendered(files, None, ())).files  # type: ignore[arg-type]
+    assert s.flush()
+
+    def refuse(*args):
+        raise OSError(errno.EINVAL, "no")
+
+    monkeypatch.setattr(spill, "_SENDFILE", refuse)
+    for f, original in ((kept[0], files[0]), (kept[-1], files[-1])):
+        with open(tmp_path / "copy", "wb") as fh:
+            f.copy_to(fh.fileno())
+        assert (tmp_path / "copy").read_bytes() == original.content
+
+    def broken(*args):
+        raise OSError(errno.EIO, "broken")
+
+    monkeypatch.setattr(spill, "_SENDFILE", broken)
+    with open(tmp_path / "copy", "wb") as fh, pytest.raises(OSError, match="broken"):
+        kept[1].copy_to(fh.fileno())
+    s.close()

@@ -394,16 +394,21 @@ class _Tree:
             os.close(fd)
 
     @staticmethod
-    def create(dfd: int, name: str, data: bytes, mode: int, exact: bool) -> int:
+    def create(dfd: int, name: str, data: Union[bytes, Callable[[int], None]], mode: int, exact: bool) -> int:
         """Create `name` in `dfd` (never clobbering) and write it; its descriptor, open and not
-        yet fsync'd, so that a batch of files can be fsync'd together (`_fsync_all`)."""
+        yet fsync'd, so that a batch of files can be fsync'd together (`_fsync_all`).
+        `data`: the bytes, or what writes them to the descriptor it is given (a spilled
+        file's `copy_to`)."""
         fd = os.open(name, _NEW_FILE, mode, dir_fd=dfd)
         try:
-            done = os.write(fd, data)
-            if done < len(data):  # a short write (large files): the rest, piece by piece
-                view = memoryview(data)[done:]
-                while view:
-                    view = view[os.write(fd, view):]
+            if not isinstance(data, bytes):
+                data(fd)
+            else:
+                done = os.write(fd, data)
+                if done < len(data):  # a short write (large files): the rest, piece by piece
+                    view = memoryview(data)[done:]
+                    while view:
+                        view = view[os.write(fd, view):]
             if exact:
                 os.fchmod(fd, mode)
             elif mode & stat.S_IXUSR and not os.fstat(fd).st_mode & stat.S_IXUSR:  # a umask took the bit
@@ -1518,7 +1523,11 @@ class Output:
                                 dfd, last = made, sdir
                                 unsynced.add(sdir)
                             name = path.rpartition("/")[2]
-                        pending.append((create(dfd, name, f.content, mode, exact), i))  # `content` asked once
+                        # `content` asked once; a spilled file's bytes go from the spill to the
+                        # staged file in the kernel, never held here.
+                        copy = getattr(f, "copy_to", None)  # `spill.Spilled`
+                        data = copy if copy is not None else f.content
+                        pending.append((create(dfd, name, data, mode, exact), i))
                         if len(pending) >= SYNC_BATCH:
                             self._sync_staged(pending, note)
                     except (OSError, _Unsafe) as exc:
