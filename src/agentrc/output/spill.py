@@ -32,13 +32,14 @@ else:  # imported on first use (`unnamed`: no directory given, or no O_TMPFILE):
     # the shutil, bz2, lzma and random it imports, was 6 ms of every cold build's start
     tempfile = lazy_module("tempfile")
 
-# Rendered bytes held in memory before spilling: a build of about 500 items for three clients
-# never spills. Spilled bytes go from the spill to the staged file in the kernel
-# (`Spill.copy_to`), so spilling costs about what keeping them does: at 10,000 items cold
-# builds took the same time with 64, 16, 8 and 0 MiB here (alternated, medians of 4 to 6,
-# 5.6-5.7 s), and peaked at 287, 250, 242 and 234 MiB. (Read back with `pread` instead, 32
-# MiB cost 0.08-0.14 s against 64.)
-LIMIT = 8 * 2**20
+# Rendered bytes held in memory before spilling: a build of about 1,000 items for three
+# clients never spills. Spilled bytes go from the spill to the staged file in the kernel
+# (`Spill.copy_to`), so a spilled file costs about 3 us more than a kept one: cold builds at
+# 10,000 items peaked at 287, 250, 242 and 234 MiB with 64, 16, 8 and 0 MiB here, within
+# 0.03 s of each other (alternated, medians of 4 to 6, 5.6-5.7 s); at 5,000 items 16 MiB
+# took 0.05 s more than 64 and 8 MiB 0.09 s (peaks 140, 133 and 151 MiB with 16, 8 and 64).
+# (Read back with `pread` instead, 32 MiB cost 0.08-0.14 s against 64 at 10,000 items.)
+LIMIT = 16 * 2**20
 FLUSH = 2**20  # bytes gathered before one write to the file
 
 

@@ -142,7 +142,7 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
             return BuildResult(replayed.diagnostics, replayed.summary, replayed.changes)
     if memo is None and memo_path:
         memo = cache.load(memo_path)
-    # Past `spill.LIMIT` rendered bytes (8 MiB), the plan keeps them in the cache's directory, not in memory.
+    # Past `spill.LIMIT` rendered bytes (16 MiB), the plan keeps them in the cache's directory, not in memory.
     spill = None
     if memo_path and memo is not None and memo.digests:
         from agentrc.output.spill import Spill
