@@ -272,9 +272,14 @@ def test_a_workers_renderings_come_as_spilled_bytes(registry, tmp_path, monkeypa
     one, two = tmp_path / "one", tmp_path / "two"
     assert _build(registry, one, tmp_path / "c1", monkeypatch, "--jobs", "1")[0] == 0
     assert made == []
+    # The writer stages them from the worker's spill with sendfile: none is read back here.
+    reads = []
+    real_read = spill.Spill.read
+    monkeypatch.setattr(spill.Spill, "read", lambda self, at, length: reads.append(at) or real_read(self, at, length))
     assert _build(registry, two, tmp_path / "c2", monkeypatch, "--jobs", "2")[0] == 0
     assert _tree(one) == _tree(two)
-    assert len(made) > 20 and all(p.endswith(".md") for p in made)
+    assert len(made) > 20 and all(p.endswith(".md") for p in made) and reads == []
+    monkeypatch.setattr(spill.Spill, "read", real_read)
     assert _memo(tmp_path / "c1") == _memo(tmp_path / "c2")
     # Without a spill (a build that keeps none: --no-cache has no workers; a spill that
     # cannot be made), the worker sends the bytes as before.
