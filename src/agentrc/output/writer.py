@@ -1669,14 +1669,6 @@ class Output:
         # else at the end. A directory changed again after its fsync is noted again.
         unsynced: Set[str] = set()
         tree.unsynced = unsynced
-        try:
-            for entry in journal.get("trees", ()):
-                self.where = entry["path"]
-                if staged is None or entry["tmp"] in staged:  # else moved into place before the interruption
-                    self._place(f"{TXN}/{entry['tmp']}", entry["path"], unsynced, touched, conflicts)
-        except BaseException:
-            tree.unsynced = None
-            raise
         puts = journal["put"]
         count = len(puts)
         cut = count // 2 if fresh and self.jobs > 1 and count >= PARALLEL_MIN else count
@@ -1695,6 +1687,10 @@ class Output:
             self._fsync_dirs(sorted(unsynced))
 
         try:
+            for entry in journal.get("trees", ()):
+                self.where = entry["path"]
+                if staged is None or entry["tmp"] in staged:  # else moved into place before the interruption
+                    self._place(f"{TXN}/{entry['tmp']}", entry["path"], unsynced, touched, conflicts)
             try:
                 lost = forked.run(count, cut, 1, mine, theirs)
             except forked.Failed as exc:  # where: the file it failed on, else where it was
@@ -1765,7 +1761,6 @@ class Output:
         # close that descriptor), so each directory is looked up once per run of its files.
         last: Optional[str] = None
         pfd: Optional[int] = None
-        link, unlink = os.link, os.unlink
         for k in range(start, end):
             put = puts[k]
             path, tmp = put["path"], put["tmp"]
@@ -1780,17 +1775,8 @@ class Output:
                     last = d
                     _note(d, unsynced, touched)
                 if put["create"]:
-                    try:
-                        link(tmp, name, src_dir_fd=txn, dst_dir_fd=pfd, follow_symlinks=False)
-                        linked = True
-                    except OSError as exc:
-                        linked = self._not_linked(exc, txn, tmp, pfd, name)
-                    if not linked:
+                    if not self._link_new(txn, tmp, pfd, name):
                         lost.append(k)
-                    try:
-                        unlink(tmp, dir_fd=txn)
-                    except FileNotFoundError:
-                        pass
                 else:
                     os.replace(tmp, name, src_dir_fd=txn, dst_dir_fd=pfd)
             except (OSError, _Unsafe) as exc:
@@ -1801,8 +1787,8 @@ class Output:
                depth: int = 0) -> None:
         """Staged directory `src` as directory `dst`: renamed into place when nothing is
         there (the one step a staged tree takes), else merged into what is: each staged
-        directory placed in turn, and each staged file linked as `_put_range` links a new
-        one (a file whose name another took meanwhile is kept and not agentrc's: `lost`). A
+        directory placed in turn, and each staged file linked as a new one (`_link_new`: a
+        file whose name another took meanwhile is kept and not agentrc's, `lost`). A
         link or a file where a directory is to be is refused, as for a single file."""
         tree = self.tree
         assert tree is not None
@@ -1819,7 +1805,7 @@ class Output:
             os.stat(name, dir_fd=pfd, follow_symlinks=False)
         except FileNotFoundError:
             tree.forget(src)  # its descriptors name it where it was
-            pfd = tree.dir(parent)  # opened again if `forget` or the stat's lookups let it go
+            pfd = tree.dir(parent)  # opened again if looking up `sparent` let it go
             assert pfd is not None
             os.rename(sname, name, src_dir_fd=tree.dir(sparent), dst_dir_fd=pfd)
             return
@@ -1842,19 +1828,25 @@ class Output:
             sfd = tree.dir(src)
             assert dfd is not None and sfd is not None
             _note(dst, unsynced, touched)
-            try:
-                os.link(entry, entry, src_dir_fd=sfd, dst_dir_fd=dfd, follow_symlinks=False)
-                linked = True
-            except OSError as exc:
-                linked = self._not_linked(exc, sfd, entry, dfd, entry)
-            if not linked:
+            if not self._link_new(sfd, entry, dfd, entry):
                 lost.append(f"{dst}/{entry}")
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(entry, dir_fd=sfd)
+
+    def _link_new(self, sfd: int, tmp: str, dfd: int, name: str) -> bool:
+        """Staged file `tmp` (in directory `sfd`) put in place as the new file `name` (in
+        `dfd`): hard-linked, never replacing a file, then its staged name removed. Whether
+        it is in place; False when another file took the name (kept, and not agentrc's)."""
+        try:
+            os.link(tmp, name, src_dir_fd=sfd, dst_dir_fd=dfd, follow_symlinks=False)
+            linked = True
+        except OSError as exc:
+            linked = self._not_linked(exc, sfd, tmp, dfd, name)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=sfd)
+        return linked
 
     @staticmethod
     def _not_linked(exc: OSError, txn: int, tmp: str, pfd: int, name: str) -> bool:
-        """After the hard link of a new file failed with `exc` (`_put_range`: a link never
+        """After the hard link of a new file failed with `exc` (`_link_new`: a link never
         replaces a file): whether the file is in place all the same (linked before a crash,
         or renamed where there are no hard links); raises `exc` when it is neither a name
         taken nor a file system without links. False when another file took the name."""
