@@ -41,7 +41,12 @@ def pants(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedPro
 def test_pants_goals_on_examples(repo, tmp_path, monkeypatch):
     pants(repo, "tailor", "--check", "::")
     pants(repo, "lint", "::")
-    pants(repo, "package", "::")
+    packaged = pants(repo, "package", "::")
+    # The `api` bundle asks for its own tree (package=True); `platform-baseline` is in the
+    # registry's tree only, and the goal says so.
+    assert not (repo / "dist" / "examples.registry.bundles" / "platform-baseline").exists()
+    assert ("examples/registry/bundles:platform-baseline: in the registry's tree, dist/examples.registry/registry"
+            in packaged.stderr)
     dist = repo / "dist" / "examples.registry.bundles" / "api"
     report = json.loads((dist / ".agentrc" / "report.json").read_text())
     assert report["clients"] == ["claude", "copilot", "opencode"]
@@ -130,7 +135,11 @@ def test_pants_packages_two_registries_that_reuse_names(tmp_path_factory, tmp_pa
         (repo / "teams" / "mobile" / path).parent.mkdir(parents=True, exist_ok=True)
         (repo / "teams" / "mobile" / path).write_text(text)
     pants(repo, "tailor", "::")
-    assert "agentrc_registry(" in (repo / "teams" / "mobile" / "BUILD").read_text()
+    build = repo / "teams" / "mobile" / "BUILD"
+    assert "agentrc_registry(" in build.read_text()
+    # The bundle's own tree, beside its registry's (a bundle in a packaged registry is in
+    # that tree only, unless it asks).
+    build.write_text(build.read_text().replace('source="api.bundle.yaml",', 'source="api.bundle.yaml",\n    package=True,'))
     pants(repo, "package", "::")
     mobile = repo / "dist" / "teams.mobile" / "api"
     review = (mobile / ".claude" / "skills" / "review" / "SKILL.md").read_text()
@@ -141,8 +150,8 @@ def test_pants_packages_two_registries_that_reuse_names(tmp_path_factory, tmp_pa
     tree = repo / "dist" / "teams.mobile" / "registry"
     assert "Check the mobile release notes." in (tree / ".claude" / "skills" / "review" / "SKILL.md").read_text()
     assert (tree / ".claude" / "skills" / "pr-summary" / "SKILL.md").exists()
-    platform = repo / "dist" / "examples.registry.bundles" / "platform-baseline"
-    assert "Check the mobile release notes." not in (platform / ".claude/skills/review/SKILL.md").read_text()
+    examples = repo / "dist" / "examples.registry" / "registry"
+    assert "Check the mobile release notes." not in (examples / ".claude/skills/review/SKILL.md").read_text()
     # The CLI builds the same tree from both registries, the bundle named by its file.
     monkeypatch.chdir(repo)
     assert agentrc_main(["build", "examples/registry", "teams/mobile", "--bundle", "teams/mobile/api.bundle.yaml",

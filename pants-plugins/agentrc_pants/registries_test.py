@@ -7,7 +7,7 @@ import pytest
 from pants.core.goals.package import BuiltPackage
 from pants.core.goals.tailor import AllOwnedSources, PutativeTarget, PutativeTargets
 from pants.engine.addresses import Address
-from pants.engine.fs import Digest, DigestContents
+from pants.engine.fs import EMPTY_DIGEST, Digest, DigestContents
 from pants.engine.internals.scheduler import ExecutionError
 from pants.engine.target import InferredDependencies
 from pants.testutil.rule_runner import QueryRule
@@ -39,7 +39,10 @@ TWO_REGISTRIES = {
     # Two teams' registries reuse the names `review`, `style` and `core`.
     **{f"teams/{t}/{path}": text for t in ("a", "b") for path, text in {
         "agentrc-registry.yaml": f"schema: 1\ndescription: Team {t}\n",
-        "BUILD": "agentrc_registry(name='registry')\nagentrc_bundle(name='core', source='core.bundle.yaml')\n",
+        # package=True: each bundle's own tree, which these tests compare (unset, a bundle in a
+        # packaged registry is in the registry's tree only; see the tests at the end).
+        "BUILD": "agentrc_registry(name='registry')\n"
+                 "agentrc_bundle(name='core', source='core.bundle.yaml', package=True)\n",
         "core.bundle.yaml": "schema: 1\nname: core\ndescription: Core\nitems:\n  rules:\n    - style\n"
                             "  skills:\n    - review\n",
         "skills/review/SKILL.md": _skill(t, "review"),
@@ -54,7 +57,7 @@ TWO_REGISTRIES = {
     "teams/b/full.bundle.yaml": "schema: 1\nname: full\ndescription: Full\nitems:\n  skills:\n    - deploy\n"
                                 "requires:\n  - name: core\n    source: ../a\n",
 }
-TWO_REGISTRIES["teams/b/BUILD"] += "agentrc_bundle(name='full', source='full.bundle.yaml')\n"
+TWO_REGISTRIES["teams/b/BUILD"] += "agentrc_bundle(name='full', source='full.bundle.yaml', package=True)\n"
 
 
 @pytest.fixture(scope="module")
@@ -170,3 +173,65 @@ def test_tailor_adds_a_registry_target_per_marker():
     assert result == PutativeTargets([
         PutativeTarget.for_target_type(AgentrcRegistryTarget, "teams/c", "registry", ["agentrc-registry.yaml"]),
     ])
+
+
+HELD = {
+    # Registry r is packaged: a bundle in it is in its tree, unless it asks for its own or builds
+    # for other clients. Registry q is not packaged: its bundle's own tree is the only one.
+    "r/agentrc-registry.yaml": "schema: 1\ndescription: R\n",
+    "r/rules/style/RULE.md": _rule("r"),
+    "r/rules/style/BUILD": "agentrc_items()\n",
+    "r/BUILD": "agentrc_registry(name='registry', output_path='out/r')\n"
+               "agentrc_bundle(name='held', source='held.bundle.yaml')\n"
+               "agentrc_bundle(name='own', source='own.bundle.yaml', package=True)\n"
+               "agentrc_bundle(name='other', source='other.bundle.yaml', clients=['claude'])\n"
+               "agentrc_bundle(name='off', source='off.bundle.yaml', package=False)\n",
+    "q/agentrc-registry.yaml": "schema: 1\ndescription: Q\n",
+    "q/rules/style/RULE.md": _rule("q"),
+    "q/rules/style/BUILD": "agentrc_items()\n",
+    "q/BUILD": "agentrc_registry(name='registry', package=False)\n"
+               "agentrc_bundle(name='free', source='free.bundle.yaml')\n",
+    **{f"{reg}/{name}.bundle.yaml": f"schema: 1\nname: {name}\ndescription: {name}\nitems:\n  rules:\n    - style\n"
+       for reg, name in (("r", "held"), ("r", "own"), ("r", "other"), ("r", "off"), ("q", "free"))},
+}
+
+
+@pytest.fixture(scope="module")
+def held_runner():
+    runner = make_rule_runner(QueryRule(BuiltPackage, [AgentrcBundleFieldSet]), QueryRule(DigestContents, [Digest]))
+    runner.write_files(HELD)
+    return runner
+
+
+def _bundle(runner, where, name):
+    tgt = runner.get_target(Address(where, target_name=name))
+    return runner.request(BuiltPackage, [AgentrcBundleFieldSet.create(tgt)])
+
+
+def test_a_bundle_in_a_packaged_registry_is_in_its_tree_only(held_runner):
+    # Issue 13: the registry's tree holds the bundle's items; a tree of its own would be
+    # cleared and rewritten by every `package ::` for nothing. Nothing is written or cleared
+    # (no relpath), and the line says where its files are and how to get its own tree.
+    built = _bundle(held_runner, "r", "held")
+    assert built.digest == EMPTY_DIGEST
+    [artifact] = built.artifacts
+    assert artifact.relpath is None
+    assert artifact.extra_log_lines == (
+        "r:held: in the registry's tree, dist/out/r (package=True on the bundle writes its own)",)
+
+
+@pytest.mark.parametrize("where, name", [("r", "own"), ("r", "other"), ("q", "free")])
+def test_a_bundle_no_registry_tree_holds_gets_its_own(held_runner, where, name):
+    # Asked for (package=True); built for other clients than its registry's; in a registry
+    # that is not packaged. (A bundle under no registry: package_test.py.)
+    built = _bundle(held_runner, where, name)
+    paths = {fc.path for fc in held_runner.request(DigestContents, [built.digest])}
+    prefix = built.artifacts[0].relpath
+    assert prefix == f"{where}/{name}" and f"{prefix}/.claude/rules/style.md" in paths
+    assert any(p.startswith(f"{prefix}/.github/") for p in paths) == (name != "other")
+
+
+def test_a_bundle_that_says_package_false_is_not_a_package_target(held_runner):
+    targets = {name: held_runner.get_target(Address("r", target_name=name)) for name in ("held", "own", "off")}
+    assert {name: AgentrcBundleFieldSet.opt_out(tgt) for name, tgt in targets.items()} == {
+        "held": False, "own": False, "off": True}

@@ -31,7 +31,8 @@ def _registry(n: int, recursive: bool = False) -> dict:
     files["reg/skills/s/BUILD"] = "agentrc_items()\n"
     items = "".join(f"    - r{i}\n" for i in range(n))
     files["reg/bundles/all.bundle.yaml"] = f"schema: 1\nname: all\ndescription: All\nitems:\n  rules:\n{items}"
-    files["reg/bundles/BUILD"] = "agentrc_bundle(name='all', source='all.bundle.yaml')\n"
+    # package=True: its own tree, beside the registry's (which holds it), whose plan this counts.
+    files["reg/bundles/BUILD"] = "agentrc_bundle(name='all', source='all.bundle.yaml', package=True)\n"
     files["reg/BUILD"] = "agentrc_registry(name='reg')\n"
     if recursive:
         files = {p: c for p, c in files.items() if not (p.endswith("/BUILD") and c == "agentrc_items()\n")}

@@ -21,6 +21,7 @@ from pants.engine.target import (
     StringSequenceField,
     Target,
     TargetGenerator,
+    TriBoolField,
 )
 
 from agentrc.clients.registry import CLIENTS
@@ -126,9 +127,18 @@ class AgentrcItemPackageField(AgentrcPackageField):
     )
 
 
-class AgentrcBundlePackageField(AgentrcPackageField):
-    default = True
-    help = "Whether `pants package` writes this bundle's tree (its whole closure) to `dist/<output_path>/`."
+class AgentrcBundlePackageField(TriBoolField):
+    """Unset by default, decided by the rule (`package.package_bundle`): a bundle inside a
+    packaged registry is already in that registry's tree, and 25 bundles' own trees were a
+    third of `dist/` at 5,000 items, all cleared and rewritten by every `package ::` (issue 13)."""
+
+    alias = "package"
+    help = (
+        "Whether `pants package` writes this bundle's own tree (its whole closure) to `dist/<output_path>/`. "
+        "Unset (the default): only when no registry tree already holds the bundle, that is when it is under "
+        "no `agentrc_registry`, or its registry sets `package=False`, or the bundle's `clients` differ from "
+        "the registry's. `True`: always. `False`: never."
+    )
 
 
 class AgentrcRegistryPackageField(AgentrcPackageField):
@@ -284,12 +294,17 @@ class AgentrcItemFieldSet(_PackagedUnlessOff, PackageFieldSet):
 
 
 @dataclass(frozen=True)
-class AgentrcBundleFieldSet(_PackagedUnlessOff, PackageFieldSet):
+class AgentrcBundleFieldSet(PackageFieldSet):
     required_fields = (AgentrcBundleSourceField,)
 
     source: AgentrcBundleSourceField
     clients: AgentrcClientsField
     output_path: AgentrcOutputPathField
+    package: AgentrcBundlePackageField
+
+    @classmethod
+    def opt_out(cls, tgt: Target) -> bool:
+        return tgt[AgentrcBundlePackageField].value is False  # unset: the rule decides
 
 
 @dataclass(frozen=True)
