@@ -340,3 +340,35 @@ def test_an_unchanged_items_deleted_output_is_rendered_again_from_the_item(tmp_p
     built, fresh = _files(tmp_path / "out"), _files(tmp_path / "fresh")
     built.pop(".agentrc/manifest.json"), fresh.pop(".agentrc/manifest.json")
     assert built == fresh
+
+
+def test_a_render_entry_held_unpacked_is_taken_as_it_is():
+    """`plan.unpacked`: what the Pants plugin's item directory nodes hold, so that a plan
+    over the registry does not unpack every entry again; an entry whose files are kept as
+    digests (the CLI's memo on disk) stays packed, its bytes read when needed."""
+    from agentrc.clients.base import Rendered
+    from agentrc.fidelity import ItemReport
+    from agentrc.files import OutputFile
+    from agentrc.output import plan as plan_output
+
+    rendered = Rendered((OutputFile(".claude/rules/a.md", b"A\n", False, "rule a"),),
+                        ItemReport("claude", "rule", "a", "reg/rules/a/RULE.md", True, (".claude/rules/a.md",), ()))
+    packed = plan_output._pack(rendered)
+    assert plan_output.unpacked(packed) == rendered
+    assert plan_output.unpacked(plan_output._pack(rendered, digests=True)) is None
+
+    class Held:
+        def get(self, key):
+            return rendered
+
+    class Item:
+        digest, kind, name, label = "d", plan_output.Kind.RULE, "a", "rule a"
+
+    class Adapter:
+        name, layout = "claude", ""
+
+        def render(self, item, ctx):
+            raise AssertionError("a held rendering is not rendered again")
+
+    ctx = type("Ctx", (), {"clients": frozenset({"claude"}), "renamed": {}})()
+    assert plan_output._render(Adapter(), Item(), ctx, Held()) is rendered

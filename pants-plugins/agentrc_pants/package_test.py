@@ -201,3 +201,50 @@ def test_unchanged_files_are_digested_once_and_their_bytes_let_go():
     changed = FilesDigestRequest.of((("a/report.json", b"{}\n", False), files[1]))
     assert changed != first and runner.request(Digest, [changed]) != digest and changed.payload.files is None
     assert FilesDigestRequest.of((("run.sh", b"echo\n", False),)) != FilesDigestRequest.of((files[1],))  # the mode
+
+
+@pytest.mark.parametrize("execution", ["in-process", "process"])
+def test_item_directory_nodes_keep_their_renderings_unpacked(monkeypatch, execution):
+    """Each item directory's node holds its renderings as the plan takes them: a target's
+    plan, after an edit too, unpacks none (at 5,000 items, 15,000 entries unpacked again in
+    every edit), and the tree is the same as the CLI's."""
+    from agentrc.clients.base import Rendered
+    from agentrc.output import plan as plan_output
+    from agentrc_pants import generation
+
+    held, unpackings, holding = [], [], []
+    real_with_digest, real_unpack, real_unpacked = generation._with_digest, plan_output._unpack, plan_output.unpacked
+
+    async def keeping(entries):
+        part = await real_with_digest(entries)
+        held.append(part)
+        return part
+
+    monkeypatch.setattr(generation, "_with_digest", keeping)
+    def unpacked(packed):  # a node keeping its entries: not the plan's unpacking
+        holding.append(1)
+        try:
+            return real_unpacked(packed)
+        finally:
+            holding.pop()
+
+    monkeypatch.setattr(plan_output, "unpacked", unpacked)
+    def unpack(*args):
+        if not holding:
+            unpackings.append(1)
+        return real_unpack(*args)
+
+    monkeypatch.setattr(plan_output, "_unpack", unpack)
+    runner = make_rule_runner(QueryRule(BuiltPackage, [AgentrcBundleFieldSet]), QueryRule(DigestContents, [Digest]))
+    runner.set_options([f"--agentrc-execution={execution}"], env_inherit={"PATH"})
+    runner.write_files(REGISTRY)
+    for edit in ("", "\nOne more line.\n"):
+        runner.write_files({"reg/rules/style/RULE.md": REGISTRY["reg/rules/style/RULE.md"] + edit})
+        unpackings.clear()
+        built, files = _package(runner, Address("reg/bundles", target_name="base"), AgentrcBundleFieldSet)
+        assert unpackings == []
+        prefix = built.artifacts[0].relpath
+        tree = {p[len(prefix) + 1:]: c for p, c in files.items() if not p.endswith("report.json")}
+        assert tree[".claude/rules/style.md"].endswith(edit.encode() or b"Keep functions short.\n")
+    renders = [v for part in held for k, v in part.entries if k[0] == "render"]
+    assert renders and all(isinstance(v, Rendered) for v in renders)

