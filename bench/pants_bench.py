@@ -111,6 +111,23 @@ def mount_tmpfs(path: Path) -> bool:
     return subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4g", "tmpfs", str(path)]).returncode == 0
 
 
+# A scratch repository at its largest (registry, dist/, the local store, .pants.d): about
+# 1.05 GB at 10,000 items on 2026-12-04.
+SCRATCH_BYTES_PER_ITEM = 110_000
+
+
+def check_room(base: Path, items: int, copies: int) -> None:
+    """Stop before Pants does, saying what to remove: on a full tmpfs a failed write to the
+    local store surfaced halfway through a cold run as "Missing digest ... not present in the
+    local store" (two 10,000-item copies beside bench/run.py's leftovers, 2026-12-04)."""
+    need = items * copies * SCRATCH_BYTES_PER_ITEM
+    free = shutil.disk_usage(base).free
+    if free < need:
+        raise SystemExit(f"{base}: {free // 2**20} MiB free, about {need // 2**20} MiB needed for {copies} "
+                         f"repository copies of {items} items; remove what earlier benchmarks left there "
+                         "(bench/out/tmpfs/n*: bench/run.py's; bench/out/tmpfs/pants/p*: bench/pants_rss.py's)")
+
+
 def most_referenced_rule(registry: Path) -> Path:
     """The rule named in the most bundle `items`, skill `requires` and agent lists: an edit
     to it re-assembles the most targets."""
@@ -250,10 +267,12 @@ def main() -> int:
     base = tmpfs if on_tmpfs else ROOT / "bench" / "out"
     where = "tmpfs" if on_tmpfs else "disk" + ("" if args.no_tmpfs else " (tmpfs mount failed: not root?)")
     variants, labels = [], {}
-    for i, src in enumerate(args.src):
-        repo = base / "pants" / (f"n{args.items}" if i == 0 else f"n{args.items}-{i}")
-        print(f"repository copy {i}: {repo} ({where})", file=sys.stderr)
+    repos = [base / "pants" / (f"n{args.items}" if i == 0 else f"n{args.items}-{i}") for i in range(len(args.src))]
+    for repo in repos:
         shutil.rmtree(repo, ignore_errors=True)
+    check_room(base, args.items, len(repos))
+    for i, (src, repo) in enumerate(zip(args.src, repos)):
+        print(f"repository copy {i}: {repo} ({where})", file=sys.stderr)
         repo.mkdir(parents=True)
         labels[repo] = label = copy_code(repo, src)
         (repo / "BUILD").write_text("")

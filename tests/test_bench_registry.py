@@ -92,3 +92,25 @@ def test_the_bench_counts_the_repetitions_within_each_target_pair_by_pair():
     assert "| no-change | 0.05, 0.15, 0.05 | 0.050× | 0.10× | 2 of 3 |" in lines
     assert not any(line.startswith("| one-edit |") for line in lines)  # not measured: not shown
     assert run.against_targets({"summary": {"agentrc": res["summary"]["agentrc"]}}) == []  # no ruler
+
+
+def test_the_pants_bench_stops_before_a_full_tmpfs_with_what_to_remove(tmp_path, monkeypatch):
+    """A full tmpfs made Pants fail halfway through a cold run with "Missing digest ... not
+    present in the local store"; the bench now says so before it starts, naming the
+    leftovers of the other benchmarks."""
+    import shutil as shutil_module
+
+    import pytest
+
+    _generator()  # bench/pants_bench.py imports it by name
+    spec = importlib.util.spec_from_file_location("pants_bench", ROOT / "bench" / "pants_bench.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "pants_bench", bench)  # its dataclasses look their module up
+    spec.loader.exec_module(bench)
+    usage = shutil_module.disk_usage(tmp_path)
+    monkeypatch.setattr(bench.shutil, "disk_usage", lambda path: usage._replace(free=2 * 2**30))
+    bench.check_room(tmp_path, 5000, 2)  # 1.1 GB: room
+    with pytest.raises(SystemExit, match=r"2048 MiB free, about 2098 MiB needed for 2 repository copies of "
+                                         r"10000 items; .*bench/out/tmpfs/n\*"):
+        bench.check_room(tmp_path, 10000, 2)
