@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Hashable, Iterable, Optional, Set, Tuple
 
 from agentrc import __version__
+from agentrc.fdio import write_all
 from agentrc.fingerprint import digest
 
 Location = Tuple[str, int, int, int]  # pack file name, offset, length, crc32 of the entry
@@ -161,11 +162,7 @@ class Spool:
             # Deleted with the memo or at exit, unless `finish` names it: a build that fails
             # saves nothing, and leaves nothing.
             self._cleanup = weakref.finalize(self, _discard, self._fd, self._tmp)
-        view = memoryview(self._buffer)
-        written = 0
-        while written < len(view):
-            written += os.write(self._fd, view[written:])
-        view.release()
+        write_all(self._fd, self._buffer)
         self._flushed += len(self._buffer)
         self._buffer = bytearray()
 

@@ -21,6 +21,7 @@ import errno
 import os
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
+from agentrc.fdio import write_all
 from agentrc.files import OnDemand, OutputFile
 from agentrc.text.lazy import lazy_module
 
@@ -165,10 +166,7 @@ class Spill:
             return not self._broken
         data = b"".join(self._pending)
         try:
-            view = memoryview(data)
-            while view:
-                n = os.write(self._fd, view)
-                view = view[n:]
+            write_all(self._fd, data)
         except OSError:  # a full disk: what was spilled stays readable, the rest stays in memory
             self._broken = True
             return False
@@ -210,10 +208,7 @@ class Spill:
             except OSError as exc:
                 if done or exc.errno not in _NO_SENDFILE:
                     raise
-        data = self.read(at, length)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        write_all(fd, self.read(at, length))
 
 
 # `os.sendfile` where the platform has it; the errors that say it cannot copy between these

@@ -62,6 +62,7 @@ from typing import (
 
 from agentrc import __version__
 from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.fdio import write_all
 from agentrc.files import OutputFile
 
 if TYPE_CHECKING:
@@ -404,11 +405,7 @@ class _Tree:
             if not isinstance(data, bytes):
                 data(fd)
             else:
-                done = os.write(fd, data)
-                if done < len(data):  # a short write (large files): the rest, piece by piece
-                    view = memoryview(data)[done:]
-                    while view:
-                        view = view[os.write(fd, view):]
+                write_all(fd, data)
             if exact:
                 os.fchmod(fd, mode)
             elif mode & stat.S_IXUSR and not os.fstat(fd).st_mode & stat.S_IXUSR:  # a umask took the bit
@@ -713,9 +710,7 @@ def _write_chunks(dfd: int, name: str, chunks: Iterable[Union[bytes, memoryview]
                  dir_fd=dfd)
     try:
         for chunk in chunks:
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, chunk)
         os.fchmod(fd, mode)
         os.fsync(fd)
     finally:

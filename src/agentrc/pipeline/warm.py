@@ -44,6 +44,7 @@ import struct
 from typing import Any, Dict, Hashable, List, Optional, Sequence, Set, Tuple
 
 from agentrc.clients import registry as client_registry
+from agentrc.fdio import write_all
 from agentrc.memo import cache
 from agentrc.memo.cache import Memo
 from agentrc.model import ENTRYPOINTS, Kind, SourceFile, SourceTree
@@ -386,14 +387,8 @@ class _Sink:
         data = pickle.dumps(self.chunk, protocol=pickle.HIGHEST_PROTOCOL)
         self.chunk = []
         self.size = 0
-        view = memoryview(data)
-        written = 0
-        while written < len(view):
-            written += os.write(self.data, view[written:])
-        note = _NOTE.pack(len(data))
-        written = 0
-        while written < len(note):
-            written += os.write(self.notes, note[written:])
+        write_all(self.data, data)
+        write_all(self.notes, _NOTE.pack(len(data)))
 
 
 SHARED_MIN = 64  # a resource shorter than this is copied: naming it saves nothing
