@@ -28,7 +28,7 @@ from pants.util.logging import LogLevel
 
 from agentrc.diagnostics import Diagnostic, count_summary
 from agentrc.memo import codec as memocodec
-from agentrc.memo.cache import Memo
+from agentrc.memo.cache import Memo, is_render_key
 from agentrc.model import SourceFile, SourceTree
 from agentrc.output import plan as plan_output
 from agentrc.pipeline import nogc, warm
@@ -163,7 +163,7 @@ def own_files(entries: Tuple[Tuple[Any, Any], ...]) -> Optional[Tuple[Tuple[str,
     write, by path; None when two of them write one path differently (the plan decides)."""
     found: Dict[str, Tuple[str, bytes, bool]] = {}
     for key, value in entries:
-        if not (isinstance(key, tuple) and key and key[0] == "render"):
+        if not is_render_key(key):
             continue
         for path, content, executable, _owner, merge, *_ in value[0]:
             if merge or not isinstance(content, bytes):
@@ -201,7 +201,7 @@ def _kept_unpacked(entries: Tuple[Tuple[Any, Any], ...]) -> Tuple[Tuple[Any, Any
     every directory's entries again (15,000 at 5,000 items: 0.08 s of an edit's 0.8 s plan)."""
     out = []
     for key, value in entries:
-        if isinstance(key, tuple) and key and key[0] == "render":
+        if is_render_key(key):
             value = plan_output.unpacked(value) or value
         out.append((key, value))
     return tuple(out)

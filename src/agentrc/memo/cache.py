@@ -599,8 +599,13 @@ def dumps(key: Hashable, value: Any, known: Optional[Dict[int, str]] = None) -> 
     return _dumps(key, value, known)
 
 
+def is_render_key(key: Hashable) -> bool:
+    """Whether `key` is a rendering's (`plan.render_key`), whose value holds output files."""
+    return isinstance(key, tuple) and bool(key) and key[0] == "render"
+
+
 def _dumps(key: Hashable, value: Any, known: Optional[Dict[int, str]] = None) -> bytes:
-    if isinstance(key, tuple) and key and key[0] == "render":
+    if is_render_key(key):
         from agentrc.output.plan import digests_only  # putting follows a rendering: already imported
 
         value = digests_only(value, known)
