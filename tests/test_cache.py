@@ -154,12 +154,13 @@ def test_a_killed_save_or_a_damaged_pack_is_a_miss_never_a_wrong_entry(tmp_path)
     cache.save(path, memo)
     # A save killed after writing its pack, before the index: the pack is named by no index.
     (root / ("0" * 32 + ".pack")).write_bytes(b"half a pack")
-    (root / "index.99.tmp").write_bytes(b"half an index")
+    # (a pid above the kernel's limit, 2**22: no process can hold it, unlike 99 on a fresh machine)
+    (root / "index.4194305.tmp").write_bytes(b"half an index")
     loaded = cache.load(path)
     assert [loaded.get(("k", i)) for i in range(4)] == [f"value {i}" for i in range(4)]
     loaded.put(("k", 9), "nine")
     cache.save(path, loaded)
-    assert not (root / ("0" * 32 + ".pack")).exists() and not (root / "index.99.tmp").exists()
+    assert not (root / ("0" * 32 + ".pack")).exists() and not (root / "index.4194305.tmp").exists()
     # A damaged or missing pack: its entries are misses (the build parses and renders again).
     store = cache.load(path).store
     assert store is not None

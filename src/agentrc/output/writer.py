@@ -64,6 +64,7 @@ from agentrc import __version__
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fdio import write_all
 from agentrc.files import OutputFile
+from agentrc.output import atomic
 
 if TYPE_CHECKING:
     from agentrc.output import merge as managed
@@ -112,8 +113,9 @@ SWEEP_SLACK_NS = 2 * 10**9
 SWEEP_SLACK_FINE_NS = 20 * 10**6
 # Temporary files agentrc itself leaves beside outputs when killed: the writers before the
 # journal (`tempfile.mkstemp(prefix=".agentrc-")`: 8 characters of [a-z0-9_]) and
-# `write_atomic` (`.NAME.agentrc-tmp`, a report inside --out). Nothing else is ever removed.
-_LEFTOVER = re.compile(r"\.agentrc-[a-z0-9_]{8}|\..+\.agentrc-tmp", re.DOTALL)
+# `atomic.write_atomic` (`.NAME.agentrc-tmp-XXXXXXXX`, a report inside --out; `.NAME.agentrc-tmp`
+# before). Nothing else is ever removed.
+_LEFTOVER = atomic.LEFTOVER
 
 
 @dataclass(frozen=True)
@@ -2237,23 +2239,7 @@ def _same_statuses(base: str, paths: List[str], numbers: Tuple[int, ...]) -> boo
     return True
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """One file outside any manifest (a report, a formatted source): written beside itself,
-    fsync'd and renamed over, keeping its mode, so a reader never sees half of it and no
-    temporary file is left behind when it fails."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.agentrc-tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        except FileNotFoundError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+def write_atomic(path: Path, data: bytes, root: Optional[Path] = None) -> None:
+    """One file outside any manifest (a report, a formatted source, a lock): `atomic.write_atomic`,
+    which never writes through a link between `root` and the file (AR224)."""
+    atomic.write_atomic(path, data, root)
