@@ -256,7 +256,7 @@ def test_cross_source_conflicts_and_local_paths_from_git_are_refused(env, capsys
     local = Repo(tmp_path, "local")
     local.commit({"skills/s/SKILL.md": skill("s", requires=_cross("t", "../../home/secrets", "skills"))}, tag="v1")
     code, _, err = run(capsys, "add", f"{local.url}@v1", "--client", "claude")
-    assert code == 1 and "AR200" in err and "cannot require the local directory" in err
+    assert code == 1 and "AR226" in err and "leads outside the source's own tree" in err
     assert files(env["project"]) == []
 
 

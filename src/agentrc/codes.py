@@ -560,6 +560,23 @@ CODES: Dict[str, Code] = _table(
          "and gitignored paths are hidden from Pants by default).",
          "Run 'agentrc cap install' (bare) at the scope, and let Pants see the installed capabilities: "
          "pants_ignore.add = [\"!.agents/\", \"**/.agents/*\", \"!**/.agents/capabilities/\"] (docs/pants.md)."),
+    # --- the boundary of fetched content (issue: fetch surfaces) ---------------------
+    Code("AR224", "write-through-link",
+         "A file agentrc would write (a lock, a report, a formatted or imported file, a capability scope's files), "
+         "or a directory between its root and it, is a symbolic link: agentrc never writes through one.",
+         "Remove the link (it may have been committed to make agentrc write elsewhere) and run again; links above "
+         "the project, scope or output root, such as a linked ~/.config, are followed (docs/security.md)."),
+    Code("AR225", "source-credentials",
+         "A source URL holds a password or token (user:secret@ or a token as the user name): it would reach the "
+         "lock, the output and the terminal. It is refused and not shown.",
+         "Remove the credentials from the URL and let git's credential helper supply them (git config --global "
+         "credential.helper, or an ssh key); ssh user names such as git@host:org/repo are fine."),
+    Code("AR226", "source-origin",
+         "A source requires another source its origin does not allow: a source fetched over https or ssh may "
+         "require only https or ssh sources (and paths inside its own tree); a local directory named in a lock "
+         "must lie inside the project unless named on the command line.",
+         "Take the required content from a git source over https or ssh, or add the local directory yourself "
+         "('agentrc add ./dir')."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",

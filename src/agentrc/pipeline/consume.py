@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from agentrc.clients import names as client_names
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.files import OutputFile
@@ -38,7 +39,7 @@ from agentrc.portable import resolve
 from agentrc.sources import closure
 from agentrc.sources import lock as lockfile
 from agentrc.sources import plugins as plugin_forms
-from agentrc.sources.dsl import PATH, Source, SourceError, parse
+from agentrc.sources.dsl import PATH, Source, SourceError, check_subpath, parse
 from agentrc.sources.lock import Entry, Lock, LockedFile
 
 LOCK = lockfile.LOCK_FILE
@@ -80,7 +81,7 @@ def read_lock(project: str, user: bool = False) -> Tuple[Optional[Lock], Tuple[D
     f = read_file(path, path, Root(os.path.dirname(path)), diags)
     if f is None:
         return None, diags.sorted()
-    return lockfile.loads(f.content, path)
+    return lockfile.loads(f.content, path, client_names.CLIENTS)
 
 
 def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence[Tuple[str, str]] = (),
@@ -169,7 +170,7 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
         found.extend(entries)
         for ext in externals:
             try:
-                child = _required_source(src, ext.source)
+                child = _required_source(src, ext.source, fetched.commit)
             except SourceError as exc:
                 diags.error(ext.path, ext.pos, exc.code, f"requires {ext.kind} {ext.name} from {ext.source!r}: {exc}")
                 continue
@@ -217,21 +218,35 @@ def _fetch_and_load(fetcher: Fetcher, source: Source, commit: Optional[str], dia
     return fetched, loaded.registry
 
 
-def _required_source(parent: Source, text: str) -> Source:
-    """The source a `{ name, source }` reference of `parent` names. A local directory is
-    relative to the directory the parent registry was read from; a git source may not
-    require a local directory (it would read the consumer's disk)."""
+def _required_source(parent: Source, text: str, commit: Optional[str] = None) -> Source:
+    """The source a `{ name, source }` reference of `parent` names, judged by the parent's
+    origin. A source fetched over the network (https, ssh, owner/repo) may require only
+    network sources and paths inside its own tree; a `file://` repository may also require
+    `file://` repositories and directories the consumer's disk holds; a local directory may
+    require anything, relative paths from the directory it was read from. A relative path
+    in a git source is a directory of the same repository at the same commit (`commit`)."""
     child = parse(text)
-    if child.kind != PATH:
+    if parent.kind == PATH:
+        if child.kind != PATH or child.location.startswith(("/", "~")):
+            return child
+        base = posixpath.join(parent.location, parent.subpath) if parent.subpath else parent.location
+        rel = posixpath.normpath(posixpath.join(base, child.location))
+        rel = rel if rel.startswith(("../", "/")) or rel == ".." else "./" + rel
+        return Source(PATH, rel, rel, None, child.subpath)
+    local_parent = parent.location.lower().startswith("file://")
+    if child.kind == PATH and not child.location.startswith(("/", "~")):
+        inside = posixpath.normpath(posixpath.join(parent.subpath or ".", child.location))
+        if inside == ".." or inside.startswith("../"):
+            raise SourceError(f"{text!r} leads outside the source's own tree", "AR226")
+        sub = posixpath.join(inside, child.subpath) if child.subpath else inside
+        sub = "" if sub == "." else check_subpath(sub)
+        return replace(parent, ref=commit or parent.ref, subpath=sub)
+    if local_parent:
         return child
-    if parent.kind != PATH:
-        raise SourceError(f"a git source cannot require the local directory {text!r}")
-    if child.location.startswith(("/", "~")):
-        return child
-    base = posixpath.join(parent.location, parent.subpath) if parent.subpath else parent.location
-    rel = posixpath.normpath(posixpath.join(base, child.location))
-    rel = rel if rel.startswith(("../", "/")) or rel == ".." else "./" + rel
-    return Source(PATH, rel, rel, None, child.subpath)
+    if child.kind == PATH or child.location.lower().startswith("file://"):
+        raise SourceError(f"a source fetched over the network cannot require {text!r} on the consumer's disk "
+                          "(only https and ssh sources, and paths inside its own tree)", "AR226")
+    return child
 
 
 def _cross_cycles(lock: Lock, cross: Set[Tuple[str, str]], diags: Diagnostics) -> None:

@@ -96,6 +96,10 @@ def parse(text: str) -> Source:
         raise SourceError(f"{text!r}: a source holds no spaces or control characters")
     if text.startswith("-"):
         raise SourceError(f"{text!r}: a source cannot start with '-'")
+    secret = credentials(text)
+    if secret is not None:
+        raise SourceError(f"{secret}: a source URL holds no password or token (it would reach the lock, the "
+                          "output and the terminal); git's credential helper supplies them", "AR225")
     body, sep, sub = text.partition("#")
     subpath = check_subpath(sub, text) if sep else ""
     lower = body.lower()
@@ -116,7 +120,7 @@ def parse(text: str) -> Source:
         scheme = lower[:scheme_end]
         if scheme == "file://" and authority not in ("", "localhost"):
             raise SourceError(f"{text!r}: a file:// URL names an absolute local path (file:///path)")
-        if scheme != "file://" and not _HOST.fullmatch(authority):
+        if scheme != "file://" and not _HOST.fullmatch(authority) or authority.startswith("-"):
             raise SourceError(f"{text!r}: {authority!r} is not a host")
         path, ref = _split_ref(rest, text)
         _check_path(path, text)
@@ -137,6 +141,33 @@ def parse(text: str) -> Source:
         return Source(GIT, f"https://github.com/{repo}.git", repo, ref, subpath)
     raise SourceError(f"{text!r} is not a source: write owner/repo[@ref], a git URL (https://, ssh://, file://, "
                       "user@host:path) with an optional @ref, or a local directory (./path, /path)")
+
+
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)@")
+_SCP_SECRET = re.compile(r"([^/@:]*):([^/@]*)@")
+
+
+def credentials(text: str) -> Optional[str]:
+    """None when `text` carries no credentials; else `text` with them replaced by `***`
+    (what a refusal may show). Credentials are any user information of an https or file
+    URL (a token is often the user name: `https://ghp_x@host/...`) and a password of any
+    URL (`user:secret@`); an ssh user name alone (`git@host:org/repo`, `ssh://git@host/x`)
+    is not one."""
+    m = _USERINFO.match(text)
+    if m is not None:
+        scheme, info = m.group(1).lower(), m.group(2)
+        if scheme != "ssh://" or ":" in info:
+            return m.group(1) + "***@" + text[m.end():]
+        return None
+    m = _SCP_SECRET.match(text)
+    if m is not None and "://" not in text.split("@", 1)[0]:
+        return "***@" + text[m.end():]
+    return None
+
+
+def redact(text: str) -> str:
+    """`text` as it may be shown: credentials replaced by `***` (see `credentials`)."""
+    return credentials(text) or text
 
 
 def canonical(location: str) -> str:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from agentrc import schemas
 from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.sources import lockcheck
 
 LOCK_FILE = "agentrc.lock.json"
 LOCK_VERSION = 1
@@ -153,8 +154,10 @@ def dumps(lock: Lock) -> bytes:
     return (json.dumps(lock.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def loads(raw: bytes, path: str = LOCK_FILE) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
-    """The lock in `raw`, or None and every problem (AR203) at once."""
+def loads(raw: bytes, path: str = LOCK_FILE, clients: Optional[Sequence[str]] = None
+          ) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
+    """The lock in `raw`, or None and every problem (AR203) at once: its shape (the
+    schema) and its values (`lockcheck`; `clients` the client names this agentrc knows)."""
     diags = Diagnostics()
     if len(raw) > MAX_LOCK_BYTES:
         diags.error(path, (0, 0), "AR203", f"larger than {MAX_LOCK_BYTES} bytes")
@@ -195,8 +198,11 @@ def loads(raw: bytes, path: str = LOCK_FILE) -> Tuple[Optional[Lock], Tuple[Diag
                  for c in data.get("capabilities", []))
     lock = Lock(tuple(data["clients"]), (), files, tuple(record(p) for p in data.get("plugins", [])),
                 tuple(record(m) for m in data.get("mcps", [])), tuple(data.get("mcps_removed", [])), caps,
-                tuple(data.get("user_skipped", [])))
-    return lock.with_entries(entries), ()
+                tuple(data.get("user_skipped", []))).with_entries(entries)
+    lockcheck.check(lock, path, diags, clients)
+    if diags.has_errors:
+        return None, diags.sorted()
+    return lock, ()
 
 
 def _no_duplicates(pairs):

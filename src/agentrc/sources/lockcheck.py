@@ -1,0 +1,108 @@
+"""A lock's values checked as a whole, before anything acts on them.
+
+`agentrc.lock.json` is committed, so it may be hostile: a hand-edited lock could name a
+client no adapter knows (a traceback later), a source holding credentials, a file outside
+the project (deleted by `install`), or a server or plugin name that reaches a client's CLI
+as an option (`--scope=user`, `-h`). The JSON Schema checks shapes; this checks meanings,
+every problem at once, each an AR203 (AR225 for credentials) that never echoes a secret.
+Nothing runs, nothing is fetched and nothing is written when any is found.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any, Optional, Sequence
+
+from agentrc.diagnostics import Diagnostics
+from agentrc.sources.dsl import SourceError, check_ref, parse
+
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_BAD_CHARS = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
+_STATE_DIRS = (".agentrc", ".git")
+MCP_TARGETS = ("vscode",)  # record clients that are targets rather than adapters
+
+
+def check(lock: Any, path: str, diags: Diagnostics, clients: Optional[Sequence[str]] = None) -> None:
+    """Every problem of `lock` (an `agentrc.sources.lock.Lock`) into `diags`. `clients`:
+    the client names this agentrc knows (None: not checked)."""
+    known = set(clients) if clients is not None else None
+    for name in lock.clients:
+        if known is not None and name not in known:
+            diags.error(path, (0, 0), "AR203", f"clients: unknown client {_shown(name)} (known: "
+                        f"{', '.join(sorted(known))})")
+    for e in lock.entries:
+        _entry(e, path, diags)
+    for f in lock.files:
+        if not safe_relative(f.path):
+            diags.error(path, (0, 0), "AR203", f"files: {_shown(f.path)} is not a relative path inside the project")
+    for rec in (dict(m) for m in lock.mcps):
+        _record(rec, "mcps", "name", path, diags, known)
+        config = rec.get("config")
+        if config is not None and not (isinstance(config, str) and (safe_relative(config) or
+                                                                    rec.get("scope") == "user")):
+            diags.error(path, (0, 0), "AR203", f"mcps: config {_shown(config)} is not a path inside the project")
+    for rec in (dict(p) for p in lock.plugins):
+        _record(rec, "plugins", "identifier", path, diags, known)
+    for name in lock.mcps_removed:
+        problem = argument_problem(name)
+        if problem:
+            diags.error(path, (0, 0), "AR203", f"mcps_removed: {_shown(name)} {problem}")
+    for p in lock.user_skipped:
+        if not safe_relative(p):
+            diags.error(path, (0, 0), "AR203", f"user_skipped: {_shown(p)} is not a relative path")
+
+
+def _entry(e: Any, path: str, diags: Diagnostics) -> None:
+    where = f"{'bundles' if e.kind == 'bundle' else 'items'}: {e.kind} {e.name}"
+    try:
+        parse(e.source)
+    except SourceError as exc:
+        code = "AR225" if exc.code == "AR225" else "AR203"
+        diags.error(path, (0, 0), code, f"{where}: {exc}")  # the message shows the locator redacted
+    if e.ref is not None:
+        try:
+            check_ref(e.ref)
+        except SourceError as exc:
+            diags.error(path, (0, 0), "AR203", f"{where}: {exc}")
+    if e.commit is not None and not _COMMIT.fullmatch(e.commit):
+        diags.error(path, (0, 0), "AR203", f"{where}: commit {_shown(e.commit)} is not a full commit id")
+
+
+def _record(rec: dict, section: str, field: str, path: str, diags: Diagnostics, known: Optional[set]) -> None:
+    value = rec.get(field)
+    problem = argument_problem(value) if isinstance(value, str) else "is not a string"
+    if problem:
+        diags.error(path, (0, 0), "AR203", f"{section}: {field} {_shown(value)} {problem}")
+    client = rec.get("client")
+    if known is not None and client not in known and client not in MCP_TARGETS:
+        diags.error(path, (0, 0), "AR203", f"{section}: unknown client {_shown(client)} for {_shown(value)}")
+
+
+def argument_problem(value: str) -> Optional[str]:
+    """Why `value` (a name, an identifier from a lock) could not be passed to a command
+    as an argument; None when it can."""
+    if not value:
+        return "is empty"
+    if value.startswith("-"):
+        return "starts with '-' (it would be read as an option)"
+    if _BAD_CHARS.search(value):
+        return "holds spaces or control characters"
+    if len(value) > 256:
+        return "is longer than 256 characters"
+    return None
+
+
+def safe_relative(path: Any) -> bool:
+    """Whether `path` is a normalised relative posix path inside a directory, and not in
+    agentrc's or git's own state."""
+    if not isinstance(path, str) or not path or "\\" in path or "\x00" in path or path.startswith("/"):
+        return False
+    if posixpath.normpath(path) != path or path == "." or path.startswith("../") or path == "..":
+        return False
+    return path.split("/", 1)[0] not in _STATE_DIRS
+
+
+def _shown(value: Any) -> str:
+    """`value` quoted, control characters escaped (a lock's text reaches the terminal)."""
+    return repr(str(value)[:200])

@@ -1,0 +1,105 @@
+"""Issue 30's consumer-side boundary: where a source may lead (by its origin), what a lock
+may say (validated as a whole before anything runs), and what may be shown of credentials."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sourcerepos import Repo, isolated_home, rule, skill
+from test_consumer_cli import LOCK, files, run
+
+from agentrc.pipeline.consume import _required_source
+from agentrc.sources.dsl import SourceError, parse
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    cache = isolated_home(monkeypatch, tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    return {"project": project, "cache": cache, "tmp": tmp_path}
+
+
+def _cross(name: str, source: str, kind: str = "rules") -> str:
+    return f"requires:\n  {kind}:\n    - {{ name: {name}, source: \"{source}\" }}\n"
+
+
+@pytest.mark.parametrize("child", ["file:///srv/secrets.git", "/home/me/registry", "~/registry", "../../../etc"])
+def test_a_network_source_cannot_require_the_consumers_disk(child):
+    parent = parse("https://example.com/team/registry.git@v1#skills")
+    with pytest.raises(SourceError) as err:
+        _required_source(parent, child, "a" * 40)
+    assert err.value.code == "AR226"
+
+
+def test_a_network_source_may_require_network_sources_and_its_own_tree():
+    parent = parse("https://example.com/team/registry.git@v1#skills")
+    assert _required_source(parent, "git@example.com:other/repo@v2", None).location == "git@example.com:other/repo"
+    same = _required_source(parent, "../rules", "a" * 40)
+    assert (same.location, same.subpath, same.ref) == (parent.location, "rules", "a" * 40)
+    assert _required_source(parent, ".", "b" * 40).subpath == "skills"
+    top = _required_source(parent, "..", "b" * 40)
+    assert top.subpath == "" and top.label == f"https://example.com/team/registry.git@{'b' * 40}"
+
+
+def test_a_local_origin_may_require_local_sources():
+    parent = parse("file:///srv/registry.git@v1")
+    assert _required_source(parent, "file:///srv/other.git@v1", None).location == "file:///srv/other.git"
+    assert _required_source(parent, "/srv/dir", None).location == "/srv/dir"
+    local = parse("./vendor/reg")
+    assert _required_source(local, "../shared", None).location == "./vendor/shared"
+
+
+def test_a_relative_path_in_a_git_source_is_its_own_tree_at_the_same_commit(env, capsys):
+    repo = Repo(env["tmp"], "mono")
+    commit = repo.commit({"a/skills/x/SKILL.md": skill("x", requires=_cross("y", "../b")),
+                          "b/rules/y/RULE.md": rule("y")}, tag="v1")
+    code, _, err = run(capsys, "add", f"{repo.url}@v1#a", "--item", "skill:x", "--client", "claude")
+    assert code == 0, err
+    assert files(env["project"]) == [".claude/rules/y.md", ".claude/skills/x/SKILL.md", LOCK]
+    lock = json.loads((env["project"] / LOCK).read_text())
+    (y,) = [i for i in lock["items"] if i["name"] == "y"]
+    assert (y["source"], y["commit"], y["required_by"]) == (f"{repo.url}#b", commit, ["skill:x"])
+    assert run(capsys, "install", "--frozen")[0] == 0
+
+
+def _lock(**over):
+    data = {"version": 1, "clients": ["claude"], "bundles": [], "items": [], "files": [], "plugins": [], "mcps": [],
+            "mcps_removed": []}
+    data.update(over)
+    return json.dumps(data)
+
+
+def _item(source="file:///srv/r.git", ref="v1", commit="a" * 40, name="x"):
+    return {"kind": "rule", "name": name, "source": source, "ref": ref, "commit": commit, "sha256": "b" * 64,
+            "direct": True, "required_by": []}
+
+
+@pytest.mark.parametrize("command", [["install"], ["install", "--frozen"], ["remove", "x"],
+                                     ["update", "--dry-run"], ["remove-mcp", "srv"], ["list"]])
+def test_a_hostile_lock_is_refused_whole_before_anything_runs(env, capsys, command):
+    """An unknown client (a KeyError before), a credential, option-shaped names and paths
+    outside the project: every problem at once, as AR203 (AR225), no traceback, nothing written."""
+    project = env["project"]
+    keep = project / "keep.txt"
+    keep.write_text("mine\n")
+    hostile = _lock(
+        clients=["claude", "nonesuch"],
+        items=[_item(source="https://user:hunter2@example.com/r.git"), _item(name="y", ref="--upload-pack=x")],
+        files=[{"path": "../outside.txt", "sha256": "c" * 64}, {"path": ".git/config", "sha256": "c" * 64}],
+        mcps=[{"name": "--scope=user", "client": "claude", "scope": "project", "bundle": "b", "status": "installed"}],
+        plugins=[{"name": "p", "identifier": "--dangerously-skip-permissions@x", "client": "claude", "scope": "project",
+                  "bundle": "b", "status": "installed"}],
+        mcps_removed=["-h"])
+    (project / LOCK).write_text(hostile)
+    code, out, err = run(capsys, *command)
+    assert code == 1, (out, err)
+    assert "Traceback" not in err and "hunter2" not in out + err
+    for needle in ("unknown client 'nonesuch'", "AR225", "@--upload-pack=x:", "'../outside.txt'", "'.git/config'",
+                   "'--scope=user' starts with '-'", "'--dangerously-skip-permissions@x'", "'-h'"):
+        assert needle in err, needle
+    assert sorted(p.name for p in project.iterdir()) == ["agentrc.lock.json", "keep.txt"]
+    assert (project / LOCK).read_text() == hostile and keep.read_text() == "mine\n"
