@@ -112,7 +112,7 @@ def test_plugins_install_through_the_clients_and_are_locked(env, capsys, monkeyp
     assert _enabled(project) == {}
     assert main(["install"]) == 0
     assert _enabled(project) == {"hello@local-market": True}
-    assert ["plugin", "install", "hello@local-market", "--scope", "project"] in calls()
+    assert ["plugin", "install", "--scope", "project", "--", "hello@local-market"] in calls()
     # Removing the bundle uninstalls its plugins.
     assert main(["remove", "kit"]) == 0
     assert _enabled(project) == {} and _records(project) == set()

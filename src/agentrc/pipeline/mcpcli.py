@@ -1,20 +1,31 @@
 """MCP servers registered through the clients' own CLIs (spec 001 §3.7, Per-client install).
 
 Claude Code is CLI-first: when `claude` is on PATH, agentrc does not write `.mcp.json`
-itself; it registers each server with `claude mcp add-json NAME JSON --scope project`
-(the JSON is the entry agentrc renders, its `${VAR}` references passed through as written)
-and unregisters servers it registered before and no longer wants with `claude mcp remove
-NAME --scope project`. Both verbs refuse what is already (or not) there, so agentrc reads
-`.mcp.json` first (bounded, inside the project) and leaves an entry that already holds the
-rendering alone: registering is idempotent. Without the CLI, the build's config write of
-`.mcp.json` is the fallback (status `config-written`). A CLI that fails is a warning
-(AR216) and the server is recorded as `cli-failed`; the rest of the installation goes on.
+itself; it registers each server with `claude mcp add-json --scope project -- NAME -`, the
+entry agentrc renders given on standard input (its `${VAR}` references passed through as
+written), and unregisters servers it registered before and no longer wants with `claude mcp
+remove --scope project -- NAME`. Both verbs refuse what is already (or not) there, so
+agentrc reads `.mcp.json` first (bounded, inside the project) and leaves an entry that
+already holds the rendering alone: registering is idempotent. Without the CLI, the build's
+config write of `.mcp.json` is the fallback (status `config-written`). A CLI that fails is a
+warning (AR216) and the server is recorded as `cli-failed`; the rest of the installation goes on.
+
+Arguments are data (docs/security.md): every name that reaches a command line, from a
+bundle or from the lock's records, passes `agentrc.sources.arguments.server_name` right
+before the command, and `--` ends the options wherever the CLI takes it; a name that fails
+is AR241, nothing is run for it and it is recorded as `cli-failed`, never `installed`. No
+server's entry is put on a command line (any process can read another's arguments, and
+`env`, `headers`, a URL's query or `args` may hold a secret): `claude` reads it from
+standard input. `copilot mcp add` takes `env` and `headers` only as arguments, so a server
+whose `env` or `headers` hold literal values (not only `${VAR}` references) is not given to
+it (AR216, `cli-failed`): write `${VAR}` references, or add it by hand.
 
 GitHub Copilot's CLI reads the workspace `.mcp.json` (`copilot mcp list` shows its servers
 as Workspace servers once the folder is trusted), the file Claude's servers go to, so a
 project needs no `copilot mcp add` (which writes only the user's `~/.copilot/mcp-config.json`).
 VS Code, whose `.vscode/mcp.json` the copilot client's output carries, is its own MCP target
-(`vscode`, config write). Every CLI runs in the project with no input and a time limit.
+(`vscode`, config write). Every CLI runs in the project with a time limit and no input but
+the entry it is given.
 """
 
 from __future__ import annotations
@@ -25,9 +36,11 @@ import shutil
 import subprocess
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from agentrc.clients.base import redacted
 from agentrc.diagnostics import Diagnostics
 from agentrc.files import OutputFile
 from agentrc.inputs.tree import Root, read_file
+from agentrc.sources.arguments import argument, env_name, header_name, server_name, shown
 
 CLI_TIMEOUT = 120.0
 CLAUDE_CONFIG = ".mcp.json"
@@ -61,29 +74,48 @@ def sync_claude(project: str, wanted: Dict[str, str], registered: Sequence[str],
                 scope: str = "project") -> Dict[str, str]:
     """Register `wanted` with `claude mcp` in the project (`scope` project; `user`: for the
     user, `project` being the home directory) and unregister the servers of `registered`
-    (those agentrc registered before) it no longer wants; the status of each wanted server."""
+    (those agentrc registered before) it no longer wants; the status of each wanted server.
+    A name that is not valid (AR241) is not run; a wanted one is `cli-failed`."""
     current = _claude_config(project, USER_CONFIG if scope == "user" else CLAUDE_CONFIG)
     for name in sorted(set(registered) - set(wanted)):
-        if name in current:
-            ok, said = run(project, "claude", ["mcp", "remove", name, "--scope", scope])
+        if valid(name, True, "claude mcp remove", diags) and name in current:
+            ok, said = run(project, "claude", ["mcp", "remove", "--scope", scope, "--", name])
             if not ok:
                 diags.warning(WHERE, (0, 0), "AR216", f"claude mcp remove {name} failed: {said}")
     status: Dict[str, str] = {}
     for name, entry in sorted(wanted.items()):
+        if not valid(name, False, "claude mcp add-json", diags):
+            status[name] = CLI_FAILED
+            continue
         if name in current and _same(current[name], entry):
             status[name] = INSTALLED
             continue
         if name in current:
-            ok, said = run(project, "claude", ["mcp", "remove", name, "--scope", scope])
+            ok, said = run(project, "claude", ["mcp", "remove", "--scope", scope, "--", name])
             if not ok:
-                diags.warning(WHERE, (0, 0), "AR216", f"claude mcp remove {name} (to update it) failed: {said}")
+                diags.warning(WHERE, (0, 0), "AR216", f"claude mcp remove {name} (to update it) failed: "
+                              f"{said}")
                 status[name] = CLI_FAILED
                 continue
-        ok, said = run(project, "claude", ["mcp", "add-json", name, entry, "--scope", scope])
+        # The entry on standard input (`-`), never on the command line.
+        ok, said = run(project, "claude", ["mcp", "add-json", "--scope", scope, "--", name, "-"], entry.encode())
         if not ok:
             diags.warning(WHERE, (0, 0), "AR216", f"claude mcp add-json {name} failed: {said}")
         status[name] = INSTALLED if ok else CLI_FAILED
     return status
+
+
+def valid(name: str, locked: bool, command: str, diags: Diagnostics) -> bool:
+    """Whether the server name `name` may reach `command`; if not, AR241 naming it (escaped)
+    and where it came from (`locked`: a record of the lock; else an installed bundle's
+    server, as rendered into `.mcp.json`). Called right before each command, whatever was
+    checked before: once valid, a name is shown as it is."""
+    problem = server_name(name)
+    if problem is not None:
+        origin = "the lock's mcps record" if locked else "an installed bundle's MCP server"
+        diags.error(WHERE if locked else CLAUDE_CONFIG, (0, 0), "AR241",
+                    f"{origin} {shown(name)} {problem}: {command} is not run for it")
+    return problem is None
 
 
 def _same(have: object, entry: str) -> bool:
@@ -106,13 +138,16 @@ def _claude_config(project: str, rel: str) -> Dict[str, object]:
     return dict(servers) if isinstance(servers, dict) else {}
 
 
-def run(cwd: str, client: str, args: List[str]) -> Tuple[bool, str]:
-    """Run a client's CLI with no input and a time limit: (succeeded, its last line)."""
+def run(cwd: str, client: str, args: List[str], stdin: Optional[bytes] = None) -> Tuple[bool, str]:
+    """Run a client's CLI with a time limit and no input but `stdin`: (succeeded, its last line).
+    An argument holding a NUL byte cannot be passed (and is never run)."""
     exe = shutil.which(client)
     if exe is None:
         return False, f"{client} is not on PATH"
+    if any("\x00" in a for a in args):
+        return False, "an argument holds a NUL byte"
     try:
-        proc = subprocess.run([exe] + args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        proc = subprocess.run([exe] + args, cwd=cwd, input=b"" if stdin is None else stdin, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, timeout=CLI_TIMEOUT)
     except subprocess.TimeoutExpired:
         return False, f"took longer than {CLI_TIMEOUT:g} s"
@@ -135,27 +170,42 @@ def copilot_via_cli(old_mcps: Sequence[Dict[str, object]], check: bool) -> bool:
     return shutil.which("copilot") is not None
 
 
+def literal_values(entry: Dict[str, object]) -> bool:
+    """Whether a rendered entry's `env` or `headers` hold a literal value (anything but
+    `${VAR}` references, with an auth scheme such as "Bearer "): a secret, as often as not,
+    which never goes on a command line. The rule is the diagnostics' (`clients.base.redacted`)."""
+    return redacted(entry) != entry
+
+
 def copilot_args(name: str, entry: str) -> Optional[List[str]]:
     """`copilot mcp add` arguments for a rendered `mcpServers` entry, or None when it holds
-    what the CLI cannot say (then the config write is the fallback)."""
+    what the CLI cannot say or what may not go on a command line (literal `env` or
+    `headers` values, names that are not names, a URL that is not one). Options are given
+    as `--opt=value`, so no value is read as an option; the command and its arguments
+    follow `--` (copilot takes the name before it for a local server, after it for a URL)."""
     try:
         data = json.loads(entry)
     except ValueError:
         return None
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or literal_values(data) or server_name(name) is not None:
         return None
     if "url" in data:
         if set(data) - {"type", "url", "headers"} or data.get("type", "http") not in ("http", "sse"):
             return None
-        args = ["mcp", "add", "--transport", str(data.get("type", "http"))]
-        for k, v in sorted(dict(data.get("headers") or {}).items()):
-            args += ["--header", f"{k}: {v}"]
-        return args + [name, str(data["url"])]
+        headers = dict(data.get("headers") or {})
+        url = str(data["url"])
+        if argument(url) is not None or not url.lower().startswith(("https://", "http://")) or any(
+                header_name(k) is not None or _controls(v) for k, v in headers.items()):
+            return None
+        args = ["mcp", "add", f"--transport={data.get('type', 'http')}"]
+        args += [f"--header={k}: {v}" for k, v in sorted(headers.items())]
+        return args + ["--", name, url]
     if set(data) - {"type", "command", "args", "env"} or not isinstance(data.get("command"), str):
         return None
-    args = ["mcp", "add"]
-    for k, v in sorted(dict(data.get("env") or {}).items()):
-        args += ["--env", f"{k}={v}"]
+    env = dict(data.get("env") or {})
+    if any(env_name(k) is not None or _controls(v) for k, v in env.items()):
+        return None
+    args = ["mcp", "add"] + [f"--env={k}={v}" for k, v in sorted(env.items())]
     return args + [name, "--", data["command"]] + [str(a) for a in data.get("args") or ()]
 
 
@@ -166,25 +216,30 @@ def sync_copilot(home: str, wanted: Dict[str, str], registered: Sequence[str], d
     that already holds the rendering (apart from the keys the CLI adds) is left alone."""
     current = _claude_config(home, COPILOT_CONFIG)
     for name in sorted(set(registered) - set(wanted)):
-        if name in current:
-            ok, said = run(home, "copilot", ["mcp", "remove", name])
+        if valid(name, True, "copilot mcp remove", diags) and name in current:
+            ok, said = run(home, "copilot", ["mcp", "remove", "--", name])
             if not ok:
                 diags.warning(WHERE, (0, 0), "AR216", f"copilot mcp remove {name} failed: {said}")
     status: Dict[str, str] = {}
     for name, entry in sorted(wanted.items()):
+        if not valid(name, False, "copilot mcp add", diags):
+            status[name] = CLI_FAILED
+            continue
         have = current.get(name)
         if isinstance(have, dict) and _same({k: v for k, v in have.items() if k not in COPILOT_OWN}, entry):
             status[name] = INSTALLED
             continue
         args = copilot_args(name, entry)
         if args is None:
-            diags.warning(WHERE, (0, 0), "AR216", f"copilot mcp add cannot express MCP server {name}; add it by hand")
+            diags.warning(WHERE, (0, 0), "AR216", f"copilot mcp add cannot be given MCP server {name}: "
+                          + _why_not(entry) + "; add it by hand")
             status[name] = CLI_FAILED
             continue
         if have is not None:
-            ok, said = run(home, "copilot", ["mcp", "remove", name])
+            ok, said = run(home, "copilot", ["mcp", "remove", "--", name])
             if not ok:
-                diags.warning(WHERE, (0, 0), "AR216", f"copilot mcp remove {name} (to update it) failed: {said}")
+                diags.warning(WHERE, (0, 0), "AR216", f"copilot mcp remove {name} (to update it) failed: "
+                              f"{said}")
                 status[name] = CLI_FAILED
                 continue
         ok, said = run(home, "copilot", args)
@@ -192,3 +247,18 @@ def sync_copilot(home: str, wanted: Dict[str, str], registered: Sequence[str], d
             diags.warning(WHERE, (0, 0), "AR216", f"copilot mcp add {name} failed: {said}")
         status[name] = INSTALLED if ok else CLI_FAILED
     return status
+
+
+def _controls(value: object) -> bool:
+    return not isinstance(value, str) or any(ord(c) < 32 or ord(c) == 127 for c in value)
+
+
+def _why_not(entry: str) -> str:
+    try:
+        data = json.loads(entry)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and literal_values(data):
+        return ("its env or headers hold literal values, which it takes only on the command line, where other "
+                "processes can read them (write ${VAR} references instead)")
+    return "it holds what the CLI cannot say"

@@ -10,6 +10,13 @@ transient); instructions are shown as a warning (AR212) and recorded as
 `instructions-shown`. No plugin ever fails the rest of the installation. This module runs
 the client CLIs (with no input and a time limit); the descriptors are read by
 `agentrc.sources.plugins`.
+
+Arguments are data: the source, the `plugin@marketplace` identifier (from a bundle, or from
+the lock's records when uninstalling) pass their validators (`agentrc.sources.arguments`)
+right before the commands, and follow `--` (both CLIs take it). A value that fails is an
+error (AR241) naming it and where it came from: nothing is run for that plugin and it is
+not recorded, whatever the CLI's presence (the rest is still installed, and the command
+exits 1).
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ from agentrc.diagnostics import Diagnostics
 from agentrc.pipeline.mcpcli import CLI_TIMEOUT
 from agentrc.pipeline.mcpcli import run as run_cli
 from agentrc.sources import lock as lockfile
-from agentrc.sources.plugins import CONFIG, INSTALL, PluginAction
+from agentrc.sources.arguments import shown
+from agentrc.sources.plugins import CONFIG, INSTALL, PluginAction, problems
 
 INSTALLED = "installed"
 SKIPPED = "skipped-cli-missing"
@@ -43,6 +51,8 @@ def install(project: str, actions: Sequence[PluginAction], diags: Diagnostics, s
     lists: Dict[str, Optional[Set[str]]] = {}
     records = []
     for a in actions:
+        if not _valid(a, diags):
+            continue
         status = None
         if a.form == INSTALL and (a.client, a.identifier) in done and shutil.which(a.client) is not None:
             if a.client not in lists:
@@ -90,9 +100,9 @@ def listed(project: str, client: str, scope: str = "project") -> Optional[Set[st
 def uninstall(project: str, actions: Sequence[PluginAction], diags: Diagnostics, scope: str = "project") -> None:
     """Uninstall the auto-installed plugins `actions` name (those of removed bundles)."""
     for a in actions:
-        if a.form != INSTALL or shutil.which(a.client) is None:
+        if a.form != INSTALL or not _valid(a, diags, uninstall=True) or shutil.which(a.client) is None:
             continue
-        args = ["plugin", "uninstall", a.identifier] + (["--scope", scope] if a.client == "claude" else [])
+        args = ["plugin", "uninstall"] + (["--scope", scope] if a.client == "claude" else []) + ["--", a.identifier]
         ok, said = run_cli(project, a.client, args)
         if not ok and "not installed" not in said.lower() and "not found" not in said.lower():
             diags.warning(_where(a), (0, 0), "AR211", f"{a.client} plugin uninstall {a.identifier} failed: {said}")
@@ -111,16 +121,29 @@ def _install(project: str, a: PluginAction, diags: Diagnostics, scope: str = "pr
         diags.warning(_where(a), (0, 0), "AR210", f"plugin {a.name} for {a.client} skipped: the {a.client} CLI is "
                       f"not on PATH{url}")
         return SKIPPED
-    ok, said = run_cli(project, a.client, ["plugin", "marketplace", "add", a.source])
+    ok, said = run_cli(project, a.client, ["plugin", "marketplace", "add", "--", a.source])
     if not ok and "already" not in said.lower():
         diags.warning(_where(a), (0, 0), "AR211", f"{a.client} plugin marketplace add {a.source} failed: {said}")
         return None
-    args = ["plugin", "install", a.identifier] + (["--scope", scope] if a.client == "claude" else [])
+    args = ["plugin", "install"] + (["--scope", scope] if a.client == "claude" else []) + ["--", a.identifier]
     ok, said = run_cli(project, a.client, args)
     if not ok:
         diags.warning(_where(a), (0, 0), "AR211", f"{a.client} plugin install {a.identifier} failed: {said}")
         return None
     return INSTALLED
+
+
+def _valid(a: PluginAction, diags: Diagnostics, uninstall: bool = False) -> bool:
+    """Whether every value `a` gives a client's CLI is valid for its kind; AR241 for each
+    that is not (called right before the commands, whatever was checked before)."""
+    found = problems(a, uninstall)
+    for field, value, problem in found:
+        origin = (f"the lock's plugins record of bundle {shown(a.bundle)}" if uninstall
+                  else f"plugin {shown(a.name)} of bundle {shown(a.bundle)}")
+        verb = "uninstall" if uninstall else "install"
+        diags.error(_where(a), (0, 0), "AR241", f"{origin}: {field} {shown(value)} {problem}: {a.client} plugin "
+                    f"{verb} is not run for it")
+    return not found
 
 
 def _where(a: PluginAction) -> str:

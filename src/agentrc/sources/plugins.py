@@ -7,25 +7,25 @@ client's own CLI registers the marketplace and installs `plugin@marketplace`); e
 the project's `opencode.json`, written with the build); else `instructions_url` / `summary` is
 instructions only; `extension` (VS Code) and `module` (opencode) are shown as
 instructions too. Only Claude Code and GitHub Copilot have an auto-install CLI.
-Pure: `agentrc.pipeline.plugins` runs the commands.
+Pure: `agentrc.pipeline.plugins` runs the commands, after `problems` found nothing wrong
+with the values they would be given (a source, a plugin or a marketplace that is not valid
+for its kind is AR241 there, not an instruction).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, List, Mapping, Sequence, Tuple
 
 from agentrc.files import Fragment
 from agentrc.model import Bundle
+from agentrc.sources import arguments
 
 INSTALL = "install"
 INSTRUCTIONS = "instructions"
 CONFIG = "config"
 CLI_CLIENTS = ("claude", "copilot")
-# What may reach a client CLI as an argument: never an option, no whitespace or controls.
-_ARG = re.compile(r"[^\s\x00-\x1f\x7f-][^\s\x00-\x1f\x7f]{0,2047}")
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def actions(bundles: Sequence[Bundle], clients: Sequence[str]) -> Tuple[PluginAc
 def _action(name: str, client: str, bundle: str, d: Mapping[str, Any]) -> PluginAction:
     get = lambda key: str(d.get(key) or "")  # noqa: E731
     url = get("install_url")
-    if all(_ARG.fullmatch(get(k)) for k in ("source", "marketplace", "plugin")) and client in CLI_CLIENTS:
+    if all(get(k) for k in ("source", "marketplace", "plugin")) and client in CLI_CLIENTS:
         return PluginAction(name, client, bundle, INSTALL, get("source"), get("marketplace"), get("plugin"), url)
     if get("plugin_uri") and client == "opencode":
         return PluginAction(name, client, bundle, CONFIG, install_url=url, uri=get("plugin_uri"))
@@ -87,6 +87,18 @@ def _action(name: str, client: str, bundle: str, d: Mapping[str, Any]) -> Plugin
                         f"{get('source')} yourself")
     return PluginAction(name, client, bundle, INSTRUCTIONS, install_url=url,
                         text="; ".join(parts) or _where("see", url) or "no instructions given")
+
+
+def problems(action: PluginAction, uninstall: bool = False) -> List[Tuple[str, str, str]]:
+    """What is wrong with the values an auto-install `action` gives a client's CLI, as
+    (field, value, problem): its marketplace `source` (not for `uninstall`, which takes only
+    the identifier) and its `plugin@marketplace` identifier. Empty when all may be passed."""
+    if action.form != INSTALL:
+        return []
+    checks = [("identifier", action.identifier, arguments.plugin_identifier(action.identifier))]
+    if not uninstall:
+        checks.insert(0, ("source", action.source, arguments.marketplace_source(action.source)))
+    return [(field, value, problem) for field, value, problem in checks if problem is not None]
 
 
 def _where(verb: str, url: str) -> str:
