@@ -103,3 +103,54 @@ def test_a_hostile_lock_is_refused_whole_before_anything_runs(env, capsys, comma
         assert needle in err, needle
     assert sorted(p.name for p in project.iterdir()) == ["agentrc.lock.json", "keep.txt"]
     assert (project / LOCK).read_text() == hostile and keep.read_text() == "mine\n"
+
+
+def test_a_locks_local_source_outside_the_project_is_not_read(env, capsys):
+    """A committed lock naming `/` (which walked the disk) or a directory beside the
+    project: AR226 before anything is read, unless the consumer names it."""
+    project, tmp = env["project"], env["tmp"]
+    secret = tmp / "secrets" / "rules" / "key"
+    secret.mkdir(parents=True)
+    (secret / "RULE.md").write_text(rule("key"))
+    for source in ("/", "../secrets", "~/"):
+        (project / LOCK).write_text(_lock(items=[_item(source=source, ref=None, commit=None, name="key")]))
+        code, out, err = run(capsys, "install")
+        assert code == 1 and "AR226" in err and "lies outside the project" in err, err
+        assert sorted(p.name for p in project.iterdir()) == [LOCK]
+    # Inside the project, a local source is read as before.
+    inside = project / "vendor" / "rules" / "key"
+    inside.mkdir(parents=True)
+    (inside / "RULE.md").write_text(rule("key"))
+    (project / LOCK).unlink()
+    code, _, err = run(capsys, "add", "./vendor", "--item", "rule:key", "--client", "claude")
+    assert code == 0, err
+    assert run(capsys, "install", "--frozen")[0] == 0
+
+
+def test_a_hand_edited_lock_cannot_delete_a_users_file(env, capsys):
+    """A `files` entry naming the user's keep.txt with its digest: in a clone without
+    `.agentrc/`, no locked source gives it, so it is an error and the file stays; with the
+    manifest there, the manifest decides."""
+    import hashlib
+    import shutil
+
+    project, tmp = env["project"], env["tmp"]
+    repo = Repo(tmp, "reg")
+    repo.commit({"rules/style/RULE.md": rule("style")}, tag="v1")
+    assert run(capsys, "add", f"{repo.url}@v1", "--client", "claude")[0] == 0
+    keep = project / "keep.txt"
+    keep.write_text("mine\n")
+    lock = json.loads((project / LOCK).read_text())
+    lock["files"].append({"path": "keep.txt", "sha256": hashlib.sha256(b"mine\n").hexdigest()})
+    (project / LOCK).write_text(json.dumps(lock))
+    shutil.rmtree(project / ".agentrc")  # a fresh clone
+    for argv in (("install",), ("install", "--frozen"), ("remove", "style")):
+        code, _, err = run(capsys, *argv)
+        assert code == 1 and "'keep.txt' is recorded, but no locked source gives it" in err, (argv, err)
+        assert keep.read_text() == "mine\n"
+    lock["files"] = [f for f in lock["files"] if f["path"] != "keep.txt"]
+    (project / LOCK).write_text(json.dumps(lock))
+    # The clone's own files are still adopted and removed with their entry.
+    code, _, err = run(capsys, "remove", "style")
+    assert code == 0, err
+    assert not (project / ".claude" / "rules" / "style.md").exists() and keep.read_text() == "mine\n"

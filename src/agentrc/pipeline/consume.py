@@ -32,6 +32,7 @@ from agentrc.inputs.tree import Root, read_file
 from agentrc.model import Bundle, Registry, SourceTree
 from agentrc.names import bundle_stem
 from agentrc.output import writer
+from agentrc.output.plan import Plan
 from agentrc.pipeline import mcpcli as mcp_cli
 from agentrc.pipeline import plugins as plugin_cli
 from agentrc.pipeline import stages, userscope
@@ -85,15 +86,19 @@ def read_lock(project: str, user: bool = False) -> Tuple[Optional[Lock], Tuple[D
 
 
 def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence[Tuple[str, str]] = (),
-        clients: Sequence[str] = (), force: bool = False, cwd: Optional[str] = None, user: bool = False) -> Result:
-    """Install `bundles` and `items` of the source `locator` (everything when none is named)."""
+        clients: Sequence[str] = (), force: bool = False, cwd: Optional[str] = None, user: bool = False,
+        allow_local: Sequence[str] = ()) -> Result:
+    """Install `bundles` and `items` of the source `locator` (everything when none is named).
+    `allow_local`: local directories outside the project the consumer names (`--allow-local`);
+    a local `locator` is one too."""
     diags = Diagnostics()
     try:
         source = _relative_to(parse(locator), project, cwd or os.getcwd())
     except SourceError as exc:
         diags.error("<command line>", (0, 0), exc.code, str(exc))
         return Result(diags.sorted())
-    return _held(project, lambda out: _add(project, source, bundles, items, clients, force, user, out))
+    allowed = tuple(allow_local) + ((source.location,) if source.kind == PATH else ())
+    return _held(project, lambda out: _add(project, source, bundles, items, clients, force, user, out, allowed))
 
 
 def _held(project: str, run: Callable[[Optional[writer.Output]], Result]) -> Result:
@@ -111,21 +116,22 @@ def _held(project: str, run: Callable[[Optional[writer.Output]], Result]) -> Res
 
 
 def _add(project: str, source: Source, bundles: Sequence[str], items: Sequence[Tuple[str, str]],
-         clients: Sequence[str], force: bool, user: bool, out: Optional[writer.Output]) -> Result:
-    lock, lock_diags = read_lock(project, user)
+         clients: Sequence[str], force: bool, user: bool, out: Optional[writer.Output],
+         allowed: Sequence[str] = ()) -> Result:
+    read, lock_diags = read_lock(project, user)
     if any(d.is_error for d in lock_diags):
         return Result(lock_diags)
-    lock = lock or Lock(tuple(client_registry.DEFAULT_CLIENTS))
+    lock = read or Lock(tuple(client_registry.DEFAULT_CLIENTS))
     if clients:
         lock = replace(lock, clients=tuple(clients))
-    fetcher = Fetcher(project)
+    fetcher = ProjectFetcher(project, allowed)
     entries, found = _resolve([(source, bundles, items)], fetcher)
     if any(d.is_error for d in found):
         return Result(found, git_runs=fetcher.git_runs)
     merged, conflicts = closure.merge(lock, entries)
     if conflicts:
         return Result(conflicts, git_runs=fetcher.git_runs)
-    result = _materialize(project, merged, fetcher, force, check=False, user=user, held=out)
+    result = _materialize(project, merged, fetcher, force, check=False, user=user, held=out, previous=read)
     return replace(result, entries=entries, diagnostics=tuple(sorted(set(result.diagnostics + found))))
 
 
@@ -203,10 +209,43 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
     return merged.entries, diags.sorted()
 
 
+class ProjectFetcher(Fetcher):
+    """The fetches of one command on a project. A local directory it reads must lie inside
+    the project or inside a directory the consumer named on this command line (`allowed`:
+    the source of `add`, `--allow-local DIR`): a lock is committed, so a local source it
+    names (`/`, `~/.ssh`, a sibling checkout) is not the consumer's word."""
+
+    def __init__(self, project: str, allowed: Sequence[str] = ()):
+        super().__init__(project)
+        self.allowed = tuple(_real(os.path.join(project, os.path.expanduser(a))) for a in allowed) \
+            + (_real(project),)
+
+    def outside(self, source: Source) -> Optional[str]:
+        """Why `source` may not be read (a local directory outside what is allowed); None if it may."""
+        if source.kind != PATH:
+            return None
+        where = _real(os.path.join(self.base, os.path.expanduser(source.location)))
+        if any(where == a or where.startswith(a.rstrip(os.sep) + os.sep) for a in self.allowed):
+            return None
+        return (f"the local source {source.location} lies outside the project: a lock's local sources are read "
+                f"only inside it, or when named on the command line (--allow-local {source.location})")
+
+
+def _real(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, RecursionError):  # a link loop or chain: compared as written, so never allowed by accident
+        return os.path.abspath(path) + os.sep + "\0"
+
+
 def _fetch_and_load(fetcher: Fetcher, source: Source, commit: Optional[str], diags: Diagnostics
                     ) -> Optional[Tuple[Fetched, Registry]]:
     """`source` fetched (at `commit` when pinned) and read as a registry whose `source:`
     references the caller resolves; None, with the problems in `diags`, when either fails."""
+    refused = fetcher.outside(source) if isinstance(fetcher, ProjectFetcher) else None
+    if refused is not None:
+        diags.error(source.label, (0, 0), "AR226", refused)
+        return None
     fetched = fetcher.fetch(source, commit)
     diags.extend(fetched.diagnostics)
     if not fetched.ok:
@@ -265,13 +304,15 @@ def _cross_cycles(lock: Lock, cross: Set[Tuple[str, str]], diags: Diagnostics) -
     resolve.find_cycles(sorted(by_id), lambda n: sorted(children.get(n, [])), report)
 
 
-def remove(project: str, names: Sequence[str], force: bool = False, user: bool = False) -> Result:
+def remove(project: str, names: Sequence[str], force: bool = False, user: bool = False,
+           allow_local: Sequence[str] = ()) -> Result:
     """Uninstall the directly installed bundles and items `names` (NAME or KIND:NAME) and
     whatever only they required."""
-    return _held(project, lambda out: _remove(project, names, force, user, out))
+    return _held(project, lambda out: _remove(project, names, force, user, out, allow_local))
 
 
-def _remove(project: str, names: Sequence[str], force: bool, user: bool, out: Optional[writer.Output]) -> Result:
+def _remove(project: str, names: Sequence[str], force: bool, user: bool, out: Optional[writer.Output],
+            allowed: Sequence[str] = ()) -> Result:
     lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
@@ -281,19 +322,21 @@ def _remove(project: str, names: Sequence[str], force: bool, user: bool, out: Op
         return Result(d.sorted())
     after = closure.prune(lock, [(e.kind, e.name) for e in hits])
     removed = tuple(e for e in lock.entries if after.entry(e.kind, e.name) is None)
-    result = _materialize(project, after, Fetcher(project), force, check=False, user=user, held=out)
+    result = _materialize(project, after, ProjectFetcher(project, allowed), force, check=False, user=user, held=out,
+                          previous=lock)
     return replace(result, entries=removed)
 
 
-def remove_mcp(project: str, names: Sequence[str], force: bool = False, user: bool = False) -> Result:
+def remove_mcp(project: str, names: Sequence[str], force: bool = False, user: bool = False,
+               allow_local: Sequence[str] = ()) -> Result:
     """Unregister the MCP servers `names` from every target the lock configured them for
     (agentrc's entries leave each config file) and keep them out while their bundles stay
     installed (`mcps_removed`)."""
-    return _held(project, lambda out: _remove_mcp(project, names, force, user, out))
+    return _held(project, lambda out: _remove_mcp(project, names, force, user, out, allow_local))
 
 
-def _remove_mcp(project: str, names: Sequence[str], force: bool, user: bool, out: Optional[writer.Output]
-                ) -> Result:
+def _remove_mcp(project: str, names: Sequence[str], force: bool, user: bool, out: Optional[writer.Output],
+                allowed: Sequence[str] = ()) -> Result:
     lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
@@ -306,21 +349,21 @@ def _remove_mcp(project: str, names: Sequence[str], force: bool, user: bool, out
     if d.has_errors:
         return Result(d.sorted())
     after = replace(lock, mcps_removed=lock.mcps_removed + tuple(names))
-    return _materialize(project, after, Fetcher(project), force, check=False, user=user, held=out)
+    return _materialize(project, after, ProjectFetcher(project, allowed), force, check=False, user=user, held=out)
 
 
 def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force: bool = False,
-           user: bool = False) -> Result:
+           user: bool = False, allow_local: Sequence[str] = ()) -> Result:
     """Resolve the refs of the installed sources again (all, or the sources of the direct
     entries `names`) and install what they give now; `dry_run` writes nothing. The
     result's `updates` pairs each changed entry's old and new lock record."""
     if dry_run:
-        return _update(project, names, True, force, user, None)
-    return _held(project, lambda out: _update(project, names, False, force, user, out))
+        return _update(project, names, True, force, user, None, allow_local)
+    return _held(project, lambda out: _update(project, names, False, force, user, out, allow_local))
 
 
 def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user: bool,
-            out: Optional[writer.Output]) -> Result:
+            out: Optional[writer.Output], allowed: Sequence[str] = ()) -> Result:
     lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
@@ -372,12 +415,12 @@ def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user
             d.error(os.path.join(project, LOCK), (0, 0), "AR203", f"source {name!r}: {exc}")
     if d.has_errors:
         return Result(d.sorted())
-    fetcher = Fetcher(project)
+    fetcher = ProjectFetcher(project, allowed)
     entries, found = _resolve(parsed, fetcher, pins)
     if any(x.is_error for x in found):
         return Result(found, git_runs=fetcher.git_runs)
     result = _materialize(project, replace(lock, entries=entries), fetcher, force, check=False, dry_run=dry_run,
-                          user=user, held=out)
+                          user=user, held=out, previous=lock)
     old = {e.id: e for e in lock.entries}
     new = {e.id: e for e in (result.lock.entries if result.lock is not None else entries)}
     updates = tuple((i, old.get(i), new.get(i)) for i in sorted(set(old) | set(new))
@@ -430,20 +473,22 @@ def _named_direct(lock: Lock, names: Sequence[str], d: Diagnostics) -> List[Entr
     return found
 
 
-def install(project: str, frozen: bool = False, force: bool = False, user: bool = False) -> Result:
+def install(project: str, frozen: bool = False, force: bool = False, user: bool = False,
+            allow_local: Sequence[str] = ()) -> Result:
     """Make the project hold exactly what its lock records. `frozen`: write nothing; every
     difference between the lock, the sources at their locked commits and the files is an
     error (AR204)."""
     if frozen:
-        return _install(project, True, force, user, None)
-    return _held(project, lambda out: _install(project, False, force, user, out))
+        return _install(project, True, force, user, None, allow_local)
+    return _held(project, lambda out: _install(project, False, force, user, out, allow_local))
 
 
-def _install(project: str, frozen: bool, force: bool, user: bool, out: Optional[writer.Output]) -> Result:
+def _install(project: str, frozen: bool, force: bool, user: bool, out: Optional[writer.Output],
+             allowed: Sequence[str] = ()) -> Result:
     lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
-    return _materialize(project, lock, Fetcher(project), force, check=frozen, user=user, held=out)
+    return _materialize(project, lock, ProjectFetcher(project, allowed), force, check=frozen, user=user, held=out)
 
 
 def need_lock(project: str, user: bool = False) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
@@ -469,9 +514,19 @@ def _relative_to(source: Source, project: str, cwd: str) -> Source:
     return Source(PATH, rel.rstrip("/") or ".", rel.rstrip("/") or ".", None, source.subpath)
 
 
-def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check: bool,
-                 dry_run: bool = False, user: bool = False, held: Optional[writer.Output] = None) -> Result:
-    diags = Diagnostics()
+@dataclass(frozen=True)
+class _Rendered:
+    """A lock's entries rendered again: the plan, the entries as verified, the plugin actions."""
+
+    plan: Plan
+    lock: Lock
+    wanted: Tuple[plugin_forms.PluginAction, ...]
+
+
+def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diagnostics) -> Optional[_Rendered]:
+    """Every locked source fetched at its locked commit, each entry's content checked against
+    the lock, and the locked bundles and items planned for the lock's clients; None, with the
+    problems in `diags`, when any of it fails."""
     groups: Dict[Tuple[str, Optional[str], Optional[str]], List[Entry]] = {}
     for e in lock.entries:
         groups.setdefault((e.source, e.ref, e.commit), []).append(e)
@@ -484,7 +539,7 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
         try:
             source = parse(name).at(ref)
         except SourceError as exc:
-            diags.error(os.path.join(project, LOCK), (0, 0), "AR203", f"source {name!r}: {exc}")
+            diags.error(os.path.join(project, LOCK), (0, 0), "AR203", f"source: {exc}")
             continue
         got = _fetch_and_load(fetcher, source, commit, diags)
         if got is None:
@@ -499,17 +554,50 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
         entries.extend(kept)
         entrypoints.extend(points)
     if diags.has_errors:
-        return Result(diags.sorted(), git_runs=fetcher.git_runs)
+        return None
     lock = lock.with_entries(entries)
     tree = SourceTree(tuple(sorted({f.path: f for f in files}.values(), key=lambda f: f.path)))
     bundles = sorted(e.name for e in lock.bundles)
-    wanted = plugin_forms.actions(locked_bundles, lock.clients)
+    wanted = tuple(plugin_forms.actions(locked_bundles, lock.clients))
     plan = stages.generate(tree, list(lock.clients), bundles or None, entrypoints=sorted(set(entrypoints)),
                            cross_source=True, skip_servers=frozenset(lock.mcps_removed),
                            extra_fragments=plugin_forms.config_fragments(wanted), report_plugins=False)
     diags.extend(plan.diagnostics)
-    if not plan.ok:
+    return _Rendered(plan, lock, wanted) if plan.ok else None
+
+
+def _adoptable(project: str, lock: Lock, produced: Dict[str, str], previous: Optional[Lock], fetcher: Fetcher,
+               diags: Diagnostics) -> Dict[str, str]:
+    """The files of the lock agentrc may take as its own (path -> sha256). Where the project
+    keeps agentrc's manifest (`.agentrc/`), the manifest decides: none. In a clone without
+    it, a file is agentrc's only when the locked sources, rendered again, give that path with
+    that digest: those of this command (`produced`), or of the lock as it was read
+    (`previous`, whose removed entries still gave their files). A recorded file no locked
+    source gives is an error (AR204), never deleted."""
+    if os.path.lexists(os.path.join(project, writer.MANIFEST)):
+        return {}
+    recorded = {f.path: f.sha256 for f in lock.files if not f.merged}
+    given = dict(produced)
+    if previous is not None and any(given.get(p) != h for p, h in recorded.items()):
+        again = _render(project, previous, fetcher, False, Diagnostics())
+        if again is not None:
+            given.update({f.path: writer.sha(f.content) for f in again.plan.files})
+    for path, digest in sorted(recorded.items()):
+        if given.get(path) != digest:
+            diags.error(os.path.join(project, LOCK), (0, 0), "AR204", f"files: {path!r} is recorded, but no locked "
+                        "source gives it with that digest: it is not agentrc's to replace or delete (restore the "
+                        "lock from version control, or delete the entry)")
+    return {p: h for p, h in recorded.items() if given.get(p) == h}
+
+
+def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check: bool,
+                 dry_run: bool = False, user: bool = False, held: Optional[writer.Output] = None,
+                 previous: Optional[Lock] = None) -> Result:
+    diags = Diagnostics()
+    rendered = _render(project, lock, fetcher, check, diags)
+    if rendered is None:
         return Result(diags.sorted(), git_runs=fetcher.git_runs)
+    plan, lock, wanted = rendered.plan, rendered.lock, rendered.wanted
     old_mcps = [dict(m) for m in lock.mcps]
     out_files: Tuple[OutputFile, ...] = plan.files
     claude_servers: Optional[Dict[str, str]] = None  # what `claude mcp` registers (CLI first)
@@ -531,8 +619,11 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
         mcps = mcp_records(plan, claude_servers is not None)
     installed = tuple(LockedFile(f.path, writer.sha(f.content), bool(f.merge)) for f in out_files)
     new_lock = replace(lock, files=installed, mcps=mcps, user_skipped=tuple(skipped) if user else ())
-    adopt = {f.path: f.sha256 for f in lock.files if not f.merged}
-    adopt_keys = {} if user else _merged_keys(lock)
+    adopt = {f.path: f.sha256 for f in lock.files if not f.merged} if user else _adoptable(project, lock, {f.path: f.sha256 for f in installed}, previous, fetcher,
+                                       diags)
+    if diags.has_errors:
+        return Result(diags.sorted(), git_runs=fetcher.git_runs)
+    adopt_keys = {} if user or os.path.lexists(os.path.join(project, writer.MANIFEST)) else _merged_keys(lock)
     if check:
         _check_files(project, lock, new_lock, out_files, adopt, diags, adopt_keys)
         return Result(diags.sorted(), lock, git_runs=fetcher.git_runs)
