@@ -4,6 +4,7 @@ may say (validated as a whole before anything runs), and what may be shown of cr
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -154,3 +155,40 @@ def test_a_hand_edited_lock_cannot_delete_a_users_file(env, capsys):
     code, _, err = run(capsys, "remove", "style")
     assert code == 0, err
     assert not (project / ".claude" / "rules" / "style.md").exists() and keep.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("planted", ["agentrc.lock.json", ".agentrc.lock.json.agentrc-tmp"])
+def test_a_link_planted_at_the_lock_or_its_temporary_name_is_never_written_through(env, capsys, planted):
+    """A fresh clone holding a committed link: `add` and `install` write no byte through it
+    (AR224 for the lock itself, nothing written at all), the link's target untouched."""
+    project, tmp = env["project"], env["tmp"]
+    victim = tmp / "victim.txt"
+    victim.write_text("precious\n")
+    repo = Repo(tmp, "reg")
+    repo.commit({"rules/style/RULE.md": rule("style")}, tag="v1")
+    (project / planted).symlink_to(victim)
+    code, _, err = run(capsys, "add", f"{repo.url}@v1", "--client", "claude")
+    assert victim.read_text() == "precious\n"
+    if planted == LOCK:
+        assert code == 1 and "AR050" in err  # read as a lock first: a link out of the project is never read
+        assert sorted(p.name for p in project.iterdir() if p.name != ".agentrc") == [LOCK]
+        assert os.path.islink(project / LOCK)
+    else:
+        assert code == 0, err
+        assert json.loads((project / LOCK).read_text())["clients"] == ["claude"]
+        assert os.path.islink(project / planted)
+        assert run(capsys, "install")[0] == 0 and victim.read_text() == "precious\n"
+
+
+def test_a_lock_linked_inside_the_project_is_still_not_written_through(env, capsys):
+    project, tmp = env["project"], env["tmp"]
+    repo = Repo(tmp, "reg")
+    repo.commit({"rules/style/RULE.md": rule("style")}, tag="v1")
+    assert run(capsys, "add", f"{repo.url}@v1", "--client", "claude")[0] == 0
+    (project / "team.json").write_bytes((project / LOCK).read_bytes())
+    (project / LOCK).unlink()
+    (project / LOCK).symlink_to("team.json")
+    before = (project / "team.json").read_bytes()
+    code, _, err = run(capsys, "add", f"{repo.url}@v1", "--client", "claude,copilot")
+    assert code == 1 and "AR224" in err and "is a symbolic link" in err
+    assert (project / "team.json").read_bytes() == before and not (project / ".github").exists()

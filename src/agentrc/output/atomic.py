@@ -78,6 +78,29 @@ def write_atomic(path: Union[str, Path], data: bytes, root: Union[str, Path, Non
         os.close(dfd)
 
 
+def check(path: Union[str, Path], root: Union[str, Path, None] = None) -> None:
+    """Raise `UnsafeWrite` when `write_atomic(path, ..., root)` would be refused for a link,
+    without writing anything: a command checks its lock's place before it changes the
+    files the lock describes. Missing directories are fine (the write makes them)."""
+    path = os.fspath(path)
+    parent, name = os.path.split(os.path.abspath(path))
+    base = os.path.abspath(os.fspath(root)) if root is not None else parent
+    try:
+        dfd = open_directory(base, parent)
+    except FileNotFoundError:
+        return
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    finally:
+        os.close(dfd)
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafeWrite(path, f"{path} is a symbolic link")
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafeWrite(path, f"{path} is not a regular file")
+
+
 def open_directory(root: str, directory: str, create: bool = False) -> int:
     """A descriptor of `directory`, reached from `root` one component at a time without
     following a link (created when missing and `create`). `directory` outside `root` is a

@@ -31,7 +31,7 @@ from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.inputs.tree import Root, read_file
 from agentrc.model import Bundle, Registry, SourceTree
 from agentrc.names import bundle_stem
-from agentrc.output import writer
+from agentrc.output import atomic, writer
 from agentrc.output.plan import Plan
 from agentrc.pipeline import mcpcli as mcp_cli
 from agentrc.pipeline import plugins as plugin_cli
@@ -451,10 +451,10 @@ def _update_capabilities(project: str, lock: Lock, result: Result, names: Tuple[
     if changed and not dry_run:
         where = lock_path(project)
         try:
-            writer.write_atomic(Path(where), lockfile.dumps(written))
+            atomic.write_atomic(where, lockfile.dumps(written), project)
         except OSError as exc:
             d = Diagnostics()
-            d.error(where, (0, 0), "AR142", f"cannot write the lock: {exc.strerror or exc}")
+            d.error(where, (0, 0), atomic.code_of(exc, "AR142"), f"cannot write the lock: {exc.strerror or exc}")
             return replace(result, diagnostics=tuple(sorted(set(result.diagnostics) | set(d.items))))
     return replace(result, lock=written, capability_updates=changed)
 
@@ -634,6 +634,15 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
             changes, _, wdiags = out.diff(out_files, force, adopt, adopt_keys)
             diags.extend(wdiags)
             _not_ours(project, lock, changes, force, diags)
+            # The lock is written last, after the files: its place is checked first (AR224),
+            # so a link planted at it stops the command before anything is written.
+            where = lock_path(project, user)
+            lock_root = os.path.dirname(where) if user else project
+            try:
+                atomic.check(where, lock_root)
+            except OSError as exc:
+                diags.error(where, (0, 0), atomic.code_of(exc, "AR142"), f"cannot write the lock: "
+                            f"{exc.strerror or exc}")
             if dry_run:
                 return Result(diags.sorted(), new_lock, changes, git_runs=fetcher.git_runs)
             if not diags.has_errors:
@@ -644,12 +653,10 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
                                                             copilot_servers, diags, scope),
                                    plugins=_plugins(project, lock, wanted, diags, scope))
                 # Written while the project is still held (writer's lock), after the files.
-                where = lock_path(project, user)
                 try:
-                    os.makedirs(os.path.dirname(where), exist_ok=True)
-                    writer.write_atomic(Path(where), lockfile.dumps(new_lock))
+                    atomic.write_atomic(where, lockfile.dumps(new_lock), lock_root)
                 except OSError as exc:
-                    diags.error(where, (0, 0), "AR142",
+                    diags.error(where, (0, 0), atomic.code_of(exc, "AR142"),
                                 f"cannot write the lock: {exc.strerror or exc}")
     except writer.OutputError as exc:
         diags.extend(exc.diagnostics)
