@@ -244,3 +244,29 @@ def test_copilot_args_never_carry_a_literal_or_an_option():
         "mcp", "add", "--transport=http", "--header=Authorization: Bearer ${T}", "--", "ok", "https://x.example/m"]
     assert mcpcli.literal_values({"env": {"A": "${A}"}, "headers": {"B": "Bearer ${B}"}}) is False
     assert mcpcli.literal_values({"env": {"A": "x${A}"}}) is True
+
+
+def test_ar241_comes_before_any_cli_is_looked_for(tmp_path, monkeypatch):
+    """No CLI on PATH: a bad value is still AR241 (an error), and is not even recorded as
+    skipped, so a later run with the CLI present cannot take it from the lock."""
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    diags = Diagnostics()
+    assert mcpcli.sync_claude(str(tmp_path), {"-h": "{}", "ok": "{}"}, ["--scope=user"], diags)["-h"] == "cli-failed"
+    action = PluginAction("p", "claude", "b", INSTALL, "ext::sh -c touch% /tmp/x", "m", "p")
+    assert plugin_cli.install(str(tmp_path), [action], diags) == ()
+    found = sorted(d.message for d in diags.sorted() if d.code == "AR241" and d.severity == "error")
+    assert len(found) == 3, found
+    assert any("plugin 'p' of bundle 'b': source 'ext::sh -c touch% /tmp/x' holds whitespace" in m for m in found)
+
+
+def test_doctor_gives_no_lock_value_to_a_cli(tmp_path, monkeypatch, capsys):
+    calls = _shims(tmp_path, monkeypatch)
+    repo, project = _project(tmp_path, monkeypatch, "mcps:\n  fine:\n    local:\n      command: npx\n")
+    assert main(["add", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude"]) == 0, capsys.readouterr().err
+    lock = json.loads((project / "agentrc.lock.json").read_text())
+    lock["mcps"].append({"name": "--scope=user", "client": "claude", "scope": "project", "bundle": "tools",
+                         "status": "installed"})
+    (project / "agentrc.lock.json").write_text(json.dumps(lock))
+    before = len(calls())
+    main(["doctor"])
+    assert all(call in (["mcp", "list"], ["mcp", "list", "--json"]) for call in calls()[before:]), calls()[before:]

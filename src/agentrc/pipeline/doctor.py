@@ -11,6 +11,11 @@ fail it (the server may have been configured another way). A server the install 
 or could not register (`skipped-no-project-scope`, `cli-failed`, ...) is shown with that
 status and does not fail the check either. `requires-env` is not
 checked here: `agentrc add` warns about unset variables when it installs.
+
+No value of the lock reaches a command line here: the only commands are `claude mcp list`
+and `copilot mcp list --json`, and the lock's server names are looked up in what they print
+(a hand-edited name such as `--scope=user` is only compared, never passed; the lock's own
+validation refuses it before, AR203).
 """
 
 from __future__ import annotations
