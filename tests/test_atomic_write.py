@@ -95,3 +95,19 @@ def test_the_writers_leftover_pattern_knows_every_temporary_name():
         assert writer._LEFTOVER.fullmatch(name), name
     for name in ("agentrc.lock.json", ".agentrc", "notes.agentrc-tmp-1234"):
         assert not writer._LEFTOVER.fullmatch(name), name
+
+
+def test_a_report_planted_as_a_link_is_ar224_and_nothing_is_written(tmp_path, capsys, monkeypatch):
+    from agentrc.cli.main import main
+
+    reg = tmp_path / "reg" / "rules" / "style"
+    reg.mkdir(parents=True)
+    (reg / "RULE.md").write_text("---\nschema: 1\nname: style\ndescription: The style rule.\n---\n\n## Rule\n\nBe kind.\n")
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (tmp_path / "report.json").symlink_to(victim)
+    monkeypatch.chdir(tmp_path)
+    code = main(["build", "reg", "--client", "claude", "--out", "out", "--report", "report.json"])
+    err = capsys.readouterr().err
+    assert code == 1 and "error[AR224]" in err and "report.json is a symbolic link" in err
+    assert victim.read_text() == "precious\n" and not (tmp_path / "out" / ".claude").exists()

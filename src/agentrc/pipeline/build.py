@@ -24,7 +24,7 @@ from agentrc.fingerprint import digest
 from agentrc.inputs.read import Inputs, read_inputs, stamped
 from agentrc.inputs.tree import SourcesChanged
 from agentrc.memo import cache
-from agentrc.output import writer
+from agentrc.output import atomic, writer
 from agentrc.output.totals import summary
 from agentrc.pipeline import nogc
 
@@ -294,9 +294,9 @@ def _record_capabilities(projects, clients: Tuple[str, ...]) -> List[Diagnostic]
                                                                                         capabilities=records)
         where = lock_io.lock_path(root)
         try:
-            writer.write_atomic(Path(where), lockfile.dumps(new))
+            writer.write_atomic(Path(where), lockfile.dumps(new), Path(root))
         except OSError as exc:
-            d.error(where, (0, 0), "AR142", f"cannot write the lock: {exc.strerror or exc}")
+            d.error(where, (0, 0), atomic.code_of(exc, "AR142"), f"cannot write the lock: {exc.strerror or exc}")
     return d.items
 
 
@@ -335,6 +335,7 @@ def _write(tree: writer.Output, options: BuildOptions, plan, changes: writer.Cha
             writer.write_atomic(Path(options.report), stages.report_bytes(options.clients, plan))
         except OSError as exc:
             d = Diagnostics()
-            d.error(options.report, (0, 0), "AR142", f"cannot write the report: {exc.strerror or exc}")
+            d.error(options.report, (0, 0), atomic.code_of(exc, "AR142"), f"cannot write the report: "
+                    f"{exc.strerror or exc}")
             return d.items
     return list(tree.apply(plan.files, changes))
