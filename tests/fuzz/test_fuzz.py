@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import fetchfuzz
 import fuzzlib
 from agentrc.cli.main import main
 from agentrc.clients.registry import CLIENTS
@@ -26,6 +27,21 @@ SEED = int(os.environ.get("AGENTRC_FUZZ_SEED", "0"))
 def test_mutated_inputs_never_raise():
     stats = fuzzlib.run(CASES, SEED)
     assert not stats.failures, fuzzlib.report(stats) + "\n\n" + stats.failures[0].trace
+
+
+@pytest.mark.parametrize("target", sorted(fetchfuzz.TARGETS))
+def test_the_fetch_surfaces_never_raise(target):
+    """Issue 30: each new front door (source layouts, agentrc.lock.json, the spec 003 files,
+    the source grammars, cap list/doctor) fenced: no traceback, no read or write outside the
+    case, no hang. AGENTRC_FUZZ_FETCH_CASES overrides the cases per target."""
+    cases = int(os.environ.get("AGENTRC_FUZZ_FETCH_CASES", fetchfuzz.DEFAULT_CASES[target]))
+    stats = fetchfuzz.run(cases, SEED, [target])
+    assert not stats.failures, fuzzlib.report(stats) + "\n\n" + stats.failures[0].trace
+
+
+def test_every_fetch_target_has_a_known_crash_test():
+    import test_fuzz_regressions
+    assert all(hasattr(test_fuzz_regressions, name) for name in fetchfuzz.KNOWN.values())
 
 
 def test_every_front_door_has_a_seed():
