@@ -7,10 +7,48 @@ the CLI print all problems at once and write nothing when any of them is an erro
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterable, List, Tuple
 
 from agentrc.codes import CODES
+
+# Escaped by `printable`: C0 controls (tab and newline included: a name holds neither),
+# DEL, C1 controls; the soft hyphen; the Arabic letter mark and the Mongolian vowel
+# separator; zero-width spaces and joiners, directional marks; line and paragraph
+# separators; directional embeddings, overrides and isolates; word joiner and the
+# invisible operators; the deprecated format controls; the byte order mark; interlinear
+# annotation controls; tag characters. Every one of these is `not str.isprintable()`,
+# which is what makes `printable` one C call for a string that holds none of them.
+_ESCAPED = re.compile("[\x00-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+                      "\ufff9-\ufffb\U000e0000-\U000e007f]")
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(m: re.Match) -> str:
+    c = m.group()
+    short = _SHORT.get(c)
+    if short is not None:
+        return short
+    n = ord(c)
+    if n <= 0xff:
+        return f"\\x{n:02x}"
+    return f"\\u{n:04x}" if n <= 0xffff else f"\\U{n:08x}"
+
+
+def printable(s: str) -> str:
+    """`s` with every control, bidirectional and invisible format character written as an
+    escape (`\\x1b`, `\\n`, `\\u202e`, `\\U000e0041`); everything else, non-ASCII letters
+    and emoji included, unchanged. The one printer of text agentrc did not write (names and
+    paths from a registry, a fetched source, a lock): printed raw, ESC rewrites the terminal
+    and a newline or a carriage return forges a line (`agentrc.text.shown` says more; it is
+    here because `Diagnostic.format` uses it and this module imports no stage). A backslash
+    stays a backslash: the point is that nothing reaches the terminal as a control, not that
+    the escape can be undone."""
+    if s.isprintable():  # every escaped character is non-printable: the common case, one C call
+        return s
+    return _ESCAPED.sub(_escape, s)
+
 
 ERROR = "error"
 WARNING = "warning"
@@ -37,13 +75,15 @@ class Diagnostic:
         return self.severity == ERROR
 
     def format(self) -> str:
-        """`path:line:col: severity[CODE] message`, yamllint-style, then the hint indented."""
-        where = self.path
+        """`path:line:col: severity[CODE] message`, yamllint-style, then the hint indented;
+        the path, message and hint `printable` (they hold names from the input: a newline or
+        ESC in one must not forge or erase a line of the output)."""
+        where = printable(self.path)
         if self.line:
             where += f":{self.line}:{max(self.col, 1)}"
-        text = f"{where}: {self.severity}[{self.code}] {self.message}"
+        text = f"{where}: {self.severity}[{self.code}] {printable(self.message)}"
         if self.hint:
-            text += f"\n  hint: {self.hint}"
+            text += f"\n  hint: {printable(self.hint)}"
         return text
 
     def to_json(self) -> dict:

@@ -18,5 +18,5 @@ def run(args) -> int:
         items.append((kind, name))
     clients = consumer.clients(args.client) if args.client is not None else ()
     result = consume.add(project, args.source, tuple(args.bundle), tuple(items), clients, args.force,
-                         user=args.user)
+                         user=args.user, allow_local=tuple(args.allow_local))
     return consumer.report(result, args, "added", "add")

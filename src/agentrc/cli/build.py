@@ -4,10 +4,9 @@ this prints the diagnostics and the per-client and per-directory summaries."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
-from agentrc.cli.common import UsageError, print_diags
+from agentrc.cli.common import UsageError, print_diags, say
 from agentrc.clients import names as client_names
 from agentrc.output.totals import summary_lines
 from agentrc.output.writer import PARTIAL
@@ -15,7 +14,7 @@ from agentrc.pipeline.build import BuildOptions, BuildResult, build
 
 
 def run(args) -> int:
-    result = build(options(args), lambda message: print(message, file=sys.stderr))
+    result = build(options(args), say)
     print_diags(result.diagnostics, args.format, _json_extra(result))
     if args.format == "text":
         _print_summary(result, args.check, Path(args.out))
@@ -71,24 +70,23 @@ def _json_extra(result: BuildResult) -> dict:
 
 
 def _print_summary(result: BuildResult, check: bool, out: Path) -> None:
-    err = sys.stderr
     if not result.ok:
         if any(PARTIAL in d.message for d in result.diagnostics):
-            print("build failed: the next build completes the interrupted write", file=err)
+            say("build failed: the next build completes the interrupted write")
         else:
-            print("build failed: nothing written", file=err)
+            say("build failed: nothing written")
         return
     for line in summary_lines(result.summary or {}):
-        print(line, file=err)
+        say(line)
     changes = result.changes
     if changes is None:
         return
     if check:
         for label, paths in (("missing", changes.create), ("outdated", changes.update), ("stale", changes.delete)):
             for p in paths:
-                print(f"{label}: {out / p}", file=err)
+                say(f"{label}: {out / p}")
         state = "up to date" if changes.empty else "out of date"
-        print(f"{out}: {state}", file=err)
+        say(f"{out}: {state}")
     else:
-        print(f"{out}: {len(changes.create)} created, {len(changes.update)} updated, "
-              f"{len(changes.delete)} deleted, {changes.unchanged} unchanged", file=err)
+        say(f"{out}: {len(changes.create)} created, {len(changes.update)} updated, "
+            f"{len(changes.delete)} deleted, {changes.unchanged} unchanged")

@@ -1,9 +1,13 @@
-"""What every command shares: the usage error and how diagnostics are printed."""
+"""What every command shares: the usage error and how diagnostics and lines are printed."""
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import IO, TYPE_CHECKING, Optional, Sequence
+
+# `agentrc.text.shown.printable`, from the module that defines it: a build with nothing to
+# do (or an edit) imports no `agentrc.text` module (tests/test_edit_cost.py).
+from agentrc.diagnostics import printable
 
 if TYPE_CHECKING:
     from agentrc.diagnostics import Diagnostic
@@ -11,6 +15,14 @@ if TYPE_CHECKING:
 
 class UsageError(Exception):
     """A command line that cannot run (exit code 2), as opposed to content with errors (1)."""
+
+
+def say(line: str, out: Optional[IO[str]] = None) -> None:
+    """Print one line of a summary (on stderr unless `out`), `printable`: the lines name
+    items, sources, paths and servers that came from someone else's repository or a lock,
+    and a name holding ESC, a carriage return or a newline must not rewrite or forge a line
+    of the terminal's output (docs/security.md, "What agentrc prints and reports")."""
+    print(printable(line), file=out or sys.stderr)
 
 
 def print_diags(diags: Sequence[Diagnostic], fmt: str, extra: Optional[dict] = None) -> None:

@@ -4,10 +4,9 @@ flag and how a consumer command's result is printed."""
 from __future__ import annotations
 
 import os
-import sys
 from typing import Dict, List, Tuple
 
-from agentrc.cli.common import UsageError, print_diags
+from agentrc.cli.common import UsageError, print_diags, say
 from agentrc.clients import registry as client_registry
 from agentrc.pipeline.consume import Result
 from agentrc.sources.closure import locator
@@ -68,15 +67,14 @@ def report(result: Result, args, verb: str, command: str) -> int:
                             "delete": list(changes.delete), "unchanged": changes.unchanged}
     print_diags(result.diagnostics, fmt(args), extra)
     if fmt(args) == "text":
-        err = sys.stderr
         if not result.ok:
-            print(f"{command} failed: nothing written", file=err)
+            say(f"{command} failed: nothing written")
             return 1
         for line in entry_lines(result.entries):
-            print(f"{verb} {line}", file=err)
+            say(f"{verb} {line}")
         if changes is not None:
-            print(f"{args.dir}: {len(changes.create)} created, {len(changes.update)} updated, "
-                  f"{len(changes.delete)} deleted, {changes.unchanged} unchanged", file=err)
+            say(f"{args.dir}: {len(changes.create)} created, {len(changes.update)} updated, "
+                f"{len(changes.delete)} deleted, {changes.unchanged} unchanged")
     return 0 if result.ok else 1
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
 
 from agentrc.cli import consumer
-from agentrc.cli.common import print_diags
+from agentrc.cli.common import print_diags, say
 from agentrc.pipeline import doctor
 
 
@@ -27,7 +26,7 @@ def run(args) -> int:
             continue
         who = f"{c.kind} {c.name}" + (f" ({c.client}, {c.target})" if c.kind == "mcp" else "")
         mark = "error" if c.failing else "note"
-        print(f"{mark}: {who}: {c.status}" + (f": {c.detail}" if c.detail else ""), file=sys.stderr)
+        say(f"{mark}: {who}: {c.status}" + (f": {c.detail}" if c.detail else ""))
     counts = ", ".join(f"{n} {s}" for s, n in doctor.summary(checks).items()) or "nothing installed"
-    print(f"{args.dir}: {counts}; {'not clean' if failing else 'clean'}", file=sys.stderr)
+    say(f"{args.dir}: {counts}; {'not clean' if failing else 'clean'}")
     return 1 if failing else 0

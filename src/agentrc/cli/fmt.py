@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from pathlib import Path
 
-from agentrc.cli.common import print_diags
+from agentrc.cli.common import print_diags, say
 from agentrc.inputs.tree import read_tree
 from agentrc.output.writer import write_atomic
 from agentrc.pipeline.fmt import format_files
@@ -22,10 +21,10 @@ def run(args) -> int:
     print_diags(result.diagnostics, args.format, {"changed": list(result.changed), "check": args.check})
     if args.format == "text":
         if result.failed and not args.check:
-            print("fmt failed: nothing written", file=sys.stderr)
+            say("fmt failed: nothing written")
         else:
             verb = "would reformat" if args.check else "reformatted"
             canonical = result.sources - len(result.changed) - result.refused
             tail = f", {result.refused} could not be formatted" if result.refused else ""
-            print(f"{verb} {len(result.changed)} file(s), {canonical} already canonical{tail}", file=sys.stderr)
+            say(f"{verb} {len(result.changed)} file(s), {canonical} already canonical{tail}")
     return 1 if result.failed else 0

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 
-from agentrc.cli.common import UsageError, print_diags
+from agentrc.cli.common import UsageError, print_diags, say
 from agentrc.diagnostics import WARNING, Diagnostics, count_summary
 from agentrc.files import OutputFile
 from agentrc.importers import document as importer
@@ -76,7 +75,7 @@ def run(args) -> int:
     if not diags.has_errors:
         try:
             # Locked and recovered first; the write is the build's transaction (output.writer).
-            with writer.session(out, write=True, notify=lambda m: print(m, file=sys.stderr)) as target:
+            with writer.session(out, write=True, notify=say) as target:
                 changes, _, wdiags = target.diff(files)
                 diags.extend(wdiags)
                 if not diags.has_errors:
@@ -92,13 +91,12 @@ def run(args) -> int:
     print_diags(result, "text")
     if any(d.is_error for d in result) or changes is None:
         partial = any(writer.PARTIAL in d.message for d in result)
-        print("import failed: the next import completes the interrupted write" if partial
-              else "import failed: nothing written", file=sys.stderr)
+        say("import failed: the next import completes the interrupted write" if partial
+            else "import failed: nothing written")
         return 1
-    print(f"imported from {args.client}: {', '.join(_counts(doc)) or 'nothing'}; {count_summary(result)}",
-          file=sys.stderr)
-    print(f"{out}: {len(changes.create)} created, {len(changes.update)} updated, {len(changes.delete)} deleted, "
-          f"{changes.unchanged} unchanged", file=sys.stderr)
+    say(f"imported from {args.client}: {', '.join(_counts(doc)) or 'nothing'}; {count_summary(result)}")
+    say(f"{out}: {len(changes.create)} created, {len(changes.update)} updated, {len(changes.delete)} deleted, "
+        f"{changes.unchanged} unchanged")
     return 0
 
 

@@ -8,6 +8,7 @@ import os
 from agentrc.canonical import show
 from agentrc.cli.common import UsageError, print_diags
 from agentrc.inputs.read import read_inputs
+from agentrc.text.shown import json_printable, printable_lines
 
 
 def run(args) -> int:
@@ -23,7 +24,7 @@ def run(args) -> int:
         return 1
     for root, document in inputs.documents:
         if args.json:
-            print(json.dumps({"project": root, **document.to_json()}, indent=2, ensure_ascii=False))
+            print(json_printable(json.dumps({"project": root, **document.to_json()}, indent=2, ensure_ascii=False)))
         else:
-            print(show.render_text(root, document), end="")
+            print(printable_lines(show.render_text(root, document)), end="")
     return 0

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import sys
-
 from agentrc.cli import consumer
+from agentrc.cli.common import say
 from agentrc.pipeline import consume
 
 
 def run(args) -> int:
     project = consumer.project(args)
-    result = consume.install(project, frozen=args.frozen, force=args.force, user=args.user)
+    result = consume.install(project, frozen=args.frozen, force=args.force, user=args.user,
+                             allow_local=tuple(args.allow_local))
     code = consumer.report(result, args, "installed", "install")
     if args.frozen and result.ok and consumer.fmt(args) == "text":
-        print(f"{args.dir}: matches agentrc.lock.json", file=sys.stderr)
+        say(f"{args.dir}: matches agentrc.lock.json")
     return code

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-
-from agentrc.cli.common import print_diags
+from agentrc.cli.common import print_diags, say
 from agentrc.codes import CODES
 from agentrc.diagnostics import Diagnostic, count_summary
 from agentrc.inputs import config as configload
@@ -28,5 +26,5 @@ def run(args) -> int:
     if args.format == "text":
         shown = [f"{n} {plural}" for plural, n in counts.items()
                  if n or plural in ("rules", "skills", "agents")]
-        print(f"{', '.join(shown)}, {len(registry.bundles)} bundles: {count_summary(diags)}", file=sys.stderr)
+        say(f"{', '.join(shown)}, {len(registry.bundles)} bundles: {count_summary(diags)}")
     return 1 if errors else 0

@@ -6,7 +6,7 @@ import json
 import sys
 
 from agentrc.cli import consumer
-from agentrc.cli.common import print_diags
+from agentrc.cli.common import print_diags, say
 from agentrc.pipeline import consume
 
 
@@ -22,16 +22,16 @@ def run(args) -> int:
         print(json.dumps(doc, indent=2, sort_keys=True))
         return 0
     if lock is None or not lock.entries:
-        print(f"{project}: nothing installed (no agentrc.lock.json entries)", file=sys.stderr)
+        say(f"{project}: nothing installed (no agentrc.lock.json entries)")
         return 0
     for line in consumer.entry_lines(lock.entries):
-        print(line)
+        say(line, sys.stdout)
     servers: dict = {}
     for m in lock.mcps:
         rec = dict(m)
         servers.setdefault((rec["name"], rec["bundle"]), set()).add(rec["client"])
     for (name, bundle), clients in sorted(servers.items()):
-        print(f"mcp {name} from bundle {bundle} for {', '.join(sorted(clients))}")
-    print(f"{len(lock.bundles)} bundle(s), {len(lock.items)} item(s) for {', '.join(lock.clients)}; "
-          f"{len(lock.files)} file(s)", file=sys.stderr)
+        say(f"mcp {name} from bundle {bundle} for {', '.join(sorted(clients))}", sys.stdout)
+    say(f"{len(lock.bundles)} bundle(s), {len(lock.items)} item(s) for {', '.join(lock.clients)}; "
+        f"{len(lock.files)} file(s)")
     return 0

@@ -14,7 +14,7 @@ import sys
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from agentrc import __version__
-from agentrc.cli.common import UsageError
+from agentrc.cli.common import UsageError, say
 from agentrc.clients import names as client_names
 
 
@@ -33,7 +33,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         command = importlib.import_module(f"agentrc.cli.{args.command_module}")
         return command.run(args)
     except UsageError as exc:
-        print(f"agentrc: error: {exc}", file=sys.stderr)
+        say(f"agentrc: error: {exc}")
         return 2
 
 
@@ -103,6 +103,14 @@ def _consumer(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--json", action="store_true", help="the same as --format json")
 
 
+def _allow_local(sp: argparse.ArgumentParser) -> None:
+    """Commands that fetch the lock's sources: a local source outside the project is read only
+    when the consumer names it here (agentrc.pipeline.consume.ProjectFetcher)."""
+    sp.add_argument("--allow-local", action="append", default=[], metavar="DIR",
+                    help="read a local source of the lock that lies outside the project, at DIR or below it "
+                         "(relative to the project; repeatable)")
+
+
 def _scope(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--dir", metavar="SCOPE", help="the scope (default: the working directory)")
     sp.add_argument("--json", action="store_true", help="one JSON envelope on stdout (the OAS kernel's)")
@@ -161,6 +169,7 @@ def _add(a: argparse.ArgumentParser) -> None:
                         f"{','.join(client_names.DEFAULT_CLIENTS)})")
     a.add_argument("--force", action="store_true", help="overwrite installed files edited since")
     _consumer(a)
+    _allow_local(a)
     a.set_defaults(command_module="add")
 
 
@@ -169,6 +178,7 @@ def _install(ins: argparse.ArgumentParser) -> None:
                      help="write nothing; fail on any drift between the lock, the sources and the files (CI)")
     ins.add_argument("--force", action="store_true", help="overwrite installed files edited since")
     _consumer(ins)
+    _allow_local(ins)
     ins.set_defaults(command_module="install")
 
 
@@ -176,6 +186,7 @@ def _remove(rm: argparse.ArgumentParser) -> None:
     rm.add_argument("names", nargs="+", metavar="NAME", help="an installed bundle or item (NAME or KIND:NAME)")
     rm.add_argument("--force", action="store_true", help="delete installed files even when edited since")
     _consumer(rm)
+    _allow_local(rm)
     rm.set_defaults(command_module="remove")
 
 
@@ -185,6 +196,7 @@ def _update(up: argparse.ArgumentParser) -> None:
     up.add_argument("--dry-run", action="store_true", help="write nothing; show the commits and files that change")
     up.add_argument("--force", action="store_true", help="overwrite installed files edited since")
     _consumer(up)
+    _allow_local(up)
     up.set_defaults(command_module="update")
 
 
@@ -192,6 +204,7 @@ def _remove_mcp(rmm: argparse.ArgumentParser) -> None:
     rmm.add_argument("names", nargs="+", metavar="NAME", help="an MCP server's name (agentrc list --json: lock mcps)")
     rmm.add_argument("--force", action="store_true", help="rewrite config files even when edited since")
     _consumer(rmm)
+    _allow_local(rmm)
     rmm.set_defaults(command_module="remove_mcp")
 
 

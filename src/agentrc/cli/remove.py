@@ -9,5 +9,6 @@ from agentrc.pipeline import consume
 
 def run(args) -> int:
     project = consumer.project(args)
-    result = consume.remove(project, args.names, force=args.force, user=args.user)
+    result = consume.remove(project, args.names, force=args.force, user=args.user,
+                            allow_local=tuple(args.allow_local))
     return consumer.report(result, args, "removed", "remove")

@@ -3,17 +3,16 @@ install what they give now, showing the commits and files that change."""
 
 from __future__ import annotations
 
-import sys
-
 from agentrc.cli import consumer
-from agentrc.cli.common import print_diags
+from agentrc.cli.common import print_diags, say
 from agentrc.pipeline import consume
 from agentrc.sources.closure import locator
 
 
 def run(args) -> int:
     project = consumer.project(args)
-    result = consume.update(project, args.names, dry_run=args.dry_run, force=args.force, user=args.user)
+    result = consume.update(project, args.names, dry_run=args.dry_run, force=args.force, user=args.user,
+                            allow_local=tuple(args.allow_local))
     changes = result.changes
     if consumer.fmt(args) == "json":
         extra = {"updates": [{"id": i, "old": consumer.entry_json(o) if o else None,
@@ -28,35 +27,34 @@ def run(args) -> int:
         print_diags(result.diagnostics, "json", extra)
         return 0 if result.ok else 1
     print_diags(result.diagnostics, "text")
-    err = sys.stderr
     if not result.ok:
-        print("update failed: nothing written", file=err)
+        say("update failed: nothing written")
         return 1
     for ident, old, new in result.updates:
         kind, name = ident.split(":", 1)
         if old is None and new is not None:
-            print(f"+ {kind} {name} from {locator(new)}{_short(new.commit)}", file=err)
+            say(f"+ {kind} {name} from {locator(new)}{_short(new.commit)}")
         elif new is None and old is not None:
-            print(f"- {kind} {name} from {locator(old)}{_short(old.commit)}", file=err)
+            say(f"- {kind} {name} from {locator(old)}{_short(old.commit)}")
         elif old is not None and new is not None:
             was = old.commit[:12] if old.commit else old.sha256[:12]
             now = new.commit[:12] if new.commit else new.sha256[:12]
-            print(f"~ {kind} {name} from {locator(new)}: {was} -> {now}", file=err)
+            say(f"~ {kind} {name} from {locator(new)}: {was} -> {now}")
     for (layer, name), old_cap, new_cap in result.capability_updates:
         was = (old_cap.commit or old_cap.sha256)[:12] if old_cap else "nothing"
         now = (new_cap.commit or new_cap.sha256)[:12] if new_cap else "nothing"
-        print(f"~ capability {name} ({layer}): {was} -> {now}" + ("" if args.dry_run else
-              "; 'agentrc build' writes what it gives now"), file=err)
+        say(f"~ capability {name} ({layer}): {was} -> {now}" + ("" if args.dry_run else
+            "; 'agentrc build' writes what it gives now"))
     if not result.updates and not result.capability_updates:
-        print("every source is at the commit its ref names", file=err)
+        say("every source is at the commit its ref names")
     if changes is not None:
         if args.dry_run:
             for label, paths in (("create", changes.create), ("update", changes.update), ("delete", changes.delete)):
                 for p in paths:
-                    print(f"would {label}: {p}", file=err)
+                    say(f"would {label}: {p}")
         verb = "would be" if args.dry_run else ""
-        print(f"{args.dir}: {len(changes.create)} {verb} created, {len(changes.update)} {verb} updated, "
-              f"{len(changes.delete)} {verb} deleted, {changes.unchanged} unchanged".replace("  ", " "), file=err)
+        say(f"{args.dir}: {len(changes.create)} {verb} created, {len(changes.update)} {verb} updated, "
+            f"{len(changes.delete)} {verb} deleted, {changes.unchanged} unchanged".replace("  ", " "))
     return 0
 
 
