@@ -23,6 +23,7 @@ CASES = Path(__file__).parent / "cases" / "diagnostics"
 # source); each names the unit test that triggers it.
 UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR224": "test_atomic_write.py::test_a_report_planted_as_a_link_is_ar224_and_nothing_is_written",
+               "AR241": "test_cli_arguments.py::test_an_option_shaped_server_name_never_reaches_claude",
                "AR226": "test_consumer_cli.py::test_cross_source_conflicts_and_local_paths_from_git_are_refused",
                "AR141": "test_output_safety.py::test_a_second_build_waits_then_fails_with_a_diagnostic",
                "AR132": "test_import_lints_clean.py::test_an_item_that_fails_lint_is_left_out_and_the_rest_lints_clean",

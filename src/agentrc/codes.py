@@ -577,6 +577,12 @@ CODES: Dict[str, Code] = _table(
          "must lie inside the project unless named on the command line.",
          "Take the required content from a git source over https or ssh, or add the local directory yourself "
          "('agentrc add ./dir')."),
+    Code("AR241", "argument-invalid",
+         "A value from a source, a lock or a config that would reach a command line (an MCP server or plugin "
+         "name, a marketplace, a ref) is not valid for its kind: it starts with '-', holds spaces or control "
+         "characters, or breaks its grammar. Nothing is run.",
+         "Fix the name where it is written (names are lowercase letters, digits and hyphens; plugin identifiers "
+         "are name@marketplace); a lock edited by hand can be restored from version control."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",
