@@ -5,6 +5,7 @@ environment. Each hostile input gives a coded diagnostic quickly, never a traceb
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -16,7 +17,7 @@ import pytest
 
 from agentrc.cli.main import main
 from agentrc.inputs import config as config_loader
-from agentrc.inputs.tree import MAX_FILE_BYTES
+from agentrc.inputs.tree import MAX_FILE_BYTES, real_path
 from agentrc.text import yamlpos
 
 # Nine aliases of nine aliases, nine levels: 9**9 values once expanded.
@@ -200,6 +201,8 @@ def special(kind: str, path: str) -> None:
         s.close()
     elif kind == "loop":
         p.symlink_to(p.name)
+    elif kind == "chain":
+        chain(p, 1000)
     elif kind == "dangling":
         p.symlink_to("missing.md")
     elif kind == "directory":
@@ -209,9 +212,28 @@ def special(kind: str, path: str) -> None:
             fh.truncate(MAX_FILE_BYTES + 1)  # sparse: nothing is written
 
 
+def chain(p: Path, links: int, target: str = "") -> None:
+    """`p` a symlink to the first of `links` symlinks, each to the next, the last to `target`
+    (by default a file of the same name beside them). They lie in a directory of their own
+    beside the root, so no walk lists them: only the path at `p` leads into the chain.
+    `os.path.realpath` recursed once per link (RecursionError at 1,000)."""
+    where = Path(os.path.abspath(p.parts[0])).parent / f"chain-of-{p.parts[0]}-{links}"
+    where.mkdir(exist_ok=True)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if not target:
+        (where / p.name).write_text("---\nname: x\ndescription: The end of the chain.\n---\nBody.\n")
+        target = p.name
+    for i in range(links, 0, -1):
+        (where / f"l{i}").symlink_to(target)
+        target = f"l{i}"
+    p.symlink_to(where / "l1")
+
+
 PLACES = {
     # where the file is: (files, path, CLI arguments)
     "registry": ({"r/skills/x/SKILL.md": SKILL}, "r/skills/x/data.md", ["lint", "r"]),
+    "entrypoint": ({"r/rules/y/RULE.md": "---\nname: y\ndescription: Y.\n---\nY.\n"}, "r/skills/x/SKILL.md",
+                   ["build", "r", "--out", "o"]),
     "argument": ({}, "f.md", ["lint", "f.md"]),
     "agents-md": ({"p/ai.config.json": "{}"}, "p/AGENTS.md", ["lint", "p"]),
     "config": ({}, "p/ai.config.json", ["lint", "p"]),
@@ -221,6 +243,7 @@ PLACES = {
     "fmt": ({}, "r/rules/x/RULE.md", ["fmt", "r"]),
 }
 KINDS = {"fifo": "is a FIFO", "socket": "is a socket", "loop": "is a symlink loop", "dangling": "dangling symlink",
+         "chain": "is a symlink loop, or a chain of more than 40 symlinks",
          "directory": "is a directory", "large": f"is larger than {MAX_FILE_BYTES} bytes"}
 
 
@@ -228,9 +251,9 @@ KINDS = {"fifo": "is a FIFO", "socket": "is a socket", "loop": "is a symlink loo
 @pytest.mark.parametrize("place", sorted(PLACES))
 def test_what_is_not_a_regular_file_is_ar054(place, kind, hostile, capsys, no_hang):
     files, path, args = PLACES[place]
-    if kind == "directory" and place in ("registry", "fmt", "import", "ai-file", "argument"):
+    if kind == "directory" and place in ("registry", "entrypoint", "fmt", "import", "ai-file", "argument"):
         pytest.skip("a directory there is walked: it is a directory of the tree, not a file out of place")
-    if kind in ("loop", "dangling") and place == "argument":
+    if kind in ("loop", "dangling", "chain") and place == "argument":
         pytest.skip("a command-line path that does not exist is a usage error (exit 2)")
     if kind == "large" and place == "import":
         pytest.skip("import leaves files over 1 MiB out (a filter, not an error)")
@@ -346,3 +369,38 @@ def test_config_data_nesting_is_bounded(name, text, hostile, capsys):
     write(hostile, {f"p/{name}": text})
     code, out, _ = run(["lint", "p"], capsys)
     assert code == 1 and "error[AR110]" in out and "nest" in out, out
+
+
+# --- chains of symlinks ---------------------------------------------------------------------
+
+def test_real_path_is_realpath_with_a_bound_on_the_links_it_follows(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a" / "b" / "c").mkdir(parents=True)
+    for name, target in (("lb", "a/b"), ("a/b/up", "../.."), ("abs", str(tmp_path / "a")), ("dangling", "no/x"),
+                         ("dot", "."), ("mix", "lb/c/../.."), ("loop1", "loop2"), ("loop2", "loop1")):
+        os.symlink(target, name)
+    for p in ("a", "lb", "lb/c", "lb/..", "a/b/up/lb/c", "abs/b", "abs/..", "dangling", "dangling/../y", ".", "/",
+              "dot/dot/lb", "mix", "mix/b", "x/../lb", "lb/missing/..", str(tmp_path / "lb") + "/"):
+        assert real_path(p) == os.path.realpath(p), p
+    with pytest.raises(OSError) as info:
+        real_path("loop1")
+    assert info.value.errno == errno.ELOOP
+    chain(Path("c40/x"), 39, str(tmp_path / "a"))  # 40 links: the kernel's own bound, and ours
+    assert real_path("c40/x") == str(tmp_path / "a") and os.path.isdir("c40/x")
+    chain(Path("c41/x"), 40, str(tmp_path / "a"))
+    with pytest.raises(OSError):
+        real_path("c41/x")
+    assert not os.path.isdir("c41/x")  # nor can the kernel open it
+
+
+@pytest.mark.parametrize("argv", [["lint", "r"], ["build", "r", "--out", "o"], ["fmt", "r"],
+                                  ["import", "r", "--from", "claude", "--out", "o"]])
+def test_a_root_at_the_end_of_a_long_chain_is_refused_without_a_traceback(argv, hostile, capsys):
+    write(hostile, {"reg/skills/x/SKILL.md": SKILL})
+    chain(Path("r"), 1000, str(hostile / "reg"))
+    code, out, _ = run(argv, capsys)
+    assert code == 2 and "agentrc: error: no such" in out, out
+    os.unlink("r")
+    chain(Path("r"), 20, str(hostile / "reg"))  # a chain within the bound is followed
+    code, out, _ = run(argv, capsys)
+    assert code in (0, 1) and "Traceback" not in out and "AR054" not in out, out

@@ -34,6 +34,47 @@ _NAME = operator.attrgetter("name")  # a directory entry's name: the walk's sort
 # meant for an assistant's context, and small enough that reading stays bounded.
 MAX_FILE_BYTES = 16 << 20
 
+# The symbolic links one resolution follows, as Linux's own path lookup (MAXSYMLINKS): a
+# longer chain is a loop to the kernel too, so nothing past it could be opened anyway.
+MAX_LINK_HOPS = 40
+
+
+def real_path(path: str, max_hops: int = MAX_LINK_HOPS) -> str:
+    """`os.path.realpath(path)`, iteratively, following at most `max_hops` symbolic links in
+    all; past that (a chain too long, a loop) OSError(ELOOP). `os.path.realpath` recurses
+    once per link: a chain of 1,000 links in a registry or a fetched source was a
+    RecursionError, and a loop resolved to a path that only failed later. As with it, a
+    component that does not exist is kept as written and resolution goes on lexically."""
+    if os.name != "posix":  # pragma: no cover - agentrc reads on POSIX systems
+        return os.path.realpath(path)
+    path = os.fspath(path)
+    pending = list(reversed(os.path.join(os.getcwd(), path).split("/")))  # the next component last
+    resolved = "/"
+    hops = 0
+    while pending:
+        name = pending.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            resolved = os.path.dirname(resolved)
+            continue
+        candidate = resolved + name if resolved == "/" else resolved + "/" + name
+        try:
+            link = stat.S_ISLNK(os.lstat(candidate).st_mode)
+        except OSError:  # missing, not a directory, unreadable: kept as written, as realpath does
+            link = False
+        if not link:
+            resolved = candidate
+            continue
+        hops += 1
+        if hops > max_hops:
+            raise OSError(errno.ELOOP, f"more than {max_hops} symbolic links to follow", path)
+        target = os.readlink(candidate)
+        if target.startswith("/"):
+            resolved = "/"
+        pending.extend(reversed(target.split("/")))
+    return resolved
+
 
 @dataclass(frozen=True)
 class Read:
@@ -54,7 +95,10 @@ class Root:
     def __init__(self, path: str, label: str = "", bare_dot: bool = False, within: Optional[Root] = None):
         self.path = os.path.normpath(path)
         self.display = _posix(self.path)
-        self.real = os.path.realpath(path)
+        try:
+            self.real = real_path(path)
+        except OSError:  # a chain of links too long to be a root: reading it says so (AR054)
+            self.real = os.path.abspath(path)
         self.label = label or self.display
         self.bare_dot = bare_dot
         self.within = within  # the boundary, when wider than this directory (`.ai/` in its project)
@@ -158,7 +202,12 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
     directory's real path is its parent's joined with its name, and so is a file's that is
     not a symlink: `read_file` is given it instead of resolving every component again
     (`os.path.realpath` is one `lstat` per component, most of the CPU of reading a file)."""
-    pending = [(root.path, "", os.path.realpath(root.path))]
+    try:
+        top = real_path(root.path)
+    except OSError as exc:
+        diags.error(root.display, (0, 0), "AR054", f"cannot list the directory: {_reason(exc)}")
+        return
+    pending = [(root.path, "", top)]
     while pending:
         directory, rel, real = pending.pop()
         below = real if real.endswith(os.sep) else real + os.sep  # os.path.join(real, name), without its checks
@@ -223,7 +272,11 @@ def read_file(path: str, display: str, root: Root, diags: Diagnostics,
         return None
     is_link = stat.S_ISLNK(lst.st_mode)
     if real is None or is_link:
-        real = os.path.realpath(path)
+        try:
+            real = real_path(path)
+        except OSError as exc:  # a loop, or a chain longer than MAX_LINK_HOPS links
+            diags.error(display, (0, 0), "AR054", _reason(exc))
+            return None
     if not root.inside(real):
         diags.error(display, (0, 0), "AR050", leaves(path, root), ESCAPE_HINT)
         return None
@@ -345,7 +398,7 @@ def _reason(exc: OSError) -> str:
     if exc.errno == errno.ENOENT:
         return "does not exist"
     if exc.errno == errno.ELOOP:
-        return "is a symlink loop"
+        return f"is a symlink loop, or a chain of more than {MAX_LINK_HOPS} symlinks"
     if exc.errno in (errno.EACCES, errno.EPERM):
         return "permission denied"
     return exc.strerror or str(exc)
