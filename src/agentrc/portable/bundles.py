@@ -4,8 +4,9 @@ Enters: the tree's `SourceFile`s by path and the paths the user named explicitly
 Leaves: one `Bundle` per bundle file that parses (its item and bundle references, its
 `McpServer`s) and diagnostics appended to the caller's collector. Discovery is by suffix
 anywhere in the tree; a discovered file without an integer `schema` is not a bundle and is
-skipped silently, while an explicitly named one must parse (§2.2). It exists apart from
-items because a bundle has no directory, body or resources: only YAML and references.
+skipped silently (one whose YAML exceeds a parse bound is AR009, not skipped), while an
+explicitly named one must parse (§2.2). It exists apart from items because a bundle has
+no directory, body or resources: only YAML and references.
 """
 
 from __future__ import annotations
@@ -36,11 +37,16 @@ def load_bundles(files: Mapping[str, SourceFile], explicit: FrozenSet[str], diag
 def is_bundle_text(text: str) -> bool:
     """The discovery gate (§2.2): a discovered `*.bundle.yaml` is a bundle only when it is YAML
     holding a mapping with an integer `schema`; anything else is skipped silently. `pants
-    tailor` asks the same question (`is_bundle_content`) before proposing a target."""
+    tailor` asks the same question (`is_bundle_content`) before proposing a target.
+
+    A document the parser stopped reading at one of its bounds (AR009: aliases that copy too
+    much, nesting too deep) passes the gate: whether it holds a `schema` cannot be told
+    without reading past the bound, and skipping it silently would make a bundle vanish
+    from `lint`'s count with 0 errors. Parsed as a bundle, it is reported AR009 at its path."""
     try:
         probe = load_yaml(text)
-    except YamlError:
-        return False
+    except YamlError as exc:
+        return bool(exc.code)
     if not isinstance(probe.data, dict):
         return False
     schema = probe.data.get("schema")
