@@ -129,11 +129,11 @@ def test_an_option_shaped_server_name_never_reaches_claude(tmp_path, monkeypatch
     assert "error[AR241]" in err and "'--scope=user' starts with '-'" in err and "'-h' starts with '-'" in err
     argv = [a for call in calls() for a in call]
     assert "--scope=user" not in argv and "-h" not in argv and "evil" not in json.dumps(calls())
-    # Nothing went to the user's configuration; the valid server went through `--`, its entry on stdin.
+    # Nothing went to the user's configuration, nor to the project's.
     user = tmp_path / "home" / ".claude.json"
     assert "evil.example" not in (user.read_text() if user.exists() else "")
-    assert ["mcp", "add-json", "--scope", "project", "--", "fine", "-"] in calls()
-    assert set(json.loads((project / ".mcp.json").read_text())["mcpServers"]) == {"fine"}
+    mcp = project / ".mcp.json"
+    assert "evil" not in (mcp.read_text() if mcp.exists() else "")
     # Never recorded as installed.
     lock = project / "agentrc.lock.json"
     records = json.loads(lock.read_text())["mcps"] if lock.exists() else []
