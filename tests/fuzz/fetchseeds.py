@@ -26,7 +26,8 @@ Links = Dict[str, str]
 # A git source the fuzz fetcher serves from the case's `remote/` directory (no git, no net).
 REMOTE = "https://example.invalid/remote.git"
 
-SOURCES = ["../other", "./other", "../other#rules", "other", "/", "~", "~/x", "..", "../..", "../../../../..",
+SOURCES = ["../other", "./other", "./vendor", "vendor", "./vendor/../..", "./vendor#skills",
+           "../other#rules", "other", "/", "~", "~/x", "..", "../..", "../../../../..",
            ".", "./", "../src", "file:///", "file:///etc", "file://@CASE@/other", "@CASE@/other", "/etc",
            "/dev/stdin", REMOTE, REMOTE + "@v1", REMOTE + "#sub", REMOTE + "@v1#../..", REMOTE + "@-x",
            "https://ghp_0123456789abcdefghijklmnopqrstuvwxyz@example.invalid/r.git",

@@ -28,9 +28,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import inspect
+import io
 import json
 import os
 import random
+import re
 import tempfile
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -40,6 +43,7 @@ import fuzzlib
 import guard
 import yaml
 
+from agentrc.cli.main import main
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.model import SourceTree
@@ -237,16 +241,16 @@ def run_source_layout(case: Path, rng: random.Random, done: List[str]) -> List[s
         done.append("=> fenced: a local source requires a directory outside the case")
         return done
     _unchanged(case, {"outside/secret.txt": b"SECRET\n"})
-    done.append(verdict(diags))
+    done.append(diags[0] if diags and isinstance(diags[0], str) else verdict(diags))
     return done
 
 
 def _resolve_or_add(case: Path, project: Path, root: str, bundles: List[str], whole: bool,
                     reads: Optional[List[str]]) -> Sequence:
     with _in(project), guard.fenced(case, SECONDS, reads_only=reads):
-        if whole:
-            diags = consume.add(str(project), root, bundles=bundles, clients=("claude", "opencode"),
-                                cwd=str(project)).diagnostics
+        if whole:  # the command line itself: what it prints is checked too
+            argv = ["add", root, "--dir", ".", "--client", "claude,opencode"] + _trust_flag()
+            return [_cli(project, argv + [a for b in bundles for a in ("--bundle", b)])]
         else:
             source = consume._relative_to(dsl.parse(root), str(project), str(project))
             diags = consume._resolve([(source, bundles, [])], CaseFetcher(case, str(project)))[1]
@@ -269,6 +273,19 @@ def _in(where: Path):
         os.chdir(old)
 
 
+def _trusting(func) -> Dict[str, bool]:
+    """`trust=True` where the consent gate (issue 30) takes it: the seeds bring hooks."""
+    return {"trust": True} if "trust" in inspect.signature(func).parameters else {}
+
+
+@functools.lru_cache(maxsize=None)
+def _trust_flag() -> List[str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        main(["add", "--help"])
+    return ["--trust"] if "--trust" in out.getvalue() else []
+
+
 def _unchanged(case: Path, expected: Dict[str, bytes]) -> None:
     for rel, data in expected.items():
         p = case / rel
@@ -280,19 +297,26 @@ def _unchanged(case: Path, expected: Dict[str, bytes]) -> None:
 
 @functools.lru_cache(maxsize=None)
 def _lock_seed() -> Tuple[bytes, Tuple[Tuple[str, bytes], ...]]:
-    """The lock (and installed files) of a real `add` of the seed source: `../src`."""
-    files = dict(_source_seed())
+    """The lock (and installed files) of a real `add` of the seed source, vendored inside the
+    project (a lock's local source outside the project is refused unless named, AR226)."""
+    files = _vendored()
     with tempfile.TemporaryDirectory(dir=fuzzlib.TMP) as tmp:
         case = Path(tmp)
         _lay_out(case, files)
         project = case / "project"
         with _in(project):
-            result = consume.add(str(project), "../src", bundles=("api",), clients=("claude", "opencode", "codex"),
-                                 cwd=str(project))
+            result = consume.add(str(project), "./vendor", bundles=("api",), clients=("claude", "opencode", "codex"),
+                                 cwd=str(project), **_trusting(consume.add))
         assert result.ok, result.diagnostics
         installed = tuple(sorted((p.relative_to(project).as_posix(), p.read_bytes()) for p in project.rglob("*")
-                                 if p.is_file() and p.name not in ("agentrc.lock.json", "keep.txt")))
+                                 if p.is_file() and p.name not in ("agentrc.lock.json", "keep.txt")
+                                 and not p.relative_to(project).as_posix().startswith("vendor/")))
         return (project / "agentrc.lock.json").read_bytes(), installed
+
+
+def _vendored() -> fs.Files:
+    """The seed source as `project/vendor/`, with the sources it requires beside the project."""
+    return {("project/vendor/" + p[4:] if p.startswith("src/") else p): b for p, b in _source_seed()}
 
 
 def _lock_pool() -> List[object]:
@@ -391,7 +415,7 @@ def run_lock(case: Path, rng: random.Random, done: List[str]) -> List[str]:
              "outside/secret.txt": b"SECRET\n"}
     world = rng.choice(["lock only", "sources", "installed", "installed+manifest"])
     if world != "lock only":
-        files.update((p, b) for p, b in _source_seed() if p.startswith(("src/", "other/", "remote/")))
+        files.update(_vendored())
     if world.startswith("installed"):
         files.update((f"project/{p}", b) for p, b in installed
                      if world == "installed+manifest" or not p.startswith(".agentrc/"))
@@ -422,10 +446,25 @@ def run_lock(case: Path, rng: random.Random, done: List[str]) -> List[str]:
     return done
 
 
+# What no text output may hold raw (issue 30 §10): ESC, CR, CSI, NUL, the bidirectional
+# overrides and isolates. Fetched names carry them; `diagnostics.printable` escapes them.
+_FORGERS = re.compile("[\x00\x1b\r\x9b\u202a-\u202e\u2066-\u2069]")
+
+
 def _cli(where: Path, argv: List[str]) -> str:
-    code, exc, _ = fuzzlib._run(where, argv)
-    if exc is not None:
-        raise exc
+    """The command line in `where`, in-process; its exit code as the verdict. Its text output
+    (not --json: JSON escapes controls itself) must hold no terminal control from the input."""
+    out, err = io.StringIO(), io.StringIO()
+    with _in(where), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code
     if code not in (0, 1, 2, None):
         raise Oracle(f"exit {code!r}")
+    text = out.getvalue() + err.getvalue()
+    forged = _FORGERS.search(text) if "--json" not in argv else None
+    if forged:
+        line = text[:forged.start()].rsplit("\n", 1)[-1] + text[forged.start():].split("\n", 1)[0]
+        raise Oracle(f"{' '.join(argv[:2])} printed {forged.group()!r} raw: {line!r:.200}")
     return f"=> exit {code}"
