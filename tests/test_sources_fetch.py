@@ -89,7 +89,8 @@ def test_a_subpath_is_checked_out_sparsely(repo):
     got = Fetcher().fetch(parse(f"{repo.url}@v1#reg"))
     assert got.ok
     assert _paths(got) == ["skills/a/SKILL.md"]
-    entry = Path(got.root).parent
+    entry = Path(got.directory).parent  # the checkout in the cache (got.root is how it is shown)
+    assert (entry / "reg" / "skills" / "a" / "SKILL.md").is_file()
     assert not (entry / "other").exists()  # the sparse checkout left the rest of the tree out
 
 

@@ -9,7 +9,8 @@ Capability references (`package.json#ai.capabilities`, the config's `capabilitie
 built from the project's `agentrc.lock.json` only: each git reference's locked commit is
 fetched by the lock target's fetch rule (`agentrc_pants.lockfile.fetch_locked_source`, a
 Process keyed by source and commit, cached locally and remotely) and laid out as the CLI's
-source cache in the sandbox, where the CLI runs with `AGENTRC_NO_FETCH`: a reference the lock
+source cache in the sandbox, each entry with the record of its files the CLI verifies it
+against (`entry_record`), where the CLI runs with `AGENTRC_NO_FETCH`: a reference the lock
 does not pin is AR223, never a fetch. The lock is written by `agentrc build` of the
 project outside Pants.
 
@@ -51,7 +52,7 @@ from pants.util.frozendict import FrozenDict
 from pants.util.logging import LogLevel
 
 from agentrc.inputs.config import CONFIG_NAMES
-from agentrc.inputs.fetch import entry_path
+from agentrc.inputs.fetch import entry_path, entry_record
 from agentrc.output.plan import summary_lines
 from agentrc.sources import lock as lockfile
 from agentrc.sources.dsl import GIT, SourceError, parse
@@ -129,6 +130,9 @@ async def locked_capabilities(request: LockedCapabilitiesRequest) -> LockedCapab
     for (source, _, commit), got in zip(unique, fetched):
         root = f"{CACHE}/sources/{entry_path(source, commit)}".rstrip("/")
         files.extend(FileContent(f"{root}/{f.path}", f.content, f.executable) for f in got.files)
+        # The record the CLI verifies a cache entry against (AR228 without it).
+        record, data = entry_record(source, commit, ((f.path, f.content, f.executable) for f in got.files))
+        files.append(FileContent(f"{CACHE}/sources/{record}", data))
     return LockedCapabilities(await Get(Digest, CreateDigest(files)))
 
 

@@ -5,8 +5,16 @@ the server allows a filter) and sparse when a `#subpath` selects part of the rep
 into the user cache (`$AGENTRC_CACHE_DIR`, else `$XDG_CACHE_HOME/agentrc`, else
 `~/.cache/agentrc`) under `sources/<digest of the URL>/<commit>[-<digest of the
 subpath>]`. A checkout is moved into place whole (a rename), so a cache entry is complete
-or absent. When the lock pins a commit that is in the cache, git is not run at all; a ref
-(branch, tag) is resolved by one shallow fetch per resolution (`Fetcher` remembers it).
+or absent, and a failed fetch leaves nothing (no temporary or empty directory). When the
+lock pins a commit that is in the cache, git is not run at all; a ref (branch, tag) is
+resolved by one shallow fetch per resolution (`Fetcher` remembers it).
+
+The cache is someone else's content on the user's disk, so it is verified on every use:
+each entry's files are recorded when it is made (`agentrc.inputs.fetchcache`) and hashed
+against that record whenever it is read; an entry that differs is discarded and fetched
+again (AR228, a warning), or refused when it cannot be (an error). A checkout is bounded
+before it is made, from git's listing of the commit (`bounds`: the number of files, each
+file's size and their total, AR227), so a small repository cannot expand into a huge tree.
 
 The fetched tree is untrusted input: it is read by `agentrc.inputs.tree` like any
 registry (no symlink followed out of it, AR050; files bounded, AR054), and a `#subpath`
@@ -15,7 +23,11 @@ terminal prompt, no hook templates, only the https, ssh and file transports, and
 limit (`AGENTRC_GIT_TIMEOUT` seconds, 600 by default). `AGENTRC_GIT` names the git binary
 (the Pants backend's sandbox has no PATH). With `AGENTRC_NO_FETCH` set, only the cache is
 read: a source that is not there at a pinned commit is AR223 (the Pants backend puts the
-locked commits into a sandbox's cache with `entry_path` and builds from those only).
+locked commits into a sandbox's cache with `entry_path` and `entry_record`, and builds from
+those only).
+
+Fetched files, and every diagnostic about them, are shown as `SOURCE@REF/PATH`, never by
+their path in the cache (which differs between machines and says where the cache is).
 """
 
 from __future__ import annotations
@@ -27,9 +39,10 @@ import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, replace
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.inputs import fetchcache
 from agentrc.inputs.tree import read_tree
 from agentrc.model import SourceTree
 from agentrc.sources.dsl import GIT, Source
@@ -98,25 +111,54 @@ class Fetcher:
 
     def _read(self, source: Source, commit: Optional[str], top: str, diags: Diagnostics) -> Fetched:
         root = os.path.join(top, *source.subpath.split("/")) if source.subpath else top
-        real_top = os.path.realpath(top)
-        real = os.path.realpath(root)
+        shown = display_root(source, commit) if source.kind == GIT else root
+        real_top, real = _realpath(top), _realpath(root)
+        if real is None or real_top is None:
+            diags.error(source.label, (0, 0), "AR054", f"#{source.subpath} is a symlink chain too long to follow")
+            return Fetched(source, commit, shown, SourceTree(()), diags.sorted())
         if real != real_top and not real.startswith(real_top.rstrip(os.sep) + os.sep):
             diags.error(source.label, (0, 0), "AR050", f"#{source.subpath} leads outside the source (a symlink)")
-            return Fetched(source, commit, root, SourceTree(()), diags.sorted())
+            return Fetched(source, commit, shown, SourceTree(()), diags.sorted())
         if not os.path.isdir(root):
             diags.error(source.label, (0, 0), "AR208", f"#{source.subpath} is not a directory in the source")
-            return Fetched(source, commit, root, SourceTree(()), diags.sorted())
-        read = read_tree([root])
-        diags.extend(read.diagnostics)
+            return Fetched(source, commit, shown, SourceTree(()), diags.sorted())
+        try:
+            read = read_tree([root])
+        except RecursionError:  # os.path.realpath recurses once per link of a chain
+            diags.error(source.label, (0, 0), "AR054", "a symlink chain too long to follow: nothing is read from "
+                        "this source")
+            return Fetched(source, commit, shown, SourceTree(()), diags.sorted())
         if source.kind != GIT:
+            diags.extend(read.diagnostics)
             return Fetched(source, commit, root, read.tree, diags.sorted(), root)
         # A fetched file is shown (in diagnostics, item directories, whatever an adapter
         # embeds) as SOURCE@REF/SUBPATH/FILE: the same on every machine, unlike the cache.
-        shown = display_root(source, commit)
-        prefix = read_tree_root(root)
-        files = tuple(replace(f, path=shown + f.path[len(prefix):]) if f.path.startswith(prefix + "/") else f
+        shows = self._shows(source, commit, top, root)
+        diags.extend(replace(d, path=shows(d.path), message=shows(d.message)) for d in read.diagnostics)
+        files = tuple(replace(f, path=shows(f.path), link=shows(f.link) if f.link else f.link)
                       for f in read.tree.files)
         return Fetched(source, commit, shown, SourceTree(files), diags.sorted(), root)
+
+    def _shows(self, source: Source, commit: Optional[str], top: str, root: str):
+        """Text about the checkout at `top` as the user sees it: its registry `root` as
+        SOURCE@REF/SUBPATH, the rest of the checkout as SOURCE@REF/PATH, and any other
+        path in the cache as `$AGENTRC_CACHE_DIR/...` (a link's target may name one)."""
+        pairs = [(read_tree_root(root), display_root(source, commit)),
+                 (read_tree_root(top), display_root(replace(source, subpath=""), commit))]
+        for path, label in list(pairs):
+            real = _realpath(path)
+            if real is not None and real != path:
+                pairs.append((real, label))
+        for cache in (self.cache, _realpath(self.cache)):
+            if cache:
+                pairs.append((cache.rstrip(os.sep), "$AGENTRC_CACHE_DIR/sources"))
+
+        def shows(text: str) -> str:
+            for path, label in pairs:
+                if path in text:
+                    text = text.replace(path, label)
+            return text
+        return shows
 
     # git
 
@@ -124,45 +166,93 @@ class Fetcher:
         diags = Diagnostics()
         repo_dir = os.path.join(self.cache, _repo_name(source))
         want = commit or (source.ref if source.pinned else None)
-        if want is not None:
-            hit = self._cached(repo_dir, want, source.subpath)
-            if hit is not None:
-                return self._read(source, want, hit, diags)
-        if os.environ.get("AGENTRC_NO_FETCH"):
-            diags.error(source.label, (0, 0), "AR223", "not fetched: this build reads locked commits only, and "
-                        + (f"commit {want[:12]} is not among them" if want else "agentrc.lock.json pins no commit "
-                           "for this source and ref"))
-            return Fetched(source, None, repo_dir, SourceTree(()), diags.sorted())
-        try:
-            os.makedirs(repo_dir, exist_ok=True)
-            work = tempfile.mkdtemp(prefix="tmp-", dir=repo_dir)
-        except OSError as exc:
-            diags.error(source.label, (0, 0), "AR201", f"cannot create the cache directory {repo_dir}: "
-                        f"{exc.strerror or exc}")
-            return Fetched(source, None, repo_dir, SourceTree(()), diags.sorted())
-        try:
-            got = self._checkout(source, want, work, repo_dir, diags)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        if got is None:
-            return Fetched(source, None, repo_dir, SourceTree(()), diags.sorted())
-        resolved, top = got
+        changed: List[str] = []  # what the check of a discarded cache entry found (AR228)
+        hit = self._cached(source, repo_dir, want, changed) if want is not None else None
+        resolved = want
+        if hit is None and os.environ.get("AGENTRC_NO_FETCH"):
+            if not changed:
+                diags.error(source.label, (0, 0), "AR223", "not fetched: this build reads locked commits only, "
+                            "and " + (f"commit {want[:12]} is not among them" if want else "agentrc.lock.json pins "
+                                      "no commit for this source and ref"))
+        elif hit is None:
+            got = self._fetch(source, want, repo_dir, changed, diags)
+            if got is not None:
+                resolved, hit = got
+        for what in changed:
+            if hit is None:
+                diags.error(source.label, (0, 0), "AR228", f"{what}; it could not be fetched again, so nothing is "
+                            "read from it")
+            else:
+                diags.warning(source.label, (0, 0), "AR228", f"{what}; it was discarded and fetched again")
+        if hit is None or resolved is None:
+            return Fetched(source, None, display_root(source, commit), SourceTree(()), diags.sorted())
         if commit is not None and resolved != commit:  # pragma: no cover - git fetched another object
             diags.error(source.label, (0, 0), "AR201", f"asked for commit {commit}, git gave {resolved}")
-            return Fetched(source, None, top, SourceTree(()), diags.sorted())
-        return self._read(source, resolved, top, diags)
+            return Fetched(source, None, display_root(source, commit), SourceTree(()), diags.sorted())
+        return self._read(source, resolved, hit, diags)
 
-    def _cached(self, repo_dir: str, commit: str, subpath: str) -> Optional[str]:
-        for name in (commit, _entry_name(commit, subpath)):
+    def _fetch(self, source: Source, want: Optional[str], repo_dir: str, changed: List[str],
+               diags: Diagnostics) -> Optional[Tuple[str, str]]:
+        """A fresh checkout of `want` (else the ref) in the cache: (commit, entry) or None with a
+        diagnostic. A failure leaves nothing: the temporary checkout, and the directories made
+        for it when they stay empty, are removed."""
+        made = _missing_dirs(repo_dir)
+        work = None
+        try:
+            for _ in range(3):  # another run may remove an empty repo_dir between the two calls
+                os.makedirs(repo_dir, exist_ok=True)
+                try:
+                    work = tempfile.mkdtemp(prefix="tmp-", dir=repo_dir)
+                    break
+                except FileNotFoundError:
+                    continue
+        except OSError as exc:
+            diags.error(source.label, (0, 0), "AR201", "cannot create its directory in the source cache "
+                        f"($AGENTRC_CACHE_DIR, else ~/.cache/agentrc): {exc.strerror or exc}")
+        got = None
+        if work is not None:
+            try:
+                got = self._checkout(source, want, work, repo_dir, changed, diags)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+        if got is None:
+            for directory in made:  # deepest first; one still holding something stays
+                try:
+                    os.rmdir(directory)
+                except OSError:
+                    break
+        return got
+
+    def _cached(self, source: Source, repo_dir: str, commit: str, changed: List[str]) -> Optional[str]:
+        """The cache entry of `commit` that serves `source` (its whole checkout, else its
+        subpath's), verified against its record; one that differs is discarded."""
+        for name in (commit, _entry_name(commit, source.subpath)):
             path = os.path.join(repo_dir, name)
-            if os.path.isdir(path) and not os.path.islink(path):
+            if os.path.isdir(path) and not os.path.islink(path) and self._verified(source, path, commit, changed):
                 return path
         return None
 
-    def _checkout(self, source: Source, want: Optional[str], work: str, repo_dir: str,
+    def _verified(self, source: Source, path: str, commit: str, changed: List[str],
+                  record: Optional[fetchcache.Record] = None) -> bool:
+        """Whether the entry at `path` matches its record (or `record`). One that does not is
+        discarded, and what differs is said in `changed` as the source's, not the cache's."""
+        try:
+            fetchcache.verify(path, record)
+            return True
+        except fetchcache.Changed as exc:
+            where = display_root(replace(source, subpath=""), commit)
+            shown = where if exc.path == "." else f"{where}/{exc.path}"
+            changed.append(f"the cached checkout of {source.label} at {commit[:12]} is not what was fetched: "
+                           f"{shown} {exc.how}")
+        if not fetchcache.discard(path):
+            changed.append(f"the cached checkout of {source.label} at {commit[:12]} cannot be removed")
+        return False
+
+    def _checkout(self, source: Source, want: Optional[str], work: str, repo_dir: str, changed: List[str],
                   diags: Diagnostics) -> Optional[Tuple[str, str]]:
-        """Fetch `want` (a commit, else the ref, else HEAD) into `work`, check it out and move
-        it into the cache; (commit, cache entry) or None with a diagnostic."""
+        """Fetch `want` (a commit, else the ref, else HEAD) into `work`, bound it, check it
+        out, record its files and move it into the cache; (commit, cache entry) or None with
+        a diagnostic."""
         ref = want or source.ref or "HEAD"
         steps: List[Tuple[str, ...]] = [
             ("init", "-q", "--template=", work),
@@ -170,15 +260,17 @@ class Fetcher:
             ("-C", work, "fetch", "-q", "--depth", "1", "--filter=blob:none", "--no-tags", "origin", ref),
             ("-C", work, "rev-parse", "--verify", "-q", "FETCH_HEAD^{commit}"),
         ]
-        out: Optional[str] = ""
+        out: Optional[bytes] = b""
         for step in steps:
             out = self._run(source, step, diags)
             if out is None:
                 return None
-        resolved = (out or "").strip()
-        cached = self._cached(repo_dir, resolved, source.subpath)
+        resolved = (out or b"").decode("ascii", "replace").strip()
+        cached = self._cached(source, repo_dir, resolved, changed)
         if cached is not None:
             return resolved, cached
+        if not self._bounded(source, work, resolved, diags):
+            return None
         tail: List[Tuple[str, ...]] = []
         if source.subpath:
             tail.append(("-C", work, "sparse-checkout", "set", "--cone", source.subpath))
@@ -187,30 +279,108 @@ class Fetcher:
             if self._run(source, step, diags) is None:
                 return None
         shutil.rmtree(os.path.join(work, ".git"), ignore_errors=True)
+        return self._keep(source, work, repo_dir, resolved, changed, diags)
+
+    def _keep(self, source: Source, work: str, repo_dir: str, resolved: str, changed: List[str],
+              diags: Diagnostics) -> Optional[Tuple[str, str]]:
+        """Record the checkout's files beside its entry, then move it into place. Another run
+        may have put the same commit there first: theirs is used if it matches the record."""
         final = os.path.join(repo_dir, _entry_name(resolved, source.subpath))
         try:
-            os.rename(work, final)
-        except OSError:
-            if not os.path.isdir(final):  # another run put it there first: theirs is as good
-                diags.error(source.label, (0, 0), "AR201", f"cannot move the checkout into the cache at {final}")
-                return None
-        return resolved, final
+            record = fetchcache.make(work)
+            fetchcache.save(final, record, self.cache)
+        except (OSError, fetchcache.Changed) as exc:
+            diags.error(source.label, (0, 0), "AR201", f"cannot record the checkout in the source cache: {exc}")
+            return None
+        for _ in range(2):
+            try:
+                os.rename(work, final)
+                return resolved, final
+            except OSError:
+                if os.path.isdir(final) and self._verified(source, final, resolved, changed, record):
+                    return resolved, final
+        diags.error(source.label, (0, 0), "AR201", "cannot move the checkout into the source cache")
+        return None
 
-    def _run(self, source: Source, args: Tuple[str, ...], diags: Diagnostics) -> Optional[str]:
+    def _bounded(self, source: Source, work: str, commit: str, diags: Diagnostics) -> bool:
+        """Whether what the checkout would write stays within `bounds()`, judged from git's
+        listing of the commit before anything is checked out (AR227 otherwise). Sizes need
+        the blobs, which a filtered fetch left on the server: those the checkout needs are
+        fetched in one request first (compressed, as git stores them), then measured from
+        their headers; a 600 KB pack that expands to 100 MB is refused here, unexpanded."""
+        listing = self._run(source, ("-C", work, "ls-tree", "-r", "-z", "--full-tree", commit), diags)
+        if listing is None:
+            return False
+        files = [(path, oid) for mode, kind, oid, path in _tree_entries(listing)
+                 if kind == "blob" and _in_cone(path, source.subpath)]
+        max_file, max_files, max_total = bounds()
+        shown = display_root(replace(source, subpath=""), commit)
+        if len(files) > max_files:
+            diags.error(source.label, (0, 0), "AR227", f"the checkout would hold {len(files)} files, over the bound "
+                        f"of {max_files} (AGENTRC_MAX_FILES)")
+            return False
+        sizes = self._sizes(source, work, commit, sorted({oid for _, oid in files}), diags)
+        if sizes is None:
+            return False
+        total = 0
+        for path, oid in files:
+            size = sizes.get(oid, max_file + 1)  # a blob git cannot size is refused
+            total += size
+            if size > max_file:
+                diags.error(f"{shown}/{_text(path)}", (0, 0), "AR227", f"a file of {size} bytes, over the bound of "
+                            f"{max_file} bytes per file (AGENTRC_MAX_FILE_BYTES): nothing is checked out")
+                return False
+        if total > max_total:
+            diags.error(source.label, (0, 0), "AR227", f"the checkout would hold {total} bytes, over the bound of "
+                        f"{max_total} bytes (AGENTRC_MAX_CHECKOUT_BYTES): nothing is checked out")
+            return False
+        return True
+
+    def _sizes(self, source: Source, work: str, commit: str, oids: List[str],
+               diags: Diagnostics) -> Optional[Dict[str, int]]:
+        """The size of each blob in `oids`: those the filtered fetch left on the server are
+        fetched in one request (what a partial clone's checkout would fetch anyway; asking
+        for sizes one by one would fetch them one by one), then `cat-file` reads each
+        object's header, never its expanded content."""
+        missing = self._run(source, ("-C", work, "rev-list", "--objects", "--missing=print", commit), diags)
+        if missing is None:
+            return None
+        absent = {line[1:].decode("ascii", "replace") for line in missing.splitlines() if line.startswith(b"?")}
+        wanted = [oid for oid in oids if oid in absent]
+        if wanted and self._run(source, ("-C", work, "-c", "fetch.negotiationAlgorithm=noop", "fetch", "-q",
+                                         "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no",
+                                         "--filter=blob:none", "--stdin", "origin"), diags,
+                                data="".join(f"{oid}\n" for oid in wanted).encode()) is None:
+            return None
+        sized = self._run(source, ("-C", work, "cat-file", "--batch-check=%(objectname) %(objectsize)"), diags,
+                          data="".join(f"{oid}\n" for oid in oids).encode())
+        if sized is None:
+            return None
+        sizes: Dict[str, int] = {}
+        for line in sized.decode("ascii", "replace").splitlines():
+            oid, _, size = line.partition(" ")
+            if size.isdigit():
+                sizes[oid] = int(size)
+        return sizes
+
+    def _run(self, source: Source, args: Tuple[str, ...], diags: Diagnostics,
+             data: Optional[bytes] = None) -> Optional[bytes]:
         env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1", LC_ALL="C")
         env.pop("GIT_DIR", None)
         env.pop("GIT_WORK_TREE", None)
         self.git_runs += 1
+        verb = next((a for a in args[2:] if not a.startswith("-") and "=" not in a), args[0]) \
+            if args[0] == "-C" else args[0]
         try:
             proc = subprocess.run((os.environ.get("AGENTRC_GIT") or "git",) + _GIT_CONFIG + args,
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, env=env, timeout=_timeout())
+                                  input=data, stdin=None if data is not None else subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=_timeout())
         except FileNotFoundError:
             diags.error(source.label, (0, 0), "AR202", "git is not on PATH")
             return None
         except subprocess.TimeoutExpired:
-            diags.error(source.label, (0, 0), "AR201", f"git {args[2] if args[0] == '-C' else args[0]} took longer "
-                        f"than {_timeout():g} s (AGENTRC_GIT_TIMEOUT)")
+            diags.error(source.label, (0, 0), "AR201", f"git {verb} took longer than {_timeout():g} s "
+                        "(AGENTRC_GIT_TIMEOUT)")
             return None
         except OSError as exc:
             diags.error(source.label, (0, 0), "AR201", f"cannot run git: {exc.strerror or exc}")
@@ -218,11 +388,10 @@ class Fetcher:
         if proc.returncode != 0:
             said = [line for line in proc.stderr.decode("utf-8", "replace").splitlines()
                     if line.strip() and not line.startswith("warning: filtering not recognized")]
-            verb = args[2] if args[0] == "-C" else args[0]
-            diags.error(source.label, (0, 0), "AR201", f"git {verb} failed: " + (" / ".join(said[-3:]) or
-                                                                               f"exit {proc.returncode}"))
+            text = " / ".join(said[-3:]).replace(self.cache.rstrip(os.sep), "$AGENTRC_CACHE_DIR/sources")
+            diags.error(source.label, (0, 0), "AR201", f"git {verb} failed: " + (text or f"exit {proc.returncode}"))
             return None
-        return proc.stdout.decode("utf-8", "replace")
+        return proc.stdout
 
 
 def display_root(source: Source, commit: Optional[str]) -> str:
@@ -243,6 +412,81 @@ def entry_path(source: Source, commit: str) -> str:
     """Where a git source's registry sits at `commit`, relative to the cache's `sources/`
     directory: what a sandbox lays out for a fetcher that must not fetch."""
     return posixpath.join(_repo_name(source), _entry_name(commit, source.subpath), source.subpath)
+
+
+def entry_record(source: Source, commit: str, files: Iterable[Tuple[str, bytes, bool]]) -> Tuple[str, bytes]:
+    """The record a cache entry laid out by someone else than git needs (the Pants backend's
+    sandbox): `files` as (path relative to `entry_path(source, commit)`, content, executable)
+    in, (the record's path relative to the cache's `sources/` directory, its bytes) out.
+    Without it the entry is not trusted (AR228), as it could not be verified."""
+    entry = posixpath.join(_repo_name(source), _entry_name(commit, source.subpath))
+    inside = [(posixpath.join(source.subpath, path) if source.subpath else path, content, executable)
+              for path, content, executable in files]
+    return fetchcache.record_path(entry), fetchcache.dumps(fetchcache.record_of(inside))
+
+
+MAX_FILE_BYTES = 16 << 20
+MAX_FILES = 50_000
+MAX_CHECKOUT_BYTES = 512 << 20
+
+
+def bounds() -> Tuple[int, int, int]:
+    """(bytes per file, files, bytes in all) a checkout may hold: 16 MiB, 50,000 and 512 MiB,
+    or the consumer's AGENTRC_MAX_FILE_BYTES, AGENTRC_MAX_FILES, AGENTRC_MAX_CHECKOUT_BYTES
+    (whole numbers; anything else leaves the default)."""
+    return (_bound("AGENTRC_MAX_FILE_BYTES", MAX_FILE_BYTES), _bound("AGENTRC_MAX_FILES", MAX_FILES),
+            _bound("AGENTRC_MAX_CHECKOUT_BYTES", MAX_CHECKOUT_BYTES))
+
+
+def _bound(name: str, default: int) -> int:
+    text = os.environ.get(name, "").strip().replace("_", "")
+    return int(text) if text.isdigit() else default
+
+
+def _tree_entries(listing: bytes) -> Iterable[Tuple[str, str, str, str]]:
+    """(mode, type, object id, path) of each record of `git ls-tree -z` output."""
+    for record in listing.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        fields = meta.decode("ascii", "replace").split()
+        if len(fields) == 3:
+            yield fields[0], fields[1], fields[2], path.decode("utf-8", "surrogateescape")
+
+
+def _in_cone(path: str, subpath: str) -> bool:
+    """Whether a cone-mode sparse checkout of `subpath` writes `path`: everything below the
+    subpath, and the files directly in the repository's root and in each directory above
+    the subpath (git's cone)."""
+    if not subpath or path.startswith(subpath + "/"):
+        return True
+    parent = posixpath.dirname(path)
+    return parent == "" or subpath.startswith(parent + "/")
+
+
+def _text(path: str) -> str:
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _realpath(path: str) -> Optional[str]:
+    """`os.path.realpath`, or None for a symlink chain it cannot follow (it recurses once
+    per link: a chain of 1,000 is a RecursionError on Python before 3.13)."""
+    try:
+        return os.path.realpath(path)
+    except (RecursionError, OSError, ValueError):
+        return None
+
+
+def _missing_dirs(path: str) -> List[str]:
+    """The directories `os.makedirs(path)` would create, deepest first."""
+    missing: List[str] = []
+    while path and not os.path.lexists(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return missing
 
 
 def _repo_name(source: Source) -> str:

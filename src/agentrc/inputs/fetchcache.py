@@ -1,0 +1,215 @@
+"""The source cache's records: what each cached checkout held when git made it.
+
+A checkout in the cache (`sources/<repo>/<entry>`) is someone else's content sitting on
+the user's disk, read again by every later `add`, `update` and `install` without git. A
+file changed there after the fetch (appended to, replaced, made executable, swapped for a
+link) would be installed and locked as if the source had it. So when an entry is made,
+every file's SHA-256, size and executable bit and every symlink's target are recorded in
+`<entry>.files.json` beside it (outside the entry's tree, so nothing in the tree can
+forge it), and every use walks the entry again and compares: no git runs, one read of
+each file, linear in the entry's size. A difference, or a missing record, means the
+entry is not what git gave: the caller discards it and fetches again (AR228).
+
+The walk follows no link (a link is recorded by its target, never entered), reads only
+regular files (non-blocking, so a FIFO planted in the entry cannot hang it) and bounds
+each read by the size recorded, so a file grown huge costs one read past its size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import stat
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from agentrc.output.atomic import write_atomic
+
+RECORD_SUFFIX = ".files.json"
+_VERSION = 1
+_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+# One file's record: ("file", size, executable, sha256 hex) or ("link", target).
+Entry = Tuple[object, ...]
+Record = Dict[str, Entry]
+
+
+class Changed(Exception):
+    """The entry differs from its record: `path` (relative to the entry, posix) and how."""
+
+    def __init__(self, path: str, how: str):
+        super().__init__(f"{path}: {how}")
+        self.path = path
+        self.how = how
+
+
+def record_path(entry: str) -> str:
+    return entry + RECORD_SUFFIX
+
+
+def file_entry(content: bytes, executable: bool) -> Entry:
+    return ("file", len(content), bool(executable), hashlib.sha256(content).hexdigest())
+
+
+def dumps(record: Record) -> bytes:
+    """The record's bytes: deterministic, so two runs caching one commit write the same."""
+    files = {path: list(value) for path, value in record.items()}
+    return json.dumps({"version": _VERSION, "files": files}, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+
+
+def loads(data: bytes) -> Optional[Record]:
+    """The record in `data`, or None when it is not one (then the entry is not trusted)."""
+    try:
+        doc = json.loads(data)
+        if doc.get("version") != _VERSION or not isinstance(doc.get("files"), dict):
+            return None
+        record = {str(path): tuple(value) for path, value in doc["files"].items()}
+    except (ValueError, TypeError, AttributeError):
+        return None
+    return record if all(map(_well_formed, record.values())) else None
+
+
+def _well_formed(value: Entry) -> bool:
+    if len(value) == 2 and value[0] == "link":
+        return isinstance(value[1], str)
+    return (len(value) == 4 and value[0] == "file" and isinstance(value[1], int) and isinstance(value[2], bool)
+            and isinstance(value[3], str))
+
+
+def record_of(files: Iterable[Tuple[str, bytes, bool]]) -> Record:
+    """The record of regular files given as (path in the entry, content, executable):
+    what a sandbox that lays out a locked commit itself writes beside it."""
+    return {path: file_entry(content, executable) for path, content, executable in files}
+
+
+def make(entry: str) -> Record:
+    """The record of the checkout at `entry` (git has just written it)."""
+    record: Record = {}
+    for rel, full, st in _walk(entry):
+        if stat.S_ISLNK(st.st_mode):
+            record[rel] = ("link", os.readlink(full))
+        elif stat.S_ISREG(st.st_mode):
+            content = _read(full, st.st_size)
+            record[rel] = file_entry(content, bool(st.st_mode & 0o100))
+        else:
+            raise Changed(rel, f"is {_kind(st.st_mode)}, which git does not check out")
+    return record
+
+
+def save(entry: str, record: Record, cache: str) -> None:
+    """Write the record beside `entry`, whole or not at all, never through a link below `cache`."""
+    write_atomic(record_path(entry), dumps(record), root=cache)
+
+
+def verify(entry: str, record: Optional[Record] = None) -> None:
+    """Raise `Changed` unless the files at `entry` are exactly those its record (read from
+    beside it when not given) describes: same paths, kinds, sizes, modes and bytes."""
+    if record is None:
+        try:
+            with open(record_path(entry), "rb") as fh:
+                record = loads(fh.read(64 << 20))
+        except OSError:
+            record = None
+        if record is None:
+            raise Changed(".", "has no record of its files (made by an older agentrc, or the record was removed)")
+    left = dict(record)
+    rel = "."
+    try:
+        for rel, full, st in _walk(entry):
+            _compare(rel, full, st, left.pop(rel, None))
+    except OSError as exc:
+        raise Changed(rel, f"cannot be read ({exc.strerror or exc})") from None
+    if left:
+        raise Changed(sorted(left)[0], "was removed")
+
+
+def _compare(rel: str, full: str, st: os.stat_result, want: Optional[Entry]) -> None:
+    """Raise `Changed` unless the file `rel` (at `full`, of status `st`) is as recorded."""
+    if want is None:
+        raise Changed(rel, "was added")
+    if stat.S_ISLNK(st.st_mode):
+        if want[0] != "link":
+            raise Changed(rel, "is a symbolic link it was not")
+        if os.readlink(full) != want[1]:
+            raise Changed(rel, "points elsewhere")
+        return
+    if not stat.S_ISREG(st.st_mode) or want[0] != "file":
+        raise Changed(rel, f"is {_kind(st.st_mode)}, not what was fetched")
+    if st.st_size != want[1]:
+        raise Changed(rel, f"is {st.st_size} bytes, not {want[1]}")
+    if bool(st.st_mode & 0o100) != want[2]:
+        raise Changed(rel, "its executable bit changed")
+    if hashlib.sha256(_read(full, st.st_size)).hexdigest() != want[3]:
+        raise Changed(rel, "its content changed")
+
+
+def discard(entry: str) -> bool:
+    """Remove an entry and its record: renamed aside first (one step, so no reader sees
+    half of it under its name), then deleted. False when it could not be moved."""
+    aside = os.path.join(os.path.dirname(entry), f"tmp-discard-{secrets.token_hex(4)}")
+    try:
+        os.rename(entry, aside)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    else:
+        shutil.rmtree(aside, ignore_errors=True)
+    try:
+        os.unlink(record_path(entry))
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    return True
+
+
+def _walk(top: str) -> Iterable[Tuple[str, str, os.stat_result]]:
+    """(posix path relative to `top`, path, lstat) of everything below `top` but
+    directories, which are entered (never through a link). Iterative: depth is no limit."""
+    pending: List[Tuple[str, str]] = [(top, "")]
+    while pending:
+        directory, rel = pending.pop()
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for entry in entries:
+            sub = f"{rel}/{entry.name}" if rel else entry.name
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                pending.append((entry.path, sub))
+            else:
+                yield sub, entry.path, st
+
+
+def _read(path: str, size: int) -> bytes:
+    """The bytes of the regular file at `path`, read up to one byte past `size` (what its
+    status said): a file that grew since shows a different size, not an unbounded read."""
+    fd = os.open(path, _READ)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "replaced while it was read (not a regular file)", path)
+        parts = []
+        got = 0
+        while got <= size:
+            part = os.read(fd, size + 1 - got)
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "a file"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
