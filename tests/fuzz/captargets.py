@@ -158,13 +158,45 @@ def _scope() -> Tuple[Tuple[str, bytes], ...]:
     return tuple(sorted(files.items()))
 
 
+INJECTIONS = ["fifo", "/dev/stdin", "/dev/zero", "../outside/secret.txt", "@CASE@/outside/secret.txt",
+              "injects/../../outside/secret.txt", "injects", "missing.md", "", "none", "default", "/", "~/x",
+              "notes/team.md\x1b[2K\rall good"]
+
+
+def _injection(raw: bytes, rng: random.Random) -> Tuple[bytes, str]:
+    """A file the config names, from the paths that must stay inside the scope and must not
+    block: an entry's injection-override, the kernel's, an agents-md-injection, a setup."""
+    try:
+        doc = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        return raw, "not YAML, no injection"
+    if not isinstance(doc, dict):
+        return raw, "not a mapping, no injection"
+    value = rng.choice(INJECTIONS)
+    where = rng.randrange(4)
+    entries = [e for group in ("layers", "additive") for e in
+               ((doc.get("capabilities") or {}).get(group) or {}).values() if isinstance(e, dict)]
+    if where == 0 and entries:
+        rng.choice(entries)["injection-override"] = value
+    elif where == 1:
+        doc["oas"] = {"injection-override": value}
+    elif where == 2:
+        doc["agents-md-injection"] = {"team": value} if rng.random() < 0.5 else value
+    else:
+        doc["work-modes"] = {"checkout": {"setup": value}}
+    text = yaml.safe_dump(doc, allow_unicode=True).encode("utf-8", "surrogatepass")
+    return text, f"injection {where} = {value!r}"
+
+
 def run_cap_scope(case: Path, rng: random.Random, done: List[str]) -> List[str]:
     files = dict(_scope())
     fuzzed = [p for p in sorted(files) if p.endswith(("oas-config.yaml", "oas-lock.json", "oas.json",
                                                       "oas-package.json", ".oas-installation.json", "soul.yaml"))]
     for _ in range(rng.choice([1, 1, 2, 3])):
         path = rng.choice(fuzzed)
-        if path.endswith(".json"):
+        if path.endswith("oas-config.yaml") and rng.random() < 0.3:
+            files[path], what = _injection(files[path], rng)
+        elif path.endswith(".json"):
             files[path], what = fs.mutate_json_bytes(files[path], rng, OAS_POOL)
         elif rng.random() < 0.5:
             files[path], what = fuzzlib._mutate_file(path, files[path], rng)
@@ -178,7 +210,8 @@ def run_cap_scope(case: Path, rng: random.Random, done: List[str]) -> List[str]:
     specials = {"scope/fifo": "fifo"}
     _lay_out(case, files, {}, specials)
     argv = rng.choice([["cap", "list", "--dir", ".", "--json"], ["cap", "list", "--dir", "."],
-                       ["cap", "doctor", ".", "--json"], ["cap", "doctor", ".", "--soul", "dev", "--json"]])
+                       ["cap", "doctor", ".", "--json"], ["cap", "doctor", ".", "--soul", "dev", "--json"],
+                       ["cap", "doctor", "."], ["cap", "doctor", ".", "--soul", "dev"]])
     done.append(" ".join(argv))
     with guard.fenced(case, SECONDS):
         result = _cli(case / "scope", argv)

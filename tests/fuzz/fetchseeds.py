@@ -93,7 +93,7 @@ def oas_seeds() -> Dict[str, List[bytes]]:
         b"      injection-override: injects/custom.md\n    tasks: none\n  additive:\n    demo.review:\n"
         b"      agent-types: [developers]\n      souls:\n        dev: {enabled: false}\n"
         b"agents-md-injection: {team: notes/team.md}\nwork-modes:\n  checkout: {setup: setup.sh}\n"
-        b"skill-overrides: {send: off}\noas: {injection-override: kernel.md}\n"]
+        b"skill-overrides: {send: \"off\"}\noas: {injection-override: kernel.md}\n"]
     return {"oas.json": caps, "oas-package.json": [cap["in/pkg/oas-package.json"]],
             "oas-lock.json": [scope["oas-lock.json"]], "oas-config.yaml": configs}
 

@@ -440,7 +440,7 @@ def run_lock(case: Path, rng: random.Random, done: List[str]) -> List[str]:
             result = consume.remove_mcp(project, [server]).diagnostics
         else:
             result = ()
-            code = _cli(case / "project", [verb, "--dir", ".", "--json"])
+            code = _cli(case / "project", [verb, "--dir", "."] + (["--json"] if rng.random() < 0.5 else []))
     _unchanged(case, {"project/keep.txt": b"the user's own file\n", "outside/secret.txt": b"SECRET\n"})
     done.append(verdict(result) if verb not in ("list", "doctor") else code)
     return done
