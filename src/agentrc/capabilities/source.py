@@ -3,10 +3,14 @@ and the normalised `source` string the lock records for it.
 
 - a local directory (`./pkg`, `/abs/pkg`, `~/pkg`, `path:DIR`): exactly that directory is
   the package root; locked as `path:<absolute dir>`, commit "local", path ".";
-- a git URL (`file://`, `https://`, `http://`, `ssh://`, `git://`, `git@host:...`) or the
-  shorthand `git:host/org/repo` (https), each with an optional `@ref` and one `#path`
-  selecting the package root inside the repository (default `oas-package`, `#.` the root);
-  locked as `git:<url>@<ref or resolved commit>`;
+- a git URL (`file://`, `https://`, `ssh://`, `git@host:...`) or the shorthand
+  `git:host/org/repo` (https), each with an optional `@ref` and one `#path` selecting the
+  package root inside the repository (default `oas-package`, `#.` the root); locked as
+  `git:<url>@<ref or resolved commit>`. Stricter than the OAS kernel (issue 30): plain
+  `http://` and `git://` are refused (not authenticated), so is a URL holding a password or
+  token (AR225, and the secret is never shown: `redact`), and any host, user, path component
+  or ref that starts with `-` (an option to git or ssh) or holds spaces or control characters;
+  ssh user names (`git@host:org/repo`, `ssh://git@host/x`) are fine;
 - an official catalog id (`oas.okf`, `oas.okf@v1.4.0`): resolved through the catalog
   (`capabilities/catalog`); locked as `catalog:<id>[@<selector>]`.
 """
@@ -21,17 +25,74 @@ from typing import Optional
 
 from agentrc.capabilities.model import DEFAULT_PACKAGE_PATH
 
-_GIT_URL = re.compile(r"(https?://|file://|git@|ssh://|git://)")
+_GIT_URL = re.compile(r"(https?://|file://|git@|ssh://|git://)", re.IGNORECASE)
 _CATALOG = re.compile(r"([a-z0-9][a-z0-9._-]*)(?:@(.+))?")
 _SHORTHAND = re.compile(r"[^/\s]+/[^/\s]+/[^/\s]+")
 
 
 class SourceError(ValueError):
-    """A spec that names no source; `escape` when the reason is a '..' path."""
+    """A spec that names no source; `escape` when the reason is a '..' path; `code` the
+    diagnostic (AR156 an escape, AR225 credentials, else AR160)."""
 
-    def __init__(self, message: str, escape: bool = False):
+    def __init__(self, message: str, escape: bool = False, code: str = ""):
         super().__init__(message)
         self.escape = escape
+        self.code = code or ("AR156" if escape else "AR160")
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/@\s]*)@")
+_REF_BAD = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+
+
+def redact(spec: str) -> str:
+    """`spec` as it may be shown: the user information of a URL that could hold a secret
+    (any on http(s), one with a password elsewhere) replaced by `***`."""
+    def hide(m: "re.Match[str]") -> str:
+        scheme, info = m.group(1), m.group(2)
+        if scheme.lower().startswith("http") or ":" in info:
+            return f"{scheme}***@"
+        return m.group(0)
+
+    return _USERINFO.sub(hide, spec)
+
+
+def check_git_url(url: str) -> None:
+    """Refuse a git URL agentrc will not hand to git: another transport than https, ssh and
+    file; credentials (AR225, never echoed); a part that git or ssh would take for an option.
+    Raises SourceError."""
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise SourceError(f"the git URL {redact(url)!r} holds spaces or control characters")
+    lower = url.lower()
+    if lower.startswith(("http://", "git://")):
+        raise SourceError(f"{redact(url)!r}: plain http:// and git:// are not authenticated; use https:// or "
+                          "ssh:// (agentrc is stricter here than the OAS kernel)")
+    if lower.startswith("git@"):
+        host, _, path = url[4:].partition(":")
+        user, parts = "git", [host] + path.split("/")
+    else:
+        scheme, _, rest = url.partition("://")
+        netloc, _, path = rest.partition("/")
+        info, at, host = netloc.rpartition("@")
+        no_credentials(url)
+        user, parts = info, [host] + path.split("/")
+    if user.startswith("-") or any(p.startswith("-") for p in parts):
+        raise SourceError(f"{redact(url)!r}: a user, host or path component starts with '-', which git or ssh "
+                          "would take for an option", code="AR241")
+
+
+def no_credentials(text: str) -> None:
+    """AR225 (a SourceError) for user information that may hold a secret anywhere in `text`
+    (a spec with its `@ref`, a locked source), without showing it."""
+    for m in _USERINFO.finditer(text):
+        if m.group(1).lower().startswith("http") or ":" in m.group(2):
+            raise SourceError(f"{redact(text)!r} holds credentials; they would reach the lock and the terminal: "
+                              "let git's credential helper (or an ssh key) supply them", code="AR225")
+
+
+def check_ref(ref: str) -> None:
+    """A ref as git's rules allow it, and never an option. Raises SourceError."""
+    if ref.startswith("-") or ref.endswith((".", "/", ".lock")) or _REF_BAD.search(ref):
+        raise SourceError(f"the git ref {ref!r} is not a valid ref name (nor may it start with '-')", code="AR241")
 
 
 @dataclass(frozen=True)
@@ -127,15 +188,24 @@ def parse(spec: str, base: Optional[str] = None) -> Source:
         if not _SHORTHAND.fullmatch(rest):
             raise SourceError(f"git shorthand is git:host/org/repo[@ref][#path], not {raw!r}")
         url = f"https://{rest}" + ("" if rest.endswith(".git") else ".git")
-        return Source("git", url=url, ref=ref, package_path=package_path)
+        return git_source(url, ref, package_path)
     if _GIT_URL.match(body):
+        no_credentials(body)
         url, ref = _split_ref(body)
-        return Source("git", url=url, ref=ref, package_path=package_path)
+        return git_source(url, ref, package_path)
     m = _CATALOG.fullmatch(body)
     if m:
         no_fragment("catalog")
         return Source("catalog", catalog_id=m.group(1), selector=m.group(2) or "")
     raise SourceError(f"{raw!r} is not a local directory, a git URL or a catalog id")
+
+
+def git_source(url: str, ref: str, package_path: Optional[str]) -> Source:
+    """A git source, its URL and ref checked (`check_git_url`, `check_ref`)."""
+    check_git_url(url)
+    if ref:
+        check_ref(ref)
+    return Source("git", url=url, ref=ref, package_path=package_path)
 
 
 def _node_resolve(path: str) -> str:
@@ -162,10 +232,11 @@ def parse_locked(source: str) -> Source:
             raise SourceError(f"{cid!r} is not a catalog id")
         return Source("catalog", catalog_id=cid, selector=selector)
     if source.startswith("git:"):
+        no_credentials(source)
         url, ref = _split_ref(source[4:])
         if not _GIT_URL.match(url):
             raise SourceError(f"{url!r} is not a git URL with a scheme")
         if source[4:].endswith("@"):
             raise SourceError("the git ref is empty")
-        return Source("git", url=url, ref=ref)
+        return git_source(url, ref, None)
     raise SourceError(f"unknown source {source!r}")

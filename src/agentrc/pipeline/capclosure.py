@@ -12,18 +12,35 @@ a failure is AR256. The result is checked: every link under a `node_modules` res
 the capability root (AR257, the kernel's path-escape) and no `.node` binary is in it (AR255).
 The `node_modules` tree is then part of the artifact and its integrity; a package's payload
 integrity leaves every `node_modules` out (captree.walk).
+
+npm runs hardened (issue 30; stricter than the OAS kernel, which runs `npm ci` as it is):
+`--ignore-scripts` does not stop npm from running the `git` a package's `.npmrc` names, nor
+from copying a `file:` dependency from anywhere on the disk, so before npm runs, a capability
+whose closure ships its own `.npmrc`, or whose package.json or package-lock.json names a git
+dependency (`git+...`, `git:`, `github:`, `user/repo`...) or a `file:`, `link:` or path
+dependency resolving outside the package, is refused (AR242). npm then runs with a user and a
+global config agentrc writes (empty), `--prefix` the capability root (so no project config
+or workspace root above it is read), `git` pinned to the real git, its cache under agentrc's
+cache directory, `--install-links=false`, and none of those settings taken from the
+environment (`npm_config_*`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import posixpath
+import re
+import shutil
 import stat
 import subprocess
-from typing import Any, List, Set
+import tempfile
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
+from agentrc.inputs import fetch as gitfetch
+from agentrc.pipeline import capsafe
 
 NPM_ARGV = ("npm", "ci", "--omit=dev", "--omit=peer", "--ignore-scripts", "--no-audit", "--no-fund")
 NPM_TIMEOUT = 300
@@ -61,14 +78,141 @@ def platform_variant(cdir: str) -> List[str]:
     return out
 
 
-def preflight(caps: List[Any], label_of: Any, d: Diagnostics) -> None:
-    """AR255 for each closure (of `caps`, (rel, cdir, cap) rows) that is platform-variant."""
+def preflight(caps: List[Any], label_of: Any, d: Diagnostics, package_root: str = "") -> None:
+    """AR255 for each closure (of `caps`, (rel, cdir, cap) rows) that is platform-variant;
+    AR242 for one that ships an `.npmrc` or reaches outside `package_root` (`refused`)."""
     for rel, cdir, cap in caps:
         if has_closure(cdir):
+            for why in refused(cdir, package_root or cdir):
+                d.error(label_of(rel), (0, 0), "AR242", f"{cap.id}: {why}; npm is not run")
             variant = platform_variant(cdir)
             if variant:
                 d.error(label_of(rel), (0, 0), "AR255", f"{cap.id}: platform-variant runtime closure: "
                         + ", ".join(variant))
+
+
+GIT_PREFIXES = ("git+", "git:", "github:", "gitlab:", "bitbucket:", "gist:")
+_SHORTHAND = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+(?:#.*)?")
+_SPEC_MAPS = ("dependencies", "optionalDependencies", "devDependencies", "peerDependencies")
+# npm settings agentrc decides, never the environment: where configs are read, what runs, where
+# npm writes.
+PINNED = frozenset(("userconfig", "globalconfig", "git", "cache", "prefix", "install_links", "ignore_scripts",
+                    "script_shell", "shell", "workspaces", "workspace", "include_workspace_root", "global",
+                    "location", "node_options", "onload_script", "npm_config_userconfig"))
+
+
+def refused(cdir: str, package_root: str) -> List[str]:
+    """Why npm must not run in the capability root `cdir`: its own `.npmrc` (npm would read
+    it as the project's config: `git=`, `cache=`, `install-links=`), or a dependency of its
+    package.json or package-lock.json that is a git one or a local path resolving outside
+    `package_root`. Unreadable files are left to npm, which fails closed."""
+    out = []
+    if os.path.lexists(os.path.join(cdir, ".npmrc")):
+        out.append("the runtime closure ships its own .npmrc, which npm would read as its configuration "
+                   "(agentrc runs npm only with its own)")
+    for where, spec, base in _specs(cdir):
+        why = _spec_problem(spec, base, package_root)
+        if why:
+            out.append(f"{where}: {why}")
+    return out
+
+
+def _json(path: str) -> Any:
+    try:
+        with open(path, "rb") as fh:
+            return json.loads(fh.read(MAX_LOCK_BYTES + 1).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _specs(cdir: str) -> Iterator[Tuple[str, str, str]]:
+    """(where, spec, directory it is relative to) of every dependency spec and local path
+    the closure's package.json and package-lock.json hold."""
+    manifest = _json(os.path.join(cdir, "package.json"))
+    if isinstance(manifest, dict):
+        yield from _spec_maps("package.json", manifest, cdir)
+        yield from _strings("package.json overrides", manifest.get("overrides"), cdir)
+        spaces = manifest.get("workspaces")
+        spaces = spaces.get("packages") if isinstance(spaces, dict) else spaces
+        for w in spaces if isinstance(spaces, list) else ():
+            if isinstance(w, str):
+                yield "package.json workspaces", f"file:{w}", cdir
+    lock = _json(os.path.join(cdir, "package-lock.json"))
+    packages = lock.get("packages") if isinstance(lock, dict) else None
+    for key, entry in packages.items() if isinstance(packages, dict) else ():
+        where = f"package-lock.json {key or '(root)'!r}"
+        if key and not key.startswith("node_modules/"):
+            yield where, f"file:{key}", cdir
+        if not isinstance(entry, dict):
+            continue
+        for field in ("version", "resolved"):
+            value = entry.get(field)
+            if isinstance(value, str):
+                link = field == "resolved" and entry.get("link") is True
+                yield where, (f"file:{value}" if link else value), cdir
+        yield from _spec_maps(where, entry, cdir)
+
+
+def _spec_maps(where: str, doc: Dict[str, Any], base: str) -> Iterator[Tuple[str, str, str]]:
+    for key in _SPEC_MAPS:
+        specs = doc.get(key)
+        for name, spec in specs.items() if isinstance(specs, dict) else ():
+            if isinstance(spec, str):
+                yield f"{where} {key} {name!r}", spec, base
+
+
+def _strings(where: str, value: Any, base: str, depth: int = 0) -> Iterator[Tuple[str, str, str]]:
+    if depth > 32:
+        return
+    if isinstance(value, str):
+        yield where, value, base
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(where, v, base, depth + 1)
+
+
+def _spec_problem(spec: str, base: str, package_root: str) -> Optional[str]:
+    """Why the dependency spec `spec` (relative to `base`) is refused, or None."""
+    s = spec.strip()
+    low = s.lower()
+    if low.startswith("npm:") and "@" in s[5:]:
+        return _spec_problem(s[4:][s[4:].rindex("@") + 1:], base, package_root)
+    if low.startswith(GIT_PREFIXES) or _SHORTHAND.fullmatch(s):
+        return f"{spec!r} is a git dependency (npm would run git on it)"
+    if low.startswith(("file:", "link:")):
+        path = s[5:]
+    elif s.startswith((".", "/", "~")):
+        path = s
+    else:
+        return None
+    if path.startswith("~"):
+        return f"{spec!r} is a path in a home directory, outside the package"
+    full = posixpath.normpath(path if path.startswith("/") else os.path.join(base, path))
+    try:
+        inside = captree.inside(capsafe.real(package_root), capsafe.real(full))
+    except capsafe.Escape:
+        inside = False
+    return None if inside else f"{spec!r} resolves outside the package"
+
+
+def npm_cache() -> str:
+    """npm's cache: `npm/` beside the sources in agentrc's cache directory."""
+    return os.path.join(os.path.dirname(gitfetch.cache_dir()), "npm")
+
+
+def npm_command(cdir: str, configs: str) -> Tuple[List[str], Dict[str, str]]:
+    """The argv (the kernel's, plus agentrc's settings) and environment npm runs with;
+    `configs` is a directory for the (empty) user and global config files."""
+    user, glob = os.path.join(configs, "npmrc-user"), os.path.join(configs, "npmrc-global")
+    for path in (user, glob):
+        with open(path, "wb"):
+            pass
+    argv = list(NPM_ARGV) + [f"--userconfig={user}", f"--globalconfig={glob}", f"--prefix={cdir}",
+                             f"--cache={npm_cache()}", f"--git={shutil.which('git') or 'git'}",
+                             "--install-links=false"]
+    env = {k: v for k, v in os.environ.items()
+           if not (k.lower().startswith("npm_config_") and k.lower()[len("npm_config_"):].replace("-", "_") in PINNED)}
+    return argv, env
 
 
 def materialize(cdir: str, cid: str, label: str, d: Diagnostics) -> None:
@@ -78,8 +222,10 @@ def materialize(cdir: str, cid: str, label: str, d: Diagnostics) -> None:
     if not has_closure(cdir):
         return
     try:
-        proc = subprocess.run(list(NPM_ARGV), cwd=cdir, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=NPM_TIMEOUT)
+        with tempfile.TemporaryDirectory(prefix="agentrc-npm-") as configs:
+            argv, env = npm_command(cdir, configs)
+            proc = subprocess.run(argv, cwd=cdir, stdin=subprocess.DEVNULL, capture_output=True,
+                                  timeout=NPM_TIMEOUT, env=env)
         ok, why = proc.returncode == 0, proc.stderr.decode("utf-8", "replace").strip()[-400:]
     except subprocess.TimeoutExpired:
         ok, why = False, f"timed out after {NPM_TIMEOUT}s"

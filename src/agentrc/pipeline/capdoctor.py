@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.capabilities import activation
 from agentrc.capabilities import config as configs
@@ -22,6 +22,7 @@ from agentrc.capabilities.model import CAPABILITIES_DIR, CAPABILITY_FILE, INSTAL
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import thaw
 from agentrc.inputs import captree
+from agentrc.pipeline import capsafe
 from agentrc.pipeline.capinstall import Failure, Outcome, fail, hash_or_empty, misplaced_diags, read_lock
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
@@ -193,7 +194,7 @@ def doctor(context: str, soul: str = "", any_soul: bool = False) -> Outcome:
     kind = (soul_field(ctx, soul, "kind") or "") if sdir else ""
     # Without a soul there is no instance to compose: the kernel reports no blocks then.
     blocks = (kernel_blocks(chain, work, "local" if kind == "tmp" else kind) if soul else []) + \
-        instruction_blocks(caps, injects)
+        instruction_blocks(caps, injects, chain)
     doc = {
         "schemaVersion": 1, "context": ctx, "soul": soul or None, "type": stype or None,
         "chain": [{"file": c.path, "level": c.level} for c in chain],
@@ -400,37 +401,60 @@ def kernel_injection(chain: List[configs.Config]) -> Dict[str, str]:
 def kernel_blocks(chain: List[configs.Config], work: str = "checkout", kind: str = "") -> List[Dict[str, str]]:
     """The blocks the kernel puts before the capabilities', in its order: `kernel:oas`,
     `kernel:local-soul` (a soul of kind local), `kernel:instance-boundary`, then
-    `work-mode:WORK`. The texts are agentrc's own, except an `oas.injection-override`."""
+    `work-mode:WORK`. The texts are agentrc's own, except an `oas.injection-override`, which
+    must resolve inside the scope of the config naming it (`_read_blocks`)."""
     wanted = []
     oas = kernel_injection(chain).get("inject")
     if oas and os.path.exists(oas):
-        wanted.append(("kernel:oas", oas))
+        level = next((c.level for c in chain if c.kernel_injection is not None), INJECTS_DIR)
+        wanted.append(("kernel:oas", oas, level))
     for source, name in (("kernel:local-soul", "local-soul" if kind == "local" else ""),
                          ("kernel:instance-boundary", "instance-boundary"),
                          (f"work-mode:{work}", f"work-{work}" if work in WORK_MODES else "")):
         path = packaged_inject(name) if name else None
         if path:
-            wanted.append((source, path))
+            wanted.append((source, path, INJECTS_DIR))
     return _read_blocks(wanted)
 
 
-def instruction_blocks(caps: List[Dict[str, Any]], injects: List[Dict[str, str]]) -> List[Dict[str, str]]:
+def instruction_blocks(caps: List[Dict[str, Any]], injects: List[Dict[str, str]],
+                       chain: Sequence[configs.Config] = ()) -> List[Dict[str, str]]:
     """The instruction blocks an instance's AGENTS.md gets from capabilities (in the order
     of the active set) and from config, `{source, file, content}` with the content trimmed;
-    `kernel_blocks` come before them."""
-    wanted = [(f"capability:{c['id']}", c["inject"]) for c in caps if c.get("inject") and os.path.exists(c["inject"])]
-    wanted += [(f"config:{i['source']}", i["file"]) for i in injects]
+    `kernel_blocks` come before them. A capability's file must resolve inside the scope of the
+    config that overrides it, else of the scope it was acquired at; a config's
+    `agents-md-injection` inside that config's scope (`_read_blocks`)."""
+    wanted = [(f"capability:{c['id']}", c["inject"], _inject_level(chain, c))
+              for c in caps if c.get("inject") and os.path.exists(c["inject"])]
+    levels = {f"{cfg.name or os.path.basename(cfg.level)}:{label}": cfg.level
+              for cfg in chain for label, _p in cfg.injections}
+    wanted += [(f"config:{i['source']}", i["file"], levels.get(i["source"], "")) for i in injects]
     return _read_blocks(wanted)
 
 
-def _read_blocks(wanted: List[Tuple[str, str]]) -> List[Dict[str, str]]:
+def _inject_level(chain: Sequence[configs.Config], cap: Dict[str, Any]) -> str:
+    """The scope a capability's instruction file must lie in: the closest config overriding
+    it, else the level its origin names (`installed:LEVEL`, `owned:LEVEL`)."""
+    for cfg in chain:
+        if any(e.id == cap["id"] and e.injection_override not in (None, "", "default", "none") for e in cfg.entries):
+            return cfg.level
+    return str(cap.get("origin") or "").partition(":")[2]
+
+
+def _read_blocks(wanted: List[Tuple[str, str, str]]) -> List[Dict[str, str]]:
+    """The blocks' texts, each read with the bounded reader inside its root (agentrc's own
+    default texts inside their directory): a file outside, a FIFO, a device is a Failure
+    (AR050, AR054) and never opened. The OAS kernel reads such a file; agentrc does not."""
     out = []
-    for source, file in wanted:
+    for source, file, root in wanted:
+        if file.startswith(INJECTS_DIR + os.sep):
+            root = INJECTS_DIR
         try:
-            with open(file, "rb") as fh:
-                content = fh.read(captree.MAX_MANIFEST_BYTES).decode("utf-8", "replace").strip()
-        except OSError:
-            continue
+            raw = capsafe.read_bounded(file, root or os.path.dirname(file))
+        except capsafe.Escape as exc:
+            raise fail(file, exc.code, f"the instruction file of {source}: {exc.message}", "E_CONFIG_INVALID") \
+                from None
+        content = raw[:captree.MAX_MANIFEST_BYTES].decode("utf-8", "replace").strip()
         out.append({"source": source, "file": file, "content": content})
     return out
 

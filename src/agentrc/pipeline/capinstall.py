@@ -6,15 +6,18 @@ Install stages the package (and its dependencies) in
 commit is a rename; dot-prefixed, so nothing takes it for a capability), validates the whole
 payload, materialises each capability in staging (its files, plus `.oas-installation.json`),
 hashes it, and only then moves the artifacts into `installed/<id>/`, writes
-`oas-lock.json` (atomically, `output.writer.write_atomic`) and keeps the one ignore entry in
-`.agents/capabilities/.gitignore`. Any failure before or during that commit puts back every
-moved artifact, the lock's and the ignore file's bytes, and removes the directories the run
-created. Bare install restores what the locks in the scope's chain record, each artifact
-re-verified against its integrity; nothing ever advances.
+`oas-lock.json` and keeps the one ignore entry in `.agents/capabilities/.gitignore`, all under
+the scope's lock and through `capsafe.write` (no symbolic link is ever written through,
+AR224). Any failure before or during that commit puts back every moved artifact, the lock's
+and the ignore file's bytes, and removes the directories the run created. Bare install
+restores what the locks in the scope's chain record, each artifact re-verified against its
+integrity; nothing ever advances. A run killed midway leaves `installed/.staging-*`, which
+the next run rolls back (or forward) to what the lock says (`capsafe.recover`).
 
 The bytes written are those the OAS kernel writes for the same package (lock, provenance
 file, ignore file), so both tools can work on one scope. Reads go through
-`agentrc.inputs.captree`; git runs as `git` with no shell.
+`agentrc.inputs.captree`; git runs as `git` with no shell, hardened as `agentrc add` runs it
+(`_git`), on URLs and refs `capabilities.source` checked.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from agentrc.capabilities import catalog as catalogs
 from agentrc.capabilities import lock as locks
@@ -55,12 +58,14 @@ from agentrc.capabilities.model import (
 from agentrc.codes import CODES
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import captree
-from agentrc.output.writer import LOCK_TIMEOUT, write_atomic
-from agentrc.pipeline import capclosure
+from agentrc.inputs import fetch as gitfetch
+from agentrc.output import atomic
+from agentrc.output.writer import LOCK_TIMEOUT
+from agentrc.pipeline import capclosure, capsafe
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
-STAGING_PREFIX = ".staging-"
+STAGING_PREFIX = capsafe.STAGING_PREFIX
 GITIGNORE_LINE = "installed/"
 GITIGNORE_TEXT = ("# OAS: materialized capabilities are reprojected from oas-lock.json by `oas install`.\n"
                   f"{GITIGNORE_LINE}\n")
@@ -74,7 +79,8 @@ KERNEL_CODES = {
     "AR161": "integrity-drift", "AR162": "remove-blocked", "AR163": "incompatible-oas",
     "AR164": "duplicate-package-identity", "AR165": "legacy-lock", "AR166": "unknown-capability",
     "AR167": "path-escape", "AR255": "invalid-package-manifest", "AR256": "invalid-package-manifest",
-    "AR257": "path-escape",
+    "AR257": "path-escape", "AR224": "path-escape", "AR225": "invalid-source", "AR242": "invalid-package-manifest",
+    "AR054": "invalid-source", "AR241": "invalid-source",
 }
 
 
@@ -176,25 +182,31 @@ def lock_levels(scope: str) -> List[str]:
 
 
 class _Ignore:
-    """`.agents/capabilities/.gitignore` holding `installed/`, ensured at a git scope before
-    anything is staged, its previous bytes (or absence) kept for a rollback."""
+    """`.agents/capabilities/.gitignore` holding `installed/`, ensured at a git scope once the
+    run holds the scope's lock (`ensure`), its previous bytes (or absence) kept for a
+    rollback. Written through `capsafe.write` below the scope: a link there is AR224."""
 
     def __init__(self, scope: str):
+        self.scope = scope
         self.file = os.path.join(scope, CAPABILITIES_DIR, ".gitignore")
         self.previous: Optional[bytes] = None
         self.changed = False
-        if not _in_git(scope):
+
+    def ensure(self) -> None:
+        if not _in_git(self.scope):
             return
         existed = os.path.isfile(self.file) and not os.path.islink(self.file)
-        current = open(self.file, "rb").read() if existed else b""
-        if any(line.strip() == GITIGNORE_LINE.encode() for line in current.split(b"\n")):
-            return
         if os.path.lexists(self.file) and not existed:
             raise fail(self.file, "AR167", "is not a regular file; agentrc keeps `installed/` ignored here")
+        try:
+            current = capsafe.read_bounded(self.file, self.scope) if existed else b""
+        except capsafe.Escape as exc:
+            raise fail(self.file, exc.code, exc.message) from None
+        if any(line.strip() == GITIGNORE_LINE.encode() for line in current.split(b"\n")):
+            return
         self.previous = current if existed else None
         sep = b"\n" if current and not current.endswith(b"\n") else b""
-        os.makedirs(os.path.dirname(self.file), exist_ok=True)
-        write_atomic(_path(self.file), current + sep + GITIGNORE_TEXT.encode())
+        write_in(self.scope, self.file, current + sep + GITIGNORE_TEXT.encode())
         self.changed = True
 
     def rollback(self) -> None:
@@ -205,13 +217,17 @@ class _Ignore:
             if self.previous is None:
                 os.unlink(self.file)
             else:
-                write_atomic(_path(self.file), self.previous)
+                capsafe.write(self.scope, self.file, self.previous)
 
 
-def _path(p: str):
-    from pathlib import Path
-
-    return Path(p)
+def write_in(root: str, path: str, data: bytes, mode: Optional[int] = None) -> None:
+    """Write `path` (a file the scope `root` holds) whole, through no symbolic link: a link
+    at the file, at a directory between `root` and it, is AR224 (a Failure), nothing written."""
+    try:
+        capsafe.write(root, path, data, mode)
+    except atomic.UnsafeWrite as exc:
+        raise fail(exc.filename or path, "AR224", f"{exc.what}: agentrc never writes through a symbolic link "
+                   "(remove it and run again)") from None
 
 
 def _in_git(scope: str) -> bool:
@@ -245,15 +261,17 @@ class ScopeLock:
             self.nested = True
             return
         self.nested = False
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
         try:
             timeout = float(os.environ.get("AGENTRC_LOCK_TIMEOUT", LOCK_TIMEOUT))
         except ValueError:
             timeout = LOCK_TIMEOUT
         deadline = time.monotonic() + timeout
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
-                         0o600)
+            try:
+                fd = self._open(scope)
+            except OSError as exc:
+                raise fail(self.path, atomic.code_of(exc, "AR142"), f"cannot take the scope's lock: "
+                           f"{exc.strerror}") from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -272,6 +290,16 @@ class ScopeLock:
                 self.fd = fd
                 return
             os.close(fd)  # removed by the run that held it: lock the new file instead
+
+    def _open(self, scope: str) -> int:
+        """The lock file, created when missing, with its directories reached from the scope
+        without following a link (atomic.UnsafeWrite otherwise)."""
+        dfd = atomic.open_directory(scope, os.path.dirname(self.path), create=True)
+        try:
+            return os.open(self.NAME, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                           | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=dfd)
+        finally:
+            os.close(dfd)
 
     def lend(self) -> "ScopeLock":
         """Let later ScopeLocks of this scope in this process enter without waiting."""
@@ -301,9 +329,17 @@ class _Staging:
     def __init__(self, scope: str, anchors: Optional[List[str]] = None):
         store = _store(scope)
         self.anchors = absent_anchors(scope) if anchors is None else anchors
-        self.lock = ScopeLock(scope)
         try:
+            self.lock = ScopeLock(scope)
+        except OSError as exc:
+            raise fail(store, atomic.code_of(exc, "AR142"), f"cannot take the scope's lock: {exc.strerror}") from None
+        try:
+            if not self.lock.nested:
+                recover_leftovers(scope)
             self.dir = tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=store)
+        except OSError as exc:
+            self.lock.release()
+            raise fail(store, "AR142", f"cannot create the staging directory: {exc.strerror}") from None
         except BaseException:
             self.lock.release()
             raise
@@ -315,6 +351,42 @@ class _Staging:
 
     def prune(self) -> None:
         for d in self.anchors:
+            try:
+                os.rmdir(d)
+            except OSError:
+                break
+
+
+def recover_leftovers(scope: str) -> List[str]:
+    """Under the scope's lock: roll what a killed install, restore or remove left in
+    `installed/.staging-*` back (or forward) to what oas-lock.json says, then remove it
+    (`capsafe.recover`). An unreadable lock leaves the artifacts as they are."""
+    def wanted() -> List[str]:
+        try:
+            lock = read_lock(scope)
+        except Failure:
+            return []
+        return [cid for cid, _c in lock.capabilities] if lock is not None and lock.version == 2 else []
+
+    def verify(cid: str, path: str) -> bool:
+        lock = read_lock(scope)
+        row = lock.capability(cid) if lock is not None else None
+        return row is not None and hash_or_empty(path) == row.integrity
+
+    return capsafe.recover(_store(scope), verify, wanted)
+
+
+@contextlib.contextmanager
+def held(scope: str) -> Iterator[None]:
+    """The scope's lock for a run that writes a file of the scope outside the store (`cap
+    use`'s oas-config.yaml); the store's directories it had to create are removed again."""
+    anchors = absent_anchors(scope)
+    lock = ScopeLock(scope)
+    try:
+        yield
+    finally:
+        lock.release()
+        for d in anchors:
             try:
                 os.rmdir(d)
             except OSError:
@@ -374,14 +446,22 @@ def copy_tree(src: str, dest: str) -> None:
 
 
 def _git(args: Sequence[str], cwd: Optional[str] = None) -> str:
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="", SSH_ASKPASS="")
+    """Run git hardened as `agentrc add` runs it (`inputs.fetch`): only the https, ssh and
+    file transports, no hooks, no templates, no submodules, no system config, no prompt, no
+    input, a time limit (AGENTRC_GIT_TIMEOUT)."""
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="", SSH_ASKPASS="", GIT_CONFIG_NOSYSTEM="1",
+               LC_ALL="C")
+    env.pop("GIT_DIR", None)
+    env.pop("GIT_WORK_TREE", None)
+    timeout = gitfetch._timeout()
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=GIT_TIMEOUT, env=env)
+        proc = subprocess.run([os.environ.get("AGENTRC_GIT") or "git", *gitfetch._GIT_CONFIG, *args], cwd=cwd,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=timeout, env=env)
     except FileNotFoundError:
         raise _GitError("git is not on PATH") from None
     except subprocess.TimeoutExpired:
-        raise _GitError(f"git {args[0]} took longer than {GIT_TIMEOUT} s") from None
+        raise _GitError(f"git {args[0]} took longer than {timeout:g} s (AGENTRC_GIT_TIMEOUT)") from None
     if proc.returncode != 0:
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise _GitError(f"git {args[0]} failed: {err[-1] if err else 'exit ' + str(proc.returncode)}")
@@ -392,14 +472,19 @@ class _GitError(Exception):
     pass
 
 
-def _checkout_ref(checkout: str, ref: str, url: str) -> str:
-    def resolve(rev: str) -> str:
-        try:
-            return _git(["-C", checkout, "rev-parse", "--verify", "--quiet", "--end-of-options", rev])
-        except _GitError:
-            return ""
-
-    sha = resolve(f"{ref}^{{commit}}") or resolve(f"refs/remotes/origin/{ref}^{{commit}}")
+def _clone(url: str, ref: str, checkout: str) -> str:
+    """`ref` (a branch, a tag or a full commit; "" the default branch) of `url`, fetched
+    shallow into a new repository at `checkout` and checked out; its commit."""
+    _git(["init", "-q", "--template=", checkout])
+    _git(["-C", checkout, "remote", "add", "origin", "--", url])
+    try:
+        _git(["-C", checkout, "fetch", "-q", "--depth", "1", "--no-tags", "--no-recurse-submodules",
+              "--end-of-options", "origin", ref or "HEAD"])
+        sha = _git(["-C", checkout, "rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}"])
+    except _GitError as exc:
+        if ref:
+            raise fail(url, "AR160", f"the git ref {ref!r} is not a commit of {url} ({exc})") from None
+        raise
     if len(sha) != 40 or any(c not in "0123456789abcdef" for c in sha):
         raise fail(url, "AR160", f"the git ref {ref!r} is not a commit of {url}")
     _git(["-C", checkout, "checkout", "-q", "--detach", sha])
@@ -409,7 +494,7 @@ def _checkout_ref(checkout: str, ref: str, url: str) -> str:
 def _select_payload(checkout: str, package_path: str, url: str) -> str:
     """The package root inside a checkout, walked one component at a time: a link on the way
     may lead elsewhere inside the checkout, never out of it (AR156)."""
-    base = os.path.realpath(checkout)
+    base = capsafe.real(checkout)
     current = checkout
     parts = [] if package_path == "." else package_path.split("/")
     for i, part in enumerate(parts):
@@ -417,11 +502,11 @@ def _select_payload(checkout: str, package_path: str, url: str) -> str:
         if not os.path.lexists(current):
             break
         if os.path.islink(current):
-            real = os.path.realpath(current)
+            real = capsafe.real(current)
             if not os.path.exists(current) or not captree.inside(base, real):
                 raise fail(url, "AR156", f"the package path {package_path!r} leads outside the repository at "
                             f"{'/'.join(parts[:i + 1])!r}")
-    real = os.path.realpath(current)
+    real = capsafe.real(current)
     if not captree.inside(base, real):
         raise fail(url, "AR156", f"the package path {package_path!r} leads outside the repository")
     if not os.path.isdir(real):
@@ -471,7 +556,11 @@ def _fetch(src: sources.Source, dest: str, label: str, commit: str = "", package
                 if entry_path is not None else DEFAULT_PACKAGE_PATH
         except sources.SourceError as exc:
             raise fail(label, "AR156" if exc.escape else "AR160", str(exc)) from None
-        return _fetch(sources.Source("git", url=url, ref=ref), dest, label, commit, package_path or entry_root)
+        try:
+            entry = sources.git_source(url, ref, None)
+        except sources.SourceError as exc:
+            raise fail(label, exc.code, f"catalog entry {src.catalog_id!r}: {exc}") from None
+        return _fetch(entry, dest, label, commit, package_path or entry_root)
     if src.kind == "path":
         root = src.path
         if not os.path.isdir(root):
@@ -479,16 +568,19 @@ def _fetch(src: sources.Source, dest: str, label: str, commit: str = "", package
         if not os.path.isfile(os.path.join(root, PACKAGE_FILE)):
             raise fail(os.path.join(label, PACKAGE_FILE), "AR151", "is missing: a package is a directory holding "
                         "oas-package.json")
-        copy_tree(os.path.realpath(root), dest)
+        real_root = capsafe.real(root)
+        if captree.inside(real_root, capsafe.real(os.path.dirname(dest))):
+            raise fail(label, "AR160", f"the directory {root} holds this scope's installed/ store, so copying it "
+                       "would copy the copy into itself; install the package from another directory (or keep its "
+                       "capabilities under .agents/capabilities/owned/)")
+        copy_tree(real_root, dest)
         _rmtree(os.path.join(dest, ".git"))
         return "local", "."
     path = package_path or src.root
     checkout = dest + ".checkout"
     try:
         try:
-            _git(["clone", "-q", "--", src.url, checkout])
-            ref = commit or src.ref
-            head = _checkout_ref(checkout, ref, src.url) if ref else _git(["-C", checkout, "rev-parse", "HEAD"])
+            head = _clone(src.url, commit or src.ref, checkout)
         except _GitError as exc:
             raise fail(label, "AR160", f"cannot fetch {src.url}: {exc}") from None
         payload = _select_payload(checkout, path, src.url)
@@ -525,12 +617,12 @@ def _load(dest: str, label: str) -> Tuple[Package, List[Tuple[str, str, Capabili
     pkg = parse_package(shown, raw, d)
     if pkg is None:
         raise Failure(d.items)
-    root = os.path.realpath(dest)
+    root = capsafe.real(dest)
     caps: List[Tuple[str, str, Capability]] = []
     seen: Dict[str, str] = {}
     for rel in pkg.capabilities:
         cdir = os.path.join(dest, rel)
-        real = os.path.realpath(cdir)
+        real = capsafe.real(cdir)
         if not os.path.lexists(cdir):
             d.error(shown, (0, 0), "AR151", f"lists the capability root {rel!r}, which does not exist")
             continue
@@ -559,7 +651,7 @@ def _load(dest: str, label: str) -> Tuple[Package, List[Tuple[str, str, Capabili
 
     if not d.has_errors:
         closure = Diagnostics()
-        capclosure.preflight(caps, label_of, closure)
+        capclosure.preflight(caps, label_of, closure, dest)
         for rel, cdir, cap in caps:
             if closure.has_errors:
                 break
@@ -576,7 +668,7 @@ def _load(dest: str, label: str) -> Tuple[Package, List[Tuple[str, str, Capabili
             captree.check_contained(cdir, cap, label_of(rel), d)
     for t in pkg.templates:
         full = os.path.join(dest, t.path)
-        if not os.path.isfile(full) or not captree.inside(root, os.path.realpath(full)):
+        if not os.path.isfile(full) or not captree.inside(root, capsafe.real(full)):
             d.error(shown, (0, 0), "AR151", f"config template {t.name!r}: {t.path!r} is not a file inside the package")
     if d.has_errors:
         errors = [x for x in d.items if x.is_error]
@@ -601,9 +693,8 @@ def _materialize(cap: Capability, rel: str, cdir: str, staged: _Staged, artifact
                        staged.path, rel)
     target = os.path.join(dest, INSTALLATION_FILE)
     if os.path.lexists(target):
-        _rmtree(target)
-    with open(target, "wb") as fh:
-        fh.write(locks.installation_bytes(rec))
+        _rmtree(target)  # a package's own file (or link) of that name is replaced, never written through
+    capsafe.write(dest, target, locks.installation_bytes(rec), 0o644)
     os.chmod(target, 0o644)
     return dest, captree.tree_hash(dest)
 
@@ -622,7 +713,7 @@ def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: No
     try:
         root_src = sources.parse(spec)
     except sources.SourceError as exc:
-        raise fail(spec, "AR156" if exc.escape else "AR160", str(exc)) from None
+        raise fail(sources.redact(spec), exc.code, str(exc)) from None
     existing = read_lock(scope)
     if existing is not None and existing.version != 2:
         raise fail(lock_path, "AR165", "is lockfileVersion 1; convert the scope with `oas migrate` before "
@@ -631,15 +722,10 @@ def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: No
     _check_scope(scope)
     anchors = absent_anchors(scope)
     ignore = _Ignore(scope)
+    staging = _Staging(scope, anchors)
+    label = sources.redact(spec)
     try:
-        staging = _Staging(scope, anchors)
-    except OSError as exc:
-        ignore.rollback()
-        raise fail(_store(scope), "AR142", f"cannot create the staging directory: {exc.strerror}") from None
-    except Failure:
-        ignore.rollback()
-        raise
-    try:
+        ignore.ensure()  # under the scope's lock: concurrent installs never race on it
         existing = read_lock(scope) or Lock()  # again, now that this run holds the scope
         if existing.version != 2:
             raise fail(lock_path, "AR165", "is lockfileVersion 1; convert the scope with `oas migrate` before "
@@ -669,12 +755,12 @@ def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: No
                 raise fail(f"{label}/{PACKAGE_FILE}", "AR163", f"package {pkg.id} needs OAS {pkg.compatibility}; "
                             f"agentrc implements the OAS {OAS_CONTRACT} contract")
             deps = []
-            for dep_spec in pkg.dependencies:
+            for raw_dep in pkg.dependencies:
+                dep_spec = sources.redact(raw_dep)
                 try:
-                    dep = sources.parse(dep_spec, base=src.path if src.kind == "path" else None)
+                    dep = sources.parse(raw_dep, base=src.path if src.kind == "path" else None)
                 except sources.SourceError as exc:
-                    raise fail(f"{label}/{PACKAGE_FILE}", "AR156" if exc.escape else "AR160",
-                                f"dependency {dep_spec!r}: {exc}") from None
+                    raise fail(f"{label}/{PACKAGE_FILE}", exc.code, f"dependency {dep_spec!r}: {exc}") from None
                 if dep.kind == "git" and not dep.ref:
                     raise fail(f"{label}/{PACKAGE_FILE}", "AR160", f"dependency {dep_spec!r} must be pinned "
                                 "with @ref")
@@ -690,23 +776,35 @@ def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: No
                                        sorted(set(deps)), caps)
             return pkg.id
 
-        root_id = resolve(root_src, spec, [])
+        root_id = resolve(root_src, label, [])
         if expect and root_id != expect:
-            raise fail(spec, "AR164", f"the source now provides package {root_id!r}, not {expect!r}")
+            raise fail(label, "AR164", f"the source now provides package {root_id!r}, not {expect!r}")
         if gate is not None:
             gate(resolved)
         return _commit(scope, existing, resolved, root_id, staging, ignore, replace)
-    except captree.TreeError as exc:
+    except BaseException as exc:
         ignore.rollback()
-        raise fail(exc.rel or spec, exc.code, exc.message) from None
-    except Failure:
-        ignore.rollback()
-        raise
-    except OSError as exc:
-        ignore.rollback()
-        raise fail(exc.filename or scope, "AR142", f"cannot read or write: {exc.strerror}") from None
+        raise _failure(exc, label, scope) from None
     finally:
         staging.close()
+
+
+def _failure(exc: BaseException, label: str, scope: str) -> BaseException:
+    """The Failure to report for what stopped a transaction (anything else than a refusal
+    or an I/O error goes on as it is)."""
+    if isinstance(exc, Failure):
+        return exc
+    if isinstance(exc, captree.TreeError):
+        return fail(exc.rel or label, exc.code, exc.message)
+    if isinstance(exc, capsafe.Escape):
+        return fail(exc.path, exc.code, exc.message)
+    if isinstance(exc, RecursionError):
+        return fail(label, "AR156", "a chain of symbolic links too long to follow")
+    if isinstance(exc, atomic.UnsafeWrite):
+        return fail(exc.filename or scope, "AR224", f"{exc.what}: agentrc never writes through a symbolic link")
+    if isinstance(exc, OSError):
+        return fail(exc.filename or scope, "AR142", f"cannot read or write: {exc.strerror}")
+    return exc
 
 
 def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: str, staging: _Staging,
@@ -779,7 +877,7 @@ def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: s
         problems = locks.check(packages, capabilities)
         if problems:
             raise fail(lock_path, "AR159", f"the lock this install would write is invalid: {problems[0][0]}")
-        write_atomic(_path(lock_path), locks.dump(new_lock))
+        write_in(scope, lock_path, locks.dump(new_lock))
     except BaseException:
         for dest, backup in reversed(moved):
             _rmtree(dest)
@@ -790,7 +888,7 @@ def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: s
                 if os.path.lexists(lock_path):
                     os.unlink(lock_path)
             else:
-                write_atomic(_path(lock_path), original)
+                capsafe.write(scope, lock_path, original)
         ignore.rollback()
         raise
     installed = []
@@ -868,13 +966,10 @@ def restore(scope: str, notify: Callable[[str], None] = lambda _m: None) -> Outc
         _check_scope(level)
         anchors = absent_anchors(level)
         ignore = _Ignore(level)
-        try:
-            staging = _Staging(level, anchors)
-        except BaseException:
-            ignore.rollback()
-            raise
+        staging = _Staging(level, anchors)
         fetched: Dict[str, Any] = {}
         try:
+            ignore.ensure()
             lock = read_lock(level) or Lock()  # again, now that this run holds the scope
             if lock.version != 2:
                 continue
@@ -933,9 +1028,9 @@ def restore(scope: str, notify: Callable[[str], None] = lambda _m: None) -> Outc
                     failures.append({"scope": level, "id": f"package {pid}", "reason": reason,
                                      "code": "capability-list-mismatch"})
                     lines.append(f"FAILED    {pid}: {reason}")
-        except BaseException:
+        except BaseException as exc:
             ignore.rollback()
-            raise
+            raise _failure(exc, level, level) from None
         finally:
             staging.close()
     if not any(lock for _l, lock in parsed):
@@ -950,7 +1045,7 @@ def _fetch_locked(lock: Lock, pid: str, staging: _Staging, notify: Callable[[str
     the Failure saying why not."""
     row = lock.package(pid)
     assert row is not None  # the lock's rows were checked against each other when it was read
-    label = row.source
+    label = sources.redact(row.source)
     try:
         src = sources.parse_locked(row.source)
         dest = os.path.join(staging.dir, f"pkg-{pid}")
@@ -965,11 +1060,11 @@ def _fetch_locked(lock: Lock, pid: str, staging: _Staging, notify: Callable[[str
         pkg, caps = _load(dest, label)
         return _Staged(pid, dest, pkg, row.source, row.path, row.commit, integrity, list(row.dependencies), caps)
     except sources.SourceError as exc:
-        return fail(label, "AR160", str(exc))
-    except captree.TreeError as exc:
-        return fail(label, exc.code, exc.message)
-    except Failure as exc:
-        return exc
+        return fail(label, exc.code, str(exc))
+    except (captree.TreeError, capsafe.Escape, RecursionError, Failure) as exc:
+        got = _failure(exc, label, label)
+        assert isinstance(got, Failure)
+        return got
 
 
 # --- list and remove ----------------------------------------------------------------------
@@ -1099,15 +1194,15 @@ def remove(scope: str, package_id: str) -> Outcome:
                 moved.append((dest, backup))
         new_lock = Lock(2, tuple((k, v) for k, v in lock.packages if k != package_id),
                         tuple((k, v) for k, v in lock.capabilities if k not in exported))
-        write_atomic(_path(lock_path), locks.dump(new_lock))
-    except BaseException:
+        write_in(level, lock_path, locks.dump(new_lock))
+    except BaseException as exc:
         if original:
             with contextlib.suppress(OSError):
-                write_atomic(_path(lock_path), original)
+                capsafe.write(level, lock_path, original)
         for dest, backup in reversed(moved):
             _rmtree(dest)
             os.rename(backup, dest)
-        raise
+        raise _failure(exc, lock_path, level) from None
     finally:
         staging.close()
     lines = [f"removed package {package_id} from {os.path.relpath(lock_path)}"]
@@ -1204,7 +1299,7 @@ def _trust(level: str, lock: Lock, target: str, all_capabilities: bool, notify: 
     if approved:
         rows = tuple((cid, dataclasses.replace(c, trusted=True) if cid in approved else c)
                      for cid, c in lock.capabilities)
-        write_atomic(_path(lock_path), locks.dump(Lock(2, lock.packages, rows)))
+        write_in(level, lock_path, locks.dump(Lock(2, lock.packages, rows)))
     integrities = {cid: c.integrity for cid, c in lock.capabilities if cid in approved}
     lines = [f"trusted {cid} (package {package_id}, artifact {integrities[cid]})" for cid in approved]
     if skipped:
@@ -1299,7 +1394,7 @@ def pack(directory: str, out: str) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="agentrc-pack-") as tmp:
         staged = os.path.join(tmp, "payload")
         try:
-            copy_tree(os.path.realpath(src), staged)
+            copy_tree(capsafe.real(src), staged)
             _rmtree(os.path.join(staged, ".git"))
             pkg, caps = _load(staged, directory)
             integrity = captree.tree_hash(staged, payload=True)
@@ -1321,7 +1416,7 @@ def pack(directory: str, out: str) -> Outcome:
             raise fail(out, "AR091", "exists and is not an empty directory; cap pack writes a new tree")
         os.makedirs(dest, exist_ok=True)
         copy_tree(staged, os.path.join(dest, "payload"))
-        write_atomic(_path(os.path.join(dest, "integrity.json")),
+        write_in(dest, os.path.join(dest, "integrity.json"),
                      (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     lines = [f"{pkg.id}@{pkg.version} {integrity}"] + [f"  capability {cid} ({v['path']})"
                                                         for cid, v in exported.items()]

@@ -10,11 +10,11 @@ import json
 import os
 import re
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from agentrc.inputs import captree
+from agentrc.output import atomic
 from agentrc.pipeline import capdoctor
 from agentrc.pipeline.capinstall import Failure, fail
 
@@ -36,17 +36,12 @@ def agents_root(context: str) -> Optional[str]:
         d = parent
 
 
-def write_file(path: str, data: bytes) -> None:
-    """Write `path` whole or not at all (a temporary file in its directory, then a rename)."""
-    fd, tmp = tempfile.mkstemp(prefix=".agentrc-", dir=os.path.dirname(path))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def write_file(path: str, data: bytes, root: Optional[str] = None) -> None:
+    """Write `path` whole or not at all, through no symbolic link (`output.atomic`): a link at
+    the file, at its temporary name or at a directory between `root` (by default the file's
+    own directory) and it is refused (atomic.UnsafeWrite, AR224). Hooks run in instance
+    homes and souls, so whatever they leave there is never written through."""
+    atomic.write_atomic(path, data, root=root)
 
 
 def json_bytes(doc: Any) -> bytes:

@@ -30,8 +30,7 @@ from typing import Any, Dict, List, Optional
 from agentrc.capabilities.model import LOCK_FILE
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
-from agentrc.output.writer import write_atomic
-from agentrc.pipeline import capdoctor, capinstall
+from agentrc.pipeline import capdoctor, capinstall, capsafe
 from agentrc.pipeline.capinstall import Failure, Outcome, fail
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
@@ -146,6 +145,8 @@ def _held_apply(scope: str, notify, official: bool) -> Outcome:
     anchors = capinstall.absent_anchors(scope)
     held = capinstall.ScopeLock(scope).lend()
     try:
+        if not held.nested:
+            capinstall.recover_leftovers(scope)
         return _apply(scope, lock_path, notify, official)
     finally:
         held.release()
@@ -375,12 +376,13 @@ def _apply(scope: str, lock_path: str, notify, official: bool = False) -> Outcom
         raise Failure(d.items, "legacy-lock")
     original = open(lock_path, "rb").read()
     if p["plan"] and p["plan"][0]["action"] == "convert-format":
-        write_atomic(capinstall._path(lock_path), EMPTY_V2)
+        capinstall.write_in(scope, lock_path, EMPTY_V2)
         return Outcome({"from": 1, "migrated": [], "warnings": p["warnings"], "file": lock_path, "trust": [],
                         "formatConverted": True},
                        [f"{lock_path} was an empty lockfileVersion 1 file — converted to lockfileVersion 2."])
     store = capinstall._store(scope)
     ignore = capinstall._Ignore(scope)  # ensured first, as the kernel does; restored on failure
+    ignore.ensure()
     aside = tempfile.mkdtemp(prefix=".migrate-", dir=store)
     moved: List[str] = []
     created: List[str] = []
@@ -392,7 +394,7 @@ def _apply(scope: str, lock_path: str, notify, official: bool = False) -> Outcom
             if os.path.lexists(cdir):
                 os.rename(cdir, os.path.join(aside, s["capabilityId"]))
                 moved.append(s["capabilityId"])
-        write_atomic(capinstall._path(lock_path), EMPTY_V2)
+        capinstall.write_in(scope, lock_path, EMPTY_V2)
         groups: Dict[str, List[Dict[str, Any]]] = {}
         for s in p["plan"]:
             groups.setdefault(s["package"]["spec"], []).append(s)
@@ -415,7 +417,7 @@ def _apply(scope: str, lock_path: str, notify, official: bool = False) -> Outcom
                     trust.append({"capability": c["capability"], "package": c["package"], "level": scope})
     except BaseException as exc:
         with contextlib.suppress(OSError):
-            write_atomic(capinstall._path(lock_path), original)
+            capsafe.write(scope, lock_path, original)
         for made in created:
             capinstall._rmtree(made)
         for cid in moved:

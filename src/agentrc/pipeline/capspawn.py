@@ -54,7 +54,7 @@ from agentrc.capabilities import activation
 from agentrc.capabilities.model import CAPABILITY_FILE
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
-from agentrc.pipeline import capdoctor, capinstall, capreqs
+from agentrc.pipeline import capdoctor, capinstall, capreqs, capsafe
 from agentrc.pipeline import capinstances as ci
 from agentrc.pipeline.capinstall import Failure, Outcome, fail
 from agentrc.pipeline.capinstances import SpawnOptions
@@ -413,9 +413,10 @@ def upsert_local_soul(scope: str, name: str, opts: SpawnOptions, notify: Callabl
     os.makedirs(os.path.join(agent_dir, "instances"), exist_ok=True)
     order = ("name", "kind", "description", "type", "repo", "work", "runtime", "model")
     ci.write_file(os.path.join(soul_dir, "soul.yaml"),
-                  ("\n".join(f"{k}: {record[k]}" for k in order if k in record) + "\n").encode("utf-8"))
+                  ("\n".join(f"{k}: {record[k]}" for k in order if k in record) + "\n").encode("utf-8"),
+                  root=agent_dir)
     if instructions is not None:
-        ci.write_file(os.path.join(soul_dir, "AGENTS.md"), instructions.encode("utf-8"))
+        ci.write_file(os.path.join(soul_dir, "AGENTS.md"), instructions.encode("utf-8"), root=agent_dir)
     if not os.path.lexists(os.path.join(soul_dir, "CLAUDE.md")):
         os.symlink("AGENTS.md", os.path.join(soul_dir, "CLAUDE.md"))
     notify(f"(local soul {slugged!r} written at {soul_dir})")
@@ -464,7 +465,7 @@ def _restore_snapshot(soul_dir: str, before: Dict[str, Tuple[str, bytes]], after
         if kind == "link":
             os.symlink(value.decode("utf-8", "surrogateescape"), path)
         else:
-            ci.write_file(path, value)
+            ci.write_file(path, value, root=soul_dir)
 
 
 def scaffold_soul(soul_dir: str, name: str, caps: List[Dict[str, Any]], env: Dict[str, str]) -> List[str]:
@@ -576,15 +577,22 @@ def _read_task(scope: str, path: str) -> str:
 
 
 def _read_bounded(scope: str, path: str, code: str, missing: str, shown: str) -> str:
-    """The text of a file a flag names: a regular file of at most MAX_TASK_BYTES, else `code`
-    (E_BAD_ARGS) with `missing` (and why) or `shown` is larger than the bound."""
+    """The text of a file a flag names (it may be anywhere: the user named it), read with the
+    bounded reader (`capsafe.read_bounded`): a missing file is `code` (E_BAD_ARGS) with
+    `missing`; a FIFO, `/dev/stdin`, a device or a directory is AR054 and never opened, so
+    the spawn cannot block on it; larger than MAX_TASK_BYTES is `code` again."""
+    if not os.path.lexists(path):
+        raise fail(scope, code, f"{missing} (No such file or directory)", "E_BAD_ARGS")
     try:
-        with open(path, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                raise OSError("not a regular file")
-            data = fh.read(MAX_TASK_BYTES + 1)
-    except OSError as exc:
-        raise fail(scope, code, f"{missing} ({getattr(exc, 'strerror', None) or exc})", "E_BAD_ARGS") from None
+        st = os.stat(path)
+    except (OSError, RecursionError):
+        st = None
+    if st is not None and stat.S_ISREG(st.st_mode) and st.st_size > MAX_TASK_BYTES:
+        raise fail(scope, code, f"{shown} is larger than {MAX_TASK_BYTES} bytes", "E_BAD_ARGS")
+    try:
+        data = capsafe.read_bounded(path, path, shown)
+    except capsafe.Escape as exc:
+        raise fail(scope, "AR054", exc.message, "E_BAD_ARGS") from None
     if len(data) > MAX_TASK_BYTES:
         raise fail(scope, code, f"{shown} is larger than {MAX_TASK_BYTES} bytes", "E_BAD_ARGS")
     return data.decode("utf-8", "replace")

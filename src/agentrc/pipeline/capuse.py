@@ -17,13 +17,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
 import yaml
 
 from agentrc.capabilities.model import LAYERS
-from agentrc.output.writer import write_atomic
+from agentrc.pipeline import capinstall, capsafe
 from agentrc.pipeline.capdoctor import acquired, config_chain
 from agentrc.pipeline.capinstall import Outcome, fail
 from agentrc.text.yamlpos import YamlError
@@ -137,12 +136,19 @@ def replace_block(text: str, block: str) -> str:
 
 def use(scope: str, requested: str, target: str = "global", name: str = "", disable: bool = False,
         layer: str = "", settings: Sequence[str] = ()) -> Outcome:
-    """Edit `scope`'s oas-config.yaml. `target`: global, type or soul (with `name`)."""
+    """Edit `scope`'s oas-config.yaml. `target`: global, type or soul (with `name`). Under
+    the scope's lock, as every write of a scope's files."""
     scope = os.path.abspath(scope)
+    with capinstall.held(scope):
+        return _use(scope, requested, target, name, disable, layer, settings)
+
+
+def _use(scope: str, requested: str, target: str, name: str, disable: bool, layer: str,
+         settings: Sequence[str]) -> Outcome:
     path = os.path.join(scope, CONFIG)
     if os.path.islink(path):
         raise fail(path, "AR167", "is a symbolic link; agentrc edits only a real oas-config.yaml")
-    text = open(path, encoding="utf-8").read() if os.path.isfile(path) else f"name: {os.path.basename(scope)}\n"
+    text = _read(path, scope) if os.path.lexists(path) else f"name: {os.path.basename(scope)}\n"
     chain = config_chain(scope)  # validates every config of the chain first
     data = _load(path, text)
     raw_caps = data.get("capabilities")
@@ -217,5 +223,17 @@ def _load(path: str, text: str) -> Dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _read(path: str, scope: str) -> str:
+    """The config's text, read with the bounded reader (a FIFO there is AR054, not a hang)."""
+    try:
+        raw = capsafe.read_bounded(path, scope)
+    except capsafe.Escape as exc:
+        raise fail(path, exc.code, exc.message) from None
+    try:
+        return raw.decode("utf-8").replace("\r\n", "\n")
+    except UnicodeDecodeError as exc:
+        raise fail(path, "AR008", f"not UTF-8 (byte {exc.start})") from None
+
+
 def _write(path: str, text: str) -> None:
-    write_atomic(Path(path), text.encode("utf-8"))
+    capinstall.write_in(os.path.dirname(path), path, text.encode("utf-8"))
