@@ -123,10 +123,12 @@ HOSTILE_MCPS = ("mcps:\n  \"--scope=user\":\n    remote:\n      type: http\n    
 def test_an_option_shaped_server_name_never_reaches_claude(tmp_path, monkeypatch, capsys):
     calls = _shims(tmp_path, monkeypatch)
     repo, project = _project(tmp_path, monkeypatch, HOSTILE_MCPS)
-    code = main(["add", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude"])
+    code = main(["add", "--trust", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude"])
     err = capsys.readouterr().err
     assert code == 1, err
-    assert "error[AR241]" in err and "'--scope=user' starts with '-'" in err and "'-h' starts with '-'" in err
+    # The bundle schema refuses such names when the source is read (AR006), before anything is written.
+    assert "error[AR006]" in err and "'--scope=user' does not match" in err and "'-h' does not match" in err
+    assert "add failed: nothing written" in err and not (project / "agentrc.lock.json").exists()
     argv = [a for call in calls() for a in call]
     assert "--scope=user" not in argv and "-h" not in argv and "evil" not in json.dumps(calls())
     # Nothing went to the user's configuration, nor to the project's.
@@ -168,7 +170,7 @@ def test_a_locks_records_reach_no_cli_as_options(tmp_path, monkeypatch):
 def test_a_hand_edited_lock_runs_nothing_for_its_bad_records(tmp_path, monkeypatch, capsys):
     calls = _shims(tmp_path, monkeypatch)
     repo, project = _project(tmp_path, monkeypatch, "mcps:\n  fine:\n    local:\n      command: npx\n")
-    assert main(["add", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude"]) == 0, capsys.readouterr().err
+    assert main(["add", "--trust", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude"]) == 0, capsys.readouterr().err
     lock = json.loads((project / "agentrc.lock.json").read_text())
     lock["mcps"].append({"name": "--scope=user", "client": "claude", "scope": "project", "bundle": "tools",
                          "status": "installed"})
@@ -195,7 +197,7 @@ SECRET_MCPS = ("mcps:\n  vault:\n    local:\n      command: npx\n      args: [\"
 def test_no_literal_secret_on_a_claude_command_line(tmp_path, monkeypatch, capsys):
     calls = _shims(tmp_path, monkeypatch)
     repo, project = _project(tmp_path, monkeypatch, SECRET_MCPS)
-    code = main(["add", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude"])
+    code = main(["add", "--trust", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude"])
     assert code == 0, capsys.readouterr().err
     assert SECRET not in json.dumps(calls())
     # Every server went through the CLI, `${VAR}` ones as before; the entries on stdin.
@@ -215,7 +217,7 @@ def test_no_literal_secret_on_a_claude_command_line(tmp_path, monkeypatch, capsy
 def test_no_literal_secret_on_a_copilot_command_line(tmp_path, monkeypatch, capsys):
     calls = _shims(tmp_path, monkeypatch)
     repo, _ = _project(tmp_path, monkeypatch, SECRET_MCPS)
-    code = main(["add", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude,copilot", "--global"])
+    code = main(["add", "--trust", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude,copilot", "--global"])
     err = capsys.readouterr().err
     assert code == 0, err
     assert SECRET not in json.dumps(calls()) and SECRET not in err
@@ -262,7 +264,7 @@ def test_ar241_comes_before_any_cli_is_looked_for(tmp_path, monkeypatch):
 def test_doctor_gives_no_lock_value_to_a_cli(tmp_path, monkeypatch, capsys):
     calls = _shims(tmp_path, monkeypatch)
     repo, project = _project(tmp_path, monkeypatch, "mcps:\n  fine:\n    local:\n      command: npx\n")
-    assert main(["add", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude"]) == 0, capsys.readouterr().err
+    assert main(["add", "--trust", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude"]) == 0, capsys.readouterr().err
     lock = json.loads((project / "agentrc.lock.json").read_text())
     lock["mcps"].append({"name": "--scope=user", "client": "claude", "scope": "project", "bundle": "tools",
                          "status": "installed"})

@@ -175,11 +175,15 @@ def test_a_local_directory_source_is_locked_relative_to_the_project(env, capsys,
     lock = json.loads((project / LOCK).read_text())
     assert [(i["source"], i["ref"], i["commit"]) for i in lock["items"]] == [("../vendor/reg", None, None)]
     monkeypatch.chdir(project)
-    assert run(capsys, "install", "--frozen")[0] == 0
-    (reg / "SKILL.md").write_text(skill("local", "Edited upstream."))
+    # The lock names a directory outside the project: read only when named on the command line.
     code, _, err = run(capsys, "install", "--frozen")
+    assert code == 1 and "AR226" in err and "--allow-local ../vendor/reg" in err
+    assert run(capsys, "install", "--frozen", "--allow-local", "../vendor/reg")[0] == 0
+    (reg / "SKILL.md").write_text(skill("local", "Edited upstream."))
+    code, _, err = run(capsys, "install", "--frozen", "--allow-local", "../vendor")
     assert code == 1 and "AR204" in err
-    assert run(capsys, "install")[0] == 0  # a local directory may change: install takes its new content
+    # a local directory may change: install takes its new content
+    assert run(capsys, "install", "--allow-local", "../vendor/reg")[0] == 0
     assert "Edited upstream." in (project / ".claude" / "skills" / "local" / "SKILL.md").read_text()
 
 

@@ -65,7 +65,7 @@ def home(tmp_path, monkeypatch, capsys):
     elsewhere = tmp_path / "work"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    code = main(["add", f"{repo.url}@v1", "--bundle", "everyday", "--client", "claude,copilot,opencode", "--global"])
+    code = main(["add", "--trust", f"{repo.url}@v1", "--bundle", "everyday", "--client", "claude,copilot,opencode", "--global"])
     err = capsys.readouterr().err
     assert code == 0, err
     home = tmp_path / "home"
@@ -166,7 +166,7 @@ def test_global_refuses_config_that_names_the_project(tmp_path, monkeypatch, cap
     repo = Repo(tmp_path)
     repo.commit(files, tag="v1")
     monkeypatch.chdir(tmp_path)
-    assert main(["add", f"{repo.url}@v1", "--bundle", "everyday", "--client", "opencode", "--global"]) == 1
+    assert main(["add", "--trust", f"{repo.url}@v1", "--bundle", "everyday", "--client", "opencode", "--global"]) == 1
     err = capsys.readouterr().err
     assert "error[AR218] opencode.json refers to the project directory (${workspaceFolder})" in err
     assert not (tmp_path / "home" / ".config" / "agentrc" / "agentrc.lock.json").exists()
@@ -187,7 +187,7 @@ def test_without_the_copilot_cli_its_user_config_is_written(tmp_path, monkeypatc
     repo = Repo(tmp_path)
     repo.commit(_registry_files(), tag="v1")
     monkeypatch.chdir(tmp_path)
-    assert main(["add", f"{repo.url}@v1", "--bundle", "everyday", "--client", "claude,copilot", "--global"]) == 0
+    assert main(["add", "--trust", f"{repo.url}@v1", "--bundle", "everyday", "--client", "claude,copilot", "--global"]) == 0
     home = tmp_path / "home"
     lock = json.loads((home / ".config" / "agentrc" / "agentrc.lock.json").read_text())
     mcps = {(m["name"], m["client"], m["status"], m.get("config")) for m in lock["mcps"]}

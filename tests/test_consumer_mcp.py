@@ -29,7 +29,7 @@ def project(tmp_path, monkeypatch):
     proj = tmp_path / "project"
     proj.mkdir()
     monkeypatch.chdir(proj)
-    assert main(["add", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude,copilot,opencode"]) == 0
+    assert main(["add", "--trust", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude,copilot,opencode"]) == 0
     return proj
 
 
@@ -142,11 +142,11 @@ def test_add_warns_about_unset_required_variables(tmp_path, monkeypatch, capsys)
                  "tools.bundle.yaml": bundle("tools", "  skills:\n    - a\n") + MCPS}, tag="v1")
     (tmp_path / "p").mkdir()
     monkeypatch.chdir(tmp_path / "p")
-    assert main(["add", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude"]) == 0
+    assert main(["add", "--trust", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude"]) == 0
     err = capsys.readouterr().err
     assert "warning[AR209] MCP server files requires the environment variable FILES_TOKEN" in err
     monkeypatch.setenv("FILES_TOKEN", "s3cr3t-value")
-    assert main(["add", f"{repo.url}@v1", "--bundle", "tools", "--json"]) == 0
+    assert main(["add", "--trust", f"{repo.url}@v1", "--bundle", "tools", "--json"]) == 0
     out = capsys.readouterr().out
     assert "AR209" not in out and "s3cr3t-value" not in out
     assert "s3cr3t-value" not in (tmp_path / "p" / "agentrc.lock.json").read_text()
@@ -170,7 +170,7 @@ def cli_project(tmp_path, monkeypatch):
     proj = tmp_path / "project"
     proj.mkdir()
     monkeypatch.chdir(proj)
-    assert main(["add", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude,copilot,opencode"]) == 0
+    assert main(["add", "--trust", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude,copilot,opencode"]) == 0
     return proj
 
 
@@ -242,7 +242,7 @@ def test_a_failing_claude_cli_is_a_warning_and_the_rest_installs(tmp_path, monke
     proj.mkdir()
     (proj / ".mcp.json").write_text("{ not json")  # the real claude refuses to add to it
     monkeypatch.chdir(proj)
-    assert main(["add", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude"]) == 0
+    assert main(["add", "--trust", f"{repo.url}@v1", "--bundle", "tools", "--client", "claude"]) == 0
     err = capsys.readouterr().err
     assert "warning[AR216] claude mcp add-json drawio failed" in err
     assert (proj / ".claude" / "skills" / "a" / "SKILL.md").exists()

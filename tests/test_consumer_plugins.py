@@ -86,7 +86,7 @@ def _enabled(project):
 def test_plugins_install_through_the_clients_and_are_locked(env, capsys, monkeypatch):
     _clis(monkeypatch)
     repo, project = env["repo"], env["project"]
-    code = main(["add", f"{repo.url}@v1", "--bundle", "kit", "--client", "claude,copilot,opencode"])
+    code = main(["add", "--trust", f"{repo.url}@v1", "--bundle", "kit", "--client", "claude,copilot,opencode"])
     err = capsys.readouterr().err
     assert code == 0, err
     assert "warning[AR212] plugin hello for opencode is not installed automatically: Add hello to opencode.json" in err
@@ -127,7 +127,7 @@ def test_a_missing_cli_is_warned_about_and_skipped(env, capsys, monkeypatch, tmp
     bare.mkdir()
     os.symlink(shutil.which("git"), str(bare / "git"))
     monkeypatch.setenv("PATH", str(bare))
-    code = main(["add", f"{env['repo'].url}@v1", "--bundle", "kit", "--client", "claude"])
+    code = main(["add", "--trust", f"{env['repo'].url}@v1", "--bundle", "kit", "--client", "claude"])
     err = capsys.readouterr().err
     assert code == 0, err
     assert ("warning[AR210] plugin hello for claude skipped: the claude CLI is not on PATH; install it by hand: "
@@ -138,7 +138,7 @@ def test_a_missing_cli_is_warned_about_and_skipped(env, capsys, monkeypatch, tmp
 
 def test_a_failing_plugin_install_is_not_recorded_and_fails_nothing(env, capsys, monkeypatch):
     _clis(monkeypatch)
-    code = main(["add", f"{env['repo'].url}@v1", "--bundle", "broken", "--client", "claude"])
+    code = main(["add", "--trust", f"{env['repo'].url}@v1", "--bundle", "broken", "--client", "claude"])
     err = capsys.readouterr().err
     assert code == 0, err
     assert "warning[AR211] claude plugin marketplace add" in err
@@ -157,7 +157,7 @@ def test_opencodes_config_write_form_merges_into_opencode_json(tmp_path, monkeyp
     project.mkdir()
     (project / "opencode.json").write_text('{\n  // mine\n  "plugin": ["mine@1.0.0"]\n}\n')
     monkeypatch.chdir(project)
-    assert main(["add", f"{repo.url}@v1", "--bundle", "kit", "--client", "opencode"]) == 0, capsys.readouterr().err
+    assert main(["add", "--trust", f"{repo.url}@v1", "--bundle", "kit", "--client", "opencode"]) == 0, capsys.readouterr().err
     text = (project / "opencode.json").read_text()
     assert '"mine@1.0.0"' in text and '"hello@git+https://example.com/hello.git"' in text and "// mine" in text
     # Only the project's clients: the copilot descriptor is not acted on.

@@ -23,7 +23,11 @@ CASES = Path(__file__).parent / "cases" / "diagnostics"
 # source); each names the unit test that triggers it.
 UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
                "AR224": "test_atomic_write.py::test_a_report_planted_as_a_link_is_ar224_and_nothing_is_written",
-               "AR241": "test_cli_arguments.py::test_an_option_shaped_server_name_never_reaches_claude",
+               "AR241": "test_cli_arguments.py::test_ar241_comes_before_any_cli_is_looked_for",
+               "AR227": "test_fetch_cache.py::test_a_file_over_the_bound_is_refused_before_checkout_and_leaves_nothing",
+               "AR228": "test_fetch_cache.py::test_a_changed_entry_is_discarded_and_fetched_again",
+               "AR229": "test_consent.py::test_without_consent_nothing_is_written_and_each_surface_is_named",
+               "AR240": "test_consent.py::test_hidden_unicode_in_fetched_text_is_a_warning_at_its_place",
                "AR226": "test_consumer_cli.py::test_cross_source_conflicts_and_local_paths_from_git_are_refused",
                "AR141": "test_output_safety.py::test_a_second_build_waits_then_fails_with_a_diagnostic",
                "AR132": "test_import_lints_clean.py::test_an_item_that_fails_lint_is_left_out_and_the_rest_lints_clean",

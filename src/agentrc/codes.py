@@ -577,6 +577,26 @@ CODES: Dict[str, Code] = _table(
          "must lie inside the project unless named on the command line.",
          "Take the required content from a git source over https or ssh, or add the local directory yourself "
          "('agentrc add ./dir')."),
+    Code("AR227", "source-too-large",
+         "A source's checkout is over a bound: a file over 16 MiB, more than 50,000 files, or more than 512 MiB in "
+         "all (checked from git's listing before anything is checked out). Nothing is written.",
+         "Select a smaller #subpath, or raise the bound for this run: AGENTRC_MAX_FILE_BYTES, AGENTRC_MAX_FILES, "
+         "AGENTRC_MAX_CHECKOUT_BYTES."),
+    Code("AR228", "cache-modified",
+         "A cached checkout's files no longer match the digests recorded when it was fetched (edited, appended to "
+         "or replaced on disk); the entry is discarded and fetched again, or refused when it cannot be.",
+         "Nothing to do when the fetch succeeded; otherwise check who writes to the cache "
+         "($AGENTRC_CACHE_DIR, else ~/.cache/agentrc) and delete its sources/ directory."),
+    Code("AR229", "consent-required",
+         "A source brings an executable surface (hook commands, MCP server commands and URLs, executable "
+         "scripts) that was not approved; without approval nothing is written.",
+         "Read what is listed, then run again with --trust (or answer y at the prompt on a terminal); the "
+         "approval is recorded in agentrc.lock.json and asked again when that surface changes."),
+    Code("AR240", "hidden-unicode",
+         "Fetched text holds invisible or bidirectional Unicode control characters, which can hide instructions "
+         "from a reader (a prompt-injection vector).",
+         "Look at the line shown with a tool that shows the characters (cat -A); ask the source's authors to "
+         "remove them, or do not install the item."),
     Code("AR241", "argument-invalid",
          "A value from a source, a lock or a config that would reach a command line (an MCP server or plugin "
          "name, a marketplace, a ref) is not valid for its kind: it starts with '-', holds spaces or control "

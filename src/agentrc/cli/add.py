@@ -17,6 +17,7 @@ def run(args) -> int:
             raise UsageError(f"--item {text!r}: write KIND:NAME, e.g. skill:pr-summary")
         items.append((kind, name))
     clients = consumer.clients(args.client) if args.client is not None else ()
-    result = consume.add(project, args.source, tuple(args.bundle), tuple(items), clients, args.force,
-                         user=args.user, allow_local=tuple(args.allow_local))
+    result = consumer.with_consent(args, lambda trust: consume.add(
+        project, args.source, tuple(args.bundle), tuple(items), clients, args.force, user=args.user,
+        allow_local=tuple(args.allow_local), trust=trust))
     return consumer.report(result, args, "added", "add")

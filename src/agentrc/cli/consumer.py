@@ -4,7 +4,8 @@ flag and how a consumer command's result is printed."""
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Tuple
+import sys
+from typing import Callable, Dict, List, Tuple
 
 from agentrc.cli.common import UsageError, print_diags, say
 from agentrc.clients import registry as client_registry
@@ -54,6 +55,32 @@ def lock_json(lock: Lock) -> Dict:
     return {"clients": list(lock.clients), "bundles": [entry_json(e) for e in lock.bundles],
             "items": [entry_json(e) for e in lock.items], "files": len(lock.files),
             "mcps": [dict(m) for m in lock.mcps], "mcps_removed": list(lock.mcps_removed)}
+
+
+def with_consent(args, call: Callable[[bool], Result]) -> Result:
+    """`call(trust)` with the consumer's consent to the executable surface the sources bring
+    (agentrc.pipeline.consent): `--trust` gives it; on a terminal, the surface is listed and
+    a `y` gives it; otherwise the result's AR229 errors stand (nothing was written)."""
+    result = call(bool(args.trust))
+    if not result.consent or args.trust or fmt(args) != "text" or not _interactive():
+        return result
+    say("The sources bring what runs on this machine when a client starts:")
+    for x in result.consent:
+        say(f"  {x.shown()}  ({x.path})")
+    try:
+        answer = input("Install it? [y/N] ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        return result
+    return call(True)
+
+
+def _interactive() -> bool:
+    try:
+        return sys.stdin.isatty() and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def report(result: Result, args, verb: str, command: str) -> int:

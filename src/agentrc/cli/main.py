@@ -111,6 +111,13 @@ def _allow_local(sp: argparse.ArgumentParser) -> None:
                          "(relative to the project; repeatable)")
 
 
+def _trust(sp: argparse.ArgumentParser) -> None:
+    """Commands that may install a source's executable surface (agentrc.pipeline.consent)."""
+    sp.add_argument("--trust", action="store_true",
+                    help="install the hooks, MCP servers, executable scripts and plugins the sources bring without "
+                         "asking (recorded in the lock; asked again when they change)")
+
+
 def _scope(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--dir", metavar="SCOPE", help="the scope (default: the working directory)")
     sp.add_argument("--json", action="store_true", help="one JSON envelope on stdout (the OAS kernel's)")
@@ -170,6 +177,7 @@ def _add(a: argparse.ArgumentParser) -> None:
     a.add_argument("--force", action="store_true", help="overwrite installed files edited since")
     _consumer(a)
     _allow_local(a)
+    _trust(a)
     a.set_defaults(command_module="add")
 
 
@@ -179,6 +187,7 @@ def _install(ins: argparse.ArgumentParser) -> None:
     ins.add_argument("--force", action="store_true", help="overwrite installed files edited since")
     _consumer(ins)
     _allow_local(ins)
+    _trust(ins)
     ins.set_defaults(command_module="install")
 
 
@@ -197,6 +206,7 @@ def _update(up: argparse.ArgumentParser) -> None:
     up.add_argument("--force", action="store_true", help="overwrite installed files edited since")
     _consumer(up)
     _allow_local(up)
+    _trust(up)
     up.set_defaults(command_module="update")
 
 

@@ -11,8 +11,9 @@ from agentrc.sources.closure import locator
 
 def run(args) -> int:
     project = consumer.project(args)
-    result = consume.update(project, args.names, dry_run=args.dry_run, force=args.force, user=args.user,
-                            allow_local=tuple(args.allow_local))
+    result = consumer.with_consent(args, lambda trust: consume.update(
+        project, args.names, dry_run=args.dry_run, force=args.force, user=args.user,
+        allow_local=tuple(args.allow_local), trust=trust))
     changes = result.changes
     if consumer.fmt(args) == "json":
         extra = {"updates": [{"id": i, "old": consumer.entry_json(o) if o else None,

@@ -33,11 +33,11 @@ from agentrc.model import Bundle, Registry, SourceTree
 from agentrc.names import bundle_stem
 from agentrc.output import atomic, writer
 from agentrc.output.plan import Plan
+from agentrc.pipeline import consent, stages, userscope
 from agentrc.pipeline import mcpcli as mcp_cli
 from agentrc.pipeline import plugins as plugin_cli
-from agentrc.pipeline import stages, userscope
 from agentrc.portable import resolve
-from agentrc.sources import closure
+from agentrc.sources import closure, surface
 from agentrc.sources import lock as lockfile
 from agentrc.sources import plugins as plugin_forms
 from agentrc.sources.dsl import PATH, Source, SourceError, check_subpath, parse
@@ -58,6 +58,7 @@ class Result:
     # update: ((layer, name), old, new) of the canonical project's capability references
     capability_updates: Tuple[Tuple[Tuple[str, str], Optional[lockfile.CapabilityRecord],
                                     Optional[lockfile.CapabilityRecord]], ...] = ()
+    consent: Tuple[surface.Exposure, ...] = ()  # what needs the consumer's consent (AR229)
 
     @property
     def ok(self) -> bool:
@@ -87,7 +88,7 @@ def read_lock(project: str, user: bool = False) -> Tuple[Optional[Lock], Tuple[D
 
 def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence[Tuple[str, str]] = (),
         clients: Sequence[str] = (), force: bool = False, cwd: Optional[str] = None, user: bool = False,
-        allow_local: Sequence[str] = ()) -> Result:
+        allow_local: Sequence[str] = (), trust: bool = False) -> Result:
     """Install `bundles` and `items` of the source `locator` (everything when none is named).
     `allow_local`: local directories outside the project the consumer names (`--allow-local`);
     a local `locator` is one too."""
@@ -98,7 +99,8 @@ def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence
         diags.error("<command line>", (0, 0), exc.code, str(exc))
         return Result(diags.sorted())
     allowed = tuple(allow_local) + ((source.location,) if source.kind == PATH else ())
-    return _held(project, lambda out: _add(project, source, bundles, items, clients, force, user, out, allowed))
+    return _held(project, lambda out: _add(project, source, bundles, items, clients, force, user, out, allowed,
+                                           trust))
 
 
 def _held(project: str, run: Callable[[Optional[writer.Output]], Result]) -> Result:
@@ -117,7 +119,7 @@ def _held(project: str, run: Callable[[Optional[writer.Output]], Result]) -> Res
 
 def _add(project: str, source: Source, bundles: Sequence[str], items: Sequence[Tuple[str, str]],
          clients: Sequence[str], force: bool, user: bool, out: Optional[writer.Output],
-         allowed: Sequence[str] = ()) -> Result:
+         allowed: Sequence[str] = (), trust: bool = False) -> Result:
     read, lock_diags = read_lock(project, user)
     if any(d.is_error for d in lock_diags):
         return Result(lock_diags)
@@ -131,7 +133,8 @@ def _add(project: str, source: Source, bundles: Sequence[str], items: Sequence[T
     merged, conflicts = closure.merge(lock, entries)
     if conflicts:
         return Result(conflicts, git_runs=fetcher.git_runs)
-    result = _materialize(project, merged, fetcher, force, check=False, user=user, held=out, previous=read)
+    result = _materialize(project, merged, fetcher, force, check=False, user=user, held=out, previous=read,
+                          trust=trust)
     return replace(result, entries=entries, diagnostics=tuple(sorted(set(result.diagnostics + found))))
 
 
@@ -353,17 +356,17 @@ def _remove_mcp(project: str, names: Sequence[str], force: bool, user: bool, out
 
 
 def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force: bool = False,
-           user: bool = False, allow_local: Sequence[str] = ()) -> Result:
+           user: bool = False, allow_local: Sequence[str] = (), trust: bool = False) -> Result:
     """Resolve the refs of the installed sources again (all, or the sources of the direct
     entries `names`) and install what they give now; `dry_run` writes nothing. The
     result's `updates` pairs each changed entry's old and new lock record."""
     if dry_run:
-        return _update(project, names, True, force, user, None, allow_local)
-    return _held(project, lambda out: _update(project, names, False, force, user, out, allow_local))
+        return _update(project, names, True, force, user, None, allow_local, trust)
+    return _held(project, lambda out: _update(project, names, False, force, user, out, allow_local, trust))
 
 
 def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user: bool,
-            out: Optional[writer.Output], allowed: Sequence[str] = ()) -> Result:
+            out: Optional[writer.Output], allowed: Sequence[str] = (), trust: bool = False) -> Result:
     lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
@@ -420,7 +423,7 @@ def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user
     if any(x.is_error for x in found):
         return Result(found, git_runs=fetcher.git_runs)
     result = _materialize(project, replace(lock, entries=entries), fetcher, force, check=False, dry_run=dry_run,
-                          user=user, held=out, previous=lock)
+                          user=user, held=out, previous=lock, trust=trust)
     old = {e.id: e for e in lock.entries}
     new = {e.id: e for e in (result.lock.entries if result.lock is not None else entries)}
     updates = tuple((i, old.get(i), new.get(i)) for i in sorted(set(old) | set(new))
@@ -474,21 +477,22 @@ def _named_direct(lock: Lock, names: Sequence[str], d: Diagnostics) -> List[Entr
 
 
 def install(project: str, frozen: bool = False, force: bool = False, user: bool = False,
-            allow_local: Sequence[str] = ()) -> Result:
+            allow_local: Sequence[str] = (), trust: bool = False) -> Result:
     """Make the project hold exactly what its lock records. `frozen`: write nothing; every
     difference between the lock, the sources at their locked commits and the files is an
     error (AR204)."""
     if frozen:
-        return _install(project, True, force, user, None, allow_local)
-    return _held(project, lambda out: _install(project, False, force, user, out, allow_local))
+        return _install(project, True, force, user, None, allow_local, trust)
+    return _held(project, lambda out: _install(project, False, force, user, out, allow_local, trust))
 
 
 def _install(project: str, frozen: bool, force: bool, user: bool, out: Optional[writer.Output],
-             allowed: Sequence[str] = ()) -> Result:
+             allowed: Sequence[str] = (), trust: bool = False) -> Result:
     lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
-    return _materialize(project, lock, ProjectFetcher(project, allowed), force, check=frozen, user=user, held=out)
+    return _materialize(project, lock, ProjectFetcher(project, allowed), force, check=frozen, user=user, held=out,
+                        trust=trust)
 
 
 def need_lock(project: str, user: bool = False) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
@@ -521,6 +525,7 @@ class _Rendered:
     plan: Plan
     lock: Lock
     wanted: Tuple[plugin_forms.PluginAction, ...]
+    surfaces: consent.Surfaces
 
 
 def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diagnostics) -> Optional[_Rendered]:
@@ -534,6 +539,7 @@ def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diag
     entrypoints: List[str] = []
     entries: List[Entry] = []
     locked_bundles: List[Bundle] = []
+    surfaces: consent.Surfaces = {}
     for (name, ref, commit), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "",
                                                                               kv[0][2] or "")):
         try:
@@ -553,6 +559,9 @@ def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diag
         diags.extend(problems)
         entries.extend(kept)
         entrypoints.extend(points)
+        surfaces.update(consent.surfaces_of(registry, kept))
+        if source.kind != PATH:
+            consent.hidden_text(fetched.tree, registry, kept, diags)
     if diags.has_errors:
         return None
     lock = lock.with_entries(entries)
@@ -563,7 +572,7 @@ def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diag
                            cross_source=True, skip_servers=frozenset(lock.mcps_removed),
                            extra_fragments=plugin_forms.config_fragments(wanted), report_plugins=False)
     diags.extend(plan.diagnostics)
-    return _Rendered(plan, lock, wanted) if plan.ok else None
+    return _Rendered(plan, lock, wanted, surfaces) if plan.ok else None
 
 
 def _adoptable(project: str, lock: Lock, produced: Dict[str, str], previous: Optional[Lock], fetcher: Fetcher,
@@ -592,12 +601,19 @@ def _adoptable(project: str, lock: Lock, produced: Dict[str, str], previous: Opt
 
 def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check: bool,
                  dry_run: bool = False, user: bool = False, held: Optional[writer.Output] = None,
-                 previous: Optional[Lock] = None) -> Result:
+                 previous: Optional[Lock] = None, trust: Optional[bool] = None) -> Result:
+    """Make the project hold what `lock` records (see the module's docstring). `trust`:
+    the consent gate's answer (`consent.gate`; None for a removal, which asks nothing)."""
     diags = Diagnostics()
+    consented = consent.approved(lock.entries, previous.entries if previous is not None else ())
     rendered = _render(project, lock, fetcher, check, diags)
     if rendered is None:
         return Result(diags.sorted(), git_runs=fetcher.git_runs)
     plan, lock, wanted = rendered.plan, rendered.lock, rendered.wanted
+    gated, needed = consent.gate(lock.entries, rendered.surfaces, consented, trust, diags)
+    if needed:
+        return Result(diags.sorted(), git_runs=fetcher.git_runs, consent=needed)
+    lock = lock.with_entries(gated)
     old_mcps = [dict(m) for m in lock.mcps]
     out_files: Tuple[OutputFile, ...] = plan.files
     claude_servers: Optional[Dict[str, str]] = None  # what `claude mcp` registers (CLI first)
@@ -619,8 +635,10 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
         mcps = mcp_records(plan, claude_servers is not None)
     installed = tuple(LockedFile(f.path, writer.sha(f.content), bool(f.merge)) for f in out_files)
     new_lock = replace(lock, files=installed, mcps=mcps, user_skipped=tuple(skipped) if user else ())
-    adopt = {f.path: f.sha256 for f in lock.files if not f.merged} if user else _adoptable(project, lock, {f.path: f.sha256 for f in installed}, previous, fetcher,
-                                       diags)
+    if user:
+        adopt = {f.path: f.sha256 for f in lock.files if not f.merged}
+    else:
+        adopt = _adoptable(project, lock, {f.path: f.sha256 for f in installed}, previous, fetcher, diags)
     if diags.has_errors:
         return Result(diags.sorted(), git_runs=fetcher.git_runs)
     adopt_keys = {} if user or os.path.lexists(os.path.join(project, writer.MANIFEST)) else _merged_keys(lock)

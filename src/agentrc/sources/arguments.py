@@ -12,8 +12,9 @@ command would run, AR203 in the lock's whole-lock validation). They are pure, so
 lock's validation and the code that runs the CLIs share them; the runners also put `--`
 before the values wherever the CLI takes it, so a validator is not the only guard.
 
-Grammars: item, bundle and MCP server names are item names (`agentrc.names`: lowercase
-letters, digits and single hyphens, at most 64 characters); a plugin identifier is
+Grammars: item and bundle names are item names (`agentrc.names`: lowercase letters,
+digits and single hyphens, at most 64 characters); MCP server names are letters, digits,
+`.`, `_` and `-` starting with a letter or digit (the bundle schema's); a plugin identifier is
 `plugin@marketplace`, each part letters, digits, `.`, `_` and `-`, beginning and ending
 with a letter or digit; a marketplace source is GitHub's `owner/repo`, an https or ssh git
 URL (no credentials in it) or a local path; a ref follows git's check-ref-format rules
@@ -73,7 +74,16 @@ def name(value: Any) -> Optional[str]:
     return problem
 
 
-server_name = name
+_SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def server_name(value: Any) -> Optional[str]:
+    """An MCP server's name, as a bundle's `mcps:` may write it (the bundle schema's
+    propertyNames): letters, digits, '.', '_' and '-', starting with a letter or digit."""
+    problem = argument(value, 128)
+    if problem is None and not _SERVER_NAME.fullmatch(value):
+        problem = "is not a server name: letters, digits, '.', '_' and '-', starting with a letter or digit"
+    return problem
 
 
 def plugin_part(value: Any) -> Optional[str]:

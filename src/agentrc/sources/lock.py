@@ -33,6 +33,9 @@ class Entry:
     sha256: str
     direct: bool = False
     required_by: Tuple[str, ...] = ()  # "KIND:NAME" of the entries that pulled it in
+    # The digest of the executable surface (hooks, MCP servers, scripts, plugins) the
+    # consumer consented to (`agentrc.sources.surface`); None for an entry that has none.
+    trusted: Optional[str] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "required_by", tuple(sorted(set(self.required_by))))
@@ -47,6 +50,8 @@ class Entry:
                                 "required_by": sorted(set(self.required_by))}
         if self.kind != "bundle":
             data["kind"] = self.kind
+        if self.trusted is not None:
+            data["trusted"] = self.trusted
         return data
 
 
@@ -184,7 +189,7 @@ def loads(raw: bytes, path: str = LOCK_FILE, clients: Optional[Sequence[str]] = 
     for kind_key in ("bundles", "items"):
         for e in data[kind_key]:
             entries.append(Entry(e.get("kind", "bundle"), e["name"], e["source"], e["ref"], e["commit"], e["sha256"],
-                                 e["direct"], tuple(sorted(set(e["required_by"])))))
+                                 e["direct"], tuple(sorted(set(e["required_by"]))), e.get("trusted")))
     seen: Dict[Tuple[str, str], Entry] = {}
     for e in entries:
         other = seen.setdefault((e.kind, e.name), e)

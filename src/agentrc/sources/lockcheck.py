@@ -15,10 +15,10 @@ import re
 from typing import Any, Optional, Sequence
 
 from agentrc.diagnostics import Diagnostics
+from agentrc.sources import arguments
 from agentrc.sources.dsl import SourceError, check_ref, parse
 
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_BAD_CHARS = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
 _STATE_DIRS = (".agentrc", ".git")
 MCP_TARGETS = ("vscode",)  # record clients that are targets rather than adapters
 
@@ -45,7 +45,7 @@ def check(lock: Any, path: str, diags: Diagnostics, clients: Optional[Sequence[s
     for rec in (dict(p) for p in lock.plugins):
         _record(rec, "plugins", "identifier", path, diags, known)
     for name in lock.mcps_removed:
-        problem = argument_problem(name)
+        problem = arguments.server_name(name)
         if problem:
             diags.error(path, (0, 0), "AR203", f"mcps_removed: {_shown(name)} {problem}")
     for p in lock.user_skipped:
@@ -71,26 +71,17 @@ def _entry(e: Any, path: str, diags: Diagnostics) -> None:
 
 def _record(rec: dict, section: str, field: str, path: str, diags: Diagnostics, known: Optional[set]) -> None:
     value = rec.get(field)
-    problem = argument_problem(value) if isinstance(value, str) else "is not a string"
+    client = rec.get("client")
+    if section == "mcps":
+        problem = arguments.server_name(value)
+    elif isinstance(value, str) and "@" in value and client in ("claude", "copilot"):
+        problem = arguments.plugin_identifier(value)  # what `plugin install` / `uninstall` are given
+    else:
+        problem = arguments.argument(value)
     if problem:
         diags.error(path, (0, 0), "AR203", f"{section}: {field} {_shown(value)} {problem}")
-    client = rec.get("client")
     if known is not None and client not in known and client not in MCP_TARGETS:
         diags.error(path, (0, 0), "AR203", f"{section}: unknown client {_shown(client)} for {_shown(value)}")
-
-
-def argument_problem(value: str) -> Optional[str]:
-    """Why `value` (a name, an identifier from a lock) could not be passed to a command
-    as an argument; None when it can."""
-    if not value:
-        return "is empty"
-    if value.startswith("-"):
-        return "starts with '-' (it would be read as an option)"
-    if _BAD_CHARS.search(value):
-        return "holds spaces or control characters"
-    if len(value) > 256:
-        return "is longer than 256 characters"
-    return None
 
 
 def safe_relative(path: Any) -> bool:
