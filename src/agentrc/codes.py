@@ -603,6 +603,11 @@ CODES: Dict[str, Code] = _table(
          "characters, or breaks its grammar. Nothing is run.",
          "Fix the name where it is written (names are lowercase letters, digits and hyphens; plugin identifiers "
          "are name@marketplace); a lock edited by hand can be restored from version control."),
+    Code("AR242", "cap-dependency-refused",
+         "A capability package's npm dependencies reach outside the package (a git, file: or link dependency "
+         "resolving outside it) or its own .npmrc would change how npm runs; npm is not run.",
+         "Publish the dependency to a registry, or vendor it inside the package; agentrc runs npm with its own "
+         "configuration and never the package's .npmrc (docs/security.md)."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",
