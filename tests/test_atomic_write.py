@@ -111,3 +111,25 @@ def test_a_report_planted_as_a_link_is_ar224_and_nothing_is_written(tmp_path, ca
     err = capsys.readouterr().err
     assert code == 1 and "error[AR224]" in err and "report.json is a symbolic link" in err
     assert victim.read_text() == "precious\n" and not (tmp_path / "out" / ".claude").exists()
+
+
+def test_fmt_never_writes_through_a_link(tmp_path, capsys, monkeypatch):
+    """A skill whose SKILL.md is a link to another file of the registry: fmt refuses it
+    (AR224) and writes nothing at all, the link and its target as they were."""
+    from agentrc.cli.main import main
+
+    reg = tmp_path / "reg"
+    (reg / "skills" / "a").mkdir(parents=True)
+    (reg / "skills" / "b").mkdir(parents=True)
+    messy = "---\ndescription: Use when testing.\nschema: 1\nname: a\n---\n\n## Steps\n\nDo it.\n"
+    (reg / "skills" / "a" / "SKILL.md").write_text(messy)
+    (reg / "shared.md").write_text(messy.replace("name: a", "name: b"))
+    (reg / "skills" / "b" / "SKILL.md").symlink_to("../../shared.md")
+    monkeypatch.chdir(tmp_path)
+    code = main(["fmt", "reg"])
+    err = capsys.readouterr().err
+    assert code == 1 and "reg/skills/b/SKILL.md: error[AR224]" in err and "fmt failed: nothing written" in err
+    assert (reg / "skills" / "a" / "SKILL.md").read_text() == messy
+    assert os.path.islink(reg / "skills" / "b" / "SKILL.md")
+    (reg / "skills" / "b" / "SKILL.md").unlink()
+    assert main(["fmt", "reg"]) == 0 and (reg / "skills" / "a" / "SKILL.md").read_text() != messy

@@ -51,6 +51,7 @@ from pants.engine.unions import UnionRule
 from pants.util.frozendict import FrozenDict
 from pants.util.logging import LogLevel
 
+from agentrc.clients import names as client_names
 from agentrc.inputs.config import CONFIG_NAMES
 from agentrc.inputs.fetch import entry_path, entry_record
 from agentrc.output.plan import summary_lines
@@ -110,7 +111,7 @@ async def locked_capabilities(request: LockedCapabilitiesRequest) -> LockedCapab
     found = await Get(DigestContents, Digest, subset)
     if not found:
         return LockedCapabilities(EMPTY_DIGEST)
-    lock, diags = lockfile.loads(found[0].content, lock_path)
+    lock, diags = lockfile.loads(found[0].content, lock_path, client_names.CLIENTS)
     if lock is None:
         raise AgentrcBuildError(request.address, diags)
     pinned = []

@@ -43,6 +43,7 @@ from pants.engine.unions import UnionRule
 from pants.util.frozendict import FrozenDict
 from pants.util.logging import LogLevel
 
+from agentrc.clients import names as client_names
 from agentrc.diagnostics import Diagnostic
 from agentrc.inputs.tree import SKIP_DIRS, is_build_file
 from agentrc.model import SourceFile, SourceTree
@@ -136,7 +137,7 @@ async def package_lock(field_set: AgentrcLockFieldSet, subsystem: AgentrcSubsyst
     hydrated = await Get(HydratedSources, HydrateSourcesRequest(field_set.source))
     contents = await Get(DigestContents, Digest, hydrated.snapshot.digest)
     path = contents[0].path
-    lock, diags = lockfile.loads(contents[0].content, path)
+    lock, diags = lockfile.loads(contents[0].content, path, client_names.CLIENTS)
     if lock is None:
         raise AgentrcBuildError(where, diags)
     problems: List[Diagnostic] = []

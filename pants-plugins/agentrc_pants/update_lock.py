@@ -7,7 +7,8 @@ the sources are fetched (the user cache, `agentrc.inputs.fetch`), the closure is
 again, and the lock and the files it installs are written together through the same
 writer, so `pants package` of the target and `agentrc install --frozen` agree with it
 afterwards. `--dry-run` writes nothing and shows the commits and files that would change;
-`--names` updates only the sources of those installed bundles or items. The goal runs
+`--names` updates only the sources of those installed bundles or items; `--trust` consents
+to the executable surface the sources bring (a terminal-less goal never prompts). The goal runs
 locally (it writes the workspace and reaches the sources' remotes), never in a sandbox.
 """
 
@@ -36,6 +37,9 @@ class AgentrcUpdateLockSubsystem(GoalSubsystem):
     names = StrListOption(default=[], help="Update only the sources of these installed bundles or items "
                                            "(NAME or KIND:NAME); default: every source.")
     force = BoolOption(default=False, help="Overwrite installed files edited since agentrc wrote them.")
+    trust = BoolOption(default=False, help="Install the hooks, MCP servers, executable scripts and plugins the "
+                                           "sources bring (agentrc update --trust); without it a source whose "
+                                           "executable surface is new or changed fails, naming each.")
 
 
 class AgentrcUpdateLockGoal(Goal):
@@ -60,10 +64,12 @@ async def agentrc_update_lock(console: Console, opts: AgentrcUpdateLockSubsystem
             continue
         shown = os.path.dirname(path) or "."
         result = consume.update(os.path.join(build_root.path, shown), tuple(opts.names), dry_run=opts.dry_run,
-                                force=opts.force)
+                                force=opts.force, trust=opts.trust)
         for d in result.diagnostics:
             console.print_stderr(d.format())
         if not result.ok:
+            if result.consent:
+                console.print_stderr(f"{shown}: approve what is listed with 'pants agentrc-update-lock --trust'")
             console.print_stderr(f"{shown}: update failed: nothing written")
             code = 1
             continue

@@ -14,7 +14,7 @@ from agentrc.diagnostics import WARNING, Diagnostics, count_summary
 from agentrc.files import OutputFile
 from agentrc.importers import document as importer
 from agentrc.inputs.tree import read_project
-from agentrc.output import writer
+from agentrc.output import atomic, writer
 from agentrc.pipeline import importing
 
 
@@ -86,7 +86,8 @@ def run(args) -> int:
         try:
             writer.write_atomic(outside, canonical_data)
         except OSError as exc:
-            diags.error(str(outside), (0, 0), "AR142", f"cannot write the canonical document: {exc.strerror or exc}")
+            diags.error(str(outside), (0, 0), atomic.code_of(exc, "AR142"), "cannot write the canonical document: "
+                        f"{exc.strerror or exc}")
     result = diags.sorted()
     print_diags(result, "text")
     if any(d.is_error for d in result) or changes is None:
