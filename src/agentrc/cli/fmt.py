@@ -6,8 +6,8 @@ import os
 from dataclasses import replace
 
 from agentrc.cli.common import print_diags, say
-from agentrc.inputs.tree import read_tree
 from agentrc.diagnostics import Diagnostics
+from agentrc.inputs.tree import read_tree
 from agentrc.output import atomic
 from agentrc.pipeline.fmt import format_files
 
