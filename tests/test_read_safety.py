@@ -406,8 +406,6 @@ def test_a_root_at_the_end_of_a_long_chain_is_refused_without_a_traceback(argv, 
     assert code in (0, 1) and "Traceback" not in out and "AR054" not in out, out
 
 
-@pytest.mark.xfail(strict=True, reason="inputs/config.py:168 resolves .ai with os.path.realpath (RecursionError); "
-                   "it needs inputs.tree.real_path, OSError -> AR054 (reported to its owner)")
 def test_a_dot_ai_at_the_end_of_a_long_chain_is_ar054(hostile, capsys):
     write(hostile, {"p/ai.config.json": "{}", "real-ai/rules/x/prompt.md": "Body.\n"})
     chain(Path("p/.ai"), 1000, str(hostile / "real-ai"))

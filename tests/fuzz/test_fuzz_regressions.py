@@ -1,9 +1,9 @@
 """One regression test per crash class the fetch surfaces' fuzz targets found (issue 30).
 
-Each is the smallest input that crashed, through the entry point a user reaches. A crash in
-code this branch does not own is marked `xfail(strict=True)`: the suite stays green while it
-is open, and the test turns into an XPASS failure the day it is fixed, so whoever fixes it
-removes the mark (and the fuzz run stops counting the class).
+Each is the smallest input that crashed, through the entry point a user reaches, and stays
+here once fixed, so the class cannot come back unnoticed: a lock holding an escaped lone
+surrogate is AR203 (`sources.lock.loads`), and a file name that is not UTF-8 is AR008 where
+the tree is walked (`inputs.tree.walk`), for `add` and `lint` alike.
 """
 
 from __future__ import annotations
@@ -24,9 +24,6 @@ def _lock(project: Path, **extra) -> None:
     (project / "agentrc.lock.json").write_text(json.dumps(doc))  # json.dumps writes "\ud800" as an escape
 
 
-@pytest.mark.xfail(strict=True, raises=UnicodeEncodeError,
-                   reason="sources/lock.py loads accepts a lone surrogate (JSON escape \\ud800) that dumps cannot "
-                          "encode when install writes the lock (fuzz target lock, seed 0 case 175)")
 def test_a_lock_holding_a_lone_surrogate_is_AR203(tmp_path):
     project = tmp_path / "project"
     _lock(project, mcps_removed=["\ud800"])
@@ -45,10 +42,6 @@ def _registry_with_a_name_that_is_not_utf8(root: Path) -> Path:
     return reg
 
 
-@pytest.mark.xfail(strict=True, raises=UnicodeEncodeError,
-                   reason="portable/load.py _parse_dir_memo encodes a file name read with surrogateescape "
-                          "(f.path.encode()); a name that is not UTF-8 is a traceback, not a diagnostic "
-                          "(fuzz target source-layout, seed 0 case 254)")
 def test_a_fetched_file_name_that_is_not_utf8_is_a_diagnostic(tmp_path, monkeypatch):
     _registry_with_a_name_that_is_not_utf8(tmp_path)
     project = tmp_path / "project"
@@ -58,8 +51,6 @@ def test_a_fetched_file_name_that_is_not_utf8_is_a_diagnostic(tmp_path, monkeypa
     assert not result.ok and not os.listdir(project)
 
 
-@pytest.mark.xfail(strict=True, raises=UnicodeEncodeError,
-                   reason="the same crash through agentrc lint (portable/load.py _parse_dir_memo)")
 def test_lint_of_a_file_name_that_is_not_utf8_is_a_diagnostic(tmp_path, monkeypatch):
     _registry_with_a_name_that_is_not_utf8(tmp_path)
     monkeypatch.chdir(tmp_path)

@@ -39,6 +39,7 @@ from agentrc.canonical import document as canonical
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import FrozenMap, freeze
 from agentrc.inputs.fetch import Fetcher, display_root, read_tree_root
+from agentrc.inputs.tree import real_path
 from agentrc.model import SourceFile, SourceTree
 from agentrc.sources.dsl import GIT, PATH, Source, SourceError, check_subpath, parse
 from agentrc.sources.lock import CapabilityRecord
@@ -161,7 +162,10 @@ def _local(path: str, text: str, base: str, inside: str) -> Source:
         raise SourceError(f"{text!r}: file: names a directory relative to the file that holds the reference",
                           "AR219")
     where = os.path.normpath(os.path.join(base, path))
-    real, top = os.path.realpath(where), os.path.realpath(inside)
+    try:
+        real, top = real_path(where), real_path(inside)
+    except OSError:
+        raise SourceError(f"{text!r} is a symlink loop, or a chain of too many symlinks", "AR050") from None
     if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
         raise SourceError(f"{text!r} leads outside {inside.replace(os.sep, '/')} (a capability's directory stays "
                           "inside the preset or project that names it)", "AR050")

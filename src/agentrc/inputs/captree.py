@@ -15,6 +15,7 @@ from typing import Iterator, List, Optional, Set, Tuple
 from agentrc.capabilities import integrity
 from agentrc.capabilities.model import CAPABILITIES_DIR, CAPABILITY_FILE, INSTALLED, LOCK_FILE, OWNED, Capability
 from agentrc.diagnostics import Diagnostics
+from agentrc.inputs.tree import real_path
 
 MAX_ENTRIES = 200_000
 MAX_DEPTH = 64
@@ -104,8 +105,8 @@ def read_manifest(root: str, name: str) -> Optional[bytes]:
     else None; larger than the bound: the first bytes past it (the parser reports it)."""
     full = os.path.join(root, name)
     try:
-        real = os.path.realpath(full)
-        if not inside(os.path.realpath(root), real) or not stat.S_ISREG(os.stat(real).st_mode):
+        real = real_path(full)
+        if not inside(real_path(root), real) or not stat.S_ISREG(os.stat(real).st_mode):
             return None
         with open(real, "rb") as fh:
             return fh.read(MAX_MANIFEST_BYTES + 1)
@@ -149,11 +150,10 @@ def _check_subtree(top: str, declared: str, root: str, cid: str, what: str, labe
         except OSError:
             continue
         for e in entries:
-            real = os.path.realpath(e.path)
             shown = os.path.relpath(e.path, top)
-            if e.is_symlink() and not os.path.exists(e.path):
+            if e.is_symlink() and not os.path.exists(e.path):  # dangling, a loop or a chain past the bound
                 diags.error(label, (0, 0), "AR157", f"{cid}: the {what} {declared!r} holds a broken link {shown!r}")
-            elif not inside(root, real):
+            elif not inside(root, real := real_path(e.path)):
                 diags.error(label, (0, 0), "AR156", f"{cid}: the {what} {declared!r} holds {shown!r}, which leads "
                             "outside the capability directory")
             elif os.path.isdir(real):

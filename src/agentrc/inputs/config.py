@@ -31,7 +31,17 @@ from agentrc.canonical import document as canonical
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import capref
 from agentrc.inputs.fetch import Fetcher
-from agentrc.inputs.tree import CONFIG_NAMES, ESCAPE_HINT, Root, leaves, read_file, read_text, walk
+from agentrc.inputs.tree import (
+    CONFIG_NAMES,
+    ESCAPE_HINT,
+    MAX_LINK_HOPS,
+    Root,
+    leaves,
+    read_file,
+    read_text,
+    real_path,
+    walk,
+)
 from agentrc.inputs.tree import is_project as is_project  # kept here too: callers ask the front door
 from agentrc.model import SourceFile, SourceTree
 from agentrc.sources import lock as lockfile
@@ -164,8 +174,14 @@ def load_project(root: str, unpin: Optional[Tuple[str, ...]] = None) -> Tuple[Pr
     for name in names:
         _preset(name, root, root, [], layers, diags, language, done, _posix(config_path or root), caps)
     ai_dir = _join(root, ".ai")
-    if os.path.lexists(ai_dir):
-        if not project.inside(os.path.realpath(ai_dir)):
+    try:
+        ai_real = real_path(ai_dir) if os.path.lexists(ai_dir) else None
+    except OSError:
+        diags.error(_posix(ai_dir), (0, 0), "AR054", "is a symlink loop, or a chain of more than "
+                    f"{MAX_LINK_HOPS} symlinks")
+        ai_real = None
+    if ai_real is not None:
+        if not project.inside(ai_real):
             diags.error(_posix(ai_dir), (0, 0), "AR050", leaves(ai_dir, project), ESCAPE_HINT)
         elif not os.path.isdir(ai_dir):
             diags.error(_posix(ai_dir), (0, 0), "AR054", "is not a directory (the .ai/ layer belongs here)")

@@ -186,6 +186,16 @@ def _output_tree(directory: str) -> bool:
     return os.path.exists(os.path.join(directory, ".agentrc", "manifest.json"))
 
 
+def _utf8(name: str) -> bool:
+    """Whether a name listed from the disk is UTF-8 (os.scandir keeps other bytes as lone
+    surrogates, which no output, lock or digest can encode)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[[os.DirEntry], bool],
          wanted: Callable[[str, str], bool], max_size: int = MAX_FILE_BYTES, skip_large: bool = False,
          seen: Optional[Dict[str, os.stat_result]] = None,
@@ -223,6 +233,11 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
         subdirs = []
         for entry in entries:
             name = entry.name
+            if not name.isascii() and not _utf8(name):
+                shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                diags.error(root.child(f"{rel}/{shown}" if rel else shown), (0, 0), "AR008",
+                            "a file or directory name that is not UTF-8: not read (rename it)")
+                continue
             sub = f"{rel}/{name}" if rel else name
             if entry.is_dir(follow_symlinks=False):
                 if enter(entry):
