@@ -12,7 +12,6 @@ import json
 import os
 from pathlib import Path
 
-
 from agentrc.cli.main import main
 from agentrc.pipeline import consume
 
