@@ -403,3 +403,17 @@ def test_codex_skill_settings_survive_import_and_build(monkeypatch):
     built = {f.path: f.content for f in plan.files}
     original = (CASES / "codex" / "project" / ".agents/skills/deploy/agents/openai.yaml").read_text()
     assert load_yaml(built[".agents/skills/deploy/agents/openai.yaml"].decode()).data == load_yaml(original).data
+
+
+def test_import_never_writes_the_canonical_document_through_a_link(tmp_path, monkeypatch, capsys):
+    _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    victim = tmp_path / "victim.json"
+    victim.write_text("precious\n")
+    (tmp_path / "again").mkdir()
+    (tmp_path / "again" / "ai.config.json").symlink_to(victim)
+    assert main(["import", "--from", "claude", "project", "--out", "registry", "--canonical",
+                 "again/ai.config.json"]) == 1
+    err = capsys.readouterr().err
+    assert "again/ai.config.json: error[AR224]" in err and "import failed: nothing written" in err
+    assert victim.read_text() == "precious\n" and not (tmp_path / "registry").exists()

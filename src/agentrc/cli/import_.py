@@ -65,7 +65,12 @@ def run(args) -> int:
         rel = os.path.relpath(os.path.abspath(args.canonical), os.path.abspath(args.out))
         if rel.startswith(".."):
             outside = Path(args.canonical)
-            if outside.exists() and outside.read_bytes() != canonical_data:
+            try:
+                atomic.check(outside)  # before the registry is written: a link there stops the import
+            except OSError as exc:
+                diags.error(str(outside), (0, 0), atomic.code_of(exc, "AR142"), "cannot write the canonical "
+                            f"document: {exc.strerror or exc}")
+            if not diags.has_errors and outside.exists() and outside.read_bytes() != canonical_data:
                 diags.error(str(outside), (0, 0), "AR091", "exists and was not written by this import; "
                             "remove it or name another file")
         else:
