@@ -13,6 +13,7 @@ bytes `parse` reads as the same lock.
 from __future__ import annotations
 
 import functools
+import json
 import random
 from pathlib import Path
 from typing import Dict, List, Tuple
@@ -21,7 +22,17 @@ import fetchseeds as fs
 import fuzzlib
 import guard
 import yaml
-from fetchtargets import SECONDS, Oracle, _cli, _lay_out, _unchanged, verdict
+from fetchtargets import (
+    CASE_SECRETS,
+    SECONDS,
+    Oracle,
+    _cli,
+    _lay_out,
+    _unchanged,
+    no_secret,
+    secrets_in_sources,
+    verdict,
+)
 
 from agentrc.capabilities import config as capconfig
 from agentrc.capabilities import lock as caplock
@@ -36,7 +47,7 @@ OAS_POOL: List[object] = [
     *fs.NAMES, "demo.chat", "demo.pkg", "Demo.Chat", "a..b", ".a", "a" * 300, "-x", "../x", "/etc/passwd",
     "..\\x", "C:\\x", "skills/../../x", "bin/../../evil.sh", "/bin/sh -c id", "", "0.0.0", "1.0", "v1.0.0",
     ">=0.19.0", "^1.2.3", ">=\u00b2", "^\u0663.0.0", "1.\u2460.0", "x.y.z", "spawn", "retire", "soul-scaffold",
-    "beforeSpawn", "path:/", "path:.", "path:relative", "git:https://u:pw@example.invalid/r.git@v1",
+    "beforeSpawn", "path:/", "path:.", "path:relative", "git:https://u:hunter2@example.invalid/r.git@v1", "https://user:hunter2@example.invalid/r.git",
     "git:file:///etc@" + COMMIT, "git:https://example.invalid/r.git@", "catalog:oas.okf", "catalog:-x@",
     "local", COMMIT, COMMIT.upper(), "sha256-" + "A" * 44, "sha512-x", "installed", "owned", "bundled", "path:../x",
     "none", "default", "../../../../outside/secret.txt", "/dev/stdin", "/dev/zero", "fifo", "@CASE@/outside/secret.txt",
@@ -57,6 +68,28 @@ def _seeds() -> Dict[str, Tuple[bytes, ...]]:
     return {k: tuple(v) for k, v in fs.oas_seeds().items()}
 
 
+FIELDS = ("source", "from", "path", "commit", "integrity", "package", "inject", "capability", "version",
+          "description", "packagePath", "capabilityPath")
+
+
+def _field_edit(raw: bytes, rng: random.Random) -> Tuple[bytes, str]:
+    """A source, path, commit or id field given a source string (a token URL, `path:/`,
+    `../..`): the values that name places, where the schema still lets them through."""
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return fuzzlib._bytes(raw, rng)
+    nodes = [p for p in fuzzlib._nodes(doc) if p and p[-1] in FIELDS]
+    if not nodes:
+        return raw, "no field to edit"
+    path = rng.choice(nodes)
+    parent = doc
+    for p in path[:-1]:
+        parent = parent[p]
+    parent[path[-1]] = value = rng.choice(SOURCE_STRINGS if rng.random() < 0.7 else fs.NAMES)
+    return json.dumps(doc, indent=2).encode("utf-8", "surrogatepass"), f"{'/'.join(map(str, path))} = {value!r:.80}"
+
+
 def _mutated(kind: str, rng: random.Random) -> Tuple[bytes, List[str]]:
     raw = rng.choice(_seeds()[kind])
     done = []
@@ -70,10 +103,19 @@ def _mutated(kind: str, rng: random.Random) -> Tuple[bytes, List[str]]:
                     raw = yaml.safe_dump(doc, allow_unicode=True).encode("utf-8", "surrogatepass")
                 except (yaml.YAMLError, ValueError, TypeError):
                     raw, what = fuzzlib._bytes(raw, rng)
+        elif rng.random() < 0.25:
+            raw, what = _field_edit(raw, rng)
         else:
             raw, what = fs.mutate_json_bytes(raw, rng, OAS_POOL)
         done.append(what)
     return raw, done
+
+
+def _note_secrets(raw: bytes) -> None:
+    try:
+        CASE_SECRETS.update(secrets_in_sources(yaml.safe_load(raw)))  # JSON is YAML
+    except (yaml.YAMLError, ValueError, TypeError):
+        pass
 
 
 def run_capability(case: Path, rng: random.Random, done: List[str]) -> List[str]:
@@ -101,12 +143,13 @@ def run_package(case: Path, rng: random.Random, done: List[str]) -> List[str]:
 def run_oas_lock(case: Path, rng: random.Random, done: List[str]) -> List[str]:
     raw, more = _mutated("oas-lock.json", rng)
     done.extend(more)
+    _note_secrets(raw)
     diags = Diagnostics()
     with guard.fenced(case, SECONDS):
         lock = caplock.parse("oas-lock.json", raw, diags)
         if lock is not None and lock.version == 2:
             again = caplock.parse("oas-lock.json", caplock.dump(lock), Diagnostics())
-            if again != lock:
+            if again is None or caplock.dump(again) != caplock.dump(lock):
                 raise Oracle("oas-lock.json does not survive dump and parse")
     done.append(verdict(diags.items))
     return done
@@ -134,12 +177,14 @@ def run_source_strings(case: Path, rng: random.Random, done: List[str]) -> List[
     parent = rng.choice(["../src", "./x", dsl.parse(fs.REMOTE).location, "file:///tmp/r.git", "owner/repo@v1#sub"])
     refused = 0
     with guard.fenced(case, SECONDS):
-        for call in (lambda: dsl.parse(text), lambda: capsource.parse(text, str(case)),
-                     lambda: capsource.parse_locked(text),
-                     lambda: consume._required_source(dsl.parse(parent), text)):
+        for name, call in (("sources.dsl.parse", lambda: dsl.parse(text)),
+                           ("capabilities.source.parse", lambda: capsource.parse(text, str(case))),
+                           ("capabilities.source.parse_locked", lambda: capsource.parse_locked(text)),
+                           ("consume._required_source", lambda: consume._required_source(dsl.parse(parent), text))):
             try:
                 call()
-            except (dsl.SourceError, capsource.SourceError):
+            except (dsl.SourceError, capsource.SourceError) as exc:
+                no_secret(str(exc), f"the SourceError of {name}", set(fs.SECRETS))
                 refused += 1
     done += [f"{text!r:.100} (parent {parent})", f"=> {refused} of 4 refused"]
     return done
@@ -196,6 +241,8 @@ def run_cap_scope(case: Path, rng: random.Random, done: List[str]) -> List[str]:
         path = rng.choice(fuzzed)
         if path.endswith("oas-config.yaml") and rng.random() < 0.3:
             files[path], what = _injection(files[path], rng)
+        elif path.endswith(".json") and rng.random() < 0.3:
+            files[path], what = _field_edit(files[path], rng)
         elif path.endswith(".json"):
             files[path], what = fs.mutate_json_bytes(files[path], rng, OAS_POOL)
         elif rng.random() < 0.5:
@@ -207,11 +254,14 @@ def run_cap_scope(case: Path, rng: random.Random, done: List[str]) -> List[str]:
             except (yaml.YAMLError, ValueError, TypeError):
                 files[path], what = fuzzlib._bytes(files[path], rng)
         done.append(f"{path}: {what}")
+    for path in fuzzed:
+        _note_secrets(files[path])
     specials = {"scope/fifo": "fifo"}
     _lay_out(case, files, {}, specials)
     argv = rng.choice([["cap", "list", "--dir", ".", "--json"], ["cap", "list", "--dir", "."],
                        ["cap", "doctor", ".", "--json"], ["cap", "doctor", ".", "--soul", "dev", "--json"],
-                       ["cap", "doctor", "."], ["cap", "doctor", ".", "--soul", "dev"]])
+                       ["cap", "doctor", "."], ["cap", "doctor", ".", "--soul", "dev"],
+                       ["cap", "trust", "demo.chat", "--dir", "."]])
     done.append(" ".join(argv))
     with guard.fenced(case, SECONDS):
         result = _cli(case / "scope", argv)

@@ -36,6 +36,8 @@ SOURCES = ["../other", "./other", "./vendor", "vendor", "./vendor/../..", "./ven
            "git@example.invalid:org/repo.git", "http://example.invalid/x.git", "git://example.invalid/x",
            "owner/repo", "owner/repo@v1#a/../../b", "a\x00b", "x\x1b[2K\rall good", "x\ny", "\u202eevil",
            "C:\\x", "\\\\host\\share", "x" * 3000, "", " ", "#", "@", "@v1", "../other@v1"]
+# The secrets in SOURCES' URLs: no output, diagnostic or error may show them (issue 30 §4).
+SECRETS = ("hunter2", "ghp_0123456789abcdefghijklmnopqrstuvwxyz")
 NAMES = ["x\x1b[2K\rall good\x1b[8m", "a\nb", "-h", "--scope=user", "..", ".", "", "a/b", "CON", "x" * 300,
          "\u00e9", "e\u0301", "\ud800", "\u202e", "caf\u00e9.md", " lead", "trail ", "*", "$(id)", "`id`"]
 ODD_COMPONENTS = ["x\x1b[2K\rall good\x1b[8m", "a\nb", "-rf", " ", "..x", ".hidden", "\u202etxt.md", "e\u0301",

@@ -34,9 +34,10 @@ import json
 import os
 import random
 import re
+import shutil
 import tempfile
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import fetchseeds as fs
 import fuzzlib
@@ -45,6 +46,7 @@ import yaml
 
 from agentrc.cli.main import main
 from agentrc.diagnostics import Diagnostics
+from agentrc.inputs import fetchcache
 from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.model import SourceTree
 from agentrc.pipeline import consume
@@ -100,7 +102,8 @@ def _plant_link(files: fs.Files, links: fs.Links, specials: Dict[str, str], rng:
                 under: Sequence[str]) -> str:
     """A link, a chain of links, a loop, a FIFO or a sparse giant in place of a file."""
     path = rng.choice([p for p in sorted(files) if p.startswith(tuple(under))])
-    op = rng.randrange(6)
+    # git checks out files, directories and links only: no FIFO, no giant, in a git tree.
+    op = rng.randrange(2 if path.startswith("remote/") else 0, 6)
     files.pop(path)
     if op == 0:
         specials[path] = "fifo"
@@ -169,13 +172,16 @@ def _require(files: fs.Files, rng: random.Random, under: Sequence[str]) -> str:
 
 class CaseFetcher(Fetcher):
     """The real fetcher, with git's transport stood in by directories of the case: REMOTE
-    is `remote/`, a `file://` URL of a directory inside the case is that directory. Their
-    files are read by the real `_read` (bounded reader, `SOURCE@REF/` display paths); any
-    other URL fails as an unreachable remote would (AR201)."""
+    is `remote/`, a `file://` URL of a directory inside the case is that directory. The
+    directory is moved into the cache as the checkout git would have made, its record
+    written (`fetchcache`), and read by the real `_read` (the bounded reader, the record
+    verified, `SOURCE@REF/` display paths); any other URL fails as an unreachable remote
+    would (AR201)."""
 
     def __init__(self, case: Path, project: str):
         super().__init__(project, str(case / "cache"))
         self.case = case
+        self.served: Dict[str, str] = {}
 
     def _git(self, source: dsl.Source, commit: Optional[str]) -> Fetched:
         diags = Diagnostics()
@@ -187,11 +193,23 @@ class CaseFetcher(Fetcher):
             path = os.path.normpath(url[len("file://"):])
             if (path + os.sep).startswith(str(self.case) + os.sep) and os.path.isdir(path):
                 top = path
-        if top is None:
+        commit = commit or hashlib.sha1(f"{url}@{source.ref}".encode()).hexdigest()
+        entry = os.path.join(self.cache, "fuzz", hashlib.sha1(url.encode()).hexdigest()[:16], commit)
+        if top is not None and not os.path.isdir(entry):
+            os.makedirs(os.path.dirname(entry), exist_ok=True)
+            first = self.served.setdefault(url, entry)
+            if first == entry:
+                os.rename(top, entry)
+            else:  # the same repository at another commit: the same tree
+                shutil.copytree(first, entry, symlinks=True)
+            try:
+                fetchcache.save(entry, fetchcache.make(entry), self.cache)
+            except fetchcache.Changed as exc:  # a tree git cannot hold (no checkout has a FIFO)
+                raise Oracle(f"the harness served a tree git cannot hold: {exc}") from None
+        if not os.path.isdir(entry):
             diags.error(source.label, (0, 0), "AR201", f"{url} is not reachable in the fuzz case")
             return Fetched(source, None, url, SourceTree(()), diags.sorted())
-        commit = commit or hashlib.sha1(f"{url}@{source.ref}".encode()).hexdigest()
-        return self._read(source, commit, top, diags)
+        return self._read(source, commit, entry, diags)
 
 
 @functools.lru_cache(maxsize=None)
@@ -220,6 +238,7 @@ def run_source_layout(case: Path, rng: random.Random, done: List[str]) -> List[s
             files[path], what = fuzzlib._mutate_file(path, files[path], rng)
             done.append(f"{path}: {what}")
     _lay_out(case, files, links, specials)
+    CASE_SECRETS.update(x for x in fs.SECRETS if any(x.encode() in b for b in files.values()))
     project = case / "project"
     project.mkdir(exist_ok=True)
     root = fs.REMOTE if remote_root else "../src"
@@ -257,8 +276,34 @@ def _resolve_or_add(case: Path, project: Path, root: str, bundles: List[str], wh
     return diags
 
 
+# The secrets of the case's input that sit in a source (a `source:` of a requires or of a
+# lock row): no output may show them (issue 30 §4). A target fills it; run_case empties it.
+CASE_SECRETS: Set[str] = set()
+
+
+def secrets_in_sources(data: object) -> Set[str]:
+    """The SECRETS held by a `source` (or `from`) value anywhere in a parsed document."""
+    found: Set[str] = set()
+    for path in fuzzlib._nodes(data):
+        if path and path[-1] in ("source", "from"):
+            value: object = data
+            for p in path:
+                value = value[p]  # type: ignore[index]
+            found.update(x for x in fs.SECRETS if isinstance(value, str) and x in value)
+    return found
+
+
+def no_secret(text: str, where: str, secrets: Optional[Set[str]] = None) -> None:
+    for secret in CASE_SECRETS if secrets is None else secrets:
+        if secret in text:
+            raise Oracle(f"{where} shows the secret {secret!r}: {text[max(0, text.index(secret) - 80):][:200]!r}")
+
+
 def verdict(diags) -> str:
-    """What a case ended in, for the run's tally: "=> ok" or "=> " and the first error's code."""
+    """What a case ended in, for the run's tally: "=> ok" or "=> " and the first error's code.
+    No diagnostic may show a secret of the input."""
+    for d in diags:
+        no_secret(d.format(), "a diagnostic")
     errors = sorted(d.code for d in diags if d.is_error)
     return "=> " + (errors[0] if errors else "ok")
 
@@ -420,6 +465,8 @@ def run_lock(case: Path, rng: random.Random, done: List[str]) -> List[str]:
         files.update((f"project/{p}", b) for p, b in installed
                      if world == "installed+manifest" or not p.startswith(".agentrc/"))
     _lay_out(case, files)
+    with contextlib.suppress(ValueError):
+        CASE_SECRETS.update(secrets_in_sources(json.loads(raw)))
     project = str(case / "project")
     verb = rng.choice(["install"] * 4 + ["frozen"] * 2 + ["update", "remove", "remove-mcp", "list", "doctor"])
     done.append(f"{world}; {verb}")
@@ -463,6 +510,12 @@ def _cli(where: Path, argv: List[str]) -> str:
     if code not in (0, 1, 2, None):
         raise Oracle(f"exit {code!r}")
     text = out.getvalue() + err.getvalue()
+    no_secret(text, " ".join(argv[:2]))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a terminal's stdout (UTF-8, strict) raises it mid-print
+        raise Oracle(f"{' '.join(argv[:2])} printed {text[exc.start]!r}, which no UTF-8 output can hold: "
+                     f"{text[max(0, exc.start - 80):exc.start + 20]!r}")
     forged = _FORGERS.search(text) if "--json" not in argv else None
     if forged:
         line = text[:forged.start()].rsplit("\n", 1)[-1] + text[forged.start():].split("\n", 1)[0]

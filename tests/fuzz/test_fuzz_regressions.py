@@ -4,6 +4,10 @@ Each is the smallest input that crashed, through the entry point a user reaches,
 here once fixed, so the class cannot come back unnoticed: a lock holding an escaped lone
 surrogate is AR203 (`sources.lock.loads`), and a file name that is not UTF-8 is AR008 where
 the tree is walked (`inputs.tree.walk`), for `add` and `lint` alike.
+
+A crash still open in code this branch does not own is marked `xfail(strict=True)`: the
+suite stays green while it is open, and the test turns into an XPASS failure the day it is
+fixed, so whoever fixes it removes the mark (and its row of `fetchfuzz.KNOWN`).
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+
+import pytest
 
 from agentrc.cli.main import main
 from agentrc.pipeline import consume
@@ -53,3 +59,129 @@ def test_lint_of_a_file_name_that_is_not_utf8_is_a_diagnostic(tmp_path, monkeypa
     _registry_with_a_name_that_is_not_utf8(tmp_path)
     monkeypatch.chdir(tmp_path)
     assert main(["lint", "reg"]) == 1
+
+
+# --- spec 003: oas-lock.json ----------------------------------------------------------------
+
+def _scope(tmp_path: Path, edit) -> Path:
+    """A scope that installed the fuzz package (fuzzlib's), its oas-lock.json edited."""
+    import fuzzlib
+    files = fuzzlib._built(fuzzlib._cap_seed(), ["cap", "install", "./in/pkg", "--dir", "."])
+    scope = tmp_path / "scope"
+    for rel, data in files.items():
+        if not rel.startswith("in/"):
+            (scope / rel).parent.mkdir(parents=True, exist_ok=True)
+            (scope / rel).write_bytes(data)
+    lock = json.loads((scope / "oas-lock.json").read_text())
+    edit(lock)
+    (scope / "oas-lock.json").write_text(json.dumps(lock, indent=2))  # "\ud800" written as an escape
+    return scope
+
+
+def _surrogate_version(lock: dict) -> None:
+    lock["capabilities"]["demo.review"]["version"] = "\ud800"
+
+
+@pytest.mark.xfail(strict=True, raises=UnicodeEncodeError,
+                   reason="capabilities/lock.py parse accepts a lone surrogate (JSON escape \\ud800) that dump "
+                          "cannot encode when cap trust writes the lock (fuzz target oas-lock, seed 1 case 510)")
+def test_an_oas_lock_holding_a_lone_surrogate_is_AR159(tmp_path, monkeypatch, capsys):
+    scope = _scope(tmp_path, _surrogate_version)
+    before = (scope / "oas-lock.json").read_bytes()
+    monkeypatch.chdir(scope)
+    assert main(["cap", "trust", "demo.chat", "--dir", "."]) == 1
+    assert "AR159" in capsys.readouterr().err
+    assert (scope / "oas-lock.json").read_bytes() == before
+
+
+@pytest.mark.xfail(strict=True, raises=UnicodeEncodeError,
+                   reason="cap list prints the lone surrogate of an oas-lock.json version as it is: "
+                   "a UTF-8 terminal's stdout raises UnicodeEncodeError mid-listing (fuzz oracle of cap-scope)")
+def test_cap_list_prints_nothing_a_utf8_terminal_cannot_hold(tmp_path, monkeypatch, capsys):
+    scope = _scope(tmp_path, _surrogate_version)
+    monkeypatch.chdir(scope)
+    main(["cap", "list", "--dir", "."])
+    out = capsys.readouterr()
+    (out.out + out.err).encode("utf-8")
+
+
+# --- no secret shown (issue 30 §4) ---------------------------------------------------------
+
+SECRET = "hunter2"
+
+
+def _package_source(lock: dict) -> None:
+    lock["packages"]["demo.pkg"]["source"] = f"https://user:{SECRET}@example.invalid/r.git"
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="capabilities/lock.py parse reports the schema's pattern error with the "
+                   "source's value, password included (AR159; fuzz target oas-lock, seed 0 case 230)")
+def test_an_oas_lock_source_with_a_password_is_not_shown(tmp_path, monkeypatch, capsys):
+    scope = _scope(tmp_path, _package_source)
+    monkeypatch.chdir(scope)
+    assert main(["cap", "list", "--dir", "."]) == 1
+    out = capsys.readouterr()
+    assert "AR159" in out.err or "AR225" in out.err
+    assert SECRET not in out.out + out.err
+
+
+@pytest.mark.parametrize("locator", [
+    pytest.param(f"https://user:{SECRET}@example.invalid/r.git x", id="with-a-space"),
+    pytest.param("x" * 40 + f"/user:{SECRET}@example.invalid/r.git@v1", id="not-a-source"),
+])
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="sources/dsl.py parse refuses a locator for its spaces or its form before "
+                   "it looks for credentials, and its message quotes the locator, password included (fuzz target "
+                   "source-strings, seed 1)")
+def test_add_never_shows_the_password_of_a_locator_it_refuses(tmp_path, monkeypatch, capsys, locator):
+    monkeypatch.chdir(tmp_path)
+    assert main(["add", locator, "--dir", ".", "--client", "claude"]) in (1, 2)
+    out = capsys.readouterr()
+    assert SECRET not in out.out + out.err
+
+
+@pytest.mark.parametrize("spec", [
+    pytest.param(f"ps://{SECRET}@example.invalid/r.git", id="unknown-scheme"),
+    pytest.param(f"https://a@b:{SECRET}@example.invalid/r.git", id="two-at-signs"),
+])
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="capabilities/source.py parse quotes a spec it cannot read, token included (fuzz target "
+                   "source-strings, seed 1 case 118), and its redaction stops at the first '@' of the user "
+                   "information ('https://***@b:PASSWORD@host/...')")
+def test_cap_install_never_shows_the_secret_of_a_source_it_refuses(tmp_path, monkeypatch, capsys, spec):
+    monkeypatch.chdir(tmp_path)
+    assert main(["cap", "install", spec, "--dir", "."]) in (1, 2)
+    out = capsys.readouterr()
+    assert SECRET not in out.out + out.err
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="pipeline/consume.py _resolve quotes the requires' source whole in its AR225 "
+                   "('requires bundle base from \'https://user:PASSWORD@...\': https://***@...'), the password "
+                   "the message after it redacts (fuzz target source-layout, seed 0 case 778)")
+def test_add_never_shows_the_password_of_a_source_a_bundle_requires(tmp_path, monkeypatch, capsys):
+    reg = tmp_path / "reg"
+    (reg / "rules" / "style").mkdir(parents=True)
+    (reg / "rules" / "style" / "RULE.md").write_text("---\ndescription: Style\n---\n\nWrap.\n")
+    (reg / "core.bundle.yaml").write_text(
+        "schema: 1\nname: core\ndescription: Core\nitems:\n  rules:\n    - style\nrequires:\n"
+        f"  - {{ name: base, source: \"https://user:{SECRET}@example.invalid/r.git\" }}\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    assert main(["add", "../reg", "--dir", ".", "--client", "claude"]) == 1
+    out = capsys.readouterr()
+    assert "AR225" in out.err
+    assert SECRET not in out.out + out.err
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="capabilities/source.py parse_locked quotes an unknown locked source whole "
+                          "(\"unknown source 'https://user:PASSWORD@...'\"); the lock schema stops such a row "
+                          "first today, so this is the function's own contract (fuzz target source-strings)")
+def test_parse_locked_never_quotes_a_password():
+    from agentrc.capabilities import source as capsource
+    with pytest.raises(capsource.SourceError) as exc:
+        capsource.parse_locked(f"https://user:{SECRET}@example.invalid/r.git")
+    assert SECRET not in str(exc.value)
