@@ -23,6 +23,7 @@ from typing import Any, Dict, Optional, Sequence
 
 from agentrc.cli.common import UsageError, print_diags
 from agentrc.diagnostics import Diagnostic
+from agentrc.output import atomic
 from agentrc.pipeline import capdoctor, capinstall, capmigrate, capreqs, capspawn, capuse
 
 
@@ -33,6 +34,23 @@ def run(args) -> int:
         if args.json:
             return _envelope_error("E_BAD_ARGS", f"--dir {scope}: not a directory")
         raise UsageError(f"--dir {scope}: not a directory")
+    try:
+        return _run(args, fmt, scope)
+    except (atomic.UnsafeWrite, RecursionError) as exc:
+        # The net under every verb: a link where a scope's file is written (a hook may leave
+        # one in an instance home), or a link chain too long to follow, is a diagnostic.
+        code = "AR224" if isinstance(exc, atomic.UnsafeWrite) else "AR054"
+        path = getattr(exc, "filename", None) or scope
+        message = exc.what if isinstance(exc, atomic.UnsafeWrite) else "a chain of symbolic links too long to follow"
+        failure = capinstall.fail(path, code, message)
+        if fmt == "json":
+            return _envelope_error(failure.kernel_code, failure.diagnostics[0].format().splitlines()[0],
+                                   failure.diagnostics)
+        print_diags(failure.diagnostics, fmt)
+        return 1
+
+
+def _run(args, fmt: str, scope: str) -> int:
     notify = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
     try:
         if args.verb == "install":

@@ -1364,8 +1364,12 @@ def update(scope: str, package_id: str, notify: Callable[[str], None] = lambda _
               "addedCapabilities": [c for c in after["capabilities"] if c not in before_caps],
               "removedCapabilities": removed, "retiredArtifacts": removed,
               "invalidatedApprovals": [c for c in trusted_before if not (c in new_caps and new_caps[c]["trusted"])]}
-    if not result["changed"]:
+    repaired = _repairs(lock, package_id, outcome.result["capabilities"])
+    if not result["changed"] and not repaired:
         lines = [f"{package_id} is up to date ({after['version']}, {after['integrity']})"]
+    elif not result["changed"]:
+        lines = [f"{package_id} is at its locked version ({after['version']}, {after['integrity']}); what the "
+                 "scope held was not:"] + [f"  {r}" for r in repaired]
     else:
         lines = [f"updated {package_id}: {row.version} ({row.commit}) -> {after['version']} ({after['commit']})",
                  f"  integrity {row.integrity} -> {after['integrity']}"]
@@ -1377,6 +1381,24 @@ def update(scope: str, package_id: str, notify: Callable[[str], None] = lambda _
         lines.append(f"  approvals reset (integrity changed): {', '.join(result['invalidatedApprovals'])}; review "
                      "and trust again")
     return Outcome(result, lines)
+
+
+def _repairs(lock: Lock, package_id: str, caps: List[Dict[str, Any]]) -> List[str]:
+    """What an update of an unchanged package put right: a capability whose artifact was
+    missing or differed from the lock, or whose locked integrity was not its content's."""
+    out = []
+    for c in caps:
+        if c["package"] != package_id:
+            continue
+        row = lock.capability(c["capability"])
+        if row is not None and row.integrity != c["integrity"]:
+            out.append(f"capability {c['capability']}: the lock recorded {row.integrity}, its content hashes to "
+                       f"{c['integrity']}; locked and installed again")
+        elif c["status"] == "installed":
+            out.append(f"capability {c['capability']}: its artifact was missing; installed again")
+        elif c["status"] == "replaced":
+            out.append(f"capability {c['capability']}: its artifact differed from the lock; replaced")
+    return out
 
 
 # --- pack ---------------------------------------------------------------------------------
