@@ -110,25 +110,32 @@ class Fetcher:
         return self._read(source, None, path, diags)
 
     def _read(self, source: Source, commit: Optional[str], top: str, diags: Diagnostics) -> Fetched:
+        """The registry of `source` in the directory `top`. For a git source `top` is a cache
+        entry, verified against its record on the way (`fetchcache.Changed` when it differs;
+        nothing is added to `diags` then): the files read are checked by the bytes read."""
         root = os.path.join(top, *source.subpath.split("/")) if source.subpath else top
-        shown = display_root(source, commit) if source.kind == GIT else root
+        cached = source.kind == GIT
+        shown = display_root(source, commit) if cached else root
         real_top, real = _realpath(top), _realpath(root)
+        problem = None
         if real is None or real_top is None:
-            diags.error(source.label, (0, 0), "AR054", f"#{source.subpath} is a symlink chain too long to follow")
+            problem = ("AR054", f"#{source.subpath} is a symlink chain too long to follow")
+        elif real != real_top and not real.startswith(real_top.rstrip(os.sep) + os.sep):
+            problem = ("AR050", f"#{source.subpath} leads outside the source (a symlink)")
+        elif not os.path.isdir(root):
+            problem = ("AR208", f"#{source.subpath} is not a directory in the source")
+        read = None
+        if problem is None:
+            try:
+                read = read_tree([root])
+            except RecursionError:  # os.path.realpath recurses once per link of a chain
+                problem = ("AR054", "a symlink chain too long to follow: nothing is read from this source")
+        if cached:
+            fetchcache.verify(top, read=_as_read(read, root, source.subpath) if read is not None else None)
+        if problem is not None or read is None:
+            diags.error(source.label, (0, 0), *(problem or ("AR054", "cannot be read")))
             return Fetched(source, commit, shown, SourceTree(()), diags.sorted())
-        if real != real_top and not real.startswith(real_top.rstrip(os.sep) + os.sep):
-            diags.error(source.label, (0, 0), "AR050", f"#{source.subpath} leads outside the source (a symlink)")
-            return Fetched(source, commit, shown, SourceTree(()), diags.sorted())
-        if not os.path.isdir(root):
-            diags.error(source.label, (0, 0), "AR208", f"#{source.subpath} is not a directory in the source")
-            return Fetched(source, commit, shown, SourceTree(()), diags.sorted())
-        try:
-            read = read_tree([root])
-        except RecursionError:  # os.path.realpath recurses once per link of a chain
-            diags.error(source.label, (0, 0), "AR054", "a symlink chain too long to follow: nothing is read from "
-                        "this source")
-            return Fetched(source, commit, shown, SourceTree(()), diags.sorted())
-        if source.kind != GIT:
+        if not cached:
             diags.extend(read.diagnostics)
             return Fetched(source, commit, root, read.tree, diags.sorted(), root)
         # A fetched file is shown (in diagnostics, item directories, whatever an adapter
@@ -166,32 +173,44 @@ class Fetcher:
         diags = Diagnostics()
         repo_dir = os.path.join(self.cache, _repo_name(source))
         want = commit or (source.ref if source.pinned else None)
-        changed: List[str] = []  # what the check of a discarded cache entry found (AR228)
-        hit = self._cached(source, repo_dir, want, changed) if want is not None else None
-        resolved = want
-        if hit is None and os.environ.get("AGENTRC_NO_FETCH"):
-            if not changed:
-                diags.error(source.label, (0, 0), "AR223", "not fetched: this build reads locked commits only, "
-                            "and " + (f"commit {want[:12]} is not among them" if want else "agentrc.lock.json pins "
-                                      "no commit for this source and ref"))
-        elif hit is None:
-            got = self._fetch(source, want, repo_dir, changed, diags)
-            if got is not None:
-                resolved, hit = got
-        for what in changed:
+        changed: List[str] = []  # what the check of each discarded cache entry found (AR228)
+        for _ in range(3):  # a changed entry is discarded and made again (twice, if it changes again)
+            hit = _entry(repo_dir, want, source.subpath) if want is not None else None
+            resolved = want
+            if hit is None and os.environ.get("AGENTRC_NO_FETCH"):
+                if not changed:
+                    diags.error(source.label, (0, 0), "AR223", "not fetched: this build reads locked commits only, "
+                                "and " + (f"commit {want[:12]} is not among them" if want else "agentrc.lock.json "
+                                          "pins no commit for this source and ref"))
+                break
             if hit is None:
-                diags.error(source.label, (0, 0), "AR228", f"{what}; it could not be fetched again, so nothing is "
-                            "read from it")
-            else:
+                got = self._fetch(source, want, repo_dir, diags)
+                if got is None:
+                    break
+                resolved, hit = got
+            if resolved is None or (commit is not None and resolved != commit):  # pragma: no cover
+                diags.error(source.label, (0, 0), "AR201", f"asked for commit {commit}, git gave {resolved}")
+                break
+            try:
+                fetched = self._read(source, resolved, hit, diags)
+            except fetchcache.Changed as exc:
+                where = display_root(replace(source, subpath=""), resolved)
+                changed.append(f"the cached checkout of {source.label} at {resolved[:12]} is not what was fetched: "
+                               + (where if exc.path == "." else f"{where}/{_text(exc.path)}") + f" {exc.how}")
+                if not fetchcache.discard(hit):
+                    changed.append(f"the cached checkout of {source.label} at {resolved[:12]} cannot be removed")
+                    break
+                want = resolved
+                continue
+            for what in changed:
                 diags.warning(source.label, (0, 0), "AR228", f"{what}; it was discarded and fetched again")
-        if hit is None or resolved is None:
-            return Fetched(source, None, display_root(source, commit), SourceTree(()), diags.sorted())
-        if commit is not None and resolved != commit:  # pragma: no cover - git fetched another object
-            diags.error(source.label, (0, 0), "AR201", f"asked for commit {commit}, git gave {resolved}")
-            return Fetched(source, None, display_root(source, commit), SourceTree(()), diags.sorted())
-        return self._read(source, resolved, hit, diags)
+            return replace(fetched, diagnostics=diags.sorted())
+        for what in changed:
+            diags.error(source.label, (0, 0), "AR228", f"{what}; it could not be fetched again, so nothing is read "
+                        "from it")
+        return Fetched(source, None, display_root(source, commit), SourceTree(()), diags.sorted())
 
-    def _fetch(self, source: Source, want: Optional[str], repo_dir: str, changed: List[str],
+    def _fetch(self, source: Source, want: Optional[str], repo_dir: str,
                diags: Diagnostics) -> Optional[Tuple[str, str]]:
         """A fresh checkout of `want` (else the ref) in the cache: (commit, entry) or None with a
         diagnostic. A failure leaves nothing: the temporary checkout, and the directories made
@@ -212,7 +231,7 @@ class Fetcher:
         got = None
         if work is not None:
             try:
-                got = self._checkout(source, want, work, repo_dir, changed, diags)
+                got = self._checkout(source, want, work, repo_dir, diags)
             finally:
                 shutil.rmtree(work, ignore_errors=True)
         if got is None:
@@ -223,36 +242,12 @@ class Fetcher:
                     break
         return got
 
-    def _cached(self, source: Source, repo_dir: str, commit: str, changed: List[str]) -> Optional[str]:
-        """The cache entry of `commit` that serves `source` (its whole checkout, else its
-        subpath's), verified against its record; one that differs is discarded."""
-        for name in (commit, _entry_name(commit, source.subpath)):
-            path = os.path.join(repo_dir, name)
-            if os.path.isdir(path) and not os.path.islink(path) and self._verified(source, path, commit, changed):
-                return path
-        return None
-
-    def _verified(self, source: Source, path: str, commit: str, changed: List[str],
-                  record: Optional[fetchcache.Record] = None) -> bool:
-        """Whether the entry at `path` matches its record (or `record`). One that does not is
-        discarded, and what differs is said in `changed` as the source's, not the cache's."""
-        try:
-            fetchcache.verify(path, record)
-            return True
-        except fetchcache.Changed as exc:
-            where = display_root(replace(source, subpath=""), commit)
-            shown = where if exc.path == "." else f"{where}/{exc.path}"
-            changed.append(f"the cached checkout of {source.label} at {commit[:12]} is not what was fetched: "
-                           f"{shown} {exc.how}")
-        if not fetchcache.discard(path):
-            changed.append(f"the cached checkout of {source.label} at {commit[:12]} cannot be removed")
-        return False
-
-    def _checkout(self, source: Source, want: Optional[str], work: str, repo_dir: str, changed: List[str],
+    def _checkout(self, source: Source, want: Optional[str], work: str, repo_dir: str,
                   diags: Diagnostics) -> Optional[Tuple[str, str]]:
         """Fetch `want` (a commit, else the ref, else HEAD) into `work`, bound it, check it
         out, record its files and move it into the cache; (commit, cache entry) or None with
-        a diagnostic."""
+        a diagnostic. The commit a ref names may be cached already: that entry is returned
+        (verified when it is read, like every entry)."""
         ref = want or source.ref or "HEAD"
         steps: List[Tuple[str, ...]] = [
             ("init", "-q", "--template=", work),
@@ -266,7 +261,7 @@ class Fetcher:
             if out is None:
                 return None
         resolved = (out or b"").decode("ascii", "replace").strip()
-        cached = self._cached(source, repo_dir, resolved, changed)
+        cached = _entry(repo_dir, resolved, source.subpath)
         if cached is not None:
             return resolved, cached
         if not self._bounded(source, work, resolved, diags):
@@ -279,12 +274,13 @@ class Fetcher:
             if self._run(source, step, diags) is None:
                 return None
         shutil.rmtree(os.path.join(work, ".git"), ignore_errors=True)
-        return self._keep(source, work, repo_dir, resolved, changed, diags)
+        return self._keep(source, work, repo_dir, resolved, diags)
 
-    def _keep(self, source: Source, work: str, repo_dir: str, resolved: str, changed: List[str],
+    def _keep(self, source: Source, work: str, repo_dir: str, resolved: str,
               diags: Diagnostics) -> Optional[Tuple[str, str]]:
-        """Record the checkout's files beside its entry, then move it into place. Another run
-        may have put the same commit there first: theirs is used if it matches the record."""
+        """Record the checkout's files beside its entry, then move it into place (a crash in
+        between leaves a record without an entry: a miss). Another run may have put the same
+        commit there first: theirs is used, verified against the record when it is read."""
         final = os.path.join(repo_dir, _entry_name(resolved, source.subpath))
         try:
             record = fetchcache.make(work)
@@ -292,15 +288,13 @@ class Fetcher:
         except (OSError, fetchcache.Changed) as exc:
             diags.error(source.label, (0, 0), "AR201", f"cannot record the checkout in the source cache: {exc}")
             return None
-        for _ in range(2):
-            try:
-                os.rename(work, final)
-                return resolved, final
-            except OSError:
-                if os.path.isdir(final) and self._verified(source, final, resolved, changed, record):
-                    return resolved, final
-        diags.error(source.label, (0, 0), "AR201", "cannot move the checkout into the source cache")
-        return None
+        try:
+            os.rename(work, final)
+        except OSError:
+            if not os.path.isdir(final):
+                diags.error(source.label, (0, 0), "AR201", "cannot move the checkout into the source cache")
+                return None
+        return resolved, final
 
     def _bounded(self, source: Source, work: str, commit: str, diags: Diagnostics) -> bool:
         """Whether what the checkout would write stays within `bounds()`, judged from git's
@@ -462,6 +456,24 @@ def _in_cone(path: str, subpath: str) -> bool:
         return True
     parent = posixpath.dirname(path)
     return parent == "" or subpath.startswith(parent + "/")
+
+
+def _entry(repo_dir: str, commit: str, subpath: str) -> Optional[str]:
+    """The cache entry of `commit` that serves `subpath`: its whole checkout, else its subpath's."""
+    for name in (commit, _entry_name(commit, subpath)):
+        path = os.path.join(repo_dir, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            return path
+    return None
+
+
+def _as_read(read, root: str, subpath: str) -> Dict[str, Tuple[bytes, bool]]:
+    """The regular files `read_tree` read below `root` (a link's bytes are its target's: not
+    among them), by their path in the cache entry, for `fetchcache.verify`."""
+    prefix = read_tree_root(root) + "/"
+    above = subpath + "/" if subpath else ""
+    return {above + f.path[len(prefix):]: (f.content, f.executable) for f in read.tree.files
+            if f.link is None and f.path.startswith(prefix)}
 
 
 def _text(path: str) -> str:

@@ -12,7 +12,9 @@ entry is not what git gave: the caller discards it and fetches again (AR228).
 
 The walk follows no link (a link is recorded by its target, never entered), reads only
 regular files (non-blocking, so a FIFO planted in the entry cannot hang it) and bounds
-each read by the size recorded, so a file grown huge costs one read past its size.
+each read by the size recorded, so a file grown huge costs one read past its size. The
+files the fetcher has read already (the registry's) are checked from the bytes it read:
+what is verified is what is used, and nothing is read twice.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import os
 import secrets
 import shutil
 import stat
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from agentrc.output.atomic import write_atomic
 
@@ -32,7 +34,7 @@ _VERSION = 1
 _READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 # One file's record: ("file", size, executable, sha256 hex) or ("link", target).
-Entry = Tuple[object, ...]
+Entry = Tuple[Any, ...]
 Record = Dict[str, Entry]
 
 
@@ -87,14 +89,14 @@ def record_of(files: Iterable[Tuple[str, bytes, bool]]) -> Record:
 def make(entry: str) -> Record:
     """The record of the checkout at `entry` (git has just written it)."""
     record: Record = {}
-    for rel, full, st in _walk(entry):
-        if stat.S_ISLNK(st.st_mode):
-            record[rel] = ("link", os.readlink(full))
-        elif stat.S_ISREG(st.st_mode):
-            content = _read(full, st.st_size)
-            record[rel] = file_entry(content, bool(st.st_mode & 0o100))
+    for rel, item in _walk(entry):
+        if item.is_symlink():
+            record[rel] = ("link", os.readlink(item.path))
+        elif item.is_file(follow_symlinks=False):
+            content, executable = _read(item.path)
+            record[rel] = file_entry(content, executable)
         else:
-            raise Changed(rel, f"is {_kind(st.st_mode)}, which git does not check out")
+            raise Changed(rel, f"is {_kind(item)}, which git does not check out")
     return record
 
 
@@ -103,9 +105,14 @@ def save(entry: str, record: Record, cache: str) -> None:
     write_atomic(record_path(entry), dumps(record), root=cache)
 
 
-def verify(entry: str, record: Optional[Record] = None) -> None:
+def verify(entry: str, record: Optional[Record] = None, read: Optional[Dict[str, Tuple[bytes, bool]]] = None) -> None:
     """Raise `Changed` unless the files at `entry` are exactly those its record (read from
-    beside it when not given) describes: same paths, kinds, sizes, modes and bytes."""
+    beside it when not given) describes: same paths, kinds, sizes, modes and bytes.
+
+    `read`: files the caller has already read from the entry (path in the entry -> bytes,
+    executable), as a regular file through a descriptor that followed no link. Their bytes
+    are checked as they are, so what is verified is what is used, and they are not read
+    twice (a cached install at 1,000 items would otherwise read every file twice)."""
     if record is None:
         try:
             with open(record_path(entry), "rb") as fh:
@@ -115,33 +122,35 @@ def verify(entry: str, record: Optional[Record] = None) -> None:
         if record is None:
             raise Changed(".", "has no record of its files (made by an older agentrc, or the record was removed)")
     left = dict(record)
+    known = read or {}
     rel = "."
     try:
-        for rel, full, st in _walk(entry):
-            _compare(rel, full, st, left.pop(rel, None))
+        for rel, item in _walk(entry):
+            _compare(rel, item, left.pop(rel, None), known.get(rel))
     except OSError as exc:
         raise Changed(rel, f"cannot be read ({exc.strerror or exc})") from None
     if left:
         raise Changed(sorted(left)[0], "was removed")
 
 
-def _compare(rel: str, full: str, st: os.stat_result, want: Optional[Entry]) -> None:
-    """Raise `Changed` unless the file `rel` (at `full`, of status `st`) is as recorded."""
+def _compare(rel: str, item: os.DirEntry, want: Optional[Entry], known: Optional[Tuple[bytes, bool]]) -> None:
+    """Raise `Changed` unless the file `rel` is as recorded (`known`: its bytes as read)."""
     if want is None:
         raise Changed(rel, "was added")
-    if stat.S_ISLNK(st.st_mode):
+    if item.is_symlink():
         if want[0] != "link":
             raise Changed(rel, "is a symbolic link it was not")
-        if os.readlink(full) != want[1]:
+        if os.readlink(item.path) != want[1]:
             raise Changed(rel, "points elsewhere")
         return
-    if not stat.S_ISREG(st.st_mode) or want[0] != "file":
-        raise Changed(rel, f"is {_kind(st.st_mode)}, not what was fetched")
-    if st.st_size != want[1]:
-        raise Changed(rel, f"is {st.st_size} bytes, not {want[1]}")
-    if bool(st.st_mode & 0o100) != want[2]:
+    if not item.is_file(follow_symlinks=False) or want[0] != "file":
+        raise Changed(rel, f"is {_kind(item)}, not what was fetched")
+    content, executable = known if known is not None else _read(item.path, want[1])
+    if len(content) != want[1]:
+        raise Changed(rel, f"is {len(content)} bytes, not {want[1]}")
+    if executable != want[2]:
         raise Changed(rel, "its executable bit changed")
-    if hashlib.sha256(_read(full, st.st_size)).hexdigest() != want[3]:
+    if hashlib.sha256(content).hexdigest() != want[3]:
         raise Changed(rel, "its content changed")
 
 
@@ -166,44 +175,50 @@ def discard(entry: str) -> bool:
     return True
 
 
-def _walk(top: str) -> Iterable[Tuple[str, str, os.stat_result]]:
-    """(posix path relative to `top`, path, lstat) of everything below `top` but
-    directories, which are entered (never through a link). Iterative: depth is no limit."""
+def _walk(top: str) -> Iterable[Tuple[str, os.DirEntry]]:
+    """(posix path relative to `top`, directory entry) of everything below `top` but
+    directories, which are entered (never through a link). The type comes from the
+    directory listing, so a file costs no status call here. Iterative: depth is no limit."""
     pending: List[Tuple[str, str]] = [(top, "")]
     while pending:
         directory, rel = pending.pop()
         with os.scandir(directory) as it:
-            entries = sorted(it, key=lambda e: e.name)
-        for entry in entries:
-            sub = f"{rel}/{entry.name}" if rel else entry.name
-            st = entry.stat(follow_symlinks=False)
-            if stat.S_ISDIR(st.st_mode):
-                pending.append((entry.path, sub))
-            else:
-                yield sub, entry.path, st
+            for item in it:
+                sub = f"{rel}/{item.name}" if rel else item.name
+                if item.is_dir(follow_symlinks=False):
+                    pending.append((item.path, sub))
+                else:
+                    yield sub, item
 
 
-def _read(path: str, size: int) -> bytes:
-    """The bytes of the regular file at `path`, read up to one byte past `size` (what its
-    status said): a file that grew since shows a different size, not an unbounded read."""
+def _read(path: str, size: Optional[int] = None) -> Tuple[bytes, bool]:
+    """The bytes of the regular file at `path` and its executable bit, opened without
+    following a link and without blocking; at most one byte past `size` (the recorded size,
+    else its status's), so a file that grew shows as a different size, not a long read."""
     fd = os.open(path, _READ)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise OSError(0, "replaced while it was read (not a regular file)", path)
+        limit = (st.st_size if size is None else min(size, st.st_size)) + 1
         parts = []
         got = 0
-        while got <= size:
-            part = os.read(fd, size + 1 - got)
+        while got < limit:
+            part = os.read(fd, limit - got)
             if not part:
                 break
             parts.append(part)
             got += len(part)
-        return b"".join(parts)
+        return b"".join(parts), bool(st.st_mode & 0o100)
     finally:
         os.close(fd)
 
 
-def _kind(mode: int) -> str:
+def _kind(item: os.DirEntry) -> str:
+    try:
+        mode = item.stat(follow_symlinks=False).st_mode
+    except OSError:
+        return "gone"
     if stat.S_ISREG(mode):
         return "a file"
     if stat.S_ISFIFO(mode):
