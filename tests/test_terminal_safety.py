@@ -240,3 +240,14 @@ def test_finding_them_in_a_large_text_is_linear():
     found = hidden_characters(text)
     assert len(found) == 200_000 and found[-1] == (1, 1_200_000, "\u200b")
     assert time.process_time() - start < 5
+
+
+def test_cap_reports_are_printed_escaped(capsys):
+    """`agentrc cap`'s report lines and JSON name what packages and locks hold."""
+    from agentrc.cli import cap
+
+    cap._out("skill x\x1b[2K\rall good")
+    cap._emit({"name": "x\x1b[2K\u202eevil"})
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\r" not in out and "\u202e" not in out
+    assert "skill x\\x1b[2K\\rall good" in out and '"x\\u001b[2K\\u202eevil"' in out

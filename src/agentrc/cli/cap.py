@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
 from agentrc.cli.common import UsageError, print_diags
-from agentrc.diagnostics import Diagnostic
+from agentrc.diagnostics import Diagnostic, printable
 from agentrc.output import atomic
 from agentrc.pipeline import capdoctor, capinstall, capmigrate, capreqs, capspawn, capuse
+from agentrc.text.shown import json_printable
 
 
 def run(args) -> int:
@@ -51,14 +52,14 @@ def run(args) -> int:
 
 
 def _run(args, fmt: str, scope: str) -> int:
-    notify = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
+    notify = (lambda m: None) if args.json else (lambda m: print(printable(m), file=sys.stderr))
     try:
         if args.verb == "install":
             if args.source:
                 outcome = capinstall.install(scope, args.source, notify)
             else:
                 outcome = capinstall.restore(scope, notify)
-                say = (lambda m: print(m, file=sys.stderr)) if args.json else print
+                say = (lambda m: print(printable(m), file=sys.stderr)) if args.json else _out
                 reqs, failures, diags = capreqs.gate(scope, args.accept_requirement, args.no_requirements, say,
                                                      not args.json and sys.stdin.isatty() and sys.stdout.isatty())
                 outcome.result["requirements"] = reqs
@@ -96,7 +97,7 @@ def _run(args, fmt: str, scope: str) -> int:
         elif args.verb == "retire":
             outcome = capspawn.retire(scope, args.instance, args.force, args.delete_branch)
         elif args.verb == "trust":
-            shout = (lambda m: print(m, file=sys.stderr)) if args.json else print
+            shout = (lambda m: print(printable(m), file=sys.stderr)) if args.json else _out
             outcome = capinstall.trust(scope, args.target, args.all_capabilities, shout)
         else:
             outcome = capinstall.remove(scope, args.package)
@@ -121,7 +122,7 @@ def _run(args, fmt: str, scope: str) -> int:
         return 0
     print_diags(outcome.warnings, fmt)
     for line in outcome.lines:
-        print(line)
+        _out(line)
     return 1 if outcome.failed else 0
 
 
@@ -138,7 +139,13 @@ def _envelope_error(code: str, message: str, diagnostics: Sequence[Diagnostic] =
 
 
 def _emit(doc: Dict[str, Any]) -> None:
-    print(json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
+    print(json_printable(json.dumps(doc, ensure_ascii=False, separators=(",", ":"))))
+
+
+def _out(line: str) -> None:
+    """A line of a capability verb's report: names from packages and locks, escaped
+    (`printable`), so none can move the cursor or forge a line."""
+    print(printable(line))
 
 
 def _build(args, scope: str) -> int:
@@ -160,9 +167,9 @@ def _build(args, scope: str) -> int:
         print("no skills: no active capability contributes one", file=sys.stderr)
         return 0
     for name, cid, path in skills:
-        print(f"skill {name} from {cid}", file=sys.stderr)
+        print(printable(f"skill {name} from {cid}"), file=sys.stderr)
     result = build(BuildOptions(tuple(path for _n, _c, path in skills), args.out, clients, check=args.check),
-                   lambda message: print(message, file=sys.stderr))
+                   lambda message: print(printable(message), file=sys.stderr))
     fmt = "json" if args.json else "text"
     print_diags(result.diagnostics, fmt, build_cli._json_extra(result))
     if fmt == "text":
