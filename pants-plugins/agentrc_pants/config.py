@@ -132,8 +132,8 @@ async def locked_capabilities(request: LockedCapabilitiesRequest) -> LockedCapab
         root = f"{CACHE}/sources/{entry_path(source, commit)}".rstrip("/")
         files.extend(FileContent(f"{root}/{f.path}", f.content, f.executable) for f in got.files)
         # The record the CLI verifies a cache entry against (AR228 without it).
-        record, data = entry_record(source, commit, ((f.path, f.content, f.executable) for f in got.files))
-        files.append(FileContent(f"{CACHE}/sources/{record}", data))
+        listed, data = entry_record(source, commit, ((f.path, f.content, f.executable) for f in got.files))
+        files.append(FileContent(f"{CACHE}/sources/{listed}", data))
     return LockedCapabilities(await Get(Digest, CreateDigest(files)))
 
 
