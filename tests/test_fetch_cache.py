@@ -367,3 +367,13 @@ def test_git_is_never_asked_for_blob_sizes_one_by_one(repo, tmp_path, monkeypatc
     assert Fetcher().fetch(parse(f"{repo.url}@many#reg")).ok
     fetches = [line for line in log.read_text().splitlines() if "built-in: git fetch" in line]
     assert 2 <= len(fetches) <= 2, fetches  # the commit, then the blobs it needs: never one per file
+
+
+def test_a_cache_that_cannot_be_made_is_AR201_without_its_path(repo, tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the cache would go\n")
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(blocker))
+    got = Fetcher().fetch(parse(f"{repo.url}@v1"))
+    assert [d.code for d in got.diagnostics] == ["AR201"]
+    assert "source cache" in got.diagnostics[0].message and str(blocker) not in got.diagnostics[0].format()
+    assert blocker.read_text() == "a file where the cache would go\n"

@@ -217,17 +217,20 @@ class Fetcher:
         for it when they stay empty, are removed."""
         made = _missing_dirs(repo_dir)
         work = None
-        try:
-            for _ in range(3):  # another run may remove an empty repo_dir between the two calls
+        problem: Optional[OSError] = None
+        for _ in range(3):  # another run may remove an empty repo_dir between the two calls
+            try:
                 os.makedirs(repo_dir, exist_ok=True)
-                try:
-                    work = tempfile.mkdtemp(prefix="tmp-", dir=repo_dir)
-                    break
-                except FileNotFoundError:
-                    continue
-        except OSError as exc:
+                work = tempfile.mkdtemp(prefix="tmp-", dir=repo_dir)
+                break
+            except FileNotFoundError as exc:
+                problem = exc
+            except OSError as exc:
+                problem = exc
+                break
+        if work is None:
             diags.error(source.label, (0, 0), "AR201", "cannot create its directory in the source cache "
-                        f"($AGENTRC_CACHE_DIR, else ~/.cache/agentrc): {exc.strerror or exc}")
+                        f"($AGENTRC_CACHE_DIR, else ~/.cache/agentrc): {getattr(problem, 'strerror', None) or problem}")
         got = None
         if work is not None:
             try:
