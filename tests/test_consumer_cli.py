@@ -120,15 +120,34 @@ def test_install_frozen_fails_on_an_edited_file_and_install_keeps_it_without_for
 
 
 def test_a_source_whose_locked_content_changed_is_drift(env, capsys):
+    """A lock whose digest no longer matches the locked commit's content (edited, or the
+    content was not what was locked) is AR204; a tampered cache is no such thing: the entry
+    is verified against its record, fetched again (AR228) and installs the original bytes."""
     repo, project, cache = env["repo"], env["project"], env["cache"]
     run(capsys, "add", f"{repo.url}@v1#reg", "--bundle", "core", "--client", "claude")
-    # Tamper with the cached checkout of the locked commit.
+    installed = (project / ".claude" / "skills" / "summary" / "SKILL.md").read_text()
     tampered = next(cache.rglob("summary/SKILL.md"))
     tampered.chmod(stat.S_IWUSR | stat.S_IRUSR)
     tampered.write_text(tampered.read_text() + "\nInjected.\n")
+    code, _, err = run(capsys, "install")
+    assert code == 0 and "warning[AR228]" in err, err
+    assert (project / ".claude" / "skills" / "summary" / "SKILL.md").read_text() == installed
+    # The lock's own digest edited: the locked commit does not have the content it records.
+    good = (project / LOCK).read_text()
+    lock = json.loads(good)
+    lock["items"][0]["sha256"] = "0" * 64
+    (project / LOCK).write_text(json.dumps(lock))
     for argv in (("install", "--frozen"), ("install",)):
         code, _, err = run(capsys, *argv)
         assert code == 1 and "AR204" in err and "does not have the content the lock records" in err
+    (project / LOCK).write_text(good)
+    # Tampered again with the remote gone: it cannot be fetched again, so nothing is installed.
+    tampered = next(cache.rglob("summary/SKILL.md"))
+    tampered.chmod(stat.S_IWUSR | stat.S_IRUSR)
+    tampered.write_text(tampered.read_text() + "\nInjected.\n")
+    shutil.rmtree(repo.bare)
+    code, _, err = run(capsys, "install", "--frozen")
+    assert code == 1 and "error[AR228]" in err and "Injected" not in err
 
 
 def test_remove_deletes_what_only_the_entry_required(env, capsys):
@@ -368,7 +387,8 @@ def test_fetched_content_is_shown_the_same_on_every_machine(env, capsys, monkeyp
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp / f"cache-{machine}"))
         project = tmp / f"project-{machine}"
         project.mkdir()
-        code, _, err = run(capsys, "add", f"{repo.url}@v2#reg", "--item", "hook:lint", "--client", "hermes,claude",
+        code, _, err = run(capsys, "add", f"{repo.url}@v2#reg", "--item", "hook:lint", "--trust", "--client",
+                           "hermes,claude",
                            "--dir", str(project))
         assert code == 0, err
         assert f"cache-{machine}" not in err
