@@ -405,6 +405,10 @@ def _append_record(doc: object, rng: random.Random, pool: List[object]) -> Tuple
     return doc, f"appended to {key}: {value!r:.100}"
 
 
+def _list(value: object) -> list:
+    return value if isinstance(value, list) else []
+
+
 def _semantic_edit(doc: object, rng: random.Random) -> Tuple[object, str]:
     """A change that keeps the lock's shape and changes what it means: an entry's source
     (`/`, a token URL, `../..`), a file the lock claims (the user's, the secret outside,
@@ -412,8 +416,8 @@ def _semantic_edit(doc: object, rng: random.Random) -> Tuple[object, str]:
     if not isinstance(doc, dict):
         return doc, "no semantic edit"
     doc = json.loads(json.dumps(doc))
-    rows = [r for k in ("bundles", "items") for r in doc.get(k) or () if isinstance(r, dict)]
-    files = [f for f in doc.get("files") or () if isinstance(f, dict)]
+    rows = [r for k in ("bundles", "items") for r in _list(doc.get(k)) if isinstance(r, dict)]
+    files = [f for f in _list(doc.get("files")) if isinstance(f, dict)]
     op = rng.randrange(4)
     if op == 0 and rows:
         row = rng.choice(rows)
