@@ -102,8 +102,9 @@ def _plant_link(files: fs.Files, links: fs.Links, specials: Dict[str, str], rng:
                 under: Sequence[str]) -> str:
     """A link, a chain of links, a loop, a FIFO or a sparse giant in place of a file."""
     path = rng.choice([p for p in sorted(files) if p.startswith(tuple(under))])
-    # git checks out files, directories and links only: no FIFO, no giant, in a git tree.
-    op = rng.randrange(2 if path.startswith("remote/") else 0, 6)
+    # git checks out files, directories and links only: no FIFO, no giant, in a tree that
+    # may be served as git (remote/, and other/ through file://).
+    op = rng.randrange(0 if path.startswith("src/") else 2, 6)
     files.pop(path)
     if op == 0:
         specials[path] = "fifo"
@@ -231,8 +232,10 @@ def run_source_layout(case: Path, rng: random.Random, done: List[str]) -> List[s
             done.append(_plant_link(files, links, specials, rng, under))
         elif r < 0.55:
             done.append(_odd_rename(files, rng, under))
-        elif r < 0.65:
-            done.append(fuzzlib._mutate_tree(files, rng))
+        elif r < 0.65:  # the tree of the sources only: outside/ and project/ are the oracle's
+            tree = {p: b for p, b in files.items() if p.startswith(under)}
+            done.append(fuzzlib._mutate_tree(tree, rng))
+            files = {**{p: b for p, b in files.items() if not p.startswith(under)}, **tree}
         else:
             path = rng.choice([p for p in sorted(files) if p.startswith(under) and p.endswith(fuzzlib.STRUCTURED)])
             files[path], what = fuzzlib._mutate_file(path, files[path], rng)

@@ -468,7 +468,8 @@ FLAG_VALUES = ["", ",", " ", "claude", "claude,claude", "nope", "windsurf", "her
                "json", "text", "-1", "0", "1", "3", "abc", "99999999999999999999", "in", "out", "out/x", ".",
                "report.json", "out/.agentrc/manifest.json", "in/rules", "x\x00y", "core", "../up", "doc.json",
                "out/ai.config.json", "in/x", "-", "./in/pkg", "path:in/pkg", "in/pkg#x", "demo.pkg", "oas.okf",
-               "file:///nonexistent.git", "./in/pkg/capabilities/chat", "install", "list", "remove", "update", "trust", "doctor", "--soul", "dev", "use", "none", "--layer", "tasks", "--type", "--disable",
+               "file:///nonexistent.git", "./in/pkg/capabilities/chat", "install", "list", "remove", "update", "trust",
+               "doctor", "--soul", "dev", "use", "none", "--layer", "tasks", "--type", "--disable",
                "spawn", "retire", "--force", "--work", "worktree", "attached", "--parent", "dev-1", "--relation",
                "--purpose", "--frozen", "--dry-run", "--item", "skill:review", "--global", "capability:x", "./in#rules"]
 

@@ -106,14 +106,18 @@ def _check(event: str, args: Tuple) -> None:
     if event not in _PATH_EVENTS:
         return
     write = event not in _READS or (event == "open" and isinstance(args[2], int) and args[2] & _WRITE)
-    targets = args[:2] if event in ("os.rename", "os.link", "shutil.copyfile", "shutil.copytree") else args[:1]
-    for i, raw in enumerate(targets):
+    if event == "os.symlink":  # (target, link): the target is text, only the link is written
+        targets = [(args[1], True)]
+    elif event in ("os.link", "shutil.copyfile", "shutil.copytree"):  # (source read, destination written)
+        targets = [(args[0], False), (args[1], True)]
+    elif event == "os.rename":
+        targets = [(args[0], True), (args[1], True)]
+    else:
+        targets = [(args[0], bool(write))]
+    for raw, writes in targets:
         path = _real(raw)
-        if path is None:
-            continue
-        dest_write = write and not (event in ("shutil.copyfile", "shutil.copytree") and i == 0)
-        if not _inside(path, _FENCE.writes if dest_write else _FENCE.reads):
-            _refuse(f"{event} {'(write) ' if dest_write else ''}{path}")
+        if path is not None and not _inside(path, _FENCE.writes if writes else _FENCE.reads):
+            _refuse(f"{event} {'(write) ' if writes else ''}{path}")
 
 
 def _refuse(what: str) -> None:

@@ -12,10 +12,10 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 import fetchfuzz
 import fuzzlib
+import pytest
+
 from agentrc.cli.main import main
 from agentrc.clients.registry import CLIENTS
 from agentrc.importers.document import IMPORTERS
@@ -172,7 +172,8 @@ def test_sections_that_are_not_objects(tmp_path, monkeypatch, capsys, files):
 
 @pytest.mark.parametrize("client, rel, text", [
     ("claude", ".mcp.json", '{"mcpServers": {"a": {"command": "\\ud800"}}}'),
-    ("cursor", ".cursor/hooks.json", '{"version": 1, "hooks": {"preToolUse": [{"command": "x", "matcher": "\\udc00"}]}}'),
+    ("cursor", ".cursor/hooks.json",
+     '{"version": 1, "hooks": {"preToolUse": [{"command": "x", "matcher": "\\udc00"}]}}'),
 ])
 def test_import_lone_surrogate_escapes(tmp_path, monkeypatch, capsys, client, rel, text):
     _project(tmp_path, {rel: text})
