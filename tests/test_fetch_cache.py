@@ -377,3 +377,40 @@ def test_a_cache_that_cannot_be_made_is_AR201_without_its_path(repo, tmp_path, m
     assert [d.code for d in got.diagnostics] == ["AR201"]
     assert "source cache" in got.diagnostics[0].message and str(blocker) not in got.diagnostics[0].format()
     assert blocker.read_text() == "a file where the cache would go\n"
+
+
+def test_a_killed_fetchs_temporary_checkout_is_removed_by_the_next_and_a_running_one_is_not(repo, tmp_path):
+    """kill -9 during a fetch leaves `tmp-*` in the cache; the next fetch of that repository
+    removes it, because no process holds its lock any more. A checkout another run is making
+    (its lock held) stays, and so does a young lock-less one of an older version."""
+    import subprocess
+    import sys
+
+    from agentrc.inputs import fetch
+
+    cache = tmp_path / "killed-cache"
+    source = parse(f"{repo.url}@v1")
+    repo_dir = cache / fetch._repo_name(source)
+    repo_dir.mkdir(parents=True)
+    code = ("import sys, os, time; sys.path.insert(0, %r); from agentrc.inputs import fetch; "
+            "w, fd = fetch._claim(%r); open(os.path.join(w, 'half'), 'w').write('x'); print(w, flush=True); "
+            "time.sleep(60)") % (str(Path(fetch.__file__).parents[2]), str(repo_dir))
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    killed = proc.stdout.readline().strip()
+    proc.kill()
+    proc.wait()
+    running, fd = fetch._claim(str(repo_dir))  # this process's own fetch in progress
+    old = repo_dir / "tmp-oldversion"
+    old.mkdir()
+    try:
+        got = fetch.Fetcher(str(tmp_path), cache=str(cache)).fetch(source)
+        assert got.ok, got.diagnostics
+        assert not os.path.exists(killed) and not os.path.exists(killed + ".lock")
+        assert os.path.isdir(running) and old.is_dir()
+    finally:
+        fetch._release(running, fd)
+        os.rmdir(running)
+    os.utime(old, (0, 0))
+    fetch.sweep_killed(str(repo_dir))
+    assert not old.exists()
+    assert not [n for n in os.listdir(repo_dir) if n.startswith("tmp-")]

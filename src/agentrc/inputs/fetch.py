@@ -32,12 +32,16 @@ their path in the cache (which differs between machines and says where the cache
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import posixpath
 import shutil
+import stat
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, replace
 from typing import Dict, Iterable, List, Optional, Tuple
 
@@ -217,11 +221,13 @@ class Fetcher:
         for it when they stay empty, are removed."""
         made = _missing_dirs(repo_dir)
         work = None
+        lock = -1
         problem: Optional[OSError] = None
         for _ in range(3):  # another run may remove an empty repo_dir between the two calls
             try:
                 os.makedirs(repo_dir, exist_ok=True)
-                work = tempfile.mkdtemp(prefix="tmp-", dir=repo_dir)
+                sweep_killed(repo_dir)
+                work, lock = _claim(repo_dir)
                 break
             except FileNotFoundError as exc:
                 problem = exc
@@ -237,6 +243,7 @@ class Fetcher:
                 got = self._checkout(source, want, work, repo_dir, diags)
             finally:
                 shutil.rmtree(work, ignore_errors=True)
+                _release(work, lock)
         if got is None:
             for directory in made:  # deepest first; one still holding something stays
                 try:
@@ -389,6 +396,78 @@ class Fetcher:
             diags.error(source.label, (0, 0), "AR201", f"git {verb} failed: " + (text or f"exit {proc.returncode}"))
             return None
         return proc.stdout
+
+
+LEFTOVER_AGE = 3600.0  # seconds: a temporary checkout without its lock file is an old version's leftover
+
+
+def _claim(repo_dir: str) -> Tuple[str, int]:
+    """A fresh temporary checkout directory `tmp-XXXXXXXX` in `repo_dir`, with its lock file
+    `tmp-XXXXXXXX.lock` beside it made first and held (flock) for as long as the fetch runs:
+    a run killed with SIGKILL releases the lock with its process, so the next run can tell
+    its leftovers from another run's work in progress (`sweep_killed`)."""
+    fd, lock_path = tempfile.mkstemp(prefix="tmp-", suffix=".lock", dir=repo_dir)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        work = lock_path[:-len(".lock")]
+        os.mkdir(work, 0o700)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(lock_path)
+        raise
+    return work, fd
+
+
+def _release(work: str, fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(work + ".lock")
+    if fd >= 0:
+        os.close(fd)
+
+
+def sweep_killed(repo_dir: str) -> None:
+    """Remove the temporary checkouts of runs that were killed: a `tmp-*` directory whose
+    lock file no process holds any more, or (left by a version without lock files) that
+    has none and was not changed for an hour. Another run's checkout in progress is left
+    alone. Only directories and regular files are removed, never through a link."""
+    try:
+        names = os.listdir(repo_dir)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith("tmp-") and name.endswith(".lock") and name[:-len(".lock")] not in names:
+            _sweep_locked(os.path.join(repo_dir, name[:-len(".lock")]))  # killed before its directory was made
+        if not name.startswith("tmp-") or name.endswith(".lock"):
+            continue
+        work = os.path.join(repo_dir, name)
+        try:
+            st = os.lstat(work)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            continue
+        if name + ".lock" in names:
+            _sweep_locked(work)
+        elif time.time() - st.st_mtime > LEFTOVER_AGE:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _sweep_locked(work: str) -> None:
+    try:
+        fd = os.open(work + ".lock", os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return  # held: a run in progress
+        shutil.rmtree(work, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            os.unlink(work + ".lock")
+    finally:
+        os.close(fd)
 
 
 def display_root(source: Source, commit: Optional[str]) -> str:
