@@ -175,6 +175,7 @@ def _add(a: argparse.ArgumentParser) -> None:
                    help=f"comma-separated clients for the whole project (default: the lock's, else "
                         f"{','.join(client_names.DEFAULT_CLIENTS)})")
     a.add_argument("--force", action="store_true", help="overwrite installed files edited since")
+    _dry_run(a)
     _consumer(a)
     _allow_local(a)
     _trust(a)
@@ -183,7 +184,10 @@ def _add(a: argparse.ArgumentParser) -> None:
 
 def _install(ins: argparse.ArgumentParser) -> None:
     ins.add_argument("--frozen", action="store_true",
-                     help="write nothing; fail on any drift between the lock, the sources and the files (CI)")
+                     help="install exactly what the lock records; fail, writing nothing, if the lock would have to "
+                          "change (CI, a fresh clone: as npm ci)")
+    ins.add_argument("--check", action="store_true",
+                     help="write nothing; exit 1 listing every drift between the lock, the sources and the files")
     ins.add_argument("--force", action="store_true", help="overwrite installed files edited since")
     _consumer(ins)
     _allow_local(ins)
@@ -194,6 +198,7 @@ def _install(ins: argparse.ArgumentParser) -> None:
 def _remove(rm: argparse.ArgumentParser) -> None:
     rm.add_argument("names", nargs="+", metavar="NAME", help="an installed bundle or item (NAME or KIND:NAME)")
     rm.add_argument("--force", action="store_true", help="delete installed files even when edited since")
+    _dry_run(rm)
     _consumer(rm)
     _allow_local(rm)
     rm.set_defaults(command_module="remove")
@@ -202,12 +207,24 @@ def _remove(rm: argparse.ArgumentParser) -> None:
 def _update(up: argparse.ArgumentParser) -> None:
     up.add_argument("names", nargs="*", metavar="NAME",
                     help="update only the sources of these installed bundles or items (default: every source)")
-    up.add_argument("--dry-run", action="store_true", help="write nothing; show the commits and files that change")
+    up.add_argument("--ref", metavar="REF",
+                    help="re-pin the source of the NAMEs to REF (a tag, branch or commit) and resolve it there")
+    _dry_run(up)
     up.add_argument("--force", action="store_true", help="overwrite installed files edited since")
     _consumer(up)
     _allow_local(up)
     _trust(up)
     up.set_defaults(command_module="update")
+
+
+def _dry_run(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--dry-run", action="store_true",
+                    help="write nothing and run no client CLI; print the plan: files, MCP servers, plugins, hooks")
+
+
+def _outdated(od: argparse.ArgumentParser) -> None:
+    _consumer(od)
+    od.set_defaults(command_module="outdated")
 
 
 def _remove_mcp(rmm: argparse.ArgumentParser) -> None:
@@ -343,6 +360,7 @@ _COMMANDS: Dict[str, Tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "install": ("make the project hold exactly what agentrc.lock.json records", _install),
     "remove": ("uninstall bundles or items and what only they required", _remove),
     "update": ("resolve the installed sources' refs again and install what they give now", _update),
+    "outdated": ("list the installed sources with newer commits on their ref, or newer tags", _outdated),
     "remove-mcp": ("unregister MCP servers from every target the lock configured", _remove_mcp),
     "doctor": ("check the installed files and MCP servers against agentrc.lock.json", _doctor),
     "list": ("the bundles and items agentrc.lock.json installed, and from where", _list_command),
