@@ -17,14 +17,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from typing import Any, Dict, List, Sequence
 
 import yaml
 
-from agentrc.capabilities.model import LAYERS
+from agentrc.capabilities.model import CAPABILITIES_DIR, INSTALLED, LAYERS, OWNED
+from agentrc.diagnostics import ERROR, Diagnostic
 from agentrc.pipeline import capinstall, capsafe
 from agentrc.pipeline.capdoctor import acquired, config_chain
-from agentrc.pipeline.capinstall import Outcome, fail
+from agentrc.pipeline.capinstall import Failure, Outcome, fail
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
@@ -165,8 +167,7 @@ def _use(scope: str, requested: str, target: str, name: str, disable: bool, laye
         return Outcome({"layer": layer, "disabled": True, "file": path}, [f"disabled the {layer} layer in {path}"])
     found = acquired(chain).get(requested)
     if found is None:
-        raise fail(requested, "AR170", f"capability {requested!r} is not acquired in this scope's chain; install "
-                    "its package first", "E_UNKNOWN_CAPABILITY")
+        raise _not_acquired(scope, requested, _again(scope, requested, target, name, disable, layer, settings))
     cap, origin, _dir = found
     if layer and cap.layer != layer:
         raise fail(requested, "AR170", f"{requested!r} declares layer {cap.layer or 'none'!r}, not {layer!r}",
@@ -213,6 +214,55 @@ def _use(scope: str, requested: str, target: str, name: str, disable: bool, laye
     who = "global" if target == "global" else f"{target} {name}"
     return Outcome({"capability": cap.id, "target": who, "enabled": enabled, "file": path},
                    [f"{'activated' if enabled else 'excluded'} {cap.id} for {who} in {path}"])
+
+
+def _not_acquired(scope: str, requested: str, again: str) -> Exception:
+    """AR170 for a capability no scope of the chain acquires. The kernel finds capabilities
+    only through each scope's `oas-config.yaml`, so one installed beside no config (a first
+    `cap install` into a plain directory) is invisible; agentrc keeps that rule and says
+    instead which config to create and the command to run again, so the user is not left
+    guessing why a successful install is "not acquired"."""
+    level = scope
+    while True:
+        for sub in (INSTALLED, OWNED):
+            there = os.path.join(level, CAPABILITIES_DIR, sub, requested)
+            if os.path.isdir(there) and not os.path.lexists(os.path.join(level, CONFIG)):
+                config = os.path.join(level, CONFIG)
+                line = f"name: {_scalar(os.path.basename(level) or 'scope')}"
+                create = f"printf '%s\\n' {shlex.quote(line)} > {shlex.quote(_shown(config))}"
+                return Failure([Diagnostic(
+                    requested, 0, 0, ERROR, "AR170",
+                    f"capability {requested!r} is {sub} in {_shown(there)}, but {_shown(level) or 'the working directory'} has no "
+                    f"{CONFIG}: a capability is found only through the config of the scope that holds it",
+                    f"create {_shown(config)} holding the line `{line}` and run the command again: "
+                    f"{create} && {again}")], "E_UNKNOWN_CAPABILITY")
+        parent = os.path.dirname(level)
+        if parent == level:
+            break
+        level = parent
+    return fail(requested, "AR170", f"capability {requested!r} is not acquired in this scope's chain; install "
+                "its package first", "E_UNKNOWN_CAPABILITY")
+
+
+def _again(scope: str, requested: str, target: str, name: str, disable: bool, layer: str,
+           settings: Sequence[str]) -> str:
+    """The `agentrc cap use` command line that asked for `requested`, quoted for a shell."""
+    argv = ["agentrc", "cap", "use", requested]
+    if target != "global":
+        argv += ["--type" if target == "type" else "--soul", name]
+    argv += ["--disable"] if disable else []
+    argv += ["--layer", layer] if layer else []
+    argv += ["--settings", *settings] if settings else []
+    if os.path.abspath(scope) != os.path.abspath(os.getcwd()):
+        argv += ["--dir", _shown(scope)]
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def _shown(path: str) -> str:
+    """`path` relative to the working directory when it lies below it (as diagnostics show
+    paths), else absolute."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else ("" if rel == "." else rel)
 
 
 def _load(path: str, text: str) -> Dict[str, Any]:
