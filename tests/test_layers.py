@@ -14,7 +14,7 @@ LAYERS = (
     ("schemas", "text"),
     ("portable",),
     ("canonical", "sources"),
-    ("capabilities",),
+    ("capabilities", "project"),
     ("clients", "importers"),
     ("output",),
     ("memo",),

@@ -608,6 +608,11 @@ CODES: Dict[str, Code] = _table(
          "resolving outside it) or its own .npmrc would change how npm runs; npm is not run.",
          "Publish the dependency to a registry, or vendor it inside the package; agentrc runs npm with its own "
          "configuration and never the package's .npmrc (docs/security.md)."),
+    Code("AR243", "project-file-invalid",
+         "agentrc.yaml, the project file, cannot be used: not YAML, not its shape (docs/project-file.md), an "
+         "unknown client or code, a level for an error, or a source that is not a locator.",
+         "Fix the key shown; `agentrc init` writes a valid one, and the schema (schemas/project.schema.json) "
+         "gives editors completion and checks."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",

@@ -4,8 +4,10 @@ this prints the diagnostics and the per-client and per-directory summaries."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
+from agentrc.cli import projectargs
 from agentrc.cli.common import UsageError, print_diags, say
 from agentrc.clients import names as client_names
 from agentrc.output.totals import summary_lines
@@ -15,6 +17,7 @@ from agentrc.pipeline.build import BuildOptions, BuildResult, build
 
 def run(args) -> int:
     result = build(options(args), say)
+    result = replace(result, diagnostics=projectargs.leveled(args, result.diagnostics))
     print_diags(result.diagnostics, args.format, _json_extra(result))
     if args.format == "text":
         _print_summary(result, args.check, Path(args.out))
@@ -25,6 +28,7 @@ def run(args) -> int:
 
 def options(args) -> BuildOptions:
     """The build the flags ask for, or a UsageError saying why there is none."""
+    projectargs.defaults(args, "build")  # when called without `main` (the Pants backend, tests)
     clients = [c.strip() for c in args.client.split(",") if c.strip()]
     if args.layout == "plugin" and args.client == ",".join(client_names.DEFAULT_CLIENTS):
         clients = ["claude"]  # one plugin per build; --client picks another client's layout

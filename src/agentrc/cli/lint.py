@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentrc.cli import projectargs
 from agentrc.cli.common import print_diags, say
 from agentrc.codes import CODES
 from agentrc.diagnostics import Diagnostic, count_summary
@@ -18,6 +19,7 @@ def run(args) -> int:
         diags = tuple(sorted(diags + tuple(Diagnostic(p, 0, 0, "warning", "AR017", "no items or bundles here",
                                                       CODES["AR017"].hint) for p in args.paths
                                            if not configload.is_project(p))))
+    diags = projectargs.leveled(args, diags)
     errors = any(d.is_error for d in diags)
     counts = {kind.plural: 0 for kind in Kind}
     for item in registry.items:

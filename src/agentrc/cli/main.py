@@ -14,6 +14,7 @@ import sys
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from agentrc import __version__
+from agentrc.cli import projectargs
 from agentrc.cli.common import UsageError, say
 from agentrc.clients import names as client_names
 
@@ -25,6 +26,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         _check_strings(args)
+        args = projectargs.fill(args)
         for p in getattr(args, "paths", []):
             if not os.path.exists(p):
                 raise UsageError(f"no such file or directory: {p}")
@@ -90,7 +92,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _common(sp: argparse.ArgumentParser) -> None:
-    sp.add_argument("paths", nargs="+", metavar="PATH", help="source registry directories or files")
+    sp.add_argument("paths", nargs="*", metavar="PATH",
+                    help="source registry directories or files (default: the project file's build.paths)")
     sp.add_argument("--format", choices=("text", "json"), default="text", help="output format")
 
 
@@ -137,13 +140,15 @@ def _fmt(sp: argparse.ArgumentParser) -> None:
 
 def _build(b: argparse.ArgumentParser) -> None:
     _common(b)
-    b.add_argument("--client", default=",".join(client_names.DEFAULT_CLIENTS),
-                   help=f"comma-separated clients (known: {', '.join(client_names.CLIENTS)})")
-    b.add_argument("--out", required=True, metavar="DIR", help="the project tree to write into")
+    b.add_argument("--client", default=None,
+                   help=f"comma-separated clients (default: the project file's, else "
+                        f"{','.join(client_names.DEFAULT_CLIENTS)}; known: {', '.join(client_names.CLIENTS)})")
+    b.add_argument("--out", default=None, metavar="DIR",
+                   help="the project tree to write into (default: the project file's build.out, else its directory)")
     b.add_argument("--bundle", action="append", default=[], metavar="NAME",
                    help="build only this bundle's closure: its name, or its file's path when several registries "
                         "define the name (repeatable)")
-    b.add_argument("--layout", choices=("project", "plugin"), default="project",
+    b.add_argument("--layout", choices=("project", "plugin"), default=None,
                    help="project: the files a repository holds (default); plugin: the client's plugin package")
     b.add_argument("--plugin-name", default="", metavar="NAME",
                    help="the plugin's name with --layout plugin (default: the one --bundle built)")
