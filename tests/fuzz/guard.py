@@ -36,6 +36,7 @@ _PATH_EVENTS = {"open", "os.listdir", "os.scandir", "os.remove", "os.rmdir", "os
                 "os.symlink", "os.link", "os.chmod", "os.chown", "os.truncate", "os.utime", "shutil.rmtree",
                 "shutil.copyfile", "shutil.copytree"}
 _READS = {"open", "os.listdir", "os.scandir"}
+_FOLLOWS = {"os.listdir", "os.scandir", "os.truncate"}  # and open without O_NOFOLLOW
 _RUNS = {"os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "pty.spawn"}
 
 
@@ -74,10 +75,11 @@ def _inside(path: str, roots: Sequence[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
 
 
-def _real(raw: object) -> Optional[str]:
-    """The absolute, link-resolved path an audited argument names; None for a file
-    descriptor or a plain name relative to a directory descriptor (its directory was
-    itself audited when it was opened)."""
+def _real(raw: object, follow: bool = True) -> Optional[str]:
+    """The absolute, link-resolved path an audited argument names (its last component kept
+    as it is when the operation does not follow a link there: removing, renaming, making,
+    linking, stamping a link acts on the link); None for a file descriptor or a plain name
+    relative to a directory descriptor (its directory was audited when it was opened)."""
     if raw is None or isinstance(raw, int):
         return None
     try:
@@ -89,7 +91,10 @@ def _real(raw: object) -> Optional[str]:
             return None
         path = os.path.join(os.getcwd(), path)
     try:
-        return os.path.realpath(path)
+        if follow:
+            return os.path.realpath(path)
+        head, tail = os.path.split(os.path.abspath(path))
+        return os.path.join(os.path.realpath(head), tail)
     except (OSError, RuntimeError, RecursionError, ValueError):
         return os.path.abspath(path)
 
@@ -107,15 +112,18 @@ def _check(event: str, args: Tuple) -> None:
         return
     write = event not in _READS or (event == "open" and isinstance(args[2], int) and args[2] & _WRITE)
     if event == "os.symlink":  # (target, link): the target is text, only the link is written
-        targets = [(args[1], True)]
+        targets = [(args[1], True, False)]
     elif event in ("os.link", "shutil.copyfile", "shutil.copytree"):  # (source read, destination written)
-        targets = [(args[0], False), (args[1], True)]
+        targets = [(args[0], False, True), (args[1], True, event != "os.link")]
     elif event == "os.rename":
-        targets = [(args[0], True), (args[1], True)]
+        targets = [(args[0], True, False), (args[1], True, False)]
+    elif event == "open":
+        nofollow = isinstance(args[2], int) and args[2] & getattr(os, "O_NOFOLLOW", 0)
+        targets = [(args[0], bool(write), not nofollow)]
     else:
-        targets = [(args[0], bool(write))]
-    for raw, writes in targets:
-        path = _real(raw)
+        targets = [(args[0], bool(write), event in _FOLLOWS)]
+    for raw, writes, follows in targets:
+        path = _real(raw, follows)
         if path is not None and not _inside(path, _FENCE.writes if writes else _FENCE.reads):
             _refuse(f"{event} {'(write) ' if writes else ''}{path}")
 

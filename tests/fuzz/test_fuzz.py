@@ -203,3 +203,38 @@ def test_a_tools_section_that_is_not_an_object(tmp_path, monkeypatch, capsys):
     _project(tmp_path, {"ai.config.json": '{"context": {"global": "Hi."}, "tools": ["./presets/team"]}'})
     code, err = _cli(tmp_path, monkeypatch, ["lint", "in"], capsys)
     assert code == 1 and "error[AR115] tools: expected an object" in err, err
+
+
+# --- the fence of the fetch targets (tests/fuzz/guard.py) ---------------------------------
+
+def test_the_fence_refuses_what_lies_outside_the_case(tmp_path):
+    """What the fetch targets count on: reads and writes outside the case, through a link
+    or not, and processes other than git stop the case; a link's own target text does not."""
+    import subprocess
+
+    import guard
+    case, outside = tmp_path / "case", tmp_path / "outside"
+    case.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("SECRET")
+    os.symlink(str(outside), case / "out")
+    attempts = [lambda: os.listdir(str(outside)), lambda: open(str(outside / "secret.txt"), "rb"),
+                lambda: os.listdir(str(case / "out")), lambda: open(str(case / "out" / "new.txt"), "wb"),
+                lambda: os.remove(str(outside / "secret.txt")), lambda: os.mkdir(str(case / "out" / "d")),
+                lambda: subprocess.run(["true"])]
+    for attempt in attempts:
+        with pytest.raises(guard.Escaped), guard.fenced(case, 5):
+            attempt()
+    with guard.fenced(case, 5):  # inside the case: all allowed
+        os.symlink("/", str(case / "root-link"))
+        (case / "f.txt").write_text("x")
+        os.utime(str(case / "root-link"), follow_symlinks=False)
+        os.listdir(str(case))
+    assert (outside / "secret.txt").read_text() == "SECRET"
+
+
+def test_the_fence_stops_a_case_that_blocks(tmp_path):
+    import guard
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(guard.TimedOut), guard.fenced(tmp_path, 0.5):
+        open(str(tmp_path / "fifo"), "rb")
