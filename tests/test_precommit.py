@@ -1,0 +1,222 @@
+"""`.pre-commit-hooks.yaml` run by the real `pre-commit` from PyPI (pinned in
+tools/code-check-requirements.txt, installed by tools/install.sh into .tools/code-check-venv)
+on a sample repository made here (issue 32 item 6).
+
+The hooks are `language: python`: pre-commit clones the hook repository (a git repository
+made here from this checkout's package files), makes a virtualenv and pip-installs agentrc
+into it. The test runs offline: pip gets no index, only a directory of wheels repacked from
+the distributions this interpreter already has (agentrc's dependencies) and the build
+backend virtualenv embeds; the hook env's Python is this interpreter, so the repacked
+compiled wheels fit it. A user's pre-commit installs the same way from PyPI."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.metadata as metadata
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+from helpers import ROOT
+
+CHECK_VENV = ROOT / ".tools" / "code-check-venv"
+PRE_COMMIT = CHECK_VENV / "bin" / "pre-commit"
+HOOKS = ROOT / ".pre-commit-hooks.yaml"
+pytestmark = pytest.mark.slow
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def _require_pre_commit() -> None:
+    if not PRE_COMMIT.exists():
+        if os.environ.get("AGENTRC_REQUIRE_TOOLS") == "1" or os.environ.get("CI"):
+            pytest.fail(f"{PRE_COMMIT} is missing: run tools/install.sh")
+        pytest.skip("pre-commit is not installed: run tools/install.sh")
+
+
+def git(cwd: Path, *args: str) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=dict(os.environ, **GIT_ENV))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+# --- an offline wheelhouse ------------------------------------------------------------------
+
+
+def _dependency_names() -> List[str]:
+    """agentrc's runtime dependencies, as pyproject.toml lists them."""
+    text = (ROOT / "pyproject.toml").read_text()
+    block = re.search(r"^dependencies\s*=\s*\[(.*?)\]", text, re.S | re.M)
+    assert block, "pyproject.toml lists no dependencies"
+    return [re.match(r"[A-Za-z0-9._-]+", s).group(0) for s in re.findall(r'"([^"]+)"', block.group(1))]
+
+
+def _closure(names: List[str]) -> Dict[str, metadata.Distribution]:
+    """The installed distributions `names` need, transitively; extras' requirements and
+    requirements this interpreter does not have (their markers exclude it) left out."""
+    out: Dict[str, metadata.Distribution] = {}
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if key in out:
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        out[key] = dist
+        for req in dist.requires or []:
+            if "extra ==" not in req.replace('"', "'") and "extra==" not in req:
+                todo.append(re.match(r"[A-Za-z0-9._-]+", req).group(0))
+    return out
+
+
+def _repack(dist: metadata.Distribution, dest: Path) -> Path:
+    """A wheel holding what `dist` installed into site-packages (its RECORD's files), with a
+    new RECORD: the installed distribution turned back into what pip installs from."""
+    files = [f for f in dist.files or [] if not str(f).startswith("..") and "__pycache__" not in str(f)]
+    info = next(str(f).split("/")[0] for f in files if str(f).endswith(".dist-info/METADATA"))
+    wheel_meta = Path(str(dist.locate_file(f"{info}/WHEEL"))).read_text()
+    tag = re.search(r"^Tag: (\S+)", wheel_meta, re.M).group(1)
+    path = dest / f"{info[: -len('.dist-info')]}-{tag}.whl"
+    record = []
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in files:
+            rel = str(f)
+            if rel == f"{info}/RECORD" or rel in (f"{info}/INSTALLER", f"{info}/direct_url.json"):
+                continue
+            data = Path(str(dist.locate_file(f))).read_bytes()
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            record.append(f"{rel},sha256={digest},{len(data)}")
+            zf.writestr(rel, data)
+        record.append(f"{info}/RECORD,,")
+        zf.writestr(f"{info}/RECORD", "\n".join(record) + "\n")
+    return path
+
+
+def wheelhouse(dest: Path) -> Path:
+    dest.mkdir()
+    for dist in _closure(_dependency_names()).values():
+        _repack(dist, dest)
+    # The build backend pip needs for `pip install .` (setuptools): virtualenv's embedded
+    # wheels, which pre-commit's own virtualenv seeds environments with.
+    embed = next((CHECK_VENV / "lib").glob("python3*/site-packages/virtualenv/seed/wheels/embed"))
+    for wheel in embed.glob("setuptools-*.whl"):
+        shutil.copy(wheel, dest / wheel.name)
+    return dest
+
+
+# --- the repositories -----------------------------------------------------------------------
+
+
+def hook_repo(dest: Path) -> str:
+    """A git repository holding what pre-commit installs agentrc from: this checkout's package
+    files and its .pre-commit-hooks.yaml. Its commit id."""
+    dest.mkdir()
+    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
+        shutil.copy(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "src", dest / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    git(dest, "init", "-q", "-b", "main")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-qm", "agentrc")
+    return git(dest, "rev-parse", "HEAD")
+
+
+SKILL = "---\nname: hello\ndescription: Say hello to the team.\n---\n\nGreet the team by name.\n"
+BUILD_ARGS = "[ai, --out, ., --client, claude]"
+
+
+def sample_repo(dest: Path, hooks: Path, rev: str) -> Path:
+    """A repository authoring one skill under ai/ and committing its Claude Code output, with a
+    .pre-commit-config.yaml using the three hooks."""
+    (dest / "ai" / "skills" / "hello").mkdir(parents=True)
+    (dest / "ai" / "skills" / "hello" / "SKILL.md").write_text(SKILL)
+    (dest / ".pre-commit-config.yaml").write_text(
+        f"default_language_version:\n  python: {sys.executable}\n"
+        f"repos:\n  - repo: {hooks}\n    rev: {rev}\n    hooks:\n"
+        "      - id: agentrc-lint\n        args: [ai]\n"
+        "      - id: agentrc-fmt\n        args: [ai]\n"
+        f"      - id: agentrc-check\n        args: {BUILD_ARGS}\n")
+    git(dest, "init", "-q", "-b", "main")
+    return dest
+
+
+def agentrc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    return subprocess.run([sys.executable, "-m", "agentrc", *args], cwd=cwd, capture_output=True, text=True, env=env)
+
+
+def test_the_three_hooks_run_by_pre_commit_on_a_sample_repository(tmp_path):
+    _require_pre_commit()
+    rev = hook_repo(tmp_path / "hooks")
+    repo = sample_repo(tmp_path / "repo", tmp_path / "hooks", rev)
+    assert agentrc("build", "ai", "--out", ".", "--client", "claude", cwd=repo).returncode == 0
+    git(repo, "add", "-A")
+    env = dict(os.environ, **GIT_ENV, PRE_COMMIT_HOME=str(tmp_path / "pc-home"), PIP_NO_INDEX="1",
+               PIP_FIND_LINKS=str(wheelhouse(tmp_path / "wheels")), PIP_CONFIG_FILE=os.devnull,
+               VIRTUALENV_NO_DOWNLOAD="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.pop("PYTHONPATH", None)  # the hooks run the agentrc installed into pre-commit's env
+
+    def pre_commit(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(PRE_COMMIT), *args], cwd=repo, capture_output=True, text=True, env=env,
+                              timeout=600)
+
+    clean = pre_commit("run", "--all-files")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    for hook in ("agentrc lint", "agentrc fmt", "agentrc build --check"):
+        assert re.search(rf"^{re.escape(hook)}\.+Passed$", clean.stdout, re.M), clean.stdout
+    # The hooks ran the agentrc pip installed from the hook repository, not this checkout.
+    envs = [p for p in (tmp_path / "pc-home").rglob("agentrc") if p.parent.name == "bin" and "py_env-" in str(p)]
+    assert len(envs) == 1, clean.stdout
+
+    # A commit through the installed git hook is stopped by each kind of problem.
+    assert pre_commit("install").returncode == 0
+    proc = subprocess.run(["git", "commit", "-qm", "first"], cwd=repo, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    skill = repo / "ai" / "skills" / "hello" / "SKILL.md"
+
+    # lint: an error with its position.
+    skill.write_text(SKILL.replace("name: hello\n", "name: Hello World\n"))
+    git(repo, "add", "-A")
+    bad = pre_commit("run", "agentrc-lint")
+    assert bad.returncode == 1 and "ai/skills/hello/SKILL.md:2:1: error[AR010] invalid name" in bad.stdout, bad.stdout
+
+    # fmt: rewrites the file, and pre-commit fails the run because a file changed.
+    skill.write_text("---\ndescription: Say hello to the team.\nname: hello\n---\n\nGreet the team by name.\n")
+    git(repo, "add", "-A")
+    fmt = pre_commit("run", "agentrc-fmt")
+    assert fmt.returncode == 1 and "files were modified by this hook" in fmt.stdout, fmt.stdout
+    assert skill.read_text() == SKILL
+
+    # check: a source edited without rebuilding; writes nothing, lists the stale file.
+    skill.write_text(SKILL.replace("by name", "by first name"))
+    git(repo, "add", "-A")
+    before = (repo / ".claude" / "skills" / "hello" / "SKILL.md").read_bytes()
+    stale = subprocess.run(["git", "commit", "-qm", "stale"], cwd=repo, capture_output=True, text=True, env=env)
+    assert stale.returncode == 1 and "outdated: .claude/skills/hello/SKILL.md" in stale.stderr, stale.stderr
+    assert re.search(r"^agentrc build --check\.+Failed$", stale.stderr, re.M) and git(repo, "rev-list", "--count",
+                                                                                      "HEAD") == "1"
+    assert (repo / ".claude" / "skills" / "hello" / "SKILL.md").read_bytes() == before
+    assert agentrc("build", "ai", "--out", ".", "--client", "claude", cwd=repo).returncode == 0
+    git(repo, "add", "-A")
+    done = subprocess.run(["git", "commit", "-qm", "rebuilt"], cwd=repo, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_hooks_file_declares_the_three_hooks():
+    """The hook ids docs/ci.md and users' configs name, each running agentrc's own command."""
+    import yaml
+
+    hooks = {h["id"]: h for h in yaml.safe_load(HOOKS.read_text())}
+    assert {k: h["entry"] for k, h in hooks.items()} == {
+        "agentrc-lint": "agentrc lint", "agentrc-fmt": "agentrc fmt", "agentrc-check": "agentrc build --check"}
+    assert all(h["language"] == "python" and h["pass_filenames"] is False for h in hooks.values())
