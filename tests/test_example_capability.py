@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
-from test_cap_judge import OAS
 
 from agentrc.cli.main import main
+from helpers import ROOT
+from test_cap_judge import OAS
 
 EXAMPLE = ROOT / "examples" / "capabilities" / "team-review"
 needs_kernel = pytest.mark.skipif(not OAS.exists() or not shutil.which("node"), reason="the OAS kernel and node")
@@ -62,7 +62,8 @@ def test_the_example_package_installs_and_cap_use_says_what_to_run(tmp_path, cap
     # The printed command, run by a shell as printed (agentrc's own entry point on PATH).
     shell_run(command, scope, tmp_path)
     config = (scope / "oas-config.yaml").read_text()
-    assert config.startswith("name: team\n") and "    example.review:\n      from: installed\n      global: true" in config
+    assert config.startswith("name: team\n")
+    assert "    example.review:\n      from: installed\n      global: true" in config
     code, out, err = run(capsys, "cap", "doctor", "--json")
     assert code == 0, err
     assert [c["id"] for c in json.loads(out)["capabilities"]] == ["example.review"]

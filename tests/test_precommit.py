@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
+
 from helpers import ROOT
 
 CHECK_VENV = ROOT / ".tools" / "code-check-venv"

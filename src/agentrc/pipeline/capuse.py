@@ -32,6 +32,7 @@ from agentrc.text.yamlpos import load as load_yaml
 
 CONFIG = "oas-config.yaml"
 _LEVEL_RE = re.compile(r"^capabilities:\s*(#.*)?$")
+_ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 
 def _scalar(value: Any) -> str:
@@ -223,16 +224,17 @@ def _not_acquired(scope: str, requested: str, again: str) -> Exception:
     instead which config to create and the command to run again, so the user is not left
     guessing why a successful install is "not acquired"."""
     level = scope
-    while True:
+    while _ID_RE.match(requested):  # an id names a directory of the store; nothing else is looked up
         for sub in (INSTALLED, OWNED):
             there = os.path.join(level, CAPABILITIES_DIR, sub, requested)
             if os.path.isdir(there) and not os.path.lexists(os.path.join(level, CONFIG)):
                 config = os.path.join(level, CONFIG)
+                where = _shown(level) or "the working directory"
                 line = f"name: {_scalar(os.path.basename(level) or 'scope')}"
                 create = f"printf '%s\\n' {shlex.quote(line)} > {shlex.quote(_shown(config))}"
                 return Failure([Diagnostic(
                     requested, 0, 0, ERROR, "AR170",
-                    f"capability {requested!r} is {sub} in {_shown(there)}, but {_shown(level) or 'the working directory'} has no "
+                    f"capability {requested!r} is {sub} in {_shown(there)}, but {where} has no "
                     f"{CONFIG}: a capability is found only through the config of the scope that holds it",
                     f"create {_shown(config)} holding the line `{line}` and run the command again: "
                     f"{create} && {again}")], "E_UNKNOWN_CAPABILITY")
