@@ -1,4 +1,4 @@
-"""`agentrc add`, `list`, `install [--frozen]` and `remove` end to end: the real CLI entry
+"""`agentrc add`, `list`, `install [--frozen | --check]` and `remove` end to end: the real CLI entry
 point, real git on bare repositories served over file://, an isolated HOME and cache."""
 
 from __future__ import annotations
@@ -92,13 +92,14 @@ def test_install_restores_the_locked_files_from_the_cache_without_git(env, capsy
     (shim / "git").write_text(f"#!/bin/sh\necho \"$@\" >> {log}\nexec {real} \"$@\"\n")
     (shim / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
-    code, _, err = run(capsys, "install", "--frozen")
+    code, _, err = run(capsys, "install", "--check")
     assert code == 1 and "AR204" in err and "missing" in err
-    assert not (project / ".claude").exists()  # --frozen writes nothing
+    assert not (project / ".claude").exists()  # --check writes nothing
     code, _, err = run(capsys, "install")
     assert code == 0, err
     assert (project / ".claude" / "skills" / "summary" / "SKILL.md").exists()
     assert (project / LOCK).read_bytes() == lock
+    assert run(capsys, "install", "--check")[0] == 0
     assert run(capsys, "install", "--frozen")[0] == 0
     assert not log.exists()  # git never ran: every locked commit was in the cache
 

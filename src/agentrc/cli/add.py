@@ -1,4 +1,4 @@
-"""`agentrc add SOURCE [--bundle NAME ...] [--item KIND:NAME ...]`: install from a source
+"""`agentrc add SOURCE [--bundle NAME ...] [--item KIND:NAME ...] [--dry-run]`: install from a source
 into the project and record it in agentrc.lock.json (agentrc.pipeline.consume)."""
 
 from __future__ import annotations
@@ -19,5 +19,5 @@ def run(args) -> int:
     clients = consumer.clients(args.client) if args.client is not None else ()
     result = consumer.with_consent(args, lambda trust: consume.add(
         project, args.source, tuple(args.bundle), tuple(items), clients, args.force, user=args.user,
-        allow_local=tuple(args.allow_local), trust=trust))
+        allow_local=tuple(args.allow_local), trust=trust, dry_run=args.dry_run))
     return consumer.report(result, args, "added", "add")

@@ -62,7 +62,8 @@ def with_consent(args, call: Callable[[bool], Result]) -> Result:
     (agentrc.pipeline.consent): `--trust` gives it; on a terminal, the surface is listed and
     a `y` gives it; otherwise the result's AR229 errors stand (nothing was written)."""
     result = call(bool(args.trust))
-    if not result.consent or args.trust or fmt(args) != "text" or not _interactive():
+    if not result.consent or args.trust or fmt(args) != "text" or getattr(args, "dry_run", False) \
+            or not _interactive():
         return result
     say("The sources bring what runs on this machine when a client starts:")
     for x in result.consent:
@@ -84,25 +85,61 @@ def _interactive() -> bool:
 
 
 def report(result: Result, args, verb: str, command: str) -> int:
-    """Print the diagnostics and, when it worked, what changed; the exit code."""
+    """Print the diagnostics and, when it worked, what changed (with --dry-run: what would);
+    the exit code."""
     changes = result.changes
+    dry = bool(getattr(args, "dry_run", False))
     extra: Dict = {"entries": [entry_json(e) for e in result.entries]}
     if result.lock is not None:
         extra["lock"] = lock_json(result.lock)
     if changes is not None:
-        extra["changes"] = {"create": list(changes.create), "update": list(changes.update),
-                            "delete": list(changes.delete), "unchanged": changes.unchanged}
+        extra["changes"] = changes_json(changes)
+    if dry:
+        extra.update(plan_json(result))
     print_diags(result.diagnostics, fmt(args), extra)
     if fmt(args) == "text":
         if not result.ok:
             say(f"{command} failed: nothing written")
             return 1
         for line in entry_lines(result.entries):
-            say(f"{verb} {line}")
-        if changes is not None:
-            say(f"{args.dir}: {len(changes.create)} created, {len(changes.update)} updated, "
-                f"{len(changes.delete)} deleted, {changes.unchanged} unchanged")
+            say(f"{'would be ' + verb if dry else verb} {line}")
+        for line in plan_lines(result, dry, args.dir):
+            say(line)
     return 0 if result.ok else 1
+
+
+def changes_json(changes) -> Dict:
+    return {"create": list(changes.create), "update": list(changes.update), "delete": list(changes.delete),
+            "unchanged": changes.unchanged}
+
+
+def plan_json(result: Result) -> Dict:
+    """A dry run's plan beside the changes: MCP servers, plugins and hooks, and what would
+    need the consumer's consent (--trust)."""
+    data: Dict = {"dry_run": True}
+    if result.planned is not None:
+        data.update(result.planned.to_json())
+    data["needs_consent"] = [x.shown() for x in result.consent]
+    return data
+
+
+def plan_lines(result: Result, dry: bool, where: str) -> List[str]:
+    """The files a command changed, or with `dry` would change (each, then the totals), and
+    a dry run's MCP servers, plugins, hooks and missing consent."""
+    changes = result.changes
+    lines: List[str] = []
+    if changes is not None and dry:
+        for label, paths in (("create", changes.create), ("update", changes.update), ("delete", changes.delete)):
+            lines.extend(f"would {label}: {p}" for p in paths)
+    if dry and result.planned is not None:
+        lines.extend(result.planned.lines())
+    if dry:
+        lines.extend(f"would need consent (--trust): {x.shown()}" for x in result.consent)
+    if changes is not None:
+        verb = " would be" if dry else ""
+        lines.append(f"{where}: {len(changes.create)}{verb} created, {len(changes.update)}{verb} "
+                     f"updated, {len(changes.delete)}{verb} deleted, {changes.unchanged} unchanged")
+    return lines
 
 
 def entry_lines(entries) -> List[str]:

@@ -1,5 +1,5 @@
-"""`agentrc remove NAME...`: uninstall directly installed bundles or items and what only
-they required."""
+"""`agentrc remove NAME... [--dry-run]`: uninstall directly installed bundles or items and
+what only they required."""
 
 from __future__ import annotations
 
@@ -10,5 +10,5 @@ from agentrc.pipeline import consume
 def run(args) -> int:
     project = consumer.project(args)
     result = consume.remove(project, args.names, force=args.force, user=args.user,
-                            allow_local=tuple(args.allow_local))
+                            allow_local=tuple(args.allow_local), dry_run=args.dry_run)
     return consumer.report(result, args, "removed", "remove")

@@ -1,20 +1,22 @@
-"""`agentrc update [NAME...] [--dry-run]`: resolve the installed sources' refs again and
-install what they give now, showing the commits and files that change."""
+"""`agentrc update [NAME...] [--ref REF] [--dry-run]`: resolve the installed sources' refs
+again (or re-pin one source to REF) and install what they give now, showing the commits and
+files that change."""
 
 from __future__ import annotations
 
 from agentrc.cli import consumer
-from agentrc.cli.common import print_diags, say
+from agentrc.cli.common import UsageError, print_diags, say
 from agentrc.pipeline import consume
 from agentrc.sources.closure import locator
 
 
 def run(args) -> int:
+    if args.ref is not None and not args.names:
+        raise UsageError("--ref: name the installed bundles or items whose source moves to it (update NAME --ref REF)")
     project = consumer.project(args)
     result = consumer.with_consent(args, lambda trust: consume.update(
         project, args.names, dry_run=args.dry_run, force=args.force, user=args.user,
-        allow_local=tuple(args.allow_local), trust=trust))
-    changes = result.changes
+        allow_local=tuple(args.allow_local), trust=trust, ref=args.ref))
     if consumer.fmt(args) == "json":
         extra = {"updates": [{"id": i, "old": consumer.entry_json(o) if o else None,
                               "new": consumer.entry_json(n) if n else None} for i, o, n in result.updates],
@@ -22,25 +24,18 @@ def run(args) -> int:
                                    "new": n.to_json() if n else None}
                                   for (layer, name), o, n in result.capability_updates],
                  "dry_run": args.dry_run}
-        if changes is not None:
-            extra["changes"] = {"create": list(changes.create), "update": list(changes.update),
-                                "delete": list(changes.delete), "unchanged": changes.unchanged}
+        if result.changes is not None:
+            extra["changes"] = consumer.changes_json(result.changes)
+        if args.dry_run:
+            extra.update(consumer.plan_json(result))
         print_diags(result.diagnostics, "json", extra)
         return 0 if result.ok else 1
     print_diags(result.diagnostics, "text")
     if not result.ok:
         say("update failed: nothing written")
         return 1
-    for ident, old, new in result.updates:
-        kind, name = ident.split(":", 1)
-        if old is None and new is not None:
-            say(f"+ {kind} {name} from {locator(new)}{_short(new.commit)}")
-        elif new is None and old is not None:
-            say(f"- {kind} {name} from {locator(old)}{_short(old.commit)}")
-        elif old is not None and new is not None:
-            was = old.commit[:12] if old.commit else old.sha256[:12]
-            now = new.commit[:12] if new.commit else new.sha256[:12]
-            say(f"~ {kind} {name} from {locator(new)}: {was} -> {now}")
+    for line in _update_lines(result):
+        say(line)
     for (layer, name), old_cap, new_cap in result.capability_updates:
         was = (old_cap.commit or old_cap.sha256)[:12] if old_cap else "nothing"
         now = (new_cap.commit or new_cap.sha256)[:12] if new_cap else "nothing"
@@ -48,15 +43,23 @@ def run(args) -> int:
             "; 'agentrc build' writes what it gives now"))
     if not result.updates and not result.capability_updates:
         say("every source is at the commit its ref names")
-    if changes is not None:
-        if args.dry_run:
-            for label, paths in (("create", changes.create), ("update", changes.update), ("delete", changes.delete)):
-                for p in paths:
-                    say(f"would {label}: {p}")
-        verb = "would be" if args.dry_run else ""
-        say(f"{args.dir}: {len(changes.create)} {verb} created, {len(changes.update)} {verb} updated, "
-            f"{len(changes.delete)} {verb} deleted, {changes.unchanged} unchanged".replace("  ", " "))
+    for line in consumer.plan_lines(result, args.dry_run, args.dir):
+        say(line)
     return 0
+
+
+def _update_lines(result):
+    for ident, old, new in result.updates:
+        kind, name = ident.split(":", 1)
+        if old is None and new is not None:
+            yield f"+ {kind} {name} from {locator(new)}{_short(new.commit)}"
+        elif new is None and old is not None:
+            yield f"- {kind} {name} from {locator(old)}{_short(old.commit)}"
+        elif old is not None and new is not None:
+            was = old.commit[:12] if old.commit else old.sha256[:12]
+            now = new.commit[:12] if new.commit else new.sha256[:12]
+            moved = f" (was @{old.ref})" if old.ref != new.ref else ""
+            yield f"~ {kind} {name} from {locator(new)}{moved}: {was} -> {now}"
 
 
 def _short(commit) -> str:

@@ -33,7 +33,7 @@ from agentrc.model import Bundle, Registry, SourceTree
 from agentrc.names import bundle_stem
 from agentrc.output import atomic, writer
 from agentrc.output.plan import Plan
-from agentrc.pipeline import consent, stages, userscope
+from agentrc.pipeline import consent, consumeplan, stages, userscope
 from agentrc.pipeline import mcpcli as mcp_cli
 from agentrc.pipeline import plugins as plugin_cli
 from agentrc.portable import resolve
@@ -59,6 +59,7 @@ class Result:
     capability_updates: Tuple[Tuple[Tuple[str, str], Optional[lockfile.CapabilityRecord],
                                     Optional[lockfile.CapabilityRecord]], ...] = ()
     consent: Tuple[surface.Exposure, ...] = ()  # what needs the consumer's consent (AR229)
+    planned: Optional[consumeplan.Planned] = None  # --dry-run: MCP servers, plugins, hooks
 
     @property
     def ok(self) -> bool:
@@ -88,10 +89,10 @@ def read_lock(project: str, user: bool = False) -> Tuple[Optional[Lock], Tuple[D
 
 def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence[Tuple[str, str]] = (),
         clients: Sequence[str] = (), force: bool = False, cwd: Optional[str] = None, user: bool = False,
-        allow_local: Sequence[str] = (), trust: bool = False) -> Result:
+        allow_local: Sequence[str] = (), trust: bool = False, dry_run: bool = False) -> Result:
     """Install `bundles` and `items` of the source `locator` (everything when none is named).
     `allow_local`: local directories outside the project the consumer names (`--allow-local`);
-    a local `locator` is one too."""
+    a local `locator` is one too. `dry_run`: write nothing, run no CLI; the result plans."""
     diags = Diagnostics()
     try:
         source = _relative_to(parse(locator), project, cwd or os.getcwd())
@@ -99,6 +100,8 @@ def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence
         diags.error("<command line>", (0, 0), exc.code, str(exc))
         return Result(diags.sorted())
     allowed = tuple(allow_local) + ((source.location,) if source.kind == PATH else ())
+    if dry_run:
+        return _add(project, source, bundles, items, clients, force, user, None, allowed, trust, True)
     return _held(project, lambda out: _add(project, source, bundles, items, clients, force, user, out, allowed,
                                            trust))
 
@@ -119,7 +122,7 @@ def _held(project: str, run: Callable[[Optional[writer.Output]], Result]) -> Res
 
 def _add(project: str, source: Source, bundles: Sequence[str], items: Sequence[Tuple[str, str]],
          clients: Sequence[str], force: bool, user: bool, out: Optional[writer.Output],
-         allowed: Sequence[str] = (), trust: bool = False) -> Result:
+         allowed: Sequence[str] = (), trust: bool = False, dry_run: bool = False) -> Result:
     read, lock_diags = read_lock(project, user)
     if any(d.is_error for d in lock_diags):
         return Result(lock_diags)
@@ -133,8 +136,8 @@ def _add(project: str, source: Source, bundles: Sequence[str], items: Sequence[T
     merged, conflicts = closure.merge(lock, entries)
     if conflicts:
         return Result(conflicts, git_runs=fetcher.git_runs)
-    result = _materialize(project, merged, fetcher, force, check=False, user=user, held=out, previous=read,
-                          trust=trust)
+    result = _materialize(project, merged, fetcher, force, check=False, dry_run=dry_run, user=user, held=out,
+                          previous=read, trust=trust)
     return replace(result, entries=entries, diagnostics=tuple(sorted(set(result.diagnostics + found))))
 
 
@@ -308,14 +311,16 @@ def _cross_cycles(lock: Lock, cross: Set[Tuple[str, str]], diags: Diagnostics) -
 
 
 def remove(project: str, names: Sequence[str], force: bool = False, user: bool = False,
-           allow_local: Sequence[str] = ()) -> Result:
+           allow_local: Sequence[str] = (), dry_run: bool = False) -> Result:
     """Uninstall the directly installed bundles and items `names` (NAME or KIND:NAME) and
-    whatever only they required."""
+    whatever only they required; `dry_run` writes nothing, runs no CLI, and plans."""
+    if dry_run:
+        return _remove(project, names, force, user, None, allow_local, True)
     return _held(project, lambda out: _remove(project, names, force, user, out, allow_local))
 
 
 def _remove(project: str, names: Sequence[str], force: bool, user: bool, out: Optional[writer.Output],
-            allowed: Sequence[str] = ()) -> Result:
+            allowed: Sequence[str] = (), dry_run: bool = False) -> Result:
     lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
@@ -325,8 +330,8 @@ def _remove(project: str, names: Sequence[str], force: bool, user: bool, out: Op
         return Result(d.sorted())
     after = closure.prune(lock, [(e.kind, e.name) for e in hits])
     removed = tuple(e for e in lock.entries if after.entry(e.kind, e.name) is None)
-    result = _materialize(project, after, ProjectFetcher(project, allowed), force, check=False, user=user, held=out,
-                          previous=lock)
+    result = _materialize(project, after, ProjectFetcher(project, allowed), force, check=False, dry_run=dry_run,
+                          user=user, held=out, previous=lock)
     return replace(result, entries=removed)
 
 
@@ -356,23 +361,22 @@ def _remove_mcp(project: str, names: Sequence[str], force: bool, user: bool, out
 
 
 def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force: bool = False,
-           user: bool = False, allow_local: Sequence[str] = (), trust: bool = False) -> Result:
+           user: bool = False, allow_local: Sequence[str] = (), trust: bool = False,
+           ref: Optional[str] = None) -> Result:
     """Resolve the refs of the installed sources again (all, or the sources of the direct
     entries `names`) and install what they give now; `dry_run` writes nothing. The
-    result's `updates` pairs each changed entry's old and new lock record."""
+    result's `updates` pairs each changed entry's old and new lock record. `ref`: re-pin
+    the one source of the direct entries `names` to `ref` (moving v1 to v2): its direct
+    entries are resolved there, the closure again, the consent gate for what changes."""
     if dry_run:
-        return _update(project, names, True, force, user, None, allow_local, trust)
-    return _held(project, lambda out: _update(project, names, False, force, user, out, allow_local, trust))
+        return _update(project, names, True, force, user, None, allow_local, trust, ref)
+    return _held(project, lambda out: _update(project, names, False, force, user, out, allow_local, trust, ref))
 
 
-def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user: bool,
-            out: Optional[writer.Output], allowed: Sequence[str] = (), trust: bool = False) -> Result:
-    lock, diags = need_lock(project, user)
-    if lock is None:
-        return Result(diags)
-    d = Diagnostics()
-    # A name may be a capability reference's (`capability:NAME` or a bare NAME the lock's
-    # `capabilities` hold): those are resolved again through the canonical project.
+def _split_names(lock: Lock, names: Sequence[str], d: Diagnostics) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+    """`names` split into capability references (`capability:NAME`, or a bare NAME the
+    lock's `capabilities` hold and no direct entry has) and lock entries; AR207 in `d` for
+    a capability the lock does not hold."""
     cap_names = {c.name for c in lock.capabilities}
     direct = {e.name for e in lock.entries if e.direct}
     named_caps: List[str] = []
@@ -384,38 +388,49 @@ def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user
             named_caps.append(n)
         else:
             named_entries.append(n)
-    caps, names = tuple(named_caps), tuple(named_entries)
-    for n in caps:
+    for n in named_caps:
         if n not in cap_names:
             d.error(WHERE, (0, 0), "AR207", f"capability {n!r} is not in the lock (locked: "
                     + (", ".join(sorted(cap_names)) or "none") + ")")
-    refresh: Set[Tuple[str, Optional[str]]] = {(e.source, e.ref) for e in _named_direct(lock, names, d)}
+    return tuple(named_caps), tuple(named_entries)
+
+
+def _repin(named: Sequence[Entry], ref: str, caps: Sequence[str], d: Diagnostics) -> Optional[Tuple[str, str]]:
+    """update --ref: the one git source the direct entries `named` come from, and `ref`
+    checked as a ref; None with the problem in `d` otherwise."""
+    sources = sorted({e.source for e in named})
+    if caps or len(sources) != 1:
+        d.error(WHERE, (0, 0), "AR207", "--ref re-pins one source: name installed bundles or items of one source "
+                f"(named: {', '.join(sources) or 'none'}" + (", and capabilities" if caps else "") + ")")
+        return None
+    try:
+        source = parse(sources[0]).at(ref)
+    except SourceError as exc:
+        d.error(WHERE, (0, 0), exc.code, f"--ref {ref!r}: {exc}")
+        return None
+    if source.kind == PATH:
+        d.error(WHERE, (0, 0), "AR200", f"--ref: {sources[0]} is a local directory, which has no refs")
+        return None
+    return sources[0], ref
+
+
+def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user: bool,
+            out: Optional[writer.Output], allowed: Sequence[str] = (), trust: bool = False,
+            ref: Optional[str] = None) -> Result:
+    lock, diags = need_lock(project, user)
+    if lock is None:
+        return Result(diags)
+    d = Diagnostics()
+    caps, names = _split_names(lock, names, d)
+    named = _named_direct(lock, names, d)
+    refresh: Set[Tuple[str, Optional[str]]] = {(e.source, e.ref) for e in named}
+    moved = _repin(named, ref, caps, d) if ref is not None and not d.has_errors else None
     if d.has_errors:
         return Result(d.sorted())
     if not lock.entries or (caps and not names):
         return _update_capabilities(project, lock, Result((), lock), caps, dry_run) if not user else Result(())
-    roots: Dict[Tuple[str, Optional[str]], Tuple[List[str], List[Tuple[str, str]]]] = {}
-    for e in lock.entries:
-        if e.direct:
-            bundles, items = roots.setdefault((e.source, e.ref), ([], []))
-            if e.kind == "bundle":
-                bundles.append(e.name)
-            else:
-                items.append((e.kind, e.name))
-    pins: Pins = {}
-    if names:
-        for e in lock.entries:
-            if (e.source, e.ref) not in refresh:
-                try:
-                    pins[(parse(e.source).at(e.ref).key, e.ref)] = e.commit
-                except SourceError:
-                    pass  # reported when the root is parsed below
-    parsed: List[Selection] = []
-    for (name, ref), (bundles, items) in sorted(roots.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
-        try:
-            parsed.append((parse(name).at(ref), bundles, items))
-        except SourceError as exc:
-            d.error(os.path.join(project, LOCK), (0, 0), "AR203", f"source {name!r}: {exc}")
+    pins = _pins([e for e in lock.entries if (e.source, e.ref) not in refresh]) if names else {}
+    parsed = _roots(lock, project, d, moved)
     if d.has_errors:
         return Result(d.sorted())
     fetcher = ProjectFetcher(project, allowed)
@@ -428,7 +443,7 @@ def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user
     new = {e.id: e for e in (result.lock.entries if result.lock is not None else entries)}
     updates = tuple((i, old.get(i), new.get(i)) for i in sorted(set(old) | set(new))
                     if old.get(i) is None or new.get(i) is None
-                    or (old[i].commit, old[i].sha256) != (new[i].commit, new[i].sha256))
+                    or (old[i].ref, old[i].commit, old[i].sha256) != (new[i].ref, new[i].commit, new[i].sha256))
     result = replace(result, updates=updates, diagnostics=tuple(sorted(set(result.diagnostics + found))))
     if user or not result.ok or not lock.capabilities or (names and not caps):
         return result
@@ -476,23 +491,97 @@ def _named_direct(lock: Lock, names: Sequence[str], d: Diagnostics) -> List[Entr
     return found
 
 
+Declared = Callable[[Lock], Sequence[str]]
+
+
 def install(project: str, frozen: bool = False, force: bool = False, user: bool = False,
-            allow_local: Sequence[str] = (), trust: bool = False) -> Result:
-    """Make the project hold exactly what its lock records. `frozen`: write nothing; every
-    difference between the lock, the sources at their locked commits and the files is an
-    error (AR204)."""
-    if frozen:
-        return _install(project, True, force, user, None, allow_local, trust)
-    return _held(project, lambda out: _install(project, False, force, user, out, allow_local, trust))
+            allow_local: Sequence[str] = (), trust: bool = False, check: bool = False,
+            declared: Optional[Declared] = None) -> Result:
+    """Make the project hold exactly what its lock records.
+
+    `check`: write nothing; every difference between the lock, the sources at their locked
+    commits and the files is an error (AR204). `frozen` (npm ci, pnpm --frozen-lockfile,
+    uv sync --frozen): install what the lock records, a fresh clone holding only the lock
+    included, but only if the lock would be written back unchanged: a local source whose
+    content moved, recorded files the sources do not give, an entry the locked commits
+    resolve otherwise are AR204 and nothing is written; the lock itself is never written.
+    `declared`: what in the lock does not match the project's declarations (the project
+    file), one line each; under `frozen` or `check` each is AR204 (`lock_mismatch`)."""
+    if check:
+        return _install(project, "check", force, user, None, allow_local, trust, declared)
+    mode = "frozen" if frozen else "install"
+    return _held(project, lambda out: _install(project, mode, force, user, out, allow_local, trust, declared))
 
 
-def _install(project: str, frozen: bool, force: bool, user: bool, out: Optional[writer.Output],
-             allowed: Sequence[str] = (), trust: bool = False) -> Result:
+def lock_mismatch(project: str, problems: Sequence[str], user: bool = False) -> Tuple[Diagnostic, ...]:
+    """The errors saying the lock does not match the project file (each of `problems`):
+    what `install --frozen` and `install --check` stop at (AR204, at the lock)."""
+    d = Diagnostics()
+    for problem in problems:
+        d.error(lock_path(project, user), (0, 0), "AR204", f"the lock does not match the project file: {problem} "
+                "('agentrc install' without --frozen brings the lock up to date)")
+    return d.sorted()
+
+
+def _install(project: str, mode: str, force: bool, user: bool, out: Optional[writer.Output],
+             allowed: Sequence[str] = (), trust: bool = False, declared: Optional[Declared] = None) -> Result:
     lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
-    return _materialize(project, lock, ProjectFetcher(project, allowed), force, check=frozen, user=user, held=out,
-                        trust=trust)
+    if declared is not None and mode != "install":
+        mismatch = lock_mismatch(project, declared(lock), user)
+        if mismatch:
+            return Result(mismatch)
+    return _materialize(project, lock, ProjectFetcher(project, allowed), force, check=mode == "check", user=user,
+                        held=out, trust=trust, frozen=mode == "frozen")
+
+
+def _frozen_entries(project: str, lock: Lock, fetcher: Fetcher, user: bool, diags: Diagnostics) -> None:
+    """--frozen: the lock's entries must be what resolving its direct entries at the locked
+    commits gives again (content digests, the closure, the commits); else AR204 for each
+    difference, since installing would have to rewrite the lock."""
+    roots = _roots(lock, project, diags)
+    if diags.has_errors:
+        return
+    entries, found = _resolve(roots, fetcher, _pins(lock.entries))
+    diags.extend(found)
+    if any(x.is_error for x in found):
+        return
+    for problem in consumeplan.entry_drift(lock.entries, entries):
+        diags.error(lock_path(project, user), (0, 0), "AR204", f"{problem}: the lock would have to change "
+                    "(--frozen installs only what it records; 'agentrc install' updates it)")
+
+
+def _roots(lock: Lock, project: str, d: Diagnostics, moved: Optional[Tuple[str, str]] = None) -> List[Selection]:
+    """The lock's direct entries as selections by source and ref, in a stable order;
+    `moved` (source, ref): that source's selections taken at `ref` instead (update --ref)."""
+    roots: Dict[Tuple[str, Optional[str]], Tuple[List[str], List[Tuple[str, str]]]] = {}
+    for e in lock.entries:
+        if e.direct:
+            ref = moved[1] if moved is not None and e.source == moved[0] else e.ref
+            bundles, items = roots.setdefault((e.source, ref), ([], []))
+            if e.kind == "bundle":
+                bundles.append(e.name)
+            else:
+                items.append((e.kind, e.name))
+    parsed: List[Selection] = []
+    for (name, ref), (bundles, items) in sorted(roots.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        try:
+            parsed.append((parse(name).at(ref), bundles, items))
+        except SourceError as exc:
+            d.error(os.path.join(project, LOCK), (0, 0), "AR203", f"source {name!r}: {exc}")
+    return parsed
+
+
+def _pins(entries: Sequence[Entry]) -> Pins:
+    """The locked commit of each (source, ref) of `entries`: taken as it is, not resolved again."""
+    pins: Pins = {}
+    for e in entries:
+        try:
+            pins[(parse(e.source).at(e.ref).key, e.ref)] = e.commit
+        except SourceError:
+            pass  # reported when the root is parsed
+    return pins
 
 
 def need_lock(project: str, user: bool = False) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
@@ -599,33 +688,31 @@ def _adoptable(project: str, lock: Lock, produced: Dict[str, str], previous: Opt
     return {p: h for p, h in recorded.items() if given.get(p) == h}
 
 
-def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check: bool,
-                 dry_run: bool = False, user: bool = False, held: Optional[writer.Output] = None,
-                 previous: Optional[Lock] = None, trust: Optional[bool] = None) -> Result:
-    """Make the project hold what `lock` records (see the module's docstring). `trust`:
-    the consent gate's answer (`consent.gate`; None for a removal, which asks nothing)."""
-    diags = Diagnostics()
-    consented = consent.approved(lock.entries, previous.entries if previous is not None else ())
-    rendered = _render(project, lock, fetcher, check, diags)
-    if rendered is None:
-        return Result(diags.sorted(), git_runs=fetcher.git_runs)
-    plan, lock, wanted = rendered.plan, rendered.lock, rendered.wanted
-    gated, needed = consent.gate(lock.entries, rendered.surfaces, consented, trust, diags)
-    if needed:
-        return Result(diags.sorted(), git_runs=fetcher.git_runs, consent=needed)
-    lock = lock.with_entries(gated)
+@dataclass(frozen=True)
+class _Outputs:
+    """What a rendered lock puts where: the project's (or the user's) files, the servers the
+    clients' CLIs register (None: written into the config files instead), the new lock."""
+
+    files: Tuple[OutputFile, ...]
+    claude_servers: Optional[Dict[str, str]]
+    copilot_servers: Optional[Dict[str, str]]
+    lock: Lock
+
+
+def _outputs(plan: Plan, lock: Lock, cli_from_lock: bool, user: bool, diags: Diagnostics) -> _Outputs:
+    """The files, CLI registrations and lock records of `plan`. `cli_from_lock`: whether
+    Claude's (and, globally, Copilot's) servers go through their CLIs is what the lock says
+    (a check, a frozen install), not whether the CLI is on this machine's PATH."""
     old_mcps = [dict(m) for m in lock.mcps]
     out_files: Tuple[OutputFile, ...] = plan.files
     claude_servers: Optional[Dict[str, str]] = None  # what `claude mcp` registers (CLI first)
-    claude_cli = "claude" in lock.clients and mcp_cli.claude_via_cli(old_mcps, check)
+    claude_cli = "claude" in lock.clients and mcp_cli.claude_via_cli(old_mcps, cli_from_lock)
     copilot_servers: Optional[Dict[str, str]] = None
     skipped: Sequence[str] = ()
     if user:
-        copilot_cli = "copilot" in lock.clients and mcp_cli.copilot_via_cli(old_mcps, check)
+        copilot_cli = "copilot" in lock.clients and mcp_cli.copilot_via_cli(old_mcps, cli_from_lock)
         out_files, servers, skipped = _user_outputs(plan.files, lock.clients, copilot_cli, diags,
                                                     set(lock.user_skipped))
-        if diags.has_errors:
-            return Result(diags.sorted(), git_runs=fetcher.git_runs)
         claude_servers = servers if claude_cli else None
         copilot_servers = servers if copilot_cli else None
         mcps = user_mcp_records(plan, claude_cli, copilot_cli)
@@ -635,41 +722,104 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
         mcps = mcp_records(plan, claude_servers is not None)
     installed = tuple(LockedFile(f.path, writer.sha(f.content), bool(f.merge)) for f in out_files)
     new_lock = replace(lock, files=installed, mcps=mcps, user_skipped=tuple(skipped) if user else ())
+    return _Outputs(out_files, claude_servers, copilot_servers, new_lock)
+
+
+def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check: bool,
+                 dry_run: bool = False, user: bool = False, held: Optional[writer.Output] = None,
+                 previous: Optional[Lock] = None, trust: Optional[bool] = None, frozen: bool = False) -> Result:
+    """Make the project hold what `lock` records (see the module's docstring). `trust`:
+    the consent gate's answer (`consent.gate`; None for a removal, which asks nothing).
+    `check`: write nothing, report every drift. `frozen`: install, but only if the lock
+    would be written back unchanged (it is not written). `dry_run`: write nothing, run no
+    CLI, and plan (`Result.planned`; consent that is missing is listed, not an error)."""
+    diags = Diagnostics()
+    read = lock
+    consented = consent.approved(lock.entries, previous.entries if previous is not None else ())
+    rendered = _render(project, lock, fetcher, check or frozen, diags)
+    if rendered is not None and frozen:  # the content matched: the closure and the commits must too
+        _frozen_entries(project, lock, fetcher, user, diags)
+    if rendered is None or diags.has_errors:
+        return Result(diags.sorted(), git_runs=fetcher.git_runs)
+    gated, needed = consent.gate(rendered.lock.entries, rendered.surfaces, consented, trust,
+                                 Diagnostics() if dry_run else diags)
+    if needed and not dry_run:
+        return Result(diags.sorted(), git_runs=fetcher.git_runs, consent=needed)
+    lock = rendered.lock.with_entries(gated)
+    outs = _outputs(rendered.plan, lock, check or frozen, user, diags)
     if user:
         adopt = {f.path: f.sha256 for f in lock.files if not f.merged}
     else:
-        adopt = _adoptable(project, lock, {f.path: f.sha256 for f in installed}, previous, fetcher, diags)
+        adopt = _adoptable(project, lock, {f.path: f.sha256 for f in outs.lock.files}, previous, fetcher, diags)
+    if frozen:
+        for problem in consumeplan.lock_drift(read, outs.lock):
+            diags.error(lock_path(project, user), (0, 0), "AR204", f"{problem}: the lock would have to change "
+                        "(--frozen installs only what it records; 'agentrc install' updates it)")
     if diags.has_errors:
         return Result(diags.sorted(), git_runs=fetcher.git_runs)
     adopt_keys = {} if user or os.path.lexists(os.path.join(project, writer.MANIFEST)) else _merged_keys(lock)
     if check:
-        _check_files(project, lock, new_lock, out_files, adopt, diags, adopt_keys)
+        _check_files(project, lock, outs.lock, outs.files, adopt, diags, adopt_keys)
         return Result(diags.sorted(), lock, git_runs=fetcher.git_runs)
+    planned = None
+    if dry_run:
+        old_surfaces = None
+        if previous is not None:
+            again = _render(project, previous, fetcher, False, Diagnostics())
+            old_surfaces = again.surfaces if again is not None else None
+        planned = consumeplan.planned(previous or replace(lock, mcps=(), plugins=()), outs.lock, rendered.wanted,
+                                      rendered.surfaces, old_surfaces)
+    result = _write(project, lock, outs, rendered.wanted, force, adopt, adopt_keys, diags,
+                    _How(dry_run, user, held, frozen))
+    if frozen and result.lock is not None:
+        result = replace(result, lock=read)
+    return replace(result, git_runs=fetcher.git_runs, planned=planned, consent=needed if dry_run else ())
+
+
+@dataclass(frozen=True)
+class _How:
+    dry_run: bool
+    user: bool
+    held: Optional[writer.Output]
+    frozen: bool
+
+
+def _write(project: str, lock: Lock, outs: _Outputs, wanted: Sequence[plugin_forms.PluginAction], force: bool,
+           adopt: Dict[str, str], adopt_keys: Dict[str, List[Tuple[str, ...]]], diags: Diagnostics,
+           how: _How) -> Result:
+    """The files written (after the writer's diff: edited files and files agentrc did not
+    write stop it), the clients' CLIs run, and the lock written last, in its checked place;
+    a dry run stops after the diff, a frozen install does not write the lock."""
+    new_lock = outs.lock
+    old_mcps = [dict(m) for m in lock.mcps]
     changes = None
+    where = lock_path(project, how.user)
+    lock_root = os.path.dirname(where) if how.user else project
     try:
-        with (contextlib.nullcontext(held) if held is not None
-              else writer.session(Path(project), write=not dry_run)) as out:
-            changes, _, wdiags = out.diff(out_files, force, adopt, adopt_keys)
+        with (contextlib.nullcontext(how.held) if how.held is not None
+              else writer.session(Path(project), write=not how.dry_run)) as out:
+            changes, _, wdiags = out.diff(outs.files, force, adopt, adopt_keys)
             diags.extend(wdiags)
             _not_ours(project, lock, changes, force, diags)
             # The lock is written last, after the files: its place is checked first (AR224),
             # so a link planted at it stops the command before anything is written.
-            where = lock_path(project, user)
-            lock_root = os.path.dirname(where) if user else project
             try:
-                atomic.check(where, lock_root)
+                if not how.frozen:
+                    atomic.check(where, lock_root)
             except OSError as exc:
                 diags.error(where, (0, 0), atomic.code_of(exc, "AR142"), f"cannot write the lock: "
                             f"{exc.strerror or exc}")
-            if dry_run:
-                return Result(diags.sorted(), new_lock, changes, git_runs=fetcher.git_runs)
+            if how.dry_run:
+                return Result(diags.sorted(), new_lock, changes)
             if not diags.has_errors:
-                diags.extend(out.apply(out_files, changes))
+                diags.extend(out.apply(outs.files, changes))
             if not diags.has_errors:
-                scope = "user" if user else "project"
-                new_lock = replace(new_lock, mcps=_mcp_clis(project, old_mcps, new_lock, claude_servers,
-                                                            copilot_servers, diags, scope),
+                scope = "user" if how.user else "project"
+                new_lock = replace(new_lock, mcps=_mcp_clis(project, old_mcps, new_lock, outs.claude_servers,
+                                                            outs.copilot_servers, diags, scope),
                                    plugins=_plugins(project, lock, wanted, diags, scope))
+                if how.frozen:  # installed exactly as recorded: the lock stays as it is
+                    return Result(diags.sorted(), lock, changes)
                 # Written while the project is still held (writer's lock), after the files.
                 try:
                     atomic.write_atomic(where, lockfile.dumps(new_lock), lock_root)
@@ -678,8 +828,8 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
                                 f"cannot write the lock: {exc.strerror or exc}")
     except writer.OutputError as exc:
         diags.extend(exc.diagnostics)
-        return Result(diags.sorted(), git_runs=fetcher.git_runs)
-    return Result(diags.sorted(), new_lock, changes, git_runs=fetcher.git_runs)
+        return Result(diags.sorted())
+    return Result(diags.sorted(), new_lock, changes)
 
 
 def _plugins(project: str, lock: Lock, wanted: Sequence[plugin_forms.PluginAction], diags: Diagnostics,
