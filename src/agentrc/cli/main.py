@@ -127,6 +127,19 @@ def _scope(sp: argparse.ArgumentParser) -> None:
     sp.set_defaults(command_module="cap")
 
 
+def _init(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("dir", nargs="?", default=".", metavar="DIR", help="the project's directory (default: .)")
+    sp.add_argument("--client", default=None, metavar="LIST",
+                    help=f"comma-separated clients for the project file (default: "
+                         f"{','.join(client_names.DEFAULT_CLIENTS)})")
+    choice = sp.add_mutually_exclusive_group()
+    choice.add_argument("--import", dest="do_import", action="store_true", default=None,
+                        help="import the client files found (the first client's) without asking")
+    choice.add_argument("--no-import", dest="do_import", action="store_false",
+                        help="write the project file alone when client files are found")
+    sp.set_defaults(command_module="init")
+
+
 def _lint(sp: argparse.ArgumentParser) -> None:
     _common(sp)
     sp.set_defaults(command_module="lint")
@@ -357,6 +370,7 @@ def _import_command(im: argparse.ArgumentParser) -> None:
 
 # Each command: its help line and what adds its arguments, in the order `agentrc --help` lists them.
 _COMMANDS: Dict[str, Tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "init": ("start a project: its agentrc.yaml, and samples or the client files it has, imported", _init),
     "lint": ("validate items and bundles; report every problem", _lint),
     "fmt": ("rewrite sources in canonical form (spec 001 §3.8)", _fmt),
     "build": ("generate client files into an output directory", _build),

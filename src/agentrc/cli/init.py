@@ -1,0 +1,118 @@
+"""`agentrc init [DIR]`: start a project — its project file, and either one sample of each
+kind of item (in an empty project) or the client files it already has, imported.
+
+In a directory that holds client files (CLAUDE.md, .claude/, .github/copilot-instructions.md,
+.cursor/rules, AGENTS.md, ...), init lists what it found and imports the first client's
+files into the registry when `--import` says so or a `y` at a terminal does; without a
+terminal it writes the project file alone and prints the import command. It never
+overwrites a file, and it says which files to commit and which to ignore.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Dict, List
+
+from agentrc.cli.common import UsageError, say
+from agentrc.clients import names as client_names
+from agentrc.project import FILE_NAME
+
+SKIP_DIRS = {".git", "node_modules", ".agentrc", ".venv", "venv", "__pycache__"}
+# The files each client's own layout starts with: an importer also reads other clients'
+# files its client loads (Copilot reads CLAUDE.md), which says nothing about who wrote them.
+OWN = {"claude": ("CLAUDE.md", ".claude/"), "copilot": (".github/",), "cursor": (".cursor/", ".cursorrules"),
+       "opencode": ("opencode.json", "opencode.jsonc", ".opencode/"), "codex": ("AGENTS.md", ".codex/")}
+MAX_DEPTH = 4
+
+
+def run(args) -> int:
+    root = os.path.normpath(args.dir)
+    clients = _clients(args.client)
+    if os.path.lexists(os.path.join(root, FILE_NAME)):
+        say(f"{os.path.join(root, FILE_NAME)}: this project has a project file already; nothing written")
+        return 1
+    from agentrc.pipeline import scaffold
+
+    found = detect(root) if os.path.isdir(root) else {}
+    take = _import_choice(args, found)
+    files = scaffold.plan(root, clients, samples=not found)
+    clash = scaffold.existing(files)
+    if clash:
+        say("agentrc init writes no file that exists: " + ", ".join(clash) + "; nothing written")
+        return 1
+    os.makedirs(root, exist_ok=True)
+    scaffold.write(root, files)
+    say(f"wrote {_at(root, FILE_NAME)}" + ("" if found else f" and samples in {_at(root, 'ai')}/"
+                                             " (a context, a rule, a skill, an agent, a command and a hook)"))
+    code = 0
+    if take is not None:
+        from agentrc.cli.main import main as agentrc
+
+        code = agentrc(["import", "--from", take, root, "--out", os.path.join(root, scaffold.REGISTRY)])
+        others = [c for c in found if c != take]
+        if others:
+            say("not imported (one client at a time for now): " + ", ".join(others) + "; run 'agentrc import "
+                f"--from CLIENT {root} --out OTHER-DIR' to compare")
+    _next_steps(root, found, take)
+    return code
+
+
+def _at(root: str, rel: str) -> str:
+    return os.path.normpath(os.path.join(root, rel))
+
+
+def _clients(text) -> List[str]:
+    clients = [c.strip() for c in (text or ",".join(client_names.DEFAULT_CLIENTS)).split(",") if c.strip()]
+    unknown = [c for c in clients if c not in client_names.CLIENTS]
+    if unknown or not clients:
+        raise UsageError(f"unknown client(s): {', '.join(unknown) or '(none)'} (known: "
+                         f"{', '.join(client_names.CLIENTS)})")
+    return clients
+
+
+def detect(root: str) -> Dict[str, List[str]]:
+    """The clients whose files `root` holds (what `agentrc import --from CLIENT` would read),
+    each with the files found, in the importers' order; bounded to MAX_DEPTH levels."""
+    from agentrc.importers.document import IMPORTERS
+
+    found: Dict[str, List[str]] = {}
+    base = len(root.rstrip(os.sep).split(os.sep))
+    for here, dirs, names in os.walk(root):
+        depth = len(here.rstrip(os.sep).split(os.sep)) - base
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and depth < MAX_DEPTH)
+        for name in sorted(names):
+            rel = os.path.relpath(os.path.join(here, name), root).replace(os.sep, "/")
+            for client, importer in IMPORTERS.items():
+                if rel.startswith(OWN.get(client, ("",))) and importer.wants(rel):
+                    found.setdefault(client, []).append(rel)
+    return {c: found[c] for c in IMPORTERS if c in found}
+
+
+def _import_choice(args, found: Dict[str, List[str]]):
+    """The client to import (None: none), from the flags or a prompt on a terminal."""
+    if not found:
+        return None
+    say("found client files:")
+    for client, files in found.items():
+        say(f"  {client}: " + ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else ""))
+    first = next(iter(found))
+    if args.do_import is not None:
+        return first if args.do_import else None
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        say(f"not imported (no terminal to ask): run 'agentrc init --import' or 'agentrc import --from {first} "
+            f"{args.dir} --out ai'")
+        return None
+    try:
+        answer = input(f"Import the {first} files into ai/? [Y/n] ")
+    except EOFError:
+        answer = "n"
+    return first if answer.strip().lower() in ("", "y", "yes") else None
+
+
+def _next_steps(root: str, found: Dict[str, List[str]], take) -> None:
+    say("next: 'agentrc build' writes the client files"
+        + (" (the files you wrote by hand stay yours: agentrc refuses to overwrite them, AR091; move or delete "
+           "the ones the import replaces)" if take else "") + "; 'agentrc lint' checks the sources")
+    say("commit: agentrc.yaml, ai/, the client files 'agentrc build' writes, and agentrc.lock.json when you "
+        "'agentrc add' sources; ignore: .agentrc/ (agentrc's own record of what it wrote)")
