@@ -6,24 +6,42 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import List, Tuple
 
-from agentrc.cli import projectargs
+from agentrc.cli import progress, projectargs
 from agentrc.cli.common import UsageError, print_diags, say
+from agentrc.cli.common import unknown as unknown_names
 from agentrc.clients import names as client_names
 from agentrc.output.totals import summary_lines
-from agentrc.output.writer import PARTIAL
+from agentrc.output.writer import PARTIAL, STATE
 from agentrc.pipeline.build import BuildOptions, BuildResult, build
 
 
 def run(args) -> int:
-    result = build(options(args), say)
+    opts = options(args)
+    if getattr(args, "watch", False):
+        # The same build again on every change: the memo and the stamp make it incremental.
+        from agentrc.cli import watch
+
+        own = [str(Path(opts.out) / STATE)] + ([opts.report] if opts.report else [])
+        return watch.loop(list(opts.paths), lambda: _once(args, opts), own)
+    return _once(args, opts)[0]
+
+
+def _once(args, opts: BuildOptions) -> Tuple[int, List[str]]:
+    """One build: its exit status and the paths it wrote or deleted."""
+    with progress.activity("building") as activity:
+        result = build(opts, activity.say)
     result = replace(result, diagnostics=projectargs.leveled(args, result.diagnostics))
     print_diags(result.diagnostics, args.format, _json_extra(result))
     if args.format == "text":
         _print_summary(result, args.check, Path(args.out))
+    changes = result.changes
+    written = [os.path.join(opts.out, p) for p in changes.create + changes.update + changes.delete] \
+        if changes is not None and not opts.check else []
     if not result.ok:
-        return 1
-    return 1 if args.check and not result.up_to_date else 0
+        return 1, written
+    return (1 if args.check and not result.up_to_date else 0), written
 
 
 def options(args) -> BuildOptions:
@@ -40,7 +58,7 @@ def options(args) -> BuildOptions:
     unknown = [c for c in clients if c not in table]
     if unknown or not clients:
         what = "client(s) with a plugin layout" if args.layout == "plugin" else "client(s)"
-        raise UsageError(f"unknown {what}: {', '.join(unknown) or '(none)'} (known: {', '.join(table)})")
+        raise UsageError(unknown_names(what, unknown, list(table)))
     if args.layout == "plugin" and len(clients) > 1:
         raise UsageError("--layout plugin builds one client's plugin at a time (one --client)")
     if args.jobs < 0:
@@ -76,9 +94,9 @@ def _json_extra(result: BuildResult) -> dict:
 def _print_summary(result: BuildResult, check: bool, out: Path) -> None:
     if not result.ok:
         if any(PARTIAL in d.message for d in result.diagnostics):
-            say("build failed: the next build completes the interrupted write")
+            say("build failed: the next build completes the interrupted write", style="error")
         else:
-            say("build failed: nothing written")
+            say("build failed: nothing written", style="error")
         return
     for line in summary_lines(result.summary or {}):
         say(line)
@@ -90,7 +108,7 @@ def _print_summary(result: BuildResult, check: bool, out: Path) -> None:
             for p in paths:
                 say(f"{label}: {out / p}")
         state = "up to date" if changes.empty else "out of date"
-        say(f"{out}: {state}")
+        say(f"{out}: {state}", style="ok" if changes.empty else "warning")
     else:
         say(f"{out}: {len(changes.create)} created, {len(changes.update)} updated, "
-            f"{len(changes.delete)} deleted, {changes.unchanged} unchanged")
+            f"{len(changes.delete)} deleted, {changes.unchanged} unchanged", style="ok")

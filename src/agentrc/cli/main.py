@@ -2,7 +2,8 @@
 
 A thin shell: each command's module parses nothing but its own flags' meaning, calls the
 pipeline and prints. Exit codes: 0 ok, 1 content errors (or --check found work to do),
-2 usage errors.
+2 usage errors, 130 interrupted (Ctrl-C), 141 the reader of the output went away (a closed
+pipe: `agentrc lint --format json | head -1`), as a program SIGINT or SIGPIPE ended would.
 """
 
 from __future__ import annotations
@@ -11,19 +12,36 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from agentrc import __version__
-from agentrc.cli import projectargs
+from agentrc.cli import colour, helptext, projectargs
 from agentrc.cli.common import UsageError, say
 from agentrc.clients import names as client_names
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    named = argv[0] if argv and isinstance(argv[0], str) and argv[0] in _COMMANDS else None
+    try:
+        if not argv:  # `agentrc` alone: what it can do, not a usage error
+            _parser().print_help()
+            return _flushed(0)
+        return _flushed(_run(argv))
+    except KeyboardInterrupt:
+        # Ctrl-C (a --watch loop's usual end): no traceback. A write it interrupted is
+        # completed or undone by the next run (agentrc.output.writer).
+        return 130
+    except BrokenPipeError:
+        return _closed_pipe()
+
+
+def _run(argv: List[str]) -> int:
+    named = argv[0] if isinstance(argv[0], str) and argv[0] in _COMMANDS else None
     parser = _parser(named)
     args = parser.parse_args(argv)
+    if hasattr(args, "format"):
+        args.json = args.format == "json"  # `--json` is `--format json`; both names read
+    colour.setup(getattr(args, "color", "auto"))
     try:
         _check_strings(args)
         args = projectargs.fill(args)
@@ -37,6 +55,31 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except UsageError as exc:
         say(f"agentrc: error: {exc}")
         return 2
+
+
+def _flushed(code: int) -> int:
+    """`code`, once what was printed has reached stdout: a closed pipe shows here, where it
+    is handled, rather than in the interpreter's flush at exit (a traceback there)."""
+    sys.stdout.flush()
+    return code
+
+
+def _closed_pipe() -> int:
+    """The reader went away (EPIPE): stop quietly, as Python's documentation advises (the
+    streams pointed at /dev/null, so the interpreter's last flush cannot fail again), with
+    the status of a program SIGPIPE ended. SIGPIPE itself stays ignored: a broken pipe to
+    git or Node must not kill a build in the middle of its write."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, stream.fileno())
+                os.close(devnull)
+            except (OSError, ValueError):
+                pass
+    return 141
 
 
 def _check_strings(args: argparse.Namespace) -> None:
@@ -54,18 +97,21 @@ def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
     naming its command parses (and fails, and prints its help) as with the whole parser,
     without making the other commands' 150 arguments: that was a tenth of a build with
     nothing to do (issue 13). `agentrc --help` and an unknown command get the whole parser."""
-    p = _Parser(prog="agentrc", description="Compile portable AI-assistant content for every client.")
+    p = _Parser(prog="agentrc", description="Compile portable AI-assistant content for every client.",
+                epilog=helptext.epilog(None))
     p.add_argument("--version", action="version", version=f"agentrc {__version__}")
     # `prog` given: argparse would lay out the usage line to find it ("agentrc", as given).
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", prog=p.prog)
     for name, (help_text, fill) in _COMMANDS.items():
         if only is None or name == only:
-            fill(sub.add_parser(name, help=help_text))
+            fill(sub.add_parser(name, help=help_text, description=help_text[:1].upper() + help_text[1:] + ".",
+                                epilog=helptext.epilog(name)))
     return p
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's help formatter, set up when it first lays text out. argparse makes one for
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help formatter (descriptions and epilogs as written: the examples keep
+    their lines), set up when it first lays text out. argparse makes one for
     every argument it adds, only to check the argument's metavar, and setting one up asks
     the terminal's width through `shutil`, whose import (with bz2, lzma and threading) cost
     a build with nothing to do 3 ms. Help, usage and errors are laid out as before: the same
@@ -78,7 +124,7 @@ class _Formatter(argparse.HelpFormatter):
         deferred = self.__dict__.pop("_deferred", None)
         if deferred is None:
             raise AttributeError(name)
-        argparse.HelpFormatter.__init__(self, *deferred[0], **deferred[1])
+        argparse.RawDescriptionHelpFormatter.__init__(self, *deferred[0], **deferred[1])
         return getattr(self, name)
 
 
@@ -94,7 +140,23 @@ class _Parser(argparse.ArgumentParser):
 def _common(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("paths", nargs="*", metavar="PATH",
                     help="source registry directories or files (default: the project file's build.paths)")
-    sp.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    _output(sp)
+
+
+def _output(sp: argparse.ArgumentParser, json_help: str = "one JSON document on stdout") -> None:
+    """The output flags every command has: `--format {text,json}` with `--json` its alias
+    (one dest: the last given wins), and `--color` (agentrc.cli.colour)."""
+    sp.add_argument("--format", choices=("text", "json"), default="text",
+                    help=f"output format: text on stderr (default), or json: {json_help}")
+    sp.add_argument("--json", dest="format", action="store_const", const="json", help="the same as --format json")
+    sp.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                    help="colour the diagnostics and the summary: auto (default) on a terminal, unless NO_COLOR is "
+                         "set (FORCE_COLOR forces it)")
+
+
+def _watch(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--watch", action="store_true",
+                    help="run again whenever a source changes (debounced; incremental), until Ctrl-C")
 
 
 def _consumer(sp: argparse.ArgumentParser) -> None:
@@ -102,8 +164,7 @@ def _consumer(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--global", dest="user", action="store_true",
                     help="the user's global locations (~/.claude, ~/.copilot, ~/.config/opencode, ...) and "
                          "lock (~/.config/agentrc/agentrc.lock.json) instead of a project")
-    sp.add_argument("--format", choices=("text", "json"), default="text", help="output format")
-    sp.add_argument("--json", action="store_true", help="the same as --format json")
+    _output(sp)
 
 
 def _allow_local(sp: argparse.ArgumentParser) -> None:
@@ -123,7 +184,7 @@ def _trust(sp: argparse.ArgumentParser) -> None:
 
 def _scope(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--dir", metavar="SCOPE", help="the scope (default: the working directory)")
-    sp.add_argument("--json", action="store_true", help="one JSON envelope on stdout (the OAS kernel's)")
+    _output(sp, "one envelope on stdout (the OAS kernel's)")
     sp.set_defaults(command_module="cap")
 
 
@@ -142,6 +203,7 @@ def _init(sp: argparse.ArgumentParser) -> None:
 
 def _lint(sp: argparse.ArgumentParser) -> None:
     _common(sp)
+    _watch(sp)
     sp.set_defaults(command_module="lint")
 
 
@@ -173,12 +235,13 @@ def _build(b: argparse.ArgumentParser) -> None:
                         "per CPU, at most 4; 1: none)")
     b.add_argument("--no-cache", action="store_true",
                    help="parse and render everything (the cache lives in $AGENTRC_CACHE_DIR or ~/.cache/agentrc)")
+    _watch(b)
     b.set_defaults(command_module="build")
 
 
 def _inspect(i: argparse.ArgumentParser) -> None:
     i.add_argument("paths", nargs="+", metavar="PATH", help="project directories (holding ai.config.* or .ai/)")
-    i.add_argument("--json", action="store_true", help="print JSON")
+    _output(i, "the canonical document with its provenance")
     i.set_defaults(command_module="inspect")
 
 
@@ -365,7 +428,13 @@ def _import_command(im: argparse.ArgumentParser) -> None:
     im.add_argument("--canonical", metavar="FILE.json", help="also write the canonical document (an ai.config.json)")
     im.add_argument("--strict", action="store_true",
                     help="stop at a file that cannot be imported (by default it is reported and skipped)")
+    _output(im)
     im.set_defaults(command_module="import_")
+
+
+def _completion(cp: argparse.ArgumentParser) -> None:
+    cp.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell to complete in")
+    cp.set_defaults(command_module="completion")
 
 
 # Each command: its help line and what adds its arguments, in the order `agentrc --help` lists them.
@@ -385,6 +454,7 @@ _COMMANDS: Dict[str, Tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "list": ("the bundles and items agentrc.lock.json installed, and from where", _list_command),
     "cap": ("capability packages (spec 003): install, update, remove, trust, use, doctor, build", _cap),
     "import": ("read a project's client files into portable items (and a canonical document)", _import_command),
+    "completion": ("print the shell completion script for bash, zsh or fish", _completion),
 }
 
 

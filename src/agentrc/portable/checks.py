@@ -21,6 +21,7 @@ from agentrc.model import TOOL_EVENTS, Kind, SourceFile
 from agentrc.names import MAX_NAME_LENGTH, valid_name
 from agentrc.portable import body as body_rules
 from agentrc.portable import directives
+from agentrc.suggest import closest, did_you_mean
 from agentrc.text.frontmatter import split
 from agentrc.text.markdown import Scanned, literal_lines
 from agentrc.text.yamlpos import Located, YamlError
@@ -38,6 +39,20 @@ KIND_FIELDS = {
     Kind.COMMAND: ("argument-hint", "model", "tools", "agent"),
     Kind.HOOK: ("event", "script", "tools", "matcher", "timeout", "async"),
     Kind.CONTEXT: ("order",),
+}
+# A skill's fields that clients read and agentrc passes through as written (spec §3.3): an
+# unknown skill field is a client's business, unless it is a near miss of one of these or
+# of agentrc's own (`descripton:`, `alowed-tools:` would reach no client as meant).
+SKILL_CLIENT_FIELDS = ("allowed-tools", "compatibility", "argument-hint", "disable-model-invocation",
+                       "user-invocable", "model", "context", "agent", "hooks", "when_to_use", "version")
+SKILL_NEAR_MISS = 0.8  # closer than the default: a skill's other fields are legitimate
+# What other tools call a field agentrc has: shown instead of the generic hint (AR007's is
+# a passthrough block, which would hide a rule's file patterns from every client).
+FOREIGN_FIELDS = {
+    Kind.RULE: {"globs": "scope.paths", "applyTo": "scope.paths", "apply-to": "scope.paths", "paths": "scope.paths",
+                "files": "scope.paths"},
+    Kind.AGENT: {"allowed-tools": "tools"},
+    Kind.COMMAND: {"allowed-tools": "tools"},
 }
 
 
@@ -90,11 +105,74 @@ def schema_ok(path: str, data: Dict[str, Any], located: Located, definition: str
             missing = err.message.split("'")[1] if "'" in err.message else err.message
             where_text = ".".join(map(str, where))
             field = f"{where_text}.{missing}" if where_text else missing
-            diags.error(path, located.pos(where), "AR006", f"{field}: required field is missing")
+            near = closest(missing, err.instance) if isinstance(err.instance, dict) else None
+            tail = f"; is {near!r} a misspelling of it?" if near else ""
+            diags.error(path, located.pos(where), "AR006", f"{field}: required field is missing{tail}")
             continue
         field = ".".join(map(str, where)) or "(top level)"
+        if err.validator == "additionalProperties" and err.validator_value is False and \
+                isinstance(err.instance, dict):
+            _unknown_keys(path, err, where, field, located, diags)
+            continue
         diags.error(path, located.pos(where), "AR006", f"{field}: {err.message}")
+    if name == "item" and definition in Kind._value2member_map_:
+        unknown_fields(path, data, located, Kind(definition), blocks, diags)
+    elif name == "bundle":
+        props = schemas.load("bundle").get("properties", {})
+        for key in data:
+            if isinstance(key, str) and key not in props:
+                diags.warning(path, located.pos((key,)), "AR007",
+                              f"unknown bundle field {key!r} is ignored{did_you_mean(key, props)}")
     return ok
+
+
+def _unknown_keys(path: str, err: Any, where: Tuple[Any, ...], field: str, located: Located,
+                  diags: Diagnostics) -> None:
+    """A mapping with keys its schema does not allow (`scope: {path: ...}`, a bundle's
+    `items: {skill: ...}`): each key named at its place with the nearest allowed one, instead
+    of jsonschema's "Additional properties are not allowed (... was unexpected)"."""
+    import re
+
+    props = list(err.schema.get("properties", {})) if isinstance(err.schema, dict) else []
+    patterns = list(err.schema.get("patternProperties", {})) if isinstance(err.schema, dict) else []
+    extra = [k for k in err.instance if k not in props and not any(re.search(p, str(k)) for p in patterns)]
+    for key in extra or [None]:
+        if key is None:  # nothing found to name: jsonschema's own words
+            diags.error(path, located.pos(where), "AR006", f"{field}: {err.message}")
+            continue
+        known = f" (known: {', '.join(props)})" if props else ""
+        diags.error(path, located.pos(where + (key,)), "AR006",
+                    f"{field}: unknown key {str(key)!r}{did_you_mean(str(key), props)}{known}")
+
+
+def unknown_fields(path: str, data: Dict[str, Any], located: Located, kind: Kind, passthrough: Collection[str],
+                   diags: Diagnostics) -> None:
+    """AR007 for top-level fields the format does not define, each with the field it was
+    probably meant to be. A rule or agent's unknown field is ignored; a skill's is passed to
+    clients as written (spec §3.3), so only a near miss of a known field is reported. Run
+    with the schema check, whether or not it passed: a misspelt `descripton:` is both a
+    missing field and an unknown one, and both are said at once."""
+    if kind is Kind.SKILL:
+        skill_known = list(COMMON_FIELDS) + list(SKILL_CLIENT_FIELDS) + sorted(passthrough)
+        for key in data:
+            near = closest(key, skill_known, SKILL_NEAR_MISS) if isinstance(key, str) and key not in skill_known \
+                else None
+            if near:
+                diags.warning(path, located.pos((key,)), "AR007",
+                              f"unknown skill field {key!r} is passed to clients as written; did you mean {near!r}?")
+        return
+    known = list(COMMON_FIELDS) + list(KIND_FIELDS[kind]) + sorted(passthrough)
+    for key in data:
+        if key in known:
+            continue
+        foreign = FOREIGN_FIELDS.get(kind, {}).get(key) if isinstance(key, str) else None
+        if foreign == "scope.paths":
+            tail = "; did you mean scope.paths? A rule's file patterns are written 'scope: {paths: [...]}'"
+        elif foreign:
+            tail = f"; did you mean {foreign!r}?"
+        else:
+            tail = did_you_mean(str(key), known)
+        diags.warning(path, located.pos((key,)), "AR007", f"unknown {kind.value} field {key!r} is ignored{tail}")
 
 
 def check_name(path: str, pos: Tuple[int, int], name: Any, kind: Kind, dir_name: str, declared: bool,
@@ -119,20 +197,18 @@ def check_description(path: str, pos: Tuple[int, int], text: str, kind: Kind, di
 
 def check_fields(path: str, data: Dict[str, Any], located: Located, kind: Kind, families: FrozenSet[str],
                  passthrough: Collection[str], diags: Diagnostics) -> None:
-    """Audience, passthrough blocks, unknown fields, tools and model: what the schema cannot say."""
+    """Audience, passthrough blocks, tools and model: what the schema cannot say (unknown
+    fields are `unknown_fields`', run with the schema check)."""
     for i, fam in enumerate(data.get("audience", ())):
         if fam not in families:
             diags.error(path, located.pos(("audience", i)), "AR006",
-                        f"audience: unknown client {fam!r} (known: {', '.join(sorted(families))})")
+                        f"audience: unknown client {fam!r}{did_you_mean(fam, sorted(families))} "
+                        f"(known: {', '.join(sorted(families))})")
     for block in sorted(passthrough):
         if block in data and not isinstance(data[block], dict):
             diags.error(path, located.pos((block,)), "AR006", f"{block}: passthrough block must be a mapping")
     if kind is Kind.SKILL:
-        return  # unknown skill fields pass through to clients (spec §3.3)
-    known = set(COMMON_FIELDS) | set(KIND_FIELDS[kind]) | set(passthrough)
-    for key in data:
-        if key not in known:
-            diags.warning(path, located.pos((key,)), "AR007", f"unknown {kind.value} field {key!r} is ignored")
+        return  # unknown skill fields pass through to clients (spec §3.3); near misses: unknown_fields
     if kind is Kind.HOOK and data.get("event") not in TOOL_EVENTS:
         for key in ("tools", "matcher"):
             if key in data:
@@ -143,11 +219,53 @@ def check_fields(path: str, data: Dict[str, Any], located: Located, kind: Kind, 
         for i, tool in enumerate(data.get("tools", ())):
             if tool not in TOOLS:
                 diags.error(path, located.pos(("tools", i)), "AR080",
-                            f"unknown tool {tool!r} (vocabulary: {', '.join(TOOLS)})")
+                            f"unknown tool {tool!r}{did_you_mean(tool, TOOLS)} (vocabulary: {', '.join(TOOLS)})")
         if "model" in data and not check_model(data["model"]):
             diags.warning(path, located.pos(("model",)), "AR081",
                           f"model {data['model']!r} is neither a portable alias nor a provider/model id; "
                           "each client's fidelity report says what it made of it")
+
+
+# --- file names --------------------------------------------------------------------------
+
+# Other tools' names for an item's file, and the entrypoint agentrc reads instead.
+FOREIGN_ENTRYPOINTS = {"prompt.md": "COMMAND.md", "instructions.md": "RULE.md", "subagent.md": "AGENT.md"}
+FOREIGN_SUFFIXES = ((".prompt.md", "COMMAND.md"), (".instructions.md", "RULE.md"), (".mdc", "RULE.md"),
+                    (".agent.md", "AGENT.md"), (".chatmode.md", "AGENT.md"))
+# Files a project holds for a client's own reading, never meant as an item's entrypoint.
+CLIENT_FILES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md", "README.md", "CHANGELOG.md", "LICENSE.md")
+
+
+def misnamed_entrypoints(paths: Sequence[str]) -> List[Tuple[str, str]]:
+    """(path, the entrypoint it was probably meant to be) for each file that sits where no
+    item is (no entrypoint in its directory or above it) and whose name is an entrypoint's
+    in another case (`skill.md`), a near miss (`SKILLS.md`) or another tool's name for one
+    (`PROMPT.md`, `x.instructions.md`). Discovery takes only the exact names, so such a file
+    is silently no item at all."""
+    from agentrc.model import ENTRYPOINTS
+
+    dirs_with_items = {p.rpartition("/")[0] for p in paths if p.rpartition("/")[2] in ENTRYPOINTS}
+    found = []
+    for p in sorted(paths):
+        d, _, name = p.rpartition("/")
+        if name in ENTRYPOINTS or name in CLIENT_FILES or _inside(d, dirs_with_items):
+            continue
+        meant = FOREIGN_ENTRYPOINTS.get(name.lower()) or next(
+            (e for suffix, e in FOREIGN_SUFFIXES if name.lower().endswith(suffix)), None)
+        if meant is None and name.lower().endswith(".md"):
+            meant = closest(name, list(ENTRYPOINTS), SKILL_NEAR_MISS)
+        if meant:
+            found.append((p, meant))
+    return found
+
+
+def _inside(d: str, dirs: Collection[str]) -> bool:
+    while True:
+        if d in dirs:
+            return True
+        if not d:
+            return False
+        d = d.rpartition("/")[0]
 
 
 # --- bodies ----------------------------------------------------------------------------
