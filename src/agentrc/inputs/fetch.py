@@ -101,6 +101,23 @@ class Fetcher:
             self._done[key] = done
         return done
 
+    def remote_refs(self, source: Source, diags: Diagnostics) -> Optional[Dict[str, str]]:
+        """The branches and tags a git source's remote has now (`git ls-remote`, through the
+        same hardened runner as a fetch: no prompt, no hooks, https/ssh/file only, a time
+        limit): ref name (`HEAD`, `refs/heads/X`, `refs/tags/X`) -> commit, an annotated tag
+        by the commit it names. None, with the problem in `diags`, when git fails."""
+        out = self._run(source, ("ls-remote", "--", source.location), diags)
+        if out is None:
+            return None
+        refs: Dict[str, str] = {}
+        for line in out.decode("utf-8", "replace").splitlines():
+            commit, _, name = line.partition("\t")
+            if name.endswith("^{}"):
+                refs[name[:-3]] = commit  # the peeled tag: the commit, not the tag object
+            elif name not in refs:
+                refs[name] = commit
+        return refs
+
     # local directories
 
     def _local(self, source: Source) -> Fetched:

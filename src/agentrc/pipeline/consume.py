@@ -549,7 +549,7 @@ def _frozen_entries(project: str, lock: Lock, fetcher: Fetcher, user: bool, diag
         return
     for problem in consumeplan.entry_drift(lock.entries, entries):
         diags.error(lock_path(project, user), (0, 0), "AR204", f"{problem}: the lock would have to change "
-                    "(--frozen installs only what it records; 'agentrc install' updates it)")
+                    "(--frozen installs only what it records; 'agentrc update' resolves the sources again)")
 
 
 def _roots(lock: Lock, project: str, d: Diagnostics, moved: Optional[Tuple[str, str]] = None) -> List[Selection]:
