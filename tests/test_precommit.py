@@ -156,16 +156,25 @@ def agentrc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "agentrc", *args], cwd=cwd, capture_output=True, text=True, env=env)
 
 
-def test_the_three_hooks_run_by_pre_commit_on_a_sample_repository(tmp_path):
+@pytest.fixture(scope="module")
+def offline(tmp_path_factory):
+    """The hook repository (this checkout's package, committed), its commit, and the
+    environment that makes pip install from the repacked wheels only."""
     _require_pre_commit()
-    rev = hook_repo(tmp_path / "hooks")
-    repo = sample_repo(tmp_path / "repo", tmp_path / "hooks", rev)
+    base = tmp_path_factory.mktemp("offline")
+    rev = hook_repo(base / "hooks")
+    env = dict(os.environ, **GIT_ENV, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheelhouse(base / "wheels")),
+               PIP_CONFIG_FILE=os.devnull, VIRTUALENV_NO_DOWNLOAD="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.pop("PYTHONPATH", None)  # what runs is the agentrc pip installed, not this checkout
+    return base / "hooks", rev, env
+
+
+def test_the_three_hooks_run_by_pre_commit_on_a_sample_repository(tmp_path, offline):
+    hooks, rev, env = offline
+    repo = sample_repo(tmp_path / "repo", hooks, rev)
     assert agentrc("build", "ai", "--out", ".", "--client", "claude", cwd=repo).returncode == 0
     git(repo, "add", "-A")
-    env = dict(os.environ, **GIT_ENV, PRE_COMMIT_HOME=str(tmp_path / "pc-home"), PIP_NO_INDEX="1",
-               PIP_FIND_LINKS=str(wheelhouse(tmp_path / "wheels")), PIP_CONFIG_FILE=os.devnull,
-               VIRTUALENV_NO_DOWNLOAD="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
-    env.pop("PYTHONPATH", None)  # the hooks run the agentrc installed into pre-commit's env
+    env = dict(env, PRE_COMMIT_HOME=str(tmp_path / "pc-home"))
 
     def pre_commit(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([str(PRE_COMMIT), *args], cwd=repo, capture_output=True, text=True, env=env,
@@ -221,3 +230,79 @@ def test_the_hooks_file_declares_the_three_hooks():
     assert {k: h["entry"] for k, h in hooks.items()} == {
         "agentrc-lint": "agentrc lint", "agentrc-fmt": "agentrc fmt", "agentrc-check": "agentrc build --check"}
     assert all(h["language"] == "python" and h["pass_filenames"] is False for h in hooks.values())
+
+
+# --- action.yml -------------------------------------------------------------------------------
+
+
+def run_action(action_path: Path, workspace: Path, env: Dict[str, str], skip: tuple = ("install",),
+               **inputs: str) -> subprocess.CompletedProcess:
+    """action.yml's steps as the runner runs a composite action: each `run:` through
+    `bash --noprofile --norc -eo pipefail`, in its working-directory, with its `env:` and
+    `${{ inputs.* }}` filled in from `inputs` and the defaults. The one `uses:` step
+    (actions/setup-python) is the runner's: the caller's PATH gives the Python instead. The
+    steps in `skip` (by id) are left out: pip installs agentrc once per test, not per run."""
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    values = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
+    assert set(inputs) <= set(values), inputs
+    values.update(inputs)
+
+    def fill(text: str) -> str:
+        return re.sub(r"\$\{\{\s*inputs\.([\w-]+)\s*\}\}", lambda m: values[m.group(1)], str(text))
+
+    assert action["runs"]["using"] == "composite"
+    out = []
+    for step in action["runs"]["steps"]:
+        if "uses" in step:
+            assert step["uses"].startswith("actions/setup-python@")
+            continue
+        if step["id"] in skip:
+            continue
+        assert step["shell"] == "bash" and "${{" not in step["run"]  # inputs reach scripts as env only
+        step_env = dict(env, GITHUB_ACTION_PATH=str(action_path))
+        step_env.update({k: fill(v) for k, v in step.get("env", {}).items()})
+        cwd = workspace / fill(step.get("working-directory", "."))
+        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=cwd,
+                              env=step_env, capture_output=True, text=True, timeout=600)
+        out.append(proc.stdout + proc.stderr)
+        if proc.returncode:
+            return subprocess.CompletedProcess(step["id"], proc.returncode, "".join(out), "")
+    return subprocess.CompletedProcess("done", 0, "".join(out), "")
+
+
+def test_the_action_installs_agentrc_checks_the_build_and_the_lock(tmp_path, offline):
+    hooks, _, env = offline
+    venv = tmp_path / "venv"  # what actions/setup-python gives: a Python with pip on PATH
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    env = dict(env, PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}")
+    ws = tmp_path / "ws"
+    author = ws / "team" / "author"
+    (author / "ai" / "skills" / "hello").mkdir(parents=True)
+    (author / "ai" / "skills" / "hello" / "SKILL.md").write_text(SKILL)
+    assert agentrc("build", "ai", "--out", "out dir", "--client", "claude,copilot", cwd=author).returncode == 0
+
+    ok = run_action(hooks, ws, env, skip=(), **{"working-directory": "team/author", "sources": "ai",
+                                                "out": "out dir", "clients": "claude,copilot"})
+    assert ok.returncode == 0, ok.stdout
+    assert (venv / "bin" / "agentrc").exists()  # the install step put agentrc on the runner's PATH
+    assert "no agentrc.lock.json; install check skipped" in ok.stdout
+    # A client left out of the build: its files are missing, the check fails.
+    missing = run_action(hooks, ws, env, **{"working-directory": "team/author", "sources": "ai", "out": "out dir",
+                                            "clients": "claude,copilot,opencode"})
+    assert missing.args == "check" and missing.returncode == 1, missing.stdout
+    assert "out dir/.opencode/skills/hello/SKILL.md" in missing.stdout or ".opencode" in missing.stdout
+
+    # A consumer project: what agentrc add installed, checked against the lock.
+    consumer = ws / "app"
+    (consumer / "vendor").mkdir(parents=True)
+    shutil.copytree(author / "ai", consumer / "vendor" / "registry")
+    added = agentrc("add", "./vendor/registry", "--client", "claude", "--dir", str(consumer), cwd=consumer)
+    assert added.returncode == 0, added.stderr
+    ok = run_action(hooks, ws, env, **{"working-directory": "app"})
+    assert ok.returncode == 0 and "no sources given; build check skipped" in ok.stdout, ok.stdout
+    lock = consumer / "agentrc.lock.json"
+    lock.write_text(re.sub(r'("sha256": ")[0-9a-f]', lambda m: m.group(1) + "0", lock.read_text(), count=1))
+    bad = run_action(hooks, ws, env, **{"working-directory": "app"})
+    assert bad.args == "frozen" and bad.returncode == 1 and "error[AR204]" in bad.stdout, bad.stdout
