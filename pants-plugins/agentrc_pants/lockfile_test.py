@@ -125,7 +125,7 @@ def test_package_reads_a_local_source_from_the_build_root(tmp_path, monkeypatch)
     tree = {fc.path[len(prefix) + 1:]: fc.content for fc in runner.request(DigestContents, [built.digest])}
     tree.pop(".agentrc/report.json")
     assert tree == {p: (project / p).read_bytes() for p in (f["path"] for f in json.loads(lock)["files"])}
-    # The local registry changed since it was locked: the build refuses it, as install --frozen does.
+    # The local registry changed since it was locked: the build refuses it, as install --frozen and --check do.
     runner.write_files({"consumer/vendor/reg/skills/local/refs/more.md": "# Changed\n"})
     with pytest.raises(Exception) as info:
         runner.request(BuiltPackage, [AgentrcLockFieldSet.create(runner.get_target(Address("consumer",

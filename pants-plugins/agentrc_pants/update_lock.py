@@ -5,10 +5,11 @@ A thin goal over `agentrc update`'s core (`agentrc.pipeline.consume.update`): fo
 `agentrc_lock` target in the specs, the project is the lock's directory in the workspace;
 the sources are fetched (the user cache, `agentrc.inputs.fetch`), the closure is resolved
 again, and the lock and the files it installs are written together through the same
-writer, so `pants package` of the target and `agentrc install --frozen` agree with it
-afterwards. `--dry-run` writes nothing and shows the commits and files that would change;
-`--names` updates only the sources of those installed bundles or items; `--trust` consents
-to the executable surface the sources bring (a terminal-less goal never prompts). The goal runs
+writer, so `pants package` of the target, `agentrc install --check` (nothing to change)
+and `agentrc install --frozen` (the lock installed as it is) agree with it afterwards.
+`--dry-run` writes nothing and shows the commits and files that would change; `--names`
+updates only the sources of those installed bundles or items; `--trust` consents to the
+executable surface the sources bring (a terminal-less goal never prompts). The goal runs
 locally (it writes the workspace and reaches the sources' remotes), never in a sandbox.
 """
 

@@ -59,7 +59,9 @@ def test_update_lock_goal_follows_the_branch_and_dry_run_writes_nothing(tmp_path
     assert done.exit_code == 0, done.stderr
     new = json.loads(open(lock_file).read())["bundles"][0]["commit"]
     assert new != old and "Do two." in open(skill).read()
-    assert consume.install(project, frozen=True).ok  # the lock and the files agree
+    assert consume.install(project, check=True).ok  # the lock and the files agree
+    lock_bytes = open(lock_file, "rb").read()
+    assert consume.install(project, frozen=True).ok and open(lock_file, "rb").read() == lock_bytes
     again = runner.run_goal_rule(AgentrcUpdateLockGoal, args=["consumer:lock"])
     assert again.exit_code == 0 and "~ bundle" not in again.stdout
     bad = runner.run_goal_rule(AgentrcUpdateLockGoal, args=["--names=nope", "consumer:lock"])
