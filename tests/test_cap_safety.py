@@ -378,16 +378,14 @@ def test_three_concurrent_installs_in_a_fresh_scope_all_land(tmp_path):
     assert not [p for p in (scope / ".agents" / "capabilities").iterdir() if "agentrc-tmp" in p.name]
 
 
-KILL_AT_LOCK_WRITE = """
+KILL_AT = """
 import os, signal
-from agentrc.pipeline import capsafe
-_write = capsafe.write
-def write(root, path, data, mode=None):
-    if path.endswith("oas-lock.json"):
-        os.kill(os.getpid(), signal.SIGKILL)
-    return _write(root, path, data, mode)
-capsafe.write = write
+from agentrc.pipeline import captxn
+def kill(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
 """
+KILL_AT_COMMIT = KILL_AT + "captxn.Txn.commit = kill\n"  # everything staged, the journal not yet written
+KILL_AFTER_COMMIT = KILL_AT + "captxn.roll_forward = kill\n"  # the journal committed, nothing carried out
 
 
 def artifact(scope: Path, cid: str):
@@ -396,7 +394,7 @@ def artifact(scope: Path, cid: str):
 
 
 @pytest.mark.parametrize("verb", ["update", "remove"])
-def test_a_run_killed_before_its_lock_is_written_is_rolled_back_by_the_next(tmp_path, capsys, verb):
+def test_a_run_killed_before_its_commit_point_is_rolled_back_by_the_next(tmp_path, capsys, verb):
     scope = tmp_path / "scope"
     scope.mkdir()
     pkg = write_package(tmp_path / "pkg")
@@ -404,15 +402,44 @@ def test_a_run_killed_before_its_lock_is_written_is_rolled_back_by_the_next(tmp_
     lock_before = (scope / "oas-lock.json").read_bytes()
     art_before = artifact(scope, "demo.cap")
     (pkg / "capabilities" / "demo" / "injects" / "i.md").write_text("Changed.\n")
-    proc = agentrc_proc("cap", verb, "demo.pkg", "--dir", str(scope), prelude=KILL_AT_LOCK_WRITE)
+    proc = agentrc_proc("cap", verb, "demo.pkg", "--dir", str(scope), prelude=KILL_AT_COMMIT)
     assert proc.wait(120) == -signal.SIGKILL, proc.stderr.read()
-    assert [n for n in os.listdir(scope / STORE) if n.startswith(".staging-")]  # the kill left staging behind
-    assert (scope / "oas-lock.json").read_bytes() == lock_before
+    assert (scope / STORE / ".agentrc-txn").is_dir()  # the kill left the staged transaction behind
+    assert (scope / "oas-lock.json").read_bytes() == lock_before and artifact(scope, "demo.cap") == art_before
     code, out, err = run(capsys, "cap", "install", "--dir", str(scope), "--no-requirements")
     assert code == 0, out + err
+    assert "warning[AR142]" in err and "rolled back a capability transaction" in err, err
     assert not [n for n in os.listdir(scope / STORE) if n.startswith(".")]
     assert (scope / "oas-lock.json").read_bytes() == lock_before
     assert artifact(scope, "demo.cap") == art_before
+
+
+@pytest.mark.parametrize("verb", ["update", "remove"])
+def test_a_run_killed_after_its_commit_point_is_completed_by_the_next(tmp_path, capsys, verb):
+    scope = tmp_path / "scope"
+    scope.mkdir()
+    pkg = write_package(tmp_path / "pkg")
+    assert run_json(capsys, "cap", "install", str(pkg), "--dir", str(scope))[0] == 0
+    lock_before = (scope / "oas-lock.json").read_bytes()
+    (pkg / "capabilities" / "demo" / "injects" / "i.md").write_text("Changed.\n")
+    proc = agentrc_proc("cap", verb, "demo.pkg", "--dir", str(scope), prelude=KILL_AFTER_COMMIT)
+    assert proc.wait(120) == -signal.SIGKILL, proc.stderr.read()
+    assert (scope / STORE / ".agentrc-txn" / "journal.json").is_file()
+    assert (scope / "oas-lock.json").read_bytes() == lock_before  # nothing visible yet
+    code, out, err = run(capsys, "cap", "list", "--dir", str(scope))  # list takes no lock: it changes nothing
+    assert (scope / STORE / ".agentrc-txn" / "journal.json").is_file()
+    code, out, err = run(capsys, "cap", "install", "--dir", str(scope), "--no-requirements")
+    assert code == 0, out + err
+    assert "warning[AR142]" in err and "completed a capability transaction" in err, err
+    assert not [n for n in os.listdir(scope / STORE) if n.startswith(".")]
+    lock = json.loads((scope / "oas-lock.json").read_text())
+    if verb == "remove":
+        assert lock["packages"] == {} and not (scope / STORE / "demo.cap").exists()
+    else:
+        assert artifact(scope, "demo.cap")["injects/i.md"] == b"Changed.\n"
+        assert (scope / "oas-lock.json").read_bytes() != lock_before
+        code, env = run_json(capsys, "cap", "list", "--dir", str(scope))
+        assert [c["status"] for c in env["result"]["capabilities"]] == ["ok"], env
 
 
 def test_a_run_killed_at_its_first_staging_leaves_nothing_after_the_next(tmp_path, capsys):

@@ -4,15 +4,18 @@ as transactions that leave the scope as it was on any failure.
 Install stages the package (and its dependencies) in
 `.agents/capabilities/installed/.staging-<random>/` (same file system as the store, so the
 commit is a rename; dot-prefixed, so nothing takes it for a capability), validates the whole
-payload, materialises each capability in staging (its files, plus `.oas-installation.json`),
-hashes it, and only then moves the artifacts into `installed/<id>/`, writes
-`oas-lock.json` and keeps the one ignore entry in `.agents/capabilities/.gitignore`, all under
-the scope's lock and through `capsafe.write` (no symbolic link is ever written through,
-AR224). Any failure before or during that commit puts back every moved artifact, the lock's
-and the ignore file's bytes, and removes the directories the run created. Bare install
-restores what the locks in the scope's chain record, each artifact re-verified against its
-integrity; nothing ever advances. A run killed midway leaves `installed/.staging-*`, which
-the next run rolls back (or forward) to what the lock says (`capsafe.recover`).
+payload, materialises each capability in staging (its files, plus `.oas-installation.json`)
+and hashes it. Only then does the scope change, by one journaled transaction (`captxn`, the
+output writer's model): the new artifacts, the lock's and the ignore file's new bytes staged
+in `installed/.agentrc-txn/`, a journal of intent written and fsync'd (the commit point), its
+steps carried out (artifacts renamed into `installed/<id>/`, replaced or retired ones set
+aside, `oas-lock.json` and `.agents/capabilities/.gitignore` renamed over), the staging
+deleted. All of it under the scope's lock (`ScopeLock`), through no symbolic link (AR224).
+A failure before the commit changes nothing; a run killed at any point is finished (after the
+commit) or undone (before it) by the next run that takes the lock, before anything else
+(`recover_leftovers`), with a warning. Bare install restores what the locks in the scope's
+chain record, each artifact re-verified against its integrity; nothing ever advances.
+Restore, update and remove are journaled the same way.
 
 The bytes written are those the OAS kernel writes for the same package (lock, provenance
 file, ignore file), so both tools can work on one scope. Reads go through
@@ -61,7 +64,7 @@ from agentrc.inputs import captree
 from agentrc.inputs import fetch as gitfetch
 from agentrc.output import atomic
 from agentrc.output.writer import LOCK_TIMEOUT
-from agentrc.pipeline import capclosure, capsafe
+from agentrc.pipeline import capclosure, capsafe, captxn
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
@@ -182,19 +185,19 @@ def lock_levels(scope: str) -> List[str]:
 
 
 class _Ignore:
-    """`.agents/capabilities/.gitignore` holding `installed/`, ensured at a git scope once the
-    run holds the scope's lock (`ensure`), its previous bytes (or absence) kept for a
-    rollback. Written through `capsafe.write` below the scope: a link there is AR224."""
+    """`.agents/capabilities/.gitignore` holding `installed/` at a git scope: the bytes a
+    transaction puts there (`stage`), read once the run holds the scope's lock, so
+    concurrent installs never race on it. A link there is AR167, never read or replaced."""
 
     def __init__(self, scope: str):
         self.scope = scope
         self.file = os.path.join(scope, CAPABILITIES_DIR, ".gitignore")
-        self.previous: Optional[bytes] = None
-        self.changed = False
 
-    def ensure(self) -> None:
+    def wanted(self) -> Optional[bytes]:
+        """The file's new bytes, or None when it already ignores `installed/` (or the scope
+        is not in git)."""
         if not _in_git(self.scope):
-            return
+            return None
         existed = os.path.isfile(self.file) and not os.path.islink(self.file)
         if os.path.lexists(self.file) and not existed:
             raise fail(self.file, "AR167", "is not a regular file; agentrc keeps `installed/` ignored here")
@@ -203,21 +206,14 @@ class _Ignore:
         except capsafe.Escape as exc:
             raise fail(self.file, exc.code, exc.message) from None
         if any(line.strip() == GITIGNORE_LINE.encode() for line in current.split(b"\n")):
-            return
-        self.previous = current if existed else None
+            return None
         sep = b"\n" if current and not current.endswith(b"\n") else b""
-        write_in(self.scope, self.file, current + sep + GITIGNORE_TEXT.encode())
-        self.changed = True
+        return current + sep + GITIGNORE_TEXT.encode()
 
-    def rollback(self) -> None:
-        if not self.changed:
-            return
-        self.changed = False
-        with contextlib.suppress(OSError):
-            if self.previous is None:
-                os.unlink(self.file)
-            else:
-                capsafe.write(self.scope, self.file, self.previous)
+    def stage(self, txn: captxn.Txn) -> None:
+        data = self.wanted()
+        if data is not None:
+            txn.put(self.file, data)
 
 
 def write_in(root: str, path: str, data: bytes, mode: Optional[int] = None) -> None:
@@ -255,6 +251,7 @@ class ScopeLock:
     def __init__(self, scope: str):
         self.path = os.path.join(_store(scope), self.NAME)
         self.fd: Optional[int] = None
+        self.notes: Tuple[Diagnostic, ...] = ()  # what the recovery of a killed run did (warnings)
         held = ScopeLock._held.get(self.path)
         if held is not None:
             held[1] += 1
@@ -288,8 +285,18 @@ class ScopeLock:
                 same = False
             if same:
                 self.fd = fd
+                self._recover(scope)
                 return
             os.close(fd)  # removed by the run that held it: lock the new file instead
+
+    def _recover(self, scope: str) -> None:
+        """Before anything else under the lock: what a killed run left, finished or undone
+        (`recover_leftovers`); the warnings saying so in `notes`. Releases and raises on failure."""
+        try:
+            self.notes = recover_leftovers(scope)
+        except BaseException:
+            self.release()
+            raise
 
     def _open(self, scope: str) -> int:
         """The lock file, created when missing, with its directories reached from the scope
@@ -332,16 +339,21 @@ class _Staging:
         try:
             self.lock = ScopeLock(scope)
         except OSError as exc:
+            self.prune()
             raise fail(store, atomic.code_of(exc, "AR142"), f"cannot take the scope's lock: {exc.strerror}") from None
+        except BaseException:
+            self.prune()
+            raise
+        self.notes = self.lock.notes
         try:
-            if not self.lock.nested:
-                recover_leftovers(scope)
             self.dir = tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=store)
         except OSError as exc:
             self.lock.release()
+            self.prune()
             raise fail(store, "AR142", f"cannot create the staging directory: {exc.strerror}") from None
         except BaseException:
             self.lock.release()
+            self.prune()
             raise
 
     def close(self) -> None:
@@ -357,23 +369,46 @@ class _Staging:
                 break
 
 
-def recover_leftovers(scope: str) -> List[str]:
-    """Under the scope's lock: roll what a killed install, restore or remove left in
-    `installed/.staging-*` back (or forward) to what oas-lock.json says, then remove it
-    (`capsafe.recover`). An unreadable lock leaves the artifacts as they are."""
-    def wanted() -> List[str]:
-        try:
-            lock = read_lock(scope)
-        except Failure:
-            return []
-        return [cid for cid, _c in lock.capabilities] if lock is not None and lock.version == 2 else []
+def recover_leftovers(scope: str) -> Tuple[Diagnostic, ...]:
+    """Under the scope's lock, before anything reads the scope: a capability transaction a
+    killed run committed is carried out, one it did not commit is undone (`captxn.recover`),
+    a killed `cap migrate` is rolled back (`capmigrate.recover`), and every `.staging-*`
+    (what fetches and validation left; never anything the scope needs) is deleted. The
+    warnings (AR142) say what was done. Raises Failure when a journal cannot be trusted."""
+    from agentrc.pipeline import capmigrate  # capmigrate builds on this module
 
-    def verify(cid: str, path: str) -> bool:
-        lock = read_lock(scope)
-        row = lock.capability(cid) if lock is not None else None
-        return row is not None and hash_or_empty(path) == row.integrity
-
-    return capsafe.recover(_store(scope), verify, wanted)
+    store = _store(scope)
+    d = Diagnostics()
+    try:
+        done = captxn.recover(scope)
+    except captxn.JournalError as exc:
+        raise fail(os.path.join(store, captxn.TXN, captxn.JOURNAL), "AR142", f"cannot carry out the journal of an "
+                   f"interrupted capability transaction: {exc}; delete {os.path.join(store, captxn.TXN)} to abandon "
+                   "it, then run `agentrc cap install` to restore what the lock records") from None
+    except OSError as exc:
+        raise _failure(exc, store, scope) from None
+    try:
+        migrations = capmigrate.recover(scope)
+        capsafe.remove_leftovers(store)
+    except (ValueError, capsafe.Escape) as exc:
+        raise fail(store, "AR142", f"cannot roll back an interrupted `cap migrate` by its journal ({exc}); delete its "
+                   f"{capmigrate.MIGRATE_PREFIX}* directory after putting back the version 1 lock and artifacts it "
+                   "holds") from None
+    except OSError as exc:
+        raise _failure(exc, store, scope) from None
+    if done == "completed":
+        d.warning(os.path.relpath(store), (0, 0), "AR142", "completed a capability transaction an earlier agentrc run "
+                  "was interrupted in (its journal was committed)",
+                  hint="Nothing to do: the scope now holds what that run wrote.")
+    elif done:
+        d.warning(os.path.relpath(store), (0, 0), "AR142", "rolled back a capability transaction an earlier agentrc "
+                  "run was interrupted in before its commit point", hint="Nothing to do: the scope is as it was "
+                  "before that run; run its command again if you still want the change.")
+    for where in migrations:
+        d.warning(os.path.relpath(where), (0, 0), "AR142", "rolled back a `cap migrate` an earlier agentrc run was "
+                  "interrupted in: the version 1 lock and its artifacts are back", hint="Run `agentrc cap migrate` "
+                  "again to convert the scope.")
+    return tuple(d.items)
 
 
 @contextlib.contextmanager
@@ -721,11 +756,9 @@ def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: No
     existing = existing or Lock()
     _check_scope(scope)
     anchors = absent_anchors(scope)
-    ignore = _Ignore(scope)
     staging = _Staging(scope, anchors)
     label = sources.redact(spec)
     try:
-        ignore.ensure()  # under the scope's lock: concurrent installs never race on it
         existing = read_lock(scope) or Lock()  # again, now that this run holds the scope
         if existing.version != 2:
             raise fail(lock_path, "AR165", "is lockfileVersion 1; convert the scope with `oas migrate` before "
@@ -781,12 +814,23 @@ def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: No
             raise fail(label, "AR164", f"the source now provides package {root_id!r}, not {expect!r}")
         if gate is not None:
             gate(resolved)
-        return _commit(scope, existing, resolved, root_id, staging, ignore, replace)
+        return noted(_commit(scope, existing, resolved, root_id, staging, replace), staging.notes)
     except BaseException as exc:
-        ignore.rollback()
-        raise _failure(exc, label, scope) from None
+        raise noted(_failure(exc, label, scope), staging.notes) from None
     finally:
         staging.close()
+
+
+def noted(what: Any, notes: Tuple[Diagnostic, ...]) -> Any:
+    """An Outcome or a Failure with the warnings of the recovery its run began with."""
+    if not notes:
+        return what
+    if isinstance(what, Outcome):
+        what.warnings = tuple(notes) + tuple(what.warnings)
+        return what
+    if isinstance(what, Failure):
+        return Failure(what.diagnostics + tuple(notes), what.kernel_code)
+    return what
 
 
 def _failure(exc: BaseException, label: str, scope: str) -> BaseException:
@@ -808,8 +852,49 @@ def _failure(exc: BaseException, label: str, scope: str) -> BaseException:
 
 
 def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: str, staging: _Staging,
-            ignore: _Ignore, replace: bool = False) -> Outcome:
+            replace: bool = False) -> Outcome:
+    """The validated closure made the scope's, as one journaled transaction (`captxn`)."""
     lock_path = os.path.join(scope, LOCK_FILE)
+    _check_owners(lock_path, existing, resolved, replace)
+    projected = _project(scope, existing, resolved, os.path.join(staging.dir, "artifacts"))
+    new_lock = _new_lock(lock_path, existing, resolved, projected)
+    staying = {p["cap"].id for p in projected}
+    retired = [_installed_dir(scope, cid) for cid, c in existing.capabilities
+               if c.package in resolved and cid not in staying]
+    txn = captxn.Txn(scope)
+    try:
+        for p in projected:
+            if p["status"] != "kept":
+                txn.tree(p["dest"], p["dir"])
+        for dest in retired:
+            if os.path.lexists(dest):
+                txn.retire(dest)
+        _Ignore(scope).stage(txn)
+        txn.put(lock_path, locks.dump(new_lock))
+        txn.commit()
+    except BaseException:
+        with contextlib.suppress(OSError):
+            txn.discard()
+        raise
+    carry_out(txn, lock_path)
+    return _install_report(scope, resolved, projected, root_id)
+
+
+def carry_out(txn: captxn.Txn, where: str) -> None:
+    """Carry out a committed transaction; a failure now is AR142 saying the next run under
+    the scope's lock completes it (the journal stays)."""
+    try:
+        txn.carry_out()
+    except (OSError, captxn.JournalError) as exc:
+        txn.close()
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise fail(where, "AR142", f"the change was committed but not completed ({why}); the next agentrc cap run "
+                   "in this scope completes it before anything else") from None
+
+
+def _check_owners(lock_path: str, existing: Lock, resolved: Dict[str, _Staged], replace: bool) -> None:
+    """AR152 for a capability two packages export, AR161 for a locked package that would
+    move or change on a plain install."""
     owner = {cid: c.package for cid, c in existing.capabilities if c.package not in resolved}
     d = Diagnostics()
     for pid, st in resolved.items():
@@ -828,7 +913,11 @@ def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: s
                     f"{prior.integrity}; a locked package never changes on install (remove it, then install again)")
     if d.has_errors:
         raise Failure(d.items)
-    artifacts = os.path.join(staging.dir, "artifacts")
+
+
+def _project(scope: str, existing: Lock, resolved: Dict[str, _Staged], artifacts: str) -> List[Dict[str, Any]]:
+    """Each capability materialised in staging, hashed, and compared with what the scope
+    holds: installed (new), kept (the same artifact is there) or replaced."""
     projected: List[Dict[str, Any]] = []
     for pid, st in resolved.items():
         for rel, cdir, cap in st.caps:
@@ -845,52 +934,30 @@ def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: s
             projected.append({"cap": cap, "rel": rel, "pid": pid, "dir": adir, "dest": dest, "integrity": integrity,
                               "trusted": bool(same and prior_cap is not None and prior_cap.trusted),
                               "status": status})
-    original = open(lock_path, "rb").read() if os.path.isfile(lock_path) else None
-    moved: List[Tuple[str, Optional[str]]] = []
-    try:
-        for p in projected:
-            if p["status"] == "kept":
-                continue
-            backup = None
-            if os.path.lexists(p["dest"]):
-                backup = os.path.join(staging.dir, f"backup-{p['cap'].id}")
-                os.rename(p["dest"], backup)
-            moved.append((p["dest"], backup))
-            os.rename(p["dir"], p["dest"])
-        staying = {p["cap"].id for p in projected}
-        for cid, c in existing.capabilities:
-            if c.package in resolved and cid not in staying:
-                dest = _installed_dir(scope, cid)
-                if os.path.lexists(dest):
-                    backup = os.path.join(staging.dir, f"retired-{cid}")
-                    os.rename(dest, backup)
-                    moved.append((dest, backup))
-        packages = {pid: p for pid, p in existing.packages}
-        capabilities = {cid: c for cid, c in existing.capabilities if c.package not in resolved}
-        for pid, st in resolved.items():
-            packages[pid] = LockedPackage(st.source, st.path, st.package.version, st.commit, st.integrity,
-                                          tuple(st.deps))
-        for p in projected:
-            capabilities[p["cap"].id] = LockedCapability(p["cap"].version, p["pid"], p["rel"], p["integrity"],
-                                                         p["trusted"])
-        new_lock = Lock(2, tuple(packages.items()), tuple(capabilities.items()))
-        problems = locks.check(packages, capabilities)
-        if problems:
-            raise fail(lock_path, "AR159", f"the lock this install would write is invalid: {problems[0][0]}")
-        write_in(scope, lock_path, locks.dump(new_lock))
-    except BaseException:
-        for dest, backup in reversed(moved):
-            _rmtree(dest)
-            if backup is not None and os.path.lexists(backup):
-                os.rename(backup, dest)
-        with contextlib.suppress(OSError):
-            if original is None:
-                if os.path.lexists(lock_path):
-                    os.unlink(lock_path)
-            else:
-                capsafe.write(scope, lock_path, original)
-        ignore.rollback()
-        raise
+    return projected
+
+
+def _new_lock(lock_path: str, existing: Lock, resolved: Dict[str, _Staged], projected: List[Dict[str, Any]]) -> Lock:
+    """The lock after the install: the resolved packages' rows replace theirs (AR159 when
+    the result would be an invalid lock)."""
+    packages = {pid: p for pid, p in existing.packages}
+    capabilities = {cid: c for cid, c in existing.capabilities if c.package not in resolved}
+    for pid, st in resolved.items():
+        packages[pid] = LockedPackage(st.source, st.path, st.package.version, st.commit, st.integrity,
+                                      tuple(st.deps))
+    for p in projected:
+        capabilities[p["cap"].id] = LockedCapability(p["cap"].version, p["pid"], p["rel"], p["integrity"],
+                                                     p["trusted"])
+    problems = locks.check(packages, capabilities)
+    if problems:
+        raise fail(lock_path, "AR159", f"the lock this install would write is invalid: {problems[0][0]}")
+    return Lock(2, tuple(packages.items()), tuple(capabilities.items()))
+
+
+def _install_report(scope: str, resolved: Dict[str, _Staged], projected: List[Dict[str, Any]],
+                    root_id: str) -> Outcome:
+    """The --json result and the text report of an install."""
+    lock_path = os.path.join(scope, LOCK_FILE)
     installed = []
     for pid, st in resolved.items():
         ids = [cap.id for _r, _d, cap in st.caps]
@@ -950,94 +1017,133 @@ def restore(scope: str, notify: Callable[[str], None] = lambda _m: None) -> Outc
     """Bare install: every lock in the scope's chain, exactly as recorded. Raises Failure
     when a lock is invalid (before anything changes); per-artifact failures are reported."""
     scope = os.path.abspath(scope)
+    notes = recover_here(scope)  # a first install killed after its commit left no lock yet
     levels = lock_levels(scope)
     parsed = [(level, read_lock(level)) for level in levels]  # every lock validated first
-    artifacts: List[Dict[str, Any]] = []
-    lines: List[str] = []
-    failures: List[Dict[str, Any]] = []
+    report = _Restored()
     for level, lock in parsed:
         if lock is None:
             continue
         if lock.version != 2:
-            artifacts.append({"id": None, "kind": "package", "level": level, "status": "legacy",
-                              "reason": "lockfileVersion 1: convert it with `oas migrate`"})
-            lines.append(f"legacy {os.path.join(level, LOCK_FILE)}: lockfileVersion 1, not restored by agentrc")
+            report.artifacts.append({"id": None, "kind": "package", "level": level, "status": "legacy",
+                                     "reason": "lockfileVersion 1: convert it with `oas migrate`"})
+            report.lines.append(f"legacy {os.path.join(level, LOCK_FILE)}: lockfileVersion 1, not restored by agentrc")
             continue
         _check_scope(level)
-        anchors = absent_anchors(level)
-        ignore = _Ignore(level)
-        staging = _Staging(level, anchors)
-        fetched: Dict[str, Any] = {}
+        staging = _Staging(level, absent_anchors(level))
+        notes += staging.notes
         try:
-            ignore.ensure()
-            lock = read_lock(level) or Lock()  # again, now that this run holds the scope
-            if lock.version != 2:
-                continue
-            for cid, row in lock.capabilities:
-                dest = _installed_dir(level, cid)
-                entry: Dict[str, Any] = {"id": row.package, "capability": cid, "kind": "package", "level": level}
-                try:
-                    if os.path.lexists(dest) and hash_or_empty(dest) == row.integrity:
-                        artifacts.append({**entry, "status": "present", "dir": dest})
-                        lines.append(f"ok        {cid} ({os.path.relpath(dest)})")
-                        continue
-                    got = fetched.get(row.package)
-                    if got is None:
-                        got = fetched[row.package] = _fetch_locked(lock, row.package, staging, notify)
-                    if isinstance(got, Failure):
-                        raise got
-                    st = got
-                    match = [(rel, cdir, cap) for rel, cdir, cap in st.caps if cap.id == cid]
-                    if not match:
-                        raise fail(os.path.join(level, LOCK_FILE), "AR161", f"package {row.package!r} no longer "
-                                    f"exports capability {cid!r}", "capability-list-mismatch")
-                    rel, cdir, cap = match[0]
-                    if rel != row.path:
-                        raise fail(os.path.join(level, LOCK_FILE), "AR161", f"package {row.package!r} exports "
-                                    f"{cid!r} from {rel!r}, but the lock records {row.path!r}",
-                                    "capability-list-mismatch")
-                    adir, integrity = _materialize(cap, rel, cdir, st, os.path.join(staging.dir, "artifacts"))
-                    if integrity != row.integrity:
-                        _rmtree(adir)  # the fetched copy that does not match is never installed
-                        raise fail(dest, "AR161", f"the restored copy of {cid} hashes to {integrity}, not the "
-                                    f"locked {row.integrity}; it was removed")
-                    replaced = os.path.lexists(dest)
-                    backup = os.path.join(staging.dir, f"backup-{cid}")
-                    if replaced:
-                        os.rename(dest, backup)
-                    try:
-                        os.rename(adir, dest)
-                    except OSError:
-                        if replaced:
-                            os.rename(backup, dest)
-                        raise
-                    artifacts.append({**entry, "status": "restored", "dir": dest})
-                    note = " (replaced a changed copy)" if replaced else ""
-                    lines.append(f"restored  {cid} -> {os.path.relpath(dest)}{note}")
-                except Failure as exc:
-                    reason = exc.diagnostics[0].message if exc.diagnostics else str(exc)
-                    artifacts.append({**entry, "status": "failed", "reason": reason, "code": exc.kernel_code})
-                    failures.append({"scope": level, "id": f"package {row.package}", "capability": cid,
-                                     "reason": reason, "code": exc.kernel_code})
-                    lines.append(f"FAILED    {cid}: {reason}")
-            for pid, _p in lock.packages:
-                if not lock.exports(pid):
-                    reason = f"package {pid!r} is locked but supplies no capability"
-                    artifacts.append({"id": pid, "kind": "package", "level": level, "status": "failed",
-                                      "reason": reason, "code": "capability-list-mismatch"})
-                    failures.append({"scope": level, "id": f"package {pid}", "reason": reason,
-                                     "code": "capability-list-mismatch"})
-                    lines.append(f"FAILED    {pid}: {reason}")
+            _restore_level(level, staging, report, notify)
         except BaseException as exc:
-            ignore.rollback()
-            raise _failure(exc, level, level) from None
+            raise noted(_failure(exc, level, level), notes) from None
         finally:
             staging.close()
     if not any(lock for _l, lock in parsed):
-        lines.append("nothing to restore: no oas-lock.json in this scope or above it")
-    result = {"boundary": scope, "boundaryKind": "chain", "scopes": [{"scope": scope, "artifacts": artifacts}],
-              "requirements": [], "failures": failures}
-    return Outcome(result, lines, misplaced_diags(scope, warning=True), failed=bool(failures))
+        report.lines.append("nothing to restore: no oas-lock.json in this scope or above it")
+    result = {"boundary": scope, "boundaryKind": "chain", "scopes": [{"scope": scope, "artifacts": report.artifacts}],
+              "requirements": [], "failures": report.failures}
+    return Outcome(result, report.lines, notes + misplaced_diags(scope, warning=True), failed=bool(report.failures))
+
+
+def recover_here(scope: str) -> Tuple[Diagnostic, ...]:
+    """What killed runs left in `scope`'s own store recovered under its lock (the warnings),
+    when there is anything (a lock file left behind goes when the lock is released): a
+    scope whose first install was killed has no oas-lock.json yet, so no level of the lock
+    chain would take it."""
+    store = _store(scope)
+    try:
+        names = os.listdir(store)
+    except OSError:
+        return ()
+    if not any(n in (captxn.TXN, ScopeLock.NAME) or n.startswith((STAGING_PREFIX, ".migrate-")) for n in names):
+        return ()
+    held = ScopeLock(scope)
+    held.release()
+    return held.notes
+
+
+@dataclass
+class _Restored:
+    """What a restore did, artifact by artifact (the --json result's lists, the text lines)."""
+
+    artifacts: List[Dict[str, Any]] = field(default_factory=list)
+    lines: List[str] = field(default_factory=list)
+    failures: List[Dict[str, Any]] = field(default_factory=list)
+
+    def failed(self, entry: Dict[str, Any], level: str, what: str, exc: Failure) -> None:
+        reason = exc.diagnostics[0].message if exc.diagnostics else str(exc)
+        self.artifacts.append({**entry, "status": "failed", "reason": reason, "code": exc.kernel_code})
+        failure: Dict[str, Any] = {"scope": level, "id": f"package {entry['id']}"}
+        if entry.get("capability"):
+            failure["capability"] = entry["capability"]
+        self.failures.append({**failure, "reason": reason, "code": exc.kernel_code})
+        self.lines.append(f"FAILED    {what}: {reason}")
+
+
+def _restore_level(level: str, staging: _Staging, report: _Restored, notify: Callable[[str], None]) -> None:
+    """One scope level, under its lock: each artifact that is missing or differs, fetched,
+    verified and staged, then all of them put in place by one journaled transaction."""
+    lock = read_lock(level) or Lock()  # again, now that this run holds the scope
+    if lock.version != 2:
+        return
+    fetched: Dict[str, Any] = {}
+    txn = captxn.Txn(level)
+    try:
+        for cid, row in lock.capabilities:
+            dest = _installed_dir(level, cid)
+            entry: Dict[str, Any] = {"id": row.package, "capability": cid, "kind": "package", "level": level}
+            if os.path.lexists(dest) and hash_or_empty(dest) == row.integrity:
+                report.artifacts.append({**entry, "status": "present", "dir": dest})
+                report.lines.append(f"ok        {cid} ({os.path.relpath(dest)})")
+                continue
+            try:
+                adir = _restore_one(level, lock, cid, row, staging, fetched, notify)
+            except Failure as exc:
+                report.failed(entry, level, cid, exc)
+                continue
+            note = " (replaced a changed copy)" if os.path.lexists(dest) else ""
+            txn.tree(dest, adir)
+            report.artifacts.append({**entry, "status": "restored", "dir": dest})
+            report.lines.append(f"restored  {cid} -> {os.path.relpath(dest)}{note}")
+        for pid, _p in lock.packages:
+            if not lock.exports(pid):
+                entry = {"id": pid, "kind": "package", "level": level}
+                report.failed(entry, level, pid, fail(os.path.join(level, LOCK_FILE), "AR161", f"package {pid!r} is "
+                                                      "locked but supplies no capability", "capability-list-mismatch"))
+        _Ignore(level).stage(txn)
+        if txn.fd is not None:
+            txn.commit()
+    except BaseException:
+        with contextlib.suppress(OSError):
+            txn.discard()
+        raise
+    if txn.fd is not None:
+        carry_out(txn, os.path.join(level, LOCK_FILE))
+
+
+def _restore_one(level: str, lock: Lock, cid: str, row: LockedCapability, staging: _Staging,
+                 fetched: Dict[str, Any], notify: Callable[[str], None]) -> str:
+    """The locked artifact of `cid`, materialised in staging from its package (fetched once
+    per package) and verified against its integrity: its directory. Raises Failure."""
+    got = fetched.get(row.package)
+    if got is None:
+        got = fetched[row.package] = _fetch_locked(lock, row.package, staging, notify)
+    if isinstance(got, Failure):
+        raise got
+    match = [(rel, cdir, cap) for rel, cdir, cap in got.caps if cap.id == cid]
+    if not match:
+        raise fail(os.path.join(level, LOCK_FILE), "AR161", f"package {row.package!r} no longer exports capability "
+                   f"{cid!r}", "capability-list-mismatch")
+    rel, cdir, cap = match[0]
+    if rel != row.path:
+        raise fail(os.path.join(level, LOCK_FILE), "AR161", f"package {row.package!r} exports {cid!r} from {rel!r}, "
+                   f"but the lock records {row.path!r}", "capability-list-mismatch")
+    adir, integrity = _materialize(cap, rel, cdir, got, os.path.join(staging.dir, "artifacts"))
+    if integrity != row.integrity:
+        _rmtree(adir)  # the fetched copy that does not match is never installed
+        raise fail(_installed_dir(level, cid), "AR161", f"the restored copy of {cid} hashes to {integrity}, not the "
+                   f"locked {row.integrity}; it was removed")
+    return adir
 
 
 def _fetch_locked(lock: Lock, pid: str, staging: _Staging, notify: Callable[[str], None]):
@@ -1161,54 +1267,56 @@ def config_references(scope: str) -> List[Tuple[str, str, str]]:
 
 
 def remove(scope: str, package_id: str) -> Outcome:
-    """Remove a package and every capability it supplied, unless something still uses it."""
+    """Remove a package and every capability it supplied, unless something still uses it:
+    the artifacts retired and the lock rewritten by one journaled transaction."""
     scope = os.path.abspath(scope)
     level, _ = _locked_at(scope, package_id)
     lock_path = os.path.join(level, LOCK_FILE)
     _check_scope(level)
     staging = _Staging(level)
-    moved: List[Tuple[str, str]] = []
-    original = b""
     try:
         again = read_lock(level)  # again, now that this run holds the scope
         if again is None or again.version != 2 or again.package(package_id) is None:
             raise fail(package_id, "AR166", f"package {package_id!r} is no longer locked in {lock_path}")
-        lock = again
-        exported = lock.exports(package_id)
-        d = Diagnostics()
-        for pid, p in lock.packages:
-            if pid != package_id and package_id in p.dependencies:
-                d.error(lock_path, (0, 0), "AR162", f"package {pid!r} depends on {package_id!r}")
-        for cfg, cid, layer in config_references(scope):
-            if cid in exported:
-                where = f" (the {layer} layer)" if layer else ""
-                d.error(cfg, (0, 0), "AR162", f"references capability {cid!r}{where}, which {package_id!r} supplies")
-        if d.has_errors:
-            raise Failure(d.items)
-        original = open(lock_path, "rb").read()
-        for cid in exported:
-            dest = _installed_dir(level, cid)
-            if os.path.lexists(dest):
-                backup = os.path.join(staging.dir, cid)
-                os.rename(dest, backup)
-                moved.append((dest, backup))
-        new_lock = Lock(2, tuple((k, v) for k, v in lock.packages if k != package_id),
-                        tuple((k, v) for k, v in lock.capabilities if k not in exported))
-        write_in(level, lock_path, locks.dump(new_lock))
-    except BaseException as exc:
-        if original:
+        exported = again.exports(package_id)
+        _check_unused(scope, lock_path, again, package_id, exported)
+        new_lock = Lock(2, tuple((k, v) for k, v in again.packages if k != package_id),
+                        tuple((k, v) for k, v in again.capabilities if k not in exported))
+        txn = captxn.Txn(level)
+        try:
+            for cid in exported:
+                if os.path.lexists(_installed_dir(level, cid)):
+                    txn.retire(_installed_dir(level, cid))
+            txn.put(lock_path, locks.dump(new_lock))
+            txn.commit()
+        except BaseException:
             with contextlib.suppress(OSError):
-                capsafe.write(level, lock_path, original)
-        for dest, backup in reversed(moved):
-            _rmtree(dest)
-            os.rename(backup, dest)
-        raise _failure(exc, lock_path, level) from None
+                txn.discard()
+            raise
+        carry_out(txn, lock_path)
+    except BaseException as exc:
+        raise noted(_failure(exc, lock_path, level), staging.notes) from None
     finally:
         staging.close()
     lines = [f"removed package {package_id} from {os.path.relpath(lock_path)}"]
     lines.append(f"  capabilities removed: {', '.join(exported)}" if exported else "  it supplied no capabilities")
-    return Outcome({"package": package_id, "level": level, "capabilities": list(exported), "lockFile": lock_path},
-                   lines)
+    return noted(Outcome({"package": package_id, "level": level, "capabilities": list(exported),
+                          "lockFile": lock_path}, lines), staging.notes)
+
+
+def _check_unused(scope: str, lock_path: str, lock: Lock, package_id: str, exported: Sequence[str]) -> None:
+    """AR162 when another package depends on `package_id` or a config names one of its
+    capabilities."""
+    d = Diagnostics()
+    for pid, p in lock.packages:
+        if pid != package_id and package_id in p.dependencies:
+            d.error(lock_path, (0, 0), "AR162", f"package {pid!r} depends on {package_id!r}")
+    for cfg, cid, layer in config_references(scope):
+        if cid in exported:
+            where = f" (the {layer} layer)" if layer else ""
+            d.error(cfg, (0, 0), "AR162", f"references capability {cid!r}{where}, which {package_id!r} supplies")
+    if d.has_errors:
+        raise Failure(d.items)
 
 
 def kernel_code(code: str) -> str:
@@ -1244,7 +1352,9 @@ def trust(scope: str, target: str, all_capabilities: bool = False,
         if again is None or again.version != 2 or (
                 again.package(target) if all_capabilities else again.capability(target)) is None:
             raise fail(target, "AR166", f"{target!r} is no longer locked in {os.path.join(level, LOCK_FILE)}")
-        return _trust(level, again, target, all_capabilities, notify)
+        return noted(_trust(level, again, target, all_capabilities, notify), held.notes)
+    except Failure as exc:
+        raise noted(exc, held.notes) from None
     finally:
         held.release()
 

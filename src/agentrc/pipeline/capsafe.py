@@ -13,10 +13,11 @@ controls, and how it cleans up after a run that was killed.
   path a config names must resolve inside its root (AR050), and is never opened otherwise.
 - **Paths a package controls** are resolved with `real`, which turns the RecursionError of a
   long symbolic link chain (Python's `realpath` recurses once per link) into a diagnostic.
-- **Leftovers**: a run killed with SIGKILL leaves `installed/.staging-*`. The next run, once
-  it holds the scope's lock (so no other run is using one), puts back from them any artifact
-  the lock records but the store lacks, then deletes them: the lock is the commit point, so
-  this rolls an interrupted install, restore or remove back (or forward) to what it says.
+- **Leftovers**: a run killed with SIGKILL leaves `installed/.staging-*` (fetches and
+  validation) and maybe `installed/.agentrc-txn/` (the transaction's staging and journal,
+  `captxn`). The next run, once it holds the scope's lock (so no other run is using them),
+  finishes or undoes the transaction by its journal and deletes the staging directories
+  (`capinstall.recover_leftovers`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from typing import Callable, List, Optional
+from typing import List, Optional
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
@@ -77,44 +78,18 @@ def read_bounded(path: str, root: str, display: str = "") -> bytes:
     return got.content
 
 
-def recover(store: str, verify: Callable[[str, str], bool], wanted: Callable[[], List[str]]) -> List[str]:
-    """Finish what killed runs left in `store` (the scope's `installed/`), under its lock:
-    for each capability id `wanted()` lists whose artifact is missing or wrong, the first
-    leftover copy `verify(cid, dir)` accepts is moved into place; then every leftover staging
-    directory is removed. The ids put back, for a message."""
+def remove_leftovers(store: str) -> List[str]:
+    """Under the scope's lock: every `.staging-*` a killed run left in `store` (the scope's
+    `installed/`) deleted, a link as the link. They hold what fetches and validation made;
+    a transaction changes the scope only through its journal (`captxn`), so none holds
+    anything the scope needs. The names deleted."""
     try:
         names = sorted(n for n in os.listdir(store) if n.startswith(STAGING_PREFIX))
     except OSError:
         return []
-    leftovers = [os.path.join(store, n) for n in names
-                 if os.path.isdir(os.path.join(store, n)) and not os.path.islink(os.path.join(store, n))]
-    restored: List[str] = []
-    if leftovers:
-        for cid in wanted():
-            dest = os.path.join(store, cid)
-            if verify(cid, dest):
-                continue
-            for candidate in _candidates(leftovers, cid):
-                if verify(cid, candidate):
-                    _remove(dest)
-                    os.rename(candidate, dest)
-                    restored.append(cid)
-                    break
     for n in names:
         _remove(os.path.join(store, n))
-    return restored
-
-
-def _candidates(leftovers: List[str], cid: str) -> List[str]:
-    """Where a killed run may have left an artifact of `cid`: its backup, a retired copy,
-    the copy `remove` moved aside, or the new artifact not yet moved into place."""
-    out = []
-    for d in leftovers:
-        for rel in (f"backup-{cid}", f"retired-{cid}", cid, os.path.join("artifacts", cid)):
-            p = os.path.join(d, rel)
-            if os.path.isdir(p) and not os.path.islink(p):
-                out.append(p)
-    return out
+    return names
 
 
 def _remove(path: str) -> None:

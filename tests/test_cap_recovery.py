@@ -1,0 +1,349 @@
+"""Interrupted capability transactions (issue 30): `cap install`, `update` and `remove` fail,
+or are killed, at every file-system call, and the next run rolls the scope back or forward
+through the transaction's journal (`pipeline.captxn`) to exactly what a clean run leaves.
+Also real SIGKILLs at spread moments, and the leftovers of a killed `cap migrate` and `cap
+spawn`. Real packages, real git scopes, real files; only the `os` the transaction's modules
+see is replaced, to fail at the k-th call (`_FaultyOS` of test_output_safety)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from agentrc.inputs import captree
+from agentrc.output import atomic, writer
+from agentrc.pipeline import capinstall, capmigrate, capsafe, captxn
+from test_cap_install import STORE, git, run, run_json, write_package
+from test_output_safety import _FaultyOS, _Killed
+
+SRC = str(Path(__file__).resolve().parent.parent / "src")
+# The modules whose file-system calls a transaction makes: fetch and validation
+# (capinstall, captree), the journal (captxn, writer's shared steps), the safe writer.
+MODULES = (capinstall, captxn, capsafe, atomic, writer, captree)
+# Faults before the journal's commit all end in the same roll back (fetch, validation,
+# staging), and those after the journal is deleted in the same clean-up: one in SAMPLE of
+# them is tried; from the journal's first write to the staging's removal, every call is.
+SAMPLE = 6
+
+
+class _CapFaultyOS(_FaultyOS):
+    CALLS = _FaultyOS.CALLS + ("lstat", "chmod", "symlink", "scandir", "readlink")
+
+
+def _tree(scope: Path) -> dict:
+    """The scope as a clean run leaves it: every file's bytes and mode, every link's target,
+    every directory (git's own directory left out)."""
+    out = {}
+    for p in sorted(scope.rglob("*")):
+        rel = p.relative_to(scope)
+        if rel.parts[0] == ".git":
+            continue
+        if p.is_symlink():
+            out[str(rel)] = ("link", os.readlink(p))
+        elif p.is_file():
+            out[str(rel)] = ("file", p.read_bytes(), p.stat().st_mode & 0o777)
+        else:
+            out[str(rel)] = ("dir",)
+    return out
+
+
+def _files(tree: dict) -> dict:
+    """A scope's files and links: a killed run may leave the empty directories it made on
+    the way to the store (it cannot know they were not the user's), nothing else."""
+    return {k: v for k, v in tree.items() if v[0] != "dir"}
+
+
+def _patch(monkeypatch, fake) -> None:
+    for m in MODULES:
+        monkeypatch.setattr(m, "os", fake)
+
+
+def _unpatch(monkeypatch) -> None:
+    for m in MODULES:
+        monkeypatch.setattr(m, "os", os)
+
+
+@pytest.fixture
+def fast_tmp(tmp_path):
+    """In memory when it can be: each step copies and removes a scope."""
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+        path = Path(tempfile.mkdtemp(prefix="agentrc-capfaults-", dir="/dev/shm"))
+        yield path
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        yield tmp_path
+
+
+def _scenario(tmp: Path, verb: str):
+    """(scope before, the operation, the clean scope after) for `verb`: a real package in a
+    git scope. Update changes a file, adds a capability and drops one (a retire); remove
+    takes one of two packages away."""
+    pkg = write_package(tmp / "pkg", caps={"capabilities/demo": ("demo.cap", ""), "capabilities/old": ("old.cap", "")})
+    other = write_package(tmp / "pkg-other", pid="other.pkg", caps={"c": ("other.cap", "")})
+    before = tmp / "before"
+    before.mkdir()
+    git("init", "-q", str(before))
+    if verb != "install":
+        capinstall.install(str(before), str(pkg))
+        capinstall.install(str(before), str(other))
+    if verb == "update":
+        (pkg / "capabilities" / "demo" / "injects" / "i.md").write_text("Changed.\n")
+        shutil.rmtree(pkg / "capabilities" / "old")
+        write_package(pkg, caps={"capabilities/demo": ("demo.cap", ""), "capabilities/new": ("new.cap", "")})
+        (pkg / "capabilities" / "demo" / "injects" / "i.md").write_text("Changed.\n")
+    ops = {"install": lambda s: capinstall.install(s, str(pkg)),
+           "update": lambda s: capinstall.update(s, "demo.pkg"),
+           "remove": lambda s: capinstall.remove(s, "demo.pkg")}
+    clean = tmp / "clean"
+    shutil.copytree(before, clean, symlinks=True)
+    ops[verb](str(clean))
+    return before, ops[verb], _tree(clean), _tree(before)
+
+
+def _phases(monkeypatch, op, scope: Path) -> tuple:
+    """(all calls, the first of the journal's commit, the first of the staging's removal) of
+    a run without faults."""
+    counter = _CapFaultyOS(0, errno.EIO)
+    marks = {}
+
+    def mark(name, real):
+        def call(*args, **kwargs):
+            marks.setdefault(name, counter.count + 1)
+            return real(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(captxn.Txn, "commit", mark("commit", captxn.Txn.commit))
+    monkeypatch.setattr(captxn, "finish", mark("finish", captxn.finish))
+    _patch(monkeypatch, counter)
+    op(str(scope))
+    _unpatch(monkeypatch)
+    monkeypatch.undo()
+    return counter.count, marks["commit"], marks["finish"]
+
+
+def _faulty(monkeypatch, op, scope: Path, k: int, fault) -> bool:
+    """The operation, failing at call k: whether it reported the failure."""
+    faulty = _CapFaultyOS(k, fault)
+    _patch(monkeypatch, faulty)
+    try:
+        op(str(scope))
+        return False
+    except capinstall.Failure as exc:
+        assert exc.diagnostics
+        return True
+    except _Killed:
+        return True
+    finally:
+        _unpatch(monkeypatch)
+        faulty.close_leaked()
+        capinstall.ScopeLock._held.clear()
+
+
+@pytest.mark.parametrize("fault", [errno.EIO, _Killed], ids=["EIO", "kill"])
+@pytest.mark.parametrize("verb", ["install", "update", "remove"])
+def test_a_fault_at_any_step_then_a_bare_install_gives_the_clean_scope(fast_tmp, monkeypatch, verb, fault):
+    before, op, after, initial = _scenario(fast_tmp, verb)
+    scope = fast_tmp / "scope"
+    shutil.copytree(before, scope, symlinks=True)
+    total, commit, finish = _phases(monkeypatch, op, scope)
+    assert _tree(scope) == after and total > 50 and commit < finish < total, (total, commit, finish)
+    steps = sorted(set(range(1, total + 1, SAMPLE)) | set(range(commit - 2, finish + 8)) | {total})
+    print(f"{verb}: {total} calls, the commit at {commit}, the staging removed from {finish}: {len(steps)} tried")
+    for k in steps:
+        shutil.rmtree(scope)
+        shutil.copytree(before, scope, symlinks=True)
+        reported = _faulty(monkeypatch, op, scope, k, fault)
+        committed = (scope / STORE / captxn.TXN / captxn.JOURNAL).exists()
+        # Unreported only when it hit the release of the scope's lock, after all was done.
+        left = {p: v for p, v in _tree(scope).items() if not p.endswith(capinstall.ScopeLock.NAME)}
+        assert reported or left == after, f"step {k}: the fault was not reported"
+        outcome = capinstall.restore(str(scope))  # the bare `cap install`: recovers, then restores
+        assert not outcome.failed, (k, outcome.lines)
+        now = _tree(scope)
+        assert now == (after if committed else now), f"step {k} ({verb}): a committed journal was not completed"
+        assert now == after or _files(now) == _files(initial), f"step {k} ({verb}): neither before nor after"
+        if now != after:
+            op(str(scope))
+        assert _tree(scope) == after, f"step {k} ({verb}): the run after the recovery differs from a clean one"
+
+
+# --- real SIGKILLs --------------------------------------------------------------------------------
+
+
+def _proc(*argv, prelude=""):
+    code = textwrap.dedent(prelude) + "\nimport sys\nfrom agentrc.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
+    return subprocess.Popen([sys.executable, "-c", code, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ, PYTHONPATH=SRC))
+
+
+# Each renames slowly (a sleep before every rename and replace of the transaction), so a
+# SIGKILL sent at a spread moment lands anywhere from the fetch to the last step.
+SLOW = """
+import os, time
+from agentrc.pipeline import captxn
+class Slow:
+    def __getattr__(self, name):
+        real = getattr(os, name)
+        if name in ("rename", "replace", "fsync", "unlink"):
+            def slow(*a, **k):
+                time.sleep(0.02)
+                return real(*a, **k)
+            return slow
+        return real
+captxn.os = Slow()
+"""
+
+
+@pytest.mark.parametrize("verb", ["install", "update", "remove"])
+def test_sigkill_at_spread_moments_then_a_bare_install_gives_the_clean_scope(tmp_path, capsys, verb):
+    before, _op, after, initial = _scenario(tmp_path, verb)
+    argv = {"install": ("install", str(tmp_path / "pkg")), "update": ("update", "demo.pkg"),
+            "remove": ("remove", "demo.pkg")}[verb]
+    outcomes = set()
+    for delay in (0.05, 0.15, 0.25, 0.35, 0.45, 0.6):
+        scope = tmp_path / f"scope-{delay}"
+        shutil.copytree(before, scope, symlinks=True)
+        proc = _proc("cap", *argv, "--dir", str(scope), prelude=SLOW)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        rc = proc.wait(60)
+        outcomes.add("finished" if rc == 0 else "killed")
+        code, out, err = run(capsys, "cap", "install", "--dir", str(scope), "--no-requirements")
+        assert code == 0, out + err
+        now = _tree(scope)
+        assert now == after or _files(now) == _files(initial), f"killed after {delay} s: neither before nor after"
+        if now != after:
+            assert run(capsys, "cap", *argv, "--dir", str(scope))[0] == 0
+        assert _tree(scope) == after
+    assert "killed" in outcomes
+
+
+# --- cap migrate and cap spawn leftovers ----------------------------------------------------------
+
+
+def _v1_scope(tmp: Path) -> tuple:
+    """A scope with a version 1 lock whose one entry maps to a local package, its artifact
+    installed as version 1 left it."""
+    pkg = write_package(tmp / "pkg")
+    scope = tmp / "scope"
+    (scope / STORE).mkdir(parents=True)
+    shutil.copytree(pkg / "capabilities" / "demo", scope / STORE / "demo.cap")
+    entry = {"source": f"path:{pkg}", "version": "0.1.0", "integrity": "sha256-" + "0" * 64}
+    lock = {"lockfileVersion": 1, "capabilities": {"demo.cap": entry}}
+    (scope / "oas-lock.json").write_text(json.dumps(lock, indent=2) + "\n")
+    return scope, pkg
+
+
+KILL_IN_MIGRATE = """
+import os, signal
+from agentrc.pipeline import capinstall
+def install(*a, **k):
+    os.kill(os.getpid(), signal.SIGKILL)
+capinstall.install = install
+"""
+
+
+def test_a_killed_migrate_is_rolled_back_by_the_next_run(tmp_path, capsys):
+    scope, _pkg = _v1_scope(tmp_path)
+    start = _tree(scope)
+    assert run(capsys, "cap", "migrate", "--dry-run", "--dir", str(scope))[0] == 0
+    proc = _proc("cap", "migrate", "--dir", str(scope), prelude=KILL_IN_MIGRATE)
+    assert proc.wait(60) == -signal.SIGKILL, proc.stderr.read()
+    left = [n for n in os.listdir(scope / STORE) if n.startswith(capmigrate.MIGRATE_PREFIX)]
+    assert left and json.loads((scope / "oas-lock.json").read_text())["lockfileVersion"] == 2  # half done
+    assert not (scope / STORE / "demo.cap").exists()  # the v1 artifact set aside
+    code, out, err = run(capsys, "cap", "install", "--dir", str(scope), "--no-requirements")
+    assert "rolled back a `cap migrate`" in err, err
+    assert _tree(scope) == start  # the version 1 lock and its artifact, as they were
+    code, out, err = run(capsys, "cap", "migrate", "--dir", str(scope))
+    assert code == 0, out + err
+    assert json.loads((scope / "oas-lock.json").read_text())["lockfileVersion"] == 2
+    assert not [n for n in os.listdir(scope / STORE) if n.startswith(".")]
+
+
+def test_a_migrate_whose_journal_is_gone_left_nothing_to_undo(tmp_path):
+    """A `.migrate-*` without its journal (killed before it was written, or after the
+    migration's commit point) is only deleted."""
+    scope, _pkg = _v1_scope(tmp_path)
+    start = _tree(scope)
+    stray = scope / STORE / ".migrate-abcd1234"
+    stray.mkdir()
+    (stray / "x").write_text("x")
+    assert capmigrate.recover(str(scope)) == []
+    assert _tree(scope) == start
+
+
+def test_a_planted_migrate_journal_naming_a_path_outside_the_store_is_refused(tmp_path, capsys):
+    scope, _pkg = _v1_scope(tmp_path)
+    aside = scope / STORE / ".migrate-abcd1234"
+    aside.mkdir()
+    (aside / "journal.json").write_text(json.dumps({"kind": "agentrc-cap-migrate", "lock": "", "ignore": None,
+                                                    "ignoreChanged": False, "moved": ["../../../x"], "store": []}))
+    code, out, err = run(capsys, "cap", "install", "--dir", str(scope), "--no-requirements")
+    assert code == 1 and "error[AR142]" in err and "Traceback" not in err, err
+    assert (scope / STORE / "demo.cap").is_dir()
+
+
+def test_a_planted_journal_naming_a_file_outside_the_scope_is_refused(tmp_path, capsys):
+    """A journal is data: one naming anything but the lock, the ignore file and the store's
+    entries is AR142, nothing carried out (a committed `installed/` is the user's business,
+    but not a path out of it)."""
+    scope = tmp_path / "scope"
+    scope.mkdir()
+    pkg = write_package(tmp_path / "pkg")
+    assert run_json(capsys, "cap", "install", str(pkg), "--dir", str(scope))[0] == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep\n")
+    txn = scope / STORE / captxn.TXN
+    txn.mkdir()
+    (txn / "0.new").write_text("evil\n")
+    for target in ("../victim.txt", "oas-config.yaml", ".agents/capabilities/installed/.agentrc-lock"):
+        journal = {"version": 2, "kind": captxn.KIND, "put": [{"path": target, "tmp": "0.new", "create": False,
+                                                              "sha": writer.sha(b"evil\n")}],
+                   "trees": [], "retire": [], "delete": [], "prune": [], "manifest": None}
+        (txn / "journal.json").write_text(json.dumps(journal))
+        code, out, err = run(capsys, "cap", "install", "--dir", str(scope), "--no-requirements")
+        assert code == 1 and "error[AR142]" in err and "Traceback" not in err, err
+    assert victim.read_text() == "keep\n" and (txn / "0.new").read_text() == "evil\n"
+
+
+def test_the_journal_has_the_output_writers_shape(tmp_path):
+    """The journal a transaction commits passes the writer's own validation."""
+    scope = tmp_path / "scope"
+    scope.mkdir()
+    pkg = write_package(tmp_path / "pkg")
+    seen = []
+    real = captxn.Txn.commit
+
+    def commit(self):
+        real(self)
+        seen.append(json.loads((Path(self.store) / captxn.TXN / captxn.JOURNAL).read_text()))
+
+    captxn.Txn.commit = commit
+    try:
+        capinstall.install(str(scope), str(pkg))
+    finally:
+        captxn.Txn.commit = real
+    assert writer._parse_journal(seen[0]) and captxn.check(seen[0])
+    assert [e["path"] for e in seen[0]["trees"]] == [".agents/capabilities/installed/demo.cap"]
+    assert [e["path"] for e in seen[0]["put"]] == ["oas-lock.json"]
+
+
+KILL_IN_SPAWN = """
+import os, signal
+from agentrc.pipeline import capspawn
+def copy(*a, **k):
+    os.kill(os.getpid(), signal.SIGKILL)
+capspawn._copy_skill = copy
+"""
