@@ -60,8 +60,10 @@ def lock_json(lock: Lock) -> Dict:
 def with_consent(args, call: Callable[[bool], Result]) -> Result:
     """`call(trust)` with the consumer's consent to the executable surface the sources bring
     (agentrc.pipeline.consent): `--trust` gives it; on a terminal, the surface is listed and
-    a `y` gives it; otherwise the result's AR229 errors stand (nothing was written)."""
-    result = call(bool(args.trust))
+    a `y` gives it; otherwise the result's AR229 errors stand (nothing was written). A
+    status line shows on a terminal while the sources are fetched and installed
+    (agentrc.cli.progress), closed before the question is asked."""
+    result = _shown(args, call, bool(args.trust))
     if not result.consent or args.trust or fmt(args) != "text" or getattr(args, "dry_run", False) \
             or not _interactive():
         return result
@@ -74,7 +76,14 @@ def with_consent(args, call: Callable[[bool], Result]) -> Result:
         answer = ""
     if answer.strip().lower() not in ("y", "yes"):
         return result
-    return call(True)
+    return _shown(args, call, True)
+
+
+def _shown(args, call: Callable[[bool], Result], trust: bool) -> Result:
+    from agentrc.cli import progress
+
+    with progress.activity(f"{getattr(args, 'command', 'install')}: fetching and installing"):
+        return call(trust)
 
 
 def _interactive() -> bool:

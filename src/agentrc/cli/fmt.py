@@ -48,10 +48,11 @@ def run(args) -> int:
     print_diags(result.diagnostics, args.format, {"changed": list(result.changed), "check": args.check})
     if args.format == "text":
         if result.failed and not args.check:
-            say("fmt failed: nothing written")
+            say("fmt failed: nothing written", style="error")
         else:
             verb = "would reformat" if args.check else "reformatted"
             canonical = result.sources - len(result.changed) - result.refused
             tail = f", {result.refused} could not be formatted" if result.refused else ""
-            say(f"{verb} {len(result.changed)} file(s), {canonical} already canonical{tail}")
+            say(f"{verb} {len(result.changed)} file(s), {canonical} already canonical{tail}",
+                style="warning" if args.check and result.changed else "ok")
     return 1 if result.failed else 0

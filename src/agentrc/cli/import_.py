@@ -9,7 +9,8 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from agentrc.cli.common import UsageError, print_diags, say
+from agentrc.cli import progress
+from agentrc.cli.common import UsageError, print_diags, say, summarize, unknown
 from agentrc.diagnostics import WARNING, Diagnostics, count_summary
 from agentrc.files import OutputFile
 from agentrc.importers import document as importer
@@ -20,7 +21,7 @@ from agentrc.pipeline import importing
 
 def run(args) -> int:
     if args.client not in importer.IMPORTERS:
-        raise UsageError(f"unknown client to import from: {args.client} (known: {', '.join(importer.IMPORTERS)})")
+        raise UsageError(unknown("client to import from", [args.client], list(importer.IMPORTERS)))
     if not os.path.isdir(args.project):
         raise UsageError(f"no such directory: {args.project}")
     if not args.out.strip():
@@ -35,6 +36,11 @@ def run(args) -> int:
             os.path.basename(args.canonical).startswith("ai.config."):
         raise UsageError("--canonical: an ai.config file at the top of --out would make the registry a canonical "
                          "project, whose portable items are then not read; name another file or directory")
+    with progress.activity(f"importing from {args.client}") as activity:
+        return _import(args, activity.say)
+
+
+def _import(args, notify) -> int:
     root = os.path.normpath(args.project)
     tree, unread = read_project(root, lambda rel: importer.wants(args.client, rel))
     imported = importer.import_project(args.client, tree, "" if root == "." else root.replace(os.sep, "/"))
@@ -80,7 +86,7 @@ def run(args) -> int:
     if not diags.has_errors:
         try:
             # Locked and recovered first; the write is the build's transaction (output.writer).
-            with writer.session(out, write=True, notify=say) as target:
+            with writer.session(out, write=True, notify=notify) as target:
                 changes, _, wdiags = target.diff(files)
                 diags.extend(wdiags)
                 if not diags.has_errors:
@@ -94,13 +100,23 @@ def run(args) -> int:
             diags.error(str(outside), (0, 0), atomic.code_of(exc, "AR142"), "cannot write the canonical document: "
                         f"{exc.strerror or exc}")
     result = diags.sorted()
+    failed = any(d.is_error for d in result) or changes is None
+    if args.format == "json":
+        extra: dict = {"client": args.client, "imported": _counts(doc), "ok": not failed}
+        if changes is not None and not failed:
+            extra["changes"] = {"create": list(changes.create), "update": list(changes.update),
+                                "delete": list(changes.delete), "unchanged": changes.unchanged}
+        print_diags(result, "json", extra)
+        return 1 if failed else 0
     print_diags(result, "text")
-    if any(d.is_error for d in result) or changes is None:
+    if failed or changes is None:
         partial = any(writer.PARTIAL in d.message for d in result)
         say("import failed: the next import completes the interrupted write" if partial
-            else "import failed: nothing written")
+            else "import failed: nothing written", style="error")
         return 1
-    say(f"imported from {args.client}: {', '.join(_counts(doc)) or 'nothing'}; {count_summary(result)}")
+    errors = sum(1 for d in result if d.is_error)
+    summarize(f"imported from {args.client}: {', '.join(_counts(doc)) or 'nothing'}; {count_summary(result)}",
+              errors, len(result) - errors)
     say(f"{out}: {len(changes.create)} created, {len(changes.update)} updated, {len(changes.delete)} deleted, "
         f"{changes.unchanged} unchanged")
     return 0

@@ -24,6 +24,7 @@ from agentrc.cli.common import UsageError, say
 
 STEP_MS = 100  # a change is run once nothing else changed for this long (the debounce)
 DEBOUNCE_MS = 1600  # the longest a steady stream of changes is grouped before a run
+READY_MS = 200  # how often the watcher wakes with nothing changed (the first time: it is ready)
 
 # What one run returns: its exit status and the absolute paths it wrote (or deleted).
 Run = Callable[[], Tuple[int, Collection[str]]]
@@ -40,9 +41,14 @@ def loop(paths: Sequence[str], once: Run, outputs: Iterable[str] = ()) -> int:
     code, written = once()
     ignored = _Ignored(outputs, written)
     shown = ", ".join(paths)
-    say(f"watching {shown} for changes (Ctrl-C to stop)", style="dim")
+    watching = False
+    # yield_on_timeout: the first (empty) batch comes once the watcher is in place, and only
+    # then is "watching" said: a change made after that line is never missed.
     for changes in watchfiles.watch(*paths, watch_filter=ignored, step=STEP_MS, debounce=DEBOUNCE_MS,
-                                    raise_interrupt=True):
+                                    raise_interrupt=True, yield_on_timeout=True, rust_timeout=READY_MS):
+        if not watching:
+            watching = True
+            say(f"watching {shown} for changes (Ctrl-C to stop)", style="dim")
         relevant = sorted({p for _, p in changes if not ignored.ours(p)})
         if not relevant:
             continue
