@@ -994,7 +994,7 @@ def _merged_keys(lock: Lock) -> Dict[str, List[Tuple[str, ...]]]:
 
 def _check_files(project: str, lock: Lock, expected: Lock, planned, adopt: Dict[str, str],
                  diags: Diagnostics, adopt_keys: Optional[Dict[str, List[Tuple[str, ...]]]] = None) -> None:
-    """--frozen: the files the sources give are the ones the lock records, and the project
+    """--check: the files the sources give are the ones the lock records, and the project
     holds them as written."""
     where = os.path.join(project, LOCK)
     recorded = {f.path: f for f in lock.files}
