@@ -61,6 +61,7 @@ from agentrc.sources.lock import LOCK_FILE
 from agentrc_pants.cli_process import OUT, AgentrcCliRequest, AgentrcCliResult
 from agentrc_pants.generation import REPORT, AgentrcBuildError
 from agentrc_pants.lockfile import LockedSource, LockedSourceRequest
+from agentrc_pants.project import ProjectClients, ProjectClientsRequest, pick
 from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import AgentrcClientsField, AgentrcOutputPathField
 
@@ -148,7 +149,7 @@ async def package_config(field_set: AgentrcConfigFieldSet, subsystem: AgentrcSub
         Get(BinaryPaths, BinaryPathRequest(binary_name="node", search_path=("/usr/bin", "/usr/local/bin", "/bin"))),
     )
     project = field_set.address.spec_path or "."
-    clients = tuple(field_set.clients.value or subsystem.clients)
+    clients = pick(field_set.clients.value, await Get(ProjectClients, ProjectClientsRequest(project)), subsystem)
     cache = await Get(LockedCapabilities, LockedCapabilitiesRequest(str(field_set.address), sources.snapshot.digest,
                                                                      project))
     # Node is needed only for ai.config.js; its path (fingerprinted) joins the cache key.

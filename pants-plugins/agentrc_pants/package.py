@@ -29,6 +29,7 @@ from pants.util.logging import LogLevel
 from agentrc_pants.dependency_inference import AgentrcIndex
 from agentrc_pants.generation import GenerationRequest, GenerationResult
 from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest
+from agentrc_pants.project import ProjectClients, ProjectClientsRequest, pick
 from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import (
     AgentrcBundleFieldSet,
@@ -42,8 +43,12 @@ from agentrc_pants.target_types import (
 logger = logging.getLogger(__name__)
 
 
-def _clients(field_value: Optional[Tuple[str, ...]], subsystem: AgentrcSubsystem) -> Tuple[str, ...]:
-    return tuple(field_value) if field_value else tuple(subsystem.clients)
+async def _clients(field_value: Optional[Tuple[str, ...]], directory: str,
+                   subsystem: AgentrcSubsystem) -> Tuple[str, ...]:
+    """The target's `clients=`, else the nearest agentrc.yaml's, else `[agentrc].clients`."""
+    if field_value:
+        return tuple(field_value)
+    return pick(None, await Get(ProjectClients, ProjectClientsRequest(directory)), subsystem)
 
 
 def _built(field_set, result: GenerationResult, digest: Digest, prefix: str) -> BuiltPackage:
@@ -59,7 +64,7 @@ def _built(field_set, result: GenerationResult, digest: Digest, prefix: str) -> 
 async def package_item(field_set: AgentrcItemFieldSet, subsystem: AgentrcSubsystem) -> BuiltPackage:
     sources = await Get(AgentrcSources, AgentrcSourcesRequest((field_set.address,)))
     result = await Get(GenerationResult, GenerationRequest(
-        sources.digest, sources.tree, _clients(field_set.clients.value, subsystem), (),
+        sources.digest, sources.tree, await _clients(field_set.clients.value, field_set.address.spec_path, subsystem), (),
         (field_set.source.file_path,), subsystem.strict, (), f"agentrc generate {field_set.address}"))
     prefix = field_set.output_path.value_or_default(file_ending=None)
     digest = await Get(Digest, AddPrefix(result.digest, prefix))
@@ -78,7 +83,7 @@ async def _registry_tree_holding(field_set: AgentrcBundleFieldSet, clients: Tupl
     registry = (await Get(WrappedTarget, WrappedTargetRequest(address, description_of_origin="agentrc bundle"))).target
     if not registry[AgentrcRegistryPackageField].value:
         return None
-    if set(_clients(registry[AgentrcClientsField].value, subsystem)) != set(clients):
+    if set(await _clients(registry[AgentrcClientsField].value, registry.address.spec_path, subsystem)) != set(clients):
         return None
     return registry[AgentrcOutputPathField].value_or_default(file_ending=None)
 
@@ -86,7 +91,7 @@ async def _registry_tree_holding(field_set: AgentrcBundleFieldSet, clients: Tupl
 @rule(desc="Package agentrc bundle", level=LogLevel.DEBUG)
 async def package_bundle(field_set: AgentrcBundleFieldSet, subsystem: AgentrcSubsystem,
                          index: AgentrcIndex, dist_dir: DistDir) -> BuiltPackage:
-    clients = _clients(field_set.clients.value, subsystem)
+    clients = await _clients(field_set.clients.value, field_set.address.spec_path, subsystem)
     if field_set.package.value is None:
         held = await _registry_tree_holding(field_set, clients, subsystem, index)
         if held is not None:
@@ -116,7 +121,7 @@ async def package_registry(field_set: AgentrcRegistryFieldSet, subsystem: Agentr
     members = tuple(sorted(address for address, (_, where) in index.where.items() if where == root))
     sources = await Get(AgentrcSources, AgentrcSourcesRequest((field_set.address, *members)))
     result = await Get(GenerationResult, GenerationRequest(
-        sources.digest, sources.tree, _clients(field_set.clients.value, subsystem), (), None, subsystem.strict, (),
+        sources.digest, sources.tree, await _clients(field_set.clients.value, field_set.address.spec_path, subsystem), (), None, subsystem.strict, (),
         f"agentrc generate {field_set.address}"))
     prefix = field_set.output_path.value_or_default(file_ending=None)
     digest = await Get(Digest, AddPrefix(result.digest, prefix))

@@ -22,7 +22,8 @@ class AgentrcSubsystem(Subsystem):
 
     clients = StrListOption(
         default=list(DEFAULT_CLIENTS),
-        help=f"Clients to generate for when a target sets no `clients=` ({', '.join(CLIENTS)}).",
+        help=f"Clients to generate for when a target sets no `clients=` and no agentrc.yaml above it names "
+             f"`clients` ({', '.join(CLIENTS)}).",
     )
     execution = EnumOption(
         default=Execution.in_process,
