@@ -9,7 +9,7 @@ nothing to do never does).
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Dict, Iterable, Optional
 
 CUTOFF = 0.6  # difflib's own default: 'descripton' -> 'description', 'claud' -> 'claude'
 
@@ -27,7 +27,7 @@ def closest(word: str, choices: Iterable[str], cutoff: float = CUTOFF) -> Option
             return c
     import difflib  # only for a word nobody knows
 
-    by_fold = {}
+    by_fold: Dict[str, str] = {}
     for c in known:
         by_fold.setdefault(c.casefold(), c)
     found = difflib.get_close_matches(folded, list(by_fold), n=1, cutoff=cutoff)
