@@ -62,8 +62,7 @@ def test_the_examples_and_the_docs_page_are_under_each_help():
         done = agentrc(command, "--help")
         assert done.returncode == 0, done.stderr
         assert f"docs: docs/cli/{command}.md" in done.stdout, command
-        if command != "init":
-            assert "examples:\n  agentrc " in done.stdout, command
+        assert "examples:\n  agentrc " in done.stdout, command
 
 
 def _registry(root: Path, n: int = 3) -> Path:
@@ -170,3 +169,5 @@ def test_unknown_clients_get_the_nearest_name(tmp_path, capsys):
     assert "unknown client(s): claud, cursr; did you mean 'claude', 'cursor'? (known: " in capsys.readouterr().err
     assert main(["import", str(tmp_path), "--from", "copliot", "--out", str(tmp_path / "o")]) == 2
     assert "unknown client to import from: copliot; did you mean 'copilot'?" in capsys.readouterr().err
+    assert main(["add", str(reg), "--client", "opencod", "--dir", str(tmp_path)]) == 2
+    assert "unknown client(s): opencod; did you mean 'opencode'? (known: " in capsys.readouterr().err

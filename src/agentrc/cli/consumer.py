@@ -8,6 +8,7 @@ import sys
 from typing import Callable, Dict, List, Tuple
 
 from agentrc.cli.common import UsageError, print_diags, say
+from agentrc.cli.common import unknown as unknown_names
 from agentrc.clients import registry as client_registry
 from agentrc.pipeline.consume import Result
 from agentrc.sources.closure import locator
@@ -40,8 +41,7 @@ def clients(text: str) -> Tuple[str, ...]:
     chosen = tuple(dict.fromkeys(c.strip() for c in text.split(",") if c.strip()))
     unknown = [c for c in chosen if c not in client_registry.CLIENTS]
     if unknown or not chosen:
-        raise UsageError(f"unknown client(s): {', '.join(unknown) or '(none)'} "
-                         f"(known: {', '.join(client_registry.CLIENTS)})")
+        raise UsageError(unknown_names("client(s)", unknown, list(client_registry.CLIENTS)))
     return chosen
 
 

@@ -8,6 +8,9 @@ from typing import Dict, Optional
 DOCS = "docs/cli/"  # the command pages, in the agentrc repository
 
 _EXAMPLES: Dict[str, str] = {
+    "init": """\
+  agentrc init                            agentrc.yaml and one sample of each kind, in an empty directory
+  agentrc init --import                   beside client files: import them too, without asking""",
     "lint": """\
   agentrc lint ai/                        every problem, with file:line:col and a hint
   agentrc lint ai/ --format json | jq .   the same as one JSON document
