@@ -104,6 +104,20 @@ def test_the_hint_names_the_scope_that_holds_the_capability(tmp_path, capsys, mo
         (repo / "oas-config.yaml").read_text()
 
 
+def test_the_readmes_three_commands_run_as_shown(tmp_path):
+    """README.md's capability block, run by bash from the checkout (its /tmp/team made a
+    temporary directory): every command succeeds and doctor shows the capability active."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Capabilities in three commands", 1)[1]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    assert [c for c in ("cap install", "cap use", "cap doctor") if c not in block] == []
+    scope = tmp_path / "team"
+    script = "set -e\n" + block.replace("/tmp/team", str(scope)) + "agentrc cap doctor --json > doctor.json\n"
+    shell_run(script, ROOT, tmp_path)
+    assert [c["id"] for c in json.loads((scope / "doctor.json").read_text())["capabilities"]] == ["example.review"]
+    assert not (ROOT / "oas-config.yaml").exists()
+
+
 def test_a_capability_installed_nowhere_still_says_install_it(tmp_path, capsys):
     (tmp_path / "oas-config.yaml").write_text("name: s\n")
     code, _, err = run(capsys, "cap", "use", "no.such", "--dir", str(tmp_path), "--json")
