@@ -347,3 +347,25 @@ def copy(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)
 capspawn._copy_skill = copy
 """
+
+
+def test_a_killed_spawns_staging_is_removed_by_the_next_spawn(tmp_path, capsys):
+    scope = tmp_path / "scope"
+    scope.mkdir()
+    git("init", "-q", str(scope))
+    soul = scope / "agents" / "dev" / "soul"
+    soul.mkdir(parents=True)
+    (soul / "soul.yaml").write_text("name: dev\nrepo: .\nwork: checkout\nruntime: claude\n")
+    (soul / "AGENTS.md").write_text("# Dev\n")
+    instances = scope / "agents" / "dev" / "instances"
+    proc = _proc("cap", "spawn", "dev", "--dir", str(scope), prelude=KILL_IN_SPAWN)
+    assert proc.wait(60) == -signal.SIGKILL, proc.stderr.read()
+    left = [n for n in os.listdir(instances) if ".agentrc-" in n]
+    assert [n for n in left if n.startswith(".dev-")], left  # the staged home, never renamed into place
+    code, out, err = run(capsys, "cap", "spawn", "dev", "--dir", str(scope))
+    assert code == 0, out + err
+    assert "warning[AR142]" in err and "interrupted in" in err, err
+    names = os.listdir(instances)
+    assert not [n for n in names if n.startswith(".")], names  # no staging, no lock file left
+    assert len(names) == 1 and (instances / names[0] / "AGENTS.md").is_file()
+

@@ -248,10 +248,15 @@ class ScopeLock:
     # for it. Only a lent lock is entered again.
     _held: Dict[str, List[Any]] = {}
 
-    def __init__(self, scope: str):
-        self.path = os.path.join(_store(scope), self.NAME)
+    def __init__(self, scope: str, directory: str = "",
+                 recover: Optional[Callable[[], Tuple[Diagnostic, ...]]] = None):
+        """The lock of `scope`'s store; or, with `directory` (below `scope`) and `recover`
+        (what to finish or undo there once held), of another directory agentrc stages in
+        (an agent's instances/, `capspawn`)."""
+        self.path = os.path.join(directory or _store(scope), self.NAME)
         self.fd: Optional[int] = None
         self.notes: Tuple[Diagnostic, ...] = ()  # what the recovery of a killed run did (warnings)
+        self.recover = recover or (lambda: recover_leftovers(scope))
         held = ScopeLock._held.get(self.path)
         if held is not None:
             held[1] += 1
@@ -274,8 +279,7 @@ class ScopeLock:
             except BlockingIOError:
                 os.close(fd)
                 if time.monotonic() > deadline:
-                    raise fail(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(self.path)))),
-                               "AR141", f"another agentrc cap run held this scope for more than {timeout:g} s",
+                    raise fail(scope, "AR141", f"another agentrc cap run held this scope for more than {timeout:g} s",
                                "E_SCOPE_LOCKED") from None
                 time.sleep(0.05)
                 continue
@@ -285,15 +289,15 @@ class ScopeLock:
                 same = False
             if same:
                 self.fd = fd
-                self._recover(scope)
+                self._recover()
                 return
             os.close(fd)  # removed by the run that held it: lock the new file instead
 
-    def _recover(self, scope: str) -> None:
+    def _recover(self) -> None:
         """Before anything else under the lock: what a killed run left, finished or undone
         (`recover_leftovers`); the warnings saying so in `notes`. Releases and raises on failure."""
         try:
-            self.notes = recover_leftovers(scope)
+            self.notes = self.recover()
         except BaseException:
             self.release()
             raise

@@ -92,6 +92,11 @@ def remove_leftovers(store: str) -> List[str]:
     return names
 
 
+def remove_tree(path: str) -> None:
+    """Remove `path`: a link as the link, a tree without following links."""
+    _remove(path)
+
+
 def _remove(path: str) -> None:
     """Remove `path` (a link as the link, a tree without following links, read-only
     directories made writable first)."""

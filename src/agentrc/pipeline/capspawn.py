@@ -52,7 +52,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from agentrc.capabilities import activation
 from agentrc.capabilities.model import CAPABILITY_FILE
-from agentrc.diagnostics import Diagnostics
+from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import captree
 from agentrc.pipeline import capdoctor, capinstall, capreqs, capsafe
 from agentrc.pipeline import capinstances as ci
@@ -836,38 +836,11 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
             raise fail(p, "AR174", f"{p} is a link or not a directory; an instance home is created only in the "
                        "agent's own directory", "E_NO_CANONICAL_ROOT")
     os.makedirs(instances, exist_ok=True)
-    instance = _instance_name(instances, soul, opts.purpose)
-    home = os.path.join(instances, instance)
-    stage = tempfile.mkdtemp(prefix=f".{instance}.agentrc-", dir=instances)
+    held = capinstall.ScopeLock(agent_dir, instances, lambda: recover_instances(instances))
     try:
-        os.symlink(soul_dir, os.path.join(stage, "soul"))
-        ci.write_file(os.path.join(stage, "AGENTS.md"), text.encode("utf-8"))
-        os.symlink("AGENTS.md", os.path.join(stage, "CLAUDE.md"))
-        os.makedirs(os.path.join(stage, ".agents", "skills"))
-        os.makedirs(os.path.join(stage, ".claude"))
-        for name, _source, src in skills:
-            _copy_skill(os.path.realpath(src), os.path.join(stage, ".agents", "skills", name))
-        os.symlink(os.path.join("..", ".agents", "skills"), os.path.join(stage, ".claude", "skills"))
-        if work_target:
-            os.symlink(work_target, os.path.join(stage, "work"))
-        os.chmod(stage, 0o755)
-        for _attempt in range(100):
-            try:
-                os.rename(stage, home)  # fails when another spawn took the name meanwhile
-                break
-            except OSError:
-                if not os.path.lexists(home):
-                    raise
-                instance = _instance_name(instances, soul, opts.purpose)
-                home = os.path.join(instances, instance)
-        else:
-            raise fail(instances, "AR174", "no free instance name", "E_SPAWN_FAILED")
-    except OSError as exc:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise fail(home, "AR174", f"cannot create the instance home: {exc}", "E_SPAWN_FAILED") from exc
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
+        instance, home = _stage_home(instances, soul, opts.purpose, soul_dir, text, skills, work_target)
+    finally:
+        held.release()
     for key in ("parentInstance", "siblingInstance"):
         if lineage[key] == instance:
             lineage[key] = None
@@ -962,7 +935,66 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
     lines = [f"Spawned {instance} ({work}{f', branch {branch}' if branch else ''}{links}), not launched",
              f"  home: {home}"]
     lines += [f"  WARNING: {w}" for w in warnings]
-    return Outcome(result, lines)
+    return capinstall.noted(Outcome(result, lines), held.notes)
+
+
+STAGE = re.compile(r"\..+\.agentrc-[a-z0-9_]{8}", re.DOTALL)  # `tempfile.mkdtemp(prefix=".<name>.agentrc-")`
+
+
+def recover_instances(instances: str) -> Tuple[Diagnostic, ...]:
+    """Under the instances directory's lock (no spawn is staging there): the staging
+    directories killed spawns left (`.<instance>.agentrc-XXXXXXXX`, never renamed into
+    place, so never an instance) deleted, with a warning (AR142)."""
+    d = Diagnostics()
+    try:
+        names = sorted(n for n in os.listdir(instances) if STAGE.fullmatch(n))
+    except OSError:
+        return ()
+    for name in names:
+        capsafe.remove_tree(os.path.join(instances, name))
+        d.warning(os.path.join(instances, name), (0, 0), "AR142", "removed the staging of an instance home an earlier "
+                  "`cap spawn` was interrupted in (it never became an instance)",
+                  hint="Nothing to do: spawn again if that instance is still wanted.")
+    return tuple(d.items)
+
+
+def _stage_home(instances: str, soul: str, purpose: str, soul_dir: str, text: str,
+                skills: List[Tuple[str, str, str]], work_target: str) -> Tuple[str, str]:
+    """The instance home made in a staging directory beside it and renamed into place,
+    under the instances directory's lock: (instance name, home)."""
+    instance = _instance_name(instances, soul, purpose)
+    home = os.path.join(instances, instance)
+    stage = tempfile.mkdtemp(prefix=f".{instance}.agentrc-", dir=instances)
+    try:
+        os.symlink(soul_dir, os.path.join(stage, "soul"))
+        ci.write_file(os.path.join(stage, "AGENTS.md"), text.encode("utf-8"))
+        os.symlink("AGENTS.md", os.path.join(stage, "CLAUDE.md"))
+        os.makedirs(os.path.join(stage, ".agents", "skills"))
+        os.makedirs(os.path.join(stage, ".claude"))
+        for name, _source, src in skills:
+            _copy_skill(os.path.realpath(src), os.path.join(stage, ".agents", "skills", name))
+        os.symlink(os.path.join("..", ".agents", "skills"), os.path.join(stage, ".claude", "skills"))
+        if work_target:
+            os.symlink(work_target, os.path.join(stage, "work"))
+        os.chmod(stage, 0o755)
+        for _attempt in range(100):
+            try:
+                os.rename(stage, home)  # fails when another spawn took the name meanwhile
+                break
+            except OSError:
+                if not os.path.lexists(home):
+                    raise
+                instance = _instance_name(instances, soul, purpose)
+                home = os.path.join(instances, instance)
+        else:
+            raise fail(instances, "AR174", "no free instance name", "E_SPAWN_FAILED")
+    except OSError as exc:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise fail(home, "AR174", f"cannot create the instance home: {exc}", "E_SPAWN_FAILED") from exc
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return instance, home
 
 
 def _roll_back(home: str, instance: str, soul: str, repo: str, branch: str, work: str, canonical: str,
