@@ -3,7 +3,7 @@ into the project and record it in agentrc.lock.json (agentrc.pipeline.consume)."
 
 from __future__ import annotations
 
-from agentrc.cli import consumer
+from agentrc.cli import consumer, projectsources
 from agentrc.cli.common import UsageError
 from agentrc.pipeline import consume
 
@@ -20,4 +20,5 @@ def run(args) -> int:
     result = consumer.with_consent(args, lambda trust: consume.add(
         project, args.source, tuple(args.bundle), tuple(items), clients, args.force, user=args.user,
         allow_local=tuple(args.allow_local), trust=trust, dry_run=args.dry_run))
+    projectsources.sync(args, project, result)
     return consumer.report(result, args, "added", "add")

@@ -37,6 +37,7 @@ def run(args) -> int:
     found = detect(root) if os.path.isdir(root) else {}
     take = _import_choice(args, found)
     files = scaffold.plan(root, clients, samples=not found)
+    files[0] = _with_lock(root, files[0], args.client is None)
     clash = scaffold.existing(files)
     if clash:
         say("agentrc init writes no file that exists: " + ", ".join(clash) + "; nothing written")
@@ -56,6 +57,21 @@ def run(args) -> int:
                 f"--from CLIENT {root} --out OTHER-DIR' to compare")
     _next_steps(root, found, take)
     return code
+
+
+def _with_lock(root: str, project_file, take_clients: bool):
+    """A project that already has agentrc.lock.json gets its sources (and, unless --client
+    says otherwise, its clients) in the new project file, so the two agree from the start."""
+    from agentrc.pipeline import consume, scaffold
+    from agentrc.project.sources import block, declared_from
+
+    if not os.path.isfile(os.path.join(root, consume.LOCK)):
+        return project_file
+    lock, problems = consume.read_lock(root)
+    if lock is None:
+        return project_file
+    text = scaffold.project_file(lock.clients) if take_clients else project_file[1].decode()
+    return (project_file[0], (text + block(declared_from(lock.entries))).encode(), False)
 
 
 def _at(root: str, rel: str) -> str:

@@ -4,7 +4,7 @@ records. `--frozen` installs it only if the lock would not change (npm ci, uv sy
 
 from __future__ import annotations
 
-from agentrc.cli import consumer
+from agentrc.cli import consumer, projectsources
 from agentrc.cli.common import UsageError, say
 from agentrc.pipeline import consume
 
@@ -13,10 +13,44 @@ def run(args) -> int:
     if args.frozen and args.check:
         raise UsageError("--frozen and --check: choose one (--frozen installs, --check writes nothing)")
     project = consumer.project(args)
+    wanted = projectsources.declared(args, project)
+    check = None
+    if wanted is not None and (args.frozen or args.check):
+        from agentrc.project.sources import mismatch
+
+        def check(lock):
+            return mismatch(wanted, lock.entries)
+    elif wanted is not None and not _added(args, project, wanted):
+        return 1
     result = consumer.with_consent(args, lambda trust: consume.install(
         project, frozen=args.frozen, force=args.force, user=args.user, allow_local=tuple(args.allow_local),
-        trust=trust, check=args.check))
+        trust=trust, check=args.check, declared=check))
     code = consumer.report(result, args, "installed", "install")
     if args.check and result.ok and consumer.fmt(args) == "text":
         say(f"{args.dir}: matches agentrc.lock.json")
     return code
+
+
+def _added(args, project: str, wanted) -> bool:
+    """What the project file declares and the lock lacks, added first (`agentrc add` of each),
+    so a plain `install` installs what the project declares; False when an add failed."""
+    from agentrc.project.sources import missing
+
+    lock, _ = consume.read_lock(project)
+    for d in missing(wanted, lock.entries if lock is not None else ()):
+        items = tuple(tuple(i.split(":", 1)) for i in d.items)
+        locator = d.source if not d.ref else _with_ref(d.source, d.ref)
+        result = consumer.with_consent(args, lambda trust: consume.add(
+            project, locator, d.bundles, items, (), args.force, allow_local=tuple(args.allow_local), trust=trust,
+            cwd=project))
+        if not result.ok:
+            consumer.report(result, args, "added", "install")
+            return False
+        say(f"added {locator}, which agentrc.yaml declares")
+    return True
+
+
+def _with_ref(name: str, ref: str) -> str:
+    """`SOURCE#SUB` at `ref`: `SOURCE@REF#SUB`."""
+    head, sep, sub = name.partition("#")
+    return f"{head}@{ref}{sep}{sub}"

@@ -3,7 +3,7 @@ what only they required."""
 
 from __future__ import annotations
 
-from agentrc.cli import consumer
+from agentrc.cli import consumer, projectsources
 from agentrc.pipeline import consume
 
 
@@ -11,4 +11,5 @@ def run(args) -> int:
     project = consumer.project(args)
     result = consume.remove(project, args.names, force=args.force, user=args.user,
                             allow_local=tuple(args.allow_local), dry_run=args.dry_run)
+    projectsources.sync(args, project, result)
     return consumer.report(result, args, "removed", "remove")

@@ -1,0 +1,52 @@
+"""The consumer commands and the project file's `sources:`: `add`, `remove` and `update`
+write it from the lock they wrote (so the two never disagree), and `install` installs what
+it declares (adding what the lock lacks) or, with `--frozen` and `--check`, fails when the
+lock does not match it. A project without `agentrc.yaml` is left as it is."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional, Tuple
+
+from agentrc.cli.common import UsageError, say
+from agentrc.project import FILE_NAME
+
+
+def _path(args, project: str) -> Optional[str]:
+    if getattr(args, "user", False):
+        return None
+    path = os.path.join(project, FILE_NAME)
+    return path if os.path.isfile(path) and not os.path.islink(path) else None
+
+
+def sync(args, project: str, result) -> None:
+    """After a successful `add`, `remove` or `update`: the project file's sources are the
+    lock's direct entries'."""
+    path = _path(args, project)
+    if path is None or result.lock is None or not result.ok or getattr(args, "dry_run", False):
+        return
+    from agentrc.output import atomic
+    from agentrc.project.sources import declared_from, with_sources
+
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read(16 << 20)
+    new = with_sources(text, declared_from(result.lock.entries))
+    if new != text:
+        atomic.write_atomic(path, new.encode("utf-8"), project)
+        say(f"{os.path.normpath(path)}: sources updated")
+
+
+def declared(args, project: str) -> Optional[Tuple]:
+    """The sources the project file declares (None: no project file here)."""
+    path = _path(args, project)
+    if path is None:
+        return None
+    from agentrc.inputs import projectfile
+
+    loaded, problems = projectfile.load(path)
+    if loaded is None:
+        from agentrc.cli.common import print_diags
+
+        print_diags(problems, "text")
+        raise UsageError(f"{path} cannot be used (fix it first)")
+    return loaded.sources
