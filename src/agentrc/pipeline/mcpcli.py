@@ -53,7 +53,7 @@ WHERE = "agentrc.lock.json"
 
 def claude_via_cli(old_mcps: Sequence[Dict[str, object]], check: bool) -> bool:
     """Whether Claude's servers go through `claude mcp`: the CLI is on PATH, or (checking a
-    lock, `install --frozen`) the lock says they went through it."""
+    lock, `install --check or --frozen`) the lock says they went through it."""
     if check:
         return any(m.get("client") == "claude" and "config" not in m for m in old_mcps)
     return shutil.which("claude") is not None
