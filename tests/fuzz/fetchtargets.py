@@ -10,7 +10,7 @@ process but git, a time budget):
   files still go through the real reader with their `SOURCE@REF/` display paths. A tree
   fetched over git may read nothing of the consumer's disk but itself (the fence narrows).
 - `lock`: `agentrc.lock.json` through `lock.loads`, then what the commands do with it
-  (`install`, `install --frozen`, `update --dry-run`, `remove`, `remove-mcp`, `list`,
+  (`install`, `install --frozen`, `install --check`, `update --dry-run`, `remove`, `remove-mcp`, `list`,
   `doctor`), on a project holding the lock alone, or with its sources, installed files and
   manifest. The user's `keep.txt` and the secret outside must come out unchanged.
 - `oas-capability`, `oas-package`, `oas-lock`, `oas-config`: the spec 003 parsers
@@ -475,7 +475,7 @@ def run_lock(case: Path, rng: random.Random, done: List[str]) -> List[str]:
     with contextlib.suppress(ValueError):
         CASE_SECRETS.update(secrets_in_sources(json.loads(raw)))
     project = str(case / "project")
-    verb = rng.choice(["install"] * 4 + ["frozen"] * 2 + ["update", "remove", "remove-mcp", "list", "doctor"])
+    verb = rng.choice(["install"] * 4 + ["frozen", "check"] * 2 + ["update", "remove", "remove-mcp", "list", "doctor"])
     done.append(f"{world}; {verb}")
     with _in(case / "project"), guard.fenced(case, SECONDS):
         lock, _ = lockfile.loads(raw.replace(b"@CASE@", str(case).encode()), "agentrc.lock.json")
@@ -483,8 +483,8 @@ def run_lock(case: Path, rng: random.Random, done: List[str]) -> List[str]:
         if lock is not None and (again is None or lockfile.dumps(again) != lockfile.dumps(lock)):
             raise Oracle("the lock's bytes do not survive loads and dumps")
         names = [e.name for e in lock.entries][:1] if lock is not None else ["api"]
-        if verb in ("install", "frozen"):
-            result = consume.install(project, frozen=verb == "frozen").diagnostics
+        if verb in ("install", "frozen", "check"):
+            result = consume.install(project, frozen=verb == "frozen", check=verb == "check").diagnostics
         elif verb == "update":
             result = consume.update(project, dry_run=True).diagnostics
         elif verb == "remove":

@@ -252,6 +252,7 @@ def scenarios() -> List[Scenario]:
         Scenario("consume-install", {p: b for p, b in added.items() if not p.startswith(".claude/")},
                  ["install", "--dir", ".", "--json"]),
         Scenario("consume-frozen", added, ["install", "--frozen", "--dir", "."]),
+        Scenario("consume-check", added, ["install", "--check", "--dir", "."]),
         Scenario("consume-update", added, ["update", "--dir", ".", "--dry-run", "--json"]),
         Scenario("consume-remove", added, ["remove", "api", "--dir", ".", "--json"]),
         Scenario("consume-list", added, ["list", "--dir", ".", "--json"]),
