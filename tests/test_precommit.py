@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.metadata as metadata
+import json
 import os
 import re
 import shutil
@@ -23,8 +24,11 @@ import zipfile
 from pathlib import Path
 from typing import Dict, List
 
+import jsonschema
 import pytest
+import yaml
 
+from agentrc.cli.main import main
 from helpers import ROOT
 
 CHECK_VENV = ROOT / ".tools" / "code-check-venv"
@@ -224,8 +228,6 @@ def test_the_three_hooks_run_by_pre_commit_on_a_sample_repository(tmp_path, offl
 
 def test_the_hooks_file_declares_the_three_hooks():
     """The hook ids docs/ci.md and users' configs name, each running agentrc's own command."""
-    import yaml
-
     hooks = {h["id"]: h for h in yaml.safe_load(HOOKS.read_text())}
     assert {k: h["entry"] for k, h in hooks.items()} == {
         "agentrc-lint": "agentrc lint", "agentrc-fmt": "agentrc fmt", "agentrc-check": "agentrc build --check"}
@@ -242,8 +244,6 @@ def run_action(action_path: Path, workspace: Path, env: Dict[str, str], skip: tu
     `${{ inputs.* }}` filled in from `inputs` and the defaults. The one `uses:` step
     (actions/setup-python) is the runner's: the caller's PATH gives the Python instead. The
     steps in `skip` (by id) are left out: pip installs agentrc once per test, not per run."""
-    import yaml
-
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     values = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
     assert set(inputs) <= set(values), inputs
@@ -306,3 +306,36 @@ def test_the_action_installs_agentrc_checks_the_build_and_the_lock(tmp_path, off
     lock.write_text(re.sub(r'("sha256": ")[0-9a-f]', lambda m: m.group(1) + "0", lock.read_text(), count=1))
     bad = run_action(hooks, ws, env, **{"working-directory": "app"})
     assert bad.args == "frozen" and bad.returncode == 1 and "error[AR204]" in bad.stdout, bad.stdout
+
+
+def test_docs_ci_names_the_hooks_and_the_actions_inputs():
+    """docs/ci.md's example config uses only hook ids the hooks file has, and its table of
+    the Action's inputs is action.yml's."""
+    text = (ROOT / "docs" / "ci.md").read_text()
+    config = yaml.safe_load(text.split("In\n`.pre-commit-config.yaml`:\n\n```yaml\n", 1)[1].split("```", 1)[0])
+    ids = {h["id"] for h in yaml.safe_load(HOOKS.read_text())}
+    assert {h["id"] for h in config["repos"][0]["hooks"]} == ids
+    inputs = yaml.safe_load((ROOT / "action.yml").read_text())["inputs"]
+    table = re.findall(r"^\| `([\w-]+)` \| (`[^`]*`|empty) \|", text, re.M)
+    assert {name: default.strip("`") if default != "empty" else "" for name, default in table
+            if name in inputs} == {k: str(v["default"]) for k, v in inputs.items()}
+
+
+def test_a_yaml_language_server_line_changes_nothing(tmp_path, capsys):
+    """The `# yaml-language-server: $schema=...` first line docs/ci.md recommends is a comment
+    to agentrc: lint and fmt --check are as without it."""
+    reg = tmp_path / "reg"
+    shutil.copytree(ROOT / "examples" / "registry", reg, ignore=shutil.ignore_patterns("BUILD"))
+    bundle = reg / "bundles" / "api.bundle.yaml"
+    bundle.write_text("# yaml-language-server: $schema=../../schemas/bundle.schema.json\n" + bundle.read_text())
+    marker = reg / "agentrc-registry.yaml"
+    marker.write_text("# yaml-language-server: $schema=../schemas/registry.schema.json\n" + marker.read_text())
+    assert main(["lint", str(reg)]) == 0
+    assert main(["fmt", "--check", str(reg)]) == 0
+    out = capsys.readouterr()
+    assert "0 error(s), 0 warning(s)" in out.out + out.err
+    # And the schema the line names accepts the bundle (as the language server would check it).
+    schema = json.loads((ROOT / "src" / "agentrc" / "schemas" / "bundle.schema.json").read_text())
+    jsonschema.validate(yaml.safe_load(bundle.read_text()), schema)
+    jsonschema.validate(yaml.safe_load(marker.read_text()),
+                        json.loads((ROOT / "src" / "agentrc" / "schemas" / "registry.schema.json").read_text()))
