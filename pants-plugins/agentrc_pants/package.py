@@ -28,8 +28,8 @@ from pants.util.logging import LogLevel
 
 from agentrc_pants.dependency_inference import AgentrcIndex
 from agentrc_pants.generation import GenerationRequest, GenerationResult
-from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest
 from agentrc_pants.project import ProjectClients, ProjectClientsRequest, pick
+from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest
 from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import (
     AgentrcBundleFieldSet,
@@ -63,8 +63,9 @@ def _built(field_set, result: GenerationResult, digest: Digest, prefix: str) -> 
 @rule(desc="Package agentrc item", level=LogLevel.DEBUG)
 async def package_item(field_set: AgentrcItemFieldSet, subsystem: AgentrcSubsystem) -> BuiltPackage:
     sources = await Get(AgentrcSources, AgentrcSourcesRequest((field_set.address,)))
+    clients = await _clients(field_set.clients.value, field_set.address.spec_path, subsystem)
     result = await Get(GenerationResult, GenerationRequest(
-        sources.digest, sources.tree, await _clients(field_set.clients.value, field_set.address.spec_path, subsystem), (),
+        sources.digest, sources.tree, clients, (),
         (field_set.source.file_path,), subsystem.strict, (), f"agentrc generate {field_set.address}"))
     prefix = field_set.output_path.value_or_default(file_ending=None)
     digest = await Get(Digest, AddPrefix(result.digest, prefix))
@@ -120,8 +121,9 @@ async def package_registry(field_set: AgentrcRegistryFieldSet, subsystem: Agentr
     root = posixpath.dirname(field_set.source.file_path)
     members = tuple(sorted(address for address, (_, where) in index.where.items() if where == root))
     sources = await Get(AgentrcSources, AgentrcSourcesRequest((field_set.address, *members)))
+    clients = await _clients(field_set.clients.value, field_set.address.spec_path, subsystem)
     result = await Get(GenerationResult, GenerationRequest(
-        sources.digest, sources.tree, await _clients(field_set.clients.value, field_set.address.spec_path, subsystem), (), None, subsystem.strict, (),
+        sources.digest, sources.tree, clients, (), None, subsystem.strict, (),
         f"agentrc generate {field_set.address}"))
     prefix = field_set.output_path.value_or_default(file_ending=None)
     digest = await Get(Digest, AddPrefix(result.digest, prefix))

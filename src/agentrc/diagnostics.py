@@ -21,7 +21,7 @@ from agentrc.codes import CODES
 # annotation controls; tag characters. Every one of these is `not str.isprintable()`,
 # which is what makes `printable` one C call for a string that holds none of them.
 _ESCAPED = re.compile("[\x00-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
-                      "\ufff9-\ufffb\U000e0000-\U000e007f]")
+                      "\ufff9-\ufffb\U000e0000-\U000e007f\ud800-\udfff]")  # lone surrogates: no terminal can hold one
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -48,6 +48,30 @@ def printable(s: str) -> str:
     if s.isprintable():  # every escaped character is non-printable: the common case, one C call
         return s
     return _ESCAPED.sub(_escape, s)
+
+
+# Credentials in URLs (`hide_credentials`): the user information of any URL (a token is
+# often the whole of it: https://TOKEN@host), up to its last '@' (https://a@b:SECRET@host),
+# and any `user:password@`, as a `scp`-like git location writes it.
+_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/\s'\"]*)@")
+_PASSWORD = re.compile(r"([^\s/@:'\"]*):([^\s/@'\"]+)@")
+
+
+def hide_credentials(s: str) -> str:
+    """`s` with credentials in URLs written `***`: every user information of a URL except an
+    ssh user name alone (`ssh://git@host` names no secret), and every `user:password@`.
+    What agentrc shows (diagnostics, messages) never holds a password or a token, whatever
+    a source, a lock or a package spelled (`agentrc.sources.dsl.credentials` uses it to
+    refuse them in the first place)."""
+    if "@" not in s:  # the common case: nothing to look at
+        return s
+
+    def userinfo(m: re.Match) -> str:
+        if m.group(1).lower().endswith("ssh://") and ":" not in m.group(2):
+            return m.group(0)
+        return m.group(1) + "***@"
+
+    return _PASSWORD.sub(lambda m: m.group(1) + ":***@", _URL_USERINFO.sub(userinfo, s))
 
 
 ERROR = "error"
@@ -78,22 +102,22 @@ class Diagnostic:
         """`path:line:col: severity[CODE] message`, yamllint-style, then the hint indented;
         the path, message and hint `printable` (they hold names from the input: a newline or
         ESC in one must not forge or erase a line of the output)."""
-        where = printable(self.path)
+        where = printable(hide_credentials(self.path))
         if self.line:
             where += f":{self.line}:{max(self.col, 1)}"
-        text = f"{where}: {self.severity}[{self.code}] {printable(self.message)}"
+        text = f"{where}: {self.severity}[{self.code}] {printable(hide_credentials(self.message))}"
         if self.hint:
             text += f"\n  hint: {printable(self.hint)}"
         return text
 
     def to_json(self) -> dict:
         return {
-            "path": self.path,
+            "path": hide_credentials(self.path),
             "line": self.line,
             "col": self.col,
             "severity": self.severity,
             "code": self.code,
-            "message": self.message,
+            "message": hide_credentials(self.message),
             "hint": self.hint,
         }
 

@@ -48,21 +48,9 @@ DEFAULT_CASES: Dict[str, int] = {"source-layout": 60, "lock": 80, "oas-capabilit
 # Known crash classes in code other branches own, each with the xfail(strict=True) test in
 # test_fuzz_regressions.py that flips when it is fixed: (exception type, module it escaped
 # from) -> that test. Counted apart in every report ("allowed"); delete a row with its mark.
-KNOWN: Dict[Tuple[str, str], str] = {
-    ("UnicodeEncodeError", "agentrc.capabilities.lock"): "test_an_oas_lock_holding_a_lone_surrogate_is_AR159",
-}
+KNOWN: Dict[Tuple[str, str], str] = {}  # none open: every class found is fixed (test_fuzz_regressions.py)
 # The same for broken promises (`Oracle`): every fragment found in the failure -> the test.
-KNOWN_ORACLES: List[Tuple[Tuple[str, ...], str]] = [
-    (("the SourceError of sources.dsl.parse shows the secret",),
-     "test_add_never_shows_the_password_of_a_locator_it_refuses"),
-    (("the SourceError of capabilities.source.parse shows the secret",),
-     "test_cap_install_never_shows_the_secret_of_a_source_it_refuses"),
-    (("shows the secret", "': https://***@"), "test_add_never_shows_the_password_of_a_source_a_bundle_requires"),
-    (("the SourceError of capabilities.source.parse_locked shows the secret",),
-     "test_parse_locked_never_quotes_a_password"),
-    (("shows the secret", "error[AR159]"), "test_an_oas_lock_source_with_a_password_is_not_shown"),
-    (("printed '\\ud", "which no UTF-8 output can hold"), "test_cap_list_prints_nothing_a_utf8_terminal_cannot_hold"),
-]
+KNOWN_ORACLES: List[Tuple[Tuple[str, ...], str]] = []
 
 
 def known(error: str) -> bool:

@@ -5,7 +5,7 @@ here once fixed, so the class cannot come back unnoticed: a lock holding an esca
 surrogate is AR203 (`sources.lock.loads`), and a file name that is not UTF-8 is AR008 where
 the tree is walked (`inputs.tree.walk`), for `add` and `lint` alike.
 
-A crash still open in code this branch does not own is marked `xfail(strict=True)`: the
+Each was marked `xfail(strict=True)` while it was open; all are fixed now: the
 suite stays green while it is open, and the test turns into an XPASS failure the day it is
 fixed, so whoever fixes it removes the mark (and its row of `fetchfuzz.KNOWN`).
 """
@@ -82,9 +82,6 @@ def _surrogate_version(lock: dict) -> None:
     lock["capabilities"]["demo.review"]["version"] = "\ud800"
 
 
-@pytest.mark.xfail(strict=True, raises=UnicodeEncodeError,
-                   reason="capabilities/lock.py parse accepts a lone surrogate (JSON escape \\ud800) that dump "
-                          "cannot encode when cap trust writes the lock (fuzz target oas-lock, seed 1 case 510)")
 def test_an_oas_lock_holding_a_lone_surrogate_is_AR159(tmp_path, monkeypatch, capsys):
     scope = _scope(tmp_path, _surrogate_version)
     before = (scope / "oas-lock.json").read_bytes()
@@ -94,9 +91,6 @@ def test_an_oas_lock_holding_a_lone_surrogate_is_AR159(tmp_path, monkeypatch, ca
     assert (scope / "oas-lock.json").read_bytes() == before
 
 
-@pytest.mark.xfail(strict=True, raises=UnicodeEncodeError,
-                   reason="cap list prints the lone surrogate of an oas-lock.json version as it is: "
-                   "a UTF-8 terminal's stdout raises UnicodeEncodeError mid-listing (fuzz oracle of cap-scope)")
 def test_cap_list_prints_nothing_a_utf8_terminal_cannot_hold(tmp_path, monkeypatch, capsys):
     scope = _scope(tmp_path, _surrogate_version)
     monkeypatch.chdir(scope)
@@ -114,10 +108,6 @@ SECRET = "hunter2"
     pytest.param(f"https://user:{SECRET}@example.invalid/r.git", id="schema-pattern"),
     pytest.param(f"git:https://u:{SECRET}@example.invalid/r.git@v1", id="check-rows"),
 ])
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="capabilities/lock.py parse reports the schema's pattern error with the source's value, "
-                   "and check() quotes the source whole before the redacted SourceError: the password is shown "
-                   "(AR159; fuzz targets oas-lock, seed 0 case 230, and cap-scope, seed 1)")
 def test_an_oas_lock_source_with_a_password_is_not_shown(tmp_path, monkeypatch, capsys, source):
     def _package_source(lock: dict) -> None:
         lock["packages"]["demo.pkg"]["source"] = source
@@ -134,10 +124,6 @@ def test_an_oas_lock_source_with_a_password_is_not_shown(tmp_path, monkeypatch, 
     pytest.param(f"https://user:{SECRET}@example.invalid/r.git x", id="with-a-space"),
     pytest.param("x" * 40 + f"/user:{SECRET}@example.invalid/r.git@v1", id="not-a-source"),
 ])
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="sources/dsl.py parse refuses a locator for its spaces or its form before "
-                   "it looks for credentials, and its message quotes the locator, password included (fuzz target "
-                   "source-strings, seed 1)")
 def test_add_never_shows_the_password_of_a_locator_it_refuses(tmp_path, monkeypatch, capsys, locator):
     monkeypatch.chdir(tmp_path)
     assert main(["add", locator, "--dir", ".", "--client", "claude"]) in (1, 2)
@@ -149,10 +135,6 @@ def test_add_never_shows_the_password_of_a_locator_it_refuses(tmp_path, monkeypa
     pytest.param(f"ps://{SECRET}@example.invalid/r.git", id="unknown-scheme"),
     pytest.param(f"https://a@b:{SECRET}@example.invalid/r.git", id="two-at-signs"),
 ])
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="capabilities/source.py parse quotes a spec it cannot read, token included (fuzz target "
-                   "source-strings, seed 1 case 118), and its redaction stops at the first '@' of the user "
-                   "information ('https://***@b:PASSWORD@host/...')")
 def test_cap_install_never_shows_the_secret_of_a_source_it_refuses(tmp_path, monkeypatch, capsys, spec):
     monkeypatch.chdir(tmp_path)
     assert main(["cap", "install", spec, "--dir", "."]) in (1, 2)
@@ -160,10 +142,6 @@ def test_cap_install_never_shows_the_secret_of_a_source_it_refuses(tmp_path, mon
     assert SECRET not in out.out + out.err
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="pipeline/consume.py _resolve quotes the requires' source whole in its AR225 "
-                   "('requires bundle base from \'https://user:PASSWORD@...\': https://***@...'), the password "
-                   "the message after it redacts (fuzz target source-layout, seed 0 case 778)")
 def test_add_never_shows_the_password_of_a_source_a_bundle_requires(tmp_path, monkeypatch, capsys):
     reg = tmp_path / "reg"
     (reg / "rules" / "style").mkdir(parents=True)
@@ -180,10 +158,6 @@ def test_add_never_shows_the_password_of_a_source_a_bundle_requires(tmp_path, mo
     assert SECRET not in out.out + out.err
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="capabilities/source.py parse_locked quotes an unknown locked source whole "
-                          "(\"unknown source 'https://user:PASSWORD@...'\"); the lock schema stops such a row "
-                          "first today, so this is the function's own contract (fuzz target source-strings)")
 def test_parse_locked_never_quotes_a_password():
     from agentrc.capabilities import source as capsource
     with pytest.raises(capsource.SourceError) as exc:

@@ -34,6 +34,14 @@ def parse(path: str, raw: bytes, diags: Diagnostics) -> Optional[Lock]:
     if not doc.ok:
         return None
     data = doc.data
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:  # an escaped lone surrogate: no lock written back could hold it
+        diags.error(path, (1, 1), "AR159", "holds an escaped lone surrogate (\\ud800-\\udfff), which is not text")
+        return None
+    except (RecursionError, ValueError):
+        diags.error(path, (1, 1), "AR159", "nested too deeply")
+        return None
     if not isinstance(data, dict):
         diags.error(path, (1, 1), "AR159", "must be a JSON object")
         return None

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from agentrc.capabilities.model import DEFAULT_PACKAGE_PATH
+from agentrc.diagnostics import hide_credentials
 
 _GIT_URL = re.compile(r"(https?://|file://|git@|ssh://|git://)", re.IGNORECASE)
 _CATALOG = re.compile(r"([a-z0-9][a-z0-9._-]*)(?:@(.+))?")
@@ -35,25 +36,17 @@ class SourceError(ValueError):
     diagnostic (AR156 an escape, AR225 credentials, else AR160)."""
 
     def __init__(self, message: str, escape: bool = False, code: str = ""):
-        super().__init__(message)
+        super().__init__(hide_credentials(message))  # whatever a caller quotes, no secret is shown
         self.escape = escape
         self.code = code or ("AR156" if escape else "AR160")
 
 
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/@\s]*)@")
 _REF_BAD = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
 
 
 def redact(spec: str) -> str:
-    """`spec` as it may be shown: the user information of a URL that could hold a secret
-    (any on http(s), one with a password elsewhere) replaced by `***`."""
-    def hide(m: "re.Match[str]") -> str:
-        scheme, info = m.group(1), m.group(2)
-        if scheme.lower().startswith("http") or ":" in info:
-            return f"{scheme}***@"
-        return m.group(0)
-
-    return _USERINFO.sub(hide, spec)
+    """`spec` as it may be shown: credentials in it written `***` (`diagnostics.hide_credentials`)."""
+    return hide_credentials(spec)
 
 
 def check_git_url(url: str) -> None:
@@ -83,10 +76,9 @@ def check_git_url(url: str) -> None:
 def no_credentials(text: str) -> None:
     """AR225 (a SourceError) for user information that may hold a secret anywhere in `text`
     (a spec with its `@ref`, a locked source), without showing it."""
-    for m in _USERINFO.finditer(text):
-        if m.group(1).lower().startswith("http") or ":" in m.group(2):
-            raise SourceError(f"{redact(text)!r} holds credentials; they would reach the lock and the terminal: "
-                              "let git's credential helper (or an ssh key) supply them", code="AR225")
+    if hide_credentials(text) != text:
+        raise SourceError(f"{redact(text)!r} holds credentials; they would reach the lock and the terminal: "
+                          "let git's credential helper (or an ssh key) supply them", code="AR225")
 
 
 def check_ref(ref: str) -> None:

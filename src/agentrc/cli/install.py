@@ -16,10 +16,7 @@ def run(args) -> int:
     wanted = projectsources.declared(args, project)
     check = None
     if wanted is not None and (args.frozen or args.check):
-        from agentrc.project.sources import mismatch
-
-        def check(lock):
-            return mismatch(wanted, lock.entries)
+        check = _mismatch(wanted)
     elif wanted is not None and not _added(args, project, wanted):
         return 1
     result = consumer.with_consent(args, lambda trust: consume.install(
@@ -31,6 +28,13 @@ def run(args) -> int:
     return code
 
 
+def _mismatch(wanted):
+    """What `install --frozen` and `--check` stop at: the lock against the project file."""
+    from agentrc.project.sources import mismatch
+
+    return lambda lock: mismatch(wanted, lock.entries)
+
+
 def _added(args, project: str, wanted) -> bool:
     """What the project file declares and the lock lacks, added first (`agentrc add` of each),
     so a plain `install` installs what the project declares; False when an add failed."""
@@ -38,7 +42,7 @@ def _added(args, project: str, wanted) -> bool:
 
     lock, _ = consume.read_lock(project)
     for d in missing(wanted, lock.entries if lock is not None else ()):
-        items = tuple(tuple(i.split(":", 1)) for i in d.items)
+        items = tuple((kind, name) for kind, _, name in (i.partition(":") for i in d.items))
         locator = d.source if not d.ref else _with_ref(d.source, d.ref)
         result = consumer.with_consent(args, lambda trust: consume.add(
             project, locator, d.bundles, items, (), args.force, allow_local=tuple(args.allow_local), trust=trust,

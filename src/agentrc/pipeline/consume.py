@@ -24,7 +24,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.clients import names as client_names
 from agentrc.clients import registry as client_registry
-from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.diagnostics import Diagnostic, Diagnostics, hide_credentials
 from agentrc.files import OutputFile
 from agentrc.inputs import config
 from agentrc.inputs.fetch import Fetched, Fetcher
@@ -184,7 +184,8 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
             try:
                 child = _required_source(src, ext.source, fetched.commit)
             except SourceError as exc:
-                diags.error(ext.path, ext.pos, exc.code, f"requires {ext.kind} {ext.name} from {ext.source!r}: {exc}")
+                diags.error(ext.path, ext.pos, exc.code, f"requires {ext.kind} {ext.name} from "
+                            f"{hide_credentials(ext.source)!r}: {exc}")
                 continue
             cross.add((ext.parent, f"{ext.kind}:{ext.name}"))
             seen = (child.key, child.ref, ext.kind, ext.name)

@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Optional, Tuple
 
+from agentrc.diagnostics import hide_credentials
+
 MAX_LOCATOR = 2048
 
 GIT = "git"
@@ -41,7 +43,7 @@ class SourceError(ValueError):
     """A locator that is not a source agentrc can use; `code` is its diagnostic code."""
 
     def __init__(self, message: str, code: str = "AR200"):
-        super().__init__(message)
+        super().__init__(hide_credentials(message))  # whatever a caller quotes, no secret is shown
         self.code = code
 
 
@@ -92,14 +94,14 @@ def parse(text: str) -> Source:
         raise SourceError("an empty source")
     if len(text) > MAX_LOCATOR:
         raise SourceError(f"a source of {len(text)} characters (at most {MAX_LOCATOR})")
+    secret = credentials(text)  # first: every later message quotes the locator
+    if secret is not None:
+        raise SourceError(f"{secret}: a source URL holds no password or token (it would reach the lock, the "
+                          "output and the terminal); git's credential helper supplies them", "AR225")
     if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in text):
         raise SourceError(f"{text!r}: a source holds no spaces or control characters")
     if text.startswith("-"):
         raise SourceError(f"{text!r}: a source cannot start with '-'")
-    secret = credentials(text)
-    if secret is not None:
-        raise SourceError(f"{secret}: a source URL holds no password or token (it would reach the lock, the "
-                          "output and the terminal); git's credential helper supplies them", "AR225")
     body, sep, sub = text.partition("#")
     subpath = check_subpath(sub, text) if sep else ""
     lower = body.lower()
@@ -143,26 +145,13 @@ def parse(text: str) -> Source:
                       "user@host:path) with an optional @ref, or a local directory (./path, /path)")
 
 
-_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)@")
-_SCP_SECRET = re.compile(r"([^/@:]*):([^/@]*)@")
-
-
 def credentials(text: str) -> Optional[str]:
     """None when `text` carries no credentials; else `text` with them replaced by `***`
-    (what a refusal may show). Credentials are any user information of an https or file
-    URL (a token is often the user name: `https://ghp_x@host/...`) and a password of any
-    URL (`user:secret@`); an ssh user name alone (`git@host:org/repo`, `ssh://git@host/x`)
-    is not one."""
-    m = _USERINFO.match(text)
-    if m is not None:
-        scheme, info = m.group(1).lower(), m.group(2)
-        if scheme != "ssh://" or ":" in info:
-            return m.group(1) + "***@" + text[m.end():]
-        return None
-    m = _SCP_SECRET.match(text)
-    if m is not None and "://" not in text.split("@", 1)[0]:
-        return "***@" + text[m.end():]
-    return None
+    (what a refusal may show). Credentials are any user information of a URL but an ssh
+    user name alone (a token is often the user name: `https://ghp_x@host/...`), wherever
+    it is in `text`, and any `user:secret@` (`diagnostics.hide_credentials`)."""
+    hidden = hide_credentials(text)
+    return hidden if hidden != text else None
 
 
 def redact(text: str) -> str:
