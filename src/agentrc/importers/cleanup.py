@@ -16,9 +16,9 @@ import posixpath
 import re
 from typing import Dict, List, Optional, Tuple
 
-from agentrc.portable.body import LINK_RE, SCHEME_RE, find_constructs
+from agentrc.portable.body import LINK_RE, SCHEME_RE, find_constructs, fix_style
 from agentrc.portable.directives import END_RE, OPEN_RE
-from agentrc.text.markdown import ATX_RE, FENCE_RE, format_body, heading_level, scan
+from agentrc.text.markdown import format_body, heading_level, scan
 from agentrc.text.markedblock import BEGIN, CONTEXT_TITLE, END
 
 # The sentence agentrc.clients.base.with_skills_section writes for preload-skills.
@@ -93,49 +93,9 @@ def clean_body(text: str, title: str = "", arguments: bool = False, context: boo
     if title and lines and re.match(r"^#\s+%s\s*$" % re.escape(title), lines[0]):
         lines = lines[1:]
     text = "\n".join(lines).strip("\n")
-    text = _fix_headings(text)
-    text = _fence_languages(text)
+    text = fix_style(text)
     text, families = _constructs(text, arguments, context, kind)
     return (format_body(text) if text.strip() else ""), families
-
-
-def _fix_headings(text: str) -> str:
-    """No H1 (all headings move down a level when there is one) and no skipped levels."""
-    lines = text.split("\n")
-    scanned = scan(text)
-    levels = [heading_level(scanned, i) for i in range(len(lines))]
-    setext = {i for i, lv in enumerate(levels) if lv == 1 and not ATX_RE.match(lines[i])}
-    shift = 1 if 1 in levels else 0
-    out: List[str] = []
-    previous = 1
-    skip_next = False
-    for i, line in enumerate(lines):
-        if skip_next:
-            skip_next = False
-            continue
-        level = levels[i]
-        if not level:
-            out.append(line)
-            continue
-        new = min(level + shift, previous + 1, 6)
-        previous = new
-        if i in setext:
-            out.append("#" * new + " " + line.strip())
-            skip_next = True
-            continue
-        m = ATX_RE.match(line)
-        out.append("#" * new + (" " + m.group(2) if m and m.group(2) else ""))
-    return "\n".join(out)
-
-
-def _fence_languages(text: str) -> str:
-    lines = text.split("\n")
-    for ln in scan(text):
-        if ln.fence_open and not ln.fence_info:
-            m = FENCE_RE.match(ln.text)
-            if m:
-                lines[ln.index] = m.group(1) + m.group(2) + "text"
-    return "\n".join(lines)
 
 
 def _constructs(text: str, arguments: bool, context: bool, kind: Optional[str] = None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -29,14 +29,14 @@ from agentrc.files import OutputFile
 from agentrc.inputs import config
 from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.inputs.tree import Root, read_file
-from agentrc.model import Bundle, Registry, SourceTree
-from agentrc.names import bundle_stem
+from agentrc.model import Bundle, Kind, Registry, SourceFile, SourceTree
+from agentrc.names import bundle_stem, is_bundle_file
 from agentrc.output import atomic, writer
 from agentrc.output.plan import Plan
 from agentrc.pipeline import consent, consumeplan, stages, userscope
 from agentrc.pipeline import mcpcli as mcp_cli
 from agentrc.pipeline import plugins as plugin_cli
-from agentrc.portable import resolve
+from agentrc.portable import discovery, normalize, resolve
 from agentrc.sources import closure, surface
 from agentrc.sources import lock as lockfile
 from agentrc.sources import plugins as plugin_forms
@@ -179,6 +179,7 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
         entries, sel = closure.select(registry, fetched.tree, fetched.root, src, fetched.commit,
                                       want_bundles, want_items, parent, externals)
         diags.extend(sel)
+        diags.extend(_judged(fetched, registry, entries))  # only the selected closure is linted
         found.extend(entries)
         for ext in externals:
             try:
@@ -245,10 +246,15 @@ def _real(path: str) -> str:
         return os.path.abspath(path) + os.sep + "\0"
 
 
-def _fetch_and_load(fetcher: Fetcher, source: Source, commit: Optional[str], diags: Diagnostics
-                    ) -> Optional[Tuple[Fetched, Registry]]:
+def _fetch_and_load(fetcher: Fetcher, source: Source, commit: Optional[str], diags: Diagnostics,
+                    selected: Optional[Sequence[Entry]] = None) -> Optional[Tuple[Fetched, Registry]]:
     """`source` fetched (at `commit` when pinned) and read as a registry whose `source:`
-    references the caller resolves; None, with the problems in `diags`, when either fails."""
+    references the caller resolves; None, with the problems in `diags`, when either fails.
+
+    Style never blocks consuming (issue 31): the registry is read from the tree with its
+    bodies' style fixed (`normalize`; the Fetched keeps the bytes as fetched, which the
+    lock's digests are of), and what reading found is judged only for the selected closure
+    (`_judged`): `selected` entries now, else by the caller once it has selected."""
     refused = fetcher.outside(source) if isinstance(fetcher, ProjectFetcher) else None
     if refused is not None:
         diags.error(source.label, (0, 0), "AR226", refused)
@@ -257,11 +263,68 @@ def _fetch_and_load(fetcher: Fetcher, source: Source, commit: Optional[str], dia
     diags.extend(fetched.diagnostics)
     if not fetched.ok:
         return None
-    loaded = stages.load(fetched.tree, cross_source=True)
-    diags.extend(loaded.diagnostics)
-    if not loaded.ok:
-        return None
-    return fetched, loaded.registry
+    tree, style = normalize.normalize_tree(fetched.tree)
+    loaded = stages.load(tree, cross_source=True)
+    read = _Read(**{f.name: getattr(fetched, f.name) for f in fields(fetched)},
+                 normalized=tree, findings=loaded.diagnostics + style)
+    if selected is not None:
+        diags.extend(_judged(read, loaded.registry, selected))
+        if diags.has_errors:
+            return None
+    return read, loaded.registry
+
+
+@dataclass(frozen=True)
+class _Read(Fetched):
+    """A source as fetched (`tree`: its bytes), with what is built from it: the same files
+    with the style of their bodies fixed (`normalized`), and what reading those found, not
+    yet judged (`findings`: `_judged` keeps the selected closure's)."""
+
+    normalized: SourceTree = SourceTree(())
+    findings: Tuple[Diagnostic, ...] = ()
+
+
+def _owners(read: Fetched, registry: Registry, entries: Sequence[Entry]) -> Tuple[Callable[[str], Optional[str]],
+                                                                                   Set[str]]:
+    """(the item directory or bundle file a path belongs to, None for the source's other
+    files; the owners of the `entries`). Item directories are the ones discovery finds, so an
+    item too broken to load still owns its files."""
+    dirs = discovery.item_dirs(f.path for f in read.tree.files)
+    bundle_files = {f.path for f in read.tree.files if is_bundle_file(posixpath.basename(f.path))}
+    chosen: Set[str] = set()
+    for e in entries:
+        b = registry.bundle(e.name) if e.kind == "bundle" else None
+        item = registry.item(Kind(e.kind), e.name) if e.kind != "bundle" else None
+        chosen.update([b.path] if b is not None else [item.directory] if item is not None else [])
+
+    def owner(path: str) -> Optional[str]:
+        return path if path in bundle_files else discovery.owner(path, dirs)
+
+    return owner, chosen
+
+
+def _judged(read: Fetched, registry: Registry, entries: Sequence[Entry]) -> Tuple[Diagnostic, ...]:
+    """What reading `read` found that concerns `entries`: the findings in their own files
+    and in the source's files that belong to no item or bundle. Items and bundles nobody
+    selected are not linted: their errors never block."""
+    if not isinstance(read, _Read):
+        return ()
+    owner, chosen = _owners(read, registry, entries)
+    kept = []
+    for d in read.findings:
+        mine = owner(d.path)
+        if mine is None or mine in chosen:
+            kept.append(d)
+    return tuple(kept)
+
+
+def _built_files(read: Fetched, registry: Registry, entries: Sequence[Entry]) -> Tuple[SourceFile, ...]:
+    """The files of `read` a build of `entries` reads: the normalized ones, without the
+    items and bundles not selected (which are not linted, so must not be built either)."""
+    if not isinstance(read, _Read):
+        return read.tree.files
+    owner, chosen = _owners(read, registry, entries)
+    return tuple(f for f in read.normalized.files if owner(f.path) is None or owner(f.path) in chosen)
 
 
 def _required_source(parent: Source, text: str, commit: Optional[str] = None) -> Source:
@@ -637,11 +700,11 @@ def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diag
         except SourceError as exc:
             diags.error(os.path.join(project, LOCK), (0, 0), "AR203", f"source: {exc}")
             continue
-        got = _fetch_and_load(fetcher, source, commit, diags)
+        got = _fetch_and_load(fetcher, source, commit, diags, group)
         if got is None:
             continue
         fetched, registry = got
-        files.extend(fetched.tree.files)
+        files.extend(_built_files(fetched, registry, group))
         locked_bundles.extend(b for b in (registry.bundle(e.name) for e in group if e.kind == "bundle")
                               if b is not None)
         kept, points, problems = closure.verify(registry, fetched.tree, fetched.root, group, source.label,

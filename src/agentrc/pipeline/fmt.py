@@ -37,18 +37,21 @@ class FormatRun:
         return any(d.is_error for d in self.diagnostics)
 
 
-def format_text(path: str, text: str) -> Formatted:
-    """`text` in canonical form, with the registered clients' passthrough blocks in order."""
-    return format_source(path, text, client_registry.passthrough_blocks())
+def format_text(path: str, text: str, style: bool = True) -> Formatted:
+    """`text` in canonical form, with the registered clients' passthrough blocks in order;
+    `style`: with the body's stylistic findings fixed (`portable.fmt`)."""
+    return format_source(path, text, client_registry.passthrough_blocks(), style)
 
 
 def not_canonical(path: str, severity: str = "error") -> Diagnostic:
     return Diagnostic(path, 1, 1, severity, "AR101", "not in canonical form", CODES["AR101"].hint)
 
 
-def format_files(files: Iterable[Tuple[str, bytes]], check: bool = False) -> FormatRun:
+def format_files(files: Iterable[Tuple[str, bytes]], check: bool = False, style: bool = True) -> FormatRun:
     """Format every formattable file of `files`; with `check`, each change is also an
-    AR101 error (nothing is meant to be written)."""
+    AR101 error (nothing is meant to be written). `style`: fix the bodies' stylistic
+    findings (AR020, AR021, AR022) too, as `agentrc fmt` and `pants fmt` do; lint's
+    canonical-form check passes False, because lint reports those findings itself."""
     outputs = []
     diags = []
     sources = 0
@@ -61,7 +64,7 @@ def format_files(files: Iterable[Tuple[str, bytes]], check: bool = False) -> For
         except UnicodeDecodeError:
             diags.append(Diagnostic(path, 1, 1, "error", "AR008", "not UTF-8", CODES["AR008"].hint))
             continue
-        result = format_text(path, text)
+        result = format_text(path, text, style)
         if result.error:
             diags.append(Diagnostic(path, result.error_line, 1, "error", result.error_code, result.error,
                                     CODES[result.error_code].hint))

@@ -40,9 +40,10 @@ def load(tree: SourceTree, explicit: Iterable[str] = (), memo=None, canonical: O
 
 def lint(tree: SourceTree, explicit: Iterable[str] = (),
          canonical: Optional[Loaded] = None) -> Tuple[Registry, Tuple[Diagnostic, ...]]:
-    """Validation plus the canonical-form check of every source (AR101)."""
+    """Validation plus the canonical-form check of every source (AR101), apart from the
+    body style findings validation reports itself (AR020-AR022, which `fmt` fixes)."""
     loaded = load(tree, explicit, canonical=canonical)
-    run = format_files((f.path, f.content) for f in tree.files)
+    run = format_files(((f.path, f.content) for f in tree.files), style=False)
     extra = tuple(not_canonical(path, "warning") for path in run.changed)
     return loaded.registry, tuple(sorted(set(loaded.diagnostics + extra)))
 

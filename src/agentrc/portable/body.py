@@ -1,8 +1,12 @@
-"""Body rules (spec 001 §5) and the links a body makes to supporting files.
+"""Body rules (spec 001 §5), the fixes of the stylistic ones, and the links a body makes.
 
 Checked on the canonical body and on every override body: no H1, no skipped heading
 levels, fenced code with a language, and client-specific constructs only where just that
 client reads them (inside a matching directive block, or in that client's override file).
+
+The heading and fence rules (STYLE_CODES) have a fix that is a function of the text alone
+(`fix_style`), shared by `agentrc import` (importers.cleanup), `agentrc fmt` (portable.fmt)
+and the consumer's way in (portable.normalize): one rewrite, so the three never disagree.
 """
 
 from __future__ import annotations
@@ -15,7 +19,25 @@ from urllib.parse import unquote
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.portable.directives import Block
-from agentrc.text.markdown import PROSE, Scanned, literal_lines, matching_lines, strip_inline_code
+from agentrc.text.markdown import (
+    ATX_RE,
+    FENCE_RE,
+    PROSE,
+    Scanned,
+    heading_level,
+    literal_lines,
+    matching_lines,
+    scan,
+    strip_inline_code,
+)
+
+# The body rules that are purely stylistic: they say how a body is written, never what any
+# client receives or whether it loads it, and `fix_style` fixes them without a choice to
+# make. Everything else breaks output and stays an error wherever it is found: names and
+# schema (AR006, AR010-AR014), cycles and references (AR061-AR071), escapes and unreadable
+# files (AR050, AR054, AR008), client constructs (AR023: which client reads a line is
+# meaning, not style). AR101 (canonical form) is style too, but of a whole file (`fmt`).
+STYLE_CODES = frozenset({"AR020", "AR021", "AR022"})
 
 # Client-specific constructs (spec 001 §5.5): (what, pattern, the families that interpret
 # it with the kinds of body they interpret it in, None for every kind). Only what a client
@@ -242,6 +264,62 @@ def _check_headings(scanned: Scanned, path: str, line0: int, diags: Diagnostics)
             previous = level
         if i in info and not info[i]:
             diags.error(path, pos, "AR022", "fenced code block without a language")
+
+
+def style_findings(body: str, path: str, line0: int, diags: Diagnostics) -> None:
+    """The STYLE_CODES findings of `body` (what `fix_style` would change), as errors."""
+    scanned = Scanned(body)
+    if not _headings_fine(scanned):
+        _check_headings(scanned, path, line0, diags)
+
+
+def fix_style(body: str) -> str:
+    """`body` with the STYLE_CODES fixed: H1s demoted (every heading one level down), no
+    skipped levels, and bare fences given `text`. Deterministic and idempotent; a body
+    that breaks none of them is returned as it is, after one scan."""
+    if _headings_fine(Scanned(body)):
+        return body
+    return fence_languages(fix_headings(body))
+
+
+def fix_headings(text: str) -> str:
+    """No H1 (all headings move down a level when there is one) and no skipped levels."""
+    lines = text.split("\n")
+    scanned = scan(text)
+    levels = [heading_level(scanned, i) for i in range(len(lines))]
+    setext = {i for i, lv in enumerate(levels) if lv == 1 and not ATX_RE.match(lines[i])}
+    shift = 1 if 1 in levels else 0
+    out: List[str] = []
+    previous = 1
+    skip_next = False
+    for i, line in enumerate(lines):
+        if skip_next:
+            skip_next = False
+            continue
+        level = levels[i]
+        if not level:
+            out.append(line)
+            continue
+        new = min(level + shift, previous + 1, 6)
+        previous = new
+        if i in setext:
+            out.append("#" * new + " " + line.strip())
+            skip_next = True
+            continue
+        m = ATX_RE.match(line)
+        out.append("#" * new + (" " + m.group(2) if m and m.group(2) else ""))
+    return "\n".join(out)
+
+
+def fence_languages(text: str) -> str:
+    """Every fence opened without a language given `text`."""
+    lines = text.split("\n")
+    for ln in scan(text):
+        if ln.fence_open and not ln.fence_info:
+            m = FENCE_RE.match(ln.text)
+            if m:
+                lines[ln.index] = m.group(1) + m.group(2) + "text"
+    return "\n".join(lines)
 
 
 def _check_constructs(scanned: Scanned, path: str, line0: int, diags: Diagnostics, blocks: Tuple[Block, ...],

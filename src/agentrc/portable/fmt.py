@@ -4,7 +4,10 @@ Keys are reordered as whole line blocks, never through a YAML serialiser, so com
 quoting, flow style and blank lines survive. A comment run directly above a key moves with
 it; a preamble comment block separated from the first key by a blank line stays on top; a
 key keeps the blank lines above it (see `reorder`). The result must parse to the same data
-as the input, or the file is left untouched (AR100).
+as the input, or the file is left untouched (AR100). With `style` (what `agentrc fmt`
+does), a body's stylistic findings are fixed too (`body.fix_style`: AR020, AR021, AR022),
+so that `fmt` then `lint` is clean; lint's own canonical-form check leaves them out, since
+lint reports each of them itself, with its place.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from agentrc.model import ENTRYPOINTS, Kind
 from agentrc.names import is_bundle_file
+from agentrc.portable.body import fix_style
 from agentrc.text.frontmatter import split
 from agentrc.text.markdown import format_body
 from agentrc.text.yamlpos import YamlError
@@ -70,15 +74,17 @@ def formattable(path: str) -> bool:
     return kind_of(path) is not None
 
 
-def format_source(path: str, text: str, blocks: Sequence[str]) -> Formatted:
+def format_source(path: str, text: str, blocks: Sequence[str], style: bool = False) -> Formatted:
     """`text` of the source at `path` in canonical form (§3.8), or why it cannot be; `blocks`
-    are the passthrough blocks in their canonical order."""
+    are the passthrough blocks in their canonical order. `style`: the body's stylistic
+    findings fixed as well (see the module docstring)."""
+    fix = fix_style if style else (lambda body: body)
     kind = kind_of(path)
     text = text.replace("\r\n", "\n")
     if kind is None:
         return Formatted(text, False)
     if kind == "override":
-        out = format_body(text)
+        out = format_body(fix(text))
         return Formatted(out, out != text)
     if kind == "bundle":
         return _checked(text, reorder(text, BUNDLE_ORDER), 0)
@@ -86,7 +92,7 @@ def format_source(path: str, text: str, blocks: Sequence[str]) -> Formatted:
     if parts.yaml_text is None or not parts.closed:
         return Formatted(text, False, "no closed frontmatter block", 1)
     yaml_text = reorder(parts.yaml_text, key_order(kind, blocks))
-    body = format_body(parts.body)
+    body = format_body(fix(parts.body))
     out = "---\n" + yaml_text + "---\n" + ("\n" + body if body else "")
     checked = _checked(parts.yaml_text, yaml_text, 1)
     if checked.error:
