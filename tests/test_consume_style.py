@@ -76,9 +76,14 @@ def test_an_item_with_style_findings_installs_normalized_with_warnings(src, caps
     assert item["sha256"] == h.hexdigest()
     # A fresh install from the lock builds the same normalized bytes and verifies the digest.
     (project / ".claude/skills/h1-one/SKILL.md").unlink()
-    code, _, err = run(capsys, "install")
+    code, _, err = run(capsys, "install", "--frozen")
     assert code == 0, err
     assert (project / ".claude/skills/h1-one/SKILL.md").read_text() == out
+    # An upstream commit that breaks another skill does not block updating this one.
+    repo.commit({"skills/clean-one/SKILL.md": "---\nname: Clean_One\ndescription: x\n---\n\n# T\n"})
+    code, _, err = run(capsys, "update")
+    assert code == 0, err
+    assert "AR010" not in err and "clean-one" not in err
 
 
 def test_a_selected_item_with_an_error_fails_on_its_own_error_only(src, capsys):
