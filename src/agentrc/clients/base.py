@@ -222,6 +222,8 @@ class ClientAdapter:
         body = self.body(item, ctx, tracker)
         fm: Dict[str, Any] = {}
         entry, body, extra = getattr(self, _DOCUMENT_KINDS[item.kind])(item, ctx, tracker, fm, body)
+        if item.kind is Kind.SKILL and entry.endswith("/SKILL.md") and "license" in item.fields:
+            skill_license(item, fm, tracker)
         shared = dict(ctx.shared_blocks)
         if (self.passthrough_in_frontmatter and self.passthrough_block in item.passthrough
                 and self.passthrough_block not in shared):
@@ -420,6 +422,22 @@ def json_file(path: str, data: Any, owner: str) -> OutputFile:
 
 
 _SSOT_ONLY = ("schema", "license", "metadata", "requires", "ignore", "audience")
+
+
+def skill_license(item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
+    """`license` is an Agent Skills field (agentskills.io/specification): every client reading
+    a SKILL.md reads it, and the reference validator accepts it, so a skill's license reaches
+    each SKILL.md written, right after its description (where the standard lists it)."""
+    out = {}
+    for key, value in fm.items():
+        out[key] = value
+        if key == "description":
+            out["license"] = str(item.fields["license"])
+    if "license" not in out:
+        out["license"] = str(item.fields["license"])
+    fm.clear()
+    fm.update(out)
+    tracker.emitted("license", "Agent Skills field, in SKILL.md")
 
 
 def common_fields(item: Item, tracker: Tracker, own_block: str) -> None:
