@@ -34,6 +34,10 @@ except ImportError:  # pragma: no cover - Python < 3.8
 
 # How an entry's raw name comes from its path and frontmatter (see `entries`).
 Naming = Callable[[str, Dict[str, Any]], str]
+# The key of an imported skill's fields (`Reader.fields`) holding the executable bits of its
+# supporting files that differ from the canonical document's default ({path in the skill:
+# bit}). No frontmatter key has a space, so it never reaches an item file as one.
+EXECUTABLE = "executable bits"
 
 
 class Importer(Protocol):
@@ -73,6 +77,10 @@ class Reader(ProjectFiles):
         # "agents.x" -> portable frontmatter the canonical entry cannot hold (model, tools,
         # passthrough blocks, ...): what the portable item carries beyond the document.
         self.fields: Dict[str, Dict[str, Any]] = {}
+        # A skill directory -> its files whose executable bit is not the one the canonical
+        # document implies (set for scripts/, clear elsewhere): the document cannot hold a
+        # mode, so the skill's item carries them (EXECUTABLE) and the source's bits survive.
+        self.modes: Dict[str, Dict[str, bool]] = {}
 
     # --- items -----------------------------------------------------------------------
     def name(self, raw: str, rel: str, what: str) -> Optional[str]:
@@ -114,6 +122,9 @@ class Reader(ProjectFiles):
             return False
         items[name] = entry
         self.origin[key] = rel
+        modes = self.modes.get(posixpath.dirname(rel)) if section == "skills" else None
+        if modes:
+            fields = dict(fields or {}, **{EXECUTABLE: dict(sorted(modes.items()))})
         if fields:
             self.fields[key] = fields
         return True

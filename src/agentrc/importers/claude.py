@@ -28,7 +28,7 @@ from agentrc.importers.shapes import (
     tool_list,
 )
 from agentrc.model import HOOK_EVENTS
-from agentrc.vocabulary import TOOLS
+from agentrc.vocabulary import TOOLS, claude_tool
 
 SETTINGS = ".claude/settings.json"
 # An agent's tools when it names none: what the adapter writes for a canonical agent.
@@ -177,7 +177,7 @@ class ClaudeImporter:
             # Runs in that subagent: the portable agent field, which the adapter writes back so.
             f.set("agent", fm["agent"])
             f.handled.add("context")
-        f.tools(capabilities(f, tool_list(fm.get("allowed-tools")), CLAUDE_CAPABILITIES, None, "allowed-tools"),
+        f.tools(capabilities(f, tool_list(fm.get("allowed-tools")), claude_tool, None, "allowed-tools"),
                 "allowed-tools")
         r.add("commands", name, entry, rel, f.done("claude"))
 
@@ -200,7 +200,7 @@ class ClaudeImporter:
         """An agent's capabilities: its `tools:` (every tool when there is none) without its
         `disallowedTools:`. A denial of part of a tool (`Bash(rm:*)`) leaves the whole
         capability out for the other clients; Claude Code keeps both lists as written."""
-        caps = capabilities(f, tool_list(fm.get("tools")), CLAUDE_CAPABILITIES, DEFAULT_TOOLS)
+        caps = capabilities(f, tool_list(fm.get("tools")), claude_tool, DEFAULT_TOOLS)
         denied = tool_list(fm.get("disallowedTools"))
         if not denied:
             return caps

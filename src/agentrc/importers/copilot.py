@@ -13,7 +13,6 @@ from agentrc.importers.claude import ClaudeImporter
 from agentrc.importers.cleanup import split_skills_section
 from agentrc.importers.shapes import (
     CLAUDE_HOOK_TOOLS,
-    COPILOT_CAPABILITIES,
     Fields,
     capabilities,
     description,
@@ -27,6 +26,7 @@ from agentrc.importers.shapes import (
     tool_list,
 )
 from agentrc.model import HOOK_EVENTS
+from agentrc.vocabulary import copilot_tool
 
 # The aliases the adapter writes for an agent without a tool list (every capability).
 DEFAULT_TOOLS = {"read", "edit", "execute", "search", "web"}
@@ -93,7 +93,7 @@ class CopilotImporter:
                 elif isinstance(value, str) and value not in ("ask", "edit", "plan") and "agent" not in f.portable:
                     f.set("agent", value, key)  # a custom agent runs the prompt; ask/edit/plan stay Copilot's
             f.model(aliases=MODELS)
-            f.tools(capabilities(f, tool_list(fm.get("tools")), COPILOT_CAPABILITIES, None))
+            f.tools(capabilities(f, tool_list(fm.get("tools")), copilot_tool, None))
             r.add("commands", name, entry, rel, f.done("copilot"))
 
     @staticmethod
@@ -129,7 +129,7 @@ class CopilotImporter:
             f = Fields(r, rel, f"agent {name}", fm, ["name", "description"])
             f.common()
             f.model(aliases=MODELS)
-            f.tools(capabilities(f, tool_list(fm.get("tools")), COPILOT_CAPABILITIES, DEFAULT_TOOLS))
+            f.tools(capabilities(f, tool_list(fm.get("tools")), copilot_tool, DEFAULT_TOOLS))
             r.add("agents", name, entry, rel, f.done("copilot"))
 
     def hooks(self, r: Reader) -> None:

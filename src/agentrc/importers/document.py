@@ -17,7 +17,7 @@ from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Tuple
 
 from agentrc.canonical.document import HOOK_TOOLS, _slug, skill_fields
 from agentrc.diagnostics import Diagnostic, Diagnostics
-from agentrc.importers.base import Importer, Reader
+from agentrc.importers.base import EXECUTABLE, Importer, Reader
 from agentrc.importers.claude import ClaudeImporter
 from agentrc.importers.cleanup import clean_body, project_command
 from agentrc.importers.codex import CodexImporter
@@ -95,7 +95,8 @@ class _Portable:
         if (directory, name) in self.skip:
             return
         fm = dict({"schema": 1}, **fm)
-        fm.update({k: v for k, v in self.fields.get(f"{kind}s.{name}", {}).items() if k != "description"})
+        fm.update({k: v for k, v in self.fields.get(f"{kind}s.{name}", {}).items()
+                   if k not in ("description", EXECUTABLE)})
         order = key_order(kind, self.blocks)
         fm = {k: fm[k] for k in sorted(fm, key=lambda k: (order.index(k) if k in order else len(order), 0))}
         entry = "".join(["---\n", dump_yaml(fm), "---\n", "\n" + body if body.strip() else ""])
@@ -164,6 +165,9 @@ def _skills(out: _Portable, doc: Dict[str, Any]) -> None:
         out.item("skill", name, fm, _body(entry, "skill"))
         if ("skills", name) in out.skip:
             continue
+        # The source's bits where the import found them (`Reader.modes`); else the canonical
+        # document's convention: scripts/ is executable, nothing else is.
+        modes = out.fields.get(f"skills.{name}", {}).get(EXECUTABLE) or {}
         for group in ("references", "scripts", "assets", "files"):
             for rel, value in sorted((entry.get(group) or {}).items()):
                 path = rel if group == "files" else f"{group}/{rel}"
@@ -171,7 +175,8 @@ def _skills(out: _Portable, doc: Dict[str, Any]) -> None:
                     content = base64.b64decode(value.get("content", ""))
                 else:
                     content = str(value).encode("utf-8")
-                out.files.append(SourceFile(f"skills/{name}/{path}", content, group == "scripts"))
+                executable = bool(modes.get(path, group == "scripts"))
+                out.files.append(SourceFile(f"skills/{name}/{path}", content, executable))
 
 
 def _agents(out: _Portable, doc: Dict[str, Any]) -> None:

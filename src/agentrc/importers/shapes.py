@@ -14,12 +14,12 @@ import base64
 import json
 import posixpath
 import re
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Union
 
 from agentrc.importers.base import Reader
 from agentrc.importers.cleanup import project_command
 from agentrc.model import ENTRYPOINTS, HOOK_EVENTS, TOOL_EVENTS
-from agentrc.vocabulary import TOOLS, check_model
+from agentrc.vocabulary import CLAUDE_TOOL_TABLE, TOOLS, Resolved, check_model
 
 SIDECAR_GROUPS = ("references", "scripts", "assets")
 # An item's per-client override file (RULE.claude.md): in a skill, the registry reads it as one.
@@ -79,6 +79,8 @@ def sidecars(r: Reader, entry_rel: str, skip: Callable[[str], bool] = lambda rel
         except UnicodeDecodeError:
             value = {"content": base64.b64encode(content).decode("ascii"), "encoding": "base64"}
         out.setdefault(group, {})[tail if group != "files" else rest] = value
+        if r.files[rel].executable != (group == "scripts"):
+            r.modes.setdefault(directory, {})[rest] = r.files[rel].executable
     return out
 
 
@@ -291,11 +293,10 @@ def description(fm: Dict[str, Any]) -> Dict[str, Any]:
 # Capabilities (spec 001 §4) no client call can change the project with.
 READ_ONLY = tuple(t for t in TOOLS if t not in ("write", "edit", "bash"))
 # Claude Code tool names -> capabilities (the adapter's names, read back; MultiEdit is Edit's
-# batch form).
-CLAUDE_CAPABILITIES = {"Read": ("read",), "Write": ("write",), "Edit": ("edit",), "MultiEdit": ("edit",),
-                       "Bash": ("bash",), "Grep": ("grep",), "Glob": ("glob",), "WebFetch": ("web-fetch",),
-                       "WebSearch": ("web-search",)}
-# Copilot's tool aliases -> capabilities (the adapter folds these capabilities into them).
+# batch form). `claude_tool` also reads permission rules (`Bash(git:*)`) and the nearest ones.
+CLAUDE_CAPABILITIES = {k: caps for k, (caps, note) in CLAUDE_TOOL_TABLE.items() if not note}
+# Copilot's tool aliases -> capabilities (the adapter folds these capabilities into them);
+# `copilot_tool` reads every Copilot and VS Code tool name through one table.
 COPILOT_CAPABILITIES = {"read": ("read",), "edit": ("write", "edit"), "execute": ("bash",),
                         "search": ("grep", "glob"), "web": ("web-fetch", "web-search")}
 # opencode permission keys and tool names -> capabilities (`edit` covers writes).
@@ -376,23 +377,42 @@ class Fields:
         return out
 
 
-def capabilities(f: Fields, names: Optional[List[str]], table: Mapping[str, Sequence[str]],
+def capabilities(f: Fields, names: Optional[List[str]],
+                 table: Union[Mapping[str, Sequence[str]], Callable[[str], Resolved]],
                  defaults: Optional[Set[str]], key: str = "tools") -> Optional[List[str]]:
     """The capabilities of a client's tool list (`names`; None when there is none), or None
-    when it is the client's default set. Names without a capability are reported and left
-    out: the list never grows, so other clients get the listed capabilities only, and the
-    client's own list is kept as written in its passthrough block."""
+    when it grants every tool: the client's default set, or `*` (Copilot's "all tools"),
+    which the client gets back as written. `table` maps a name to its capabilities (a
+    mapping, or a function that also says when they are only the nearest ones). A name
+    without a capability is left out and one with only a nearest one is kept, each reported
+    as degraded: the list never collapses silently, and the client keeps its own list as
+    written in its passthrough block."""
     if names is None or (defaults is not None and set(names) == defaults):
         return None
-    caps: List[str] = []
-    unmapped = [n for n in names if n not in table]
-    for n in names:
-        caps.extend(table.get(n, ()))
-    if unmapped:
+    if "*" in names:
         f.keep(key)
-        f.lossy(f"{key}: {', '.join(unmapped)} {'has' if len(unmapped) == 1 else 'have'} no portable capability; "
-                f"kept for this client in its passthrough block, the other clients get "
-                f"{', '.join(t for t in TOOLS if t in caps) or 'no tools'}")
+        return None
+    resolve = table if callable(table) else (lambda n: (tuple(table.get(n, ())), ""))
+    caps: List[str] = []
+    unmapped: List[str] = []
+    nearest: List[str] = []
+    for n in names:
+        got, note = resolve(n)
+        caps.extend(got)
+        if not got:
+            unmapped.append(n)
+        elif note:
+            nearest.append(f"{n} {note}")
+    if unmapped or nearest:
+        f.keep(key)
+    kept = "kept as written for this client in its passthrough block"
+    for line in nearest:
+        f.lossy(f"{key} degraded: {line}; {kept}")
+    if unmapped:
+        granted = [t for t in TOOLS if t in caps]
+        f.lossy(f"{key} degraded: {', '.join(unmapped)} {'has' if len(unmapped) == 1 else 'have'} no portable "
+                f"capability; {kept}, the other clients get "
+                + (", ".join(granted) if granted else "no tools (tools: [])"))
     return list(dict.fromkeys(caps))
 
 
