@@ -52,9 +52,10 @@ def printable(s: str) -> str:
 
 # Credentials in URLs (`hide_credentials`): the user information of any URL (a token is
 # often the whole of it: https://TOKEN@host), up to its last '@' (https://a@b:SECRET@host),
-# and any `user:password@`, as a `scp`-like git location writes it.
+# and any `user:password@` before a host and ':' or '/', as a `scp`-like git location writes
+# it (`claude:plugin@market`, a requirement's name, is none).
 _URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/\s'\"]*)@")
-_PASSWORD = re.compile(r"([^\s/@:'\"]*):([^\s/@'\"]+)@")
+_PASSWORD = re.compile(r"([^\s/@:'\"]*):([^\s/@'\"]+)@(?=[A-Za-z0-9][A-Za-z0-9.-]*[:/])")  # user:pw@host: or /
 
 
 def hide_credentials(s: str) -> str:

@@ -19,10 +19,6 @@ from agentrc.clients import names as client_names
 from agentrc.project import FILE_NAME
 
 SKIP_DIRS = {".git", "node_modules", ".agentrc", ".venv", "venv", "__pycache__"}
-# The files each client's own layout starts with: an importer also reads other clients'
-# files its client loads (Copilot reads CLAUDE.md), which says nothing about who wrote them.
-OWN = {"claude": ("CLAUDE.md", ".claude/"), "copilot": (".github/",), "cursor": (".cursor/", ".cursorrules"),
-       "opencode": ("opencode.json", "opencode.jsonc", ".opencode/"), "codex": ("AGENTS.md", ".codex/")}
 MAX_DEPTH = 4
 
 
@@ -100,7 +96,7 @@ def detect(root: str) -> Dict[str, List[str]]:
         for name in sorted(names):
             rel = os.path.relpath(os.path.join(here, name), root).replace(os.sep, "/")
             for client, importer in IMPORTERS.items():
-                if rel.startswith(OWN.get(client, ("",))) and importer.wants(rel):
+                if rel.startswith(importer.own) and importer.wants(rel):
                     found.setdefault(client, []).append(rel)
     return {c: found[c] for c in IMPORTERS if c in found}
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import posixpath
-from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from agentrc import names
 from agentrc.diagnostics import Diagnostics
@@ -45,6 +45,9 @@ class Importer(Protocol):
 
     name: str
     family: str  # the directive family of the client's own body constructs
+    # The files the client's own layout starts with: an importer also reads other clients'
+    # files its client loads (Copilot reads CLAUDE.md), which say nothing about who wrote them.
+    own: Tuple[str, ...]
 
     def wants(self, rel: str) -> bool:
         """Whether the file at `rel` (relative to the project root) is one this import reads."""

@@ -39,6 +39,7 @@ IMPORT_RE = re.compile(r"(?<![\w@/`.-])@((?:~|\.{1,2})?/?[\w.-]+(?:/[\w.-]+)*\.[
 class ClaudeImporter:
     name = "claude"
     family = "claude"
+    own = ("CLAUDE.md", ".claude/")  # where its own layout starts (what `agentrc init` detects it by)
 
     def wants(self, rel: str) -> bool:
         return (rel.startswith(".claude/") or rel in (".mcp.json", "CLAUDE.md", "AGENTS.md", "CLAUDE.local.md")

@@ -41,6 +41,7 @@ PORTABLE_KEYS = ("schema", "audience", "requires", "ignore", "license", "metadat
 class CodexImporter:
     name = "codex"
     family = "codex"
+    own = ("AGENTS.md", ".codex/")  # where its own layout starts (what `agentrc init` detects it by)
 
     def wants(self, rel: str) -> bool:
         return rel.startswith((".agents/", ".codex/")) or rel.endswith(".md")

@@ -44,6 +44,7 @@ VSCODE_ENV = env_syntax(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 class CopilotImporter:
     name = "copilot"
     family = "copilot"
+    own = (".github/",)  # where its own layout starts (what `agentrc init` detects it by)
 
     def wants(self, rel: str) -> bool:
         return (rel.startswith(".github/") or rel in (".vscode/mcp.json", ".mcp.json", "AGENTS.md")

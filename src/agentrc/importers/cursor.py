@@ -40,6 +40,7 @@ NOTE_RE = re.compile(r"^> (?:`\$ARGUMENTS` below stands for the text typed after
 class CursorImporter:
     name = "cursor"
     family = "cursor"
+    own = (".cursor/", ".cursorrules")  # where its own layout starts (what `agentrc init` detects it by)
 
     def wants(self, rel: str) -> bool:
         return rel.startswith(".cursor/") or rel in (".cursorrules", "AGENTS.md") or rel.endswith(".md")
