@@ -33,7 +33,7 @@ OPENCODE_ENV = env_syntax(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 class OpencodeImporter:
     name = "opencode"
     family = "opencode"
-    own = ("opencode.json", "opencode.jsonc", ".opencode/")  # where its own layout starts (what `agentrc init` detects it by)
+    own = ("opencode.json", "opencode.jsonc", ".opencode/")  # its own layout (what `agentrc init` detects)
 
     def wants(self, rel: str) -> bool:
         return (rel.startswith((".opencode/", ".agents/", ".claude/skills/")) or rel in CONFIGS + ("AGENTS.md",)
