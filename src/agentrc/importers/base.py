@@ -45,9 +45,12 @@ class Importer(Protocol):
 
     name: str
     family: str  # the directive family of the client's own body constructs
-    # The files the client's own layout starts with: an importer also reads other clients'
-    # files its client loads (Copilot reads CLAUDE.md), which say nothing about who wrote them.
-    own: Tuple[str, ...]
+
+    @property
+    def own(self) -> Tuple[str, ...]:
+        """The files the client's own layout starts with: an importer also reads other
+        clients' files its client loads (Copilot reads CLAUDE.md), which say nothing about
+        who wrote them."""
 
     def wants(self, rel: str) -> bool:
         """Whether the file at `rel` (relative to the project root) is one this import reads."""
