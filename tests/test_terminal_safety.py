@@ -119,8 +119,9 @@ def _run(capsys, *argv):
 
 def test_fetched_names_reach_the_terminal_escaped(hostile_source, capsys):
     repo, project = hostile_source
-    # The hostile skill directories fail (their names differ from the skills'): diagnostics.
-    code, out = _run(capsys, "add", f"{repo.url}@v1#reg", "--item", "skill:good", "--client", "claude")
+    # The hostile skill directories fail (their names differ from the skills'): diagnostics,
+    # when the whole source is asked for (an unselected item is not linted, issue 31).
+    code, out = _run(capsys, "add", f"{repo.url}@v1#reg", "--client", "claude")
     assert code == 1 and "error[AR012]" in out and "x\\x1b[2K\\rall good\\x1b[8m" in out, out
     _clean(out)
     # Without them the source installs, the hostile supporting files with it.

@@ -179,7 +179,9 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
         entries, sel = closure.select(registry, fetched.tree, fetched.root, src, fetched.commit,
                                       want_bundles, want_items, parent, externals)
         diags.extend(sel)
-        diags.extend(_judged(fetched, registry, entries))  # only the selected closure is linted
+        missed = [n for n in list(want_bundles) + [name for _, name in want_items]
+                  if any(d.code == "AR205" for d in sel)]
+        diags.extend(_judged(fetched, registry, entries, missed))  # only the selected closure is linted
         found.extend(entries)
         for ext in externals:
             try:
@@ -284,14 +286,17 @@ class _Read(Fetched):
     findings: Tuple[Diagnostic, ...] = ()
 
 
-def _owners(read: Fetched, registry: Registry, entries: Sequence[Entry]) -> Tuple[Callable[[str], Optional[str]],
-                                                                                   Set[str]]:
+def _owners(read: Fetched, registry: Registry, entries: Sequence[Entry],
+            wanted: Sequence[str] = ()) -> Tuple[Callable[[str], Optional[str]], Set[str]]:
     """(the item directory or bundle file a path belongs to, None for the source's other
     files; the owners of the `entries`). Item directories are the ones discovery finds, so an
-    item too broken to load still owns its files."""
+    item too broken to load still owns its files. `wanted`: names asked for that did not load
+    (AR205): the bundle files and item directories of that name are judged too, so what keeps
+    them from loading is said."""
     dirs = discovery.item_dirs(f.path for f in read.tree.files)
     bundle_files = {f.path for f in read.tree.files if is_bundle_file(posixpath.basename(f.path))}
-    chosen: Set[str] = set()
+    chosen: Set[str] = {p for p in bundle_files if bundle_stem(p) in wanted}
+    chosen.update(d for d in dirs if posixpath.basename(d) in wanted)
     for e in entries:
         b = registry.bundle(e.name) if e.kind == "bundle" else None
         item = registry.item(Kind(e.kind), e.name) if e.kind != "bundle" else None
@@ -303,13 +308,14 @@ def _owners(read: Fetched, registry: Registry, entries: Sequence[Entry]) -> Tupl
     return owner, chosen
 
 
-def _judged(read: Fetched, registry: Registry, entries: Sequence[Entry]) -> Tuple[Diagnostic, ...]:
-    """What reading `read` found that concerns `entries`: the findings in their own files
-    and in the source's files that belong to no item or bundle. Items and bundles nobody
-    selected are not linted: their errors never block."""
+def _judged(read: Fetched, registry: Registry, entries: Sequence[Entry],
+            wanted: Sequence[str] = ()) -> Tuple[Diagnostic, ...]:
+    """What reading `read` found that concerns `entries` (and the names `wanted` that did not
+    load): the findings in their own files and in the source's files that belong to no item
+    or bundle. Items and bundles nobody selected are not linted: their errors never block."""
     if not isinstance(read, _Read):
         return ()
-    owner, chosen = _owners(read, registry, entries)
+    owner, chosen = _owners(read, registry, entries, wanted)
     kept = []
     for d in read.findings:
         mine = owner(d.path)
@@ -604,8 +610,10 @@ def _frozen_entries(project: str, lock: Lock, fetcher: Fetcher, user: bool, diag
     """--frozen: the lock's entries must be what resolving its direct entries at the locked
     commits gives again (content digests, the closure, the commits); else AR204 for each
     difference, since installing would have to rewrite the lock."""
-    roots = _roots(lock, project, diags)
-    if diags.has_errors:
+    mine = Diagnostics()  # `diags` may hold the build's errors already
+    roots = _roots(lock, project, mine)
+    diags.extend(mine.items)
+    if mine.has_errors:
         return
     entries, found = _resolve(roots, fetcher, _pins(lock.entries))
     diags.extend(found)
@@ -789,6 +797,9 @@ def _outputs(plan: Plan, lock: Lock, cli_from_lock: bool, user: bool, diags: Dia
     return _Outputs(out_files, claude_servers, copilot_servers, new_lock)
 
 
+_FETCH_CODES = frozenset({"AR201", "AR202", "AR203", "AR223", "AR226", "AR227", "AR228"})
+
+
 def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check: bool,
                  dry_run: bool = False, user: bool = False, held: Optional[writer.Output] = None,
                  previous: Optional[Lock] = None, trust: Optional[bool] = None, frozen: bool = False) -> Result:
@@ -801,7 +812,9 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     read = lock
     consented = consent.approved(lock.entries, previous.entries if previous is not None else ())
     rendered = _render(project, lock, fetcher, check or frozen, diags)
-    if rendered is not None and frozen:  # the content matched: the closure and the commits must too
+    if frozen and (rendered is not None or not any(d.code in _FETCH_CODES for d in diags.items)):
+        # The content matched (or failed to build): the closure and the commits must match too,
+        # and a lock that lost an entry its sources require says so, not only the build's error.
         _frozen_entries(project, lock, fetcher, user, diags)
     if rendered is None or diags.has_errors:
         return Result(diags.sorted(), git_runs=fetcher.git_runs)
