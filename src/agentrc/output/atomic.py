@@ -155,13 +155,7 @@ def _replace_in(dfd: int, name: str, shown: str, data: bytes, mode: Optional[int
     tmp = temp_name(name)
     fd = os.open(tmp, _NEW, 0o644 if mode is None else mode, dir_fd=dfd)
     try:
-        try:
-            write_all(fd, data)
-            if want is not None:
-                os.fchmod(fd, want)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fill(fd, data, want)
         os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -169,6 +163,19 @@ def _replace_in(dfd: int, name: str, shown: str, data: bytes, mode: Optional[int
         raise
     with contextlib.suppress(OSError):
         os.fsync(dfd)  # the rename itself, where the file system allows a directory's fsync
+
+
+def fill(fd: int, data: bytes, mode: Optional[int] = None) -> None:
+    """Write `data` whole into the new file `fd`, give it `mode` (the mode of the file it will
+    replace, which the umask must not change), fsync it and close it: what every staged
+    file gets before it is renamed into place (this writer's, a capability transaction's)."""
+    try:
+        write_all(fd, data)
+        if mode is not None:
+            os.fchmod(fd, mode)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def temp_name(name: str) -> str:

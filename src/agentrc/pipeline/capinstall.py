@@ -865,8 +865,7 @@ def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: s
     staying = {p["cap"].id for p in projected}
     retired = [_installed_dir(scope, cid) for cid, c in existing.capabilities
                if c.package in resolved and cid not in staying]
-    txn = captxn.Txn(scope)
-    try:
+    with captxn.Txn(scope).committing() as txn:
         for p in projected:
             if p["status"] != "kept":
                 txn.tree(p["dest"], p["dir"])
@@ -875,11 +874,6 @@ def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: s
                 txn.retire(dest)
         _Ignore(scope).stage(txn)
         txn.put(lock_path, locks.dump(new_lock))
-        txn.commit()
-    except BaseException:
-        with contextlib.suppress(OSError):
-            txn.discard()
-        raise
     carry_out(txn, lock_path)
     return _install_report(scope, resolved, projected, root_id)
 
@@ -1286,17 +1280,11 @@ def remove(scope: str, package_id: str) -> Outcome:
         _check_unused(scope, lock_path, again, package_id, exported)
         new_lock = Lock(2, tuple((k, v) for k, v in again.packages if k != package_id),
                         tuple((k, v) for k, v in again.capabilities if k not in exported))
-        txn = captxn.Txn(level)
-        try:
+        with captxn.Txn(level).committing() as txn:
             for cid in exported:
                 if os.path.lexists(_installed_dir(level, cid)):
                     txn.retire(_installed_dir(level, cid))
             txn.put(lock_path, locks.dump(new_lock))
-            txn.commit()
-        except BaseException:
-            with contextlib.suppress(OSError):
-                txn.discard()
-            raise
         carry_out(txn, lock_path)
     except BaseException as exc:
         raise noted(_failure(exc, lock_path, level), staging.notes) from None

@@ -34,10 +34,9 @@ import json
 import os
 import re
 import stat
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 from agentrc.capabilities.model import CAPABILITIES_DIR, INSTALLED, LOCK_FILE
-from agentrc.fdio import write_all
 from agentrc.output import atomic, writer
 
 TXN = ".agentrc-txn"
@@ -94,14 +93,7 @@ class Txn:
         except FileNotFoundError:
             mode = None
         fd, name = self._dir(), self._name("new")
-        out = os.open(name, _NEW, 0o644, dir_fd=fd)
-        try:
-            write_all(out, data)
-            if mode is not None:
-                os.fchmod(out, mode)
-            os.fsync(out)
-        finally:
-            os.close(out)
+        atomic.fill(os.open(name, _NEW, 0o644, dir_fd=fd), data, mode)
         self.journal["put"].append({"path": self._rel(path), "tmp": name, "create": mode is None,
                                     "sha": writer.sha(data)})
 
@@ -127,15 +119,22 @@ class Txn:
         fd = self._dir()
         os.fsync(fd)  # the staged names, durable before the journal can name them
         data = (json.dumps(self.journal, sort_keys=True) + "\n").encode("utf-8")
-        out = os.open("journal.tmp", _NEW, 0o644, dir_fd=fd)
-        try:
-            write_all(out, data)
-            os.fsync(out)
-        finally:
-            os.close(out)
+        atomic.fill(os.open("journal.tmp", _NEW, 0o644, dir_fd=fd), data)
         os.replace("journal.tmp", JOURNAL, src_dir_fd=fd, dst_dir_fd=fd)
         os.fsync(fd)  # the commit point
         self.committed = True
+
+    @contextlib.contextmanager
+    def committing(self) -> Iterator["Txn"]:
+        """Stage inside the block; committed when it ends, discarded when it raises (before the
+        commit point nothing visible changed)."""
+        try:
+            yield self
+            self.commit()
+        except BaseException:
+            with contextlib.suppress(OSError):
+                self.discard()
+            raise
 
     def carry_out(self) -> None:
         roll_forward(self.scope, self.journal, self._dir())
