@@ -15,6 +15,21 @@ from typing import Any, Callable, Sequence, Tuple
 
 from agentrc.frozen import thaw
 
+STATE_DIR = ".agentrc"  # an output directory's own state: the manifest, the journal, the lock
+
+
+def safe_path(path: Any) -> bool:
+    """Whether `path` may name a file agentrc writes, merges or deletes: a non-empty posix
+    path, relative, normalised (no `.`, `..` or empty component), outside `.agentrc/`. The
+    writer checks every planned and recorded path with it, and a lock's recorded files are
+    checked with it before anything acts on them (`agentrc.sources.lockcheck`)."""
+    if not isinstance(path, str) or not path or "\x00" in path or "\\" in path or path.startswith("/"):
+        return False
+    # Checked once per planned and recorded path: substring tests, not a split per path.
+    wrapped = f"/{path}/"
+    return ("//" not in wrapped and "/./" not in wrapped and "/../" not in wrapped
+            and not wrapped.startswith(f"/{STATE_DIR}/"))
+
 
 @dataclass(frozen=True)
 class OutputFile:

@@ -14,7 +14,8 @@ import os
 import sys
 from typing import Dict, List
 
-from agentrc.cli.common import UsageError, say
+from agentrc.cli import consumer
+from agentrc.cli.common import say
 from agentrc.clients import names as client_names
 from agentrc.project import FILE_NAME
 
@@ -24,7 +25,7 @@ MAX_DEPTH = 4
 
 def run(args) -> int:
     root = os.path.normpath(args.dir)
-    clients = _clients(args.client)
+    clients = consumer.clients(args.client or ",".join(client_names.DEFAULT_CLIENTS))
     if os.path.lexists(os.path.join(root, FILE_NAME)):
         say(f"{os.path.join(root, FILE_NAME)}: this project has a project file already; nothing written")
         return 1
@@ -72,15 +73,6 @@ def _with_lock(root: str, project_file, take_clients: bool):
 
 def _at(root: str, rel: str) -> str:
     return os.path.normpath(os.path.join(root, rel))
-
-
-def _clients(text) -> List[str]:
-    clients = [c.strip() for c in (text or ",".join(client_names.DEFAULT_CLIENTS)).split(",") if c.strip()]
-    unknown = [c for c in clients if c not in client_names.CLIENTS]
-    if unknown or not clients:
-        raise UsageError(f"unknown client(s): {', '.join(unknown) or '(none)'} (known: "
-                         f"{', '.join(client_names.CLIENTS)})")
-    return clients
 
 
 def detect(root: str) -> Dict[str, List[str]]:

@@ -63,13 +63,13 @@ from typing import (
 from agentrc import __version__
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fdio import write_all
-from agentrc.files import OutputFile
+from agentrc.files import STATE_DIR, OutputFile, safe_path
 from agentrc.output import atomic
 
 if TYPE_CHECKING:
     from agentrc.output import merge as managed
 
-STATE = ".agentrc"
+STATE = STATE_DIR
 MANIFEST = ".agentrc/manifest.json"
 TXN = ".agentrc/txn"
 LOCK = "lock"
@@ -178,17 +178,6 @@ _FS_ERRORS = (OSError, _Unsafe)
 
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def safe_path(path: Any) -> bool:
-    """Whether `path` may name a file agentrc writes, merges or deletes: a non-empty posix
-    path, relative, normalised (no `.`, `..` or empty component), outside `.agentrc/`."""
-    if not isinstance(path, str) or not path or "\x00" in path or "\\" in path or path.startswith("/"):
-        return False
-    # Checked once per planned and recorded path: substring tests, not a split per path.
-    wrapped = f"/{path}/"
-    return ("//" not in wrapped and "/./" not in wrapped and "/../" not in wrapped
-            and not wrapped.startswith(f"/{STATE}/"))
 
 
 # --- the one way to the disk --------------------------------------------------------------

@@ -28,7 +28,7 @@ from agentrc.diagnostics import Diagnostic, Diagnostics, hide_credentials
 from agentrc.files import OutputFile
 from agentrc.inputs import config
 from agentrc.inputs.fetch import Fetched, Fetcher
-from agentrc.inputs.tree import Root, read_file
+from agentrc.inputs.tree import Root, read_file, real_path
 from agentrc.model import Bundle, Kind, Registry, SourceFile, SourceTree
 from agentrc.names import bundle_stem, is_bundle_file
 from agentrc.output import atomic, writer
@@ -242,9 +242,11 @@ class ProjectFetcher(Fetcher):
 
 
 def _real(path: str) -> str:
+    """`path` by real path (`inputs.tree.real_path`, bounded); a link loop or chain compares as
+    a path no directory has, so it is never allowed by accident."""
     try:
-        return os.path.realpath(path)
-    except (OSError, RecursionError):  # a link loop or chain: compared as written, so never allowed by accident
+        return real_path(path)
+    except OSError:
         return os.path.abspath(path) + os.sep + "\0"
 
 
@@ -743,9 +745,7 @@ def _adoptable(project: str, lock: Lock, produced: Dict[str, str], previous: Opt
     it, a file is agentrc's only when the locked sources, rendered again, give that path with
     that digest: those of this command (`produced`), or of the lock as it was read
     (`previous`, whose removed entries still gave their files). A recorded file no locked
-    source gives is an error (AR204), never deleted."""
-    if os.path.lexists(os.path.join(project, writer.MANIFEST)):
-        return {}
+    source gives is an error (AR204), never deleted. (The caller asks only without `.agentrc/`.)"""
     recorded = {f.path: f.sha256 for f in lock.files if not f.merged}
     given = dict(produced)
     if previous is not None and any(given.get(p) != h for p, h in recorded.items()):
@@ -824,17 +824,19 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
         return Result(diags.sorted(), git_runs=fetcher.git_runs, consent=needed)
     lock = rendered.lock.with_entries(gated)
     outs = _outputs(rendered.plan, lock, check or frozen, user, diags)
+    managed = os.path.lexists(os.path.join(project, writer.MANIFEST))  # then the manifest decides what is ours
     if user:
         adopt = {f.path: f.sha256 for f in lock.files if not f.merged}
     else:
-        adopt = _adoptable(project, lock, {f.path: f.sha256 for f in outs.lock.files}, previous, fetcher, diags)
+        adopt = {} if managed else _adoptable(project, lock, {f.path: f.sha256 for f in outs.lock.files}, previous,
+                                              fetcher, diags)
     if frozen:
         for problem in consumeplan.lock_drift(read, outs.lock):
             diags.error(lock_path(project, user), (0, 0), "AR204", f"{problem}: the lock would have to change "
                         "(--frozen installs only what it records; 'agentrc install' updates it)")
     if diags.has_errors:
         return Result(diags.sorted(), git_runs=fetcher.git_runs)
-    adopt_keys = {} if user or os.path.lexists(os.path.join(project, writer.MANIFEST)) else _merged_keys(lock)
+    adopt_keys = {} if user or managed else _merged_keys(lock)
     if check:
         _check_files(project, lock, outs.lock, outs.files, adopt, diags, adopt_keys)
         return Result(diags.sorted(), lock, git_runs=fetcher.git_runs)

@@ -10,16 +10,16 @@ Nothing runs, nothing is fetched and nothing is written when any is found.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from typing import Any, Optional, Sequence
 
 from agentrc.diagnostics import Diagnostics
+from agentrc.files import safe_path
 from agentrc.sources import arguments
+from agentrc.sources.arguments import shown
 from agentrc.sources.dsl import SourceError, check_ref, parse
 
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_STATE_DIRS = (".agentrc", ".git")
 MCP_TARGETS = ("vscode",)  # record clients that are targets rather than adapters
 
 
@@ -29,28 +29,28 @@ def check(lock: Any, path: str, diags: Diagnostics, clients: Optional[Sequence[s
     known = set(clients) if clients is not None else None
     for name in lock.clients:
         if known is not None and name not in known:
-            diags.error(path, (0, 0), "AR203", f"clients: unknown client {_shown(name)} (known: "
+            diags.error(path, (0, 0), "AR203", f"clients: unknown client {shown(name)} (known: "
                         f"{', '.join(sorted(known))})")
     for e in lock.entries:
         _entry(e, path, diags)
     for f in lock.files:
         if not safe_relative(f.path):
-            diags.error(path, (0, 0), "AR203", f"files: {_shown(f.path)} is not a relative path inside the project")
+            diags.error(path, (0, 0), "AR203", f"files: {shown(f.path)} is not a relative path inside the project")
     for rec in (dict(m) for m in lock.mcps):
         _record(rec, "mcps", "name", path, diags, known)
         config = rec.get("config")
         if config is not None and not (isinstance(config, str) and (safe_relative(config) or
                                                                     rec.get("scope") == "user")):
-            diags.error(path, (0, 0), "AR203", f"mcps: config {_shown(config)} is not a path inside the project")
+            diags.error(path, (0, 0), "AR203", f"mcps: config {shown(config)} is not a path inside the project")
     for rec in (dict(p) for p in lock.plugins):
         _record(rec, "plugins", "identifier", path, diags, known)
     for name in lock.mcps_removed:
         problem = arguments.server_name(name)
         if problem:
-            diags.error(path, (0, 0), "AR203", f"mcps_removed: {_shown(name)} {problem}")
+            diags.error(path, (0, 0), "AR203", f"mcps_removed: {shown(name)} {problem}")
     for p in lock.user_skipped:
         if not safe_relative(p):
-            diags.error(path, (0, 0), "AR203", f"user_skipped: {_shown(p)} is not a relative path")
+            diags.error(path, (0, 0), "AR203", f"user_skipped: {shown(p)} is not a relative path")
 
 
 def _entry(e: Any, path: str, diags: Diagnostics) -> None:
@@ -66,7 +66,7 @@ def _entry(e: Any, path: str, diags: Diagnostics) -> None:
         except SourceError as exc:
             diags.error(path, (0, 0), "AR203", f"{where}: {exc}")
     if e.commit is not None and not _COMMIT.fullmatch(e.commit):
-        diags.error(path, (0, 0), "AR203", f"{where}: commit {_shown(e.commit)} is not a full commit id")
+        diags.error(path, (0, 0), "AR203", f"{where}: commit {shown(e.commit)} is not a full commit id")
 
 
 def _record(rec: dict, section: str, field: str, path: str, diags: Diagnostics, known: Optional[set]) -> None:
@@ -79,21 +79,13 @@ def _record(rec: dict, section: str, field: str, path: str, diags: Diagnostics, 
     else:
         problem = arguments.argument(value)
     if problem:
-        diags.error(path, (0, 0), "AR203", f"{section}: {field} {_shown(value)} {problem}")
+        diags.error(path, (0, 0), "AR203", f"{section}: {field} {shown(value)} {problem}")
     if known is not None and client not in known and client not in MCP_TARGETS:
-        diags.error(path, (0, 0), "AR203", f"{section}: unknown client {_shown(client)} for {_shown(value)}")
+        diags.error(path, (0, 0), "AR203", f"{section}: unknown client {shown(client)} for {shown(value)}")
 
 
 def safe_relative(path: Any) -> bool:
-    """Whether `path` is a normalised relative posix path inside a directory, and not in
-    agentrc's or git's own state."""
-    if not isinstance(path, str) or not path or "\\" in path or "\x00" in path or path.startswith("/"):
-        return False
-    if posixpath.normpath(path) != path or path == "." or path.startswith("../") or path == "..":
-        return False
-    return path.split("/", 1)[0] not in _STATE_DIRS
-
-
-def _shown(value: Any) -> str:
-    """`value` quoted, control characters escaped (a lock's text reaches the terminal)."""
-    return repr(str(value)[:200])
+    """Whether `path` may name a file of the project the lock installed: a path the output
+    writer would write (`files.safe_path`: relative, normalised, outside `.agentrc/`), and not
+    in git's own state either."""
+    return safe_path(path) and path != ".git" and not path.startswith(".git/")
