@@ -17,19 +17,25 @@ from test_consumer_cli import LOCK, files, run
 from agentrc.pipeline import consume
 
 
-@pytest.fixture
-def env(tmp_path, monkeypatch):
+def consumer_env(tmp_path, monkeypatch, tag: str):
+    """A registry repository (a skill requiring a rule, a bundle of the skill) tagged `tag`,
+    and an empty project as the working directory; HOME and the cache in tmp_path."""
     cache = isolated_home(monkeypatch, tmp_path)
     repo = Repo(tmp_path)
     repo.v1 = repo.commit({
         "reg/skills/summary/SKILL.md": skill("summary", requires="requires:\n  rules:\n    - style\n"),
         "reg/rules/style/RULE.md": rule("style"),
         "reg/core.bundle.yaml": bundle("core", "  skills:\n    - summary\n"),
-    }, tag="v1")
+    }, tag=tag)
     project = tmp_path / "project"
     project.mkdir()
     monkeypatch.chdir(project)
     return {"repo": repo, "project": project, "cache": cache, "tmp": tmp_path}
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    return consumer_env(tmp_path, monkeypatch, "v1")
 
 
 def snapshot(project):

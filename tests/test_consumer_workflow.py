@@ -11,30 +11,17 @@ import shutil
 
 import pytest
 
-from sourcerepos import Repo, bundle, git, isolated_home, rule, skill
+from sourcerepos import Repo, bundle, git, rule, skill
 from test_consent import HOOK
 from test_consumer_cli import LOCK, files, run
+from test_consumer_frozen import consumer_env, snapshot
 
 MCP = "mcps:\n  lint-server:\n    local:\n      command: npx\n      args: [\"-y\", \"@example/lint-mcp\"]\n"
 
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
-    cache = isolated_home(monkeypatch, tmp_path)
-    repo = Repo(tmp_path)
-    repo.v1 = repo.commit({
-        "reg/skills/summary/SKILL.md": skill("summary", requires="requires:\n  rules:\n    - style\n"),
-        "reg/rules/style/RULE.md": rule("style"),
-        "reg/core.bundle.yaml": bundle("core", "  skills:\n    - summary\n"),
-    }, tag="v1.0.0")
-    project = tmp_path / "project"
-    project.mkdir()
-    monkeypatch.chdir(project)
-    return {"repo": repo, "project": project, "cache": cache, "tmp": tmp_path}
-
-
-def snapshot(project):
-    return {name: (project / name).read_bytes() for name in files(project)}
+    return consumer_env(tmp_path, monkeypatch, "v1.0.0")
 
 
 def logging_cli(tmp, monkeypatch, *names):
