@@ -355,15 +355,18 @@ def test_install_fetches_a_locked_commit_missing_from_the_cache_by_its_id(env, c
     assert run(capsys, "install", "--frozen")[0] == 0
 
 
-def test_changing_the_clients_rebuilds_for_the_new_set(env, capsys):
+def test_another_client_set_is_not_taken_silently(env, capsys):
+    """`--client` of a project installed for other clients would delete their files: refused
+    (issue 31); `--set-clients` or an edit of agentrc.yaml changes the set
+    (tests/test_consumer_safety.py)."""
     repo, project = env["repo"], env["project"]
     assert run(capsys, "add", f"{repo.url}@v1#reg", "--item", "rule:other", "--client", "claude")[0] == 0
     code, out, err = run(capsys, "add", f"{repo.url}@v1#reg", "--item", "rule:other", "--client", "copilot", "--json")
-    assert code == 0, err
+    assert code == 1, err
     doc = json.loads(out)
-    assert doc["lock"]["clients"] == ["copilot"]
-    assert doc["changes"]["delete"] == [".claude/rules/other.md"]
-    assert files(project) == [".github/instructions/other.instructions.md", LOCK]
+    assert [d["code"] for d in doc["diagnostics"]] == ["AR204"]
+    assert "--set-clients" in doc["diagnostics"][0]["hint"]
+    assert files(project) == [".claude/rules/other.md", LOCK]
 
 
 def test_adding_a_moved_branch_again_points_at_update(env, capsys):

@@ -4,7 +4,7 @@ records. `--frozen` installs it only if the lock would not change (npm ci, uv sy
 
 from __future__ import annotations
 
-from agentrc.cli import consumer, projectsources
+from agentrc.cli import clientset, consumer, projectsources
 from agentrc.cli.common import UsageError, say
 from agentrc.pipeline import consume
 
@@ -14,25 +14,34 @@ def run(args) -> int:
         raise UsageError("--frozen and --check: choose one (--frozen installs, --check writes nothing)")
     project = consumer.project(args)
     wanted = projectsources.declared(args, project)
+    clients = clientset.declared(args, project)
     check = None
-    if wanted is not None and (args.frozen or args.check):
-        check = _mismatch(wanted)
+    if (wanted is not None or clients) and (args.frozen or args.check):
+        check = _mismatch(wanted, clients)
     elif wanted is not None and not _added(args, project, wanted):
         return 1
     result = consumer.with_consent(args, lambda trust: consume.install(
         project, frozen=args.frozen, force=args.force, user=args.user, allow_local=tuple(args.allow_local),
-        trust=trust, check=args.check, declared=check))
+        trust=trust, check=args.check, declared=check, clients=clients))
     code = consumer.report(result, args, "installed", "install")
     if args.check and result.ok and consumer.fmt(args) == "text":
         say(f"{args.dir}: matches agentrc.lock.json")
     return code
 
 
-def _mismatch(wanted):
-    """What `install --frozen` and `--check` stop at: the lock against the project file."""
+def _mismatch(wanted, clients):
+    """What `install --frozen` and `--check` stop at: the lock against the project file (its
+    sources, when it declares them, and its client set, when it declares one)."""
     from agentrc.project.sources import mismatch
 
-    return lambda lock: mismatch(wanted, lock.entries)
+    def problems(lock):
+        found = mismatch(wanted, lock.entries) if wanted is not None else []
+        if clients and set(clients) != set(lock.clients):
+            found.append(f"clients: {', '.join(clients)} are declared but the lock was installed for "
+                         f"{', '.join(lock.clients)}")
+        return found
+
+    return problems
 
 
 def _added(args, project: str, wanted) -> bool:

@@ -4,7 +4,7 @@ files that change."""
 
 from __future__ import annotations
 
-from agentrc.cli import consumer, projectsources
+from agentrc.cli import clientset, consumer, projectsources
 from agentrc.cli.common import UsageError, print_diags, say
 from agentrc.pipeline import consume
 from agentrc.sources.closure import locator
@@ -16,7 +16,7 @@ def run(args) -> int:
     project = consumer.project(args)
     result = consumer.with_consent(args, lambda trust: consume.update(
         project, args.names, dry_run=args.dry_run, force=args.force, user=args.user,
-        allow_local=tuple(args.allow_local), trust=trust, ref=args.ref))
+        allow_local=tuple(args.allow_local), trust=trust, ref=args.ref, clients=clientset.declared(args, project)))
     projectsources.sync(args, project, result)
     if consumer.fmt(args) == "json":
         extra = {"updates": [{"id": i, "old": consumer.entry_json(o) if o else None,

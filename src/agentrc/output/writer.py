@@ -742,6 +742,15 @@ def _directories(paths: Iterable[str]) -> Set[str]:
     return found
 
 
+def _prunable(ours: Set[str], deleted: Iterable[str], needed: Set[str]) -> List[str]:
+    """The directories a run removes when it leaves them empty, deepest first: those agentrc
+    made, and those holding a file it deletes (issue 31: `remove` in a fresh clone, whose
+    directories git made, left every item's directory behind). A directory is removed only
+    when empty at that moment, so one holding a user's file stays, and never the root;
+    a directory that was empty before holds no deleted file, so it is never one of these."""
+    return sorted((ours | _directories(deleted)) - needed, key=lambda d: (-d.count("/"), d))
+
+
 # --- one run on an output directory --------------------------------------------------------
 
 
@@ -1460,7 +1469,7 @@ class Output:
             return None
         journal = {"version": 2, "put": puts, "trees": trees,
                    "delete": [{"path": p, "sha": changes.delete_sha[p]} for p in changes.delete],
-                   "prune": sorted(ours - needed, key=lambda d: (-d.count("/"), d)), "manifest": new_manifest}
+                   "prune": _prunable(ours, changes.delete, needed), "manifest": new_manifest}
         if txn is None:
             tree.dir(STATE, create=True)
             txn = tree.dir(TXN, create=True)
@@ -1702,7 +1711,10 @@ class Output:
                     _note(path.rpartition("/")[0], unsynced, touched)
             for d in journal["prune"]:
                 self.where = d
-                fd = tree.dir(d)
+                try:
+                    fd = tree.dir(d)
+                except _Unsafe:  # a link (or a file) put there since: never followed, never removed
+                    continue
                 if fd is None or os.listdir(fd):
                     continue  # gone already, or holds something (of the user's): kept
                 tree.forget(d)

@@ -26,6 +26,8 @@ from agentrc.clients import names as client_names
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, Diagnostics, hide_credentials
 from agentrc.files import OutputFile
+from agentrc.importers import published as layouts
+from agentrc.importers.published import Redirect
 from agentrc.inputs import config
 from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.inputs.tree import Root, read_file, real_path
@@ -33,7 +35,7 @@ from agentrc.model import Bundle, Kind, Registry, SourceFile, SourceTree
 from agentrc.names import bundle_stem, is_bundle_file
 from agentrc.output import atomic, writer
 from agentrc.output.plan import Plan
-from agentrc.pipeline import consent, consumeplan, stages, userscope
+from agentrc.pipeline import consent, consumeplan, published, stages, userscope
 from agentrc.pipeline import mcpcli as mcp_cli
 from agentrc.pipeline import plugins as plugin_cli
 from agentrc.portable import discovery, normalize, resolve
@@ -176,7 +178,12 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
             if problem is not None:
                 diags.error(via.path, via.pos, problem[0], f"{via.parent} requires {problem[1]} (from {src.label})")
         externals: List[closure.External] = []
-        entries, sel = closure.select(registry, fetched.tree, fetched.root, src, fetched.commit,
+        asked = list(want_bundles)
+        want_bundles = _redirected(fetched, registry, src, want_bundles, not want_items and parent is None, queue,
+                                   diags)
+        if asked and not want_bundles and not want_items:
+            continue  # every plugin asked for lives in another repository
+        entries, sel = closure.select(registry, _digested(fetched), fetched.root, src, fetched.commit,
                                       want_bundles, want_items, parent, externals)
         diags.extend(sel)
         missed = [n for n in list(want_bundles) + [name for _, name in want_items]
@@ -217,6 +224,28 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
                     diags.warning(server.path, server.pos, "AR209", f"MCP server {server.name} requires the "
                                   f"environment variable {var}, which is not set")
     return merged.entries, diags.sorted()
+
+
+def _redirected(fetched: Fetched, registry: Registry, src: Source, bundles: Sequence[str], whole: bool,
+                queue: List, diags: Diagnostics) -> Sequence[str]:
+    """`bundles` without the marketplace plugins that live in other repositories (each
+    queued from its own source, judged by this source's origin: AR226); with nothing asked
+    for, every such plugin of the marketplace is queued too."""
+    redirects = {r.name: r for r in (fetched.redirects if isinstance(fetched, _Read) else ())}
+    if not redirects:
+        return bundles
+    wanted = [b for b in bundles if b in redirects and registry.bundle(b) is None]
+    if not bundles and whole:  # the whole source: every plugin the marketplace lists
+        wanted = sorted(redirects)
+    for name in wanted:
+        r = redirects[name]
+        try:
+            child = _required_source(src, r.locator, fetched.commit)
+        except SourceError as exc:
+            diags.error(r.path, r.pos, exc.code, f"plugin {name} from {hide_credentials(r.locator)!r}: {exc}")
+            continue
+        queue.append((child, [name], [], None, None))
+    return [b for b in bundles if b not in wanted]
 
 
 class ProjectFetcher(Fetcher):
@@ -267,10 +296,15 @@ def _fetch_and_load(fetcher: Fetcher, source: Source, commit: Optional[str], dia
     diags.extend(fetched.diagnostics)
     if not fetched.ok:
         return None
-    tree, style = normalize.normalize_tree(fetched.tree)
+    layout = published.portable(fetched.tree, fetched.root)
+    if layout is None:
+        fetched = replace(fetched, tree=layouts.plain(fetched.tree, fetched.root))
+    tree, style = normalize.normalize_tree(layout.tree if layout is not None else fetched.tree)
     loaded = stages.load(tree, cross_source=True)
     read = _Read(**{f.name: getattr(fetched, f.name) for f in fields(fetched)},
-                 normalized=tree, findings=loaded.diagnostics + style)
+                 normalized=tree, findings=loaded.diagnostics + style + (layout.diagnostics if layout else ()))
+    if layout is not None:  # the layout read as portable files; the lock's digests stay of the files as published
+        read = replace(read, tree=layout.tree, digests=layout.digests, redirects=layout.redirects, layout=layout)
     if selected is not None:
         diags.extend(_judged(read, loaded.registry, selected))
         if diags.has_errors:
@@ -286,6 +320,15 @@ class _Read(Fetched):
 
     normalized: SourceTree = SourceTree(())
     findings: Tuple[Diagnostic, ...] = ()
+    digests: Optional[SourceTree] = None  # a published layout's source bytes by item (`pipeline.published`)
+    redirects: Tuple[Redirect, ...] = ()  # a marketplace's plugins that live in other repositories
+    layout: Optional[published.Published] = None
+
+
+def _digested(read: Fetched) -> SourceTree:
+    """The tree the lock's content digests are taken over: the files as fetched, or for a
+    published layout, each item's source files (`published.Published.digests`)."""
+    return read.digests if isinstance(read, _Read) and read.digests is not None else read.tree
 
 
 def _owners(read: Fetched, registry: Registry, entries: Sequence[Entry],
@@ -304,8 +347,11 @@ def _owners(read: Fetched, registry: Registry, entries: Sequence[Entry],
         item = registry.item(Kind(e.kind), e.name) if e.kind != "bundle" else None
         chosen.update([b.path] if b is not None else [item.directory] if item is not None else [])
 
+    layout = read.layout if isinstance(read, _Read) else None
+
     def owner(path: str) -> Optional[str]:
-        return path if path in bundle_files else discovery.owner(path, dirs)
+        mine = layout.owner(path) if layout is not None else None
+        return mine or (path if path in bundle_files else discovery.owner(path, dirs))
 
     return owner, chosen
 
@@ -383,16 +429,17 @@ def _cross_cycles(lock: Lock, cross: Set[Tuple[str, str]], diags: Diagnostics) -
 
 
 def remove(project: str, names: Sequence[str], force: bool = False, user: bool = False,
-           allow_local: Sequence[str] = (), dry_run: bool = False) -> Result:
+           allow_local: Sequence[str] = (), dry_run: bool = False, clients: Sequence[str] = ()) -> Result:
     """Uninstall the directly installed bundles and items `names` (NAME or KIND:NAME) and
-    whatever only they required; `dry_run` writes nothing, runs no CLI, and plans."""
+    whatever only they required; `dry_run` writes nothing, runs no CLI, and plans.
+    `clients`: the project file's client set, installed for when the lock's differs."""
     if dry_run:
-        return _remove(project, names, force, user, None, allow_local, True)
-    return _held(project, lambda out: _remove(project, names, force, user, out, allow_local))
+        return _remove(project, names, force, user, None, allow_local, True, clients)
+    return _held(project, lambda out: _remove(project, names, force, user, out, allow_local, clients=clients))
 
 
 def _remove(project: str, names: Sequence[str], force: bool, user: bool, out: Optional[writer.Output],
-            allowed: Sequence[str] = (), dry_run: bool = False) -> Result:
+            allowed: Sequence[str] = (), dry_run: bool = False, clients: Sequence[str] = ()) -> Result:
     lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
@@ -401,6 +448,8 @@ def _remove(project: str, names: Sequence[str], force: bool, user: bool, out: Op
     if d.has_errors:
         return Result(d.sorted())
     after = closure.prune(lock, [(e.kind, e.name) for e in hits])
+    if _other_clients(lock, clients):
+        after = replace(after, clients=tuple(clients))
     removed = tuple(e for e in lock.entries if after.entry(e.kind, e.name) is None)
     result = _materialize(project, after, ProjectFetcher(project, allowed), force, check=False, dry_run=dry_run,
                           user=user, held=out, previous=lock)
@@ -434,15 +483,17 @@ def _remove_mcp(project: str, names: Sequence[str], force: bool, user: bool, out
 
 def update(project: str, names: Sequence[str] = (), dry_run: bool = False, force: bool = False,
            user: bool = False, allow_local: Sequence[str] = (), trust: bool = False,
-           ref: Optional[str] = None) -> Result:
+           ref: Optional[str] = None, clients: Sequence[str] = ()) -> Result:
     """Resolve the refs of the installed sources again (all, or the sources of the direct
     entries `names`) and install what they give now; `dry_run` writes nothing. The
     result's `updates` pairs each changed entry's old and new lock record. `ref`: re-pin
     the one source of the direct entries `names` to `ref` (moving v1 to v2): its direct
-    entries are resolved there, the closure again, the consent gate for what changes."""
+    entries are resolved there, the closure again, the consent gate for what changes.
+    `clients`: the project file's client set, installed for when the lock's differs."""
     if dry_run:
-        return _update(project, names, True, force, user, None, allow_local, trust, ref)
-    return _held(project, lambda out: _update(project, names, False, force, user, out, allow_local, trust, ref))
+        return _update(project, names, True, force, user, None, allow_local, trust, ref, clients)
+    return _held(project, lambda out: _update(project, names, False, force, user, out, allow_local, trust, ref,
+                                              clients))
 
 
 def _split_names(lock: Lock, names: Sequence[str], d: Diagnostics) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
@@ -488,7 +539,7 @@ def _repin(named: Sequence[Entry], ref: str, caps: Sequence[str], d: Diagnostics
 
 def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user: bool,
             out: Optional[writer.Output], allowed: Sequence[str] = (), trust: bool = False,
-            ref: Optional[str] = None) -> Result:
+            ref: Optional[str] = None, clients: Sequence[str] = ()) -> Result:
     lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
@@ -509,7 +560,10 @@ def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user
     entries, found = _resolve(parsed, fetcher, pins)
     if any(x.is_error for x in found):
         return Result(found, git_runs=fetcher.git_runs)
-    result = _materialize(project, replace(lock, entries=entries), fetcher, force, check=False, dry_run=dry_run,
+    target = replace(lock, entries=entries)
+    if _other_clients(lock, clients):
+        target = replace(target, clients=tuple(clients))
+    result = _materialize(project, target, fetcher, force, check=False, dry_run=dry_run,
                           user=user, held=out, previous=lock, trust=trust)
     old = {e.id: e for e in lock.entries}
     new = {e.id: e for e in (result.lock.entries if result.lock is not None else entries)}
@@ -568,7 +622,7 @@ Declared = Callable[[Lock], Sequence[str]]
 
 def install(project: str, frozen: bool = False, force: bool = False, user: bool = False,
             allow_local: Sequence[str] = (), trust: bool = False, check: bool = False,
-            declared: Optional[Declared] = None) -> Result:
+            declared: Optional[Declared] = None, clients: Sequence[str] = ()) -> Result:
     """Make the project hold exactly what its lock records.
 
     `check`: write nothing; every difference between the lock, the sources at their locked
@@ -578,11 +632,14 @@ def install(project: str, frozen: bool = False, force: bool = False, user: bool 
     content moved, recorded files the sources do not give, an entry the locked commits
     resolve otherwise are AR204 and nothing is written; the lock itself is never written.
     `declared`: what in the lock does not match the project's declarations (the project
-    file), one line each; under `frozen` or `check` each is AR204 (`lock_mismatch`)."""
+    file), one line each; under `frozen` or `check` each is AR204 (`lock_mismatch`).
+    `clients`: the project file's client set, installed for when it differs from the lock's
+    (the explicit edit that changes the set; `frozen` and `check` report it through `declared`)."""
     if check:
         return _install(project, "check", force, user, None, allow_local, trust, declared)
     mode = "frozen" if frozen else "install"
-    return _held(project, lambda out: _install(project, mode, force, user, out, allow_local, trust, declared))
+    return _held(project, lambda out: _install(project, mode, force, user, out, allow_local, trust, declared,
+                                               clients))
 
 
 def lock_mismatch(project: str, problems: Sequence[str], user: bool = False) -> Tuple[Diagnostic, ...]:
@@ -596,7 +653,8 @@ def lock_mismatch(project: str, problems: Sequence[str], user: bool = False) -> 
 
 
 def _install(project: str, mode: str, force: bool, user: bool, out: Optional[writer.Output],
-             allowed: Sequence[str] = (), trust: bool = False, declared: Optional[Declared] = None) -> Result:
+             allowed: Sequence[str] = (), trust: bool = False, declared: Optional[Declared] = None,
+             clients: Sequence[str] = ()) -> Result:
     lock, diags = need_lock(project, user)
     if lock is None:
         return Result(diags)
@@ -604,8 +662,17 @@ def _install(project: str, mode: str, force: bool, user: bool, out: Optional[wri
         mismatch = lock_mismatch(project, declared(lock), user)
         if mismatch:
             return Result(mismatch)
+    previous = None
+    if mode == "install" and _other_clients(lock, clients):
+        lock, previous = replace(lock, clients=tuple(clients)), lock
     return _materialize(project, lock, ProjectFetcher(project, allowed), force, check=mode == "check", user=user,
-                        held=out, trust=trust, frozen=mode == "frozen")
+                        held=out, trust=trust, frozen=mode == "frozen", previous=previous)
+
+
+def _other_clients(lock: Lock, clients: Sequence[str]) -> bool:
+    """Whether the project file's set `clients` (empty: it declares none) is not the set the
+    lock was installed for: the next command installs for it (issue 31, item 7)."""
+    return bool(clients) and set(clients) != set(lock.clients)
 
 
 def _frozen_entries(project: str, lock: Lock, fetcher: Fetcher, user: bool, diags: Diagnostics) -> None:
@@ -717,7 +784,7 @@ def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diag
         files.extend(_built_files(fetched, registry, group))
         locked_bundles.extend(b for b in (registry.bundle(e.name) for e in group if e.kind == "bundle")
                               if b is not None)
-        kept, points, problems = closure.verify(registry, fetched.tree, fetched.root, group, source.label,
+        kept, points, problems = closure.verify(registry, _digested(fetched), fetched.root, group, source.label,
                                                 fetched.commit, check or source.kind != PATH)
         diags.extend(problems)
         entries.extend(kept)

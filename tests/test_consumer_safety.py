@@ -1,0 +1,187 @@
+"""Consumer safety (issue 31, item 7): `add --client X` in a project whose client set differs
+no longer rewrites the set (and deletes the other clients' files) silently; changing the set
+is an edit of agentrc.yaml's `clients:` or `--set-clients`. `remove` prunes the directories it
+emptied, in a fresh clone too (whose directories git made), and only those. The real CLI,
+real git repositories over file://, real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from sourcerepos import Repo, isolated_home, skill
+from test_consumer_cli import LOCK, files, run
+
+from agentrc.cli import add as add_command
+from agentrc.cli import main as cli_main
+from agentrc.cli import projectargs
+from agentrc.cli.common import UsageError, say
+
+FIVE = "claude,copilot,opencode,cursor,codex"
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    isolated_home(monkeypatch, tmp_path)
+    repo = Repo(tmp_path, "skills")
+    repo.commit({"skills/a/SKILL.md": skill("a"), "skills/b/SKILL.md": skill("b"),
+                 "skills/a/scripts/run.sh": "#!/bin/sh\necho a\n"})
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    return repo, project
+
+
+def tree(project):
+    """Every file and directory (with the lock's and manifest's bytes): what 'nothing written' keeps."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(project):
+        rel = os.path.relpath(dirpath, project)
+        out[rel] = None
+        for name in filenames:
+            out[os.path.join(rel, name)] = (project / rel / name).read_bytes()
+    return out
+
+
+def empty_dirs(project):
+    return sorted(os.path.relpath(d, project) for d, ds, fs in os.walk(project) if not ds and not fs)
+
+
+def set_clients(capsys, *argv):
+    """`agentrc ARGV --set-clients`, through main when the parser has the flag; else the
+    same parsed command line with the flag's value set (cli/main.py registers it)."""
+    try:
+        return run(capsys, *argv, "--set-clients")
+    except SystemExit:
+        capsys.readouterr()
+    args = cli_main._parser("add").parse_args(list(argv))
+    args.set_clients = True
+    args.json = args.format == "json"
+    try:
+        code = add_command.run(projectargs.fill(args))
+    except UsageError as exc:
+        say(f"agentrc: error: {exc}")
+        code = 2
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_add_with_another_client_set_is_refused_and_writes_nothing(env, capsys):
+    repo, project = env
+    assert run(capsys, "add", repo.url, "--item", "skill:a", "--client", FIVE, "--trust")[0] == 0
+    before = tree(project)
+    code, _, err = run(capsys, "add", repo.url, "--item", "skill:b", "--client", "cursor", "--trust")
+    assert code == 1, err
+    lock_text = (project / LOCK).read_text().splitlines()
+    line = next(i for i, x in enumerate(lock_text, 1) if x.strip().startswith('"clients"'))
+    col = lock_text[line - 1].index('"clients"') + 1
+    assert f"./{LOCK}:{line}:{col}: error[AR204] --client cursor differs from the project's client set " \
+           "(claude, copilot, opencode, cursor, codex" in err
+    assert "edit clients: in agentrc.yaml" in err and "--set-clients" in err
+    assert "add failed: nothing written" in err
+    assert tree(project) == before
+
+
+def test_the_same_set_in_another_order_is_not_a_change(env, capsys):
+    repo, project = env
+    assert run(capsys, "add", repo.url, "--item", "skill:a", "--client", "claude,cursor", "--trust")[0] == 0
+    code, _, err = run(capsys, "add", repo.url, "--item", "skill:b", "--client", "cursor,claude", "--trust")
+    assert code == 0, err
+    assert json.loads((project / LOCK).read_text())["clients"] == ["claude", "cursor"]
+
+
+def test_add_without_client_keeps_the_locked_set(env, capsys):
+    repo, project = env
+    assert run(capsys, "add", repo.url, "--item", "skill:a", "--client", "claude,cursor", "--trust")[0] == 0
+    assert run(capsys, "add", repo.url, "--item", "skill:b", "--trust")[0] == 0
+    assert json.loads((project / LOCK).read_text())["clients"] == ["claude", "cursor"]
+    assert (project / ".cursor/skills/b/SKILL.md").is_file()
+
+
+def test_the_project_files_set_is_where_the_refusal_points(env, capsys):
+    repo, project = env
+    (project / "agentrc.yaml").write_text("schema: 1\n# the clients\nclients: [claude, copilot]\n")
+    assert run(capsys, "add", repo.url, "--item", "skill:a", "--trust")[0] == 0
+    assert json.loads((project / LOCK).read_text())["clients"] == ["claude", "copilot"]
+    before = tree(project)
+    code, _, err = run(capsys, "add", repo.url, "--item", "skill:b", "--client", "cursor", "--trust")
+    assert code == 1
+    assert "agentrc.yaml:3:1: error[AR204] --client cursor differs from the project's client set (claude, " \
+           "copilot, agentrc.yaml's clients:)" in err
+    assert tree(project) == before
+
+
+def test_set_clients_changes_the_set_and_the_project_file(env, capsys):
+    repo, project = env
+    (project / "agentrc.yaml").write_text("schema: 1\nclients:\n  - claude\n  - copilot\nsources: []\n")
+    assert run(capsys, "add", repo.url, "--item", "skill:a", "--trust")[0] == 0
+    code, _, err = set_clients(capsys, "add", repo.url, "--item", "skill:b", "--client", "cursor", "--trust")
+    assert code == 0, err
+    assert json.loads((project / LOCK).read_text())["clients"] == ["cursor"]
+    text = (project / "agentrc.yaml").read_text()
+    assert text.startswith("schema: 1\nclients: [cursor]\nsources:\n"), text
+    assert (project / ".cursor/skills/a/SKILL.md").is_file() and (project / ".cursor/skills/b/SKILL.md").is_file()
+    assert not (project / ".claude").exists() and not (project / ".github").exists()  # emptied: pruned
+    assert run(capsys, "install", "--frozen", "--trust")[0] == 0  # the file and the lock agree
+
+
+def test_set_clients_needs_client(env, capsys):
+    repo, _ = env
+    code, _, err = set_clients(capsys, "add", repo.url, "--item", "skill:a")
+    assert code == 2 and "--set-clients: name the new set with --client LIST" in err
+
+
+def test_editing_the_project_files_clients_is_the_explicit_change(env, capsys):
+    repo, project = env
+    (project / "agentrc.yaml").write_text("schema: 1\nclients: [claude, copilot]\n")
+    assert run(capsys, "add", repo.url, "--item", "skill:a", "--trust")[0] == 0
+    (project / "agentrc.yaml").write_text("schema: 1\nclients: [claude]\n" + (project / "agentrc.yaml").read_text()
+                                          .split("\n", 2)[2])
+    before = tree(project)
+    code, _, err = run(capsys, "install", "--frozen", "--trust")
+    assert code == 1 and "AR204" in err and "clients: claude are declared but the lock was installed for " \
+                                            "claude, copilot" in err, err
+    assert tree(project) == before
+    code, _, err = run(capsys, "install", "--trust")
+    assert code == 0, err
+    assert json.loads((project / LOCK).read_text())["clients"] == ["claude"]
+    assert not (project / ".github").exists()
+    assert (project / ".claude/skills/a/SKILL.md").is_file()
+
+
+def test_without_a_project_file_or_lock_client_chooses(env, capsys):
+    repo, project = env
+    assert run(capsys, "add", repo.url, "--item", "skill:a", "--client", "opencode", "--trust")[0] == 0
+    assert json.loads((project / LOCK).read_text())["clients"] == ["opencode"]
+
+
+def test_remove_in_a_fresh_clone_prunes_what_it_emptied(env, capsys):
+    repo, project = env
+    assert run(capsys, "add", repo.url, "--item", "skill:a", "--item", "skill:b", "--client", FIVE,
+               "--trust")[0] == 0
+    shutil.rmtree(project / ".agentrc")  # a fresh clone: git made the directories
+    (project / "notes").mkdir()  # the user's empty directory: agentrc did not empty it
+    (project / ".claude/skills/b/mine.md").write_text("the user's\n")
+    assert run(capsys, "install", "--frozen", "--trust")[0] == 0
+    code, _, err = run(capsys, "remove", "a", "b")
+    assert code == 0, err
+    assert empty_dirs(project) == [".agentrc", "notes"] or empty_dirs(project) == ["notes"]
+    assert sorted(files(project)) == [".claude/skills/b/mine.md", LOCK]
+    assert (project / ".claude/skills/b").is_dir()  # holds the user's file: kept, and its parents
+
+
+def test_remove_never_prunes_through_a_link(env, capsys, tmp_path):
+    repo, project = env
+    assert run(capsys, "add", repo.url, "--item", "skill:a", "--item", "skill:b", "--client", "claude",
+               "--trust")[0] == 0
+    outside = tmp_path / "outside"
+    (outside / "kept").mkdir(parents=True)
+    os.symlink(outside, project / ".claude" / "elsewhere")
+    code, _, err = run(capsys, "remove", "a")
+    assert code == 0, err
+    assert (outside / "kept").is_dir() and (project / ".claude/elsewhere").is_symlink()
+    assert not (project / ".claude/skills/a").exists()
+    assert (project / ".claude/skills/b/SKILL.md").is_file()
