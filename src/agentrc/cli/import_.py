@@ -14,9 +14,10 @@ from agentrc.cli.common import UsageError, print_diags, say, summarize, unknown
 from agentrc.diagnostics import WARNING, Diagnostics, count_summary
 from agentrc.files import OutputFile
 from agentrc.importers import document as importer
+from agentrc.importers import published as layouts
 from agentrc.inputs.tree import read_project
 from agentrc.output import atomic, writer
-from agentrc.pipeline import importing
+from agentrc.pipeline import importing, published
 
 
 def run(args) -> int:
@@ -42,6 +43,8 @@ def run(args) -> int:
 
 def _import(args, notify) -> int:
     root = os.path.normpath(args.project)
+    if _published_layout(root, args.client):
+        return _import_published(args, root, notify)
     tree, unread = read_project(root, lambda rel: importer.wants(args.client, rel))
     imported = importer.import_project(args.client, tree, "" if root == "." else root.replace(os.sep, "/"))
     doc = imported.document
@@ -120,6 +123,78 @@ def _import(args, notify) -> int:
     say(f"{out}: {len(changes.create)} created, {len(changes.update)} updated, {len(changes.delete)} deleted, "
         f"{changes.unchanged} unchanged")
     return 0
+
+
+def _published_layout(root: str, client: str) -> bool:
+    """Whether `root` is published as a plugin or a marketplace (`--from claude`), or as
+    Copilot's shapes at its root (`--from copilot`, awesome-copilot's layout): then the
+    layout's reader imports it (`importers.published`), as `agentrc add` reads it."""
+    if client == "claude":
+        return any(os.path.isfile(os.path.join(root, *p.split("/"))) for p in (layouts.PLUGIN, layouts.MARKETPLACE))
+    if client == "copilot" and not os.path.isdir(os.path.join(root, ".github")):
+        return any(os.path.isdir(os.path.join(root, d)) for d, _, _ in layouts.COPILOT_DIRS[:3])
+    return False
+
+
+def _import_published(args, root: str, notify) -> int:
+    """A published layout imported: its portable items and bundles (one per plugin) written
+    to --out, the layout's findings reported at the files as published."""
+    if args.canonical:
+        raise UsageError("--canonical: a plugin or marketplace is imported as portable items and bundles only")
+    shown = "" if root == "." else root.replace(os.sep, "/")
+    tree, unread = read_project(root, lambda rel: True)
+    got = published.portable(tree, shown)
+    if got is None:
+        raise UsageError(f"{args.project}: not a plugin, marketplace or Copilot layout after all")
+    found = got.diagnostics if args.strict else tuple(replace(d, severity=WARNING) if d.is_error else d
+                                                       for d in got.diagnostics)
+    diags = Diagnostics(list(unread + found))
+    for r in got.redirects:
+        diags.warning(r.path, r.pos, "AR130", f"plugin {r.name} lives in {r.locator}: import that repository "
+                                              "(or `agentrc add` the marketplace, which reads it from there)")
+    cut = len(shown) + 1 if shown else 0
+    files = [OutputFile(f.path[cut:], f.content, f.executable, "import") for f in got.tree.files]
+    changes = None
+    if not diags.has_errors:
+        try:
+            with writer.session(Path(args.out), write=True, notify=notify) as target:
+                changes, _, wdiags = target.diff(files)
+                diags.extend(wdiags)
+                if not diags.has_errors:
+                    diags.extend(target.apply(files, changes))
+        except writer.OutputError as exc:
+            diags.extend(exc.diagnostics)
+    result = diags.sorted()
+    failed = any(d.is_error for d in result) or changes is None
+    counts = _tree_counts(files)
+    if args.format == "json":
+        extra: dict = {"client": args.client, "layout": got.layout, "imported": counts, "ok": not failed}
+        print_diags(result, "json", extra)
+        return 1 if failed else 0
+    print_diags(result, "text")
+    if failed or changes is None:
+        say("import failed: nothing written", style="error")
+        return 1
+    errors = sum(1 for d in result if d.is_error)
+    summarize(f"imported the {got.layout} layout: {', '.join(counts) or 'nothing'}; {count_summary(result)}",
+              errors, len(result) - errors)
+    say(f"{args.out}: {len(changes.create)} created, {len(changes.update)} updated, {len(changes.delete)} deleted, "
+        f"{changes.unchanged} unchanged")
+    return 0
+
+
+def _tree_counts(files) -> list:
+    """'2 bundles', '3 skills', ... of the portable files written."""
+    kinds: dict = {}
+    for f in files:
+        base = os.path.basename(f.path)
+        if base.endswith(".bundle.yaml"):
+            kinds["bundles"] = kinds.get("bundles", 0) + 1
+        elif base.endswith(".md") and base[:-3].isupper():
+            kind = base[:-3].lower() + "s"
+            kinds[kind] = kinds.get(kind, 0) + 1
+    order = ("bundles", "rules", "skills", "agents", "commands", "hooks", "contexts")
+    return [f"{kinds[k]} {k}" for k in order if k in kinds]
 
 
 def _counts(doc: dict) -> list:

@@ -148,7 +148,7 @@ class Fetcher:
         read = None
         if problem is None:
             try:
-                read = read_tree([root])
+                read = read_tree([root], published=True)
             except RecursionError:  # os.path.realpath recurses once per link of a chain
                 problem = ("AR054", "a symlink chain too long to follow: nothing is read from this source")
         if cached:

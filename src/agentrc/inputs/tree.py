@@ -28,6 +28,10 @@ from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import SourceFile, SourceTree
 
 SKIP_DIRS = {"node_modules", "__pycache__", "dist"}
+# Hidden directories a fetched source is read with: where published layouts keep their
+# manifests and Copilot files (`importers.published`); a source without such a layout is
+# read without them (`importers.published.plain`).
+PUBLISHED_DIRS = (".claude-plugin", ".github")
 _NAME = operator.attrgetter("name")  # a directory entry's name: the walk's sort key
 
 # The largest file agentrc reads (16 MiB): far above any instruction file or skill resource
@@ -146,7 +150,8 @@ def is_build_file(name: str) -> bool:
     return name == "BUILD" or name.startswith("BUILD.")
 
 
-def read_tree(paths: Iterable[str], seen: Optional[Dict[str, os.stat_result]] = None) -> Read:
+def read_tree(paths: Iterable[str], seen: Optional[Dict[str, os.stat_result]] = None,
+              published: bool = False) -> Read:
     """Every source below `paths`; a path naming a file is read as given (it is its own root).
     `seen` collects the status of each regular file read (not a symlink), as `read_file` saw it."""
     files: List[SourceFile] = []
@@ -156,8 +161,8 @@ def read_tree(paths: Iterable[str], seen: Optional[Dict[str, os.stat_result]] = 
         root = Root(arg)
         kind = _kind(arg)
         if kind == "directory":
-            walk(root, files, diags, _source_name, lambda rel, name: not is_build_file(name), seen=seen,
-                 outputs=True)
+            walk(root, files, diags, _published_name if published else _source_name,
+                 lambda rel, name: not is_build_file(name), seen=seen, outputs=True)
             continue
         f = read_file(arg, root.display, root, diags, seen=seen)
         if f is not None:
@@ -180,6 +185,14 @@ def _source_name(entry: os.DirEntry) -> bool:
     if entry.is_symlink():
         return _source_dir(entry)
     return not (entry.name.startswith(".") or entry.name in SKIP_DIRS)
+
+
+def _published_name(entry: os.DirEntry) -> bool:
+    """`_source_name`, and the hidden directories of layouts people publish (a fetched
+    source's plugin manifests, its Copilot files: `importers.published` reads them)."""
+    if entry.name in PUBLISHED_DIRS and not entry.is_symlink():
+        return True
+    return _source_name(entry)
 
 
 def _output_tree(directory: str) -> bool:

@@ -1,0 +1,260 @@
+"""Published layouts are sources (issue 31, item 2): a Claude Code plugin marketplace, a plugin
+repository and a Copilot layout (in `.github/` or at the root), read by one reader per layout
+(`importers.published`, made portable by `pipeline.published`) for `agentrc add`/`install`/
+`update` and for `agentrc import`. Look-alikes written here: H1 bodies, bare fences, plugin
+hooks with scripts, tool lists with permission patterns, two plugins with a skill of one name,
+a plugin in another repository."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sourcerepos import Repo, isolated_home, write
+
+from agentrc.cli.main import main
+from agentrc.importers import published as layouts
+from agentrc.model import SourceFile, SourceTree
+from agentrc.pipeline import published
+
+LOCK = "agentrc.lock.json"
+
+AUDITOR = ("---\nname: auditor\ndescription: Audits changes for security problems\n"
+           "tools: Read, Grep, Bash(git diff:*)\n---\n# Auditor\n\nLook at the diff:\n\n```\ngit diff\n```\n")
+GUARD = ("---\nname: guard\ndescription: Guards secrets. Use when handling keys.\nlicense: MIT\n---\n"
+         "# Guard\n\nKeep keys out.\n")
+REV_GUARD = "---\nname: guard\ndescription: Guards reviews. Use when reviewing.\n---\n\nBe kind.\n"
+HOOKS = {"description": "security hooks", "hooks": {
+    "PreToolUse": [{"matcher": "Edit|Write", "hooks": [
+        {"type": "command", "command": "python3 ${CLAUDE_PLUGIN_ROOT}/hooks/check.py"}]}]}}
+
+
+def marketplace(far: str = "") -> dict:
+    plugins = [{"name": "sec", "source": "./plugins/sec", "description": "Security guidance"},
+               {"name": "rev", "source": "./plugins/rev", "description": "Review tools"}]
+    if far:
+        plugins.append({"name": "far", "source": {"source": "url", "url": far}})
+    return {"name": "look-alike", "owner": {"name": "someone"}, "plugins": plugins}
+
+
+def market_files(far: str = "") -> dict:
+    return {
+        "README.md": "# A marketplace\n",
+        ".claude-plugin/marketplace.json": json.dumps(marketplace(far), indent=2),
+        "plugins/sec/.claude-plugin/plugin.json": json.dumps({"name": "sec", "version": "1.0.0",
+                                                             "description": "Security guidance"}),
+        "plugins/sec/agents/auditor.md": AUDITOR,
+        "plugins/sec/commands/sec-review.md": "---\ndescription: Run a security review\n---\n# Review\n\nReview it.\n",
+        "plugins/sec/skills/guard/SKILL.md": GUARD,
+        "plugins/sec/hooks/hooks.json": json.dumps(HOOKS),
+        "plugins/sec/hooks/check.py": "print('checked')\n",
+        "plugins/rev/.claude-plugin/plugin.json": json.dumps({"name": "rev", "description": "Review tools"}),
+        "plugins/rev/agents/reviewer.md": "---\nname: reviewer\ndescription: Reviews pull requests\n---\n\nReview.\n",
+        "plugins/rev/skills/guard/SKILL.md": REV_GUARD,
+    }
+
+
+def tree_of(files: dict, root: str = "src") -> SourceTree:
+    return SourceTree(tuple(SourceFile(f"{root}/{rel}", text.encode()) for rel, text in sorted(files.items())))
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+# --- the reader ---------------------------------------------------------------------------
+
+def test_a_marketplace_is_one_bundle_per_plugin_with_clashing_names_prefixed():
+    got = published.portable(tree_of(market_files()), "src")
+    assert got is not None and got.layout == "marketplace"
+    paths = [f.path for f in got.tree.files]
+    assert "src/sec/sec.bundle.yaml" in paths and "src/rev/rev.bundle.yaml" in paths
+    assert "src/sec/agents/auditor/AGENT.md" in paths and "src/sec/commands/sec-review/COMMAND.md" in paths
+    # both plugins have a skill `guard`: each is installed under its plugin's name, and said so
+    assert "src/sec/skills/sec-guard/SKILL.md" in paths and "src/rev/skills/rev-guard/SKILL.md" in paths
+    renamed = [d for d in got.diagnostics if "installed as" in d.message]
+    assert len(renamed) == 2 and all(d.code == "AR130" for d in renamed)
+    bundle = next(f for f in got.tree.files if f.path == "src/sec/sec.bundle.yaml").content.decode()
+    assert "name: sec\n" in bundle and "description: Security guidance\n" in bundle and "sec-guard" in bundle
+    # diagnostics speak of the files as published, not of where the reader placed them
+    assert all(".claude/" not in d.path for d in got.diagnostics)
+    assert any(d.path == "src/plugins/sec/agents/auditor.md" for d in got.diagnostics)
+
+
+def test_the_digests_are_of_the_published_bytes_each_item_was_read_from():
+    files = market_files()
+    before = published.portable(tree_of(files), "src")
+    files["plugins/sec/agents/auditor.md"] = AUDITOR.replace("Look at", "Read")
+    after = published.portable(tree_of(files), "src")
+    assert before is not None and after is not None
+
+    def under(p, directory):
+        return {f.path: f.content for f in p.digests.files if f.path.startswith(directory + "/")}
+
+    assert under(before, "src/sec/agents/auditor") != under(after, "src/sec/agents/auditor")
+    assert under(before, "src/sec/skills/sec-guard") == under(after, "src/sec/skills/sec-guard")
+    assert under(before, "src/sec/agents/auditor") == {"src/sec/agents/auditor/agents/auditor.md": AUDITOR.encode()}
+
+
+def test_a_plugin_repository_is_one_bundle_named_after_it():
+    files = {".claude-plugin/plugin.json": json.dumps({"name": "solo", "description": "One plugin",
+                                                       "agents": "./custom/agents/", "lspServers": "./.lsp.json"}),
+             "custom/agents/helper.md": "---\nname: helper\ndescription: Helps\n---\n\nHelp.\n",
+             "commands/go.md": "---\ndescription: Go\n---\n\nGo.\n",
+             ".mcp.json": json.dumps({"mcpServers": {"docs": {"command": "npx", "args": ["-y", "docs-mcp"]}}})}
+    got = published.portable(tree_of(files), "src")
+    assert got is not None and got.layout == "plugin"
+    paths = [f.path for f in got.tree.files]
+    assert "src/solo/agents/helper/AGENT.md" in paths and "src/solo/commands/go/COMMAND.md" in paths
+    bundle = next(f for f in got.tree.files if f.path == "src/solo/solo.bundle.yaml").content.decode()
+    assert "docs" in bundle and "mcps:" in bundle
+    assert any("lspServers has no portable form" in d.message for d in got.diagnostics)
+
+
+def test_a_copilot_layout_at_the_root_is_read_like_one_in_github():
+    files = {"agents/planner.agent.md": "---\ndescription: Plans work\ntools: ['*']\n---\n\nPlan.\n",
+             "instructions/python.instructions.md": "---\napplyTo: '**/*.py'\n---\n\nUse type hints.\n",
+             "prompts/explain.prompt.md": "---\ndescription: Explain code\n---\n\nExplain.\n",
+             "README.md": "# Awesome look-alike\n"}
+    got = published.portable(tree_of(files), "src")
+    assert got is not None and got.layout == "copilot"
+    paths = [f.path for f in got.tree.files]
+    assert paths == ["src/agents/planner/AGENT.md", "src/commands/explain/COMMAND.md", "src/rules/python/RULE.md"]
+    github = published.portable(tree_of({".github/" + k: v for k, v in files.items() if k != "README.md"}), "src")
+    assert github is not None and [f.path for f in github.tree.files] == paths
+
+
+def test_portable_registries_and_agent_skills_repositories_have_no_layout():
+    assert layouts.read(tree_of({"skills/pdf/SKILL.md": GUARD}), "src") is None
+    assert layouts.read(tree_of({"rules/a/RULE.md": "---\nschema: 1\ndescription: A\n---\n\nA.\n",
+                                 "agents/planner.agent.md": "x"}), "src") is None
+    plain = layouts.plain(tree_of({"skills/pdf/SKILL.md": GUARD, ".github/skills/x/SKILL.md": GUARD}), "src")
+    assert [f.path for f in plain.files] == ["src/skills/pdf/SKILL.md"]
+
+
+@pytest.mark.parametrize("manifest, message", [
+    ("{not json", "not a JSON document"),
+    ("[]", "expected a JSON object"),
+    (json.dumps({"plugins": {"a": 1}}), "plugins: expected a list"),
+])
+def test_an_unreadable_marketplace_is_an_error_at_its_file(manifest, message):
+    got = layouts.read(tree_of({".claude-plugin/marketplace.json": manifest}), "src")
+    assert got is not None
+    assert [(d.path, d.code) for d in got.diagnostics if d.is_error] == [("src/.claude-plugin/marketplace.json",
+                                                                         "AR131")]
+    assert message in got.diagnostics[0].message
+
+
+def test_plugin_sources_and_component_paths_never_leave_the_tree():
+    market = {"plugins": [{"name": "up", "source": "../elsewhere"}, {"name": "abs", "source": {"source": "npm"}},
+                          {"name": "inner", "source": "./p"}]}
+    files = {".claude-plugin/marketplace.json": json.dumps(market),
+             "p/.claude-plugin/plugin.json": json.dumps({"name": "inner", "agents": ["../../etc/"]}),
+             "p/agents/a.md": "---\nname: a\ndescription: A\n---\n\nA.\n"}
+    got = layouts.read(tree_of(files), "src")
+    assert got is not None and [p.name for p in got.parts] == ["inner"] and not got.redirects
+    messages = " | ".join(d.message for d in got.diagnostics)
+    assert "outside the marketplace's tree" in messages and "is not a directory or git repository" in messages
+    assert "outside the plugin" in messages
+    assert all(not f.path.startswith("src/p/../") for f in got.parts[0].files)
+
+
+# --- as a consumed source -------------------------------------------------------------------
+
+@pytest.fixture
+def market(tmp_path, monkeypatch):
+    isolated_home(monkeypatch, tmp_path)
+    far = Repo(tmp_path, "far")
+    far.commit({".claude-plugin/plugin.json": json.dumps({"name": "far", "description": "Far away"}),
+                "agents/distant.md": "---\nname: distant\ndescription: Lives elsewhere\n---\n\nHi.\n"})
+    repo = Repo(tmp_path, "market")
+    repo.commit(market_files(far.url))
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    return repo, far, project
+
+
+def test_add_one_plugin_of_a_marketplace(market, capsys):
+    repo, _, project = market
+    code, out, err = run(capsys, "add", repo.url, "--bundle", "sec", "--client", "claude", "--trust")
+    assert code == 0, err
+    assert (project / ".claude/agents/auditor.md").is_file()
+    assert (project / ".claude/skills/sec-guard/SKILL.md").is_file()
+    assert "license: MIT" in (project / ".claude/skills/sec-guard/SKILL.md").read_text()
+    assert not (project / ".claude/skills/rev-guard").exists()
+    assert "rev-guard" not in err  # what nobody selected is not reported
+    lock = json.loads((project / LOCK).read_text())
+    assert [b["name"] for b in lock["bundles"]] == ["sec"]
+    assert {i["name"] for i in lock["items"]} >= {"auditor", "sec-review", "sec-guard"}
+
+
+def test_add_one_item_of_a_marketplace_and_install_frozen_in_a_fresh_clone(market, capsys, tmp_path, monkeypatch):
+    repo, _, project = market
+    code, _, err = run(capsys, "add", repo.url, "--item", "agent:reviewer", "--client", "claude")
+    assert code == 0, err
+    assert (project / ".claude/agents/reviewer.md").is_file()
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    (clone / LOCK).write_bytes((project / LOCK).read_bytes())
+    monkeypatch.chdir(clone)
+    code, _, err = run(capsys, "install", "--frozen")
+    assert code == 0, err
+    assert (clone / ".claude/agents/reviewer.md").read_bytes() == (project / ".claude/agents/reviewer.md").read_bytes()
+
+
+def test_update_sees_an_upstream_change_of_one_item_only(market, capsys):
+    repo, _, project = market
+    assert run(capsys, "add", repo.url, "--bundle", "rev", "--client", "claude")[0] == 0
+    before = {i["name"]: i["sha256"] for i in json.loads((project / LOCK).read_text())["items"]}
+    repo.commit({"plugins/rev/agents/reviewer.md": "---\nname: reviewer\ndescription: Reviews PRs\n---\n\nNew.\n",
+                 "README.md": "# Renamed\n"})
+    code, _, err = run(capsys, "update")
+    assert code == 0, err
+    after = {i["name"]: i["sha256"] for i in json.loads((project / LOCK).read_text())["items"]}
+    assert after["reviewer"] != before["reviewer"] and after["rev-guard"] == before["rev-guard"]
+    assert "New." in (project / ".claude/agents/reviewer.md").read_text()
+
+
+def test_a_plugin_in_another_repository_is_read_from_it(market, capsys):
+    repo, far, project = market
+    code, _, err = run(capsys, "add", repo.url, "--bundle", "far", "--client", "claude")
+    assert code == 0, err
+    assert (project / ".claude/agents/distant.md").is_file()
+    lock = json.loads((project / LOCK).read_text())
+    assert [(b["name"], b["source"]) for b in lock["bundles"]] == [("far", far.url)]
+
+
+def test_remove_a_plugin(market, capsys):
+    repo, _, project = market
+    assert run(capsys, "add", repo.url, "--bundle", "rev", "--client", "claude")[0] == 0
+    code, _, err = run(capsys, "remove", "rev")
+    assert code == 0, err
+    assert not (project / ".claude/agents/reviewer.md").exists()
+
+
+# --- as an import input ------------------------------------------------------------------------
+
+def test_import_of_a_marketplace_writes_a_bundle_per_plugin_that_lints(tmp_path, capsys):
+    src = tmp_path / "market"
+    write(src, market_files())
+    out = tmp_path / "registry"
+    code, _, err = run(capsys, "import", str(src), "--from", "claude", "--out", str(out))
+    assert code == 0, err
+    assert "imported the marketplace layout: 2 bundles" in err + _
+    assert (out / "sec/sec.bundle.yaml").is_file() and (out / "rev/agents/reviewer/AGENT.md").is_file()
+    assert run(capsys, "lint", str(out))[0] == 0
+
+
+def test_import_of_a_plugin_directory_no_longer_says_nothing(tmp_path, capsys):
+    src = tmp_path / "plugin"
+    write(src, {".claude-plugin/plugin.json": json.dumps({"name": "solo", "description": "One"}),
+                "agents/helper.md": "---\nname: helper\ndescription: Helps\n---\n\n# Helper\n\nHelp.\n"})
+    out = tmp_path / "registry"
+    code, stdout, err = run(capsys, "import", str(src), "--from", "claude", "--out", str(out))
+    assert code == 0, err
+    assert "1 bundles, 1 agents" in stdout + err
+    assert (out / "solo/agents/helper/AGENT.md").is_file() and (out / "solo/solo.bundle.yaml").is_file()
