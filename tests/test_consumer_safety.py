@@ -6,6 +6,7 @@ real git repositories over file://, real files."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -15,7 +16,6 @@ import pytest
 from sourcerepos import Repo, isolated_home, skill
 from test_consumer_cli import LOCK, files, run
 
-from agentrc.cli import add as add_command
 from agentrc.cli import main as cli_main
 from agentrc.cli import projectargs
 from agentrc.cli.common import UsageError, say
@@ -51,17 +51,21 @@ def empty_dirs(project):
 
 
 def set_clients(capsys, *argv):
-    """`agentrc ARGV --set-clients`, through main when the parser has the flag; else the
-    same parsed command line with the flag's value set (cli/main.py registers it)."""
+    return flagged(capsys, "--set-clients", *argv)
+
+
+def flagged(capsys, flag, *argv):
+    """`agentrc ARGV FLAG`, through main when the parser has the flag; else the same parsed
+    command line with the flag's value set (cli/main.py registers it)."""
     try:
-        return run(capsys, *argv, "--set-clients")
+        return run(capsys, *argv, flag)
     except SystemExit:
         capsys.readouterr()
-    args = cli_main._parser("add").parse_args(list(argv))
-    args.set_clients = True
+    args = cli_main._parser(argv[0]).parse_args(list(argv))
+    setattr(args, flag[2:].replace("-", "_"), True)
     args.json = args.format == "json"
     try:
-        code = add_command.run(projectargs.fill(args))
+        code = importlib.import_module(f"agentrc.cli.{args.command_module}").run(projectargs.fill(args))
     except UsageError as exc:
         say(f"agentrc: error: {exc}")
         code = 2
@@ -98,7 +102,7 @@ def test_add_without_client_keeps_the_locked_set(env, capsys):
     assert run(capsys, "add", repo.url, "--item", "skill:a", "--client", "claude,cursor", "--trust")[0] == 0
     assert run(capsys, "add", repo.url, "--item", "skill:b", "--trust")[0] == 0
     assert json.loads((project / LOCK).read_text())["clients"] == ["claude", "cursor"]
-    assert (project / ".cursor/skills/b/SKILL.md").is_file()
+    assert (project / ".claude/skills/b/SKILL.md").is_file()
 
 
 def test_the_project_files_set_is_where_the_refusal_points(env, capsys):
@@ -185,3 +189,34 @@ def test_remove_never_prunes_through_a_link(env, capsys, tmp_path):
     assert (outside / "kept").is_dir() and (project / ".claude/elsewhere").is_symlink()
     assert not (project / ".claude/skills/a").exists()
     assert (project / ".claude/skills/b/SKILL.md").is_file()
+
+
+H1 = "---\nname: {0}\ndescription: Use when testing {0}.\n---\n\n# Title\n\n```\nmake\n```\n"
+
+
+def test_warnings_are_one_line_per_code_unless_verbose(tmp_path, monkeypatch, capsys):
+    isolated_home(monkeypatch, tmp_path)
+    repo = Repo(tmp_path, "styled")
+    repo.commit({f"skills/s{i}/SKILL.md": H1.format(f"s{i}") for i in range(3)})
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    code, _, err = run(capsys, "add", repo.url, "--client", "claude")
+    assert code == 0, err
+    assert "warning[AR020] 3 warnings in 3 files: A body contains an H1 heading (--verbose lists them)" in err
+    assert "warning[AR022] 3 warnings in 3 files: A fenced code block has no language (--verbose lists them)" in err
+    assert "SKILL.md:6:1: warning[AR020]" not in err  # not listed one by one
+    code, _, err = flagged(capsys, "--verbose", "install", "--dir", str(project))
+    assert code == 0, err
+    assert err.count("warning[AR020]") == 3 and "--verbose lists them" not in err
+    assert "skills/s0/SKILL.md" in err
+    code, out, _ = run(capsys, "install", "--json")
+    assert [d["code"] for d in json.loads(out)["diagnostics"]].count("AR020") == 3  # JSON: every one
+
+
+def test_errors_are_always_listed_in_full(env, capsys):
+    repo, project = env
+    assert run(capsys, "add", repo.url, "--item", "skill:a", "--client", "claude")[0] == 0
+    code, _, err = run(capsys, "remove", "x", "y")
+    assert code == 1
+    assert err.count("error[AR207]") == 2 and "--verbose" not in err

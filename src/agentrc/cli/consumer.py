@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, Dict, List, Tuple
+from collections import Counter
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.cli.common import UsageError, print_diags, say
 from agentrc.cli.common import unknown as unknown_names
 from agentrc.clients import registry as client_registry
+from agentrc.diagnostics import Diagnostic
 from agentrc.pipeline.consume import Result
 from agentrc.sources.closure import locator
 from agentrc.sources.lock import Entry, Lock
@@ -105,7 +107,7 @@ def report(result: Result, args, verb: str, command: str) -> int:
         extra["changes"] = changes_json(changes)
     if dry:
         extra.update(plan_json(result))
-    print_diags(result.diagnostics, fmt(args), extra)
+    diagnostics(result.diagnostics, args, extra)
     if fmt(args) == "text":
         if not result.ok:
             say(f"{command} failed: nothing written")
@@ -115,6 +117,40 @@ def report(result: Result, args, verb: str, command: str) -> int:
         for line in plan_lines(result, dry, args.dir):
             say(line)
     return 0 if result.ok else 1
+
+
+def diagnostics(diags: Sequence[Diagnostic], args, extra: Optional[Dict] = None) -> None:
+    """Print `diags` as the command's format asks: JSON lists every one; text lists every
+    error, and the warnings one line per code with a count (`summarized`) unless `--verbose`.
+    A consumer cannot fix someone else's repository: 101 lines of its style warnings on
+    `install --frozen` (issue 31) hid the one line that mattered."""
+    if fmt(args) == "json" or getattr(args, "verbose", False):
+        print_diags(diags, fmt(args), extra)
+        return
+    counts = Counter(d.code for d in diags if not d.is_error)
+    print_diags([d for d in diags if d.is_error or counts[d.code] < 2], "text")
+    for line in summarized(diags):
+        say(line, style="warning")
+
+
+def summarized(diags: Sequence[Diagnostic]) -> List[str]:
+    """One line per warning code met more than once: `warning[AR020] 12 warnings in 5 files:
+    A body contains an H1 heading (--verbose lists them)`; a code met once is printed whole."""
+    from agentrc.codes import CODES
+
+    by_code: Dict[str, List[Diagnostic]] = {}
+    for d in diags:
+        if not d.is_error:
+            by_code.setdefault(d.code, []).append(d)
+    lines = []
+    for code, found in sorted(by_code.items()):
+        if len(found) < 2:
+            continue
+        where = len({d.path for d in found})
+        what = CODES[code].summary.rstrip(".") if code in CODES else found[0].message
+        lines.append(f"warning[{code}] {len(found)} warnings in {where} file{'s' if where != 1 else ''}: {what} "
+                     "(--verbose lists them)")
+    return lines
 
 
 def changes_json(changes) -> Dict:

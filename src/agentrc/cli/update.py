@@ -31,7 +31,7 @@ def run(args) -> int:
             extra.update(consumer.plan_json(result))
         print_diags(result.diagnostics, "json", extra)
         return 0 if result.ok else 1
-    print_diags(result.diagnostics, "text")
+    consumer.diagnostics(result.diagnostics, args)
     if not result.ok:
         say("update failed: nothing written")
         return 1
