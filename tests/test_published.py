@@ -258,3 +258,24 @@ def test_import_of_a_plugin_directory_no_longer_says_nothing(tmp_path, capsys):
     assert code == 0, err
     assert "1 bundles, 1 agents" in stdout + err
     assert (out / "solo/agents/helper/AGENT.md").is_file() and (out / "solo/solo.bundle.yaml").is_file()
+
+
+def test_plugins_listing_skills_of_one_shared_directory_share_them():
+    """A marketplace over a skills repository (plugins with `source: ./`, `strict: false` and
+    the skill directories each one has): each bundle lists its skills, each skill is written
+    once under its own name, and the skills nobody lists are not in any plugin."""
+    market = {"name": "skills", "plugins": [
+        {"name": "docs", "source": "./", "strict": False, "skills": ["./skills/pdf", "./skills/xlsx"]},
+        {"name": "examples", "source": "./", "strict": False, "skills": ["./skills/xlsx"]}]}
+    files = {".claude-plugin/marketplace.json": json.dumps(market),
+             "skills/pdf/SKILL.md": GUARD.replace("name: guard", "name: pdf"),
+             "skills/pdf/scripts/fill.py": "print(1)\n",
+             "skills/xlsx/SKILL.md": GUARD.replace("name: guard", "name: xlsx"),
+             "skills/unlisted/SKILL.md": GUARD.replace("name: guard", "name: unlisted")}
+    got = published.portable(tree_of(files), "src")
+    assert got is not None
+    paths = [f.path for f in got.tree.files]
+    assert paths == ["src/docs/docs.bundle.yaml", "src/docs/skills/pdf/SKILL.md", "src/docs/skills/pdf/scripts/fill.py",
+                     "src/docs/skills/xlsx/SKILL.md", "src/examples/examples.bundle.yaml"]
+    examples = next(f for f in got.tree.files if f.path.endswith("examples.bundle.yaml")).content.decode()
+    assert "- xlsx" in examples and "installed as" not in " ".join(d.message for d in got.diagnostics)

@@ -198,11 +198,13 @@ def _plugin(files: Dict[str, SourceFile], root: str, prefix: str, manifest: Dict
         placed[rel] = (f, rel)
     for key, target in PLUGIN_DIRS:
         for where_rel in _component_paths(manifest.get(key), key, mine, name, where, diags):
+            # a path naming one skill's directory places it under its own name
+            base = f"{target}/{posixpath.basename(where_rel)}" if f"{where_rel}/SKILL.md" in mine else target
             for rel, f in mine.items():
                 if rel == where_rel or rel.startswith(where_rel + "/"):
                     inner = posixpath.basename(rel) if rel == where_rel else rel[len(where_rel) + 1:]
                     placed.pop(rel, None)
-                    placed[f"{target}/{inner}"] = (f, rel)
+                    placed[f"{base}/{inner}"] = (f, rel)
     hooks = _hooks(manifest.get("hooks"), mine, name, where, diags)
     servers = _servers(manifest.get("mcpServers"), mine, name, where, diags)
     placed.pop("hooks/hooks.json", None)
@@ -227,8 +229,11 @@ def _component_paths(value: Any, key: str, mine: Dict[str, SourceFile], name: st
                      diags: Diagnostics) -> List[str]:
     """Where a plugin's `key` component is: its default directory, plus what the manifest
     names (a path or a list of them, each inside the plugin)."""
-    found = [key] if any(r == key or r.startswith(key + "/") for r in mine) else []
     named = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    # Listed paths add to the default directory, except skills listed one by one: a plugin that
+    # names its skill directories (a marketplace entry over a shared skills/) has those only.
+    chosen = key == "skills" and any(isinstance(i, str) and f"{_inside('', i)}/SKILL.md" in mine for i in named)
+    found = [key] if not chosen and any(r == key or r.startswith(key + "/") for r in mine) else []
     if value is not None and not isinstance(value, (str, list)):
         diags.warning(where, (1, 1), "AR130", f"plugin {name}: {key} is neither a path nor a list of paths; "
                                               "its default directory is read")

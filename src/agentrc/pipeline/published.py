@@ -16,6 +16,7 @@ does not make a locked install look changed.
 
 from __future__ import annotations
 
+import json
 import posixpath
 from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Set, Tuple
@@ -68,50 +69,60 @@ def portable(tree: SourceTree, root: str = "") -> Optional[Published]:
     root = layouts.root_of(tree, root)
     sources = {f.path: f for f in tree.files}
     read = [(part, importer.import_project(part.client, part.tree, part.root)) for part in layout.parts]
-    renames = _clashes(read)
-    files: List[SourceFile] = []
-    digests: List[SourceFile] = []
-    found: List[Diagnostic] = list(layout.diagnostics)
-    owners: Dict[str, Set[str]] = {}
-    parts: List[Tuple[str, str]] = []
+    renames, shared = _clashes(read), _shared(read)
+    out = _Out(list(layout.diagnostics))
     for index, (part, imported) in enumerate(read):
         mine = renames.get(index, {})
         doc, fields = _renamed(imported.document, imported.fields, mine)
         prefix = _join(root, part.name) if part.name else root
         where = _origin(part, "")
         items, written = importing.portable_that_lints(doc, fields, prefix, where)
-        found.extend(_back(part, d) for d in imported.diagnostics + written)
-        for (kind, old), new in sorted(mine.items()):
-            found.append(Diagnostic(where, 1, 1, WARNING, "AR130", f"{kind[:-1]} {old} of plugin {part.name} is "
-                                    f"installed as {new}: another plugin of this source has one of that name"))
-        placed, bundle = _placed(part, items, prefix)
-        files.extend(placed)
-        if bundle is not None and part.name is not None:
-            parts.append((part.root, bundle.path))
         old_of = {new: old for (_, old), new in mine.items()}
-        names = sorted({posixpath.relpath(f.path, prefix).split("/")[1] for f in placed if f is not bundle})
-        origin = layouts.origins_of(part, [old_of.get(n, n) for n in names])
-        done: Set[str] = set()
-        for f in placed:
-            if f is bundle:
-                digests.append(f)
-                continue
-            kind, name = posixpath.relpath(f.path, prefix).split("/")[:2]
-            directory = _join(prefix, f"{kind}/{name}")
-            if directory in done:
-                continue
-            done.add(directory)
-            for src in origin[old_of.get(name, name)]:
-                owners.setdefault(src, set()).add(directory)
-                f0 = sources.get(src)
-                if f0 is not None:
+        out.found.extend(_back(part, d) for d in imported.diagnostics)
+        out.found.extend(_written_back(part, prefix, d, old_of) for d in written)
+        for (kind, old), new in sorted(mine.items()):
+            out.found.append(Diagnostic(where, 1, 1, WARNING, "AR130", f"{kind[:-1]} {old} of plugin {part.name} "
+                                        f"is installed as {new}: another plugin of this source has one of that name"))
+        placed, bundle = _placed(part, items, prefix, shared.get(index, set()))
+        out.files.extend(placed)
+        if bundle is not None:
+            out.digests.append(bundle)
+            if part.name is not None:
+                out.parts.append((part.root, bundle.path))
+        out.digest(part, prefix, [f for f in placed if f is not bundle], old_of, sources)
+    return out.published(layout)
+
+
+class _Out:
+    """What `portable` gathers over the parts."""
+
+    def __init__(self, found: List[Diagnostic]):
+        self.found = found
+        self.files: List[SourceFile] = []
+        self.digests: List[SourceFile] = []
+        self.owners: Dict[str, Set[str]] = {}
+        self.parts: List[Tuple[str, str]] = []
+
+    def digest(self, part: Part, prefix: str, placed: List[SourceFile], old_of: Dict[str, str],
+               sources: Dict[str, SourceFile]) -> None:
+        """Each placed item directory's source files, as published, below that directory."""
+        dirs = sorted({"/".join(posixpath.relpath(f.path, prefix).split("/")[:2]) for f in placed})
+        origin = layouts.origins_of(part, sorted({old_of.get(d.split("/")[1], d.split("/")[1]) for d in dirs}))
+        for d in dirs:
+            directory = _join(prefix, d)
+            for src in origin[old_of.get(d.split("/")[1], d.split("/")[1])]:
+                self.owners.setdefault(src, set()).add(directory)
+                f = sources.get(src)
+                if f is not None:
                     rel = posixpath.relpath(src, part.root) if part.root else src
-                    digests.append(SourceFile(f"{directory}/{rel}", f0.content, f0.executable))
-    return Published(layout.kind, SourceTree(tuple(sorted(files, key=lambda f: f.path))),
-                     SourceTree(tuple(sorted(digests, key=lambda f: f.path))), layout.redirects,
-                     tuple(sorted(set(found))),
-                     tuple(sorted((src, next(iter(dirs))) for src, dirs in owners.items() if len(dirs) == 1)),
-                     tuple(sorted(parts, key=lambda p: -len(p[0]))))
+                    self.digests.append(SourceFile(f"{directory}/{rel}", f.content, f.executable))
+
+    def published(self, layout: layouts.Layout) -> Published:
+        return Published(layout.kind, SourceTree(tuple(sorted(self.files, key=lambda f: f.path))),
+                         SourceTree(tuple(sorted(self.digests, key=lambda f: f.path))), layout.redirects,
+                         tuple(sorted(set(self.found))),
+                         tuple(sorted((src, next(iter(d))) for src, d in self.owners.items() if len(d) == 1)),
+                         tuple(sorted(self.parts, key=lambda p: -len(p[0]))))
 
 
 def _join(root: str, rel: str) -> str:
@@ -133,6 +144,19 @@ def _back(part: Part, d: Diagnostic) -> Diagnostic:
     return replace(d, path=part.origins.get(d.path, d.path), severity=WARNING if d.is_error else d.severity)
 
 
+def _written_back(part: Part, prefix: str, d: Diagnostic, old_of: Dict[str, str]) -> Diagnostic:
+    """A finding about a portable item (lint of what the import wrote) at the file it was
+    read from, as published."""
+    rel = posixpath.relpath(d.path, prefix) if prefix else d.path
+    bits = rel.split("/")
+    if len(bits) < 3 or bits[0] not in KINDS:
+        return d
+    name = old_of.get(bits[1], bits[1])
+    srcs = layouts.origins_of(part, [name])[name]
+    entry = [p for p in srcs if p.endswith(".md")] or srcs
+    return replace(d, path=entry[0], line=1, col=1) if entry else d
+
+
 def _clashes(read: List[Tuple[Part, importer.Imported]]) -> Dict[int, Dict[Tuple[str, str], str]]:
     """For each part, its items whose kind and name another part also has: the new name
     (`PLUGIN-NAME`, when that is a valid name no part has)."""
@@ -144,8 +168,8 @@ def _clashes(read: List[Tuple[Part, importer.Imported]]) -> Dict[int, Dict[Tuple
     taken: Set[Tuple[str, str]] = set(owners)
     renames: Dict[int, Dict[Tuple[str, str], str]] = {}
     for (kind, name), indexes in sorted(owners.items()):
-        if len(indexes) < 2:
-            continue
+        if len(indexes) < 2 or len({_signature(read[i][1], kind, name) for i in indexes}) == 1:
+            continue  # one name, or the same item listed by several plugins (written once: `_shared`)
         for index in indexes:
             plugin = read[index][0].name or "root"
             new = f"{plugin}-{name}"
@@ -153,6 +177,27 @@ def _clashes(read: List[Tuple[Part, importer.Imported]]) -> Dict[int, Dict[Tuple
                 taken.add((kind, new))
                 renames.setdefault(index, {})[(kind, name)] = new
     return renames
+
+
+def _signature(imported: importer.Imported, kind: str, name: str) -> str:
+    """What an item is, to compare two plugins' items of one name."""
+    return json.dumps([imported.document[kind][name], imported.fields.get(f"{kind}.{name}")], sort_keys=True,
+                      default=str)
+
+
+def _shared(read: List[Tuple[Part, importer.Imported]]) -> Dict[int, Set[str]]:
+    """For each part, the item directories ("skills/NAME") an earlier part writes the same
+    item at: the later part's bundle lists it, its files are written once."""
+    first: Dict[Tuple[str, str], int] = {}
+    later: Dict[int, Set[str]] = {}
+    for index, (_, imported) in enumerate(read):
+        for kind in KINDS:
+            for name in (imported.document.get(kind) or {}):
+                if (kind, name) not in first:
+                    first[(kind, name)] = index
+                elif _signature(read[first[(kind, name)]][1], kind, name) == _signature(imported, kind, name):
+                    later.setdefault(index, set()).add(f"{kind}/{name}")
+    return later
 
 
 def _renamed(doc: Dict[str, Any], fields: Dict[str, Dict[str, Any]], renames: Dict[Tuple[str, str], str]
@@ -172,12 +217,16 @@ def _renamed(doc: Dict[str, Any], fields: Dict[str, Dict[str, Any]], renames: Di
     return doc, fields
 
 
-def _placed(part: Part, items: SourceTree, prefix: str) -> Tuple[List[SourceFile], Optional[SourceFile]]:
+def _placed(part: Part, items: SourceTree, prefix: str,
+            elsewhere: Set[str]) -> Tuple[List[SourceFile], Optional[SourceFile]]:
     """The portable files of one part below `prefix`, its bundle named after the part (a
-    flat part keeps a bundle only for its MCP servers)."""
+    flat part keeps a bundle only for its MCP servers); items another part writes
+    (`elsewhere`) are listed, not written again."""
     out: List[SourceFile] = []
     bundle = None
     for f in items.files:
+        if "/".join(f.path.split("/")[:2]) in elsewhere:
+            continue
         if f.path != importer.BUNDLE:
             out.append(SourceFile(_join(prefix, f.path), f.content, f.executable))
             continue
