@@ -46,6 +46,10 @@ class RenderContext:
     # (kind, name) -> the Agent Skill name of an item written as a skill whose own name a
     # skill (or a command, or an agent) of the build already takes: `skill_names()`.
     renamed: FrozenMap = FrozenMap()
+    # Whether a client that reads another built client's directory writes no copy of an item
+    # it would get there byte for byte (the project file's `shared-copies`, on by default):
+    # `output.plan.shared_view`.
+    shared: bool = True
     # What `document` formatted, by the (title, body) it was given: None when formatting left
     # the document as it was, else the formatted text. The clients of a build render an
     # item's body alike (15,000 renders of 5,000 items formatted 5,979 distinct documents).
@@ -139,13 +143,17 @@ class ClientAdapter:
 
     # --- what it also loads ------------------------------------------------------------
     # Other clients' output trees this client also discovers natively, per kind (opencode
-    # loads .claude/skills too); SHARED_SKILL_DIR stands for every client writing there. The
-    # build warns when those copies differ (AR095).
+    # loads .claude/skills too); SHARED_SKILL_DIR stands for every client's files under that
+    # directory (skills, and rules, commands and agents written as skills). The build writes
+    # one shared copy where the bytes are the same, and names the rest (AR095).
     also_reads: Mapping[Kind, Tuple[str, ...]] = {}
     prefers_own: FrozenSet[Kind] = frozenset()  # kinds where the client's own copy wins a name clash
     # The client's own project-level switch that hides one skill by name, written into a file
     # agentrc already merges for it (see hide_skills); "" when it has none that works.
     skill_switch: str = ""
+    # Directory the client also reads -> how a consumer turns that reading off for a project
+    # (AR095's hint names it): a switch agentrc cannot write itself (an environment variable).
+    discovery_off: Mapping[str, str] = {}
 
     Rendering = Tuple[str, str, Sequence[OutputFile]]  # (entrypoint path, body, extra files)
 

@@ -96,8 +96,10 @@ class Codex(ClientAdapter):
     # item is for Codex too): Codex 0.171.0 loads everything there, also what is not meant
     # for it (tests/conformance/test_cross_discovery.py). agentrc writes no switch for it;
     # the report names those copies.
+    # Every SKILL.md there: skills, and the rules, commands and agents other clients write as
+    # skills (OpenClaw's and Hermes' agents too); `plan` keeps to the files under the directory.
     also_reads = {Kind.SKILL: (SHARED_SKILL_DIR,), Kind.RULE: (SHARED_SKILL_DIR,),
-                  Kind.COMMAND: ("openclaw", "hermes")}
+                  Kind.COMMAND: (SHARED_SKILL_DIR,), Kind.AGENT: (SHARED_SKILL_DIR,)}
 
     # Agents are TOML files; rules, skills and commands are all Agent Skills, whose SKILL.md
     # stays in the standard form and whose Codex settings (the `codex:` block, a command's

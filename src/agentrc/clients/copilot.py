@@ -52,8 +52,8 @@ class Copilot(ClientAdapter):
     # No project switch turns that off: `ignoredSkillsLocations` is user-level only, and a
     # `disabledSkills` in .github/copilot/settings.json is accepted but not applied to a
     # session, so the report names what Copilot also loads instead (skill_switch stays "").
-    also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.AGENT: ("claude",),
-                  Kind.RULE: ("claude", SHARED_SKILL_DIR), Kind.COMMAND: ("claude", "codex", "openclaw", "hermes")}
+    also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.AGENT: ("claude", SHARED_SKILL_DIR),
+                  Kind.RULE: ("claude", SHARED_SKILL_DIR), Kind.COMMAND: ("claude", SHARED_SKILL_DIR)}
     prefers_own = frozenset({Kind.SKILL})  # .github/skills comes first
 
     resource_root = ".github/agentrc"

@@ -73,8 +73,8 @@ class Cursor(ClientAdapter):
     # and agents from .claude/agents (.cursor/ wins a name clash, but agents outside Cursor's
     # audience still load).
     prefers_own = frozenset({Kind.AGENT})  # `.cursor/agents` wins a name clash (cursor.com/docs)
-    also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.COMMAND: ("claude",),
-                  Kind.AGENT: ("claude",)}
+    also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.COMMAND: ("claude", SHARED_SKILL_DIR),
+                  Kind.AGENT: ("claude", SHARED_SKILL_DIR), Kind.RULE: (SHARED_SKILL_DIR,)}
 
     resource_root = ".cursor/agentrc"
     skill_dir = ".cursor/skills"

@@ -97,7 +97,7 @@ class Gemini(ClientAdapter):
     # workspace setting `skills.disabled` hides a skill by name (checked by
     # tests/conformance/test_cross_discovery.py against the model request).
     also_reads = {Kind.SKILL: (SHARED_SKILL_DIR,), Kind.RULE: (SHARED_SKILL_DIR,),
-                  Kind.COMMAND: ("codex", "openclaw", "hermes")}  # its own commands are TOML
+                  Kind.COMMAND: (SHARED_SKILL_DIR,), Kind.AGENT: (SHARED_SKILL_DIR,)}  # its own commands are TOML
     skill_switch = f"skills.disabled: [<name>] in {SETTINGS}"
 
     def hide_skills(self, names):

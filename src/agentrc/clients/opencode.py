@@ -47,8 +47,13 @@ class Opencode(ClientAdapter):
     # variable (OPENCODE_DISABLE_CLAUDE_CODE_SKILLS, OPENCODE_DISABLE_EXTERNAL_SKILLS), which
     # agentrc cannot write; a `permission.skill` deny in opencode.json hides one skill by name.
     also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.RULE: (SHARED_SKILL_DIR,),
-                  Kind.COMMAND: ("claude", "codex", "openclaw", "hermes")}  # Gemini CLI's are TOML
+                  Kind.COMMAND: ("claude", SHARED_SKILL_DIR), Kind.AGENT: (SHARED_SKILL_DIR,)}
     skill_switch = f"permission.skill.<name>: deny in {CONFIG}"
+    # (With shared copies on, opencode's own copy of a skill may be the one in .claude/skills.)
+    discovery_off = {".claude/skills": "set shared-copies: false in agentrc.yaml and run opencode with "
+                                       "OPENCODE_DISABLE_CLAUDE_CODE_SKILLS=1",
+                     SHARED_SKILL_DIR: "set shared-copies: false in agentrc.yaml and run opencode with "
+                                       "OPENCODE_DISABLE_EXTERNAL_SKILLS=1"}
 
     resource_root = ".opencode/agentrc"
     skill_dir = ".opencode/skills"

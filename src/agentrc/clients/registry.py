@@ -104,10 +104,11 @@ def agent_skills_writers() -> Tuple[str, ...]:
 
 
 def render_context(skills: FrozenSet[str] = frozenset(), clients: FrozenSet[str] = frozenset(),
-                   renamed: FrozenMap = FrozenMap()) -> RenderContext:
+                   renamed: FrozenMap = FrozenMap(), shared: bool = True) -> RenderContext:
     """What adapters may know beyond the item, for a build of `clients` holding `skills`
-    (`renamed`: `base.skill_names` of the build's items)."""
-    return RenderContext(families(), skills, clients, shared_blocks(), renamed)
+    (`renamed`: `base.skill_names` of the build's items; `shared`: the project's
+    `shared-copies`)."""
+    return RenderContext(families(), skills, clients, shared_blocks(), renamed, shared)
 
 
 def get(clients, layout: str = "project") -> Tuple[ClientAdapter, ...]:

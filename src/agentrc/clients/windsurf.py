@@ -125,8 +125,8 @@ class Windsurf(ClientAdapter):
     passthrough_block = "windsurf"
     # Devin Local imports .claude/skills, commands (as skills) and subagents; Cascade reads
     # .agents/skills, where Codex, Gemini CLI, OpenClaw and Hermes write skills.
-    also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.COMMAND: ("claude",),
-                  Kind.AGENT: ("claude",)}
+    also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.COMMAND: ("claude", SHARED_SKILL_DIR),
+                  Kind.AGENT: ("claude", SHARED_SKILL_DIR), Kind.RULE: (SHARED_SKILL_DIR,)}
 
     kinds = tuple(Kind)
     resource_root = ".windsurf/agentrc"

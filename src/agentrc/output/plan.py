@@ -41,17 +41,20 @@ class Plan:
 
 def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[Sequence[Item]] = None,
          strict: bool = False, memo=None, servers: Sequence[McpServer] = (), extra: Sequence[Fragment] = (),
-         spill=None) -> Plan:
+         spill=None, shared_copies: bool = True) -> Plan:
     """`extra`: fragments from outside the adapters (a bundle plugin's opencode.json entry).
-    `spill` (agentrc.output.spill.Spill): where a large plan keeps its items' rendered bytes."""
+    `spill` (agentrc.output.spill.Spill): where a large plan keeps its items' rendered bytes.
+    `shared_copies` (the project file's `shared-copies`): a client that would read another
+    built client's copy of an item byte for byte gets no copy of its own (`shared_view`)."""
     items = registry.items if items is None else tuple(items)
-    ctx = _context(items, clients)
+    ctx = _context(items, clients, shared_copies)
     diags = Diagnostics()
     reports: List[ItemReport] = []
     by_path: Dict[str, OutputFile] = {}
     entries: Dict[Tuple[str, Kind, str], OutputFile] = {}
     fragments: Dict[str, List[Fragment]] = {}
-    renders = _render_all(items, clients, ctx, memo, spill)
+    shared: Dict[Tuple[str, Kind, str], str] = {}  # (reader, kind, name) -> the copy it reads instead
+    renders = _render_all(items, clients, ctx, memo, spill, shared)
     for c, adapter in enumerate(clients):
         client_reports = []
         rendered_by, renders[c] = renders[c], []
@@ -75,6 +78,8 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
         for f in adapter.project_files(client_reports):
             _add(by_path, f, diags, f.path)
         reports.extend(client_reports)
+    for key, path in shared.items():  # the copy a reader loads as its own, another client's file
+        entries[key] = by_path[path]
     sightings = cross_discovery(clients, items, entries)
     for frag in _switches(clients, sightings):
         fragments.setdefault(frag.path, []).append(frag)
@@ -84,7 +89,7 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
         assembled = managed.assemble(path, fragments[path], diags)
         if assembled is not None:
             _add(by_path, assembled, diags, path)
-    _warn_cross_discovery(sightings, diags)
+    _warn_cross_discovery(sightings, diags, clients)
     reports = _with_sightings(reports, sightings)
     _shared_context(clients, items, reports, diags)
     return Plan(tuple(by_path[p] for p in sorted(by_path)), tuple(reports), diags.sorted(), context=ctx)
@@ -100,13 +105,13 @@ def render_all(registry: Registry, clients: Sequence[ClientAdapter], memo) -> No
     _render_all(items, clients, _context(items, clients), memo)
 
 
-def _context(items: Sequence[Item], clients: Sequence[ClientAdapter]) -> RenderContext:
+def _context(items: Sequence[Item], clients: Sequence[ClientAdapter], shared: bool = True) -> RenderContext:
     return client_registry.render_context(frozenset(i.name for i in items if i.kind is Kind.SKILL),
-                                          frozenset(a.name for a in clients), skill_names(items))
+                                          frozenset(a.name for a in clients), skill_names(items), shared)
 
 
 def _render_all(items: Sequence[Item], clients: Sequence[ClientAdapter], ctx: RenderContext, memo,
-                spill=None) -> List[List[Rendered]]:
+                spill=None, shared: Optional[Dict[Tuple[str, Kind, str], str]] = None) -> List[List[Rendered]]:
     """Each client's renderings of `items`, in their order. Each item is rendered for every
     client in turn, so that what the clients share (its formatted document,
     `RenderContext.formatted`) is kept for one item at a time; `plan` then takes the
@@ -114,12 +119,98 @@ def _render_all(items: Sequence[Item], clients: Sequence[ClientAdapter], ctx: Re
     been taken in."""
     outcomes: Dict[tuple, Tuple[FieldOutcome, ...]] = {}  # memo entries' field outcomes, made once each (`_unpack`)
     renders: List[List[Rendered]] = [[] for _ in clients]
+    sharing = ctx.shared and len(clients) > 1 and any(_sources(a.name, k, ctx.clients) for a in clients
+                                                       for k in a.also_reads)
     for item in items:
-        for rendered_by, adapter in zip(renders, clients):
-            rendered = _render(adapter, item, ctx, memo, outcomes)
+        plain = [_plain(adapter, item, ctx, memo, outcomes) for adapter in clients]
+        if sharing:
+            by_name = {a.name: r for a, r in zip(clients, plain)}
+            for c, adapter in enumerate(clients):
+                view = shared_view(adapter, item, ctx, plain[c], by_name.get)
+                if view is not plain[c]:
+                    plain[c] = view
+                    if shared is not None:
+                        shared[(adapter.name, item.kind, item.name)] = view.report.outputs[0]
+        for rendered_by, rendered in zip(renders, plain):
             rendered_by.append(rendered if spill is None else spill.keep(rendered))
         ctx.formatted.clear()
     return renders
+
+
+def shared_view(reader: ClientAdapter, item: Item, ctx: RenderContext, own: Rendered,
+                other: Callable[[str], Optional[Rendered]]) -> Rendered:
+    """`own` (the reader's rendering of `item`), or, when the reader also reads a built
+    client's directory that gets the same Agent Skill byte for byte (SKILL.md and every file
+    beside it) and every copy of it the reader finds there is those bytes, the same report
+    with no files: its outputs are that client's copy, which the reader loads as its own. So
+    each item loads once (Copilot reads .claude/skills: no .github/skills copy), and files
+    whose bytes differ are always written (the reader's own copy wins or is named, AR095).
+    `other(name)`: that client's plain rendering of the item, or None."""
+    if not ctx.shared or not own.files or own.fragments or reader.layout != "project":
+        return own
+    sources = _sources(reader.name, item.kind, ctx.clients)
+    entry = own.files[0].path
+    if not sources or not entry.endswith("/SKILL.md"):
+        return own
+    mine = _beside(own.files, entry)
+    if mine is None:
+        return own
+    chosen: Optional[Rendered] = None
+    for writer, prefix, primary in sources:
+        theirs = other(writer)
+        if theirs is None or not theirs.files:
+            continue
+        path = theirs.files[0].path
+        if not path.startswith(prefix) or not path.endswith("/SKILL.md") or _skill_name(path) != _skill_name(entry):
+            continue
+        if path == entry or not _same_files(_beside(theirs.files, path), mine):
+            return own  # the same file already, or a copy it reads that differs: its own copy stays
+        if chosen is None and primary:
+            chosen = theirs
+    if chosen is None:
+        return own
+    report = object.__new__(ItemReport)
+    report.__dict__.update(own.report.__dict__)
+    report.__dict__["outputs"] = chosen.report.outputs
+    return Rendered((), report, ())
+
+
+def _beside(files: Sequence[OutputFile], entry: str) -> Optional[Dict[str, OutputFile]]:
+    """{path under the entrypoint's directory: file}, or None when a file lies elsewhere (a
+    copy to compare must be one directory, as a client loads a skill)."""
+    base = entry[:-len("SKILL.md")]
+    out = {}
+    for f in files:
+        if not f.path.startswith(base):
+            return None
+        out[f.path[len(base):]] = f
+    return out
+
+
+def _same_files(a: Optional[Dict[str, OutputFile]], b: Optional[Dict[str, OutputFile]]) -> bool:
+    """Two skill directories (`_beside`) hold the same files, modes and bytes (compared by
+    digest where one is known by its digest alone)."""
+    if a is None or b is None or a.keys() != b.keys():
+        return False
+    return all(f.executable == b[k].executable and f.same_bytes(b[k]) for k, f in a.items())
+
+
+@functools.lru_cache(maxsize=256)
+def _sources(reader: str, kind: Kind, clients: FrozenSet[str]) -> Tuple[Tuple[str, str, bool], ...]:
+    """(writer, the prefix its copy must have, whether its copy may be the shared one) of the
+    built clients whose `kind` the reader also reads. A writer may hold the shared copy when
+    it never gives up its own: it reads no other client's files of that kind, or only the
+    shared directory it writes into itself (so no copy is shared twice over)."""
+    adapter = client_registry.get([reader])[0]
+    out = []
+    for writer, prefix in _expand(adapter.also_reads.get(kind, ())):
+        if writer == reader or writer not in clients:
+            continue
+        theirs = client_registry.get([writer])[0]
+        reads = theirs.also_reads.get(kind, ())
+        primary = not reads or (set(reads) == {SHARED_SKILL_DIR} and theirs.skill_dir == SHARED_SKILL_DIR)
+        out.append((writer, prefix, primary))
+    return tuple(out)
 
 
 _status = operator.attrgetter("status")
@@ -153,8 +244,9 @@ def _dropped(adapter: ClientAdapter, rendered: Rendered, field_pos, source: str,
                    f"{outcome.detail}")
 
 
-# Why a client also loads another client's copy of an item (Sighting.why).
-FOREIGN, ONLY, DIFFERS, SECOND = "foreign", "only", "differs", "second"
+# Why a client also loads another client's copy of an item (Sighting.why). SHARED: the copy is
+# the one agentrc wrote for both (`shared_view`): loaded once, nothing to warn about.
+FOREIGN, ONLY, DIFFERS, SECOND, SHARED = "foreign", "only", "differs", "second", "shared"
 
 
 @dataclass(frozen=True)
@@ -167,7 +259,8 @@ class Sighting:
     kind: Kind
     name: str
     path: str
-    why: str  # FOREIGN: outside its audience; ONLY: its only copy; DIFFERS: a name clash; SECOND: loaded too
+    why: str  # FOREIGN: outside its audience; ONLY: its only copy; DIFFERS: a name clash; SECOND: loaded too;
+    # SHARED: the one copy written for both
     own: str = ""  # the reader's own copy of the item
     own_wins: bool = False  # DIFFERS: the reader documents that its own copy wins
     audience: Tuple[str, ...] = ()
@@ -186,6 +279,9 @@ class Sighting:
             return f"{self.reader} loads it although its audience ({', '.join(self.audience)}) excludes {self.reader}"
         if self.why == ONLY:
             return f"{self.reader} loads it from here (it has no copy of its own)"
+        if self.why == SHARED:
+            return (f"{self.reader} loads it from here as its own: the same bytes, so agentrc writes no second copy "
+                    "(shared-copies)")
         if self.why == SECOND:
             return f"{self.reader} loads it a second time, beside its own copy {self.own}"
         which = "its own copy wins" if self.own_wins else "which of the two it loads is not defined"
@@ -198,7 +294,9 @@ def cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
     directory (its `also_reads`), unless the copy is the same file as its own. A copy is
     hidden by the reader's own switch (`skill_switch`) when it is a skill the reader has no
     skill of its own by, and the reader is outside the item's audience or has the item in
-    another form already (a rule it loads as an instruction, a command)."""
+    another form already (a rule it loads as an instruction, a command). A reader's entry
+    that another client wrote (its owner) is the shared copy it loads as its own (`shared_view`):
+    a SHARED sighting, and the other copies it finds are those bytes too."""
     built = {a.name for a in clients}
     of_kind: Dict[Kind, Dict[str, Item]] = {}
     for i in items:
@@ -210,17 +308,22 @@ def cross_discovery(clients: Sequence[ClientAdapter], items: Sequence[Item],
     for reader in clients:
         for kind, others in reader.also_reads.items():
             at: Dict[Tuple[str, str], List[str]] = {}  # (item, path) -> writers: .agents/skills is shared
-            for other in _expand(others):
+            for other, prefix in _expand(others):
                 if other not in built or other == reader.name:
                     continue
                 for name in of_kind.get(kind, {}):
                     theirs = entries.get((other, kind, name))
-                    if theirs is not None:
+                    if theirs is not None and theirs.path.startswith(prefix):
                         at.setdefault((name, theirs.path), []).append(other)
             by_name = of_kind.get(kind, {})
             for (name, path), writers in at.items():
                 item, theirs = by_name[name], entries[(writers[0], kind, name)]
                 mine = entries.get((reader.name, kind, name))
+                if mine is not None and not mine.owner.startswith(reader.name + ":"):  # the shared copy
+                    if mine.path == path:
+                        found.append(Sighting(reader.name, tuple(writers), kind, name, path, SHARED, path,
+                                              audience=tuple(item.audience)))
+                    continue  # another copy of the same bytes (`shared_view` checked every one)
                 if mine is not None and mine.path == path:
                     continue
                 own = mine.path if mine is not None else ""
@@ -298,33 +401,61 @@ def _also_loaded(report: ItemReport, by: Tuple[Tuple[str, str, str], ...]) -> It
     return new
 
 
-def _warn_cross_discovery(sightings: Sequence[Sighting], diags: Diagnostics) -> None:
-    """AR095, once per reader, kind, writers and reason, for the copies still loaded."""
-    groups: Dict[Tuple[str, Kind, Tuple[str, ...], str, bool], List[Sighting]] = {}
+def _warn_cross_discovery(sightings: Sequence[Sighting], diags: Diagnostics,
+                          clients: Sequence[ClientAdapter] = ()) -> None:
+    """AR095: one line per reader and directory it also loads copies from, with their count
+    and, by kind, writers and reason, their names; the hint is a fix for one tree. A shared
+    copy is the reader's own and a hidden one is not loaded: neither is named."""
+    groups: Dict[Tuple[str, str], List[Sighting]] = {}
     for s in sightings:
-        if not s.hidden:
-            groups.setdefault((s.reader, s.kind, s.writers, s.why, s.own_wins), []).append(s)
-    for (reader, kind, writers, why, own_wins), found in sorted(groups.items(), key=lambda kv: (
-            kv[0][0], kv[0][1].value, kv[0][2], kv[0][3])):
-        names = _names(sorted(s.name for s in found))
-        noun = kind.plural if len(found) > 1 else kind.value
-        where = ", ".join(sorted({s.path.rsplit("/", 2 if s.skill else 1)[0] for s in found}))
-        copies = "copies" if len(found) > 1 else "copy"
-        how = {FOREIGN: f"outside its audience ({names})",
-               ONLY: f"as its only {copies} ({names})",
-               SECOND: f"as {'second copies' if len(found) > 1 else 'a second copy'} beside its own ({names})",
-               DIFFERS: f"different from its own {copies} ({names}); "
-                        + ("its own copy wins" if own_wins else "which of the two it loads is not defined")}[why]
-        diags.warning("<build>", (0, 0), "AR095", f"{reader} also loads {len(found)} {noun} written for "
-                      f"{' and '.join(writers)} from {where}, {how}")
+        if not s.hidden and s.why != SHARED:
+            groups.setdefault((s.reader, s.path.rsplit("/", 2 if s.skill else 1)[0]), []).append(s)
+    switches = {a.name: a.discovery_off for a in clients}
+    for (reader, where), found in sorted(groups.items()):
+        parts: Dict[Tuple[str, Tuple[str, ...], str, bool], List[Sighting]] = {}
+        for s in found:
+            parts.setdefault((s.kind.value, s.writers, s.why, s.own_wins), []).append(s)
+        said = [_part(group) for _, group in sorted(parts.items())]
+        if len(said) == 1:
+            message = f"{reader} also loads {said[0]}".replace(" from ?", f" from {where}", 1)
+        else:
+            message = (f"{reader} also loads {len(found)} copies from {where}: "
+                       + "; ".join(p.replace(" from ?", "", 1) for p in said))
+        writers = sorted({w for s in found for w in s.writers})
+        switch = switches.get(reader, {}).get(where, "")
+        diags.warning("<build>", (0, 0), "AR095", message, hint=(
+            (f"{switch}, or " if switch else "") + f"leave {reader} (or {', '.join(writers)}) out of clients: in "
+            "agentrc.yaml for this tree; copies with the same bytes are written once already (shared-copies; "
+            "docs/fidelity.md#cross-discovery)"))
 
 
-def _expand(clients: Sequence[str]) -> Tuple[str, ...]:
-    """`also_reads` names with SHARED_SKILL_DIR replaced by the clients that write there."""
-    out: List[str] = []
+def _part(found: List[Sighting]) -> str:
+    """One kind, writers and reason of an AR095 line: "2 skills written for claude from ?,
+    outside its audience (a, b)" (`?`: the directory, said once per line)."""
+    first = found[0]
+    names = _names(sorted(s.name for s in found))
+    noun = first.kind.plural if len(found) > 1 else first.kind.value
+    copies = "copies" if len(found) > 1 else "copy"
+    how = {FOREIGN: f"outside its audience ({names})",
+           ONLY: f"as its only {copies} ({names})",
+           SECOND: f"as {'second copies' if len(found) > 1 else 'a second copy'} beside its own ({names})",
+           DIFFERS: f"different from its own {copies} ({names}); "
+                    + ("its own copy wins" if first.own_wins else "which of the two it loads is not defined")}[first.why]
+    return f"{len(found)} {noun} written for {' and '.join(first.writers)} from ?, {how}"
+
+
+def _expand(clients: Sequence[str]) -> Tuple[Tuple[str, str], ...]:
+    """`also_reads` names as (client, the prefix of the copies read: "" for all): SHARED_SKILL_DIR
+    stands for what every client writing there puts under it (Codex's agents are TOML files
+    elsewhere, OpenClaw's are skills there). A client named itself is read whole."""
+    out: Dict[str, str] = {}
     for name in clients:
-        out.extend(client_registry.agent_skills_writers() if name == SHARED_SKILL_DIR else (name,))
-    return tuple(out)
+        if name == SHARED_SKILL_DIR:
+            for writer in client_registry.agent_skills_writers():
+                out.setdefault(writer, SHARED_SKILL_DIR + "/")
+        else:
+            out[name] = ""
+    return tuple(out.items())
 
 
 def _shared_context(clients: Sequence[ClientAdapter], items: Sequence[Item], reports: Sequence[ItemReport],
@@ -354,6 +485,18 @@ def _names(names: List[str], most: int = 5) -> str:
 
 def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo,
             outcomes: Optional[Dict[tuple, Tuple[FieldOutcome, ...]]] = None) -> Rendered:
+    """`adapter`'s rendering of `item` as a plan takes it (`shared_view`): what an
+    incremental build compares with the last build's (`memoized`)."""
+    own = _plain(adapter, item, ctx, memo, outcomes)
+    if not ctx.shared or not adapter.also_reads.get(item.kind):
+        return own
+    return shared_view(adapter, item, ctx, own, lambda name: _plain(
+        client_registry.get([name])[0], item, ctx, memo, outcomes) if name in ctx.clients else None)
+
+
+def _plain(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo,
+           outcomes: Optional[Dict[tuple, Tuple[FieldOutcome, ...]]] = None) -> Rendered:
+    """`adapter`'s own rendering of `item`, through the memo (which keeps these)."""
     # An item renders from its own directory alone, so its digest (plus the client) is a
     # complete key; items without a digest (built in memory) are always rendered.
     if memo is None or not item.digest:
@@ -380,6 +523,14 @@ def render_key(adapter: ClientAdapter, item: Item, ctx: RenderContext) -> tuple:
 def memoized(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Optional[Rendered]:
     """The rendering the memo holds for `item`, as `_render` would give it, or None when it
     holds none (nothing is rendered): what an incremental build compares a new rendering with."""
+    own = _memoized(adapter, item, ctx, memo)
+    if own is None or not ctx.shared or not adapter.also_reads.get(item.kind):
+        return own
+    return shared_view(adapter, item, ctx, own, lambda name: _memoized(
+        client_registry.get([name])[0], item, ctx, memo) if name in ctx.clients else None)
+
+
+def _memoized(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Optional[Rendered]:
     hit = memo.get(render_key(adapter, item, ctx)) if item.digest else None
     if hit is None:
         return None

@@ -53,10 +53,12 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
              entrypoints: Optional[Sequence[str]] = None, layout: str = "project",
              plugin_name: str = "", canonical: Optional[Loaded] = None, cross_source: bool = False,
              skip_servers: AbstractSet[str] = frozenset(), extra_fragments: Sequence[Fragment] = (),
-             report_plugins: bool = True, spill=None) -> Plan:
+             report_plugins: bool = True, spill=None, shared_copies: bool = True) -> Plan:
     """`memo` (agentrc.memo.cache.Memo) lets unchanged item directories skip parsing and rendering.
     `skip_servers`: MCP servers not to configure (what `agentrc remove-mcp` took out). `spill`
-    (agentrc.output.spill.Spill): where a large plan keeps its rendered bytes."""
+    (agentrc.output.spill.Spill): where a large plan keeps its rendered bytes. `shared_copies`:
+    the project file's `shared-copies` (`ProjectFile.shares`): one copy of an item for clients
+    that read each other's directories (agentrc.output.plan.shared_view)."""
     loaded = load(tree, explicit, memo, canonical, cross_source)
     if not loaded.ok:
         return Plan((), (), loaded.diagnostics)
@@ -67,7 +69,8 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
     if report_plugins:
         sel_diags += _plugins_not_installed(resolve.built_bundles(loaded.registry, bundles, entrypoints))
     adapters = client_registry.get(clients, layout)
-    result = plan_files(loaded.registry, adapters, items, strict, memo, servers, extra_fragments, spill)
+    result = plan_files(loaded.registry, adapters, items, strict, memo, servers, extra_fragments, spill,
+                        shared_copies)
     files = result.files
     if layout == "plugin" and result.ok:
         files = _with_plugin_files(files, _plugin_files(loaded.registry, adapters, bundles, plugin_name))
@@ -126,11 +129,12 @@ REPORT = ".agentrc/report.json"
 def package(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
             entrypoints: Optional[Sequence[str]] = None, strict: bool = False,
             explicit: Iterable[str] = (), memo=None, cross_source: bool = False,
-            skip_servers: AbstractSet[str] = frozenset()) -> Tuple[Plan, Tuple[Tuple[str, bytes, bool], ...]]:
+            skip_servers: AbstractSet[str] = frozenset(), shared_copies: bool = True
+            ) -> Tuple[Plan, Tuple[Tuple[str, bytes, bool], ...]]:
     """What `pants package` writes for a target: the client tree plus the fidelity report at
     REPORT, as (path, bytes, executable). The tree is exactly `agentrc build`'s."""
     plan = generate(tree, clients, list(bundles or ()) or None, strict, explicit, memo, entrypoints,
-                    cross_source=cross_source, skip_servers=skip_servers)
+                    cross_source=cross_source, skip_servers=skip_servers, shared_copies=shared_copies)
     if not plan.ok:
         return plan, ()
     files = [(f.path, f.content, f.executable) for f in plan.files]

@@ -48,6 +48,14 @@ class ProjectFile:
     strict: Optional[bool] = None
     levels: Tuple[Tuple[str, str], ...] = ()  # (code, level), sorted
     sources: Tuple[Declared, ...] = field(default_factory=tuple)
+    # `shared-copies`: one copy of an item for the clients that read each other's directories
+    # (output.plan.shared_view); None when not set (the default, on).
+    shared_copies: Optional[bool] = None
+
+    @property
+    def shares(self) -> bool:
+        """Whether builds of this project write shared copies (`shared-copies`, default true)."""
+        return self.shared_copies is not False
 
     def at(self, rel: str) -> str:
         """A path of the file (relative to its directory) as a path from the working directory."""
@@ -82,7 +90,7 @@ def parse_file(text: str, path: str, known_clients: Sequence[str], known_codes: 
         build.get("layout"), build.get("report"), build.get("strict"),
         tuple(sorted((code, "off" if level is False else level) for code, level in data.get("codes", {}).items())),
         tuple(Declared(s["source"], s.get("ref"), tuple(s.get("bundles", ())), tuple(s.get("items", ())))
-              for s in data.get("sources", ()))), ()
+              for s in data.get("sources", ())), data.get("shared-copies")), ()
 
 
 def _meanings(data: dict, located: Any, path: str, known_clients: Sequence[str], known_codes: Sequence[str],
