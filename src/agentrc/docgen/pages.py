@@ -639,18 +639,28 @@ def _cross_section(adapter: ClientAdapter, items: Sequence[Probe]) -> List[str]:
              f"{adapter.title} also loads what other clients' builds write, when they share its tree:", ""]
     rows = []
     for kind, others in adapter.also_reads.items():
-        writers = [w for name in others
+        # (writer, whether only its files under the shared directory count): a client named
+        # itself is read whole; SHARED_SKILL_DIR is what its writers put there.
+        writers = [(w, name == SHARED_SKILL_DIR) for name in others
                    for w in (client_registry.agent_skills_writers() if name == SHARED_SKILL_DIR else (name,))]
         dirs: Dict[str, List[str]] = {}
-        for w in writers:
-            if w != adapter.name:
-                dirs.setdefault(_where(w, kind, items), []).append(w)
+        for w, shared in writers:
+            where = _where(w, kind, items) if w != adapter.name else ""
+            if where and (not shared or where.startswith(SHARED_SKILL_DIR)) and w not in dirs.get(where, []):
+                dirs.setdefault(where, []).append(w)
         for d, ws in sorted(dirs.items()):
             rows.append([kind.plural, code(d), ", ".join(ws)])
     lines += table(["Kind", "Directory", "Written for"], rows) + [""]
     own = ", ".join(k.plural for k in Kind if k in adapter.prefers_own)
     if own:
         lines += [f"Its own copy wins a name clash for {own}.", ""]
+    if adapter.skill_dir != SHARED_SKILL_DIR:  # a writer of the shared directory has the same file
+        lines += [f"Where {adapter.title} would find there the same bytes as its own copy of a skill (SKILL.md",
+                  "and every file beside it, in every one of those directories it reads), the build writes it",
+                  f"no copy of its own: {adapter.title} loads the shared one, once (`shared-copies` in the",
+                  "[project file](../project-file.md); `shared-copies: false` writes every client its own).", ""]
+    for where, how in sorted(adapter.discovery_off.items()):
+        lines += [f"To keep {adapter.title} out of {code(where)} in a project:", f"{how}.", ""]
     if adapter.skill_switch:
         lines += [f"When a build writes one of those directories too, agentrc hides from {adapter.title} each",
                   "skill there that it has no skill of its own by, and that is outside its audience or an",
