@@ -10,6 +10,7 @@ import importlib
 import json
 import os
 import shutil
+import subprocess
 
 import pytest
 
@@ -220,3 +221,68 @@ def test_errors_are_always_listed_in_full(env, capsys):
     code, _, err = run(capsys, "remove", "x", "y")
     assert code == 1
     assert err.count("error[AR207]") == 2 and "--verbose" not in err
+
+
+LONG = ("Use when " + "the description goes on about many things a skill could do " * 22).strip()
+AGENTSKILLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".tools", "skills-ref-venv",
+                           "bin", "agentskills")
+
+
+def long_skill(name="long"):
+    return f"---\nname: {name}\ndescription: {LONG}\n---\n\n## Steps\n\nGo.\n"
+
+
+def description_of(path):
+    line = next(x for x in path.read_text(encoding="utf-8").splitlines() if x.startswith("description:"))
+    return line.split(":", 1)[1].strip().strip("'\"")
+
+
+def test_a_long_description_does_not_block_consuming(tmp_path, monkeypatch, capsys):
+    """AR014 is a warning for consumed content: the skill installs; Codex and opencode, which
+    would not load it, get it shortened at a word boundary (what skills-ref accepts); the
+    others get it whole. An author's lint of the same source is still an error."""
+    assert len(LONG) > 1024
+    isolated_home(monkeypatch, tmp_path)
+    repo = Repo(tmp_path, "long")
+    repo.commit({"skills/long/SKILL.md": long_skill()})
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    code, _, err = run(capsys, "add", repo.url, "--client", "claude,codex,opencode")
+    assert code == 0, err
+    assert f"warning[AR014] description has {len(LONG)} characters (at most 1024): installed" in err
+    assert "error[" not in err
+    assert description_of(project / ".claude/skills/long/SKILL.md") == LONG
+    short = description_of(project / ".opencode/skills/long/SKILL.md")
+    assert len(short) <= 1024 and short.endswith("\u2026")
+    assert LONG.startswith(short[:-1]) and LONG[len(short) - 1] == " "  # cut at a word boundary
+    codex = [p for p in project.rglob("SKILL.md") if ".claude" not in p.parts and ".opencode" not in p.parts]
+    assert codex and all(description_of(p) == short for p in codex)  # Codex reads these
+    if os.path.exists(AGENTSKILLS):  # the reference validator: shortened accepted, whole rejected
+        ok = subprocess.run([AGENTSKILLS, "validate", str(project / ".opencode/skills/long")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        assert ok.returncode == 0, ok.stdout
+        bad = subprocess.run([AGENTSKILLS, "validate", str(project / ".claude/skills/long")],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        assert bad.returncode != 0
+    assert run(capsys, "install", "--frozen")[0] == 0  # the lock's digests are of the fetched bytes
+    code, _, err = run(capsys, "lint", str(repo.work))
+    assert code == 1 and "error[AR014]" in err  # for its author, still an error
+
+
+def test_the_fidelity_report_names_each_client_that_rejects_it(tmp_path):
+    from agentrc.model import SourceFile, SourceTree
+    from agentrc.pipeline import stages
+    from agentrc.portable import checks
+
+    tree = SourceTree((SourceFile("skills/long/SKILL.md", long_skill().encode()),))
+    assert not stages.generate(tree, ["claude", "codex"]).ok  # an author's build: AR014 an error
+    with checks.consuming():
+        plan = stages.generate(tree, ["claude", "codex", "opencode", "copilot"])
+    assert plan.ok, plan.diagnostics
+    outcome = {r.client: next(f for f in r.fields if f.field == "description") for r in plan.reports}
+    assert outcome["codex"].status == "degraded" and "Codex CLI does not load a skill" in outcome["codex"].detail
+    assert outcome["opencode"].status == "degraded"
+    for client in ("claude", "copilot"):
+        assert outcome[client].status == "emitted"
+        assert "over the Agent Skills limit of 1,024: skills-ref rejects it" in outcome[client].detail

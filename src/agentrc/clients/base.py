@@ -101,6 +101,29 @@ def skill_names(items: Sequence[Item]) -> FrozenMap:
     return FrozenMap(sorted(out.items()))
 
 
+# The Agent Skills limit on a skill's description (agentskills.io specification; skills-ref
+# rejects a longer one), and the clients whose loader refuses a skill over it, so they
+# get the description shortened (`identify`): Codex validates SKILL.md frontmatter
+# against the specification's limits when it loads skills, and opencode documents
+# descriptions of 1-1024 characters. The others load the skill; its report says that a
+# validator rejects it (issue 31).
+SKILL_DESCRIPTION_LIMIT = 1024
+REJECTS_LONG_DESCRIPTION = frozenset({"codex", "opencode"})
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters at a word boundary, ending in an ellipsis
+    (one character) so a reader sees it was cut; a text without a space in reach is cut
+    at the limit."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit - 1]
+    cut = head.rfind(" ")
+    if cut >= limit // 2:
+        head = head[:cut]
+    return head.rstrip(" ,;:.-") + "\u2026"
+
+
 class ClientAdapter:
     """One client: how each kind of item, an MCP server and `tools.<client>` settings become
     that client's files. A Protocol in spirit, subclassed for the shared rendering frame.
@@ -336,7 +359,18 @@ class ClientAdapter:
         if name_in_file:
             fm["name"] = item.name
         fm["description"] = item.description
-        tracker.emitted("description", description_detail)
+        over = len(item.description) - SKILL_DESCRIPTION_LIMIT
+        if item.kind is not Kind.SKILL or over <= 0:
+            tracker.emitted("description", description_detail)
+        elif self.name in REJECTS_LONG_DESCRIPTION:
+            fm["description"] = shorten(item.description, SKILL_DESCRIPTION_LIMIT)
+            tracker.degraded("description", f"shortened from {len(item.description)} to {len(fm['description'])} "
+                             f"characters at a word boundary: {self.title or self.name} does not load a skill whose "
+                             f"description is over {SKILL_DESCRIPTION_LIMIT:,} characters (the Agent Skills limit)")
+        else:
+            note = (f"{len(item.description)} characters, over the Agent Skills limit of {SKILL_DESCRIPTION_LIMIT:,}: "
+                    f"skills-ref rejects it; {self.title or self.name} loads it")
+            tracker.emitted("description", f"{description_detail}; {note}" if description_detail else note)
         if "name" in item.fields:
             if name_in_file:
                 tracker.emitted("name")

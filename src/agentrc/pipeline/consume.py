@@ -16,11 +16,12 @@ The lock records every file it installed, so a fresh clone (the files committed,
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import posixpath
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, cast
 
 from agentrc.clients import names as client_names
 from agentrc.clients import registry as client_registry
@@ -38,7 +39,7 @@ from agentrc.output.plan import Plan
 from agentrc.pipeline import consent, consumeplan, published, stages, userscope
 from agentrc.pipeline import mcpcli as mcp_cli
 from agentrc.pipeline import plugins as plugin_cli
-from agentrc.portable import discovery, normalize, resolve
+from agentrc.portable import checks, discovery, normalize, resolve
 from agentrc.sources import closure, surface
 from agentrc.sources import lock as lockfile
 from agentrc.sources import plugins as plugin_forms
@@ -46,6 +47,7 @@ from agentrc.sources.dsl import PATH, Source, SourceError, check_subpath, parse
 from agentrc.sources.lock import Entry, Lock, LockedFile
 
 LOCK = lockfile.LOCK_FILE
+_F = TypeVar("_F", bound=Callable[..., Any])
 WHERE = "<command line>"
 
 
@@ -147,6 +149,17 @@ Selection = Tuple[Source, Sequence[str], Sequence[Tuple[str, str]]]
 Pins = Dict[Tuple[Tuple[str, str, str], Optional[str]], Optional[str]]
 
 
+def _consumed(run: _F) -> _F:
+    """`run` with what it reads checked as consumed content (`checks.consuming`: a
+    description over 1,024 characters does not block; issue 31)."""
+    @functools.wraps(run)
+    def checked(*args, **kwargs):  # type: ignore[no-untyped-def]
+        with checks.consuming():
+            return run(*args, **kwargs)
+    return cast(_F, checked)
+
+
+@_consumed
 def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] = None
              ) -> Tuple[Tuple[Entry, ...], Tuple[Diagnostic, ...]]:
     """The closure of the selection across sources (spec 001 §3.7): the selection's source
@@ -758,6 +771,7 @@ class _Rendered:
     surfaces: consent.Surfaces
 
 
+@_consumed
 def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diagnostics) -> Optional[_Rendered]:
     """Every locked source fetched at its locked commit, each entry's content checked against
     the lock, and the locked bundles and items planned for the lock's clients; None, with the

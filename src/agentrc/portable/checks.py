@@ -13,11 +13,13 @@ decided in one place. Nothing here decides which files make up an item (`discove
 
 from __future__ import annotations
 
-from typing import Any, Collection, Dict, FrozenSet, List, Optional, Sequence, Tuple
+import contextlib
+from contextvars import ContextVar
+from typing import Any, Collection, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from agentrc import SUPPORTED_SCHEMA, schemas
 from agentrc.diagnostics import Diagnostics
-from agentrc.model import TOOL_EVENTS, Kind, SourceFile
+from agentrc.model import MATCHER_EVENTS, TOOL_EVENTS, Kind, SourceFile
 from agentrc.names import MAX_NAME_LENGTH, valid_name
 from agentrc.portable import body as body_rules
 from agentrc.portable import directives
@@ -31,13 +33,30 @@ from agentrc.vocabulary import TOOLS, check_model
 DESCRIPTION_MAX = 1024
 SKILL_DESCRIPTION_SOFT = 200
 
+# Whether the files checked are someone else's, being consumed (`agentrc add`, `install`,
+# `update`): then a description over DESCRIPTION_MAX is a warning, not an error (issue 31).
+_CONSUMED: ContextVar[bool] = ContextVar("agentrc_consumed", default=False)
+
+
+@contextlib.contextmanager
+def consuming() -> Iterator[None]:
+    """Check what is read inside the block as consumed content: a consumer cannot shorten
+    another repository's description, so AR014 does not block the install; the clients
+    that would reject the description get it shortened (`clients.base.Adapter.identify`).
+    An author's `lint` and `build` stay strict: AR014 is an error there."""
+    token = _CONSUMED.set(True)
+    try:
+        yield
+    finally:
+        _CONSUMED.reset(token)
+
 COMMON_FIELDS = ("schema", "name", "description", "license", "audience", "metadata", "requires", "ignore")
 KIND_FIELDS = {
     Kind.RULE: ("scope",),
     Kind.SKILL: (),
     Kind.AGENT: ("mode", "model", "tools", "preload-skills"),
     Kind.COMMAND: ("argument-hint", "model", "tools", "agent"),
-    Kind.HOOK: ("event", "script", "tools", "matcher", "timeout", "async"),
+    Kind.HOOK: ("event", "script", "tools", "matcher", "if", "timeout", "async"),
     Kind.CONTEXT: ("order",),
 }
 # A skill's fields that clients read and agentrc passes through as written (spec §3.3): an
@@ -188,7 +207,11 @@ def check_name(path: str, pos: Tuple[int, int], name: Any, kind: Kind, dir_name:
 
 
 def check_description(path: str, pos: Tuple[int, int], text: str, kind: Kind, diags: Diagnostics) -> None:
-    if len(text) > DESCRIPTION_MAX:
+    if len(text) > DESCRIPTION_MAX and _CONSUMED.get():
+        diags.warning(path, pos, "AR014", f"description has {len(text)} characters (at most {DESCRIPTION_MAX}): "
+                      "installed; the fidelity report names each client that rejects it, and those that would "
+                      "not load the item get it shortened", "The source's author can shorten it; nothing to do here.")
+    elif len(text) > DESCRIPTION_MAX:
         diags.error(path, pos, "AR014", f"description has {len(text)} characters (at most {DESCRIPTION_MAX})")
     elif kind is Kind.SKILL and len(text) > SKILL_DESCRIPTION_SOFT:
         diags.warning(path, pos, "AR015",
@@ -210,11 +233,13 @@ def check_fields(path: str, data: Dict[str, Any], located: Located, kind: Kind, 
     if kind is Kind.SKILL:
         return  # unknown skill fields pass through to clients (spec §3.3); near misses: unknown_fields
     if kind is Kind.HOOK and data.get("event") not in TOOL_EVENTS:
+        # A matcher also selects what started SessionStart, SessionEnd, ... (MATCHER_EVENTS).
         for key in ("tools", "matcher"):
-            if key in data:
+            if key in data and (key == "tools" or data.get("event") not in MATCHER_EVENTS):
+                events = TOOL_EVENTS if key == "tools" else MATCHER_EVENTS
                 diags.warning(path, located.pos((key,)), "AR082",
-                              f"{key}: only {' and '.join(TOOL_EVENTS)} hooks match tools; "
-                              f"it is ignored for {data.get('event')}")
+                              f"{key}: only {(' and ' if key == 'tools' else ', ').join(events)} hooks match "
+                              f"{'tools' if key == 'tools' else 'anything'}; it is ignored for {data.get('event')}")
     if kind in (Kind.AGENT, Kind.COMMAND, Kind.HOOK):
         for i, tool in enumerate(data.get("tools", ())):
             if tool not in TOOLS:
