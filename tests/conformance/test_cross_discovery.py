@@ -1,10 +1,13 @@
-"""Cross-discovery with the real clients (issue 10 point 16): one tree built for Claude Code,
-Copilot, opencode, Codex and Gemini CLI, holding a skill with `audience: [claude]`, a skill for
-everyone, a path-scoped rule (a skill in .agents/skills for Codex and Gemini CLI) and a command
-(a skill there for Codex). Each client is asked, offline and with a private HOME, what it
-loads; every skill or instruction it takes from another client's directory must be one the
-fidelity report names for it (`also_loaded_by`), and every copy agentrc hides with the
-client's own switch must be out of what the model is offered.
+"""Cross-discovery with the real clients (issue 10 point 16, issue 31 item 6): one tree built for
+Claude Code, Copilot, opencode, Codex, Gemini CLI and OpenClaw, holding a skill with
+`audience: [claude]`, a skill for everyone, a path-scoped rule (a skill in .agents/skills for
+Codex and Gemini CLI) and a command (a skill there for Codex), and an agent (a skill there for
+OpenClaw). Each client is asked, offline and with a private HOME, what it loads; every skill or
+instruction it takes from another client's directory must be one the fidelity report names for
+it (`also_loaded_by`), and every copy agentrc hides with the client's own switch must be out of
+what the model is offered. The skill for everyone has the same bytes for every client, so it is
+written once per directory the clients read (`shared-copies`, on by default): Copilot and
+opencode load it once, from a copy the report lists among their outputs.
 
 * opencode 1.18.33: `debug skill` (everything it discovers, with paths) and the model request
   of `opencode run` against a local provider (the skills offered: `permission.skill` deny
@@ -33,7 +36,7 @@ import pytest
 from .conformance_helpers import NPM_MODULES, ROOT, check_npm_package, describe, make_temp_dir, run, tool_missing
 from .offline_clients import LocalSink, cli_argv, copy_project, isolated_dirs, offline_env
 
-CLIENTS = ("claude", "copilot", "opencode", "codex", "gemini")
+CLIENTS = ("claude", "copilot", "opencode", "codex", "gemini", "openclaw")
 SOURCE = {
     "skills/deep/SKILL.md": "---\nschema: 1\ndescription: Use when thinking hard\naudience:\n  - claude\n---\n\n"
                             "Think hard.\n",
@@ -44,6 +47,8 @@ SOURCE = {
     # In the shared .agents/skills, for one of its two readers only.
     "skills/cdx/SKILL.md": "---\nschema: 1\ndescription: Codex only\naudience:\n  - codex\n---\n\nCodex.\n",
     "skills/gem/SKILL.md": "---\nschema: 1\ndescription: Gemini only\naudience:\n  - gemini\n---\n\nGemini.\n",
+    # OpenClaw writes agents as skills into .agents/skills, which every other client but Claude reads.
+    "agents/rev/AGENT.md": "---\nschema: 1\ndescription: Reviews the change\n---\n\nReview it.\n",
 }
 
 
@@ -152,6 +157,8 @@ def _check_named(tree, client: str, foreign: Set[str], loaded: Set[str]) -> None
     named = _named(tree[1], client, hidden=False) | _named(tree[1], client, hidden=True)
     assert foreign <= named, f"{client} loads copies the report does not name: {sorted(foreign - named)}"
     for path in named - foreign:
+        if path.startswith(".claude/agents/"):
+            continue  # custom agents are not among the skills and instructions listed here (their own tests)
         assert path.endswith("/SKILL.md") and Path(path).parent.name in loaded, (client, path)
 
 
@@ -177,14 +184,14 @@ def _opencode_view(tree, name: str, strip_switch: bool = False) -> Tuple[Path, S
 def test_opencode_offers_no_skill_outside_its_audience_and_the_report_names_what_it_finds(tree):
     project, foreign, offered = _opencode_view(tree, "switch")
     # opencode still discovers .claude/skills/deep and the .agents/skills copies of the rule,
-    # the command and the Codex- and Gemini-only skills; the report names each.
+    # the command, the agent and the Codex- and Gemini-only skills; the report names each.
     names = {Path(p).parent.name for p in foreign}
-    assert {"deep", "style", "ship", "cdx", "gem"} <= names, foreign
+    assert {"deep", "style", "ship", "cdx", "gem", "rev"} <= names, foreign
     _check_named(tree, "opencode", foreign, names | {"plain"})
-    # ... and the model is offered none of them: its own skill and its built-in only.
+    # ... and the model is offered none of them: its own skill (the shared copy) and its built-in only.
     assert offered - {"customize-opencode"} == {"plain"}, offered
     assert json.loads((project / "opencode.json").read_text(encoding="utf-8"))["permission"] == {
-        "skill": {n: "deny" for n in ("cdx", "deep", "gem", "ship", "style")}}
+        "skill": {n: "deny" for n in ("cdx", "deep", "gem", "rev", "ship", "style")}}
 
 
 def test_the_deny_leaves_opencodes_own_command_of_that_name_working(tree):
@@ -200,7 +207,7 @@ def test_the_deny_leaves_opencodes_own_command_of_that_name_working(tree):
 def test_without_the_switch_opencode_offers_the_foreign_skills(tree):
     """The control: the same tree without agentrc's `permission` key in opencode.json."""
     _, _, offered = _opencode_view(tree, "control", strip_switch=True)
-    assert {"deep", "style", "ship", "cdx", "gem"} <= offered, offered
+    assert {"deep", "style", "ship", "cdx", "gem", "rev"} <= offered, offered
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,13 +259,18 @@ def test_copilot_loads_only_foreign_skills_and_instructions_the_report_names(tre
     # (the rule and command copies, the Codex- and Gemini-only skills). agentrc has no switch
     # that Copilot applies, so the report must name every one of them for copilot.
     assert {".claude/skills/deep/SKILL.md", ".agents/skills/style/SKILL.md", ".agents/skills/cdx/SKILL.md",
-            ".claude/rules/style.md"} <= foreign, (foreign, proc.stdout)
+            ".agents/skills/rev/SKILL.md", ".claude/rules/style.md"} <= foreign, (foreign, proc.stdout)
     _check_named(tree, "copilot", foreign, {s["name"] for s in skills})
     assert _named(tree[1], "copilot", hidden=True) == set()
-    # Its own .github/skills copy of `plain` wins over the .claude and .agents ones.
+    # `plain` has the same bytes for every client: Copilot gets no .github/skills copy and
+    # loads it once, from a copy its report lists as its output.
+    assert not (project / ".github" / "skills" / "plain").exists()
     plain = [s["path"] for s in skills if s["name"] == "plain"]
-    assert len(plain) == 1 and Path(plain[0]).resolve().relative_to(project.resolve()).as_posix().startswith(
-        ".github/skills/"), plain
+    outputs = _outputs(tree, "copilot", "skill", "plain")
+    # (It lists a skill's directory; .agents/skills comes before .claude/skills: the same bytes.)
+    assert len(plain) == 1 and Path(plain[0]).resolve().relative_to(project.resolve()).as_posix() in (
+        ".claude/skills/plain", ".agents/skills/plain"), plain
+    assert outputs[0] in (".claude/skills/plain/SKILL.md", ".agents/skills/plain/SKILL.md"), outputs
 
 
 def test_copilot_offers_the_model_what_skill_list_lists(copilot):
@@ -349,21 +361,23 @@ def test_gemini_hides_with_its_own_setting_what_is_not_for_it_and_the_report_nam
     loaded = {name for name, _, _ in entries}
     foreign = _foreign(tree, "gemini", project, [loc for _, _, loc in entries])
     # Codex's command and the Codex-only skill in .agents/skills: hidden by skills.disabled.
-    assert {".agents/skills/ship/SKILL.md", ".agents/skills/cdx/SKILL.md"} <= foreign, foreign
+    # OpenClaw's agent there too: Gemini CLI has it as an agent of its own.
+    assert {".agents/skills/ship/SKILL.md", ".agents/skills/cdx/SKILL.md", ".agents/skills/rev/SKILL.md"} <= foreign, \
+        foreign
     _check_named(tree, "gemini", foreign, loaded)
     assert {n for n, state, _ in entries if state == "Disabled"} == {
-        Path(p).parent.name for p in _named(tree[1], "gemini", hidden=True)} == {"ship", "cdx"}
+        Path(p).parent.name for p in _named(tree[1], "gemini", hidden=True)} == {"ship", "cdx", "rev"}
     # The model is offered the enabled ones only; without the setting, all of them.
     _, _, requests = _gemini(tree, "request", "--approval-mode", "yolo", "-p", "hi", "-o", "json")
     offered = _gemini_offered(requests)
-    assert {"plain", "style", "gem"} <= offered and not {"ship", "cdx"} & offered, offered
+    assert {"plain", "style", "gem"} <= offered and not {"ship", "cdx", "rev"} & offered, offered
     _, _, requests = _gemini(tree, "control", "--approval-mode", "yolo", "-p", "hi", "-o", "json", strip_switch="1")
-    assert {"ship", "cdx"} <= _gemini_offered(requests)
+    assert {"ship", "cdx", "rev"} <= _gemini_offered(requests)
 
 
 def test_codex_loads_what_the_report_names_for_it(tree):
-    """Codex loads every skill of .agents/skills, also the Gemini-only one; agentrc writes no
-    switch for it, so the report names that copy for codex."""
+    """Codex loads every skill of .agents/skills, also the Gemini-only one and the agent OpenClaw
+    writes there; agentrc writes no switch for it, so the report names those copies for codex."""
     from .test_codex_discovery import AppServer  # the app-server client of the Codex tests
     check_npm_package("@openai/codex")
     base = make_temp_dir("agentrc-xdisc-codex-")
@@ -384,9 +398,26 @@ def test_codex_loads_what_the_report_names_for_it(tree):
     paths = [s["path"] for entry in result["data"] for s in entry["skills"]]
     loaded = {Path(p).parent.name for p in paths}
     foreign = _foreign(tree, "codex", project, paths)
-    assert foreign == {".agents/skills/gem/SKILL.md"}, foreign
+    assert foreign == {".agents/skills/gem/SKILL.md", ".agents/skills/rev/SKILL.md"}, foreign
     _check_named(tree, "codex", foreign, loaded)
     assert not any(p.startswith(".claude/") for p in foreign)
+
+
+def _outputs(tree, client: str, kind: str, name: str) -> List[str]:
+    return next(i["outputs"] for i in tree[1]["items"] if (i["client"], i["kind"], i["name"]) == (client, kind, name))
+
+
+def test_each_item_loads_once_the_shared_copies_and_the_warnings(tree):
+    """`plain` is written once per directory the clients read (.claude/skills for Claude Code,
+    .agents/skills for Codex, Gemini CLI and OpenClaw): no .github/skills or .opencode/skills
+    copy, and the report says Copilot and opencode load Claude Code's. AR095 is one line per
+    client and directory."""
+    out, report = tree
+    assert not (out / ".github" / "skills").exists() and not (out / ".opencode" / "skills" / "plain").exists()
+    loaded = {(e["client"], e["path"]): e["detail"] for i in report["items"]
+              if (i["client"], i["kind"], i["name"]) == ("claude", "skill", "plain") for e in i.get("also_loaded_by", [])}
+    for reader in ("copilot", "opencode"):
+        assert loaded[(reader, ".claude/skills/plain/SKILL.md")].endswith("agentrc writes no second copy (shared-copies)")
 
 
 def _json(line: str) -> Dict[str, Any]:
