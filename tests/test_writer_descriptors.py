@@ -39,7 +39,7 @@ def _tree(root: Path):
 
 def test_a_build_into_more_directories_than_open_files_allowed_succeeds(tmp_path):
     registry = tmp_path / "reg"
-    _generator().generate(str(registry), 150, seed=5)
+    _generator().generate(str(registry), 240, seed=5)
     out, free = tmp_path / "out", tmp_path / "free"
     first = _build(registry, out, limit=True)
     assert first.returncode == 0, first.stderr[-2000:]
@@ -82,7 +82,7 @@ def test_reopened_directories_stay_a_constant_factor_of_the_tree(tmp_path, monke
     from agentrc.cli.main import main
 
     registry = tmp_path / "reg"
-    _generator().generate(str(registry), 60, seed=5)
+    _generator().generate(str(registry), 70, seed=5)
     opened = []
     real = writer._Tree.__init__
 

@@ -74,7 +74,7 @@ def _check_durable(log, paths) -> None:
 
 
 def test_each_changed_directory_is_fsynced_after_its_last_change_and_before_the_manifest(tmp_path, monkeypatch):
-    reg = _registry(tmp_path, 40)
+    reg = _registry(tmp_path, 50)
     real = writer._Tree.__init__
     monkeypatch.setattr(writer._Tree, "__init__", lambda self, root, most=None: real(self, root, 16))
     out = tmp_path / "out"

@@ -36,6 +36,9 @@ def _once(args, opts: BuildOptions) -> Tuple[int, List[str]]:
     print_diags(result.diagnostics, args.format, _json_extra(result))
     if args.format == "text":
         _print_summary(result, args.check, Path(args.out))
+        if result.ok and result.changes is not None and result.changes.kept:
+            say(f"{args.out}: {len(result.changes.kept)} file(s) of {', '.join(opts.keep_clients)} left as they are "
+                "(the project's other clients; --prune deletes them)")
     changes = result.changes
     written = [os.path.join(opts.out, p) for p in changes.create + changes.update + changes.delete] \
         if changes is not None and not opts.check else []
@@ -70,7 +73,8 @@ def options(args) -> BuildOptions:
     if args.report is not None and (Path(args.report).name in ("", ".", "..") or os.path.isdir(args.report)):
         raise UsageError(f"--report: {args.report!r} is a directory, not a file name")
     return BuildOptions(tuple(args.paths), args.out, tuple(clients), tuple(args.bundle), args.strict, args.layout,
-                        args.plugin_name, args.check, args.report, args.jobs, not args.no_cache)
+                        args.plugin_name, args.check, args.report, args.jobs, not args.no_cache,
+                        tuple(getattr(args, "keep_clients", ()) if args.layout == "project" else ()))
 
 
 def _check_plugin_name(name: str) -> None:

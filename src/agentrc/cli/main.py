@@ -228,6 +228,9 @@ def _build(b: argparse.ArgumentParser) -> None:
     b.add_argument("--plugin-name", default="", metavar="NAME",
                    help="the plugin's name with --layout plugin (default: the one --bundle built)")
     b.add_argument("--check", action="store_true", help="write nothing; exit 1 listing out-of-date files")
+    b.add_argument("--prune", action="store_true",
+                   help="with --client narrowing the project file's clients: also delete the other clients' files "
+                        "(by default they are left as they are)")
     b.add_argument("--report", metavar="FILE", help="write the fidelity report as JSON")
     b.add_argument("--strict", action="store_true", help="fail when any field is dropped for a client")
     b.add_argument("--jobs", type=int, default=0, metavar="N",

@@ -62,6 +62,10 @@ def _from_project(args: argparse.Namespace, module: str, project) -> None:
         args.paths = [project.at(p) for p in project.paths]
     if getattr(args, "client", None) is None and project.clients:
         args.client = ",".join(project.clients)
+    elif module == "build" and project.clients and not getattr(args, "prune", False):
+        asked = {c.strip() for c in args.client.split(",")}
+        # a narrowed build leaves the project's other clients' files as they are (--prune removes them)
+        args.keep_clients = tuple(c for c in project.clients if c not in asked)
     if module != "build":
         return
     if args.out is None:

@@ -46,6 +46,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
+    AbstractSet,
     Any,
     Callable,
     Dict,
@@ -135,6 +136,9 @@ class Changes:
     delete_sha: Dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     modes: Dict[str, int] = field(default_factory=dict, compare=False, hash=False)
     dirs: Tuple[str, ...] = field(default=(), compare=False, hash=False)
+    # Files this write leaves as they are though nothing planned them (`diff`'s `keep`: another
+    # client's, in a build narrowed by --client): path -> the digest the manifest keeps for them.
+    kept: Dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def empty(self) -> bool:
@@ -742,13 +746,13 @@ def _directories(paths: Iterable[str]) -> Set[str]:
     return found
 
 
-def _prunable(ours: Set[str], deleted: Iterable[str], needed: Set[str]) -> List[str]:
-    """The directories a run removes when it leaves them empty, deepest first: those agentrc
-    made, and those holding a file it deletes (issue 31: `remove` in a fresh clone, whose
-    directories git made, left every item's directory behind). A directory is removed only
-    when empty at that moment, so one holding a user's file stays, and never the root;
-    a directory that was empty before holds no deleted file, so it is never one of these."""
-    return sorted((ours | _directories(deleted)) - needed, key=lambda d: (-d.count("/"), d))
+def _adopted_dirs(adopted: Iterable[str]) -> Set[str]:
+    """The directories holding files adopted from a lock (a fresh clone, no `.agentrc/`),
+    counted as agentrc's (issue 31: `remove` there left every item's directory behind). Git
+    tracks no directory, so in a clone each exists for the files under it: one whose files
+    were all agentrc's is removed once they are deleted, one holding anything else stays
+    (a directory is removed only when empty)."""
+    return _directories(adopted)
 
 
 # --- one run on an output directory --------------------------------------------------------
@@ -1008,7 +1012,7 @@ class Output:
         return self.tree.lstat(rel) if self.tree is not None else None
 
     def diff(self, files: Sequence[OutputFile], force: bool = False, adopt: Optional[Dict[str, str]] = None,
-             adopt_keys: Optional[Mapping[str, Sequence[Tuple[str, ...]]]] = None
+             adopt_keys: Optional[Mapping[str, Sequence[Tuple[str, ...]]]] = None, keep: AbstractSet[str] = frozenset()
              ) -> Tuple[Changes, Dict[str, str], Tuple[Diagnostic, ...]]:
         """What writing `files` would change; errors for files agentrc does not own. A
         manifest that cannot be read, or a planned path that is not safe, stops it here:
@@ -1018,7 +1022,9 @@ class Output:
         otherwise: a fresh clone holds the installed files without `.agentrc/`. `adopt_keys`
         (path -> key paths, what a lockfile records of the entries agentrc merged into a
         shared file) does the same for merged keys: those the file holds are agentrc's, with
-        the values it holds, so they are replaced or taken out like recorded ones."""
+        the values it holds, so they are replaced or taken out like recorded ones. `keep`:
+        paths no file of `files` plans that stay as they are, still agentrc's (the files of
+        clients a narrowed build leaves alone): neither deleted nor stripped of agentrc's keys."""
         diags = Diagnostics(list(self.notes))
         m = self._read_manifest(diags)
         for f in files:
@@ -1045,7 +1051,11 @@ class Output:
             if keys:
                 previous = {**previous, path: {"format": fmt, "created": alone,
                                                "keys": [[list(k), v, a] for k, v, a in keys]}}
-        files, merged_files, merged, stale = _merge(self, files, owned, previous, diags)
+        keep = set(keep) - {f.path for f in files} if keep else set()
+        kept_keys = {p: r for p, r in previous.items() if p in keep}
+        files, merged_files, merged, stale = _merge(self, files, owned,
+                                                    {p: r for p, r in previous.items() if p not in keep}, diags)
+        merged.update(kept_keys)  # recorded as they were: their keys stay agentrc's
         create, update, unchanged = [], [], 0
         seen: Dict[str, list] = {}
         modes: Dict[str, int] = {}
@@ -1119,7 +1129,7 @@ class Output:
             else:
                 update.append(f.path)
         delete_sha = dict(stale)
-        for p in sorted(p for p in owned if p not in planned and p not in previous):
+        for p in sorted(p for p in owned if p not in planned and p not in previous and p not in keep):
             try:
                 st = self._lstat(p)
                 if st is None or not stat.S_ISREG(st.st_mode):
@@ -1135,8 +1145,12 @@ class Output:
                             "deleting it")
                 continue
             delete_sha[p] = sha(current)
+        dirs = m.dirs
+        if adopt:
+            dirs = tuple(sorted(set(dirs) | _adopted_dirs(p for p in adopt if p in owned and p not in m.owned)))
         changes = Changes(tuple(create), tuple(update), tuple(sorted(delete_sha)), unchanged, seen, merged_files,
-                          merged, delete_sha, modes, m.dirs)
+                          merged, delete_sha, modes, dirs,
+                          {p: owned[p] for p in sorted(keep) if p in owned and p not in previous})
         return changes, owned, diags.sorted()
 
     # writing
@@ -1427,8 +1441,9 @@ class Output:
             # In the order of their paths, as `_manifest_bytes` writes them: sorting an
             # ordered list again is one comparison per entry.
             ordered = sorted(files, key=_path_of)
-            final = [f.path for f in files if not f.merge] + list(changes.merged)
+            final = [f.path for f in files if not f.merge] + list(changes.merged) + list(changes.kept)
             digests = {f.path: f.sha256() for f in ordered if not f.merge}
+            digests.update(changes.kept)
             known.update(ordered=ordered, needed=_directories(final), ours=set(changes.dirs) | created_dirs,
                          digests=digests, encoded={"files": _section("files", digests)})
 
@@ -1447,6 +1462,9 @@ class Output:
                 st = tree.lstat(f.path)
                 st_known = _stat(st) if st is not None else [0, 0, 0]
             stats[f.path] = st_known
+        for path in changes.kept:  # as recorded: a later build's cheap check still applies
+            if self.manifest is not None and path in self.manifest.stats:
+                stats[path] = self.manifest.stats[path]
         needed, ours = known["needed"], known["ours"]
         manifest: Dict[str, Any] = {
             "version": 1, "generator": f"agentrc {__version__}",
@@ -1469,7 +1487,7 @@ class Output:
             return None
         journal = {"version": 2, "put": puts, "trees": trees,
                    "delete": [{"path": p, "sha": changes.delete_sha[p]} for p in changes.delete],
-                   "prune": _prunable(ours, changes.delete, needed), "manifest": new_manifest}
+                   "prune": sorted(ours - needed, key=lambda d: (-d.count("/"), d)), "manifest": new_manifest}
         if txn is None:
             tree.dir(STATE, create=True)
             txn = tree.dir(TXN, create=True)

@@ -17,7 +17,7 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fingerprint import digest
@@ -51,6 +51,9 @@ class BuildOptions:
     # On 2 cores, a cold build's wall time fell by a fifth (1,000 to 10,000 items).
     jobs: int = 1
     cache: bool = True  # keep the memo and the no-change stamp
+    # The project's other clients, when --client narrowed the build: their files stay as they
+    # are (not deleted, not rewritten), unless --prune (`agentrc.cli.build`).
+    keep_clients: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,7 @@ def _key(options: BuildOptions, sources: str, explicit: Tuple[str, ...]) -> str:
     """The no-change stamp's key: the sources' digest and every option that shapes the outputs."""
     return digest([sources.encode(), json.dumps(
         [list(options.clients), list(options.bundles), options.strict, list(explicit), options.layout,
-         options.plugin_name]).encode()])
+         options.plugin_name] + ([list(options.keep_clients)] if options.keep_clients else [])).encode()])
 
 
 def _stamp_path(memo_path: Path, options: BuildOptions) -> Path:
@@ -173,7 +176,7 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
                     tree.jobs = _jobs(options)
                     if stamp:
                         tree.expect(stamp.get("manifest", ""), stamp.get("outputs"))
-                    changes, _, wdiags = tree.diff(plan.files)
+                    changes, _, wdiags = tree.diff(plan.files, keep=_kept(options, inputs, memo))
                     diags.extend(wdiags)
                     if not any(d.is_error for d in diags) and not options.check:
                         diags.extend(_write(tree, options, plan, changes))
@@ -317,6 +320,18 @@ def _plan(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo], spi
     finally:
         if workers is not None:
             workers.close()
+
+
+def _kept(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo]) -> FrozenSet[str]:
+    """The paths the project's other clients' renderings hold (`keep_clients`): a build
+    narrowed by --client leaves them as they are (issue 17: a flag that narrows the clients
+    never deletes another client's files)."""
+    if not options.keep_clients:
+        return frozenset()
+    from agentrc.pipeline import stages
+    other = stages.generate(inputs.tree, list(options.keep_clients), list(options.bundles), options.strict,
+                            inputs.explicit, memo, layout=options.layout, canonical=inputs.canonical)
+    return frozenset(f.path for f in other.files)
 
 
 def _jobs(options: BuildOptions) -> int:

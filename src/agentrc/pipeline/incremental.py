@@ -85,7 +85,8 @@ def _record_path(stamp_path: Path) -> Path:
 def eligible(options: BuildOptions, inputs: Inputs) -> bool:
     """Whether a build of `options` over `inputs` can record (and later take) a replay."""
     return (options.cache and not options.report and not options.check and options.layout == "project"
-            and inputs.canonical is None and not inputs.documents and inputs.signature is not None)
+            and not options.keep_clients and inputs.canonical is None and not inputs.documents
+            and inputs.signature is not None)
 
 
 def save_record(stamp_path: Path, key: str, options: BuildOptions, inputs: Inputs, plan) -> None:
