@@ -415,12 +415,11 @@ def _warn_cross_discovery(sightings: Sequence[Sighting], diags: Diagnostics,
         parts: Dict[Tuple[str, Tuple[str, ...], str, bool], List[Sighting]] = {}
         for s in found:
             parts.setdefault((s.kind.value, s.writers, s.why, s.own_wins), []).append(s)
-        said = [_part(group) for _, group in sorted(parts.items())]
-        if len(said) == 1:
-            message = f"{reader} also loads {said[0]}".replace(" from ?", f" from {where}", 1)
+        if len(parts) == 1:
+            message = f"{reader} also loads {_part(found, where)}"
         else:
             message = (f"{reader} also loads {len(found)} copies from {where}: "
-                       + "; ".join(p.replace(" from ?", "", 1) for p in said))
+                       + "; ".join(_part(group) for _, group in sorted(parts.items())))
         writers = sorted({w for s in found for w in s.writers})
         switch = switches.get(reader, {}).get(where, "")
         diags.warning("<build>", (0, 0), "AR095", message, hint=(
@@ -429,9 +428,9 @@ def _warn_cross_discovery(sightings: Sequence[Sighting], diags: Diagnostics,
             "docs/fidelity.md#cross-discovery)"))
 
 
-def _part(found: List[Sighting]) -> str:
-    """One kind, writers and reason of an AR095 line: "2 skills written for claude from ?,
-    outside its audience (a, b)" (`?`: the directory, said once per line)."""
+def _part(found: List[Sighting], where: str = "") -> str:
+    """One kind, writers and reason of an AR095 line: "2 skills written for claude[ from
+    <where>], outside its audience (a, b)" (the directory is said once per line)."""
     first = found[0]
     names = _names(sorted(s.name for s in found))
     noun = first.kind.plural if len(found) > 1 else first.kind.value
@@ -440,8 +439,9 @@ def _part(found: List[Sighting]) -> str:
            ONLY: f"as its only {copies} ({names})",
            SECOND: f"as {'second copies' if len(found) > 1 else 'a second copy'} beside its own ({names})",
            DIFFERS: f"different from its own {copies} ({names}); "
-                    + ("its own copy wins" if first.own_wins else "which of the two it loads is not defined")}[first.why]
-    return f"{len(found)} {noun} written for {' and '.join(first.writers)} from ?, {how}"
+                    + ("its own copy wins" if first.own_wins else "which of the two it loads is not defined"),
+           }[first.why]
+    return f"{len(found)} {noun} written for {' and '.join(first.writers)}{f' from {where}' if where else ''}, {how}"
 
 
 def _expand(clients: Sequence[str]) -> Tuple[Tuple[str, str], ...]:
