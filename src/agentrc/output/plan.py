@@ -488,8 +488,8 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo,
     """`adapter`'s rendering of `item` as a plan takes it (`shared_view`): what an
     incremental build compares with the last build's (`memoized`)."""
     own = _plain(adapter, item, ctx, memo, outcomes)
-    if not ctx.shared or not adapter.also_reads.get(item.kind):
-        return own
+    if not own.files or not getattr(ctx, "shared", False) or not adapter.also_reads.get(item.kind):
+        return own  # (a context that does not say, as a test's stand-in, shares nothing)
     return shared_view(adapter, item, ctx, own, lambda name: _plain(
         client_registry.get([name])[0], item, ctx, memo, outcomes) if name in ctx.clients else None)
 
@@ -524,7 +524,7 @@ def memoized(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Op
     """The rendering the memo holds for `item`, as `_render` would give it, or None when it
     holds none (nothing is rendered): what an incremental build compares a new rendering with."""
     own = _memoized(adapter, item, ctx, memo)
-    if own is None or not ctx.shared or not adapter.also_reads.get(item.kind):
+    if own is None or not own.files or not getattr(ctx, "shared", False) or not adapter.also_reads.get(item.kind):
         return own
     return shared_view(adapter, item, ctx, own, lambda name: _memoized(
         client_registry.get([name])[0], item, ctx, memo) if name in ctx.clients else None)
