@@ -13,18 +13,20 @@ from agentrc.cli import progress
 from agentrc.cli.common import UsageError, print_diags, say, summarize, unknown
 from agentrc.diagnostics import WARNING, Diagnostics, count_summary
 from agentrc.files import OutputFile
+from agentrc.importers import combine
 from agentrc.importers import document as importer
 from agentrc.importers import published as layouts
 from agentrc.inputs.tree import read_project
+from agentrc.model import SourceFile, SourceTree
 from agentrc.output import atomic, writer
 from agentrc.pipeline import importing, published
 
 
 def run(args) -> int:
-    if args.client not in importer.IMPORTERS:
-        raise UsageError(unknown("client to import from", [args.client], list(importer.IMPORTERS)))
     if not os.path.isdir(args.project):
         raise UsageError(f"no such directory: {args.project}")
+    args.clients = _clients(args.client, os.path.normpath(args.project))
+    args.client = ",".join(args.clients)
     if not args.out.strip():
         raise UsageError("--out: an empty path")
     if args.canonical is not None:
@@ -37,16 +39,35 @@ def run(args) -> int:
             os.path.basename(args.canonical).startswith("ai.config."):
         raise UsageError("--canonical: an ai.config file at the top of --out would make the registry a canonical "
                          "project, whose portable items are then not read; name another file or directory")
-    with progress.activity(f"importing from {args.client}") as activity:
+    with progress.activity(f"importing from {', '.join(args.clients)}") as activity:
         return _import(args, activity.say)
+
+
+def _clients(given, root: str) -> list:
+    """The clients to import: `--from a,b,c`, else every client whose own files the
+    directory holds (`Importer.own`), in the importers' order."""
+    if given is None:
+        found = [name for name, imp in importer.IMPORTERS.items()
+                 if any(os.path.lexists(os.path.join(root, own.rstrip("/"))) for own in imp.own)]
+        if not found:
+            raise UsageError(f"{root}: no client files found (CLAUDE.md, .claude/, .github/, ...); "
+                             f"name the client with --from ({', '.join(importer.IMPORTERS)})")
+        return found
+    names = [c.strip() for c in given.split(",") if c.strip()]
+    bad = [c for c in names if c not in importer.IMPORTERS]
+    if bad or not names:
+        raise UsageError(unknown("client to import from", bad or [given], list(importer.IMPORTERS)))
+    return list(dict.fromkeys(names))
 
 
 def _import(args, notify) -> int:
     root = os.path.normpath(args.project)
-    if _published_layout(root, args.client):
+    if len(args.clients) == 1 and _published_layout(root, args.clients[0]):
         return _import_published(args, root, notify)
-    tree, unread = read_project(root, lambda rel: importer.wants(args.client, rel))
-    imported = importer.import_project(args.client, tree, "" if root == "." else root.replace(os.sep, "/"))
+    tree, unread = read_project(root, lambda rel: any(importer.wants(c, rel) for c in args.clients))
+    shown = "" if root == "." else root.replace(os.sep, "/")
+    imported = combine.combine([(c, importer.import_project(c, tree, shown)) for c in args.clients],
+                               where=shown or ".")
     doc = imported.document
     found = imported.diagnostics
     if not args.strict:
@@ -90,7 +111,13 @@ def _import(args, notify) -> int:
         try:
             # Locked and recovered first; the write is the build's transaction (output.writer).
             with writer.session(out, write=True, notify=notify) as target:
-                changes, _, wdiags = target.diff(files)
+                # Added to what an earlier import wrote here (its bundle and context joined, its
+                # items kept): an import never takes away what another one brought.
+                portable_files = importing.added_to(SourceTree(tuple(SourceFile(f.path, f.content, f.executable)
+                                                                     for f in files)), target.read_owned)
+                files = [OutputFile(f.path, f.content, f.executable, "import") for f in portable_files.files]
+                _, owned, _ = target.diff(files)
+                changes, _, wdiags = target.diff(files, keep=set(owned))
                 diags.extend(wdiags)
                 if not diags.has_errors:
                     diags.extend(target.apply(files, changes))

@@ -1011,6 +1011,18 @@ class Output:
     def _lstat(self, rel: str) -> Optional[os.stat_result]:
         return self.tree.lstat(rel) if self.tree is not None else None
 
+    def read_owned(self, rel: str) -> Optional[bytes]:
+        """The bytes of a file agentrc wrote whole here and that nobody edited since (None
+        otherwise), read as the writer reads: never through a link. What an import adds to
+        (its bundle, its context) is read this way."""
+        m = self._read_manifest(Diagnostics())
+        digest = m.owned.get(rel)
+        try:
+            data = self._read(rel) if digest is not None and safe_path(rel) else None
+        except (_NotFile, _Symlink, *_FS_ERRORS):
+            return None
+        return data if data is not None and sha(data) == digest else None
+
     def diff(self, files: Sequence[OutputFile], force: bool = False, adopt: Optional[Dict[str, str]] = None,
              adopt_keys: Optional[Mapping[str, Sequence[Tuple[str, ...]]]] = None, keep: AbstractSet[str] = frozenset()
              ) -> Tuple[Changes, Dict[str, str], Tuple[Diagnostic, ...]]:

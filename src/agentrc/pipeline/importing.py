@@ -9,13 +9,18 @@ whose portable form still fails it is left out (AR132) and the rest is written; 
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Dict, List, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import WARNING, Diagnostic, Diagnostics
 from agentrc.importers import document as importer
-from agentrc.model import SourceTree
+from agentrc.model import SourceFile, SourceTree
 from agentrc.pipeline import stages
+from agentrc.text import yamlpos
+from agentrc.text.frontmatter import split
+from agentrc.text.yamlemit import dump_yaml
+
+CONTEXT = "context/project/CONTEXT.md"
 
 
 def portable_that_lints(doc: Dict[str, Any], fields: Dict[str, Dict[str, Any]], out: str, source: str,
@@ -55,3 +60,55 @@ def _first_errors(diags: Sequence[Diagnostic], out: str) -> Dict[Tuple[str, str]
             if where is not None and not rel.startswith(".."):
                 found.setdefault(where, d)
     return found
+
+
+def added_to(tree: SourceTree, previous: Callable[[str], Optional[bytes]]) -> SourceTree:
+    """`tree` (an import's portable files) joined with what an earlier import wrote into the
+    same registry (`previous(path)`: its bytes, None when agentrc did not write it there):
+    the bundle lists both imports' items and servers, the global context holds both texts,
+    each paragraph once. A second import adds to the first; it never takes away (issue 17)."""
+    files = {f.path: f for f in tree.files}
+    bundle, context = files.get(importer.BUNDLE), files.get(CONTEXT)
+    old = previous(importer.BUNDLE) if bundle is not None else None
+    if bundle is not None and old is not None:
+        files[importer.BUNDLE] = SourceFile(importer.BUNDLE, _bundles_joined(old, bundle.content))
+    old = previous(CONTEXT) if context is not None else None
+    if context is not None and old is not None:
+        files[CONTEXT] = SourceFile(CONTEXT, _contexts_joined(old, context.content))
+    return SourceTree(tuple(files[p] for p in sorted(files)))
+
+
+def _bundles_joined(old: bytes, new: bytes) -> bytes:
+    try:
+        before = yamlpos.load(old.decode("utf-8")).data
+        after = yamlpos.load(new.decode("utf-8")).data
+    except Exception:  # noqa: BLE001 - an earlier bundle agentrc cannot read is replaced, as before
+        return new
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return new
+    items: Dict[str, List[str]] = {}
+    for source in (before.get("items") or {}, after.get("items") or {}):
+        for kind, names in (source.items() if isinstance(source, dict) else ()):
+            if isinstance(names, list):
+                items[kind] = sorted(set(items.get(kind, [])) | {n for n in names if isinstance(n, str)})
+    joined = dict(after)
+    order = ("rules", "skills", "agents", "commands", "hooks", "contexts")
+    if items:
+        joined["items"] = {k: items[k] for k in sorted(items, key=lambda k: order.index(k) if k in order else 9)}
+    mcps = {**(before.get("mcps") or {}), **(after.get("mcps") or {})} if isinstance(before.get("mcps"), dict) \
+        else after.get("mcps")
+    if mcps:
+        joined["mcps"] = mcps
+    return dump_yaml(joined).encode("utf-8")
+
+
+def _contexts_joined(old: bytes, new: bytes) -> bytes:
+    try:
+        body_old, body_new = split(old.decode("utf-8")).body, split(new.decode("utf-8")).body
+    except UnicodeDecodeError:
+        return new
+    kept = [p for p in body_old.strip("\n").split("\n\n") if p.strip()]
+    seen = {" ".join(p.split()) for p in kept}
+    kept += [p for p in body_new.strip("\n").split("\n\n") if p.strip() and " ".join(p.split()) not in seen]
+    head = new.decode("utf-8").split("\n---\n", 1)[0] + "\n---\n"
+    return (head + "\n" + "\n\n".join(kept) + "\n").encode("utf-8")
