@@ -364,7 +364,7 @@ def test_another_client_set_is_not_taken_silently(env, capsys):
     code, out, err = run(capsys, "add", f"{repo.url}@v1#reg", "--item", "rule:other", "--client", "copilot", "--json")
     assert code == 1, err
     doc = json.loads(out)
-    assert [d["code"] for d in doc["diagnostics"]] == ["AR204"]
+    assert [d["code"] for d in doc["diagnostics"]] == ["AR244"]
     assert "--set-clients" in doc["diagnostics"][0]["hint"]
     assert files(project) == [".claude/rules/other.md", LOCK]
 

@@ -83,7 +83,7 @@ def test_add_with_another_client_set_is_refused_and_writes_nothing(env, capsys):
     lock_text = (project / LOCK).read_text().splitlines()
     line = next(i for i, x in enumerate(lock_text, 1) if x.strip().startswith('"clients"'))
     col = lock_text[line - 1].index('"clients"') + 1
-    assert f"./{LOCK}:{line}:{col}: error[AR204] --client cursor differs from the project's client set " \
+    assert f"./{LOCK}:{line}:{col}: error[AR244] --client cursor differs from the project's client set " \
            "(claude, copilot, opencode, cursor, codex" in err
     assert "edit clients: in agentrc.yaml" in err and "--set-clients" in err
     assert "add failed: nothing written" in err
@@ -114,7 +114,7 @@ def test_the_project_files_set_is_where_the_refusal_points(env, capsys):
     before = tree(project)
     code, _, err = run(capsys, "add", repo.url, "--item", "skill:b", "--client", "cursor", "--trust")
     assert code == 1
-    assert "agentrc.yaml:3:1: error[AR204] --client cursor differs from the project's client set (claude, " \
+    assert "agentrc.yaml:3:1: error[AR244] --client cursor differs from the project's client set (claude, " \
            "copilot, agentrc.yaml's clients:)" in err
     assert tree(project) == before
 

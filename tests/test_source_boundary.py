@@ -189,6 +189,6 @@ def test_a_lock_linked_inside_the_project_is_still_not_written_through(env, caps
     (project / LOCK).unlink()
     (project / LOCK).symlink_to("team.json")
     before = (project / "team.json").read_bytes()
-    code, _, err = run(capsys, "add", f"{repo.url}@v1", "--client", "claude,copilot")
+    code, _, err = run(capsys, "add", f"{repo.url}@v1", "--client", "claude,copilot", "--set-clients")
     assert code == 1 and "AR224" in err and "is a symbolic link" in err
     assert (project / "team.json").read_bytes() == before and not (project / ".github").exists()

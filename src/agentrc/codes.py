@@ -613,6 +613,11 @@ CODES: Dict[str, Code] = _table(
          "unknown client or code, a level for an error, or a source that is not a locator.",
          "Fix the key shown; `agentrc init` writes a valid one, and the schema (schemas/project.schema.json) "
          "gives editors completion and checks."),
+    Code("AR244", "client-set-change",
+         "--client names another set than the project's client set (agentrc.yaml's clients:, else the clients the "
+         "lock was installed for); installing for it would delete the other clients' files.",
+         "Edit clients: in agentrc.yaml (then run 'agentrc install'), or repeat the command with --set-clients; to "
+         "keep the set, drop --client."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",

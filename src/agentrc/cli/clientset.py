@@ -53,7 +53,7 @@ def choose(args, project: str, requested: Sequence[str], locked: Optional[Sequen
            ) -> Tuple[Tuple[str, ...], Tuple[Diagnostic, ...]]:
     """The clients `add` installs for: `requested` (`--client`) when there is nothing yet to
     differ from or `--set-clients` says so; else the project file's set, else the lock's
-    (`locked`). A `requested` set that differs is refused (AR204 at the `clients:` that
+    (`locked`). A `requested` set that differs is refused (AR244 at the `clients:` that
     holds the set, with both fixes in the hint); nothing is chosen then."""
     file_set = declared(args, project)
     current = tuple(file_set) or tuple(locked or ())
@@ -66,7 +66,7 @@ def choose(args, project: str, requested: Sequence[str], locked: Optional[Sequen
     where, pos = _where(project, bool(file_set), getattr(args, "user", False))
     d = Diagnostics()
     what = "agentrc.yaml's clients:" if file_set else "the clients the lock was installed for"
-    d.error(where, pos, "AR204", f"--client {','.join(requested)} differs from the project's client set "
+    d.error(where, pos, "AR244", f"--client {','.join(requested)} differs from the project's client set "
             f"({', '.join(current)}, {what}): installing would delete the other clients' files",
             f"to change the set, edit clients: in {FILE_NAME} (then run 'agentrc install'), or repeat the command "
             f"with {FLAG}; to keep it, drop --client")

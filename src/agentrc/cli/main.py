@@ -159,8 +159,11 @@ def _watch(sp: argparse.ArgumentParser) -> None:
                     help="run again whenever a source changes (debounced; incremental), until Ctrl-C")
 
 
-def _consumer(sp: argparse.ArgumentParser) -> None:
+def _consumer(sp: argparse.ArgumentParser, verbose: bool = False) -> None:
     sp.add_argument("--dir", default=".", metavar="PROJECT", help="the consumer project (default: .)")
+    if verbose:
+        sp.add_argument("--verbose", action="store_true",
+                        help="list every warning (default: one line per code with its count)")
     sp.add_argument("--global", dest="user", action="store_true",
                     help="the user's global locations (~/.claude, ~/.copilot, ~/.config/opencode, ...) and "
                          "lock (~/.config/agentrc/agentrc.lock.json) instead of a project")
@@ -258,9 +261,12 @@ def _add(a: argparse.ArgumentParser) -> None:
     a.add_argument("--client", default=None, metavar="LIST",
                    help=f"comma-separated clients for the whole project (default: the lock's, else "
                         f"{','.join(client_names.DEFAULT_CLIENTS)})")
+    a.add_argument("--set-clients", action="store_true",
+                   help="with --client: make LIST the project's client set (the lock and agentrc.yaml's clients:), "
+                        "deleting the files of clients left out")
     a.add_argument("--force", action="store_true", help="overwrite installed files edited since")
     _dry_run(a)
-    _consumer(a)
+    _consumer(a, verbose=True)
     _allow_local(a)
     _trust(a)
     a.set_defaults(command_module="add")
@@ -273,7 +279,7 @@ def _install(ins: argparse.ArgumentParser) -> None:
     ins.add_argument("--check", action="store_true",
                      help="write nothing; exit 1 listing every drift between the lock, the sources and the files")
     ins.add_argument("--force", action="store_true", help="overwrite installed files edited since")
-    _consumer(ins)
+    _consumer(ins, verbose=True)
     _allow_local(ins)
     _trust(ins)
     ins.set_defaults(command_module="install")
@@ -283,7 +289,7 @@ def _remove(rm: argparse.ArgumentParser) -> None:
     rm.add_argument("names", nargs="+", metavar="NAME", help="an installed bundle or item (NAME or KIND:NAME)")
     rm.add_argument("--force", action="store_true", help="delete installed files even when edited since")
     _dry_run(rm)
-    _consumer(rm)
+    _consumer(rm, verbose=True)
     _allow_local(rm)
     rm.set_defaults(command_module="remove")
 
@@ -295,7 +301,7 @@ def _update(up: argparse.ArgumentParser) -> None:
                     help="re-pin the source of the NAMEs to REF (a tag, branch or commit) and resolve it there")
     _dry_run(up)
     up.add_argument("--force", action="store_true", help="overwrite installed files edited since")
-    _consumer(up)
+    _consumer(up, verbose=True)
     _allow_local(up)
     _trust(up)
     up.set_defaults(command_module="update")
@@ -425,8 +431,9 @@ def _cap(c: argparse.ArgumentParser) -> None:
 
 def _import_command(im: argparse.ArgumentParser) -> None:
     im.add_argument("project", metavar="DIR", help="the project holding the client's files")
-    im.add_argument("--from", dest="client", required=True, metavar="CLIENT",
-                    help="the client whose files to read (claude, copilot, opencode, cursor or codex)")
+    im.add_argument("--from", dest="client", default=None, metavar="CLIENTS",
+                    help="the clients whose files to read, comma-separated (claude, copilot, opencode, cursor, "
+                         "codex; default: every client whose files the directory holds)")
     im.add_argument("--out", required=True, metavar="REGISTRY", help="the directory to write portable items into")
     im.add_argument("--canonical", metavar="FILE.json", help="also write the canonical document (an ai.config.json)")
     im.add_argument("--strict", action="store_true",
