@@ -78,3 +78,21 @@ def test_a_directory_without_client_files_needs_from(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     code, text = run(capsys, "import", str(tmp_path / "empty"), "--out", str(tmp_path / "ai"))
     assert code == 2 and "no client files found" in text
+
+
+def test_the_first_in_place_build_adopts_what_the_import_read(repo, capsys, monkeypatch):
+    """The first `build . --out .` after an import meets the hand-written files it replaces:
+    AR091 names --adopt, and --adopt hands them to agentrc, the context once (no hand-written
+    copy beside the block); the next build has nothing to do."""
+    monkeypatch.chdir(repo)
+    assert run(capsys, "import", ".", "--from", "claude", "--out", "ai")[0] == 0
+    code, text = run(capsys, "build", "ai", "--out", ".", "--client", "claude,codex")
+    assert code == 1 and "AR091" in text and "--adopt" in text
+    code, text = run(capsys, "build", "ai", "--out", ".", "--client", "claude,codex", "--adopt")
+    assert code == 0, text
+    agents = (repo / "AGENTS.md").read_text()
+    assert agents.count("Keep commits small.") == 1 and agents.startswith("<!-- agentrc:begin")
+    assert "Use pnpm." not in (repo / "CLAUDE.md").read_text().split("<!-- agentrc:begin")[0]
+    assert "Review carefully." in (repo / ".claude/skills/review/SKILL.md").read_text()
+    code, text = run(capsys, "build", "ai", "--out", ".", "--client", "claude,codex")
+    assert code == 0 and "0 created, 0 updated, 0 deleted" in text, text

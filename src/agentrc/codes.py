@@ -618,6 +618,16 @@ CODES: Dict[str, Code] = _table(
          "lock was installed for); installing for it would delete the other clients' files.",
          "Edit clients: in agentrc.yaml (then run 'agentrc install'), or repeat the command with --set-clients; to "
          "keep the set, drop --client."),
+    Code("AR245", "context-repeated",
+         "Text agentrc writes in its marked block of a file the user also writes (CLAUDE.md, AGENTS.md) is also in "
+         "the file's own text: the client reads it twice.",
+         "Delete the repeated text from the file (the sources hold it now), or build once with --adopt, which hands "
+         "the file to agentrc."),
+    Code("AR246", "empty-body",
+         "Directives leave a client nothing of an item's body but headings: the client gets an item without "
+         "instructions.",
+         "Give the client its own text (a block for its family, or an override file), or leave it out of the "
+         "item's audience."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",

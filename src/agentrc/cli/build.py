@@ -74,7 +74,8 @@ def options(args) -> BuildOptions:
         raise UsageError(f"--report: {args.report!r} is a directory, not a file name")
     return BuildOptions(tuple(args.paths), args.out, tuple(clients), tuple(args.bundle), args.strict, args.layout,
                         args.plugin_name, args.check, args.report, args.jobs, not args.no_cache,
-                        tuple(getattr(args, "keep_clients", ()) if args.layout == "project" else ()))
+                        tuple(getattr(args, "keep_clients", ()) if args.layout == "project" else ()),
+                        bool(getattr(args, "adopt", False)))
 
 
 def _check_plugin_name(name: str) -> None:

@@ -231,6 +231,10 @@ def _build(b: argparse.ArgumentParser) -> None:
     b.add_argument("--plugin-name", default="", metavar="NAME",
                    help="the plugin's name with --layout plugin (default: the one --bundle built)")
     b.add_argument("--check", action="store_true", help="write nothing; exit 1 listing out-of-date files")
+    b.add_argument("--adopt", action="store_true",
+                   help="take over the hand-written files this build replaces (the first build after 'agentrc "
+                        "import' of the same files): they are overwritten, and CLAUDE.md or AGENTS.md holds "
+                        "agentrc's block alone")
     b.add_argument("--prune", action="store_true",
                    help="with --client narrowing the project file's clients: also delete the other clients' files "
                         "(by default they are left as they are)")

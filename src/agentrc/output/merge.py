@@ -264,6 +264,24 @@ def has_comments(text: str) -> bool:
             return False
 
 
+def repeated(text: str) -> List[str]:
+    """The paragraphs of agentrc's marked block in `text` (a file the user also writes) that
+    the file's own text also holds, compared without their whitespace; headings and short
+    lines are not counted (a title may well be repeated)."""
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        return []
+    inside = text[start + len(BEGIN):end]
+    outside = text[:start] + "\n\n" + text[end + len(END):]
+
+    def paragraphs(part: str) -> List[str]:
+        return [" ".join(p.split()) for p in part.split("\n\n")
+                if len(" ".join(p.split())) >= 40 and not p.lstrip().startswith("#")]
+
+    own = set(paragraphs(outside))
+    return [p for p in paragraphs(inside) if p in own]
+
+
 def is_empty(fmt: str, text: str) -> bool:
     """Whether a merged file holds nothing but what an empty document holds."""
     if fmt == "block":

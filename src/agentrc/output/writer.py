@@ -1024,8 +1024,8 @@ class Output:
         return data if data is not None and sha(data) == digest else None
 
     def diff(self, files: Sequence[OutputFile], force: bool = False, adopt: Optional[Dict[str, str]] = None,
-             adopt_keys: Optional[Mapping[str, Sequence[Tuple[str, ...]]]] = None, keep: AbstractSet[str] = frozenset()
-             ) -> Tuple[Changes, Dict[str, str], Tuple[Diagnostic, ...]]:
+             adopt_keys: Optional[Mapping[str, Sequence[Tuple[str, ...]]]] = None, keep: AbstractSet[str] = frozenset(),
+             take_over: bool = False) -> Tuple[Changes, Dict[str, str], Tuple[Diagnostic, ...]]:
         """What writing `files` would change; errors for files agentrc does not own. A
         manifest that cannot be read, or a planned path that is not safe, stops it here:
         no change is proposed at all. `force` overwrites (and deletes) owned files edited
@@ -1036,7 +1036,11 @@ class Output:
         shared file) does the same for merged keys: those the file holds are agentrc's, with
         the values it holds, so they are replaced or taken out like recorded ones. `keep`:
         paths no file of `files` plans that stay as they are, still agentrc's (the files of
-        clients a narrowed build leaves alone): neither deleted nor stripped of agentrc's keys."""
+        clients a narrowed build leaves alone): neither deleted nor stripped of agentrc's keys.
+        `take_over` (`agentrc build --adopt`): a planned file agentrc did not write is
+        replaced (never AR091), and a file it shares with the user (CLAUDE.md's block) becomes
+        agentrc's block alone: the first build of an adopted repository hands it the files
+        the import read."""
         diags = Diagnostics(list(self.notes))
         m = self._read_manifest(diags)
         for f in files:
@@ -1066,7 +1070,8 @@ class Output:
         keep = set(keep) - {f.path for f in files} if keep else set()
         kept_keys = {p: r for p, r in previous.items() if p in keep}
         files, merged_files, merged, stale = _merge(self, files, owned,
-                                                    {p: r for p, r in previous.items() if p not in keep}, diags)
+                                                    {p: r for p, r in previous.items() if p not in keep}, diags,
+                                                    take_over)
         merged.update(kept_keys)  # recorded as they were: their keys stay agentrc's
         create, update, unchanged = [], [], 0
         seen: Dict[str, list] = {}
@@ -1132,9 +1137,11 @@ class Output:
             modes[f.path] = stat.S_IMODE(st.st_mode)
             if f.path in merged_files:
                 update.append(f.path)  # the user's file: only agentrc's keys changed
+            elif f.path not in owned and take_over:
+                update.append(f.path)  # --adopt: the hand-written file the sources now hold
             elif f.path not in owned:
                 diags.error(self._show(f.path), (0, 0), "AR091", f"not written by agentrc; it would be "
-                            f"overwritten by {f.owner}")
+                            f"overwritten by {f.owner} (the first build of an adopted repository: --adopt)")
             elif (current is None or sha(current) != owned[f.path]) and not force:
                 diags.error(self._show(f.path), (0, 0), "AR094", "edited since agentrc wrote it; rebuilding "
                             "would lose the edit")
@@ -1981,7 +1988,8 @@ def _parse_journal(data: Any) -> dict:
 
 
 def _merge(out: Output, files: Sequence[OutputFile], owned: Dict[str, str], previous: Dict[str, dict],
-           diags: Diagnostics) -> Tuple[List[OutputFile], Dict[str, OutputFile], Dict[str, dict], Dict[str, str]]:
+           diags: Diagnostics, take_over: bool = False
+           ) -> Tuple[List[OutputFile], Dict[str, OutputFile], Dict[str, dict], Dict[str, str]]:
     """Resolve files agentrc merges into users' files: read what is there, take out the keys
     agentrc added last time, put in this build's keys. Paths merged last time and not now
     lose agentrc's keys (and go away when agentrc created them and nothing else is left:
@@ -2026,6 +2034,8 @@ def _merge(out: Output, files: Sequence[OutputFile], owned: Dict[str, str], prev
                             "into the sources or delete the file, then rebuild")
                 continue
             current, created = "", True  # written whole by an earlier agentrc: all of it is ours
+        elif take_over and f.merge == "block" and not record:
+            current, created = "", True  # --adopt: the user's text is in the sources now; the block replaces it
         if raw is not None and not old and not current.strip() and f.path not in owned:
             blank = current  # the user's empty file: it is empty again when agentrc's keys go
         if raw is not None and not record and f.path not in owned and managed.holds_only(f.merge, current, f.keys):
@@ -2048,6 +2058,11 @@ def _merge(out: Output, files: Sequence[OutputFile], owned: Dict[str, str], prev
         except ValueError as exc:
             diags.error(target, (0, 0), "AR097", f"cannot merge agentrc's keys into it: {exc}")
             continue
+        if f.merge == "block" and f.keys:
+            repeated = managed.repeated(text)
+            if repeated:
+                diags.warning(target, (0, 0), "AR245", f"{len(repeated)} paragraph(s) of agentrc's block are also "
+                              f"in the file's own text (first: {repeated[0][:60]!r}): the client reads them twice")
         for key in clashes:
             diags.error(target, (0, 0), "AR096", f"defines {key!r} itself; agentrc would overwrite it ({f.owner})")
         if clashes:

@@ -54,6 +54,7 @@ class BuildOptions:
     # The project's other clients, when --client narrowed the build: their files stay as they
     # are (not deleted, not rewritten), unless --prune (`agentrc.cli.build`).
     keep_clients: Tuple[str, ...] = ()
+    adopt: bool = False  # take over the hand-written files the build replaces (the first build after import)
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,8 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
                     tree.jobs = _jobs(options)
                     if stamp:
                         tree.expect(stamp.get("manifest", ""), stamp.get("outputs"))
-                    changes, _, wdiags = tree.diff(plan.files, keep=_kept(options, inputs, memo))
+                    changes, _, wdiags = tree.diff(plan.files, keep=_kept(options, inputs, memo),
+                                                   take_over=options.adopt)
                     diags.extend(wdiags)
                     if not any(d.is_error for d in diags) and not options.check:
                         diags.extend(_write(tree, options, plan, changes))

@@ -307,7 +307,26 @@ def check_body(path: str, body: str, line0: int, families: FrozenSet[str], diags
     blocks = directives.parse(body, families, diags, path, line0, scanned)
     body_rules.check(body, path, line0, diags, blocks, readers or families, arguments=arguments,
                      kind=kind.value if kind is not None else None, scanned=scanned)
+    if blocks:
+        _empty_bodies(body, path, line0, blocks, readers or families, diags)
     return blocks
+
+
+def _empty_bodies(body: str, path: str, line0: int, blocks: Tuple[directives.Block, ...],
+                  families: FrozenSet[str], diags: Diagnostics) -> None:
+    """AR246 when directives leave a family nothing but headings (an import that wrapped a
+    whole list client-only gave the others a skill whose body was `## Deploy`)."""
+    if not _prose(body):
+        return
+    empty = sorted(f for f in families if not _prose(directives.process(body, f, blocks)))
+    if empty:
+        diags.warning(path, (line0, 1), "AR246", f"directives leave {', '.join(empty)} nothing of the body but "
+                      "headings")
+
+
+def _prose(text: str) -> bool:
+    """Whether `text` holds a line that is not blank, a heading or an HTML comment."""
+    return any(line.strip() and not line.lstrip().startswith(("#", "<!--")) for line in text.splitlines())
 
 
 def override_body(f: SourceFile, client: str, families: FrozenSet[str],
