@@ -52,7 +52,7 @@ def test_shared_copies_false_writes_every_client_its_own_copy():
     assert not _ar095(result)
 
 
-def test_the_examples_tree_saves_files_and_loses_none_of_a_clients_items():
+def test_seven_clients_save_files_and_lose_none_of_their_items():
     """Every client keeps a report per item; only identical copies go, and each one that goes
     is a file another built client writes."""
     files = {**SKILL, **item("skill", "other", "description: Another\n", "Do it.\n")}

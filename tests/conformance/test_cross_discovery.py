@@ -410,14 +410,16 @@ def _outputs(tree, client: str, kind: str, name: str) -> List[str]:
 def test_each_item_loads_once_the_shared_copies_and_the_warnings(tree):
     """`plain` is written once per directory the clients read (.claude/skills for Claude Code,
     .agents/skills for Codex, Gemini CLI and OpenClaw): no .github/skills or .opencode/skills
-    copy, and the report says Copilot and opencode load Claude Code's. AR095 is one line per
-    client and directory."""
+    copy, and the report says Copilot and opencode load Claude Code's (the tests above saw
+    each load it once)."""
     out, report = tree
     assert not (out / ".github" / "skills").exists() and not (out / ".opencode" / "skills" / "plain").exists()
-    loaded = {(e["client"], e["path"]): e["detail"] for i in report["items"]
-              if (i["client"], i["kind"], i["name"]) == ("claude", "skill", "plain") for e in i.get("also_loaded_by", [])}
+    plain = next(i for i in report["items"] if (i["client"], i["kind"], i["name"]) == ("claude", "skill", "plain"))
+    loaded = {(e["client"], e["path"]): e["detail"] for e in plain.get("also_loaded_by", [])}
     for reader in ("copilot", "opencode"):
-        assert loaded[(reader, ".claude/skills/plain/SKILL.md")].endswith("agentrc writes no second copy (shared-copies)")
+        assert loaded[(reader, ".claude/skills/plain/SKILL.md")].endswith(
+            "agentrc writes no second copy (shared-copies)")
+        assert _outputs(tree, reader, "skill", "plain") == [".claude/skills/plain/SKILL.md"]
 
 
 def _json(line: str) -> Dict[str, Any]:
