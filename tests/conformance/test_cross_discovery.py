@@ -29,7 +29,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pytest
 
@@ -126,7 +126,8 @@ def _opencode_bin() -> Path:
     raise AssertionError("unreachable")
 
 
-def _opencode(project: Path, home: Path, tmp: Path, sink: LocalSink, *args: str) -> subprocess.CompletedProcess:
+def _opencode(project: Path, home: Path, tmp: Path, sink: LocalSink, *args: str,
+              env_extra: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
     config = home / ".config" / "opencode" / "opencode.json"
     config.parent.mkdir(parents=True, exist_ok=True)
     # A user-level provider on the local sink: the model request shows what opencode offers.
@@ -136,7 +137,7 @@ def _opencode(project: Path, home: Path, tmp: Path, sink: LocalSink, *args: str)
         "model": "sink/m"}), encoding="utf-8")
     env = offline_env(home, tmp, proxy=sink, extra={
         "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_SHARE": "1",
-        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1"})
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", **(env_extra or {})})
     return run([_opencode_bin(), *args], project, env, timeout=120)
 
 
@@ -208,6 +209,29 @@ def test_without_the_switch_opencode_offers_the_foreign_skills(tree):
     """The control: the same tree without agentrc's `permission` key in opencode.json."""
     _, _, offered = _opencode_view(tree, "control", strip_switch=True)
     assert {"deep", "style", "ship", "cdx", "gem", "rev"} <= offered, offered
+
+
+def test_the_opencode_switches_ar095_names_turn_off_what_it_says(tree):
+    """AR095's hint for opencode names the environment variables that keep it out of
+    .claude/skills and .agents/skills (`Opencode.discovery_off`): each does so."""
+    from agentrc.clients.opencode import Opencode
+
+    base, home, tmp = isolated_dirs("agentrc-xdisc-opencode-env-")
+    project = copy_project(tree[0], base / "project")
+    seen = {}
+    for name in ("", "OPENCODE_DISABLE_CLAUDE_CODE_SKILLS", "OPENCODE_DISABLE_EXTERNAL_SKILLS"):
+        with LocalSink() as sink:
+            proc = _opencode(project, home, tmp, sink, "debug", "skill", env_extra={name: "1"} if name else {})
+        assert proc.returncode == 0, describe(proc)
+        found = [Path(s["location"]).resolve() for s in json.loads(proc.stdout) if Path(s["location"]).is_absolute()]
+        root = project.resolve()
+        seen[name] = {p.relative_to(root).parent.parent.as_posix() for p in found if root in p.parents}
+    assert {".claude/skills", ".agents/skills"} <= seen[""], seen
+    assert ".claude/skills" not in seen["OPENCODE_DISABLE_CLAUDE_CODE_SKILLS"] and \
+        ".agents/skills" in seen["OPENCODE_DISABLE_CLAUDE_CODE_SKILLS"], seen
+    assert not {".claude/skills", ".agents/skills"} & seen["OPENCODE_DISABLE_EXTERNAL_SKILLS"], seen
+    assert "OPENCODE_DISABLE_CLAUDE_CODE_SKILLS=1" in Opencode.discovery_off[".claude/skills"]
+    assert "OPENCODE_DISABLE_EXTERNAL_SKILLS=1" in Opencode.discovery_off[".agents/skills"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ class Opencode(ClientAdapter):
     discovery_off = {".claude/skills": "set shared-copies: false in agentrc.yaml and run opencode with "
                                        "OPENCODE_DISABLE_CLAUDE_CODE_SKILLS=1",
                      SHARED_SKILL_DIR: "set shared-copies: false in agentrc.yaml and run opencode with "
-                                       "OPENCODE_DISABLE_EXTERNAL_SKILLS=1"}
+                                       "OPENCODE_DISABLE_EXTERNAL_SKILLS=1 (which hides .claude/skills too)"}
 
     resource_root = ".opencode/agentrc"
     skill_dir = ".opencode/skills"
