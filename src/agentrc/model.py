@@ -113,15 +113,27 @@ class Resource:
 
 HOOK_EVENTS = ("SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
                "SubagentStop", "PreCompact", "Notification")
-# The events about a tool call: only their hooks take `tools:` / `matcher:` (lint AR082).
+# The events about a tool call: only their hooks take `tools:` (lint AR082).
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+# The events whose hooks take a `matcher:`: the tool events (tool names) and those Claude Code
+# matches on what started them (SessionStart: startup|resume|clear|compact; SessionEnd: the
+# reason; PreCompact: manual|auto; Notification: its type; SubagentStop: the agent type).
+# UserPromptSubmit and Stop have nothing to match (lint AR082).
+MATCHER_EVENTS = TOOL_EVENTS + ("SessionStart", "SessionEnd", "PreCompact", "Notification", "SubagentStop")
+# Programs a hook's command may start its script file with (`python3 ./check.py`): the file
+# after them is the hook's script file when the hook directory holds it.
+HOOK_RUNNERS = ("bash", "sh", "zsh", "python", "python3", "node", "ruby", "perl", "pwsh", "deno", "bun")
 
 
 @dataclass(frozen=True)
 class HookSpec:
     """What a HOOK.md declares: run `script` on `event`, for the portable `tools` (or a raw
-    client `matcher`), within `timeout` seconds. `script_file` is the supporting file the
-    command starts with (`./check.sh ...`), which each client gets a path to."""
+    client `matcher`), only when `condition` (`if:`, a Claude Code permission rule such as
+    `Bash(git commit:*)`) holds, within `timeout` seconds. `script_file` is the supporting
+    file the command runs (`./check.sh ...`, or `python3 ./check.py ...` with `runner`
+    "python3"), which each client gets a path to. A client that cannot express `condition`,
+    or a matcher on an event that is not about tools, does not get the hook: it would run
+    more often than written."""
 
     event: str
     script: str
@@ -131,6 +143,8 @@ class HookSpec:
     run_async: bool = False
     script_file: Optional[str] = None  # relative to the item directory
     script_args: str = ""  # what follows the script file in `script`
+    condition: Optional[str] = None  # `if:`
+    runner: str = ""  # the program before the script file (`python3`), or ""
 
 
 @dataclass(frozen=True)

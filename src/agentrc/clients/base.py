@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 from agentrc.fidelity import ItemReport, Tracker
 from agentrc.files import Fragment, OutputFile, fragment
 from agentrc.frozen import FrozenMap, thaw
-from agentrc.model import TOOL_EVENTS, Item, Kind, McpServer
+from agentrc.model import MATCHER_EVENTS, TOOL_EVENTS, Item, Kind, McpServer
 from agentrc.portable import directives
 from agentrc.portable.body import rewrite_links
 from agentrc.text.markdown import format_body
@@ -697,6 +697,8 @@ def hook_script(adapter: "ClientAdapter", item: Item, tracker: Tracker,
     # and run hooks from the project root.
     var = project_var.strip("${}")
     command = f'"${{{var}:-.}}/{path}"' if project_var else path
+    if spec.runner:
+        command = f"{spec.runner} {command}"
     if spec.script_args:
         command += " " + spec.script_args
     tracker.mapped("script", f"{spec.script_file} copied to {path}"
@@ -707,18 +709,47 @@ def hook_script(adapter: "ClientAdapter", item: Item, tracker: Tracker,
 
 def tool_event(item: Item, tracker: Tracker) -> bool:
     """Whether the hook's event is about tools (so tools/matcher apply). For other events
-    both are reported omitted (lint warns AR082); with `tools:` given, a raw `matcher:` is
-    reported omitted, since the tools decide."""
+    `tools` is reported omitted (lint warns AR082), and so is a matcher on an event with
+    nothing to match; a matcher on SessionStart and the other MATCHER_EVENTS is the caller's
+    to render or refuse (`narrowing_lost`). With `tools:` given, a raw `matcher:` is reported
+    omitted, since the tools decide."""
     spec = item.hook
     assert spec is not None  # set for every hook item
     if spec.event not in TOOL_EVENTS:
         for key in ("tools", "matcher"):
-            if key in item.fields:
+            if key in item.fields and (key == "tools" or spec.event not in MATCHER_EVENTS):
                 tracker.omitted(key, f"{spec.event} is not about tools (lint warns AR082)")
         return False
     if spec.tools is not None and spec.matcher is not None:
         tracker.omitted("matcher", "tools: given; it decides the matcher")
     return True
+
+
+def narrowing_lost(item: Item, client: str, conditions: bool = False,
+                   matcher_events: Sequence[str] = TOOL_EVENTS) -> str:
+    """Why `client` cannot run the hook as narrowly as written, or "" when it can: an `if:`
+    condition it has no field for (unless `conditions`), or a matcher on an event outside
+    `matcher_events` (SessionStart's `startup|clear|compact`). Such a client does not get
+    the hook (`refuse_hook`): without the condition it would run more often than written."""
+    spec = item.hook
+    assert spec is not None  # set for every hook item
+    if spec.condition is not None and not conditions:
+        return (f"{client} hooks have no condition like if: {spec.condition}; without it the hook would run on "
+                f"every {spec.event} it matches, so {client} does not get it")
+    if (spec.matcher is not None and spec.event not in TOOL_EVENTS and spec.event in MATCHER_EVENTS
+            and spec.event not in matcher_events):
+        return (f"{client} cannot limit {spec.event} hooks to matcher {spec.matcher!r}; the hook would run on every "
+                f"{spec.event}, so {client} does not get it")
+    return ""
+
+
+def refuse_hook(tracker: Tracker, why: str) -> List[Any]:
+    """No output for a hook the client cannot run as written: every field not reported yet
+    is dropped, saying why (never a wider hook)."""
+    for f in tracker.expected:
+        if f not in tracker.outcomes:
+            tracker.dropped(f, why)
+    return []
 
 
 def subagents_only(item: Item, tracker: Tracker, where: str, always: str) -> None:

@@ -16,7 +16,7 @@ from agentrc.clients.base import (
 )
 from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import OutputFile, fragment
-from agentrc.model import Item, Kind
+from agentrc.model import MATCHER_EVENTS, Item, Kind
 from agentrc.text.markedblock import block_render
 from agentrc.vocabulary import TOOLS
 
@@ -119,6 +119,9 @@ class Claude(ClientAdapter):
         hook_docs(item, tracker)
         command, files = hook_script(self, item, tracker, self.hook_var)
         handler = {"type": "command", "command": command}
+        if spec.condition is not None:
+            handler["if"] = spec.condition
+            tracker.emitted("if", "the handler's if (a permission rule; Claude Code 2.1.85 and later)")
         if spec.timeout is not None:
             handler["timeout"] = spec.timeout
             tracker.emitted("timeout", "seconds")
@@ -175,10 +178,14 @@ class ClaudePlugin(Claude):
 
 def claude_matcher(item: Item, tracker: Tracker) -> str:
     """Claude-style matcher (Claude Code, Codex, Copilot CLI): portable tools as `Bash|Edit`,
-    or the raw matcher, for the tool events only."""
+    or the raw matcher, for the tool events and, as written, for the other MATCHER_EVENTS
+    (SessionStart's `startup|clear|compact`)."""
     spec = item.hook
     assert spec is not None  # set for every hook item
     if not tool_event(item, tracker):
+        if spec.matcher is not None and spec.event in MATCHER_EVENTS:
+            tracker.emitted("matcher", f"as written (what started the {spec.event} event)")
+            return spec.matcher
         return ""
     if spec.tools is not None:
         tracker.mapped("tools", "matcher of Claude Code tool names")

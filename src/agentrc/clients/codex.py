@@ -25,7 +25,9 @@ from agentrc.clients.base import (
     hook_docs,
     hook_script,
     json_file,
+    narrowing_lost,
     place_resources,
+    refuse_hook,
     resource_files,
     server_outcomes,
     subagents_only,
@@ -267,6 +269,9 @@ class Codex(ClientAdapter):
             self._drop_rest(tracker, f"Codex has no {spec.event} hook event (its notify setting runs a program at "
                                      "the end of a turn, not per notification)")
             return []
+        why = narrowing_lost(item, "Codex", matcher_events=("SessionStart",))
+        if why:
+            return refuse_hook(tracker, why)
         matcher = self._matcher(item, tracker)
         if matcher is None:
             self._drop_rest(tracker, "none of the hook's tools is visible to Codex hooks")
@@ -275,7 +280,8 @@ class Codex(ClientAdapter):
         if spec.script_file is not None:
             path = f"{self.resource_root}/hooks/{item.name}/{spec.script_file}"
             prefix, how = self.script_path(path)
-            command = f'"{prefix}"' + (f" {spec.script_args}" if spec.script_args else "")
+            command = (f"{spec.runner} " if spec.runner else "") + f'"{prefix}"' \
+                + (f" {spec.script_args}" if spec.script_args else "")
             tracker.mapped("script", f"{spec.script_file} copied to {path}, {how}")
         handler: Dict[str, Any] = {"type": "command", "command": command}
         if spec.timeout is not None and spec.event == "SessionEnd" and spec.timeout > SESSION_END_TIMEOUT:
@@ -307,6 +313,10 @@ class Codex(ClientAdapter):
         spec = item.hook
         assert spec is not None  # set for every hook item
         if not tool_event(item, tracker):
+            if spec.matcher is not None and spec.event == "SessionStart":
+                tracker.emitted("matcher", "as written: a regex over how the session started (Codex: startup, "
+                                           "resume, clear)")
+                return spec.matcher
             return ""
         if spec.tools is not None:
             names = self.native_tools(spec.tools)

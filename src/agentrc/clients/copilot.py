@@ -15,7 +15,9 @@ from agentrc.clients.base import (
     expand_braces,
     hook_docs,
     hook_script,
+    narrowing_lost,
     place_resources,
+    refuse_hook,
     server_outcomes,
     with_skills_section,
 )
@@ -106,14 +108,22 @@ class Copilot(ClientAdapter):
         (the CLI applies Claude matcher rules to PascalCase events; VS Code ignores matchers)."""
         spec = item.hook
         hook_docs(item, tracker)
+        why = narrowing_lost(item, "Copilot")
         if "claude" in ctx.clients:
             # VS Code and the Copilot CLI also run the hooks of .claude/settings.json: a
             # second copy here would run every hook twice.
-            for f in ("event", "script", "tools", "matcher", "timeout", "async", "resources", self.passthrough_block):
+            for f in ("if", "matcher"):
+                if why and f in item.fields:
+                    tracker.degraded(f, "Copilot runs the Claude Code copy of this hook (.claude/settings.json); its "
+                                        f"hooks document no {f}: for this event, so it may run the hook more often")
+            for f in ("event", "script", "tools", "matcher", "if", "timeout", "async", "resources",
+                      self.passthrough_block):
                 if f in tracker.expected and f not in tracker.outcomes:
                     tracker.mapped(f, "Copilot runs this hook from .claude/settings.json (built for claude); "
                                       "no second copy in .github/hooks")
             return []
+        if why:
+            return refuse_hook(tracker, why)
         command, files = hook_script(self, item, tracker)
         entry = {"type": "command", "command": command}
         if spec.timeout is not None:

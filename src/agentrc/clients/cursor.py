@@ -21,7 +21,9 @@ from agentrc.clients.base import (
     expand_braces,
     hook_docs,
     hook_script,
+    narrowing_lost,
     place_resources,
+    refuse_hook,
     server_outcomes,
     subagents_only,
     sync_only,
@@ -191,20 +193,27 @@ class Cursor(ClientAdapter):
                 if f not in tracker.outcomes:
                     tracker.dropped(f, f"Cursor has no {spec.event} hook event")
             return []
+        why = narrowing_lost(item, "Cursor")
         if "claude" in ctx.clients and item.targets("claude"):
             # Cursor runs the hooks of .claude/settings.json by default: a second copy in
             # .cursor/hooks.json would run every hook twice.
+            for f in ("if", "matcher"):
+                if why and f in item.fields:
+                    tracker.degraded(f, "Cursor runs the Claude Code copy of this hook (.claude/settings.json); its "
+                                        f"hooks document no {f}: for this event, so it may run the hook more often")
             if self.passthrough_block in item.passthrough:
                 tracker.dropped(self.passthrough_block, "Cursor runs the Claude Code copy of this hook (built for "
                                                         "claude), so cursor: settings do not apply")
             if spec.tools is not None and "glob" in spec.tools:
                 tracker.degraded("tools", "Cursor runs the Claude Code copy of this hook; Glob has no Cursor tool name")
-            for f in ("event", "script", "tools", "matcher", "timeout", "async", "resources"):
+            for f in ("event", "script", "tools", "matcher", "if", "timeout", "async", "resources"):
                 if f in tracker.expected and f not in tracker.outcomes:
                     tracker.mapped(f, "Cursor runs this hook from .claude/settings.json (built for claude; Cursor's "
                                       "third-party configs setting is on by default); no second copy in "
                                       f"{self.hooks_file}")
             return []
+        if why:
+            return refuse_hook(tracker, why)
         matcher = self._matcher(item, tracker)
         if matcher is None:
             for f in tracker.expected:

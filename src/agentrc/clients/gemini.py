@@ -25,7 +25,9 @@ from agentrc.clients.base import (
     hook_docs,
     hook_script,
     json_file,
+    narrowing_lost,
     place_resources,
+    refuse_hook,
     resource_files,
     server_outcomes,
     stdio_entry,
@@ -236,6 +238,9 @@ class Gemini(ClientAdapter):
                 if f not in tracker.outcomes:
                     tracker.dropped(f, f"Gemini CLI has no {spec.event} event")
             return []
+        why = narrowing_lost(item, "Gemini CLI")
+        if why:
+            return refuse_hook(tracker, why)
         hook_docs(item, tracker)
         command, files = self._hook_command(item, tracker)
         handler: Dict[str, Any] = {"type": "command", "command": command, "name": item.name,

@@ -42,7 +42,15 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Sequence
 
-from agentrc.clients.base import SHARED_SKILL_DIR, RenderContext, redacted, stdio_entry, tool_event
+from agentrc.clients.base import (
+    SHARED_SKILL_DIR,
+    RenderContext,
+    narrowing_lost,
+    redacted,
+    refuse_hook,
+    stdio_entry,
+    tool_event,
+)
 from agentrc.clients.openclaw import AgentSkillsClient
 from agentrc.fidelity import Tracker
 from agentrc.frozen import thaw
@@ -140,6 +148,9 @@ class Hermes(AgentSkillsClient):
                 if f not in tracker.outcomes:
                     tracker.dropped(f, f"Hermes has no shell-hook event for {spec.event}")
             return []
+        why = narrowing_lost(item, "Hermes")
+        if why:
+            return refuse_hook(tracker, why)
         tracker.omitted("description", "documentation of the hook; hook configs have no description")
         tracker.omitted("body", "documentation of the hook; not read by clients")
         if "name" in item.fields:

@@ -63,7 +63,9 @@ from agentrc.clients.base import (
     document,
     hook_docs,
     hook_script,
+    narrowing_lost,
     place_resources,
+    refuse_hook,
     resource_files,
     stdio_entry,
     subagents_only,
@@ -283,6 +285,10 @@ class Windsurf(ClientAdapter):
                 if f not in tracker.outcomes:
                     tracker.dropped(f, f"neither Devin Local nor Cascade has a {spec.event} hook event")
             return []
+        why = narrowing_lost(item, "Windsurf")
+        if why:
+            note = " (Devin Local still runs the Claude Code copy in .claude/settings.json)" if via_claude else ""
+            return refuse_hook(tracker, why + note)
         if via_claude and not cascade:
             for f in tracker.expected:
                 if f == self.passthrough_block:

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Op
 
 from agentrc import names
 from agentrc.diagnostics import Diagnostics
+from agentrc.importers import hookfiles
 from agentrc.importers.cleanup import clean_body, unlink_escaping
 from agentrc.importers.files import ProjectFiles
 from agentrc.model import SourceTree
@@ -38,6 +39,10 @@ Naming = Callable[[str, Dict[str, Any]], str]
 # supporting files that differ from the canonical document's default ({path in the skill:
 # bit}). No frontmatter key has a space, so it never reaches an item file as one.
 EXECUTABLE = "executable bits"
+# The key of a canonical hook entry, while an importer builds it, holding the portable fields
+# the canonical document has no place for (`shapes.hook_entry`); `Reader.add_hook` moves them
+# to `fields` under the hook's position ("hooks.PreToolUse.1").
+PORTABLE = "portable fields"
 
 
 class Importer(Protocol):
@@ -73,9 +78,11 @@ class Entry(NamedTuple):
 class Reader(ProjectFiles):
     """A project's files for one import, the document being built, and its diagnostics."""
 
-    def __init__(self, client: str, family: str, tree: SourceTree, root: str, diags: Diagnostics):
+    def __init__(self, client: str, family: str, tree: SourceTree, root: str, diags: Diagnostics,
+                 source: str = ""):
         super().__init__(tree, root, diags)
         self.client = client
+        self.source = source or client  # what imported hooks are named after (`hookfiles.hook_name`)
         self.family = family
         self.doc: Dict[str, Any] = {}
         self.context: List[str] = []
@@ -136,8 +143,16 @@ class Reader(ProjectFiles):
         return True
 
     def add_hook(self, event: str, entry: Dict[str, Any], rel: str) -> None:
-        self.doc.setdefault("hooks", {}).setdefault(event, []).append(entry)
+        """A hook of `event`; its portable fields (`PORTABLE`: script and files, if, the
+        client's own keys) and its item name (`hookfiles.hook_name`) go to `fields` under
+        "hooks.EVENT.POSITION", where `portable_from_document` finds them."""
+        entry = dict(entry)
+        portable = entry.pop(PORTABLE, {})
+        hooks = self.doc.setdefault("hooks", {}).setdefault(event, [])
+        hooks.append(entry)
         self.origin.setdefault(f"hooks.{event}", rel)
+        self.fields[f"hooks.{event}.{len(hooks)}"] = dict(
+            portable, **{hookfiles.NAME: hookfiles.hook_name(self.source, event, len(hooks))})
 
     def add_server(self, name: str, entry: Dict[str, Any], rel: str) -> bool:
         servers = self.doc.setdefault("mcp", {}).setdefault("servers", {})
@@ -218,6 +233,20 @@ class Reader(ProjectFiles):
             self.lossy(rel, f"link {target!r} points outside the item; canonical items carry no files of their "
                             "own besides a skill's, so it is kept as plain text")
         return text
+
+
+# --- the files hook commands run ------------------------------------------------------------
+
+# Directories whose files a hook command may run (`.claude/hooks/x.sh`, a plugin's
+# `hooks/x.py`, `scripts/y.sh`): every importer reads them too (`wants`), so that the file a
+# command names can travel with its hook (`hookfiles`).
+SCRIPT_DIRS = frozenset({"hooks", "scripts", "bin"})
+
+
+def may_run(rel: str) -> bool:
+    """Whether the file at `rel` may be one a hook command runs (see SCRIPT_DIRS)."""
+    parts = rel.split("/")[:-1]
+    return bool(SCRIPT_DIRS.intersection(parts)) and "node_modules" not in parts and ".git" not in parts
 
 
 # --- naming: the raw name of an entry, from its path and frontmatter ----------------------

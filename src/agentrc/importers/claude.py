@@ -9,7 +9,7 @@ import posixpath
 import re
 from typing import Any, Dict, List, Optional, Set
 
-from agentrc.importers.base import Reader, by_directory, by_name_field, by_path, by_stem
+from agentrc.importers.base import Reader, by_directory, by_name_field, by_path, by_stem, may_run
 from agentrc.importers.cleanup import unmanage
 from agentrc.importers.shapes import (
     CLAUDE_CAPABILITIES,
@@ -42,8 +42,8 @@ class ClaudeImporter:
     own = ("CLAUDE.md", ".claude/")  # where its own layout starts (what `agentrc init` detects it by)
 
     def wants(self, rel: str) -> bool:
-        return (rel.startswith(".claude/") or rel in (".mcp.json", "CLAUDE.md", "AGENTS.md", "CLAUDE.local.md")
-                or rel.endswith(".md"))
+        return (may_run(rel) or rel.startswith(".claude/")
+                or rel in (".mcp.json", "CLAUDE.md", "AGENTS.md", "CLAUDE.local.md") or rel.endswith(".md"))
 
     def read(self, r: Reader) -> None:
         self.context(r)

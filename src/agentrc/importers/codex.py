@@ -9,7 +9,7 @@ import posixpath
 import re
 from typing import Any, Dict
 
-from agentrc.importers.base import Reader, by_directory
+from agentrc.importers.base import Reader, by_directory, may_run
 from agentrc.importers.cleanup import split_skills_section
 from agentrc.importers.shapes import (
     READ_ONLY,
@@ -44,7 +44,7 @@ class CodexImporter:
     own = ("AGENTS.md", ".codex/")  # where its own layout starts (what `agentrc init` detects it by)
 
     def wants(self, rel: str) -> bool:
-        return rel.startswith((".agents/", ".codex/")) or rel.endswith(".md")
+        return may_run(rel) or rel.startswith((".agents/", ".codex/")) or rel.endswith(".md")
 
     def read(self, r: Reader) -> None:
         context = next((p for p in ("AGENTS.override.md", "AGENTS.md") if r.has(p)), None)

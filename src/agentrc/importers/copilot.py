@@ -8,7 +8,7 @@ import itertools
 import re
 from typing import Any, Dict
 
-from agentrc.importers.base import Reader, by_directory, by_stem, stem
+from agentrc.importers.base import Reader, by_directory, by_stem, may_run, stem
 from agentrc.importers.claude import ClaudeImporter
 from agentrc.importers.cleanup import split_skills_section
 from agentrc.importers.shapes import (
@@ -38,6 +38,8 @@ INPUT_RE = re.compile(r"\$\{input:([\w-]+)(?::[^}]*)?\}")
 FILE_RE = re.compile(r"#file:([\w./-]+)")
 # Copilot's model display names -> the portable aliases (the adapter's MODELS, reversed).
 MODELS = {"Claude Sonnet 5.5": "sonnet", "Claude Opus 5.5": "opus", "Claude Haiku 4.5": "haiku"}
+# The keys of a Copilot hook entry the import reads (`cwd`: where its command's paths start).
+HANDLER_KEYS = ("type", "command", "timeout", "powershell", "cwd")
 VSCODE_ENV = env_syntax(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -47,7 +49,7 @@ class CopilotImporter:
     own = (".github/",)  # where its own layout starts (what `agentrc init` detects it by)
 
     def wants(self, rel: str) -> bool:
-        return (rel.startswith(".github/") or rel in (".vscode/mcp.json", ".mcp.json", "AGENTS.md")
+        return (may_run(rel) or rel.startswith(".github/") or rel in (".vscode/mcp.json", ".mcp.json", "AGENTS.md")
                 or rel.endswith(".md"))
 
     def read(self, r: Reader) -> None:
@@ -154,8 +156,8 @@ class CopilotImporter:
                     if isinstance(raw, dict) and "powershell" in raw and "bash" not in raw and "command" not in raw:
                         r.lossy(rel, f"hooks.{event}: a PowerShell-only hook; not imported")
                         continue
-                    entry = hook_entry(r, rel, f"hooks.{event}", raw, ("type", "command", "timeout", "powershell"),
-                                       ("command", "bash"), ("timeout", "timeoutSec"))
+                    entry = hook_entry(r, rel, f"hooks.{event}", raw, HANDLER_KEYS, ("command", "bash"),
+                                       ("timeout", "timeoutSec"))
                     if entry is None:
                         continue
                     hook_matcher(r, entry, raw.get("matcher"), CLAUDE_HOOK_TOOLS, canonical, rel, f"hooks.{event}")

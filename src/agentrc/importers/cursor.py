@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict
 
-from agentrc.importers.base import Reader, by_directory, by_name_field, by_path, by_stem
+from agentrc.importers.base import Reader, by_directory, by_name_field, by_path, by_stem, may_run
 from agentrc.importers.cleanup import split_skills_section
 from agentrc.importers.shapes import (
     READ_ONLY,
@@ -43,7 +43,7 @@ class CursorImporter:
     own = (".cursor/", ".cursorrules")  # where its own layout starts (what `agentrc init` detects it by)
 
     def wants(self, rel: str) -> bool:
-        return rel.startswith(".cursor/") or rel in (".cursorrules", "AGENTS.md") or rel.endswith(".md")
+        return may_run(rel) or rel.startswith(".cursor/") or rel in (".cursorrules", "AGENTS.md") or rel.endswith(".md")
 
     def read(self, r: Reader) -> None:
         for rel in ("AGENTS.md", ".cursorrules"):

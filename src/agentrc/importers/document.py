@@ -17,6 +17,7 @@ from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Tuple
 
 from agentrc.canonical.document import HOOK_TOOLS, _slug, skill_fields
 from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.importers import hookfiles
 from agentrc.importers.base import EXECUTABLE, Importer, Reader
 from agentrc.importers.claude import ClaudeImporter
 from agentrc.importers.cleanup import clean_body, project_command
@@ -25,7 +26,7 @@ from agentrc.importers.copilot import CopilotImporter
 from agentrc.importers.cursor import CursorImporter
 from agentrc.importers.opencode import OpencodeImporter
 from agentrc.importers.shapes import glob_list
-from agentrc.model import HOOK_EVENTS, TOOL_EVENTS, SourceFile, SourceTree
+from agentrc.model import HOOK_EVENTS, MATCHER_EVENTS, TOOL_EVENTS, SourceFile, SourceTree
 from agentrc.portable.fmt import key_order
 from agentrc.text.yamlemit import dump_yaml
 
@@ -49,13 +50,15 @@ class Imported(NamedTuple):
     diagnostics: Tuple[Diagnostic, ...]
 
 
-def import_project(client: str, tree: SourceTree, root: str = "") -> Imported:
+def import_project(client: str, tree: SourceTree, root: str = "", source: str = "") -> Imported:
     """`client`'s files in `tree` (paths below `root`), imported. The document has the shape
     of ai.config.json: context.global, the six capabilities and tools.<client> (settings
-    the client keeps beside its hooks)."""
+    the client keeps beside its hooks). Hooks are named after `source` (default: the
+    client), e.g. a plugin's name, then their event and position (`hookfiles.hook_name`);
+    the files their commands run resolve against `root`."""
     importer = IMPORTERS[client]
     diags = Diagnostics()
-    reader = Reader(client, importer.family, tree, root, diags)
+    reader = Reader(client, importer.family, tree, root, diags, source)
     importer.read(reader)
     document = reader.finish()
     return Imported(document, {k: v for k, v in sorted(reader.fields.items())}, diags.sorted())
@@ -188,6 +191,9 @@ def _agents(out: _Portable, doc: Dict[str, Any]) -> None:
 
 
 def _hooks(out: _Portable, doc: Dict[str, Any]) -> None:
+    """One HOOK.md per hook. An imported hook's fields (see `Reader.add_hook`) name it and
+    hold what the document cannot: its `./file` script with the files of its directory, its
+    `if` condition and its client's passthrough block."""
     for event, value in sorted((doc.get("hooks") or {}).items()):
         hooks = value if isinstance(value, list) else [value]
         if event not in HOOK_EVENTS:
@@ -195,8 +201,17 @@ def _hooks(out: _Portable, doc: Dict[str, Any]) -> None:
             continue
         for i, hook in enumerate(hooks, 1):
             hook = {"script": hook} if isinstance(hook, str) else dict(hook)
-            name = _slug(event) + (f"-{i}" if len(hooks) > 1 else "")
-            out.item("hook", name, _hook(out, event, hook), "")
+            extra = out.fields.get(f"hooks.{event}.{i}", {})
+            name = extra.get(hookfiles.NAME) or _slug(event) + (f"-{i}" if len(hooks) > 1 else "")
+            fm = _hook(out, event, hook)
+            for key, value in extra.items():
+                if key not in (hookfiles.NAME, hookfiles.FILES):
+                    fm[key] = value
+            fm["description"] = f"{event} hook: runs {_short(fm['script'])}"
+            out.item("hook", name, fm, "")
+            if ("hooks", name) not in out.skip:
+                for f in hookfiles.files_of(extra):
+                    out.files.append(SourceFile(f"hooks/{name}/{f.name}", f.content, f.executable))
 
 
 def _hook(out: _Portable, event: str, hook: Dict[str, Any]) -> Dict[str, Any]:
@@ -211,16 +226,18 @@ def _hook(out: _Portable, event: str, hook: Dict[str, Any]) -> Dict[str, Any]:
             fm["tools"] = list(dict.fromkeys(mapped))
         else:
             fm["matcher"] = "|".join(hook["tools"])
-    elif event in TOOL_EVENTS and hook.get("matcher"):
+    elif event in MATCHER_EVENTS and hook.get("matcher"):
         fm["matcher"] = hook["matcher"]
     elif hook.get("tools") or hook.get("matcher"):
-        out.lossy(f"hooks.{event}: tools and matcher apply to {' and '.join(TOOL_EVENTS)} only; not written")
+        out.lossy(f"hooks.{event}: tools apply to {' and '.join(TOOL_EVENTS)} only, a matcher to "
+                  f"{', '.join(MATCHER_EVENTS)}; not written")
     fm["script"] = script
     if "timeout" in hook:
         fm["timeout"] = max(1, int(round(hook["timeout"])))
     if "async" in hook:
         fm["async"] = bool(hook["async"])
     return fm
+
 
 
 def _context(out: _Portable, doc: Dict[str, Any]) -> None:

@@ -16,9 +16,10 @@ import posixpath
 import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Union
 
-from agentrc.importers.base import Reader
+from agentrc.importers import hookfiles
+from agentrc.importers.base import PORTABLE, Reader
 from agentrc.importers.cleanup import project_command
-from agentrc.model import ENTRYPOINTS, HOOK_EVENTS, TOOL_EVENTS
+from agentrc.model import ENTRYPOINTS, HOOK_EVENTS, MATCHER_EVENTS, TOOL_EVENTS
 from agentrc.vocabulary import CLAUDE_TOOL_TABLE, TOOLS, Resolved, check_model
 
 SIDECAR_GROUPS = ("references", "scripts", "assets")
@@ -123,7 +124,11 @@ def hook_entry(r: Reader, rel: str, where: str, handler: Any, keys: Sequence[str
                command_keys: Sequence[str] = ("command",), timeout_keys: Sequence[str] = ("timeout",)
                ) -> Optional[Dict[str, Any]]:
     """One hook handler (`{type, command, timeout, ...}`) as a canonical hook entry, or None
-    when it has no canonical form."""
+    when it has no canonical form or the file its command runs cannot travel (`hookfiles`).
+    What the canonical entry cannot hold goes to its portable fields (`PORTABLE`, which
+    `Reader.add_hook` files under the hook): the `./file` script and its files, an `if`
+    condition, and the client's other handler keys (asyncRewake, statusMessage, ...) in the
+    client's passthrough block, which gives them back to that client as written."""
     if not isinstance(handler, dict):
         r.unreadable(rel, f"{where}: expected hook objects")
         return None
@@ -136,40 +141,67 @@ def hook_entry(r: Reader, rel: str, where: str, handler: Any, keys: Sequence[str
     if command is None:
         r.unreadable(rel, f"{where}: a hook without a command")
         return None
+    cwd = handler.get("cwd") if "cwd" in keys and isinstance(handler.get("cwd"), str) else ""
+    resolved = hookfiles.resolve(r, rel, where, command, posixpath.normpath(cwd).lstrip("./") if cwd else "")
+    if resolved is None:
+        return None
     entry: Dict[str, Any] = {"script": project_command(command)}
+    portable: Dict[str, Any] = {}
+    if resolved.files:
+        portable.update({"script": resolved.script, hookfiles.FILES: resolved.files})
+    elif cwd and posixpath.normpath(cwd) != ".":
+        r.lossy(rel, f"{where}: cwd {cwd!r}: hooks run from the project root in other clients; the command is kept "
+                     "as written")
     for k in timeout_keys:
         if isinstance(handler.get(k), (int, float)) and not isinstance(handler.get(k), bool) and handler[k] > 0:
             entry["timeout"] = handler[k]
             break
-    if isinstance(handler.get("async"), bool) and "async" in keys:
-        if handler["async"]:
-            entry["async"] = True
-    for key, value in handler.items():
-        if key not in keys and key not in command_keys and key not in timeout_keys and key != "matcher":
-            r.lossy(rel, f"{where}: hook key {key}: {json.dumps(value, default=str)[:60]} has no canonical "
-                         "field; not imported")
+    if handler.get("async") is True and "async" in keys or handler.get("asyncRewake") is True:
+        entry["async"] = True  # asyncRewake runs in the background too (and wakes Claude on exit 2)
+    if isinstance(handler.get("if"), str) and handler["if"].strip():
+        portable["if"] = handler["if"].strip()
+    own = {key: value for key, value in handler.items()
+           if key not in keys and key not in command_keys and key not in timeout_keys
+           and key not in ("matcher", "if", "cwd", "async")}
+    if own:
+        portable[r.client] = own
+        r.lossy(rel, f"{where}: {', '.join(sorted(own))}: no portable field; kept for {r.client} only (its "
+                     "passthrough block in HOOK.md), the other clients run the hook without it")
+    if portable:
+        entry[PORTABLE] = portable
+    client_paths(r, rel, where, command, resolved.script)
+    return entry
+
+
+def client_paths(r: Reader, rel: str, where: str, command: str, script: str) -> None:
+    """AR130 for what in a hook's `script` (its command, the file it runs rewritten to
+    `./file`) only one client understands."""
     if "/agentrc/hooks/" in command:
         r.lossy(rel, f"{where}: the command runs a script an earlier agentrc build copied into the "
                      "client's directory; canonical hooks hold only the command line, so copy the script "
                      "to a path of your own and change the command")
-    else:
-        for var in CLIENT_VARS:
-            if var in command:
-                r.lossy(rel, f"{where}: the command uses ${var}, which only {CLIENT_VARS[var]} sets; kept "
-                             "as written (other clients run hooks from the project root: a path relative to "
-                             "it works everywhere)")
-                break
-    return entry
+        return
+    for var in CLIENT_VARS:
+        if var in script:
+            r.lossy(rel, f"{where}: the command uses ${var}, which only {CLIENT_VARS[var]} sets; kept "
+                         "as written (other clients run hooks from the project root: a path relative to "
+                         "it works everywhere)")
+            break
 
 
 def hook_matcher(r: Reader, entry: Dict[str, Any], matcher: Any, tools: Dict[str, str], event: str,
                  rel: str, where: str) -> None:
     """A matcher of tool names the canonical vocabulary has becomes `tools`; another
-    matcher is kept as written."""
+    matcher is kept as written, as is one on SessionStart and the other MATCHER_EVENTS (the
+    hook must not fire on more than its source says)."""
     if not isinstance(matcher, str) or matcher.strip() in ("", "*", ".*"):
         return
+    if event in MATCHER_EVENTS and event not in TOOL_EVENTS:
+        entry["matcher"] = matcher  # what started the event (SessionStart: startup|clear|compact)
+        return
     if event not in TOOL_EVENTS:
-        r.lossy(rel, f"{where}: matcher {matcher!r} on an event that is not about tools; not imported")
+        r.lossy(rel, f"{where}: matcher {matcher!r} on an event that matches nothing (the client ignores it); "
+                     "not imported")
         return
     tokens = [t.strip() for t in matcher.split("|")]
     mapped = [tools.get(t) for t in tokens]

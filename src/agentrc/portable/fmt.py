@@ -31,7 +31,7 @@ _HEADS: Dict[str, Tuple[str, ...]] = {
     "skill": ("schema", "name", "description", "audience", "license"),
     "agent": ("schema", "name", "description", "audience", "license", "mode", "model", "tools", "preload-skills"),
     "command": ("schema", "name", "description", "audience", "license", "argument-hint", "agent", "model", "tools"),
-    "hook": ("schema", "name", "description", "audience", "license", "event", "tools", "matcher", "script",
+    "hook": ("schema", "name", "description", "audience", "license", "event", "tools", "matcher", "if", "script",
              "timeout", "async"),
     "context": ("schema", "name", "description", "audience", "license", "order"),
 }

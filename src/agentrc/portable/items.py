@@ -20,7 +20,7 @@ from typing import Any, Collection, Dict, FrozenSet, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import FrozenMap, freeze
-from agentrc.model import KIND_BY_PLURAL, HookSpec, Item, Kind, Ref, Resource, SourceFile
+from agentrc.model import HOOK_RUNNERS, KIND_BY_PLURAL, HookSpec, Item, Kind, Ref, Resource, SourceFile
 from agentrc.portable import checks, directives, discovery
 from agentrc.text.frontmatter import Split, split
 from agentrc.text.markdown import Scanned
@@ -151,11 +151,15 @@ def make_item(kind: Kind, name: str, d: str, path: str, data: Dict[str, Any], lo
 def hook_script(path: str, data: Dict[str, Any], located: Located, resources: Tuple[Resource, ...],
                 diags: Diagnostics) -> Optional[str]:
     """The supporting file a hook's leading `./file` names: it must be one of the hook's
-    resources (AR050 when it leaves the directory, AR053 when it is not there)."""
-    first = data["script"].strip().partition(" ")[0]
+    resources (AR050 when it leaves the directory, AR053 when it is not there). After a
+    runner (`python3 ./check.py`) the file is the script file only when the directory holds
+    it: otherwise the command runs as written (a path from the project root)."""
+    runner, first, _ = split_script(data["script"])
     if not first.startswith("./"):
         return None
     rel = posixpath.normpath(first[2:])
+    if runner and rel not in {r.path for r in resources}:
+        return None
     if rel.startswith("../"):
         diags.error(path, located.pos(("script",)), "AR050", f"script {first!r} leaves the item directory")
         return None
@@ -165,13 +169,25 @@ def hook_script(path: str, data: Dict[str, Any], located: Located, resources: Tu
     return rel
 
 
+def split_script(script: str) -> Tuple[str, str, str]:
+    """A hook command as (runner, first word after it, the rest): `python3 ./x.py -q` ->
+    ("python3", "./x.py", "-q"); without a runner, ("", first word, rest)."""
+    first, _, rest = script.strip().partition(" ")
+    if first in HOOK_RUNNERS:
+        second, _, after = rest.strip().partition(" ")
+        if second.startswith("./"):
+            return first, second, after.strip()
+    return "", first, rest.strip()
+
+
 def hook_spec(data: Dict[str, Any], script_file: Optional[str]) -> HookSpec:
     """The hook's command; with a `script_file`, the rest of the command is its arguments."""
     script = data["script"].strip()
-    rest = script.partition(" ")[2]
+    runner, _, rest = split_script(script)
     return HookSpec(event=data["event"], script=script, tools=tuple(data["tools"]) if "tools" in data else None,
                     matcher=data.get("matcher"), timeout=data.get("timeout"), run_async=bool(data.get("async", False)),
-                    script_file=script_file, script_args=rest.strip() if script_file else "")
+                    script_file=script_file, script_args=rest if script_file else "", condition=data.get("if"),
+                    runner=runner if script_file else "")
 
 
 def requires(data: Dict[str, Any], located: Located) -> Tuple[Ref, ...]:

@@ -1,0 +1,3 @@
+#!/bin/sh
+cat >/dev/null
+echo "$(date) $PWD" >> .cursor/audit.log
