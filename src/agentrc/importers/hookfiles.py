@@ -104,14 +104,13 @@ def resolve(r: ProjectFiles, rel: str, where: str, command: str, cwd: str = "") 
         return Resolved(command.strip(), ())  # a file of the user's machine, run as written
     f = r.files.get(target)
     if f is None and not ROOT_RE.match(shown):
-        r.lossy(rel, f"{where}: the command runs {shown}, which is not in the source"
-                     + (f" ({target} from its root)" if target != shown.lstrip("./") else "")
+        r.lossy(rel, f"{where}: the command runs {shown}, which is not in the source" + where_from(shown, target)
                      + "; kept as written, a path from the project root: the hook's directory gets no copy, so "
                        "a project that consumes the imported items must have that file itself")
         return Resolved(command.strip(), ())
     if f is None or f.link is not None:
         why = "is reached through a link" if f is not None else "is not in the source"
-        why += f" ({target} from its root)" if target != shown.lstrip("./") else ""
+        why += where_from(shown, target)
         r.lossy(rel, f"{where}: the command runs {shown}, which {why}; the hook is not imported (consumers would "
                      "get a command naming a file they do not have)")
         return None
@@ -119,6 +118,11 @@ def resolve(r: ProjectFiles, rel: str, where: str, command: str, cwd: str = "") 
     files += siblings(r, rel, where, target, rest, cwd)
     script = (f"{runner} " if runner else "") + f"./{files[0].name}" + rest.rstrip()
     return Resolved(script, tuple(files))
+
+
+def where_from(shown: str, target: str) -> str:
+    """Where below the root a command's path led, when a working directory changed it."""
+    return "" if ROOT_RE.match(shown) or posixpath.normpath(shown) == target else f" ({target} from its root)"
 
 
 def siblings(r: ProjectFiles, rel: str, where: str, target: str, rest: str, cwd: str) -> List[HookFile]:

@@ -142,7 +142,8 @@ def hook_entry(r: Reader, rel: str, where: str, handler: Any, keys: Sequence[str
         r.unreadable(rel, f"{where}: a hook without a command")
         return None
     cwd = handler.get("cwd") if "cwd" in keys and isinstance(handler.get("cwd"), str) else ""
-    resolved = hookfiles.resolve(r, rel, where, command, posixpath.normpath(cwd).lstrip("./") if cwd else "")
+    base = posixpath.normpath(cwd) if cwd else "."
+    resolved = hookfiles.resolve(r, rel, where, command, "" if base == "." else base)
     if resolved is None:
         return None
     entry: Dict[str, Any] = {"script": project_command(command)}
