@@ -168,4 +168,4 @@ def files_of(fields: Dict[str, object]) -> Tuple[HookFile, ...]:
 # Keys of a hook's portable fields (`Reader.fields`) that are not frontmatter: the files of
 # its item directory and its item name. No frontmatter key has a space.
 FILES = "hook files"
-NAME = "item name"
+NAME = "hook name"
