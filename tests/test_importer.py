@@ -86,13 +86,15 @@ def test_clean_body_quotes_client_syntax_in_the_global_context():
     assert clean_body("Use $ARGUMENTS here.\n", context=True) == ("Use $ARGUMENTS here.\n", [])
 
 
-def test_clean_body_fences_off_whole_paragraphs_and_leaves_lookalikes():
+def test_clean_body_fences_off_the_list_item_or_the_paragraph_and_leaves_lookalikes():
     text = ("Set up:\n- read @docs/setup.md\n- run the tests\n\n| Plan | Price |\n| --- | --- |\n| Team | $5.00 |\n\n"
-            "Routes use `@router.post`, @router.get and @Next.js conventions.\n")
+            "Routes use `@router.post`, @router.get and @Next.js conventions.\n\nFirst read\n@docs/a.md then go.\n")
     body, found = clean_body(text)
-    assert body == ("<!-- @client:claude -->\nSet up:\n\n- read @docs/setup.md\n- run the tests\n<!-- @endclient -->\n\n"
+    # the list item alone: the rest of the list reaches every client; a paragraph whole
+    assert body == ("Set up:\n<!-- @client:claude -->\n\n- read @docs/setup.md\n<!-- @endclient -->\n- run the tests\n\n"
                     "| Plan | Price |\n| --- | --- |\n| Team | $5.00 |\n\n"
-                    "Routes use `@router.post`, @router.get and @Next.js conventions.\n")
+                    "Routes use `@router.post`, @router.get and @Next.js conventions.\n\n"
+                    "<!-- @client:claude -->\nFirst read\n@docs/a.md then go.\n<!-- @endclient -->\n")
     assert found == [("claude", "file import '@path'")]
     assert clean_body(body) == (body, [])
     # A skill: Claude reads no `@` imports there, so nothing is fenced off.

@@ -98,11 +98,37 @@ def clean_body(text: str, title: str = "", arguments: bool = False, context: boo
     return (format_body(text) if text.strip() else ""), families
 
 
+_ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s")
+
+
+def _span(lines: List[str], index: int, outside: set) -> Tuple[int, int]:
+    """The lines to fence off with line `index`: its list item (the item's line and its
+    indented continuation) when it is in one, so the rest of the list reaches every client;
+    else its whole paragraph, so no client gets half a sentence."""
+    if index not in outside:
+        return index, index
+    first = index
+    while not _ITEM_RE.match(lines[first]) and first - 1 in outside and lines[first][:1] in (" ", "\t"):
+        first -= 1  # a continuation line: up to its item
+    if _ITEM_RE.match(lines[first]):
+        last = first
+        while last + 1 in outside and not _ITEM_RE.match(lines[last + 1]) and lines[last + 1][:1] in (" ", "\t"):
+            last += 1
+        return first, last
+    first = last = index
+    while first - 1 in outside:
+        first -= 1
+    while last + 1 in outside:
+        last += 1
+    return first, last
+
+
 def _constructs(text: str, arguments: bool, context: bool, kind: Optional[str] = None
                 ) -> Tuple[str, List[Tuple[str, str]]]:
     """Client constructs (`body.find_constructs`, for the body's kind) fenced off for their
-    client, whole paragraphs at a time so that no other client gets half a paragraph, list
-    or table; in the global context (`context`), quoted as inline code instead."""
+    client: the list item that holds one, else its whole paragraph (`_span`: no other client
+    gets half a sentence or a table, and the rest of a list reaches everyone); in the global
+    context (`context`), quoted as inline code instead."""
     kind = kind or ("command" if arguments else "context" if context else None)
     lines = text.split("\n")
     scanned = scan(text)
@@ -137,12 +163,7 @@ def _constructs(text: str, arguments: bool, context: bool, kind: Optional[str] =
             continue
         if index in marked:
             continue
-        first = last = index
-        if index in outside:
-            while first - 1 in outside:
-                first -= 1
-            while last + 1 in outside:
-                last += 1
+        first, last = _span(lines, index, outside)
         families = {f for i in range(first, last + 1) for _, _, f, _ in hits_at.get(i, ())}
         if len(families) == 1:
             marked.update((i, hits[0][2]) for i in range(first, last + 1))
