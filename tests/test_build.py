@@ -25,9 +25,9 @@ EXAMPLES = ROOT / "examples" / "registry"
 APPENDIX_A = Path(__file__).parent / "cases" / "appendix-a" / "registry"
 
 
-def _plan(root: Path, clients, bundles=None):
+def _plan(root: Path, clients, bundles=None, shared_copies: bool = True):
     tree = read_tree([str(root)]).tree
-    plan = pipeline.generate(tree, clients, bundles)
+    plan = pipeline.generate(tree, clients, bundles, shared_copies=shared_copies)
     assert plan.ok, "\n".join(d.format() for d in plan.diagnostics)
     return plan
 
@@ -53,11 +53,13 @@ def test_merged_build_is_the_union_of_clients(monkeypatch):
     shared = [p for p in merged if merged[p] != union.get(p)]
     assert all(p.endswith((".json", ".toml")) for p in shared), shared
     # Built with claude, Copilot, Cursor and Devin run the hooks of .claude/settings.json
-    # instead of their own copies.
+    # instead of their own copies; and a skill a client would find byte for byte in a
+    # directory it reads is written once (shared-copies).
     only_alone = {p for p in union if p not in merged}
     assert only_alone and all(p.startswith((".github/hooks/", ".github/agentrc/hooks/", ".cursor/hooks.json",
                                             ".cursor/agentrc/hooks/", ".devin/hooks.v1.json", ".devin/agentrc/hooks/",
-                                            ".windsurf/agentrc/hooks/"))
+                                            ".windsurf/agentrc/hooks/", ".github/skills/", ".opencode/skills/",
+                                            ".cursor/skills/", ".windsurf/skills/"))
                               for p in only_alone), sorted(only_alone)
     assert set(merged) <= set(union)
 
@@ -92,7 +94,9 @@ def test_overrides_replace_the_body_per_client(monkeypatch):
 
 def test_directives_per_client(monkeypatch):
     monkeypatch.chdir(ROOT)
-    files = {f.path: f.content.decode() for f in _plan(Path("examples/registry"), sorted(CLIENTS)).files}
+    # each client's own rendering (one shared copy where they are the same bytes is tested apart)
+    files = {f.path: f.content.decode() for f in _plan(Path("examples/registry"), sorted(CLIENTS),
+                                                       shared_copies=False).files}
     claude_only = "use the Write tool for new files"
     assert claude_only in files[".claude/skills/create-api-endpoint/SKILL.md"]
     assert claude_only not in files[".github/skills/create-api-endpoint/SKILL.md"]

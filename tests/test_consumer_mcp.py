@@ -107,11 +107,13 @@ def test_doctor_without_the_cli_or_with_edited_files(project, capsys, monkeypatc
     code, checks = doctor(capsys)
     assert code == 0 and checks[("mcp", "drawio", "claude", "claude mcp list")] == "cli-not-found"
     (project / ".claude" / "skills" / "a" / "SKILL.md").write_text("edited\n")
-    (project / ".github" / "skills" / "a" / "SKILL.md").unlink()
     code, checks = doctor(capsys)
     assert code == 1
     assert checks[("file", ".claude/skills/a/SKILL.md", "", ".claude/skills/a/SKILL.md")] == "edited"
-    assert checks[("file", ".github/skills/a/SKILL.md", "", ".github/skills/a/SKILL.md")] == "missing"
+    (project / ".claude" / "skills" / "a" / "SKILL.md").unlink()  # the one copy Copilot and opencode read too
+    code, checks = doctor(capsys)
+    assert code == 1
+    assert checks[("file", ".claude/skills/a/SKILL.md", "", ".claude/skills/a/SKILL.md")] == "missing"
     (project / "opencode.json").write_text("{ not json")
     _, checks = doctor(capsys)
     assert checks[("mcp", "files", "opencode", "opencode.json")] == "config-unreadable"

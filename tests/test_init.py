@@ -110,5 +110,5 @@ def test_the_first_hour_at_a_terminal_takes_under_a_minute(tmp_path):
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     assert (work / ".claude" / "skills" / "summarize-changes" / "SKILL.md").exists()
-    assert (work / ".github" / "skills" / "summarize-changes" / "SKILL.md").exists()
+    assert (work / ".github" / "agents").is_dir()  # Copilot's own files; its skills are Claude's one copy
     assert took < 60, f"the first hour took {took:.1f} s"

@@ -40,7 +40,8 @@ def _files(root: Path):
 def test_build_with_no_arguments_builds_the_project_for_its_clients(project, capsys, monkeypatch):
     assert main(["build"]) == 0, capsys.readouterr().err
     built = _files(project)
-    assert ".claude/skills/review/SKILL.md" in built and ".github/skills/review/SKILL.md" in built
+    assert ".claude/skills/review/SKILL.md" in built and ".github/instructions/style.instructions.md" in built
+    assert ".github/skills/review/SKILL.md" not in built  # Copilot reads Claude's copy (shared-copies)
     assert not any(p.startswith(".opencode") for p in built)  # not among the project's clients
     monkeypatch.chdir(project / "ai" / "skills")  # found by walking up
     assert main(["build", "--check"]) == 0

@@ -126,7 +126,8 @@ def test_the_next_builds_go_as_after_a_build_without_workers(registry, tmp_path,
         runs[jobs].append(_tree(out))
     assert runs["1"] == runs["2"]
     assert "0 created, 0 updated, 0 deleted" in runs["1"][0][1][-1]
-    assert runs["1"][2][0] == "replay" and " 3 updated" in runs["1"][1][1][-1]
+    # the edited skill's one shared copy (Copilot and opencode read Claude's: shared-copies)
+    assert runs["1"][2][0] == "replay" and " 1 updated" in runs["1"][1][1][-1]
 
 
 def test_a_failed_worker_costs_only_time(registry, tmp_path, monkeypatch, counted):

@@ -183,8 +183,9 @@ CODES: Dict[str, Code] = _table(
     Code("AR095", "cross-client-discovery",
          "A client also loads another client's outputs, which its audience excludes, differ from its own, or "
          "repeat what it already has; the fidelity report names each copy (also_loaded_by).",
-         "Build the clients into separate trees, or turn the client's cross-discovery off with a setting of its "
-         "own where agentrc cannot (docs/fidelity.md#cross-discovery)."),
+         "Leave the client (or the one whose files it also reads) out of clients: in agentrc.yaml for this tree, "
+         "or turn its reading off with its own switch where it has one; copies with the same bytes are written "
+         "once already (shared-copies; docs/fidelity.md#cross-discovery)."),
     Code("AR096", "user-key-conflict", "A file the user owns already defines a key agentrc would write.",
          "Rename the item or server, or remove the user's entry: agentrc changes only keys it added itself."),
     Code("AR097", "merge-unreadable", "A file the user owns, which agentrc merges keys into, cannot be parsed.",

@@ -73,11 +73,14 @@ def test_the_report_names_every_reader_and_path_and_agrees_with_ar095():
     # Every copy still loaded is in exactly one AR095, by reader, count and name; hidden ones in none.
     warnings = _ar095(plan)
     for s in cross_discovery(registry.get(ALL), _items(), _entries(plan)):
+        if s.why == "shared" or (s.name == "plain" and s.skill):
+            continue  # one file several clients write, or one shared copy for every reader: loaded once
         matching = [w for w in warnings if w.startswith(f"{s.reader} also loads ") and f"({s.name})" in w
                     and f"from {s.path.rsplit('/', 2 if s.skill else 1)[0]}" in w]
         assert len(matching) == (0 if s.hidden else 1), (s, warnings)
-    assert any(w == "copilot also loads 1 skill written for claude from .claude/skills, outside its audience (deep)"
-               for w in warnings), warnings
+    # one line per (reader, directory), each part with its count, kind, writer and reason
+    assert any(w.startswith("copilot also loads ") and "from .claude/skills" in w
+               and "1 skill written for claude, outside its audience (deep)" in w for w in warnings), warnings
 
 
 def _items(files: Dict[str, str] = TREE):

@@ -75,7 +75,13 @@ def options(args) -> BuildOptions:
     return BuildOptions(tuple(args.paths), args.out, tuple(clients), tuple(args.bundle), args.strict, args.layout,
                         args.plugin_name, args.check, args.report, args.jobs, not args.no_cache,
                         tuple(getattr(args, "keep_clients", ()) if args.layout == "project" else ()),
-                        bool(getattr(args, "adopt", False)))
+                        bool(getattr(args, "adopt", False)), _shares(args))
+
+
+def _shares(args) -> bool:
+    """The project file's `shared-copies` (on without a project file)."""
+    project = getattr(args, "project_file", None)
+    return project.shares if project is not None else True
 
 
 def _check_plugin_name(name: str) -> None:

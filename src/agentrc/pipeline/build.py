@@ -55,6 +55,7 @@ class BuildOptions:
     # are (not deleted, not rewritten), unless --prune (`agentrc.cli.build`).
     keep_clients: Tuple[str, ...] = ()
     adopt: bool = False  # take over the hand-written files the build replaces (the first build after import)
+    shared_copies: bool = True  # the project file's `shared-copies` (one copy for clients that read each other's)
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,8 @@ def _key(options: BuildOptions, sources: str, explicit: Tuple[str, ...]) -> str:
     """The no-change stamp's key: the sources' digest and every option that shapes the outputs."""
     return digest([sources.encode(), json.dumps(
         [list(options.clients), list(options.bundles), options.strict, list(explicit), options.layout,
-         options.plugin_name] + ([list(options.keep_clients)] if options.keep_clients else [])).encode()])
+         options.plugin_name] + ([list(options.keep_clients)] if options.keep_clients else [])
+        + ([] if options.shared_copies else ["no-shared-copies"])).encode()])
 
 
 def _stamp_path(memo_path: Path, options: BuildOptions) -> Path:
@@ -318,7 +320,7 @@ def _plan(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo], spi
     try:
         return stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
                                inputs.explicit, memo, layout=options.layout, plugin_name=options.plugin_name,
-                               canonical=inputs.canonical, spill=spill)
+                               canonical=inputs.canonical, spill=spill, shared_copies=options.shared_copies)
     finally:
         if workers is not None:
             workers.close()
@@ -332,7 +334,8 @@ def _kept(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo]) -> 
         return frozenset()
     from agentrc.pipeline import stages
     other = stages.generate(inputs.tree, list(options.keep_clients), list(options.bundles), options.strict,
-                            inputs.explicit, memo, layout=options.layout, canonical=inputs.canonical)
+                            inputs.explicit, memo, layout=options.layout, canonical=inputs.canonical,
+                            shared_copies=options.shared_copies)
     return frozenset(f.path for f in other.files)
 
 

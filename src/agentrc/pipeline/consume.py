@@ -29,7 +29,7 @@ from agentrc.diagnostics import Diagnostic, Diagnostics, hide_credentials
 from agentrc.files import OutputFile
 from agentrc.importers import published as layouts
 from agentrc.importers.published import Redirect
-from agentrc.inputs import config
+from agentrc.inputs import config, projectfile
 from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.inputs.tree import Root, read_file, real_path
 from agentrc.model import Bundle, Kind, Registry, SourceFile, SourceTree
@@ -772,7 +772,8 @@ class _Rendered:
 
 
 @_consumed
-def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diagnostics) -> Optional[_Rendered]:
+def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diagnostics,
+            user: bool = False) -> Optional[_Rendered]:
     """Every locked source fetched at its locked commit, each entry's content checked against
     the lock, and the locked bundles and items planned for the lock's clients; None, with the
     problems in `diags`, when any of it fails."""
@@ -814,9 +815,22 @@ def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diag
     wanted = tuple(plugin_forms.actions(locked_bundles, lock.clients))
     plan = stages.generate(tree, list(lock.clients), bundles or None, entrypoints=sorted(set(entrypoints)),
                            cross_source=True, skip_servers=frozenset(lock.mcps_removed),
-                           extra_fragments=plugin_forms.config_fragments(wanted), report_plugins=False)
+                           extra_fragments=plugin_forms.config_fragments(wanted), report_plugins=False,
+                           shared_copies=not user and _shares(project))
     diags.extend(plan.diagnostics)
     return _Rendered(plan, lock, wanted, surfaces) if plan.ok else None
+
+
+def _shares(project: str) -> bool:
+    """The project file's `shared-copies` (on without one, or with one that cannot be read:
+    the command that reads it for its clients reports that). The user's global locations
+    share nothing: the clients' user-level skill directories do not read each other's
+    (Copilot CLI lists no personal skill from ~/.claude/skills)."""
+    path = os.path.join(project, projectfile.FILE_NAME)
+    if not os.path.isfile(path):
+        return True
+    found, _ = projectfile.load(path)
+    return found.shares if found is not None else True
 
 
 def _adoptable(project: str, lock: Lock, produced: Dict[str, str], previous: Optional[Lock], fetcher: Fetcher,
@@ -892,7 +906,7 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     diags = Diagnostics()
     read = lock
     consented = consent.approved(lock.entries, previous.entries if previous is not None else ())
-    rendered = _render(project, lock, fetcher, check or frozen, diags)
+    rendered = _render(project, lock, fetcher, check or frozen, diags, user)
     if frozen and (rendered is not None or not any(d.code in _FETCH_CODES for d in diags.items)):
         # The content matched (or failed to build): the closure and the commits must match too,
         # and a lock that lost an entry its sources require says so, not only the build's error.
@@ -925,7 +939,7 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     if dry_run:
         old_surfaces = None
         if previous is not None:
-            again = _render(project, previous, fetcher, False, Diagnostics())
+            again = _render(project, previous, fetcher, False, Diagnostics(), user)
             old_surfaces = again.surfaces if again is not None else None
         planned = consumeplan.planned(previous or replace(lock, mcps=(), plugins=()), outs.lock, rendered.wanted,
                                       rendered.surfaces, old_surfaces)

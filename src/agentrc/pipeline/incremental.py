@@ -75,7 +75,7 @@ LAST = Outcome()
 def options_key(options: BuildOptions, explicit: Sequence[str]) -> str:
     """The options a replay record holds: the stamp key's, without the sources' digest."""
     return json.dumps([list(options.clients), list(options.bundles), options.strict, list(explicit),
-                       options.layout, options.plugin_name])
+                       options.layout, options.plugin_name] + ([] if options.shared_copies else ["no-shared-copies"]))
 
 
 def _record_path(stamp_path: Path) -> Path:
@@ -213,7 +213,7 @@ def _replay(options: BuildOptions, memo_path: Path, stamp_path: Path, stamp: dic
         work.dirs += 1
         pairs.extend(_reparse(d, files, old_sources, names, memo))
     adapters = client_registry.get(list(options.clients), options.layout)
-    ctx = _context(record["context"], options.clients)
+    ctx = _context(record["context"], options.clients, options.shared_copies)
     selected = set(record["selected"])
     chosen = [(o, n) for o, n in pairs if (o.kind.value, o.name) in selected]
     write, old = _rerender(adapters, chosen, ctx, memo, dict(record["shared"]), work)
@@ -387,14 +387,14 @@ def _shape(item) -> Any:
                                resources=tuple(Resource(r.path, b"", r.executable) for r in item.resources))
 
 
-def _context(facts: Tuple[FrozenSet[str], Any], clients: Sequence[str]):
+def _context(facts: Tuple[FrozenSet[str], Any], clients: Sequence[str], shared: bool = True):
     """The render context of the last build, from the facts its record keeps (`save_record`):
     they depend on the kinds and names of the items rendered alone, which the edit did not
     change."""
     from agentrc.clients import registry as client_registry
 
     skills, renamed = facts
-    return client_registry.render_context(skills, frozenset(clients), renamed)
+    return client_registry.render_context(skills, frozenset(clients), renamed, shared)
 
 
 def _rerender(adapters, pairs, ctx, memo: cache.Memo, shared: Dict[str, int], work: _Work

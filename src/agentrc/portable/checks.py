@@ -304,10 +304,12 @@ def check_body(path: str, body: str, line0: int, families: FrozenSet[str], diags
     the directives, the body rules and the caller's link checks)."""
     if scanned is None:
         scanned = Scanned(body)
+    seen = len(diags.items)
     blocks = directives.parse(body, families, diags, path, line0, scanned)
+    broken = any(d.is_error for d in diags.items[seen:])  # a directive error: what it leaves is not judged
     body_rules.check(body, path, line0, diags, blocks, readers or families, arguments=arguments,
                      kind=kind.value if kind is not None else None, scanned=scanned)
-    if blocks:
+    if blocks and not broken:
         _empty_bodies(body, path, line0, blocks, readers or families, diags)
     return blocks
 
