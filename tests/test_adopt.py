@@ -96,3 +96,17 @@ def test_the_first_in_place_build_adopts_what_the_import_read(repo, capsys, monk
     assert "Review carefully." in (repo / ".claude/skills/review/SKILL.md").read_text()
     code, text = run(capsys, "build", "ai", "--out", ".", "--client", "claude,codex")
     assert code == 0 and "0 created, 0 updated, 0 deleted" in text, text
+
+
+def test_a_new_import_of_the_same_client_replaces_what_it_wrote_last_time(repo, tmp_path, capsys):
+    out = tmp_path / "ai"
+    assert run(capsys, "import", str(repo), "--from", "claude", "--out", str(out))[0] == 0
+    assert run(capsys, "import", str(repo), "--from", "cursor", "--out", str(out))[0] == 0
+    (repo / ".claude/agents/helper.md").unlink()
+    code, text = run(capsys, "import", str(repo), "--from", "claude", "--out", str(out))
+    assert code == 0 and " deleted" in text, text
+    assert not (out / "agents/helper").exists()  # gone from .claude: gone from the registry
+    assert (out / "rules/ts/RULE.md").is_file()  # cursor's import stays
+    bundle = (out / "imported.bundle.yaml").read_text()
+    assert "helper" not in bundle and "- ts" in bundle
+    assert run(capsys, "lint", str(out))[0] == 0

@@ -279,3 +279,37 @@ def test_plugins_listing_skills_of_one_shared_directory_share_them():
                      "src/docs/skills/xlsx/SKILL.md", "src/examples/examples.bundle.yaml"]
     examples = next(f for f in got.tree.files if f.path.endswith("examples.bundle.yaml")).content.decode()
     assert "- xlsx" in examples and "installed as" not in " ".join(d.message for d in got.diagnostics)
+
+
+def test_a_plugin_hook_whose_arguments_name_its_files_runs_after_install(tmp_path, monkeypatch, capsys):
+    """`bash "${CLAUDE_PLUGIN_ROOT}/hooks/run.sh" "${CLAUDE_PLUGIN_ROOT}/hooks/check.py"` (as
+    published plugins wrap their Python): both files travel with the hook, modes kept, and the
+    installed command, run as Claude Code runs it, finds them in the project's layout."""
+    import subprocess
+
+    isolated_home(monkeypatch, tmp_path)
+    repo = Repo(tmp_path, "plugin")
+    hooks = {"hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command":
+             'bash "${CLAUDE_PLUGIN_ROOT}/hooks/run.sh" "${CLAUDE_PLUGIN_ROOT}/hooks/check.py"'}]}]}}
+    repo.commit({".claude-plugin/plugin.json": json.dumps({"name": "guard", "description": "Guards"}),
+                 "hooks/hooks.json": json.dumps(hooks),
+                 "hooks/run.sh": '#!/bin/sh\nexec python3 "$1"\n',
+                 "hooks/check.py": "print('checked by guard')\n"})
+    git_mode = ["update-index", "--chmod=+x", "hooks/run.sh"]
+    from sourcerepos import git
+    git(repo.work, *git_mode)
+    git(repo.work, "commit", "-qm", "x")
+    git(repo.work, "push", "-q", "origin", "main")
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    code, _, err = run(capsys, "add", repo.url, "--client", "claude", "--trust")
+    assert code == 0, err
+    settings = json.loads((project / ".claude/settings.json").read_text())
+    command = settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+    assert "check.py" in command and "${CLAUDE_PLUGIN_ROOT}" not in command
+    hook_dir = next((project / ".claude").rglob("run.sh")).parent
+    assert (hook_dir / "check.py").is_file() and (hook_dir / "run.sh").stat().st_mode & 0o111
+    ran = subprocess.run(["bash", "-c", command], cwd=str(project), capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin", "CLAUDE_PROJECT_DIR": str(project)})
+    assert ran.returncode == 0 and "checked by guard" in ran.stdout, (command, ran.stderr)

@@ -167,8 +167,10 @@ CODES: Dict[str, Code] = _table(
          "Use a neutral capability (see docs/clients/tools.md) or a client passthrough block."),
     Code("AR081", "model-unknown", "An agent's model is neither a portable alias nor a provider/model id.",
          "Use sonnet, opus, haiku, inherit, or a fully qualified id such as anthropic/claude-sonnet-4-5."),
-    Code("AR082", "hook-matcher-ignored", "A hook has tools: or matcher: but its event is not about tools.",
-         "Remove tools:/matcher:, or use a PreToolUse or PostToolUse event."),
+    Code("AR082", "hook-matcher-ignored",
+         "A hook has tools: or matcher: on an event that takes neither (tools: is for tool events only).",
+         "Remove tools: (tool events only) or matcher: (tool events, SessionStart, SessionEnd, PreCompact, "
+         "Notification, SubagentStop), or use one of those events."),
     # --- generation -----------------------------------------------------------------
     Code("AR090", "output-conflict", "Two outputs need different bytes at the same path.",
          "Rename one of the items, or build the clients into separate output directories."),

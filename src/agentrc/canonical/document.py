@@ -929,7 +929,7 @@ def _hook(event: str, name: str, hook: Dict[str, Any], acc: _Account) -> Optiona
         return None
     fm: Dict[str, Any] = {"description": f"{event} hook from {path}", "event": event, "script": hook["script"]}
     acc.carried("script", "script")
-    for key in ("matcher", "async"):
+    for key in ("matcher", "async", "if"):  # `if`: the hook's condition, kept or the hook refused per client
         if key in hook:
             fm[key] = hook[key]
             acc.carried(key, key)

@@ -18,7 +18,7 @@ from agentrc.importers import document as importer
 from agentrc.importers import published as layouts
 from agentrc.inputs.tree import read_project
 from agentrc.model import SourceFile, SourceTree
-from agentrc.output import atomic, writer
+from agentrc.output import atomic, imports, writer
 from agentrc.pipeline import importing, published
 
 
@@ -111,16 +111,21 @@ def _import(args, notify) -> int:
         try:
             # Locked and recovered first; the write is the build's transaction (output.writer).
             with writer.session(out, write=True, notify=notify) as target:
-                # Added to what an earlier import wrote here (its bundle and context joined, its
-                # items kept): an import never takes away what another one brought.
-                portable_files = importing.added_to(SourceTree(tuple(SourceFile(f.path, f.content, f.executable)
-                                                                     for f in files)), target.read_owned)
-                files = [OutputFile(f.path, f.content, f.executable, "import") for f in portable_files.files]
+                # Added to what imports of other clients wrote here (their items kept, the bundle
+                # and context joined); what these clients' last import wrote is replaced.
+                record = imports.read(out)
                 _, owned, _ = target.diff(files)
-                changes, _, wdiags = target.diff(files, keep=set(owned))
+                kept = imports.kept(record, args.clients, set(owned))
+                portable_files = importing.added_to(
+                    SourceTree(tuple(SourceFile(f.path, f.content, f.executable) for f in files)), target.read_owned,
+                    kept, join_context=imports.shared_with_others(record, args.clients, importing.CONTEXT))
+                files = [OutputFile(f.path, f.content, f.executable, "import") for f in portable_files.files]
+                changes, _, wdiags = target.diff(files, keep=kept)
                 diags.extend(wdiags)
                 if not diags.has_errors:
                     diags.extend(target.apply(files, changes))
+                if not diags.has_errors:
+                    imports.write(out, imports.recorded(record, args.clients, [f.path for f in files]))
         except writer.OutputError as exc:
             diags.extend(exc.diagnostics)
     if not diags.has_errors and outside is not None and canonical_data is not None:

@@ -700,11 +700,27 @@ def hook_script(adapter: "ClientAdapter", item: Item, tracker: Tracker,
     if spec.runner:
         command = f"{spec.runner} {command}"
     if spec.script_args:
-        command += " " + spec.script_args
+        command += " " + _own_files(spec.script_args, item, path.rsplit("/", 1)[0], var)
     tracker.mapped("script", f"{spec.script_file} copied to {path}"
                    + (f", called via {project_var}" if project_var else ""))
     tracker.emitted("resources", f"{len(files)} file(s) copied to {adapter.resource_root}/hooks/{item.name}/")
     return command, files
+
+
+def _own_files(args: str, item: Item, directory: str, var: str) -> str:
+    """`args` with each `./file` word that names a file of the hook's directory called by
+    its path in this client's layout, as the script is (`bash ./run.sh ./check.py`: both the
+    hook's own files)."""
+    own = {r.path for r in item.resources}
+
+    def swap(m: "re.Match[str]") -> str:
+        name = m.group(2)
+        if name not in own:
+            return m.group(0)
+        where = f"{directory}/{name}"
+        return m.group(1) + (f'"${{{var}:-.}}/{where}"' if var else where)
+
+    return re.sub(r"""(^|\s)["']?\./([\w.-]+(?:/[\w.-]+)*)["']?(?=\s|$)""", swap, args)
 
 
 def tool_event(item: Item, tracker: Tracker) -> bool:

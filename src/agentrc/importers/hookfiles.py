@@ -116,7 +116,8 @@ def resolve(r: ProjectFiles, rel: str, where: str, command: str, cwd: str = "") 
         return None
     files = [HookFile(posixpath.basename(target), f.content, f.executable)]
     files += siblings(r, rel, where, target, rest, cwd)
-    script = (f"{runner} " if runner else "") + f"./{files[0].name}" + rest.rstrip()
+    args = own_arguments(rest, files, cwd) if len(files) > 1 else rest.rstrip()
+    script = (f"{runner} " if runner else "") + f"./{files[0].name}" + args
     return Resolved(script, tuple(files))
 
 
@@ -145,10 +146,33 @@ def siblings(r: ProjectFiles, rel: str, where: str, target: str, rest: str, cwd:
             if f is not None and f.link is None and word not in seen:
                 out.append(HookFile(word, f.content, f.executable))
                 seen.add(word)
+        elif path and path in r.files and r.files[path].link is None and \
+                posixpath.basename(path) not in seen:
+            # a path to another file of the source: it travels too, and the argument names it as
+            # the hook's own (`./file`), which each client calls by its path in its own layout
+            f = r.files[path]
+            out.append(HookFile(posixpath.basename(path), f.content, f.executable))
+            seen.add(posixpath.basename(path))
         elif path and (path in r.files or ROOT_RE.match(word)):
-            r.lossy(rel, f"{where}: the argument {word} names a file of the source, which does not travel with the "
-                         "hook (only the file the command runs and the files beside it named by their bare name do)")
+            r.lossy(rel, f"{where}: the argument {word} names a file of the source that cannot travel with the "
+                         "hook (a link, one missing, or one whose name another of its files has)")
     return out
+
+
+def own_arguments(rest: str, files: List[HookFile], cwd: str) -> str:
+    """The arguments with each word naming a file that travels (`siblings`) written as the
+    hook's own file, `./NAME` (a bare name beside the script stays as it is)."""
+    names = {f.name for f in files}
+    try:
+        words = shlex.split(rest)
+    except ValueError:
+        return rest
+    out = []
+    for word in words:
+        path = source_path(word, cwd)
+        out.append(f"./{posixpath.basename(path)}" if path and posixpath.basename(path) in names
+                   else shlex.quote(word))
+    return (" " + " ".join(out)) if out else ""
 
 
 def hook_name(source: str, event: str, position: int) -> str:

@@ -9,7 +9,7 @@ whose portable form still fails it is left out (AR132) and the rest is written; 
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import WARNING, Diagnostic, Diagnostics
@@ -62,23 +62,26 @@ def _first_errors(diags: Sequence[Diagnostic], out: str) -> Dict[Tuple[str, str]
     return found
 
 
-def added_to(tree: SourceTree, previous: Callable[[str], Optional[bytes]]) -> SourceTree:
-    """`tree` (an import's portable files) joined with what an earlier import wrote into the
-    same registry (`previous(path)`: its bytes, None when agentrc did not write it there):
-    the bundle lists both imports' items and servers, the global context holds both texts,
-    each paragraph once. A second import adds to the first; it never takes away (issue 17)."""
+def added_to(tree: SourceTree, previous: Callable[[str], Optional[bytes]], kept: AbstractSet[str] = frozenset(),
+             join_context: bool = True) -> SourceTree:
+    """`tree` (an import's portable files) joined with what an earlier import of other clients
+    wrote into the same registry (`previous(path)`: its bytes, None when agentrc did not write
+    it there; `kept`: the paths of it that stay): the bundle lists both imports' items (those
+    still there) and servers; with `join_context`, the global context holds both texts, each
+    paragraph once. An import of other clients adds to the first; it never takes away."""
     files = {f.path: f for f in tree.files}
     bundle, context = files.get(importer.BUNDLE), files.get(CONTEXT)
     old = previous(importer.BUNDLE) if bundle is not None else None
     if bundle is not None and old is not None:
-        files[importer.BUNDLE] = SourceFile(importer.BUNDLE, _bundles_joined(old, bundle.content))
-    old = previous(CONTEXT) if context is not None else None
+        there = {"/".join(p.split("/")[:2]) for p in list(files) + list(kept) if p.count("/") >= 2}
+        files[importer.BUNDLE] = SourceFile(importer.BUNDLE, _bundles_joined(old, bundle.content, there))
+    old = previous(CONTEXT) if context is not None and join_context else None
     if context is not None and old is not None:
         files[CONTEXT] = SourceFile(CONTEXT, _contexts_joined(old, context.content))
     return SourceTree(tuple(files[p] for p in sorted(files)))
 
 
-def _bundles_joined(old: bytes, new: bytes) -> bytes:
+def _bundles_joined(old: bytes, new: bytes, there: AbstractSet[str]) -> bytes:
     try:
         before = yamlpos.load(old.decode("utf-8")).data
         after = yamlpos.load(new.decode("utf-8")).data
@@ -89,8 +92,9 @@ def _bundles_joined(old: bytes, new: bytes) -> bytes:
     items: Dict[str, List[str]] = {}
     for source in (before.get("items") or {}, after.get("items") or {}):
         for kind, names in (source.items() if isinstance(source, dict) else ()):
-            if isinstance(names, list):
-                items[kind] = sorted(set(items.get(kind, [])) | {n for n in names if isinstance(n, str)})
+            if isinstance(names, list):  # an earlier item listed only while its directory is there
+                items[kind] = sorted(set(items.get(kind, [])) | {n for n in names if isinstance(n, str)
+                                                                 and f"{_dir(kind)}/{n}" in there})
     joined = dict(after)
     order = ("rules", "skills", "agents", "commands", "hooks", "contexts")
     if items:
@@ -112,3 +116,8 @@ def _contexts_joined(old: bytes, new: bytes) -> bytes:
     kept += [p for p in body_new.strip("\n").split("\n\n") if p.strip() and " ".join(p.split()) not in seen]
     head = new.decode("utf-8").split("\n---\n", 1)[0] + "\n---\n"
     return (head + "\n" + "\n\n".join(kept) + "\n").encode("utf-8")
+
+
+def _dir(kind: str) -> str:
+    """The directory a bundle's item kind is written in (`context/`, as examples/ names it)."""
+    return "context" if kind == "contexts" else kind

@@ -68,7 +68,9 @@ def portable(tree: SourceTree, root: str = "") -> Optional[Published]:
         return None
     root = layouts.root_of(tree, root)
     sources = {f.path: f for f in tree.files}
-    read = [(part, importer.import_project(part.client, part.tree, part.root)) for part in layout.parts]
+    # a plugin's hooks are named after it (two plugins' PreToolUse hooks never clash)
+    read = [(part, importer.import_project(part.client, part.tree, part.root, source=part.name or ""))
+            for part in layout.parts]
     renames, shared = _clashes(read), _shared(read)
     out = _Out(list(layout.diagnostics))
     for index, (part, imported) in enumerate(read):
