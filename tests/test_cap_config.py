@@ -444,8 +444,9 @@ def test_build_writes_the_active_skills_for_every_client(tmp_path, capsys):
     assert main(["cap", "build", str(repo), "--soul", "dev", "--out", str(out), "--client", "claude,codex,cursor"]) == 0
     err = capsys.readouterr().err
     assert "skill hello from ex.review" in err
-    for path in (".claude/skills/hello/SKILL.md", ".agents/skills/hello/SKILL.md", ".cursor/skills/hello/SKILL.md"):
+    for path in (".claude/skills/hello/SKILL.md", ".agents/skills/hello/SKILL.md"):
         assert "description: ex.review" in (out / path).read_text(), path
+    assert not (out / ".cursor/skills/hello").exists()  # Cursor reads Claude's copy, the same bytes (shared-copies)
     assert main(["cap", "build", str(repo), "--soul", "dev", "--out", str(out), "--client", "claude,codex,cursor",
                  "--check"]) == 0
 

@@ -20,7 +20,15 @@ from functools import lru_cache
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from pants.core.util_rules.system_binaries import BinaryPath, BinaryPathRequest, BinaryPaths, BinaryPathTest
-from pants.engine.fs import CreateDigest, Digest, DigestContents, FileContent, MergeDigests
+from pants.engine.fs import (
+    CreateDigest,
+    Digest,
+    DigestContents,
+    DigestSubset,
+    FileContent,
+    MergeDigests,
+    PathGlobs,
+)
 from pants.engine.process import Process, ProcessResult
 from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.util.frozendict import FrozenDict
@@ -59,6 +67,7 @@ class GenerationRequest:
     description: str = ""
     cross_source: bool = False  # `source:` references are resolved by the caller (a lock)
     skip_servers: Tuple[str, ...] = ()  # MCP servers a lock's `remove-mcp` took out
+    shared_copies: bool = True  # the project file's `shared-copies`
 
 
 @dataclass(frozen=True)
@@ -177,22 +186,31 @@ def own_files(entries: Tuple[Tuple[Any, Any], ...]) -> Optional[Tuple[Tuple[str,
 
 
 def reused(parts: Sequence[ItemDirEntries], files: Sequence[Tuple[str, bytes, bool]]
-           ) -> Tuple[List[Digest], List[Tuple[str, bytes, bool]]]:
+           ) -> Tuple[List[Digest], List[Tuple[str, bytes, bool]], List[Tuple[Digest, Tuple[str, ...]]]]:
     """How a target's tree is made from its item directories' digests: the digests of the
     directories whose own files are all in `files` as they rendered them, and the files no
     such digest holds (merged configs, the report, anything the plan changed), for one
     CreateDigest. Merged, they are exactly `files`: an edit creates the edited directory's
-    files and the rest, not every file of the registry again (2.2 s of a 5,000-item edit)."""
+    files and the rest, not every file of the registry again (2.2 s of a 5,000-item edit).
+    The third list: (digest, paths) of the directories the plan took only some files of, as
+    rendered (a client that reads another's copy of a skill gets none of its own:
+    shared-copies), whose digests serve those paths through a DigestSubset."""
     planned = {p: (c, x) for p, c, x in files}
     digests: List[Digest] = []
+    subsets: List[Tuple[Digest, Tuple[str, ...]]] = []
     covered: Set[str] = set()
     for part in parts:
         if part.digest is None:
             continue
-        if all(planned.get(p) == (c, x) for p, c, x in part.files):
+        taken = [p for p, c, x in part.files if planned.get(p) == (c, x)]
+        if len(taken) == len(part.files):
             digests.append(part.digest)
-            covered.update(p for p, _, _ in part.files)
-    return digests, [f for f in files if f[0] not in covered]
+        elif taken and all(p not in planned for p, c, x in part.files if planned.get(p) != (c, x)):
+            subsets.append((part.digest, tuple(taken)))  # the rest dropped, none changed
+        else:
+            continue
+        covered.update(taken)
+    return digests, [f for f in files if f[0] not in covered], subsets
 
 
 def _kept_unpacked(entries: Tuple[Tuple[Any, Any], ...]) -> Tuple[Tuple[Any, Any], ...]:
@@ -327,11 +345,13 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
         memo = Memo({k: v for part in parts for k, v in part.entries})
         plan, files = pipeline.package(request.tree, request.clients, request.bundles, request.entrypoints,
                                        request.strict, request.explicit, memo, request.cross_source,
-                                       frozenset(request.skip_servers))
-        digests, rest = reused(parts, files)
+                                       frozenset(request.skip_servers), request.shared_copies)
+        digests, rest, subsets = reused(parts, files)
         rest_request = FilesDigestRequest.of(rest)
     _drop_text_caches()
     digest = await Get(Digest, FilesDigestRequest, rest_request)
+    if subsets:
+        digests += await MultiGet(Get(Digest, DigestSubset(d, PathGlobs(paths))) for d, paths in subsets)
     if digests:
         digest = await Get(Digest, MergeDigests((*digests, digest)))
     return GenerationResult(digest, plan.diagnostics, len(plan.files))

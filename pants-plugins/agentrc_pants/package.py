@@ -51,6 +51,11 @@ async def _clients(field_value: Optional[Tuple[str, ...]], directory: str,
     return pick(None, await Get(ProjectClients, ProjectClientsRequest(directory)), subsystem)
 
 
+async def _shares(directory: str) -> bool:
+    """The nearest agentrc.yaml's `shared-copies` (on without one), as `agentrc build` reads it."""
+    return (await Get(ProjectClients, ProjectClientsRequest(directory))).shares
+
+
 def _built(field_set, result: GenerationResult, digest: Digest, prefix: str) -> BuiltPackage:
     # `digest`: the tree under its prefix as a Digest, not a Snapshot: nothing here reads its
     # file list (23,000 paths a 5,000-item registry's, listed again for every edit).
@@ -66,7 +71,8 @@ async def package_item(field_set: AgentrcItemFieldSet, subsystem: AgentrcSubsyst
     clients = await _clients(field_set.clients.value, field_set.address.spec_path, subsystem)
     result = await Get(GenerationResult, GenerationRequest(
         sources.digest, sources.tree, clients, (),
-        (field_set.source.file_path,), subsystem.strict, (), f"agentrc generate {field_set.address}"))
+        (field_set.source.file_path,), subsystem.strict, (), f"agentrc generate {field_set.address}",
+        shared_copies=await _shares(field_set.address.spec_path)))
     prefix = field_set.output_path.value_or_default(file_ending=None)
     digest = await Get(Digest, AddPrefix(result.digest, prefix))
     return _built(field_set, result, digest, prefix)
@@ -105,7 +111,8 @@ async def package_bundle(field_set: AgentrcBundleFieldSet, subsystem: AgentrcSub
     # Selected by its manifest's path, which is unambiguous when registries reuse bundle names.
     result = await Get(GenerationResult, GenerationRequest(
         sources.digest, sources.tree, clients, (manifest,), None,
-        subsystem.strict, (manifest,), f"agentrc generate {field_set.address}"))
+        subsystem.strict, (manifest,), f"agentrc generate {field_set.address}",
+        shared_copies=await _shares(field_set.address.spec_path)))
     prefix = field_set.output_path.value_or_default(file_ending=None)
     digest = await Get(Digest, AddPrefix(result.digest, prefix))
     return _built(field_set, result, digest, prefix)
@@ -124,7 +131,7 @@ async def package_registry(field_set: AgentrcRegistryFieldSet, subsystem: Agentr
     clients = await _clients(field_set.clients.value, field_set.address.spec_path, subsystem)
     result = await Get(GenerationResult, GenerationRequest(
         sources.digest, sources.tree, clients, (), None, subsystem.strict, (),
-        f"agentrc generate {field_set.address}"))
+        f"agentrc generate {field_set.address}", shared_copies=await _shares(field_set.address.spec_path)))
     prefix = field_set.output_path.value_or_default(file_ending=None)
     digest = await Get(Digest, AddPrefix(result.digest, prefix))
     return _built(field_set, result, digest, prefix)

@@ -143,8 +143,10 @@ def test_a_tree_is_merged_from_its_item_directories_digests(monkeypatch):
     runner = make_rule_runner(QueryRule(BuiltPackage, [AgentrcBundleFieldSet]), QueryRule(DigestContents, [Digest]))
     runner.write_files(REGISTRY)
     built, files = _package(runner, Address("reg/bundles", target_name="base"), AgentrcBundleFieldSet)
-    digests, rest = made[-1]
-    assert len(digests) == 3  # helper, fix and style: every file of theirs comes from their own digest
+    digests, rest, subsets = made[-1]
+    # helper, fix and style: every file of theirs comes from their own digest (a skill whose
+    # copies are shared, from the part of it the plan keeps)
+    assert len(digests) + len(subsets) >= 3 and len(subsets) == 1  # fix: Copilot and opencode share Claude's copy
     assert sorted(p for p, _, _ in rest) == [".agentrc/report.json", "opencode.json"]  # merged, and the report
     prefix = built.artifacts[0].relpath
     tree = {p[len(prefix) + 1:]: c for p, c in files.items()}
@@ -166,9 +168,11 @@ def test_a_directory_the_plan_changed_is_not_taken_from_its_digest():
     none = ItemDirEntries(())
     planned = [("a/1.md", b"one", False), ("a/2.md", b"two", False), ("b/1.md", b"changed", False),
                ("c/x.sh", b"run", True), ("AGENTS.md", b"merged", False)]
-    digests, rest = reused([a, b, c, none], planned)
+    d = ItemDirEntries((), (("d/.claude/SKILL.md", b"s", False), ("d/.github/SKILL.md", b"s", False)), EMPTY_DIGEST)
+    digests, rest, subsets = reused([a, b, c, none, d], planned + [("d/.claude/SKILL.md", b"s", False)])
     assert digests == [EMPTY_DIGEST]  # a's alone
     assert rest == planned[2:]
+    assert subsets == [(EMPTY_DIGEST, ("d/.claude/SKILL.md",))]  # the copy the plan shares is dropped
 
     def render(*files):
         return (("render", "claude"), ((tuple(files)), (), ()))

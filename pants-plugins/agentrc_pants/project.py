@@ -32,6 +32,7 @@ class ProjectClientsRequest:
 class ProjectClients:
     clients: Tuple[str, ...]  # empty: no project file above names clients
     path: str = ""  # the project file read ("" when none)
+    shares: bool = True  # its `shared-copies` (on without a project file)
 
 
 class AgentrcProjectFileError(Exception):
@@ -56,7 +57,7 @@ async def project_clients(request: ProjectClientsRequest) -> ProjectClients:
     project, problems = parse_file(text, nearest.path, client_names.CLIENTS, tuple(CODES))
     if project is None:
         raise AgentrcProjectFileError("\n".join(d.format() for d in problems))
-    return ProjectClients(project.clients, nearest.path)
+    return ProjectClients(project.clients, nearest.path, project.shares)
 
 
 def pick(field_value: Optional[Tuple[str, ...]], project: ProjectClients,

@@ -46,7 +46,8 @@ def test_a_target_builds_for_the_nearest_project_files_clients():
 def test_without_a_project_file_the_subsystem_decides_and_a_targets_clients_win():
     runner = _runner({})
     assert runner.request(ProjectClients, [ProjectClientsRequest("team/reg")]).clients == ()
-    assert _tops(runner, Address("team/reg", target_name="registry")) == [".claude", ".github", ".opencode"]
+    # the default clients; the skill is one shared copy, which Copilot and opencode read from .claude
+    assert _tops(runner, Address("team/reg", target_name="registry")) == [".claude"]
     runner = _runner({"agentrc.yaml": "schema: 1\nclients: [opencode]\n",
                       "team/reg/BUILD": "agentrc_registry(name='registry', clients=['claude'])\n"})
     assert _tops(runner, Address("team/reg", target_name="registry")) == [".claude"]
@@ -56,3 +57,11 @@ def test_a_broken_project_file_fails_the_package_with_its_diagnostics():
     runner = _runner({"agentrc.yaml": "schema: 1\nclients: [claud]\n"})
     with pytest.raises(ExecutionError, match=r"agentrc.yaml:2:11: error\[AR243\] clients: unknown client 'claud'"):
         _tops(runner, Address("team/reg", target_name="registry"))
+
+
+def test_the_project_files_shared_copies_reaches_the_package():
+    runner = _runner({"agentrc.yaml": "schema: 1\nclients: [claude, copilot, opencode]\nshared-copies: false\n"})
+    assert runner.request(ProjectClients, [ProjectClientsRequest("team/reg")]).shares is False
+    assert _tops(runner, Address("team/reg", target_name="registry")) == [".claude", ".github", ".opencode"]
+    runner = _runner({"agentrc.yaml": "schema: 1\nclients: [claude, copilot, opencode]\n"})
+    assert _tops(runner, Address("team/reg", target_name="registry")) == [".claude"]
