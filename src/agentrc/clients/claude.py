@@ -8,6 +8,7 @@ from agentrc.clients.base import (
     ClientAdapter,
     claude_style_server,
     context_section,
+    has_defaults,
     hook_docs,
     hook_script,
     server_outcomes,
@@ -144,6 +145,8 @@ class Claude(ClientAdapter):
 
     def server(self, server, tracker):
         server_outcomes(server, tracker, ".mcp.json mcpServers")
+        if has_defaults(server):
+            tracker.emitted("env-defaults", "${VAR:-default} kept: Claude Code expands it in .mcp.json")
         return [fragment(".mcp.json", "json", ("mcpServers", server.name), claude_style_server(server), self.name)]
 
     def context(self, item, ctx, tracker):

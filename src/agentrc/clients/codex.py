@@ -22,6 +22,7 @@ from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     ClientAdapter,
     RenderContext,
+    default_outcome,
     hook_docs,
     hook_script,
     json_file,
@@ -30,6 +31,7 @@ from agentrc.clients.base import (
     refuse_hook,
     resource_files,
     server_outcomes,
+    server_without_defaults,
     subagents_only,
     sync_only,
     tool_event,
@@ -348,6 +350,9 @@ class Codex(ClientAdapter):
         expands no `${VAR}` in config.toml: a variable passed through under its own name
         becomes `env_vars`, header variables `bearer_token_env_var` or `env_http_headers`."""
         where = self.server_where(server.name)
+        written: Dict[str, str] = {}
+        server = server_without_defaults(server, written)
+        default_outcome(tracker, "Codex", written, False)
         if server.transport == "sse":
             tracker.dropped("remote", "Codex connects to remote MCP servers over streamable HTTP only; it has no SSE "
                                       "transport")

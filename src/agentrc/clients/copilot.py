@@ -5,12 +5,13 @@
 
 from __future__ import annotations
 
-from typing import List
+from typing import Dict, List
 
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     ClientAdapter,
     claude_style_server,
+    default_outcome,
     env_refs,
     expand_braces,
     hook_docs,
@@ -19,6 +20,7 @@ from agentrc.clients.base import (
     place_resources,
     refuse_hook,
     server_outcomes,
+    server_without_defaults,
     with_skills_section,
 )
 from agentrc.clients.claude import claude_matcher
@@ -145,10 +147,14 @@ class Copilot(ClientAdapter):
                                       append=True)]
 
     def server(self, server, tracker):
-        vscode = claude_style_server(server)
-        vscode = env_refs(vscode, "${{env:{}}}")
+        written: Dict[str, str] = {}
+        vscode = env_refs(claude_style_server(server_without_defaults(server, written)), "${{env:{}}}")
         server_outcomes(server, tracker, ".vscode/mcp.json servers (VS Code) and .mcp.json mcpServers (Copilot CLI)",
                         ", ${VAR} as ${env:VAR} for VS Code")
+        default_outcome(tracker, "VS Code", written, True)
+        if written:  # .mcp.json is Claude Code's file too: one entry, as Claude Code reads it
+            tracker.degraded("env-defaults", tracker.outcomes["env-defaults"].detail + "; .mcp.json keeps "
+                             "${VAR:-default} as written (Claude Code's file; the Copilot CLI documents only ${VAR})")
         return [fragment(".vscode/mcp.json", "json", ("servers", server.name), vscode, self.name),
                 fragment(".mcp.json", "json", ("mcpServers", server.name), claude_style_server(server), self.name)]
 

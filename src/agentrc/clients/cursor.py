@@ -17,6 +17,7 @@ from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     ClientAdapter,
     RenderContext,
+    default_outcome,
     env_refs,
     expand_braces,
     hook_docs,
@@ -25,6 +26,7 @@ from agentrc.clients.base import (
     place_resources,
     refuse_hook,
     server_outcomes,
+    server_without_defaults,
     subagents_only,
     sync_only,
     tool_event,
@@ -274,6 +276,8 @@ class Cursor(ClientAdapter):
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         """`.cursor/mcp.json` mcpServers: stdio entries carry `type`, remote ones only `url`
         (Cursor infers streamable HTTP or SSE); `${VAR}` becomes `${env:VAR}`."""
+        written: Dict[str, str] = {}
+        server = server_without_defaults(server, written)
         if server.transport == "stdio":
             entry: Dict[str, Any] = {"type": "stdio", "command": server.command}
             if server.args:
@@ -286,6 +290,7 @@ class Cursor(ClientAdapter):
                 entry["headers"] = dict(server.headers)
         server_outcomes(server, tracker, f"{self.mcp_file} mcpServers",
                         ", ${VAR} as ${env:VAR}; Cursor infers the transport from the url")
+        default_outcome(tracker, "Cursor", written, False)
         return [fragment(self.mcp_file, "json", ("mcpServers", server.name), env_refs(entry, "${{env:{}}}"),
                          self.name)]
 

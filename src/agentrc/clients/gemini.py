@@ -22,6 +22,7 @@ from agentrc.clients.base import (
     ClientAdapter,
     RenderContext,
     context_section,
+    default_outcome,
     hook_docs,
     hook_script,
     json_file,
@@ -30,6 +31,7 @@ from agentrc.clients.base import (
     refuse_hook,
     resource_files,
     server_outcomes,
+    server_without_defaults,
     stdio_entry,
     subagents_only,
     sync_only,
@@ -274,6 +276,8 @@ class Gemini(ClientAdapter):
 
     # --- MCP servers: .gemini/settings.json mcpServers ---------------------------------
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
+        written: Dict[str, str] = {}
+        server = server_without_defaults(server, written)
         if server.transport == "stdio":
             entry: Dict[str, Any] = stdio_entry(server)
         else:
@@ -282,6 +286,7 @@ class Gemini(ClientAdapter):
             if server.headers:
                 entry["headers"] = dict(server.headers)
         server_outcomes(server, tracker, f"{self.mcp_file} mcpServers ({self.mcp_note}; Gemini CLI expands ${{VAR}})")
+        default_outcome(tracker, "Gemini CLI", written, False)
         return [fragment(self.mcp_file, "json", ("mcpServers", server.name), entry, self.name)]
 
     # --- the global context --------------------------------------------------------------

@@ -10,9 +10,11 @@ from typing import Any, Dict, Sequence
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     ClientAdapter,
+    default_outcome,
     env_refs,
     place_resources,
     server_outcomes,
+    server_without_defaults,
     with_skills_section,
 )
 from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
@@ -103,6 +105,8 @@ class Opencode(ClientAdapter):
         return []
 
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
+        written: Dict[str, str] = {}
+        server = server_without_defaults(server, written)
         if server.transport == "stdio":
             entry: Dict[str, Any] = {"type": "local", "command": [server.command] + list(server.args)}
             if server.env:
@@ -113,6 +117,7 @@ class Opencode(ClientAdapter):
                 entry["headers"] = env_refs(server.headers, "{{env:{}}}")
         entry["enabled"] = True
         server_outcomes(server, tracker, "opencode.json mcp", ", ${VAR} as {env:VAR}")
+        default_outcome(tracker, "opencode", written, True)
         return [fragment(CONFIG, "json", ("mcp", server.name), entry, self.name)]
 
     def agent(self, item, ctx, tracker, fm, body):

@@ -25,7 +25,7 @@ from agentrc.importers.codex import CodexImporter
 from agentrc.importers.copilot import CopilotImporter
 from agentrc.importers.cursor import CursorImporter
 from agentrc.importers.opencode import OpencodeImporter
-from agentrc.importers.shapes import glob_list
+from agentrc.importers.shapes import CLIENT_VARS, ENV_REF_RE, glob_list
 from agentrc.model import HOOK_EVENTS, MATCHER_EVENTS, TOOL_EVENTS, SourceFile, SourceTree
 from agentrc.portable.fmt import key_order
 from agentrc.text.yamlemit import dump_yaml
@@ -261,6 +261,9 @@ def _mcp(out: _Portable, doc: Dict[str, Any]) -> None:
                 if server.get(key):
                     local[key] = server[key]
             out.mcps[name] = {"local": local}
+        needed = required_env(server)
+        if needed:
+            out.mcps[name]["requires-env"] = needed
         for key in ("disabled", "autoApprove"):
             if key in server:
                 out.lossy(f"mcp.servers.{name}.{key} has no portable field; the server is enabled and its tools "
@@ -268,6 +271,18 @@ def _mcp(out: _Portable, doc: Dict[str, Any]) -> None:
         if server.get("scope", "project") != "project":
             out.lossy(f"mcp.servers.{name}: scope {server['scope']} has no portable field; bundles declare project "
                       "servers")
+
+
+def required_env(server: Dict[str, Any]) -> List[str]:
+    """The variables a server's values refer to as `${VAR}`, which `requires-env` lists so that a
+    consumer whose environment lacks one is told (AR209) rather than handed a server that
+    fails to start: not one every use of which has a default (`${VAR:-x}`, `${VAR:-}`), nor
+    one the client itself sets (`${CLAUDE_PLUGIN_ROOT}`)."""
+    values: List[str] = [str(server.get("command") or ""), str(server.get("url") or "")]
+    values += [str(a) for a in server.get("args") or ()]
+    for key in ("env", "headers"):
+        values += [str(v) for v in (server.get(key) or {}).values()]
+    return sorted({m.group(1) for v in values for m in ENV_REF_RE.finditer(v)} - set(CLIENT_VARS))
 
 
 def _bundle(out: _Portable) -> SourceFile:

@@ -35,6 +35,8 @@ CLAUDE_HOOK_TOOLS = {t: t for t in CLAUDE_TOOLS}
 CLIENT_VARS = {"CLAUDE_PROJECT_DIR": "Claude Code", "CLAUDE_PLUGIN_ROOT": "Claude Code",
                "CURSOR_PROJECT_DIR": "Cursor", "CURSOR_PLUGIN_ROOT": "Cursor"}
 DEFAULT_RE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:-")
+# A portable `${VAR}` reference (the form `requires-env` is inferred from).
+ENV_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 # --- skills and agents ------------------------------------------------------------------

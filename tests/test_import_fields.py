@@ -1,0 +1,126 @@
+"""Fields kept on import (issue 31, item 5), on look-alikes of published content written here:
+`${VAR:-default}` in MCP servers handled per client or reported, never passed on as text
+a client does not expand; `requires-env` inferred from `${VAR}` uses (a default means not
+required), so a consumer gets AR209; `plugin:skill` references rewritten or reported; a
+command and a skill of one name both arriving under names the report and the summary
+print; Copilot-only agent fields kept for Copilot with a word to the others."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sourcerepos import Repo, isolated_home
+
+from agentrc.cli.main import main
+
+SERVERS = {"mcpServers": {
+    "db": {"command": "npx", "args": ["-y", "db-mcp", "--url", "${DB_URL:-postgres://localhost/dev}"],
+           "env": {"DB_TOKEN": "${DB_TOKEN}", "DB_SCHEMA": "${DB_SCHEMA:-}"}},
+    "docs": {"type": "http", "url": "https://docs.example.com/mcp",
+             "headers": {"Authorization": "Bearer ${DOCS_TOKEN}", "X-Region": "${REGION:-eu}"}},
+}}
+CLIENTS = "claude,copilot,cursor,opencode,gemini,codex"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def imported(tmp_path: Path, monkeypatch, files) -> Path:
+    """`agentrc import --from claude` of a project holding `files`; the registry it wrote."""
+    for rel, text in files.items():
+        write(tmp_path / "project" / rel, text)
+    monkeypatch.chdir(tmp_path)
+    assert main(["import", "--from", "claude", "project", "--out", "registry"]) == 0
+    return tmp_path / "registry"
+
+
+def outcomes(report: Path, client: str, kind: str, name: str):
+    data = json.loads(report.read_text())
+    items = data["items"] if isinstance(data, dict) else data
+    for entry in items:
+        if entry["client"] == client and entry["kind"] == kind and entry["name"] == name:
+            return {o["field"]: (o["status"], o.get("detail", "")) for o in entry["fields"]}
+    raise AssertionError(f"no report for {client} {kind} {name}")
+
+
+def test_requires_env_is_inferred_from_variables_without_a_default(tmp_path, monkeypatch, capsys):
+    registry = imported(tmp_path, monkeypatch, {".mcp.json": json.dumps(SERVERS)})
+    bundle = (registry / "imported.bundle.yaml").read_text()
+    db = bundle.split("  db:\n")[1].split("  docs:\n")[0]
+    assert "requires-env:\n    - DB_TOKEN\n" in db or "requires-env: [DB_TOKEN]" in db
+    assert "DB_URL" not in db.split("requires-env")[1] and "DB_SCHEMA" not in db.split("requires-env")[1]
+    docs = bundle.split("  docs:\n")[1]
+    assert "DOCS_TOKEN" in docs.split("requires-env")[1] and "REGION" not in docs.split("requires-env")[1]
+    assert main(["lint", str(registry)]) == 0
+
+
+def test_a_client_variable_is_never_required(tmp_path, monkeypatch):
+    servers = {"mcpServers": {"local": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/server", "args": ["--x"]}}}
+    registry = imported(tmp_path, monkeypatch, {".mcp.json": json.dumps(servers)})
+    assert "requires-env" not in (registry / "imported.bundle.yaml").read_text()
+
+
+def test_defaults_are_handled_per_client_and_never_written_as_text_a_client_ignores(tmp_path, monkeypatch):
+    registry = imported(tmp_path, monkeypatch, {".mcp.json": json.dumps(SERVERS)})
+    report = tmp_path / "report.json"
+    assert main(["build", str(registry), "--client", CLIENTS, "--out", "out", "--report", str(report),
+                 "--no-cache"]) == 0
+    out = tmp_path / "out"
+    # Claude Code expands ${VAR:-default} in .mcp.json: kept (and so for the Copilot CLI, which shares the file).
+    claude = json.loads((out / ".mcp.json").read_text())["mcpServers"]
+    assert claude["db"]["args"][-1] == "${DB_URL:-postgres://localhost/dev}"
+    assert claude["docs"]["headers"]["X-Region"] == "${REGION:-eu}"
+    assert outcomes(report, "claude", "mcp", "db")["env-defaults"][0] == "emitted"
+    # The others: the default in its place, `${VAR:-}` as the client's own reference.
+    vscode = json.loads((out / ".vscode" / "mcp.json").read_text())["servers"]
+    assert vscode["db"]["args"][-1] == "postgres://localhost/dev"
+    assert vscode["db"]["env"] == {"DB_TOKEN": "${env:DB_TOKEN}", "DB_SCHEMA": "${env:DB_SCHEMA}"}
+    assert vscode["docs"]["headers"]["X-Region"] == "eu"
+    cursor = json.loads((out / ".cursor" / "mcp.json").read_text())["mcpServers"]
+    assert cursor["db"]["env"]["DB_SCHEMA"] == "${env:DB_SCHEMA}" and cursor["docs"]["headers"]["X-Region"] == "eu"
+    opencode = json.loads((out / "opencode.json").read_text())["mcp"]
+    assert opencode["db"]["environment"]["DB_SCHEMA"] == "{env:DB_SCHEMA}"
+    assert opencode["db"]["command"][-1] == "postgres://localhost/dev"
+    gemini = json.loads((out / ".gemini" / "settings.json").read_text())["mcpServers"]
+    assert gemini["db"]["env"]["DB_SCHEMA"] == "${DB_SCHEMA}" and gemini["docs"]["headers"]["X-Region"] == "eu"
+    codex = (out / ".codex" / "config.toml").read_text()
+    for text in (json.dumps(vscode), json.dumps(cursor), json.dumps(opencode), json.dumps(gemini), codex):
+        assert ":-" not in text
+    assert 'env_vars = ["DB_SCHEMA", "DB_TOKEN"]' in codex or '"DB_SCHEMA"' in codex
+    # Each rewriting is in the report, naming the variable, never its default's value.
+    for client in ("copilot", "cursor", "opencode", "gemini", "codex"):
+        status, detail = outcomes(report, client, "mcp", "db")["env-defaults"]
+        assert status == "degraded" and "DB_URL" in detail and "localhost" not in detail, (client, detail)
+    assert "DB_SCHEMA" in outcomes(report, "opencode", "mcp", "db")["env-defaults"][1]
+    status, detail = outcomes(report, "copilot", "mcp", "docs")["env-defaults"]
+    assert "REGION" in detail and ".mcp.json keeps" in detail
+
+
+def test_a_server_without_defaults_has_no_defaults_outcome(tmp_path, monkeypatch):
+    servers = {"mcpServers": {"plain": {"command": "npx", "env": {"T": "${T}"}}}}
+    registry = imported(tmp_path, monkeypatch, {".mcp.json": json.dumps(servers)})
+    report = tmp_path / "report.json"
+    assert main(["build", str(registry), "--client", CLIENTS, "--out", "out", "--report", str(report),
+                 "--no-cache"]) == 0
+    for client in CLIENTS.split(","):
+        assert "env-defaults" not in outcomes(report, client, "mcp", "plain")
+
+
+def test_a_published_plugin_server_requires_its_variables_on_add(tmp_path, monkeypatch, capsys):
+    isolated_home(monkeypatch, tmp_path)
+    monkeypatch.delenv("DOCS_TOKEN", raising=False)
+    monkeypatch.delenv("REGION", raising=False)
+    repo = Repo(tmp_path, "plugin")
+    repo.commit({".claude-plugin/plugin.json": json.dumps({"name": "docs-kit", "description": "Docs tools"}),
+                 "skills/lookup/SKILL.md": "---\nname: lookup\ndescription: Looks docs up\n---\n\nLook it up.\n",
+                 ".mcp.json": json.dumps({"mcpServers": {"docs": SERVERS["mcpServers"]["docs"]}})}, tag="v1")
+    (tmp_path / "p").mkdir()
+    monkeypatch.chdir(tmp_path / "p")
+    assert main(["add", "--trust", f"{repo.url}@v1", "--bundle", "docs-kit", "--client", "claude"]) == 0
+    err = capsys.readouterr().err
+    assert "warning[AR209] MCP server docs requires the environment variable DOCS_TOKEN" in err
+    assert "REGION" not in err
