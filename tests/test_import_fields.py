@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sourcerepos import Repo, isolated_home
-
 from agentrc.cli.main import main
+from sourcerepos import Repo, isolated_home
 
 SERVERS = {"mcpServers": {
     "db": {"command": "npx", "args": ["-y", "db-mcp", "--url", "${DB_URL:-postgres://localhost/dev}"],
@@ -124,3 +123,46 @@ def test_a_published_plugin_server_requires_its_variables_on_add(tmp_path, monke
     err = capsys.readouterr().err
     assert "warning[AR209] MCP server docs requires the environment variable DOCS_TOKEN" in err
     assert "REGION" not in err
+
+
+PLANNER = """---
+description: Plans the work
+model: GPT-4.1 (copilot)
+tools: ['search', 'edit']
+mcp-servers:
+  tracker:
+    type: local
+    command: tracker-mcp
+    env:
+      TRACKER_TOKEN: s3cr3t
+---
+
+Plan the work in steps.
+"""
+
+
+def test_copilot_only_agent_fields_stay_for_copilot_with_a_word_to_the_others(tmp_path, monkeypatch, capsys):
+    write(tmp_path / "project" / ".github" / "agents" / "planner.agent.md", PLANNER)
+    monkeypatch.chdir(tmp_path)
+    assert main(["import", "--from", "copilot", "project", "--out", "registry"]) == 0
+    err = capsys.readouterr().err
+    assert "warning[AR130]" in err and "model \"GPT-4.1 (copilot)\" has no portable name; kept for Copilot" in err
+    assert "mcp-servers (tracker) kept for Copilot" in err and "other clients do not get these servers" in err
+    assert "s3cr3t" not in err
+    agent = (tmp_path / "registry" / "agents" / "planner" / "AGENT.md").read_text()
+    block = agent.split("copilot:\n")[1]
+    assert "model: GPT-4.1 (copilot)" in block and "mcp-servers:" in block
+    assert main(["build", "registry", "--client", "copilot,claude", "--out", "out", "--no-cache"]) == 0
+    copilot = (tmp_path / "out" / ".github" / "agents" / "planner.agent.md").read_text()
+    assert "model: GPT-4.1 (copilot)" in copilot and "tracker-mcp" in copilot
+    claude = (tmp_path / "out" / ".claude" / "agents" / "planner.md").read_text()
+    assert "GPT-4.1" not in claude and "tracker" not in claude
+
+
+def test_a_portable_model_on_a_copilot_agent_is_not_reported(tmp_path, monkeypatch, capsys):
+    write(tmp_path / "project" / ".github" / "agents" / "planner.agent.md",
+          "---\ndescription: Plans\nmodel: Claude Sonnet 5.5\n---\n\nPlan.\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["import", "--from", "copilot", "project", "--out", "registry"]) == 0
+    assert "kept for Copilot" not in capsys.readouterr().err
+    assert "model: sonnet" in (tmp_path / "registry" / "agents" / "planner" / "AGENT.md").read_text()

@@ -5,6 +5,7 @@ hooks in `.github/hooks/*.json`, MCP servers in `.vscode/mcp.json` and `.mcp.jso
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from typing import Any, Dict
 
@@ -96,6 +97,7 @@ class CopilotImporter:
                 elif isinstance(value, str) and value not in ("ask", "edit", "plan") and "agent" not in f.portable:
                     f.set("agent", value, key)  # a custom agent runs the prompt; ask/edit/plan stay Copilot's
             f.model(aliases=MODELS)
+            copilot_only(f)
             f.tools(capabilities(f, tool_list(fm.get("tools")), copilot_tool, None))
             r.add("commands", name, entry, rel, f.done("copilot"))
 
@@ -132,6 +134,7 @@ class CopilotImporter:
             f = Fields(r, rel, f"agent {name}", fm, ["name", "description"])
             f.common()
             f.model(aliases=MODELS)
+            copilot_only(f)
             f.tools(capabilities(f, tool_list(fm.get("tools")), copilot_tool, DEFAULT_TOOLS))
             r.add("agents", name, entry, rel, f.done("copilot"))
 
@@ -188,3 +191,21 @@ class CopilotImporter:
 def agent_stem(rel: str, fm: Dict[str, Any]) -> str:
     """An agent's raw name: `x` of `x.agent.md`, or of any other `x.md`."""
     return stem(rel, ".agent.md") if rel.endswith(".agent.md") else stem(rel, ".md")
+
+
+def copilot_only(f: Fields) -> None:
+    """A model with no portable name and an agent's own `mcp-servers`, kept for Copilot in
+    its passthrough block (Copilot gets them back as written) with AR130 saying the other
+    clients do not: they would otherwise lose them without a word (issue 31)."""
+    value = f.fm.get("model")
+    if value is not None and "model" not in f.portable:
+        shown = json.dumps(value, ensure_ascii=False, default=str)
+        f.keep("model")
+        f.lossy(f"model {shown[:60]} has no portable name; kept for Copilot (its copilot: block), the other "
+                "clients use their default model (set model: to an alias or provider/id for them)")
+    servers = f.fm.get("mcp-servers")
+    if servers is not None:
+        names = ", ".join(sorted(str(k) for k in servers)) if isinstance(servers, dict) else "as written"
+        f.keep("mcp-servers")
+        f.lossy(f"mcp-servers ({names}) kept for Copilot (its copilot: block); the other clients do not get "
+                "these servers: declare them in a bundle's mcps: to give them to every client")
