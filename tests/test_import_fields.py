@@ -166,3 +166,39 @@ def test_a_portable_model_on_a_copilot_agent_is_not_reported(tmp_path, monkeypat
     assert main(["import", "--from", "copilot", "project", "--out", "registry"]) == 0
     assert "kept for Copilot" not in capsys.readouterr().err
     assert "model: sonnet" in (tmp_path / "registry" / "agents" / "planner" / "AGENT.md").read_text()
+
+
+def test_a_command_and_a_skill_of_one_name_both_arrive_under_names_printed(tmp_path, monkeypatch, capsys):
+    registry = imported(tmp_path, monkeypatch, {
+        ".claude/commands/example-command.md": "---\ndescription: Runs the example\n---\n\nRun it on $ARGUMENTS.\n",
+        ".claude/skills/example-command/SKILL.md": "---\nname: example-command\ndescription: The example\n---\n\n"
+                                                   "Do the example.\n"})
+    err = capsys.readouterr().err
+    assert "command example-command has the name of a skill" in err
+    assert "invoke it as example-command-command, and the skill keeps example-command" in err
+    assert "AR090" not in err
+    report = tmp_path / "report.json"
+    assert main(["build", str(registry), "--client", "claude,codex,copilot", "--out", "out", "--report",
+                 str(report), "--no-cache"]) == 0
+    out = tmp_path / "out"
+    assert "name: example-command\n" in (out / ".claude" / "skills" / "example-command" / "SKILL.md").read_text()
+    renamed = (out / ".claude" / "skills" / "example-command-command" / "SKILL.md").read_text()
+    assert "name: example-command-command\n" in renamed and "Run it on" in renamed
+    assert (out / ".agents" / "skills" / "example-command-command" / "SKILL.md").exists()
+    assert (out / ".github" / "prompts" / "example-command.prompt.md").exists()  # Copilot keeps prompts apart
+    for client in ("claude", "codex"):
+        status, detail = outcomes(report, client, "command", "example-command")["name"]
+        assert status == "degraded" and detail.startswith("invoked as example-command-command"), detail
+    assert "name" not in outcomes(report, "claude", "skill", "example-command") or \
+        outcomes(report, "claude", "skill", "example-command")["name"][0] != "degraded"
+
+
+def test_the_renamed_name_is_numbered_when_taken(tmp_path, monkeypatch, capsys):
+    imported(tmp_path, monkeypatch, {
+        ".claude/commands/x.md": "---\ndescription: X\n---\n\nDo x.\n",
+        ".claude/commands/x-command.md": "---\ndescription: X command\n---\n\nDo x command.\n",
+        ".claude/skills/x/SKILL.md": "---\nname: x\ndescription: The x skill\n---\n\nX.\n"})
+    assert "invoke it as x-command-2 (or the next number free)" in capsys.readouterr().err
+    assert main(["build", "registry", "--client", "claude", "--out", "out", "--no-cache"]) == 0
+    skills = sorted(p.name for p in (tmp_path / "out" / ".claude" / "skills").iterdir())
+    assert skills == ["x", "x-command", "x-command-2"]

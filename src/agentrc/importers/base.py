@@ -43,6 +43,8 @@ EXECUTABLE = "executable bits"
 # the canonical document has no place for (`shapes.hook_entry`); `Reader.add_hook` moves them
 # to `fields` under the hook's position ("hooks.PreToolUse.1").
 PORTABLE = "portable fields"
+# The longest Agent Skills name (clients.base.MAX_SKILL_NAME): a renamed command's is cut to it.
+MAX_SKILL_NAME = 64
 
 
 class Importer(Protocol):
@@ -192,10 +194,23 @@ class Reader(ProjectFiles):
                 self.lossy(rel, f"{what}: {key}: {value} has no canonical field; not imported"
                                 + (f" ({why})" if why else ""))
 
+    def shared_names(self) -> None:
+        """AR130 for a command with the name of a skill (a plugin ships both): Claude Code and
+        Codex write commands as Agent Skills, where the skill keeps the name and the command
+        becomes `NAME-command`, which the message says (the rule of `clients.base.skill_names`,
+        which this layer cannot import; docs/format.md, One name, several kinds). An agent or
+        rule sharing a name is renamed only by clients that write those as skills too."""
+        skills, commands = set(self.doc.get("skills") or {}), set(self.doc.get("commands") or {})
+        taken = skills | commands | set(self.doc.get("agents") or {}) | set(self.doc.get("rules") or {})
+        for name in sorted(skills & commands):
+            new = f"{name[:MAX_SKILL_NAME - len('-command')].rstrip('-')}-command"
+            shown = new if new not in taken else f"{new}-2 (or the next number free)"
+            self.lossy(self.origin[f"commands.{name}"], f"command {name} has the name of a skill: Claude Code, "
+                       "Codex and the other clients that write commands as Agent Skills invoke it as "
+                       f"{shown}, and the skill keeps {name}; rename one to choose the names")
+
     def finish(self) -> Dict[str, Any]:
-        for name in sorted(set(self.doc.get("commands") or {}) & set(self.doc.get("skills") or {})):
-            self.lossy(self.origin[f"commands.{name}"], f"command {name} has the name of a skill: clients that write "
-                       "commands as skills (Claude Code, Codex) cannot build both (AR090); rename one")
+        self.shared_names()
         out: Dict[str, Any] = {}
         if self.context:
             out["context"] = {"global": "\n\n".join(self.context) + "\n"}
