@@ -202,3 +202,63 @@ def test_the_renamed_name_is_numbered_when_taken(tmp_path, monkeypatch, capsys):
     assert main(["build", "registry", "--client", "claude", "--out", "out", "--no-cache"]) == 0
     skills = sorted(p.name for p in (tmp_path / "out" / ".claude" / "skills").iterdir())
     assert skills == ["x", "x-command", "x-command-2"]
+
+
+BRAINSTORM = "---\nname: brainstorming\ndescription: Explores ideas before code\n---\n\nAsk questions first.\n"
+PLAN = """---
+name: writing-plans
+description: Writes the plan
+---
+
+Before planning, use the superpowers:brainstorming skill, then run `/superpowers:execute`.
+Ask the other-kit:reviewer agent for a review, and see `superpowers:missing-one`.
+
+Times like 10:30, links like https://example.com/a:b and a key:value in prose stay.
+
+```text
+superpowers:brainstorming stays as written in an example
+```
+"""
+
+
+def plugin_files():
+    return {".claude-plugin/plugin.json": json.dumps({"name": "superpowers", "description": "Skills"}),
+            "skills/brainstorming/SKILL.md": BRAINSTORM, "skills/writing-plans/SKILL.md": PLAN,
+            "commands/execute.md": "---\ndescription: Executes the plan\n---\n\nExecute it.\n"}
+
+
+def test_namespaced_references_are_rewritten_or_reported(tmp_path, monkeypatch, capsys):
+    for rel, text in plugin_files().items():
+        write(tmp_path / "superpowers" / rel, text)
+    monkeypatch.chdir(tmp_path)
+    assert main(["import", "--from", "claude", "superpowers", "--out", "registry"]) == 0
+    err = capsys.readouterr().err
+    plan = next((tmp_path / "registry").rglob("writing-plans/SKILL.md")).read_text()
+    assert "use the brainstorming skill, then run `/execute`." in plan
+    assert "superpowers:brainstorming stays as written in an example" in plan  # fenced: an example
+    assert "10:30" in plan and "https://example.com/a:b" in plan and "key:value" in plan
+    assert "other-kit:reviewer names an item of plugin other-kit that this import does not hold" in err
+    assert "superpowers:missing-one names an item of plugin superpowers" in err
+    assert "10:30" not in err and "key:value" not in err and "a:b" not in err
+    assert main(["lint", str(tmp_path / "registry")]) == 0
+
+
+def test_a_project_naming_an_installed_plugin_skill_is_told(tmp_path, monkeypatch, capsys):
+    imported(tmp_path, monkeypatch, {".claude/commands/design.md": "---\ndescription: Design\n---\n\n"
+                                     "Use the superpowers:brainstorming skill on $ARGUMENTS.\n"})
+    err = capsys.readouterr().err
+    assert "command design: superpowers:brainstorming names an item of plugin superpowers" in err
+
+
+def test_a_published_plugin_installs_with_its_references_rewritten(tmp_path, monkeypatch, capsys):
+    isolated_home(monkeypatch, tmp_path)
+    repo = Repo(tmp_path, "superpowers")
+    repo.commit(plugin_files(), tag="v1")
+    (tmp_path / "p").mkdir()
+    monkeypatch.chdir(tmp_path / "p")
+    assert main(["add", "--trust", f"{repo.url}@v1", "--bundle", "superpowers", "--client", "claude",
+                 "--verbose"]) == 0
+    err = capsys.readouterr().err
+    plan = (tmp_path / "p" / ".claude" / "skills" / "writing-plans" / "SKILL.md").read_text()
+    assert "use the brainstorming skill, then run `/execute`." in plan
+    assert "other-kit:reviewer" in err

@@ -429,9 +429,8 @@ class ClientAdapter:
         if fm is not None and name != item.name:
             fm["name"] = name
             if tracker is not None:  # reported even when `name:` is not written: it is how it is invoked
-                tracker.degraded("name", f"invoked as {name}: an item of another kind is named {item.name} too "
-                                         "and keeps the name (a skill first, then a command, an agent, a rule: "
-                                         "docs/format.md#one-name-several-kinds); rename one to choose the names")
+                tracker.degraded("name", f"invoked as {name}: another kind's {item.name} keeps the name (docs/"
+                                         "format.md#one-name-several-kinds); rename one to choose the names")
         return name
 
     def native_tools(self, tools: Sequence[str]) -> List[str]:

@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Op
 
 from agentrc import names
 from agentrc.diagnostics import Diagnostics
-from agentrc.importers import hookfiles
+from agentrc.importers import hookfiles, namespaced
 from agentrc.importers.cleanup import clean_body, unlink_escaping
 from agentrc.importers.files import ProjectFiles
 from agentrc.model import SourceTree
@@ -209,8 +209,26 @@ class Reader(ProjectFiles):
                        "Codex and the other clients that write commands as Agent Skills invoke it as "
                        f"{shown}, and the skill keeps {name}; rename one to choose the names")
 
+    def namespaced(self) -> None:
+        """`plugin:name` references in bodies rewritten to the name, or reported (`namespaced`)."""
+        plugin = self.source if self.source != self.client else ""
+        names = namespaced.document_names(self.doc)
+        for section, key in namespaced.BODIES:
+            for name, entry in (self.doc.get(section) or {}).items():
+                body = entry.get(key) if isinstance(entry, dict) else None
+                if not isinstance(body, str) or ":" not in body:
+                    continue
+                entry[key], _, left = namespaced.rewrite(body, plugin, names)
+                for ref in left:
+                    owner = ref.lstrip("/").split(":")[0]
+                    self.lossy(self.origin.get(f"{section}.{name}", ""),
+                               f"{section[:-1]} {name}: {ref} names an item of plugin {owner} that this import does "
+                               "not hold; kept as written (installed content is named without its plugin: import "
+                               f"or install {owner} too and write the item's own name)")
+
     def finish(self) -> Dict[str, Any]:
         self.shared_names()
+        self.namespaced()
         out: Dict[str, Any] = {}
         if self.context:
             out["context"] = {"global": "\n\n".join(self.context) + "\n"}
