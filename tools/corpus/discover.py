@@ -136,7 +136,7 @@ def opencode(project: Path, base: Path) -> Dict[str, Any]:
         listed = json.loads(skills.stdout[skills.stdout.index("["):])
     except ValueError:
         return _result([], "no JSON: %s %s" % (skills.stdout[-200:], skills.stderr[-200:]))
-    root = str(project.resolve())
+    root = str(project.resolve()) + "/"
     names = [s["name"] for s in listed if root in str(s.get("location") or "")]
     for line in strip_ansi(agents.stdout).splitlines():
         m = re.match(r"^(\S+) \((primary|subagent|all)\)$", line)
@@ -161,7 +161,7 @@ def gemini(project: Path, base: Path) -> Dict[str, Any]:
     finally:
         e.close()
     pat = re.compile(r"^(\S+) \[(Enabled|Disabled)\]\n  Description: (.*)\n  Location:\s+(.*)$", re.M)
-    root = str(project.resolve())
+    root = str(project.resolve()) + "/"
     names = [n for n, _s, _d, loc in pat.findall(strip_ansi(proc.stdout)) if loc.strip().startswith(root)]
     return _result(names, None if proc.returncode == 0 else "exit %d" % proc.returncode)
 
@@ -192,7 +192,7 @@ def codex(project: Path, base: Path) -> Dict[str, Any]:
         e.close()
     if result is None:
         return _result([], "no answer to skills/list")
-    root = str(project.resolve())
+    root = str(project.resolve()) + "/"
     names = [s["name"] for entry in result["data"] for s in entry["skills"] if root in s["path"]]
     errors = [x for entry in result["data"] for x in entry.get("errors", [])]
     warnings = [n["params"].get("summary") for n in notes if n.get("method") == "configWarning"]

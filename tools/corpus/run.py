@@ -32,6 +32,7 @@ CLIENTS = ("claude", "copilot", "opencode", "codex", "gemini", "cursor")
 # another kind is not observable, so it is not counted as discovered or lost.
 OBSERVABLE = {"claude": {"skill", "command", "agent"}, "opencode": {"skill", "agent"}, "copilot": {"skill"},
               "gemini": {"skill"}, "codex": {"skill", "agent"}}
+NOISE = {"AR015", "AR130"}  # description-length advice, links kept as text: they say nothing of a loss
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src")]))
 for _k in [k for k in ENV if k.startswith("AGENTRC_")]:
     del ENV[_k]
@@ -51,9 +52,10 @@ def agentrc(cwd: Path, *args: str) -> Dict[str, Any]:
     diags = doc.get("diagnostics") or []
     count = collections.Counter("%s %s" % (d["severity"], d["code"]) for d in diags)
     errors = ["%s: %s" % (d["code"], d["message"][:300]) for d in diags if d["severity"] == "error"]
+    # What counts as reporting an item: a diagnostic naming it, other than style advice.
+    text = " ".join(str(d.get("message", "")) + " " + str(d.get("path", "")) for d in diags if d["code"] not in NOISE)
     return {"args": list(args), "rc": proc.returncode, "secs": secs, "diagnostics": dict(sorted(count.items())),
-            "errors": errors[:20], "doc": doc, "text": " ".join(str(d.get("message", "")) + str(d.get("path", ""))
-                                                                   for d in diags)}
+            "errors": errors[:20], "doc": doc, "text": text}
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -182,7 +184,10 @@ def import_build(work: Path, upstream: Path) -> Dict[str, Any]:
     reg = _import(work, upstream, res, "import")
     if not set(res["import"]["items"]) - {"CONTEXT.md"}:
         # The default read only the context: name the published layouts' client explicitly.
-        reg = _import(work, upstream, res, "import_from", "--from", "claude,copilot")
+        for client in ("claude", "copilot"):
+            reg = _import(work, upstream, res, "import_from", "--from", client)
+            if set(res["import_from"]["items"]) - {"CONTEXT.md"}:
+                break
     res["builds"] = {}
     for client in CLIENTS:
         out = fresh(work / ("built-" + client))

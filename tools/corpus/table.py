@@ -71,7 +71,7 @@ def render(results: Dict[str, Any]) -> str:
             rm["rc"], len(rm["left"]), rm["empty_dirs"], rm["secs"]) if rm else "–"
         imp = _import(im)
         if r.get("import_from"):
-            imp += "; --from claude,copilot: " + _import(r["import_from"])
+            imp += "; %s: %s" % (" ".join(r["import_from"]["args"][-2:]), _import(r["import_from"]))
         lines.append("| %s | %s | %s | %s | %s |" % (r["repo"], frozen, update, remove, imp))
     lines.append("")
     lines.append("| repository | build for | exit | generated | not generated | " + " | ".join(JUDGES) + " | s |")
