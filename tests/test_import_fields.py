@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from agentrc.cli.main import main
+from agentrc.importers import namespaced
 from sourcerepos import Repo, isolated_home
 
 SERVERS = {"mcpServers": {
@@ -262,3 +263,21 @@ def test_a_published_plugin_installs_with_its_references_rewritten(tmp_path, mon
     plan = (tmp_path / "p" / ".claude" / "skills" / "writing-plans" / "SKILL.md").read_text()
     assert "use the brainstorming skill, then run `/execute`." in plan
     assert "other-kit:reviewer" in err
+
+
+def test_several_plugins_references_follow_their_installed_names():
+    """What a marketplace of several plugins needs (pipeline/published): each plugin's names,
+    renamed where two plugins clash, known to every plugin's bodies."""
+    doc = {"skills": {"plan": {"content": "Use the sec:guard skill, then `/rev:review` and the rev:gone agent.\n"}},
+           "commands": {"go": {"prompt": "Run /sec:audit now.\n"}}}
+    names = {"sec": {"guard": "guard", "audit": "sec-audit"}, "rev": {"review": "review"}}
+    left = namespaced.rewrite_document(doc, names)
+    assert doc["skills"]["plan"]["content"] == "Use the guard skill, then `/review` and the rev:gone agent.\n"
+    assert doc["commands"]["go"]["prompt"] == "Run /sec-audit now.\n"
+    assert left == [("skills", "plan", "rev:gone")]
+
+
+def test_hostile_bodies_are_read_in_linear_time_and_kept():
+    body = ("a:" * 200_000) + "\n" + "x" * 100_000 + ":" + "y" * 100_000 + "\n```\nunclosed fence sec:guard\n"
+    text, done, left = namespaced.rewrite(body, {"sec": {"guard": "guard"}})
+    assert text == body and done == [] and left == []

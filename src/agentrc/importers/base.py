@@ -210,21 +210,16 @@ class Reader(ProjectFiles):
                        f"{shown}, and the skill keeps {name}; rename one to choose the names")
 
     def namespaced(self) -> None:
-        """`plugin:name` references in bodies rewritten to the name, or reported (`namespaced`)."""
-        plugin = self.source if self.source != self.client else ""
+        """`plugin:name` references in bodies rewritten to the name, or reported (`namespaced`):
+        the plugin being imported (`source`) names its own items so."""
         names = namespaced.document_names(self.doc)
-        for section, key in namespaced.BODIES:
-            for name, entry in (self.doc.get(section) or {}).items():
-                body = entry.get(key) if isinstance(entry, dict) else None
-                if not isinstance(body, str) or ":" not in body:
-                    continue
-                entry[key], _, left = namespaced.rewrite(body, plugin, names)
-                for ref in left:
-                    owner = ref.lstrip("/").split(":")[0]
-                    self.lossy(self.origin.get(f"{section}.{name}", ""),
-                               f"{section[:-1]} {name}: {ref} names an item of plugin {owner} that this import does "
-                               "not hold; kept as written (installed content is named without its plugin: import "
-                               f"or install {owner} too and write the item's own name)")
+        plugin = {self.source: {n: n for n in names}} if self.source != self.client else {}
+        for section, name, ref in namespaced.rewrite_document(self.doc, plugin):
+            owner = ref.lstrip("/").split(":")[0]
+            self.lossy(self.origin.get(f"{section}.{name}", ""),
+                       f"{section[:-1]} {name}: {ref} names an item of plugin {owner} that this import does not "
+                       f"hold; kept as written (installed content is named without its plugin: import or install "
+                       f"{owner} too and write the item's own name)")
 
     def finish(self) -> Dict[str, Any]:
         self.shared_names()

@@ -12,7 +12,7 @@ left alone (it is an example, not a reference), and so are URLs, times and `key:
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 NAME = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 # prefix:name, not inside a word, path, URL or longer a:b:c chain.
@@ -25,10 +25,11 @@ BODIES = (("skills", "content"), ("commands", "prompt"), ("agents", "content"), 
 NEAR = 40  # characters either side of a reference in which a kind word makes it one
 
 
-def rewrite(text: str, plugin: str, names: Set[str]) -> Tuple[str, List[str], List[str]]:
-    """`text` with each `plugin:name` whose name is in `names` rewritten to the name; the
-    references rewritten, and those left as written (of `plugin` but not in `names`, or of
-    another plugin), each once, in order."""
+def rewrite(text: str, namespaces: Dict[str, Dict[str, str]]) -> Tuple[str, List[str], List[str]]:
+    """`text` with each `plugin:name` that `namespaces` (plugin -> item name -> the name it
+    is installed under) knows rewritten to the installed name; the references rewritten, and
+    those left as written (of a plugin of `namespaces` but an unknown name, or of another
+    plugin), each once, in order."""
     done: Dict[str, None] = {}
     left: Dict[str, None] = {}
     out: List[str] = []
@@ -43,18 +44,19 @@ def rewrite(text: str, plugin: str, names: Set[str]) -> Tuple[str, List[str], Li
             fenced = fence.group(1)
             out.append(line)
             continue
-        out.append(REF_RE.sub(lambda m: _one(m, line, plugin, names, done, left), line))
+        out.append(REF_RE.sub(lambda m: _one(m, line, namespaces, done, left), line))
     return "".join(out), list(done), list(left)
 
 
-def _one(m: "re.Match[str]", line: str, plugin: str, names: Set[str], done: Dict[str, None],
+def _one(m: "re.Match[str]", line: str, namespaces: Dict[str, Dict[str, str]], done: Dict[str, None],
          left: Dict[str, None]) -> str:
     slash, prefix, name = m.group(1), m.group(2), m.group(3)
     ref = f"{slash}{prefix}:{name}"
-    if prefix == plugin and name in names:
+    installed = namespaces.get(prefix, {}).get(name)
+    if installed is not None:
         done[ref] = None
-        return slash + name
-    if prefix == plugin or _looks_like_reference(m, line):
+        return slash + installed
+    if prefix in namespaces or _looks_like_reference(m, line):
         left[ref] = None
     return m.group(0)
 
@@ -70,7 +72,22 @@ def _looks_like_reference(m: "re.Match[str]", line: str) -> bool:
     return bool(KIND_WORDS.search(line[max(0, start - NEAR):start]) or KIND_WORDS.search(line[end:end + NEAR]))
 
 
-def document_names(doc: Dict[str, object]) -> Set[str]:
+def rewrite_document(doc: Dict[str, Any], namespaces: Dict[str, Dict[str, str]]) -> List[Tuple[str, str, str]]:
+    """Each body of `doc` rewritten (`rewrite`); the references left as written, as (section,
+    item name, reference). What a published layout of several plugins calls with every
+    plugin's names (and their names after its renames), after the first pass of each plugin
+    alone (`Reader.namespaced`)."""
+    left: List[Tuple[str, str, str]] = []
+    for section, key in BODIES:
+        for name, entry in (doc.get(section) or {}).items():
+            body = entry.get(key) if isinstance(entry, dict) else None
+            if isinstance(body, str) and ":" in body:
+                entry[key], _, refs = rewrite(body, namespaces)
+                left += [(section, name, ref) for ref in refs]
+    return left
+
+
+def document_names(doc: Dict[str, Any]) -> Set[str]:
     """The names of the skills, commands and agents of an import's document."""
     names: Set[str] = set()
     for section in ("skills", "commands", "agents"):
