@@ -248,8 +248,9 @@ def server(r: Reader, rel: str, name: str, raw: Any, env: Callable[[Any], Any] =
         r.unreadable(rel, f"{where}.{name}: a server needs a command or a url")
         return
     if DEFAULT_RE.search(json.dumps(entry)):
-        r.lossy(rel, f"{where}.{name}: ${{VAR:-default}} is Claude Code's syntax; other clients expand only "
-                     "${VAR} (or their own form of it), so they get the text as written")
+        r.lossy(rel, f"{where}.{name}: ${{VAR:-default}} is Claude Code's syntax, kept for it; the clients that "
+                     "expand only ${VAR} (or their own form of it) get the default in its place, and ${VAR:-} as "
+                     "${VAR} (their build report says so under env-defaults)")
     if raw.get("disabled") is True:
         entry["disabled"] = True
     if isinstance(raw.get("autoApprove"), list):
