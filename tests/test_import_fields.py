@@ -11,7 +11,9 @@ import json
 from pathlib import Path
 
 from agentrc.cli.main import main
+from agentrc.importers import document as importer
 from agentrc.importers import namespaced
+from agentrc.inputs.tree import read_project
 from sourcerepos import Repo, isolated_home
 
 SERVERS = {"mcpServers": {
@@ -281,3 +283,17 @@ def test_hostile_bodies_are_read_in_linear_time_and_kept():
     body = ("a:" * 200_000) + "\n" + "x" * 100_000 + ":" + "y" * 100_000 + "\n```\nunclosed fence sec:guard\n"
     text, done, left = namespaced.rewrite(body, {"sec": {"guard": "guard"}})
     assert text == body and done == [] and left == []
+
+
+def test_import_project_takes_the_other_plugins_names(tmp_path):
+    root = tmp_path / "rev"  # a plugin as the published reader hands it to the Claude importer
+    write(root / ".claude" / "skills" / "review" / "SKILL.md", "---\nname: review\ndescription: Reviews\n---\n\n"
+          "Run the sec:guard skill and /sec:audit, then the rev:review skill; not the sec:gone skill.\n")
+    tree, _ = read_project(str(root), lambda rel: True)
+    got = importer.import_project("claude", tree, str(root), source="rev",
+                                  namespaces={"sec": {"guard": "guard", "audit": "sec-audit"}})
+    body = got.document["skills"]["review"]["content"]
+    assert "Run the guard skill and /sec-audit, then the review skill; not the sec:gone skill." in body
+    assert [d.message for d in got.diagnostics if "sec:" in d.message] == [
+        "skill review: sec:gone names an item of plugin sec that this import does not hold; kept as written "
+        "(installed content is named without its plugin: import or install sec too and write the item's own name)"]

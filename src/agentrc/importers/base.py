@@ -81,10 +81,13 @@ class Reader(ProjectFiles):
     """A project's files for one import, the document being built, and its diagnostics."""
 
     def __init__(self, client: str, family: str, tree: SourceTree, root: str, diags: Diagnostics,
-                 source: str = ""):
+                 source: str = "", namespaces: Optional[Dict[str, Dict[str, str]]] = None):
         super().__init__(tree, root, diags)
         self.client = client
         self.source = source or client  # what imported hooks are named after (`hookfiles.hook_name`)
+        # plugin -> item name -> its installed name, of the other plugins imported with this one
+        # (a marketplace's), for `plugin:name` references (`namespaced`)
+        self.namespaces = namespaces or {}
         self.family = family
         self.doc: Dict[str, Any] = {}
         self.context: List[str] = []
@@ -213,8 +216,10 @@ class Reader(ProjectFiles):
         """`plugin:name` references in bodies rewritten to the name, or reported (`namespaced`):
         the plugin being imported (`source`) names its own items so."""
         names = namespaced.document_names(self.doc)
-        plugin = {self.source: {n: n for n in names}} if self.source != self.client else {}
-        for section, name, ref in namespaced.rewrite_document(self.doc, plugin):
+        known = dict(self.namespaces)
+        if self.source != self.client:
+            known.setdefault(self.source, {n: n for n in names})
+        for section, name, ref in namespaced.rewrite_document(self.doc, known):
             owner = ref.lstrip("/").split(":")[0]
             self.lossy(self.origin.get(f"{section}.{name}", ""),
                        f"{section[:-1]} {name}: {ref} names an item of plugin {owner} that this import does not "

@@ -50,15 +50,19 @@ class Imported(NamedTuple):
     diagnostics: Tuple[Diagnostic, ...]
 
 
-def import_project(client: str, tree: SourceTree, root: str = "", source: str = "") -> Imported:
+def import_project(client: str, tree: SourceTree, root: str = "", source: str = "",
+                   namespaces: Optional[Dict[str, Dict[str, str]]] = None) -> Imported:
     """`client`'s files in `tree` (paths below `root`), imported. The document has the shape
     of ai.config.json: context.global, the six capabilities and tools.<client> (settings
     the client keeps beside its hooks). Hooks are named after `source` (default: the
     client), e.g. a plugin's name, then their event and position (`hookfiles.hook_name`);
-    the files their commands run resolve against `root`."""
+    the files their commands run resolve against `root`. `plugin:name` references in
+    bodies become the installed names `namespaces` gives (plugin -> name -> installed name:
+    a marketplace's plugins, after their renames), and `source`'s own names when it is a
+    plugin; others are reported (`importers.namespaced`)."""
     importer = IMPORTERS[client]
     diags = Diagnostics()
-    reader = Reader(client, importer.family, tree, root, diags, source)
+    reader = Reader(client, importer.family, tree, root, diags, source, namespaces)
     importer.read(reader)
     document = reader.finish()
     return Imported(document, {k: v for k, v in sorted(reader.fields.items())}, diags.sorted())
