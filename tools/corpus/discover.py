@@ -76,9 +76,16 @@ def _run(argv: List[str], cwd: Path, env: Dict[str, str]) -> subprocess.Complete
     return proc
 
 
-def _result(names: Iterable[str], error: Optional[str] = None) -> Dict[str, Any]:
-    counts = collections.Counter(names)
-    return {"names": sorted(counts), "dups": sorted(n for n, c in counts.items() if c > 1), "error": error}
+def _result(*lists: Iterable[str], error: Optional[str] = None) -> Dict[str, Any]:
+    """Names from one listing per kind: a name twice in one listing is a duplicate; a skill and
+    an agent of one name are two items."""
+    names: set = set()
+    dups: set = set()
+    for one in lists:
+        counts = collections.Counter(one)
+        names |= set(counts)
+        dups |= {n for n, c in counts.items() if c > 1}
+    return {"names": sorted(names), "dups": sorted(dups), "error": error}
 
 
 def claude(project: Path, base: Path) -> Dict[str, Any]:
@@ -96,9 +103,8 @@ def claude(project: Path, base: Path) -> Dict[str, Any]:
         except ValueError:
             continue
         if msg.get("type") == "system" and msg.get("subtype") == "init":
-            names = set(msg.get("skills") or []) | set(msg.get("slash_commands") or [])
-            return _result(list(names) + list(msg.get("agents") or []))
-    return _result([], "no init message: " + proc.stderr[-400:])
+            return _result(msg.get("skills") or [], msg.get("slash_commands") or [], msg.get("agents") or [])
+    return _result([], error="no init message: " + proc.stderr[-400:])
 
 
 def copilot(project: Path, base: Path) -> Dict[str, Any]:
@@ -114,9 +120,9 @@ def copilot(project: Path, base: Path) -> Dict[str, Any]:
     try:
         listed = json.loads(proc.stdout)
     except ValueError:
-        return _result([], "no JSON: " + proc.stderr[-400:])
+        return _result([], error="no JSON: " + proc.stderr[-400:])
     err = proc.stderr.strip()[-400:] if "failed to load" in proc.stderr else None
-    return _result([s["name"] for s in listed if s.get("source") == "project"], err)
+    return _result([s["name"] for s in listed if s.get("source") == "project"], error=err)
 
 
 def opencode(project: Path, base: Path) -> Dict[str, Any]:
@@ -135,14 +141,12 @@ def opencode(project: Path, base: Path) -> Dict[str, Any]:
     try:  # the JSON array may follow log lines
         listed = json.loads(skills.stdout[skills.stdout.index("["):])
     except ValueError:
-        return _result([], "no JSON: %s %s" % (skills.stdout[-200:], skills.stderr[-200:]))
+        return _result([], error="no JSON: %s %s" % (skills.stdout[-200:], skills.stderr[-200:]))
     root = str(project.resolve()) + "/"
     names = [s["name"] for s in listed if root in str(s.get("location") or "")]
-    for line in strip_ansi(agents.stdout).splitlines():
-        m = re.match(r"^(\S+) \((primary|subagent|all)\)$", line)
-        if m and m.group(1) not in ("build", "plan", "general", "explore", "compaction", "title", "summary"):
-            names.append(m.group(1))
-    return _result(names)
+    found = [m.group(1) for m in (re.match(r"^(\S+) \((primary|subagent|all)\)$", line)
+                                  for line in strip_ansi(agents.stdout).splitlines()) if m]
+    return _result(names, found)
 
 
 def gemini(project: Path, base: Path) -> Dict[str, Any]:
@@ -163,7 +167,7 @@ def gemini(project: Path, base: Path) -> Dict[str, Any]:
     pat = re.compile(r"^(\S+) \[(Enabled|Disabled)\]\n  Description: (.*)\n  Location:\s+(.*)$", re.M)
     root = str(project.resolve()) + "/"
     names = [n for n, _s, _d, loc in pat.findall(strip_ansi(proc.stdout)) if loc.strip().startswith(root)]
-    return _result(names, None if proc.returncode == 0 else "exit %d" % proc.returncode)
+    return _result(names, error=None if proc.returncode == 0 else "exit %d" % proc.returncode)
 
 
 def codex(project: Path, base: Path) -> Dict[str, Any]:
@@ -191,14 +195,14 @@ def codex(project: Path, base: Path) -> Dict[str, Any]:
         proc.communicate()
         e.close()
     if result is None:
-        return _result([], "no answer to skills/list")
+        return _result([], error="no answer to skills/list")
     root = str(project.resolve()) + "/"
     names = [s["name"] for entry in result["data"] for s in entry["skills"] if root in s["path"]]
     errors = [x for entry in result["data"] for x in entry.get("errors", [])]
     warnings = [n["params"].get("summary") for n in notes if n.get("method") == "configWarning"]
     agents = [p.stem for p in (project / ".codex" / "agents").glob("*.toml")]
     bad = [w for w in warnings if "agent" in str(w)]
-    return _result(names + agents, (str(errors + bad)[:400]) if errors or bad else None)
+    return _result(names, agents, error=(str(errors + bad)[:400]) if errors or bad else None)
 
 
 def _rpc(proc: subprocess.Popen, ident: int, method: str, params: Dict[str, Any], notes: List[dict]) -> Any:

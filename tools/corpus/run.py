@@ -223,6 +223,18 @@ def _statuses(item: Dict[str, Any]) -> List[str]:
     return [str(v.get("status") if isinstance(v, dict) else v) for v in vals]
 
 
+def local_plugin(upstream: Path) -> Optional[str]:
+    """The first plugin, by name, of a marketplace that lives in the marketplace's own tree (the
+    others are git sources, which cannot be fetched offline)."""
+    market = upstream / ".claude-plugin" / "marketplace.json"
+    try:
+        plugins = json.loads(market.read_text(encoding="utf-8")).get("plugins") or []
+    except (OSError, ValueError):
+        return None
+    local = sorted(p["name"] for p in plugins if isinstance(p.get("source"), str) and p["source"].startswith("./"))
+    return local[0] if local else None
+
+
 def run_repo(src_dir: Path, work: Path) -> Dict[str, Any]:
     work.mkdir(parents=True, exist_ok=True)
     upstream = work / "upstream"
@@ -237,10 +249,14 @@ def run_repo(src_dir: Path, work: Path) -> Dict[str, Any]:
     if res["whole"]["rc"] != 0:
         res["whole_per_client"] = {c: add_step(work, "whole-" + c, src, c) for c in CLIENTS}
         pick_from = next((work / ("whole-" + c) for c in CLIENTS if res["whole_per_client"][c]["rc"] == 0), pick_from)
-    pick = choose(pick_from) if (pick_from / "agentrc.lock.json").is_file() else {"bundle": None, "item": None}
+    pick = choose(pick_from) if (pick_from / "agentrc.lock.json").is_file() else {"bundle": local_plugin(upstream),
+                                                                                  "item": None}
     res["pick"] = pick
     if pick["bundle"]:
         res["bundle"] = add_step(work, "bundle", src, all_clients, "--bundle", pick["bundle"])
+        if not (pick_from / "agentrc.lock.json").is_file() and res["bundle"]["rc"] == 0:
+            pick_from = work / "bundle"  # the marketplace is not whole offline: go on with the bundle
+            pick["item"] = choose(pick_from)["item"]
     if pick["item"]:
         res["item"] = add_step(work, "item", src, all_clients, "--item", pick["item"])
     if (pick_from / "agentrc.lock.json").is_file():
