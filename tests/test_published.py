@@ -313,3 +313,14 @@ def test_a_plugin_hook_whose_arguments_name_its_files_runs_after_install(tmp_pat
     ran = subprocess.run(["bash", "-c", command], cwd=str(project), capture_output=True, text=True,
                          env={"PATH": "/usr/bin:/bin", "CLAUDE_PROJECT_DIR": str(project)})
     assert ran.returncode == 0 and "checked by guard" in ran.stdout, (command, ran.stderr)
+
+
+def test_a_reference_to_a_sibling_plugins_item_is_rewritten_to_its_installed_name():
+    files = market_files()
+    files["plugins/rev/agents/reviewer.md"] = ("---\nname: reviewer\ndescription: Reviews pull requests\n---\n\n"
+                                               "Use the sec:guard skill and /sec:sec-review first.\n")
+    got = published.portable(tree_of(files), "src")
+    assert got is not None
+    body = next(f for f in got.tree.files if f.path == "src/rev/agents/reviewer/AGENT.md").content.decode()
+    assert "sec-guard" in body and "sec:guard" not in body and "sec:sec-review" not in body
+    assert not [d for d in got.diagnostics if "sec:guard" in d.message]

@@ -631,6 +631,10 @@ CODES: Dict[str, Code] = _table(
          "instructions.",
          "Give the client its own text (a block for its family, or an override file), or leave it out of the "
          "item's audience."),
+    Code("AR261", "skill-renamed",
+         "Items of different kinds share a name; a client that writes them as Agent Skills into one directory "
+         "invokes the later kind as NAME-KIND.",
+         "Nothing to do if that name is fine; otherwise rename one of the items (docs/format.md#one-name-several-kinds)."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",

@@ -16,7 +16,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tup
 from agentrc.clients import registry as client_registry
 from agentrc.clients.base import KIND_VALUE, SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered, skill_names
 from agentrc.diagnostics import Diagnostic, Diagnostics
-from agentrc.fidelity import DROPPED, FieldOutcome, ItemReport
+from agentrc.fidelity import DEGRADED, DROPPED, FieldOutcome, ItemReport
 from agentrc.fidelity import outcome as shared_outcome
 from agentrc.files import Fragment, OnDemand, OutputFile
 from agentrc.model import Item, Kind, McpServer, Registry
@@ -227,7 +227,13 @@ def _collect(rendered: Rendered, by_path: Dict[str, OutputFile], fragments: Dict
 def _dropped(adapter: ClientAdapter, rendered: Rendered, field_pos, source: str, strict: bool,
              diags: Diagnostics, default_pos=(0, 0)) -> None:
     fields = rendered.report.fields
-    if DROPPED not in map(_status, fields):  # most renderings: one loop in C, and nothing to say
+    statuses = set(map(_status, fields))  # most renderings: one loop in C, and nothing to say
+    if DEGRADED in statuses:
+        for o in fields:
+            if o.field == "name" and o.status == DEGRADED and o.detail.startswith("invoked as"):
+                diags.warning(source, default_pos if default_pos != (0, 0) else (1, 1), "AR261",
+                              f"{adapter.name}: {rendered.report.kind} {rendered.report.name} {o.detail.split(':')[0]}")
+    if DROPPED not in statuses:
         return
     dropped = [o for o in fields if o.status == DROPPED]
     if len(dropped) == len([o for o in fields if o.status != "omitted"]) > 2:

@@ -72,6 +72,10 @@ def portable(tree: SourceTree, root: str = "") -> Optional[Published]:
     read = [(part, importer.import_project(part.client, part.tree, part.root, source=part.name or ""))
             for part in layout.parts]
     renames, shared = _clashes(read), _shared(read)
+    if len(read) > 1:  # `plugin:name` in one plugin's bodies may name another's item: read again knowing all
+        namespaces = _namespaces(read, renames)
+        read = [(part, importer.import_project(part.client, part.tree, part.root, source=part.name or "",
+                                               namespaces=namespaces)) for part, _ in read]
     out = _Out(list(layout.diagnostics))
     for index, (part, imported) in enumerate(read):
         mine = renames.get(index, {})
@@ -200,6 +204,19 @@ def _shared(read: List[Tuple[Part, importer.Imported]]) -> Dict[int, Set[str]]:
                 elif _signature(read[first[(kind, name)]][1], kind, name) == _signature(imported, kind, name):
                     later.setdefault(index, set()).add(f"{kind}/{name}")
     return later
+
+
+def _namespaces(read: List[Tuple[Part, importer.Imported]], renames: Dict[int, Dict[Tuple[str, str], str]]
+                ) -> Dict[str, Dict[str, str]]:
+    """plugin -> item name -> the name it is installed under, for every named part."""
+    found: Dict[str, Dict[str, str]] = {}
+    for index, (part, imported) in enumerate(read):
+        if part.name is None:
+            continue
+        mine = renames.get(index, {})
+        found[part.name] = {name: mine.get((kind, name), name) for kind in KINDS
+                            for name in (imported.document.get(kind) or {})}
+    return found
 
 
 def _renamed(doc: Dict[str, Any], fields: Dict[str, Dict[str, Any]], renames: Dict[Tuple[str, str], str]
