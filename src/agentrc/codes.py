@@ -634,7 +634,8 @@ CODES: Dict[str, Code] = _table(
     Code("AR261", "skill-renamed",
          "Items of different kinds share a name; a client that writes them as Agent Skills into one directory "
          "invokes the later kind as NAME-KIND.",
-         "Nothing to do if that name is fine; otherwise rename one of the items (docs/format.md#one-name-several-kinds)."),
+         "Nothing to do if that name is fine; otherwise rename one of the items "
+         "(docs/format.md#one-name-several-kinds)."),
     # --- fmt ------------------------------------------------------------------------
     Code("AR100", "fmt-unsafe",
          "Reordering the frontmatter would change its data (duplicate keys); the file is left as it is.",
