@@ -99,8 +99,12 @@ def judge(project: Path, items: List[Dict[str, Any]], step: Dict[str, Any], base
         if client not in discover.CLIENTS:
             continue
         start = time.monotonic()
+        # A copy: clients write into the project they run in (opencode's .opencode/.gitignore).
+        copy = base / client / "project"
+        shutil.rmtree(str(copy.parent), ignore_errors=True)
+        shutil.copytree(str(project), str(copy), symlinks=True)
         try:
-            seen = discover.CLIENTS[client](project, base / client)
+            seen = discover.CLIENTS[client](copy, base / client)
         except Exception as exc:  # a judge that breaks is recorded, the run goes on
             seen = {"names": [], "dups": [], "error": repr(exc)[:300]}
         names = set(seen["names"])
