@@ -55,6 +55,10 @@ def test_a_cold_build_hashes_each_output_once(tmp_path, monkeypatch):
     monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
     counting = _CountingHashlib()
     monkeypatch.setattr(files, "hashlib", counting)
+    # Every rendering written (no shared copies): the memo hashes each rendered file once, and
+    # those are then exactly the outputs the manifest counts.
+    from agentrc.output import plan
+    monkeypatch.setattr(plan, "shared_view", lambda reader, item, ctx, own, other: own)
     reg, out = _registry(tmp_path, 30), tmp_path / "out"
     _build(reg, out)
     manifest = json.loads((out / ".agentrc" / "manifest.json").read_text())

@@ -290,9 +290,9 @@ def test_the_action_installs_agentrc_checks_the_build_and_the_lock(tmp_path, off
     assert "no agentrc.lock.json; install check skipped" in ok.stdout
     # A client left out of the build: its files are missing, the check fails.
     missing = run_action(hooks, ws, env, **{"working-directory": "team/author", "sources": "ai", "out": "out dir",
-                                            "clients": "claude,copilot,opencode"})
+                                            "clients": "claude,copilot,codex"})
     assert missing.args == "check" and missing.returncode == 1, missing.stdout
-    assert "out dir/.opencode/skills/hello/SKILL.md" in missing.stdout or ".opencode" in missing.stdout
+    assert "out dir/.agents/skills/hello/SKILL.md" in missing.stdout or ".agents" in missing.stdout
 
     # A consumer project: what agentrc add installed, checked against the lock.
     consumer = ws / "app"

@@ -58,7 +58,7 @@ def test_a_cold_build_makes_a_bounded_number_of_system_calls_per_file(tmp_path, 
     Before: a stat per staged file in the roll forward, an fstat per ancestor directory of
     every file, a descriptor lookup per component (recursively), a link and an unlink per
     file."""
-    reg = _registry(tmp_path, 40)
+    reg = _registry(tmp_path, 50)
     counting = _CountingOS()
     monkeypatch.setattr(writer, "os", counting)
     out = tmp_path / "out"

@@ -127,20 +127,28 @@ def diagnostics(diags: Sequence[Diagnostic], args, extra: Optional[Dict] = None)
     if fmt(args) == "json" or getattr(args, "verbose", False):
         print_diags(diags, fmt(args), extra)
         return
-    counts = Counter(d.code for d in diags if not d.is_error)
-    print_diags([d for d in diags if d.is_error or counts[d.code] < 2], "text")
+    counts = Counter(d.code for d in diags if _summed(d))
+    print_diags([d for d in diags if not _summed(d) or counts[d.code] < 2], "text")
     for line in summarized(diags):
         say(line, style="warning")
 
 
+def _summed(d: Diagnostic) -> bool:
+    """Whether a warning may be counted instead of listed: findings about the content of a
+    source (AR0xx-AR1xx: style, lint, fidelity, import), which the consumer cannot fix.
+    What concerns this install (AR2xx: a variable not set, a server not registered, hidden
+    Unicode in fetched text) is always listed, at its place."""
+    return not d.is_error and d.code < "AR200"
+
+
 def summarized(diags: Sequence[Diagnostic]) -> List[str]:
-    """One line per warning code met more than once: `warning[AR020] 12 warnings in 5 files:
+    """One line per content-finding code (`_summed`) met more than once: `warning[AR020] 12 warnings in 5 files:
     A body contains an H1 heading (--verbose lists them)`; a code met once is printed whole."""
     from agentrc.codes import CODES
 
     by_code: Dict[str, List[Diagnostic]] = {}
     for d in diags:
-        if not d.is_error:
+        if _summed(d):
             by_code.setdefault(d.code, []).append(d)
     lines = []
     for code, found in sorted(by_code.items()):
