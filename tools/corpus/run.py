@@ -243,7 +243,11 @@ def run_repo(src_dir: Path, work: Path) -> Dict[str, Any]:
     work.mkdir(parents=True, exist_ok=True)
     upstream = work / "upstream"
     shutil.rmtree(str(upstream), ignore_errors=True)
-    git(work, "clone", "-q", str(src_dir), str(upstream))
+    try:
+        git(work, "clone", "-q", str(src_dir), str(upstream))
+    except subprocess.CalledProcessError:  # a partial clone (blobs left out): copy the work tree
+        shutil.rmtree(str(upstream), ignore_errors=True)
+        shutil.copytree(str(src_dir), str(upstream), symlinks=True)
     src = "file://" + str(upstream)
     res: Dict[str, Any] = {"repo": src_dir.name, "commit": git(src_dir, "rev-parse", "HEAD"),
                            "date": git(src_dir, "log", "-1", "--format=%cs")}
