@@ -248,7 +248,9 @@ def run_repo(src_dir: Path, work: Path) -> Dict[str, Any]:
     except subprocess.CalledProcessError:  # a partial clone (blobs left out): copy the work tree
         shutil.rmtree(str(upstream), ignore_errors=True)
         shutil.copytree(str(src_dir), str(upstream), symlinks=True)
-    src = "file://" + str(upstream)
+        src = str(upstream)  # git cannot fetch it either: read the directory
+    else:
+        src = "file://" + str(upstream)
     res: Dict[str, Any] = {"repo": src_dir.name, "commit": git(src_dir, "rev-parse", "HEAD"),
                            "date": git(src_dir, "log", "-1", "--format=%cs")}
     all_clients = ",".join(CLIENTS)
