@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrc.pipeline import capinstall
+from agentrc.capops import install as capinstall
 from test_cap_install import STORE, bare_repo, git, run_json, write_package
 from test_cap_judge import OAS
 

@@ -393,7 +393,7 @@ def test_list_reports_an_artifact_without_a_lock_row(tmp_path, scope, capsys):
 
 
 def test_one_cap_run_at_a_time_per_scope(tmp_path, scope, capsys, monkeypatch):
-    from agentrc.pipeline.capinstall import ScopeLock
+    from agentrc.capops.install import ScopeLock
 
     pkg = write_package(tmp_path / "pkg")
     held = ScopeLock(str(scope))

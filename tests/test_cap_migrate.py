@@ -210,7 +210,7 @@ def test_official_recursive_migration_matches_the_kernel(catalog, capsys):
 
 
 def test_migrate_holds_the_scope(tmp_path, capsys, monkeypatch):
-    from agentrc.pipeline.capinstall import ScopeLock
+    from agentrc.capops.install import ScopeLock
 
     pkg = write_package(tmp_path / "pkg", caps={"capabilities/demo": ("demo.cap", "")})
     a, _k = twins(tmp_path)

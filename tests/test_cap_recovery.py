@@ -1,6 +1,6 @@
 """Interrupted capability transactions (issue 30): `cap install`, `update` and `remove` fail,
 or are killed, at every file-system call, and the next run rolls the scope back or forward
-through the transaction's journal (`pipeline.captxn`) to exactly what a clean run leaves.
+through the transaction's journal (`capops.txn`) to exactly what a clean run leaves.
 Also real SIGKILLs at spread moments, and the leftovers of a killed `cap migrate` and `cap
 spawn`. Real packages, real git scopes, real files; only the `os` the transaction's modules
 see is replaced, to fail at the k-th call (`_FaultyOS` of test_output_safety)."""
@@ -21,9 +21,12 @@ from pathlib import Path
 
 import pytest
 
+from agentrc.capops import install as capinstall
+from agentrc.capops import migrate as capmigrate
+from agentrc.capops import safe as capsafe
+from agentrc.capops import txn as captxn
 from agentrc.inputs import captree
 from agentrc.output import atomic, writer
-from agentrc.pipeline import capinstall, capmigrate, capsafe, captxn
 from test_cap_install import STORE, git, run, run_json, write_package
 from test_output_safety import _FaultyOS, _Killed
 
@@ -191,7 +194,7 @@ def _proc(*argv, prelude=""):
 # SIGKILL sent at a spread moment lands anywhere from the fetch to the last step.
 SLOW = """
 import os, time
-from agentrc.pipeline import captxn
+from agentrc.capops import txn as captxn
 class Slow:
     def __getattr__(self, name):
         real = getattr(os, name)
@@ -247,7 +250,7 @@ def _v1_scope(tmp: Path) -> tuple:
 
 KILL_IN_MIGRATE = """
 import os, signal
-from agentrc.pipeline import capinstall
+from agentrc.capops import install as capinstall
 def install(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)
 capinstall.install = install
@@ -342,7 +345,7 @@ def test_the_journal_has_the_output_writers_shape(tmp_path):
 
 KILL_IN_SPAWN = """
 import os, signal
-from agentrc.pipeline import capspawn
+from agentrc.capops import spawn as capspawn
 def copy(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)
 capspawn._copy_skill = copy

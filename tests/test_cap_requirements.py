@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from agentrc.capabilities.model import Requirement
+from agentrc.capops import reqs as capreqs
 from agentrc.cli.main import main
-from agentrc.pipeline import capreqs
 from helpers import ROOT
 from test_cap_install import git
 from test_cap_judge import OAS

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from agentrc.capops import instances as capinstances
 from agentrc.output import atomic
-from agentrc.pipeline import capinstances
 from test_cap_install import STORE, bare_repo, git, run, run_json, write_package
 
 SRC = os.environ.get("AGENTRC_TEST_SRC") or str(Path(__file__).resolve().parent.parent / "src")
@@ -232,7 +232,7 @@ def test_an_absolute_file_dependency_with_install_links_is_refused(npm_env, caps
 def test_an_npmrc_alone_is_refused_and_npm_runs_with_agentrcs_own_config(npm_env, capsys):
     """Without the package's .npmrc, a closure installs; npm is given agentrc's own user and
     global configs, its cache and the real git, whatever the environment says."""
-    from agentrc.pipeline import capclosure
+    from agentrc.capops import closure as capclosure
 
     tmp_path = npm_env
     cdir = tmp_path / "c"
@@ -380,7 +380,7 @@ def test_three_concurrent_installs_in_a_fresh_scope_all_land(tmp_path):
 
 KILL_AT = """
 import os, signal
-from agentrc.pipeline import captxn
+from agentrc.capops import txn as captxn
 def kill(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 """
@@ -448,7 +448,7 @@ def test_a_run_killed_at_its_first_staging_leaves_nothing_after_the_next(tmp_pat
     pkg = write_package(tmp_path / "pkg")
     prelude = """
 import os, signal
-from agentrc.pipeline import capinstall
+from agentrc.capops import install as capinstall
 _load = capinstall._load
 def load(dest, label):
     os.kill(os.getpid(), signal.SIGKILL)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from agentrc.capops.doctor import INJECTS_DIR, KERNEL_SKILLS_DIR
 from agentrc.cli.main import main
-from agentrc.pipeline.capdoctor import INJECTS_DIR, KERNEL_SKILLS_DIR
 from test_cap_install import git
 from test_cap_judge import OAS
 
@@ -583,7 +583,7 @@ def test_oas_level_is_the_scope_of_the_binding(env, capsys):
 def test_a_missing_kernel_skill_fails_the_spawn_before_anything_is_written(env, capsys, monkeypatch):
     """agentrc's own skills are promised to every instance: an installation without them
     (a broken package) fails the spawn, as the kernel fails on a missing skill of its own."""
-    from agentrc.pipeline import capdoctor
+    from agentrc.capops import doctor as capdoctor
     broken = env / "broken-skills"
     shutil.copytree(capdoctor.KERNEL_SKILLS_DIR, broken)
     (broken / "oas-config" / "SKILL.md").unlink()

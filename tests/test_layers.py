@@ -19,7 +19,7 @@ LAYERS = (
     ("output",),
     ("memo",),
     ("inputs",),
-    ("pipeline",),
+    ("pipeline", "capops"),
     ("cli", "docgen"),
 )
 RANK = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

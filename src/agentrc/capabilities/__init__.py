@@ -4,5 +4,5 @@ hash of `integrity` values, all interoperable with the OAS kernel.
 
 Enters: bytes of the three files, and file listings walked by `agentrc.inputs.captree`.
 Leaves: frozen `model` values and diagnostics. Pure: reading trees, fetching git and
-installing live in `agentrc.inputs.captree` and `agentrc.pipeline.capinstall`.
+installing live in `agentrc.inputs.captree` and `agentrc.capops.install`.
 """

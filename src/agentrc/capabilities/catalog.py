@@ -2,7 +2,7 @@
 the OAS kernel's format (`schemas/oas-package-catalog.schema.json`): `packages` maps a package
 id to its git source `{url, ref?, path?}`, `capabilities` maps a capability id of an earlier
 release to the package that now exports it. Resolving through the catalog gives a source,
-never trust. Pure: the caller reads the file (`pipeline/capinstall.read_catalog`)."""
+never trust. Pure: the caller reads the file (`capops/install.read_catalog`)."""
 
 from __future__ import annotations
 

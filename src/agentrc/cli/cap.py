@@ -21,10 +21,15 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
+from agentrc.capops import doctor as capdoctor
+from agentrc.capops import install as capinstall
+from agentrc.capops import migrate as capmigrate
+from agentrc.capops import reqs as capreqs
+from agentrc.capops import spawn as capspawn
+from agentrc.capops import use as capuse
 from agentrc.cli.common import UsageError, print_diags
 from agentrc.diagnostics import Diagnostic, printable
 from agentrc.output import atomic
-from agentrc.pipeline import capdoctor, capinstall, capmigrate, capreqs, capspawn, capuse
 from agentrc.text.shown import json_printable
 
 

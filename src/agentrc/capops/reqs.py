@@ -39,10 +39,10 @@ from typing import Any, Callable, Dict, List, Sequence, Set, Tuple
 from agentrc.capabilities import activation
 from agentrc.capabilities.integrity import UnorderableName, collation_key
 from agentrc.capabilities.model import Capability, Requirement
+from agentrc.capops import doctor as capdoctor
+from agentrc.capops.install import Failure
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
-from agentrc.pipeline import capdoctor
-from agentrc.pipeline.capinstall import Failure
 
 SAFE_COMMAND = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 _SPECS = {"pi": re.compile(r"[a-z][a-z0-9+.-]*:(@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*(@[\w.^~><=-]+)?", re.I | re.A),

@@ -13,10 +13,10 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from agentrc.capops import doctor as capdoctor
+from agentrc.capops.install import Failure, fail
 from agentrc.inputs import captree
 from agentrc.output import atomic
-from agentrc.pipeline import capdoctor
-from agentrc.pipeline.capinstall import Failure, fail
 
 INSTANCE_FILE = "instance.json"
 RELATIONS = ("child", "sibling", "parent", "unrelated")

@@ -5,7 +5,7 @@ Install stages the package (and its dependencies) in
 `.agents/capabilities/installed/.staging-<random>/` (same file system as the store, so the
 commit is a rename; dot-prefixed, so nothing takes it for a capability), validates the whole
 payload, materialises each capability in staging (its files, plus `.oas-installation.json`)
-and hashes it. Only then does the scope change, by one journaled transaction (`captxn`, the
+and hashes it. Only then does the scope change, by one journaled transaction (`txn`, the
 output writer's model): the new artifacts, the lock's and the ignore file's new bytes staged
 in `installed/.agentrc-txn/`, a journal of intent written and fsync'd (the commit point), its
 steps carried out (artifacts renamed into `installed/<id>/`, replaced or retired ones set
@@ -58,13 +58,15 @@ from agentrc.capabilities.model import (
     LockedPackage,
     Package,
 )
+from agentrc.capops import closure as capclosure
+from agentrc.capops import safe as capsafe
+from agentrc.capops import txn as captxn
 from agentrc.codes import CODES
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import captree
 from agentrc.inputs import fetch as gitfetch
 from agentrc.output import atomic
 from agentrc.output.writer import LOCK_TIMEOUT
-from agentrc.pipeline import capclosure, capsafe, captxn
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
@@ -252,7 +254,7 @@ class ScopeLock:
                  recover: Optional[Callable[[], Tuple[Diagnostic, ...]]] = None):
         """The lock of `scope`'s store; or, with `directory` (below `scope`) and `recover`
         (what to finish or undo there once held), of another directory agentrc stages in
-        (an agent's instances/, `capspawn`)."""
+        (an agent's instances/, `spawn`)."""
         self.path = os.path.join(directory or _store(scope), self.NAME)
         self.fd: Optional[int] = None
         self.notes: Tuple[Diagnostic, ...] = ()  # what the recovery of a killed run did (warnings)
@@ -379,7 +381,7 @@ def recover_leftovers(scope: str) -> Tuple[Diagnostic, ...]:
     a killed `cap migrate` is rolled back (`capmigrate.recover`), and every `.staging-*`
     (what fetches and validation left; never anything the scope needs) is deleted. The
     warnings (AR142) say what was done. Raises Failure when a journal cannot be trusted."""
-    from agentrc.pipeline import capmigrate  # capmigrate builds on this module
+    from agentrc.capops import migrate as capmigrate  # capmigrate builds on this module
 
     store = _store(scope)
     d = Diagnostics()
@@ -857,7 +859,7 @@ def _failure(exc: BaseException, label: str, scope: str) -> BaseException:
 
 def _commit(scope: str, existing: Lock, resolved: Dict[str, _Staged], root_id: str, staging: _Staging,
             replace: bool = False) -> Outcome:
-    """The validated closure made the scope's, as one journaled transaction (`captxn`)."""
+    """The validated closure made the scope's, as one journaled transaction (`txn`)."""
     lock_path = os.path.join(scope, LOCK_FILE)
     _check_owners(lock_path, existing, resolved, replace)
     projected = _project(scope, existing, resolved, os.path.join(staging.dir, "artifacts"))

@@ -29,11 +29,14 @@ import tempfile
 from typing import Any, Dict, List, Optional
 
 from agentrc.capabilities.model import LOCK_FILE
+from agentrc.capops import doctor as capdoctor
+from agentrc.capops import install as capinstall
+from agentrc.capops import safe as capsafe
+from agentrc.capops import txn as captxn
+from agentrc.capops.install import Failure, Outcome, fail
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
 from agentrc.output import atomic
-from agentrc.pipeline import capdoctor, capinstall, capsafe, captxn
-from agentrc.pipeline.capinstall import Failure, Outcome, fail
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 

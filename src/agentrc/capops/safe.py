@@ -15,7 +15,7 @@ controls, and how it cleans up after a run that was killed.
   long symbolic link chain (Python's `realpath` recurses once per link) into a diagnostic.
 - **Leftovers**: a run killed with SIGKILL leaves `installed/.staging-*` (fetches and
   validation) and maybe `installed/.agentrc-txn/` (the transaction's staging and journal,
-  `captxn`). The next run, once it holds the scope's lock (so no other run is using them),
+  `txn`). The next run, once it holds the scope's lock (so no other run is using them),
   finishes or undoes the transaction by its journal and deletes the staging directories
   (`capinstall.recover_leftovers`).
 """
@@ -81,7 +81,7 @@ def read_bounded(path: str, root: str, display: str = "") -> bytes:
 def remove_leftovers(store: str) -> List[str]:
     """Under the scope's lock: every `.staging-*` a killed run left in `store` (the scope's
     `installed/`) deleted, a link as the link. They hold what fetches and validation made;
-    a transaction changes the scope only through its journal (`captxn`), so none holds
+    a transaction changes the scope only through its journal (`txn`), so none holds
     anything the scope needs. The names deleted."""
     try:
         names = sorted(n for n in os.listdir(store) if n.startswith(STAGING_PREFIX))

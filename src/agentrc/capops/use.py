@@ -23,10 +23,11 @@ from typing import Any, Dict, List, Sequence
 import yaml
 
 from agentrc.capabilities.model import CAPABILITIES_DIR, INSTALLED, LAYERS, OWNED
+from agentrc.capops import install as capinstall
+from agentrc.capops import safe as capsafe
+from agentrc.capops.doctor import acquired, config_chain
+from agentrc.capops.install import Failure, Outcome, fail
 from agentrc.diagnostics import ERROR, Diagnostic
-from agentrc.pipeline import capinstall, capsafe
-from agentrc.pipeline.capdoctor import acquired, config_chain
-from agentrc.pipeline.capinstall import Failure, Outcome, fail
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 

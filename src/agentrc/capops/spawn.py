@@ -15,7 +15,7 @@ that fails rolls the spawn back by running the retire hooks (reverse order), rem
 worktree and its branch (verified), and removing the home, or, when that compensation does not
 finish, keeps the home with `.oas-rollback-incomplete.json` (cleanup contract version 1, the
 kernel's shape, so either tool retries it). Only then are `TASK.md` and `instance.json` written
-(with the lineage `capinstances` works out), and, for relation parent, the anchor re-pointed.
+(with the lineage `instances` works out), and, for relation parent, the anchor re-pointed.
 No runtime is launched: agentrc stops where the kernel starts tmux.
 
 The kernel's own part of every home is composed as the kernel composes it, with agentrc's
@@ -52,12 +52,15 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from agentrc.capabilities import activation
 from agentrc.capabilities.model import CAPABILITY_FILE
+from agentrc.capops import doctor as capdoctor
+from agentrc.capops import install as capinstall
+from agentrc.capops import instances as ci
+from agentrc.capops import reqs as capreqs
+from agentrc.capops import safe as capsafe
+from agentrc.capops.install import Failure, Outcome, fail
+from agentrc.capops.instances import SpawnOptions
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import captree
-from agentrc.pipeline import capdoctor, capinstall, capreqs, capsafe
-from agentrc.pipeline import capinstances as ci
-from agentrc.pipeline.capinstall import Failure, Outcome, fail
-from agentrc.pipeline.capinstances import SpawnOptions
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 

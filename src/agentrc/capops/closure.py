@@ -37,10 +37,10 @@ import subprocess
 import tempfile
 from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
+from agentrc.capops import safe as capsafe
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
 from agentrc.inputs import fetch as gitfetch
-from agentrc.pipeline import capsafe
 
 NPM_ARGV = ("npm", "ci", "--omit=dev", "--omit=peer", "--ignore-scripts", "--no-audit", "--no-fund")
 NPM_TIMEOUT = 300

@@ -19,11 +19,11 @@ from agentrc.capabilities import activation
 from agentrc.capabilities import config as configs
 from agentrc.capabilities.manifest import parse_capability
 from agentrc.capabilities.model import CAPABILITIES_DIR, CAPABILITY_FILE, INSTALLED, LAYERS, OWNED, Capability
+from agentrc.capops import safe as capsafe
+from agentrc.capops.install import Failure, Outcome, fail, hash_or_empty, misplaced_diags, read_lock
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import thaw
 from agentrc.inputs import captree
-from agentrc.pipeline import capsafe
-from agentrc.pipeline.capinstall import Failure, Outcome, fail, hash_or_empty, misplaced_diags, read_lock
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
