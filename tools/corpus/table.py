@@ -44,7 +44,7 @@ def _import(im: Dict[str, Any]) -> str:
 def render(results: Dict[str, Any]) -> str:
     lines: List[str] = []
     lines.append("| repository | step | exit | items in | errors | " + " | ".join(JUDGES) + " | s |")
-    lines.append("|" + "---|" * (6 + len(JUDGES)))
+    lines.append("|" + " --- |" * (6 + len(JUDGES)))
     for r in results["repos"]:
         repo = r["repo"]
         lines.append(_add_row(repo, "add (whole)", r["whole"]))
@@ -56,7 +56,7 @@ def render(results: Dict[str, Any]) -> str:
             lines.append(_add_row(repo, "add --item", r["item"]))
     lines.append("")
     lines.append("| repository | install --frozen | update | remove | import |")
-    lines.append("|---|---|---|---|---|")
+    lines.append("|" + " --- |" * 5)
     for r in results["repos"]:
         lc = r.get("lifecycle", {})
         fr = lc.get("frozen")
@@ -75,7 +75,7 @@ def render(results: Dict[str, Any]) -> str:
         lines.append("| %s | %s | %s | %s | %s |" % (r["repo"], frozen, update, remove, imp))
     lines.append("")
     lines.append("| repository | build for | exit | generated | not generated | " + " | ".join(JUDGES) + " | s |")
-    lines.append("|" + "---|" * (6 + len(JUDGES)))
+    lines.append("|" + " --- |" * (6 + len(JUDGES)))
     for r in results["repos"]:
         for c, b in sorted((r.get("builds") or {}).items()):
             lines.append("| %s | %s | %d | %d | %d | %s | %.0f |" % (
