@@ -18,8 +18,8 @@ from sourcerepos import Repo, bundle, isolated_home, skill
 
 from agentrc.cli.main import main
 from agentrc.diagnostics import Diagnostics
-from agentrc.pipeline import consume, mcpcli
-from agentrc.pipeline import plugins as plugin_cli
+from agentrc.consumer import consume, mcpcli
+from agentrc.consumer import plugins as plugin_cli
 from agentrc.sources import arguments
 from agentrc.sources.plugins import INSTALL, PluginAction
 

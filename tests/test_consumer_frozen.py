@@ -14,7 +14,7 @@ import pytest
 from sourcerepos import Repo, bundle, isolated_home, rule, skill
 from test_consumer_cli import LOCK, files, run
 
-from agentrc.pipeline import consume
+from agentrc.consumer import consume
 
 
 def consumer_env(tmp_path, monkeypatch, tag: str):

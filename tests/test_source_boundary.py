@@ -11,7 +11,7 @@ import pytest
 from sourcerepos import Repo, isolated_home, rule, skill
 from test_consumer_cli import LOCK, files, run
 
-from agentrc.pipeline.consume import _required_source
+from agentrc.consumer.consume import _required_source
 from agentrc.sources.dsl import SourceError, parse
 
 

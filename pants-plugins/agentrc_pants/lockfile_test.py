@@ -14,7 +14,7 @@ from pants.engine.addresses import Address
 from pants.engine.fs import Digest, DigestContents
 from pants.testutil.rule_runner import QueryRule
 
-from agentrc.pipeline import consume
+from agentrc.consumer import consume
 from agentrc_pants.target_types import AgentrcLockFieldSet
 from agentrc_pants.testutil import make_rule_runner
 

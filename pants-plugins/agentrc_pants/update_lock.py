@@ -1,7 +1,7 @@
 """`pants agentrc-update-lock ::`: resolve the refs of the sources an `agentrc_lock` target
 locks again and rewrite the lock (what `generate-lockfiles` is to Python resolves).
 
-A thin goal over `agentrc update`'s core (`agentrc.pipeline.consume.update`): for each
+A thin goal over `agentrc update`'s core (`agentrc.consumer.consume.update`): for each
 `agentrc_lock` target in the specs, the project is the lock's directory in the workspace;
 the sources are fetched (the user cache, `agentrc.inputs.fetch`), the closure is resolved
 again, and the lock and the files it installs are written together through the same
@@ -24,7 +24,7 @@ from pants.engine.rules import collect_rules, goal_rule
 from pants.engine.target import Targets
 from pants.option.option_types import BoolOption, StrListOption
 
-from agentrc.pipeline import consume
+from agentrc.consumer import consume
 from agentrc.sources.closure import locator
 from agentrc_pants.target_types import AgentrcLockSourceField
 

@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 
-from agentrc.pipeline import consume
+from agentrc.consumer import consume
 from agentrc_pants.testutil import make_rule_runner
 from agentrc_pants.update_lock import AgentrcUpdateLockGoal
 

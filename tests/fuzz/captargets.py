@@ -39,7 +39,7 @@ from agentrc.capabilities import lock as caplock
 from agentrc.capabilities import manifest as capmanifest
 from agentrc.capabilities import source as capsource
 from agentrc.diagnostics import Diagnostics
-from agentrc.pipeline import consume
+from agentrc.consumer import consume
 from agentrc.sources import dsl
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

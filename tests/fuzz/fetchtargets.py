@@ -49,7 +49,7 @@ from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import fetchcache
 from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.model import SourceTree
-from agentrc.pipeline import consume
+from agentrc.consumer import consume
 from agentrc.sources import dsl
 from agentrc.sources import lock as lockfile
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from agentrc.cli.main import main
-from agentrc.pipeline import consume
+from agentrc.consumer import consume
 
 
 def _lock(project: Path, **extra) -> None:

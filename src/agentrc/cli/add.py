@@ -1,5 +1,5 @@
 """`agentrc add SOURCE [--bundle NAME ...] [--item KIND:NAME ...] [--dry-run]`: install from a source
-into the project and record it in agentrc.lock.json (agentrc.pipeline.consume). `--client`
+into the project and record it in agentrc.lock.json (agentrc.consumer.consume). `--client`
 chooses the project's clients only while it has none (no project file's `clients:`, no lock);
 after that, a different set is refused unless `--set-clients` says so (agentrc.cli.clientset)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from agentrc.cli import clientset, consumer, projectsources
 from agentrc.cli.common import UsageError, say
-from agentrc.pipeline import consume
+from agentrc.consumer import consume
 
 
 def run(args) -> int:

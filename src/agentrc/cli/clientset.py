@@ -75,7 +75,7 @@ def choose(args, project: str, requested: Sequence[str], locked: Optional[Sequen
 
 def _where(project: str, in_file: bool, user: bool) -> Tuple[str, Tuple[int, int]]:
     """The file and position of the `clients` key that holds the set."""
-    from agentrc.pipeline.consume import lock_path
+    from agentrc.consumer.consume import lock_path
 
     path = os.path.join(project, FILE_NAME) if in_file else lock_path(project, user)
     pattern = _CLIENTS_LINE if in_file else re.compile(r'^\s*"clients"\s*:')

@@ -11,15 +11,15 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from agentrc.cli.common import UsageError, print_diags, say
 from agentrc.cli.common import unknown as unknown_names
 from agentrc.clients import registry as client_registry
+from agentrc.consumer.consume import Result
 from agentrc.diagnostics import Diagnostic
-from agentrc.pipeline.consume import Result
 from agentrc.sources.closure import locator
 from agentrc.sources.lock import Entry, Lock
 
 
 def project(args) -> str:
     """The project directory; with `--global`, the user's home (the lock is then the user's,
-    `agentrc.pipeline.consume.lock_path`)."""
+    `agentrc.consumer.consume.lock_path`)."""
     if getattr(args, "user", False):
         if args.dir != ".":
             raise UsageError("--global and --dir: a global installation has no project directory")
@@ -61,7 +61,7 @@ def lock_json(lock: Lock) -> Dict:
 
 def with_consent(args, call: Callable[[bool], Result]) -> Result:
     """`call(trust)` with the consumer's consent to the executable surface the sources bring
-    (agentrc.pipeline.consent): `--trust` gives it; on a terminal, the surface is listed and
+    (agentrc.consumer.consent): `--trust` gives it; on a terminal, the surface is listed and
     a `y` gives it; otherwise the result's AR229 errors stand (nothing was written). A
     status line shows on a terminal while the sources are fetched and installed
     (agentrc.cli.progress), closed before the question is asked."""

@@ -6,7 +6,7 @@ import json
 
 from agentrc.cli import consumer
 from agentrc.cli.common import print_diags, say
-from agentrc.pipeline import doctor
+from agentrc.consumer import doctor
 
 
 def run(args) -> int:

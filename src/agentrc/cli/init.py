@@ -59,7 +59,8 @@ def run(args) -> int:
 def _with_lock(root: str, project_file, take_clients: bool):
     """A project that already has agentrc.lock.json gets its sources (and, unless --client
     says otherwise, its clients) in the new project file, so the two agree from the start."""
-    from agentrc.pipeline import consume, scaffold
+    from agentrc.consumer import consume
+    from agentrc.pipeline import scaffold
     from agentrc.project.sources import block, declared_from
 
     if not os.path.isfile(os.path.join(root, consume.LOCK)):

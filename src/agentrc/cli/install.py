@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from agentrc.cli import clientset, consumer, projectsources
 from agentrc.cli.common import UsageError, say
-from agentrc.pipeline import consume
+from agentrc.consumer import consume
 
 
 def run(args) -> int:

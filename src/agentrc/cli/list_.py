@@ -7,7 +7,7 @@ import sys
 
 from agentrc.cli import consumer
 from agentrc.cli.common import print_diags, say
-from agentrc.pipeline import consume
+from agentrc.consumer import consume
 
 
 def run(args) -> int:

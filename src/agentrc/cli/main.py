@@ -172,14 +172,14 @@ def _consumer(sp: argparse.ArgumentParser, verbose: bool = False) -> None:
 
 def _allow_local(sp: argparse.ArgumentParser) -> None:
     """Commands that fetch the lock's sources: a local source outside the project is read only
-    when the consumer names it here (agentrc.pipeline.consume.ProjectFetcher)."""
+    when the consumer names it here (agentrc.consumer.consume.ProjectFetcher)."""
     sp.add_argument("--allow-local", action="append", default=[], metavar="DIR",
                     help="read a local source of the lock that lies outside the project, at DIR or below it "
                          "(relative to the project; repeatable)")
 
 
 def _trust(sp: argparse.ArgumentParser) -> None:
-    """Commands that may install a source's executable surface (agentrc.pipeline.consent)."""
+    """Commands that may install a source's executable surface (agentrc.consumer.consent)."""
     sp.add_argument("--trust", action="store_true",
                     help="install the hooks, MCP servers, executable scripts and plugins the sources bring without "
                          "asking (recorded in the lock; asked again when they change)")

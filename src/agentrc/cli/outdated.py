@@ -1,5 +1,5 @@
 """`agentrc outdated`: the installed sources with newer commits on their ref, or newer tags
-(agentrc.pipeline.outdated). Writes nothing; exit 1 only when a remote cannot be listed."""
+(agentrc.consumer.outdated). Writes nothing; exit 1 only when a remote cannot be listed."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import sys
 
 from agentrc.cli import consumer
 from agentrc.cli.common import print_diags, say
-from agentrc.pipeline import consume
-from agentrc.pipeline import outdated as checker
+from agentrc.consumer import consume
+from agentrc.consumer import outdated as checker
 
 
 def run(args) -> int:

@@ -4,7 +4,7 @@ what only they required."""
 from __future__ import annotations
 
 from agentrc.cli import clientset, consumer, projectsources
-from agentrc.pipeline import consume
+from agentrc.consumer import consume
 
 
 def run(args) -> int:

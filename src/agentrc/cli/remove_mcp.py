@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentrc.cli import consumer
 from agentrc.cli.common import say
-from agentrc.pipeline import consume
+from agentrc.consumer import consume
 
 
 def run(args) -> int:

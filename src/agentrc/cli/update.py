@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from agentrc.cli import clientset, consumer, projectsources
 from agentrc.cli.common import UsageError, print_diags, say
-from agentrc.pipeline import consume
+from agentrc.consumer import consume
 from agentrc.sources.closure import locator
 
 

@@ -287,7 +287,7 @@ def _record_capabilities(projects, clients: Tuple[str, ...]) -> List[Diagnostic]
         return []  # portable items only: no canonical project, nothing to record
     # Imported here, past that check: a build of portable items never needs the lock code
     # (a project whose references are all gone still has its old records cleared below).
-    from agentrc.pipeline import consume as lock_io
+    from agentrc.inputs import lockread as lock_io
     from agentrc.sources import lock as lockfile
     d = Diagnostics()
     for root, records in projects:

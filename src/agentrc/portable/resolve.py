@@ -6,7 +6,7 @@ by saying so, with a `{ name, source }` entry whose `source` is that registry's 
 local path (`../platform`), relative to the referencing registry's root. The CLI and the
 Pants backend both resolve through `lookup`, so they agree on every reference. Remote
 sources (`owner/repo@ref`, URLs) are resolved by the consumer workflow (`agentrc add`,
-agentrc.pipeline.consume), which fetches them; `lint` and `build` read local paths only and
+agentrc.consumer.consume), which fetches them; `lint` and `build` read local paths only and
 report them (AR065).
 """
 
@@ -127,7 +127,7 @@ class Index:
 def check(registry: Registry, cross_source: bool = False) -> Tuple[Diagnostic, ...]:
     """Every reference in the registry resolves, and no requires graph has a cycle.
     `cross_source`: the caller resolves `source:` references itself (the consumer workflow,
-    agentrc.pipeline.consume); otherwise a remote one is AR065."""
+    agentrc.consumer.consume); otherwise a remote one is AR065."""
     idx = Index(registry)
     diags = Diagnostics()
     for b in registry.bundles:

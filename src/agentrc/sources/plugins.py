@@ -7,7 +7,7 @@ client's own CLI registers the marketplace and installs `plugin@marketplace`); e
 the project's `opencode.json`, written with the build); else `instructions_url` / `summary` is
 instructions only; `extension` (VS Code) and `module` (opencode) are shown as
 instructions too. Only Claude Code and GitHub Copilot have an auto-install CLI.
-Pure: `agentrc.pipeline.plugins` runs the commands, after `problems` found nothing wrong
+Pure: `agentrc.consumer.plugins` runs the commands, after `problems` found nothing wrong
 with the values they would be given (a source, a plugin or a marketplace that is not valid
 for its kind is AR241 there, not an instruction).
 """

@@ -23,22 +23,22 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, cast
 
-from agentrc.clients import names as client_names
 from agentrc.clients import registry as client_registry
+from agentrc.consumer import consent, consumeplan, userscope
+from agentrc.consumer import mcpcli as mcp_cli
+from agentrc.consumer import plugins as plugin_cli
 from agentrc.diagnostics import Diagnostic, Diagnostics, hide_credentials
 from agentrc.files import OutputFile
 from agentrc.importers import published as layouts
 from agentrc.importers.published import Redirect
-from agentrc.inputs import config, projectfile
+from agentrc.inputs import config, lockread, projectfile
 from agentrc.inputs.fetch import Fetched, Fetcher
-from agentrc.inputs.tree import Root, read_file, real_path
+from agentrc.inputs.tree import real_path
 from agentrc.model import Bundle, Kind, Registry, SourceFile, SourceTree
 from agentrc.names import bundle_stem, is_bundle_file
 from agentrc.output import atomic, writer
 from agentrc.output.plan import Plan
-from agentrc.pipeline import consent, consumeplan, published, stages, userscope
-from agentrc.pipeline import mcpcli as mcp_cli
-from agentrc.pipeline import plugins as plugin_cli
+from agentrc.pipeline import published, stages
 from agentrc.portable import checks, discovery, normalize, resolve
 from agentrc.sources import closure, surface
 from agentrc.sources import lock as lockfile
@@ -47,6 +47,7 @@ from agentrc.sources.dsl import PATH, Source, SourceError, check_subpath, parse
 from agentrc.sources.lock import Entry, Lock, LockedFile
 
 LOCK = lockfile.LOCK_FILE
+lock_path, read_lock = lockread.lock_path, lockread.read_lock  # where other stages read a lock from
 _F = TypeVar("_F", bound=Callable[..., Any])
 WHERE = "<command line>"
 
@@ -68,27 +69,6 @@ class Result:
     @property
     def ok(self) -> bool:
         return not any(d.is_error for d in self.diagnostics)
-
-
-def lock_path(project: str, user: bool = False) -> str:
-    """The project's `agentrc.lock.json`; for a global installation (`user`), the user's:
-    `$XDG_CONFIG_HOME/agentrc/agentrc.lock.json` (default `~/.config/agentrc/`)."""
-    if not user:
-        return os.path.join(project, LOCK)
-    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(config, "agentrc", LOCK)
-
-
-def read_lock(project: str, user: bool = False) -> Tuple[Optional[Lock], Tuple[Diagnostic, ...]]:
-    """The project's lock (the user's when `user`); (None, ()) when it has none."""
-    path = lock_path(project, user)
-    if not os.path.lexists(path):
-        return None, ()
-    diags = Diagnostics()
-    f = read_file(path, path, Root(os.path.dirname(path)), diags)
-    if f is None:
-        return None, diags.sorted()
-    return lockfile.loads(f.content, path, client_names.CLIENTS)
 
 
 def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence[Tuple[str, str]] = (),

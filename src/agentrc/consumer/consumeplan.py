@@ -1,6 +1,6 @@
 """What a consumer command would change, and how a lock differs from what its sources give.
 
-Pure comparisons for `agentrc.pipeline.consume`: the plan `--dry-run` prints (MCP servers,
+Pure comparisons for `agentrc.consumer.consume`: the plan `--dry-run` prints (MCP servers,
 plugins and hooks registered or removed; the files come from the writer's diff), and the
 differences `install --frozen` and `install --check` refuse (a lock is only frozen when
 installing it would write it back unchanged).

@@ -28,10 +28,10 @@ import subprocess
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
+from agentrc.consumer.consume import need_lock
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.tree import Root, read_file
 from agentrc.output.merge import has_key
-from agentrc.pipeline.consume import need_lock
 
 CLI_TIMEOUT = 60.0
 

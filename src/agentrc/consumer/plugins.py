@@ -27,9 +27,9 @@ import shutil
 import subprocess
 from typing import Any, Dict, Optional, Sequence, Set, Tuple
 
+from agentrc.consumer.mcpcli import CLI_TIMEOUT
+from agentrc.consumer.mcpcli import run as run_cli
 from agentrc.diagnostics import Diagnostics
-from agentrc.pipeline.mcpcli import CLI_TIMEOUT
-from agentrc.pipeline.mcpcli import run as run_cli
 from agentrc.sources import lock as lockfile
 from agentrc.sources.arguments import shown
 from agentrc.sources.plugins import CONFIG, INSTALL, PluginAction, problems
