@@ -324,3 +324,31 @@ def test_a_reference_to_a_sibling_plugins_item_is_rewritten_to_its_installed_nam
     body = next(f for f in got.tree.files if f.path == "src/rev/agents/reviewer/AGENT.md").content.decode()
     assert "sec-guard" in body and "sec:guard" not in body and "sec:sec-review" not in body
     assert not [d for d in got.diagnostics if "sec:guard" in d.message]
+
+
+SKILLS_MARKET = {"name": "skills", "plugins": [
+    {"name": "docs", "source": "./", "strict": False, "skills": ["./skills/pdf", "./skills/xlsx"]},
+    {"name": "examples", "source": "./", "strict": False, "skills": ["./skills/art"]}]}
+
+
+@pytest.mark.parametrize("selection, written", [
+    (["--item", "skill:pdf"], ".claude/skills/pdf/SKILL.md"),
+    (["--bundle", "examples"], ".claude/skills/art/SKILL.md"),  # the second plugin over the same root
+])
+def test_plugins_at_the_marketplaces_root_install_what_is_asked(tmp_path, monkeypatch, capsys, selection, written):
+    """Plugins whose source is the marketplace's own root (`./`, as skills repositories
+    publish them): an item or any plugin asked for is written (the corpus run found both
+    silently writing nothing, and a second plugin not found)."""
+    isolated_home(monkeypatch, tmp_path)
+    repo = Repo(tmp_path, "skills")
+    repo.commit({".claude-plugin/marketplace.json": json.dumps(SKILLS_MARKET),
+                 "skills/pdf/SKILL.md": GUARD.replace("name: guard", "name: pdf"),
+                 "skills/xlsx/SKILL.md": GUARD.replace("name: guard", "name: xlsx"),
+                 "skills/art/SKILL.md": GUARD.replace("name: guard", "name: art")})
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    code, out, err = run(capsys, "add", repo.url, *selection, "--client", "claude")
+    assert code == 0, err
+    assert (project / written).is_file(), out + err
+    assert " 0 created" not in out + err

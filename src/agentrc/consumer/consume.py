@@ -343,8 +343,9 @@ def _owners(read: Fetched, registry: Registry, entries: Sequence[Entry],
     layout = read.layout if isinstance(read, _Read) else None
 
     def owner(path: str) -> Optional[str]:
-        mine = layout.owner(path) if layout is not None else None
-        return mine or (path if path in bundle_files else discovery.owner(path, dirs))
+        # a path of the portable files first; a published layout's file (a finding about it) after
+        found = path if path in bundle_files else discovery.owner(path, dirs)
+        return found if found is not None or layout is None else layout.owner(path)
 
     return owner, chosen
 
