@@ -252,19 +252,15 @@ def test_a_long_description_does_not_block_consuming(tmp_path, monkeypatch, caps
     assert code == 0, err
     assert f"warning[AR014] description has {len(LONG)} characters (at most 1024): installed" in err
     assert "error[" not in err
-    assert description_of(project / ".claude/skills/long/SKILL.md") == LONG
-    short = description_of(project / ".opencode/skills/long/SKILL.md")
+    short = description_of(project / ".claude/skills/long/SKILL.md")  # every copy cut alike (copies are shared)
     assert len(short) <= 1024 and short.endswith("\u2026")
     assert LONG.startswith(short[:-1]) and LONG[len(short) - 1] == " "  # cut at a word boundary
-    codex = [p for p in project.rglob("SKILL.md") if ".claude" not in p.parts and ".opencode" not in p.parts]
-    assert codex and all(description_of(p) == short for p in codex)  # Codex reads these
-    if os.path.exists(AGENTSKILLS):  # the reference validator: shortened accepted, whole rejected
-        ok = subprocess.run([AGENTSKILLS, "validate", str(project / ".opencode/skills/long")],
+    copies = list(project.rglob("SKILL.md"))
+    assert len(copies) >= 2 and all(description_of(p) == short for p in copies)
+    if os.path.exists(AGENTSKILLS):  # the reference validator accepts what is installed
+        ok = subprocess.run([AGENTSKILLS, "validate", str(project / ".claude/skills/long")],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         assert ok.returncode == 0, ok.stdout
-        bad = subprocess.run([AGENTSKILLS, "validate", str(project / ".claude/skills/long")],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        assert bad.returncode != 0
     assert run(capsys, "install", "--frozen")[0] == 0  # the lock's digests are of the fetched bytes
     code, _, err = run(capsys, "lint", str(repo.work))
     assert code == 1 and "error[AR014]" in err  # for its author, still an error
@@ -282,7 +278,7 @@ def test_the_fidelity_report_names_each_client_that_rejects_it(tmp_path):
     assert plan.ok, plan.diagnostics
     outcome = {r.client: next(f for f in r.fields if f.field == "description") for r in plan.reports}
     assert outcome["codex"].status == "degraded" and "Codex CLI does not load a skill" in outcome["codex"].detail
-    assert outcome["opencode"].status == "degraded"
-    for client in ("claude", "copilot"):
-        assert outcome[client].status == "emitted"
-        assert "over the Agent Skills limit of 1,024: skills-ref rejects it" in outcome[client].detail
+    # one copy for all (shared, and the Copilot CLI refuses a longer one too): each report says why
+    for client in ("claude", "copilot", "opencode"):
+        assert outcome[client].status == "degraded" and "shortened from" in outcome[client].detail
+    assert "codex, copilot, opencode and skills-ref reject a longer one" in outcome["claude"].detail

@@ -352,3 +352,17 @@ def test_plugins_at_the_marketplaces_root_install_what_is_asked(tmp_path, monkey
     assert code == 0, err
     assert (project / written).is_file(), out + err
     assert " 0 created" not in out + err
+
+
+def test_import_shortens_a_description_over_the_limit_and_says_so(tmp_path, capsys):
+    """What `add` installs (shortened for every client), `import` writes too, instead of
+    leaving the skill out (AR132): the registry lints clean and keeps the skill."""
+    long = "Use when " + "the description goes on about one more thing " * 30
+    write(tmp_path / "plugin", {".claude-plugin/plugin.json": json.dumps({"name": "solo", "description": "One"}),
+                                "skills/long/SKILL.md": f"---\nname: long\ndescription: {long}\n---\n\nDo it.\n"})
+    out = tmp_path / "registry"
+    code, stdout, err = run(capsys, "import", str(tmp_path / "plugin"), "--from", "claude", "--out", str(out))
+    assert code == 0, err
+    assert (out / "solo/skills/long/SKILL.md").is_file() and "AR132" not in err
+    assert "shortened to the Agent Skills limit" in err
+    assert run(capsys, "lint", str(out))[0] == 0

@@ -19,6 +19,7 @@ from agentrc.frozen import FrozenMap, thaw
 from agentrc.model import MATCHER_EVENTS, TOOL_EVENTS, Item, Kind, McpServer
 from agentrc.portable import directives
 from agentrc.portable.body import rewrite_links
+from agentrc.text.cut import DESCRIPTION_LIMIT, shorten
 from agentrc.text.markdown import format_body
 from agentrc.text.yamlemit import dump_yaml
 from agentrc.vocabulary import split_model
@@ -102,26 +103,13 @@ def skill_names(items: Sequence[Item]) -> FrozenMap:
 
 
 # The Agent Skills limit on a skill's description (agentskills.io specification; skills-ref
-# rejects a longer one), and the clients whose loader refuses a skill over it, so they
-# get the description shortened (`identify`): Codex validates SKILL.md frontmatter
-# against the specification's limits when it loads skills, and opencode documents
-# descriptions of 1-1024 characters. The others load the skill; its report says that a
-# validator rejects it (issue 31).
-SKILL_DESCRIPTION_LIMIT = 1024
-REJECTS_LONG_DESCRIPTION = frozenset({"codex", "opencode"})
-
-
-def shorten(text: str, limit: int) -> str:
-    """`text` cut to at most `limit` characters at a word boundary, ending in an ellipsis
-    (one character) so a reader sees it was cut; a text without a space in reach is cut
-    at the limit."""
-    if len(text) <= limit:
-        return text
-    head = text[:limit - 1]
-    cut = head.rfind(" ")
-    if cut >= limit // 2:
-        head = head[:cut]
-    return head.rstrip(" ,;:.-") + "\u2026"
+# rejects a longer one), and the clients whose loader refuses a skill over it: Codex
+# validates SKILL.md frontmatter against the specification's limits when it loads skills,
+# opencode documents descriptions of 1-1024 characters, and the Copilot CLI refuses one
+# ("Skill description must be at most 1024 characters", seen in the corpus run). Every
+# client's copy is shortened (`identify`), since copies are shared (issue 31).
+SKILL_DESCRIPTION_LIMIT = DESCRIPTION_LIMIT
+REJECTS_LONG_DESCRIPTION = frozenset({"codex", "copilot", "opencode"})  # checked: each refuses to load it
 
 
 class ClientAdapter:
@@ -362,15 +350,16 @@ class ClientAdapter:
         over = len(item.description) - SKILL_DESCRIPTION_LIMIT
         if item.kind is not Kind.SKILL or over <= 0:
             tracker.emitted("description", description_detail)
-        elif self.name in REJECTS_LONG_DESCRIPTION:
-            fm["description"] = shorten(item.description, SKILL_DESCRIPTION_LIMIT)
-            tracker.degraded("description", f"shortened from {len(item.description)} to {len(fm['description'])} "
-                             f"characters at a word boundary: {self.title or self.name} does not load a skill whose "
-                             f"description is over {SKILL_DESCRIPTION_LIMIT:,} characters (the Agent Skills limit)")
         else:
-            note = (f"{len(item.description)} characters, over the Agent Skills limit of {SKILL_DESCRIPTION_LIMIT:,}: "
-                    f"skills-ref rejects it; {self.title or self.name} loads it")
-            tracker.emitted("description", f"{description_detail}; {note}" if description_detail else note)
+            # Every client's copy is cut alike: copies are shared (one SKILL.md several clients
+            # read), and a directory one client writes another loads (.agents/skills).
+            fm["description"] = shorten(item.description, SKILL_DESCRIPTION_LIMIT)
+            who = (f"{self.title or self.name} does not load a skill with a longer one"
+                   if self.name in REJECTS_LONG_DESCRIPTION
+                   else f"{', '.join(sorted(REJECTS_LONG_DESCRIPTION))} and skills-ref reject a longer one, and "
+                        "copies are shared between clients")
+            tracker.degraded("description", f"shortened from {len(item.description)} to {len(fm['description'])} "
+                             f"characters at a word boundary, the Agent Skills limit: {who}")
         if "name" in item.fields:
             if name_in_file:
                 tracker.emitted("name")

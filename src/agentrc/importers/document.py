@@ -28,6 +28,7 @@ from agentrc.importers.opencode import OpencodeImporter
 from agentrc.importers.shapes import CLIENT_VARS, ENV_REF_RE, glob_list
 from agentrc.model import HOOK_EVENTS, MATCHER_EVENTS, TOOL_EVENTS, SourceFile, SourceTree
 from agentrc.portable.fmt import key_order
+from agentrc.text.cut import DESCRIPTION_LIMIT, shorten
 from agentrc.text.yamlemit import dump_yaml
 
 IMPORTERS: Dict[str, Importer] = {i.name: i for i in (
@@ -132,9 +133,16 @@ def portable_from_document(doc: Dict[str, Any], diags: Optional[Diagnostics] = N
     return SourceTree(tuple(sorted(out.files, key=lambda f: f.path)))
 
 
-def _describe(entry: Dict[str, Any], fallback: str) -> str:
+def _describe(entry: Dict[str, Any], fallback: str, out: Optional["_Portable"] = None, what: str = "") -> str:
+    """The description, on one line; one over the Agent Skills limit is shortened at a word
+    boundary, reported (so what an import writes lints clean, as `add` installs it)."""
     text = entry["description"] if isinstance(entry.get("description"), str) else ""
-    return " ".join(text.split()) or fallback
+    text = " ".join(text.split()) or fallback
+    if len(text) > DESCRIPTION_LIMIT and out is not None:
+        out.lossy(f"{what}: description of {len(text)} characters shortened to the Agent Skills limit of "
+                  f"{DESCRIPTION_LIMIT:,} at a word boundary")
+        text = shorten(text, DESCRIPTION_LIMIT)
+    return text
 
 
 def _body(entry: Dict[str, Any], kind: str) -> str:
@@ -168,7 +176,8 @@ def _commands(out: _Portable, doc: Dict[str, Any]) -> None:
 
 def _skills(out: _Portable, doc: Dict[str, Any]) -> None:
     for name, entry in sorted((doc.get("skills") or {}).items()):
-        fm = {"description": _describe(entry, f"The {name} skill (imported)"), **skill_fields(entry)}
+        fm = {"description": _describe(entry, f"The {name} skill (imported)", out, f"skill {name}"),
+              **skill_fields(entry)}
         out.item("skill", name, fm, _body(entry, "skill"))
         if ("skills", name) in out.skip:
             continue
