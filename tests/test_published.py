@@ -366,3 +366,15 @@ def test_import_shortens_a_description_over_the_limit_and_says_so(tmp_path, caps
     assert (out / "solo/skills/long/SKILL.md").is_file() and "AR132" not in err
     assert "shortened to the Agent Skills limit" in err
     assert run(capsys, "lint", str(out))[0] == 0
+
+
+def test_an_argument_hint_written_as_a_yaml_list_is_a_string_for_every_client():
+    """`argument-hint: [project-name]` (a YAML list, as published plugins write it) reaches
+    every client as the string `[project-name]`: the Copilot CLI refuses a list in the copy
+    of Claude's it reads (found by the corpus run)."""
+    files = {".claude-plugin/plugin.json": json.dumps({"name": "solo", "description": "One"}),
+             "commands/new-app.md": "---\ndescription: Make an app\nargument-hint: [project-name]\n---\n\nMake it.\n"}
+    got = published.portable(tree_of(files), "src")
+    assert got is not None
+    command = next(f for f in got.tree.files if f.path.endswith("COMMAND.md")).content.decode()
+    assert "argument-hint: '[project-name]'" in command or 'argument-hint: "[project-name]"' in command, command

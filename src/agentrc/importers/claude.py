@@ -17,6 +17,7 @@ from agentrc.importers.shapes import (
     CLAUDE_TOOLS,
     Fields,
     allowed_tools,
+    argument_hint,
     capabilities,
     description,
     glob_list,
@@ -171,8 +172,9 @@ class ClaudeImporter:
             return
         f = Fields(r, rel, f"command {name}", fm, ["name", "description", "disable-model-invocation"])
         f.common()
-        if isinstance(fm.get("argument-hint"), str) and fm["argument-hint"].strip():
-            f.set("argument-hint", fm["argument-hint"])
+        hint = argument_hint(fm.get("argument-hint"))
+        if hint:
+            f.set("argument-hint", hint)
         f.model(provider="anthropic", prefix="claude-")
         if fm.get("context") == "fork" and isinstance(fm.get("agent"), str) and fm["agent"].strip():
             # Runs in that subagent: the portable agent field, which the adapter writes back so.

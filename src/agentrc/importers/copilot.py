@@ -15,6 +15,7 @@ from agentrc.importers.cleanup import split_skills_section
 from agentrc.importers.shapes import (
     CLAUDE_HOOK_TOOLS,
     Fields,
+    argument_hint,
     capabilities,
     description,
     env_syntax,
@@ -88,8 +89,9 @@ class CopilotImporter:
                 continue
             f = Fields(r, rel, f"command {name}", fm, ["name", "description"])
             f.common()
-            if isinstance(fm.get("argument-hint"), str) and fm["argument-hint"].strip():
-                f.set("argument-hint", fm["argument-hint"])
+            hint = argument_hint(fm.get("argument-hint"))
+            if hint:
+                f.set("argument-hint", hint)
             for key in ("agent", "mode"):
                 value = fm.get(key)
                 if value in ("agent", None):

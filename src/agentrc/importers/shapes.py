@@ -481,3 +481,15 @@ def opencode_capabilities(f: Fields, permission: Any, tools: Any) -> Optional[Li
         f.lossy(f"permission {', '.join(partly)}: the portable tool list only allows or leaves out a tool, so the "
                 "other clients do not get it; opencode keeps its permission as written")
     return None if allowed == set(TOOLS) else [t for t in TOOLS if t in allowed]
+
+
+def argument_hint(value: Any) -> str:
+    """A command's `argument-hint` as the string every client takes: `[project-name]`
+    written without quotes is a YAML list, which Claude Code shows as meant but the Copilot
+    CLI refuses ("argument-hint must be a string"), so a list of words becomes `[a] [b]`."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list) and value and all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
+                                                  for v in value):
+        return " ".join(f"[{v}]" for v in value)
+    return ""
