@@ -378,3 +378,27 @@ def test_an_argument_hint_written_as_a_yaml_list_is_a_string_for_every_client():
     assert got is not None
     command = next(f for f in got.tree.files if f.path.endswith("COMMAND.md")).content.decode()
     assert "argument-hint: '[project-name]'" in command or 'argument-hint: "[project-name]"' in command, command
+
+
+@pytest.mark.parametrize("argv", [[], ["--from", "claude,copilot"]])
+def test_import_without_from_reads_a_marketplace_as_published(tmp_path, capsys, argv):
+    """A marketplace that also holds .claude/rules of its own (as published repositories do)
+    is read as the marketplace, with or without --from (the corpus run found only the rules
+    and the context imported, the plugins' agents and skills dropped without a word)."""
+    files = dict(market_files(), **{".claude/rules/house.md": "Keep it tidy.\n", "CLAUDE.md": "# House\n\nRules.\n"})
+    write(tmp_path / "market", files)
+    out = tmp_path / "registry"
+    code, stdout, err = run(capsys, "import", str(tmp_path / "market"), *argv, "--out", str(out))
+    assert code == 0, err
+    assert "imported the marketplace layout: 2 bundles" in stdout + err
+    assert (out / "sec/agents/auditor/AGENT.md").is_file()
+
+
+def test_import_without_from_reads_copilot_files_at_the_root_beside_a_github_of_workflows(tmp_path, capsys):
+    write(tmp_path / "awesome", {"agents/planner.agent.md": "---\ndescription: Plans work\n---\n\nPlan.\n",
+                                 "instructions/py.instructions.md": "---\napplyTo: '**/*.py'\n---\n\nTyped.\n",
+                                 ".github/workflows/ci.yml": "on: push\n"})
+    out = tmp_path / "registry"
+    code, stdout, err = run(capsys, "import", str(tmp_path / "awesome"), "--out", str(out))
+    assert code == 0, err
+    assert (out / "agents/planner/AGENT.md").is_file() and (out / "rules/py/RULE.md").is_file()

@@ -47,6 +47,9 @@ def _clients(given, root: str) -> list:
     """The clients to import: `--from a,b,c`, else every client whose own files the
     directory holds (`Importer.own`), in the importers' order."""
     if given is None:
+        published = [c for c in ("claude", "copilot") if _published_layout(root, c)]
+        if published:  # a plugin, a marketplace, Copilot's files at the root: read as published
+            return published[:1]
         found = [name for name, imp in importer.IMPORTERS.items()
                  if any(os.path.lexists(os.path.join(root, own.rstrip("/"))) for own in imp.own)]
         if not found:
@@ -62,7 +65,7 @@ def _clients(given, root: str) -> list:
 
 def _import(args, notify) -> int:
     root = os.path.normpath(args.project)
-    if len(args.clients) == 1 and _published_layout(root, args.clients[0]):
+    if any(_published_layout(root, c) for c in args.clients):
         return _import_published(args, root, notify)
     tree, unread = read_project(root, lambda rel: any(importer.wants(c, rel) for c in args.clients))
     shown = "" if root == "." else root.replace(os.sep, "/")
@@ -163,9 +166,17 @@ def _published_layout(root: str, client: str) -> bool:
     layout's reader imports it (`importers.published`), as `agentrc add` reads it."""
     if client == "claude":
         return any(os.path.isfile(os.path.join(root, *p.split("/"))) for p in (layouts.PLUGIN, layouts.MARKETPLACE))
-    if client == "copilot" and not os.path.isdir(os.path.join(root, ".github")):
-        return any(os.path.isdir(os.path.join(root, d)) for d, _, _ in layouts.COPILOT_DIRS[:3])
+    if client == "copilot":  # Copilot's files at the root (a .github/ of workflows beside them is read too)
+        return any(name.endswith(suffix) for d, _, suffix in layouts.COPILOT_DIRS[:3]
+                   for name in _names(os.path.join(root, d)))
     return False
+
+
+def _names(directory: str) -> list:
+    try:
+        return os.listdir(directory) if os.path.isdir(directory) and not os.path.islink(directory) else []
+    except OSError:
+        return []
 
 
 def _import_published(args, root: str, notify) -> int:
