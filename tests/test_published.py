@@ -402,3 +402,19 @@ def test_import_without_from_reads_copilot_files_at_the_root_beside_a_github_of_
     code, stdout, err = run(capsys, "import", str(tmp_path / "awesome"), "--out", str(out))
     assert code == 0, err
     assert (out / "agents/planner/AGENT.md").is_file() and (out / "rules/py/RULE.md").is_file()
+
+
+def test_the_whole_marketplace_is_its_own_plugins_and_names_the_others(market, capsys):
+    repo, _, project = market
+    code, out, err = run(capsys, "add", repo.url, "--client", "claude", "--trust")
+    assert code == 0, err
+    lock = json.loads((project / LOCK).read_text())
+    assert sorted(b["name"] for b in lock["bundles"]) == ["rev", "sec"]
+    assert "1 plugin(s) of this marketplace live in other repositories" in err and "--bundle far" in err
+
+
+def test_a_git_subdir_plugin_source_is_a_locator_at_its_pinned_commit():
+    sha = "30287f5e3f122a646d1ac5ca3ab96e130c52a3ad"
+    assert layouts._locator({"source": "git-subdir", "url": "https://example.com/team/plugins.git",
+                             "path": "plugins/api", "ref": "v1.5.5", "sha": sha}) == \
+        f"https://example.com/team/plugins.git@{sha}#plugins/api"

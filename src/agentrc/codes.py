@@ -631,6 +631,10 @@ CODES: Dict[str, Code] = _table(
          "instructions.",
          "Give the client its own text (a block for its family, or an override file), or leave it out of the "
          "item's audience."),
+    Code("AR262", "plugins-elsewhere",
+         "A marketplace added whole lists plugins that live in other repositories: they are not installed with it.",
+         "Add each one you want by its name: agentrc add MARKETPLACE --bundle NAME (it is fetched from its own "
+         "repository)."),
     Code("AR261", "skill-renamed",
          "Items of different kinds share a name; a client that writes them as Agent Skills into one directory "
          "invokes the later kind as NAME-KIND.",

@@ -223,13 +223,18 @@ def _redirected(fetched: Fetched, registry: Registry, src: Source, bundles: Sequ
                 queue: List, diags: Diagnostics) -> Sequence[str]:
     """`bundles` without the marketplace plugins that live in other repositories (each
     queued from its own source, judged by this source's origin: AR226); with nothing asked
-    for, every such plugin of the marketplace is queued too."""
+    for, the marketplace's own plugins only, and one warning naming how to add the others."""
     redirects = {r.name: r for r in (fetched.redirects if isinstance(fetched, _Read) else ())}
     if not redirects:
         return bundles
     wanted = [b for b in bundles if b in redirects and registry.bundle(b) is None]
-    if not bundles and whole:  # the whole source: every plugin the marketplace lists
-        wanted = sorted(redirects)
+    if not bundles and whole and registry.bundle(next(iter(redirects))) is None:
+        # The whole source: its own plugins. Those it lists from other repositories are each
+        # a fetch of its own (a marketplace lists hundreds), asked for by name.
+        first = sorted(redirects)[0]
+        diags.warning(redirects[first].path, redirects[first].pos, "AR262",
+                      f"{len(redirects)} plugin(s) of this marketplace live in other repositories and are not "
+                      f"installed with it: add one with --bundle NAME (for example --bundle {first})")
     for name in wanted:
         r = redirects[name]
         try:

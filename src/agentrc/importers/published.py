@@ -372,11 +372,11 @@ def _locator(source: Any) -> Optional[str]:
     if not isinstance(source, dict):
         return None
     kind = source.get("source")
-    ref = source.get("ref") or source.get("sha")
+    ref = source.get("sha") or source.get("ref")  # the commit a marketplace pins, else its ref
     ref = ref if isinstance(ref, str) and re.fullmatch(r"[A-Za-z0-9._/-]{1,200}", ref) else None
     if kind == "github" and isinstance(source.get("repo"), str) and _REPO.fullmatch(source["repo"]):
         base = source["repo"]
-    elif kind in ("url", "git") and isinstance(source.get("url"), str) and \
+    elif kind in ("url", "git", "git-subdir") and isinstance(source.get("url"), str) and \
             source["url"].startswith(("https://", "ssh://", "git@", "file://")):  # where it may lead: AR226
         base = source["url"]
     else:
