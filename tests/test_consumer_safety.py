@@ -282,3 +282,15 @@ def test_the_fidelity_report_names_each_client_that_rejects_it(tmp_path):
     for client in ("claude", "copilot", "opencode"):
         assert outcome[client].status == "degraded" and "shortened from" in outcome[client].detail
     assert "codex, copilot, opencode and skills-ref reject a longer one" in outcome["claude"].detail
+
+
+def test_the_project_file_is_found_from_dir_not_from_where_the_command_runs(env, capsys, monkeypatch, tmp_path):
+    repo, project = env
+    (project / "agentrc.yaml").write_text("schema: 1\nclients: [claude, copilot]\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "agentrc.yaml").write_text("schema: 1\nclients: [cursor]\n")
+    monkeypatch.chdir(elsewhere)
+    assert run(capsys, "add", repo.url, "--item", "skill:a", "--trust", "--dir", str(project))[0] == 0
+    assert json.loads((project / LOCK).read_text())["clients"] == ["claude", "copilot"]
+    assert not (elsewhere / LOCK).exists()

@@ -151,11 +151,14 @@ def choose(project: Path) -> Dict[str, Optional[str]]:
 def lifecycle(work: Path, src: str, upstream: Path, whole: Path) -> Dict[str, Any]:
     """install --frozen in a fresh clone, update after an upstream commit, remove."""
     res: Dict[str, Any] = {}
+    # a source read as a local directory (a partial clone git cannot fetch from) is read by a
+    # lock only where the consumer names it (AR226)
+    local = [] if src.startswith("file://") else ["--allow-local", src]
     clone = fresh(work / "frozen")
     for name in ("agentrc.lock.json", "agentrc.yaml"):
         if (whole / name).is_file():
             shutil.copy2(str(whole / name), str(clone / name))
-    step = agentrc(clone, "install", "--frozen", "--trust")
+    step = agentrc(clone, "install", "--frozen", "--trust", *local)
     res["frozen"] = summarize(step, clone)
     res["frozen"]["same_files"] = files(clone) == files(whole)
     res["frozen"]["diff"] = sorted(set(files(clone)) ^ set(files(whole)))[:10]
@@ -166,7 +169,7 @@ def lifecycle(work: Path, src: str, upstream: Path, whole: Path) -> Dict[str, An
         with open(str(target), "a", encoding="utf-8") as f:
             f.write("\nCorpus run: one more line upstream.\n")
         git(upstream, "commit", "-qam", "corpus run: upstream change")
-        step = agentrc(whole, "update", "--trust")
+        step = agentrc(whole, "update", "--trust", *local)
         res["update"] = summarize(step, whole)
         res["update"]["changes"] = {k: (len(v) if isinstance(v, list) else v)
                                     for k, v in (step["doc"].get("changes") or {}).items()}
@@ -174,7 +177,7 @@ def lifecycle(work: Path, src: str, upstream: Path, whole: Path) -> Dict[str, An
     lock = json.loads((whole / "agentrc.lock.json").read_text(encoding="utf-8"))
     direct = sorted({"bundle:" + b["name"] for b in lock.get("bundles", []) if b.get("direct", True)}
                     | {"%s:%s" % (i["kind"], i["name"]) for i in lock["items"] if i.get("direct")})
-    step = agentrc(whole, "remove", *direct)
+    step = agentrc(whole, "remove", *direct, *local)
     res["remove"] = summarize(step, whole)
     res["remove"]["left"] = [f for f in files(whole) if not f.startswith(".agentrc/")
                              and f not in ("agentrc.lock.json", "agentrc.yaml")][:10]

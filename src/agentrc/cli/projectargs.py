@@ -3,9 +3,10 @@ was not given. Flags always win; a project without the file works as before.
 
 `fill` runs once, after parsing and before the command: `agentrc build`, `build --check`,
 `lint` and `fmt` need no PATH in such a project (its `build.paths`), `build` no `--out`
-(its `build.out`, else the file's directory) and no `--client` (its `clients`); `add`
-records nothing here yet but takes the project's clients for a new lock. A broken project
-file is a usage error naming it, unless the command has everything it needs from its flags.
+(its `build.out`, else the file's directory) and no `--client` (its `clients`); `add` takes
+the project's clients (the project's client set, which a different `--client` may not change
+silently: `cli.clientset`), found from its `--dir`. A broken project file is a usage error
+naming it, unless the command has everything it needs from its flags.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def fill(args: argparse.Namespace) -> argparse.Namespace:
     needs = _needs(args, module)
     from agentrc.inputs import projectfile  # a command with all its flags never reads the disk for it
 
-    found = projectfile.find(".")
+    found = projectfile.find(getattr(args, "dir", None) or ".")  # a consumer command's project is its --dir
     if found is None:
         if needs:
             raise UsageError(f"{needs}; or run it in a project with an agentrc.yaml ('agentrc init' writes one)")
