@@ -6,6 +6,7 @@ measured as a user lives it: `pip install .` of this checkout in a fresh venv, `
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -71,9 +72,17 @@ def test_init_in_a_repository_with_client_files_lists_them_and_imports_on_reques
     assert all(p.read_bytes() == data for p, data in keep.items())
     (tmp_path / "agentrc.yaml").unlink()
     assert main(["init", "--import"]) == 0, capsys.readouterr().err
+    # every client found, into one registry: Claude's skill and Cursor's rule
     assert (tmp_path / "ai" / "skills" / "deploy" / "SKILL.md").exists()
-    assert "not imported (one client at a time for now): cursor" in capsys.readouterr().err
+    assert (tmp_path / "ai" / "rules" / "style" / "RULE.md").exists()
+    assert "'agentrc build --adopt'" in capsys.readouterr().err
     assert all(p.read_bytes() == data for p, data in keep.items())
+    (tmp_path / "agentrc.yaml").unlink()
+    shutil.rmtree(tmp_path / "ai")
+    assert main(["init", "--no-import", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] and doc["wrote"] == ["agentrc.yaml"] and doc["imported"] == []
+    assert sorted(doc["found"]) == ["claude", "cursor"] and doc["next"] == ["agentrc build", "agentrc lint"]
 
 
 def _wait(session: str, needle: str, seconds: float) -> str:

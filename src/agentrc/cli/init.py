@@ -10,9 +10,10 @@ overwrites a file, and it says which files to commit and which to ignore.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from agentrc.cli import consumer
 from agentrc.cli.common import say
@@ -44,16 +45,20 @@ def run(args) -> int:
     say(f"wrote {_at(root, FILE_NAME)}" + ("" if found else f" and samples in {_at(root, 'ai')}/"
                                              " (a context, a rule, a skill, an agent, a command and a hook)"))
     code = 0
-    if take is not None:
+    if take:
         from agentrc.cli.main import main as agentrc
 
-        code = agentrc(["import", "--from", take, root, "--out", os.path.join(root, scaffold.REGISTRY)])
-        others = [c for c in found if c != take]
-        if others:
-            say("not imported (one client at a time for now): " + ", ".join(others) + "; run 'agentrc import "
-                f"--from CLIENT {root} --out OTHER-DIR' to compare")
+        # every client found, into one registry (what several clients share, once)
+        code = agentrc(["import", "--from", ",".join(take), root, "--out", os.path.join(root, scaffold.REGISTRY)])
     _next_steps(root, found, take)
+    if getattr(args, "format", "text") == "json":
+        print(json.dumps({"ok": code == 0, "wrote": sorted(os.path.relpath(f[0], root) for f in files), "found": found,
+                          "imported": list(take or ()), "next": _next_commands(take)}, indent=2))
     return code
+
+
+def _next_commands(take) -> List[str]:
+    return ["agentrc build --adopt" if take else "agentrc build", "agentrc lint"]
 
 
 def _with_lock(root: str, project_file, take_clients: bool):
@@ -94,30 +99,29 @@ def detect(root: str) -> Dict[str, List[str]]:
     return {c: found[c] for c in IMPORTERS if c in found}
 
 
-def _import_choice(args, found: Dict[str, List[str]]):
-    """The client to import (None: none), from the flags or a prompt on a terminal."""
+def _import_choice(args, found: Dict[str, List[str]]) -> Optional[List[str]]:
+    """The clients to import (None: none), from the flags or a prompt on a terminal."""
     if not found:
         return None
     say("found client files:")
     for client, files in found.items():
         say(f"  {client}: " + ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else ""))
-    first = next(iter(found))
+    every = list(found)
     if args.do_import is not None:
-        return first if args.do_import else None
+        return every if args.do_import else None
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
-        say(f"not imported (no terminal to ask): run 'agentrc init --import' or 'agentrc import --from {first} "
-            f"{args.dir} --out ai'")
+        say(f"not imported (no terminal to ask): run 'agentrc init --import' or 'agentrc import {args.dir} --out ai'")
         return None
     try:
-        answer = input(f"Import the {first} files into ai/? [Y/n] ")
+        answer = input(f"Import the {', '.join(every)} files into ai/? [Y/n] ")
     except EOFError:
         answer = "n"
-    return first if answer.strip().lower() in ("", "y", "yes") else None
+    return every if answer.strip().lower() in ("", "y", "yes") else None
 
 
 def _next_steps(root: str, found: Dict[str, List[str]], take) -> None:
-    say("next: 'agentrc build' writes the client files"
-        + (" (the files you wrote by hand stay yours: agentrc refuses to overwrite them, AR091; move or delete "
-           "the ones the import replaces)" if take else "") + "; 'agentrc lint' checks the sources")
+    say("next: " + ("'agentrc build --adopt' writes the client files, once taking over the hand-written ones the "
+                    "import read (then 'agentrc build')" if take else "'agentrc build' writes the client files")
+        + "; 'agentrc lint' checks the sources")
     say("commit: agentrc.yaml, ai/, the client files 'agentrc build' writes, and agentrc.lock.json when you "
         "'agentrc add' sources; ignore: .agentrc/ (agentrc's own record of what it wrote)")

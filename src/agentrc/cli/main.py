@@ -198,9 +198,10 @@ def _init(sp: argparse.ArgumentParser) -> None:
                          f"{','.join(client_names.DEFAULT_CLIENTS)})")
     choice = sp.add_mutually_exclusive_group()
     choice.add_argument("--import", dest="do_import", action="store_true", default=None,
-                        help="import the client files found (the first client's) without asking")
+                        help="import the client files found (every client's, into one registry) without asking")
     choice.add_argument("--no-import", dest="do_import", action="store_false",
                         help="write the project file alone when client files are found")
+    _output(sp, "what init wrote, found and imported, and the next commands")
     sp.set_defaults(command_module="init")
 
 
