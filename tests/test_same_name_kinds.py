@@ -70,4 +70,4 @@ def test_a_build_that_renames_reports_it(tmp_path):
     plan = stages.generate(read_tree([str(tmp_path / "reg")]).tree, ["codex"])
     report = next(r for r in plan.reports if (r.kind, r.name) == ("rule", "review"))
     name = next(f for f in report.fields if f.field == "name")
-    assert name.status == "mapped" and "skill name review-rule" in name.detail
+    assert name.status == "degraded" and "invoked as review-rule" in name.detail  # and AR261 says so

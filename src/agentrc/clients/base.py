@@ -109,7 +109,6 @@ def skill_names(items: Sequence[Item]) -> FrozenMap:
 # ("Skill description must be at most 1024 characters", seen in the corpus run). Every
 # client's copy is shortened (`identify`), since copies are shared (issue 31).
 SKILL_DESCRIPTION_LIMIT = DESCRIPTION_LIMIT
-REJECTS_LONG_DESCRIPTION = frozenset({"codex", "copilot", "opencode"})  # checked: each refuses to load it
 
 
 class ClientAdapter:
@@ -127,6 +126,9 @@ class ClientAdapter:
     family: str = ""  # the audience/directive family whose content this client reads
     title: str = ""  # the human name in reports and docs
     layout: str = "project"  # or "plugin": the client's plugin/extension package (`--layout plugin`)
+    # Its loader refuses a skill whose description is over the Agent Skills limit (checked:
+    # Codex, opencode, the Copilot CLI); every client's copy is shortened anyway (`identify`).
+    rejects_long_description: bool = False
     aliases: Tuple[str, ...] = ()  # other names `tools.<name>` of a canonical document may use
 
     # --- what it renders -------------------------------------------------------------
@@ -355,9 +357,8 @@ class ClientAdapter:
             # read), and a directory one client writes another loads (.agents/skills).
             fm["description"] = shorten(item.description, SKILL_DESCRIPTION_LIMIT)
             who = (f"{self.title or self.name} does not load a skill with a longer one"
-                   if self.name in REJECTS_LONG_DESCRIPTION
-                   else f"{', '.join(sorted(REJECTS_LONG_DESCRIPTION))} and skills-ref reject a longer one, and "
-                        "copies are shared between clients")
+                   if self.rejects_long_description
+                   else "skills-ref and clients that load the copies other clients read reject a longer one")
             tracker.degraded("description", f"shortened from {len(item.description)} to {len(fm['description'])} "
                              f"characters at a word boundary, the Agent Skills limit: {who}")
         if "name" in item.fields:

@@ -85,6 +85,7 @@ _BEARER_RE = re.compile(r"Bearer \$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 class Codex(ClientAdapter):
     name = "codex"
     family = "codex"
+    rejects_long_description = True  # refuses a skill whose description is over 1,024 characters
     title = "Codex CLI"
     passthrough_block = "codex"
     kinds = tuple(Kind)

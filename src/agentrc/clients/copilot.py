@@ -44,6 +44,7 @@ SKILL_FIELDS = frozenset({"allowed-tools", "compatibility", "argument-hint", "us
 class Copilot(ClientAdapter):
     name = "copilot"
     family = "copilot"
+    rejects_long_description = True  # refuses a skill whose description is over 1,024 characters
     title = "GitHub Copilot"
     passthrough_block = "copilot"
     passthrough_example = {"excludeAgent": "code-review"}

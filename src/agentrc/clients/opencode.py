@@ -39,6 +39,7 @@ CONFIG = "opencode.json"
 class Opencode(ClientAdapter):
     name = "opencode"
     family = "opencode"
+    rejects_long_description = True  # refuses a skill whose description is over 1,024 characters
     title = "opencode"
     passthrough_block = "opencode"
     passthrough_example = {"temperature": 0.2}
