@@ -137,27 +137,7 @@ def _import(args, notify) -> int:
         except OSError as exc:
             diags.error(str(outside), (0, 0), atomic.code_of(exc, "AR142"), "cannot write the canonical document: "
                         f"{exc.strerror or exc}")
-    result = diags.sorted()
-    failed = any(d.is_error for d in result) or changes is None
-    if args.format == "json":
-        extra: dict = {"client": args.client, "imported": _counts(doc), "ok": not failed}
-        if changes is not None and not failed:
-            extra["changes"] = {"create": list(changes.create), "update": list(changes.update),
-                                "delete": list(changes.delete), "unchanged": changes.unchanged}
-        print_diags(result, "json", extra)
-        return 1 if failed else 0
-    print_diags(result, "text")
-    if failed or changes is None:
-        partial = any(writer.PARTIAL in d.message for d in result)
-        say("import failed: the next import completes the interrupted write" if partial
-            else "import failed: nothing written", style="error")
-        return 1
-    errors = sum(1 for d in result if d.is_error)
-    summarize(f"imported from {args.client}: {', '.join(_counts(doc)) or 'nothing'}; {count_summary(result)}",
-              errors, len(result) - errors)
-    say(f"{out}: {len(changes.create)} created, {len(changes.update)} updated, {len(changes.delete)} deleted, "
-        f"{changes.unchanged} unchanged")
-    return 0
+    return _report(args, diags, changes, f"from {args.client}", _counts(doc), {"client": args.client})
 
 
 def _published_layout(root: str, client: str) -> bool:
@@ -207,20 +187,30 @@ def _import_published(args, root: str, notify) -> int:
                     diags.extend(target.apply(files, changes))
         except writer.OutputError as exc:
             diags.extend(exc.diagnostics)
+    return _report(args, diags, changes, f"the {got.layout} layout", _tree_counts(files),
+                   {"client": args.client, "layout": got.layout})
+
+
+def _report(args, diags: Diagnostics, changes, what: str, counts: list, extra: dict) -> int:
+    """What an import prints (JSON, or the diagnostics and the summary) and its exit code."""
     result = diags.sorted()
     failed = any(d.is_error for d in result) or changes is None
-    counts = _tree_counts(files)
     if args.format == "json":
-        extra: dict = {"client": args.client, "layout": got.layout, "imported": counts, "ok": not failed}
+        extra = dict(extra, imported=counts, ok=not failed)
+        if changes is not None and not failed:
+            extra["changes"] = {"create": list(changes.create), "update": list(changes.update),
+                                "delete": list(changes.delete), "unchanged": changes.unchanged}
         print_diags(result, "json", extra)
         return 1 if failed else 0
     print_diags(result, "text")
     if failed or changes is None:
-        say("import failed: nothing written", style="error")
+        partial = any(writer.PARTIAL in d.message for d in result)
+        say("import failed: the next import completes the interrupted write" if partial
+            else "import failed: nothing written", style="error")
         return 1
     errors = sum(1 for d in result if d.is_error)
-    summarize(f"imported the {got.layout} layout: {', '.join(counts) or 'nothing'}; {count_summary(result)}",
-              errors, len(result) - errors)
+    summarize(f"imported {what}: {', '.join(counts) or 'nothing'}; {count_summary(result)}", errors,
+              len(result) - errors)
     say(f"{args.out}: {len(changes.create)} created, {len(changes.update)} updated, {len(changes.delete)} deleted, "
         f"{changes.unchanged} unchanged")
     return 0

@@ -247,45 +247,45 @@ def _component_paths(value: Any, key: str, mine: Dict[str, SourceFile], name: st
     return found
 
 
-def _hooks(value: Any, mine: Dict[str, SourceFile], name: str, where: str,
-           diags: Diagnostics) -> Optional[Tuple[Any, str]]:
-    """The plugin's hooks object (from `hooks/hooks.json`, the file the manifest names, or
-    the manifest itself) and the file it came from."""
-    rel = "hooks/hooks.json"
+def _component(value: Any, key: str, default: str, inner_key: str, mine: Dict[str, SourceFile], name: str,
+               where: str, diags: Diagnostics) -> Optional[Tuple[Any, str, Dict[str, Any]]]:
+    """A plugin's JSON component (`hooks`, `mcpServers`): the object under `inner_key` of
+    the file the manifest names (`value`, a path inside the plugin), else of `default`, or the
+    manifest's own inline object; with the file it came from ("" inline) and the whole
+    document read."""
+    rel = default
     if isinstance(value, dict):
-        return (value.get("hooks", value), "")
+        return (value.get(inner_key, value), "", value)
     if isinstance(value, str):
         inner = _inside("", value)
         if inner is None or inner not in mine:
-            diags.warning(where, (1, 1), "AR130", f"plugin {name}: hooks file {value!r} is not in the plugin")
+            diags.warning(where, (1, 1), "AR130", f"plugin {name}: {key} file {value!r} is not in the plugin")
             return None
         rel = inner
     if rel not in mine:
         return None
     data = _json(mine[rel], diags)
-    if data is None:
+    return (data.get(inner_key, data), rel, data) if data is not None else None
+
+
+def _hooks(value: Any, mine: Dict[str, SourceFile], name: str, where: str,
+           diags: Diagnostics) -> Optional[Tuple[Any, str]]:
+    """The plugin's hooks object (from `hooks/hooks.json`, the file the manifest names, or
+    the manifest itself) and the file it came from."""
+    found = _component(value, "hooks", "hooks/hooks.json", "hooks", mine, name, where, diags)
+    if found is None:
         return None
-    for key in sorted(k for k in data if k not in ("hooks", "description")):
+    hooks, rel, data = found
+    for key in sorted(k for k in data if k not in ("hooks", "description")) if rel else ():
         diags.warning(mine[rel].path, (1, 1), "AR130", f"plugin {name}: hooks file key {key} has no portable form")
-    return (data.get("hooks", {}), rel)
+    return (data.get("hooks", {}) if rel else hooks, rel)  # a hooks file without "hooks" holds none
 
 
 def _servers(value: Any, mine: Dict[str, SourceFile], name: str, where: str,
              diags: Diagnostics) -> Optional[Tuple[Any, str]]:
     """The plugin's MCP servers (`.mcp.json`, the file the manifest names, or inline)."""
-    rel = ".mcp.json"
-    if isinstance(value, dict):
-        return (value.get("mcpServers", value), "")
-    if isinstance(value, str):
-        inner = _inside("", value)
-        if inner is None or inner not in mine:
-            diags.warning(where, (1, 1), "AR130", f"plugin {name}: mcpServers file {value!r} is not in the plugin")
-            return None
-        rel = inner
-    if rel not in mine:
-        return None
-    data = _json(mine[rel], diags)
-    return (data.get("mcpServers", data), rel) if data is not None else None
+    found = _component(value, "mcpServers", ".mcp.json", "mcpServers", mine, name, where, diags)
+    return (found[0], found[1]) if found is not None else None
 
 
 # --- a marketplace -----------------------------------------------------------------------
