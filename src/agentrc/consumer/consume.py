@@ -18,32 +18,38 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import posixpath
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, cast
 
 from agentrc.clients import registry as client_registry
-from agentrc.consumer import consent, consumeplan, userscope
+from agentrc.consumer import consent, consumeplan
 from agentrc.consumer import mcpcli as mcp_cli
 from agentrc.consumer import plugins as plugin_cli
+from agentrc.consumer.reading import (  # noqa: E402 (the consumer's own modules after the stages it uses)
+    ProjectFetcher,
+    _built_files,
+    _cross_cycles,
+    _digested,
+    _fetch_and_load,
+    _judged,
+    _redirected,
+    _required_source,
+)
+from agentrc.consumer.records import _check_files, _merged_keys, _user_outputs, mcp_records, user_mcp_records
 from agentrc.diagnostics import Diagnostic, Diagnostics, hide_credentials
 from agentrc.files import OutputFile
-from agentrc.importers import published as layouts
-from agentrc.importers.published import Redirect
 from agentrc.inputs import config, lockread, projectfile
 from agentrc.inputs.fetch import Fetched, Fetcher
-from agentrc.inputs.tree import real_path
-from agentrc.model import Bundle, Kind, Registry, SourceFile, SourceTree
-from agentrc.names import bundle_stem, is_bundle_file
+from agentrc.model import Bundle, Registry, SourceTree
 from agentrc.output import atomic, writer
 from agentrc.output.plan import Plan
-from agentrc.pipeline import published, stages
-from agentrc.portable import checks, discovery, normalize, resolve
+from agentrc.pipeline import stages
+from agentrc.portable import checks, resolve
 from agentrc.sources import closure, surface
 from agentrc.sources import lock as lockfile
 from agentrc.sources import plugins as plugin_forms
-from agentrc.sources.dsl import PATH, Source, SourceError, check_subpath, parse
+from agentrc.sources.dsl import PATH, Source, SourceError, parse
 from agentrc.sources.lock import Entry, Lock, LockedFile
 
 LOCK = lockfile.LOCK_FILE
@@ -217,214 +223,6 @@ def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] 
                     diags.warning(server.path, server.pos, "AR209", f"MCP server {server.name} requires the "
                                   f"environment variable {var}, which is not set")
     return merged.entries, diags.sorted()
-
-
-def _redirected(fetched: Fetched, registry: Registry, src: Source, bundles: Sequence[str], whole: bool,
-                queue: List, diags: Diagnostics) -> Sequence[str]:
-    """`bundles` without the marketplace plugins that live in other repositories (each
-    queued from its own source, judged by this source's origin: AR226); with nothing asked
-    for, the marketplace's own plugins only, and one warning naming how to add the others."""
-    redirects = {r.name: r for r in (fetched.redirects if isinstance(fetched, _Read) else ())}
-    if not redirects:
-        return bundles
-    wanted = [b for b in bundles if b in redirects and registry.bundle(b) is None]
-    if not bundles and whole and registry.bundle(next(iter(redirects))) is None:
-        # The whole source: its own plugins. Those it lists from other repositories are each
-        # a fetch of its own (a marketplace lists hundreds), asked for by name.
-        first = sorted(redirects)[0]
-        diags.warning(redirects[first].path, redirects[first].pos, "AR262",
-                      f"{len(redirects)} plugin(s) of this marketplace live in other repositories and are not "
-                      f"installed with it: add one with --bundle NAME (for example --bundle {first})")
-    for name in wanted:
-        r = redirects[name]
-        try:
-            child = _required_source(src, r.locator, fetched.commit)
-        except SourceError as exc:
-            diags.error(r.path, r.pos, exc.code, f"plugin {name} from {hide_credentials(r.locator)!r}: {exc}")
-            continue
-        queue.append((child, [name], [], None, None))
-    return [b for b in bundles if b not in wanted]
-
-
-class ProjectFetcher(Fetcher):
-    """The fetches of one command on a project. A local directory it reads must lie inside
-    the project or inside a directory the consumer named on this command line (`allowed`:
-    the source of `add`, `--allow-local DIR`): a lock is committed, so a local source it
-    names (`/`, `~/.ssh`, a sibling checkout) is not the consumer's word."""
-
-    def __init__(self, project: str, allowed: Sequence[str] = ()):
-        super().__init__(project)
-        self.allowed = tuple(_real(os.path.join(project, os.path.expanduser(a))) for a in allowed) \
-            + (_real(project),)
-
-    def outside(self, source: Source) -> Optional[str]:
-        """Why `source` may not be read (a local directory outside what is allowed); None if it may."""
-        if source.kind != PATH:
-            return None
-        where = _real(os.path.join(self.base, os.path.expanduser(source.location)))
-        if any(where == a or where.startswith(a.rstrip(os.sep) + os.sep) for a in self.allowed):
-            return None
-        return (f"the local source {source.location} lies outside the project: a lock's local sources are read "
-                f"only inside it, or when named on the command line (--allow-local {source.location})")
-
-
-def _real(path: str) -> str:
-    """`path` by real path (`inputs.tree.real_path`, bounded); a link loop or chain compares as
-    a path no directory has, so it is never allowed by accident."""
-    try:
-        return real_path(path)
-    except OSError:
-        return os.path.abspath(path) + os.sep + "\0"
-
-
-def _fetch_and_load(fetcher: Fetcher, source: Source, commit: Optional[str], diags: Diagnostics,
-                    selected: Optional[Sequence[Entry]] = None) -> Optional[Tuple[Fetched, Registry]]:
-    """`source` fetched (at `commit` when pinned) and read as a registry whose `source:`
-    references the caller resolves; None, with the problems in `diags`, when either fails.
-
-    Style never blocks consuming (issue 31): the registry is read from the tree with its
-    bodies' style fixed (`normalize`; the Fetched keeps the bytes as fetched, which the
-    lock's digests are of), and what reading found is judged only for the selected closure
-    (`_judged`): `selected` entries now, else by the caller once it has selected."""
-    refused = fetcher.outside(source) if isinstance(fetcher, ProjectFetcher) else None
-    if refused is not None:
-        diags.error(source.label, (0, 0), "AR226", refused)
-        return None
-    fetched = fetcher.fetch(source, commit)
-    diags.extend(fetched.diagnostics)
-    if not fetched.ok:
-        return None
-    layout = published.portable(fetched.tree, fetched.root)
-    if layout is None:
-        fetched = replace(fetched, tree=layouts.plain(fetched.tree, fetched.root))
-    tree, style = normalize.normalize_tree(layout.tree if layout is not None else fetched.tree)
-    loaded = stages.load(tree, cross_source=True)
-    read = _Read(**{f.name: getattr(fetched, f.name) for f in fields(fetched)},
-                 normalized=tree, findings=loaded.diagnostics + style + (layout.diagnostics if layout else ()))
-    if layout is not None:  # the layout read as portable files; the lock's digests stay of the files as published
-        read = replace(read, tree=layout.tree, digests=layout.digests, redirects=layout.redirects, layout=layout)
-    if selected is not None:
-        diags.extend(_judged(read, loaded.registry, selected))
-        if diags.has_errors:
-            return None
-    return read, loaded.registry
-
-
-@dataclass(frozen=True)
-class _Read(Fetched):
-    """A source as fetched (`tree`: its bytes), with what is built from it: the same files
-    with the style of their bodies fixed (`normalized`), and what reading those found, not
-    yet judged (`findings`: `_judged` keeps the selected closure's)."""
-
-    normalized: SourceTree = SourceTree(())
-    findings: Tuple[Diagnostic, ...] = ()
-    digests: Optional[SourceTree] = None  # a published layout's source bytes by item (`pipeline.published`)
-    redirects: Tuple[Redirect, ...] = ()  # a marketplace's plugins that live in other repositories
-    layout: Optional[published.Published] = None
-
-
-def _digested(read: Fetched) -> SourceTree:
-    """The tree the lock's content digests are taken over: the files as fetched, or for a
-    published layout, each item's source files (`published.Published.digests`)."""
-    return read.digests if isinstance(read, _Read) and read.digests is not None else read.tree
-
-
-def _owners(read: Fetched, registry: Registry, entries: Sequence[Entry],
-            wanted: Sequence[str] = ()) -> Tuple[Callable[[str], Optional[str]], Set[str]]:
-    """(the item directory or bundle file a path belongs to, None for the source's other
-    files; the owners of the `entries`). Item directories are the ones discovery finds, so an
-    item too broken to load still owns its files. `wanted`: names asked for that did not load
-    (AR205): the bundle files and item directories of that name are judged too, so what keeps
-    them from loading is said."""
-    dirs = discovery.item_dirs(f.path for f in read.tree.files)
-    bundle_files = {f.path for f in read.tree.files if is_bundle_file(posixpath.basename(f.path))}
-    chosen: Set[str] = {p for p in bundle_files if bundle_stem(p) in wanted}
-    chosen.update(d for d in dirs if posixpath.basename(d) in wanted)
-    for e in entries:
-        b = registry.bundle(e.name) if e.kind == "bundle" else None
-        item = registry.item(Kind(e.kind), e.name) if e.kind != "bundle" else None
-        chosen.update([b.path] if b is not None else [item.directory] if item is not None else [])
-
-    layout = read.layout if isinstance(read, _Read) else None
-
-    def owner(path: str) -> Optional[str]:
-        # a path of the portable files first; a published layout's file (a finding about it) after
-        found = path if path in bundle_files else discovery.owner(path, dirs)
-        return found if found is not None or layout is None else layout.owner(path)
-
-    return owner, chosen
-
-
-def _judged(read: Fetched, registry: Registry, entries: Sequence[Entry],
-            wanted: Sequence[str] = ()) -> Tuple[Diagnostic, ...]:
-    """What reading `read` found that concerns `entries` (and the names `wanted` that did not
-    load): the findings in their own files and in the source's files that belong to no item
-    or bundle. Items and bundles nobody selected are not linted: their errors never block."""
-    if not isinstance(read, _Read):
-        return ()
-    owner, chosen = _owners(read, registry, entries, wanted)
-    kept = []
-    for d in read.findings:
-        mine = owner(d.path)
-        if mine is None or mine in chosen:
-            kept.append(d)
-    return tuple(kept)
-
-
-def _built_files(read: Fetched, registry: Registry, entries: Sequence[Entry]) -> Tuple[SourceFile, ...]:
-    """The files of `read` a build of `entries` reads: the normalized ones, without the
-    items and bundles not selected (which are not linted, so must not be built either)."""
-    if not isinstance(read, _Read):
-        return read.tree.files
-    owner, chosen = _owners(read, registry, entries)
-    return tuple(f for f in read.normalized.files if owner(f.path) is None or owner(f.path) in chosen)
-
-
-def _required_source(parent: Source, text: str, commit: Optional[str] = None) -> Source:
-    """The source a `{ name, source }` reference of `parent` names, judged by the parent's
-    origin. A source fetched over the network (https, ssh, owner/repo) may require only
-    network sources and paths inside its own tree; a `file://` repository may also require
-    `file://` repositories and directories the consumer's disk holds; a local directory may
-    require anything, relative paths from the directory it was read from. A relative path
-    in a git source is a directory of the same repository at the same commit (`commit`)."""
-    child = parse(text)
-    if parent.kind == PATH:
-        if child.kind != PATH or child.location.startswith(("/", "~")):
-            return child
-        base = posixpath.join(parent.location, parent.subpath) if parent.subpath else parent.location
-        rel = posixpath.normpath(posixpath.join(base, child.location))
-        rel = rel if rel.startswith(("../", "/")) or rel == ".." else "./" + rel
-        return Source(PATH, rel, rel, None, child.subpath)
-    local_parent = parent.location.lower().startswith("file://")
-    if child.kind == PATH and not child.location.startswith(("/", "~")):
-        inside = posixpath.normpath(posixpath.join(parent.subpath or ".", child.location))
-        if inside == ".." or inside.startswith("../"):
-            raise SourceError(f"{text!r} leads outside the source's own tree", "AR226")
-        sub = posixpath.join(inside, child.subpath) if child.subpath else inside
-        sub = "" if sub == "." else check_subpath(sub)
-        return replace(parent, ref=commit or parent.ref, subpath=sub)
-    if local_parent:
-        return child
-    if child.kind == PATH or child.location.lower().startswith("file://"):
-        raise SourceError(f"a source fetched over the network cannot require {text!r} on the consumer's disk "
-                          "(only https and ssh sources, and paths inside its own tree)", "AR226")
-    return child
-
-
-def _cross_cycles(lock: Lock, cross: Set[Tuple[str, str]], diags: Diagnostics) -> None:
-    by_id = {e.id: e for e in lock.entries}
-    children: Dict[str, List[str]] = {}
-    for e in lock.entries:
-        for p in e.required_by:
-            children.setdefault(p, []).append(e.id)
-
-    def report(cycle: List[str]) -> None:
-        edges = list(zip(cycle, cycle[1:] + cycle[:1]))
-        if any(edge in cross for edge in edges):
-            text = " -> ".join(f"{i} ({by_id[i].source})" for i in cycle + cycle[:1])
-            diags.error(WHERE, (0, 0), "AR071", f"requires cycle across sources: {text}")
-
-    resolve.find_cycles(sorted(by_id), lambda n: sorted(children.get(n, [])), report)
 
 
 def remove(project: str, names: Sequence[str], force: bool = False, user: bool = False,
@@ -1048,136 +846,3 @@ def _mcp_clis(project: str, old: Sequence[Dict[str, object]], lock: Lock,
                 else mcp_cli.CLI_FAILED
         out.append(lockfile.record(m))
     return tuple(out)
-
-
-def _user_outputs(files: Sequence[OutputFile], clients: Sequence[str], copilot_cli: bool, diags: Diagnostics,
-                  known: Optional[Set[str]] = None) -> Tuple[Tuple[OutputFile, ...], Dict[str, str], Sequence[str]]:
-    """A global installation's files at the user's locations, and the servers of `.mcp.json`
-    (which `claude mcp add-json --scope user` and `copilot mcp add` register; without the
-    copilot CLI, Copilot's are written into ~/.copilot/mcp-config.json). What has no user
-    form is reported (AR217); what names the project directory is refused (AR218)."""
-    servers: Optional[Dict[str, str]] = {}
-    if "claude" in clients or "copilot" in clients:
-        servers, _ = mcp_cli.claude_entries(files)
-    if "copilot" not in clients or copilot_cli:
-        mcp = next((f for f in files if f.path == mcp_cli.CLAUDE_CONFIG), None)
-        hit = next((m for m in userscope.PROJECT_MARKERS if mcp is not None and m.encode() in mcp.content), None)
-        if hit is not None:
-            diags.error(mcp_cli.CLAUDE_CONFIG, (0, 0), "AR218", f"{mcp_cli.CLAUDE_CONFIG} refers to the project "
-                        f"directory ({hit}): installed for the user, it would name whatever project the client "
-                        "runs in")
-        files = [f for f in files if f.path != mcp_cli.CLAUDE_CONFIG]
-    moved, skipped, refused = userscope.relocate(files)
-    for path, marker in refused:
-        diags.error(path, (0, 0), "AR218", f"{path} refers to the project directory ({marker}): installed for the "
-                    "user, it would name whatever project the client runs in")
-    new = [p for p in skipped if p not in (known or set())]
-    if new:
-        diags.warning(WHERE, (0, 0), "AR217", "no user-level location for " + ", ".join(new)
-                      + ": not installed globally")
-    return moved, dict(servers or {}), skipped
-
-
-def user_mcp_records(plan, claude_cli: bool, copilot_cli: bool) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
-    """The MCP records of a global installation: Claude Code's servers through `claude mcp
-    ... --scope user` (`skipped-cli-missing` without the CLI: its user servers live in the
-    client's own ~/.claude.json), the others in the user's config files (Copilot's
-    ~/.copilot/mcp-config.json, opencode's ~/.config/opencode/opencode.json)."""
-    by_path = {f.path: f for f in plan.files}
-    out = []
-    for r in plan.reports:
-        if r.kind != "mcp" or not r.generated:
-            continue
-        base = {"name": r.name, "scope": "user", "bundle": bundle_stem(r.source)}
-        for path in r.outputs:
-            if path == mcp_cli.CLAUDE_CONFIG and r.client == "claude":
-                out.append(lockfile.record(dict(base, client="claude", status=mcp_cli.INSTALLED if claude_cli
-                                                else plugin_cli.SKIPPED)))
-                continue
-            if path == mcp_cli.CLAUDE_CONFIG and r.client == "copilot" and copilot_cli:
-                out.append(lockfile.record(dict(base, client="copilot", status=mcp_cli.INSTALLED)))
-                continue
-            dest = userscope.user_path(path)
-            if dest is None or (path == mcp_cli.CLAUDE_CONFIG and r.client != "copilot"):
-                continue
-            f = by_path.get(path)
-            key = next((k for k, _, _ in (f.keys if f is not None else ()) if k and k[-1] == r.name), None)
-            data = dict(base, client=r.client, status=mcp_cli.CONFIG_WRITTEN, config=dest)
-            if key is not None:
-                data["key"] = list(key)
-            out.append(lockfile.record(data))
-    return tuple(out)
-
-
-def mcp_records(plan, claude_cli: bool = False) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
-    """The lock's MCP records (spec 001 §3.7): one per server and MCP target (claude,
-    copilot, vscode, opencode, ...), project scope. A config write names its file and the
-    key path of its entry. Claude Code's servers go through `claude mcp` when `claude_cli`
-    (status `installed`, no file: the CLI owns `.mcp.json`; the Copilot CLI reads the same
-    workspace `.mcp.json`, its record keeps the file). The copilot client's
-    `.vscode/mcp.json` is the VS Code target."""
-    by_path = {f.path: f for f in plan.files}
-    out = []
-    for r in plan.reports:
-        if r.kind != "mcp" or not r.generated:
-            continue
-        base = {"name": r.name, "scope": "project", "bundle": bundle_stem(r.source)}
-        for path in r.outputs:
-            if claude_cli and path == mcp_cli.CLAUDE_CONFIG and r.client == "claude":
-                out.append(lockfile.record(dict(base, client="claude", status=mcp_cli.INSTALLED)))
-                continue
-            f = by_path.get(path)
-            key = next((k for k, _, _ in (f.keys if f is not None else ()) if k and k[-1] == r.name), None)
-            client = "vscode" if path == ".vscode/mcp.json" else r.client
-            status = mcp_cli.INSTALLED if claude_cli and path == mcp_cli.CLAUDE_CONFIG else mcp_cli.CONFIG_WRITTEN
-            data = dict(base, client=client, status=status, config=path)
-            if key is not None:
-                data["key"] = list(key)
-            out.append(lockfile.record(data))
-    return tuple(out)
-
-
-def _merged_keys(lock: Lock) -> Dict[str, List[Tuple[str, ...]]]:
-    """The entries the lock says agentrc merged into shared files (an MCP server's key in
-    `.mcp.json`, `opencode.json`, ...), by file: in a fresh clone, without `.agentrc/`, the
-    writer adopts them from here, so a removal takes them out."""
-    out: Dict[str, List[Tuple[str, ...]]] = {}
-    for m in (dict(r) for r in lock.mcps):
-        config, key = m.get("config"), m.get("key")
-        if (m.get("scope") == "project" and m.get("status") == mcp_cli.CONFIG_WRITTEN and isinstance(config, str)
-                and isinstance(key, (list, tuple)) and key):  # not an entry a client's CLI wrote
-            paths = out.setdefault(config, [])
-            if tuple(map(str, key)) not in paths:
-                paths.append(tuple(map(str, key)))
-    return out
-
-
-def _check_files(project: str, lock: Lock, expected: Lock, planned, adopt: Dict[str, str],
-                 diags: Diagnostics, adopt_keys: Optional[Dict[str, List[Tuple[str, ...]]]] = None) -> None:
-    """--check: the files the sources give are the ones the lock records, and the project
-    holds them as written."""
-    where = os.path.join(project, LOCK)
-    recorded = {f.path: f for f in lock.files}
-    for f in expected.files:
-        old = recorded.pop(f.path, None)
-        if old != f:
-            diags.error(where, (0, 0), "AR204", f"{f.path}: the locked sources give "
-                        + ("a file the lock does not record" if old is None else "other bytes than the lock records"))
-    for path in sorted(recorded):
-        diags.error(where, (0, 0), "AR204", f"{path}: the lock records a file the locked sources do not give")
-    def targets(lk: Lock) -> Set[Tuple[str, ...]]:
-        return {tuple(str(dict(m).get(k)) for k in ("name", "client", "scope", "bundle", "config")) for m in lk.mcps}
-
-    if targets(lock) != targets(expected):
-        diags.error(where, (0, 0), "AR204", "the locked sources configure other MCP servers than the lock records")
-    try:
-        with writer.session(Path(project), write=False) as out:
-            changes, _, wdiags = out.diff(planned, False, adopt, adopt_keys)
-    except writer.OutputError as exc:
-        diags.extend(exc.diagnostics)
-        return
-    diags.extend(wdiags)
-    for label, paths in (("missing", changes.create), ("differs from what agentrc installed", changes.update),
-                         ("is installed but no longer locked", changes.delete)):
-        for p in paths:
-            diags.error(os.path.join(project, p), (0, 0), "AR204", f"{label}; 'agentrc install' restores it")
