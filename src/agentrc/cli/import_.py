@@ -117,8 +117,7 @@ def _import(args, notify) -> int:
                 # Added to what imports of other clients wrote here (their items kept, the bundle
                 # and context joined); what these clients' last import wrote is replaced.
                 record = imports.read(out)
-                _, owned, _ = target.diff(files)
-                kept = imports.kept(record, args.clients, set(owned))
+                kept = imports.kept(record, args.clients, target.owned_paths())
                 portable_files = importing.added_to(
                     SourceTree(tuple(SourceFile(f.path, f.content, f.executable) for f in files)), target.read_owned,
                     kept, join_context=imports.shared_with_others(record, args.clients, importing.CONTEXT))

@@ -16,7 +16,6 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics, hide_credentials
 from agentrc.importers import published as layouts
-from agentrc.importers.published import Redirect
 from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.inputs.tree import real_path
 from agentrc.model import Kind, Registry, SourceFile, SourceTree
@@ -36,7 +35,8 @@ def _redirected(fetched: Fetched, registry: Registry, src: Source, bundles: Sequ
     """`bundles` without the marketplace plugins that live in other repositories (each
     queued from its own source, judged by this source's origin: AR226); with nothing asked
     for, the marketplace's own plugins only, and one warning naming how to add the others."""
-    redirects = {r.name: r for r in (fetched.redirects if isinstance(fetched, _Read) else ())}
+    layout = fetched.layout if isinstance(fetched, _Read) else None
+    redirects = {r.name: r for r in (layout.redirects if layout is not None else ())}
     if not redirects:
         return bundles
     wanted = [b for b in bundles if b in redirects and registry.bundle(b) is None]
@@ -114,7 +114,7 @@ def _fetch_and_load(fetcher: Fetcher, source: Source, commit: Optional[str], dia
     read = _Read(**{f.name: getattr(fetched, f.name) for f in fields(fetched)},
                  normalized=tree, findings=loaded.diagnostics + style + (layout.diagnostics if layout else ()))
     if layout is not None:  # the layout read as portable files; the lock's digests stay of the files as published
-        read = replace(read, tree=layout.tree, digests=layout.digests, redirects=layout.redirects, layout=layout)
+        read = replace(read, tree=layout.tree, layout=layout)
     if selected is not None:
         diags.extend(_judged(read, loaded.registry, selected))
         if diags.has_errors:
@@ -130,15 +130,15 @@ class _Read(Fetched):
 
     normalized: SourceTree = SourceTree(())
     findings: Tuple[Diagnostic, ...] = ()
-    digests: Optional[SourceTree] = None  # a published layout's source bytes by item (`pipeline.published`)
-    redirects: Tuple[Redirect, ...] = ()  # a marketplace's plugins that live in other repositories
+    # A published layout's reading (`pipeline.published`): its source bytes by item, the
+    # plugins a marketplace lists from other repositories, who owns a finding.
     layout: Optional[published.Published] = None
 
 
 def _digested(read: Fetched) -> SourceTree:
     """The tree the lock's content digests are taken over: the files as fetched, or for a
     published layout, each item's source files (`published.Published.digests`)."""
-    return read.digests if isinstance(read, _Read) and read.digests is not None else read.tree
+    return read.layout.digests if isinstance(read, _Read) and read.layout is not None else read.tree
 
 
 def _owners(read: Fetched, registry: Registry, entries: Sequence[Entry],

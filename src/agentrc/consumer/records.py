@@ -53,6 +53,11 @@ def _user_outputs(files: Sequence[OutputFile], clients: Sequence[str], copilot_c
     return moved, dict(servers or {}), skipped
 
 
+def _entry_key(f: Optional[OutputFile], name: str) -> Optional[Tuple[str, ...]]:
+    """The key path of server `name`'s entry in the merged config file `f` (None: not there)."""
+    return next((k for k, _, _ in (f.keys if f is not None else ()) if k and k[-1] == name), None)
+
+
 def user_mcp_records(plan, claude_cli: bool, copilot_cli: bool) -> Tuple[Tuple[Tuple[str, object], ...], ...]:
     """The MCP records of a global installation: Claude Code's servers through `claude mcp
     ... --scope user` (`skipped-cli-missing` without the CLI: its user servers live in the
@@ -75,8 +80,7 @@ def user_mcp_records(plan, claude_cli: bool, copilot_cli: bool) -> Tuple[Tuple[T
             dest = userscope.user_path(path)
             if dest is None or (path == mcp_cli.CLAUDE_CONFIG and r.client != "copilot"):
                 continue
-            f = by_path.get(path)
-            key = next((k for k, _, _ in (f.keys if f is not None else ()) if k and k[-1] == r.name), None)
+            key = _entry_key(by_path.get(path), r.name)
             data = dict(base, client=r.client, status=mcp_cli.CONFIG_WRITTEN, config=dest)
             if key is not None:
                 data["key"] = list(key)
@@ -101,8 +105,7 @@ def mcp_records(plan, claude_cli: bool = False) -> Tuple[Tuple[Tuple[str, object
             if claude_cli and path == mcp_cli.CLAUDE_CONFIG and r.client == "claude":
                 out.append(lockfile.record(dict(base, client="claude", status=mcp_cli.INSTALLED)))
                 continue
-            f = by_path.get(path)
-            key = next((k for k, _, _ in (f.keys if f is not None else ()) if k and k[-1] == r.name), None)
+            key = _entry_key(by_path.get(path), r.name)
             client = "vscode" if path == ".vscode/mcp.json" else r.client
             status = mcp_cli.INSTALLED if claude_cli and path == mcp_cli.CLAUDE_CONFIG else mcp_cli.CONFIG_WRITTEN
             data = dict(base, client=client, status=status, config=path)

@@ -303,6 +303,11 @@ class _Directory:
     def _lstat(self, rel: str) -> Optional[os.stat_result]:
         return self.tree.lstat(rel) if self.tree is not None else None
 
+    def owned_paths(self) -> Set[str]:
+        """The paths of the files agentrc wrote whole here, as its manifest records them (none
+        when it cannot be read: `diff` reports that)."""
+        return set(self._read_manifest(Diagnostics()).owned)
+
     def read_owned(self, rel: str) -> Optional[bytes]:
         """The bytes of a file agentrc wrote whole here and that nobody edited since (None
         otherwise), read as the writer reads: never through a link. What an import adds to

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import posixpath
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from agentrc.diagnostics import WARNING, Diagnostic
@@ -47,12 +47,12 @@ class Published:
     diagnostics: Tuple[Diagnostic, ...]
     # A file as published -> the item directory or bundle file it was read into (a file of
     # several items, a plugin's manifest: its bundle): what a finding about it concerns.
-    owners: Tuple[Tuple[str, str], ...] = ()
+    owners: Dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     parts: Tuple[Tuple[str, str], ...] = ()  # a plugin's directory as published -> its bundle file
 
     def owner(self, path: str) -> Optional[str]:
         """The item directory or bundle a finding at `path` (as published) concerns."""
-        found = dict(self.owners).get(path)
+        found = self.owners.get(path)
         if found is not None:
             return found
         for root, bundle in self.parts:
@@ -127,7 +127,7 @@ class _Out:
         return Published(layout.kind, SourceTree(tuple(sorted(self.files, key=lambda f: f.path))),
                          SourceTree(tuple(sorted(self.digests, key=lambda f: f.path))), layout.redirects,
                          tuple(sorted(set(self.found))),
-                         tuple(sorted((src, next(iter(d))) for src, d in self.owners.items() if len(d) == 1)),
+                         {src: next(iter(d)) for src, d in self.owners.items() if len(d) == 1},
                          tuple(sorted(self.parts, key=lambda p: -len(p[0]))))
 
 
