@@ -39,7 +39,7 @@ KNOWN = {
     'agentrc/inputs/tree.py:walk': 66,
     'agentrc/memo/cache.py': 649,
     'agentrc/output/plan.py': 636,
-    'agentrc/pipeline/build.py:_build': 109,
+    'agentrc/pipeline/build.py:_build': 73,
     'agentrc/sources/closure.py:select': 71,
     'agentrc_pants/lockfile.py:package_lock': 64,
     'agentrc_pants/tailor.py:find_putative_agentrc_targets': 84,

@@ -116,26 +116,21 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
         # The sources' statuses against the last build's record: an unchanged file is neither
         # read nor hashed (agentrc.inputs.tree, "the source stamp").
         quick = stamped(options.paths, stamp.get("sources"))
-        if quick and stamp.get("key") == _key(options, quick.digest, quick.explicit) \
-                and writer.untouched(out, stamp.get("manifest", ""), stamp.get("outputs")):
-            # Same sources, same options, outputs as last written: the last result stands.
+        if quick and _still(stamp, _key(options, quick.digest, quick.explicit), out):
             if quick.fresh:  # files re-read (racy, touched): vouched for next time
                 # Only then: the record's walk start alone is always new, and rewriting the
                 # stamp was a tenth of every no-change build at 5,000 items.
                 cache.save_stamp(stamp_path, dict(stamp, sources=quick.signature))
-            return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
-                               writer.Changes((), (), (), stamp["files"]))
+            return _last_result(stamp)
     # With a stamp, the files it vouches for are read only if the build needs their bytes (an
     # item directory the memo does not hold); otherwise everything is read now.
     inputs = quick or read_inputs(options.paths)
     key = _key(options, inputs.digest, inputs.explicit)
     if stamp_path and stamp and quick is None:
-        if stamp.get("key") == key and writer.untouched(out, stamp.get("manifest", ""), stamp.get("outputs")):
-            # Same sources, same options, outputs as last written: the last result stands.
+        if _still(stamp, key, out):
             if inputs.signature is not None and inputs.signature != stamp.get("sources"):
                 cache.save_stamp(stamp_path, dict(stamp, sources=inputs.signature))
-            return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
-                               writer.Changes((), (), (), stamp["files"]))
+            return _last_result(stamp)
     memo = None
     if memo_path:  # past the no-change check: compiled schema validators kept beside the memo
         from agentrc import schemas
@@ -168,26 +163,8 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
             saving = cache.save_aside(memo_path, memo)
         trim_heap()
         diags = list(plan.diagnostics)
-        changes = None
         totals = summary(plan.reports)
-        written: Optional[writer.Output] = None
-        if plan.ok:
-            try:
-                # Locked and recovered before anything in the directory is read; errors of the
-                # disk (a full one, a read-only one, a link in the way) are diagnostics.
-                with writer.session(out, write=not options.check, notify=notify) as tree:
-                    tree.jobs = _jobs(options)
-                    if stamp:
-                        tree.expect(stamp.get("manifest", ""), stamp.get("outputs"))
-                    changes, _, wdiags = tree.diff(plan.files, keep=_kept(options, inputs, memo),
-                                                   take_over=options.adopt)
-                    diags.extend(wdiags)
-                    if not any(d.is_error for d in diags) and not options.check:
-                        diags.extend(_write(tree, options, plan, changes))
-                        written = tree
-            except writer.OutputError as exc:
-                diags.extend(exc.diagnostics)
-                changes = None
+        changes, written = _output(options, inputs, memo, plan, stamp, notify, diags) if plan.ok else (None, None)
         ok = not any(d.is_error for d in diags)
         if ok and not options.check and changes is not None:
             diags.extend(_record_capabilities(inputs.capabilities, options.clients))
@@ -195,26 +172,67 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
         if saving is not None:
             saving.wait()
         if ok and memo_path and stamp_path and not options.check and changes is not None:
-            from agentrc.pipeline import incremental
-            after = _sources_after_write(options, inputs, changes) if written else None
-            if after is not None:  # agentrc wrote into its own sources (`--out .`): as they are now
-                inputs, key = after, _key(options, after.digest, after.explicit)
-            if incremental.eligible(options, inputs):  # what the next edit needs to be built alone
-                incremental.save_record(stamp_path, key, options, inputs, plan)
-            else:
-                incremental.forget_record(stamp_path)
-            manifest = writer.manifest_digest(out)
-            cache.save_stamp(stamp_path, {"key": key, "manifest": manifest,
-                                         "outputs": writer.recorded_statuses(written, manifest) if written else None,
-                                         "diagnostics": [d.to_json() for d in sorted(set(diags)) if _recurs(d)],
-                                         "summary": totals, "files": len(plan.files), "sources": inputs.signature,
-                                         "replay": key})  # the replay record's, kept by the edits it replays
+            _save_stamp(options, stamp_path, key, inputs, plan, diags, totals, changes, written)
         return BuildResult(tuple(sorted(set(diags))), totals if plan.ok else None, changes)
     finally:
         if saving is not None:
             saving.wait()
         if spill is not None:
             spill.close()
+
+
+def _still(stamp: dict, key: str, out: Path) -> bool:
+    """Same sources and options (`key`), outputs as last written: the last result stands."""
+    return stamp.get("key") == key and writer.untouched(out, stamp.get("manifest", ""), stamp.get("outputs"))
+
+
+def _last_result(stamp: dict) -> BuildResult:
+    """The result the stamp recorded, for a build with nothing to do."""
+    return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
+                       writer.Changes((), (), (), stamp["files"]))
+
+
+def _output(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo], plan, stamp: Optional[dict],
+            notify: Optional[Callable[[str], None]], diags: List[Diagnostic]
+            ) -> Tuple[Optional[writer.Changes], Optional[writer.Output]]:
+    """The plan compared with the output directory and, unless `--check`, written: (the
+    changes, the output written, or None); problems go to `diags`. Locked and recovered
+    before anything in the directory is read; errors of the disk (a full one, a read-only
+    one, a link in the way) are diagnostics."""
+    try:
+        with writer.session(Path(options.out), write=not options.check, notify=notify) as tree:
+            tree.jobs = _jobs(options)
+            if stamp:
+                tree.expect(stamp.get("manifest", ""), stamp.get("outputs"))
+            changes, _, wdiags = tree.diff(plan.files, keep=_kept(options, inputs, memo), take_over=options.adopt)
+            diags.extend(wdiags)
+            if not any(d.is_error for d in diags) and not options.check:
+                diags.extend(_write(tree, options, plan, changes))
+                return changes, tree
+            return changes, None
+    except writer.OutputError as exc:
+        diags.extend(exc.diagnostics)
+        return None, None
+
+
+def _save_stamp(options: BuildOptions, stamp_path: Path, key: str, inputs: Inputs, plan, diags: List[Diagnostic],
+                totals: Totals, changes: writer.Changes, written: Optional[writer.Output]) -> None:
+    """What the next build needs to know this one: the replay record of an edit, and the
+    no-change stamp (the sources, the options, the outputs as written and the result)."""
+    from agentrc.pipeline import incremental
+    after = _sources_after_write(options, inputs, changes) if written else None
+    if after is not None:  # agentrc wrote into its own sources (`--out .`): as they are now
+        inputs, key = after, _key(options, after.digest, after.explicit)
+    if incremental.eligible(options, inputs):  # what the next edit needs to be built alone
+        incremental.save_record(stamp_path, key, options, inputs, plan)
+    else:
+        incremental.forget_record(stamp_path)
+    manifest = writer.manifest_digest(Path(options.out))
+    cache.save_stamp(stamp_path, {"key": key, "manifest": manifest,
+                                 "outputs": writer.recorded_statuses(written, manifest) if written else None,
+                                 "diagnostics": [d.to_json() for d in sorted(set(diags)) if _recurs(d)],
+                                 "summary": totals, "files": len(plan.files), "sources": inputs.signature,
+                                 "replay": key})  # the replay record's, kept by the edits it replays
 
 
 def _sources_after_write(options: BuildOptions, inputs: Inputs, changes: writer.Changes) -> Optional[Inputs]:
