@@ -1,0 +1,237 @@
+"""One executor for a transaction made of small steps, with one journal and one recovery.
+
+Poetry's installer runs a plan of operations with one executor; agentrc's output writer has
+the model for surviving a kill: a journal of intent, a commit point, and a next run that
+completes or undoes from the journal alone. This module joins the two for every workflow whose
+steps change more than one output tree (a client's CLI registration, a capability's hook, a
+worktree, a lock written after the files):
+
+- **A plan** is a sequence of `Step`s. Each does one thing (`do`), knows how to take it back
+  (`undo`), and says in a small JSON record (`record`) what a later run needs to undo or redo
+  it without the objects of this run.
+- **The executor** (`run`) writes the journal before each step starts and after it ends, so a
+  kill leaves a journal naming every step that may have begun. A step marked `point` is the
+  commit point: before it is done the transaction is undone, after it is done completed.
+- **On failure** before the point the steps begun are undone in reverse (the one that failed
+  included: an `undo` is written to be harmless when its `do` did nothing); after the point
+  the remaining steps are retried once and the failure is reported. An undo that fails leaves
+  the journal in place, so the next run tries again; `Failed.incomplete` lists them.
+- **Recovery** (`recover`), run by the next run under the same lock before it reads anything,
+  rebuilds the steps from their records through the workflow's `kinds` and undoes (before the
+  point) or completes (after it) them, then deletes the journal.
+
+The journal is a single file written whole and renamed over (`output.atomic`: never through a
+link, fsync'd), bounded in size when read back, and checked: a record of an unknown kind or a
+malformed journal is a `JournalError` and nothing is done. Where one directory's files are the
+whole transaction, the writer's own staging and roll-forward (`output.staging`, `commit`,
+`recovery`) is the step: `Output.apply` is all or nothing by itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+
+from agentrc.output import atomic
+
+VERSION = 1
+MAX_JOURNAL = 1 << 22  # bytes read back: a plan is steps, not content
+TODO, DOING, DONE, UNDONE = "todo", "doing", "done", "undone"
+_STATES = (TODO, DOING, DONE, UNDONE)
+
+
+class Step:
+    """One thing a transaction does. `kind` names its class in the journal (the recovery's
+    `kinds` maps it back); `record` is JSON; `point` marks the commit point."""
+
+    kind = "step"
+    point = False
+
+    def record(self) -> Dict[str, Any]:
+        return {}
+
+    def do(self) -> None:
+        raise NotImplementedError
+
+    def undo(self) -> None:
+        """Take back what `do` did; harmless when `do` did nothing or only part."""
+
+    def describe(self) -> str:
+        return self.kind
+
+
+class JournalError(Exception):
+    """A journal that cannot be trusted (unreadable, malformed, an unknown kind): nothing done."""
+
+
+class Failed(Exception):
+    """A step failed. `cause` is its exception. `undone`: the steps begun were undone (the
+    failure came before the commit point); else the plan went on past the failing step and
+    the journal is kept for the next run to complete. `incomplete`: the steps whose undo (or,
+    after the point, whose do) failed."""
+
+    def __init__(self, step: Step, cause: BaseException, undone: bool, incomplete: Sequence[Step] = ()):
+        super().__init__(f"{step.describe()}: {cause}")
+        self.step, self.cause, self.undone, self.incomplete = step, cause, undone, tuple(incomplete)
+
+
+Kinds = Mapping[str, Callable[[Dict[str, Any]], Step]]
+
+
+@dataclass
+class Journal:
+    """The journal file at `path`, inside `root` (written only below it, never through a
+    link). `entries` mirrors the file: one {kind, record, state, point} per step of the plan."""
+
+    path: str
+    root: str
+    label: str = ""
+    entries: List[Dict[str, Any]] = field(default_factory=list)
+
+    def save(self) -> None:
+        data = {"version": VERSION, "label": self.label, "steps": self.entries}
+        atomic.write_atomic(self.path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"), self.root)
+
+    def delete(self) -> None:
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+    def begin(self, plan: Sequence[Step]) -> None:
+        """The whole plan written before its first step (the journal of intent)."""
+        self.entries = [{"kind": s.kind, "record": s.record(), "state": TODO, "point": s.point} for s in plan]
+        self.save()
+
+    def mark(self, index: int, state: str) -> None:
+        self.entries[index]["state"] = state
+        self.save()
+
+
+def run(plan: Sequence[Step], journal: Optional[Journal] = None,
+        progress: Optional[Callable[[Step], None]] = None) -> None:
+    """Run `plan` in order, journaled. Raises `Failed` (see its fields); the journal is gone
+    when the plan ran or was fully undone, and kept when a step is still to be undone or done."""
+    if journal is not None:
+        journal.begin(plan)
+    committed = False
+    for index, step in enumerate(plan):
+        if progress is not None:
+            progress(step)
+        _mark(journal, index, DOING)
+        try:
+            step.do()
+        except BaseException as exc:  # a KeyboardInterrupt too: undone or completed, never half
+            if committed:
+                left = [step] + _complete(plan, index + 1, journal)
+                raise Failed(step, exc, undone=False, incomplete=left) from exc
+            incomplete = _undo_all(plan[:index + 1], journal)
+            if not incomplete:
+                _finish(journal)
+            raise Failed(step, exc, undone=True, incomplete=incomplete) from exc
+        _mark(journal, index, DONE)
+        committed = committed or step.point
+    _finish(journal)
+
+
+def _mark(journal: Optional[Journal], index: int, state: str) -> None:
+    if journal is not None:
+        journal.mark(index, state)
+
+
+def _finish(journal: Optional[Journal]) -> None:
+    if journal is not None:
+        journal.delete()
+
+
+def _undo_all(begun: Sequence[Step], journal: Optional[Journal]) -> List[Step]:
+    """Undo `begun` in reverse; the steps whose undo failed (left as they were in the journal,
+    for the next run's recovery to undo again)."""
+    failed: List[Step] = []
+    for index in range(len(begun) - 1, -1, -1):
+        try:
+            begun[index].undo()
+        except Exception:  # noqa: BLE001 - reported through Failed.incomplete, retried by recover
+            failed.append(begun[index])
+            continue
+        _mark(journal, index, UNDONE)
+    return failed
+
+
+def _complete(plan: Sequence[Step], start: int, journal: Optional[Journal]) -> List[Step]:
+    """After the commit point, the steps from `start` each tried once; those that failed (the
+    journal is kept: the next run's recovery tries them again)."""
+    failed: List[Step] = []
+    for index in range(start, len(plan)):
+        try:
+            plan[index].do()
+        except Exception:  # noqa: BLE001 - reported through Failed.incomplete
+            failed.append(plan[index])
+            continue
+        _mark(journal, index, DONE)
+    return failed
+
+
+def load(path: str, kinds: Kinds) -> Optional[List[Dict[str, Any]]]:
+    """The checked entries of the journal at `path`, None when there is none. Raises
+    JournalError for a journal that is not one this workflow wrote."""
+    try:
+        raw = _read(path, MAX_JOURNAL)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise JournalError(f"cannot read the journal: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise JournalError("the journal is not JSON") from None
+    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("steps"), list):
+        raise JournalError("not a journal of agentrc's steps")
+    for entry in data["steps"]:
+        if not (isinstance(entry, dict) and entry.get("kind") in kinds and isinstance(entry.get("record"), dict)
+                and entry.get("state") in _STATES and isinstance(entry.get("point"), bool)):
+            raise JournalError(f"a step this workflow does not know: {str(entry)[:120]}")
+    return data["steps"]
+
+
+def _read(path: str, limit: int) -> bytes:
+    """The file at `path`, at most `limit` bytes, never through a link (a link or a special
+    file there is an OSError: ELOOP, or refused by the check below)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise JournalError("the journal is not a regular file")
+        data = os.read(fd, limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise JournalError("the journal is larger than any plan agentrc writes")
+    return data
+
+
+def recover(path: str, root: str, kinds: Kinds) -> str:
+    """Finish the journal at `path` left by a killed run: "completed" (the commit point was
+    done: the steps not done are done), "rolled back" (the steps begun undone in reverse), or
+    "" (no journal). Raises JournalError (nothing done) or the exception of a step that still
+    fails (the journal kept, for the next run)."""
+    entries = load(path, kinds)
+    if entries is None:
+        return ""
+    journal = Journal(path, root, entries=[dict(e) for e in entries])
+    steps = [kinds[e["kind"]](e["record"]) for e in entries]
+    if any(e["point"] and e["state"] == DONE for e in entries):
+        for index, step in enumerate(steps):
+            if entries[index]["state"] != DONE:
+                step.do()
+                journal.mark(index, DONE)
+        journal.delete()
+        return "completed"
+    for index in range(len(steps) - 1, -1, -1):
+        if entries[index]["state"] in (DOING, DONE):
+            steps[index].undo()
+            journal.mark(index, UNDONE)
+    journal.delete()
+    return "rolled back"

@@ -1,0 +1,161 @@
+"""The one executor of a transaction's steps (`agentrc.output.steps`): in order, undone in
+reverse before the commit point, completed after it, and a killed run finished by the next
+from the journal alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from agentrc.output import steps
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+class Touch(steps.Step):
+    """Creates a file (its undo deletes it); fails when told to."""
+
+    kind = "touch"
+
+    def __init__(self, record):
+        self.path, self.fail = record["path"], record.get("fail", "")
+        self.point = bool(record.get("point"))
+
+    def record(self):
+        return {"path": self.path, "point": self.point}
+
+    def do(self):
+        if self.fail == "do":
+            raise OSError("planned failure")
+        Path(self.path).write_text("x")
+
+    def undo(self):
+        if self.fail == "undo" and os.path.exists(self.path + ".flag"):
+            raise OSError("undo fails while the flag is there")
+        with __import__("contextlib").suppress(FileNotFoundError):
+            os.unlink(self.path)
+
+
+KINDS = {"touch": Touch}
+
+
+def _plan(tmp_path, spec):
+    return [Touch({"path": str(tmp_path / name), **extra}) for name, extra in spec]
+
+
+def test_a_plan_runs_in_order_and_leaves_no_journal(tmp_path):
+    seen = []
+    plan = _plan(tmp_path, [("a", {}), ("b", {"point": True}), ("c", {})])
+    journal = steps.Journal(str(tmp_path / "journal.json"), str(tmp_path))
+    steps.run(plan, journal, progress=lambda s: seen.append(os.path.basename(s.path)))
+    assert seen == ["a", "b", "c"]
+    assert all((tmp_path / n).exists() for n in "abc")
+    assert not (tmp_path / "journal.json").exists()
+
+
+def test_a_failure_before_the_point_undoes_every_step_begun_in_reverse(tmp_path):
+    plan = _plan(tmp_path, [("a", {}), ("b", {}), ("c", {"fail": "do"}), ("d", {"point": True})])
+    with pytest.raises(steps.Failed) as info:
+        steps.run(plan, steps.Journal(str(tmp_path / "j.json"), str(tmp_path)))
+    assert info.value.undone and not info.value.incomplete
+    assert "planned failure" in str(info.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing left, not even the journal
+
+
+def test_a_failure_after_the_point_completes_the_rest_and_keeps_the_journal(tmp_path):
+    plan = _plan(tmp_path, [("a", {"point": True}), ("b", {"fail": "do"}), ("c", {})])
+    path = tmp_path / "j.json"
+    with pytest.raises(steps.Failed) as info:
+        steps.run(plan, steps.Journal(str(path), str(tmp_path)))
+    assert not info.value.undone
+    assert (tmp_path / "a").exists() and (tmp_path / "c").exists() and not (tmp_path / "b").exists()
+    states = [e["state"] for e in json.loads(path.read_text())["steps"]]
+    assert states == ["done", "doing", "done"]
+    assert steps.recover(str(path), str(tmp_path), KINDS) == "completed"  # b's record no longer fails
+    assert (tmp_path / "b").exists() and not path.exists()
+
+
+def test_an_undo_that_fails_keeps_the_journal_and_the_next_run_undoes_it(tmp_path):
+    (tmp_path / "a.flag").write_text("")
+    plan = _plan(tmp_path, [("a", {"fail": "undo"}), ("b", {"fail": "do"})])
+    path = tmp_path / "j.json"
+    with pytest.raises(steps.Failed) as info:
+        steps.run(plan, steps.Journal(str(path), str(tmp_path)))
+    assert info.value.undone and [os.path.basename(s.path) for s in info.value.incomplete] == ["a"]
+    assert (tmp_path / "a").exists() and path.exists()
+    os.unlink(tmp_path / "a.flag")
+    assert steps.recover(str(path), str(tmp_path), KINDS) == "rolled back"
+    assert not (tmp_path / "a").exists() and not path.exists()
+    assert steps.recover(str(path), str(tmp_path), KINDS) == ""
+
+
+_KILLED = textwrap.dedent("""
+    import os, sys
+    sys.path.insert(0, {src!r})
+    sys.path.insert(0, {tests!r})
+    from agentrc.output import steps
+    from test_steps import Touch
+    root, kill_at = sys.argv[1], int(sys.argv[2])
+    class Killer(Touch):
+        def do(self):
+            super().do()
+            if os.path.basename(self.path) == "kill":
+                os._exit(9)
+    names = ["a", "b", "c", "d"]
+    plan = [Touch({{"path": os.path.join(root, n), "point": n == "c"}}) for n in names]
+    plan.insert(kill_at, Killer({{"path": os.path.join(root, "kill")}}))
+    steps.run(plan, steps.Journal(os.path.join(root, "j.json"), root))
+""")
+
+
+@pytest.mark.parametrize("kill_at,outcome,left", [
+    (0, "rolled back", []),
+    (2, "rolled back", []),
+    (3, "completed", ["a", "b", "c", "d", "kill"]),
+    (4, "completed", ["a", "b", "c", "d", "kill"]),
+])
+def test_a_run_killed_anywhere_is_undone_or_completed_by_the_next(tmp_path, kill_at, outcome, left):
+    script = tmp_path / "run.py"
+    script.write_text(_KILLED.format(src=SRC, tests=str(Path(__file__).parent)))
+    root = tmp_path / "scope"
+    root.mkdir()
+    proc = subprocess.run([sys.executable, str(script), str(root), str(kill_at)], check=False)
+    assert proc.returncode == 9
+    kinds = {"touch": Touch}
+    assert steps.recover(str(root / "j.json"), str(root), kinds) == outcome
+    assert sorted(p.name for p in root.iterdir()) == left
+
+
+@pytest.mark.parametrize("content", [
+    b"not json", b"[]", b'{"version": 1, "steps": [{"kind": "rm-rf", "record": {}, "state": "done", "point": true}]}',
+    b'{"version": 2, "steps": []}', b'{"version": 1, "steps": [{"kind": "touch", "record": [], "state": "done"}]}',
+    b"\xff\xfe", b"[" * 100000,
+])
+def test_a_hostile_journal_is_refused_and_nothing_is_done(tmp_path, content):
+    path = tmp_path / "j.json"
+    path.write_bytes(content)
+    with pytest.raises(steps.JournalError):
+        steps.recover(str(path), str(tmp_path), KINDS)
+    assert path.read_bytes() == content
+
+
+def test_a_journal_that_is_a_link_or_too_large_is_refused(tmp_path):
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"version": 1, "steps": []}))
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "j.json").symlink_to(outside)
+    with pytest.raises((steps.JournalError, OSError)):
+        steps.recover(str(root / "j.json"), str(root), KINDS)
+    (root / "big.json").write_bytes(b" " * (steps.MAX_JOURNAL + 1))
+    with pytest.raises(steps.JournalError):
+        steps.recover(str(root / "big.json"), str(root), KINDS)
+    with pytest.raises(OSError):  # the executor never writes its journal through a link
+        steps.run(_plan(root, [("a", {})]), steps.Journal(str(root / "j.json"), str(root)))
+    assert json.loads(outside.read_text()) == {"version": 1, "steps": []}
