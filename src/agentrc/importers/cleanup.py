@@ -21,9 +21,14 @@ from agentrc.portable.directives import END_RE, OPEN_RE
 from agentrc.text.markdown import format_body, heading_level, scan
 from agentrc.text.markedblock import BEGIN, CONTEXT_TITLE, END
 
-# The sentence agentrc.clients.base.with_skills_section writes for preload-skills.
-SKILLS_INTRO = ("This agent relies on the following skills, installed alongside it. "
-                "Use them when relevant:")
+# The sentence agentrc.clients.base.with_skills_section writes for preload-skills: two lines
+# since the output passes markdownlint's default line length, one line before; both read back.
+SKILLS_INTROS = ("This agent relies on the following skills, installed alongside it.\n"
+                 "Use them when relevant:",
+                 "This agent relies on the following skills, installed alongside it. "
+                 "Use them when relevant:")
+_SKILLS_SECTION = re.compile(r"(?:^|\n)## Skills\n\n(?:" + "|".join(map(re.escape, SKILLS_INTROS))
+                             + r")\n\n((?:- [^\n]+\n?)+)$")
 
 
 def strip_jsonc(text: str) -> str:
@@ -211,7 +216,7 @@ def unlink_escaping(text: str) -> Tuple[str, List[str]]:
 def split_skills_section(body: str) -> Tuple[str, List[str]]:
     """The `## Skills` section agentrc appends for preload-skills (clients without a skills
     field), taken off the body's end and read back as the list of skill names."""
-    m = re.search(r"(?:^|\n)## Skills\n\n" + re.escape(SKILLS_INTRO) + r"\n\n((?:- [^\n]+\n?)+)$", body)
+    m = _SKILLS_SECTION.search(body)
     if not m:
         return body, []
     names = [ln[2:].strip() for ln in m.group(1).strip("\n").split("\n")]
