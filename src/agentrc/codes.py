@@ -96,8 +96,9 @@ CODES: Dict[str, Code] = _table(
     # --- overrides ------------------------------------------------------------------
     Code("AR040", "override-frontmatter", "An override file carries YAML frontmatter.",
          "Delete the frontmatter: overrides hold body content only; frontmatter comes from the canonical file."),
-    Code("AR041", "override-unknown-client", "An override file's suffix is not claude, copilot or opencode.",
-         "Rename it to <KIND>.claude.md, <KIND>.copilot.md or <KIND>.opencode.md, or use a directive."),
+    Code("AR041", "override-unknown-client", "An override file's suffix names none of agentrc's clients (the format "
+         "names claude, copilot and opencode; agentrc takes each client it has).",
+         "Rename it to <KIND>.<client>.md for one of the clients the message lists, or use a directive."),
     # --- supporting files -----------------------------------------------------------
     Code("AR050", "path-escape",
          "A link or supporting file points outside the item directory, or a symlink leads out of the registry, "
