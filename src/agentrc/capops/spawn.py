@@ -197,7 +197,35 @@ def _runtime_caps(outcome: Outcome, found: Dict[str, Tuple[Any, str, str]],
                     "level": levels.get(cap.id) or row["origin"].split(":", 1)[1],
                     "settings": row["settings"], "dir": cdir, "hooks": hooks,
                     "requiredHooks": [h.event for h in cap.hooks if h.required],
-                    "executable": cap.executable, "trusted": trusted})
+                    "executable": cap.executable, "trusted": trusted, "missing": missing_requires(cap)})
+    return out
+
+
+def missing_requires(cap: Any) -> List[Dict[str, str]]:
+    """The host commands `cap` requires that are not on PATH, as the kernel records them
+    (instance.json's `capabilityRuntime[].missingRequires`): the manifest's entries."""
+    out = []
+    for r in cap.requires:
+        if r.command and (not capreqs.SAFE_COMMAND.fullmatch(r.command) or shutil.which(r.command) is None):
+            entry = {"command": r.command, "why": r.why}
+            if r.install:
+                entry["install"] = r.install
+            out.append(entry)
+    return out
+
+
+def runtime_warnings(caps: List[Dict[str, Any]]) -> List[str]:
+    """What the kernel warns about each active capability before its hooks, in hook order: a
+    required command not on PATH, an executable surface not trusted."""
+    out = []
+    for c in caps:
+        layer = f" ({c['layer']})" if c["layer"] else ""
+        for m in c["missing"]:
+            out.append(f"{c['id']}{layer}: required command \"{m['command']}\" not on PATH — "
+                       f"{m['why'] or 'needed by this capability'}"
+                       + (f" (install: {m['install']})" if m.get("install") else ""))
+        if c["executable"] and not c["trusted"]:
+            out.append(f"{c['id']}: executable surface disabled — not trusted")
     return out
 
 
@@ -211,12 +239,31 @@ def _kernel_runtime(caps: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
             if argv:
                 hooks[ev] = " ".join(["node", _shq(argv[1]), *argv[2:]])
         rows.append({"id": c["id"], "layer": c["layer"], "level": c["level"], "settings": c["settings"],
-                     "hooks": hooks, "requiredHooks": c["requiredHooks"], "missingRequires": [],
+                     "hooks": hooks, "requiredHooks": c["requiredHooks"], "missingRequires": c.get("missing") or [],
                      "trust": {"trusted": c["trusted"]}, "executable": c["executable"]})
     return rows
 
 
 # --- spawn --------------------------------------------------------------------------------
+
+
+def spawn_failure(exc: Failure) -> Failure:
+    """A resolution failure as the kernel's spawn reports it: an error of the package engine
+    (its lower-case codes: `integrity-drift`, `invalid-source`, ...) is E_SPAWN_FAILED,
+    the diagnostics (what drifted, what is invalid) kept; the kernel's own E_* codes stay."""
+    if exc.kernel_code.startswith("E_"):
+        return exc
+    return Failure(exc.diagnostics, "E_SPAWN_FAILED")
+
+
+def _resolve(repo: str, soul: str, any_soul: bool) -> Tuple[Outcome, List[Any], Dict[str, Tuple[Any, str, str]]]:
+    """The soul's composition at `repo`: (doctor's outcome, config chain, acquired)."""
+    try:
+        outcome = capdoctor.doctor(repo, soul, any_soul=any_soul)
+        chain = capdoctor.config_chain(repo)
+        return outcome, chain, capdoctor.acquired(chain)
+    except Failure as exc:
+        raise spawn_failure(exc) from None
 
 
 def _inject_disabled(chain: List[Any], cid: str) -> bool:
@@ -755,9 +802,7 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
     soul_model = soul_meta.get("model")
     model = model_preference(opts.model or (soul_model if isinstance(soul_model, str) else ""), str(runtime))
 
-    outcome = capdoctor.doctor(repo, soul, any_soul=provider is not None)
-    chain = capdoctor.config_chain(repo)
-    found = capdoctor.acquired(chain)
+    outcome, chain, found = _resolve(repo, soul, provider is not None)
     if provider is not None:
         # Ephemeral service agents carry no memory protocol: no knowledge-layer injection.
         knowledge = {f"capability:{c['id']}" for c in outcome.result["capabilities"] if c.get("layer") == "knowledge"}
@@ -879,8 +924,7 @@ def spawn(scope: str, soul: str, opts: SpawnOptions = SpawnOptions(),
                                OAS_KIND=kind)
     hooks = run_hooks("spawn", caps, env, home, {})
     warnings += scaffold_warnings + hooks["warnings"]
-    warnings[:0] = [f"{c['id']}: executable surface disabled — not trusted" for c in caps
-                    if c["executable"] and not c["trusted"]]
+    warnings[:0] = runtime_warnings(caps)
     required = [f for f in hooks["failures"] if f["required"]]
     if required:
         _roll_back(home, instance, soul, repo, branch, work, canonical, caps, dict(base, OAS_ROOT=root), hooks,
