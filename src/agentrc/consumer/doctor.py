@@ -12,10 +12,21 @@ or could not register (`skipped-no-project-scope`, `cli-failed`, ...) is shown w
 status and does not fail the check either. `requires-env` is not
 checked here: `agentrc add` warns about unset variables when it installs.
 
-No value of the lock reaches a command line here: the only commands are `claude mcp list`
-and `copilot mcp list --json`, and the lock's server names are looked up in what they print
-(a hand-edited name such as `--scope=user` is only compared, never passed; the lock's own
-validation refuses it before, AR203).
+Each plugin record (a record without `status` is `installed`, as the spec defaults it) is
+checked the same way against its client's own list (`claude plugin list --json`, `copilot
+plugin list --json`): one the lock holds as installed that the client does not list
+installed and enabled is `not-installed` and fails; a skipped, instructions-only or
+config-write record is shown as recorded. The lock's capability records (what `agentrc
+build` recorded for a canonical project's capability references) are compared with what
+the references resolve to now, read as a build reads them: `changed`, `not-locked` (the
+project declares one the lock does not record) and `not-declared` fail, as does a record
+whose reference no longer resolves (`unresolved`, with the reading's errors).
+
+No value of the lock reaches a command line here: the only commands are `claude mcp list`,
+`copilot mcp list --json` and the clients' `plugin list --json`, and the lock's server and
+plugin names are looked up in what they print (a hand-edited name such as `--scope=user` is
+only compared, never passed; the lock's own validation refuses it before, AR203). Reading
+capability references fetches those the lock does not pin, as `agentrc build` does.
 """
 
 from __future__ import annotations
@@ -28,10 +39,13 @@ import subprocess
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
+from agentrc.consumer import plugins as plugin_cli
 from agentrc.consumer.consume import need_lock
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.tree import Root, read_file
 from agentrc.output.merge import has_key
+from agentrc.sources.lock import CapabilityRecord, Lock
+from agentrc.sources.plugins import CLI_CLIENTS
 
 CLI_TIMEOUT = 60.0
 
@@ -44,13 +58,18 @@ CLI_NOT_FOUND = "cli-not-found"
 QUERY_FAILED = "query-failed"
 CONFIG_MISSING = "config-missing"
 CONFIG_UNREADABLE = "config-unreadable"
-FAILING = {MISSING, EDITED, NOT_REGISTERED}
+NOT_INSTALLED = "not-installed"  # a plugin the lock records as installed that its client does not list
+CHANGED = "changed"  # a capability reference that resolves otherwise than the lock records
+NOT_LOCKED = "not-locked"  # a capability reference the project declares and the lock does not record
+NOT_DECLARED = "not-declared"  # a capability record of the lock the project no longer declares
+UNRESOLVED = "unresolved"  # a capability record whose reference did not resolve (the diagnostics say why)
+FAILING = {MISSING, EDITED, NOT_REGISTERED, NOT_INSTALLED, CHANGED, NOT_LOCKED, NOT_DECLARED, UNRESOLVED}
 
 
 @dataclass(frozen=True)
 class Check:
-    kind: str  # "file" or "mcp"
-    name: str  # the path, or the server's name
+    kind: str  # "file", "mcp", "plugin" or "capability"
+    name: str  # the path, the server's, the plugin's or the capability reference's name
     client: str
     target: str  # what was looked at: the file, `claude mcp list`
     status: str
@@ -106,7 +125,90 @@ def doctor(project: str, user: bool = False) -> Tuple[Tuple[Check, ...], Tuple[D
             checks.append(Check("mcp", name, client, "", CONFIG_MISSING, "the lock names no config file"))
             continue
         checks.append(_config(project, name, client, config, tuple(rec.get("key") or ("mcpServers", name))))
+    checks.extend(_plugins(project, lock))
+    if not user:  # a global installation has no canonical project, hence no capability references
+        found, problems = _capabilities(project, lock)
+        checks.extend(found)
+        diags = tuple(diags) + tuple(problems)
     return tuple(checks), diags
+
+
+def _plugins(project: str, lock: Lock) -> List[Check]:
+    """Each plugin record of the lock against what its client's CLI lists (`claude plugin
+    list --json`, `copilot plugin list --json`, asked once per client and scope). A record
+    without `status` is `installed` (spec 001 §3.7). What the install skipped, showed as
+    instructions or wrote into `opencode.json` is shown as recorded, never failing."""
+    lists: Dict[Tuple[str, str], Tuple[Optional[Set[str]], str]] = {}
+    checks: List[Check] = []
+    for rec in (dict(p) for p in lock.plugins):
+        name, client, ident = str(rec.get("name")), str(rec.get("client")), str(rec.get("identifier"))
+        status, scope = plugin_cli.status_of(rec), str(rec.get("scope") or "project")
+        if status != plugin_cli.INSTALLED or client not in CLI_CLIENTS or "@" not in ident:
+            detail = "as recorded by the install"
+            if status == plugin_cli.SKIPPED and shutil.which(client) is not None:
+                detail = f"{client} is on PATH now: 'agentrc install' installs {ident}"
+            checks.append(Check("plugin", name, client, "", status, detail))
+            continue
+        target = f"{client} plugin list --json"
+        if (client, scope) not in lists:
+            lists[(client, scope)] = ((None, f"{client} is not on PATH") if shutil.which(client) is None
+                                      else plugin_cli.query(project, client, scope))
+        names, why = lists[(client, scope)]
+        if names is None:
+            checks.append(Check("plugin", name, client, target,
+                                CLI_NOT_FOUND if why.endswith("not on PATH") else QUERY_FAILED, why))
+        elif ident in names:
+            checks.append(Check("plugin", name, client, target, OK))
+        else:
+            where = " for this project" if client == "claude" and scope == "project" else ""
+            checks.append(Check("plugin", name, client, target, NOT_INSTALLED,
+                                f"{client} does not list {ident} as installed and enabled{where}: "
+                                "'agentrc install' installs it again"))
+    return checks
+
+
+def _capabilities(project: str, lock: Lock) -> Tuple[List[Check], Tuple[Diagnostic, ...]]:
+    """The lock's capability records (what `agentrc build` recorded for the project's
+    capability references) against what the references resolve to now: as a build reads
+    them (`inputs.config.load_project`: at the commits the lock pins, the content checked
+    against the recorded SHA-256, AR222; a reference the lock does not pin is fetched at its
+    ref). The errors of that reading are returned with the checks."""
+    from agentrc.inputs import config  # the canonical reader: only for a project that has references
+
+    declared: Tuple[CapabilityRecord, ...] = ()
+    problems: Tuple[Diagnostic, ...] = ()
+    if config.is_project(project):
+        loaded, problems = config.load_project(project)
+        declared = loaded.capabilities
+    if not lock.capabilities and not declared:
+        return [], ()
+    errors = tuple(d for d in problems if d.is_error)
+    old = {(c.layer, c.name): c for c in lock.capabilities}
+    new = {(c.layer, c.name): c for c in declared}
+    checks: List[Check] = []
+    for layer, name in sorted(set(old) | set(new)):
+        was, now = old.get((layer, name)), new.get((layer, name))
+        if was == now:
+            checks.append(Check("capability", name, "", layer, OK))
+        elif was is None:
+            checks.append(Check("capability", name, "", layer, NOT_LOCKED, "the lock does not record it: "
+                                "'agentrc build' records it"))
+        elif now is None:
+            checks.append(Check("capability", name, "", layer, UNRESOLVED if errors else NOT_DECLARED,
+                                "it does not resolve (see the diagnostics)" if errors else
+                                "the project no longer references it: 'agentrc build' drops its record"))
+        else:
+            checks.append(Check("capability", name, "", layer, CHANGED, _changed(was, now)))
+    return checks, errors
+
+
+def _changed(was: CapabilityRecord, now: CapabilityRecord) -> str:
+    """How a capability reference resolves otherwise than the lock records it."""
+    parts = [f"{field} {getattr(was, field) or '(none)'} -> {getattr(now, field) or '(none)'}"
+             for field in ("type", "source", "ref", "commit") if getattr(was, field) != getattr(now, field)]
+    if was.sha256 != now.sha256:
+        parts.append(f"content sha256 {was.sha256[:12]} -> {now.sha256[:12]}")
+    return "; ".join(parts) + ": 'agentrc build' records it"
 
 
 def _file(project: str, path: str, sha256: str) -> Check:

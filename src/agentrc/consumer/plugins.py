@@ -47,7 +47,7 @@ def install(project: str, actions: Sequence[PluginAction], diags: Diagnostics, s
     (the lock's records) holds as installed, and that the client's own list still shows
     (`claude plugin list --json`, `copilot plugin list --json`), is not installed again:
     its CLIs are not run for it."""
-    done = {(str(r.get("client")), str(r.get("identifier"))) for r in previous if r.get("status") == INSTALLED}
+    done = {(str(r.get("client")), str(r.get("identifier"))) for r in previous if status_of(r) == INSTALLED}
     lists: Dict[str, Optional[Set[str]]] = {}
     records = []
     for a in actions:
@@ -68,21 +68,34 @@ def install(project: str, actions: Sequence[PluginAction], diags: Diagnostics, s
     return tuple(records)
 
 
+def status_of(record: Dict[str, Any]) -> str:
+    """A lock record's status; `installed` when it has none (spec 001 §3.7: the default, for
+    locks written before the field existed)."""
+    status = record.get("status")
+    return INSTALLED if status is None else str(status)
+
+
 def listed(project: str, client: str, scope: str = "project") -> Optional[Set[str]]:
     """The `plugin@marketplace` identifiers the client's CLI lists as installed and enabled
     for `scope` (Claude Code: project plugins of this project; Copilot, whose plugins are the
     user's: all); None when it cannot say."""
+    return query(project, client, scope)[0]
+
+
+def query(project: str, client: str, scope: str = "project") -> Tuple[Optional[Set[str]], str]:
+    """`listed`, with why not when it cannot say (the client's CLI is not on PATH, failed,
+    or printed no list): `agentrc doctor` tells those apart."""
     exe = shutil.which(client)
     if exe is None:
-        return None
+        return None, f"{client} is not on PATH"
     try:
         proc = subprocess.run([exe, "plugin", "list", "--json"], cwd=project, stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=CLI_TIMEOUT)
         data = json.loads(proc.stdout.decode("utf-8", "replace")) if proc.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError, ValueError, RecursionError):
-        return None
+    except (OSError, subprocess.SubprocessError, ValueError, RecursionError) as exc:
+        return None, f"{client} plugin list --json: {exc}"
     if not isinstance(data, list):
-        return None
+        return None, f"{client} plugin list --json: exit {proc.returncode}, no plugin list"
     here = os.path.realpath(project)
     out: Set[str] = set()
     for p in (x for x in data if isinstance(x, dict) and x.get("enabled") is not False):
@@ -94,7 +107,7 @@ def listed(project: str, client: str, scope: str = "project") -> Optional[Set[st
                 out.add(p["id"])
         elif isinstance(p.get("name"), str) and isinstance(p.get("marketplace"), str):
             out.add(f"{p['name']}@{p['marketplace']}")
-    return out
+    return out, ""
 
 
 def uninstall(project: str, actions: Sequence[PluginAction], diags: Diagnostics, scope: str = "project") -> None:
