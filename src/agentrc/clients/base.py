@@ -520,9 +520,8 @@ _BRACE_RE = re.compile(r"\{([^{}]*,[^{}]*)\}")
 
 
 def expand_braces(patterns: Sequence[str]) -> List[str]:
-    """Scope patterns for clients whose globs are one comma-separated string (Cursor `globs:`,
-    Copilot `applyTo:`): `{a,b}` alternatives, whose commas they would split on, expanded
-    into separate patterns."""
+    """Scope patterns for clients whose globs are one comma-separated string (Cursor `globs:`, Copilot
+    `applyTo:`): `{a,b}` alternatives, whose commas they would split on, expanded into separate patterns."""
     out: List[str] = []
     todo = list(patterns)
     while todo:
@@ -536,18 +535,13 @@ def expand_braces(patterns: Sequence[str]) -> List[str]:
     return out
 
 
-# The sentence under `## Skills`, as lines that pass markdownlint's default line length (80):
-# agentrc's own prose is wrapped; an author's is carried as written. The importer reads it
-# back (agentrc.importers.cleanup.split_skills_section), as it reads the earlier one-line form.
-SKILLS_INTRO = ("This agent relies on the following skills, installed alongside it.",
-                "Use them when relevant:")
-
-
 def with_skills_section(item: Item, body: str, tracker: Tracker) -> str:
-    """preload-skills as prose, for clients without a frontmatter field (spec 001 §3.4)."""
+    """preload-skills as prose, for clients without a frontmatter field (spec 001 §3.4); agentrc's own
+    lines within markdownlint's default 80 columns, read back by importers.cleanup.split_skills_section."""
     if not item.preload_skills:
         return body
-    lines = ["## Skills", "", *SKILLS_INTRO, ""]
+    lines = ["## Skills", "", "This agent relies on the following skills, installed alongside it.",
+             "Use them when relevant:", ""]
     lines += [f"- {name}" for name, _ in item.preload_skills]
     tracker.mapped("preload-skills", "## Skills section in the body")
     return body.rstrip("\n") + "\n\n" + "\n".join(lines)
