@@ -11,6 +11,9 @@ else AR050 and its bytes are never opened; it must be a regular file of at most
 `MAX_FILE_BYTES`, else AR054 (dangling or looping symlinks, FIFOs, sockets, devices and
 directories are reported, and a FIFO is never opened, so reading cannot hang). The root
 itself may be reached through symlinks: it is compared by its real path.
+
+The system calls of one read and their limits are `inputs.fileread`'s, the source stamp's
+record and deferred files `inputs.stamp`'s: both re-exported here, where callers import them.
 """
 
 from __future__ import annotations
@@ -25,6 +28,29 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.inputs.fileread import (  # noqa: F401 - re-exported: read where they were always read
+    ESCAPE_HINT,
+    MAX_FILE_BYTES,
+    MAX_LINK_HOPS,
+    _kind,
+    _not_a_file,
+    _not_a_file_status,
+    _open_and_read,
+    _posix,
+    _reason,
+    leaves,
+)
+from agentrc.inputs.stamp import (  # noqa: F401 - re-exported: read where they were always read
+    DeferredFile,
+    DeferredTree,
+    SourcesChanged,
+    Stamped,
+    _digest_of,
+    digests,
+    signature,
+    status,
+    tree_digest,
+)
 from agentrc.model import SourceFile, SourceTree
 
 SKIP_DIRS = {"node_modules", "__pycache__", "dist"}
@@ -34,13 +60,15 @@ SKIP_DIRS = {"node_modules", "__pycache__", "dist"}
 PUBLISHED_DIRS = (".claude-plugin", ".github")
 _NAME = operator.attrgetter("name")  # a directory entry's name: the walk's sort key
 
-# The largest file agentrc reads (16 MiB): far above any instruction file or skill resource
-# meant for an assistant's context, and small enough that reading stays bounded.
-MAX_FILE_BYTES = 16 << 20
 
-# The symbolic links one resolution follows, as Linux's own path lookup (MAXSYMLINKS): a
-# longer chain is a loop to the kernel too, so nothing past it could be opened anyway.
-MAX_LINK_HOPS = 40
+@dataclass(frozen=True)
+class Read:
+    """What reading command-line paths gave: the files, the files named directly by the user,
+    and the problems (AR050, AR054) with what could not be read."""
+
+    tree: SourceTree
+    explicit: Tuple[str, ...]
+    diagnostics: Tuple[Diagnostic, ...]
 
 
 def real_path(path: str, max_hops: int = MAX_LINK_HOPS) -> str:
@@ -79,15 +107,6 @@ def real_path(path: str, max_hops: int = MAX_LINK_HOPS) -> str:
         pending.extend(reversed(target.split("/")))
     return resolved
 
-
-@dataclass(frozen=True)
-class Read:
-    """What reading command-line paths gave: the files, the files named directly by the user,
-    and the problems (AR050, AR054) with what could not be read."""
-
-    tree: SourceTree
-    explicit: Tuple[str, ...]
-    diagnostics: Tuple[Diagnostic, ...]
 
 
 class Root:
@@ -130,6 +149,7 @@ class Root:
             return self.within.display_of(real)
         assert rel is not None
         return self.child(rel)
+
 
 
 # A canonical project (spec 000) is a directory holding one of these or `.ai/`. Here, not in
@@ -233,48 +253,66 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
     pending = [(root.path, "", top)]
     while pending:
         directory, rel, real = pending.pop()
+        entries = _listing(root, directory, rel, diags, outputs)
+        if entries is None:
+            continue
         below = real if real.endswith(os.sep) else real + os.sep  # os.path.join(real, name), without its checks
-        try:
-            with os.scandir(directory) as it:
-                entries = sorted(it, key=_NAME)
-        except OSError as exc:
-            if not (outputs and rel and _output_tree(directory)):
-                diags.error(root.child(rel), (0, 0), "AR054", f"cannot list the directory: {_reason(exc)}")
-            continue
-        if outputs and rel and ".agentrc" in map(_NAME, entries) and _output_tree(directory):
-            continue
-        subdirs = []
-        for entry in entries:
-            name = entry.name
-            if not name.isascii() and not _utf8(name):
-                shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-                diags.error(root.child(f"{rel}/{shown}" if rel else shown), (0, 0), "AR008",
-                            "a file or directory name that is not UTF-8: not read (rename it)")
-                continue
-            sub = f"{rel}/{name}" if rel else name
-            if entry.is_dir(follow_symlinks=False):
-                if enter(entry):
-                    subdirs.append((entry.path, sub, below + name))
-                continue
-            display = root.child(sub)  # a file's: a directory's is never shown (one call per directory less)
-            if entry.is_symlink() and _kind(entry.path) == "directory":
-                # Nothing below it is read, so nothing can leak; said once, not silently dropped.
-                if enter(entry):
-                    diags.warning(display, (0, 0), "AR054", "a symlink to a directory: not followed, its files "
-                                  "are not read")
-                continue
-            if not wanted(sub, name):
-                continue
-            if skip_large and _size(entry) > max_size:
-                continue
-            if visit is not None:
-                visit(entry.path, display)
-                continue
-            f = read_file(entry.path, display, root, diags, max_size, seen,
-                          real=None if entry.is_symlink() else below + name)
-            if f is not None:
-                out.append(f)
+        subdirs = _directory(root, rel, below, entries, out, diags, enter, wanted, max_size, skip_large, seen, visit)
         pending.extend(reversed(subdirs))
+
+
+def _listing(root: Root, directory: str, rel: str, diags: Diagnostics, outputs: bool
+             ) -> Optional[List[os.DirEntry]]:
+    """The entries of one directory of a walk, by name; None when it is not walked (it cannot
+    be listed: AR054; or, with `outputs`, it is an agentrc output tree below the root)."""
+    try:
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=_NAME)
+    except OSError as exc:
+        if not (outputs and rel and _output_tree(directory)):
+            diags.error(root.child(rel), (0, 0), "AR054", f"cannot list the directory: {_reason(exc)}")
+        return None
+    if outputs and rel and ".agentrc" in map(_NAME, entries) and _output_tree(directory):
+        return None
+    return entries
+
+
+def _directory(root: Root, rel: str, below: str, entries: List[os.DirEntry], out: List[SourceFile],
+               diags: Diagnostics, enter: Callable[[os.DirEntry], bool], wanted: Callable[[str, str], bool],
+               max_size: int, skip_large: bool, seen: Optional[Dict[str, os.stat_result]],
+               visit: Optional[Callable[[str, str], None]]) -> List[Tuple[str, str, str]]:
+    """`walk`'s work in one listed directory: its files read (or visited), and the
+    subdirectories to enter (path, root-relative path, real path), in name order."""
+    subdirs = []
+    for entry in entries:
+        name = entry.name
+        if not name.isascii() and not _utf8(name):
+            shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            diags.error(root.child(f"{rel}/{shown}" if rel else shown), (0, 0), "AR008",
+                        "a file or directory name that is not UTF-8: not read (rename it)")
+            continue
+        sub = f"{rel}/{name}" if rel else name
+        if entry.is_dir(follow_symlinks=False):
+            if enter(entry):
+                subdirs.append((entry.path, sub, below + name))
+            continue
+        display = root.child(sub)  # a file's: a directory's is never shown (one call per directory less)
+        if entry.is_symlink() and _kind(entry.path) == "directory":
+            # Nothing below it is read, so nothing can leak; said once, not silently dropped.
+            if enter(entry):
+                diags.warning(display, (0, 0), "AR054", "a symlink to a directory: not followed, its files "
+                              "are not read")
+            continue
+        if not wanted(sub, name) or (skip_large and _size(entry) > max_size):
+            continue
+        if visit is not None:
+            visit(entry.path, display)
+            continue
+        f = read_file(entry.path, display, root, diags, max_size, seen,
+                      real=None if entry.is_symlink() else below + name)
+        if f is not None:
+            out.append(f)
+    return subdirs
 
 
 def read_file(path: str, display: str, root: Root, diags: Diagnostics,
@@ -310,64 +348,17 @@ def read_file(path: str, display: str, root: Root, diags: Diagnostics,
         return None
     problem = _not_a_file(real, max_size) if is_link else _not_a_file_status(lst, max_size)
     if problem is None:
-        try:
-            fd = os.open(real, _READ_FLAGS)
-        except OSError as exc:
-            problem = _reason(exc)
-        else:
-            try:
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode):  # pragma: no cover - swapped after the check
-                    problem = f"is {_type_name(st.st_mode)}, not a file"
-                else:
-                    content = _read_bounded(fd, st.st_size, max_size)
-                    if len(content) > max_size:
-                        problem = f"is larger than {max_size} bytes"
-            except OSError as exc:
-                problem = _reason(exc)
-            finally:
-                os.close(fd)
+        content, st, problem = _open_and_read(real, max_size)
     if problem is not None:
         if is_link and problem.startswith(("does not exist", "is a symlink loop")):
             problem = f"is a dangling symlink ({problem})" if problem.startswith("does") else problem
         diags.error(display, (0, 0), "AR054", problem)
         return None
+    assert st is not None  # read: no problem
     link = root.display_of(real) if is_link else None
     if seen is not None and not is_link:
         seen[display] = st
     return SourceFile(display, content, bool(st.st_mode & 0o100), link)
-
-
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def _read_bounded(fd: int, size: int, max_size: int) -> bytes:
-    """At most `max_size + 1` bytes of the open file `fd`, whose status said `size`: one
-    read when it still holds that many (the common case), else on until its end (it was
-    cut, or a file system returned less) or past the bound (it has grown)."""
-    want = min(size, max_size) + 1
-    content = os.read(fd, want)
-    if len(content) == size:
-        return content
-    parts = [content]
-    got = len(content)
-    while got <= max_size:
-        part = os.read(fd, max_size + 1 - got)
-        if not part:
-            break
-        parts.append(part)
-        got += len(part)
-    return b"".join(parts)
-
-
-ESCAPE_HINT = "Copy the file into the registry, project or preset it is read from, or link to a file inside it."
-
-
-def leaves(path: str, root: Root) -> str:
-    """The AR050 message: the link as written (not where it lands, which may be anywhere)."""
-    if os.path.islink(path):
-        return f"symlink leads outside {root.label} (-> {os.readlink(path)})"
-    return f"resolves outside {root.label}"  # pragma: no cover - a parent is a symlink; walks do not enter those
 
 
 def read_text(path: str, display: str, root: Root, diags: Diagnostics) -> Optional[str]:
@@ -383,57 +374,12 @@ def read_text(path: str, display: str, root: Root, diags: Diagnostics) -> Option
         return None
 
 
-def _not_a_file(path: str, max_size: int) -> Optional[str]:
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        return _reason(exc)
-    return _not_a_file_status(st, max_size)
-
-
-def _not_a_file_status(st: os.stat_result, max_size: int) -> Optional[str]:
-    if not stat.S_ISREG(st.st_mode):
-        return f"is {_type_name(st.st_mode)}, not a file"
-    if st.st_size > max_size:
-        return f"is larger than {max_size} bytes"
-    return None
-
-
-def _kind(path: str) -> str:
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return "missing"
-    return "directory" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
-
-
 def _size(entry: os.DirEntry) -> int:
     try:
         return entry.stat().st_size
     except OSError:
         return 0  # read_file reports it
 
-
-def _type_name(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return name
-    return "not a regular file"  # pragma: no cover
-
-
-def _reason(exc: OSError) -> str:
-    if exc.errno == errno.ENOENT:
-        return "does not exist"
-    if exc.errno == errno.ELOOP:
-        return f"is a symlink loop, or a chain of more than {MAX_LINK_HOPS} symlinks"
-    if exc.errno in (errno.EACCES, errno.EPERM):
-        return "permission denied"
-    return exc.strerror or str(exc)
-
-
-def _posix(p: str) -> str:
-    return p.replace(os.sep, "/")
 
 
 # Directories a project walk for `agentrc import` never enters: version control, dependency
@@ -456,76 +402,13 @@ def read_project(root: str, wanted, max_size: int = 1 << 20) -> Tuple[SourceTree
 
 # --- the source stamp: what a build with nothing to do reads -------------------------------------
 #
-# A successful build records, per source file, its status (size, mtime and ctime in ns, inode,
-# device, mode) and the sha256 of the bytes it read. The next build walks the same paths with
-# the same rules and trusts a record only when every field still matches and the file's mtime and
-# ctime are older than the record's walk start by more than RACY_NS: a file changed within the
-# timestamp granularity of the recording (the "racy" case) could have kept its times, so it is
-# read again. Everything else that is not plain (a symlink, a file of another type, one too
-# large, a directory that cannot be listed) gives no answer, and the build reads every file.
+# Its record and its deferred files are `inputs.stamp`'s (re-exported here); the walk that
+# checks a record against the disk is here, reading through `read_file` as every walk does.
+# A file's record is trusted only when its mtime and ctime are older than the record's walk
+# start by more than RACY_NS: a file changed within the timestamp granularity of the
+# recording (the "racy" case) could have kept its times, so it is read again.
 
 RACY_NS = 3 * 10 ** 9  # above the coarsest common timestamp granularity (2 s) and clock ticks
-
-
-def status(st: os.stat_result) -> List[int]:
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode]
-
-
-def digests(tree: SourceTree) -> Dict[str, str]:
-    """Each file's sha256 (hex), by display path."""
-    return {f.path: hashlib.sha256(f.content).hexdigest() for f in tree.files}
-
-
-def tree_digest(shas: Dict[str, str]) -> str:
-    """`SourceTree.digest()` of the files whose sha256 (hex) by path `shas` holds."""
-    h = hashlib.sha256()
-    for path in sorted(shas):
-        h.update(path.encode() + b"\0" + bytes.fromhex(shas[path]))
-    return h.hexdigest()
-
-
-def signature(tree: SourceTree, shas: Dict[str, str], seen: Dict[str, os.stat_result], at_ns: int
-              ) -> Optional[dict]:
-    """The record of `tree` as read (statuses from `read_tree`'s `seen`, taken before the
-    reading started at `at_ns`), or None when a file was not a plain one (then none is kept)."""
-    files = {}
-    for f in tree.files:
-        st = seen.get(f.path)
-        if st is None or f.link is not None:
-            return None
-        files[f.path] = status(st) + [shas[f.path]]
-    return {"at": at_ns, "files": files}
-
-
-class SourcesChanged(Exception):
-    """A source the stamp vouched for could not be read as recorded (it changed during the
-    build): the build starts again, reading everything."""
-
-
-class DeferredFile(SourceFile):
-    """A source the stamp vouches for: its path, mode and sha256 are known, its bytes are
-    read (by `read_file`, inside its root) only when something asks for `content`. Pickled,
-    it is an ordinary `SourceFile`."""
-
-    def __init__(self, path: str, executable: bool, digest: bytes, load: Callable[[], bytes]):
-        # One update of the instance's dict (the class is a frozen dataclass): one of these
-        # is made per source of every build that has a stamp, the no-change one included.
-        self.__dict__.update(path=path, executable=executable, link=None, _digest=digest, _load=load)
-
-    def __getattr__(self, name: str):  # only for attributes not set: `content` before its first use
-        if name != "content":
-            raise AttributeError(name)
-        content = self._load()
-        if hashlib.sha256(content).digest() != self._digest:
-            raise SourcesChanged(self.path)
-        object.__setattr__(self, "content", content)
-        return content
-
-    def sha256(self) -> bytes:
-        return self._digest
-
-    def __reduce__(self):
-        return (SourceFile, (self.path, self.content, self.executable, None))
 
 
 def _loader(root: Root, path: str, display: str) -> Callable[[], bytes]:
@@ -535,49 +418,6 @@ def _loader(root: Root, path: str, display: str) -> Callable[[], bytes]:
             raise SourcesChanged(display)
         return f.content
     return load
-
-
-class DeferredTree(SourceTree):
-    """The tree `stamped_digest` found, its files made (each a `DeferredFile` or a file it
-    read) and sorted only when something asks for `files`: a build with nothing to do needs
-    the digest alone, and building 5,000 deferred files it never looks at was a sixth of its
-    time in the source stamp. Pickled, it is an ordinary `SourceTree`."""
-
-    def __init__(self, make: Callable[[], Tuple[SourceFile, ...]],
-                 pick: Optional[Callable[[str], Optional[SourceFile]]] = None):
-        self.__dict__["_make"] = make
-        self.__dict__["_pick"] = pick
-
-    def file(self, path: str) -> Optional[SourceFile]:
-        """The file at `path` (None: not in the tree), without making the others: a replayed
-        edit parses one directory of 15,000 files."""
-        pick = self.__dict__.get("_pick")
-        if pick is not None and "files" not in self.__dict__:
-            return pick(path)
-        return next((f for f in self.files if f.path == path), None)
-
-    def __getattr__(self, name: str):  # only for attributes not set: `files` before its first use
-        if name != "files":
-            raise AttributeError(name)
-        files = self._make()
-        object.__setattr__(self, "files", files)
-        return files
-
-    def __reduce__(self):
-        return (SourceTree, (self.files,))
-
-
-@dataclass(frozen=True)
-class Stamped:
-    """What `stamped_digest` found: the digest `read_tree(paths).tree.digest()` would give,
-    the files named directly, the new record, and the tree itself with the files the record
-    vouched for unread (`DeferredFile`)."""
-
-    digest: str
-    explicit: Tuple[str, ...]
-    record: dict
-    tree: SourceTree
-    read: int  # files whose bytes were read
 
 
 # A file the record vouches for, until the tree is asked for: its root, path, whether it is
@@ -663,14 +503,6 @@ def _listed(paths: Iterable[str]) -> Optional[Tuple[List[Tuple[Root, str, str]],
     if diags.items:
         return None
     return found, tuple(explicit)
-
-
-def _digest_of(shas: Dict[str, bytes]) -> str:
-    """`tree_digest` of sha256 digests already in bytes."""
-    h = hashlib.sha256()
-    for path in sorted(shas):
-        h.update(path.encode() + b"\0" + shas[path])
-    return h.hexdigest()
 
 
 def _one_file(vouched: Dict[str, _Vouched], fresh: Dict[str, SourceFile], display: str) -> Optional[SourceFile]:
