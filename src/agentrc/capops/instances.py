@@ -319,20 +319,7 @@ def lineage_of(opts: SpawnOptions, work: str, root: str, roots: List[str], scope
         # told from a link to oneself (the kernel drops it and keeps the relation).
         raise _lineage_fail(scope, f"the new instance would be named {instance!r} too, so its link to {relative_to!r} "
                             "would name itself; give it another name with --purpose", "E_RELATIVE_AMBIGUOUS")
-    owner = None
-    if work == "attached":
-        owner = _attached_owner(roots, opts.work_dir, scope)
-        if owner is not None:
-            if relation and not (relation == "child" and relative_to == owner):
-                raise _lineage_fail(scope, f"attached agents are always children of the work-tree owner ({owner}): "
-                                    "drop the relation flags", "E_SPAWN_FAILED")
-        elif not relation:
-            raise _lineage_fail(scope, f"attached work dir {opts.work_dir} is not a known instance's <home>/work: name "
-                                "the owning instance with --parent <instance>", "E_SPAWN_FAILED")
-        else:
-            owner = relative_to
-        if opts.relation.strip() == "unrelated":
-            raise _lineage_fail(scope, "attached agents are always children of the work-tree owner", "E_SPAWN_FAILED")
+    owner = _attached(opts, work, roots, scope, relation, relative_to)
     out: Dict[str, Any] = {"parentInstance": None, "siblingInstance": None, "relation": relation or None,
                            "relativeTo": relative_to or None, "anchorPath": None, "anchorDoc": None}
     anchor_doc: Optional[Dict[str, Any]] = None
@@ -346,7 +333,41 @@ def lineage_of(opts: SpawnOptions, work: str, root: str, roots: List[str], scope
                                 f"{relative_to!r} has no readable instance.json", "E_SPAWN_FAILED")
         out["anchorPath"], out["anchorDoc"] = path, anchor_doc
         out["anchorRoot"] = anchor_root
-    # Only names are inherited from the anchor's file (it is read, not trusted).
+    _inherit(out, anchor_doc, relation, relative_to)
+    if not relation and owner and owner != instance:
+        out["parentInstance"] = owner
+    if relation in ("sibling", "parent"):
+        _same_from_both_roots(out, root, scope, relation, relative_to, instance)
+    for key in ("parentInstance", "siblingInstance"):
+        if out[key] == instance:
+            out[key] = None
+    return out
+
+
+def _attached(opts: SpawnOptions, work: str, roots: List[str], scope: str, relation: str, relative_to: str
+              ) -> Optional[str]:
+    """For an attached work mode, the instance owning the work tree (attached agents are
+    always its children: the relation flags may only say so); None otherwise."""
+    if work != "attached":
+        return None
+    owner = _attached_owner(roots, opts.work_dir, scope)
+    if owner is not None:
+        if relation and not (relation == "child" and relative_to == owner):
+            raise _lineage_fail(scope, f"attached agents are always children of the work-tree owner ({owner}): "
+                                "drop the relation flags", "E_SPAWN_FAILED")
+    elif not relation:
+        raise _lineage_fail(scope, f"attached work dir {opts.work_dir} is not a known instance's <home>/work: name "
+                            "the owning instance with --parent <instance>", "E_SPAWN_FAILED")
+    else:
+        owner = relative_to
+    if opts.relation.strip() == "unrelated":
+        raise _lineage_fail(scope, "attached agents are always children of the work-tree owner", "E_SPAWN_FAILED")
+    return owner
+
+
+def _inherit(out: Dict[str, Any], anchor_doc: Optional[Dict[str, Any]], relation: str, relative_to: str) -> None:
+    """The lineage edges the relation gives; only names are inherited from the anchor's file
+    (it is read, not trusted)."""
     a = {k: v for k, v in (anchor_doc or {}).items()
          if k in ("parentInstance", "siblingInstance") and isinstance(v, str) and NAME.match(v)}
     if relation == "child":
@@ -359,22 +380,19 @@ def lineage_of(opts: SpawnOptions, work: str, root: str, roots: List[str], scope
     elif relation == "parent":
         out["parentInstance"] = a.get("parentInstance") or None
         out["siblingInstance"] = a.get("siblingInstance") or None
-    if not relation and owner and owner != instance:
-        out["parentInstance"] = owner
-    if relation in ("sibling", "parent"):
-        # An inherited edge must name the same instance from the anchor's root and from ours.
-        for inherited in (out["parentInstance"], out["siblingInstance"]):
-            if not isinstance(inherited, str) or inherited in (relative_to, instance):
-                continue
-            there, here = resolve_name(out["anchorRoot"], inherited), resolve_name(root, inherited)
-            if (there or here) and (not there or not here or os.path.realpath(there) != os.path.realpath(here)):
-                raise _lineage_fail(scope, f"relation {relation!r}: inherited lineage {inherited!r} resolves to "
-                                    f"{there or 'nothing'} from the anchor's root but {here or 'nothing'} from this "
-                                    "deployment root", "E_RELATIVE_AMBIGUOUS")
-    for key in ("parentInstance", "siblingInstance"):
-        if out[key] == instance:
-            out[key] = None
-    return out
+
+
+def _same_from_both_roots(out: Dict[str, Any], root: str, scope: str, relation: str, relative_to: str,
+                          instance: str) -> None:
+    """An inherited edge must name the same instance from the anchor's root and from ours."""
+    for inherited in (out["parentInstance"], out["siblingInstance"]):
+        if not isinstance(inherited, str) or inherited in (relative_to, instance):
+            continue
+        there, here = resolve_name(out["anchorRoot"], inherited), resolve_name(root, inherited)
+        if (there or here) and (not there or not here or os.path.realpath(there) != os.path.realpath(here)):
+            raise _lineage_fail(scope, f"relation {relation!r}: inherited lineage {inherited!r} resolves to "
+                                f"{there or 'nothing'} from the anchor's root but {here or 'nothing'} from this "
+                                "deployment root", "E_RELATIVE_AMBIGUOUS")
 
 
 def worktree_registered(repo: str, canonical: str) -> Tuple[Optional[bool], str]:

@@ -374,24 +374,9 @@ def gate(scope: str, accepted: Sequence[str], skip: bool, say: Say, interactive:
     d = Diagnostics()
     out: List[Dict[str, Any]] = []
     where = os.path.join(scope, "oas-config.yaml")
-
-    def by(e):
-        return ", ".join(f"{x['capability']} [{x['scope']}]" for x in e["requestedBy"])
-
     for e in found:
-        if e.get("invalid"):
-            say(f"  INVALID requirement {json.dumps(e['command'])}: {e['invalid']} (requested by: {by(e)})")
-            d.error(where, (0, 0), "AR231", f"requirement {e['command']} ({by(e)}): {e['invalid']}")
-            out.append(_entry(e, "failed", reason=e["invalid"], code="E_REQUIREMENT_POLICY"))
-        elif e.get("conflict"):
-            say(f"  CONFLICT for requirement {e['command']!r}: capabilities ask for different install plans; none "
-                "is offered")
-            for p in e["conflict"]["plans"]:
-                say(f"      {p['capability']}: {shown(p['steps'])}")
-            d.error(where, (0, 0), "AR231", f"requirement {e['command']}: {by(e)} ask for different install plans: "
-                    + "; ".join(f"{p['capability']}: {shown(p['steps'])}" for p in e["conflict"]["plans"]))
-            out.append(_entry(e, "failed", reason="conflicting install plans for the same command",
-                              code="E_REQUIREMENT_POLICY", conflict=e["conflict"]))
+        if e.get("invalid") or e.get("conflict"):
+            out.append(_refused(e, where, say, d))
     consentable = [e for e in found if not e.get("invalid") and not e.get("conflict")]
     if skip:
         out += [_entry(e, "skipped", reason="--no-requirements") for e in consentable]
@@ -399,39 +384,64 @@ def gate(scope: str, accepted: Sequence[str], skip: bool, say: Say, interactive:
     if consentable:
         say(f"Missing requirements for active capabilities ({len(consentable)}):")
     for e in consentable:
-        say(f"  {e['command']} — {e['why'] or 'required'} (requested by: {by(e)})")
-        if e["plan"] is None:
-            reason = e.get("unavailable") or "no safe installer"
-            say(f"    no safe installer: {reason}" + (f"; install docs: {e['docs']}" if e["docs"] else ""))
-            out.append(_entry(e, "skipped", reason=reason))
-            continue
-        p = e["plan"]
-        say(f"    installer: {shown(p['steps'])}  (source: {p['source']}"
-            + (f", version {p['version']}" if p["version"] else "") + f"; {p['scope']})")
-        if not (e["command"] in names or (interactive and _ask())):
-            say(f"    skipped: consent needed; run `agentrc cap install --accept-requirement {e['command']} --dir "
-                f"{scope}` to install it")
-            out.append(_entry(e, "consent-required"))
-            continue
-        reason = ""
-        for step in p["steps"]:
-            code, _ = _run(step, scope, STEP_TIMEOUT, out=sys.stderr.fileno() if _has_fd() else subprocess.DEVNULL)
-            if code != 0:
-                reason = f"Command failed: {' '.join(step)}" + (f" (exit {code})" if code > 0 else " (did not run)")
-                break
-        lists.forget()
-        r = Requirement(why=e["why"] or "", runtime=e["runtime"], package=e["package"])
-        if not reason and lists.usable(r, scope, claude_binary(scope)):
-            say(f"    installed: {e['command']} verified installed for {e['runtime']}")
-            out.append(_entry(e, "installed", onPath=True))
-            continue
-        reason = reason or f"install ran but the requirement is still not installed for {e['runtime']}"
-        say(f"    FAILED: {reason}")
-        d.error(where, (0, 0), "AR232", f"requirement {e['command']}: {reason}")
-        out.append(_entry(e, "failed", onPath=False, reason=reason))
+        out.append(_offer(e, scope, names, interactive, lists, where, say, d))
     if consentable:
         say("Consent to install a requirement is separate from trust: it neither activates nor approves a capability.")
     return out, _failures(scope, out), d
+
+
+def _by(e: Dict[str, Any]) -> str:
+    return ", ".join(f"{x['capability']} [{x['scope']}]" for x in e["requestedBy"])
+
+
+def _refused(e: Dict[str, Any], where: str, say: Say, d: Diagnostics) -> Dict[str, Any]:
+    """A requirement refused by policy (AR231): an invalid one, or capabilities asking for
+    different install plans of the same command (none is offered)."""
+    if e.get("invalid"):
+        say(f"  INVALID requirement {json.dumps(e['command'])}: {e['invalid']} (requested by: {_by(e)})")
+        d.error(where, (0, 0), "AR231", f"requirement {e['command']} ({_by(e)}): {e['invalid']}")
+        return _entry(e, "failed", reason=e["invalid"], code="E_REQUIREMENT_POLICY")
+    say(f"  CONFLICT for requirement {e['command']!r}: capabilities ask for different install plans; none "
+        "is offered")
+    for p in e["conflict"]["plans"]:
+        say(f"      {p['capability']}: {shown(p['steps'])}")
+    d.error(where, (0, 0), "AR231", f"requirement {e['command']}: {_by(e)} ask for different install plans: "
+            + "; ".join(f"{p['capability']}: {shown(p['steps'])}" for p in e["conflict"]["plans"]))
+    return _entry(e, "failed", reason="conflicting install plans for the same command",
+                  code="E_REQUIREMENT_POLICY", conflict=e["conflict"])
+
+
+def _offer(e: Dict[str, Any], scope: str, names: Set[str], interactive: bool, lists: "Lists", where: str,
+           say: Say, d: Diagnostics) -> Dict[str, Any]:
+    """One consentable requirement: skipped without a safe installer or consent, else its
+    plan run and the runtime's package list asked again (AR232 when still missing)."""
+    say(f"  {e['command']} — {e['why'] or 'required'} (requested by: {_by(e)})")
+    if e["plan"] is None:
+        reason = e.get("unavailable") or "no safe installer"
+        say(f"    no safe installer: {reason}" + (f"; install docs: {e['docs']}" if e["docs"] else ""))
+        return _entry(e, "skipped", reason=reason)
+    p = e["plan"]
+    say(f"    installer: {shown(p['steps'])}  (source: {p['source']}"
+        + (f", version {p['version']}" if p["version"] else "") + f"; {p['scope']})")
+    if not (e["command"] in names or (interactive and _ask())):
+        say(f"    skipped: consent needed; run `agentrc cap install --accept-requirement {e['command']} --dir "
+            f"{scope}` to install it")
+        return _entry(e, "consent-required")
+    reason = ""
+    for step in p["steps"]:
+        code, _ = _run(step, scope, STEP_TIMEOUT, out=sys.stderr.fileno() if _has_fd() else subprocess.DEVNULL)
+        if code != 0:
+            reason = f"Command failed: {' '.join(step)}" + (f" (exit {code})" if code > 0 else " (did not run)")
+            break
+    lists.forget()
+    r = Requirement(why=e["why"] or "", runtime=e["runtime"], package=e["package"])
+    if not reason and lists.usable(r, scope, claude_binary(scope)):
+        say(f"    installed: {e['command']} verified installed for {e['runtime']}")
+        return _entry(e, "installed", onPath=True)
+    reason = reason or f"install ran but the requirement is still not installed for {e['runtime']}"
+    say(f"    FAILED: {reason}")
+    d.error(where, (0, 0), "AR232", f"requirement {e['command']}: {reason}")
+    return _entry(e, "failed", onPath=False, reason=reason)
 
 
 def _has_fd() -> bool:

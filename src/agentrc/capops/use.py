@@ -175,47 +175,64 @@ def _use(scope: str, requested: str, target: str, name: str, disable: bool, laye
         raise fail(requested, "AR170", f"{requested!r} declares layer {cap.layer or 'none'!r}, not {layer!r}",
                     "E_LAYER_MISMATCH")
     enabled = not disable
-    entry: Dict[str, Any]
+    entry = _activated_entry(path, cap, layers, additive, enabled)
+    source = "installed" if origin.startswith("installed:") else "owned" if origin.startswith("owned:") else ""
+    if source and not entry.get("from"):
+        entry["from"] = source
+    if settings:
+        _set_settings(path, entry, settings)
+    _set_target(entry, cap, target, name, enabled)
+    _write(path, replace_block(text, serialize(layers, additive)))
+    who = "global" if target == "global" else f"{target} {name}"
+    return Outcome({"capability": cap.id, "target": who, "enabled": enabled, "file": path},
+                   [f"{'activated' if enabled else 'excluded'} {cap.id} for {who} in {path}"])
+
+
+def _activated_entry(path: str, cap: Any, layers: Dict[str, Any], additive: Dict[str, Any],
+                     enabled: bool) -> Dict[str, Any]:
+    """The config entry `cap` activates: its layer's binding (AR153 when another capability
+    holds the layer and this one is being enabled) or its additive entry, made when missing."""
     if cap.layer:
         existing = layers.get(cap.layer)
         holds = isinstance(existing, dict) and existing.get("capability") == cap.id
         if isinstance(existing, dict) and not holds and enabled:
             raise fail(path, "AR153", f"the {cap.layer} layer already binds {existing.get('capability')!r} here; "
                         "disable it first", "E_LAYER_BOUND")
-        entry = existing if holds and isinstance(existing, dict) else {"capability": cap.id}
+        entry: Dict[str, Any] = existing if holds and isinstance(existing, dict) else {"capability": cap.id}
         layers[cap.layer] = entry
-    else:
-        prior = additive.get(cap.id)
-        entry = prior if isinstance(prior, dict) else {}
-        additive[cap.id] = entry
-    source = "installed" if origin.startswith("installed:") else "owned" if origin.startswith("owned:") else ""
-    if source and not entry.get("from"):
-        entry["from"] = source
-    if settings:
-        had = entry.get("settings")
-        current: Dict[str, Any] = had if isinstance(had, dict) else {}
-        for kv in settings:
-            key, eq, value = kv.partition("=")
-            if not eq or not key:
-                raise fail(path, "AR168", f"--settings takes key=value, not {kv!r}", "E_USAGE")
-            current[key] = value
-        entry["settings"] = current
+        return entry
+    prior = additive.get(cap.id)
+    entry = prior if isinstance(prior, dict) else {}
+    additive[cap.id] = entry
+    return entry
+
+
+def _set_settings(path: str, entry: Dict[str, Any], settings: Sequence[str]) -> None:
+    """`--settings key=value ...` merged into the entry's settings (AR168 for a malformed one)."""
+    had = entry.get("settings")
+    current: Dict[str, Any] = had if isinstance(had, dict) else {}
+    for kv in settings:
+        key, eq, value = kv.partition("=")
+        if not eq or not key:
+            raise fail(path, "AR168", f"--settings takes key=value, not {kv!r}", "E_USAGE")
+        current[key] = value
+    entry["settings"] = current
+
+
+def _set_target(entry: Dict[str, Any], cap: Any, target: str, name: str, enabled: bool) -> None:
+    """The entry enabled or excluded for everyone, an agent type or a soul."""
     if target == "global":
         entry["global"] = enabled
-    else:
-        key = "agent-types" if target == "type" else "souls"
-        if cap.layer and "global" not in entry and not entry.get("agent-types") and not entry.get("souls"):
-            entry["global"] = True  # a layer entry without targets was global; keep everyone else
-        targets = entry.get(key)
-        if isinstance(targets, list):
-            targets = {t: True for t in targets}
-        targets = targets if isinstance(targets, dict) else {}
-        targets[name] = enabled
-        entry[key] = targets
-    _write(path, replace_block(text, serialize(layers, additive)))
-    who = "global" if target == "global" else f"{target} {name}"
-    return Outcome({"capability": cap.id, "target": who, "enabled": enabled, "file": path},
-                   [f"{'activated' if enabled else 'excluded'} {cap.id} for {who} in {path}"])
+        return
+    key = "agent-types" if target == "type" else "souls"
+    if cap.layer and "global" not in entry and not entry.get("agent-types") and not entry.get("souls"):
+        entry["global"] = True  # a layer entry without targets was global; keep everyone else
+    targets = entry.get(key)
+    if isinstance(targets, list):
+        targets = {t: True for t in targets}
+    targets = targets if isinstance(targets, dict) else {}
+    targets[name] = enabled
+    entry[key] = targets
 
 
 def _not_acquired(scope: str, requested: str, again: str) -> Exception:
