@@ -419,3 +419,56 @@ def test_import_never_writes_the_canonical_document_through_a_link(tmp_path, mon
     err = capsys.readouterr().err
     assert "again/ai.config.json: error[AR224]" in err and "import failed: nothing written" in err
     assert victim.read_text() == "precious\n" and not (tmp_path / "registry").exists()
+
+
+_KILLED_IMPORT = """
+import os, sys
+sys.path.insert(0, {src!r})
+from agentrc.output import imports
+from agentrc.cli.main import main
+imports.write = lambda out, record: os._exit(9)   # killed after the files, before the record
+os.chdir({cwd!r})
+main(["import", "--from", "claude", "project", "--out", "registry"])
+"""
+
+
+def test_an_import_killed_before_its_record_is_completed_by_the_next(tmp_path, monkeypatch, capsys):
+    """The import's files and its record are one plan of the steps executor: a kill between
+    them leaves the journal, and the next import writes the record before reading it, so the
+    paths the first import wrote are known as claude's (an import of another client keeps
+    them; a new claude import replaces them)."""
+    import subprocess
+    import sys
+
+    _project(tmp_path)
+    script = tmp_path / "killed.py"
+    script.write_text(_KILLED_IMPORT.format(src=str(Path(__file__).resolve().parents[1] / "src"), cwd=str(tmp_path)))
+    assert subprocess.run([sys.executable, str(script)], check=False).returncode == 9
+    registry = tmp_path / "registry"
+    assert (registry / ".agentrc" / "import-journal.json").is_file()
+    assert not (registry / ".agentrc" / "imports.json").exists()
+    assert (registry / "rules" / "testing" / "RULE.md").is_file()  # the files were committed
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "project" / ".claude" / "rules" / "testing.md").unlink()
+    assert main(["import", "--from", "claude", "project", "--out", "registry"]) == 0
+    assert not (registry / ".agentrc" / "import-journal.json").exists()
+    record = json.loads((registry / ".agentrc" / "imports.json").read_text())
+    assert "rules/testing/RULE.md" not in record["clients"]["claude"]
+    # Without the recovered record the rule would have been kept as another import's.
+    assert not (registry / "rules" / "testing" / "RULE.md").exists()
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("planted", [b"{not json", b'{"version": 1, "steps": [{"kind": "rm", "record": {},'
+                                     b' "state": "done", "point": true}]}'])
+def test_a_planted_import_journal_is_dropped_and_nothing_else_is_done(tmp_path, monkeypatch, capsys, planted):
+    _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["import", "--from", "claude", "project", "--out", "registry"]) == 0
+    journal = tmp_path / "registry" / ".agentrc" / "import-journal.json"
+    journal.write_bytes(planted)
+    before = (tmp_path / "registry" / ".agentrc" / "imports.json").read_bytes()
+    assert main(["import", "--from", "claude", "project", "--out", "registry"]) == 0
+    assert not journal.exists()
+    assert (tmp_path / "registry" / ".agentrc" / "imports.json").read_bytes() == before
+    capsys.readouterr()

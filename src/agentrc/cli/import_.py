@@ -8,6 +8,7 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Optional
 
 from agentrc.cli import progress
 from agentrc.cli.common import UsageError, print_diags, say, summarize, unknown
@@ -93,43 +94,10 @@ def _import(args, notify) -> int:
                       f"field for: the portable items in {out} keep them, the canonical document does not")
     files = [OutputFile(f.path, f.content, f.executable, "import") for f in portable.files]
     canonical_data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode() if args.canonical else None
-    outside = None
-    if args.canonical:
-        rel = os.path.relpath(os.path.abspath(args.canonical), os.path.abspath(args.out))
-        if rel.startswith(".."):
-            outside = Path(args.canonical)
-            try:
-                atomic.check(outside)  # before the registry is written: a link there stops the import
-            except OSError as exc:
-                diags.error(str(outside), (0, 0), atomic.code_of(exc, "AR142"), "cannot write the canonical "
-                            f"document: {exc.strerror or exc}")
-            if not diags.has_errors and outside.exists() and outside.read_bytes() != canonical_data:
-                diags.error(str(outside), (0, 0), "AR091", "exists and was not written by this import; "
-                            "remove it or name another file")
-        else:
-            assert canonical_data is not None  # set whenever args.canonical is
-            files.append(OutputFile(rel.replace(os.sep, "/"), canonical_data, False, "import"))
+    outside = _canonical_place(args, canonical_data, files, diags)
     changes = None
     if not diags.has_errors:
-        try:
-            # Locked and recovered first; the write is the build's transaction (output.writer).
-            with writer.session(out, write=True, notify=notify) as target:
-                # Added to what imports of other clients wrote here (their items kept, the bundle
-                # and context joined); what these clients' last import wrote is replaced.
-                record = imports.read(out)
-                kept = imports.kept(record, args.clients, target.owned_paths())
-                portable_files = importing.added_to(
-                    SourceTree(tuple(SourceFile(f.path, f.content, f.executable) for f in files)), target.read_owned,
-                    kept, join_context=imports.shared_with_others(record, args.clients, importing.CONTEXT))
-                files = [OutputFile(f.path, f.content, f.executable, "import") for f in portable_files.files]
-                changes, _, wdiags = target.diff(files, keep=kept)
-                diags.extend(wdiags)
-                if not diags.has_errors:
-                    diags.extend(target.apply(files, changes))
-                if not diags.has_errors:
-                    imports.write(out, imports.recorded(record, args.clients, [f.path for f in files]))
-        except writer.OutputError as exc:
-            diags.extend(exc.diagnostics)
+        changes = _write_import(args, out, files, diags, notify)
     if not diags.has_errors and outside is not None and canonical_data is not None:
         try:
             writer.write_atomic(outside, canonical_data)
@@ -137,6 +105,53 @@ def _import(args, notify) -> int:
             diags.error(str(outside), (0, 0), atomic.code_of(exc, "AR142"), "cannot write the canonical document: "
                         f"{exc.strerror or exc}")
     return _report(args, diags, changes, f"from {args.client}", _counts(doc), {"client": args.client})
+
+
+def _canonical_place(args, data: Optional[bytes], files: list, diags: Diagnostics) -> Optional[Path]:
+    """Where `--canonical` goes: inside --out it is one more file of the write (appended to
+    `files`); outside it, its path (checked now, before the registry is written: a link there
+    or a file this import did not write stops the import)."""
+    if not args.canonical or data is None:
+        return None
+    rel = os.path.relpath(os.path.abspath(args.canonical), os.path.abspath(args.out))
+    if not rel.startswith(".."):
+        files.append(OutputFile(rel.replace(os.sep, "/"), data, False, "import"))
+        return None
+    outside = Path(args.canonical)
+    try:
+        atomic.check(outside)
+    except OSError as exc:
+        diags.error(str(outside), (0, 0), atomic.code_of(exc, "AR142"), "cannot write the canonical "
+                    f"document: {exc.strerror or exc}")
+    if not diags.has_errors and outside.exists() and outside.read_bytes() != data:
+        diags.error(str(outside), (0, 0), "AR091", "exists and was not written by this import; "
+                    "remove it or name another file")
+    return outside
+
+
+def _write_import(args, out: Path, files: list, diags: Diagnostics, notify):
+    """The files written into --out under the writer's lock (recovered first), added to what
+    imports of other clients wrote there (their items kept, the bundle and context joined),
+    replacing what these clients' last import wrote; then the import record. The changes, or
+    None when the directory could not be opened."""
+    try:
+        with writer.session(out, write=True, notify=notify) as target:
+            imports.recover(out)  # an import killed after its files: its record written first
+            record = imports.read(out)
+            kept = imports.kept(record, args.clients, target.owned_paths())
+            portable_files = importing.added_to(
+                SourceTree(tuple(SourceFile(f.path, f.content, f.executable) for f in files)), target.read_owned,
+                kept, join_context=imports.shared_with_others(record, args.clients, importing.CONTEXT))
+            files = [OutputFile(f.path, f.content, f.executable, "import") for f in portable_files.files]
+            changes, _, wdiags = target.diff(files, keep=kept)
+            diags.extend(wdiags)
+            if not diags.has_errors:
+                new_record = imports.recorded(record, args.clients, [f.path for f in files])
+                diags.extend(imports.commit(out, lambda: target.apply(files, changes), new_record))
+            return changes
+    except writer.OutputError as exc:
+        diags.extend(exc.diagnostics)
+        return None
 
 
 def _published_layout(root: str, client: str) -> bool:

@@ -11,16 +11,22 @@ the import then adds to everything agentrc wrote there.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
 from pathlib import Path
-from typing import AbstractSet, Dict, Iterable, Sequence, Set
+from typing import AbstractSet, Callable, Dict, Iterable, Optional, Sequence, Set
 
-from agentrc.output import atomic
+from agentrc.diagnostics import Diagnostic
+from agentrc.output import atomic, steps
 
 RECORD = ".agentrc/imports.json"
 MAX_RECORD = 8 << 20
+# The import's transaction (output.steps): its files (the writer's own all-or-nothing write,
+# the commit point), then the record. A run killed between them leaves this journal; the next
+# import, under the writer's lock, writes the record it names before reading the record.
+JOURNAL = ".agentrc/import-journal.json"
 
 
 def read(out: Path) -> Dict[str, Set[str]]:
@@ -39,11 +45,7 @@ def read(out: Path) -> Dict[str, Set[str]]:
         return {}
     finally:
         os.close(fd)
-    clients = data.get("clients") if isinstance(data, dict) else None
-    if not isinstance(clients, dict):
-        return {}
-    return {c: {p for p in paths if isinstance(p, str)} for c, paths in clients.items()
-            if isinstance(c, str) and isinstance(paths, list)}
+    return _parsed(data)
 
 
 def kept(record: Dict[str, Set[str]], clients: Sequence[str], owned: AbstractSet[str]) -> Set[str]:
@@ -69,6 +71,14 @@ def recorded(record: Dict[str, Set[str]], clients: Sequence[str], paths: Iterabl
     return new
 
 
+def _parsed(data: object) -> Dict[str, Set[str]]:
+    clients = data.get("clients") if isinstance(data, dict) else None
+    if not isinstance(clients, dict):
+        return {}
+    return {c: {p for p in paths if isinstance(p, str)} for c, paths in clients.items()
+            if isinstance(c, str) and isinstance(paths, list)}
+
+
 def write(out: Path, record: Dict[str, Set[str]]) -> None:
     """The record, written whole or not at all, never through a link (a failure is not the
     import's: the files are written; the next import then adds to everything)."""
@@ -78,3 +88,72 @@ def write(out: Path, record: Dict[str, Set[str]]) -> None:
         atomic.write_atomic(Path(out) / RECORD, data.encode("utf-8"), root=out)
     except OSError:
         pass
+
+
+class _Files(steps.Step):
+    """The import's files, written by the output writer (the commit point). After a kill the
+    writer's own journal has already been finished when the session opened: nothing to redo."""
+
+    kind = "files"
+    point = True
+
+    def __init__(self, apply: Optional[Callable[[], Sequence[Diagnostic]]] = None):
+        self.apply = apply
+        self.diagnostics: Sequence[Diagnostic] = ()
+
+    def do(self) -> None:
+        if self.apply is None:
+            return
+        self.diagnostics = tuple(self.apply())
+        if any(d.is_error for d in self.diagnostics):
+            raise _NotWritten()
+
+
+class _NotWritten(Exception):
+    """The writer reported errors: the files are not (or not all) written."""
+
+
+class _Record(steps.Step):
+    """The record of what each client's import wrote, written after the files."""
+
+    kind = "record"
+
+    def __init__(self, out: Path, record: Dict[str, Set[str]]):
+        self.out, self.data = out, record
+
+    def record(self) -> Dict[str, object]:
+        return {"clients": {c: sorted(p) for c, p in sorted(self.data.items())}}
+
+    def do(self) -> None:
+        write(self.out, self.data)
+
+
+def _kinds(out: Path) -> steps.Kinds:
+    return {"files": lambda _r: _Files(), "record": lambda r: _Record(out, _parsed(r))}
+
+
+def recover(out: Path) -> None:
+    """Under the writer's lock, before the record is read: an import killed after its files
+    were written gets its record; a journal that cannot be trusted is deleted (the record then
+    stays as it was: the next import adds to everything the manifest owns)."""
+    path = os.path.join(os.fspath(out), *JOURNAL.split("/"))
+    try:
+        steps.recover(path, os.fspath(out), _kinds(Path(out)))
+    except (steps.JournalError, OSError):
+        with contextlib.suppress(OSError):
+            if not os.path.islink(path):
+                os.unlink(path)
+
+
+def commit(out: Path, apply: Callable[[], Sequence[Diagnostic]], record: Dict[str, Set[str]]
+           ) -> Sequence[Diagnostic]:
+    """The import's files written (`apply`, the writer's transaction) and then its record, as
+    one plan of the steps executor; the writer's diagnostics."""
+    files = _Files(apply)
+    path = os.path.join(os.fspath(out), *JOURNAL.split("/"))
+    try:
+        steps.run([files, _Record(Path(out), record)], steps.Journal(path, os.fspath(out), "import"))
+    except steps.Failed as exc:
+        if not isinstance(exc.cause, _NotWritten):
+            raise exc.cause from None
+    return files.diagnostics
