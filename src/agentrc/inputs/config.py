@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.canonical import document as canonical
 from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.frozen import FrozenMap, freeze
 from agentrc.inputs import capref
 from agentrc.inputs.fetch import Fetcher
 from agentrc.inputs.tree import (
@@ -163,39 +164,13 @@ def load_project(root: str, unpin: Optional[Tuple[str, ...]] = None) -> Tuple[Pr
             config = loaded
     language = str(config.get("language") or "")
     layers: List[canonical.Layer] = []
-    names = config.get("presets", [])
-    if isinstance(config.get("preset"), str):
-        names = [config["preset"]] + list(names if isinstance(names, list) else [])
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        diags.error(_posix(config_path or root), (1, 1), "AR115", "presets: expected a list of preset names or paths")
-        names = []
     done: set = set()
     caps = _Capabilities(root, diags, unpin)
-    for name in names:
+    for name in _preset_names(config, _posix(config_path or root), diags):
         _preset(name, root, root, [], layers, diags, language, done, _posix(config_path or root), caps)
-    ai_dir = _join(root, ".ai")
-    try:
-        ai_real = real_path(ai_dir) if os.path.lexists(ai_dir) else None
-    except OSError:
-        diags.error(_posix(ai_dir), (0, 0), "AR054", "is a symlink loop, or a chain of more than "
-                    f"{MAX_LINK_HOPS} symlinks")
-        ai_real = None
-    if ai_real is not None:
-        if not project.inside(ai_real):
-            diags.error(_posix(ai_dir), (0, 0), "AR050", leaves(ai_dir, project), ESCAPE_HINT)
-        elif not os.path.isdir(ai_dir):
-            diags.error(_posix(ai_dir), (0, 0), "AR054", "is not a directory (the .ai/ layer belongs here)")
-        else:
-            tree = _tree(Root(ai_dir, project.label, within=project), diags)
-            layers.append(canonical.layer_from_tree(".ai", _posix(ai_dir), tree, diags, language=language))
-    agents_md = _join(root, "AGENTS.md")
-    raw = read_text(agents_md, _posix(agents_md), project, diags) if os.path.lexists(agents_md) else None
-    if raw is not None:
-        text = canonical.strip_managed_block(raw)
-        if text.strip():
-            layers.append(canonical.Layer("AGENTS.md", _posix(agents_md),
-                                          canonical.freeze({"context": {"global": text}}),
-                                          canonical.FrozenMap({"context.global": _posix(agents_md)})))
+    for layer in (_ai_layer(root, project, diags, language), _agents_md_layer(root, project, diags)):
+        if layer is not None:
+            layers.append(layer)
     if config_path is not None and "capabilities" in config:
         # ai-jue's order: the config's capability references after AGENTS.md, before the
         # config's own keys.
@@ -207,6 +182,53 @@ def load_project(root: str, unpin: Optional[Tuple[str, ...]] = None) -> Tuple[Pr
                                                 config_positions=config_positions))
     return (Project(_posix(root), _posix(config_path) if config_path else None, tuple(layers), tuple(caps.records)),
             diags.sorted())
+
+
+def _preset_names(config: Dict[str, Any], shown: str, diags: Diagnostics) -> List[str]:
+    """The presets the config names (`preset`, then `presets`), in order; AR115 when they
+    are not names or paths."""
+    names = config.get("presets", [])
+    if isinstance(config.get("preset"), str):
+        names = [config["preset"]] + list(names if isinstance(names, list) else [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        diags.error(shown, (1, 1), "AR115", "presets: expected a list of preset names or paths")
+        return []
+    return names
+
+
+def _ai_layer(root: str, project: Root, diags: Diagnostics, language: str) -> Optional[canonical.Layer]:
+    """The project's `.ai/` directory as a layer, when there is one inside the project."""
+    ai_dir = _join(root, ".ai")
+    try:
+        ai_real = real_path(ai_dir) if os.path.lexists(ai_dir) else None
+    except OSError:
+        diags.error(_posix(ai_dir), (0, 0), "AR054", "is a symlink loop, or a chain of more than "
+                    f"{MAX_LINK_HOPS} symlinks")
+        ai_real = None
+    if ai_real is None:
+        return None
+    if not project.inside(ai_real):
+        diags.error(_posix(ai_dir), (0, 0), "AR050", leaves(ai_dir, project), ESCAPE_HINT)
+    elif not os.path.isdir(ai_dir):
+        diags.error(_posix(ai_dir), (0, 0), "AR054", "is not a directory (the .ai/ layer belongs here)")
+    else:
+        tree = _tree(Root(ai_dir, project.label, within=project), diags)
+        return canonical.layer_from_tree(".ai", _posix(ai_dir), tree, diags, language=language)
+    return None
+
+
+def _agents_md_layer(root: str, project: Root, diags: Diagnostics) -> Optional[canonical.Layer]:
+    """The project's AGENTS.md (outside agentrc's managed block) as the global context, when
+    it says anything."""
+    agents_md = _join(root, "AGENTS.md")
+    raw = read_text(agents_md, _posix(agents_md), project, diags) if os.path.lexists(agents_md) else None
+    if raw is None:
+        return None
+    text = canonical.strip_managed_block(raw)
+    if not text.strip():
+        return None
+    return canonical.Layer("AGENTS.md", _posix(agents_md), freeze({"context": {"global": text}}),
+                           FrozenMap({"context.global": _posix(agents_md)}))
 
 
 def key_positions(text: str) -> Dict[str, Tuple[int, int]]:
