@@ -246,10 +246,19 @@ def test_list_and_remove(tmp_path, scope, capsys):
     assert run(capsys, "cap", "install", str(pkg), "--dir", str(scope))[0] == 0
     code, env = run_json(capsys, "cap", "list", "--dir", str(scope))
     assert code == 0 and [p["package"] for p in env["result"]["packages"]] == ["demo.pkg"]
-    assert env["result"]["capabilities"][0]["status"] == "ok"
+    # Its spawn hook is blocked until trusted: the row says so, with the command that approves it.
+    row = env["result"]["capabilities"][0]
+    assert (row["status"], row["code"], row["executableSurface"]) == \
+        ("untrusted", "untrusted-surface", {"commands": [], "hooks": ["spawn"]})
+    assert "agentrc cap trust demo.cap" in row["detail"]
+    assert "[executable — needs agentrc cap trust]" in run(capsys, "cap", "list", "--dir", str(scope))[1]
+    assert run(capsys, "cap", "trust", "demo.cap", "--dir", str(scope))[0] == 0
+    code, env = run_json(capsys, "cap", "list", "--dir", str(scope))
+    assert env["result"]["capabilities"][0]["status"] == "ok" and env["result"]["capabilities"][0]["trusted"]
     (scope / STORE / "demo.cap" / "oas.json").write_text("{}")
     code, env = run_json(capsys, "cap", "list", "--dir", str(scope))
-    assert env["result"]["capabilities"][0]["status"] == "integrity-drift"
+    row = env["result"]["capabilities"][0]
+    assert (row["status"], row["code"]) == ("drifted", "integrity-drift") and "drift" in row["detail"]
     (scope / "oas-config.yaml").write_text("capabilities:\n  additive:\n    demo.cap:\n      from: installed\n")
     code, _, err = run(capsys, "cap", "remove", "demo.pkg", "--dir", str(scope))
     assert code == 1 and "error[AR162]" in err and (scope / STORE / "demo.cap").exists()
