@@ -18,9 +18,11 @@ from agentrc.inputs import captree
 from agentrc.output import atomic
 
 KERNEL_CODES = {
-    "AR004": "invalid-package-manifest", "AR008": "invalid-package-manifest", "AR150": "invalid-package-manifest",
-    "AR151": "invalid-package-manifest", "AR152": "duplicate-capability-id", "AR154": "invalid-package-manifest",
-    "AR155": "invalid-package-manifest", "AR156": "path-escape", "AR157": "capability-not-self-contained",
+    # An invalid oas.json is the kernel's invalid-source (the source's capability is wrong), an
+    # invalid oas-package.json its invalid-package-manifest (tests/test_cap_codes_kernel.py).
+    "AR004": "invalid-package-manifest", "AR008": "invalid-package-manifest", "AR150": "invalid-source",
+    "AR151": "invalid-package-manifest", "AR152": "duplicate-capability-id", "AR154": "invalid-source",
+    "AR155": "invalid-source", "AR156": "path-escape", "AR157": "capability-not-self-contained",
     "AR158": "invalid-package-manifest", "AR159": "invalid-lock", "AR160": "invalid-source",
     "AR161": "integrity-drift", "AR162": "remove-blocked", "AR163": "incompatible-oas",
     "AR164": "duplicate-package-identity", "AR165": "legacy-lock", "AR166": "unknown-capability",
