@@ -15,8 +15,6 @@ KNOWN = {
     'agentrc/clients/windsurf.py:hook': 63,
     'agentrc/consumer/consume.py': 848,
     'agentrc/consumer/consume.py:_resolve': 77,
-    'agentrc/docgen/pages.py': 860,
-    'agentrc/docgen/pages.py:probes': 75,
     'agentrc/importers/cleanup.py:_constructs': 62,
     'agentrc/output/plan.py': 636,
     'agentrc/pipeline/build.py:_build': 73,
