@@ -252,3 +252,26 @@ def test_a_consumer_project_without_references_has_no_capability_checks(tmp_path
     (project / LOCK_FILE).write_text(json.dumps(lock))
     code, doc, checks = _doctor(capsys)
     assert code == 1 and checks[("capability", "gone", "")]["status"] == "not-declared"
+
+
+def test_global_doctor_checks_the_users_plugins(tmp_path, monkeypatch, capsys):
+    isolated_home(monkeypatch, tmp_path)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    _clis(monkeypatch)
+    market = _marketplace(tmp_path / "market")
+    repo = Repo(tmp_path)
+    repo.commit({"skills/a/SKILL.md": skill("a"),
+                 "kit.bundle.yaml": bundle("kit", "  skills:\n    - a\n") + _plugins(str(market))}, tag="v1")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert main(["add", "--trust", f"{repo.url}@v1", "--bundle", "kit", "--client", "claude", "--global"]) == 0, \
+        capsys.readouterr().err
+    capsys.readouterr()
+    code, doc, checks = _doctor(capsys, "--global")
+    assert code == 0, doc
+    assert checks[("plugin", "hello", "claude")]["status"] == "ok"
+    assert _cli("claude", "plugin", "uninstall", "hello@local-market", "--scope", "user", cwd=work).returncode == 0
+    code, doc, checks = _doctor(capsys, "--global")
+    assert code == 1 and checks[("plugin", "hello", "claude")]["status"] == "not-installed"
+    assert "for this project" not in checks[("plugin", "hello", "claude")]["detail"]

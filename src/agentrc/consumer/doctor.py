@@ -94,43 +94,41 @@ def doctor(project: str, user: bool = False) -> Tuple[Tuple[Check, ...], Tuple[D
         if f.merged:
             continue  # the user's file too: its MCP entries are checked below
         checks.append(_file(project, f.path, f.sha256))
-    claude: Optional[Tuple[Optional[Set[str]], str, str]] = None
-    copilot: Optional[Tuple[Optional[Set[str]], str, str]] = None
-    for m in lock.mcps:
-        rec = dict(m)
-        name, client = str(rec.get("name")), str(rec.get("client"))
-        if rec.get("status") not in (None, "installed", "config-written"):
-            # Skipped or failed when installed: nothing to verify; reported, never failing.
-            checks.append(Check("mcp", name, client, "", str(rec.get("status")), "as recorded by the install"))
-            continue
-        if client == "copilot" and "config" not in rec:  # registered with `copilot mcp add`
-            if copilot is None:
-                copilot = _copilot_servers(project)
-            names, status, detail = copilot
-            checks.append(Check("mcp", name, client, "copilot mcp list", status if names is None else
-                                REGISTERED if name in names else NOT_REGISTERED, detail))
-            continue
-        if client == "claude":
-            if claude is None:
-                claude = _claude_servers(project)
-            names, status, detail = claude
-            if names is None:
-                checks.append(Check("mcp", name, client, "claude mcp list", status, detail))
-            else:
-                checks.append(Check("mcp", name, client, "claude mcp list",
-                                    REGISTERED if name in names else NOT_REGISTERED))
-            continue
-        config = rec.get("config")
-        if not isinstance(config, str):
-            checks.append(Check("mcp", name, client, "", CONFIG_MISSING, "the lock names no config file"))
-            continue
-        checks.append(_config(project, name, client, config, tuple(rec.get("key") or ("mcpServers", name))))
+    checks.extend(_mcps(project, lock))
     checks.extend(_plugins(project, lock))
     if not user:  # a global installation has no canonical project, hence no capability references
         found, problems = _capabilities(project, lock)
         checks.extend(found)
         diags = tuple(diags) + tuple(problems)
     return tuple(checks), diags
+
+
+def _mcps(project: str, lock: Lock) -> List[Check]:
+    """Each MCP record of the lock against its target: Claude Code's, and Copilot's
+    registered with `copilot mcp add`, against what the client's CLI lists (asked once per
+    client); the others against the config file that holds their entry."""
+    asked: Dict[str, Tuple[Optional[Set[str]], str, str]] = {}
+    checks: List[Check] = []
+    for rec in (dict(m) for m in lock.mcps):
+        name, client = str(rec.get("name")), str(rec.get("client"))
+        if rec.get("status") not in (None, "installed", "config-written"):
+            # Skipped or failed when installed: nothing to verify; reported, never failing.
+            checks.append(Check("mcp", name, client, "", str(rec.get("status")), "as recorded by the install"))
+            continue
+        cli = "claude" if client == "claude" else "copilot" if client == "copilot" and "config" not in rec else ""
+        if cli:
+            if cli not in asked:
+                asked[cli] = _claude_servers(project) if cli == "claude" else _copilot_servers(project)
+            names, status, detail = asked[cli]
+            checks.append(Check("mcp", name, client, f"{cli} mcp list", status if names is None else
+                                REGISTERED if name in names else NOT_REGISTERED, detail))
+            continue
+        config = rec.get("config")
+        if not isinstance(config, str):
+            checks.append(Check("mcp", name, client, "", CONFIG_MISSING, "the lock names no config file"))
+            continue
+        checks.append(_config(project, name, client, config, tuple(rec.get("key") or ("mcpServers", name))))
+    return checks
 
 
 def _plugins(project: str, lock: Lock) -> List[Check]:
