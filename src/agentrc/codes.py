@@ -647,4 +647,20 @@ CODES: Dict[str, Code] = _table(
          "Remove the duplicate keys (AR004) first; the last occurrence is the value YAML keeps."),
     Code("AR101", "not-formatted", "The file is not in canonical form.",
          "Run 'agentrc fmt PATH' to rewrite it."),
+    Code("AR263", "cap-command-unknown",
+         "cap run names a command namespace no capability acquired for the context declares, two capabilities "
+         "declare it, or the namespace has no such command.",
+         "Run 'agentrc cap doctor' to see the active capabilities, and 'agentrc cap run NAMESPACE' to list the "
+         "namespace's commands."),
+    Code("AR264", "cap-command-refused",
+         "cap run refuses a capability's command: the capability is not active for the context (or soul), its "
+         "executable surface is not trusted at its locked integrity, or the command's value is empty or its script "
+         "is missing or resolves outside the capability's directory.",
+         "Activate it with 'agentrc cap use CAPABILITY', approve it with 'agentrc cap trust CAPABILITY --dir SCOPE' "
+         "after reviewing it, or fix the manifest's commands (a script inside the capability)."),
+    Code("AR265", "cap-scope-state",
+         "cap init at a scope that already has an oas-config.yaml, or cap status where no agents/ or local-agents/ "
+         "directory is found above the scope (with --team: no team declared).",
+         "Edit the existing config or change it with 'agentrc cap use'; for status, run it inside a deployment "
+         "(or spawn a soul there first)."),
 )

@@ -6,11 +6,13 @@ the scope's locks hold, `update PACKAGE` re-resolves one, `remove PACKAGE` remov
 the installed integrity, `migrate [--dry-run]` converts a version 1 lock, `spawn SOUL`
 creates an instance home, `retire INSTANCE [--force]` runs its retire hooks and removes it,
 `use CAPABILITY` edits the activation in oas-config.yaml, `doctor [DIR] --soul NAME` shows
-what is active for a soul. With
+what is active for a soul, `run NAMESPACE COMMAND [ARGS...]` runs a capability's operational
+command (its own exit code passed through), `status` lists the instance homes (retained and
+quarantined ones too) and `init` writes a new scope's oas-config.yaml. With
 `--json`, stdout carries exactly one envelope, the OAS kernel's (`{"schemaVersion": 1,
 "ok": true, "result": ...}` or `{"schemaVersion": 1, "ok": false, "error": {"code",
 "message", "details"}}`), with its stable error codes; the diagnostics ride in
-`error.details.diagnostics`. `doctor --json` prints the kernel's doctor document itself.
+`error.details.diagnostics`. `doctor --json` and `status --json` print the kernel's documents themselves.
 """
 
 from __future__ import annotations
@@ -19,13 +21,16 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 from agentrc.capops import doctor as capdoctor
 from agentrc.capops import install as capinstall
 from agentrc.capops import migrate as capmigrate
 from agentrc.capops import reqs as capreqs
+from agentrc.capops import run as caprun
+from agentrc.capops import scope_init as capinit
 from agentrc.capops import spawn as capspawn
+from agentrc.capops import status as capstatus
 from agentrc.capops import use as capuse
 from agentrc.cli.common import UsageError, print_diags
 from agentrc.diagnostics import Diagnostic, printable
@@ -57,64 +62,24 @@ def run(args) -> int:
 
 
 def _run(args, fmt: str, scope: str) -> int:
-    notify = (lambda m: None) if args.json else (lambda m: print(printable(m), file=sys.stderr))
     try:
-        if args.verb == "install":
-            if args.source:
-                outcome = capinstall.install(scope, args.source, notify)
-            else:
-                outcome = capinstall.restore(scope, notify)
-                say = (lambda m: print(printable(m), file=sys.stderr)) if args.json else _out
-                reqs, failures, diags = capreqs.gate(scope, args.accept_requirement, args.no_requirements, say,
-                                                     not args.json and sys.stdin.isatty() and sys.stdout.isatty())
-                outcome.result["requirements"] = reqs
-                outcome.result["failures"] += failures
-                outcome.failed = outcome.failed or bool(failures)
-                outcome.warnings = tuple(outcome.warnings) + tuple(diags.items)
-        elif args.verb == "list":
-            outcome = capinstall.list_scope(scope)
-        elif args.verb == "doctor":
-            outcome = capdoctor.doctor(args.context or scope, args.soul)
-            outcome.result["missingHostRequirements"] = capreqs.doctor_entries(args.context or scope)
-            outcome.lines += capreqs.doctor_lines(outcome.result["missingHostRequirements"])
-            if args.json:  # the document `oas doctor --json` prints, without an envelope
-                _emit(outcome.result)
-                return 0
-        elif args.verb == "pack":
-            outcome = capinstall.pack(args.package_dir, args.out)
-        elif args.verb == "build":
-            return _build(args, scope)
-        elif args.verb == "use":
-            target, name = ("type", args.type) if args.type else ("soul", args.soul) if args.soul else ("global", "")
-            outcome = capuse.use(scope, args.capability, target, name, args.disable, args.layer, args.settings)
-        elif args.verb == "update":
-            outcome = capinstall.update(scope, args.package, notify)
-        elif args.verb == "migrate":
-            outcome = capmigrate.migrate(scope, args.dry_run, notify, args.official, args.recursive)
-        elif args.verb == "spawn":
-            opts = capspawn.SpawnOptions(task=args.task, task_file=args.task_file, repo=args.repo, runtime=args.runtime,
-                                         model=args.model, instructions_file=args.instructions_file,
-                                         def_file=args.def_file, work=args.work, work_dir=args.work_dir,
-                                         branch=args.branch,
-                                         purpose=args.purpose, parent=args.parent, relation=args.relation,
-                                         relative_to=args.relative_to, relative_root=args.relative_root)
-            outcome = capspawn.spawn(scope, args.soul, opts, notify)
-        elif args.verb == "retire":
-            outcome = capspawn.retire(scope, args.instance, args.force, args.delete_branch)
-        elif args.verb == "trust":
-            shout = (lambda m: print(printable(m), file=sys.stderr)) if args.json else _out
-            outcome = capinstall.trust(scope, args.target, args.all_capabilities, shout)
-        else:
-            outcome = capinstall.remove(scope, args.package)
+        done = _VERBS[args.verb](args, scope)
     except capinstall.Failure as exc:
         if fmt == "json":
             first = next((d for d in exc.diagnostics if d.is_error), None)
             return _envelope_error(exc.kernel_code, first.format().splitlines()[0] if first else str(exc),
                                    exc.diagnostics)
         print_diags(exc.diagnostics, fmt)
-        if args.verb not in ("list", "doctor", "spawn", "retire"):
+        if args.verb not in ("list", "doctor", "spawn", "retire", "run", "status"):
             print(f"agentrc cap {args.verb}: failed, nothing changed", file=sys.stderr)
         return 1
+    if isinstance(done, int):
+        return done
+    return _report(args, fmt, done)
+
+
+def _report(args, fmt: str, outcome: capinstall.Outcome) -> int:
+    """A verb's outcome printed: the kernel's envelope with --json, else its diagnostics and lines."""
     if fmt == "json":
         if outcome.failed:
             code = "E_RECONCILE_FAILED" if args.verb == "install" else "E_RETIRE_INCOMPLETE" \
@@ -129,6 +94,110 @@ def _run(args, fmt: str, scope: str) -> int:
     for line in outcome.lines:
         _out(line)
     return 1 if outcome.failed else 0
+
+
+def _notify(args) -> Callable[[str], None]:
+    """Progress notes: on stderr, none with --json."""
+    return (lambda m: None) if args.json else _err
+
+
+def _err(message: str) -> None:
+    print(printable(message), file=sys.stderr)
+
+
+def _install(args, scope: str) -> capinstall.Outcome:
+    if args.source:
+        return capinstall.install(scope, args.source, _notify(args))
+    outcome = capinstall.restore(scope, _notify(args))
+    say = _err if args.json else _out
+    reqs, failures, diags = capreqs.gate(scope, args.accept_requirement, args.no_requirements, say,
+                                         not args.json and sys.stdin.isatty() and sys.stdout.isatty())
+    outcome.result["requirements"] = reqs
+    outcome.result["failures"] += failures
+    outcome.failed = outcome.failed or bool(failures)
+    outcome.warnings = tuple(outcome.warnings) + tuple(diags.items)
+    return outcome
+
+
+def _doctor(args, scope: str) -> Union[int, capinstall.Outcome]:
+    outcome = capdoctor.doctor(args.context or scope, args.soul)
+    outcome.result["missingHostRequirements"] = capreqs.doctor_entries(args.context or scope)
+    outcome.lines += capreqs.doctor_lines(outcome.result["missingHostRequirements"])
+    if args.json:  # the document `oas doctor --json` prints, without an envelope
+        _emit(outcome.result)
+        return 0
+    return outcome
+
+
+def _use(args, scope: str) -> capinstall.Outcome:
+    target, name = ("type", args.type) if args.type else ("soul", args.soul) if args.soul else ("global", "")
+    return capuse.use(scope, args.capability, target, name, args.disable, args.layer, args.settings)
+
+
+def _spawn(args, scope: str) -> capinstall.Outcome:
+    opts = capspawn.SpawnOptions(task=args.task, task_file=args.task_file, repo=args.repo, runtime=args.runtime,
+                                 model=args.model, instructions_file=args.instructions_file,
+                                 def_file=args.def_file, work=args.work, work_dir=args.work_dir,
+                                 branch=args.branch,
+                                 purpose=args.purpose, parent=args.parent, relation=args.relation,
+                                 relative_to=args.relative_to, relative_root=args.relative_root)
+    return capspawn.spawn(scope, args.soul, opts, _notify(args))
+
+
+def _trust(args, scope: str) -> capinstall.Outcome:
+    shout = _err if args.json else _out
+    return capinstall.trust(scope, args.target, args.all_capabilities, shout)
+
+
+def _run_command(args, scope: str) -> int:
+    """`cap run NAMESPACE COMMAND [ARGS...]`: the command's own exit code, or the list of
+    commands when none is given (exit 0, as the kernel; with --json E_UNKNOWN_COMMAND)."""
+    inv = caprun.prepare(scope, args.namespace, args.rest, args.soul, in_instance=not args.dir)
+    if not inv.argv:
+        if args.json:
+            return _envelope_error("E_UNKNOWN_COMMAND", f"{caprun.listing(inv)} (missing command)")
+        _err(caprun.listing(inv))
+        return 0
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return caprun.execute(inv)
+
+
+def _status(args, scope: str) -> Union[int, capinstall.Outcome]:
+    outcome = capstatus.status(scope, args.team)
+    if args.json:  # the document `oas status --json` prints, without an envelope
+        _emit(outcome.result)
+        return 0
+    return outcome
+
+
+def _init(args, scope: str) -> capinstall.Outcome:
+    chosen = {layer: getattr(args, layer) for layer in ("knowledge", "messaging", "tasks") if getattr(args, layer)}
+    outcome = capinit.init(scope, args.raw, chosen)
+    for r in outcome.result["requirements"] if args.json else ():
+        _err(f"warning: required command {r['command']!r} is not on PATH; consent with {r['consentCommand']}")
+    return outcome
+
+
+# Each verb: what it runs (an Outcome to print, or the exit code of a verb that printed).
+_VERBS: Dict[str, Callable[[Any, str], Union[int, capinstall.Outcome]]] = {
+    "install": _install,
+    "list": lambda args, scope: capinstall.list_scope(scope),
+    "doctor": _doctor,
+    "pack": lambda args, scope: capinstall.pack(args.package_dir, args.out),
+    "build": lambda args, scope: _build(args, scope),
+    "use": _use,
+    "update": lambda args, scope: capinstall.update(scope, args.package, _notify(args)),
+    "migrate": lambda args, scope: capmigrate.migrate(scope, args.dry_run, _notify(args), args.official,
+                                                      args.recursive),
+    "spawn": _spawn,
+    "retire": lambda args, scope: capspawn.retire(scope, args.instance, args.force, args.delete_branch),
+    "trust": _trust,
+    "remove": lambda args, scope: capinstall.remove(scope, args.package),
+    "run": _run_command,
+    "status": _status,
+    "init": _init,
+}
 
 
 def _envelope_error(code: str, message: str, diagnostics: Sequence[Diagnostic] = (),

@@ -342,7 +342,12 @@ def _list_command(ls: argparse.ArgumentParser) -> None:
 
 def _cap(c: argparse.ArgumentParser) -> None:
     verbs = c.add_subparsers(dest="verb", required=True, metavar="VERB", prog=c.prog)
+    for add in (_cap_packages, _cap_activation, _cap_approve, _cap_instances, _cap_scope):
+        add(verbs)
 
+
+def _cap_packages(verbs) -> None:
+    """`cap install`, `list`, `update`, `remove`: the scope's packages."""
     ci = verbs.add_parser("install", help="acquire a package into the scope; bare: restore the scope's locks")
     ci.add_argument("source", nargs="?", metavar="SOURCE",
                     help="a directory holding oas-package.json, a git URL[@ref][#path], or an official catalog "
@@ -361,6 +366,10 @@ def _cap(c: argparse.ArgumentParser) -> None:
     cr = verbs.add_parser("remove", help="remove a package (refused while config or another package uses it)")
     cr.add_argument("package", metavar="PACKAGE")
     _scope(cr)
+
+
+def _cap_activation(verbs) -> None:
+    """`cap doctor`, `use`, `build`: what is active for a soul, and what it gives."""
     cd = verbs.add_parser("doctor", help="which capabilities are active for a soul, with settings and provenance")
     cd.add_argument("context", nargs="?", metavar="DIR", help="where to resolve from (default: --dir)")
     cd.add_argument("--soul", default="", metavar="NAME", help="the soul (default: global bindings only)")
@@ -383,6 +392,10 @@ def _cap(c: argparse.ArgumentParser) -> None:
                     help=f"comma-separated clients (known: {', '.join(client_names.CLIENTS)})")
     cb.add_argument("--check", action="store_true", help="write nothing; exit 1 listing out-of-date files")
     _scope(cb)
+
+
+def _cap_approve(verbs) -> None:
+    """`cap pack`, `trust`, `migrate`: a package checked, a capability approved, a lock converted."""
     cp = verbs.add_parser("pack", help="validate a package as an install would; write its payload and integrity")
     cp.add_argument("package_dir", metavar="DIR", help="the directory holding oas-package.json")
     cp.add_argument("--out", required=True, metavar="OUT", help="a new (or empty) directory")
@@ -392,7 +405,6 @@ def _cap(c: argparse.ArgumentParser) -> None:
     ct.add_argument("--all-capabilities", action="store_true",
                     help="approve every capability the package supplies (its whole surface is printed first)")
     _scope(ct)
-
     cm = verbs.add_parser("migrate", help="convert the scope's lockfileVersion 1 lock to version 2, all or nothing")
     cm.add_argument("--dry-run", action="store_true", help="print the plan; change nothing")
     cm.add_argument("--official", action="store_true",
@@ -400,6 +412,10 @@ def _cap(c: argparse.ArgumentParser) -> None:
     cm.add_argument("--recursive", action="store_true",
                     help="every lock-owning scope: the scope's ancestors, its team boundary and the scopes below it")
     _scope(cm)
+
+
+def _cap_instances(verbs) -> None:
+    """`cap spawn`, `retire`, `status`: a soul's instance homes."""
     csp = verbs.add_parser("spawn", help="create an instance home of a soul (no runtime is launched)")
     csp.add_argument("soul", metavar="SOUL")
     csp.add_argument("--task", default="", metavar="TEXT", help="the task written into TASK.md")
@@ -432,6 +448,28 @@ def _cap(c: argparse.ArgumentParser) -> None:
     crt.add_argument("--force", action="store_true",
                      help="remove the home even when it cannot be identified or its cleanup is incomplete")
     _scope(crt)
+    cst = verbs.add_parser("status", help="the souls of the agents root and their instance homes (live, retained "
+                           "or quarantined)")
+    cst.add_argument("--team", action="store_true", help="every agents root of the team scope")
+    _scope(cst)
+
+
+def _cap_scope(verbs) -> None:
+    """`cap init` (a new scope's config) and `cap run` (a capability's operational command)."""
+    cin = verbs.add_parser("init", help="write a new scope's oas-config.yaml (acquires nothing)")
+    cin.add_argument("--raw", action="store_true", help="every fundamental layer none")
+    for layer in ("knowledge", "messaging", "tasks"):
+        cin.add_argument(f"--{layer}", default="", metavar="ID",
+                         help=f"the {layer} layer: an acquired capability's id, or none (default: unset)")
+    _scope(cin)
+    crun = verbs.add_parser("run", help="run an operational command of an active, trusted capability",
+                            description="Options go before NAMESPACE; everything after it is COMMAND and its "
+                            "arguments, passed to the command untouched (a -- right after NAMESPACE is dropped).")
+    crun.add_argument("--soul", default="", metavar="NAME", help="resolve the activation for this soul")
+    crun.add_argument("namespace", metavar="NAMESPACE", help="the capability's command namespace (its `command`)")
+    crun.add_argument("rest", nargs=argparse.REMAINDER, metavar="COMMAND [ARGS...]",
+                      help="one of its commands, and the arguments it gets")
+    _scope(crun)
 
 
 def _import_command(im: argparse.ArgumentParser) -> None:
