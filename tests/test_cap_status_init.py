@@ -189,3 +189,20 @@ def test_init_never_writes_through_a_planted_link(tmp_path, home, capfd):
     assert rc == 1 and mine["error"]["code"] == "E_CONFIG_EXISTS"
     assert not (a.parent / "victim.yaml").exists()
     assert krc == 0 and (k.parent / "victim.yaml").exists()
+
+
+def test_team_status_lists_every_root_of_the_team_scope(tmp_path, home, capfd):
+    team = tmp_path / "team"
+    for repo in ("api", "web"):
+        roster(team / repo)
+    (team / "oas-config.yaml").write_text("name: team\nteam:\n  name: crew\n  id: crew-1\n")
+    rc, out, _err = ours(capfd, "cap", "status", "--team", "--dir", str(team / "api"), "--json")
+    krc, kout, _kerr = oas(team / "api", "status", "--team", "--json")
+    assert rc == krc == 0
+    mine, theirs = json.loads(out), json.loads(kout)
+    assert mine == theirs
+    assert [r["root"] for r in mine["roots"]] == [str(team / "api" / "agents"), str(team / "web" / "agents")]
+    (team / "oas-config.yaml").write_text("name: team\n")
+    rc, out, _err = ours(capfd, "cap", "status", "--team", "--dir", str(team / "api"), "--json")
+    krc, _kout, _kerr = oas(team / "api", "status", "--team", "--json")
+    assert rc == krc == 1 and envelope(out)["error"]["code"] == "E_NO_TEAM"
