@@ -170,7 +170,11 @@ def _capabilities(project: str, lock: Lock) -> Tuple[List[Check], Tuple[Diagnost
     capability references) against what the references resolve to now: as a build reads
     them (`inputs.config.load_project`: at the commits the lock pins, the content checked
     against the recorded SHA-256, AR222; a reference the lock does not pin is fetched at its
-    ref). The errors of that reading are returned with the checks."""
+    ref). The errors of that reading are returned with the checks. Only a lock that holds
+    capability records has the project read (a consumer's lock has none, and its `.ai/` or
+    `ai.config.js` is not evaluated for nothing)."""
+    if not lock.capabilities:
+        return [], ()
     from agentrc.inputs import config  # the canonical reader: only for a project that has references
 
     declared: Tuple[CapabilityRecord, ...] = ()
@@ -178,8 +182,6 @@ def _capabilities(project: str, lock: Lock) -> Tuple[List[Check], Tuple[Diagnost
     if config.is_project(project):
         loaded, problems = config.load_project(project)
         declared = loaded.capabilities
-    if not lock.capabilities and not declared:
-        return [], ()
     errors = tuple(d for d in problems if d.is_error)
     old = {(c.layer, c.name): c for c in lock.capabilities}
     new = {(c.layer, c.name): c for c in declared}
