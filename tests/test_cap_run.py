@@ -9,11 +9,17 @@ command) are refused by both."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from cap_twins import home  # noqa: F401  (the fixture, used by name)
+from helpers import ROOT
 from cap_twins import CAP, command_capability, config, envelope, needs_kernel, neutral, oas, ours, package
 
 pytestmark = needs_kernel
@@ -205,3 +211,22 @@ def test_inside_an_instance_its_record_decides(tmp_path, home, capfd, monkeypatc
     rc, out, _err = ours(capfd, "cap", "run", "--dir", str(a), "--json", "team-chat", "auth")
     assert rc == 1 and envelope(out)["error"]["code"] == "E_CAPABILITY_INACTIVE"
     assert ran(outside) == 2 and ran(a) == ran(k) == 0  # both ran where they were started
+
+
+def test_ctrl_c_reaches_the_command_which_ends_its_own_way(tmp_path, home):
+    """SIGINT to the terminal's process group: the command handles it and its exit code comes
+    back; agentrc neither kills it nor exits first."""
+    a, _k = owned_twins(tmp_path, {"wait": "bin/wait.mjs"}, evil=False)
+    (a / CAP / "owned" / "acme.chat" / "bin" / "wait.mjs").write_text(
+        'import { writeFileSync } from "node:fs";\n'
+        'process.on("SIGINT", () => { writeFileSync("cleaned", ""); process.exit(42); });\n'
+        'writeFileSync("ready", ""); setInterval(() => {}, 1000);\n')
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    proc = subprocess.Popen([sys.executable, "-m", "agentrc", "cap", "run", "--dir", str(a), "team-chat", "wait"],
+                            cwd=a, env=env, start_new_session=True)
+    deadline = time.time() + 60
+    while not (a / "ready").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=60) == 42
+    assert (a / "cleaned").exists()

@@ -215,10 +215,18 @@ def listing(inv: Invocation) -> str:
 
 def execute(inv: Invocation) -> int:
     """Run the invocation with the caller's stdio: the command's exit code (1 when a signal
-    ended it, as the kernel reports it); E_CAPABILITY_BROKEN when node cannot be started."""
+    ended it, as the kernel reports it); E_CAPABILITY_BROKEN when node cannot be started.
+    Ctrl-C reaches the command too (one process group): agentrc waits for it to finish its
+    own way instead of killing it."""
     try:
-        proc = subprocess.run(list(inv.argv), cwd=inv.cwd, env=inv.env)
+        proc = subprocess.Popen(list(inv.argv), cwd=inv.cwd, env=inv.env)
     except OSError as exc:
         raise fail(inv.argv[1], "AR264", f"{inv.namespace}: {inv.argv[0]} could not run: {exc.strerror or exc}",
                    "E_CAPABILITY_BROKEN") from None
-    return proc.returncode if proc.returncode >= 0 else 1
+    while True:
+        try:
+            code = proc.wait()
+            break
+        except KeyboardInterrupt:
+            continue
+    return code if code >= 0 else 1
