@@ -663,4 +663,11 @@ CODES: Dict[str, Code] = _table(
          "directory is found above the scope (with --team: no team declared).",
          "Edit the existing config or change it with 'agentrc cap use'; for status, run it inside a deployment "
          "(or spawn a soul there first)."),
+    Code("AR270", "cap-legacy-needs-kernel",
+         "A capability of a lockfileVersion 1 scope from the OAS kernel's marketplace declares skills that ship "
+         "with the kernel, outside the capability's directory, and no installed kernel resolves them ('oas root' "
+         "finds none, or the kernel does not ship them at the capability's version). cap doctor leaves them out; "
+         "cap spawn stops.",
+         "Install the OAS kernel so that 'oas root' prints its directory, or migrate the scope with "
+         "'agentrc cap migrate'."),
 )

@@ -19,8 +19,10 @@ from agentrc.capabilities import activation
 from agentrc.capabilities import config as configs
 from agentrc.capabilities.manifest import parse_capability
 from agentrc.capabilities.model import CAPABILITIES_DIR, CAPABILITY_FILE, INSTALLED, LAYERS, OWNED, Capability
+from agentrc.capops import health, legacy
 from agentrc.capops import safe as capsafe
-from agentrc.capops.install import Failure, Outcome, fail, hash_or_empty, misplaced_diags, read_lock
+from agentrc.capops.failure import Failure, Outcome, fail
+from agentrc.capops.scope import hash_or_empty, misplaced_diags, read_lock
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import thaw
 from agentrc.inputs import captree
@@ -66,37 +68,45 @@ def acquired(chain: List[configs.Config]) -> Dict[str, Tuple[Capability, str, st
     for cfg in reversed(chain):
         d.extend(misplaced_diags(cfg.level, warning=False))
         seen_here: Dict[Tuple[str, str], str] = {}
-
-        def add(directory: str, origin: str) -> None:
-            raw = captree.read_manifest(directory, CAPABILITY_FILE)
-            if raw is None:
-                return
-            cap = parse_capability(os.path.join(directory, CAPABILITY_FILE), raw, d)
+        for directory, origin in _acquired_dirs(cfg):
+            # An installed capability is read with the legacy marketplace exception (`legacy`).
+            cap = legacy.parse(directory, cfg.level, d) if origin.startswith("installed:") else _parse(directory, d)
             if cap is None:
-                return
+                continue
             key = (cap.id, origin)
             if key in seen_here and seen_here[key] != directory:
                 d.error(directory, (0, 0), "AR152", f"capability {cap.id!r} is also at {seen_here[key]}")
-                return
+                continue
             seen_here[key] = directory
             out[cap.id] = (cap, origin, directory)
-
-        for sub, kind in ((INSTALLED, "installed"), (OWNED, "owned")):
-            store = os.path.join(cfg.level, CAPABILITIES_DIR, sub)
-            try:
-                names = sorted(os.listdir(store))
-            except OSError:
-                continue
-            for name in names:
-                full = os.path.join(store, name)
-                if not name.startswith(".") and os.path.isdir(full) and not os.path.islink(full):
-                    add(full, f"{kind}:{cfg.level}")
-        for entry in cfg.entries:
-            if entry.source.startswith("path:"):
-                target = entry.source[5:]
-                add(target if os.path.isabs(target) else os.path.join(cfg.level, target), f"path:{cfg.level}")
     if d.has_errors:
         raise Failure(d.items)
+    return out
+
+
+def _parse(directory: str, d: Diagnostics) -> Optional[Capability]:
+    raw = captree.read_manifest(directory, CAPABILITY_FILE)
+    return None if raw is None else parse_capability(os.path.join(directory, CAPABILITY_FILE), raw, d)
+
+
+def _acquired_dirs(cfg: configs.Config) -> List[Tuple[str, str]]:
+    """(directory, origin) of each capability a config's scope holds, in the order that
+    lets the later win: installed/, owned/, then its `from: path:<dir>` entries."""
+    out = []
+    for sub, kind in ((INSTALLED, "installed"), (OWNED, "owned")):
+        store = os.path.join(cfg.level, CAPABILITIES_DIR, sub)
+        try:
+            names = sorted(os.listdir(store))
+        except OSError:
+            continue
+        for name in names:
+            full = os.path.join(store, name)
+            if not name.startswith(".") and os.path.isdir(full) and not os.path.islink(full):
+                out.append((full, f"{kind}:{cfg.level}"))
+    for entry in cfg.entries:
+        if entry.source.startswith("path:"):
+            target = entry.source[5:]
+            out.append((target if os.path.isabs(target) else os.path.join(cfg.level, target), f"path:{cfg.level}"))
     return out
 
 
@@ -144,111 +154,154 @@ def soul_field(context: str, soul: str, key: str) -> Optional[str]:
 
 
 def doctor(context: str, soul: str = "", any_soul: bool = False) -> Outcome:
-    """The resolution for `soul` at `context`, in the shape of `oas doctor --json`'s
-    chain, layers, capabilities and acquired. Raises Failure. `any_soul`: a soul with no
+    """The resolution for `soul` at `context`, in the shape of `oas doctor --json`: chain,
+    layers, capabilities (with their `trust`), acquired, the instance's composition for a
+    soul, and the installed packages' health. Raises Failure. `any_soul`: a soul with no
     directory under the agents roots (a capability-defined agent) resolves with no type."""
     ctx = os.path.abspath(context)
     chain = config_chain(ctx)
     found = acquired(chain)
-    stype = ""
-    if soul:
-        t = soul_type(ctx, soul)
-        if t is None and not any_soul:
-            raise fail(soul, "AR166", f"no soul {soul!r} under an agents/ or local-agents/ directory above {ctx}",
-                        "E_UNKNOWN_SOUL")
-        stype = t or ""
+    stype = _soul_type(ctx, soul, any_soul)
     d = Diagnostics()
     result = activation.resolve(chain, soul, stype, {cid: (cap, origin) for cid, (cap, origin, _d) in found.items()}, d)
-    for a in result.capabilities:
-        if a.origin.startswith("installed:"):
-            level = a.origin.split(":", 1)[1]
-            lock = read_lock(level)
-            row = lock.capability(a.id) if lock is not None and lock.version == 2 else None
-            cdir = found[a.id][2]
-            if row is None and not (lock is not None and lock.version == 1 and a.id in lock.legacy):
-                d.error(cdir, (0, 0), "AR170", f"{a.id!r} is installed but not locked in {level}/oas-lock.json; "
-                        "anything under installed/ needs its lock row")
-            elif row is not None and hash_or_empty(cdir) != row.integrity:
-                d.error(cdir, (0, 0), "AR161", f"{a.id!r} no longer hashes to its locked integrity; restore it with "
-                        "`agentrc cap install`")
+    _check_locked(result, found, d)
     if d.has_errors:
         raise Failure(d.items)
-    caps: List[Dict[str, Any]] = []
-    by_id: Dict[str, Dict[str, Any]] = {}
+    caps = [_capability_row(chain, a, found[a.id]) for a in result.capabilities]
+    notes = Diagnostics()
+    needs = legacy.report(found, [a.id for a in result.capabilities], notes)
+    doc = _document(ctx, soul, stype, chain, result, found, caps)
+    if needs:
+        doc["needsKernel"] = needs
+    blocks = _composition(doc, ctx, soul, chain, caps)
+    doc.update(health.packages(ctx))
+    return Outcome(doc, _lines(doc, blocks) + health.package_lines(doc), tuple(notes.items))
+
+
+def _soul_type(ctx: str, soul: str, any_soul: bool) -> str:
+    """The soul's type ("" for none or no soul). Raises Failure for an unknown soul."""
+    if not soul:
+        return ""
+    t = soul_type(ctx, soul)
+    if t is None and not any_soul:
+        raise fail(soul, "AR166", f"no soul {soul!r} under an agents/ or local-agents/ directory above {ctx}",
+                   "E_UNKNOWN_SOUL")
+    return t or ""
+
+
+def _check_locked(result: activation.Activation, found: Dict[str, Tuple[Capability, str, str]],
+                  d: Diagnostics) -> None:
+    """An active installed capability must have its lock row (AR170) and, under a version 2
+    lock, hash to its locked integrity (AR161)."""
     for a in result.capabilities:
-        cap, origin, cdir = found[a.id]
-        trusted = _trusted(a.id, cap, origin, cdir)
-        doc_row = {"id": a.id, "layer": a.layer or None, "command": a.command or None, "origin": a.origin,
-               "provenance": list(a.provenance), "settings": thaw(a.settings),
-               "skills": [os.path.join(cdir, s) for s in cap.skills if os.path.exists(os.path.join(cdir, s))],
-               "inject": _inject(chain, a.id, cap, cdir),
-               "hooks": [h.event for h in cap.hooks if trusted and os.path.exists(os.path.join(cdir, h.script))],
-               "trust": {"trusted": trusted}}
-        caps.append(doc_row)
-        by_id[a.id] = doc_row
+        if not a.origin.startswith("installed:"):
+            continue
+        level = a.origin.split(":", 1)[1]
+        lock = read_lock(level)
+        row = lock.capability(a.id) if lock is not None and lock.version == 2 else None
+        cdir = found[a.id][2]
+        if row is None and not (lock is not None and lock.version == 1 and a.id in lock.legacy):
+            d.error(cdir, (0, 0), "AR170", f"{a.id!r} is installed but not locked in {level}/oas-lock.json; "
+                    "anything under installed/ needs its lock row")
+        elif row is not None and hash_or_empty(cdir) != row.integrity:
+            d.error(cdir, (0, 0), "AR161", f"{a.id!r} no longer hashes to its locked integrity; restore it with "
+                    "`agentrc cap install`")
+
+
+def _capability_row(chain: List[configs.Config], a: Any, entry: Tuple[Capability, str, str]) -> Dict[str, Any]:
+    """One active capability as `oas doctor --json` lists it."""
+    cap, origin, cdir = entry
+    trust = health.trust(a.id, cap, origin, cdir)
+    return {"id": a.id, "layer": a.layer or None, "command": a.command or None, "origin": a.origin,
+            "provenance": list(a.provenance), "settings": thaw(a.settings),
+            "skills": [os.path.join(cdir, s) for s in cap.skills if os.path.exists(os.path.join(cdir, s))],
+            "inject": _inject(chain, a.id, cap, cdir),
+            "hooks": [h.event for h in cap.hooks if trust["trusted"] and os.path.exists(os.path.join(cdir, h.script))],
+            "trust": trust}
+
+
+def _document(ctx: str, soul: str, stype: str, chain: List[configs.Config], result: activation.Activation,
+              found: Dict[str, Tuple[Capability, str, str]], caps: List[Dict[str, Any]]) -> Dict[str, Any]:
+    by_id = {c["id"]: c for c in caps}
     layers = dict(result.layers)
     provenance = dict(result.provenance)
-    injects = config_injects(chain)
-    sdir = soul_dir(ctx, soul) if soul else None
-    work = (soul_field(ctx, soul, "work") or "checkout") if sdir else "checkout"
-    kind = (soul_field(ctx, soul, "kind") or "") if sdir else ""
-    # Without a soul there is no instance to compose: the kernel reports no blocks then.
-    blocks = (kernel_blocks(chain, work, "local" if kind == "tmp" else kind) if soul else []) + \
-        instruction_blocks(caps, injects, chain)
-    doc = {
+
+    def layer_row(layer: str) -> Dict[str, Any]:
+        if layer not in layers:
+            return {"provenance": provenance.get(layer)}
+        cid = layers[layer]
+        return {"integration": cid, "level": next(a.level for a in result.capabilities if a.id == cid),
+                "inject": by_id[cid]["inject"], "skills": by_id[cid]["skills"], "hooks": by_id[cid]["hooks"],
+                "missingRequires": _missing(found[cid][0]), "provenance": provenance.get(layer)}
+
+    return {
         "schemaVersion": 1, "context": ctx, "soul": soul or None, "type": stype or None,
         "chain": [{"file": c.path, "level": c.level} for c in chain],
-        "layers": {layer: ({"integration": layers[layer], "level": next(a.level for a in result.capabilities
-                                                                         if a.id == layers[layer]),
-                            "inject": by_id[layers[layer]]["inject"], "skills": by_id[layers[layer]]["skills"],
-                            "hooks": by_id[layers[layer]]["hooks"],
-                            "missingRequires": _missing(found[layers[layer]][0]), "provenance": provenance.get(layer)}
-                           if layer in layers else {"provenance": provenance.get(layer)}) for layer in LAYERS},
+        "layers": {layer: layer_row(layer) for layer in LAYERS},
         "capabilities": caps,
         "kernelInjection": kernel_injection(chain),
-        "injects": injects,
+        "injects": config_injects(chain),
         "acquired": {cid: {"layer": cap.layer or None, "command": cap.command or None, "version": cap.version,
                            "dir": cdir, "origin": origin, "description": cap.description}
                      for cid, (cap, origin, cdir) in found.items()},
     }
+
+
+def _composition(doc: Dict[str, Any], ctx: str, soul: str, chain: List[configs.Config],
+                 caps: List[Dict[str, Any]]) -> List[Dict[str, str]]:
+    """The instance's instruction blocks and composed AGENTS.md for a soul (without one
+    there is no instance to compose: the kernel reports no blocks then), and the names of
+    the skills its capabilities compose (`composedSkills`, agentrc's own field)."""
+    sdir = soul_dir(ctx, soul) if soul else None
+    work = (soul_field(ctx, soul, "work") or "checkout") if sdir else "checkout"
+    kind = (soul_field(ctx, soul, "kind") or "") if sdir else ""
+    blocks = (kernel_blocks(chain, work, "local" if kind == "tmp" else kind) if soul else []) + \
+        instruction_blocks(caps, doc["injects"], chain)
     if soul:
         doc["instructionBlocks"] = blocks
     soul_md = captree.read_manifest(sdir, "AGENTS.md") if sdir else None
     if soul_md is not None:
         doc["composedInstructions"] = compose(soul_md.decode("utf-8", "replace"), blocks)
-    lines = [f"resolved from {ctx}" + (f" for soul {soul} (type {stype or 'none'})" if soul else "")]
-    for cfg in chain:
-        lines.append(f"  config {cfg.path}")
-    for layer in LAYERS:
-        lines.append(f"{layer}: {provenance.get(layer) or '(none)'}")
+    names: Dict[str, List[str]] = {}
     for c in caps:
+        for tree in c["skills"]:
+            for skill in skill_entries(tree):
+                names.setdefault(os.path.basename(skill), []).append(c["id"])
+    doc["composedSkills"] = [{"name": n, "capabilities": names[n]} for n in sorted(names)]
+    return blocks
+
+
+def _lines(doc: Dict[str, Any], blocks: List[Dict[str, str]]) -> List[str]:
+    """The text report: the chain, the layers, each active capability with its trust,
+    instruction file, skills and hooks, the composed skills and AGENTS.md."""
+    soul, stype = doc["soul"], doc["type"]
+    lines = [f"resolved from {doc['context']}" + (f" for soul {soul} (type {stype or 'none'})" if soul else "")]
+    lines += [f"  config {c['file']}" for c in doc["chain"]]
+    lines += [f"{layer}: {doc['layers'][layer].get('provenance') or '(none)'}" for layer in LAYERS]
+    for c in doc["capabilities"]:
         settings = ", ".join(f"{k}={v!r}" for k, v in c["settings"].items())
         lines.append(f"capability {c['id']} ({c['origin']}){' settings: ' + settings if settings else ''}")
-        for p in c["provenance"]:
-            lines.append(f"  {p}")
-    if not caps:
+        lines += [f"  {p}" for p in c["provenance"]]
+        t = c["trust"]
+        lines.append("  trust: " + ("approved" if t["trusted"] else f"BLOCKED ({t.get('reason', 'untrusted')})"))
+        if c["inject"]:
+            lines.append(f"  inject: {c['inject']}")
+        if c["skills"]:
+            lines.append(f"  skills: {', '.join(c['skills'])}")
+        if c["hooks"]:
+            lines.append(f"  hooks: {', '.join(c['hooks'])}")
+    if not doc["capabilities"]:
         lines.append("no active capabilities")
-    for b in blocks:
-        lines.append(f"instructions {b['source']}: {b['file']}")
-    return Outcome(doc, lines)
-
-
-def _trusted(cid: str, cap: Capability, origin: str, cdir: str) -> bool:
-    """Owned capabilities are trusted with their scope; installed ones need their lock row
-    to match the artifact, and an approval when they have commands or hooks."""
-    if origin.startswith("owned:"):
-        return True
-    if not origin.startswith("installed:"):
-        return False
-    level = origin.split(":", 1)[1]
-    try:
-        lock = read_lock(level)
-    except Failure:
-        return False
-    row = lock.capability(cid) if lock is not None and lock.version == 2 else None
-    if row is None or hash_or_empty(cdir) != row.integrity:
-        return False
-    return row.trusted or not cap.executable
+    for n in doc.get("needsKernel", ()):
+        lines.append(f"capability {n['capability']}: the skills {', '.join(n['skills'])} need the OAS kernel "
+                     f"(`{n['command']}`): {n['reason']}")
+    if doc["composedSkills"]:
+        lines.append("skills: " + ", ".join(s["name"] for s in doc["composedSkills"]))
+    lines += [f"instructions {b['source']}: {b['file']}" for b in blocks]
+    if "composedInstructions" in doc:
+        lines.append("composed AGENTS.md:")
+        lines += [f"  {ln}".rstrip() for ln in doc["composedInstructions"].splitlines()]
+    return lines
 
 
 def _inject(chain: List[configs.Config], cid: str, cap: Capability, cdir: str) -> Optional[str]:

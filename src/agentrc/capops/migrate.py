@@ -26,7 +26,7 @@ import os
 import re
 import shlex
 import tempfile
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.capabilities.model import LOCK_FILE
 from agentrc.capops import doctor as capdoctor
@@ -72,56 +72,65 @@ def plan(scope: str, official: bool = False) -> Dict[str, Any]:
     catalog = capinstall.read_catalog() if any(v["source"].startswith("marketplace:") for v in entries.values()) \
         else None
     for cid, v1 in entries.items():
-        src = v1["source"]
-        if cid in RETIRED:
-            steps.append({"capabilityId": cid, "v1": v1, "package": None, "action": "retain" if official else "manual"})
-            warnings.append(f"{cid}: retired — {RETIRED[cid]}")
-        elif src.startswith("marketplace:") and catalog is not None:
-            legacy = re.sub(r"@[^@]*$", "", src[len("marketplace:"):])
-            if official:
-                pid, via = catalog.package_of(cid)
-                pkg = {"id": pid, "source": src, "spec": pid, "via": via, "legacyId": legacy}
-                if catalog.resolve(pid) is not None:
-                    steps.append({"capabilityId": cid, "v1": v1, "package": pkg, "action": "acquire"})
-                else:
-                    alias = f" (alias of {cid})" if via == "alias" else ""
-                    steps.append({"capabilityId": cid, "v1": v1, "package": pkg, "action": "hold",
-                                  "reason": f"the official package catalog does not resolve \"{pid}\"{alias} yet"})
-                    warnings.append(f"{cid}: official package \"{pid}\" is not in the package catalog yet — this scope "
-                                    "is held, nothing is converted")
-                continue
-            selector = f"v{v1['version']}" if v1.get("version") else ""
-            spec = f"{legacy}@{selector}" if selector else legacy
-            pkg = {"id": legacy, "source": src, "spec": spec}
-            if catalog.resolve(legacy, selector) is not None:
-                steps.append({"capabilityId": cid, "v1": v1, "package": pkg, "action": "acquire"})
-            else:
-                steps.append({"capabilityId": cid, "v1": v1, "package": pkg, "action": "manual",
-                              "reason": f"the official package catalog does not resolve \"{legacy}\" yet"})
-                warnings.append(f"{cid}: official package \"{legacy}\" is not in the package catalog yet — this scope "
-                                "stays lockfileVersion 1 until it can be mapped")
-        elif official:
-            steps.append({"capabilityId": cid, "v1": v1, "package": None, "action": "retain"})
-            warnings.append(f"{cid}: not an official capability ({src}) — kept unchanged; `agentrc cap migrate` "
-                            "without --official maps custom sources")
-        elif src.startswith("git:"):
-            url = src[4:]
-            spec = f"{url}@{v1['commit']}#." if v1.get("commit") else f"{url}#."
-            if not v1.get("commit"):
-                warnings.append(f"{cid}: v1 lock has no commit — the migration acquire will resolve and pin the "
-                                "source's current state")
-            steps.append({"capabilityId": cid, "v1": v1, "package": {"id": None, "source": src, "spec": spec},
-                          "action": "acquire"})
-        elif src.startswith("path:"):
-            steps.append({"capabilityId": cid, "v1": v1, "package": {"id": None, "source": src, "spec": src[5:]},
-                          "action": "acquire"})
-        else:
-            steps.append({"capabilityId": cid, "v1": v1, "package": None, "action": "manual",
-                          "reason": f"unknown v1 source \"{src}\""})
-            warnings.append(f"{cid}: unknown v1 source \"{src}\" — migrate manually")
+        steps.append(_step(cid, v1, catalog, official, warnings))
     blocking = [s for s in steps if s["action"] in ("hold", "manual", "retain")]
     return {"from": 1, "convertible": not blocking and any(s["action"] == "acquire" for s in steps), "plan": steps,
             "warnings": warnings}
+
+
+def _step(cid: str, v1: Dict[str, Any], catalog: Any, official: bool, warnings: List[str]) -> Dict[str, Any]:
+    """The plan's step for one v1 entry, by its source (appending to `warnings`)."""
+    src = v1["source"]
+    if cid in RETIRED:
+        warnings.append(f"{cid}: retired — {RETIRED[cid]}")
+        return {"capabilityId": cid, "v1": v1, "package": None, "action": "retain" if official else "manual"}
+    if src.startswith("marketplace:") and catalog is not None:
+        return _marketplace_step(cid, v1, catalog, official, warnings)
+    if official:
+        warnings.append(f"{cid}: not an official capability ({src}) — kept unchanged; `agentrc cap migrate` "
+                        "without --official maps custom sources")
+        return {"capabilityId": cid, "v1": v1, "package": None, "action": "retain"}
+    if src.startswith("git:"):
+        url = src[4:]
+        spec = f"{url}@{v1['commit']}#." if v1.get("commit") else f"{url}#."
+        if not v1.get("commit"):
+            warnings.append(f"{cid}: v1 lock has no commit — the migration acquire will resolve and pin the "
+                            "source's current state")
+        return {"capabilityId": cid, "v1": v1, "package": {"id": None, "source": src, "spec": spec},
+                "action": "acquire"}
+    if src.startswith("path:"):
+        return {"capabilityId": cid, "v1": v1, "package": {"id": None, "source": src, "spec": src[5:]},
+                "action": "acquire"}
+    warnings.append(f"{cid}: unknown v1 source \"{src}\" — migrate manually")
+    return {"capabilityId": cid, "v1": v1, "package": None, "action": "manual",
+            "reason": f"unknown v1 source \"{src}\""}
+
+
+def _marketplace_step(cid: str, v1: Dict[str, Any], catalog: Any, official: bool,
+                      warnings: List[str]) -> Dict[str, Any]:
+    """A `marketplace:` entry through the catalog: with `official` the package that
+    supplies the id (an alias, else the same id), else the same id at the entry's version."""
+    src = v1["source"]
+    legacy = re.sub(r"@[^@]*$", "", src[len("marketplace:"):])
+    if official:
+        pid, via = catalog.package_of(cid)
+        pkg = {"id": pid, "source": src, "spec": pid, "via": via, "legacyId": legacy}
+        if catalog.resolve(pid) is not None:
+            return {"capabilityId": cid, "v1": v1, "package": pkg, "action": "acquire"}
+        alias = f" (alias of {cid})" if via == "alias" else ""
+        warnings.append(f"{cid}: official package \"{pid}\" is not in the package catalog yet — this scope "
+                        "is held, nothing is converted")
+        return {"capabilityId": cid, "v1": v1, "package": pkg, "action": "hold",
+                "reason": f"the official package catalog does not resolve \"{pid}\"{alias} yet"}
+    selector = f"v{v1['version']}" if v1.get("version") else ""
+    spec = f"{legacy}@{selector}" if selector else legacy
+    pkg = {"id": legacy, "source": src, "spec": spec}
+    if catalog.resolve(legacy, selector) is not None:
+        return {"capabilityId": cid, "v1": v1, "package": pkg, "action": "acquire"}
+    warnings.append(f"{cid}: official package \"{legacy}\" is not in the package catalog yet — this scope "
+                    "stays lockfileVersion 1 until it can be mapped")
+    return {"capabilityId": cid, "v1": v1, "package": pkg, "action": "manual",
+            "reason": f"the official package catalog does not resolve \"{legacy}\" yet"}
 
 
 def migrate(scope: str, dry_run: bool = False, notify=lambda _m: None, official: bool = False,
@@ -240,36 +249,10 @@ def guided(start: str, dry_run: bool, official: bool, recursive: bool, notify=la
     that scope as it was and fails the command (AR178, E_MIGRATE_FAILED)."""
     start = os.path.abspath(start)
     warnings: List[str] = []
-    team_scope = None
-    if recursive:
-        try:
-            chain = capdoctor.config_chain(start)
-            team_cfg = next((c for c in chain if c.team), None)
-            team_scope = team_cfg.level if team_cfg else None
-        except Failure as exc:
-            warnings.append(f"team boundary not resolved from {start} ("
-                            + "; ".join(d.message for d in exc.diagnostics) + ") — discovery covers this scope and its "
-                            "lock-owning ancestors only")
+    team_scope = _team_scope(start, warnings) if recursive else None
     scopes = migration_scopes(start, team_scope) if recursive else (
         [start] if os.path.isfile(os.path.join(start, LOCK_FILE)) else [])
-    planned: List[Dict[str, Any]] = []
-    for scope in scopes:
-        try:
-            p = plan(scope, official)
-        except Failure as exc:
-            planned.append({"scope": scope, "status": "failed", "plan": [], "warnings": [], "keep": [],
-                            "error": {"code": exc.kernel_code or "invalid-lock",
-                                      "message": "; ".join(d.message for d in exc.diagnostics)}})
-            continue
-        steps = p["plan"]
-        held = [x for x in steps if x["action"] == "hold"]
-        acquire = [x for x in steps if x["action"] == "acquire"]
-        fmt = any(x["action"] == "convert-format" for x in steps)
-        keep = [x for x in steps if x["action"] in ("retain", "manual")]
-        convertible = bool(acquire) or fmt or (not official and bool(steps))
-        status = "held" if held else "ready" if convertible and not keep else "blocked" if convertible else "nothing"
-        planned.append({"scope": scope, "status": status, "plan": steps, "warnings": p["warnings"], "keep": keep,
-                        "held": held, "error": None})
+    planned = [_plan_scope(scope, official) for scope in scopes]
     rows = [{"level": x["scope"], "levelKind": _level_kind(x["scope"]), "file": os.path.join(x["scope"], LOCK_FILE),
              "status": x["status"], "plan": [_row(s) for s in x["plan"]], "warnings": x["warnings"],
              "error": x["error"]} for x in planned]
@@ -277,6 +260,57 @@ def guided(start: str, dry_run: bool, official: bool, recursive: bool, notify=la
     result: Dict[str, Any] = {"mode": "official" if official else "generic", "recursive": recursive,
                               "dryRun": dry_run, "boundary": start, "scopes": rows, "trust": [],
                               "requirements": [], "nextCommands": [], "warnings": warnings}
+    lines = _plan_lines(start, flags, scopes, planned, warnings)
+    d = Diagnostics()
+    if dry_run:
+        ready = [x for x in planned if x["status"] == "ready"]
+        result["nextCommands"] = [f"agentrc cap migrate{flags} --dir {shlex.quote(start)}"] if ready else []
+        _dry_run_problems(planned, d)
+        lines.append(f"Dry run — nothing was changed. {len(ready)} scope{'' if len(ready) == 1 else 's'} ready.")
+        return Outcome(result, lines, tuple(d.items), failed=d.has_errors)
+    for x, row in zip(planned, rows):
+        lines += _apply_scope(x, row, result, official, notify, d)
+    result["nextCommands"] = [t["command"] for t in result["trust"]] + [
+        f"agentrc cap install --dir {shlex.quote(start)}"]
+    lines.append("Next: " + "; ".join(result["nextCommands"]))
+    return Outcome(result, lines, tuple(d.items), failed=d.has_errors)
+
+
+def _team_scope(start: str, warnings: List[str]) -> Optional[str]:
+    """The team boundary above `start`, or None (a config chain that cannot be read is a
+    warning: discovery then covers the scope and its lock-owning ancestors only)."""
+    try:
+        chain = capdoctor.config_chain(start)
+    except Failure as exc:
+        warnings.append(f"team boundary not resolved from {start} ("
+                        + "; ".join(d.message for d in exc.diagnostics) + ") — discovery covers this scope and its "
+                        "lock-owning ancestors only")
+        return None
+    team_cfg = next((c for c in chain if c.team), None)
+    return team_cfg.level if team_cfg else None
+
+
+def _plan_scope(scope: str, official: bool) -> Dict[str, Any]:
+    """One scope's plan and its status: held, ready, blocked, nothing, or failed."""
+    try:
+        p = plan(scope, official)
+    except Failure as exc:
+        return {"scope": scope, "status": "failed", "plan": [], "warnings": [], "keep": [],
+                "error": {"code": exc.kernel_code or "invalid-lock",
+                          "message": "; ".join(d.message for d in exc.diagnostics)}}
+    steps = p["plan"]
+    held = [x for x in steps if x["action"] == "hold"]
+    acquire = [x for x in steps if x["action"] == "acquire"]
+    fmt = any(x["action"] == "convert-format" for x in steps)
+    keep = [x for x in steps if x["action"] in ("retain", "manual")]
+    convertible = bool(acquire) or fmt or (not official and bool(steps))
+    status = "held" if held else "ready" if convertible and not keep else "blocked" if convertible else "nothing"
+    return {"scope": scope, "status": status, "plan": steps, "warnings": p["warnings"], "keep": keep, "held": held,
+            "error": None}
+
+
+def _plan_lines(start: str, flags: str, scopes: List[str], planned: List[Dict[str, Any]],
+                warnings: List[str]) -> List[str]:
     lines = [f"agentrc cap migrate{flags} — {len(scopes)} lock-owning scope{'' if len(scopes) == 1 else 's'} "
              f"from {start}"] + [f"WARNING: {w}" for w in warnings]
     if not scopes:
@@ -287,64 +321,63 @@ def guided(start: str, dry_run: bool, official: bool, recursive: bool, notify=la
             what = st["note"] if st["action"] == "convert-format" else st["capabilityId"]
             to = f" → package {st['package']['spec']}" if st["action"] == "acquire" and st.get("package") else ""
             lines.append(f"    {st['action']:<14} {what}{to}" + (f" — {st['reason']}" if st.get("reason") else ""))
-    ready = [x for x in planned if x["status"] == "ready"]
-    d = Diagnostics()
+    return lines
 
-    def problem(scope: str, message: str) -> None:
-        d.error(os.path.join(scope, LOCK_FILE), (0, 0), "AR178", message)
 
-    if dry_run:
-        result["nextCommands"] = [f"agentrc cap migrate{flags} --dir {shlex.quote(start)}"] if ready else []
-        for x in planned:
-            if x["status"] == "held":
-                problem(x["scope"], "held: no official package mapping yet for " + ", ".join(
-                    s["capabilityId"] for s in x["held"]) + "; the scope stays at version 1 and keeps working")
-            elif x["status"] == "blocked":
-                problem(x["scope"], "blocked: entries that must stay lockfileVersion 1 (" + ", ".join(
-                    s["capabilityId"] for s in x["keep"]) + ") sit beside convertible ones, and a version 2 lock has "
-                    "no place for them; the whole scope stays at version 1")
-            elif x["status"] == "failed":
-                problem(x["scope"], f"could not be planned: {x['error']['message']}")
-        lines.append(f"Dry run — nothing was changed. {len(ready)} scope{'' if len(ready) == 1 else 's'} ready.")
-        return Outcome(result, lines, tuple(d.items), failed=d.has_errors)
-    for x, row in zip(planned, rows):
-        if x["status"] == "failed":
-            problem(x["scope"], f"could not be planned: {x['error']['message']}")
-            continue
+def _problem(d: Diagnostics, scope: str, message: str) -> None:
+    d.error(os.path.join(scope, LOCK_FILE), (0, 0), "AR178", message)
+
+
+def _dry_run_problems(planned: List[Dict[str, Any]], d: Diagnostics) -> None:
+    """AR178 for each scope a run would leave as it is: held, blocked, or not plannable."""
+    for x in planned:
         if x["status"] == "held":
-            problem(x["scope"], "held: no official package mapping yet for " + ", ".join(
-                f"{s['capabilityId']} ({s['reason']})" for s in x["held"]) + "; left unchanged, its version 1 "
-                "capabilities keep working")
-            continue
-        if x["status"] == "nothing":
-            row["status"] = "skipped"
-            if x["keep"]:
-                row["retained"] = [s["capabilityId"] for s in x["keep"] if s["capabilityId"]]
-            continue
-        try:
-            out = _held_apply(x["scope"], notify, official)
-        except Failure as exc:
-            row["status"] = "failed"
-            row["error"] = {"code": exc.kernel_code or "legacy-lock",
-                            "message": "; ".join(dd.message for dd in exc.diagnostics)}
-            d.extend(exc.diagnostics)
-            lines.append(f"FAILED    {x['scope']} — {row['error']['message']}")
-            continue
-        r = out.result
-        row["status"] = "skipped" if r.get("skipped") else "format-converted" if r.get("formatConverted") \
-            else "migrated"
-        row["migrated"] = r["migrated"]
-        if r.get("retained"):
-            row["retained"] = r["retained"]
-        row["warnings"] = r["warnings"]
-        for t in r["trust"]:
-            result["trust"].append({**t, "command": f"agentrc cap trust {t['capability']} --dir "
-                                                    f"{shlex.quote(x['scope'])}"})
-        lines += [f"  {x['scope']}:"] + [f"    {ln}" for ln in out.lines]
-    result["nextCommands"] = [t["command"] for t in result["trust"]] + [
-        f"agentrc cap install --dir {shlex.quote(start)}"]
-    lines.append("Next: " + "; ".join(result["nextCommands"]))
-    return Outcome(result, lines, tuple(d.items), failed=d.has_errors)
+            _problem(d, x["scope"], "held: no official package mapping yet for " + ", ".join(
+                s["capabilityId"] for s in x["held"]) + "; the scope stays at version 1 and keeps working")
+        elif x["status"] == "blocked":
+            _problem(d, x["scope"], "blocked: entries that must stay lockfileVersion 1 (" + ", ".join(
+                s["capabilityId"] for s in x["keep"]) + ") sit beside convertible ones, and a version 2 lock has "
+                "no place for them; the whole scope stays at version 1")
+        elif x["status"] == "failed":
+            _problem(d, x["scope"], f"could not be planned: {x['error']['message']}")
+
+
+def _apply_scope(x: Dict[str, Any], row: Dict[str, Any], result: Dict[str, Any], official: bool, notify,
+                 d: Diagnostics) -> List[str]:
+    """Apply one planned scope (all or nothing), recording its outcome in `row` and its
+    trust in `result`; a scope that cannot be applied is AR178 in `d`. Its text lines."""
+    if x["status"] == "failed":
+        _problem(d, x["scope"], f"could not be planned: {x['error']['message']}")
+        return []
+    if x["status"] == "held":
+        _problem(d, x["scope"], "held: no official package mapping yet for " + ", ".join(
+            f"{s['capabilityId']} ({s['reason']})" for s in x["held"]) + "; left unchanged, its version 1 "
+            "capabilities keep working")
+        return []
+    if x["status"] == "nothing":
+        row["status"] = "skipped"
+        if x["keep"]:
+            row["retained"] = [s["capabilityId"] for s in x["keep"] if s["capabilityId"]]
+        return []
+    try:
+        out = _held_apply(x["scope"], notify, official)
+    except Failure as exc:
+        row["status"] = "failed"
+        row["error"] = {"code": exc.kernel_code or "legacy-lock",
+                        "message": "; ".join(dd.message for dd in exc.diagnostics)}
+        d.extend(exc.diagnostics)
+        return [f"FAILED    {x['scope']} — {row['error']['message']}"]
+    r = out.result
+    row["status"] = "skipped" if r.get("skipped") else "format-converted" if r.get("formatConverted") \
+        else "migrated"
+    row["migrated"] = r["migrated"]
+    if r.get("retained"):
+        row["retained"] = r["retained"]
+    row["warnings"] = r["warnings"]
+    for t in r["trust"]:
+        result["trust"].append({**t, "command": f"agentrc cap trust {t['capability']} --dir "
+                                                f"{shlex.quote(x['scope'])}"})
+    return [f"  {x['scope']}:"] + [f"    {ln}" for ln in out.lines]
 
 
 def _apply(scope: str, lock_path: str, notify, official: bool = False) -> Outcome:
@@ -352,33 +385,9 @@ def _apply(scope: str, lock_path: str, notify, official: bool = False) -> Outcom
     if p["from"] == 2:
         return Outcome({"from": 2, "migrated": [], "warnings": ["already a capability-materialization lock"],
                         "file": lock_path, "trust": []}, [f"{lock_path} is already lockfileVersion 2"])
-    held = [s for s in p["plan"] if s["action"] == "hold"]
-    if held:
-        d = Diagnostics()
-        for s in held:
-            d.error(lock_path, (0, 0), "AR178", f"{s['capabilityId']}: guided official migration is not available "
-                    f"yet ({s['reason']}); the scope was left unchanged and its version 1 lock keeps working")
-        raise Failure(d.items, "official-mapping-unavailable")
-    manual = [s for s in p["plan"] if s["action"] == "manual"]
-    if manual:
-        d = Diagnostics()
-        for s in manual:
-            why = f" ({s['reason']})" if s.get("reason") else ""
-            d.error(lock_path, (0, 0), "AR178", f"{s['capabilityId']} cannot be converted yet{why}; the "
-                    "scope was left unchanged and its version 1 lock keeps working")
-        raise Failure(d.items, "legacy-lock")
-    retained = [s for s in p["plan"] if s["action"] == "retain"]
-    if official and not any(s["action"] in ("acquire", "convert-format") for s in p["plan"]):
-        ids = [s["capabilityId"] for s in retained if s["capabilityId"]]
-        return Outcome({"from": 1, "migrated": [], "retained": ids, "warnings": p["warnings"], "file": lock_path,
-                        "trust": [], "skipped": True}, [f"retained   {c}  (no official work here)" for c in ids])
-    if retained:
-        d = Diagnostics()
-        for s in retained:
-            d.error(lock_path, (0, 0), "AR178", f"{s['capabilityId']} ({(s.get('v1') or {}).get('source')}) is kept "
-                    "unchanged by the guided upgrade, beside official capabilities; a version 2 lock has no place for "
-                    "it, so nothing was changed (`agentrc cap migrate` without --official converts custom sources)")
-        raise Failure(d.items, "legacy-lock")
+    skipped = _refuse_unconvertible(p, lock_path, official)
+    if skipped is not None:
+        return skipped
     original = open(lock_path, "rb").read()
     if p["plan"] and p["plan"][0]["action"] == "convert-format":
         capinstall.write_in(scope, lock_path, EMPTY_V2)
@@ -386,27 +395,8 @@ def _apply(scope: str, lock_path: str, notify, official: bool = False) -> Outcom
                         "formatConverted": True},
                        [f"{lock_path} was an empty lockfileVersion 1 file — converted to lockfileVersion 2."])
     aside = _begin(scope, original, [s["capabilityId"] for s in p["plan"]])
-    migrated: List[Dict[str, Any]] = []
-    trust: List[Dict[str, Any]] = []
     try:
-        store = capinstall._store(scope)
-        for s in p["plan"]:
-            if os.path.lexists(os.path.join(store, s["capabilityId"])):
-                os.rename(os.path.join(store, s["capabilityId"]), os.path.join(aside, s["capabilityId"]))
-        capinstall.write_in(scope, lock_path, EMPTY_V2)
-        groups: Dict[str, List[Dict[str, Any]]] = {}
-        for s in p["plan"]:
-            groups.setdefault(s["package"]["spec"], []).append(s)
-        for spec, steps in groups.items():
-            notify(f"acquiring {spec}")
-            outcome = capinstall.install(scope, spec, notify)
-            migrated += _provided(lock_path, spec, steps, outcome)
-            for c in outcome.result["capabilities"]:
-                surface = c["executableSurface"]
-                if (surface["commands"] or surface["hooks"]) and not any(t["capability"] == c["capability"]
-                                                                        for t in trust):
-                    trust.append({"capability": c["capability"], "package": c["package"], "level": scope})
-        os.unlink(os.path.join(aside, JOURNAL))  # the migration is done: nothing rolls it back now
+        migrated, trust = _acquire_all(scope, lock_path, aside, p["plan"], notify)
     except BaseException as exc:
         with contextlib.suppress(OSError, captxn.JournalError, ValueError):
             _undo(scope, aside)
@@ -423,6 +413,63 @@ def _apply(scope: str, lock_path: str, notify, official: bool = False) -> Outcom
                  "capabilities again (`agentrc cap trust`): approvals are not carried over.")
     return Outcome({"from": 1, "migrated": migrated, "warnings": p["warnings"], "file": lock_path, "trust": trust},
                    lines)
+
+
+def _refuse_unconvertible(p: Dict[str, Any], lock_path: str, official: bool) -> Optional[Outcome]:
+    """Raise Failure (AR178) for a plan with held, manual or (beside official work) retained
+    entries; the skipped Outcome when --official finds no official work here; else None."""
+    for action, kernel, why in (
+            ("hold", "official-mapping-unavailable", lambda s: f"{s['capabilityId']}: guided official migration is "
+             f"not available yet ({s['reason']}); the scope was left unchanged and its version 1 lock keeps working"),
+            ("manual", "legacy-lock", lambda s: f"{s['capabilityId']} cannot be converted yet"
+             + (f" ({s['reason']})" if s.get("reason") else "") + "; the scope was left unchanged and its version 1 "
+             "lock keeps working")):
+        found = [s for s in p["plan"] if s["action"] == action]
+        if found:
+            d = Diagnostics()
+            for s in found:
+                d.error(lock_path, (0, 0), "AR178", why(s))
+            raise Failure(d.items, kernel)
+    retained = [s for s in p["plan"] if s["action"] == "retain"]
+    if official and not any(s["action"] in ("acquire", "convert-format") for s in p["plan"]):
+        ids = [s["capabilityId"] for s in retained if s["capabilityId"]]
+        return Outcome({"from": 1, "migrated": [], "retained": ids, "warnings": p["warnings"], "file": lock_path,
+                        "trust": [], "skipped": True}, [f"retained   {c}  (no official work here)" for c in ids])
+    if retained:
+        d = Diagnostics()
+        for s in retained:
+            d.error(lock_path, (0, 0), "AR178", f"{s['capabilityId']} ({(s.get('v1') or {}).get('source')}) is kept "
+                    "unchanged by the guided upgrade, beside official capabilities; a version 2 lock has no place for "
+                    "it, so nothing was changed (`agentrc cap migrate` without --official converts custom sources)")
+        raise Failure(d.items, "legacy-lock")
+    return None
+
+
+def _acquire_all(scope: str, lock_path: str, aside: str, steps: List[Dict[str, Any]],
+                 notify) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """Set the v1 artifacts aside, write the empty version 2 lock and install each mapped
+    package; then the migration is done (its journal deleted). (migrated, trust) rows."""
+    migrated: List[Dict[str, Any]] = []
+    trust: List[Dict[str, Any]] = []
+    store = capinstall._store(scope)
+    for s in steps:
+        if os.path.lexists(os.path.join(store, s["capabilityId"])):
+            os.rename(os.path.join(store, s["capabilityId"]), os.path.join(aside, s["capabilityId"]))
+    capinstall.write_in(scope, lock_path, EMPTY_V2)
+    groups: Dict[str, List[Dict[str, Any]]] = {}
+    for s in steps:
+        groups.setdefault(s["package"]["spec"], []).append(s)
+    for spec, group in groups.items():
+        notify(f"acquiring {spec}")
+        outcome = capinstall.install(scope, spec, notify)
+        migrated += _provided(lock_path, spec, group, outcome)
+        for c in outcome.result["capabilities"]:
+            surface = c["executableSurface"]
+            if (surface["commands"] or surface["hooks"]) and not any(t["capability"] == c["capability"]
+                                                                    for t in trust):
+                trust.append({"capability": c["capability"], "package": c["package"], "level": scope})
+    os.unlink(os.path.join(aside, JOURNAL))  # the migration is done: nothing rolls it back now
+    return migrated, trust
 
 
 def _provided(lock_path: str, spec: str, steps: List[Dict[str, Any]], outcome: Outcome) -> List[Dict[str, Any]]:
