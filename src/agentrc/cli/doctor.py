@@ -1,4 +1,5 @@
-"""`agentrc doctor`: the project's installed files and MCP servers checked against its lock."""
+"""`agentrc doctor`: the project's installed files, MCP servers, plugins and capability references
+checked against its lock."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ _EXAMPLES: Dict[str, str] = {
     "remove-mcp": """\
   agentrc remove-mcp github""",
     "doctor": """\
-  agentrc doctor                          the installed files and MCP servers against the lock""",
+  agentrc doctor                          installed files, MCP servers, plugins, capability refs vs the lock""",
     "list": """\
   agentrc list --json""",
     "cap": """\
