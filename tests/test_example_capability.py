@@ -56,7 +56,7 @@ def test_the_example_package_installs_and_cap_use_says_what_to_run(tmp_path, cap
     assert ("capability 'example.review' is installed in .agents/capabilities/installed/example.review, but the "
             "working directory has no oas-config.yaml") in err
     command = _hint_command(err)
-    assert command == "printf '%s\\n' 'name: team' > oas-config.yaml && agentrc cap use example.review"
+    assert command == "agentrc cap init && agentrc cap use example.review"
     assert sorted(p.relative_to(scope) for p in scope.rglob("*")) == before  # nothing written
 
     # The printed command, run by a shell as printed (agentrc's own entry point on PATH).
@@ -96,7 +96,7 @@ def test_the_hint_names_the_scope_that_holds_the_capability(tmp_path, capsys, mo
     assert code == 1 and "error[AR170]" in err and "but 'my ws' has no" not in err
     assert "but my ws has no oas-config.yaml" in err
     command = _hint_command(err)
-    assert command == ("printf '%s\\n' 'name: my ws' > 'my ws/oas-config.yaml' && agentrc cap use example.review "
+    assert command == ("agentrc cap init --dir 'my ws' && agentrc cap use example.review "
                        "--soul dev --settings depth=full --dir 'my ws/repo'")
     assert (repo / "oas-config.yaml").read_text() == "name: repo\n"
     shell_run(command, tmp_path, tmp_path)

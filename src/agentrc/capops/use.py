@@ -239,7 +239,7 @@ def _not_acquired(scope: str, requested: str, again: str) -> Exception:
     """AR170 for a capability no scope of the chain acquires. The kernel finds capabilities
     only through each scope's `oas-config.yaml`, so one installed beside no config (a first
     `cap install` into a plain directory) is invisible; agentrc keeps that rule and says
-    instead which config to create and the command to run again, so the user is not left
+    instead which config to create (`cap init`) and the command to run again, so the user is not left
     guessing why a successful install is "not acquired"."""
     level = scope
     while _ID_RE.match(requested):  # an id names a directory of the store; nothing else is looked up
@@ -248,13 +248,12 @@ def _not_acquired(scope: str, requested: str, again: str) -> Exception:
             if os.path.isdir(there) and not os.path.lexists(os.path.join(level, CONFIG)):
                 config = os.path.join(level, CONFIG)
                 where = _shown(level) or "the working directory"
-                line = f"name: {_scalar(os.path.basename(level) or 'scope')}"
-                create = f"printf '%s\\n' {shlex.quote(line)} > {shlex.quote(_shown(config))}"
+                create = "agentrc cap init" + (f" --dir {shlex.quote(_shown(level))}" if _shown(level) else "")
                 return Failure([Diagnostic(
                     requested, 0, 0, ERROR, "AR170",
                     f"capability {requested!r} is {sub} in {_shown(there)}, but {where} has no "
                     f"{CONFIG}: a capability is found only through the config of the scope that holds it",
-                    f"create {_shown(config)} holding the line `{line}` and run the command again: "
+                    f"create {_shown(config)} (`agentrc cap init` writes the kernel's) and run the command again: "
                     f"{create} && {again}")], "E_UNKNOWN_CAPABILITY")
         parent = os.path.dirname(level)
         if parent == level:

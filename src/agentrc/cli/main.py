@@ -503,9 +503,10 @@ _COMMANDS: Dict[str, Tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "update": ("resolve the installed sources' refs again and install what they give now", _update),
     "outdated": ("list the installed sources with newer commits on their ref, or newer tags", _outdated),
     "remove-mcp": ("unregister MCP servers from every target the lock configured", _remove_mcp),
-    "doctor": ("check the installed files and MCP servers against agentrc.lock.json", _doctor),
+    "doctor": ("check the installed files, MCP servers and plugins against agentrc.lock.json", _doctor),
     "list": ("the bundles and items agentrc.lock.json installed, and from where", _list_command),
-    "cap": ("capability packages (spec 003): install, update, remove, trust, use, doctor, build", _cap),
+    "cap": ("capability packages (spec 003): init, install, update, remove, trust, use, doctor, build, run,"
+            " status", _cap),
     "import": ("read a project's client files into portable items (and a canonical document)", _import_command),
     "completion": ("print the shell completion script for bash, zsh or fish", _completion),
 }
