@@ -11,7 +11,6 @@ KNOWN = {
     'agentrc/importers/cleanup.py:_constructs': 62,
     'agentrc/output/plan.py': 636,
     'agentrc/pipeline/build.py:_build': 73,
-    'agentrc/sources/closure.py:select': 71,
     'agentrc_pants/lockfile.py:package_lock': 64,
     'agentrc_pants/tailor.py:find_putative_agentrc_targets': 84,
 }
@@ -90,8 +89,6 @@ COMPLEX = {
     'src/agentrc/portable/peek.py:peek:C901',
     'src/agentrc/portable/resolve.py:check:C901',
     'src/agentrc/project/model.py:_meanings:C901',
-    'src/agentrc/sources/closure.py:select:C901',
-    'src/agentrc/sources/closure.py:select:PLR0915',
     'src/agentrc/sources/dsl.py:parse:C901',
     'src/agentrc/sources/lock.py:loads:C901',
     'src/agentrc/sources/lockcheck.py:check:C901',

@@ -68,27 +68,9 @@ def select(registry: Registry, tree: SourceTree, root: str, source: Source, comm
         items = [(i.kind.value, i.name) for i in registry.items]
     required_by: Dict[ItemKey, Set[str]] = {}
     direct: Set[ItemKey] = set()
-    pending: List[ItemKey] = []
-    for name in bundles:
-        if name not in idx.bundles:
-            names = ", ".join(sorted(idx.bundles)) or "none"
-            diags.error(WHERE, (0, 0), "AR205",
-                        f"the source {source.label!r} has no bundle {name!r} (its bundles: {names})")
-            continue
-        _root(("bundle", name), requested_by, direct, required_by)
-        pending.append(("bundle", name))
-    for kind, name in items:
-        try:
-            k = Kind(kind)
-        except ValueError:
-            diags.error(WHERE, (0, 0), "AR205", f"--item {kind}:{name}: {kind!r} is not a kind "
-                        f"({', '.join(x.value for x in Kind)})")
-            continue
-        if (k, name) not in idx.items:
-            diags.error(WHERE, (0, 0), "AR205", f"the source {source.label!r} has no {kind} {name!r}")
-            continue
-        _root((kind, name), requested_by, direct, required_by)
-        pending.append((kind, name))
+    pending = _asked(idx, source, bundles, items, diags)
+    for key in pending:
+        _root(key, requested_by, direct, required_by)
     seen: Set[ItemKey] = set()
     while pending:
         key = pending.pop()
@@ -96,23 +78,7 @@ def select(registry: Registry, tree: SourceTree, root: str, source: Source, comm
             continue
         seen.add(key)
         parent = f"{key[0]}:{key[1]}"
-        children: List[ItemKey] = []
-        if key[0] == "bundle":
-            b = idx.bundles[key[1]]
-            children += [("bundle", r.name) for r in b.requires if r.source is None and r.name in idx.bundles]
-            children += [(r.kind.value, r.name) for r in b.items if (r.kind, r.name) in idx.items]
-            if externals is not None:
-                externals += [External(r.source, "bundle", r.name, parent, b.path, r.pos, r.version)
-                              for r in b.requires if r.source is not None]
-        else:
-            item = idx.items[(Kind(key[0]), key[1])]
-            children += [(r.kind.value, r.name) for r in item.requires
-                         if r.source is None and (r.kind, r.name) in idx.items]
-            if externals is not None:
-                externals += [External(r.source, r.kind.value, r.name, parent, item.entrypoint, r.pos)
-                              for r in item.requires if r.source is not None]
-            children += [(Kind.SKILL.value, s) for s, _ in item.preload_skills if (Kind.SKILL, s) in idx.items]
-        for child in children:
+        for child in _children(idx, key, parent, externals):
             if child != key:
                 required_by.setdefault(child, set()).add(parent)
             pending.append(child)
@@ -125,6 +91,53 @@ def select(registry: Registry, tree: SourceTree, root: str, source: Source, comm
         entries.append(Entry(key[0], key[1], source.name, source.ref, commit, content_sha(tree, root, path),
                              key in direct, tuple(required_by.get(key, ()))))
     return tuple(entries), diags.sorted()
+
+
+def _asked(idx: _Names, source: Source, bundles: Sequence[str], items: Sequence[Tuple[str, str]],
+           diags: Diagnostics) -> List[ItemKey]:
+    """The bundles and items asked for that the source has, in the order asked; AR205 for
+    each other name."""
+    asked: List[ItemKey] = []
+    for name in bundles:
+        if name not in idx.bundles:
+            names = ", ".join(sorted(idx.bundles)) or "none"
+            diags.error(WHERE, (0, 0), "AR205",
+                        f"the source {source.label!r} has no bundle {name!r} (its bundles: {names})")
+            continue
+        asked.append(("bundle", name))
+    for kind, name in items:
+        try:
+            k = Kind(kind)
+        except ValueError:
+            diags.error(WHERE, (0, 0), "AR205", f"--item {kind}:{name}: {kind!r} is not a kind "
+                        f"({', '.join(x.value for x in Kind)})")
+            continue
+        if (k, name) not in idx.items:
+            diags.error(WHERE, (0, 0), "AR205", f"the source {source.label!r} has no {kind} {name!r}")
+            continue
+        asked.append((kind, name))
+    return asked
+
+
+def _children(idx: _Names, key: ItemKey, parent: str, externals: Optional[List[External]]) -> List[ItemKey]:
+    """What a bundle or item of the closure requires in the same source (its bundles, items
+    and preloaded skills); what it requires from other sources is appended to `externals`."""
+    children: List[ItemKey] = []
+    if key[0] == "bundle":
+        b = idx.bundles[key[1]]
+        children += [("bundle", r.name) for r in b.requires if r.source is None and r.name in idx.bundles]
+        children += [(r.kind.value, r.name) for r in b.items if (r.kind, r.name) in idx.items]
+        if externals is not None:
+            externals += [External(r.source, "bundle", r.name, parent, b.path, r.pos, r.version)
+                          for r in b.requires if r.source is not None]
+        return children
+    item = idx.items[(Kind(key[0]), key[1])]
+    children += [(r.kind.value, r.name) for r in item.requires if r.source is None and (r.kind, r.name) in idx.items]
+    if externals is not None:
+        externals += [External(r.source, r.kind.value, r.name, parent, item.entrypoint, r.pos)
+                      for r in item.requires if r.source is not None]
+    children += [(Kind.SKILL.value, s) for s, _ in item.preload_skills if (Kind.SKILL, s) in idx.items]
+    return children
 
 
 class _Names:
