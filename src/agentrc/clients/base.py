@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
+from agentrc.clients.skillmeta import carry_unread
 from agentrc.fidelity import ItemReport, Tracker
 from agentrc.files import Fragment, OutputFile, fragment
 from agentrc.frozen import FrozenMap, thaw
@@ -252,6 +253,7 @@ class ClientAdapter:
             tracker.emitted(self.passthrough_block, "merged into frontmatter")
         if entry.startswith(SHARED_SKILL_DIR + "/"):
             self.merge_shared_blocks(item, fm, tracker, shared)
+        carry_unread(item, entry, fm, tracker)
         out = [OutputFile(entry, document(fm, item.name, body, ctx.formatted), False, self.owner(item))] + list(extra)
         return self.finish(item, ctx, tracker, out)
 
@@ -260,8 +262,7 @@ class ClientAdapter:
     passthrough_in_frontmatter: bool = True
 
     def whole_file(self, kind: Kind) -> Optional[Callable[[Item, RenderContext, Tracker], Sequence[Any]]]:
-        """The method that writes an item of `kind` whole (files and fragments), when the kind
-        is not a markdown document with frontmatter: hooks and context by default."""
+        """What writes a `kind` that is no markdown document with frontmatter whole: hooks, context."""
         return {Kind.HOOK: self.hook, Kind.CONTEXT: self.context}.get(kind)
 
     def prepare(self, item: Item, tracker: Tracker) -> Item:
@@ -457,9 +458,8 @@ _SSOT_ONLY = ("schema", "license", "metadata", "requires", "ignore", "audience")
 
 
 def skill_license(item: Item, fm: Dict[str, Any], tracker: Tracker) -> None:
-    """`license` is an Agent Skills field (agentskills.io/specification): every client reading
-    a SKILL.md reads it, and the reference validator accepts it, so a skill's license reaches
-    each SKILL.md written, right after its description (where the standard lists it)."""
+    """`license` is an Agent Skills field (agentskills.io/specification): every client reading a SKILL.md
+    reads it, and so does the reference validator: it goes right after the description, as the standard lists it."""
     out = {}
     for key, value in fm.items():
         out[key] = value
@@ -491,9 +491,8 @@ def common_fields(item: Item, tracker: Tracker, own_block: str) -> None:
 
 def document(frontmatter: Optional[Mapping[str, Any]], title: str, body: str,
              formatted: Optional[Dict[Tuple[str, str], Optional[str]]] = None) -> bytes:
-    """A generated markdown file: frontmatter, an H1 derived from the name (§5.1), the body.
-    `formatted` (`RenderContext.formatted`): the documents formatted so far, so a body
-    every client renders alike is formatted once."""
+    """A generated markdown file: frontmatter, an H1 derived from the name (§5.1), the body. `formatted`
+    (`RenderContext.formatted`): what was formatted so far, so a body every client renders alike is formatted once."""
     text = f"# {title}\n\n{body}"
     if formatted is None:
         markdown = format_body(text)
@@ -769,9 +768,8 @@ def hook_script(adapter: "ClientAdapter", item: Item, tracker: Tracker,
 
 
 def _own_files(args: str, item: Item, directory: str, var: str) -> str:
-    """`args` with each `./file` word that names a file of the hook's directory called by
-    its path in this client's layout, as the script is (`bash ./run.sh ./check.py`: both the
-    hook's own files)."""
+    """`args` with each `./file` word that names a file of the hook's directory called by its path in this
+    client's layout, as the script is (`bash ./run.sh ./check.py`: both the hook's own files)."""
     own = {r.path for r in item.resources}
 
     def swap(m: "re.Match[str]") -> str:

@@ -23,3 +23,13 @@ PASSTHROUGH_BLOCKS: Tuple[str, ...] = CLIENTS  # each adapter's `passthrough_blo
 ALIASES: Tuple[str, ...] = ("claude-code", "vscode", "github-copilot")  # the adapters' `aliases`
 SHARED_BLOCKS: Tuple[Tuple[str, str], ...] = (("openclaw", "OpenClaw"), ("hermes", "Hermes Agent"))  # `shared_block`
 AGENT_SKILLS_WRITERS: Tuple[str, ...] = ("codex", "gemini", "openclaw", "hermes")  # `skill_dir` .agents/skills
+# Every skill frontmatter field some adapter reads: the union of their `skill_fields`, and the
+# keys Hermes and OpenClaw read at the top level (hermes.HERMES_SKILL_KEYS,
+# openclaw.OPENCLAW_SKILL_KEYS). A skill's other fields go into the Agent Skills `metadata`
+# map for every client (clients.skillmeta).
+SKILL_FIELDS_READ = frozenset({
+    "agent", "allowed-tools", "argument-hint", "arguments", "author", "background", "color", "command-arg-mode",
+    "command-dispatch", "command-tool", "compatibility", "context", "disable-model-invocation", "disallowed-tools",
+    "effort", "environments", "globs", "homepage", "hooks", "icon", "model", "paths", "platforms",
+    "required_environment_variables", "shell", "user-invocable", "version", "when_to_use",
+})
