@@ -68,26 +68,8 @@ def resolve(chain: Sequence[Config], soul: str, soul_type: str,
             manifests: Mapping[str, Tuple[Capability, str]], diags: Diagnostics) -> Activation:
     """The activation for `soul` (of agent type `soul_type`; "" for none; soul "" for the
     global bindings only). `manifests`: acquired capabilities by id, with their origin."""
-    candidates: Dict[str, List[_Candidate]] = {}
-    for scope, cfg in enumerate(chain):
-        for entry in cfg.entries:
-            add = candidates.setdefault(entry.id, []).append
-            glob = entry.global_
-            if glob is None and entry.slot and not entry.global_given and not entry.targets_given:
-                glob = Binding(True)
-            if glob is not None:
-                if entry.settings:
-                    glob = Binding(glob.enabled, FrozenMap({**dict(entry.settings), **dict(glob.settings)}))
-                add(_Candidate(glob, 0, scope, cfg.level, "global", entry, cfg.path))
-            if soul:
-                for t, b in entry.agent_types:
-                    if t == soul_type:
-                        add(_Candidate(b, 1, scope, cfg.level, f"type:{t}", entry, cfg.path))
-                for s, b in entry.souls:
-                    if s == soul:
-                        add(_Candidate(b, 2, scope, cfg.level, f"soul:{soul}", entry, cfg.path))
     active: List[Active] = []
-    for cid, found in candidates.items():
+    for cid, found in _candidates(chain, soul, soul_type).items():
         if not found:
             continue
         pair = manifests.get(cid)
@@ -96,34 +78,9 @@ def resolve(chain: Sequence[Config], soul: str, soul_type: str,
                         "has acquired it (install its package, or author it under .agents/capabilities/owned/)")
             continue
         cap, origin = pair
-        bad = False
-        for c in found:
-            if c.entry.slot and cap.layer != c.entry.slot:
-                diags.error(c.path, (0, 0), "AR170", f"{cid!r} is under capabilities.layers.{c.entry.slot}, but its "
-                            f"manifest declares layer {cap.layer or 'none'!r}")
-                bad = True
-            elif not c.entry.slot and cap.layer:
-                diags.error(c.path, (0, 0), "AR170", f"{cid!r} implements the {cap.layer} layer: declare it under "
-                            f"capabilities.layers.{cap.layer}, not additive")
-                bad = True
-            if c.entry.source and not _origin_matches(origin, c.entry.source):
-                diags.error(c.path, (0, 0), "AR170", f"{cid!r} must come from {c.entry.source!r}, but it was found "
-                            f"at {origin}")
-                bad = True
-        if bad:
+        if not _placed(cid, cap, origin, found, diags):
             continue
-        ranked = sorted(found, key=lambda c: (c.specificity, -c.scope, _js_compare_key(c.target)))
-        settings: Dict[str, object] = {}
-        rank: Dict[str, Tuple[int, int]] = {}
-        for c in ranked:
-            for key, value in c.binding.settings.items():
-                here = (c.specificity, c.scope)
-                if rank.get(key) == here and _same(settings[key], value) is False:
-                    diags.error(c.path, (0, 0), "AR169", f"setting {cid}.{key} has two values at the same "
-                                f"specificity ({c.target}, {c.level})")
-                    bad = True
-                settings[key] = value
-                rank[key] = here
+        settings, bad = _settings(cid, found, diags)
         strongest = sorted(found, key=lambda c: (-c.specificity, c.scope, _js_compare_key(c.target)))
         top = strongest[0]
         tied = [c for c in strongest if c.specificity == top.specificity and c.scope == top.scope]
@@ -141,6 +98,76 @@ def resolve(chain: Sequence[Config], soul: str, soul_type: str,
         active.append(Active(cid, cap.layer, top.level, origin, freeze(settings),
                              tuple(f"{c.target} @ {c.level}" for c in found), top.scope, cap.command))
     return _layers(chain, active, diags)
+
+
+def _candidates(chain: Sequence[Config], soul: str, soul_type: str) -> Dict[str, List[_Candidate]]:
+    """Every binding of the chain that applies to `soul` (global, by its agent type, by its
+    name), by capability id, in the chain's order."""
+    candidates: Dict[str, List[_Candidate]] = {}
+    for scope, cfg in enumerate(chain):
+        for entry in cfg.entries:
+            add = candidates.setdefault(entry.id, []).append
+            glob = _global(entry)
+            if glob is not None:
+                add(_Candidate(glob, 0, scope, cfg.level, "global", entry, cfg.path))
+            if soul:
+                for t, b in entry.agent_types:
+                    if t == soul_type:
+                        add(_Candidate(b, 1, scope, cfg.level, f"type:{t}", entry, cfg.path))
+                for s, b in entry.souls:
+                    if s == soul:
+                        add(_Candidate(b, 2, scope, cfg.level, f"soul:{soul}", entry, cfg.path))
+    return candidates
+
+
+def _global(entry: Entry) -> Optional[Binding]:
+    """An entry's global binding: as written, or on for a layer named with no target at all;
+    its entry-wide settings under the binding's own."""
+    glob = entry.global_
+    if glob is None and entry.slot and not entry.global_given and not entry.targets_given:
+        glob = Binding(True)
+    if glob is not None and entry.settings:
+        glob = Binding(glob.enabled, FrozenMap({**dict(entry.settings), **dict(glob.settings)}))
+    return glob
+
+
+def _placed(cid: str, cap: Capability, origin: str, found: List[_Candidate], diags: Diagnostics) -> bool:
+    """Whether every binding of `cid` puts it where its manifest says (its layer, or
+    additive) and names the origin it was found at (AR170 for each that does not)."""
+    ok = True
+    for c in found:
+        if c.entry.slot and cap.layer != c.entry.slot:
+            diags.error(c.path, (0, 0), "AR170", f"{cid!r} is under capabilities.layers.{c.entry.slot}, but its "
+                        f"manifest declares layer {cap.layer or 'none'!r}")
+            ok = False
+        elif not c.entry.slot and cap.layer:
+            diags.error(c.path, (0, 0), "AR170", f"{cid!r} implements the {cap.layer} layer: declare it under "
+                        f"capabilities.layers.{cap.layer}, not additive")
+            ok = False
+        if c.entry.source and not _origin_matches(origin, c.entry.source):
+            diags.error(c.path, (0, 0), "AR170", f"{cid!r} must come from {c.entry.source!r}, but it was found "
+                        f"at {origin}")
+            ok = False
+    return ok
+
+
+def _settings(cid: str, found: List[_Candidate], diags: Diagnostics) -> Tuple[Dict[str, object], bool]:
+    """The settings of `cid`, the more specific (then the nearer) binding's value winning,
+    and whether two bindings at the same specificity and scope disagree (AR169)."""
+    ranked = sorted(found, key=lambda c: (c.specificity, -c.scope, _js_compare_key(c.target)))
+    settings: Dict[str, object] = {}
+    rank: Dict[str, Tuple[int, int]] = {}
+    bad = False
+    for c in ranked:
+        for key, value in c.binding.settings.items():
+            here = (c.specificity, c.scope)
+            if rank.get(key) == here and _same(settings[key], value) is False:
+                diags.error(c.path, (0, 0), "AR169", f"setting {cid}.{key} has two values at the same "
+                            f"specificity ({c.target}, {c.level})")
+                bad = True
+            settings[key] = value
+            rank[key] = here
+    return settings, bad
 
 
 def _layers(chain: Sequence[Config], active: List[Active], diags: Diagnostics) -> Activation:
