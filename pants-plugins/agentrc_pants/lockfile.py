@@ -140,12 +140,51 @@ async def package_lock(field_set: AgentrcLockFieldSet, subsystem: AgentrcSubsyst
     lock, diags = lockfile.loads(contents[0].content, path, client_names.CLIENTS)
     if lock is None:
         raise AgentrcBuildError(where, diags)
+    requests, local, problems = _partition(lock, path)
+    fetched = list(await MultiGet(Get(LockedSource, LockedSourceRequest(name, commit))
+                                  for name, _, commit, _ in requests))
+    read = await MultiGet(Get(DigestContents, PathGlobs([f"{d}/**"])) for _, d, _ in local)
+    # Git sources sit under a directory named after the source and commit; local ones where they are.
+    sources: List[_Read]
+    sources = [(f"{SOURCES_DIR}/{hashlib.sha256(f'{name}@{commit}'.encode()).hexdigest()[:16]}", name, ref, commit,
+                locked, got.files, got.diagnostics) for (name, ref, commit, locked), got in zip(requests, fetched)]
+    sources += [(d, name, None, None, locked, _registry_files(d, contents), ())
+                for (name, d, locked), contents in zip(local, read)]
+    files, entrypoints = _verified(sources, problems)
+    if any(d.is_error for d in problems):
+        raise AgentrcBuildError(where, tuple(sorted(set(problems))))
+    bundles = tuple(sorted(e.name for e in lock.bundles))
+    result = await Get(GenerationResult, GenerationRequest(
+        EMPTY_DIGEST, SourceTree(tuple(sorted(files, key=lambda f: f.path))), tuple(lock.clients), bundles,
+        tuple(sorted(set(entrypoints))), subsystem.strict, (), f"agentrc generate {where}", True,
+        tuple(lock.mcps_removed)))
+    result.raise_on_error(where)
+    for d in result.diagnostics:
+        logger.warning(d.format())
+    prefix = field_set.output_path.value_or_default(file_ending=None)
+    snapshot = await Get(Snapshot, AddPrefix(result.digest, prefix))
+    return BuiltPackage(snapshot.digest, (BuiltPackageArtifact(prefix, (result.summary_line(prefix),)),))
+
+
+# A locked source as read: (root in the sandbox, name, ref, commit, its lock entries, its files, problems).
+_Read = Tuple[str, str, Optional[str], Optional[str], Tuple[lockfile.Entry, ...], Tuple[SourceFile, ...],
+              Tuple[Diagnostic, ...]]
+
+
+_Fetch = Tuple[str, Optional[str], str, Tuple[lockfile.Entry, ...]]  # a git source: name, ref, commit, entries
+_Local = Tuple[str, str, Tuple[lockfile.Entry, ...]]  # a local directory: name, directory, entries
+
+
+def _partition(lock: lockfile.Lock, path: str) -> Tuple[List[_Fetch], List[_Local], List[Diagnostic]]:
+    """The lock's entries by source: git sources at a locked commit to fetch (name, ref,
+    commit, entries), local directories to read (name, directory, entries), and the
+    problems (AR200: a local directory outside the build root)."""
     problems: List[Diagnostic] = []
     groups: Dict[Tuple[str, Optional[str], Optional[str]], List[lockfile.Entry]] = {}
     for e in lock.entries:
         groups.setdefault((e.source, e.ref, e.commit), []).append(e)
-    requests = []
-    local = []
+    requests: List[_Fetch] = []
+    local: List[_Local] = []
     for (name, ref, commit), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][2] or "")):
         source = _parse(name)
         if source is not None and source.kind == GIT and commit is not None:
@@ -157,18 +196,14 @@ async def package_lock(field_set: AgentrcLockFieldSet, subsystem: AgentrcSubsyst
                                        "local directories inside the build root only (a relative path in the lock)"))
             continue
         local.append((name, directory, tuple(group)))
-    fetched = list(await MultiGet(Get(LockedSource, LockedSourceRequest(name, commit))
-                                  for name, _, commit, _ in requests))
-    read = await MultiGet(Get(DigestContents, PathGlobs([f"{d}/**"])) for _, d, _ in local)
+    return requests, local, problems
+
+
+def _verified(sources: List[_Read], problems: List[Diagnostic]) -> Tuple[List[SourceFile], List[str]]:
+    """The files and entrypoints of the sources that load and match their lock entries
+    (`closure.verify`); what is wrong with the others is added to `problems`."""
     files: List[SourceFile] = []
     entrypoints: List[str] = []
-    # Git sources sit under a directory named after the source and commit; local ones where they are.
-    sources: List[Tuple[str, str, Optional[str], Optional[str], Tuple[lockfile.Entry, ...],
-                        Tuple[SourceFile, ...], Tuple[Diagnostic, ...]]]
-    sources = [(f"{SOURCES_DIR}/{hashlib.sha256(f'{name}@{commit}'.encode()).hexdigest()[:16]}", name, ref, commit,
-                locked, got.files, got.diagnostics) for (name, ref, commit, locked), got in zip(requests, fetched)]
-    sources += [(d, name, None, None, locked, _registry_files(d, contents), ())
-                for (name, d, locked), contents in zip(local, read)]
     for root, name, ref, commit, locked, got_files, got_diags in sources:
         problems.extend(got_diags)
         if any(d.is_error for d in got_diags):
@@ -183,19 +218,7 @@ async def package_lock(field_set: AgentrcLockFieldSet, subsystem: AgentrcSubsyst
         problems.extend(verified)
         files.extend(tree.files)
         entrypoints.extend(points)
-    if any(d.is_error for d in problems):
-        raise AgentrcBuildError(where, tuple(sorted(set(problems))))
-    bundles = tuple(sorted(e.name for e in lock.bundles))
-    result = await Get(GenerationResult, GenerationRequest(
-        EMPTY_DIGEST, SourceTree(tuple(sorted(files, key=lambda f: f.path))), tuple(lock.clients), bundles,
-        tuple(sorted(set(entrypoints))), subsystem.strict, (), f"agentrc generate {where}", True,
-        tuple(lock.mcps_removed)))
-    result.raise_on_error(where)
-    for d in result.diagnostics:
-        logger.warning(d.format())
-    prefix = field_set.output_path.value_or_default(file_ending=None)
-    snapshot = await Get(Snapshot, AddPrefix(result.digest, prefix))
-    return BuiltPackage(snapshot.digest, (BuiltPackageArtifact(prefix, (result.summary_line(prefix),)),))
+    return files, entrypoints
 
 
 def _parse(name: str) -> Optional[Source]:
