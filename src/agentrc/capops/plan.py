@@ -1,7 +1,7 @@
-"""A verb of the capability workflow as a plan of small steps run by one executor (issue 35),
-on the model of Poetry's installer: each step is a small object that does one thing (`do`) and
-knows how to take it back (`undo`); `run` does them in order and, when one fails, undoes the
-done ones in reverse, then reraises what failed.
+"""A verb of the capability workflow as a plan of small steps run by the one executor of
+`output.steps` (issue 35), on the model of Poetry's installer: each step is a small object that
+does one thing (`do`) and knows how to take it back (`undo`); `run` does them in order and, when
+one fails, undoes the done ones in reverse, then reraises what failed.
 
 Some of what a spawn does cannot always be taken back: a compensating retire hook may fail,
 a worktree may stay registered. An undo that does not finish says so in the `Undone` record
@@ -17,6 +17,8 @@ retries it. An undo that raises is recorded the same way, never lost.
 from __future__ import annotations
 
 from typing import Callable, List, Optional, Sequence
+
+from agentrc.output import steps
 
 
 class Undone:
@@ -46,29 +48,42 @@ class Step:
         step's undo removes)."""
 
 
-def run(steps: Sequence[Step], quarantine: Optional[Callable[[Exception, Undone], None]] = None,
+class _Executed(steps.Step):
+    """A step of this workflow as the one executor (`output.steps`) runs it: its undo is
+    given the plan's `Undone` record, and an undo that raises is recorded there, never lost."""
+
+    def __init__(self, step: Step, undone: Undone):
+        self.step, self.undone = step, undone
+        self.kind = step.name
+
+    def do(self) -> None:
+        self.step.do()
+
+    def undo(self) -> None:
+        try:
+            self.step.undo(self.undone)
+        except Exception as why:  # noqa: BLE001 - an undo that raised is recorded, never lost
+            self.undone.incomplete.append(f"{self.step.name}: could not be undone ({str(why)[:200]})")
+
+
+def run(plan: Sequence[Step], quarantine: Optional[Callable[[Exception, Undone], None]] = None,
         failed: Optional[Callable[[Exception, Undone], None]] = None) -> None:
-    """Do `steps` in order. When one raises (an Exception: an interrupt leaves things as they
-    are), undo the done ones in reverse; when an undo did not finish, `quarantine` records it
-    (the cleanup marker); then `failed` may raise what the verb reports, else what failed is
+    """Do `plan` in order through the one executor. When a step raises (an Exception: an
+    interrupt leaves things as they are), the done ones are undone in reverse (the failing
+    step cleans up after itself); when an undo did not finish, `quarantine` records it (the
+    cleanup marker); then `failed` may raise what the verb reports, else what failed is
     reraised."""
-    done: List[Step] = []
+    undone = Undone()
     try:
-        for step in steps:
-            step.do()
-            done.append(step)
-    except Exception as exc:
-        undone = Undone()
-        for step in reversed(done):
-            try:
-                step.undo(undone)
-            except Exception as why:  # noqa: BLE001 - an undo that raised is recorded, never lost
-                undone.incomplete.append(f"{step.name}: could not be undone ({str(why)[:200]})")
+        steps.run([_Executed(s, undone) for s in plan], undo_failed=False, interrupts=False)
+    except steps.Failed as exc:
+        cause = exc.cause
+        assert isinstance(cause, Exception)  # interrupts=False: only an Exception is caught
         if undone.incomplete and quarantine is not None:
-            quarantine(exc, undone)
+            quarantine(cause, undone)
         if failed is not None:
-            failed(exc, undone)
-        raise
+            failed(cause, undone)
+        raise cause from None
 
 
 class Call(Step):

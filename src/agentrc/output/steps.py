@@ -112,11 +112,17 @@ class Journal:
 
 
 def run(plan: Sequence[Step], journal: Optional[Journal] = None,
-        progress: Optional[Callable[[Step], None]] = None) -> None:
+        progress: Optional[Callable[[Step], None]] = None, undo_failed: bool = True,
+        interrupts: bool = True) -> None:
     """Run `plan` in order, journaled. Raises `Failed` (see its fields); the journal is gone
-    when the plan ran or was fully undone, and kept when a step is still to be undone or done."""
+    when the plan ran or was fully undone, and kept when a step is still to be undone or done.
+    `undo_failed`: the step that raised is undone too (its `undo` is harmless after a partial
+    `do`); False when a step cleans up after itself. `interrupts`: an interrupt (Ctrl-C) is a
+    failure like any other; False lets it through with nothing undone (a verb whose steps run
+    other people's hooks leaves them as they are and says so in its own record)."""
     if journal is not None:
         journal.begin(plan)
+    catch = BaseException if interrupts else Exception
     committed = False
     for index, step in enumerate(plan):
         if progress is not None:
@@ -124,11 +130,11 @@ def run(plan: Sequence[Step], journal: Optional[Journal] = None,
         _mark(journal, index, DOING)
         try:
             step.do()
-        except BaseException as exc:  # a KeyboardInterrupt too: undone or completed, never half
+        except catch as exc:
             if committed:
                 left = [step] + _complete(plan, index + 1, journal)
                 raise Failed(step, exc, undone=False, incomplete=left) from exc
-            incomplete = _undo_all(plan[:index + 1], journal)
+            incomplete = _undo_all(plan[:index + 1] if undo_failed else plan[:index], journal)
             if not incomplete:
                 _finish(journal)
             raise Failed(step, exc, undone=True, incomplete=incomplete) from exc
