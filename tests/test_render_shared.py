@@ -95,7 +95,7 @@ def test_a_document_is_formatted_once_per_item_and_body(monkeypatch):
     assert len(formatted) == 4
     by_path = {f.path: f.content.decode() for f in result.files}
     assert by_path[".github/agents/a.agent.md"].endswith("# a\n\nDo a.\n\n## Skills\n\nThis agent relies on the "
-                                                         "following skills, installed alongside it. Use them when "
+                                                         "following skills, installed alongside it.\nUse them when "
                                                          "relevant:\n\n- helper\n")
     assert [(r.client, r.name) for r in result.reports] == [(c, n) for c in ("claude", "copilot", "opencode")
                                                             for n in ("a", "b")]

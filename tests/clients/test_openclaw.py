@@ -67,13 +67,13 @@ def test_skill_keeps_the_standard_keys_only_and_says_where_openclaw_keys_go():
     plan, out = _build(files)
     assert _frontmatter(out[".agents/skills/notes/SKILL.md"]) == {
         "name": "notes", "description": "Use when drafting notes", "compatibility": "Requires git",
-        "allowed-tools": "Read"}
+        "allowed-tools": "Read", "metadata": {"x-team": "1"}}
     fields = _fields(plan, "skill", "notes")
     assert fields["compatibility"][0] == "emitted"
     assert fields["allowed-tools"][0] == "degraded" and "does not restrict" in fields["allowed-tools"][1]
     assert fields["disable-model-invocation"][0] == "dropped"
     assert "set it in the openclaw: block" in fields["disable-model-invocation"][1]
-    assert fields["x-team"][0] == "dropped" and "does not read it" in fields["x-team"][1]
+    assert fields["x-team"][0] == "degraded"  # carried in the Agent Skills metadata map, as text
     assert "workspace" in fields["description"][1]
 
 

@@ -59,10 +59,11 @@ def test_skill_keys_devin_reads():
     plan, out = _build(files)
     assert _frontmatter(out[".windsurf/skills/notes/SKILL.md"]) == {
         "name": "notes", "description": "Use when drafting notes", "argument-hint": "[tag]",
-        "allowed-tools": ["read", "grep", "exec"], "model": "sonnet", "triggers": ["user"]}
+        "allowed-tools": ["read", "grep", "exec"], "model": "sonnet", "triggers": ["user"],
+        "metadata": {"x-team": "1"}}
     fields = _fields(plan, "skill", "notes")
     assert fields["disable-model-invocation"][0] == "mapped"
-    assert fields["x-team"][0] == "dropped"
+    assert fields["x-team"][0] == "degraded"  # carried in the Agent Skills metadata map, as text
     plan, out = _build(_item("skill", "odd", "name: odd\ndescription: Use when odd\nallowed-tools: Read Frobnicate\n"))
     assert "allowed-tools" not in out[".windsurf/skills/odd/SKILL.md"]
     assert "Frobnicate" in _fields(plan, "skill", "odd")["allowed-tools"][1]
