@@ -28,8 +28,6 @@ COMPLEX = {
     'src/agentrc/capabilities/manifest.py:parse_capability:C901',
     'src/agentrc/capabilities/manifest.py:parse_package:C901',
     'src/agentrc/capabilities/source.py:parse:C901',
-    'src/agentrc/capops/closure.py:check_deps:C901',
-    'src/agentrc/capops/closure.py:walk:C901',
     'src/agentrc/capops/instances.py:_check_flags:C901',
     'src/agentrc/capops/instances.py:relink:C901',
     'src/agentrc/capops/reqs.py:missing:C901',

@@ -239,15 +239,25 @@ def materialize(cdir: str, cid: str, label: str, d: Diagnostics) -> None:
 def check_deps(cdir: str, cid: str, label: str, d: Diagnostics) -> None:
     """Every link under a node_modules of `cdir` resolves inside it (AR257), and no native
     `.node` binary is there (AR255)."""
-    root = os.path.realpath(cdir)
-    visited: Set[str] = set()
+    _DepsWalk(cdir, cid, label, d).walk(cdir, False, 0)
 
-    def walk(directory: str, in_deps: bool, depth: int) -> None:
-        real_dir = os.path.realpath(directory)
+
+class _DepsWalk:
+    """One walk of a capability root for `check_deps`: directories in name order, links
+    outside node_modules left alone, each resolved directory under node_modules entered once
+    and no deeper than 64 levels."""
+
+    def __init__(self, cdir: str, cid: str, label: str, d: Diagnostics):
+        self.cdir, self.cid, self.label, self.d = cdir, cid, label, d
+        self.root = os.path.realpath(cdir)
+        self.visited: Set[str] = set()
+
+    def walk(self, directory: str, in_deps: bool, depth: int) -> None:
         if in_deps:
-            if real_dir in visited or depth > 64:
+            real_dir = os.path.realpath(directory)
+            if real_dir in self.visited or depth > 64:
                 return
-            visited.add(real_dir)
+            self.visited.add(real_dir)
         try:
             names = sorted(os.listdir(directory))
         except OSError:
@@ -255,29 +265,33 @@ def check_deps(cdir: str, cid: str, label: str, d: Diagnostics) -> None:
         for name in names:
             p = os.path.join(directory, name)
             now_in = in_deps or name == "node_modules"
-            rel = os.path.relpath(p, cdir)
             try:
                 st = os.lstat(p)
             except OSError:
                 continue
             if stat.S_ISLNK(st.st_mode):
-                if not now_in:
-                    continue
-                target = os.path.realpath(p)
-                if not os.path.exists(target):
-                    d.error(label, (0, 0), "AR257", f"{cid}: the runtime closure's link {rel} is broken")
-                    continue
-                if not captree.inside(root, target):
-                    d.error(label, (0, 0), "AR257", f"{cid}: the runtime closure's link {rel} leads outside the "
-                            f"capability root ({target})")
-                    continue
-                if os.path.isdir(target):
-                    walk(target, True, depth + 1)
-                elif target.endswith(".node"):
-                    d.error(label, (0, 0), "AR255", f"{cid}: the runtime closure holds a native binary: {rel}")
+                if now_in:
+                    self.link(p, depth)
             elif stat.S_ISDIR(st.st_mode):
-                walk(p, now_in, depth + 1)
+                self.walk(p, now_in, depth + 1)
             elif now_in and stat.S_ISREG(st.st_mode) and name.endswith(".node"):
-                d.error(label, (0, 0), "AR255", f"{cid}: the runtime closure holds a native binary: {rel}")
+                self.native(p)
 
-    walk(cdir, False, 0)
+    def link(self, p: str, depth: int) -> None:
+        """A link under node_modules: broken or leading outside is AR257; a directory it
+        leads to is walked, a `.node` file it leads to is AR255."""
+        rel = os.path.relpath(p, self.cdir)
+        target = os.path.realpath(p)
+        if not os.path.exists(target):
+            self.d.error(self.label, (0, 0), "AR257", f"{self.cid}: the runtime closure's link {rel} is broken")
+        elif not captree.inside(self.root, target):
+            self.d.error(self.label, (0, 0), "AR257", f"{self.cid}: the runtime closure's link {rel} leads outside "
+                         f"the capability root ({target})")
+        elif os.path.isdir(target):
+            self.walk(target, True, depth + 1)
+        elif target.endswith(".node"):
+            self.native(p)
+
+    def native(self, p: str) -> None:
+        self.d.error(self.label, (0, 0), "AR255", f"{self.cid}: the runtime closure holds a native binary: "
+                     f"{os.path.relpath(p, self.cdir)}")
