@@ -9,7 +9,6 @@ KNOWN = {
     'agentrc/consumer/consume.py:_resolve': 77,
     'agentrc/importers/cleanup.py:_constructs': 62,
     'agentrc/output/plan.py': 636,
-    'agentrc/pipeline/build.py:_build': 73,
 }
 
 # Ruff's C901 (complexity over 10) and PLR0915 (over 50 statements) findings today
@@ -70,8 +69,6 @@ COMPLEX = {
     'src/agentrc/output/plan.py:cross_discovery:C901',
     'src/agentrc/output/plan.py:plan:C901',
     'src/agentrc/output/tree.py:dir:C901',
-    'src/agentrc/pipeline/build.py:_build:C901',
-    'src/agentrc/pipeline/build.py:_build:PLR0915',
     'src/agentrc/pipeline/incremental.py:_rerender:C901',
     'src/agentrc/pipeline/warm.py:_owner:C901',
     'src/agentrc/portable/checks.py:check_fields:C901',

@@ -111,44 +111,12 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
     memo_path = cache.location(options.out, options.paths) if options.cache else None
     stamp_path = _stamp_path(memo_path, options) if memo_path else None
     stamp = cache.load_stamp(stamp_path) if stamp_path and not options.report else None
-    quick = None
-    if memo_path and stamp_path and stamp:
-        # The sources' statuses against the last build's record: an unchanged file is neither
-        # read nor hashed (agentrc.inputs.tree, "the source stamp").
-        quick = stamped(options.paths, stamp.get("sources"))
-        if quick and _still(stamp, _key(options, quick.digest, quick.explicit), out):
-            if quick.fresh:  # files re-read (racy, touched): vouched for next time
-                # Only then: the record's walk start alone is always new, and rewriting the
-                # stamp was a tenth of every no-change build at 5,000 items.
-                cache.save_stamp(stamp_path, dict(stamp, sources=quick.signature))
-            return _last_result(stamp)
-    # With a stamp, the files it vouches for are read only if the build needs their bytes (an
-    # item directory the memo does not hold); otherwise everything is read now.
-    inputs = quick or read_inputs(options.paths)
-    key = _key(options, inputs.digest, inputs.explicit)
-    if stamp_path and stamp and quick is None:
-        if _still(stamp, key, out):
-            if inputs.signature is not None and inputs.signature != stamp.get("sources"):
-                cache.save_stamp(stamp_path, dict(stamp, sources=inputs.signature))
-            return _last_result(stamp)
-    memo = None
-    if memo_path:  # past the no-change check: compiled schema validators kept beside the memo
-        from agentrc import schemas
-        schemas.use_code_cache(str(memo_path.parent))
-    if memo_path and stamp_path and stamp:
-        # Sources changed: an edit that reaches only a few outputs is built alone.
-        from agentrc.pipeline import incremental
-        replayed, memo = incremental.replay(options, memo_path, stamp, inputs, key, notify, stamp_path)
-        if replayed is not None:
-            return BuildResult(replayed.diagnostics, replayed.summary, replayed.changes)
-    if memo is None and memo_path:
-        memo = cache.load(memo_path)
-    # Past `spill.LIMIT` rendered bytes (16 MiB), the plan keeps them in the cache's directory, not in memory.
-    spill = None
-    if memo_path and memo is not None and memo.digests:
-        from agentrc.output.spill import Spill
-        spill = Spill(str(memo_path.parent))
-        memo.defer = True  # this process's entries pickled when the memo is saved, aside
+    last, inputs, key = _read(options, out, stamp_path, stamp)
+    if last is not None:
+        return last
+    replayed, memo, spill = _memo(options, memo_path, stamp_path, stamp, inputs, key, notify)
+    if replayed is not None:
+        return replayed
     saving: Optional[cache.Saving] = None
     try:
         try:
@@ -179,6 +147,62 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
             saving.wait()
         if spill is not None:
             spill.close()
+
+
+def _memo(options: BuildOptions, memo_path: Optional[Path], stamp_path: Optional[Path], stamp: Optional[dict],
+          inputs: Inputs, key: str, notify: Optional[Callable[[str], None]]
+          ) -> Tuple[Optional[BuildResult], Optional[cache.Memo], Optional[Spill]]:
+    """Past the no-change check, with a memo: the result of a replayed edit when the sources'
+    change reaches only a few outputs, else the memo the build plans with and, when it keeps
+    renderings as digests, the spill its rendered bytes go to past `spill.LIMIT` (16 MiB)."""
+    if not memo_path:
+        return None, None, None
+    # Compiled schema validators kept beside the memo.
+    from agentrc import schemas
+    schemas.use_code_cache(str(memo_path.parent))
+    memo = None
+    if stamp_path and stamp:
+        # Sources changed: an edit that reaches only a few outputs is built alone.
+        from agentrc.pipeline import incremental
+        replayed, memo = incremental.replay(options, memo_path, stamp, inputs, key, notify, stamp_path)
+        if replayed is not None:
+            return BuildResult(replayed.diagnostics, replayed.summary, replayed.changes), None, None
+    if memo is None:
+        memo = cache.load(memo_path)
+    spill = None
+    if memo.digests:
+        from agentrc.output.spill import Spill
+        spill = Spill(str(memo_path.parent))
+        memo.defer = True  # this process's entries pickled when the memo is saved, aside
+    return None, memo, spill
+
+
+def _read(options: BuildOptions, out: Path, stamp_path: Optional[Path], stamp: Optional[dict]
+          ) -> Tuple[Optional[BuildResult], Inputs, str]:
+    """The no-change check, then the inputs: the last result when the sources and options
+    (the key) and the outputs are as the stamp recorded (then no inputs: the third and
+    second items are not used), else the inputs and their key."""
+    quick = None
+    if stamp_path and stamp:
+        # The sources' statuses against the last build's record: an unchanged file is neither
+        # read nor hashed (agentrc.inputs.tree, "the source stamp").
+        quick = stamped(options.paths, stamp.get("sources"))
+        if quick and _still(stamp, _key(options, quick.digest, quick.explicit), out):
+            if quick.fresh:  # files re-read (racy, touched): vouched for next time
+                # Only then: the record's walk start alone is always new, and rewriting the
+                # stamp was a tenth of every no-change build at 5,000 items.
+                cache.save_stamp(stamp_path, dict(stamp, sources=quick.signature))
+            return _last_result(stamp), quick, ""
+    # With a stamp, the files it vouches for are read only if the build needs their bytes (an
+    # item directory the memo does not hold); otherwise everything is read now.
+    inputs = quick or read_inputs(options.paths)
+    key = _key(options, inputs.digest, inputs.explicit)
+    if stamp_path and stamp and quick is None:
+        if _still(stamp, key, out):
+            if inputs.signature is not None and inputs.signature != stamp.get("sources"):
+                cache.save_stamp(stamp_path, dict(stamp, sources=inputs.signature))
+            return _last_result(stamp), inputs, key
+    return None, inputs, key
 
 
 def _still(stamp: dict, key: str, out: Path) -> bool:
