@@ -271,7 +271,6 @@ def test_spawn_composes_the_kernels_legacy_skills(tmp_path, capsys, kernel_on_pa
             (KERNEL / "skills" / n / "SKILL.md").read_bytes()
 
 
-@pytest.mark.xfail(strict=True, reason="spawn calls legacy.require once capops/spawn.py is wired (issue 34 item 2)")
 def test_spawn_without_a_kernel_names_the_command(tmp_path, capsys, no_kernel, monkeypatch):
     home = tmp_path / "home"
     home.mkdir()

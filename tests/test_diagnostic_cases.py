@@ -21,7 +21,8 @@ from agentrc.codes import CODES
 CASES = Path(__file__).parent / "cases" / "diagnostics"
 # Codes no on-disk case can reach (they need a git repository, a missing git, a second
 # source); each names the unit test that triggers it.
-UNIT_TESTED = {"AR090": "test_build.py::test_output_conflict_is_reported",
+UNIT_TESTED = {"AR270": "test_cap_doctor_health.py::test_without_a_kernel_the_entry_needs_it_and_is_never_a_path_escape",
+               "AR090": "test_build.py::test_output_conflict_is_reported",
                "AR262": "test_published.py::test_the_whole_marketplace_is_its_own_plugins_and_names_the_others",
                "AR244": "test_consumer_safety.py::test_add_with_another_client_set_is_refused_and_writes_nothing",
                "AR224": "test_atomic_write.py::test_a_report_planted_as_a_link_is_ar224_and_nothing_is_written",

@@ -60,7 +60,7 @@ def packages(ctx: str) -> Dict[str, Any]:
             continue
         for pid, p in lock.packages:
             exported = sorted(lock.exports(pid))
-            health = (listing.capability_health(level, lock, cid, listing._installed_manifest(level, cid))
+            health = (listing.capability_health(level, lock, cid, listing.installed_manifest(level, cid))
                       for cid in exported)
             problems = [{"code": h["code"], "detail": h["detail"]} for h in health if h["status"] != "ok"]
             rows.append({"id": pid, "version": p.version, "level": level, "source": p.source, "path": p.path,

@@ -50,7 +50,7 @@ def capability_health(level: str, lock: Lock, cid: str, cap: Optional[Capability
     return {"status": "ok", "code": None, "integrity": actual, "detail": None}
 
 
-def _installed_manifest(level: str, cid: str) -> Optional[Capability]:
+def installed_manifest(level: str, cid: str) -> Optional[Capability]:
     """The installed capability's `oas.json`, None when it is missing or invalid."""
     dest = installed_dir(level, cid)
     raw = captree.read_manifest(dest, CAPABILITY_FILE)
@@ -63,7 +63,7 @@ def _capability_row(level: str, lock: Lock, pid: str, cid: str) -> Dict[str, Any
     c = lock.capability(cid)
     assert c is not None
     dest = installed_dir(level, cid)
-    cap = _installed_manifest(level, cid)
+    cap = installed_manifest(level, cid)
     health = capability_health(level, lock, cid, cap)
     return {"capability": cid, "version": c.version, "package": pid, "level": level, "path": c.path, "dir": dest,
             "integrity": c.integrity, "installedIntegrity": health["integrity"],

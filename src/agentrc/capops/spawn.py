@@ -39,6 +39,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from agentrc.capops import doctor as capdoctor
 from agentrc.capops import install as capinstall
 from agentrc.capops import instances as ci
+from agentrc.capops import legacy as caplegacy
 from agentrc.capops import plan
 from agentrc.capops import reqs as capreqs
 from agentrc.capops.home import (  # noqa: F401 - the facade's names
@@ -210,6 +211,10 @@ def _resolve(s: _Spawning) -> None:
         s.outcome = capdoctor.doctor(s.repo, s.soul, any_soul=s.provider is not None)
         s.chain = capdoctor.config_chain(s.repo)
         s.found = capdoctor.acquired(s.chain)
+        ids = [c["id"] for c in s.outcome.result["capabilities"]]
+        if s.provider is not None and s.provider[0] in s.found:
+            ids.append(s.provider[0])
+        caplegacy.require(s.found, ids, "E_SPAWN_FAILED")  # a v1 entry whose skills ship with the kernel
     except Failure as exc:
         raise spawn_failure(exc) from None
     if s.provider is not None:
