@@ -21,9 +21,10 @@ PANTS = ROOT / "pants-plugins"
 MODULE_LINES, CLASS_LINES, FUNCTION_LINES = 600, 320, 60
 # Larger by design (docs/architecture.md): byte-preserving editors and the error-code table.
 EXEMPT = {"agentrc/text/jsonedit.py", "agentrc/text/tomledit.py", "agentrc/codes.py"}
-# Run-time import cycles still to untangle (the capability workflow's modules call each other
-# lazily); a new cycle fails, and this one must not grow.
-KNOWN_CYCLES = [{"agentrc.capops.doctor", "agentrc.capops.install", "agentrc.capops.migrate"}]
+# Run-time import cycles still to untangle: none (the capability workflow's last one, install and
+# migrate calling each other, went with install's split: migrate imports the modules that do the
+# work, and a killed migrate is recovered through a hook). A new cycle fails.
+KNOWN_CYCLES: List[Set[str]] = []
 
 
 def _modules(base: Path) -> Dict[str, Path]:

@@ -11,7 +11,7 @@ the kernel's guided upgrade (`guided`): official entries only, through the catal
 aliases, over every lock-owning scope of the deployment.
 
 Applying holds the scope, moves the v1 artifacts aside, writes the empty version 2 lock and
-installs each mapped package (`capinstall.install`); the converted capabilities must be
+installs each mapped package (`capacquire.install`); the converted capabilities must be
 exported by their packages. Any failure restores the original lock bytes and the v1
 artifacts and removes what the migration installed. Trust is not carried over: the result's
 `trust` names the executable surfaces to approve again. Config activation is not touched.
@@ -29,11 +29,14 @@ import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.capabilities.model import LOCK_FILE
+from agentrc.capops import acquire as capacquire
 from agentrc.capops import doctor as capdoctor
-from agentrc.capops import install as capinstall
+from agentrc.capops import failure as capfailure
+from agentrc.capops import package as cappackage
 from agentrc.capops import safe as capsafe
+from agentrc.capops import scope as capscope
 from agentrc.capops import txn as captxn
-from agentrc.capops.install import Failure, Outcome, fail
+from agentrc.capops.failure import Failure, Outcome, fail
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
 from agentrc.output import atomic
@@ -54,7 +57,7 @@ def plan(scope: str, official: bool = False) -> Dict[str, Any]:
     or is `hold` when the catalog has no such package; every other entry is `retain`.
     Raises Failure (an invalid lock or catalog)."""
     scope = os.path.abspath(scope)
-    lock = capinstall.read_lock(scope)
+    lock = capscope.read_lock(scope)
     steps: List[Dict[str, Any]] = []
     warnings: List[str] = []
     if lock is None:
@@ -69,7 +72,7 @@ def plan(scope: str, official: bool = False) -> Dict[str, Any]:
                       "note": "empty lockfileVersion 1 → canonical { lockfileVersion: 2, packages: {}, "
                               "capabilities: {} }"})
         return {"from": 1, "convertible": True, "plan": steps, "warnings": warnings}
-    catalog = capinstall.read_catalog() if any(v["source"].startswith("marketplace:") for v in entries.values()) \
+    catalog = cappackage.read_catalog() if any(v["source"].startswith("marketplace:") for v in entries.values()) \
         else None
     for cid, v1 in entries.items():
         steps.append(_step(cid, v1, catalog, official, warnings))
@@ -155,13 +158,13 @@ def _held_apply(scope: str, notify, official: bool) -> Outcome:
     lock_path = os.path.join(scope, LOCK_FILE)
     if not os.path.lexists(lock_path):
         raise fail(lock_path, "AR178", f"no {LOCK_FILE} at {scope}", "legacy-lock")
-    capinstall._check_scope(scope)
-    anchors = capinstall.absent_anchors(scope)
-    held = capinstall.ScopeLock(scope).lend()  # what a killed run left is recovered first
+    capscope.check_scope(scope)
+    anchors = capscope.absent_anchors(scope)
+    held = capscope.ScopeLock(scope).lend()  # what a killed run left is recovered first
     try:
-        return capinstall.noted(_apply(scope, lock_path, notify, official), held.notes)
+        return capfailure.noted(_apply(scope, lock_path, notify, official), held.notes)
     except Failure as exc:
-        raise capinstall.noted(exc, held.notes) from None
+        raise capfailure.noted(exc, held.notes) from None
     finally:
         held.release()
         for d in anchors:
@@ -218,7 +221,7 @@ def migration_scopes(start: str, team_scope: Optional[str]) -> List[str]:
     """Every lock-owning scope a guided migration considers: `start` and the directories
     above it, the team boundary, and the scopes below the boundary; sorted, so an ancestor
     comes before its descendants."""
-    found = {d for d in capinstall.lock_levels(start) if os.path.isfile(os.path.join(d, LOCK_FILE))}
+    found = {d for d in capscope.lock_levels(start) if os.path.isfile(os.path.join(d, LOCK_FILE))}
     boundary = os.path.abspath(team_scope or start)
     if os.path.isfile(os.path.join(boundary, LOCK_FILE)):
         found.add(boundary)
@@ -390,7 +393,7 @@ def _apply(scope: str, lock_path: str, notify, official: bool = False) -> Outcom
         return skipped
     original = open(lock_path, "rb").read()
     if p["plan"] and p["plan"][0]["action"] == "convert-format":
-        capinstall.write_in(scope, lock_path, EMPTY_V2)
+        capscope.write_in(scope, lock_path, EMPTY_V2)
         return Outcome({"from": 1, "migrated": [], "warnings": p["warnings"], "file": lock_path, "trust": [],
                         "formatConverted": True},
                        [f"{lock_path} was an empty lockfileVersion 1 file — converted to lockfileVersion 2."])
@@ -406,7 +409,7 @@ def _apply(scope: str, lock_path: str, notify, official: bool = False) -> Outcom
                          "and its artifacts are as they were)")
             raise Failure(tuple(rolled.items) + exc.diagnostics, exc.kernel_code or "legacy-lock") from None
         raise
-    capinstall._rmtree(aside)
+    capscope.rmtree(aside)
     lines = [f"migrated  {m['capability']} → package {m['package']}@{m['version']}" for m in migrated]
     lines += [f"WARNING: {w}" for w in p["warnings"]]
     lines.append(f"{lock_path} is now lockfileVersion 2. Config activation is unchanged; trust executable "
@@ -451,17 +454,17 @@ def _acquire_all(scope: str, lock_path: str, aside: str, steps: List[Dict[str, A
     package; then the migration is done (its journal deleted). (migrated, trust) rows."""
     migrated: List[Dict[str, Any]] = []
     trust: List[Dict[str, Any]] = []
-    store = capinstall._store(scope)
+    store = capscope.store_dir(scope)
     for s in steps:
         if os.path.lexists(os.path.join(store, s["capabilityId"])):
             os.rename(os.path.join(store, s["capabilityId"]), os.path.join(aside, s["capabilityId"]))
-    capinstall.write_in(scope, lock_path, EMPTY_V2)
+    capscope.write_in(scope, lock_path, EMPTY_V2)
     groups: Dict[str, List[Dict[str, Any]]] = {}
     for s in steps:
         groups.setdefault(s["package"]["spec"], []).append(s)
     for spec, group in groups.items():
         notify(f"acquiring {spec}")
-        outcome = capinstall.install(scope, spec, notify)
+        outcome = capacquire.install(scope, spec, notify)
         migrated += _provided(lock_path, spec, group, outcome)
         for c in outcome.result["capabilities"]:
             surface = c["executableSurface"]
@@ -503,8 +506,8 @@ _KIND = "agentrc-cap-migrate"
 def _begin(scope: str, original: bytes, ids: List[str]) -> str:
     """The aside directory with its undo journal, then the ignore file ensured (as the
     kernel does, first)."""
-    store = capinstall._store(scope)
-    ignore = capinstall._Ignore(scope)
+    store = capscope.store_dir(scope)
+    ignore = capscope.Ignore(scope)
     wanted = ignore.wanted()
     previous = None
     if wanted is not None and os.path.isfile(ignore.file):
@@ -519,7 +522,7 @@ def _begin(scope: str, original: bytes, ids: List[str]) -> str:
         atomic.write_atomic(os.path.join(aside, JOURNAL), (json.dumps(journal, sort_keys=True) + "\n").encode(),
                             root=scope)
         if wanted is not None:
-            capinstall.write_in(scope, ignore.file, wanted)
+            capscope.write_in(scope, ignore.file, wanted)
     except BaseException:
         with contextlib.suppress(OSError, captxn.JournalError, ValueError):
             _undo(scope, aside)
@@ -551,30 +554,30 @@ def _undo(scope: str, aside: str) -> None:
     journal = _read_journal(aside)
     if journal is not None:
         captxn.recover(scope)
-        store = capinstall._store(scope)
+        store = capscope.store_dir(scope)
         for cid in journal["moved"]:
             if os.path.lexists(os.path.join(aside, cid)):
-                capinstall._rmtree(os.path.join(store, cid))
+                capscope.rmtree(os.path.join(store, cid))
                 os.rename(os.path.join(aside, cid), os.path.join(store, cid))
         for name in os.listdir(store):
             if not name.startswith(".") and name not in journal["store"]:
-                capinstall._rmtree(os.path.join(store, name))
+                capscope.rmtree(os.path.join(store, name))
         capsafe.write(scope, os.path.join(scope, LOCK_FILE), base64.b64decode(journal["lock"]))
-        ignore = capinstall._Ignore(scope).file
+        ignore = capscope.Ignore(scope).file
         if journal["ignoreChanged"] and journal["ignore"] is None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(ignore)
         elif journal["ignoreChanged"]:
             capsafe.write(scope, ignore, base64.b64decode(journal["ignore"]))
         os.unlink(os.path.join(aside, JOURNAL))
-    capinstall._rmtree(aside)
+    capscope.rmtree(aside)
 
 
 def recover(scope: str) -> List[str]:
     """Under the scope's lock: every `.migrate-*` a killed `cap migrate` left, rolled back
     by its journal (`_undo`); the ones that were, for a warning. Raises ValueError or
     OSError for a journal that cannot be read (nothing done)."""
-    store = capinstall._store(scope)
+    store = capscope.store_dir(scope)
     try:
         names = sorted(n for n in os.listdir(store) if n.startswith(MIGRATE_PREFIX))
     except OSError:
