@@ -10,6 +10,8 @@
 #                            in tools/skills-ref-requirements.txt
 #   .tools/code-check-venv/  Python >= 3.11 venv with ruff and mypy for agentrc's own code,
 #                            pinned in tools/code-check-requirements.txt
+#   .tools/<name>-venv/      one venv per client CLI from PyPI, pinned in tools/<name>-requirements.txt:
+#                            hermes (hermes-agent, Python >= 3.11)
 #
 # Idempotent: each part is skipped when the installed versions already match the pins.
 # Needs: node + npm (npm registry reachable), and a Python >= 3.11 (PyPI reachable).
@@ -20,6 +22,7 @@
 #   AGENTRC_PY311      path to the Python >= 3.11 interpreter to build the venv with
 #                      (otherwise: python3.11 on PATH, ~/.pyenv/versions/3.11*/bin/python3.11,
 #                      then python3.12 / python3.13 / python3 if they are >= 3.11)
+#   AGENTRC_PY312      the same for the PyPI clients that need Python >= 3.12
 #
 # No package-lock.json is committed (lockfiles name registry hosts); npm writes one under
 # .tools/npm, which is gitignored. The exact pins in tools/package.json are the contract.
@@ -232,4 +235,60 @@ else
   cp "$CHECK_REQS" "$CHECK_VENV/requirements.txt"
 fi
 say "ruff, mypy: ${CHECK_VENV#"$ROOT"/}/bin"
+
+# ---------------------------------------------------------------------------------------------
+# 4. PyPI client CLIs, the judges of tests/conformance: one venv each (their dependency pins
+#    differ), .tools/<name>-venv, pinned in tools/<name>-requirements.txt (<package>==X.Y.Z)
+# ---------------------------------------------------------------------------------------------
+# find_py_min MINOR: a Python >= 3.MINOR with venv support (AGENTRC_PY3<MINOR> first, then
+# python3.MINOR.. on PATH, pyenv's versions, python3).
+find_py_min() {
+  local minor="$1" var cand m
+  var="AGENTRC_PY3$minor"
+  if [ -n "${!var:-}" ]; then
+    "${!var}" -c "import sys, venv; sys.exit(0 if sys.version_info >= (3, $minor) else 1)" >/dev/null 2>&1 \
+      && { echo "${!var}"; return 0; }
+    echo "install.sh: error: $var=${!var} is not a working Python >= 3.$minor with the venv module" >&2
+    return 2
+  fi
+  for m in $(seq "$minor" 14); do
+    for cand in "python3.$m" "$HOME"/.pyenv/versions/3."$m".*/bin/python3."$m"; do
+      if [ "${cand#/}" = "$cand" ]; then
+        cand="$(command -v "$cand" 2>/dev/null)" || continue
+      fi
+      "$cand" -c "import sys, venv; sys.exit(0 if sys.version_info >= (3, $minor) else 1)" >/dev/null 2>&1 \
+        && { echo "$cand"; return 0; }
+    done
+  done
+  cand="$(command -v python3 2>/dev/null)" || return 1
+  "$cand" -c "import sys, venv; sys.exit(0 if sys.version_info >= (3, $minor) else 1)" >/dev/null 2>&1 \
+    && { echo "$cand"; return 0; }
+  return 1
+}
+
+# pypi_client NAME PACKAGE COMMAND MINOR: .tools/NAME-venv holds PACKAGE at the version pinned in
+# tools/NAME-requirements.txt (skipped when it already does), built with a Python >= 3.MINOR.
+pypi_client() {
+  local name="$1" pkg="$2" cmd="$3" minor="$4" reqs want venv have rc py
+  reqs="$TOOLS_SRC/$name-requirements.txt"
+  venv="$DEST/$name-venv"
+  want="$(sed -n "s/^$pkg==\([0-9][0-9.]*\)[[:space:]]*$/\1/p" "$reqs")"
+  [ -n "$want" ] || die "tools/$name-requirements.txt must pin $pkg==X.Y.Z"
+  have="$("$venv/bin/python" -c "import importlib.metadata as m; print(m.version('$pkg'))" 2>/dev/null)" || have=""
+  if [ "$FORCE" = 0 ] && [ "$have" = "$want" ] && [ -x "$venv/bin/$cmd" ]; then
+    say "$pkg $want already installed in .tools/$name-venv"
+  else
+    rc=0
+    py="$(find_py_min "$minor")" || rc=$?
+    [ "$rc" = 0 ] || die "no Python >= 3.$minor found for $pkg $want (set AGENTRC_PY3$minor=/path/to/python3.$minor)"
+    say "creating .tools/$name-venv with $py: $pkg $want"
+    "$py" -m venv --clear "$venv" || die "$py -m venv failed"
+    "$venv/bin/python" -m pip install --disable-pip-version-check -q -r "$reqs" \
+      || { rm -rf "$venv"; die "pip install of tools/$name-requirements.txt failed (is PyPI reachable? see above)"; }
+    [ -x "$venv/bin/$cmd" ] || { rm -rf "$venv"; die "$pkg $want installed but .tools/$name-venv/bin/$cmd is missing"; }
+  fi
+  say "$cmd: ${venv#"$ROOT"/}/bin/$cmd"
+}
+
+pypi_client hermes hermes-agent hermes 11
 say "done"
