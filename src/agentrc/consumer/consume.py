@@ -15,7 +15,6 @@ The lock records every file it installed, so a fresh clone (the files committed,
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 from dataclasses import dataclass, replace
@@ -25,7 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Ty
 from agentrc.clients import registry as client_registry
 from agentrc.consumer import consent, consumeplan
 from agentrc.consumer import mcpcli as mcp_cli
-from agentrc.consumer import plugins as plugin_cli
+from agentrc.consumer import write as consumer_write
 from agentrc.consumer.reading import (  # noqa: E402 (the consumer's own modules after the stages it uses)
     ProjectFetcher,
     _built_files,
@@ -727,122 +726,10 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
             old_surfaces = again.surfaces if again is not None else None
         planned = consumeplan.planned(previous or replace(lock, mcps=(), plugins=()), outs.lock, rendered.wanted,
                                       rendered.surfaces, old_surfaces)
-    result = _write(project, lock, outs, rendered.wanted, force, adopt, adopt_keys, diags,
-                    _How(dry_run, user, held, frozen))
+    wanted = consumer_write.Wanted(outs.files, outs.claude_servers, outs.copilot_servers, outs.lock, rendered.wanted)
+    written = consumer_write.write(project, lock, wanted, force, adopt, adopt_keys, diags,
+                                   consumer_write.How(dry_run, user, held, frozen))
+    result = Result(diags.sorted(), written.lock, written.changes)
     if frozen and result.lock is not None:
         result = replace(result, lock=read)
     return replace(result, git_runs=fetcher.git_runs, planned=planned, consent=needed if dry_run else ())
-
-
-@dataclass(frozen=True)
-class _How:
-    dry_run: bool
-    user: bool
-    held: Optional[writer.Output]
-    frozen: bool
-
-
-def _write(project: str, lock: Lock, outs: _Outputs, wanted: Sequence[plugin_forms.PluginAction], force: bool,
-           adopt: Dict[str, str], adopt_keys: Dict[str, List[Tuple[str, ...]]], diags: Diagnostics,
-           how: _How) -> Result:
-    """The files written (after the writer's diff: edited files and files agentrc did not
-    write stop it), the clients' CLIs run, and the lock written last, in its checked place;
-    a dry run stops after the diff, a frozen install does not write the lock."""
-    new_lock = outs.lock
-    old_mcps = [dict(m) for m in lock.mcps]
-    changes = None
-    where = lock_path(project, how.user)
-    lock_root = os.path.dirname(where) if how.user else project
-    try:
-        with (contextlib.nullcontext(how.held) if how.held is not None
-              else writer.session(Path(project), write=not how.dry_run)) as out:
-            changes, _, wdiags = out.diff(outs.files, force, adopt, adopt_keys)
-            diags.extend(wdiags)
-            _not_ours(project, lock, changes, force, diags)
-            # The lock is written last, after the files: its place is checked first (AR224),
-            # so a link planted at it stops the command before anything is written.
-            try:
-                if not how.frozen:
-                    atomic.check(where, lock_root)
-            except OSError as exc:
-                diags.error(where, (0, 0), atomic.code_of(exc, "AR142"), f"cannot write the lock: "
-                            f"{exc.strerror or exc}")
-            if how.dry_run:
-                return Result(diags.sorted(), new_lock, changes)
-            if not diags.has_errors:
-                diags.extend(out.apply(outs.files, changes))
-            if not diags.has_errors:
-                scope = "user" if how.user else "project"
-                new_lock = replace(new_lock, mcps=_mcp_clis(project, old_mcps, new_lock, outs.claude_servers,
-                                                            outs.copilot_servers, diags, scope),
-                                   plugins=_plugins(project, lock, wanted, diags, scope))
-                if how.frozen:  # installed exactly as recorded: the lock stays as it is
-                    return Result(diags.sorted(), lock, changes)
-                # Written while the project is still held (writer's lock), after the files.
-                try:
-                    atomic.write_atomic(where, lockfile.dumps(new_lock), lock_root)
-                except OSError as exc:
-                    diags.error(where, (0, 0), atomic.code_of(exc, "AR142"),
-                                f"cannot write the lock: {exc.strerror or exc}")
-    except writer.OutputError as exc:
-        diags.extend(exc.diagnostics)
-        return Result(diags.sorted())
-    return Result(diags.sorted(), new_lock, changes)
-
-
-def _plugins(project: str, lock: Lock, wanted: Sequence[plugin_forms.PluginAction], diags: Diagnostics,
-             scope: str = "project") -> Tuple[tuple, ...]:
-    """Install the plugins of the locked bundles through the clients' CLIs (idempotent), and
-    uninstall those the lock recorded as installed for bundles no longer locked."""
-    keep = {(a.client, a.identifier) for a in wanted if a.form == plugin_forms.INSTALL}
-    gone = []
-    for rec in (dict(p) for p in lock.plugins):
-        ident = str(rec.get("identifier", ""))
-        if rec.get("status", "installed") != "installed" or (rec.get("client"), ident) in keep or "@" not in ident:
-            continue
-        plugin, _, market = ident.rpartition("@")
-        gone.append(plugin_forms.PluginAction(str(rec.get("name")), str(rec.get("client")), str(rec.get("bundle")),
-                                              plugin_forms.INSTALL, "", market, plugin))
-    plugin_cli.uninstall(project, gone, diags, scope)
-    return plugin_cli.install(project, wanted, diags, scope, [dict(p) for p in lock.plugins])
-
-
-def _not_ours(project: str, lock: Lock, changes: writer.Changes, force: bool, diags: Diagnostics) -> None:
-    """Files the directory's manifest owns but the lock never installed were written by
-    `agentrc build --out` into the same directory: the consumer workflow would delete them
-    as stale (AR214), unless `force`."""
-    installed = {f.path for f in lock.files}
-    for path in changes.delete:
-        if path not in installed and not force:
-            diags.error(os.path.join(project, path), (0, 0), "AR214", "written by 'agentrc build' into this "
-                        "directory, not installed by agentrc.lock.json: the consumer workflow would delete it")
-
-
-def _mcp_clis(project: str, old: Sequence[Dict[str, object]], lock: Lock,
-              claude_servers: Optional[Dict[str, str]], copilot_servers: Optional[Dict[str, str]],
-              diags: Diagnostics, scope: str = "project") -> Tuple[tuple, ...]:
-    """Register and unregister the servers that go through the clients' CLIs (Claude Code
-    when `claude` is on PATH); the lock's MCP records with the status each got (Copilot's
-    records of `.mcp.json` share Claude's: the CLI wrote the entry both read)."""
-    registered = [str(m.get("name")) for m in old if m.get("client") == "claude" and "config" not in m
-                  and m.get("status") == mcp_cli.INSTALLED]
-    by_copilot = [str(m.get("name")) for m in old if m.get("client") == "copilot" and "config" not in m
-                  and m.get("status") == mcp_cli.INSTALLED and m.get("scope") == "user"]
-    copilot: Dict[str, str] = {}
-    if copilot_servers is not None:
-        copilot = mcp_cli.sync_copilot(project, copilot_servers, by_copilot, diags)
-    if claude_servers is None and copilot_servers is None:  # no CLI: the config writes were the fallback
-        return lock.mcps
-    status = mcp_cli.sync_claude(project, claude_servers, registered, diags, scope) \
-        if claude_servers is not None else {}
-    out = []
-    for m in (dict(x) for x in lock.mcps):
-        if m.get("client") == "copilot" and "config" not in m:
-            m["status"] = copilot.get(str(m.get("name")), mcp_cli.CLI_FAILED)
-        elif m.get("client") == "claude" and "config" not in m and claude_servers is not None:
-            m["status"] = status.get(str(m.get("name")), mcp_cli.CLI_FAILED)
-        elif m.get("config") == mcp_cli.CLAUDE_CONFIG and scope == "project":
-            m["status"] = mcp_cli.INSTALLED if status.get(str(m.get("name"))) == mcp_cli.INSTALLED \
-                else mcp_cli.CLI_FAILED
-        out.append(lockfile.record(m))
-    return tuple(out)

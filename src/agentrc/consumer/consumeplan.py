@@ -61,7 +61,7 @@ def planned(old: Lock, new: Lock, wanted: Sequence[plugin_forms.PluginAction], n
     """The plan between the lock as it was (`old`, its surfaces `old_surfaces`) and the one a
     command would write (`new`, the plugin actions `wanted`). A plugin the lock records as
     installed is not installed again; one it records for a bundle no longer locked is
-    uninstalled (as `consume._plugins` does)."""
+    uninstalled (as `write.plugins` does)."""
     before, after = _mcp_labels(old.mcps), _mcp_labels(new.mcps)
     keep = {(a.client, a.identifier) for a in wanted if a.form == plugin_forms.INSTALL}
     installed = {(str(r.get("client")), str(r.get("identifier"))) for r in (dict(p) for p in old.plugins)
