@@ -11,7 +11,7 @@
 #   .tools/code-check-venv/  Python >= 3.11 venv with ruff and mypy for agentrc's own code,
 #                            pinned in tools/code-check-requirements.txt
 #   .tools/<name>-venv/      one venv per client CLI from PyPI, pinned in tools/<name>-requirements.txt:
-#                            hermes (hermes-agent, Python >= 3.11)
+#                            hermes (hermes-agent, Python >= 3.11), aider (aider-chat, Python >= 3.11)
 #
 # Idempotent: each part is skipped when the installed versions already match the pins.
 # Needs: node + npm (npm registry reachable), and a Python >= 3.11 (PyPI reachable).
@@ -291,4 +291,5 @@ pypi_client() {
 }
 
 pypi_client hermes hermes-agent hermes 11
+pypi_client aider aider-chat aider 11
 say "done"

@@ -39,6 +39,7 @@ _ADAPTERS: Tuple[Tuple[str, str], ...] = (
     ("windsurf", "windsurf:Windsurf"),
     ("openclaw", "openclaw:OpenClaw"),
     ("hermes", "hermes:Hermes"),
+    ("aider", "aider:Aider"),
 )
 # Clients with a plugin/extension package layout (`agentrc build --layout plugin`), in CLIENTS order.
 _PLUGIN_LAYOUTS: Tuple[Tuple[str, str], ...] = (
