@@ -40,6 +40,7 @@ _ADAPTERS: Tuple[Tuple[str, str], ...] = (
     ("openclaw", "openclaw:OpenClaw"),
     ("hermes", "hermes:Hermes"),
     ("aider", "aider:Aider"),
+    ("pi", "pi:Pi"),
 )
 # Clients with a plugin/extension package layout (`agentrc build --layout plugin`), in CLIENTS order.
 _PLUGIN_LAYOUTS: Tuple[Tuple[str, str], ...] = (
@@ -47,6 +48,7 @@ _PLUGIN_LAYOUTS: Tuple[Tuple[str, str], ...] = (
     ("cursor", "cursor:CursorPlugin"),
     ("gemini", "gemini:GeminiExtension"),
     ("codex", "codex:CodexPlugin"),
+    ("pi", "pi:PiPackage"),
 )
 DEFAULT_CLIENTS: Tuple[str, ...] = names.DEFAULT_CLIENTS
 
