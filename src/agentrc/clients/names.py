@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Tuple
 
 CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode", "cursor", "codex", "gemini", "windsurf", "openclaw",
-                            "hermes", "aider", "pi")
+                            "hermes", "aider", "pi", "cline")
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
 PLUGIN_LAYOUTS: Tuple[str, ...] = ("claude", "cursor", "gemini", "codex", "pi")  # registry.PLUGIN_LAYOUTS' keys
 FAMILIES: Tuple[str, ...] = CLIENTS  # each adapter's `family`, in registry order

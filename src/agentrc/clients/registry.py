@@ -41,6 +41,7 @@ _ADAPTERS: Tuple[Tuple[str, str], ...] = (
     ("hermes", "hermes:Hermes"),
     ("aider", "aider:Aider"),
     ("pi", "pi:Pi"),
+    ("cline", "cline:Cline"),
 )
 # Clients with a plugin/extension package layout (`agentrc build --layout plugin`), in CLIENTS order.
 _PLUGIN_LAYOUTS: Tuple[Tuple[str, str], ...] = (
