@@ -42,6 +42,7 @@ _ADAPTERS: Tuple[Tuple[str, str], ...] = (
     ("aider", "aider:Aider"),
     ("pi", "pi:Pi"),
     ("cline", "cline:Cline"),
+    ("amp", "amp:Amp"),
 )
 # Clients with a plugin/extension package layout (`agentrc build --layout plugin`), in CLIENTS order.
 _PLUGIN_LAYOUTS: Tuple[Tuple[str, str], ...] = (
