@@ -5,8 +5,6 @@ KNOWN = {
     'agentrc/clients/base.py': 881,
     'agentrc/clients/base.py:ClientAdapter': 335,
     'agentrc/clients/windsurf.py:hook': 63,
-    'agentrc/consumer/consume.py': 848,
-    'agentrc/consumer/consume.py:_resolve': 77,
     'agentrc/importers/cleanup.py:_constructs': 62,
     'agentrc/output/plan.py': 636,
 }
@@ -40,8 +38,6 @@ COMPLEX = {
     'src/agentrc/clients/windsurf.py:hook:PLR0915',
     'src/agentrc/clients/windsurf.py:skill:C901',
     'src/agentrc/consumer/consume.py:_materialize:C901',
-    'src/agentrc/consumer/consume.py:_resolve:C901',
-    'src/agentrc/consumer/consume.py:_resolve:PLR0915',
     'src/agentrc/consumer/mcpcli.py:sync_copilot:C901',
     'src/agentrc/docgen/pages.py:main:C901',
     'src/agentrc/importers/cleanup.py:_constructs:C901',

@@ -108,7 +108,7 @@ def marketplace_row(level: str, cid: str) -> Optional[Dict[str, Any]]:
     raw = captree.read_manifest(level, LOCK_FILE)
     try:
         data = json.loads(raw.decode("utf-8")) if raw is not None else None
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("lockfileVersion") != 1:
         return None
@@ -128,7 +128,7 @@ def _anchor(root: str, cid: str) -> Optional[str]:
         raw = captree.read_manifest(os.path.join(base, name), CAPABILITY_FILE)
         try:
             doc = json.loads(raw.decode("utf-8")) if raw is not None else None
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(doc, dict) and doc.get("capability") == cid:
             return os.path.join(base, name)
@@ -158,7 +158,10 @@ def _in_kernel(cid: str, version: str, locked: Optional[str], rel: str) -> Tuple
 
 
 def _escaping(data: Dict[str, Any]) -> List[str]:
-    return [s for s in data.get("skills") or () if isinstance(s, str) and lexical_escape(s)]
+    """The declared skills that lead out of the capability; a `skills` that is not a list is
+    the manifest parser's to report (AR150), never a crash here."""
+    skills = data.get("skills")
+    return [s for s in skills if isinstance(s, str) and lexical_escape(s)] if isinstance(skills, list) else []
 
 
 def parse(directory: str, level: str, d: Diagnostics) -> Optional[Capability]:
@@ -193,7 +196,7 @@ def _legacy(directory: str, level: str, raw: bytes) -> Optional[Tuple[Dict[str, 
     (resolved ones absolute). None otherwise."""
     try:
         data = json.loads(raw.decode("utf-8"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("capability"), str):
         return None

@@ -15,41 +15,29 @@ The lock records every file it installed, so a fresh clone (the files committed,
 
 from __future__ import annotations
 
-import functools
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar, cast
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from agentrc.clients import registry as client_registry
 from agentrc.consumer import consent, consumeplan
-from agentrc.consumer import mcpcli as mcp_cli
 from agentrc.consumer import write as consumer_write
-from agentrc.consumer.reading import (  # noqa: E402 (the consumer's own modules after the stages it uses)
+from agentrc.consumer.reading import (
     ProjectFetcher,
-    _built_files,
-    _cross_cycles,
-    _digested,
-    _fetch_and_load,
-    _judged,
-    _redirected,
-    _required_source,
+    _required_source,  # noqa: F401 - tests and fuzz targets read it here
 )
-from agentrc.consumer.records import _check_files, _merged_keys, _user_outputs, mcp_records, user_mcp_records
-from agentrc.diagnostics import Diagnostic, Diagnostics, hide_credentials
-from agentrc.files import OutputFile
-from agentrc.inputs import config, lockread, projectfile
-from agentrc.inputs.fetch import Fetched, Fetcher
-from agentrc.model import Bundle, Registry, SourceTree
+from agentrc.consumer.records import _check_files, _merged_keys
+from agentrc.consumer.rendering import _adoptable, _consumed, _outputs, _render
+from agentrc.consumer.resolving import Pins, Selection, resolve_closure
+from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.inputs import config, lockread
+from agentrc.inputs.fetch import Fetcher
 from agentrc.output import atomic, writer
-from agentrc.output.plan import Plan
-from agentrc.pipeline import stages
-from agentrc.portable import checks, resolve
 from agentrc.sources import closure, surface
 from agentrc.sources import lock as lockfile
-from agentrc.sources import plugins as plugin_forms
 from agentrc.sources.dsl import PATH, Source, SourceError, parse
-from agentrc.sources.lock import Entry, Lock, LockedFile
+from agentrc.sources.lock import Entry, Lock
 
 LOCK = lockfile.LOCK_FILE
 lock_path, read_lock = lockread.lock_path, lockread.read_lock  # where other stages read a lock from
@@ -130,98 +118,8 @@ def _add(project: str, source: Source, bundles: Sequence[str], items: Sequence[T
     return replace(result, entries=entries, diagnostics=tuple(sorted(set(result.diagnostics + found))))
 
 
-Selection = Tuple[Source, Sequence[str], Sequence[Tuple[str, str]]]
-Pins = Dict[Tuple[Tuple[str, str, str], Optional[str]], Optional[str]]
-
-
-def _consumed(run: _F) -> _F:
-    """`run` with what it reads checked as consumed content (`checks.consuming`: a
-    description over 1,024 characters does not block; issue 31)."""
-    @functools.wraps(run)
-    def checked(*args, **kwargs):  # type: ignore[no-untyped-def]
-        with checks.consuming():
-            return run(*args, **kwargs)
-    return cast(_F, checked)
-
-
-@_consumed
-def _resolve(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] = None
-             ) -> Tuple[Tuple[Entry, ...], Tuple[Diagnostic, ...]]:
-    """The closure of the selection across sources (spec 001 §3.7): the selection's source
-    first, then each `{ name, source }` reference met, each distinct source fetched once,
-    every entry recorded with its own source and `required_by`. The same name from two
-    sources (or refs) is AR206; a requires cycle through sources is AR071. `pins` holds
-    the commits of (source, ref) pairs to take as they are locked instead of resolving
-    the ref again (what `update NAME` leaves alone)."""
-    diags = Diagnostics()
-    found: List[Entry] = []
-    cross: Set[Tuple[str, str]] = set()  # (parent id, child id) edges between sources
-    done: Dict[Tuple[Tuple[str, str, str], Optional[str], str, str], bool] = {}
-    queue: List[Tuple[Source, Sequence[str], Sequence[Tuple[str, str]], Optional[str],
-                      Optional[closure.External]]] = [(src, b, i, None, None) for src, b, i in roots]
-    loaded_by: Dict[Tuple[Tuple[str, str, str], Optional[str]], Tuple[Fetched, Registry]] = {}
-    again: List[Tuple[str, str, str, str]] = []
-    while queue:
-        src, want_bundles, want_items, parent, via = queue.pop(0)
-        key = (src.key, src.ref)
-        if key not in loaded_by:
-            got = _fetch_and_load(fetcher, src, (pins or {}).get(key), diags)
-            if got is None:
-                continue
-            loaded_by[key] = got
-        fetched, registry = loaded_by[key]
-        required = registry.bundle(via.name) if via is not None and via.version is not None else None
-        if via is not None and via.version is not None and required is not None:
-            problem = resolve.version_problem(required, via.version)
-            if problem is not None:
-                diags.error(via.path, via.pos, problem[0], f"{via.parent} requires {problem[1]} (from {src.label})")
-        externals: List[closure.External] = []
-        asked = list(want_bundles)
-        want_bundles = _redirected(fetched, registry, src, want_bundles, not want_items and parent is None, queue,
-                                   diags)
-        if asked and not want_bundles and not want_items:
-            continue  # every plugin asked for lives in another repository
-        entries, sel = closure.select(registry, _digested(fetched), fetched.root, src, fetched.commit,
-                                      want_bundles, want_items, parent, externals)
-        diags.extend(sel)
-        missed = [n for n in list(want_bundles) + [name for _, name in want_items]
-                  if any(d.code == "AR205" for d in sel)]
-        diags.extend(_judged(fetched, registry, entries, missed))  # only the selected closure is linted
-        found.extend(entries)
-        for ext in externals:
-            try:
-                child = _required_source(src, ext.source, fetched.commit)
-            except SourceError as exc:
-                diags.error(ext.path, ext.pos, exc.code, f"requires {ext.kind} {ext.name} from "
-                            f"{hide_credentials(ext.source)!r}: {exc}")
-                continue
-            cross.add((ext.parent, f"{ext.kind}:{ext.name}"))
-            seen = (child.key, child.ref, ext.kind, ext.name)
-            if done.get(seen):
-                again.append((child.name, ext.kind, ext.name, ext.parent))  # only the provenance is new
-                continue
-            done[seen] = True
-            if ext.kind == "bundle":
-                queue.append((child, [ext.name], [], ext.parent, ext))
-            else:
-                queue.append((child, [], [(ext.kind, ext.name)], ext.parent, ext))
-    if diags.has_errors:
-        return (), diags.sorted()
-    for name, kind, item, parent in again:
-        found += [replace(e, direct=False, required_by=(parent,)) for e in found
-                  if (e.kind, e.name, e.source) == (kind, item, name)][:1]
-    merged, conflicts = closure.merge(Lock(()), found)
-    diags.extend(conflicts)
-    _cross_cycles(merged, cross, diags)
-    registries = {fetched.source.name: reg for fetched, reg in loaded_by.values()}
-    for e in merged.bundles:
-        b = registries[e.source].bundle(e.name) if e.source in registries else None
-        for server in (b.servers if b is not None else ()):
-            for var in server.requires_env:
-                if var not in os.environ:  # whether it is set; its value is never read
-                    diags.warning(server.path, server.pos, "AR209", f"MCP server {server.name} requires the "
-                                  f"environment variable {var}, which is not set")
-    return merged.entries, diags.sorted()
+# The closure across sources (consumer/resolving), read as consumed content; fuzzed under this name.
+_resolve = _consumed(resolve_closure)
 
 
 def remove(project: str, names: Sequence[str], force: bool = False, user: bool = False,
@@ -542,137 +440,6 @@ def _relative_to(source: Source, project: str, cwd: str) -> Source:
     elif rel != ".." and not rel.startswith("../"):
         rel = "./" + rel
     return Source(PATH, rel.rstrip("/") or ".", rel.rstrip("/") or ".", None, source.subpath)
-
-
-@dataclass(frozen=True)
-class _Rendered:
-    """A lock's entries rendered again: the plan, the entries as verified, the plugin actions."""
-
-    plan: Plan
-    lock: Lock
-    wanted: Tuple[plugin_forms.PluginAction, ...]
-    surfaces: consent.Surfaces
-
-
-@_consumed
-def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diagnostics,
-            user: bool = False) -> Optional[_Rendered]:
-    """Every locked source fetched at its locked commit, each entry's content checked against
-    the lock, and the locked bundles and items planned for the lock's clients; None, with the
-    problems in `diags`, when any of it fails."""
-    groups: Dict[Tuple[str, Optional[str], Optional[str]], List[Entry]] = {}
-    for e in lock.entries:
-        groups.setdefault((e.source, e.ref, e.commit), []).append(e)
-    files: List = []
-    entrypoints: List[str] = []
-    entries: List[Entry] = []
-    locked_bundles: List[Bundle] = []
-    surfaces: consent.Surfaces = {}
-    for (name, ref, commit), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "",
-                                                                              kv[0][2] or "")):
-        try:
-            source = parse(name).at(ref)
-        except SourceError as exc:
-            diags.error(os.path.join(project, LOCK), (0, 0), "AR203", f"source: {exc}")
-            continue
-        got = _fetch_and_load(fetcher, source, commit, diags, group)
-        if got is None:
-            continue
-        fetched, registry = got
-        files.extend(_built_files(fetched, registry, group))
-        locked_bundles.extend(b for b in (registry.bundle(e.name) for e in group if e.kind == "bundle")
-                              if b is not None)
-        kept, points, problems = closure.verify(registry, _digested(fetched), fetched.root, group, source.label,
-                                                fetched.commit, check or source.kind != PATH)
-        diags.extend(problems)
-        entries.extend(kept)
-        entrypoints.extend(points)
-        surfaces.update(consent.surfaces_of(registry, kept))
-        if source.kind != PATH:
-            consent.hidden_text(fetched.tree, registry, kept, diags)
-    if diags.has_errors:
-        return None
-    lock = lock.with_entries(entries)
-    tree = SourceTree(tuple(sorted({f.path: f for f in files}.values(), key=lambda f: f.path)))
-    bundles = sorted(e.name for e in lock.bundles)
-    wanted = tuple(plugin_forms.actions(locked_bundles, lock.clients))
-    plan = stages.generate(tree, list(lock.clients), bundles or None, entrypoints=sorted(set(entrypoints)),
-                           cross_source=True, skip_servers=frozenset(lock.mcps_removed),
-                           extra_fragments=plugin_forms.config_fragments(wanted), report_plugins=False,
-                           shared_copies=not user and _shares(project))
-    diags.extend(plan.diagnostics)
-    return _Rendered(plan, lock, wanted, surfaces) if plan.ok else None
-
-
-def _shares(project: str) -> bool:
-    """The project file's `shared-copies` (on without one, or with one that cannot be read:
-    the command that reads it for its clients reports that). The user's global locations
-    share nothing: the clients' user-level skill directories do not read each other's
-    (Copilot CLI lists no personal skill from ~/.claude/skills)."""
-    path = os.path.join(project, projectfile.FILE_NAME)
-    if not os.path.isfile(path):
-        return True
-    found, _ = projectfile.load(path)
-    return found.shares if found is not None else True
-
-
-def _adoptable(project: str, lock: Lock, produced: Dict[str, str], previous: Optional[Lock], fetcher: Fetcher,
-               diags: Diagnostics) -> Dict[str, str]:
-    """The files of the lock agentrc may take as its own (path -> sha256). Where the project
-    keeps agentrc's manifest (`.agentrc/`), the manifest decides: none. In a clone without
-    it, a file is agentrc's only when the locked sources, rendered again, give that path with
-    that digest: those of this command (`produced`), or of the lock as it was read
-    (`previous`, whose removed entries still gave their files). A recorded file no locked
-    source gives is an error (AR204), never deleted. (The caller asks only without `.agentrc/`.)"""
-    recorded = {f.path: f.sha256 for f in lock.files if not f.merged}
-    given = dict(produced)
-    if previous is not None and any(given.get(p) != h for p, h in recorded.items()):
-        again = _render(project, previous, fetcher, False, Diagnostics())
-        if again is not None:
-            given.update({f.path: writer.sha(f.content) for f in again.plan.files})
-    for path, digest in sorted(recorded.items()):
-        if given.get(path) != digest:
-            diags.error(os.path.join(project, LOCK), (0, 0), "AR204", f"files: {path!r} is recorded, but no locked "
-                        "source gives it with that digest: it is not agentrc's to replace or delete (restore the "
-                        "lock from version control, or delete the entry)")
-    return {p: h for p, h in recorded.items() if given.get(p) == h}
-
-
-@dataclass(frozen=True)
-class _Outputs:
-    """What a rendered lock puts where: the project's (or the user's) files, the servers the
-    clients' CLIs register (None: written into the config files instead), the new lock."""
-
-    files: Tuple[OutputFile, ...]
-    claude_servers: Optional[Dict[str, str]]
-    copilot_servers: Optional[Dict[str, str]]
-    lock: Lock
-
-
-def _outputs(plan: Plan, lock: Lock, cli_from_lock: bool, user: bool, diags: Diagnostics) -> _Outputs:
-    """The files, CLI registrations and lock records of `plan`. `cli_from_lock`: whether
-    Claude's (and, globally, Copilot's) servers go through their CLIs is what the lock says
-    (a check, a frozen install), not whether the CLI is on this machine's PATH."""
-    old_mcps = [dict(m) for m in lock.mcps]
-    out_files: Tuple[OutputFile, ...] = plan.files
-    claude_servers: Optional[Dict[str, str]] = None  # what `claude mcp` registers (CLI first)
-    claude_cli = "claude" in lock.clients and mcp_cli.claude_via_cli(old_mcps, cli_from_lock)
-    copilot_servers: Optional[Dict[str, str]] = None
-    skipped: Sequence[str] = ()
-    if user:
-        copilot_cli = "copilot" in lock.clients and mcp_cli.copilot_via_cli(old_mcps, cli_from_lock)
-        out_files, servers, skipped = _user_outputs(plan.files, lock.clients, copilot_cli, diags,
-                                                    set(lock.user_skipped))
-        claude_servers = servers if claude_cli else None
-        copilot_servers = servers if copilot_cli else None
-        mcps = user_mcp_records(plan, claude_cli, copilot_cli)
-    else:
-        if claude_cli:
-            claude_servers, out_files = mcp_cli.claude_entries(plan.files)
-        mcps = mcp_records(plan, claude_servers is not None)
-    installed = tuple(LockedFile(f.path, writer.sha(f.content), bool(f.merge)) for f in out_files)
-    new_lock = replace(lock, files=installed, mcps=mcps, user_skipped=tuple(skipped) if user else ())
-    return _Outputs(out_files, claude_servers, copilot_servers, new_lock)
 
 
 _FETCH_CODES = frozenset({"AR201", "AR202", "AR203", "AR223", "AR226", "AR227", "AR228"})
