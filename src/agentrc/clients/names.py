@@ -23,7 +23,8 @@ PASSTHROUGH_BLOCKS: Tuple[str, ...] = CLIENTS  # each adapter's `passthrough_blo
 ALIASES: Tuple[str, ...] = ("claude-code", "vscode", "github-copilot")  # the adapters' `aliases`
 SHARED_BLOCKS: Tuple[Tuple[str, str], ...] = (("openclaw", "OpenClaw"), ("hermes", "Hermes Agent"),
                                               ("pi", "pi"))  # `shared_block`
-AGENT_SKILLS_WRITERS: Tuple[str, ...] = ("codex", "gemini", "openclaw", "hermes", "pi", "amp")  # `skill_dir` .agents/skills
+AGENT_SKILLS_WRITERS: Tuple[str, ...] = ("codex", "gemini", "openclaw", "hermes", "pi",
+                                        "amp")  # `skill_dir` .agents/skills
 # Every skill frontmatter field some adapter reads: the union of their `skill_fields`, and the
 # keys Hermes and OpenClaw read at the top level (hermes.HERMES_SKILL_KEYS,
 # openclaw.OPENCLAW_SKILL_KEYS). A skill's other fields go into the Agent Skills `metadata`
