@@ -7,17 +7,44 @@ fidelity `Tracker`. Adapters are pure: no I/O, no clock, no environment.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
+from agentrc.clients.hookkit import (  # noqa: F401 - the adapters import these from here
+    _own_files,
+    hook_docs,
+    hook_script,
+    narrowing_lost,
+    refuse_hook,
+    resource_files,
+    subagents_only,
+    sync_only,
+    tool_event,
+)
+from agentrc.clients.pluginlayout import PluginLayout, json_file  # noqa: F401 - json_file re-exported
+from agentrc.clients.servers import (  # noqa: F401 - the adapters import these from here
+    DEFAULT_REF_RE,
+    ENV_REF_RE,
+    REDACTED,
+    canonical_server_outcomes,
+    claude_style_server,
+    default_outcome,
+    env_refs,
+    has_defaults,
+    redacted,
+    server_outcomes,
+    server_strings,
+    server_without_defaults,
+    stdio_entry,
+    without_defaults,
+)
 from agentrc.clients.skillmeta import carry_unread
 from agentrc.fidelity import ItemReport, Tracker
 from agentrc.files import Fragment, OutputFile, fragment
 from agentrc.frozen import FrozenMap, thaw
-from agentrc.model import MATCHER_EVENTS, TOOL_EVENTS, Item, Kind, McpServer
+from agentrc.model import Item, Kind, McpServer
 from agentrc.portable import directives
 from agentrc.portable.body import rewrite_links
 from agentrc.text.cut import DESCRIPTION_LIMIT, shorten
@@ -112,7 +139,7 @@ def skill_names(items: Sequence[Item]) -> FrozenMap:
 SKILL_DESCRIPTION_LIMIT = DESCRIPTION_LIMIT
 
 
-class ClientAdapter:
+class ClientAdapter(PluginLayout):
     """One client: how each kind of item, an MCP server and `tools.<client>` settings become
     that client's files. A Protocol in spirit, subclassed for the shared rendering frame.
 
@@ -372,31 +399,6 @@ class ClientAdapter:
         """Files the client needs once per project (config registrations); none by default."""
         return ()
 
-    # --- plugin layout (`layout = "plugin"` adapters) ----------------------------------
-    # Where the plugin's manifest and its one-plugin marketplace go, for clients whose
-    # files have the Claude Code plugin shape (Claude Code, Cursor).
-    manifest_file: str = ""
-    marketplace_file: str = ""
-
-    def manifest(self, name: str, description: str, version: str = "") -> OutputFile:
-        """The plugin's manifest (name, description, version; the items add their keys)."""
-        if not self.manifest_file:
-            raise NotImplementedError(f"{self.title} has no plugin layout")
-        data = {"name": name, "description": description}
-        if version:
-            data["version"] = version
-        return json_file(self.manifest_file, data, self.name)
-
-    def marketplace(self, name: str, plugin: str, description: str) -> Optional[OutputFile]:
-        """A marketplace listing this one plugin at its root (so the client's `marketplace add
-        DIR` then `install PLUGIN@NAME` installs it from the build output), or None for a
-        client that installs from the directory itself (Gemini CLI)."""
-        if not self.marketplace_file:
-            raise NotImplementedError(f"{self.title} has no plugin layout")
-        data = {"name": name, "owner": {"name": name}, "plugins": [
-            {"name": plugin, "source": "./", "description": description}]}
-        return json_file(self.marketplace_file, data, self.name)
-
     # --- helpers for subclasses ----------------------------------------------------
     def body(self, item: Item, ctx: RenderContext, tracker: Tracker) -> str:
         """The body for this client: its override file verbatim, else directives processed (§2.3)."""
@@ -447,11 +449,6 @@ class ClientAdapter:
         kind = KIND_VALUE[item.kind]
         return ItemReport(self.name, kind, item.name, item.entrypoint, generated, outputs,
                           tracker.finish(f"{self.name} {kind} {item.name}"))  # f"{self.name} {item.label}"
-
-
-def json_file(path: str, data: Any, owner: str) -> OutputFile:
-    """A JSON file agentrc owns whole, indented as people write it."""
-    return OutputFile(path, (json.dumps(data, indent=2) + "\n").encode(), False, owner)
 
 
 _SSOT_ONLY = ("schema", "license", "metadata", "requires", "ignore", "audience")
@@ -546,10 +543,6 @@ def with_skills_section(item: Item, body: str, tracker: Tracker) -> str:
     return body.rstrip("\n") + "\n\n" + "\n".join(lines)
 
 
-def resource_files(item: Item, base: str, owner: str) -> List[OutputFile]:
-    return [OutputFile(posixpath.join(base, r.path), r.content, r.executable, owner) for r in item.resources]
-
-
 def place_resources(item: Item, entry_dir: str, resource_dir: str, body: str, owner: str,
                     tracker: Tracker) -> Tuple[str, List[OutputFile]]:
     """Copy resources to `resource_dir`; when it is not the entrypoint's directory, rewrite
@@ -581,280 +574,6 @@ def deep_merge(into: Dict[str, Any], extra: Dict[str, Any]) -> None:
             into[key] = merged
         else:
             into[key] = value
-
-ENV_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def env_refs(value: Any, template: str) -> Any:
-    """Rewrite the portable `${VAR}` references in strings of `value` to a client's syntax
-    (`template` holds `{}` where the name goes, e.g. "${{env:{}}}" for VS Code)."""
-    value = thaw(value)
-    if isinstance(value, str):
-        return ENV_REF_RE.sub(lambda m: template.format(m.group(1)), value)
-    if isinstance(value, list):
-        return [env_refs(v, template) for v in value]
-    if isinstance(value, dict):
-        return {k: env_refs(v, template) for k, v in value.items()}
-    return value
-
-
-# `${VAR:-default}`: Claude Code expands it in .mcp.json (command, args, env, url, headers);
-# VS Code (`${env:VAR}`), Cursor (`${env:VAR}`), opencode (`{env:VAR}`) and Gemini CLI
-# (`${VAR}`, `$VAR`) document no default, and Codex expands nothing (issue 31): written as is,
-# those clients would pass the text `${VAR:-default}` to the server.
-DEFAULT_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):-([^}$]*)\}")
-
-
-def has_defaults(server: McpServer) -> bool:
-    """Whether a value of `server` uses `${VAR:-default}`."""
-    return any(DEFAULT_REF_RE.search(v) for v in server_strings(server))
-
-
-def server_strings(server: McpServer) -> List[str]:
-    """Every string of `server` a client expands variables in: command, args, env, url, headers."""
-    return ([server.command or "", server.url or ""] + list(server.args)
-            + [str(v) for v in thaw(server.env).values()] + [str(v) for v in thaw(server.headers).values()])
-
-
-def without_defaults(value: Any, written: Dict[str, str]) -> Any:
-    """`value` for a client that expands no `${VAR:-default}`: `${VAR:-}` becomes `${VAR}` (an
-    unset variable reads as empty where the client does so), `${VAR:-text}` becomes `text`, so
-    the server gets what it gets where VAR is unset, the usual case for a variable with a
-    default (setting VAR no longer changes it: `written` collects VAR -> "default" or "")."""
-    value = thaw(value)
-    if isinstance(value, str):
-        def one(m: "re.Match[str]") -> str:
-            written[m.group(1)] = "default" if m.group(2) else ""
-            return m.group(2) if m.group(2) else "${%s}" % m.group(1)
-        return DEFAULT_REF_RE.sub(one, value)
-    if isinstance(value, list):
-        return [without_defaults(v, written) for v in value]
-    if isinstance(value, dict):
-        return {k: without_defaults(v, written) for k, v in value.items()}
-    return value
-
-
-def server_without_defaults(server: McpServer, written: Dict[str, str]) -> McpServer:
-    """`server` with `without_defaults` applied to each value a client expands variables in
-    (its `fields`, the raw entry, stay as written for the report)."""
-    if not has_defaults(server):
-        return server
-    return replace(server, command=without_defaults(server.command, written),
-                   args=tuple(without_defaults(list(server.args), written)),
-                   env=FrozenMap(without_defaults(server.env, written)), url=without_defaults(server.url, written),
-                   headers=FrozenMap(without_defaults(server.headers, written)))
-
-
-def default_outcome(tracker: Tracker, client: str, written: Mapping[str, str], unset_empty: bool) -> None:
-    """The `env-defaults` outcome of a server whose `${VAR:-default}` were rewritten for
-    `client` (see `without_defaults`); `unset_empty` says the client reads an unset `${VAR}`
-    as empty, as `${VAR:-}` means."""
-    if not written:
-        return
-    defaults = sorted(k for k, v in written.items() if v)
-    empty = sorted(k for k, v in written.items() if not v)
-    notes = []
-    if defaults:
-        notes.append(f"{client} expands no ${{VAR:-default}}: the default of {', '.join(defaults)} is written in "
-                     "its place (setting the variable does not change it there; edit the entry by hand)")
-    if empty:
-        notes.append(f"${{VAR:-}} of {', '.join(empty)} as {client}'s ${{VAR}} form"
-                     + ("" if unset_empty else f" (an unset variable is not documented to read as empty in {client})"))
-    if defaults or not unset_empty:
-        tracker.degraded("env-defaults", "; ".join(notes))
-    else:
-        tracker.mapped("env-defaults", notes[0])
-
-
-def server_outcomes(server: McpServer, tracker: Tracker, where: str, env_note: str = "") -> None:
-    """The usual outcomes of an MCP server entry written to `where`."""
-    if server.transport == "stdio":
-        tracker.mapped("local", f"{where}: stdio server (command, args, env)")
-    else:
-        tracker.mapped("remote", f"{where}: {server.transport} server (url, headers{env_note})")
-    if "requires-env" in server.fields:
-        tracker.omitted("requires-env", "documents the environment the server needs (spec 001 §3.6); no client field")
-    canonical_server_outcomes(server, tracker)
-
-
-def canonical_server_outcomes(server: McpServer, tracker: Tracker) -> None:
-    """The canonical document's server fields (spec 000 §3.7: scope, disabled, autoApprove),
-    unless the adapter mapped them itself; every adapter writing a server entry calls it, or
-    a canonical project's server fails the build on an unreported field."""
-    if "env-defaults" not in tracker.outcomes and has_defaults(server):
-        tracker.degraded("env-defaults", "${VAR:-default} written as is: this client documents no default form, "
-                         "so the server may get the text itself")
-    scope = server.fields.get("scope")
-    if scope is not None and "scope" not in tracker.outcomes:
-        if scope == "project":
-            tracker.emitted("scope", "the project's configuration")
-        else:
-            tracker.degraded("scope", f"{scope} scope is per-person configuration agentrc does not write; "
-                             "written to the project's")
-    if "disabled" in server.fields and "disabled" not in tracker.outcomes:
-        tracker.dropped("disabled", "the client's project MCP configuration has no disabled flag; the server is listed")
-    if "autoApprove" in server.fields and "autoApprove" not in tracker.outcomes:
-        tracker.dropped("autoApprove", "tool approval lives in each client's permission settings, which agentrc "
-                        "does not write")
-
-
-REDACTED = "<redacted>"
-# What may stand around `${VAR}` references in a value a message shows: an auth scheme.
-_SHOWN_AROUND_REFS = {"", "bearer", "basic", "token"}
-
-
-def redacted(entry: Dict[str, Any]) -> Dict[str, Any]:
-    """A server entry fit for a message or a report: each `env`/`environment`/`headers` value
-    is replaced by "<redacted>" unless it is only `${VAR}` references (with an auth scheme such
-    as "Bearer "). Literal values are secrets as often as not, and messages end up in CI logs;
-    the key names stay, so the user knows what to fill in."""
-    out = dict(entry)
-    for key in ("env", "environment", "headers"):
-        values = out.get(key)
-        if isinstance(values, dict):
-            out[key] = {k: v if isinstance(v, str) and ENV_REF_RE.search(v)
-                        and ENV_REF_RE.sub("", v).strip().lower() in _SHOWN_AROUND_REFS else REDACTED
-                        for k, v in values.items()}
-    return out
-
-
-def stdio_entry(server: McpServer) -> Dict[str, Any]:
-    """`command`, `args` and `env` of a local server, the keys most clients' configs share."""
-    entry: Dict[str, Any] = {"command": server.command}
-    if server.args:
-        entry["args"] = list(server.args)
-    if server.env:
-        entry["env"] = thaw(server.env)
-    return entry
-
-
-def claude_style_server(server: McpServer) -> Dict[str, Any]:
-    """`mcpServers` entry in the shape Claude Code's `.mcp.json` defines, which Copilot CLI,
-    Cursor and others share: `${VAR}` references are kept (those clients expand them)."""
-    if server.transport == "stdio":
-        return {"type": "stdio", **stdio_entry(server)}
-    entry: Dict[str, Any] = {"type": server.transport, "url": server.url}
-    if server.headers:
-        entry["headers"] = thaw(server.headers)
-    return entry
-
-
-def hook_script(adapter: "ClientAdapter", item: Item, tracker: Tracker,
-                project_var: str = "") -> Tuple[str, List[OutputFile]]:
-    """The hook's command line for this client, and its supporting files. A script named
-    `./file` in HOOK.md is copied to <resource_root>/hooks/<name>/ and called by a path from
-    the project root (prefixed with `project_var`, e.g. "$CLAUDE_PROJECT_DIR", for clients
-    that run hooks elsewhere)."""
-    spec = item.hook
-    assert spec is not None
-    files = resource_files(item, f"{adapter.resource_root}/hooks/{item.name}", adapter.owner(item))
-    if spec.script_file is None:
-        tracker.emitted("script", "command line as written")
-        tracker.emitted("resources", f"{len(files)} file(s) copied" if files else "none")
-        return spec.script, files
-    path = f"{adapter.resource_root}/hooks/{item.name}/{spec.script_file}"
-    # ${VAR:-.}: other clients that run this file's hooks (VS Code, Cursor) may not set VAR,
-    # and run hooks from the project root.
-    var = project_var.strip("${}")
-    command = f'"${{{var}:-.}}/{path}"' if project_var else path
-    if spec.runner:
-        command = f"{spec.runner} {command}"
-    if spec.script_args:
-        command += " " + _own_files(spec.script_args, item, path.rsplit("/", 1)[0], var)
-    tracker.mapped("script", f"{spec.script_file} copied to {path}"
-                   + (f", called via {project_var}" if project_var else ""))
-    tracker.emitted("resources", f"{len(files)} file(s) copied to {adapter.resource_root}/hooks/{item.name}/")
-    return command, files
-
-
-def _own_files(args: str, item: Item, directory: str, var: str) -> str:
-    """`args` with each `./file` word that names a file of the hook's directory called by its path in this
-    client's layout, as the script is (`bash ./run.sh ./check.py`: both the hook's own files)."""
-    own = {r.path for r in item.resources}
-
-    def swap(m: "re.Match[str]") -> str:
-        name = m.group(2)
-        if name not in own:
-            return m.group(0)
-        where = f"{directory}/{name}"
-        return m.group(1) + (f'"${{{var}:-.}}/{where}"' if var else where)
-
-    return re.sub(r"""(^|\s)["']?\./([\w.-]+(?:/[\w.-]+)*)["']?(?=\s|$)""", swap, args)
-
-
-def tool_event(item: Item, tracker: Tracker) -> bool:
-    """Whether the hook's event is about tools (so tools/matcher apply). For other events
-    `tools` is reported omitted (lint warns AR082), and so is a matcher on an event with
-    nothing to match; a matcher on SessionStart and the other MATCHER_EVENTS is the caller's
-    to render or refuse (`narrowing_lost`). With `tools:` given, a raw `matcher:` is reported
-    omitted, since the tools decide."""
-    spec = item.hook
-    assert spec is not None  # set for every hook item
-    if spec.event not in TOOL_EVENTS:
-        for key in ("tools", "matcher"):
-            if key in item.fields and (key == "tools" or spec.event not in MATCHER_EVENTS):
-                tracker.omitted(key, f"{spec.event} is not about tools (lint warns AR082)")
-        return False
-    if spec.tools is not None and spec.matcher is not None:
-        tracker.omitted("matcher", "tools: given; it decides the matcher")
-    return True
-
-
-def narrowing_lost(item: Item, client: str, conditions: bool = False,
-                   matcher_events: Sequence[str] = TOOL_EVENTS) -> str:
-    """Why `client` cannot run the hook as narrowly as written, or "" when it can: an `if:`
-    condition it has no field for (unless `conditions`), or a matcher on an event outside
-    `matcher_events` (SessionStart's `startup|clear|compact`). Such a client does not get
-    the hook (`refuse_hook`): without the condition it would run more often than written."""
-    spec = item.hook
-    assert spec is not None  # set for every hook item
-    if spec.condition is not None and not conditions:
-        return (f"{client} hooks have no condition like if: {spec.condition}; without it the hook would run on "
-                f"every {spec.event} it matches, so {client} does not get it")
-    if (spec.matcher is not None and spec.event not in TOOL_EVENTS and spec.event in MATCHER_EVENTS
-            and spec.event not in matcher_events):
-        return (f"{client} cannot limit {spec.event} hooks to matcher {spec.matcher!r}; the hook would run on every "
-                f"{spec.event}, so {client} does not get it")
-    return ""
-
-
-def refuse_hook(tracker: Tracker, why: str) -> List[Any]:
-    """No output for a hook the client cannot run as written: every field not reported yet
-    is dropped, saying why (never a wider hook)."""
-    for f in tracker.expected:
-        if f not in tracker.outcomes:
-            tracker.dropped(f, why)
-    return []
-
-
-def subagents_only(item: Item, tracker: Tracker, where: str, always: str) -> None:
-    """`mode:` for a client whose custom agents are always subagents: `subagent` is implicit
-    (the agent sits in `where`); any other mode is degraded (`always` says why)."""
-    if item.mode is not None:
-        if item.mode == "subagent":
-            tracker.omitted("mode", f"implicit: {where}")
-        else:
-            tracker.degraded("mode", f"{always} (mode {item.mode})")
-
-
-def sync_only(item: Item, tracker: Tracker, dropped: str, emitted: str) -> None:
-    """`async:` for a client whose hooks always run synchronously: `async: true` is dropped
-    (why: `dropped`), `async: false` is what the client does anyway (`emitted`)."""
-    if "async" in item.fields:
-        assert item.hook is not None  # set for every hook item
-        if item.hook.run_async:
-            tracker.dropped("async", dropped)
-        else:
-            tracker.emitted("async", emitted)
-
-
-def hook_docs(item: Item, tracker: Tracker) -> None:
-    """A hook's name, description and body document it; clients read only the config entry."""
-    tracker.omitted("description", "documentation of the hook; hook configs have no description")
-    tracker.omitted("body", "documentation of the hook; not read by clients")
-    if "name" in item.fields:
-        tracker.mapped("name", "names the script's directory")
-
 
 def context_section(adapter: "ClientAdapter", item: Item, ctx: RenderContext, tracker: Tracker,
                     path: str) -> List[Any]:
