@@ -206,11 +206,11 @@ def test_each_clients_skill_names_are_gathered_once_and_only_when_a_copy_could_b
     switch could hide, and every client's skill names are gathered then, in one pass over
     the renderings (at 10,000 items, a pass over 30,000 of them for builds that hide
     nothing: Copilot's second copies of .claude/rules are no skills)."""
-    from agentrc.output import plan as planning
+    from agentrc.output import discovery
 
     passes: List[int] = []
-    real = planning._skills_of
-    monkeypatch.setattr(planning, "_skills_of", lambda entries: passes.append(len(entries)) or real(entries))
+    real = discovery._skills_of
+    monkeypatch.setattr(discovery, "_skills_of", lambda entries: passes.append(len(entries)) or real(entries))
     rules = {k: v for k, v in TREE.items() if "/rules/" in k}
     plan = harness.plan(rules, ("claude", "copilot"))
     assert _loaded_by(plan, "claude", "rule", "style")  # Copilot loads Claude Code's copy: a sighting
