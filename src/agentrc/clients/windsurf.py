@@ -299,22 +299,10 @@ class Windsurf(ClientAdapter):
         hook_docs(item, tracker)
         command, files = hook_script(self, item, tracker, "$DEVIN_PROJECT_DIR")
         out: List[Any] = list(files)
-        parts = []
+        parts: List[str] = []
         devin_written = False
         if devin and not via_claude:
-            matcher = self._devin_matcher(item)
-            if matcher is None:
-                parts.append("no Devin Local entry: none of its tools has a Devin tool name")
-            else:
-                handler: Dict[str, Any] = {"type": "command", "command": command}
-                if spec.timeout is not None:
-                    handler["timeout"] = spec.timeout
-                self.merge_block(item, handler, tracker, f"merged into the {DEVIN_HOOKS} handler")
-                entry: Dict[str, Any] = {"matcher": matcher} if matcher else {}
-                entry["hooks"] = [handler]
-                out.append(fragment(DEVIN_HOOKS, "json", (spec.event,), entry, self.owner(item), append=True))
-                parts.append(f"{spec.event} in {DEVIN_HOOKS} (Devin Local)")
-                devin_written = True
+            devin_written = self._devin_entry(item, command, tracker, out, parts)
         elif via_claude:
             parts.append(claude_note)
         for event in cascade:
@@ -335,6 +323,25 @@ class Windsurf(ClientAdapter):
         if self.passthrough_block in item.passthrough and self.passthrough_block not in tracker.outcomes:
             tracker.dropped(self.passthrough_block, f"no {DEVIN_HOOKS} entry to merge it into")
         return out
+
+    def _devin_entry(self, item: Item, command: str, tracker: Tracker, out: List[Any], parts: List[str]) -> bool:
+        """The hook's Devin Local entry in DEVIN_HOOKS, when one of its tools has a Devin tool
+        name; whether it was written (`parts` says what happened)."""
+        spec = item.hook
+        assert spec is not None
+        matcher = self._devin_matcher(item)
+        if matcher is None:
+            parts.append("no Devin Local entry: none of its tools has a Devin tool name")
+            return False
+        handler: Dict[str, Any] = {"type": "command", "command": command}
+        if spec.timeout is not None:
+            handler["timeout"] = spec.timeout
+        self.merge_block(item, handler, tracker, f"merged into the {DEVIN_HOOKS} handler")
+        entry: Dict[str, Any] = {"matcher": matcher} if matcher else {}
+        entry["hooks"] = [handler]
+        out.append(fragment(DEVIN_HOOKS, "json", (spec.event,), entry, self.owner(item), append=True))
+        parts.append(f"{spec.event} in {DEVIN_HOOKS} (Devin Local)")
+        return True
 
     def _devin_matcher(self, item: Item) -> Optional[str]:
         """The matcher of the Devin entry ("" for every tool), None when no entry fits."""

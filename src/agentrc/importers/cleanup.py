@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from agentrc.portable.body import LINK_RE, SCHEME_RE, find_constructs, fix_style
 from agentrc.portable.directives import END_RE, OPEN_RE
@@ -136,9 +136,34 @@ def _constructs(text: str, arguments: bool, context: bool, kind: Optional[str] =
     context (`context`), quoted as inline code instead."""
     kind = kind or ("command" if arguments else "context" if context else None)
     lines = text.split("\n")
+    hits_at, outside = _construct_hits(text, kind)
+    found: List[Tuple[str, str]] = []
+    marked: Dict[int, str] = {}
+    for index, hits in sorted(hits_at.items()):
+        found.extend((family, what) for _, _, family, what in hits)
+        if context:
+            lines[index] = _quoted(lines[index], hits)
+            continue
+        if index in marked:
+            continue
+        first, last = _span(lines, index, outside)
+        families = {f for i in range(first, last + 1) for _, _, f, _ in hits_at.get(i, ())}
+        if len(families) == 1:
+            marked.update((i, hits[0][2]) for i in range(first, last + 1))
+        else:  # constructs of two clients in one paragraph: each line for its own client
+            marked.update((i, hits_at[i][0][2]) for i in range(first, last + 1) if i in hits_at)
+    if marked:
+        lines = _fenced(lines, marked)
+    return "\n".join(lines), list(dict.fromkeys(found))
+
+
+def _construct_hits(text: str, kind: Optional[str]) -> Tuple[Dict[int, List[Tuple[int, int, str, str]]], Set[int]]:
+    """The constructs on each prose line outside directive blocks and fences (start, end, the
+    families that read it as a directive names them, what it is), and the prose lines
+    outside directive blocks (the ones a paragraph may span)."""
     scanned = scan(text)
     hits_at: Dict[int, List[Tuple[int, int, str, str]]] = {}
-    outside = set()  # prose lines outside directive blocks: the ones a paragraph may span
+    outside: Set[int] = set()
     in_block = False
     for ln in scanned:
         if ln.in_fence or ln.fence_open or ln.fence_close:
@@ -150,46 +175,37 @@ def _constructs(text: str, arguments: bool, context: bool, kind: Optional[str] =
             continue  # a directive block already says who reads these lines
         if ln.text.strip() and not heading_level(scanned, ln.index):
             outside.add(ln.index)
-        # The families that read a construct, as a directive names them ("claude,opencode").
         hits = [(start, end, ",".join(sorted(families)), what)
                 for start, end, families, what in find_constructs(ln.text, kind)]
         if hits:
             hits_at[ln.index] = hits
-    found: List[Tuple[str, str]] = []
-    marked: Dict[int, str] = {}
-    for index, hits in sorted(hits_at.items()):
-        found.extend((family, what) for _, _, family, what in hits)
-        if context:
-            line = lines[index]
-            for start, end, _, _ in sorted(hits, reverse=True):
-                token = line[start:end]
-                line = line[:start] + (f"``{token}``" if "`" in token else f"`{token}`") + line[end:]
-            lines[index] = line
-            continue
-        if index in marked:
-            continue
-        first, last = _span(lines, index, outside)
-        families = {f for i in range(first, last + 1) for _, _, f, _ in hits_at.get(i, ())}
-        if len(families) == 1:
-            marked.update((i, hits[0][2]) for i in range(first, last + 1))
-        else:  # constructs of two clients in one paragraph: each line for its own client
-            marked.update((i, hits_at[i][0][2]) for i in range(first, last + 1) if i in hits_at)
-    if marked:
-        out: List[str] = []
-        open_family = None
-        for i, line in enumerate(lines):
-            line_family = marked.get(i)
-            if open_family is not None and line_family != open_family:
-                out.append("<!-- @endclient -->")
-                open_family = None
-            if line_family is not None and open_family is None:
-                out.append(f"<!-- @client:{line_family} -->")
-                open_family = line_family
-            out.append(line)
-        if open_family is not None:
+    return hits_at, outside
+
+
+def _quoted(line: str, hits: List[Tuple[int, int, str, str]]) -> str:
+    """`line` with each construct quoted as inline code (the global context's way)."""
+    for start, end, _, _ in sorted(hits, reverse=True):
+        token = line[start:end]
+        line = line[:start] + (f"``{token}``" if "`" in token else f"`{token}`") + line[end:]
+    return line
+
+
+def _fenced(lines: List[str], marked: Dict[int, str]) -> List[str]:
+    """`lines` with each run of lines marked for one family inside its directive block."""
+    out: List[str] = []
+    open_family = None
+    for i, line in enumerate(lines):
+        line_family = marked.get(i)
+        if open_family is not None and line_family != open_family:
             out.append("<!-- @endclient -->")
-        lines = out
-    return "\n".join(lines), list(dict.fromkeys(found))
+            open_family = None
+        if line_family is not None and open_family is None:
+            out.append(f"<!-- @client:{line_family} -->")
+            open_family = line_family
+        out.append(line)
+    if open_family is not None:
+        out.append("<!-- @endclient -->")
+    return out
 
 
 def unlink_escaping(text: str) -> Tuple[str, List[str]]:
