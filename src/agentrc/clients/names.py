@@ -12,18 +12,19 @@ disagree with the adapters.
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Dict, Tuple
 
 CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode", "cursor", "codex", "gemini", "windsurf", "openclaw",
-                            "hermes", "aider", "pi", "cline", "amp")
+                            "hermes", "antigravity", "aider", "pi", "cline", "amp")
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
-PLUGIN_LAYOUTS: Tuple[str, ...] = ("claude", "cursor", "gemini", "codex", "pi")  # registry.PLUGIN_LAYOUTS' keys
+PLUGIN_LAYOUTS: Tuple[str, ...] = ("claude", "cursor", "gemini", "codex", "antigravity",
+                                   "pi")  # registry.PLUGIN_LAYOUTS' keys
 FAMILIES: Tuple[str, ...] = CLIENTS  # each adapter's `family`, in registry order
 PASSTHROUGH_BLOCKS: Tuple[str, ...] = CLIENTS  # each adapter's `passthrough_block`, in registry order
 ALIASES: Tuple[str, ...] = ("claude-code", "vscode", "github-copilot")  # the adapters' `aliases`
 SHARED_BLOCKS: Tuple[Tuple[str, str], ...] = (("openclaw", "OpenClaw"), ("hermes", "Hermes Agent"),
                                               ("pi", "pi"))  # `shared_block`
-AGENT_SKILLS_WRITERS: Tuple[str, ...] = ("codex", "gemini", "openclaw", "hermes", "pi",
+AGENT_SKILLS_WRITERS: Tuple[str, ...] = ("codex", "gemini", "openclaw", "hermes", "antigravity", "pi",
                                         "amp")  # `skill_dir` .agents/skills
 # Every skill frontmatter field some adapter reads: the union of their `skill_fields`, and the
 # keys Hermes and OpenClaw read at the top level (hermes.HERMES_SKILL_KEYS,
@@ -35,3 +36,34 @@ SKILL_FIELDS_READ = frozenset({
     "effort", "environments", "globs", "homepage", "hooks", "icon", "model", "paths", "platforms",
     "required_environment_variables", "shell", "user-invocable", "version", "when_to_use",
 })
+
+# What each client's output was checked with, for its generated page (issue 33 item 4): the pinned
+# CLI (tests/test_client_checked.py holds each version equal to its pin) or, where no CLI runs
+# here, its documentation of a date; and what became of a client (retired, renamed), with when.
+# client -> (what it was checked with, the package and pin file that say so, or "" for docs)
+CHECKED_WITH: Dict[str, Tuple[str, str]] = {
+    "claude": ("Claude Code 2.1.332", "npm @anthropic-ai/claude-code in tools/package.json"),
+    "copilot": ("GitHub Copilot CLI 1.0.102", "npm @github/copilot in tools/package.json"),
+    "opencode": ("opencode 1.18.33", "npm opencode-ai in tools/package.json"),
+    "cursor": ("Cursor's documentation of 2026-11-30 (no Cursor CLI is pinned)", ""),
+    "codex": ("Codex CLI 0.171.0", "npm @openai/codex in tools/package.json"),
+    "gemini": ("Gemini CLI 0.61.0", "npm @google/gemini-cli in tools/package.json"),
+    "windsurf": ("Windsurf's and Devin's documentation of 2026-11-30 (no Windsurf CLI is pinned)", ""),
+    "openclaw": ("OpenClaw 2026.9.6", "npm openclaw in tools/openclaw-package.json"),
+    "hermes": ("Hermes Agent 0.19.0", "PyPI hermes-agent in tools/hermes-requirements.txt"),
+    "antigravity": ("Google's Antigravity CLI documentation of 2026-12-06 (agy is in no package registry, "
+                    "so no CLI runs here)", ""),
+}
+
+# client -> what became of it, with the date (retired for some accounts, renamed).
+CLIENT_STATUS: Dict[str, str] = {
+    "gemini": ("Google retired Gemini CLI for consumer accounts (free, Google AI Pro and Ultra) on 2026-06-18; "
+               "Gemini Code Assist Standard and Enterprise licenses and API keys keep it, and this target stays "
+               "for them. Its successor for the others is the Antigravity CLI (`--client antigravity`)."),
+    "windsurf": "Windsurf was renamed Devin Desktop on 2026-06-02; the target keeps the name `windsurf`.",
+    "antigravity": ("The successor of Gemini CLI for consumer accounts since 2026-06-18 (`agy`). Its layout "
+                    "(`.agents/rules`, `.agents/skills`, `.agents/agents/<name>/agent.md`, "
+                    "`.agents/mcp_config.json`, AGENTS.md and GEMINI.md, the plugin package) was verified from "
+                    "Google's documentation of 2026-12-06, not by running `agy`: the rules' `trigger:` keys are "
+                    "from the Antigravity IDE's rules page, the rest from the CLI's pages."),
+}

@@ -39,6 +39,7 @@ _ADAPTERS: Tuple[Tuple[str, str], ...] = (
     ("windsurf", "windsurf:Windsurf"),
     ("openclaw", "openclaw:OpenClaw"),
     ("hermes", "hermes:Hermes"),
+    ("antigravity", "antigravity:Antigravity"),
     ("aider", "aider:Aider"),
     ("pi", "pi:Pi"),
     ("cline", "cline:Cline"),
@@ -50,6 +51,7 @@ _PLUGIN_LAYOUTS: Tuple[Tuple[str, str], ...] = (
     ("cursor", "cursor:CursorPlugin"),
     ("gemini", "gemini:GeminiExtension"),
     ("codex", "codex:CodexPlugin"),
+    ("antigravity", "antigravity:AntigravityPlugin"),
     ("pi", "pi:PiPackage"),
 )
 DEFAULT_CLIENTS: Tuple[str, ...] = names.DEFAULT_CLIENTS

@@ -24,11 +24,13 @@ import argparse
 import json
 import posixpath
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import yaml
 
+from agentrc.clients import names as client_names
 from agentrc.clients import registry as client_registry
 from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter
 from agentrc.codes import CODES
@@ -173,6 +175,7 @@ def render_client(adapter: ClientAdapter, items: Sequence[Probe]) -> str:
              "Every table below comes from rendering probe items through the adapter and reading",
              "the fidelity report, so it is exactly what `agentrc build --report` says for the same",
              "input. The statuses are explained in [Fidelity reports](../fidelity.md).", ""]
+    lines += _checked_lines(adapter.name)
     for kind in Kind:
         lines += _kind_section(adapter, kind, [r for r in renderings if r.probe.kind is kind])
     lines += _servers_section(adapter)
@@ -181,6 +184,18 @@ def render_client(adapter: ClientAdapter, items: Sequence[Probe]) -> str:
     lines += _tools_section(adapter, renderings)
     lines += _models_section(adapter, renderings)
     return page(lines)
+
+
+def _checked_lines(client: str) -> List[str]:
+    """What the client's output was checked with, and what became of the client (retired,
+    renamed), from clients/names.py: a page says which version its facts hold for."""
+    what, pin = client_names.CHECKED_WITH.get(client, ("", ""))
+    checked = f"Client version checked: {what}" + (f" ({pin})." if pin else ".") if what else ""
+    out = []
+    for text in (checked, client_names.CLIENT_STATUS.get(client, "")):
+        if text:
+            out += textwrap.wrap(inline(text), 90, break_long_words=False, break_on_hyphens=False) + [""]
+    return out
 
 
 def _kind_section(adapter: ClientAdapter, kind: Kind, renderings: List[Rendering]) -> List[str]:
