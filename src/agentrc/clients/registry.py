@@ -44,6 +44,7 @@ _ADAPTERS: Tuple[Tuple[str, str], ...] = (
     ("pi", "pi:Pi"),
     ("cline", "cline:Cline"),
     ("amp", "amp:Amp"),
+    ("qwen", "qwen:Qwen"),
 )
 # Clients with a plugin/extension package layout (`agentrc build --layout plugin`), in CLIENTS order.
 _PLUGIN_LAYOUTS: Tuple[Tuple[str, str], ...] = (

@@ -1,0 +1,199 @@
+"""Qwen Code (QwenLM/qwen-code, npm `@qwen-code/qwen-code`, command `qwen`): rules in
+`.qwen/rules`, skills in `.qwen/skills`, subagents in `.qwen/agents`, Markdown commands in
+`.qwen/commands`, hooks and MCP servers in `.qwen/settings.json`, and the shared AGENTS.md,
+which Qwen Code reads beside its own QWEN.md.
+
+Verified with qwen 0.24.4 run offline (tests/conformance/test_qwen_discovery.py: the
+stream-json init message, the first model request sent to a local OpenAI-compatible
+endpoint, `qwen mcp list`, and the debug log in ~/.qwen/debug), and in the docs the package
+ships (bundled/qc-helper/docs: features/{rules,skills,sub-agents,commands,hooks,mcp,memory}):
+- Context: `QWEN.md` and `AGENTS.md` (both, in that order); not CLAUDE.md.
+- Rules: every `.md` under `.qwen/rules` (subdirectories too) with optional `description`
+  and `paths:`; without `paths:` the rule is in the system prompt from the start, with it the
+  rule is injected once a tool touches a matching file (globs relative to the project root).
+- Skills: `.qwen/skills` and `.agents/skills` (project and home); SKILL.md keys read besides
+  name and description: allowed-tools, hooks, model, argument-hint, when_to_use,
+  disable-model-invocation, user-invocable, paths, priority. Each skill is also `/<name>`.
+- Subagents: `.qwen/agents/<name>.md` (name, description, tools, disallowedTools, model,
+  color, hooks, mcpServers, maxTurns, approvalMode/permissionMode, background); a system
+  prompt under 10 characters is refused ("Validation failed" in the debug log).
+- Commands: `.qwen/commands/<name>.md`, frontmatter `description`; `{{args}}` is replaced by
+  the text after the command (else it is appended).
+- Hooks: `hooks.<Event>[] = {matcher, hooks: [{type: command, command, timeout, async}]}` in
+  `.qwen/settings.json`, Claude Code's events; `matcher` takes Qwen tool ids and Claude Code's
+  tool names as aliases; `$QWEN_PROJECT_DIR` is set for every command hook; a command hook's
+  `timeout` of 1000 or more is read as milliseconds.
+- MCP: `mcpServers` of `.qwen/settings.json` (`command`/`args`/`env`; `url` for SSE,
+  `httpUrl` for Streamable HTTP; `headers`), `$VAR` and `${VAR}` expanded. Qwen Code also
+  lists the servers of Claude Code's `.mcp.json`.
+Not done: the extension layout (qwen-extension.json); Qwen Code also installs Claude Code
+plugins and Gemini CLI extensions, converting them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Sequence
+
+from agentrc.clients.base import (
+    SHARED_SKILL_DIR,
+    ClientAdapter,
+    default_outcome,
+    hook_docs,
+    hook_script,
+    narrowing_lost,
+    refuse_hook,
+    server_outcomes,
+    server_without_defaults,
+    stdio_entry,
+    subagents_only,
+    tool_event,
+    with_skills_section,
+)
+from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
+from agentrc.files import fragment
+from agentrc.frozen import thaw
+from agentrc.model import MATCHER_EVENTS, Item, Kind, McpServer
+from agentrc.vocabulary import TOOLS
+
+TOOL_NAMES = {
+    "read": "read_file", "write": "write_file", "edit": "edit", "bash": "run_shell_command", "grep": "grep_search",
+    "glob": "glob", "web-fetch": "web_fetch", "web-search": "web_search",
+}
+# Qwen Code's `model:` is inherit, fast, a model id or authType:modelId; the portable aliases
+# name Claude models, which a Qwen Code session reaches only through an anthropic provider.
+MODELS = {"inherit": "inherit"}
+AUTH_TYPES = frozenset({"openai", "anthropic", "gemini", "vertex-ai", "qwen-oauth"})
+# Skill frontmatter Qwen Code 0.24.4 reads beyond name/description (SkillManager.parseSkillContent);
+# `model` is left out: its values are Qwen model ids, not the portable aliases.
+SKILL_FIELDS = frozenset({"allowed-tools", "hooks", "argument-hint", "when_to_use", "disable-model-invocation",
+                          "user-invocable", "paths"})
+SETTINGS = ".qwen/settings.json"
+RULES_DIR = ".qwen/rules"
+AGENTS_DIR = ".qwen/agents"
+COMMANDS_DIR = ".qwen/commands"
+CHECKED = "checked with qwen 0.24.4"  # the version tests/conformance/test_qwen_discovery.py runs
+
+
+class Qwen(ClientAdapter):
+    name = "qwen"
+    family = "qwen"
+    title = "Qwen Code"
+    passthrough_block = "qwen"
+    passthrough_example = {"color": "blue"}
+    kinds = tuple(Kind)
+    resource_root = ".qwen/agentrc"  # not scanned: only .qwen/rules, skills, agents, commands are
+    skill_dir = ".qwen/skills"
+    skill_fields = SKILL_FIELDS
+    tool_names = TOOL_NAMES
+    tools_file = SETTINGS
+    # Qwen Code loads .agents/skills too (SKILL_PROVIDER_CONFIG_DIRS = .qwen, .agents): the
+    # skills, and the rules, commands and agents other clients write there as skills.
+    also_reads = {Kind.SKILL: (SHARED_SKILL_DIR,), Kind.RULE: (SHARED_SKILL_DIR,),
+                  Kind.COMMAND: (SHARED_SKILL_DIR,), Kind.AGENT: (SHARED_SKILL_DIR,)}
+
+    def rule(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker, name_in_file=False,
+                      description_detail=f"kept in the rule's frontmatter ({CHECKED})")
+        if item.scope_paths:
+            fm["paths"] = list(item.scope_paths)
+            tracker.mapped("scope", "paths: list (the rule is injected once a tool touches a matching file)")
+        # Every .md under .qwen/rules is a rule: supporting files go to the resource root.
+        body, extra = self.place(item, RULES_DIR, body, tracker)
+        return f"{RULES_DIR}/{item.name}.md", body, extra
+
+    def agent(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker)
+        subagents_only(item, tracker, f"{AGENTS_DIR}/ holds subagents", "Qwen Code custom agents are subagents")
+        self.map_model(item.model, fm, tracker)
+        if item.tools is not None:
+            if item.tools:
+                fm["tools"] = self.native_tools(item.tools)
+            else:  # an empty allowlist: every portable tool is also disallowed, never "all tools"
+                fm["tools"] = []
+                fm["disallowedTools"] = self.native_tools(TOOLS)
+            tracker.mapped("tools", "tools: list of Qwen Code tool ids")
+        body = with_skills_section(item, body, tracker)
+        body, extra = self.place(item, AGENTS_DIR, body, tracker)
+        return f"{AGENTS_DIR}/{item.name}.md", body, extra
+
+    def model_choice(self, provider, ident):
+        if provider is None and ident in MODELS:
+            return MODELS[ident], EMITTED, "inherits the session's model"
+        if provider in AUTH_TYPES:
+            return f"{provider}:{ident}", MAPPED, f"{provider}:{ident} (authType:modelId)"
+        if provider is None:
+            return None, DROPPED, (f"{ident} names no Qwen Code model; the agent inherits the session's model "
+                                   "(write provider/model, e.g. openai/qwen3-coder-plus)")
+        return None, DROPPED, f"{provider} is no Qwen Code auth type; the agent inherits the session's model"
+
+    def command(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker, name_in_file=False, description_detail="shown in /help")
+        if "argument-hint" in item.fields:
+            tracker.dropped("argument-hint", "Qwen Code Markdown commands read only description")
+        if "agent" in item.fields:
+            tracker.dropped("agent", "Qwen Code commands run in the main session")
+        if item.model is not None:
+            tracker.dropped("model", "Qwen Code commands cannot pick a model")
+        if item.tools is not None:
+            tracker.dropped("tools", "Qwen Code commands cannot restrict tools")
+        if "$ARGUMENTS" in body:
+            body = body.replace("$ARGUMENTS", "{{args}}")
+            before = tracker.outcomes["body"].detail
+            tracker.mapped("body", "$ARGUMENTS as {{args}}" + (f"; {before}" if before else ""))
+        body, extra = self.place(item, COMMANDS_DIR, body, tracker)
+        return f"{COMMANDS_DIR}/{item.name}.md", body, extra
+
+    def hook(self, item, ctx, tracker):
+        spec = item.hook
+        assert spec is not None  # set for every hook item
+        why = narrowing_lost(item, "Qwen Code")
+        if why:
+            return refuse_hook(tracker, why)
+        hook_docs(item, tracker)
+        command, files = hook_script(self, item, tracker, "$QWEN_PROJECT_DIR")
+        handler: Dict[str, Any] = {"type": "command", "command": command}
+        if spec.timeout is not None:
+            # 1000 or more is read as milliseconds (the old unit).
+            handler["timeout"] = spec.timeout if spec.timeout < 1000 else spec.timeout * 1000
+            tracker.emitted("timeout", "seconds (milliseconds from 1000 s up, as Qwen Code reads them)")
+        if "async" in item.fields:
+            if spec.run_async:
+                handler["async"] = True
+            tracker.emitted("async")
+        self.merge_block(item, handler, tracker, "merged into the hook handler")
+        entry: Dict[str, Any] = {}
+        matcher = self._matcher(item, tracker)
+        if matcher:
+            entry["matcher"] = matcher
+        entry["hooks"] = [handler]
+        tracker.emitted("event", f"hooks.{spec.event} in {SETTINGS}")
+        return files + [fragment(SETTINGS, "json", ("hooks", spec.event), entry, self.owner(item), append=True)]
+
+    def _matcher(self, item: Item, tracker: Tracker) -> str:
+        spec = item.hook
+        assert spec is not None  # set for every hook item
+        if not tool_event(item, tracker):
+            if spec.matcher is not None and spec.event in MATCHER_EVENTS:
+                tracker.emitted("matcher", f"as written (what started the {spec.event} event)")
+                return spec.matcher
+            return ""
+        if spec.tools is not None:
+            tracker.mapped("tools", "matcher: Qwen Code tool ids, each compared exactly")
+            return "|".join(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools))
+        if spec.matcher is not None:
+            tracker.emitted("matcher", "as written (Qwen Code accepts Claude Code tool names as matcher aliases)")
+            return spec.matcher
+        return ""
+
+    def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
+        written: Dict[str, str] = {}
+        server = server_without_defaults(server, written)
+        if server.transport == "stdio":
+            entry: Dict[str, Any] = stdio_entry(server)
+        else:
+            entry = {"httpUrl" if server.transport == "http" else "url": server.url}
+            if server.headers:
+                entry["headers"] = thaw(server.headers)
+        server_outcomes(server, tracker, f"{SETTINGS} mcpServers", ", ${VAR} expanded by Qwen Code")
+        default_outcome(tracker, "Qwen Code", written, False)
+        return [fragment(SETTINGS, "json", ("mcpServers", server.name), entry, self.name)]
