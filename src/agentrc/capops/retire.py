@@ -23,7 +23,7 @@ from agentrc.capops import doctor as capdoctor
 from agentrc.capops import instances as ci
 from agentrc.capops import plan
 from agentrc.capops.home import now
-from agentrc.capops.hooks import binding_levels, run_hooks, runtime_caps, unfinished
+from agentrc.capops.hooks import binding_levels, run_hooks, runtime_caps, runtime_warnings, unfinished
 from agentrc.capops.install import Failure, Outcome, fail
 from agentrc.diagnostics import Diagnostics
 
@@ -161,7 +161,9 @@ def _run_retire_hooks(r: _Retiring) -> None:
            "OAS_TEAM_NAME": (team or {}).get("name", ""), "OAS_TEAM_ID": (team or {}).get("id", ""),
            "OAS_TEAM_SCOPE": (team or {}).get("scope", "")}
     r.hook_results = run_hooks("retire", list(reversed(caps)), env, r.home, prior)
-    r.warnings += r.hook_results["warnings"]
+    # As at spawn, the kernel's warnings before the hooks': a required command not on PATH, an
+    # executable surface not trusted (checked now, where the kernel repeats spawn's record).
+    r.warnings += runtime_warnings(list(reversed(caps))) + r.hook_results["warnings"]
 
 
 def _relink(r: _Retiring) -> None:
