@@ -1,0 +1,190 @@
+"""Factory's droid (npm `@factory/cli`; docs.factory.ai/cli): skills in `.factory/skills`
+(rules become skills there too), custom droids in `.factory/droids`, commands in
+`.factory/commands`, hooks in `.factory/settings.json`, MCP servers in `.factory/mcp.json`,
+the shared AGENTS.md.
+
+Verified by running droid 0.225.2 offline (tests/conformance/test_droid_discovery.py), its
+model a bring-your-own-key `customModels` entry at a local sink, and in the schemas its
+binary carries:
+- The first model request holds AGENTS.md (and CLAUDE.md) under `## Project Instructions`,
+  `Available skills` as `<name>: <description>` from `.factory/skills` and `.agents/skills`
+  (not `.claude/skills` or other clients' directories), and `Custom droids available` as
+  `- <name>: <description> (location: project)` from `.factory/droids` (not
+  `.claude/agents`).
+- Skill keys: name, description, license, compatibility, metadata, allowed-tools, version,
+  tools, enabled, user-invocable, disable-model-invocation. Droid keys: name, description,
+  model, reasoningEffort, tools (droid tool names), mcpServers.
+- `/<command> ARGS` sends the command file's text, frontmatter stripped, `$ARGUMENTS` replaced;
+  a command reads `description` and `argument-hint` only; `.claude/commands` is not read.
+- `droid mcp list` lists every `.factory/mcp.json` server as a project server (it tries to
+  connect); a `${VAR}` in a credential is expanded (an unset one is named).
+- Hooks have Claude Code's shape and events (PreToolUse, PostToolUse, Notification,
+  UserPromptSubmit, Stop, SubagentStop, PreCompact, SessionStart, SessionEnd), a handler is
+  `{type: command, command, timeout}`; scripts find the project in `$FACTORY_PROJECT_DIR`.
+  droid maps Claude Code's tool names to its own (Bash: Execute, Write: Create, WebFetch:
+  FetchUrl).
+
+Not checked offline: that hooks load and run (they fire around a model's tool call), and
+the plugin format (`.factory-plugin/`), for which agentrc has no `--layout plugin` yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence
+
+from agentrc.clients.base import (
+    SHARED_SKILL_DIR,
+    ClientAdapter,
+    claude_style_server,
+    default_outcome,
+    hook_docs,
+    hook_script,
+    narrowing_lost,
+    place_resources,
+    refuse_hook,
+    server_outcomes,
+    server_without_defaults,
+    subagents_only,
+    sync_only,
+    tool_event,
+    with_skills_section,
+)
+from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
+from agentrc.files import fragment
+from agentrc.model import MATCHER_EVENTS, Item, Kind, McpServer
+
+# droid's tool ids (its own map from Claude Code's names: Bash -> Execute, Write -> Create, ...).
+TOOL_NAMES = {
+    "read": "Read", "write": "Create", "edit": "Edit", "bash": "Execute", "grep": "Grep", "glob": "Glob",
+    "web-fetch": "FetchUrl", "web-search": "WebSearch",
+}
+CLAUDE_TOOLS = {"Bash": "Execute", "Write": "Create", "WebFetch": "FetchUrl"}
+# Model ids droid 0.225.2 knows; review when new models ship (docs/clients/droid.md).
+MODELS = {"sonnet": "claude-sonnet-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-4-5-20251001",
+          "inherit": "inherit"}
+SKILL_FIELDS = frozenset({"compatibility", "allowed-tools", "version", "user-invocable", "disable-model-invocation"})
+SETTINGS = ".factory/settings.json"
+MCP = ".factory/mcp.json"
+DROIDS = ".factory/droids"
+COMMANDS = ".factory/commands"
+EVENTS = frozenset({"PreToolUse", "PostToolUse", "Notification", "UserPromptSubmit", "Stop", "SubagentStop",
+                    "PreCompact", "SessionStart", "SessionEnd"})
+
+
+class Droid(ClientAdapter):
+    name = "droid"
+    family = "droid"
+    title = "Factory Droid"
+    passthrough_block = "droid"
+    passthrough_example = {"reasoningEffort": "high"}
+    # droid 0.225.2 loads .agents/skills beside its own .factory/skills (its model request).
+    also_reads = {Kind.SKILL: (SHARED_SKILL_DIR,), Kind.RULE: (SHARED_SKILL_DIR,),
+                  Kind.COMMAND: (SHARED_SKILL_DIR,), Kind.AGENT: (SHARED_SKILL_DIR,)}
+
+    kinds = tuple(Kind)
+    resource_root = ".factory/agentrc"
+    skill_dir = ".factory/skills"
+    skill_fields = SKILL_FIELDS
+    tool_names = TOOL_NAMES
+    tools_file = SETTINGS
+
+    def rule(self, item, ctx, tracker, fm, body):
+        """droid has no rule files (AGENTS.md is its instructions): the rule is a skill."""
+        self.identify(item, fm, tracker, description_detail="the skill's description: droid loads the rule when a "
+                                                            "task matches it")
+        if item.scope_paths:
+            tracker.degraded("scope", "droid has no path-scoped rules: the rule is a skill loaded when its description "
+                                      f"matches the task (paths {', '.join(item.scope_paths)} are not checked)")
+        before = tracker.outcomes["body"].detail
+        tracker.degraded("body", f"droid has no rule files: the text is a skill in {self.skill_dir}, loaded on "
+                         "demand (use a CONTEXT.md item for text every session must read)"
+                         + (f"; {before}" if before else ""))
+        base = f"{self.skill_dir}/{self.as_skill(item, ctx, fm, tracker)}"
+        # Its supporting files sit beside SKILL.md, as a skill's do: links stay as written.
+        body, extra = place_resources(item, base, base, body, self.owner(item), tracker)
+        return f"{base}/SKILL.md", body, extra
+
+    def command(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker, name_in_file=False, description_detail="shown with /<name>")
+        if "argument-hint" in item.fields:
+            fm["argument-hint"] = item.fields["argument-hint"]
+            tracker.emitted("argument-hint")
+        for key, why in (("agent", "droid commands run in the session, never in a named droid"),
+                         ("model", "droid commands cannot pick a model"),
+                         ("tools", "droid commands take the session's tools")):
+            if key in item.fields:
+                tracker.dropped(key, why)
+        body, extra = self.place(item, COMMANDS, body, tracker)
+        return f"{COMMANDS}/{item.name}.md", body, extra
+
+    def agent(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker, description_detail="the Task tool's list of custom droids")
+        subagents_only(item, tracker, f"{DROIDS} holds subagents", "custom droids are always subagents")
+        self.map_model(item.model, fm, tracker)
+        if item.tools is not None:
+            fm["tools"] = self.native_tools(item.tools)
+            if item.tools:
+                tracker.mapped("tools", "tools: droid tool ids")
+            else:
+                tracker.degraded("tools", "tools: [] written; whether droid reads an empty list as no tool is not "
+                                          "documented")
+        body = with_skills_section(item, body, tracker)
+        body, extra = self.place(item, DROIDS, body, tracker)
+        return f"{DROIDS}/{item.name}.md", body, extra
+
+    def model_choice(self, provider, ident):
+        if provider is None and ident in MODELS:
+            return MODELS[ident], MAPPED, MODELS[ident]
+        if provider in (None, "anthropic", "openai", "google"):
+            return ident, EMITTED, "passed through as a droid model id"
+        return None, DROPPED, f"droid has no {provider} models; the droid uses the session's model"
+
+    def hook(self, item, ctx, tracker):
+        spec = item.hook
+        assert spec is not None  # set for every hook item
+        if spec.event not in EVENTS:
+            return refuse_hook(tracker, f"droid has no {spec.event} hook event")
+        why = narrowing_lost(item, "droid")
+        if why:
+            return refuse_hook(tracker, why)
+        hook_docs(item, tracker)
+        command, files = hook_script(self, item, tracker, "$FACTORY_PROJECT_DIR")
+        handler: Dict[str, Any] = {"type": "command", "command": command}
+        if spec.timeout is not None:
+            handler["timeout"] = spec.timeout
+            tracker.emitted("timeout", "seconds")
+        sync_only(item, tracker, "droid runs hooks synchronously", "droid runs hooks synchronously")
+        self.merge_block(item, handler, tracker, "merged into the hook handler")
+        entry: Dict[str, Any] = {}
+        matcher = self._matcher(item, tracker)
+        if matcher:
+            entry["matcher"] = matcher
+        entry["hooks"] = [handler]
+        tracker.emitted("event", f"hooks.{spec.event} in {SETTINGS}")
+        return files + [fragment(SETTINGS, "json", ("hooks", spec.event), entry, self.owner(item), append=True)]
+
+    def _matcher(self, item: Item, tracker: Tracker) -> str:
+        spec = item.hook
+        assert spec is not None  # set for every hook item
+        if not tool_event(item, tracker):
+            if spec.matcher is not None and spec.event in MATCHER_EVENTS:
+                tracker.emitted("matcher", f"as written (what started the {spec.event} event)")
+                return spec.matcher
+            return ""
+        if spec.tools is not None:
+            tracker.mapped("tools", "matcher of droid tool ids")
+            return "|".join(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools))
+        if spec.matcher is not None:
+            parts: List[str] = [CLAUDE_TOOLS.get(p.strip(), p.strip()) for p in spec.matcher.split("|")]
+            tracker.mapped("matcher", "Claude Code tool names as droid's (Bash: Execute, Write: Create, WebFetch: "
+                                      "FetchUrl), the rest as written")
+            return "|".join(dict.fromkeys(parts))
+        return ""
+
+    def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
+        written: Dict[str, str] = {}
+        server = server_without_defaults(server, written)
+        server_outcomes(server, tracker, f"{MCP} mcpServers", ", ${VAR} expanded by droid")
+        default_outcome(tracker, "droid", written, False)
+        return [fragment(MCP, "json", ("mcpServers", server.name), claude_style_server(server), self.name)]
+
