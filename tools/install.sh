@@ -11,7 +11,8 @@
 #   .tools/code-check-venv/  Python >= 3.11 venv with ruff and mypy for agentrc's own code,
 #                            pinned in tools/code-check-requirements.txt
 #   .tools/<name>-venv/      one venv per client CLI from PyPI, pinned in tools/<name>-requirements.txt:
-#                            hermes (hermes-agent, Python >= 3.11), aider (aider-chat, Python >= 3.11)
+#                            hermes (hermes-agent, Python >= 3.11), aider (aider-chat, Python >= 3.11),
+#                            vibe (mistral-vibe, Python >= 3.12)
 #
 # Idempotent: each part is skipped when the installed versions already match the pins.
 # Needs: node + npm (npm registry reachable), and a Python >= 3.11 (PyPI reachable).
@@ -292,4 +293,5 @@ pypi_client() {
 
 pypi_client hermes hermes-agent hermes 11
 pypi_client aider aider-chat aider 11
+pypi_client vibe mistral-vibe vibe 12
 say "done"
