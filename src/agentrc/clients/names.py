@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Dict, Tuple
 
 CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode", "cursor", "codex", "gemini", "windsurf", "openclaw",
-                            "hermes", "antigravity", "aider", "pi", "cline", "amp", "qwen", "vibe")
+                            "hermes", "antigravity", "aider", "pi", "cline", "amp", "qwen", "droid", "vibe")
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
 PLUGIN_LAYOUTS: Tuple[str, ...] = ("claude", "cursor", "gemini", "codex", "antigravity",
                                    "pi")  # registry.PLUGIN_LAYOUTS' keys

@@ -45,6 +45,7 @@ _ADAPTERS: Tuple[Tuple[str, str], ...] = (
     ("cline", "cline:Cline"),
     ("amp", "amp:Amp"),
     ("qwen", "qwen:Qwen"),
+    ("droid", "droid:Droid"),
     ("vibe", "vibe:Vibe"),
 )
 # Clients with a plugin/extension package layout (`agentrc build --layout plugin`), in CLIENTS order.
