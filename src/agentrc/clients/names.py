@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Dict, Tuple
 
 CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode", "cursor", "codex", "gemini", "windsurf", "openclaw",
-                            "hermes", "antigravity", "aider", "pi", "cline", "amp", "qwen", "droid", "vibe")
+                            "hermes", "antigravity", "aider", "pi", "cline", "amp", "qwen", "droid", "vibe", "crush")
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
 PLUGIN_LAYOUTS: Tuple[str, ...] = ("claude", "cursor", "gemini", "codex", "antigravity",
                                    "pi")  # registry.PLUGIN_LAYOUTS' keys
@@ -23,9 +23,10 @@ FAMILIES: Tuple[str, ...] = CLIENTS  # each adapter's `family`, in registry orde
 PASSTHROUGH_BLOCKS: Tuple[str, ...] = CLIENTS  # each adapter's `passthrough_block`, in registry order
 ALIASES: Tuple[str, ...] = ("claude-code", "vscode", "github-copilot")  # the adapters' `aliases`
 SHARED_BLOCKS: Tuple[Tuple[str, str], ...] = (("openclaw", "OpenClaw"), ("hermes", "Hermes Agent"),
-                                              ("pi", "pi"), ("vibe", "Mistral Vibe"))  # `shared_block`
+                                              ("pi", "pi"), ("vibe", "Mistral Vibe"),
+                                              ("crush", "Crush"))  # `shared_block`
 AGENT_SKILLS_WRITERS: Tuple[str, ...] = ("codex", "gemini", "openclaw", "hermes", "antigravity", "pi",
-                                        "amp", "vibe")  # `skill_dir` .agents/skills
+                                        "amp", "vibe", "crush")  # `skill_dir` .agents/skills
 # Every skill frontmatter field some adapter reads: the union of their `skill_fields`, and the
 # keys Hermes and OpenClaw read at the top level (hermes.HERMES_SKILL_KEYS,
 # openclaw.OPENCLAW_SKILL_KEYS). A skill's other fields go into the Agent Skills `metadata`

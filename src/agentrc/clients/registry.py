@@ -47,6 +47,7 @@ _ADAPTERS: Tuple[Tuple[str, str], ...] = (
     ("qwen", "qwen:Qwen"),
     ("droid", "droid:Droid"),
     ("vibe", "vibe:Vibe"),
+    ("crush", "crush:Crush"),
 )
 # Clients with a plugin/extension package layout (`agentrc build --layout plugin`), in CLIENTS order.
 _PLUGIN_LAYOUTS: Tuple[Tuple[str, str], ...] = (
