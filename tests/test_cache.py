@@ -219,7 +219,7 @@ def test_a_one_item_edit_renders_that_item_and_reads_no_rendered_bytes(tmp_path,
         # rendered files are digests (they were 3 more copies).
         assert held == 60, held
     # Entries read: the edited rule's last parsed directory and its three renderings, which
-    # the edit is compared with (agentrc.pipeline.incremental), at any registry size.
+    # the edit is compared with (agentrc.building.incremental), at any registry size.
     assert (small[1], large[1]) == (4, 4) and small[2] == large[2], (small, large)
 
 

@@ -47,7 +47,7 @@ def test_a_replayed_edit_imports_the_adapters_of_its_clients_alone(tmp_path):
     reg, out = tmp_path / "reg", tmp_path / "out"
     _generator().generate(str(reg), 12, seed=3)
     script = ("import sys; from agentrc.cli.main import main\n"
-              "from agentrc.pipeline import incremental\n"
+              "from agentrc.building import incremental\n"
               "code = main(sys.argv[1:])\n"
               "loaded = sorted(m for m in sys.modules if m.startswith('agentrc'))\n"
               "print(incremental.LAST.path or '-', ' '.join(loaded))\n"

@@ -21,7 +21,7 @@ import pytest
 from agentrc.cli.main import main
 from agentrc.memo import cache
 from agentrc.output import writer
-from agentrc.pipeline import incremental
+from agentrc.building import incremental
 from agentrc.portable import discovery
 from helpers import ROOT
 
@@ -195,7 +195,7 @@ def test_one_edit_parses_and_renders_only_the_edited_item_at_any_registry_size(t
     temporary files; every other output costs one lstat by path (the size, mtime and mode
     recorded). What is read back from the memo grows with the edit, not the registry: the
     edited directory's last entry and its three last renderings, which the edit is compared
-    with (agentrc.pipeline.incremental), at any size."""
+    with (agentrc.building.incremental), at any size."""
     small, large = (_edit_counts(tmp_path, monkeypatch, n) for n in (40, 160))
     assert small["computed"] == large["computed"] == 4, (small, large)
     assert small["parsed"] == large["parsed"] == 1, (small, large)

@@ -1,4 +1,4 @@
-"""An edit replayed onto the last build (agentrc.pipeline.incremental) gives exactly what the
+"""An edit replayed onto the last build (agentrc.building.incremental) gives exactly what the
 whole build gives: the output tree, every line printed, the exit code, and the next
 no-change build. Each edit kind goes the way expected (`incremental.LAST`), so the tests
 cannot pass by always falling back."""
@@ -20,7 +20,7 @@ import pytest
 from agentrc.cli.main import main
 from agentrc.memo import cache
 from agentrc.output import writer
-from agentrc.pipeline import incremental
+from agentrc.building import incremental
 from test_edit_cost import _alone, _generator
 
 REPLAY, FULL = "replay", "full"

@@ -20,7 +20,7 @@ LAYERS = (
     ("memo",),
     ("inputs",),
     ("pipeline", "capops"),
-    ("consumer",),
+    ("building", "consumer"),
     ("cli", "docgen"),
 )
 RANK = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

@@ -14,7 +14,7 @@ from pathlib import Path
 from agentrc import fidelity, files
 from agentrc.cli.main import main
 from agentrc.output import writer
-from agentrc.pipeline import build as build_pipeline
+from agentrc.building import build as build_pipeline
 
 
 def _registry(root: Path, n: int) -> Path:

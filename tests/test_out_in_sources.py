@@ -16,8 +16,8 @@ import pytest
 
 from agentrc.cli.main import main
 from agentrc.output import writer
-from agentrc.pipeline import build as build_module
-from agentrc.pipeline import incremental
+from agentrc.building import build as build_module
+from agentrc.building import incremental
 from test_edit_cost import _generator
 
 CLIENTS = "claude,copilot,opencode"

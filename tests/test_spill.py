@@ -14,8 +14,8 @@ import pytest
 from agentrc.files import OutputFile
 from agentrc.output import plan as plan_module
 from agentrc.output import spill
-from agentrc.pipeline import build as build_module
-from agentrc.pipeline import incremental
+from agentrc.building import build as build_module
+from agentrc.building import incremental
 from test_edit_cost import _build, _generator, _tree
 
 

@@ -18,10 +18,11 @@ from typing import Dict, List, Tuple
 
 import pytest
 
+from agentrc.building import incremental
 from agentrc.cli.main import main
 from agentrc.memo import cache
 from agentrc.model import SourceFile
-from agentrc.pipeline import incremental, warm
+from agentrc.pipeline import warm
 from agentrc.portable import load
 from helpers import ROOT
 from test_edit_cost import _generator

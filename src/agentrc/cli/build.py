@@ -8,13 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import List, Tuple
 
+from agentrc.building.build import BuildOptions, BuildResult, build
 from agentrc.cli import progress, projectargs
 from agentrc.cli.common import UsageError, print_diags, say
 from agentrc.cli.common import unknown as unknown_names
 from agentrc.clients import names as client_names
 from agentrc.output.totals import summary_lines
 from agentrc.output.writer import PARTIAL, STATE
-from agentrc.pipeline.build import BuildOptions, BuildResult, build
 
 
 def run(args) -> int:

@@ -227,9 +227,9 @@ def _build(args, scope: str) -> int:
     client agentrc knows (not only the runtimes OAS knows)."""
     # Imported here on purpose: the build and the client adapters cost about 350 ms of
     # start-up, which no other `cap` verb needs.
+    from agentrc.building.build import BuildOptions, build
     from agentrc.cli import build as build_cli
     from agentrc.clients import registry as client_registry
-    from agentrc.pipeline.build import BuildOptions, build
 
     skills, _outcome = capdoctor.skill_dirs(args.context or scope, args.soul)
     clients = tuple(c.strip() for c in args.client.split(",") if c.strip())

@@ -9,7 +9,7 @@ meanwhile (`Activity.say`: "waiting for another agentrc run ...") are printed ab
 line, which is drawn again under them.
 
 The pipeline reports no per-item counts to its callers (a `progress(done, total)` callback
-in agentrc.pipeline.build and the fetcher would make this a bar over N items), so the line
+in agentrc.building.build and the fetcher would make this a bar over N items), so the line
 shows the phase and the time taken, refreshed ten times a second by a daemon thread.
 """
 

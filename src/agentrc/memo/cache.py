@@ -20,7 +20,7 @@ replaced atomically, so a killed build leaves at worst a pack no index names (re
 the next save); an entry that cannot be read, or whose bytes do not match the checksum
 the index keeps, is a miss, never an error.
 
-A replayed edit (agentrc.pipeline.incremental) reads a few entries and makes a few, and
+A replayed edit (agentrc.building.incremental) reads a few entries and makes a few, and
 drops none: `append` names its pack in an index addition of its own (`<pack>.index`, the
 new keys alone) instead of rewriting the index of every entry and, every MAX_PACKS
 replays, compacting the packs (at 5,000 items: 20,000 keys, a 1.4 MB index written in

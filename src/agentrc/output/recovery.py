@@ -103,7 +103,7 @@ class _Recovering(_Committing):
                ) -> Optional[Tuple[Changes, Tuple[Diagnostic, ...]]]:
         """Write `files` (new bytes of outputs agentrc owns whole, at paths the manifest
         already records) over the bytes whose sha256 `old` gives, the rest of the tree as the
-        last build left it: an incremental build (agentrc.pipeline.incremental) that knows
+        last build left it: an incremental build (agentrc.building.incremental) that knows
         nothing else changed. `total`: how many files the build plans (for `unchanged`).
 
         None, with nothing written, unless the manifest is the one `expect` was given and

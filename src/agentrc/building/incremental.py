@@ -50,8 +50,8 @@ from agentrc.names import is_bundle_file, is_registry_marker
 from agentrc.output import writer
 
 if TYPE_CHECKING:
+    from agentrc.building.build import BuildOptions
     from agentrc.inputs.read import Inputs
-    from agentrc.pipeline.build import BuildOptions
 
 RECORD_VERSION = 2  # 2: the render context's facts kept (`save_record`)
 

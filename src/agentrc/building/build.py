@@ -7,7 +7,7 @@ its ownership manifest), the report and the memo: all or nothing, as `output.wri
 guarantees. When the sources, the options and the output are as the last build left them,
 the recorded result stands and nothing is parsed (the no-change stamp); when only the bytes
 of a few items' files changed, those items are built alone and compared with the last
-build (agentrc.pipeline.incremental), else everything is planned again.
+build (agentrc.building.incremental), else everything is planned again.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def _memo(options: BuildOptions, memo_path: Optional[Path], stamp_path: Optional
     memo = None
     if stamp_path and stamp:
         # Sources changed: an edit that reaches only a few outputs is built alone.
-        from agentrc.pipeline import incremental
+        from agentrc.building import incremental
         replayed, memo = incremental.replay(options, memo_path, stamp, inputs, key, notify, stamp_path)
         if replayed is not None:
             return BuildResult(replayed.diagnostics, replayed.summary, replayed.changes), None, None
@@ -243,7 +243,7 @@ def _save_stamp(options: BuildOptions, stamp_path: Path, key: str, inputs: Input
                 totals: Totals, changes: writer.Changes, written: Optional[writer.Output]) -> None:
     """What the next build needs to know this one: the replay record of an edit, and the
     no-change stamp (the sources, the options, the outputs as written and the result)."""
-    from agentrc.pipeline import incremental
+    from agentrc.building import incremental
     after = _sources_after_write(options, inputs, changes) if written else None
     if after is not None:  # agentrc wrote into its own sources (`--out .`): as they are now
         inputs, key = after, _key(options, after.digest, after.explicit)
@@ -275,7 +275,7 @@ def _sources_after_write(options: BuildOptions, inputs: Inputs, changes: writer.
     if not any(os.path.isdir(p) and (out == os.path.realpath(p) or out.startswith(os.path.join(
             os.path.realpath(p), ""))) for p in options.paths):
         return None
-    from agentrc.pipeline import incremental
+    from agentrc.building import incremental
     before = incremental._recorded_paths(inputs.signature)
     now = stamped(options.paths, inputs.signature)
     if now is None or now.signature is None or before is None or now.explicit != inputs.explicit:
