@@ -19,7 +19,9 @@ from agentrc.output import atomic
 
 KERNEL_CODES = {
     # An invalid oas.json is the kernel's invalid-source (the source's capability is wrong), an
-    # invalid oas-package.json its invalid-package-manifest (tests/test_cap_codes_kernel.py).
+    # invalid oas-package.json its invalid-package-manifest. Every row is compared with the
+    # kernel on twin scopes in tests/test_cap_codes_kernel.py; where agentrc refuses what the
+    # kernel accepts (AR008, AR004, AR167, AR242 for an .npmrc...), the row is its nearest word.
     "AR004": "invalid-package-manifest", "AR008": "invalid-package-manifest", "AR150": "invalid-source",
     "AR151": "invalid-package-manifest", "AR152": "duplicate-capability-id", "AR154": "invalid-source",
     "AR155": "invalid-source", "AR156": "path-escape", "AR157": "capability-not-self-contained",
@@ -86,7 +88,9 @@ def failure_of(exc: BaseException, label: str, scope: str) -> BaseException:
     if isinstance(exc, Failure):
         return exc
     if isinstance(exc, captree.TreeError):
-        return fail(exc.rel or label, exc.code, exc.message)
+        # A tree that cannot be walked (a FIFO or device in it, say) is the kernel's
+        # invalid-source: the source's content, not a declared path, is wrong.
+        return fail(exc.rel or label, exc.code, exc.message, "invalid-source")
     if isinstance(exc, capsafe.Escape):
         return fail(exc.path, exc.code, exc.message)
     if isinstance(exc, RecursionError):
