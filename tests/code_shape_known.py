@@ -55,7 +55,7 @@ COMPLEX = {
     'src/agentrc/output/directory.py:_lock:C901',
     'src/agentrc/output/manifest.py:_parse_journal:C901',
     'src/agentrc/output/manifest.py:_parse_manifest:C901',
-    'src/agentrc/output/plan.py:cross_discovery:C901',
+    'src/agentrc/output/discovery.py:cross_discovery:C901',
     'src/agentrc/output/plan.py:plan:C901',
     'src/agentrc/output/tree.py:dir:C901',
     'src/agentrc/building/incremental.py:_rerender:C901',

@@ -287,6 +287,24 @@ def test_a_migrate_whose_journal_is_gone_left_nothing_to_undo(tmp_path):
     assert _tree(scope) == start
 
 
+@pytest.mark.parametrize("record", [{"moved": ["../../../x"], "store": []}, {"moved": [], "store": ["a/b"]},
+                                    {"moved": "demo.cap", "store": []}])
+def test_a_planted_steps_journal_of_a_migrate_is_refused_and_nothing_is_done(tmp_path, capsys, record):
+    """The migration's journal is the steps executor's (output/steps): a record naming a path
+    that is not an entry of the store is refused before any step is undone."""
+    scope, _pkg = _v1_scope(tmp_path)
+    aside = scope / STORE / ".migrate-abcd1234"
+    aside.mkdir()
+    journal = {"version": 1, "label": "cap migrate", "steps": [
+        {"kind": "aside", "record": record, "state": "done", "point": False},
+        {"kind": "lock", "record": {"lock": "e30K"}, "state": "done", "point": False}]}
+    (aside / "journal.json").write_text(json.dumps(journal))
+    before = (scope / "oas-lock.json").read_bytes()
+    code, out, err = run(capsys, "cap", "install", "--dir", str(scope), "--no-requirements")
+    assert code == 1 and "error[AR142]" in err and "Traceback" not in err, err
+    assert (scope / STORE / "demo.cap").is_dir() and (scope / "oas-lock.json").read_bytes() == before
+
+
 def test_a_planted_migrate_journal_naming_a_path_outside_the_store_is_refused(tmp_path, capsys):
     scope, _pkg = _v1_scope(tmp_path)
     aside = scope / STORE / ".migrate-abcd1234"

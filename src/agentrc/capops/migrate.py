@@ -19,32 +19,25 @@ artifacts and removes what the migration installed. Trust is not carried over: t
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import json
 import os
 import re
 import shlex
 import tempfile
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 from agentrc.capabilities.model import LOCK_FILE
-from agentrc.capops import acquire as capacquire
 from agentrc.capops import doctor as capdoctor
 from agentrc.capops import failure as capfailure
 from agentrc.capops import package as cappackage
-from agentrc.capops import safe as capsafe
 from agentrc.capops import scope as capscope
-from agentrc.capops import txn as captxn
 from agentrc.capops.failure import Failure, Outcome, fail
+from agentrc.capops.migrating import EMPTY_V2, JOURNAL, MIGRATE_PREFIX, _plan, recover  # noqa: F401 - re-exported
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
-from agentrc.output import atomic
+from agentrc.output import steps as executor
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
-
-EMPTY_V2 = (json.dumps({"lockfileVersion": 2, "packages": {}, "capabilities": {}}, indent=2) + "\n").encode()
-
 
 RETIRED = {"oas.web": "the oas.web web panel was retired (the OAS Desktop app replaced it); remove oas.web from "
                       "oas-config.yaml and from this scope's oas-lock.json"}
@@ -397,18 +390,22 @@ def _apply(scope: str, lock_path: str, notify, official: bool = False) -> Outcom
         return Outcome({"from": 1, "migrated": [], "warnings": p["warnings"], "file": lock_path, "trust": [],
                         "formatConverted": True},
                        [f"{lock_path} was an empty lockfileVersion 1 file — converted to lockfileVersion 2."])
-    aside = _begin(scope, original, [s["capabilityId"] for s in p["plan"]])
+    migrated: List[Dict[str, Any]] = []
+    trust: List[Dict[str, Any]] = []
+    aside = tempfile.mkdtemp(prefix=MIGRATE_PREFIX, dir=capscope.store_dir(scope))
     try:
-        migrated, trust = _acquire_all(scope, lock_path, aside, p["plan"], notify)
-    except BaseException as exc:
-        with contextlib.suppress(OSError, captxn.JournalError, ValueError):
-            _undo(scope, aside)
-        if isinstance(exc, Failure):
-            rolled = Diagnostics()
-            rolled.error(lock_path, (0, 0), "AR178", "the migration failed and was rolled back (the version 1 lock "
-                         "and its artifacts are as they were)")
-            raise Failure(tuple(rolled.items) + exc.diagnostics, exc.kernel_code or "legacy-lock") from None
-        raise
+        executor.run(_plan(scope, lock_path, aside, original, p["plan"], notify, migrated, trust),
+                  executor.Journal(os.path.join(aside, JOURNAL), scope, "cap migrate"))
+    except executor.Failed as failed:
+        exc = failed.cause
+        if not failed.incomplete:  # undone: the journal is gone, the v1 artifacts are back
+            capscope.rmtree(aside)
+        if failed.incomplete or not isinstance(exc, Failure):
+            raise exc from None
+        rolled = Diagnostics()
+        rolled.error(lock_path, (0, 0), "AR178", "the migration failed and was rolled back (the version 1 lock "
+                     "and its artifacts are as they were)")
+        raise Failure(tuple(rolled.items) + exc.diagnostics, exc.kernel_code or "legacy-lock") from None
     capscope.rmtree(aside)
     lines = [f"migrated  {m['capability']} → package {m['package']}@{m['version']}" for m in migrated]
     lines += [f"WARNING: {w}" for w in p["warnings"]]
@@ -446,149 +443,3 @@ def _refuse_unconvertible(p: Dict[str, Any], lock_path: str, official: bool) -> 
                     "it, so nothing was changed (`agentrc cap migrate` without --official converts custom sources)")
         raise Failure(d.items, "legacy-lock")
     return None
-
-
-def _acquire_all(scope: str, lock_path: str, aside: str, steps: List[Dict[str, Any]],
-                 notify) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
-    """Set the v1 artifacts aside, write the empty version 2 lock and install each mapped
-    package; then the migration is done (its journal deleted). (migrated, trust) rows."""
-    migrated: List[Dict[str, Any]] = []
-    trust: List[Dict[str, Any]] = []
-    store = capscope.store_dir(scope)
-    for s in steps:
-        if os.path.lexists(os.path.join(store, s["capabilityId"])):
-            os.rename(os.path.join(store, s["capabilityId"]), os.path.join(aside, s["capabilityId"]))
-    capscope.write_in(scope, lock_path, EMPTY_V2)
-    groups: Dict[str, List[Dict[str, Any]]] = {}
-    for s in steps:
-        groups.setdefault(s["package"]["spec"], []).append(s)
-    for spec, group in groups.items():
-        notify(f"acquiring {spec}")
-        outcome = capacquire.install(scope, spec, notify)
-        migrated += _provided(lock_path, spec, group, outcome)
-        for c in outcome.result["capabilities"]:
-            surface = c["executableSurface"]
-            if (surface["commands"] or surface["hooks"]) and not any(t["capability"] == c["capability"]
-                                                                    for t in trust):
-                trust.append({"capability": c["capability"], "package": c["package"], "level": scope})
-    os.unlink(os.path.join(aside, JOURNAL))  # the migration is done: nothing rolls it back now
-    return migrated, trust
-
-
-def _provided(lock_path: str, spec: str, steps: List[Dict[str, Any]], outcome: Outcome) -> List[Dict[str, Any]]:
-    """The migrated rows of `steps` from the install of `spec` (AR178 for a capability it
-    did not export)."""
-    out = []
-    for s in steps:
-        provider = next((i for i in outcome.result["installed"] if s["capabilityId"] in i["capabilities"]), None)
-        if provider is None:
-            raise fail(lock_path, "AR178", f"the migrated source {spec} does not export capability "
-                       f"{s['capabilityId']!r}", "capability-list-mismatch")
-        out.append({"capability": s["capabilityId"], "package": provider["package"], "version": provider["version"]})
-    return out
-
-
-# --- the migration's undo journal ----------------------------------------------------------
-#
-# A migration is several transactions (the v1 artifacts set aside, the empty version 2 lock,
-# one install per package), so it keeps an undo journal: `installed/.migrate-*/journal.json`,
-# written (fsync'd, by `atomic.write_atomic`) before its first change, naming what rolls it
-# back: the original lock's bytes, the ignore file's previous bytes when the migration changed
-# it, the capabilities it may set aside, and the store's entries before it. Deleting the
-# journal is the migration's commit point. A run killed before it is rolled back by the next
-# run under the scope's lock (`recover`); the same undo serves a migration that fails.
-
-MIGRATE_PREFIX = ".migrate-"
-JOURNAL = "journal.json"
-_KIND = "agentrc-cap-migrate"
-
-
-def _begin(scope: str, original: bytes, ids: List[str]) -> str:
-    """The aside directory with its undo journal, then the ignore file ensured (as the
-    kernel does, first)."""
-    store = capscope.store_dir(scope)
-    ignore = capscope.Ignore(scope)
-    wanted = ignore.wanted()
-    previous = None
-    if wanted is not None and os.path.isfile(ignore.file):
-        previous = capsafe.read_bounded(ignore.file, scope)
-    aside = tempfile.mkdtemp(prefix=MIGRATE_PREFIX, dir=store)
-    try:
-        names = sorted(n for n in os.listdir(store) if not n.startswith("."))
-        journal = {"kind": _KIND, "lock": base64.b64encode(original).decode("ascii"),
-                   "ignoreChanged": wanted is not None,
-                   "ignore": None if previous is None else base64.b64encode(previous).decode("ascii"),
-                   "moved": sorted(set(ids)), "store": names}
-        atomic.write_atomic(os.path.join(aside, JOURNAL), (json.dumps(journal, sort_keys=True) + "\n").encode(),
-                            root=scope)
-        if wanted is not None:
-            capscope.write_in(scope, ignore.file, wanted)
-    except BaseException:
-        with contextlib.suppress(OSError, captxn.JournalError, ValueError):
-            _undo(scope, aside)
-        raise
-    return aside
-
-
-def _read_journal(aside: str) -> Optional[Dict[str, Any]]:
-    """The undo journal in `aside`, checked (ValueError); None when there is none."""
-    path = os.path.join(aside, JOURNAL)
-    if not os.path.lexists(path):
-        return None
-    data = json.loads(capsafe.read_bounded(path, aside).decode("utf-8"))
-    plain = re.compile(r"[^./][^/]*")
-    if not (isinstance(data, dict) and data.get("kind") == _KIND and isinstance(data.get("lock"), str)
-            and isinstance(data.get("ignoreChanged"), bool) and (data.get("ignore") is None
-                                                               or isinstance(data.get("ignore"), str))
-            and all(isinstance(data.get(k), list) and all(isinstance(n, str) and plain.fullmatch(n) for n in data[k])
-                    for k in ("moved", "store"))):
-        raise ValueError("not the undo journal of a migration")
-    return data
-
-
-def _undo(scope: str, aside: str) -> None:
-    """Roll a migration back by its journal, idempotently: a committed install of it carried
-    out first (so nothing rolls forward after), the set-aside artifacts put back, what it
-    installed removed, the lock's and the ignore file's bytes put back; then the journal and
-    `aside` deleted. Without a journal (never begun, or done), `aside` is only deleted."""
-    journal = _read_journal(aside)
-    if journal is not None:
-        captxn.recover(scope)
-        store = capscope.store_dir(scope)
-        for cid in journal["moved"]:
-            if os.path.lexists(os.path.join(aside, cid)):
-                capscope.rmtree(os.path.join(store, cid))
-                os.rename(os.path.join(aside, cid), os.path.join(store, cid))
-        for name in os.listdir(store):
-            if not name.startswith(".") and name not in journal["store"]:
-                capscope.rmtree(os.path.join(store, name))
-        capsafe.write(scope, os.path.join(scope, LOCK_FILE), base64.b64decode(journal["lock"]))
-        ignore = capscope.Ignore(scope).file
-        if journal["ignoreChanged"] and journal["ignore"] is None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(ignore)
-        elif journal["ignoreChanged"]:
-            capsafe.write(scope, ignore, base64.b64decode(journal["ignore"]))
-        os.unlink(os.path.join(aside, JOURNAL))
-    capscope.rmtree(aside)
-
-
-def recover(scope: str) -> List[str]:
-    """Under the scope's lock: every `.migrate-*` a killed `cap migrate` left, rolled back
-    by its journal (`_undo`); the ones that were, for a warning. Raises ValueError or
-    OSError for a journal that cannot be read (nothing done)."""
-    store = capscope.store_dir(scope)
-    try:
-        names = sorted(n for n in os.listdir(store) if n.startswith(MIGRATE_PREFIX))
-    except OSError:
-        return []
-    undone = []
-    for n in names:
-        aside = os.path.join(store, n)
-        if os.path.islink(aside) or not os.path.isdir(aside):
-            os.unlink(aside)
-            continue
-        if _read_journal(aside) is not None:
-            undone.append(aside)
-        _undo(scope, aside)
-    return undone
