@@ -4,12 +4,17 @@ authType:modelId models), Markdown commands with {{args}}, hooks and MCP servers
 the same output with the real `qwen`."""
 
 import json
+from pathlib import Path
 from typing import Dict, Sequence
 
 import pytest
 
+from helpers import ROOT, compare_golden, tree_text as _tree_text
+
 from agentrc.clients.qwen import Qwen
-from agentrc.clients.registry import CLIENTS
+from agentrc.clients.registry import CLIENTS, PLUGIN_LAYOUTS
+from agentrc.inputs.tree import read_tree
+from agentrc.pipeline import stages as pipeline
 from agentrc.frozen import freeze
 from agentrc.model import McpServer
 
@@ -110,3 +115,40 @@ def test_registered_and_reads_the_shared_skills():
     assert qwen.title == "Qwen Code" and qwen.skill_dir == ".qwen/skills"
     assert set(qwen.also_reads) == {k for k in qwen.also_reads} and all(v == (".agents/skills",)
                                                                         for v in qwen.also_reads.values())
+
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "plugins"
+
+
+def test_qwen_extension_golden_platform_baseline(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    tree = read_tree(["examples/registry"]).tree
+    plan = pipeline.generate(tree, ["qwen"], ["platform-baseline"], layout="plugin")
+    assert plan.ok, "\n".join(d.format() for d in plan.diagnostics)
+    compare_golden(GOLDEN / "qwen.txt", _tree_text(plan.files))
+    paths = {f.path for f in plan.files}
+    assert not any(p.startswith((".qwen/", ".agents/")) or p == "AGENTS.md" for p in paths), sorted(paths)
+    manifest = json.loads(next(f for f in plan.files if f.path == "qwen-extension.json").content)
+    assert manifest["name"] == "platform-baseline" and manifest["version"] == "1.2.0"
+
+
+def test_qwen_extension_puts_every_kind_in_its_directory():
+    files = {**_item("rule", "scoped", "description: Scoped\nscope:\n  paths: ['src/**']\n"),
+             **_item("rule", "always", "description: Always on\n", "Always.\n", extra={"a.md": "A.\n"}),
+             **_item("skill", "s", "name: s\ndescription: S\n"),
+             **_item("command", "ship", "description: Ship it\n", "Ship $ARGUMENTS.\n"),
+             **_item("agent", "helper", "description: Helps\n", "You help with everything here.\n"),
+             **_item("hook", "guard", "description: G\nevent: PreToolUse\ntools: [bash]\nscript: ./g.sh --x\n",
+                     extra={"g.sh": "#!/bin/sh\n"}),
+             **_item("context", "about", "description: About\n", "## About\n\nA repo.\n")}
+    plan, out = harness.build(files, ["qwen"], layout="plugin", plugin_name="ext")
+    assert {"rules/scoped.md", "skills/always/SKILL.md", "skills/always/a.md", "skills/s/SKILL.md",
+            "commands/ship.md", "agents/helper.md", "hooks/hooks.json", "QWEN.md", "qwen-extension.json",
+            "agentrc/hooks/guard/g.sh"} <= set(out)
+    assert "rules/always.md" not in out  # an extension's rule without paths: is skipped by Qwen Code
+    assert harness.fields(plan, "rule", "always", "qwen")["body"][0] == "degraded"
+    hook = json.loads(out["hooks/hooks.json"])["hooks"]["PreToolUse"][0]["hooks"][0]
+    assert hook["command"] == '"${CLAUDE_PLUGIN_ROOT}/agentrc/hooks/guard/g.sh" --x'
+    manifest = json.loads(out["qwen-extension.json"])
+    assert manifest["name"] == "ext" and manifest["contextFileName"] == "QWEN.md"
+    assert PLUGIN_LAYOUTS["qwen"].title == "Qwen Code extension"

@@ -17,25 +17,47 @@ HTTP(S) proxy and as the OpenAI-compatible model endpoint (`--auth-type openai
 
 `qwen mcp list` lists every server of .qwen/settings.json with its URL or command line,
 pending approval: nothing starts. About 4 s per run.
+
+The `--layout plugin` build of examples/registry is installed with `qwen extensions install
+DIR --consent` into the home of an empty project; the same run then lists its agents, its
+skills as `<extension>:<name>`, its commands and MCP servers, and sends its QWEN.md. An
+extension's servers start without approval: the stdio ones reach the shims, the URL ones
+the sink (as CONNECTs to their hosts), and nothing else does.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import weakref
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Set
 
 import pytest
 
-from .conformance_helpers import NPM_MODULES, check_npm_package, describe, run, split_frontmatter, strip_ansi, tool_missing
+from .conformance_helpers import (
+    COMMAND_TIMEOUT,
+    NPM_MODULES,
+    ROOT,
+    check_npm_package,
+    describe,
+    make_temp_dir,
+    run,
+    split_frontmatter,
+    strip_ansi,
+    tool_missing,
+)
 from .offline_clients import (
     LocalSink,
     cli_argv,
     client_build,
     copy_project,
     empty_project,
+    http_hosts,
     isolated_dirs,
     offline_env,
     read_lines,
@@ -175,3 +197,49 @@ def test_qwen_mcp_list_lists_every_generated_server(qwen, source):
             assert (target, transport) == ((entry.get("httpUrl") or entry["url"]), "http" if "httpUrl" in entry
                                            else "sse"), name
     qp.assert_offline()
+
+
+@lru_cache(maxsize=None)
+def _extension_build() -> Path:
+    """examples/registry built with --layout plugin for qwen, once per session."""
+    out = make_temp_dir("agentrc-qwen-extension-") / "agentrc-plugin"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRC_")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), env.get("PYTHONPATH", "")) if p)
+    proc = subprocess.run([sys.executable, "-m", "agentrc", "build", "examples/registry", "--client", "qwen",
+                           "--layout", "plugin", "--out", str(out), "--no-cache"], cwd=str(ROOT), env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
+    assert proc.returncode == 0, describe(proc)
+    return out
+
+
+def test_qwen_installs_the_extension_and_loads_everything_in_it(qwen, builtins):
+    ext = _extension_build()
+    manifest = json.loads((ext / "qwen-extension.json").read_text(encoding="utf-8"))
+    qp = QwenProject(None, "extension")
+    qp.servers = manifest.get("mcpServers") or {}
+    qp.shims = write_shims(qp.base / "shims", stdio_commands(qp.servers), qp.shim_log)
+    proc = qp.run(qwen, "extensions", "install", str(ext), "--consent")
+    assert proc.returncode == 0 and "installed successfully" in proc.stdout + proc.stderr, describe(proc)
+    name = manifest["name"]
+    commands = sorted((ext / "commands").glob("*.md"))
+    assert commands
+    for command in commands:
+        seen = qp.ask(qwen, f"/{command.stem} {ARGS}")
+        init = seen["init"]
+        assert set(init["agents"]) - builtins["agents"] == _names(ext, "agents/*.md")
+        skills = {f"{name}:{s}" for s in _names(ext, "skills/*/SKILL.md")}
+        assert set(init["slash_commands"]) - builtins["slash_commands"] == skills | {c.stem for c in commands}
+        assert sorted(s["name"] for s in init["mcp_servers"]) == sorted(qp.servers)
+        system = _text(seen["request"]["messages"][0]["content"])
+        blocks = {where: text for kind, where, text in _BLOCK.findall(system) if kind == "Context"}
+        context = [t for w, t in blocks.items() if w.endswith(f"/extensions/{name}/QWEN.md")]
+        assert [c.strip() for c in context] == [(ext / "QWEN.md").read_text(encoding="utf-8").strip()]
+        body = split_frontmatter(command.read_text(encoding="utf-8"))[1].strip().replace("{{args}}", ARGS)
+        assert _text(seen["request"]["messages"][-1]["content"]).endswith(body), command.name
+        hooks = json.loads((ext / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+        handlers = sum(len(g["hooks"]) for groups in hooks.values() for g in groups)
+        assert f"Hook registry initialized with {handlers} hook entries" in seen["log"]
+        assert "Skipped invalid file" not in seen["log"] and "Failed to parse" not in seen["log"]
+    assert set(qp.sink.connects()) <= set(http_hosts(qp.servers)), qp.sink.connects()
+    started = {line.split()[0] for line in read_lines(qp.shim_log)}
+    assert started <= set(stdio_commands(qp.servers)), started

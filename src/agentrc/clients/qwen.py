@@ -26,13 +26,15 @@ ships (bundled/qc-helper/docs: features/{rules,skills,sub-agents,commands,hooks,
 - MCP: `mcpServers` of `.qwen/settings.json` (`command`/`args`/`env`; `url` for SSE,
   `httpUrl` for Streamable HTTP; `headers`), `$VAR` and `${VAR}` expanded. Qwen Code also
   lists the servers of Claude Code's `.mcp.json`.
-Not done: the extension layout (qwen-extension.json); Qwen Code also installs Claude Code
-plugins and Gemini CLI extensions, converting them.
+- Extensions (`--layout plugin`, QwenExtension): qwen-extension.json (name, version,
+  mcpServers, contextFileName) with commands/, skills/, agents/, rules/ (conditional rules
+  only: a rule without `paths:` is skipped with a warning), hooks/hooks.json (with
+  `${CLAUDE_PLUGIN_ROOT}` replaced by the extension's directory) and the context file.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
@@ -40,8 +42,10 @@ from agentrc.clients.base import (
     default_outcome,
     hook_docs,
     hook_script,
+    json_file,
     narrowing_lost,
     refuse_hook,
+    resource_files,
     server_outcomes,
     server_without_defaults,
     stdio_entry,
@@ -50,7 +54,7 @@ from agentrc.clients.base import (
     with_skills_section,
 )
 from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
-from agentrc.files import fragment
+from agentrc.files import OutputFile, fragment
 from agentrc.frozen import thaw
 from agentrc.model import MATCHER_EVENTS, Item, Kind, McpServer
 from agentrc.vocabulary import TOOLS
@@ -59,6 +63,8 @@ TOOL_NAMES = {
     "read": "read_file", "write": "write_file", "edit": "edit", "bash": "run_shell_command", "grep": "grep_search",
     "glob": "glob", "web-fetch": "web_fetch", "web-search": "web_search",
 }
+EXTENSION_MANIFEST = "qwen-extension.json"
+EXTENSION_CONTEXT = "QWEN.md"
 # Qwen Code's `model:` is inherit, fast, a model id or authType:modelId; the portable aliases
 # name Claude models, which a Qwen Code session reaches only through an anthropic provider.
 MODELS = {"inherit": "inherit"}
@@ -83,6 +89,11 @@ class Qwen(ClientAdapter):
     kinds = tuple(Kind)
     resource_root = ".qwen/agentrc"  # not scanned: only .qwen/rules, skills, agents, commands are
     skill_dir = ".qwen/skills"
+    rules_dir = RULES_DIR
+    agents_dir = AGENTS_DIR
+    commands_dir = COMMANDS_DIR
+    hooks_file = SETTINGS  # where hooks.<Event> goes
+    mcp_file = SETTINGS  # where mcpServers.<name> goes
     skill_fields = SKILL_FIELDS
     tool_names = TOOL_NAMES
     tools_file = SETTINGS
@@ -98,12 +109,12 @@ class Qwen(ClientAdapter):
             fm["paths"] = list(item.scope_paths)
             tracker.mapped("scope", "paths: list (the rule is injected once a tool touches a matching file)")
         # Every .md under .qwen/rules is a rule: supporting files go to the resource root.
-        body, extra = self.place(item, RULES_DIR, body, tracker)
-        return f"{RULES_DIR}/{item.name}.md", body, extra
+        body, extra = self.place(item, self.rules_dir, body, tracker)
+        return f"{self.rules_dir}/{item.name}.md", body, extra
 
     def agent(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker)
-        subagents_only(item, tracker, f"{AGENTS_DIR}/ holds subagents", "Qwen Code custom agents are subagents")
+        subagents_only(item, tracker, f"{self.agents_dir}/ holds subagents", "Qwen Code custom agents are subagents")
         self.map_model(item.model, fm, tracker)
         if item.tools is not None:
             if item.tools:
@@ -113,8 +124,8 @@ class Qwen(ClientAdapter):
                 fm["disallowedTools"] = self.native_tools(TOOLS)
             tracker.mapped("tools", "tools: list of Qwen Code tool ids")
         body = with_skills_section(item, body, tracker)
-        body, extra = self.place(item, AGENTS_DIR, body, tracker)
-        return f"{AGENTS_DIR}/{item.name}.md", body, extra
+        body, extra = self.place(item, self.agents_dir, body, tracker)
+        return f"{self.agents_dir}/{item.name}.md", body, extra
 
     def model_choice(self, provider, ident):
         if provider is None and ident in MODELS:
@@ -140,8 +151,8 @@ class Qwen(ClientAdapter):
             body = body.replace("$ARGUMENTS", "{{args}}")
             before = tracker.outcomes["body"].detail
             tracker.mapped("body", "$ARGUMENTS as {{args}}" + (f"; {before}" if before else ""))
-        body, extra = self.place(item, COMMANDS_DIR, body, tracker)
-        return f"{COMMANDS_DIR}/{item.name}.md", body, extra
+        body, extra = self.place(item, self.commands_dir, body, tracker)
+        return f"{self.commands_dir}/{item.name}.md", body, extra
 
     def hook(self, item, ctx, tracker):
         spec = item.hook
@@ -150,7 +161,7 @@ class Qwen(ClientAdapter):
         if why:
             return refuse_hook(tracker, why)
         hook_docs(item, tracker)
-        command, files = hook_script(self, item, tracker, "$QWEN_PROJECT_DIR")
+        command, files = self._hook_command(item, tracker)
         handler: Dict[str, Any] = {"type": "command", "command": command}
         if spec.timeout is not None:
             # 1000 or more is read as milliseconds (the old unit).
@@ -166,8 +177,11 @@ class Qwen(ClientAdapter):
         if matcher:
             entry["matcher"] = matcher
         entry["hooks"] = [handler]
-        tracker.emitted("event", f"hooks.{spec.event} in {SETTINGS}")
-        return files + [fragment(SETTINGS, "json", ("hooks", spec.event), entry, self.owner(item), append=True)]
+        tracker.emitted("event", f"hooks.{spec.event} in {self.hooks_file}")
+        return files + [fragment(self.hooks_file, "json", ("hooks", spec.event), entry, self.owner(item), append=True)]
+
+    def _hook_command(self, item: Item, tracker: Tracker) -> Tuple[str, List[OutputFile]]:
+        return hook_script(self, item, tracker, "$QWEN_PROJECT_DIR")
 
     def _matcher(self, item: Item, tracker: Tracker) -> str:
         spec = item.hook
@@ -194,6 +208,73 @@ class Qwen(ClientAdapter):
             entry = {"httpUrl" if server.transport == "http" else "url": server.url}
             if server.headers:
                 entry["headers"] = thaw(server.headers)
-        server_outcomes(server, tracker, f"{SETTINGS} mcpServers", ", ${VAR} expanded by Qwen Code")
+        server_outcomes(server, tracker, f"{self.mcp_file} mcpServers", ", ${VAR} expanded by Qwen Code")
         default_outcome(tracker, "Qwen Code", written, False)
-        return [fragment(SETTINGS, "json", ("mcpServers", server.name), entry, self.name)]
+        return [fragment(self.mcp_file, "json", ("mcpServers", server.name), entry, self.name)]
+
+
+class QwenExtension(Qwen):
+    """The same content as a Qwen Code extension (`--layout plugin`), installed with `qwen
+    extensions install DIR` (or `link`): qwen-extension.json, commands/, skills/, agents/,
+    rules/ for the rules with paths: (an extension's rule without them is skipped, so those
+    become skills), hooks/hooks.json calling their scripts via ${CLAUDE_PLUGIN_ROOT}, and
+    the context items as the extension's QWEN.md (contextFileName)."""
+
+    title = "Qwen Code extension"
+    layout = "plugin"
+    resource_root = "agentrc"
+    skill_dir = "skills"
+    rules_dir = "rules"
+    agents_dir = "agents"
+    commands_dir = "commands"
+    hooks_file = "hooks/hooks.json"
+    mcp_file = EXTENSION_MANIFEST
+    context_file = EXTENSION_CONTEXT
+    tools_file = ""
+    also_reads: Dict[Kind, Any] = {}
+
+    def rule(self, item, ctx, tracker, fm, body):
+        if item.scope_paths:
+            return super().rule(item, ctx, tracker, fm, body)
+        # An extension's rule without paths: is skipped (rules.md): the rule is a skill.
+        self.identify(item, fm, tracker, description_detail="the skill's description: Qwen Code loads the rule "
+                                                            "when a task matches it")
+        name = self.as_skill(item, ctx, fm, tracker)
+        fm["name"] = name
+        if "name" in item.fields and "name" not in tracker.outcomes:
+            tracker.mapped("name", f"skill {self.skill_dir}/{name}")
+        before = tracker.outcomes["body"].detail
+        tracker.degraded("body", "an extension's rules need paths: (Qwen Code skips one without), so the text is a "
+                         "skill of the extension, loaded on demand" + (f"; {before}" if before else ""))
+        extra = resource_files(item, f"{self.skill_dir}/{name}", self.owner(item))
+        tracker.emitted("resources", f"{len(extra)} file(s) copied beside SKILL.md" if extra else "none")
+        return f"{self.skill_dir}/{name}/SKILL.md", body, extra
+
+    def _hook_command(self, item: Item, tracker: Tracker) -> Tuple[str, List[OutputFile]]:
+        command, files = hook_script(self, item, tracker)
+        spec = item.hook
+        assert spec is not None  # set for every hook item
+        if spec.script_file is not None:
+            path = f"{self.resource_root}/hooks/{item.name}/{spec.script_file}"
+            command = f'"${{CLAUDE_PLUGIN_ROOT}}/{path}"' + (f" {spec.script_args}" if spec.script_args else "")
+            if spec.runner:
+                command = f"{spec.runner} {command}"
+            tracker.mapped("script", f"{spec.script_file} copied to {path}, called via ${{CLAUDE_PLUGIN_ROOT}} (Qwen "
+                                     "Code replaces it with the extension's directory)")
+        return command, files
+
+    def context(self, item, ctx, tracker):
+        """The extension's QWEN.md: every session with the extension active reads it."""
+        out = list(super().context(item, ctx, tracker))
+        out.append(fragment(EXTENSION_MANIFEST, "json", ("contextFileName",), EXTENSION_CONTEXT, self.name))
+        return out
+
+    def manifest(self, name: str, description: str, version: str = "") -> OutputFile:
+        """name, version (0.0.0 when the bundle has none) and description; contextFileName
+        and mcpServers are the keys the items wrote."""
+        return json_file(EXTENSION_MANIFEST, {"name": name, "version": version or "0.0.0", "description": description},
+                         self.name)
+
+    def marketplace(self, name: str, plugin: str, description: str) -> None:
+        """None: Qwen Code installs or links an extension from its directory."""
+        return None

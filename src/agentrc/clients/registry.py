@@ -57,6 +57,7 @@ _PLUGIN_LAYOUTS: Tuple[Tuple[str, str], ...] = (
     ("codex", "codex:CodexPlugin"),
     ("antigravity", "antigravity:AntigravityPlugin"),
     ("pi", "pi:PiPackage"),
+    ("qwen", "qwen:QwenExtension"),
 )
 DEFAULT_CLIENTS: Tuple[str, ...] = names.DEFAULT_CLIENTS
 
