@@ -3,10 +3,16 @@
 the [[hooks]] entry to add (scripts copied), and Vibe's skill keys through the vibe: block."""
 
 import json
+from pathlib import Path
 
+from helpers import ROOT, compare_golden, tree_text as _tree_text
+
+from agentrc.clients.registry import PLUGIN_LAYOUTS
 from agentrc.clients.vibe import Vibe
 from agentrc.frozen import freeze
+from agentrc.inputs.tree import read_tree
 from agentrc.model import McpServer
+from agentrc.pipeline import stages as pipeline
 from agentrc.text import tomledit
 
 from . import harness
@@ -108,3 +114,33 @@ def test_vibe_skill_keys_go_through_the_vibe_block():
     text = out[".agents/skills/notes/SKILL.md"]
     assert "user-invocable: false" in text and "disable-model-invocation" not in text.split("---")[1]
     assert "vibe: block" in _fields(plan, "skill", "notes")["disable-model-invocation"][1]
+
+
+PLUGIN_GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "plugins" / "vibe.txt"
+
+
+def test_vibe_plugin_golden_platform_baseline(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    tree = read_tree(["examples/registry"]).tree
+    plan = pipeline.generate(tree, ["vibe"], ["platform-baseline"], layout="plugin")
+    assert plan.ok, "\n".join(d.format() for d in plan.diagnostics)
+    compare_golden(PLUGIN_GOLDEN, _tree_text(plan.files))
+    manifest = json.loads(next(f for f in plan.files if f.path == "plugin.json").content)
+    assert manifest["name"] == "platform-baseline" and manifest["extensions"] == {"ai.mistral.vibe": {"schemaVersion": 1}}
+    assert PLUGIN_LAYOUTS["vibe"].layout == "plugin"
+
+
+def test_vibe_plugin_layout_of_every_kind():
+    files = {**_item("rule", "style", "description: House style\n"),
+             **_item("command", "ship", "description: Ship it\n"),
+             **_item("agent", "helper", "description: " + "Helps. " * 60 + "\nmode: primary\ntools: [read]\n", "You help.\n"),
+             **_item("hook", "guard", "description: Guard\nevent: PreToolUse\nscript: echo hi\n"),
+             **_item("context", "about", "description: About\n", "## About\n")}
+    plan, out = harness.build(files, ["vibe"], layout="plugin", plugin_name="kit")
+    assert {"skills/style/SKILL.md", "skills/ship/SKILL.md", "ai.mistral.vibe/agents/helper.toml", "plugin.json"} <= set(out)
+    assert not [p for p in out if p.startswith((".agents/", ".vibe/")) or p == "AGENTS.md"]
+    helper = tomledit.loads(out["ai.mistral.vibe/agents/helper.toml"])
+    assert helper["schema_version"] == 1 and helper["agent_type"] == "subagent" and len(helper["description"]) <= 300
+    got = _fields(plan, "agent", "helper")
+    assert got["mode"][0] == "degraded" and got["description"][0] == "degraded"
+    assert all(s == "dropped" for s, _ in _fields(plan, "hook", "guard").values() if s != "omitted")

@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
 from agentrc.text import tomledit
 
-from .conformance_helpers import describe, read_frontmatter, run
+from .conformance_helpers import ROOT, describe, make_temp_dir, read_frontmatter, run
 from .offline_clients import (
     LocalSink,
     client_build,
@@ -35,6 +39,7 @@ from .offline_clients import (
 from .pypi_clients import model_requests, pypi_client, system_text
 from .test_copilot_discovery import FakeModel
 
+PLUGIN = "agentrc-examples"
 CONFIG = """active_model = "agentrc-test"
 enable_update_checks = false
 enable_telemetry = false
@@ -65,12 +70,13 @@ def build():
 class Run:
     """One `vibe --trust -p` run in a fresh copy of the build."""
 
-    def __init__(self, vibe: Path, build, name: str, hooks: Optional[str] = None):
+    def __init__(self, vibe: Path, tree: Path, name: str, hooks: Optional[str] = None,
+                 mcp: str = ".vibe/plugins/agentrc/mcp.json"):
         base, self.home, self.tmp = isolated_dirs(f"agentrc-vibe-{name}-")
-        self.project = copy_project(build.out, base / "project")
+        self.project = copy_project(tree, base / "project")
         if hooks is not None:
             (self.project / ".vibe" / "hooks.toml").write_text(hooks, encoding="utf-8")
-        self.servers = json.loads((self.project / ".vibe/plugins/agentrc/mcp.json").read_text())["mcpServers"]
+        self.servers = json.loads((self.project / mcp).read_text(encoding="utf-8"))["mcpServers"]
         self.log = base / "shims.log"
         self.shims = write_shims(base / "shims", stdio_commands(self.servers), self.log)
         self.out = base / "export"
@@ -86,15 +92,15 @@ class Run:
         self.sink = sink
         return proc
 
-    def capabilities(self) -> Dict[str, Any]:
-        """What the session journal's first entry says the session loaded."""
+    def capabilities(self, key: str = "checkpoint_capabilities") -> Any:
+        """What the session journal's first file says the session loaded (its `key`)."""
         journal = sorted((self.out / "session" / "journal").glob("*.jsonl"))
         assert journal, f"no session journal in {self.out}"
         for line in journal[0].read_text(encoding="utf-8").splitlines():
-            found = _find(json.loads(line), "checkpoint_capabilities")
+            found = _find(json.loads(line), key)
             if found is not None:
                 return found
-        raise AssertionError(f"no checkpoint_capabilities in {journal[0]}")
+        raise AssertionError(f"no {key} in {journal[0]}")
 
 
 def _find(value: Any, key: str) -> Any:
@@ -128,7 +134,7 @@ def _agents(build) -> Dict[str, Dict[str, Any]]:
 
 
 def test_vibe_session_loads_every_generated_skill_subagent_server_and_agents_md(vibe: Path, build):
-    r = Run(vibe, build, "session")
+    r = Run(vibe, build.out, "session")
     proc = r("-p", "hello", "--max-turns", "1")
     caps = r.capabilities()
     skills = {s["name"]: {"description": s["description"], "path": Path(s["path"]).relative_to(r.project).as_posix()}
@@ -145,25 +151,27 @@ def test_vibe_session_loads_every_generated_skill_subagent_server_and_agents_md(
     listed = html.unescape(system)  # the skills list is XML: its text is escaped
     for name, skill in skills.items():
         assert f"<name>{name}</name>\n    <description>{skill['description']}</description>" in listed, name
-    # Every generated MCP server is started: the stdio ones through the shims, the remote
-    # ones reach the proxy (the sink refuses them).
+    _servers_started(r)
+    assert "<name>agentrc</name>" in system, "the plugin holding the MCP servers is not in the prompt"
+
+
+def _servers_started(r: Run) -> None:
+    """Every generated MCP server was started: the stdio ones reached their shims, the remote
+    ones the proxy (which refuses them); nothing else went out."""
     started = set(read_lines(r.log))
     hosts = {f"{re.match(r'https?://([^/:]+)', s['url']).group(1)}:443" for s in r.servers.values() if "url" in s}
-    assert set(r.sink.connects()) <= hosts, r.sink.connects()  # nothing but the generated servers
+    assert set(r.sink.connects()) <= hosts, r.sink.connects()
+    assert hosts <= set(r.sink.connects()), r.sink.connects()
     for name, server in r.servers.items():
         if server["type"] == "stdio":
             assert " ".join([server["command"]] + server["args"]) in started, name
-        else:
-            host = re.match(r"https://([^/]+)", server["url"]).group(1)
-            assert f"{host}:443" in r.sink.connects(), name
-    assert "<name>agentrc</name>" in system, "the plugin holding the MCP servers is not in the prompt"
 
 
 def test_vibe_runs_a_primary_agent_on_its_instructions(vibe: Path, build):
     primary = {n: a for n, a in _agents(build).items() if a["agent_type"] == "agent"}
     assert primary, "examples/registry has no mode: primary agent for vibe"
     for name, agent in primary.items():
-        r = Run(vibe, build, f"agent-{name}")
+        r = Run(vibe, build.out, f"agent-{name}")
         proc = r("--agent", name, "-p", "hello", "--max-turns", "1")
         bodies = model_requests(r.sink.requests)
         assert bodies, describe(proc)
@@ -188,7 +196,7 @@ def test_vibe_runs_the_hooks_the_report_says_to_add(vibe: Path, build):
     events, and examples/registry's block-secrets denies a `printenv` (a fake model asks
     for it), whose output otherwise reaches the model."""
     entries = _hooks_to_add(build)
-    r = Run(vibe, build, "hooks", hooks=tomledit.dumps({"hooks": entries}))
+    r = Run(vibe, build.out, "hooks", hooks=tomledit.dumps({"hooks": entries}))
     calls = [("bash", {"command": "printenv HOME"})]
     proc = r("-p", "hello", "--max-turns", "3", "--auto-approve", model=FakeModel(calls))
     points = {"pre_tool": "pre_tool_call", "post_tool": "post_tool_call", "post_agent": "post_agent"}
@@ -198,3 +206,38 @@ def test_vibe_runs_the_hooks_the_report_says_to_add(vibe: Path, build):
     results = [m for b in model_requests(r.sink.requests) for m in b["messages"] if m.get("role") == "tool"]
     assert results, describe(proc)
     assert "blocked: the command would print a secret" in str(results[0].get("content")), results[0]
+
+
+def _plugin_build() -> Tuple[Path, Dict[str, Any]]:
+    """examples/registry as one Vibe plugin (`--layout plugin --plugin-name agentrc-examples`)."""
+    base = make_temp_dir("agentrc-vibe-plugin-")
+    out, report = base / "plugin", base / "report.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRC_")}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    proc = subprocess.run([sys.executable, "-m", "agentrc", "build", "examples/registry", "--layout", "plugin",
+                           "--client", "vibe", "--plugin-name", PLUGIN, "--out", str(out), "--report", str(report),
+                           "--no-cache"], cwd=str(ROOT), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    assert proc.returncode == 0, describe(proc)
+    return out, json.loads(report.read_text(encoding="utf-8"))
+
+
+def test_vibe_loads_the_plugin_build_with_its_skills_subagents_and_servers(vibe: Path):
+    plugin, report = _plugin_build()
+    tree = make_temp_dir("agentrc-vibe-plugin-tree-") / "project"
+    shutil.copytree(str(plugin), str(tree / ".vibe" / "plugins" / PLUGIN), ignore=shutil.ignore_patterns(".agentrc"))
+    r = Run(vibe, tree, "plugin", mcp=f".vibe/plugins/{PLUGIN}/mcp.json")
+    proc = r("-p", "hello", "--max-turns", "1")
+    plugins = r.capabilities("checkpoint_plugins")
+    assert plugins, describe(proc)
+    caps = next(p["capabilities"] for p in plugins if p["name"] == PLUGIN)
+    space = PLUGIN.replace("-", "_")  # Vibe's tool namespace for the plugin
+    skills = {d.parent.name: read_frontmatter(d)["description"] for d in (plugin / "skills").glob("*/SKILL.md")}
+    assert skills and {s["name"]: s["description"] for s in caps["skills"]} == {
+        f"{space}:{n}": d for n, d in skills.items()}
+    agents = {p.stem: tomledit.loads(p.read_text(encoding="utf-8"))["description"]
+              for p in (plugin / "ai.mistral.vibe" / "agents").glob("*.toml")}
+    assert agents and {a["name"]: a["description"] for a in caps["agent_types"]} == {
+        f"{space}:{n}": d for n, d in agents.items()}
+    assert not [i for i in report["items"] if i["client"] == "vibe" and i["kind"] == "hook" and i["outputs"]]
+    _servers_started(r)

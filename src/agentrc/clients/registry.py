@@ -58,6 +58,7 @@ _PLUGIN_LAYOUTS: Tuple[Tuple[str, str], ...] = (
     ("antigravity", "antigravity:AntigravityPlugin"),
     ("pi", "pi:PiPackage"),
     ("qwen", "qwen:QwenExtension"),
+    ("vibe", "vibe:VibePlugin"),
 )
 DEFAULT_CLIENTS: Tuple[str, ...] = names.DEFAULT_CLIENTS
 

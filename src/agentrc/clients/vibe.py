@@ -31,14 +31,17 @@ in its session journal and sent its model):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any, Dict, List, Optional, Sequence
 
 from agentrc.clients.base import (
+    SHARED_SKILL_DIR,
     RenderContext,
     default_outcome,
     hook_script,
+    json_file,
     narrowing_lost,
     place_resources,
     refuse_hook,
@@ -49,9 +52,10 @@ from agentrc.clients.base import (
 )
 from agentrc.clients.openclaw import AgentSkillsClient
 from agentrc.fidelity import DROPPED, Tracker
-from agentrc.files import OutputFile, fragment
+from agentrc.files import Fragment, OutputFile, fragment
 from agentrc.model import Item, Kind, McpServer
 from agentrc.text import tomledit
+from agentrc.text.cut import shorten
 from agentrc.text.markdown import format_body
 
 # Vibe's built-in tool names (vibe/core/tools/builtins): what enabled_tools and a hook's
@@ -71,6 +75,8 @@ HOOKS = ".vibe/hooks.toml"
 NO_HOOKS = f"agentrc cannot add [[hooks]] entries to {HOOKS} (an array of tables in a file that is also yours)"
 PLUGINS = ".vibe/plugins"
 MCP_PLUGIN = f"{PLUGINS}/agentrc"
+VIBE_EXT = "ai.mistral.vibe"
+PLUGIN_DESCRIPTION_LIMIT = 300
 PLUGIN_SCHEMA = "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json"
 MCP_SCHEMA = "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json"
 TRUSTED = "read in a trusted folder only (vibe --trust, or ~/.vibe/trusted_folders.toml)"
@@ -87,6 +93,7 @@ class Vibe(AgentSkillsClient):
     shared_block = True  # Vibe reads user-invocable and disable-model-invocation in SKILL.md
     tool_names = TOOL_NAMES
     resource_root = ".vibe/agentrc"
+    agents_dir = AGENTS_DIR
     discovery = f"in the skills list of the system prompt (name, description, path); {TRUSTED}"
     spawn = "spawns a subagent (task)"
     slash = ("in the skills list; the user runs it as /{name}; the model may also load it: set "
@@ -104,15 +111,7 @@ class Vibe(AgentSkillsClient):
     # --- agents: .vibe/agents/<name>.toml --------------------------------------------
     def _agent(self, item: Item, ctx: RenderContext, tracker: Tracker) -> List[OutputFile]:
         body = self.body(item, ctx, tracker)
-        table: Dict[str, Any] = {"agent_type": "agent" if item.mode == "primary" else "subagent"}
-        self.identify(item, table, tracker, name_in_file=False,
-                      description_detail=f"offered to the model with the subagent; {AGENTS_DIR}/ is {TRUSTED}")
-        if item.mode == "primary":
-            tracker.mapped("mode", 'agent_type = "agent": a mode the user picks (--agent, Shift+Tab)')
-        elif item.mode == "all":
-            tracker.degraded("mode", 'agent_type = "subagent": a Vibe agent is either a mode or a subagent')
-        elif item.mode is not None:
-            tracker.emitted("mode", 'agent_type = "subagent"')
+        table = self._agent_head(item, tracker)
         if item.model is not None:
             tracker.dropped("model", "Vibe's active_model names a model alias of the user's config.toml: set "
                                      "active_model in the vibe: block")
@@ -127,7 +126,20 @@ class Vibe(AgentSkillsClient):
         tracker.mapped("body", "instructions" + (f"; {before}" if before else ""))
         self.merge_block(item, table, tracker, "merged into the agent's TOML (Vibe agent and config.toml keys)")
         content = tomledit.dumps(table).encode("utf-8")
-        return [OutputFile(f"{AGENTS_DIR}/{item.name}.toml", content, False, self.owner(item))] + list(extra)
+        return [OutputFile(f"{self.agents_dir}/{item.name}.toml", content, False, self.owner(item))] + list(extra)
+
+    def _agent_head(self, item: Item, tracker: Tracker) -> Dict[str, Any]:
+        """agent_type and description: a subagent, or a mode the user picks for `mode: primary`."""
+        table: Dict[str, Any] = {"agent_type": "agent" if item.mode == "primary" else "subagent"}
+        self.identify(item, table, tracker, name_in_file=False,
+                      description_detail=f"offered to the model with the subagent; {AGENTS_DIR}/ is {TRUSTED}")
+        if item.mode == "primary":
+            tracker.mapped("mode", 'agent_type = "agent": a mode the user picks (--agent, Shift+Tab)')
+        elif item.mode == "all":
+            tracker.degraded("mode", 'agent_type = "subagent": a Vibe agent is either a mode or a subagent')
+        elif item.mode is not None:
+            tracker.emitted("mode", 'agent_type = "subagent"')
+        return table
 
     def _tools(self, item: Item, table: Dict[str, Any], tracker: Tracker) -> None:
         tools = list(item.tools or ())
@@ -201,19 +213,84 @@ class Vibe(AgentSkillsClient):
                                         f"{server.command}")
         lost: List[str] = []
         entry = _stdio(server, lost) if server.transport == "stdio" else _http(server, lost)
-        where = (f"{MCP_PLUGIN}/mcp.json mcpServers.{server.name}, a project plugin, {TRUSTED}; Vibe starts it in "
-                 f"{MCP_PLUGIN}")
+        where = self.server_where(server.name)
         server_outcomes(server, tracker, where)
         tracker.set(key, "degraded" if lost else "mapped", where + ("; " + "; ".join(lost) if lost else ""))
+        return self._server_files(server.name, entry)
+
+    def _server_files(self, name: str, entry: Dict[str, Any]) -> List[Any]:
         plugin, mcp = f"{MCP_PLUGIN}/plugin.json", f"{MCP_PLUGIN}/mcp.json"
         return [fragment(plugin, "json", ("$schema",), PLUGIN_SCHEMA, self.name),
                 fragment(plugin, "json", ("name",), "agentrc", self.name),
                 fragment(plugin, "json", ("description",), "The project's MCP servers, written by agentrc", self.name),
                 fragment(mcp, "json", ("$schema",), MCP_SCHEMA, self.name),
-                fragment(mcp, "json", ("mcpServers", server.name), entry, self.name)]
+                fragment(mcp, "json", ("mcpServers", name), entry, self.name)]
+
+    def server_where(self, name: str) -> str:
+        return f"{MCP_PLUGIN}/mcp.json mcpServers.{name}, a project plugin, {TRUSTED}; Vibe starts it in {MCP_PLUGIN}"
 
     def model_choice(self, provider, ident):
         return None, DROPPED, "Vibe's active_model names a model alias of the user's config.toml"
+
+
+class VibePlugin(Vibe):
+    """The same content as a Vibe plugin (`--layout plugin`, Agent Plugins 1.0): plugin.json
+    with the ai.mistral.vibe extension (which gates agents), skills/ (rules and commands as
+    skills), ai.mistral.vibe/agents/*.toml (subagents only, named <plugin>:<name>), mcp.json.
+    No context (a plugin has no AGENTS.md) and no hooks: a plugin's hooks act on the plugin's
+    own tools only. Installed by copying the directory into .vibe/plugins/ (a trusted
+    project) or ~/.vibe/plugins/."""
+
+    title = "Mistral Vibe plugin"
+    layout = "plugin"
+    kinds = (Kind.RULE, Kind.SKILL, Kind.AGENT, Kind.COMMAND, Kind.HOOK)
+    resource_root = "agentrc"
+    agents_dir = f"{VIBE_EXT}/agents"
+    discovery = "in the skills list of the system prompt, once the plugin is in .vibe/plugins or ~/.vibe/plugins"
+
+    def finish(self, item: Item, ctx: RenderContext, tracker: Tracker, out: List[Any]) -> List[Any]:
+        """Skills sit under the plugin's skills/, not the project's shared .agents/skills."""
+        moved = []
+        for f in out:
+            if isinstance(f, (OutputFile, Fragment)) and f.path.startswith(SHARED_SKILL_DIR + "/"):
+                f = dataclasses.replace(f, path="skills/" + f.path[len(SHARED_SKILL_DIR) + 1:])
+            moved.append(f)
+        return moved
+
+    def _agent_head(self, item: Item, tracker: Tracker) -> Dict[str, Any]:
+        table: Dict[str, Any] = {"schema_version": 1, "agent_type": "subagent"}
+        self.identify(item, table, tracker, name_in_file=False,
+                      description_detail="offered to the model with the subagent <plugin>:<name>")
+        if len(table["description"]) > PLUGIN_DESCRIPTION_LIMIT:
+            table["description"] = shorten(table["description"], PLUGIN_DESCRIPTION_LIMIT)
+            tracker.degraded("description", f"shortened to {PLUGIN_DESCRIPTION_LIMIT} characters, a plugin agent's "
+                                            "limit")
+        if item.mode is not None and item.mode != "subagent":
+            tracker.degraded("mode", f"a plugin's agents are subagents (mode {item.mode})")
+        elif item.mode is not None:
+            tracker.omitted("mode", "implicit: a plugin's agents are subagents")
+        return table
+
+    def hook(self, item: Item, ctx: RenderContext, tracker: Tracker) -> Sequence[Any]:
+        return refuse_hook(tracker, "a Vibe plugin's hooks act on the plugin's own tools only, not the session's")
+
+    def server_where(self, name: str) -> str:
+        return f"mcp.json mcpServers.{name} (Vibe starts it in the plugin's directory)"
+
+    def _server_files(self, name: str, entry: Dict[str, Any]) -> List[Any]:
+        return [fragment("mcp.json", "json", ("$schema",), MCP_SCHEMA, self.name),
+                fragment("mcp.json", "json", ("mcpServers", name), entry, self.name)]
+
+    def manifest(self, name: str, description: str, version: str = "") -> OutputFile:
+        data: Dict[str, Any] = {"$schema": PLUGIN_SCHEMA, "name": name}
+        if version:
+            data["version"] = version
+        data.update(description=description, extensions={VIBE_EXT: {"schemaVersion": 1}})
+        return json_file("plugin.json", data, self.name)
+
+    def marketplace(self, name: str, plugin: str, description: str) -> None:
+        """None: Vibe loads a plugin from its directory under .vibe/plugins or ~/.vibe/plugins."""
+        return None
 
 
 def _stdio(server: McpServer, lost: List[str]) -> Dict[str, Any]:
