@@ -182,6 +182,10 @@ def _install(tmp, pkg, scope) -> List[str]:
 
 
 ALIGNED = [
+    ("AR166-trust-not-installed", "installed",
+     lambda t, p, s: shutil.rmtree(s / INSTALLED / "demo.cap"), lambda t, p, s: ["trust", "demo.cap"],
+     "missing-capability-artifact", "AR166"),
+    ("E_UNKNOWN_AGENT-spawn", "deployed", _nothing, lambda t, p, s: ["spawn", "ghost"], "E_UNKNOWN_AGENT", "AR166"),
     # row, base, prepare, arguments, the kernel's code (and agentrc's), agentrc's diagnostic
     ("AR156-dotdot-path", "plain", lambda t, p, s: edit(p, skills=["../x"]), _install, "path-escape", "AR156"),
     ("AR157-missing-hook-script", "plain", lambda t, p, s: edit(p, hooks={"spawn": "bin/none.sh"}), _install,
@@ -274,14 +278,6 @@ DELIBERATE = [
      "E_BAD_ARGS", "AR054", "E_SPAWN_FAILED"),
 ]
 
-# Differences agentrc should lose (the code is chosen where agentrc raises it, outside
-# capops/failure.py): strict xfails, so aligning them fails here until they move to ALIGNED.
-TO_ALIGN = [
-    ("AR166-trust-not-installed", "installed",
-     lambda t, p, s: shutil.rmtree(s / INSTALLED / "demo.cap"), lambda t, p, s: ["trust", "demo.cap"],
-     "missing-capability-artifact", "AR166"),
-    ("E_UNKNOWN_AGENT-spawn", "deployed", _nothing, lambda t, p, s: ["spawn", "ghost"], "E_UNKNOWN_AGENT", "AR166"),
-]
 
 
 @pytest.fixture
@@ -352,16 +348,6 @@ def test_deliberate_differences_hold(isolated, capsys, row, base, prepare, args,
         assert krc != 0 and (theirs is None or "error" not in theirs), theirs
     else:
         assert krc != 0 and theirs["error"]["code"] == kernel, theirs
-
-
-@pytest.mark.xfail(strict=True, reason="the code is chosen outside capops/failure.py (capops/trust.py, "
-                                       "capops/spawn.py and capops/instances.py): still agentrc's own")
-@pytest.mark.parametrize("row,base,prepare,args,code,ar", TO_ALIGN, ids=[r[0] for r in TO_ALIGN])
-def test_codes_still_to_align(isolated, capsys, row, base, prepare, args, code, ar):
-    (rc, ours), (krc, theirs) = twin_run(isolated, capsys, base, prepare, args)
-    assert theirs is not None and theirs["error"]["code"] == code, theirs
-    assert rc == 1 and ar in diagnostics(ours)
-    assert ours["error"]["code"] == code, ours
 
 
 def test_a_usage_error_exits_2_where_the_kernel_says_E_USAGE(isolated, capsys):

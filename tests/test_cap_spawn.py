@@ -439,7 +439,7 @@ def test_refusals(env, capsys):
     rc, out = agentrc(capsys, a, "spawn", "dev")
     assert rc == 1 and out["error"]["details"]["diagnostics"][0]["code"] == "AR251" and instances(a) == []
     rc, out = agentrc(capsys, a, "spawn", "nobody")
-    assert rc == 1 and out["error"]["code"] == "E_UNKNOWN_SOUL"
+    assert rc == 1 and out["error"]["code"] == "E_UNKNOWN_AGENT"
     rc, out = agentrc(capsys, a, "retire", "dev-1")
     assert rc == 1 and out["error"]["details"]["diagnostics"][0]["code"] == "AR177"
     rc, out = agentrc(capsys, a, "retire", "../../etc")

@@ -485,7 +485,7 @@ def find_soul(scope: str, soul: str, notify: Callable[[str], None]) -> Tuple[str
             notify(f"(cross-repo: soul {soul!r} found at {hits[0][0]}; the instance homes there)")
             return hits[0]
     raise fail(scope, "AR166", f"no soul {soul!r} under an agents/ or local-agents/ directory above {scope}",
-               "E_UNKNOWN_SOUL")
+               "E_UNKNOWN_AGENT")
 
 
 def relink(roots: List[str], name: str, home: str, meta: Dict[str, Any]) -> List[Dict[str, str]]:

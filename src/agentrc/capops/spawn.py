@@ -137,7 +137,7 @@ def _locate(scope: str, soul: str, opts: SpawnOptions, notify: Callable[[str], N
     if opts.instructions_file or opts.def_file:
         soul = ci.slug(soul)  # a local soul is named by the slug, as the kernel names it
     if not ci.NAME.match(soul or ""):
-        raise fail(scope, "AR166", f"{soul!r} is not a soul name", "E_UNKNOWN_SOUL")
+        raise fail(scope, "AR166", f"{soul!r} is not a soul name", "E_UNKNOWN_AGENT")
     primary = primary_checkout_path(scope)
     if primary != scope:
         notify(f"(linked git worktree: the instance homes in the primary checkout, {primary})")

@@ -67,7 +67,9 @@ def _trust(level: str, lock: Lock, target: str, all_capabilities: bool, notify: 
         surface[cid] = {"commands": [n for n, _c in cap.commands], "hooks": [h.event for h in cap.hooks]}
         (approved if cap.executable else skipped).append(cid)
     if d.has_errors:
-        kernel = "invalid-lock" if d.items[0].code == "AR159" else ""
+        first = d.items[0].code
+        # The kernel's codes: a locked capability without its artifact is missing-capability-artifact.
+        kernel = "invalid-lock" if first == "AR159" else "missing-capability-artifact" if first == "AR166" else ""
         raise Failure(d.items, kernel)
     if all_capabilities:
         pkg_row = lock.package(package_id)
