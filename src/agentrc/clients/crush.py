@@ -37,6 +37,7 @@ from agentrc.clients.base import (
     hook_script,
     narrowing_lost,
     refuse_hook,
+    server_strings,
     tool_event,
 )
 from agentrc.clients.openclaw import AgentSkillsClient
@@ -170,6 +171,17 @@ class Crush(AgentSkillsClient):
         return f"^{names[0]}$" if len(names) == 1 else f"^({'|'.join(names)})$"
 
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
+        running = [v for v in server_strings(server) if "$(" in v or "`" in v]
+        if running:
+            # Crush shell-expands these values when it reads crush.json: a `$(...)` or a backtick
+            # there would run a command, and for a remote server nobody consented to running one.
+            tracker.dropped("remote" if server.transport != "stdio" else "local",
+                            f"{len(running)} value(s) hold `$(` or a backtick, which Crush would run as a command "
+                            "when it expands crush.json; not written")
+            if "requires-env" in server.fields:
+                tracker.omitted("requires-env", "documents the environment the server needs (spec 001 §3.6); no "
+                                                "client field")
+            return []
         entry: Dict[str, Any] = {"type": server.transport}
         if server.transport == "stdio":
             entry["command"] = server.command
