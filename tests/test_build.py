@@ -59,7 +59,8 @@ def test_merged_build_is_the_union_of_clients(monkeypatch):
     assert only_alone and all(p.startswith((".github/hooks/", ".github/agentrc/hooks/", ".cursor/hooks.json",
                                             ".cursor/agentrc/hooks/", ".devin/hooks.v1.json", ".devin/agentrc/hooks/",
                                             ".windsurf/agentrc/hooks/", ".github/skills/", ".opencode/skills/",
-                                            ".cursor/skills/", ".windsurf/skills/", ".cline/skills/"))
+                                            ".cursor/skills/", ".windsurf/skills/", ".cline/skills/", ".qwen/skills/",
+                                            ".factory/skills/", ".augment/skills/"))
                               for p in only_alone), sorted(only_alone)
     assert set(merged) <= set(union)
 
