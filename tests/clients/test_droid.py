@@ -97,6 +97,7 @@ def test_mcp_servers_in_factory_mcp_json():
 
 def test_a_hostile_server_name_stays_one_key():
     hostile = 'a.b"c$(x)'
-    server = McpServer(hostile, "b", "b.bundle.yaml", (1, 1), "http", url="https://x/mcp", fields=freeze({"remote": {}}))
+    server = McpServer(hostile, "b", "b.bundle.yaml", (1, 1), "http", url="https://x/mcp",
+                       fields=freeze({"remote": {}}))
     (frag,) = DROID.render_server(server).fragments
     assert frag.key == ("mcpServers", hostile)

@@ -16,7 +16,7 @@ from typing import Dict, Tuple
 
 CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode", "cursor", "codex", "gemini", "windsurf", "openclaw",
                             "hermes", "antigravity", "pi", "cline", "aider",
-                            "amp", "qwen", "vibe", "droid", "crush")
+                            "amp", "qwen", "vibe", "droid", "crush", "auggie")
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
 PLUGIN_LAYOUTS: Tuple[str, ...] = ("claude", "cursor", "gemini", "codex", "antigravity",
                                    "pi", "qwen", "vibe")  # registry.PLUGIN_LAYOUTS' keys

@@ -40,14 +40,15 @@ _ADAPTERS: Tuple[Tuple[str, str], ...] = (
     ("openclaw", "openclaw:OpenClaw"),
     ("hermes", "hermes:Hermes"),
     ("antigravity", "antigravity:Antigravity"),
-    ("aider", "aider:Aider"),
     ("pi", "pi:Pi"),
     ("cline", "cline:Cline"),
+    ("aider", "aider:Aider"),
     ("amp", "amp:Amp"),
     ("qwen", "qwen:Qwen"),
-    ("droid", "droid:Droid"),
     ("vibe", "vibe:Vibe"),
+    ("droid", "droid:Droid"),
     ("crush", "crush:Crush"),
+    ("auggie", "auggie:Auggie"),
 )
 # Clients with a plugin/extension package layout (`agentrc build --layout plugin`), in CLIENTS order.
 _PLUGIN_LAYOUTS: Tuple[Tuple[str, str], ...] = (

@@ -1,0 +1,188 @@
+"""Auggie, Augment Code's CLI (npm `@augmentcode/auggie`; docs.augmentcode.com/cli): rules in
+`.augment/rules` (`type: always_apply` or `agent_requested`), skills in `.augment/skills`,
+subagents in `.augment/agents`, commands in `.augment/commands`, hooks and MCP servers in
+`.augment/settings.json`, the shared AGENTS.md.
+
+Verified by running auggie 0.36.0 offline (tests/conformance/test_auggie_discovery.py), its
+Augment API a local sink (`AUGMENT_SESSION_AUTH` with the sink as tenant URL), and in the
+code its package carries:
+- Its first `chat-stream` request carries `rules` (AGENTS.md and CLAUDE.md, then every
+  `.augment/rules/**/*.md` with its type, 0 always_apply or 2 agent_requested, and its
+  description) and `skills` (name, description, location) from `.augment/skills`,
+  `.claude/skills` and `.agents/skills`; `.claude/rules` and `.cursor/rules` are not read.
+- A skill needs `name` (Agent Skills form) and a `description` of at most 1,024 characters;
+  Auggie also reads `hidden`. Subagents come from `.augment/agents`, `.claude/agents` and
+  `.agents/agents` (keys name, description, model, color, tools, disabled_tools, ...);
+  commands from `.augment/commands` and `.claude/commands` (description, argument-hint,
+  model; `$ARGUMENTS` substituted).
+- `auggie mcp list --json` lists every `.augment/settings.json` `mcpServers` entry (stdio,
+  http, sse) without starting it.
+- Hook events: PreToolUse, PostToolUse, Stop, SessionStart, SessionEnd, Notification,
+  PromptSubmit; project hooks in `.augment/settings.json` (Augment's hooks docs).
+
+Not checked offline: that subagents, commands and hooks load (no listing without an
+account), and Auggie's model names (`auggie model list` needs a login).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Sequence
+
+from agentrc.clients.base import (
+    SHARED_SKILL_DIR,
+    ClientAdapter,
+    claude_style_server,
+    default_outcome,
+    hook_docs,
+    hook_script,
+    narrowing_lost,
+    refuse_hook,
+    server_outcomes,
+    server_without_defaults,
+    subagents_only,
+    sync_only,
+    tool_event,
+    with_skills_section,
+)
+from agentrc.fidelity import DEGRADED, DROPPED, Tracker
+from agentrc.files import fragment
+from agentrc.model import MATCHER_EVENTS, Item, Kind, McpServer
+
+# Auggie's tool ids (auggie tools list); it has no glob or web search tool of its own.
+TOOL_NAMES = {
+    "read": "view", "write": "save-file", "edit": "str-replace-editor", "bash": "launch-process",
+    "grep": "grep-search", "web-fetch": "web-fetch",
+}
+MODELS: Dict[str, str] = {}  # Auggie's model names come from `auggie model list` (needs a login)
+SETTINGS = ".augment/settings.json"
+RULES = ".augment/rules"
+AGENTS = ".augment/agents"
+COMMANDS = ".augment/commands"
+EVENTS = {"PreToolUse": "PreToolUse", "PostToolUse": "PostToolUse", "Stop": "Stop", "SessionStart": "SessionStart",
+          "SessionEnd": "SessionEnd", "Notification": "Notification", "UserPromptSubmit": "PromptSubmit"}
+
+
+class Auggie(ClientAdapter):
+    name = "auggie"
+    family = "auggie"
+    title = "Auggie"
+    rejects_long_description = True  # "Skill description ... Must be 1-1024 characters"
+    passthrough_block = "auggie"
+    passthrough_example = {"color": "blue"}
+    # auggie 0.36.0 loads skills from .claude/skills and .agents/skills too (its request), and
+    # subagents from .claude/agents (its code).
+    also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.RULE: (SHARED_SKILL_DIR,),
+                  Kind.COMMAND: ("claude", SHARED_SKILL_DIR), Kind.AGENT: ("claude", SHARED_SKILL_DIR)}
+    prefers_own = frozenset({Kind.SKILL})  # one skill per name: .augment/skills' copy (its request)
+
+    kinds = tuple(Kind)
+    resource_root = ".augment/agentrc"  # not under rules/, which Auggie scans for every .md
+    skill_dir = ".augment/skills"
+    tool_names = TOOL_NAMES
+    tools_file = SETTINGS
+
+    def rule(self, item, ctx, tracker, fm, body):
+        if "name" in item.fields:
+            tracker.mapped("name", "file name")
+        fm["type"] = "agent_requested" if item.scope_paths else "always_apply"
+        fm["description"] = item.description
+        tracker.emitted("description", "the rule's description (what an agent_requested rule is picked by)")
+        if item.scope_paths:
+            tracker.degraded("scope", "Auggie has no path-scoped rules: type: agent_requested, loaded when its "
+                                      f"description matches the task (paths {', '.join(item.scope_paths)} are not "
+                                      "checked)")
+        body, extra = self.place(item, RULES, body, tracker)
+        return f"{RULES}/{item.name}.md", body, extra
+
+    def command(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker, name_in_file=False, description_detail="shown with the command")
+        if "argument-hint" in item.fields:
+            fm["argument-hint"] = item.fields["argument-hint"]
+            tracker.emitted("argument-hint")
+        self.map_model(item.model, fm, tracker)
+        for key, why in (("agent", "Auggie commands run in the session, never in a named subagent"),
+                         ("tools", "Auggie commands take the session's tools")):
+            if key in item.fields:
+                tracker.dropped(key, why)
+        body, extra = self.place(item, COMMANDS, body, tracker)
+        return f"{COMMANDS}/{item.name}.md", body, extra
+
+    def agent(self, item, ctx, tracker, fm, body):
+        self.identify(item, fm, tracker)
+        subagents_only(item, tracker, f"{AGENTS} holds subagents", "Auggie's custom agents are always subagents")
+        self.map_model(item.model, fm, tracker)
+        if item.tools is not None:
+            fm["tools"] = self.native_tools(item.tools)
+            missing = [t for t in item.tools if t not in TOOL_NAMES]
+            if not item.tools:
+                tracker.degraded("tools", "tools: [] written; whether Auggie reads an empty list as no tool is not "
+                                          "documented")
+            elif missing:
+                tracker.degraded("tools", f"Auggie tool ids; it has no tool for {', '.join(missing)}")
+            else:
+                tracker.mapped("tools", "Auggie tool ids")
+        body = with_skills_section(item, body, tracker)
+        body, extra = self.place(item, AGENTS, body, tracker)
+        return f"{AGENTS}/{item.name}.md", body, extra
+
+    def model_choice(self, provider, ident):
+        if ident == "inherit" and provider is None:
+            return None, DROPPED, "omitted: Auggie uses the session's model"
+        if provider is None and ident in ("sonnet", "opus", "haiku"):
+            return None, DROPPED, ("Auggie names models by its own ids (auggie model list, which needs a login); "
+                                   "the session's model is used")
+        return ident, DEGRADED, "written as the model id; Auggie's model ids are not checked offline"
+
+    def hook(self, item, ctx, tracker):
+        spec = item.hook
+        assert spec is not None  # set for every hook item
+        event = EVENTS.get(spec.event)
+        if event is None:
+            return refuse_hook(tracker, f"Auggie has no {spec.event} hook event")
+        why = narrowing_lost(item, "Auggie")
+        if why:
+            return refuse_hook(tracker, why)
+        hook_docs(item, tracker)
+        command, files = hook_script(self, item, tracker, "$AUGMENT_PROJECT_DIR")
+        handler: Dict[str, Any] = {"type": "command", "command": command}
+        if spec.timeout is not None:
+            handler["timeout"] = spec.timeout
+            tracker.emitted("timeout", "seconds")
+        sync_only(item, tracker, "Auggie runs hooks synchronously", "Auggie runs hooks synchronously")
+        self.merge_block(item, handler, tracker, "merged into the hook handler")
+        entry: Dict[str, Any] = {}
+        matcher = self._matcher(item, tracker)
+        if matcher:
+            entry["matcher"] = matcher
+        entry["hooks"] = [handler]
+        tracker.emitted("event", f"hooks.{event} in {SETTINGS}")
+        return files + [fragment(SETTINGS, "json", ("hooks", event), entry, self.owner(item), append=True)]
+
+    def _matcher(self, item: Item, tracker: Tracker) -> str:
+        spec = item.hook
+        assert spec is not None  # set for every hook item
+        if not tool_event(item, tracker):
+            if spec.matcher is not None and spec.event in MATCHER_EVENTS:
+                tracker.emitted("matcher", f"as written (what started the {spec.event} event)")
+                return spec.matcher
+            return ""
+        if spec.tools is not None:
+            names = self.native_tools(spec.tools)
+            missing = [t for t in spec.tools if t not in TOOL_NAMES]
+            if missing:
+                tracker.degraded("tools", f"matcher of Auggie tool ids; it has no tool for {', '.join(missing)}")
+            else:
+                tracker.mapped("tools", "matcher of Auggie tool ids")
+            return "|".join(names)
+        if spec.matcher is not None:
+            tracker.degraded("matcher", "as written; Auggie matches its own tool ids (launch-process, save-file, "
+                                        "str-replace-editor, view), not Claude Code's names")
+            return spec.matcher
+        return ""
+
+    def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
+        written: Dict[str, str] = {}
+        server = server_without_defaults(server, written)
+        server_outcomes(server, tracker, f"{SETTINGS} mcpServers")
+        default_outcome(tracker, "Auggie", written, False)
+        return [fragment(SETTINGS, "json", ("mcpServers", server.name), claude_style_server(server), self.name)]
