@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import posixpath
+import weakref
 from dataclasses import dataclass, fields, replace
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics, hide_credentials
 from agentrc.importers import published as layouts
@@ -106,6 +107,34 @@ def _fetch_and_load(fetcher: Fetcher, source: Source, commit: Optional[str], dia
     diags.extend(fetched.diagnostics)
     if not fetched.ok:
         return None
+    read, registry = _loaded(fetcher, fetched)
+    if selected is not None:
+        diags.extend(_judged(read, registry, selected))
+        if diags.has_errors:
+            return None
+    return read, registry
+
+
+# What a command read from each fetched source, by fetcher: the closure and the render read
+# the same commits, and a source of 1,000 items took 0.6 s to read (issue 36).
+_LOADED: "weakref.WeakKeyDictionary[Fetcher, Dict[Tuple[Any, ...], Tuple[_Read, Registry]]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def _loaded(fetcher: Fetcher, fetched: Fetched) -> Tuple["_Read", Registry]:
+    """`fetched` read as a registry, once per fetcher for a source at a commit (a tree with
+    no commit, a local directory, is read each time: it may have changed)."""
+    key = (fetched.source.key, fetched.source.ref, fetched.commit, fetched.root) if fetched.commit else None
+    memo = _LOADED.setdefault(fetcher, {})
+    if key is not None and key in memo:
+        return memo[key]
+    got = _read(fetched)
+    if key is not None:
+        memo[key] = got
+    return got
+
+
+def _read(fetched: Fetched) -> Tuple["_Read", Registry]:
     layout = published.portable(fetched.tree, fetched.root)
     if layout is None:
         fetched = replace(fetched, tree=layouts.plain(fetched.tree, fetched.root))
@@ -115,10 +144,6 @@ def _fetch_and_load(fetcher: Fetcher, source: Source, commit: Optional[str], dia
                  normalized=tree, findings=loaded.diagnostics + style + (layout.diagnostics if layout else ()))
     if layout is not None:  # the layout read as portable files; the lock's digests stay of the files as published
         read = replace(read, tree=layout.tree, layout=layout)
-    if selected is not None:
-        diags.extend(_judged(read, loaded.registry, selected))
-        if diags.has_errors:
-            return None
     return read, loaded.registry
 
 

@@ -1,0 +1,52 @@
+"""The work a consumer command does, counted (issue 36): a source at a commit is read once
+per command however many steps ask for it, and an entry's content digest does not walk the
+whole source."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentrc.consumer import reading
+from agentrc.model import SourceFile, SourceTree
+from agentrc.sources import closure
+from test_consumer_cli import run
+from test_consumer_frozen import consumer_env
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    return consumer_env(tmp_path, monkeypatch, "v1")
+
+
+@pytest.mark.parametrize("verb", [("update",), ("install",)])
+def test_a_source_at_a_commit_is_read_once_per_command(env, capsys, monkeypatch, verb):
+    """The closure across sources and the render both need the source at its locked commit:
+    it is read (published layout, style, the registry) once, not once per step."""
+    repo = env["repo"]
+    assert run(capsys, "add", f"{repo.url}@v1#reg", "--bundle", "core", "--client", "claude")[0] == 0
+    reads = []
+    real = reading._read
+    monkeypatch.setattr(reading, "_read", lambda fetched: reads.append(fetched.commit) or real(fetched))
+    code, out, err = run(capsys, *verb)
+    assert code == 0, err
+    assert len(reads) == 1 and reads[0] == repo.v1
+
+
+def test_content_digests_sort_the_source_once(monkeypatch):
+    """A digest per entry used to sort and scan every file of the source: 1,000 entries,
+    a million path comparisons. The files are sorted once and found by bisection."""
+    tree = SourceTree(tuple(SourceFile(f"skills/s{i:04d}/SKILL.md", b"x") for i in range(500))
+                      + tuple(SourceFile(f"skills/s{i:04d}/ref/a.md", b"y") for i in range(500)))
+    sorts = []
+    real = closure._by_path
+
+    def counting(t):
+        sorts.append(id(t) in closure._SORTED)
+        return real(t)
+
+    monkeypatch.setattr(closure, "_by_path", counting)
+    closure._SORTED.clear()
+    digests = {closure.content_sha(tree, "", f"skills/s{i:04d}") for i in range(500)}
+    assert len(digests) == 500 and sorts.count(False) == 1  # sorted at the first digest only
+    alone = SourceTree((SourceFile("skills/s0001/SKILL.md", b"x"), SourceFile("skills/s0001/ref/a.md", b"y")))
+    assert closure.content_sha(alone, "", "skills/s0001") == closure.content_sha(tree, "", "skills/s0001")
