@@ -3,11 +3,16 @@ tool ids and models, commands with $ARGUMENTS kept, Claude-shaped hooks in
 .factory/settings.json with droid's tool names, MCP servers in .factory/mcp.json."""
 
 import json
+from pathlib import Path
 from typing import Dict, Sequence
+
+from helpers import ROOT, compare_golden, tree_text
 
 from agentrc.clients.droid import Droid
 from agentrc.frozen import freeze
+from agentrc.inputs.tree import read_tree
 from agentrc.model import McpServer
+from agentrc.pipeline import stages as pipeline
 
 from . import harness
 from .harness import frontmatter
@@ -101,3 +106,20 @@ def test_a_hostile_server_name_stays_one_key():
                        fields=freeze({"remote": {}}))
     (frag,) = DROID.render_server(server).fragments
     assert frag.key == ("mcpServers", hostile)
+
+
+def test_droid_plugin_golden_platform_baseline(monkeypatch):
+    """`--layout plugin`: skills/, droids/, commands/, hooks/hooks.json (scripts via
+    ${DROID_PLUGIN_ROOT}) and mcp.json at the root, .factory-plugin/ manifest and marketplace,
+    nothing of the project layout."""
+    monkeypatch.chdir(ROOT)
+    plan = pipeline.generate(read_tree(["examples/registry"]).tree, ["droid"], ["platform-baseline"],
+                             layout="plugin")
+    compare_golden(Path(__file__).resolve().parent.parent / "golden" / "plugins" / "droid.txt",
+                   tree_text(plan.files))
+    paths = {f.path for f in plan.files}
+    assert ".factory-plugin/plugin.json" in paths and ".factory-plugin/marketplace.json" in paths
+    assert not any(p.startswith(".factory/") or p == "AGENTS.md" for p in paths), sorted(paths)
+    hooks = json.loads(next(f for f in plan.files if f.path == "hooks/hooks.json").content)["hooks"]
+    assert all(h["command"].startswith('"${DROID_PLUGIN_ROOT:-.}/agentrc/hooks/')
+               for groups in hooks.values() for g in groups for h in g["hooks"])

@@ -11,15 +11,18 @@ lists the project's servers (the stdio commands are shims that exit at once).
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 import yaml
 
-from .conformance_helpers import NPM_MODULES, describe, pinned_npm_versions, run, tool_missing
+from .conformance_helpers import NPM_MODULES, ROOT, describe, pinned_npm_versions, run, tool_missing
 from .offline_clients import (
     LocalSink,
     client_build,
@@ -46,13 +49,13 @@ def _droid() -> Path:
     return binary
 
 
-def _env(sink: LocalSink, project: Path) -> Dict[str, str]:
+def _env(sink: LocalSink, project: Path, mcp: Optional[Path] = None) -> Dict[str, str]:
     base, home, tmp = isolated_dirs("agentrc-droid-")
     (home / ".factory").mkdir()
     settings = {"customModels": [{"model": "sink-model", "displayName": "Sink", "baseUrl": f"{sink.url}/v1",
                                   "apiKey": "agentrc-dummy", "provider": "generic-chat-completion-api"}]}
     (home / ".factory" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
-    mcp = project / ".factory" / "mcp.json"
+    mcp = mcp or project / ".factory" / "mcp.json"
     servers = json.loads(mcp.read_text(encoding="utf-8"))["mcpServers"] if mcp.is_file() else {}
     shims = write_shims(base / "shims", stdio_commands(servers), base / "shims.log")
     return offline_env(home, tmp, shims=shims, proxy=sink)
@@ -142,9 +145,60 @@ def test_droid_mcp_list_lists_every_generated_server(droid_project: Path):
     with LocalSink() as sink:
         proc = run([str(_droid()), "mcp", "list"], cwd=droid_project, env=_env(sink, droid_project))
     assert proc.returncode == 0, describe(proc)
+    assert _listed(proc, "project") == {name: entry["type"] for name, entry in servers.items()}, describe(proc)
+
+
+def _listed(proc, scope: str) -> Dict[str, str]:
+    """{server: transport} of the `droid mcp list` lines of `scope` (project, or user for a plugin's)."""
     listed = {}
     for line in proc.stdout.splitlines():
-        m = re.match(r"^\s+(\S+)\s+(stdio|http|sse)\s+.*\[project\]\s*$", line)
+        m = re.match(r"^\s+(\S+)\s+(stdio|http|sse)\s+.*\[" + scope + r"\]\s*$", line)
         if m:
             listed[m.group(1)] = m.group(2)
-    assert listed == {name: entry["type"] for name, entry in servers.items()}, describe(proc)
+    return listed
+
+
+def _plugin_build(tmp: Path) -> Path:
+    """examples/registry built with `--layout plugin` for droid (the documented command)."""
+    out = tmp / "plugin"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRC_")}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    proc = subprocess.run([sys.executable, "-m", "agentrc", "build", "examples/registry", "--client", "droid",
+                           "--layout", "plugin", "--out", str(out), "--no-cache"], cwd=str(ROOT), env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, universal_newlines=True, timeout=120)
+    assert proc.returncode == 0, describe(proc)
+    return out
+
+
+def test_droid_installs_the_plugin_and_loads_its_skills_droids_and_commands(tmp_path: Path, droid_empty: Path):
+    droid = _droid()
+    plugin = _plugin_build(tmp_path)
+    market = json.loads((plugin / ".factory-plugin" / "marketplace.json").read_text(encoding="utf-8"))
+    name = market["plugins"][0]["name"]
+    commands = sorted(p.stem for p in (plugin / "commands").glob("*.md"))
+    assert commands, "the plugin has no commands"
+    with LocalSink() as sink:
+        env = _env(sink, droid_empty, plugin / "mcp.json")
+        for args in (["plugin", "marketplace", "add", str(plugin)], ["plugin", "install", f"{name}@plugin"]):
+            proc = run([str(droid), *args], cwd=droid_empty, env=env)
+            assert proc.returncode == 0 and "Successfully" in proc.stdout, describe(proc)
+        servers = run([str(droid), "mcp", "list"], cwd=droid_empty, env=env)
+        proc = run([str(droid), "exec", "-m", MODEL, f"/{commands[0]} AGENTRC-4242"], cwd=droid_empty, env=env)
+        chats = [r for r in sink.requests if r["method"] == "POST" and r["path"].endswith("/chat/completions")]
+    assert chats, describe(proc)
+    messages = chats[0]["body"]["messages"]
+    context, turn = "\n".join(_text(m) for m in messages[:-1]), _text(messages[-1])
+    builtins = set(_section(_request(str(droid_empty), "hello")[0], "Available skills"))
+    listed = sorted(line for line in _section(context, "Available skills") if line not in builtins)
+    want = []
+    for skill in sorted((plugin / "skills").glob("*/SKILL.md")):
+        fm = _frontmatter(skill)
+        if not fm.get("disable-model-invocation"):
+            want.append(f"{fm['name']}: {fm['description']}")
+    assert listed == sorted(want), "droid's skills != the plugin's skills/"
+    droids = sorted(line for line in _section(context, "Custom droids available") if line.startswith("- "))
+    assert droids == sorted(f"- {_frontmatter(p)['name']}: {_frontmatter(p)['description']} (location: personal)"
+                            for p in (plugin / "droids").glob("*.md"))
+    assert _body(plugin / "commands" / f"{commands[0]}.md").replace("$ARGUMENTS", "AGENTRC-4242") in turn
+    written = json.loads((plugin / "mcp.json").read_text(encoding="utf-8"))["mcpServers"]
+    assert written and _listed(servers, "user") == {n: e["type"] for n, e in written.items()}, describe(servers)

@@ -24,8 +24,12 @@ binary carries:
   droid maps Claude Code's tool names to its own (Bash: Execute, Write: Create, WebFetch:
   FetchUrl).
 
-Not checked offline: that hooks load and run (they fire around a model's tool call), and
-the plugin format (`.factory-plugin/`), for which agentrc has no `--layout plugin` yet.
+The `--layout plugin` package (`DroidPlugin`) installs offline with `droid plugin marketplace
+add DIR` and `droid plugin install`; the next model request lists its skills and droids
+(location: personal), its commands run, `droid mcp list` shows its `mcp.json` servers.
+
+Not checked offline: that hooks load and run (they fire around a model's tool call); the
+plugin's hook scripts find its root in `$DROID_PLUGIN_ROOT` (a name from droid's binary).
 """
 
 from __future__ import annotations
@@ -87,6 +91,11 @@ class Droid(ClientAdapter):
     skill_fields = SKILL_FIELDS
     tool_names = TOOL_NAMES
     tools_file = SETTINGS
+    droids_dir = DROIDS
+    commands_dir = COMMANDS
+    settings = SETTINGS
+    mcp_file = MCP
+    hook_var = "$FACTORY_PROJECT_DIR"
 
     def rule(self, item, ctx, tracker, fm, body):
         """droid has no rule files (AGENTS.md is its instructions): the rule is a skill."""
@@ -114,12 +123,12 @@ class Droid(ClientAdapter):
                          ("tools", "droid commands take the session's tools")):
             if key in item.fields:
                 tracker.dropped(key, why)
-        body, extra = self.place(item, COMMANDS, body, tracker)
-        return f"{COMMANDS}/{item.name}.md", body, extra
+        body, extra = self.place(item, self.commands_dir, body, tracker)
+        return f"{self.commands_dir}/{item.name}.md", body, extra
 
     def agent(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker, description_detail="the Task tool's list of custom droids")
-        subagents_only(item, tracker, f"{DROIDS} holds subagents", "custom droids are always subagents")
+        subagents_only(item, tracker, f"{self.droids_dir} holds subagents", "custom droids are always subagents")
         self.map_model(item.model, fm, tracker)
         if item.tools is not None:
             fm["tools"] = self.native_tools(item.tools)
@@ -129,8 +138,8 @@ class Droid(ClientAdapter):
                 tracker.degraded("tools", "tools: [] written; whether droid reads an empty list as no tool is not "
                                           "documented")
         body = with_skills_section(item, body, tracker)
-        body, extra = self.place(item, DROIDS, body, tracker)
-        return f"{DROIDS}/{item.name}.md", body, extra
+        body, extra = self.place(item, self.droids_dir, body, tracker)
+        return f"{self.droids_dir}/{item.name}.md", body, extra
 
     def model_choice(self, provider, ident):
         if provider is None and ident in MODELS:
@@ -148,7 +157,7 @@ class Droid(ClientAdapter):
         if why:
             return refuse_hook(tracker, why)
         hook_docs(item, tracker)
-        command, files = hook_script(self, item, tracker, "$FACTORY_PROJECT_DIR")
+        command, files = hook_script(self, item, tracker, self.hook_var)
         handler: Dict[str, Any] = {"type": "command", "command": command}
         if spec.timeout is not None:
             handler["timeout"] = spec.timeout
@@ -160,8 +169,8 @@ class Droid(ClientAdapter):
         if matcher:
             entry["matcher"] = matcher
         entry["hooks"] = [handler]
-        tracker.emitted("event", f"hooks.{spec.event} in {SETTINGS}")
-        return files + [fragment(SETTINGS, "json", ("hooks", spec.event), entry, self.owner(item), append=True)]
+        tracker.emitted("event", f"hooks.{spec.event} in {self.settings}")
+        return files + [fragment(self.settings, "json", ("hooks", spec.event), entry, self.owner(item), append=True)]
 
     def _matcher(self, item: Item, tracker: Tracker) -> str:
         spec = item.hook
@@ -184,7 +193,30 @@ class Droid(ClientAdapter):
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         written: Dict[str, str] = {}
         server = server_without_defaults(server, written)
-        server_outcomes(server, tracker, f"{MCP} mcpServers", ", ${VAR} expanded by droid")
+        server_outcomes(server, tracker, f"{self.mcp_file} mcpServers", ", ${VAR} expanded by droid")
         default_outcome(tracker, "droid", written, False)
-        return [fragment(MCP, "json", ("mcpServers", server.name), claude_style_server(server), self.name)]
+        return [fragment(self.mcp_file, "json", ("mcpServers", server.name), claude_style_server(server), self.name)]
 
+
+
+class DroidPlugin(Droid):
+    """The same content as a droid plugin (`--layout plugin`): skills/ (rules as skills too),
+    droids/, commands/, hooks/hooks.json and mcp.json at the plugin root, described by
+    .factory-plugin/plugin.json, with a one-plugin .factory-plugin/marketplace.json, which
+    `droid plugin marketplace add DIR` then `droid plugin install <plugin>@<marketplace>`
+    install (checked offline). A plugin carries no AGENTS.md."""
+
+    title = "Factory Droid plugin"
+    layout = "plugin"
+    tools_file = ""
+    kinds = (Kind.RULE, Kind.SKILL, Kind.AGENT, Kind.COMMAND, Kind.HOOK)
+    also_reads: Dict[Kind, Any] = {}
+    resource_root = "agentrc"
+    skill_dir = "skills"
+    droids_dir = "droids"
+    commands_dir = "commands"
+    settings = "hooks/hooks.json"
+    mcp_file = "mcp.json"
+    hook_var = "${DROID_PLUGIN_ROOT}"
+    manifest_file = ".factory-plugin/plugin.json"
+    marketplace_file = ".factory-plugin/marketplace.json"

@@ -60,6 +60,7 @@ _PLUGIN_LAYOUTS: Tuple[Tuple[str, str], ...] = (
     ("pi", "pi:PiPackage"),
     ("qwen", "qwen:QwenExtension"),
     ("vibe", "vibe:VibePlugin"),
+    ("droid", "droid:DroidPlugin"),
 )
 DEFAULT_CLIENTS: Tuple[str, ...] = names.DEFAULT_CLIENTS
 
