@@ -12,7 +12,7 @@
 #                            pinned in tools/code-check-requirements.txt
 #   .tools/<name>-venv/      one venv per client CLI from PyPI, pinned in tools/<name>-requirements.txt:
 #                            hermes (hermes-agent, Python >= 3.11), aider (aider-chat, Python >= 3.11),
-#                            vibe (mistral-vibe, Python >= 3.12)
+#                            vibe (mistral-vibe, Python >= 3.12), kimi (kimi-cli, Python >= 3.13)
 #
 # Idempotent: each part is skipped when the installed versions already match the pins.
 # Needs: node + npm (npm registry reachable), and a Python >= 3.11 (PyPI reachable).
@@ -23,7 +23,8 @@
 #   AGENTRC_PY311      path to the Python >= 3.11 interpreter to build the venv with
 #                      (otherwise: python3.11 on PATH, ~/.pyenv/versions/3.11*/bin/python3.11,
 #                      then python3.12 / python3.13 / python3 if they are >= 3.11)
-#   AGENTRC_PY312      the same for the PyPI clients that need Python >= 3.12
+#   AGENTRC_PY312, AGENTRC_PY313
+#                      the same for the PyPI clients that need Python >= 3.12 (vibe) or 3.13 (kimi)
 #
 # No package-lock.json is committed (lockfiles name registry hosts); npm writes one under
 # .tools/npm, which is gitignored. The exact pins in tools/package.json are the contract.
@@ -294,4 +295,5 @@ pypi_client() {
 pypi_client hermes hermes-agent hermes 11
 pypi_client aider aider-chat aider 11
 pypi_client vibe mistral-vibe vibe 12
+pypi_client kimi kimi-cli kimi 13
 say "done"

@@ -16,7 +16,7 @@ from typing import Dict, Tuple
 
 CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode", "cursor", "codex", "gemini", "windsurf", "openclaw",
                             "hermes", "antigravity", "pi", "cline", "aider",
-                            "amp", "qwen", "vibe", "droid", "crush", "auggie")
+                            "amp", "qwen", "vibe", "droid", "crush", "auggie", "kimi")
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
 PLUGIN_LAYOUTS: Tuple[str, ...] = ("claude", "cursor", "gemini", "codex", "antigravity",
                                    "pi", "qwen", "vibe", "droid")  # registry.PLUGIN_LAYOUTS' keys
@@ -25,9 +25,9 @@ PASSTHROUGH_BLOCKS: Tuple[str, ...] = CLIENTS  # each adapter's `passthrough_blo
 ALIASES: Tuple[str, ...] = ("claude-code", "vscode", "github-copilot")  # the adapters' `aliases`
 SHARED_BLOCKS: Tuple[Tuple[str, str], ...] = (("openclaw", "OpenClaw"), ("hermes", "Hermes Agent"),
                                               ("pi", "pi"), ("vibe", "Mistral Vibe"),
-                                              ("crush", "Crush"))  # `shared_block`
+                                              ("crush", "Crush"), ("kimi", "Kimi Code CLI"))  # `shared_block`
 AGENT_SKILLS_WRITERS: Tuple[str, ...] = ("codex", "gemini", "openclaw", "hermes", "antigravity", "pi",
-                                        "amp", "vibe", "crush")  # `skill_dir` .agents/skills
+                                        "amp", "vibe", "crush", "kimi")  # `skill_dir` .agents/skills
 # Every skill frontmatter field some adapter reads: the union of their `skill_fields`, and the
 # keys Hermes and OpenClaw read at the top level (hermes.HERMES_SKILL_KEYS,
 # openclaw.OPENCLAW_SKILL_KEYS). A skill's other fields go into the Agent Skills `metadata`
