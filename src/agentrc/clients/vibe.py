@@ -94,6 +94,10 @@ class Vibe(AgentSkillsClient):
     tool_names = TOOL_NAMES
     resource_root = ".vibe/agentrc"
     agents_dir = AGENTS_DIR
+    # Vibe loads every SKILL.md under .agents/skills (tests/conformance/test_vibe_discovery.py):
+    # skills, and the rules, commands and agents other clients write there as skills.
+    also_reads = {Kind.SKILL: (SHARED_SKILL_DIR,), Kind.RULE: (SHARED_SKILL_DIR,),
+                  Kind.COMMAND: (SHARED_SKILL_DIR,), Kind.AGENT: (SHARED_SKILL_DIR,)}
     discovery = f"in the skills list of the system prompt (name, description, path); {TRUSTED}"
     spawn = "spawns a subagent (task)"
     slash = ("in the skills list; the user runs it as /{name}; the model may also load it: set "
@@ -246,6 +250,7 @@ class VibePlugin(Vibe):
     kinds = (Kind.RULE, Kind.SKILL, Kind.AGENT, Kind.COMMAND, Kind.HOOK)
     resource_root = "agentrc"
     agents_dir = f"{VIBE_EXT}/agents"
+    also_reads: Dict[Kind, Any] = {}
     discovery = "in the skills list of the system prompt, once the plugin is in .vibe/plugins or ~/.vibe/plugins"
 
     def finish(self, item: Item, ctx: RenderContext, tracker: Tracker, out: List[Any]) -> List[Any]:
