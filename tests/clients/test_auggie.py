@@ -2,11 +2,16 @@
 commands with Auggie's tool ids, hooks and MCP servers in .augment/settings.json."""
 
 import json
+from pathlib import Path
 from typing import Dict, Sequence
+
+from helpers import ROOT, compare_golden, tree_text
 
 from agentrc.clients.auggie import Auggie
 from agentrc.frozen import freeze
+from agentrc.inputs.tree import read_tree
 from agentrc.model import McpServer
+from agentrc.pipeline import stages as pipeline
 
 from . import harness
 from .harness import frontmatter
@@ -81,3 +86,20 @@ def test_mcp_servers_and_a_hostile_name():
     assert (frag.path, frag.key) == (".augment/settings.json", ("mcpServers", hostile))
     assert json.loads(frag.value) == {"type": "sse", "url": "https://x/sse",
                                       "headers": {"Authorization": "Bearer ${T}"}}
+
+
+def test_auggie_plugin_golden_platform_baseline(monkeypatch):
+    """`--layout plugin`: rules/, skills/, agents/, commands/, hooks/hooks.json (scripts via
+    ${AUGMENT_PLUGIN_ROOT}) and .mcp.json at the root, .augment-plugin/ manifest and
+    marketplace, nothing of the project layout."""
+    monkeypatch.chdir(ROOT)
+    plan = pipeline.generate(read_tree(["examples/registry"]).tree, ["auggie"], ["platform-baseline"],
+                             layout="plugin")
+    compare_golden(Path(__file__).resolve().parent.parent / "golden" / "plugins" / "auggie.txt",
+                   tree_text(plan.files))
+    paths = {f.path for f in plan.files}
+    assert ".augment-plugin/plugin.json" in paths and ".augment-plugin/marketplace.json" in paths
+    assert not any(p.startswith(".augment/") or p == "AGENTS.md" for p in paths), sorted(paths)
+    hooks = json.loads(next(f for f in plan.files if f.path == "hooks/hooks.json").content)["hooks"]
+    assert all(h["command"].startswith('"${AUGMENT_PLUGIN_ROOT:-.}/agentrc/hooks/')
+               for groups in hooks.values() for g in groups for h in g["hooks"])

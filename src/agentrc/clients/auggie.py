@@ -20,13 +20,14 @@ code its package carries:
 - Hook events: PreToolUse, PostToolUse, Stop, SessionStart, SessionEnd, Notification,
   PromptSubmit; project hooks in `.augment/settings.json` (Augment's hooks docs).
 
-Not checked offline: that subagents, commands and hooks load (no listing without an
-account), and Auggie's model names (`auggie model list` needs a login).
+Not checked offline: that subagents, commands, hooks and the `--layout plugin` package
+load (no listing without an account; plugins need the account's plugin-marketplace flag),
+and Auggie's model names (`auggie model list` needs a login).
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, FrozenSet, Sequence
 
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
@@ -80,6 +81,12 @@ class Auggie(ClientAdapter):
     skill_dir = ".augment/skills"
     tool_names = TOOL_NAMES
     tools_file = SETTINGS
+    rules_dir = RULES
+    agents_dir = AGENTS
+    commands_dir = COMMANDS
+    settings = SETTINGS
+    mcp_file = SETTINGS
+    hook_var = "$AUGMENT_PROJECT_DIR"
 
     def rule(self, item, ctx, tracker, fm, body):
         if "name" in item.fields:
@@ -91,8 +98,8 @@ class Auggie(ClientAdapter):
             tracker.degraded("scope", "Auggie has no path-scoped rules: type: agent_requested, loaded when its "
                                       f"description matches the task (paths {', '.join(item.scope_paths)} are not "
                                       "checked)")
-        body, extra = self.place(item, RULES, body, tracker)
-        return f"{RULES}/{item.name}.md", body, extra
+        body, extra = self.place(item, self.rules_dir, body, tracker)
+        return f"{self.rules_dir}/{item.name}.md", body, extra
 
     def command(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker, name_in_file=False, description_detail="shown with the command")
@@ -104,12 +111,13 @@ class Auggie(ClientAdapter):
                          ("tools", "Auggie commands take the session's tools")):
             if key in item.fields:
                 tracker.dropped(key, why)
-        body, extra = self.place(item, COMMANDS, body, tracker)
-        return f"{COMMANDS}/{item.name}.md", body, extra
+        body, extra = self.place(item, self.commands_dir, body, tracker)
+        return f"{self.commands_dir}/{item.name}.md", body, extra
 
     def agent(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker)
-        subagents_only(item, tracker, f"{AGENTS} holds subagents", "Auggie's custom agents are always subagents")
+        subagents_only(item, tracker, f"{self.agents_dir} holds subagents",
+                       "Auggie's custom agents are always subagents")
         self.map_model(item.model, fm, tracker)
         if item.tools is not None:
             fm["tools"] = self.native_tools(item.tools)
@@ -122,8 +130,8 @@ class Auggie(ClientAdapter):
             else:
                 tracker.mapped("tools", "Auggie tool ids")
         body = with_skills_section(item, body, tracker)
-        body, extra = self.place(item, AGENTS, body, tracker)
-        return f"{AGENTS}/{item.name}.md", body, extra
+        body, extra = self.place(item, self.agents_dir, body, tracker)
+        return f"{self.agents_dir}/{item.name}.md", body, extra
 
     def model_choice(self, provider, ident):
         if ident == "inherit" and provider is None:
@@ -143,7 +151,7 @@ class Auggie(ClientAdapter):
         if why:
             return refuse_hook(tracker, why)
         hook_docs(item, tracker)
-        command, files = hook_script(self, item, tracker, "$AUGMENT_PROJECT_DIR")
+        command, files = hook_script(self, item, tracker, self.hook_var)
         handler: Dict[str, Any] = {"type": "command", "command": command}
         if spec.timeout is not None:
             handler["timeout"] = spec.timeout
@@ -155,8 +163,8 @@ class Auggie(ClientAdapter):
         if matcher:
             entry["matcher"] = matcher
         entry["hooks"] = [handler]
-        tracker.emitted("event", f"hooks.{event} in {SETTINGS}")
-        return files + [fragment(SETTINGS, "json", ("hooks", event), entry, self.owner(item), append=True)]
+        tracker.emitted("event", f"hooks.{event} in {self.settings}")
+        return files + [fragment(self.settings, "json", ("hooks", event), entry, self.owner(item), append=True)]
 
     def _matcher(self, item: Item, tracker: Tracker) -> str:
         spec = item.hook
@@ -183,6 +191,33 @@ class Auggie(ClientAdapter):
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         written: Dict[str, str] = {}
         server = server_without_defaults(server, written)
-        server_outcomes(server, tracker, f"{SETTINGS} mcpServers")
+        server_outcomes(server, tracker, f"{self.mcp_file} mcpServers")
         default_outcome(tracker, "Auggie", written, False)
-        return [fragment(SETTINGS, "json", ("mcpServers", server.name), claude_style_server(server), self.name)]
+        return [fragment(self.mcp_file, "json", ("mcpServers", server.name), claude_style_server(server), self.name)]
+
+
+class AuggiePlugin(Auggie):
+    """The same content as an Auggie plugin (`--layout plugin`): rules/, skills/, agents/,
+    commands/, hooks/hooks.json (scripts via ${AUGMENT_PLUGIN_ROOT}) and .mcp.json at the
+    plugin root, described by .augment-plugin/plugin.json, with a one-plugin
+    .augment-plugin/marketplace.json, the local marketplace `auggie --plugin-dir DIR` reads.
+    The layout is the one auggie 0.36.0's code loads; not checked by running it: Auggie loads
+    plugins only when the account's `enablePluginMarketplace` flag is on, and offline there is
+    no account. A plugin carries no AGENTS.md."""
+
+    title = "Auggie plugin"
+    layout = "plugin"
+    tools_file = ""
+    kinds = (Kind.RULE, Kind.SKILL, Kind.AGENT, Kind.COMMAND, Kind.HOOK)
+    also_reads: Dict[Kind, Any] = {}
+    prefers_own: FrozenSet[Kind] = frozenset()
+    resource_root = "agentrc"
+    skill_dir = "skills"
+    rules_dir = "rules"
+    agents_dir = "agents"
+    commands_dir = "commands"
+    settings = "hooks/hooks.json"
+    mcp_file = ".mcp.json"
+    hook_var = "${AUGMENT_PLUGIN_ROOT}"
+    manifest_file = ".augment-plugin/plugin.json"
+    marketplace_file = ".augment-plugin/marketplace.json"

@@ -19,7 +19,7 @@ CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode", "cursor", "codex", 
                             "amp", "qwen", "vibe", "droid", "crush", "auggie", "kimi")
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
 PLUGIN_LAYOUTS: Tuple[str, ...] = ("claude", "cursor", "gemini", "codex", "antigravity",
-                                   "pi", "qwen", "vibe", "droid")  # registry.PLUGIN_LAYOUTS' keys
+                                   "pi", "qwen", "vibe", "droid", "auggie")  # registry.PLUGIN_LAYOUTS' keys
 FAMILIES: Tuple[str, ...] = CLIENTS  # each adapter's `family`, in registry order
 PASSTHROUGH_BLOCKS: Tuple[str, ...] = CLIENTS  # each adapter's `passthrough_block`, in registry order
 ALIASES: Tuple[str, ...] = ("claude-code", "vscode", "github-copilot")  # the adapters' `aliases`

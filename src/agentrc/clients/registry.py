@@ -62,6 +62,7 @@ _PLUGIN_LAYOUTS: Tuple[Tuple[str, str], ...] = (
     ("qwen", "qwen:QwenExtension"),
     ("vibe", "vibe:VibePlugin"),
     ("droid", "droid:DroidPlugin"),
+    ("auggie", "auggie:AuggiePlugin"),
 )
 DEFAULT_CLIENTS: Tuple[str, ...] = names.DEFAULT_CLIENTS
 
