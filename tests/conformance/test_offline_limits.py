@@ -16,13 +16,13 @@ from agentrc.clients import registry
 
 HERE = Path(__file__).resolve().parent
 LIMITS = HERE / "OFFLINE_LIMITS.md"
-JUDGED = ("claude", "codex", "copilot", "gemini", "opencode")
+JUDGED = ("claude", "codex", "copilot", "gemini", "opencode", "kilo")
 CAPABILITIES = ("skills", "commands", "agents", "mcp-servers", "mcp-connect", "hooks", "hooks-run", "instructions")
 STATUSES = ("checked", "partly", "not checkable offline", "nothing generated", "no judge")
 DISCOVERY_FILES = ("test_claude_discovery.py", "test_codex_discovery.py", "test_codex_examples_discovery.py",
                    "test_copilot_discovery.py",
                    "test_gemini_discovery.py", "test_opencode_discovery.py", "test_opencode_commands_and_mcp.py",
-                   "test_plugin_install.py")
+                   "test_plugin_install.py", "test_kilo_discovery.py")
 # Files with several clients' tests: each test's name starts with test_<client>_.
 SHARED_FILES = ("test_plugin_install.py",)
 

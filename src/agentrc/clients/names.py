@@ -16,7 +16,7 @@ from typing import Dict, Tuple
 
 CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode", "cursor", "codex", "gemini", "windsurf", "openclaw",
                             "hermes", "antigravity", "pi", "cline", "aider",
-                            "amp", "qwen", "vibe", "droid", "crush", "auggie", "kimi")
+                            "amp", "qwen", "vibe", "droid", "crush", "auggie", "kilo", "kimi")
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
 PLUGIN_LAYOUTS: Tuple[str, ...] = ("claude", "cursor", "gemini", "codex", "antigravity",
                                    "pi", "qwen", "vibe", "droid", "auggie")  # registry.PLUGIN_LAYOUTS' keys
@@ -55,6 +55,7 @@ CHECKED_WITH: Dict[str, Tuple[str, str]] = {
     "hermes": ("Hermes Agent 0.19.0", "PyPI hermes-agent in tools/hermes-requirements.txt"),
     "antigravity": ("Google's Antigravity CLI documentation of 2026-12-06 (agy is in no package registry, "
                     "so no CLI runs here)", ""),
+    "kilo": ("Kilo Code CLI 7.7.7", "npm @kilocode/cli in tools/package.json"),
 }
 
 # client -> what became of it, with the date (retired for some accounts, renamed).
@@ -68,4 +69,9 @@ CLIENT_STATUS: Dict[str, str] = {
                     "`.agents/mcp_config.json`, AGENTS.md and GEMINI.md, the plugin package) was verified from "
                     "Google's documentation of 2026-12-06, not by running `agy`: the rules' `trigger:` keys are "
                     "from the Antigravity IDE's rules page, the rest from the CLI's pages."),
+    "kilo": ("Kilo Code CLI 7.8.1 (2026-09-27) names a Linux binary package the npm registry does not have, so "
+             "this target is checked with 7.7.7, the newest release that installs on Linux, run offline: `kilo "
+             "debug skill`, `kilo debug config` and its first model request. A project `kilo.json` may not reference "
+             "the environment (`{env:VAR}`): Kilo skips a server whose headers do, and the whole file for any "
+             "other reference, so agentrc leaves such values out, for your own `~/.config/kilo/kilo.json`."),
 }

@@ -49,6 +49,7 @@ _ADAPTERS: Tuple[Tuple[str, str], ...] = (
     ("droid", "droid:Droid"),
     ("crush", "crush:Crush"),
     ("auggie", "auggie:Auggie"),
+    ("kilo", "kilo:Kilo"),
     ("kimi", "kimi:Kimi"),
 )
 # Clients with a plugin/extension package layout (`agentrc build --layout plugin`), in CLIENTS order.
