@@ -26,7 +26,7 @@ def test_a_source_at_a_commit_is_read_once_per_command(env, capsys, monkeypatch,
     assert run(capsys, "add", f"{repo.url}@v1#reg", "--bundle", "core", "--client", "claude")[0] == 0
     reads = []
     real = reading._read
-    monkeypatch.setattr(reading, "_read", lambda fetched: reads.append(fetched.commit) or real(fetched))
+    monkeypatch.setattr(reading, "_read", lambda fetched, *a: reads.append(fetched.commit) or real(fetched, *a))
     code, out, err = run(capsys, *verb)
     assert code == 0, err
     assert len(reads) == 1 and reads[0] == repo.v1
@@ -50,3 +50,35 @@ def test_content_digests_sort_the_source_once(monkeypatch):
     assert len(digests) == 500 and sorts.count(False) == 1  # sorted at the first digest only
     alone = SourceTree((SourceFile("skills/s0001/SKILL.md", b"x"), SourceFile("skills/s0001/ref/a.md", b"y")))
     assert closure.content_sha(alone, "", "skills/s0001") == closure.content_sha(tree, "", "skills/s0001")
+
+
+def test_an_installed_project_is_installed_again_without_parsing_or_rendering(env, capsys, monkeypatch):
+    """The consumer keeps a memo of its own (parsed item directories, renderings by content
+    digest, in the user's cache), as the build does: `install` of an installed project and
+    `update` with nothing new parse and render nothing, and produce no file's bytes to hash
+    them (the lock records digests the memo knows)."""
+    from agentrc.clients.base import ClientAdapter
+    from agentrc.portable import load
+
+    repo = env["repo"]
+    assert run(capsys, "add", f"{repo.url}@v1#reg", "--bundle", "core", "--client", "claude,copilot")[0] == 0
+    work = {"parse": 0, "render": 0}
+    real_parse, real_render = load.parse_item, ClientAdapter.render
+
+    def parse(*a, **k):
+        work["parse"] += 1
+        return real_parse(*a, **k)
+
+    def render(self, *a, **k):
+        work["render"] += 1
+        return real_render(self, *a, **k)
+
+    monkeypatch.setattr(load, "parse_item", parse)
+    monkeypatch.setattr(ClientAdapter, "render", render)
+    for verb in ("install", "update"):
+        code, out, err = run(capsys, verb)
+        assert code == 0, err
+    assert work == {"parse": 0, "render": 0}
+    (env["project"] / ".claude" / "skills" / "summary" / "SKILL.md").unlink()
+    assert run(capsys, "install")[0] == 0  # a file gone: its item rendered again, the file back
+    assert (env["project"] / ".claude" / "skills" / "summary" / "SKILL.md").is_file() and work["render"] >= 1

@@ -8,10 +8,11 @@ point at the source: requires entries, preloaded skills, bundle item references.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, FrozenSet, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Optional, Tuple
 
 from agentrc.frozen import FrozenMap
 
@@ -256,10 +257,31 @@ class Registry:
     roots: Tuple[str, ...] = ()
 
     def item(self, kind: Kind, name: str) -> Optional[Item]:
+        """The first item of `kind` named `name` (a plain string kind is taken as the Kind it
+        names). By an index made at the first lookup: a closure of N entries looked each up
+        in a pass over N items (issue 36)."""
+        try:
+            key = (kind if isinstance(kind, Kind) else Kind(kind), name)
+        except ValueError:
+            return None
+        return self._by_key.get(key)
+
+    @functools.cached_property
+    def _by_key(self) -> Dict[Tuple[Kind, str], Item]:
+        index: Dict[Tuple[Kind, str], Item] = {}
         for it in self.items:
-            if it.kind == kind and it.name == name:
-                return it
-        return None
+            index.setdefault((it.kind, it.name), it)
+        return index
+
+    def __getstate__(self) -> Dict[str, Any]:
+        """The fields only: the index is this process's, and a pickled registry's bytes must
+        not depend on whether it was looked into."""
+        state = dict(self.__dict__)
+        state.pop("_by_key", None)
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     def bundle(self, name: str) -> Optional[Bundle]:
         for b in self.bundles:

@@ -497,6 +497,8 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     written = consumer_write.write(project, lock, wanted, force, adopt, adopt_keys, diags,
                                    consumer_write.How(dry_run, user, held, frozen))
     result = Result(diags.sorted(), written.lock, written.changes)
+    if result.ok and not dry_run and isinstance(fetcher, ProjectFetcher):
+        fetcher.save_memo()  # what this command parsed and rendered, for the next
     if frozen and result.lock is not None:
         result = replace(result, lock=read)
     return replace(result, git_runs=fetcher.git_runs, planned=planned, consent=needed if dry_run else ())

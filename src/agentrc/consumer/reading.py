@@ -9,16 +9,19 @@ local sources (`ProjectFetcher`), the origin rule for what a source may require
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import weakref
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics, hide_credentials
 from agentrc.importers import published as layouts
 from agentrc.inputs.fetch import Fetched, Fetcher
 from agentrc.inputs.tree import real_path
+from agentrc.memo import cache
 from agentrc.model import Kind, Registry, SourceFile, SourceTree
 from agentrc.names import bundle_stem, is_bundle_file
 from agentrc.pipeline import published, stages
@@ -69,6 +72,26 @@ class ProjectFetcher(Fetcher):
         super().__init__(project)
         self.allowed = tuple(_real(os.path.join(project, os.path.expanduser(a))) for a in allowed) \
             + (_real(project),)
+        self._memo: Optional[cache.Memo] = None
+
+    @property
+    def memo_path(self) -> Path:
+        """The project's own memo (parsed item directories and renderings, by content digest,
+        in the user's cache): apart from any build's, which reads content strictly."""
+        return cache.location(self.base, [os.path.join(self.base, "agentrc.lock.json")])
+
+    @property
+    def memo(self) -> "cache.Memo":
+        """Loaded on first use: a command that reads no source opens no memo."""
+        if self._memo is None:
+            self._memo = cache.load(self.memo_path)
+        return self._memo
+
+    def save_memo(self) -> None:
+        """What this command parsed and rendered, kept for the next (after a write that worked)."""
+        if self._memo is not None:
+            with contextlib.suppress(OSError):
+                cache.save(self.memo_path, self._memo)
 
     def outside(self, source: Source) -> Optional[str]:
         """Why `source` may not be read (a local directory outside what is allowed); None if it may."""
@@ -128,18 +151,18 @@ def _loaded(fetcher: Fetcher, fetched: Fetched) -> Tuple["_Read", Registry]:
     memo = _LOADED.setdefault(fetcher, {})
     if key is not None and key in memo:
         return memo[key]
-    got = _read(fetched)
+    got = _read(fetched, fetcher.memo if isinstance(fetcher, ProjectFetcher) else None)
     if key is not None:
         memo[key] = got
     return got
 
 
-def _read(fetched: Fetched) -> Tuple["_Read", Registry]:
+def _read(fetched: Fetched, memo: Optional["cache.Memo"] = None) -> Tuple["_Read", Registry]:
     layout = published.portable(fetched.tree, fetched.root)
     if layout is None:
         fetched = replace(fetched, tree=layouts.plain(fetched.tree, fetched.root))
     tree, style = normalize.normalize_tree(layout.tree if layout is not None else fetched.tree)
-    loaded = stages.load(tree, cross_source=True)
+    loaded = stages.load(tree, cross_source=True, memo=memo)
     read = _Read(**{f.name: getattr(fetched, f.name) for f in fields(fetched)},
                  normalized=tree, findings=loaded.diagnostics + style + (layout.diagnostics if layout else ()))
     if layout is not None:  # the layout read as portable files; the lock's digests stay of the files as published

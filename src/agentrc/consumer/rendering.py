@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 from agentrc.consumer import consent
 from agentrc.consumer import mcpcli as mcp_cli
 from agentrc.consumer.reading import (  # noqa: E402 (the consumer's own modules after the stages it uses)
+    ProjectFetcher,
     _built_files,
     _digested,
     _fetch_and_load,
@@ -23,7 +24,6 @@ from agentrc.files import OutputFile
 from agentrc.inputs import projectfile
 from agentrc.inputs.fetch import Fetcher
 from agentrc.model import Bundle, SourceTree
-from agentrc.output import writer
 from agentrc.output.plan import Plan
 from agentrc.pipeline import stages
 from agentrc.portable import checks
@@ -102,7 +102,8 @@ def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diag
     plan = stages.generate(tree, list(lock.clients), bundles or None, entrypoints=sorted(set(entrypoints)),
                            cross_source=True, skip_servers=frozenset(lock.mcps_removed),
                            extra_fragments=plugin_forms.config_fragments(wanted), report_plugins=False,
-                           shared_copies=not user and _shares(project))
+                           shared_copies=not user and _shares(project),
+                           memo=fetcher.memo if isinstance(fetcher, ProjectFetcher) else None)
     diags.extend(plan.diagnostics)
     return _Rendered(plan, lock, wanted, surfaces) if plan.ok else None
 
@@ -132,7 +133,7 @@ def _adoptable(project: str, lock: Lock, produced: Dict[str, str], previous: Opt
     if previous is not None and any(given.get(p) != h for p, h in recorded.items()):
         again = _render(project, previous, fetcher, False, Diagnostics())
         if again is not None:
-            given.update({f.path: writer.sha(f.content) for f in again.plan.files})
+            given.update({f.path: f.sha256() for f in again.plan.files})
     for path, digest in sorted(recorded.items()):
         if given.get(path) != digest:
             diags.error(os.path.join(project, LOCK), (0, 0), "AR204", f"files: {path!r} is recorded, but no locked "
@@ -173,7 +174,7 @@ def _outputs(plan: Plan, lock: Lock, cli_from_lock: bool, user: bool, diags: Dia
         if claude_cli:
             claude_servers, out_files = mcp_cli.claude_entries(plan.files)
         mcps = mcp_records(plan, claude_servers is not None)
-    installed = tuple(LockedFile(f.path, writer.sha(f.content), bool(f.merge)) for f in out_files)
+    installed = tuple(LockedFile(f.path, f.sha256(), bool(f.merge)) for f in out_files)  # by digest: unrendered
     new_lock = replace(lock, files=installed, mcps=mcps, user_skipped=tuple(skipped) if user else ())
     return _Outputs(out_files, claude_servers, copilot_servers, new_lock)
 

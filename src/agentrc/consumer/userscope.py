@@ -28,7 +28,6 @@ would name whatever project the client runs in.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import List, Optional, Sequence, Tuple
 
 from agentrc.files import OutputFile
@@ -94,7 +93,8 @@ def relocate(files: Sequence[OutputFile]) -> Tuple[Tuple[OutputFile, ...], Tuple
             continue
         if f.merge and not keys:
             continue
-        out.append(replace(f, path=dest, content=content, keys=keys))
+        # A plain OutputFile: a memoized rendering's file is one known by digest (OnDemand).
+        out.append(OutputFile(dest, content, f.executable, f.owner, f.merge, keys))
     return tuple(out), tuple(skipped), tuple(refused)
 
 
