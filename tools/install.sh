@@ -65,15 +65,22 @@ if [ "$node_major" -lt 22 ]; then
   say "note: Node $(node --version) is older than the Node >= 22 that markdownlint-cli2 and claude-code declare; expect EBADENGINE warnings"
 fi
 
-# Prints "name version" for every pinned dependency in tools/package.json.
+# Prints "name version" for every pinned dependency in tools/package.json (an exact version,
+# a pre-release suffix allowed: Amp publishes 0.0.<build>-g<commit>). Optional dependencies
+# (a CLI published for one platform only, such as droid's @factory/cli-linux-x64) are listed
+# only when npm installed them: on another platform their judges skip.
 pinned_deps() {
   node -e '
+    const fs = require("fs"), path = require("path");
     const p = require(process.argv[1]);
     const deps = Object.assign({}, p.dependencies || {}, p.devDependencies || {});
-    for (const [n, v] of Object.entries(deps)) {
-      if (!/^\d+\.\d+\.\d+$/.test(v)) { console.error(`${n}: "${v}" is not an exact version`); process.exit(3); }
-      console.log(n + " " + v);
-    }' "$TOOLS_SRC/package.json"
+    for (const [n, v] of Object.entries(p.optionalDependencies || {})) {
+      if (fs.existsSync(path.join(process.argv[2], "node_modules", n, "package.json"))) deps[n] = v;
+    }
+    for (const [n, v] of Object.entries(Object.assign({}, deps, p.optionalDependencies || {}))) {
+      if (!/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(v)) { console.error(`${n}: "${v}" is not an exact version`); process.exit(3); }
+    }
+    for (const [n, v] of Object.entries(deps)) console.log(n + " " + v);' "$TOOLS_SRC/package.json" "$NPM_PREFIX"
 }
 
 # Exit 0 when every pinned package is installed in .tools/npm at exactly the pinned version.
@@ -296,4 +303,33 @@ pypi_client hermes hermes-agent hermes 11
 pypi_client aider aider-chat aider 11
 pypi_client vibe mistral-vibe vibe 12
 pypi_client kimi kimi-cli kimi 13
+
+# ---------------------------------------------------------------------------------------------
+# 5. OpenClaw, the judge of the OpenClaw output, with the Node it needs (it refuses a Node older
+#    than 24.16): both pinned in tools/openclaw-package.json, installed into .tools/openclaw, the
+#    npm package `node` first (the platform's Node binary, from the registry), then the rest with
+#    that Node first on PATH, since openclaw's preinstall checks the Node that runs it.
+# ---------------------------------------------------------------------------------------------
+OC_PINS="$TOOLS_SRC/openclaw-package.json"
+OC_PREFIX="$DEST/openclaw"
+oc_pin() { node -p "require(process.argv[1]).devDependencies[process.argv[2]]" "$OC_PINS" "$1"; }
+oc_have() { node -e 'try { console.log(require(process.argv[1]).version) } catch (e) { }' \
+  "$OC_PREFIX/node_modules/$1/package.json"; }
+oc_node="$(oc_pin node)"
+oc_claw="$(oc_pin openclaw)"
+if [ "$FORCE" = 0 ] && [ "$(oc_have node)" = "$oc_node" ] && [ "$(oc_have openclaw)" = "$oc_claw" ]; then
+  say "openclaw $oc_claw and node $oc_node already installed in .tools/openclaw"
+else
+  say "installing node $oc_node, then openclaw $oc_claw, into .tools/openclaw"
+  mkdir -p "$OC_PREFIX"
+  rm -f "$OC_PREFIX/package-lock.json"
+  printf '{"private": true}\n' > "$OC_PREFIX/package.json"
+  npm install --prefix "$OC_PREFIX" --no-audit --no-fund --no-save "node@$oc_node" \
+    || die "npm install node@$oc_node into .tools/openclaw failed"
+  cp "$OC_PINS" "$OC_PREFIX/package.json"
+  PATH="$OC_PREFIX/node_modules/.bin:$PATH" npm install --prefix "$OC_PREFIX" --no-audit --no-fund \
+    || { rm -f "$OC_PREFIX/package.json"; die "npm install of tools/openclaw-package.json failed"; }
+  [ "$(oc_have openclaw)" = "$oc_claw" ] || die "openclaw $oc_claw is not in .tools/openclaw after npm install"
+fi
+say "openclaw: .tools/openclaw/node_modules/openclaw (node $("$OC_PREFIX/node_modules/.bin/node" --version))"
 say "done"
