@@ -16,13 +16,18 @@ from agentrc.clients import registry
 
 HERE = Path(__file__).resolve().parent
 LIMITS = HERE / "OFFLINE_LIMITS.md"
-JUDGED = ("claude", "codex", "copilot", "gemini", "opencode", "kilo")
+JUDGED = ("claude", "codex", "copilot", "gemini", "opencode", "kilo", "openclaw", "hermes", "cline", "pi", "qwen",
+          "aider", "vibe", "kimi", "amp", "droid", "auggie")
 CAPABILITIES = ("skills", "commands", "agents", "mcp-servers", "mcp-connect", "hooks", "hooks-run", "instructions")
 STATUSES = ("checked", "partly", "not checkable offline", "nothing generated", "no judge")
 DISCOVERY_FILES = ("test_claude_discovery.py", "test_codex_discovery.py", "test_codex_examples_discovery.py",
                    "test_copilot_discovery.py",
                    "test_gemini_discovery.py", "test_opencode_discovery.py", "test_opencode_commands_and_mcp.py",
-                   "test_plugin_install.py", "test_kilo_discovery.py")
+                   "test_plugin_install.py", "test_kilo_discovery.py", "test_openclaw_discovery.py",
+                   "test_hermes_discovery.py", "test_cline_discovery.py", "test_pi_discovery.py",
+                   "test_qwen_discovery.py", "test_aider_discovery.py", "test_vibe_discovery.py",
+                   "test_kimi_discovery.py", "test_amp_discovery.py", "test_droid_discovery.py",
+                   "test_auggie_discovery.py")
 # Files with several clients' tests: each test's name starts with test_<client>_.
 SHARED_FILES = ("test_plugin_install.py",)
 
