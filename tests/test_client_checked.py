@@ -20,7 +20,8 @@ def _pinned(pin: str) -> str:
     kind, package, path = m.groups()
     text = (ROOT / path).read_text(encoding="utf-8")
     if kind == "npm":
-        return str(json.loads(text)["devDependencies"][package])
+        data = json.loads(text)
+        return str({**data.get("optionalDependencies", {}), **data["devDependencies"]}[package])
     found = re.search(rf"^{re.escape(package)}==(\S+)\s*$", text, re.M)
     assert found, (package, path)
     return found.group(1)

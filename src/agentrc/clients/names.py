@@ -56,6 +56,17 @@ CHECKED_WITH: Dict[str, Tuple[str, str]] = {
     "antigravity": ("Google's Antigravity CLI documentation of 2026-12-06 (agy is in no package registry, "
                     "so no CLI runs here)", ""),
     "kilo": ("Kilo Code CLI 7.7.7", "npm @kilocode/cli in tools/package.json"),
+    "pi": ("pi 0.73.1", "npm @mariozechner/pi-coding-agent in tools/package.json"),
+    "cline": ("Cline CLI 3.0.65", "npm cline in tools/package.json"),
+    "qwen": ("Qwen Code 0.24.4", "npm @qwen-code/qwen-code in tools/package.json"),
+    "amp": ("Amp CLI 0.0.1790142911-g7618fb", "npm @ampcode/cli in tools/package.json"),
+    "droid": ("Factory droid 0.225.2", "npm @factory/cli-linux-x64 in tools/package.json"),
+    "auggie": ("Auggie 0.36.0", "npm @augmentcode/auggie in tools/package.json"),
+    "aider": ("Aider 0.86.2", "PyPI aider-chat in tools/aider-requirements.txt"),
+    "vibe": ("Mistral Vibe 3.0.2", "PyPI mistral-vibe in tools/vibe-requirements.txt"),
+    "kimi": ("Kimi CLI 1.51.0", "PyPI kimi-cli in tools/kimi-requirements.txt"),
+    "crush": ("Crush's documentation of 2026-12-06 (its npm package downloads its binary from github.com, so no "
+              "Crush CLI runs here)", ""),
 }
 
 # client -> what became of it, with the date (retired for some accounts, renamed).
@@ -64,6 +75,11 @@ CLIENT_STATUS: Dict[str, str] = {
                "Gemini Code Assist Standard and Enterprise licenses and API keys keep it, and this target stays "
                "for them. Its successor for the others is the Antigravity CLI (`--client antigravity`)."),
     "windsurf": "Windsurf was renamed Devin Desktop on 2026-06-02; the target keeps the name `windsurf`.",
+    "kimi": ("Moonshot stopped maintaining Kimi CLI (PyPI `kimi-cli`) on 2026-09-21 in favour of Kimi Code CLI, a "
+             "native binary installed by Moonshot's own script; `kimi-cli` 1.51.0 is its final release and the one "
+             "this target is checked with (1.52.0 only runs that installer)."),
+    "amp": ("Amp's CLI is published as `@ampcode/cli`, formerly `@sourcegraph/amp`; the target is `amp` under either "
+            "name."),
     "antigravity": ("The successor of Gemini CLI for consumer accounts since 2026-06-18 (`agy`). Its layout "
                     "(`.agents/rules`, `.agents/skills`, `.agents/agents/<name>/agent.md`, "
                     "`.agents/mcp_config.json`, AGENTS.md and GEMINI.md, the plugin package) was verified from "
