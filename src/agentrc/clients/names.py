@@ -16,7 +16,7 @@ from typing import Dict, Tuple
 
 CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode", "cursor", "codex", "gemini", "windsurf", "openclaw",
                             "hermes", "antigravity", "pi", "cline", "aider",
-                            "amp", "qwen", "vibe", "droid", "crush", "auggie", "kilo", "kimi")
+                            "amp", "qwen", "vibe", "droid", "crush", "auggie", "kilo", "kimi", "continue")
 DEFAULT_CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode")
 PLUGIN_LAYOUTS: Tuple[str, ...] = ("claude", "cursor", "gemini", "codex", "antigravity",
                                    "pi", "qwen", "vibe", "droid", "auggie")  # registry.PLUGIN_LAYOUTS' keys
@@ -67,6 +67,7 @@ CHECKED_WITH: Dict[str, Tuple[str, str]] = {
     "kimi": ("Kimi CLI 1.51.0", "PyPI kimi-cli in tools/kimi-requirements.txt"),
     "crush": ("Crush's documentation of 2026-12-06 (its npm package downloads its binary from github.com, so no "
               "Crush CLI runs here)", ""),
+    "continue": ("Continue CLI (cn) 1.5.47", "npm @continuedev/cli in tools/package.json"),
 }
 
 # client -> what became of it, with the date (retired for some accounts, renamed).
@@ -90,4 +91,10 @@ CLIENT_STATUS: Dict[str, str] = {
              "debug skill`, `kilo debug config` and its first model request. A project `kilo.json` may not reference "
              "the environment (`{env:VAR}`): Kilo skips a server whose headers do, and the whole file for any "
              "other reference, so agentrc leaves such values out, for your own `~/.config/kilo/kilo.json`."),
+    "continue": ("Checked by running the Continue CLI (`cn`), which shares the `.continue/` files with Continue's "
+                 "IDE extensions. The CLI reads the always-on rules only (a rule with `globs` is for the IDE "
+                 "extensions), has no command or prompt files (commands are skills: `/<name>` in its terminal UI "
+                 "loads one, without arguments), runs an agent file when named (`cn --agent`), loads a "
+                 "`.continue/mcpServers` block only when named (`cn --mcp`; the IDE extensions load the folder, "
+                 "per Continue's documentation) and fires no hooks."),
 }

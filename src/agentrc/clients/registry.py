@@ -51,6 +51,7 @@ _ADAPTERS: Tuple[Tuple[str, str], ...] = (
     ("auggie", "auggie:Auggie"),
     ("kilo", "kilo:Kilo"),
     ("kimi", "kimi:Kimi"),
+    ("continue", "continuedev:Continue"),
 )
 # Clients with a plugin/extension package layout (`agentrc build --layout plugin`), in CLIENTS order.
 _PLUGIN_LAYOUTS: Tuple[Tuple[str, str], ...] = (
