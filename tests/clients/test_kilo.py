@@ -124,6 +124,8 @@ def test_registered_with_what_it_also_reads():
     assert kilo.skill_dir == ".kilo/skills" and kilo.title == "Kilo Code"
     assert kilo.also_reads[Kind.RULE] == ("opencode", ".agents/skills")
     assert kilo.also_reads[Kind.SKILL] == ("claude", ".agents/skills")
+    assert "KILO_DISABLE_CLAUDE_CODE_SKILLS=1" in kilo.discovery_off[".claude/skills"]
+    assert "KILO_DISABLE_EXTERNAL_SKILLS=1" in kilo.discovery_off[".agents/skills"]
 
 
 def test_built_with_opencode_the_rules_opencode_registers_are_named():

@@ -40,6 +40,12 @@ from .offline_clients import (
 )
 
 PACKAGE = "@kilocode/cli"
+# Kilo's own traffic off: the models.dev catalog, telemetry, update checks, its default plugins
+# (installed from npm), LSP downloads, indexing and session upload. What is left reaches
+# api.kilo.ai (refused by the sink) and the generated remote server's host.
+QUIET = {"KILO_DISABLE_MODELS_FETCH": "1", "KILO_TELEMETRY_LEVEL": "off", "KILO_DISABLE_AUTOUPDATE": "1",
+         "KILO_DISABLE_DEFAULT_PLUGINS": "1", "KILO_DISABLE_LSP_DOWNLOAD": "1", "KILO_DISABLE_CODEBASE_INDEXING": "1",
+         "KILO_DISABLE_SESSION_INGEST": "1", "KILO_DISABLE_SHARE": "1"}
 BUILTIN_SKILLS = {"kilo-config"}
 BUILTIN_AGENTS = {"explore", "general"}
 _SKILL = re.compile(r"<skill>\s*<name>(.*?)</name>\s*<description>.*?</description>\s*"
@@ -70,7 +76,8 @@ def _json(kilo: List[str], project: Path, *args: str, user_config: Optional[Mapp
         (home / ".config" / "kilo").mkdir(parents=True)
         (home / ".config" / "kilo" / "kilo.json").write_text(json.dumps(user_config), encoding="utf-8")
     with LocalSink() as sink:
-        proc = run(kilo + list(args), cwd=project, env=offline_env(home, tmp, proxy=sink, extra=extra))
+        env = offline_env(home, tmp, proxy=sink, extra={**QUIET, **(extra or {})})
+        proc = run(kilo + list(args), cwd=project, env=env)
     assert proc.returncode == 0, describe(proc)
     return json.loads(proc.stdout[proc.stdout.index("{" if args[-1] == "config" else "["):])
 
@@ -95,9 +102,12 @@ def model_request(kilo, project, build) -> Dict[str, Any]:
                                   "models": {"m": {"name": "m"}}}},
             "model": "sink/m", "autoupdate": False, "share": "disabled"}), encoding="utf-8")
         proc = run(kilo + ["run", "--model", "sink/m", "hello"], cwd=project,
-                   env=offline_env(home, tmp, shims=shims, proxy=sink), timeout=90)
+                   env=offline_env(home, tmp, shims=shims, proxy=sink, extra=QUIET), timeout=90)
         posts = [r for r in sink.requests if r["method"] == "POST" and r["path"].endswith("/chat/completions")]
+        hosts = {c.rsplit(":", 1)[0] for c in sink.connects()}
     assert posts, describe(proc)
+    remote = {s["url"].split("/")[2] for s in servers.values() if s.get("url")}
+    assert hosts <= {"api.kilo.ai"} | remote, hosts
     return posts[0]["body"]
 
 
@@ -179,3 +189,17 @@ def test_kilo_model_request_has_agents_md_every_rule_skill_and_subagent(model_re
     subagents = sorted(f.stem for f in (build.out / ".kilo" / "agents").glob("*.md")
                        if split_frontmatter(f.read_text(encoding="utf-8"))[0].get("mode") == "subagent")
     assert subagents and sorted(listed) == subagents
+
+
+def test_kilo_in_an_opencode_and_kilo_tree_loads_the_rules_the_report_names(kilo, tmp_path):
+    """Kilo reads opencode.json's `instructions` too: built with opencode, it loads each rule
+    opencode registers there beside its own, exactly the copies the report's also_loaded_by
+    names (AR095)."""
+    build = client_build("registry", "opencode,kilo")
+    both = copy_project(build.out, tmp_path / "both")
+    named = sorted(f"{(both / by['path']).resolve()}" for i in build.report["items"]
+                   if i["client"] == "opencode" for by in i.get("also_loaded_by", []) if by["client"] == "kilo")
+    assert named and all(p.endswith("/RULE.md") for p in named)
+    own = [str((both / ".kilo" / "rules" / p.name).resolve()) for p in (build.out / ".kilo" / "rules").glob("*.md")]
+    loaded = _json(kilo, both, "debug", "config")["instructions"]
+    assert sorted(str((both / p).resolve()) for p in loaded) == sorted(own + named)

@@ -59,7 +59,11 @@ class Kilo(Opencode):
     also_reads = {Kind.SKILL: ("claude", SHARED_SKILL_DIR), Kind.RULE: ("opencode", SHARED_SKILL_DIR),
                   Kind.COMMAND: ("claude", SHARED_SKILL_DIR), Kind.AGENT: (SHARED_SKILL_DIR,)}
     skill_switch = f"permission.skill.<name>: deny in {CONFIG}"
-    discovery_off: Dict[str, str] = {}
+    # As in opencode, an environment variable turns each scan off (checked with kilo debug skill).
+    discovery_off = {".claude/skills": "set shared-copies: false in agentrc.yaml and run kilo with "
+                                       "KILO_DISABLE_CLAUDE_CODE_SKILLS=1",
+                     SHARED_SKILL_DIR: "set shared-copies: false in agentrc.yaml and run kilo with "
+                                       "KILO_DISABLE_EXTERNAL_SKILLS=1 (which hides .claude/skills too)"}
     resource_root = ".kilo/agentrc"
     skill_dir = ".kilo/skills"
     tools_file = CONFIG
