@@ -208,3 +208,19 @@ class _HeaderSink:
     def __exit__(self, *exc: Any) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def test_continue_in_a_claude_and_continue_tree_loads_what_ar095_names(cn, tmp_path):
+    """cn reads .claude/skills too: built with claude, the Skills tool lists its own skills
+    and every copy in .claude/skills the report's also_loaded_by names, each name as often as
+    it has copies (both load; which one a name finds is not defined), and a skill whose bytes
+    are Claude's too is written once, in .claude/skills (shared copies)."""
+    build = client_build("registry", "claude,continue")
+    both = copy_project(build.out, tmp_path / "both")
+    named = [by["path"] for i in build.report["items"] if i["client"] == "claude"
+             for by in i.get("also_loaded_by", []) if by["client"] == "continue"]
+    assert named and all(p.startswith(".claude/skills/") for p in named)
+    own = sorted(p.parent.name for p in (build.out / ".continue" / "skills").glob("*/SKILL.md"))
+    tool = next(t["function"] for t in Run(cn, both).first()["tools"] if t["function"]["name"] == "Skills")
+    listed = sorted(name for name, _ in _SKILL.findall(tool["description"]))
+    assert listed == sorted(own + [Path(p).parent.name for p in named])
