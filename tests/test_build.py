@@ -60,7 +60,8 @@ def test_merged_build_is_the_union_of_clients(monkeypatch):
                                             ".cursor/agentrc/hooks/", ".devin/hooks.v1.json", ".devin/agentrc/hooks/",
                                             ".windsurf/agentrc/hooks/", ".github/skills/", ".opencode/skills/",
                                             ".cursor/skills/", ".windsurf/skills/", ".cline/skills/", ".qwen/skills/",
-                                            ".factory/skills/", ".augment/skills/"))
+                                            ".factory/skills/", ".augment/skills/", ".kilo/skills/",
+                                            ".continue/skills/"))
                               for p in only_alone), sorted(only_alone)
     assert set(merged) <= set(union)
 
