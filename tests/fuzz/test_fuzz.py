@@ -197,7 +197,13 @@ def test_an_empty_preload_skills_list_builds_for_every_client(tmp_path, monkeypa
     assert code == 0, err
     report = json.loads((tmp_path / "report.json").read_text())
     outcomes = {(r["client"], f["field"]): f["status"] for r in report["items"] for f in r["fields"]}
-    assert {outcomes[(c, "preload-skills")] for c in CLIENTS} == {"omitted"}
+    from agentrc.clients.registry import CLIENTS as ADAPTERS
+    from agentrc.model import Kind
+
+    with_agents = [c for c in CLIENTS if Kind.AGENT in ADAPTERS[c].kinds]
+    assert {outcomes[(c, "preload-skills")] for c in with_agents} == {"omitted"}
+    # A client with no agents (Aider) drops the whole item, this field with it.
+    assert {outcomes[(c, "preload-skills")] for c in CLIENTS if c not in with_agents} <= {"dropped"}
 
 
 def test_a_tools_section_that_is_not_an_object(tmp_path, monkeypatch, capsys):
