@@ -42,12 +42,12 @@ from agentrc.clients.base import (
     server_without_defaults,
     subagents_only,
     sync_only,
-    tool_event,
     with_skills_section,
 )
+from agentrc.clients.hookkit import event_matcher, settings_hook
 from agentrc.fidelity import DEGRADED, DROPPED, Tracker
 from agentrc.files import fragment
-from agentrc.model import MATCHER_EVENTS, Item, Kind, McpServer
+from agentrc.model import Item, Kind, McpServer
 
 # Auggie's tool ids (auggie tools list); it has no glob or web search tool of its own.
 TOOL_NAMES = {
@@ -157,23 +157,15 @@ class Auggie(ClientAdapter):
             handler["timeout"] = spec.timeout
             tracker.emitted("timeout", "seconds")
         sync_only(item, tracker, "Auggie runs hooks synchronously", "Auggie runs hooks synchronously")
-        self.merge_block(item, handler, tracker, "merged into the hook handler")
-        entry: Dict[str, Any] = {}
-        matcher = self._matcher(item, tracker)
-        if matcher:
-            entry["matcher"] = matcher
-        entry["hooks"] = [handler]
-        tracker.emitted("event", f"hooks.{event} in {self.settings}")
-        return files + [fragment(self.settings, "json", ("hooks", event), entry, self.owner(item), append=True)]
+        return files + [settings_hook(self, item, tracker, handler, self.settings, event,
+                                      lambda: self._matcher(item, tracker))]
 
     def _matcher(self, item: Item, tracker: Tracker) -> str:
         spec = item.hook
         assert spec is not None  # set for every hook item
-        if not tool_event(item, tracker):
-            if spec.matcher is not None and spec.event in MATCHER_EVENTS:
-                tracker.emitted("matcher", f"as written (what started the {spec.event} event)")
-                return spec.matcher
-            return ""
+        plain = event_matcher(item, tracker)
+        if plain is not None:
+            return plain
         if spec.tools is not None:
             names = self.native_tools(spec.tools)
             missing = [t for t in spec.tools if t not in TOOL_NAMES]

@@ -13,11 +13,11 @@ from agentrc.clients.base import (
     hook_script,
     server_outcomes,
     subagents_only,
-    tool_event,
 )
+from agentrc.clients.hookkit import event_matcher, settings_hook
 from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import OutputFile, fragment
-from agentrc.model import MATCHER_EVENTS, Item, Kind
+from agentrc.model import Item, Kind
 from agentrc.text.markedblock import block_render
 from agentrc.vocabulary import TOOLS
 
@@ -130,14 +130,8 @@ class Claude(ClientAdapter):
             if spec.run_async:
                 handler["async"] = True
             tracker.emitted("async")
-        self.merge_block(item, handler, tracker, "merged into the hook handler")
-        entry = {}
-        matcher = self.matcher(item, tracker)
-        if matcher:
-            entry["matcher"] = matcher
-        entry["hooks"] = [handler]
-        tracker.emitted("event", f"hooks.{spec.event} in {self.settings}")
-        return files + [fragment(self.settings, "json", ("hooks", spec.event), entry, self.owner(item), append=True)]
+        return files + [settings_hook(self, item, tracker, handler, self.settings, spec.event,
+                                      lambda: self.matcher(item, tracker))]
 
     def matcher(self, item: Item, tracker: Tracker) -> str:
         """Claude-style matcher: portable tools as `Bash|Edit`, or the raw matcher."""
@@ -185,11 +179,9 @@ def claude_matcher(item: Item, tracker: Tracker) -> str:
     (SessionStart's `startup|clear|compact`)."""
     spec = item.hook
     assert spec is not None  # set for every hook item
-    if not tool_event(item, tracker):
-        if spec.matcher is not None and spec.event in MATCHER_EVENTS:
-            tracker.emitted("matcher", f"as written (what started the {spec.event} event)")
-            return spec.matcher
-        return ""
+    plain = event_matcher(item, tracker)
+    if plain is not None:
+        return plain
     if spec.tools is not None:
         tracker.mapped("tools", "matcher of Claude Code tool names")
         return "|".join(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools))

@@ -50,12 +50,12 @@ from agentrc.clients.base import (
     server_without_defaults,
     subagents_only,
     sync_only,
-    tool_event,
     with_skills_section,
 )
+from agentrc.clients.hookkit import event_matcher, settings_hook
 from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import fragment
-from agentrc.model import MATCHER_EVENTS, Item, Kind, McpServer
+from agentrc.model import Item, Kind, McpServer
 
 # droid's tool ids (its own map from Claude Code's names: Bash -> Execute, Write -> Create, ...).
 TOOL_NAMES = {
@@ -163,23 +163,15 @@ class Droid(ClientAdapter):
             handler["timeout"] = spec.timeout
             tracker.emitted("timeout", "seconds")
         sync_only(item, tracker, "droid runs hooks synchronously", "droid runs hooks synchronously")
-        self.merge_block(item, handler, tracker, "merged into the hook handler")
-        entry: Dict[str, Any] = {}
-        matcher = self._matcher(item, tracker)
-        if matcher:
-            entry["matcher"] = matcher
-        entry["hooks"] = [handler]
-        tracker.emitted("event", f"hooks.{spec.event} in {self.settings}")
-        return files + [fragment(self.settings, "json", ("hooks", spec.event), entry, self.owner(item), append=True)]
+        return files + [settings_hook(self, item, tracker, handler, self.settings, spec.event,
+                                      lambda: self._matcher(item, tracker))]
 
     def _matcher(self, item: Item, tracker: Tracker) -> str:
         spec = item.hook
         assert spec is not None  # set for every hook item
-        if not tool_event(item, tracker):
-            if spec.matcher is not None and spec.event in MATCHER_EVENTS:
-                tracker.emitted("matcher", f"as written (what started the {spec.event} event)")
-                return spec.matcher
-            return ""
+        plain = event_matcher(item, tracker)
+        if plain is not None:
+            return plain
         if spec.tools is not None:
             tracker.mapped("tools", "matcher of droid tool ids")
             return "|".join(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools))

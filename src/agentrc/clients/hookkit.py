@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import TYPE_CHECKING, Any, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.fidelity import Tracker
-from agentrc.files import OutputFile
+from agentrc.files import Fragment, OutputFile, fragment
 from agentrc.model import MATCHER_EVENTS, TOOL_EVENTS, Item
 
 if TYPE_CHECKING:
@@ -136,3 +136,32 @@ def hook_docs(item: Item, tracker: Tracker) -> None:
     tracker.omitted("body", "documentation of the hook; not read by clients")
     if "name" in item.fields:
         tracker.mapped("name", "names the script's directory")
+
+
+def event_matcher(item: Item, tracker: Tracker) -> Optional[str]:
+    """For an event that is not about a tool: the matcher as written (what started the event,
+    for the MATCHER_EVENTS: SessionStart's `startup|clear`), else "". None for a tool event,
+    whose tools or matcher each client maps to its own tool names."""
+    spec = item.hook
+    assert spec is not None  # set for every hook item
+    if tool_event(item, tracker):
+        return None
+    if spec.matcher is not None and spec.event in MATCHER_EVENTS:
+        tracker.emitted("matcher", f"as written (what started the {spec.event} event)")
+        return spec.matcher
+    return ""
+
+
+def settings_hook(adapter: "ClientAdapter", item: Item, tracker: Tracker, handler: Dict[str, Any], path: str,
+                  event: str, matcher: Callable[[], str]) -> Fragment:
+    """The hook in the settings shape Claude Code set and others follow (Qwen Code, droid,
+    Auggie): `hooks.<event>` in `path` gets `{matcher, hooks: [handler]}` appended, the item's
+    passthrough block merged into the handler."""
+    adapter.merge_block(item, handler, tracker, "merged into the hook handler")
+    entry: Dict[str, Any] = {}
+    found = matcher()
+    if found:
+        entry["matcher"] = found
+    entry["hooks"] = [handler]
+    tracker.emitted("event", f"hooks.{event} in {path}")
+    return fragment(path, "json", ("hooks", event), entry, adapter.owner(item), append=True)

@@ -29,9 +29,7 @@ from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     canonical_server_outcomes,
     default_outcome,
-    place_resources,
     server_without_defaults,
-    with_skills_section,
 )
 from agentrc.clients.opencode import MODELS, Opencode
 from agentrc.clients.servers import ENV_REF_RE
@@ -64,13 +62,13 @@ class Kilo(Opencode):
                                        "KILO_DISABLE_CLAUDE_CODE_SKILLS=1",
                      SHARED_SKILL_DIR: "set shared-copies: false in agentrc.yaml and run kilo with "
                                        "KILO_DISABLE_EXTERNAL_SKILLS=1 (which hides .claude/skills too)"}
+    brand = "Kilo"  # opencode's hide_skills, command, agent and hook, with Kilo's name and directories
+    commands_dir = COMMANDS_DIR
+    agents_dir = AGENTS_DIR
+    plugins_dir = ".kilo/plugins"
     resource_root = ".kilo/agentrc"
     skill_dir = ".kilo/skills"
     tools_file = CONFIG
-
-    def hide_skills(self, names):
-        # Kilo keeps opencode's permission map: a denied skill is left out of the skill tool.
-        return tuple(fragment(CONFIG, "json", ("permission", "skill", name), "deny", owner) for name, owner in names)
 
     def rule(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker, name_in_file=False,
@@ -81,42 +79,6 @@ class Kilo(Opencode):
             tracker.degraded("scope", "Kilo has no path-scoped rules; the rule is always on")
         body, extra = self.place(item, RULES_DIR, body, tracker)
         return f"{RULES_DIR}/{item.name}.md", body, extra
-
-    def command(self, item, ctx, tracker, fm, body):
-        self.identify(item, fm, tracker, name_in_file=False)
-        if "name" in item.fields:
-            tracker.mapped("name", "file name is the command name")
-        if "argument-hint" in item.fields:
-            tracker.dropped("argument-hint", "Kilo commands have no argument hint")
-        if "agent" in item.fields:
-            fm["agent"] = item.fields["agent"]
-            fm["subtask"] = True
-            tracker.mapped("agent", "agent: with subtask: true (runs as that subagent)")
-        self.map_model(item.model, fm, tracker)
-        if item.tools is not None:
-            tracker.dropped("tools", "Kilo commands take the tools of the agent that runs them")
-        body, extra = place_resources(item, COMMANDS_DIR, f"{self.resource_root}/commands/{item.name}",
-                                      body, self.owner(item), tracker)
-        return f"{COMMANDS_DIR}/{item.name}.md", body, extra
-
-    def agent(self, item, ctx, tracker, fm, body):
-        self.identify(item, fm, tracker, name_in_file=False)
-        if "name" in item.fields:
-            tracker.mapped("name", "file name is the agent id")
-        fm["mode"] = item.mode or "subagent"
-        if item.mode:
-            tracker.emitted("mode")
-        self.map_model(item.model, fm, tracker)
-        fm["permission"] = self._permission(item, tracker)
-        body = with_skills_section(item, body, tracker)
-        body, extra = self.place(item, AGENTS_DIR, body, tracker)
-        return f"{AGENTS_DIR}/{item.name}.md", body, extra
-
-    def hook(self, item, ctx, tracker):
-        for f in tracker.expected:
-            if f not in tracker.outcomes:
-                tracker.dropped(f, "Kilo hooks are JavaScript plugins (.kilo/plugins); agentrc writes no code")
-        return []
 
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         written: Dict[str, str] = {}

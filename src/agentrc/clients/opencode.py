@@ -66,9 +66,16 @@ class Opencode(ClientAdapter):
     kinds = tuple(Kind)
     tools_file = CONFIG
 
+    # What a fork (Kilo Code) changes: its name in the report's words, its directories.
+    brand = "opencode"
+    commands_dir = ".opencode/commands"
+    agents_dir = ".opencode/agents"
+    plugins_dir = ".opencode/plugins"
+
     def hide_skills(self, names):
         # A denied skill is left out of the skill tool's list and refused when named.
-        return tuple(fragment(CONFIG, "json", ("permission", "skill", name), "deny", owner) for name, owner in names)
+        return tuple(fragment(self.tools_file, "json", ("permission", "skill", name), "deny", owner)
+                     for name, owner in names)
 
     def rule(self, item, ctx, tracker, fm, body):
         self.identify(item, fm, tracker,
@@ -87,22 +94,23 @@ class Opencode(ClientAdapter):
         if "name" in item.fields:
             tracker.mapped("name", "file name is the command name")
         if "argument-hint" in item.fields:
-            tracker.dropped("argument-hint", "opencode commands have no argument hint")
+            tracker.dropped("argument-hint", f"{self.brand} commands have no argument hint")
         if "agent" in item.fields:
             fm["agent"] = item.fields["agent"]
             fm["subtask"] = True
             tracker.mapped("agent", "agent: with subtask: true (runs as that subagent)")
         self.map_model(item.model, fm, tracker)
         if item.tools is not None:
-            tracker.dropped("tools", "opencode commands take the tools of the agent that runs them")
-        body, extra = place_resources(item, ".opencode/commands", f"{self.resource_root}/commands/{item.name}",
+            tracker.dropped("tools", f"{self.brand} commands take the tools of the agent that runs them")
+        body, extra = place_resources(item, self.commands_dir, f"{self.resource_root}/commands/{item.name}",
                                       body, self.owner(item), tracker)
-        return f".opencode/commands/{item.name}.md", body, extra
+        return f"{self.commands_dir}/{item.name}.md", body, extra
 
     def hook(self, item, ctx, tracker):
         for f in tracker.expected:
             if f not in tracker.outcomes:
-                tracker.dropped(f, "opencode hooks are JavaScript plugins (.opencode/plugins); agentrc writes no code")
+                tracker.dropped(f, f"{self.brand} hooks are JavaScript plugins ({self.plugins_dir}); agentrc writes no "
+                                   "code")
         return []
 
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
@@ -131,8 +139,8 @@ class Opencode(ClientAdapter):
         self.map_model(item.model, fm, tracker)
         fm["permission"] = self._permission(item, tracker)
         body = with_skills_section(item, body, tracker)
-        body, extra = self.place(item, ".opencode/agents", body, tracker)
-        return f".opencode/agents/{item.name}.md", body, extra
+        body, extra = self.place(item, self.agents_dir, body, tracker)
+        return f"{self.agents_dir}/{item.name}.md", body, extra
 
     def _permission(self, item: Item, tracker: Tracker) -> Dict[str, str]:
         allowed = set(item.tools if item.tools is not None else TOOLS)

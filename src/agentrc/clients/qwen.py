@@ -50,13 +50,13 @@ from agentrc.clients.base import (
     server_without_defaults,
     stdio_entry,
     subagents_only,
-    tool_event,
     with_skills_section,
 )
+from agentrc.clients.hookkit import event_matcher, settings_hook
 from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import OutputFile, fragment
 from agentrc.frozen import thaw
-from agentrc.model import MATCHER_EVENTS, Item, Kind, McpServer
+from agentrc.model import Item, Kind, McpServer
 from agentrc.vocabulary import TOOLS
 
 TOOL_NAMES = {
@@ -171,14 +171,8 @@ class Qwen(ClientAdapter):
             if spec.run_async:
                 handler["async"] = True
             tracker.emitted("async")
-        self.merge_block(item, handler, tracker, "merged into the hook handler")
-        entry: Dict[str, Any] = {}
-        matcher = self._matcher(item, tracker)
-        if matcher:
-            entry["matcher"] = matcher
-        entry["hooks"] = [handler]
-        tracker.emitted("event", f"hooks.{spec.event} in {self.hooks_file}")
-        return files + [fragment(self.hooks_file, "json", ("hooks", spec.event), entry, self.owner(item), append=True)]
+        return files + [settings_hook(self, item, tracker, handler, self.hooks_file, spec.event,
+                                      lambda: self._matcher(item, tracker))]
 
     def _hook_command(self, item: Item, tracker: Tracker) -> Tuple[str, List[OutputFile]]:
         return hook_script(self, item, tracker, "$QWEN_PROJECT_DIR")
@@ -186,11 +180,9 @@ class Qwen(ClientAdapter):
     def _matcher(self, item: Item, tracker: Tracker) -> str:
         spec = item.hook
         assert spec is not None  # set for every hook item
-        if not tool_event(item, tracker):
-            if spec.matcher is not None and spec.event in MATCHER_EVENTS:
-                tracker.emitted("matcher", f"as written (what started the {spec.event} event)")
-                return spec.matcher
-            return ""
+        plain = event_matcher(item, tracker)
+        if plain is not None:
+            return plain
         if spec.tools is not None:
             tracker.mapped("tools", "matcher: Qwen Code tool ids, each compared exactly")
             return "|".join(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools))
