@@ -71,6 +71,8 @@ def pinned_npm_versions() -> Dict[str, str]:
     deps: Dict[str, str] = {}
     deps.update(data.get("dependencies", {}))
     deps.update(data.get("devDependencies", {}))
+    # A CLI published for one platform only (droid's linux-x64 package): its judge skips elsewhere.
+    deps.update(data.get("optionalDependencies", {}))
     return deps
 
 
