@@ -22,7 +22,9 @@ What that request shows (cline 3.0.65):
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -60,11 +62,27 @@ def _ask(cline: List[str], project: Path, prompt: str) -> Tuple[Dict[str, Any], 
         proc = run(cline + ["--json", "--retries", "1", prompt], cwd=project, env=env)
     finally:
         sink.close()
+        _stop_daemons(home)
     posts = [r for r in sink.requests if r["method"] == "POST" and r["path"] == "/v1/chat/completions"]
     assert posts, f"cline sent no model request to the sink:\n{describe(proc)}"
     others = [r for r in sink.requests if r not in posts]
     assert all(r["method"] == "CONNECT" and r["path"] in TELEMETRY for r in others), others
     return posts[0]["body"], sink
+
+
+def _stop_daemons(home: Path) -> None:
+    """Cline leaves a hub daemon running (`cline --cline-hub-daemon`, detached from the run's
+    process group): every process that runs with this test's HOME is stopped, so none
+    outlives the test."""
+    marker = f"HOME={home}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker in (entry / "environ").read_bytes().split(b"\0"):
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, ValueError):
+            continue
 
 
 @pytest.fixture(scope="module")
