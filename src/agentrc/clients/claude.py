@@ -14,7 +14,7 @@ from agentrc.clients.base import (
     server_outcomes,
     subagents_only,
 )
-from agentrc.clients.hookkit import event_matcher, settings_hook
+from agentrc.clients.hookkit import settings_hook, tool_matcher
 from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import OutputFile, fragment
 from agentrc.model import Item, Kind
@@ -177,15 +177,5 @@ def claude_matcher(item: Item, tracker: Tracker) -> str:
     """Claude-style matcher (Claude Code, Codex, Copilot CLI): portable tools as `Bash|Edit`,
     or the raw matcher, for the tool events and, as written, for the other MATCHER_EVENTS
     (SessionStart's `startup|clear|compact`)."""
-    spec = item.hook
-    assert spec is not None  # set for every hook item
-    plain = event_matcher(item, tracker)
-    if plain is not None:
-        return plain
-    if spec.tools is not None:
-        tracker.mapped("tools", "matcher of Claude Code tool names")
-        return "|".join(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools))
-    if spec.matcher is not None:
-        tracker.emitted("matcher", "as written (Claude Code tool-name regex)")
-        return spec.matcher
-    return ""
+    return tool_matcher(item, tracker, TOOL_NAMES, "matcher of Claude Code tool names",
+                        "as written (Claude Code tool-name regex)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from agentrc.fidelity import Tracker
 from agentrc.files import Fragment, OutputFile, fragment
@@ -148,6 +148,25 @@ def event_matcher(item: Item, tracker: Tracker) -> Optional[str]:
         return None
     if spec.matcher is not None and spec.event in MATCHER_EVENTS:
         tracker.emitted("matcher", f"as written (what started the {spec.event} event)")
+        return spec.matcher
+    return ""
+
+
+def tool_matcher(item: Item, tracker: Tracker, names: Mapping[str, str], tools_detail: str,
+                 matcher_detail: str) -> str:
+    """The matcher of a client whose tool ids are `names` (portable tool -> id) and which reads
+    a matcher as written (Claude Code, Qwen Code): a non-tool event's as `event_matcher` says,
+    the portable tools as `id|id`, else the raw matcher."""
+    spec = item.hook
+    assert spec is not None  # set for every hook item
+    plain = event_matcher(item, tracker)
+    if plain is not None:
+        return plain
+    if spec.tools is not None:
+        tracker.mapped("tools", tools_detail)
+        return "|".join(dict.fromkeys(names[t] for t in spec.tools))
+    if spec.matcher is not None:
+        tracker.emitted("matcher", matcher_detail)
         return spec.matcher
     return ""
 

@@ -52,7 +52,7 @@ from agentrc.clients.base import (
     subagents_only,
     with_skills_section,
 )
-from agentrc.clients.hookkit import event_matcher, settings_hook
+from agentrc.clients.hookkit import settings_hook, tool_matcher
 from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import OutputFile, fragment
 from agentrc.frozen import thaw
@@ -178,18 +178,8 @@ class Qwen(ClientAdapter):
         return hook_script(self, item, tracker, "$QWEN_PROJECT_DIR")
 
     def _matcher(self, item: Item, tracker: Tracker) -> str:
-        spec = item.hook
-        assert spec is not None  # set for every hook item
-        plain = event_matcher(item, tracker)
-        if plain is not None:
-            return plain
-        if spec.tools is not None:
-            tracker.mapped("tools", "matcher: Qwen Code tool ids, each compared exactly")
-            return "|".join(dict.fromkeys(TOOL_NAMES[t] for t in spec.tools))
-        if spec.matcher is not None:
-            tracker.emitted("matcher", "as written (Qwen Code accepts Claude Code tool names as matcher aliases)")
-            return spec.matcher
-        return ""
+        return tool_matcher(item, tracker, TOOL_NAMES, "matcher: Qwen Code tool ids, each compared exactly",
+                            "as written (Qwen Code accepts Claude Code tool names as matcher aliases)")
 
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         written: Dict[str, str] = {}
