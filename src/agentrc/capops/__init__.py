@@ -10,6 +10,7 @@ facade of `acquire`, `restore`, `trust`, `listing`, `package`, `scope`, `failure
 `closure` (a package's requirement closure), `reqs` (host requirements: the install gate,
 spawn's runtime-package check), `use` (activation), `doctor` with `health` and `legacy`,
 `migrate`, `spawn` and `retire` (over `home`, `hooks`, `souls`, `launch`), `instances` (a
-soul's instances, their lineage), `run`, `status`, `scope_init`, `safe` and `txn`. They import the stages before them (`capabilities`, `inputs`, `output`)
-and each other, never `pipeline` or the CLI.
+soul's instances, their lineage), `run`, `status`, `scope_init`, `safe` and `txn`. They
+import the stages before them (`capabilities`, `inputs`, `output`) and each other, never
+`pipeline` or the CLI.
 """
