@@ -26,14 +26,15 @@ from agentrc.capops import migrate as capmigrate
 from agentrc.capops import safe as capsafe
 from agentrc.capops import txn as captxn
 from agentrc.inputs import captree
-from agentrc.output import atomic, writer
+from agentrc.output import atomic, steps, writer
 from test_cap_install import STORE, git, run, run_json, write_package
 from test_output_safety import _FaultyOS, _Killed
 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 # The modules whose file-system calls a transaction makes: fetch and validation
-# (capinstall, captree), the journal (captxn, writer's shared steps), the safe writer.
-MODULES = (capinstall, captxn, capsafe, atomic, writer, captree)
+# (capinstall, captree), the transaction's steps (captxn, writer's shared helpers), the
+# executor and its journal (steps), the safe writer.
+MODULES = (capinstall, captxn, steps, capsafe, atomic, writer, captree)
 # Faults before the journal's commit all end in the same roll back (fetch, validation,
 # staging), and those after the journal is deleted in the same clean-up: one in SAMPLE of
 # them is tried; from the journal's first write to the staging's removal, every call is.
@@ -135,6 +136,16 @@ def _phases(monkeypatch, op, scope: Path) -> tuple:
     return counter.count, marks["commit"], marks["finish"]
 
 
+def _committed(scope: Path) -> bool:
+    """Whether the executor's journal left in the scope records the commit point done (the
+    journal is written before the point too: its existence alone no longer says committed)."""
+    path = scope / STORE / captxn.TXN / captxn.JOURNAL
+    if not path.exists():
+        return False
+    first = json.loads(path.read_text())["steps"][0]
+    return first["point"] and first["state"] == "done"
+
+
 def _faulty(monkeypatch, op, scope: Path, k: int, fault) -> bool:
     """The operation, failing at call k: whether it reported the failure."""
     faulty = _CapFaultyOS(k, fault)
@@ -167,7 +178,7 @@ def test_a_fault_at_any_step_then_a_bare_install_gives_the_clean_scope(fast_tmp,
         shutil.rmtree(scope)
         shutil.copytree(before, scope, symlinks=True)
         reported = _faulty(monkeypatch, op, scope, k, fault)
-        committed = (scope / STORE / captxn.TXN / captxn.JOURNAL).exists()
+        committed = _committed(scope)
         # Unreported only when it hit the release of the scope's lock, after all was done.
         left = {p: v for p, v in _tree(scope).items() if not p.endswith(capinstall.ScopeLock.NAME)}
         assert reported or left == after, f"step {k}: the fault was not reported"
@@ -339,26 +350,92 @@ def test_a_planted_journal_naming_a_file_outside_the_scope_is_refused(tmp_path, 
     assert victim.read_text() == "keep\n" and (txn / "0.new").read_text() == "evil\n"
 
 
-def test_the_journal_has_the_output_writers_shape(tmp_path):
-    """The journal a transaction commits passes the writer's own validation."""
+def test_the_journal_is_the_step_executors(tmp_path):
+    """The transaction is a plan run by output/steps: the journal, as saved when the commit
+    point is recorded done, is the executor's, passes its checks with the scope's kinds, and
+    names the point, the placed tree and the lock (the writer's version 2 shape it had before
+    is only read back, `test_a_journal_of_the_earlier_shape_is_completed`)."""
     scope = tmp_path / "scope"
     scope.mkdir()
     pkg = write_package(tmp_path / "pkg")
     seen = []
-    real = captxn.Txn.commit
+    real = steps.Journal.save
 
-    def commit(self):
+    def save(self):
         real(self)
-        seen.append(json.loads((Path(self.store) / captxn.TXN / captxn.JOURNAL).read_text()))
+        if self.entries[0]["state"] == "done" and not seen:
+            seen.append(json.loads(Path(self.path).read_text()))
 
-    captxn.Txn.commit = commit
+    steps.Journal.save = save
     try:
         capinstall.install(str(scope), str(pkg))
     finally:
-        captxn.Txn.commit = real
-    assert writer._parse_journal(seen[0]) and captxn.check(seen[0])
-    assert [e["path"] for e in seen[0]["trees"]] == [".agents/capabilities/installed/demo.cap"]
-    assert [e["path"] for e in seen[0]["put"]] == ["oas-lock.json"]
+        steps.Journal.save = real
+    entries = seen[0]["steps"]
+    assert seen[0]["version"] == steps.VERSION and entries[0] == {"kind": "cap-commit", "record": {},
+                                                                   "state": "done", "point": True}
+    assert [(e["kind"], e["record"].get("path"), e["state"]) for e in entries[1:]] == [
+        ("cap-place", ".agents/capabilities/installed/demo.cap", "todo"), ("cap-replace", "oas-lock.json", "todo")]
+    kinds = captxn.kinds(str(scope))
+    captxn.check_plan(entries, [kinds[e["kind"]](e["record"]) for e in entries])
+
+
+def _staged_update(tmp_path: Path, capsys) -> tuple:
+    """A scope with demo.pkg installed and, in its staging directory, what an update stages:
+    the changed artifact as 1.dir and the new lock as 2.new (the clean result's bytes)."""
+    pkg = write_package(tmp_path / "pkg")
+    scope, clean = tmp_path / "scope", tmp_path / "clean"
+    scope.mkdir()
+    assert run_json(capsys, "cap", "install", str(pkg), "--dir", str(scope))[0] == 0
+    (pkg / "capabilities" / "demo" / "injects" / "i.md").write_text("Changed.\n")
+    shutil.copytree(scope, clean, symlinks=True)
+    assert run_json(capsys, "cap", "update", "demo.pkg", "--dir", str(clean))[0] == 0
+    txn = scope / STORE / captxn.TXN
+    txn.mkdir()
+    shutil.copytree(clean / STORE / "demo.cap", txn / "1.dir", symlinks=True)
+    (txn / "2.new").write_bytes((clean / "oas-lock.json").read_bytes())
+    return scope, clean, txn
+
+
+def test_a_journal_of_the_earlier_shape_is_completed(tmp_path, capsys):
+    """A committed journal an earlier agentrc wrote (the output writer's version 2, kind
+    agentrc-cap) is converted into the executor's plan and completed by the next run."""
+    scope, clean, txn = _staged_update(tmp_path, capsys)
+    sha = writer.sha((txn / "2.new").read_bytes())
+    (txn / "journal.json").write_text(json.dumps({
+        "version": 2, "kind": captxn.KIND, "put": [{"path": "oas-lock.json", "tmp": "2.new", "create": False,
+                                                   "sha": sha}],
+        "trees": [{"path": ".agents/capabilities/installed/demo.cap", "tmp": "1.dir"}], "retire": [], "delete": [],
+        "prune": [], "manifest": None}))
+    code, out, err = run(capsys, "cap", "install", "--dir", str(scope), "--no-requirements")
+    assert code == 0 and "completed a capability transaction" in err, out + err
+    assert _files(_tree(scope)) == _files(_tree(clean))
+
+
+@pytest.mark.parametrize("bad", [
+    [("cap-place", {"path": "../../victim", "tmp": "1.dir"}, "todo")],
+    [("cap-place", {"path": ".agents/capabilities/installed/.agentrc-lock", "tmp": "1.dir"}, "todo")],
+    [("cap-replace", {"path": "oas-config.yaml", "tmp": "2.new", "sha": "0" * 64}, "todo")],
+    [("cap-replace", {"path": "oas-lock.json", "tmp": "../2.new", "sha": "0" * 64}, "todo")],
+    [("cap-replace", {"path": "oas-lock.json", "tmp": "2.new"}, "todo")],
+    [("cap-commit", {}, "todo"), ("cap-place", {"path": ".agents/capabilities/installed/demo.cap",
+                                                 "tmp": "1.dir"}, "done")],
+    [("cap-retire", {"path": ".agents/capabilities/installed/demo.cap", "tmp": "1.old"}, "todo"),
+     ("cap-place", {"path": ".agents/capabilities/installed/demo.cap", "tmp": "3.dir"}, "todo")],
+    [("rm-rf", {"path": "/"}, "todo")],
+], ids=["escape", "dot-entry", "other-file", "staged-path", "no-sha", "begun-uncommitted", "twice", "unknown"])
+def test_a_planted_steps_journal_of_a_transaction_is_refused(tmp_path, capsys, bad):
+    """The executor's journal is data too: a record naming a target or a staged name no
+    capability transaction writes, a plan not of its shape, are AR142, nothing done."""
+    scope, _clean, txn = _staged_update(tmp_path, capsys)
+    entries = [] if bad[0][0] == "cap-commit" else [("cap-commit", {}, "done")]
+    entries += bad
+    (txn / "journal.json").write_text(json.dumps({"version": 1, "label": "cap transaction", "steps": [
+        {"kind": k, "record": r, "state": st, "point": k == "cap-commit"} for k, r, st in entries]}))
+    before = _tree(scope)
+    code, out, err = run(capsys, "cap", "install", "--dir", str(scope), "--no-requirements")
+    assert code == 1 and "error[AR142]" in err and "Traceback" not in err, err
+    assert _tree(scope) == before
 
 
 KILL_IN_SPAWN = """

@@ -385,7 +385,8 @@ def kill(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 """
 KILL_AT_COMMIT = KILL_AT + "captxn.Txn.commit = kill\n"  # everything staged, the journal not yet written
-KILL_AFTER_COMMIT = KILL_AT + "captxn.roll_forward = kill\n"  # the journal committed, nothing carried out
+# The journal committed (the executor recorded the point done), no step after it carried out.
+KILL_AFTER_COMMIT = KILL_AT + "captxn.Retire.do = captxn.Place.do = captxn.Replace.do = kill\n"
 
 
 def artifact(scope: Path, cid: str):

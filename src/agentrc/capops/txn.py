@@ -1,73 +1,262 @@
-"""The journal of a capability transaction (issue 30): how `cap install`, its bare restore,
+"""The transaction of a capability scope (issue 30): how `cap install`, its bare restore,
 `update` and `remove` change a scope all or nothing, and how the next run finishes or undoes
 one that was killed.
 
-It is the output writer's model (`output.writer`, docs/architecture.md), on the scope:
+It is a plan of `output.steps` steps, run by that one executor with its one journal and
+recovered by its one recovery (docs/architecture.md, Transactions):
 
-- **Stage.** Every new byte goes into `installed/.agentrc-txn/` first (the same file system as
-  the store, so each later step is one rename): a new artifact tree as `N.dir`, the lock's and
-  the ignore file's new bytes as `N.new`, each fsync'd.
-- **Commit.** The journal of intent, `journal.json`, names every step: the trees to put in
-  place (an artifact that is there goes aside as `N.old`), the artifacts to retire, the files
-  to replace (with their bytes' sha256). It is written as `journal.tmp`, fsync'd and renamed;
-  the rename, fsync'd with its directory, is the commit point. Nothing visible changed before.
-- **Carry out.** The steps follow from the journal alone and each checks whether it was done
-  (a staged name still present is a step still to do), so doing them twice is doing them once.
-  Then the journal goes, then the staging directory with what was set aside.
-- **Recover.** The next run that takes the scope's lock (`capinstall.ScopeLock`), before it
-  reads anything, carries out a committed journal (roll forward) or deletes an uncommitted
-  staging directory (roll back), and says which it did (AR142, a warning).
+- **Stage** (before the plan runs). Every new byte goes into `installed/.agentrc-txn/` first
+  (the same file system as the store, so each later step is one rename): a new artifact tree
+  as `N.dir`, the lock's and the ignore file's new bytes as `N.new`, each fsync'd. Nothing
+  visible changes; a failure here deletes the staging directory (`discard`).
+- **The plan.** `Commit` (the commit point: the staged names fsync'd, then recorded done in
+  the executor's journal, `installed/.agentrc-txn/journal.json`), then `Retire` (an artifact
+  set aside as `N.old`), `Place` (a staged tree put in place, what was there set aside) and
+  `Replace` (a staged file renamed over the ignore file, then over the lock, its bytes
+  checked against the sha256 the journal names). Each step checks whether it was done (a
+  staged name still present is a step still to do), so doing it twice is doing it once; the
+  steps after the point are never undone, only completed. Then the staging directory goes
+  with what was set aside.
+- **Recover.** The next run that takes the scope's lock (`scope.ScopeLock`), before it reads
+  anything, hands the journal to `steps.recover`: a committed plan is completed, one whose
+  point was not done is rolled back (nothing visible had changed: the staging directory is
+  deleted), and says which it did (AR142, a warning). A journal of the shape agentrc wrote
+  before (the output writer's version 2 with `kind: agentrc-cap`, always committed) is
+  converted into the same plan and recovered the same way (`_legacy`).
 
-The journal has the writer's shape (version 2: `put`, `trees`, `delete`, `prune`,
-`manifest`) and is checked by the writer's own validation (`writer._parse_journal`), plus
-what only a scope may hold: `retire`, and targets limited to the scope's `oas-lock.json`, its
-`.agents/capabilities/.gitignore` and the entries of its `installed/`. Every step goes through
-descriptors of directories opened without following a link (`atomic.open_directory`); a
-rename over a planted link replaces the link, never what it points to.
+A journal is data a cloned or planted scope could hold: every record is checked before any
+step runs (targets limited to the scope's `oas-lock.json`, its `.agents/capabilities/
+.gitignore` and the entries of its `installed/`, each once; staged names of the shape this
+module writes; the point first, nothing after it begun unless it was done) and a journal
+that fails is refused (AR142), nothing done. Every step goes through descriptors of
+directories opened without following a link (`atomic.open_directory`); a rename over a
+planted link replaces the link, never what it points to.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import re
 import stat
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from agentrc.capabilities.model import CAPABILITIES_DIR, INSTALLED, LOCK_FILE
-from agentrc.output import atomic, writer
+from agentrc.output import atomic, steps, writer
 
 TXN = ".agentrc-txn"
 JOURNAL = writer.JOURNAL
-KIND = "agentrc-cap"
+KIND = "agentrc-cap"  # the `kind` of the journals agentrc wrote before the executor ran this plan
+LABEL = "cap transaction"
 IGNORE = f"{CAPABILITIES_DIR}/.gitignore"
 STORE = f"{CAPABILITIES_DIR}/{INSTALLED}"
-_OLD = re.compile(r"[0-9]+\.old")
 _SHA = re.compile(r"[0-9a-f]{64}")
+_ENTRY = re.compile(r"[^./\x00][^/\x00]*")  # one entry of the store: no dot file, no path
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _SYNC_BATCH = 256  # descriptors open at once while a staged tree is fsync'd
 
+JournalError = steps.JournalError  # a journal that cannot be carried out: its message, for AR142
 
-class JournalError(Exception):
-    """A journal that cannot be carried out (unreadable, or naming what a scope's
-    transaction never writes): the message, for an AR142 diagnostic."""
+
+# --- the steps -----------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _dirs(scope: str) -> Iterator[tuple]:
+    """(the store's descriptor, the staging directory's), both opened without following a link."""
+    sfd = atomic.open_directory(scope, os.path.join(scope, STORE))
+    try:
+        tfd = os.open(TXN, _DIR, dir_fd=sfd)
+        try:
+            yield sfd, tfd
+        finally:
+            os.close(tfd)
+    finally:
+        os.close(sfd)
+
+
+class Commit(steps.Step):
+    """The commit point: the staged names made durable before the journal records it done.
+    Never undone by itself: before it is done nothing visible changed, and the staging
+    directory goes with the transaction (`discard`)."""
+
+    kind = "cap-commit"
+    point = True
+
+    def __init__(self, scope: str):
+        self.scope = scope
+
+    def do(self) -> None:
+        with _dirs(self.scope) as (_sfd, tfd):
+            os.fsync(tfd)
+
+
+class _Staged(steps.Step):
+    """A step on one target `path` (relative to the scope) through the staged entry `tmp` of
+    the staging directory. Built from a journal's record, it checks the record first."""
+
+    suffix = ""
+
+    def __init__(self, scope: str, path: str, tmp: str):
+        self.scope, self.path, self.tmp = scope, path, tmp
+        if not (isinstance(tmp, str) and re.fullmatch(r"[0-9]+\." + self.suffix, tmp)):
+            raise JournalError(f"a bad staged name in a {self.kind!r} step: {tmp!r:.80}")
+        self.check_path()
+
+    def check_path(self) -> None:
+        parent, _sep, name = self.path.rpartition("/") if isinstance(self.path, str) else ("", "", "")
+        if parent != STORE or not _ENTRY.fullmatch(name) or name == "..":
+            raise JournalError(f"not an artifact of the scope's store: {self.path!r:.200}")
+
+    @classmethod
+    def load(cls, scope: str, record: Dict[str, Any]) -> "_Staged":
+        return cls(scope, record.get("path"), record.get("tmp"))  # type: ignore[arg-type]
+
+    def record(self) -> Dict[str, Any]:
+        return {"path": self.path, "tmp": self.tmp}
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.path}"
+
+    @property
+    def name(self) -> str:
+        return self.path.rpartition("/")[2]
+
+
+class Retire(_Staged):
+    """An artifact set aside as `N.old` (deleted with the staging directory)."""
+
+    kind, suffix = "cap-retire", "old"
+
+    def do(self) -> None:
+        with _dirs(self.scope) as (sfd, tfd):
+            if not _exists(tfd, self.tmp):
+                with contextlib.suppress(FileNotFoundError):
+                    os.rename(self.name, self.tmp, src_dir_fd=sfd, dst_dir_fd=tfd)
+            os.fsync(sfd)
+
+
+class Place(_Staged):
+    """A staged tree `N.dir` put in place; what was at its path first set aside as `N.old`."""
+
+    kind, suffix = "cap-place", "dir"
+
+    def do(self) -> None:
+        with _dirs(self.scope) as (sfd, tfd):
+            if not _exists(tfd, self.tmp):
+                return  # done
+            old = self.tmp[:-len("dir")] + "old"
+            if _exists(sfd, self.name):
+                if _exists(tfd, old):
+                    writer._remove_staged(tfd, old)
+                os.rename(self.name, old, src_dir_fd=sfd, dst_dir_fd=tfd)
+            os.rename(self.tmp, self.name, src_dir_fd=tfd, dst_dir_fd=sfd)
+            os.fsync(sfd)
+
+
+class Replace(_Staged):
+    """A staged file `N.new` renamed over the lock or the ignore file, its bytes first checked
+    against the sha256 the journal names (a staged file swapped since is refused)."""
+
+    kind, suffix = "cap-replace", "new"
+
+    def __init__(self, scope: str, path: str, tmp: str, sha: str):
+        super().__init__(scope, path, tmp)
+        if not (isinstance(sha, str) and _SHA.fullmatch(sha)):
+            raise JournalError(f"a {self.kind!r} step without the sha256 of its bytes")
+        self.sha = sha
+
+    def check_path(self) -> None:
+        if self.path not in (LOCK_FILE, IGNORE):
+            raise JournalError(f"a file a capability transaction never writes: {self.path!r:.200}")
+
+    @classmethod
+    def load(cls, scope: str, record: Dict[str, Any]) -> "Replace":
+        return cls(scope, record.get("path"), record.get("tmp"), record.get("sha"))  # type: ignore[arg-type]
+
+    def record(self) -> Dict[str, Any]:
+        return {"path": self.path, "tmp": self.tmp, "sha": self.sha}
+
+    def do(self) -> None:
+        with _dirs(self.scope) as (_sfd, tfd):
+            if not _exists(tfd, self.tmp):
+                return  # done
+            if writer.sha(_read(tfd, self.tmp)) != self.sha:
+                raise JournalError(f"the staged bytes of {self.path} are not those the journal names")
+            parent = self.path.rpartition("/")[0]
+            pfd = atomic.open_directory(self.scope, os.path.join(self.scope, parent) if parent else self.scope)
+            try:
+                os.replace(self.tmp, self.name, src_dir_fd=tfd, dst_dir_fd=pfd)
+                os.fsync(pfd)
+            finally:
+                os.close(pfd)
+
+
+def kinds(scope: str) -> Dict[str, Callable[[Dict[str, Any]], steps.Step]]:
+    """The step kinds of a scope's journal, each built from its record (and checking it)."""
+    return {Commit.kind: lambda _r: Commit(scope),
+            Retire.kind: lambda r: Retire.load(scope, r),
+            Place.kind: lambda r: Place.load(scope, r),
+            Replace.kind: lambda r: Replace.load(scope, r)}
+
+
+def check_plan(entries: Sequence[Dict[str, Any]], plan: Sequence[steps.Step]) -> None:
+    """The plan as a whole, as only `Txn` writes it: the point first and once, every target
+    and every staged name once, and no step begun after a point that was not done (there
+    is then nothing visible to undo). Raises JournalError."""
+    if not plan or not isinstance(plan[0], Commit) or any(isinstance(s, Commit) for s in plan[1:]):
+        raise JournalError("not the plan of a capability transaction")
+    staged = [s for s in plan[1:] if isinstance(s, _Staged)]
+    paths, tmps = [s.path for s in staged], [s.tmp.partition(".")[0] for s in staged]
+    if len(set(paths)) != len(paths) or len(set(tmps)) != len(tmps):
+        raise JournalError("a path named twice")
+    if entries[0]["state"] != steps.DONE and any(e["state"] != steps.TODO for e in entries[1:]):
+        raise JournalError("a step begun before the commit point was done")
+
+
+def _legacy(data: Any) -> List[Dict[str, Any]]:
+    """The entries of the plan a journal of the earlier shape stands for: the output writer's
+    version 2 (`put`, `trees`, `retire`) with `kind: agentrc-cap`, written only at its commit
+    point, so the point done and every other step still to do (each checks whether it was
+    done). Its records are then checked like any (`kinds`, `check_plan`)."""
+    if not (isinstance(data, dict) and data.get("version") == 2 and data.get("kind") == KIND):
+        raise JournalError("not a journal of agentrc's steps")
+    lists: List[List[Dict[str, Any]]] = []
+    for key in ("retire", "trees", "put"):
+        value = data.get(key)
+        if not (isinstance(value, list) and all(isinstance(e, dict) for e in value)):
+            raise JournalError("not the journal of a capability transaction")
+        lists.append(value)
+    if data.get("delete") or data.get("prune") or data.get("manifest") is not None:
+        raise JournalError("not the journal of a capability transaction")
+    retire, trees, put = lists
+    entries = [{"kind": Commit.kind, "record": {}, "state": steps.DONE, "point": True}]
+    for kind, items in ((Retire.kind, retire), (Place.kind, trees),
+                        (Replace.kind, sorted(put, key=lambda e: e.get("path") == LOCK_FILE))):
+        entries += [{"kind": kind, "record": e, "state": steps.TODO, "point": False} for e in items]
+    return entries
+
+
+# --- the transaction ----------------------------------------------------------------------
 
 
 class Txn:
-    """One transaction on `scope`, under its lock: `put`, `tree` and `retire` stage and
-    record, `commit` writes the journal, `carry_out` does it; `discard` undoes the staging
+    """One transaction on `scope`, under its lock: `put`, `tree` and `retire` stage and plan,
+    `commit` runs the plan (the executor: the commit point, then the rest), `carry_out`
+    reports a failure after the point and removes the staging; `discard` undoes the staging
     of a transaction that was not committed."""
 
     def __init__(self, scope: str):
         self.scope = scope
         self.store = os.path.join(scope, CAPABILITIES_DIR, INSTALLED)
-        self.journal: Dict[str, Any] = {"version": 2, "kind": KIND, "put": [], "trees": [], "retire": [],
-                                        "delete": [], "prune": [], "manifest": None}
+        self.retired: List[Retire] = []
+        self.trees: List[Place] = []
+        self.puts: List[Replace] = []
         self.fd: Optional[int] = None
         self.committed = False
+        self.failure: Optional[BaseException] = None
 
     def _dir(self) -> int:
         """The staging directory's descriptor, made on first use."""
@@ -81,8 +270,7 @@ class Txn:
         return self.fd
 
     def _name(self, suffix: str) -> str:
-        j = self.journal
-        return f"{len(j['put']) + len(j['trees']) + len(j['retire'])}.{suffix}"
+        return f"{len(self.retired) + len(self.trees) + len(self.puts)}.{suffix}"
 
     def put(self, path: str, data: bytes) -> None:
         """Replace the file `path` (inside the scope) with `data` at the commit; it keeps its
@@ -94,8 +282,7 @@ class Txn:
             mode = None
         fd, name = self._dir(), self._name("new")
         atomic.fill(os.open(name, _NEW, 0o644, dir_fd=fd), data, mode)
-        self.journal["put"].append({"path": self._rel(path), "tmp": name, "create": mode is None,
-                                    "sha": writer.sha(data)})
+        self.puts.append(Replace(self.scope, self._rel(path), name, writer.sha(data)))
 
     def tree(self, path: str, staged: str) -> None:
         """Put the directory `staged` (a staging tree of this run) at `path`, setting aside
@@ -103,31 +290,54 @@ class Txn:
         fd, name = self._dir(), self._name("dir")
         os.rename(staged, name, dst_dir_fd=fd)
         _sync_tree(fd, name)
-        self.journal["trees"].append({"path": self._rel(path), "tmp": name})
+        self.trees.append(Place(self.scope, self._rel(path), name))
 
     def retire(self, path: str) -> None:
         """Set aside the artifact at `path` (deleted with the staging) at the commit."""
         self._dir()
-        self.journal["retire"].append({"path": self._rel(path), "tmp": self._name("old")})
+        self.retired.append(Retire(self.scope, self._rel(path), self._name("old")))
 
     def _rel(self, path: str) -> str:
         return os.path.relpath(path, self.scope).replace(os.sep, "/")
 
+    def plan(self) -> List[steps.Step]:
+        """The point, the artifacts retired and placed, then the files (the lock last)."""
+        files = sorted(self.puts, key=lambda s: s.path == LOCK_FILE)
+        return [Commit(self.scope), *self.retired, *self.trees, *files]
+
     def commit(self) -> None:
-        """Write the journal: from here on the transaction is carried out, never undone."""
-        check(self.journal)
-        fd = self._dir()
-        os.fsync(fd)  # the staged names, durable before the journal can name them
-        data = (json.dumps(self.journal, sort_keys=True) + "\n").encode("utf-8")
-        atomic.fill(os.open("journal.tmp", _NEW, 0o644, dir_fd=fd), data)
-        os.replace("journal.tmp", JOURNAL, src_dir_fd=fd, dst_dir_fd=fd)
-        os.fsync(fd)  # the commit point
+        """Run the plan through the executor. A failure before the commit point is raised
+        (nothing visible changed; `committing` discards the staging); one after it is kept
+        for `carry_out` (the journal stays: the next run completes it)."""
+        plan = self.plan()
+        check_plan([{"state": steps.TODO}] * len(plan), plan)
+        self._dir()
+        journal = steps.Journal(os.path.join(self.store, TXN, JOURNAL), self.scope, LABEL)
+        try:
+            steps.run(plan, journal)
+        except steps.Failed as exc:
+            if exc.undone:
+                raise exc.cause from None
+            self.failure = exc.cause
+        except BaseException as exc:  # the journal itself could not be written: ask the disk
+            if not self._committed_on_disk():
+                raise
+            self.failure = exc
         self.committed = True
+
+    def _committed_on_disk(self) -> bool:
+        """Whether the journal left on disk records the commit point done; when it cannot be
+        read, assumed so (nothing is then discarded: the next run decides from the disk)."""
+        try:
+            entries = steps.load(os.path.join(self.store, TXN, JOURNAL), kinds(self.scope))
+        except (OSError, JournalError):
+            return True
+        return entries is not None and bool(entries) and entries[0]["state"] == steps.DONE
 
     @contextlib.contextmanager
     def committing(self) -> Iterator["Txn"]:
-        """Stage inside the block; committed when it ends, discarded when it raises (before the
-        commit point nothing visible changed)."""
+        """Stage inside the block; committed when it ends, discarded when it raises before the
+        commit point (nothing visible changed then)."""
         try:
             yield self
             self.commit()
@@ -137,8 +347,13 @@ class Txn:
             raise
 
     def carry_out(self) -> None:
-        roll_forward(self.scope, self.journal, self._dir())
+        """After `commit`: the failure of a step after the point raised (an OSError or a
+        JournalError: the journal stays for the next run), else the staging removed."""
         self.close()
+        if self.failure is not None:
+            if isinstance(self.failure, (OSError, JournalError)):
+                raise self.failure
+            raise JournalError(str(self.failure) or type(self.failure).__name__) from self.failure
         finish(self.scope)
 
     def discard(self) -> None:
@@ -182,81 +397,6 @@ def _sync_tree(parent: int, name: str, depth: int = 0) -> None:
         os.close(fd)
 
 
-# --- the journal checked, carried out, finished ------------------------------------------
-
-
-def check(journal: Any) -> Dict[str, Any]:
-    """`journal` as the writer checks its own (`writer._parse_journal`: shape, safe paths,
-    staged names), then as a scope's: its kind, `retire`, every target one a capability
-    transaction writes, each once. Raises JournalError."""
-    try:
-        writer._parse_journal(journal)
-    except ValueError as exc:
-        raise JournalError(str(exc)) from None
-    if journal.get("kind") != KIND or journal["delete"] or journal["prune"] or journal["manifest"] is not None:
-        raise JournalError("not the journal of a capability transaction")
-    retire = journal.get("retire")
-    if not isinstance(retire, list) or not all(
-            isinstance(r, dict) and writer.safe_path(r.get("path")) and isinstance(r.get("tmp"), str)
-            and _OLD.fullmatch(r["tmp"]) for r in retire):
-        raise JournalError("a bad 'retire' entry")
-    if not all(isinstance(p.get("sha"), str) and _SHA.fullmatch(p["sha"]) for p in journal["put"]):
-        raise JournalError("a 'put' entry without the sha256 of its bytes")
-    paths = [e["path"] for e in journal["put"]] + [e["path"] for e in journal["trees"]] + [e["path"] for e in retire]
-    if len(set(paths)) != len(paths):
-        raise JournalError("a path named twice")
-    for e in journal["put"]:
-        if e["path"] not in (LOCK_FILE, IGNORE):
-            raise JournalError(f"a file a capability transaction never writes: {e['path']!r:.200}")
-    for e in journal["trees"] + retire:
-        parent, _sep, name = e["path"].rpartition("/")
-        if parent != STORE or name.startswith("."):
-            raise JournalError(f"not an artifact of the scope's store: {e['path']!r:.200}")
-    return journal
-
-
-def roll_forward(scope: str, journal: Dict[str, Any], txn: int) -> None:
-    """Carry out a checked journal, each step only when it was not done yet: artifacts
-    retired and put in place, then the files (the ignore file, the lock last)."""
-    sfd = atomic.open_directory(scope, os.path.join(scope, STORE))
-    try:
-        for entry in journal["retire"]:
-            name = entry["path"].rpartition("/")[2]
-            if not _exists(txn, entry["tmp"]):
-                with contextlib.suppress(FileNotFoundError):
-                    os.rename(name, entry["tmp"], src_dir_fd=sfd, dst_dir_fd=txn)
-        for entry in journal["trees"]:
-            _place(sfd, txn, entry)
-        os.fsync(sfd)
-    finally:
-        os.close(sfd)
-    for entry in sorted(journal["put"], key=lambda e: e["path"] == LOCK_FILE):
-        if not _exists(txn, entry["tmp"]):
-            continue
-        if writer.sha(_read(txn, entry["tmp"])) != entry["sha"]:
-            raise JournalError(f"the staged bytes of {entry['path']} are not those the journal names")
-        parent, _sep, name = entry["path"].rpartition("/")
-        pfd = atomic.open_directory(scope, os.path.join(scope, parent) if parent else scope)
-        try:
-            os.replace(entry["tmp"], name, src_dir_fd=txn, dst_dir_fd=pfd)
-            os.fsync(pfd)
-        finally:
-            os.close(pfd)
-
-
-def _place(sfd: int, txn: int, entry: Dict[str, Any]) -> None:
-    """One staged tree put in place: what is at its path first set aside (`N.old`)."""
-    if not _exists(txn, entry["tmp"]):
-        return  # done
-    name = entry["path"].rpartition("/")[2]
-    old = entry["tmp"][:-len("dir")] + "old"
-    if _exists(sfd, name):
-        if _exists(txn, old):
-            writer._remove_staged(txn, old)
-        os.rename(name, old, src_dir_fd=sfd, dst_dir_fd=txn)
-    os.rename(entry["tmp"], name, src_dir_fd=txn, dst_dir_fd=sfd)
-
-
 def _exists(dfd: int, name: str) -> bool:
     try:
         os.stat(name, dir_fd=dfd, follow_symlinks=False)
@@ -283,56 +423,45 @@ def _read(dfd: int, name: str, limit: int = 1 << 26) -> bytes:
         os.close(fd)
 
 
+# --- finished, discarded, recovered --------------------------------------------------------
+
+
 def finish(scope: str) -> None:
-    """The journal deleted (the transaction is done), then the staging directory with
-    what was set aside."""
-    sfd = atomic.open_directory(scope, os.path.join(scope, STORE))
-    try:
-        txn = os.open(TXN, _DIR, dir_fd=sfd)
-        try:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(JOURNAL, dir_fd=txn)
-            os.fsync(txn)
-        finally:
-            os.close(txn)
-        writer._remove_staged(sfd, TXN)
-    finally:
-        os.close(sfd)
+    """The staging directory of a transaction that is done (its journal already deleted by
+    the executor) removed, with what was set aside."""
+    discard(scope)
 
 
 def discard(scope: str) -> None:
-    """The staging directory of a transaction that did not commit, deleted."""
+    """The staging directory (of a transaction not committed, or done) deleted."""
     sfd = atomic.open_directory(scope, os.path.join(scope, STORE))
     try:
         writer._remove_staged(sfd, TXN)
+        os.fsync(sfd)
     finally:
         os.close(sfd)
 
 
 def recover(scope: str) -> str:
-    """Under the scope's lock, before anything reads it: a committed journal carried out
-    ("completed"), an uncommitted staging directory deleted ("rolled back"), or nothing to
-    do (""). Raises JournalError for a journal that cannot be trusted (nothing done)."""
+    """Under the scope's lock, before anything reads it: a committed plan completed by the
+    executor's recovery ("completed"), an uncommitted one and its staging deleted ("rolled
+    back"), or nothing to do (""). Raises JournalError for a journal that cannot be trusted
+    (nothing done)."""
     txn = _open_txn(scope)
     if txn is None:
         return ""
     if txn < 0:
         return "rolled back"
     try:
-        committed = _exists(txn, JOURNAL)
-        if committed:
-            try:
-                journal = check(writer._load_json(_read(txn, JOURNAL, writer.MAX_MANIFEST + 1), "the journal"))
-            except ValueError as exc:
-                raise JournalError(str(exc)) from None
-            roll_forward(scope, journal, txn)
+        journaled = _exists(txn, JOURNAL)
     finally:
         os.close(txn)
-    if committed:
-        finish(scope)
-        return "completed"
+    done = ""
+    if journaled:
+        done = steps.recover(os.path.join(scope, STORE, TXN, JOURNAL), scope, kinds(scope),
+                             check=check_plan, legacy=_legacy)
     discard(scope)
-    return "rolled back"
+    return "completed" if done == "completed" else "rolled back"
 
 
 def _open_txn(scope: str) -> Optional[int]:

@@ -79,6 +79,10 @@ class Failed(Exception):
 
 
 Kinds = Mapping[str, Callable[[Dict[str, Any]], Step]]
+# A whole plan checked before recovery runs any of it (its entries, its steps); raises JournalError.
+Check = Callable[[Sequence[Dict[str, Any]], Sequence[Step]], None]
+# The parsed JSON of a journal of an earlier shape, as entries (or JournalError).
+Legacy = Callable[[Any], List[Dict[str, Any]]]
 
 
 @dataclass
@@ -181,9 +185,11 @@ def _complete(plan: Sequence[Step], start: int, journal: Optional[Journal]) -> L
     return failed
 
 
-def load(path: str, kinds: Kinds) -> Optional[List[Dict[str, Any]]]:
+def load(path: str, kinds: Kinds, legacy: Optional[Legacy] = None) -> Optional[List[Dict[str, Any]]]:
     """The checked entries of the journal at `path`, None when there is none. Raises
-    JournalError for a journal that is not one this workflow wrote."""
+    JournalError for a journal that is not one this workflow wrote. `legacy` converts the
+    parsed JSON of a journal of another shape (one an earlier agentrc wrote) into entries,
+    or raises JournalError; the entries are then checked like any."""
     try:
         raw = _read(path, MAX_JOURNAL)
     except FileNotFoundError:
@@ -194,13 +200,17 @@ def load(path: str, kinds: Kinds) -> Optional[List[Dict[str, Any]]]:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise JournalError("the journal is not JSON") from None
-    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("steps"), list):
+    if isinstance(data, dict) and data.get("version") == VERSION and isinstance(data.get("steps"), list):
+        entries = data["steps"]
+    elif legacy is not None:
+        entries = legacy(data)
+    else:
         raise JournalError("not a journal of agentrc's steps")
-    for entry in data["steps"]:
+    for entry in entries:
         if not (isinstance(entry, dict) and entry.get("kind") in kinds and isinstance(entry.get("record"), dict)
                 and entry.get("state") in _STATES and isinstance(entry.get("point"), bool)):
             raise JournalError(f"a step this workflow does not know: {str(entry)[:120]}")
-    return data["steps"]
+    return list(entries)
 
 
 def _read(path: str, limit: int) -> bytes:
@@ -218,16 +228,21 @@ def _read(path: str, limit: int) -> bytes:
     return data
 
 
-def recover(path: str, root: str, kinds: Kinds) -> str:
+def recover(path: str, root: str, kinds: Kinds, check: Optional[Check] = None,
+            legacy: Optional[Legacy] = None) -> str:
     """Finish the journal at `path` left by a killed run: "completed" (the commit point was
     done: the steps not done are done), "rolled back" (the steps begun undone in reverse), or
     "" (no journal). Raises JournalError (nothing done) or the exception of a step that still
-    fails (the journal kept, for the next run)."""
-    entries = load(path, kinds)
+    fails (the journal kept, for the next run). Every step is built from its record (a kind
+    refuses a record it would not write) and `check` sees the whole plan, before any step
+    runs; `legacy` as for `load`."""
+    entries = load(path, kinds, legacy)
     if entries is None:
         return ""
     journal = Journal(path, root, entries=[dict(e) for e in entries])
     steps = [kinds[e["kind"]](e["record"]) for e in entries]
+    if check is not None:
+        check(entries, steps)
     if any(e["point"] and e["state"] == DONE for e in entries):
         for index, step in enumerate(steps):
             if entries[index]["state"] != DONE:
