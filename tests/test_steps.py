@@ -159,3 +159,43 @@ def test_a_journal_that_is_a_link_or_too_large_is_refused(tmp_path):
     with pytest.raises(OSError):  # the executor never writes its journal through a link
         steps.run(_plan(root, [("a", {})]), steps.Journal(str(root / "j.json"), str(root)))
     assert json.loads(outside.read_text()) == {"version": 1, "steps": []}
+
+
+def test_a_whole_plan_check_refuses_before_any_step_runs(tmp_path):
+    """`recover`'s `check` sees every step built from its record before one runs: a plan a
+    workflow would never write (here: two steps on one path) is refused, nothing done."""
+    path = tmp_path / "j.json"
+    victim = tmp_path / "a"
+    entries = [{"kind": "touch", "record": {"path": str(victim), "point": True}, "state": "done", "point": True},
+               {"kind": "touch", "record": {"path": str(victim), "point": False}, "state": "todo", "point": False}]
+    path.write_text(json.dumps({"version": steps.VERSION, "label": "", "steps": entries}))
+
+    def once(_entries, plan):
+        if len({s.path for s in plan}) != len(plan):
+            raise steps.JournalError("a path named twice")
+
+    with pytest.raises(steps.JournalError, match="named twice"):
+        steps.recover(str(path), str(tmp_path), KINDS, check=once)
+    assert not victim.exists() and path.exists()
+
+
+def test_a_journal_of_an_earlier_shape_is_recovered_through_its_reader(tmp_path):
+    """`legacy` turns a journal an earlier agentrc wrote into entries, which are checked like
+    any and recovered by the same executor; without a reader it is refused."""
+    path = tmp_path / "j.json"
+    path.write_text(json.dumps({"old": [str(tmp_path / "a"), str(tmp_path / "b")]}))
+
+    def reader(data):
+        if not isinstance(data, dict) or not isinstance(data.get("old"), list):
+            raise steps.JournalError("not an old journal")
+        return [{"kind": "touch", "record": {"path": p}, "state": "done" if i == 0 else "todo", "point": i == 0}
+                for i, p in enumerate(data["old"])]
+
+    with pytest.raises(steps.JournalError):
+        steps.recover(str(path), str(tmp_path), KINDS)
+    assert steps.recover(str(path), str(tmp_path), KINDS, legacy=reader) == "completed"
+    assert (tmp_path / "b").exists() and not path.exists()
+    path.write_text(json.dumps([{"kind": "rm", "record": {}, "state": "todo", "point": False}]))
+    with pytest.raises(steps.JournalError):
+        steps.recover(str(path), str(tmp_path), KINDS, legacy=lambda data: data)  # an unknown kind, still refused
+    assert path.exists()
