@@ -2,11 +2,12 @@
 packages a scope holds.
 
 Install stages the package (and its dependencies) in `installed/.staging-<random>/`
-(`package`), then changes the scope by one journaled transaction (`txn`, the output writer's
-model): the new artifacts, the lock's and the ignore file's new bytes staged in
-`installed/.agentrc-txn/`, a journal of intent written and fsync'd (the commit point), its
-steps carried out (artifacts renamed into `installed/<id>/`, replaced or retired ones set
-aside, `oas-lock.json` and `.agents/capabilities/.gitignore` renamed over). All of it under
+(`package`), then changes the scope by one transaction (`txn`, a plan run by the one
+executor, `output/steps`): the new artifacts, the lock's and the ignore file's new bytes
+staged in `installed/.agentrc-txn/`, then the commit point recorded in the executor's
+journal and the steps after it carried out (artifacts renamed into `installed/<id>/`,
+replaced or retired ones set aside, `oas-lock.json` and `.agents/capabilities/.gitignore`
+renamed over). All of it under
 the scope's lock; a failure before the commit changes nothing, and a killed run is finished
 or undone by the next (`scope.recover_leftovers`). The bytes written are those the OAS kernel
 writes for the same package, so both tools can work on one scope. Update re-resolves a
