@@ -4,8 +4,10 @@
     python bench/run.py                      # N=1000 and N=5000, 5 repetitions
     python bench/run.py --items 1000 --reps 3
     python bench/run.py --no-peers           # agentrc and cp -r only (no npm needed)
+    python bench/run.py --corpus published   # only the corpus shaped like published content
 
-For every N it generates a registry (bench/gen_registry.py), translates it into rulesync's
+For every corpus and N it generates a registry (bench/gen_registry.py's, tuned for issue 13,
+and bench/gen_published.py's, shaped like published repositories), translates it into rulesync's
 `.rulesync/` and ruler's `.ruler/` input, and then, repetition by repetition and tool by
 tool (interleaved, so machine noise hits every tool alike), times three scenarios:
 
@@ -14,6 +16,9 @@ tool (interleaved, so machine noise hits every tool alike), times three scenario
   one-edit   one rule's body gets a new line, then the build runs again
 
 plus `cp -r` of agentrc's output tree into a fresh directory (the copy-the-bytes floor).
+It also reports the files and bytes each tool writes per item, for agentrc with shared
+copies on (the default) and off (`shared-copies: false` in an agentrc.yaml: every client
+its own copy, the output before issue 16), built once, untimed.
 
 Everything (sources, outputs, npm peers) lives under bench/out/ (gitignored). Sources and
 outputs go on a tmpfs mounted at bench/out/tmpfs when we are root (see
@@ -50,7 +55,10 @@ except ImportError:  # re-run under agentrc's venv, which has PyYAML
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import gen_published  # noqa: E402
 import gen_registry  # noqa: E402
+
+GENERATORS = {"registry": gen_registry, "published": gen_published}
 
 OUT = os.path.join(HERE, "out")
 NPM_DIR = os.path.join(OUT, "npm")
@@ -118,8 +126,8 @@ def snapshot_src(mode: str, dest: str) -> Tuple[str, str]:
     # Likewise agentrc's compiled schema validators, kept beside its schemas as bytecode is
     # (agentrc.schemas, `precompile_validators`): written there by the first run where bytecode is
     # written, but never under PYTHONDONTWRITEBYTECODE, which this machine sets.
-    subprocess.run([sys.executable, "-c", "from agentrc.pipeline import warm; warm.precompile_validators()"], check=True,
-                   env=dict(os.environ, PYTHONPATH=os.path.join(dest, "src")))
+    subprocess.run([sys.executable, "-c", "from agentrc.pipeline import warm; warm.precompile_validators()"],
+                   check=True, env=dict(os.environ, PYTHONPATH=os.path.join(dest, "src")))
     return os.path.join(dest, "src"), label
 
 
@@ -193,8 +201,9 @@ def to_rulesync(reg: str, project: str) -> None:
             _copy_support(d, os.path.join(src, "skills", name), "SKILL.md")
         else:
             meta = {"name": name, "targets": targets, "description": fm["description"],
-                    "claudecode": {"model": fm.get("model", "inherit"),
-                                   "tools": [CLAUDE_TOOL[t] for t in fm.get("tools", [])]}}
+                    "claudecode": {"model": fm.get("model", "inherit")}}
+            if "tools" in fm:  # no list: every tool, in each format
+                meta["claudecode"]["tools"] = [CLAUDE_TOOL[t] for t in fm["tools"]]
             if fm.get("preload-skills"):
                 meta["claudecode"]["skills"] = fm["preload-skills"]
             _write(os.path.join(src, "subagents", f"{name}.md"), _fm(meta) + body)
@@ -213,9 +222,10 @@ def to_ruler(reg: str, project: str) -> None:
             _write(os.path.join(src, "skills", name, "SKILL.md"), _fm(meta) + body)
             _copy_support(d, os.path.join(src, "skills", name), "SKILL.md")
         else:
-            meta = {"name": name, "description": fm["description"],
-                    "tools": [CLAUDE_TOOL[t] for t in fm.get("tools", [])],
-                    "model": fm.get("model", "inherit")}
+            meta = {"name": name, "description": fm["description"]}
+            if "tools" in fm:  # no list: every tool, in each format
+                meta["tools"] = [CLAUDE_TOOL[t] for t in fm["tools"]]
+            meta["model"] = fm.get("model", "inherit")
             _write(os.path.join(src, "agents", f"{name}.md"), _fm(meta) + body)
     _write(os.path.join(src, "ruler.toml"),
            'default_agents = ["claude", "copilot", "opencode"]\n\n'
@@ -311,17 +321,50 @@ def tree_stats(paths: List[str]) -> Tuple[int, int]:
     return n, size
 
 
+SEPARATE = "agentrc, shared-copies: false"
+
+
+def separate_copies(agentrc: List[str], work: str, env: Dict[str, str], logs: str) -> Tuple[int, int]:
+    """Files and bytes agentrc writes with `shared-copies: false` (every client its own copy,
+    the output before issue 16), from one untimed cold build run where an agentrc.yaml says so."""
+    project = os.path.join(work, "separate-copies")
+    out = os.path.join(project, "out")
+    os.makedirs(project)
+    _write(os.path.join(project, "agentrc.yaml"), "schema: 1\nshared-copies: false\n")
+    timed(agentrc + ["--out", out], project, dict(env, AGENTRC_CACHE_DIR=os.path.join(project, "cache")),
+          os.path.join(logs, "agentrc-separate-copies.log"))
+    stats = tree_stats([out])
+    shutil.rmtree(project, ignore_errors=True)
+    return stats
+
+
+def profile_runs(py: str, reg: str, out_dir: str, cache_dir: str, work: str, env: Dict[str, str]) -> dict:
+    """cProfile of one cold and one no-change agentrc build: file name per scenario."""
+    profiles = {}
+    for scenario in ("cold", "no-change"):
+        if scenario == "cold":
+            shutil.rmtree(out_dir, ignore_errors=True)
+            shutil.rmtree(cache_dir, ignore_errors=True)
+        prof = os.path.join(work, f"agentrc-{scenario}.prof.txt")
+        with open(prof, "w") as fh:
+            subprocess.run([py, "-m", "cProfile", "-s", "cumtime", "-m", "agentrc", "build", reg,
+                            "--client", CLIENTS, "--out", out_dir], cwd=ROOT, env=env,
+                           stdout=fh, stderr=subprocess.DEVNULL)
+        profiles[scenario] = prof
+    return profiles
+
+
 def bench_n(n: int, reps: int, base: str, bins: Optional[Dict[str, str]], py: str, src: str,
-            no_cache_flag: bool, profile: bool) -> dict:
-    work = os.path.join(base, f"n{n}")
+            no_cache_flag: bool, profile: bool, corpus: str = "registry") -> dict:
+    work = os.path.join(base, f"n{n}" if corpus == "registry" else f"{corpus}-n{n}")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     logs = os.path.join(work, "logs")
     os.makedirs(logs)
     reg = os.path.join(work, "registry")
-    files = gen_registry.generate(reg, n)
-    print(f"[n={n}] registry: {len(files)} files, {sum(len(c.encode()) for c in files.values()) / 1e6:.1f} MB",
-          file=sys.stderr)
+    files = GENERATORS[corpus].generate(reg, n)
+    print(f"[{corpus} n={n}] registry: {len(files)} files, "
+          f"{sum(len(c.encode()) for c in files.values()) / 1e6:.1f} MB", file=sys.stderr)
     env = dict(os.environ, PYTHONPATH=src, NO_COLOR="1")
     rule = first_rule(reg)
 
@@ -358,11 +401,13 @@ def bench_n(n: int, reps: int, base: str, bins: Optional[Dict[str, str]], py: st
     for t in tools:
         t.make_cold()
         timed(t.cmd, t.cwd, env, os.path.join(logs, f"{slug(t.name)}-warmup.log"))
+    produced[SEPARATE] = separate_copies(agentrc, work, env, logs)
 
     for rep in range(1, reps + 1):
         for t in tools:
             t.make_cold()
-            results[t.name]["cold"].append(timed(t.cmd, t.cwd, env, os.path.join(logs, f"{slug(t.name)}-cold-{rep}.log")))
+            results[t.name]["cold"].append(
+                timed(t.cmd, t.cwd, env, os.path.join(logs, f"{slug(t.name)}-cold-{rep}.log")))
             if rep == 1:
                 if t.name.startswith("agentrc"):
                     produced[t.name] = tree_stats(t.outputs[:1])
@@ -381,22 +426,11 @@ def bench_n(n: int, reps: int, base: str, bins: Optional[Dict[str, str]], py: st
         shutil.rmtree(dst, ignore_errors=True)
         results["cp -r"]["cold"].append(timed(["cp", "-r", out_dir, dst], work, env,
                                               os.path.join(logs, f"cp-{rep}.log")))
-        print(f"[n={n}] repetition {rep}/{reps}: " + ", ".join(
+        print(f"[{corpus} n={n}] repetition {rep}/{reps}: " + ", ".join(
             f"{name} {'/'.join(f'{v[-1][0]:.2f}' for v in sc.values())}s" for name, sc in results.items()),
             file=sys.stderr)
 
-    profiles = {}
-    if profile:
-        for scenario in ("cold", "no-change"):
-            if scenario == "cold":
-                shutil.rmtree(out_dir, ignore_errors=True)
-                shutil.rmtree(cache_dir, ignore_errors=True)
-            prof = os.path.join(work, f"agentrc-{scenario}.prof.txt")
-            with open(prof, "w") as fh:
-                subprocess.run([py, "-m", "cProfile", "-s", "cumtime", "-m", "agentrc", "build", reg,
-                                "--client", CLIENTS, "--out", out_dir], cwd=ROOT, env=env,
-                               stdout=fh, stderr=subprocess.DEVNULL)
-            profiles[scenario] = prof
+    profiles = profile_runs(py, reg, out_dir, cache_dir, work, env) if profile else {}
 
     summary = {}
     for name, scen in results.items():
@@ -406,7 +440,7 @@ def bench_n(n: int, reps: int, base: str, bins: Optional[Dict[str, str]], py: st
                              "median_cpu_s": statistics.median(x[2] for x in v), "cpu_s": [x[2] for x in v]}
                          for s, v in scen.items() if v}
     produced["cp -r"] = produced.get("agentrc", (0, 0))
-    return {"items": n, "source_files": len(files), "summary": summary,
+    return {"corpus": corpus, "items": n, "source_files": len(files), "summary": summary,
             "outputs": {k: {"files": v[0], "bytes": v[1]} for k, v in produced.items()},
             "profiles": profiles}
 
@@ -446,7 +480,8 @@ def against_targets(res: dict, peer: str = "ruler") -> List[str]:
 def table(res: dict) -> str:
     s = res["summary"]
     a = s["agentrc"]
-    lines = [f"#### {res['items']:,} items ({res['source_files']:,} source files)", "",
+    corpus = res.get("corpus", "registry")
+    lines = [f"#### {res['items']:,} items ({res['source_files']:,} source files), {corpus} corpus", "",
              "| tool | cold (s) | no change (s) | one edit (s) | peak RSS cold / no change / one edit (MiB) "
              "| files written |",
              "| --- | ---: | ---: | ---: | ---: | ---: |"]
@@ -484,6 +519,20 @@ def table(res: dict) -> str:
     return "\n".join(lines)
 
 
+def files_table(res: dict) -> str:
+    """Files and bytes written per item by each tool (issue 36: the same loading behaviour from
+    fewer files), agentrc with shared copies on (its default) and off."""
+    n = res["items"]
+    lines = [f"Files written, {res.get('corpus', 'registry')} corpus, {n:,} items:", "",
+             "| tool | files | files per item | MB | KB per item |", "| --- | ---: | ---: | ---: | ---: |"]
+    for name, out in res["outputs"].items():
+        if name == "cp -r":
+            continue
+        lines.append(f"| {name} | {out['files']:,} | {out['files'] / n:.2f} | {out['bytes'] / 1e6:.1f} | "
+                     f"{out['bytes'] / n / 1e3:.1f} |")
+    return "\n".join(lines)
+
+
 def top_of_profile(path: str, n: int) -> str:
     with open(path) as fh:
         lines = fh.read().splitlines()
@@ -509,7 +558,11 @@ def main(argv: Optional[List[str]] = None) -> int:
                          "either is copied once at the start")
     ap.add_argument("--no-tmpfs", action="store_true", help="measure on the disk under bench/out/disk")
     ap.add_argument("--no-profile", action="store_true", help="skip the cProfile runs of agentrc")
+    ap.add_argument("--corpus", action="append", choices=sorted(GENERATORS),
+                    help="corpora (repeatable; default both): registry is bench/gen_registry.py's, "
+                         "published bench/gen_published.py's")
     args = ap.parse_args(argv)
+    corpora = args.corpus or ["registry", "published"]
     sizes = args.items or [1000, 5000]
 
     os.makedirs(OUT, exist_ok=True)
@@ -541,18 +594,22 @@ def main(argv: Optional[List[str]] = None) -> int:
     print("machine: " + json.dumps(machine), file=sys.stderr)
 
     all_res = []
-    for n in sizes:
-        reps = args.reps if n <= 1000 else args.reps_large
-        all_res.append(bench_n(n, reps, base, bins, py, src, no_cache_flag,
-                               not args.no_profile and n <= args.profile_max))
+    for corpus in corpora:
+        for n in sizes:
+            reps = args.reps if n <= 1000 else args.reps_large
+            all_res.append(bench_n(n, reps, base, bins, py, src, no_cache_flag,
+                                   not args.no_profile and n <= args.profile_max, corpus))
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     path = os.path.join(OUT, f"results-{stamp}.json")
     with open(path, "w") as fh:
         json.dump({"machine": machine, "results": all_res}, fh, indent=2)
+    versions = ", ".join(f"{k} {v}" for k, v in machine.items()
+                         if k in ("agentrc", "rulesync", "ruler", "python", "node"))
     print(f"\nMedians of {args.reps} runs ({args.reps_large} above 1,000 items); sources and outputs on {fs}; "
-          f"{', '.join(f'{k} {v}' for k, v in machine.items() if k in ('agentrc', 'rulesync', 'ruler', 'python', 'node'))}.\n")
+          f"{versions}.\n")
     for res in all_res:
         print(table(res) + "\n")
+        print(files_table(res) + "\n")
         for scenario, prof in res["profiles"].items():
             print(f"agentrc {scenario} profile (n={res['items']}), top 15 by cumulative time ({prof}):\n")
             print("```text\n" + top_of_profile(prof, 15) + "\n```\n")

@@ -62,3 +62,39 @@ def test_the_published_corpus_is_deterministic_lints_without_errors_and_has_the_
     assert code == 0 and " 0 error(s)," in err.getvalue(), err.getvalue()[-2000:]
     codes = set(re.findall(r"warning\[(AR\d+)\]", err.getvalue()))
     assert codes == {"AR015"}, codes  # long skill descriptions, as published ones are
+
+
+def _bench_run():
+    _generator()  # bench/run.py imports both generators by name
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "bench" / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_bench_translates_the_published_corpus_and_reports_files_per_item(tmp_path):
+    """bench/run.py gives ruler the second corpus too (an agent without a tool list keeps
+    none: every tool, as in agentrc), and says how many files and bytes each tool writes per
+    item, agentrc with shared copies on and off (issue 36: "files written per item, before
+    and after")."""
+    import yaml
+
+    run = _bench_run()
+    assert set(run.GENERATORS) == {"registry", "published"}
+    reg = tmp_path / "reg"
+    _generator().generate(str(reg), 60, seed=2)
+    run.to_ruler(str(reg), str(tmp_path / "ruler"))
+    agents = sorted((tmp_path / "ruler" / ".ruler" / "agents").iterdir())
+    assert len(agents) == 17
+    metas = [yaml.safe_load(p.read_text().split("---\n")[1]) for p in agents]
+    assert 0 < sum("tools" in m for m in metas) < len(metas)
+    assert len(list((tmp_path / "ruler" / ".ruler" / "skills").iterdir())) == 26
+    res = {"corpus": "published", "items": 1000,
+           "outputs": {"agentrc": {"files": 3018, "bytes": 35_000_000}, "cp -r": {"files": 3018, "bytes": 1},
+                       run.SEPARATE: {"files": 3900, "bytes": 41_000_000}, "ruler": {"files": 1803, "bytes": 18e6}}}
+    lines = run.files_table(res).splitlines()
+    assert lines[0] == "Files written, published corpus, 1,000 items:"
+    assert "| agentrc | 3,018 | 3.02 | 35.0 | 35.0 |" in lines
+    assert "| agentrc, shared-copies: false | 3,900 | 3.90 | 41.0 | 41.0 |" in lines
+    assert not any(line.startswith("| cp -r") for line in lines)
