@@ -82,3 +82,49 @@ def test_an_installed_project_is_installed_again_without_parsing_or_rendering(en
     (env["project"] / ".claude" / "skills" / "summary" / "SKILL.md").unlink()
     assert run(capsys, "install")[0] == 0  # a file gone: its item rendered again, the file back
     assert (env["project"] / ".claude" / "skills" / "summary" / "SKILL.md").is_file() and work["render"] >= 1
+
+
+def test_a_cold_read_parses_and_renders_on_the_build_s_workers(tmp_path, monkeypatch, capsys):
+    """A source read into an empty memo (a new project, a fresh clone) is parsed and rendered
+    by the build's forked workers too (`pipeline.warm`), as a cold `agentrc build` is: the
+    command's own process parses and renders only its share. Issue 36: one core did it all,
+    1.2 s of a 2.3 s `add` at 1,000 items. The files are the same either way."""
+    from agentrc.clients.base import ClientAdapter
+    from agentrc.pipeline import warm
+    from agentrc.portable import load
+    from sourcerepos import Repo, isolated_home, skill
+
+    isolated_home(monkeypatch, tmp_path)
+    repo = Repo(tmp_path)
+    repo.commit({f"reg/skills/s{i:02d}/SKILL.md": skill(f"s{i:02d}", body=f"Step {i}.\n" * 40) for i in range(40)},
+                tag="v1")
+    monkeypatch.setattr(warm, "MIN_ITEMS", 8)
+    monkeypatch.setattr(warm, "cpus", lambda: 2)
+    work = {"parse": 0, "render": 0}
+    real_parse, real_render = load.parse_item, ClientAdapter.render
+
+    def parse(*a, **k):
+        work["parse"] += 1
+        return real_parse(*a, **k)
+
+    def render(self, *a, **k):
+        work["render"] += 1
+        return real_render(self, *a, **k)
+
+    monkeypatch.setattr(load, "parse_item", parse)
+    monkeypatch.setattr(ClientAdapter, "render", render)
+    outs = []
+    for name, jobs in (("forked", 2), ("alone", 1)):
+        monkeypatch.setattr(warm, "cpus", lambda jobs=jobs: jobs)
+        project = tmp_path / name
+        project.mkdir()
+        monkeypatch.chdir(project)
+        work.update(parse=0, render=0)
+        code, out, err = run(capsys, "add", f"{repo.url}@v1#reg", "--client", "claude,copilot")
+        assert code == 0, err
+        outs.append((dict(work), {p.relative_to(project).as_posix(): p.read_bytes()
+                                  for p in project.rglob("*") if p.is_file() and ".agentrc" not in p.parts}))
+    (forked, forked_files), (alone, alone_files) = outs
+    assert alone == {"parse": 40, "render": 80}  # one process: every directory, every client
+    assert 0 < forked["parse"] < 40 and forked["render"] < 80  # the rest came from the worker
+    assert forked_files == alone_files

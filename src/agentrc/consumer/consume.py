@@ -106,7 +106,7 @@ def _add(project: str, source: Source, bundles: Sequence[str], items: Sequence[T
     lock = read or Lock(tuple(client_registry.DEFAULT_CLIENTS))
     if clients:
         lock = replace(lock, clients=tuple(clients))
-    fetcher = ProjectFetcher(project, allowed)
+    fetcher = ProjectFetcher(project, allowed, lock.clients)
     entries, found = _resolve([(source, bundles, items)], fetcher)
     if any(d.is_error for d in found):
         return Result(found, git_runs=fetcher.git_runs)
@@ -250,7 +250,7 @@ def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user
     parsed = _roots(lock, project, d, moved)
     if d.has_errors:
         return Result(d.sorted())
-    fetcher = ProjectFetcher(project, allowed)
+    fetcher = ProjectFetcher(project, allowed, clients if _other_clients(lock, clients) else lock.clients)
     entries, found = _resolve(parsed, fetcher, pins)
     if any(x.is_error for x in found):
         return Result(found, git_runs=fetcher.git_runs)
@@ -359,7 +359,8 @@ def _install(project: str, mode: str, force: bool, user: bool, out: Optional[wri
     previous = None
     if mode == "install" and _other_clients(lock, clients):
         lock, previous = replace(lock, clients=tuple(clients)), lock
-    return _materialize(project, lock, ProjectFetcher(project, allowed), force, check=mode == "check", user=user,
+    fetcher = ProjectFetcher(project, allowed, lock.clients)
+    return _materialize(project, lock, fetcher, force, check=mode == "check", user=user,
                         held=out, trust=trust, frozen=mode == "frozen", previous=previous)
 
 

@@ -17,6 +17,7 @@ from agentrc.consumer.reading import (  # noqa: E402 (the consumer's own modules
     _built_files,
     _digested,
     _fetch_and_load,
+    memo_of,
 )
 from agentrc.consumer.records import _user_outputs, mcp_records, user_mcp_records
 from agentrc.diagnostics import Diagnostics
@@ -103,7 +104,9 @@ def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diag
                            cross_source=True, skip_servers=frozenset(lock.mcps_removed),
                            extra_fragments=plugin_forms.config_fragments(wanted), report_plugins=False,
                            shared_copies=not user and _shares(project),
-                           memo=fetcher.memo if isinstance(fetcher, ProjectFetcher) else None)
+                           memo=memo_of(fetcher))
+    if isinstance(fetcher, ProjectFetcher):
+        fetcher.settle()  # the plan has every entry it asked the workers for
     diags.extend(plan.diagnostics)
     return _Rendered(plan, lock, wanted, surfaces) if plan.ok else None
 
