@@ -11,7 +11,6 @@ COMPLEX = {
     'pants-plugins/agentrc_pants/update_lock.py:agentrc_update_lock:C901',
     'src/agentrc/canonical/convert.py:_hook:C901',
     'src/agentrc/canonical/convert.py:_server:C901',
-    'src/agentrc/canonical/convert.py:convert:C901',
     'src/agentrc/canonical/merging.py:validate:C901',
     'src/agentrc/capabilities/activation.py:_layers:C901',
     'src/agentrc/capabilities/config.py:parse:C901',

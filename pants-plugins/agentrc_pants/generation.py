@@ -37,7 +37,7 @@ from pants.util.logging import LogLevel
 from agentrc.diagnostics import Diagnostic, count_summary
 from agentrc.memo import codec as memocodec
 from agentrc.memo.cache import Memo, is_render_key
-from agentrc.model import SourceFile, SourceTree
+from agentrc.model import IgnoreList, SourceFile, SourceTree
 from agentrc.output import plan as plan_output
 from agentrc.pipeline import nogc, warm
 from agentrc.pipeline import stages as pipeline
@@ -68,6 +68,7 @@ class GenerationRequest:
     cross_source: bool = False  # `source:` references are resolved by the caller (a lock)
     skip_servers: Tuple[str, ...] = ()  # MCP servers a lock's `remove-mcp` took out
     shared_copies: bool = True  # the project file's `shared-copies`
+    ignore: IgnoreList = IgnoreList()  # the project file's `ignore:` (a registry's package only)
 
 
 @dataclass(frozen=True)
@@ -345,7 +346,7 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
         memo = Memo({k: v for part in parts for k, v in part.entries})
         plan, files = pipeline.package(request.tree, request.clients, request.bundles, request.entrypoints,
                                        request.strict, request.explicit, memo, request.cross_source,
-                                       frozenset(request.skip_servers), request.shared_copies)
+                                       frozenset(request.skip_servers), request.shared_copies, request.ignore)
         digests, rest, subsets = reused(parts, files)
         rest_request = FilesDigestRequest.of(rest)
     _drop_text_caches()

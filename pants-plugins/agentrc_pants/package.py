@@ -129,9 +129,10 @@ async def package_registry(field_set: AgentrcRegistryFieldSet, subsystem: Agentr
     members = tuple(sorted(address for address, (_, where) in index.where.items() if where == root))
     sources = await Get(AgentrcSources, AgentrcSourcesRequest((field_set.address, *members)))
     clients = await _clients(field_set.clients.value, field_set.address.spec_path, subsystem)
+    project = await Get(ProjectClients, ProjectClientsRequest(field_set.address.spec_path))
     result = await Get(GenerationResult, GenerationRequest(
         sources.digest, sources.tree, clients, (), None, subsystem.strict, (),
-        f"agentrc generate {field_set.address}", shared_copies=await _shares(field_set.address.spec_path)))
+        f"agentrc generate {field_set.address}", shared_copies=project.shares, ignore=project.ignore))
     prefix = field_set.output_path.value_or_default(file_ending=None)
     digest = await Get(Digest, AddPrefix(result.digest, prefix))
     return _built(field_set, result, digest, prefix)

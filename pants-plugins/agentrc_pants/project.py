@@ -18,6 +18,7 @@ from pants.engine.rules import Get, collect_rules, rule
 
 from agentrc.clients import names as client_names
 from agentrc.codes import CODES
+from agentrc.model import IgnoreList
 from agentrc.project import FILE_NAME
 from agentrc.project.model import parse_file
 from agentrc_pants.subsystem import AgentrcSubsystem
@@ -33,6 +34,7 @@ class ProjectClients:
     clients: Tuple[str, ...]  # empty: no project file above names clients
     path: str = ""  # the project file read ("" when none)
     shares: bool = True  # its `shared-copies` (on without a project file)
+    ignore: IgnoreList = IgnoreList()  # its `ignore:` (a registry's package writes the ignore files)
 
 
 class AgentrcProjectFileError(Exception):
@@ -57,7 +59,9 @@ async def project_clients(request: ProjectClientsRequest) -> ProjectClients:
     project, problems = parse_file(text, nearest.path, client_names.CLIENTS, tuple(CODES))
     if project is None:
         raise AgentrcProjectFileError("\n".join(d.format() for d in problems))
-    return ProjectClients(project.clients, nearest.path, project.shares)
+    return ProjectClients(project.clients, nearest.path, project.shares,
+                          IgnoreList(nearest.path, project.ignore, project.ignore_pos) if project.ignore
+                          else IgnoreList())
 
 
 def pick(field_value: Optional[Tuple[str, ...]], project: ProjectClients,

@@ -65,3 +65,15 @@ def test_the_project_files_shared_copies_reaches_the_package():
     assert _tops(runner, Address("team/reg", target_name="registry")) == [".claude", ".github", ".opencode"]
     runner = _runner({"agentrc.yaml": "schema: 1\nclients: [claude, copilot, opencode]\n"})
     assert _tops(runner, Address("team/reg", target_name="registry")) == [".claude"]
+
+
+def test_the_project_files_ignore_list_reaches_the_registry_package():
+    runner = _runner({"agentrc.yaml": "schema: 1\nclients: [claude, gemini]\nignore: [.env, 'secrets/']\n"})
+    project = runner.request(ProjectClients, [ProjectClientsRequest("team/reg")])
+    assert project.ignore.patterns == (".env", "secrets/") and project.ignore.source == "agentrc.yaml"
+    built = runner.request(BuiltPackage, [AgentrcRegistryFieldSet.create(
+        runner.get_target(Address("team/reg", target_name="registry")))])
+    prefix = built.artifacts[0].relpath + "/"
+    files = {fc.path[len(prefix):]: fc.content for fc in runner.request(DigestContents, [built.digest])}
+    assert files[".geminiignore"].decode().endswith("# from agentrc.yaml: ignore\n.env\nsecrets/\n")
+    assert not [p for p in files if p.startswith(".claude") and "ignore" in p]  # Claude Code has none

@@ -27,6 +27,7 @@ from agentrc.output import writer
 from agentrc.pipeline import stages as pipeline
 from agentrc_pants.config import AgentrcConfigFieldSet, AgentrcConfigSourcesField
 from agentrc_pants.generation import REPORT, GenerationRequest, GenerationResult
+from agentrc_pants.project import ProjectClients, ProjectClientsRequest
 from agentrc_pants.sources import AgentrcSources, AgentrcSourcesRequest
 from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import AgentrcBundleSourceField, AgentrcClientsField, AgentrcEntrypointField
@@ -61,10 +62,12 @@ async def agentrc_sync(console: Console, sync: AgentrcSyncSubsystem, agentrc: Ag
             {c for t in items + bundles for c in (t[AgentrcClientsField].value or agentrc.clients)}))
         sources = await Get(AgentrcSources, AgentrcSourcesRequest(tuple(t.address for t in items + bundles)))
         manifests = tuple(t[AgentrcBundleSourceField].file_path for t in bundles)  # unambiguous across registries
+        project = await Get(ProjectClients, ProjectClientsRequest(sync.root))  # the tree written: its project file
         result = await Get(GenerationResult, GenerationRequest(
             sources.digest, sources.tree, clients, manifests,
             tuple(t[AgentrcEntrypointField].file_path for t in items), agentrc.strict,
-            tuple(t[AgentrcBundleSourceField].file_path for t in bundles)))
+            tuple(t[AgentrcBundleSourceField].file_path for t in bundles),
+            shared_copies=project.shares, ignore=project.ignore))
         for d in result.diagnostics:
             console.print_stderr(d.format())
         if any(d.is_error for d in result.diagnostics):

@@ -243,6 +243,31 @@ class ClientNames:
 
 
 @dataclass(frozen=True)
+class IgnoreList:
+    """Paths a project's AI clients must not read or index, as gitignore lines, and the file
+    that lists them (the project file's `ignore:`; agentrc.clients.ignorefile writes them)."""
+
+    source: str = ""  # the project file's path
+    patterns: Tuple[str, ...] = ()
+    pos: Tuple[int, int] = (1, 1)  # where `ignore:` is in it
+
+    MAX_PATTERNS = 10_000
+    MAX_PATTERN = 4096
+
+    @staticmethod
+    def problem(value: object) -> Optional[str]:
+        """Why `value` cannot be a line of an ignore file, or None. One line each: a line
+        break would slip a second pattern (a `!` that lets a secret back in) past review."""
+        if not isinstance(value, str):
+            return "expected a string (one gitignore pattern)"
+        if any(c in value for c in "\n\r\x00"):
+            return "a pattern is one line (no line break or NUL)"
+        if len(value) > IgnoreList.MAX_PATTERN:
+            return f"a pattern of more than {IgnoreList.MAX_PATTERN} characters"
+        return None
+
+
+@dataclass(frozen=True)
 class Registry:
     """Every item and bundle found in the inputs, in a stable order."""
 
@@ -255,6 +280,8 @@ class Registry:
     # sorted: each is a namespace of its own; items and bundles under none of them share the
     # unnamed registry "" (agentrc.portable.discovery.registry_of).
     roots: Tuple[str, ...] = ()
+    # The project file's `ignore:` list: every built client with an ignore file gets it.
+    ignore: "IgnoreList" = field(default_factory=lambda: IgnoreList())
 
     def item(self, kind: Kind, name: str) -> Optional[Item]:
         """The first item of `kind` named `name` (a plain string kind is taken as the Kind it

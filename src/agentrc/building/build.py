@@ -17,13 +17,14 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fingerprint import digest
 from agentrc.inputs.read import Inputs, read_inputs, stamped
 from agentrc.inputs.tree import SourcesChanged
 from agentrc.memo import cache
+from agentrc.model import IgnoreList
 from agentrc.output import atomic, writer
 from agentrc.output.totals import summary
 from agentrc.pipeline import nogc
@@ -56,6 +57,7 @@ class BuildOptions:
     keep_clients: Tuple[str, ...] = ()
     adopt: bool = False  # take over the hand-written files the build replaces (the first build after import)
     shared_copies: bool = True  # the project file's `shared-copies` (one copy for clients that read each other's)
+    ignore: IgnoreList = IgnoreList()  # the project file's `ignore:` (each client's ignore file)
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,12 @@ def _key(options: BuildOptions, sources: str, explicit: Tuple[str, ...]) -> str:
     return digest([sources.encode(), json.dumps(
         [list(options.clients), list(options.bundles), options.strict, list(explicit), options.layout,
          options.plugin_name] + ([list(options.keep_clients)] if options.keep_clients else [])
-        + ([] if options.shared_copies else ["no-shared-copies"])).encode()])
+        + ([] if options.shared_copies else ["no-shared-copies"]) + _ignore_key(options)).encode()])
+
+
+def _ignore_key(options: BuildOptions) -> List[Any]:
+    """The project's ignore list in a key (nothing without one: keys of before stay valid)."""
+    return [["ignore", options.ignore.source, list(options.ignore.patterns)]] if options.ignore.patterns else []
 
 
 def _stamp_path(memo_path: Path, options: BuildOptions) -> Path:
@@ -362,7 +369,8 @@ def _plan(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo], spi
     try:
         return stages.generate(inputs.tree, list(options.clients), list(options.bundles), options.strict,
                                inputs.explicit, memo, layout=options.layout, plugin_name=options.plugin_name,
-                               canonical=inputs.canonical, spill=spill, shared_copies=options.shared_copies)
+                               canonical=inputs.canonical, spill=spill, shared_copies=options.shared_copies,
+                               ignore=options.ignore)
     finally:
         if workers is not None:
             workers.close()
@@ -377,7 +385,7 @@ def _kept(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo]) -> 
     from agentrc.pipeline import stages
     other = stages.generate(inputs.tree, list(options.keep_clients), list(options.bundles), options.strict,
                             inputs.explicit, memo, layout=options.layout, canonical=inputs.canonical,
-                            shared_copies=options.shared_copies)
+                            shared_copies=options.shared_copies, ignore=options.ignore)
     return frozenset(f.path for f in other.files)
 
 

@@ -29,6 +29,7 @@ from agentrc.model import (
     HOOK_EVENTS,
     Bundle,
     ClientNames,
+    IgnoreList,
     Item,
     Kind,
     McpServer,
@@ -165,15 +166,32 @@ def convert(document: Document, clients: ClientNames) -> Conversion:
     if not isinstance(tools, dict):  # a layer's `tools: [...]` the merge let through
         diags.error(*document.at("tools"), "AR115", "tools: expected an object of settings per client")
         tools = {}
+    _check_tools(tools, clients, document, diags)
+    registry = Registry(tuple(sorted(items, key=lambda i: (i.kind.value, i.name))), (bundle,) if servers else (),
+                        freeze({k: v for k, v in tools.items() if isinstance(v, dict)}))
+    return Conversion(registry, tuple(sorted(set(diags.sorted() + item_diags))), tuple(reports))
+
+
+def _check_tools(tools: Dict[str, Any], clients: ClientNames, document: Document, diags: Diagnostics) -> None:
+    """`tools.<target>`: a client's name and an object of settings; its `ignore`, the lines of
+    the client's ignore file (clients.ignorefile), a list of one-line patterns."""
     for target in sorted(tools):
         if target not in clients.tool_targets:
             diags.warning(*document.at(f"tools.{target}"), "AR119",
                           f"tools.{target}: no client of that name; its configuration is not used")
         elif not isinstance(tools[target], dict):
             diags.error(*document.at(f"tools.{target}"), "AR115", f"tools.{target}: expected an object of settings")
-    registry = Registry(tuple(sorted(items, key=lambda i: (i.kind.value, i.name))), (bundle,) if servers else (),
-                        freeze({k: v for k, v in tools.items() if isinstance(v, dict)}))
-    return Conversion(registry, tuple(sorted(set(diags.sorted() + item_diags))), tuple(reports))
+        elif "ignore" in tools[target]:
+            patterns = tools[target]["ignore"]
+            if not isinstance(patterns, list) or len(patterns) > IgnoreList.MAX_PATTERNS:
+                diags.error(*document.at(f"tools.{target}.ignore"), "AR115", f"tools.{target}.ignore: expected a "
+                            f"list of at most {IgnoreList.MAX_PATTERNS} gitignore patterns")
+                continue
+            for i, pattern in enumerate(patterns):
+                problem = IgnoreList.problem(pattern)
+                if problem:
+                    diags.error(*document.at(f"tools.{target}.ignore"), "AR115",
+                                f"tools.{target}.ignore[{i}]: {problem}")
 
 
 def _items(entries: Sequence[_Entry], families, passthrough) -> Tuple[List[Item], Tuple[Diagnostic, ...]]:

@@ -13,6 +13,7 @@ from agentrc.cli import progress, projectargs
 from agentrc.cli.common import UsageError, print_diags, say
 from agentrc.cli.common import unknown as unknown_names
 from agentrc.clients import names as client_names
+from agentrc.model import IgnoreList
 from agentrc.output.totals import summary_lines
 from agentrc.output.writer import PARTIAL, STATE
 
@@ -75,13 +76,21 @@ def options(args) -> BuildOptions:
     return BuildOptions(tuple(args.paths), args.out, tuple(clients), tuple(args.bundle), args.strict, args.layout,
                         args.plugin_name, args.check, args.report, args.jobs, not args.no_cache,
                         tuple(getattr(args, "keep_clients", ()) if args.layout == "project" else ()),
-                        bool(getattr(args, "adopt", False)), _shares(args))
+                        bool(getattr(args, "adopt", False)), _shares(args), _ignore(args))
 
 
 def _shares(args) -> bool:
     """The project file's `shared-copies` (on without a project file)."""
     project = getattr(args, "project_file", None)
     return project.shares if project is not None else True
+
+
+def _ignore(args) -> IgnoreList:
+    """The project file's `ignore:` list, named by the file as the user would find it."""
+    project = getattr(args, "project_file", None)
+    if project is None or not project.ignore:
+        return IgnoreList()
+    return IgnoreList(project.path, project.ignore, project.ignore_pos)
 
 
 def _check_plugin_name(name: str) -> None:

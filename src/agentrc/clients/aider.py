@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence
 
+from agentrc.clients import ignorefile
 from agentrc.clients.base import ClientAdapter, RenderContext, context_section
 from agentrc.fidelity import Tracker
 from agentrc.files import fragment
@@ -39,6 +40,8 @@ class Aider(ClientAdapter):
     name = "aider"
     family = "aider"
     title = "Aider"
+    ignore_file = ignorefile.mapped(
+        '.aiderignore', 'aider leaves these files out of its repository map and will not add them to the chat')
     passthrough_block = "aider"
     passthrough_example = {"note": "kept"}
     tool_names = TOOL_NAMES

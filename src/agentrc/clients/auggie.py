@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, FrozenSet, Sequence
 
+from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     ClientAdapter,
@@ -67,6 +68,9 @@ class Auggie(ClientAdapter):
     name = "auggie"
     family = "auggie"
     title = "Auggie"
+    ignore_file = ignorefile.degraded(
+        '.augmentignore', "Auggie keeps these paths out of its context engine's index; its file tools may "
+                          "still open them")
     rejects_long_description = True  # "Skill description ... Must be 1-1024 characters"
     passthrough_block = "auggie"
     passthrough_example = {"color": "blue"}

@@ -23,6 +23,7 @@ from agentrc.clients.hookkit import (  # noqa: F401 - the adapters import these 
     sync_only,
     tool_event,
 )
+from agentrc.clients.ignorefile import IgnoreFile
 from agentrc.clients.pluginlayout import PluginLayout, json_file  # noqa: F401 - json_file re-exported
 from agentrc.clients.servers import (  # noqa: F401 - the adapters import these from here
     DEFAULT_REF_RE,
@@ -80,11 +81,9 @@ class RenderContext:
     # `output.plan.shared_view`.
     shared: bool = True
     # What `document` formatted, by the (title, body) it was given: None when formatting left
-    # the document as it was, else the formatted text. The clients of a build render an
-    # item's body alike (15,000 renders of 5,000 items formatted 5,979 distinct documents).
-    # `plan` renders an item for every client in turn and empties this after each item, so
-    # it holds one item's bodies at most; a body the clients share is one object, whose
-    # hash Python keeps, so finding it costs no pass over the text (a sha256 did).
+    # it as it was, else the formatted text. The clients of a build render an item's body
+    # alike (15,000 renders of 5,000 items formatted 5,979 distinct documents). `plan` empties
+    # it after each item; a body the clients share is one object whose hash Python keeps.
     formatted: Dict[Tuple[str, str], Optional[str]] = field(default_factory=dict, compare=False, hash=False,
                                                             repr=False)
 
@@ -130,12 +129,9 @@ def skill_names(items: Sequence[Item]) -> FrozenMap:
     return FrozenMap(sorted(out.items()))
 
 
-# The Agent Skills limit on a skill's description (agentskills.io specification; skills-ref
-# rejects a longer one), and the clients whose loader refuses a skill over it: Codex
-# validates SKILL.md frontmatter against the specification's limits when it loads skills,
-# opencode documents descriptions of 1-1024 characters, and the Copilot CLI refuses one
-# ("Skill description must be at most 1024 characters", seen in the corpus run). Every
-# client's copy is shortened (`identify`), since copies are shared (issue 31).
+# The Agent Skills limit on a skill's description (agentskills.io; skills-ref rejects a longer
+# one). Codex, opencode and the Copilot CLI refuse a skill over it ("Skill description must be
+# at most 1024 characters"); every client's copy is shortened (`identify`): copies are shared.
 SKILL_DESCRIPTION_LIMIT = DESCRIPTION_LIMIT
 
 
@@ -181,6 +177,7 @@ class ClientAdapter(PluginLayout):
     context_file: str = "AGENTS.md"  # the global context document
     tools_file: str = ""  # the user-owned settings file `tools.<name>`'s keys go into
     tools_format: str = "json"
+    ignore_file: IgnoreFile = IgnoreFile()  # where the project's `ignore:` list goes (clients.ignorefile)
 
     # --- what it also loads ------------------------------------------------------------
     # Other clients' output trees this client also discovers natively, per kind (opencode
@@ -240,6 +237,8 @@ class ClientAdapter(PluginLayout):
         return Rendered(files, report, frags)
 
     def render_tools(self, config: Mapping[str, Any], source: str) -> Rendered:
+        """`tools.<name>`'s keys into its settings file (`ignore`: clients.ignorefile's)."""
+        config = {k: v for k, v in config.items() if k != "ignore"}
         tracker = Tracker(config.keys())
         frags = []
         for key, value in config.items():

@@ -4,6 +4,7 @@ the shared `AGENTS.md` (docs: code.claude.com)."""
 
 from __future__ import annotations
 
+from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     ClientAdapter,
     claude_style_server,
@@ -39,6 +40,9 @@ class Claude(ClientAdapter):
     name = "claude"
     family = "claude"
     title = "Claude Code"
+    ignore_file = ignorefile.none(
+        'has no ignore file; keep paths from its tools with Read deny rules under `permissions` in '
+        'tools.claude (for example "Read(./.env)")')
     passthrough_block = "claude"
     passthrough_example = {"color": "blue"}
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
+from agentrc.clients import ignorefile
 from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, place_resources, subagents_only
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
@@ -52,6 +53,9 @@ class Cline(ClientAdapter):
     name = "cline"
     family = "cline"
     title = "Cline"
+    ignore_file = ignorefile.none(
+        "deprecated .clineignore (it never blocked access, Cline's docs say), so agentrc writes none; "
+        "Cline's Block Ignored File Access plugin reads .gitignore instead")
     passthrough_block = "cline"
     passthrough_example = {"maxIterations": 20}
     # Cline 3.0.65 also loads .agents/skills, where Codex, Gemini CLI, OpenClaw and Hermes write

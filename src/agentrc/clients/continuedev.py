@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Sequence
 
+from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     ClientAdapter,
     canonical_server_outcomes,
@@ -63,6 +64,9 @@ class Continue(ClientAdapter):
     name = "continue"
     family = "continue"
     title = "Continue"
+    ignore_file = ignorefile.degraded(
+        '.continueignore', "Continue's editor extensions keep these paths out of their index; the cn CLI "
+                           "does not read the file")
     passthrough_block = "continue"
     passthrough_example = {"alwaysApply": True}
     # cn loads .claude/skills besides .continue/skills (both copies of a name, checked), where

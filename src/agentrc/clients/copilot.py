@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Dict, List
 
+from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     ClientAdapter,
@@ -46,6 +47,8 @@ class Copilot(ClientAdapter):
     family = "copilot"
     rejects_long_description = True  # refuses a skill whose description is over 1,024 characters
     title = "GitHub Copilot"
+    ignore_file = ignorefile.none(
+        'has no ignore file; content exclusion is a repository or organization setting on GitHub')
     passthrough_block = "copilot"
     passthrough_example = {"excludeAgent": "code-review"}
     # VS Code also loads .claude/skills, .claude/agents and .claude/rules (docs: agent-skills,

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Sequence
 
+from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     canonical_server_outcomes,
@@ -68,6 +69,7 @@ class Crush(AgentSkillsClient):
     name = "crush"
     family = "crush"
     title = "Crush"
+    ignore_file = ignorefile.mapped('.crushignore', "Crush skips these paths as it skips .gitignore's")
     passthrough_block = "crush"
     passthrough_example = {"disable-model-invocation": True}
     shared_block = True  # Crush reads user-invocable and disable-model-invocation in the shared SKILL.md

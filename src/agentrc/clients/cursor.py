@@ -13,6 +13,7 @@ import re
 from dataclasses import replace
 from typing import Any, Dict, List, Optional, Sequence
 
+from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     ClientAdapter,
@@ -71,6 +72,8 @@ class Cursor(ClientAdapter):
     name = "cursor"
     family = "cursor"
     title = "Cursor"
+    ignore_file = ignorefile.mapped(
+        '.cursorignore', 'Cursor keeps these paths from its agent, Tab and codebase indexing')
     passthrough_block = "cursor"
     # Cursor loads skills from .claude/skills, .codex/skills and .agents/skills (Codex, Gemini
     # CLI, OpenClaw and Hermes write there), so also Claude's commands (user-invoked skills),

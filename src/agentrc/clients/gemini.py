@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, List, Sequence, Tuple
 
+from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     ClientAdapter,
@@ -81,6 +82,7 @@ class Gemini(ClientAdapter):
     name = "gemini"
     family = "gemini"
     title = "Gemini CLI"
+    ignore_file = ignorefile.mapped('.geminiignore', "Gemini CLI's file tools and @ references skip these paths")
     passthrough_block = "gemini"
 
     kinds = tuple(Kind)

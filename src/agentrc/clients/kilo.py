@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence
 
+from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     canonical_server_outcomes,
@@ -50,6 +51,8 @@ class Kilo(Opencode):
     name = "kilo"
     family = "kilo"
     title = "Kilo Code"
+    ignore_file = ignorefile.mapped(
+        '.kilocodeignore', 'Kilo Code turns each pattern into a permission rule that denies reading the path')
     passthrough_block = "kilo"
     rejects_long_description = False  # not checked for Kilo
     # kilo 7.7.7 loads .claude/skills and .agents/skills besides .kilo/skills, and the rules

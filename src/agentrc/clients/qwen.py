@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence, Tuple
 
+from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     ClientAdapter,
@@ -84,6 +85,7 @@ class Qwen(ClientAdapter):
     name = "qwen"
     family = "qwen"
     title = "Qwen Code"
+    ignore_file = ignorefile.mapped('.qwenignore', "Qwen Code's file tools skip these paths")
     passthrough_block = "qwen"
     passthrough_example = {"color": "blue"}
     kinds = tuple(Kind)

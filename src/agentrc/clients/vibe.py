@@ -36,6 +36,7 @@ import json
 import re
 from typing import Any, Dict, List, Optional, Sequence
 
+from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     RenderContext,
@@ -88,6 +89,8 @@ class Vibe(AgentSkillsClient):
     name = "vibe"
     family = "vibe"
     title = "Mistral Vibe"
+    ignore_file = ignorefile.degraded(
+        '.vibeignore', "Mistral Vibe's grep tool skips these paths; its other tools do not read the file")
     passthrough_block = "vibe"
     passthrough_example = {"user-invocable": False}
     shared_block = True  # Vibe reads user-invocable and disable-model-invocation in SKILL.md

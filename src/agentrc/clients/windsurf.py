@@ -54,6 +54,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     ENV_REF_RE,
     SHARED_SKILL_DIR,
@@ -124,6 +125,8 @@ class Windsurf(ClientAdapter):
     name = "windsurf"
     family = "windsurf"
     title = "Windsurf (Devin Desktop)"
+    ignore_file = ignorefile.degraded(
+        '.codeiumignore', 'Windsurf keeps these paths out of its index; Cascade may still open a file it is pointed at')
     passthrough_block = "windsurf"
     # Devin Local imports .claude/skills, commands (as skills) and subagents; Cascade reads
     # .agents/skills, where Codex, Gemini CLI, OpenClaw and Hermes write skills.

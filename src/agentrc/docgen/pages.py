@@ -181,6 +181,7 @@ def render_client(adapter: ClientAdapter, items: Sequence[Probe]) -> str:
     lines += _servers_section(adapter)
     lines += _cross_section(adapter, items)
     lines += _project_section(adapter, renderings)
+    lines += _ignore_section(adapter)
     lines += _tools_section(adapter, renderings)
     lines += _models_section(adapter, renderings)
     return page(lines)
@@ -376,6 +377,18 @@ def _project_section(adapter: ClientAdapter, renderings: List[Rendering]) -> Lis
         lang = "json" if f.path.endswith(".json") else "text"
         lines += [f"{code(f.path)}:", ""] + fence(f.content.decode("utf-8"), lang) + [""]
     return lines
+
+
+def _ignore_section(adapter: ClientAdapter) -> List[str]:
+    """What the project file's `ignore:` list becomes for this client (clients.ignorefile)."""
+    spec = adapter.ignore_file
+    lines = ["## Ignore file", ""]
+    if not spec.path:
+        return lines + [f"The project file's `ignore:` list is {spec.status} for {adapter.title}: {adapter.title} "
+                        f"{spec.note}.", ""]
+    return lines + [f"The project file's `ignore:` list (and `tools.{adapter.name}.ignore` of a canonical document) "
+                    f"becomes {code(spec.path)}, {spec.status}: {spec.note}. See",
+                    "[the project file](../project-file.md#ignore).", ""]
 
 
 def _tools_section(adapter: ClientAdapter, renderings: List[Rendering]) -> List[str]:

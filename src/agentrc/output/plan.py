@@ -12,6 +12,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
+from agentrc.clients import ignorefile
 from agentrc.clients import registry as client_registry
 from agentrc.clients.base import KIND_VALUE, SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered, skill_names
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -85,11 +86,12 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
             _collect(rendered, by_path, fragments, diags, server.path)
             _dropped(adapter, rendered, {}, server.path, strict, diags, server.pos)
         for name, config in registry.tools.items():
-            if name == adapter.name or name in adapter.aliases:
+            if (name == adapter.name or name in adapter.aliases) and set(config) - {"ignore"}:
                 rendered = adapter.render_tools(config, f"tools.{name}")
                 client_reports.append(rendered.report)
                 _collect(rendered, by_path, fragments, diags, f"tools.{name}")
                 _dropped(adapter, rendered, {}, f"tools.{name}", strict, diags)
+        client_reports.extend(_ignore_file(registry, adapter, by_path, diags, strict))
         for f in adapter.project_files(client_reports):
             _add(by_path, f, diags, f.path)
         reports.extend(client_reports)
@@ -108,6 +110,30 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
     reports = _with_sightings(reports, sightings)
     _shared_context(clients, items, reports, diags)
     return Plan(tuple(by_path[p] for p in sorted(by_path)), tuple(reports), diags.sorted(), context=ctx)
+
+
+def _ignore_file(registry: Registry, adapter: ClientAdapter, by_path: Dict[str, OutputFile],
+                 diags: Diagnostics, strict: bool) -> List[ItemReport]:
+    """The client's ignore file from the project's list and its own `tools.<name>.ignore`,
+    and its report (clients.ignorefile); nothing when neither names a pattern."""
+    shared = registry.ignore
+    groups = [(f"{shared.source}: ignore", shared.patterns)] if shared.patterns else []
+    where = (shared.source, shared.pos) if shared.patterns else ("", (1, 1))
+    for name in (adapter.name, *adapter.aliases):
+        own = (registry.tools.get(name) or {}).get("ignore")
+        if own:
+            groups.append((f"tools.{name}.ignore", tuple(own)))
+            where = where if where[0] else (f"tools.{name}.ignore", (1, 1))
+    if not groups:
+        return []
+    files, report = ignorefile.render(adapter, groups)
+    for f in files:
+        _add(by_path, f, diags, f.path)
+    for o in report.fields:
+        if o.status == DROPPED:
+            (diags.error if strict else diags.warning)(where[0], where[1], "AR092",
+                                                       f"{adapter.name}: the ignore list dropped: {o.detail}")
+    return [report]
 
 
 def render_all(registry: Registry, clients: Sequence[ClientAdapter], memo) -> None:

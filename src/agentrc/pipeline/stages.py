@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from dataclasses import replace
 from json.encoder import encode_basestring_ascii
 from typing import AbstractSet, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -15,7 +16,7 @@ from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.files import Fragment, OutputFile
 from agentrc.loaded import Loaded, join
-from agentrc.model import Registry, SourceTree
+from agentrc.model import IgnoreList, Registry, SourceTree
 from agentrc.output.merge import recover
 from agentrc.output.plan import Plan, summary
 from agentrc.output.plan import plan as plan_files
@@ -53,12 +54,14 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
              entrypoints: Optional[Sequence[str]] = None, layout: str = "project",
              plugin_name: str = "", canonical: Optional[Loaded] = None, cross_source: bool = False,
              skip_servers: AbstractSet[str] = frozenset(), extra_fragments: Sequence[Fragment] = (),
-             report_plugins: bool = True, spill=None, shared_copies: bool = True) -> Plan:
+             report_plugins: bool = True, spill=None, shared_copies: bool = True,
+             ignore: IgnoreList = IgnoreList()) -> Plan:
     """`memo` (agentrc.memo.cache.Memo) lets unchanged item directories skip parsing and rendering.
     `skip_servers`: MCP servers not to configure (what `agentrc remove-mcp` took out). `spill`
     (agentrc.output.spill.Spill): where a large plan keeps its rendered bytes. `shared_copies`:
     the project file's `shared-copies` (`ProjectFile.shares`): one copy of an item for clients
-    that read each other's directories (agentrc.output.plan.shared_view)."""
+    that read each other's directories (agentrc.output.plan.shared_view). `ignore`: the project
+    file's `ignore:` list, which each client's ignore file gets (agentrc.clients.ignorefile)."""
     loaded = load(tree, explicit, memo, canonical, cross_source)
     if not loaded.ok:
         return Plan((), (), loaded.diagnostics)
@@ -69,7 +72,8 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
     if report_plugins:
         sel_diags += _plugins_not_installed(resolve.built_bundles(loaded.registry, bundles, entrypoints))
     adapters = client_registry.get(clients, layout)
-    result = plan_files(loaded.registry, adapters, items, strict, memo, servers, extra_fragments, spill,
+    registry = replace(loaded.registry, ignore=ignore) if ignore.patterns else loaded.registry
+    result = plan_files(registry, adapters, items, strict, memo, servers, extra_fragments, spill,
                         shared_copies)
     files = result.files
     if layout == "plugin" and result.ok:
@@ -129,12 +133,13 @@ REPORT = ".agentrc/report.json"
 def package(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequence[str]] = None,
             entrypoints: Optional[Sequence[str]] = None, strict: bool = False,
             explicit: Iterable[str] = (), memo=None, cross_source: bool = False,
-            skip_servers: AbstractSet[str] = frozenset(), shared_copies: bool = True
-            ) -> Tuple[Plan, Tuple[Tuple[str, bytes, bool], ...]]:
+            skip_servers: AbstractSet[str] = frozenset(), shared_copies: bool = True,
+            ignore: IgnoreList = IgnoreList()) -> Tuple[Plan, Tuple[Tuple[str, bytes, bool], ...]]:
     """What `pants package` writes for a target: the client tree plus the fidelity report at
     REPORT, as (path, bytes, executable). The tree is exactly `agentrc build`'s."""
     plan = generate(tree, clients, list(bundles or ()) or None, strict, explicit, memo, entrypoints,
-                    cross_source=cross_source, skip_servers=skip_servers, shared_copies=shared_copies)
+                    cross_source=cross_source, skip_servers=skip_servers, shared_copies=shared_copies,
+                    ignore=ignore)
     if not plan.ok:
         return plan, ()
     files = [(f.path, f.content, f.executable) for f in plan.files]

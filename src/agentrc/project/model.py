@@ -51,6 +51,10 @@ class ProjectFile:
     # `shared-copies`: one copy of an item for the clients that read each other's directories
     # (output.plan.shared_view); None when not set (the default, on).
     shared_copies: Optional[bool] = None
+    # `ignore`: paths the project's AI clients must not read (gitignore lines), which every
+    # built client with an ignore file gets (agentrc.clients.ignorefile).
+    ignore: Tuple[str, ...] = ()
+    ignore_pos: Tuple[int, int] = (1, 1)
 
     @property
     def shares(self) -> bool:
@@ -90,7 +94,13 @@ def parse_file(text: str, path: str, known_clients: Sequence[str], known_codes: 
         build.get("layout"), build.get("report"), build.get("strict"),
         tuple(sorted((code, "off" if level is False else level) for code, level in data.get("codes", {}).items())),
         tuple(Declared(s["source"], s.get("ref"), tuple(s.get("bundles", ())), tuple(s.get("items", ())))
-              for s in data.get("sources", ())), data.get("shared-copies")), ()
+              for s in data.get("sources", ())), data.get("shared-copies"), tuple(data.get("ignore", ())),
+        _pos(located, "ignore") if "ignore" in data else (1, 1)), ()
+
+
+def _pos(located: Any, key: str) -> Tuple[int, int]:
+    line, col = located.pos((key,))
+    return (line, col)
 
 
 def _meanings(data: dict, located: Any, path: str, known_clients: Sequence[str], known_codes: Sequence[str],
