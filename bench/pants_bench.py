@@ -306,11 +306,13 @@ def main() -> int:
                       "results": results, "remote": remote}, indent=1))
     print(f"\n{args.items} items ({targets} BUILD files), {where}, medians of {args.reps}; "
           f"load average {load_start} at the start, {load_end} at the end.")
-    print(f"Edits: {edits['edit']} (referenced by nothing else); {edits['edit_referenced']} (the most-referenced rule).")
+    print(f"Edits: {edits['edit']} (referenced by nothing else); "
+          f"{edits['edit_referenced']} (the most-referenced rule).")
     for launcher in args.launchers:
         print(f"Launcher {launcher}: {LAUNCHERS[launcher]}")
-    print("\n| agentrc | execution | launcher | cold (s) | no-op (s) | one edit (s) | one edit, most-referenced rule (s) "
-          "| generation processes rerun by the edits | pantsd RSS, after cold / at most (MiB) |")
+    print("\n| agentrc | execution | launcher | cold (s) | no-op (s) | one edit (s) "
+          "| one edit, most-referenced rule (s) | generation processes rerun by the edits "
+          "| pantsd RSS, after cold / at most (MiB) |")
     print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for mode, by_variant in results.items():
         for v in variants:
