@@ -185,3 +185,22 @@ def test_a_planted_link_at_an_ignore_file_is_not_followed(tmp_path, monkeypatch,
     assert main(["build"]) == 1
     assert "./.geminiignore: error[AR140] is a symbolic link" in capsys.readouterr().err
     assert outside.read_text() == "theirs\n" and os.path.islink(root / ".geminiignore")
+
+
+def test_a_consumer_projects_install_writes_its_ignore_files_too(tmp_path, monkeypatch, capsys):
+    """`agentrc add` and `install` render through the same plan: the project file's list
+    reaches the clients of a consumer project as it does a build's (issue 33)."""
+    from test_consumer_cli import run
+    from test_consumer_frozen import consumer_env
+
+    env = consumer_env(tmp_path, monkeypatch, "v1")
+    project = env["project"]
+    (project / "agentrc.yaml").write_text("schema: 1\nclients: [claude, gemini]\nignore: [.env, 'private/']\n")
+    code, _, err = run(capsys, "add", f"{env['repo'].url}@v1#reg", "--bundle", "core")
+    assert code == 0, err
+    assert (project / ".geminiignore").read_text().endswith("# from agentrc.yaml: ignore\n.env\nprivate/\n")
+    assert "agentrc.yaml:3:1: warning[AR092] claude: the ignore list dropped" in err
+    (project / ".geminiignore").unlink()
+    code, _, err = run(capsys, "install")
+    assert code == 0, err
+    assert (project / ".geminiignore").exists()

@@ -24,7 +24,7 @@ from agentrc.diagnostics import Diagnostics
 from agentrc.files import OutputFile
 from agentrc.inputs import projectfile
 from agentrc.inputs.fetch import Fetcher
-from agentrc.model import Bundle, SourceTree
+from agentrc.model import Bundle, IgnoreList, SourceTree
 from agentrc.output.plan import Plan
 from agentrc.pipeline import stages
 from agentrc.portable import checks
@@ -104,6 +104,7 @@ def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diag
                            cross_source=True, skip_servers=frozenset(lock.mcps_removed),
                            extra_fragments=plugin_forms.config_fragments(wanted), report_plugins=False,
                            shared_copies=not user and _shares(project),
+                           ignore=IgnoreList() if user else _ignore(project),
                            memo=memo_of(fetcher))
     if isinstance(fetcher, ProjectFetcher):
         fetcher.settle()  # the plan has every entry it asked the workers for
@@ -111,16 +112,28 @@ def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diag
     return _Rendered(plan, lock, wanted, surfaces) if plan.ok else None
 
 
+def _project_file(project: str):
+    """The project's own agentrc.yaml, None without one or with one that cannot be read (the
+    command that reads it for its clients reports that)."""
+    path = os.path.join(project, projectfile.FILE_NAME)
+    return projectfile.load(path)[0] if os.path.isfile(path) else None
+
+
 def _shares(project: str) -> bool:
-    """The project file's `shared-copies` (on without one, or with one that cannot be read:
-    the command that reads it for its clients reports that). The user's global locations
+    """The project file's `shared-copies` (on without one). The user's global locations
     share nothing: the clients' user-level skill directories do not read each other's
     (Copilot CLI lists no personal skill from ~/.claude/skills)."""
-    path = os.path.join(project, projectfile.FILE_NAME)
-    if not os.path.isfile(path):
-        return True
-    found, _ = projectfile.load(path)
+    found = _project_file(project)
     return found.shares if found is not None else True
+
+
+def _ignore(project: str) -> IgnoreList:
+    """The project file's `ignore:` list, which each client's ignore file gets as `build`
+    writes it (a global installation writes none: the list is a project's)."""
+    found = _project_file(project)
+    if found is None or not found.ignore:
+        return IgnoreList()
+    return IgnoreList(found.path, found.ignore, found.ignore_pos)
 
 
 def _adoptable(project: str, lock: Lock, produced: Dict[str, str], previous: Optional[Lock], fetcher: Fetcher,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import operator
+import os
+import posixpath
 from dataclasses import dataclass, field
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
@@ -117,7 +119,9 @@ def _ignore_file(registry: Registry, adapter: ClientAdapter, by_path: Dict[str, 
     """The client's ignore file from the project's list and its own `tools.<name>.ignore`,
     and its report (clients.ignorefile); nothing when neither names a pattern."""
     shared = registry.ignore
-    groups = [(f"{shared.source}: ignore", shared.patterns)] if shared.patterns else []
+    # Named by the file's name alone: the bytes must not depend on the directory a build ran from.
+    groups = [(f"{posixpath.basename(shared.source.replace(os.sep, '/'))}: ignore", shared.patterns)] \
+        if shared.patterns else []
     where = (shared.source, shared.pos) if shared.patterns else ("", (1, 1))
     for name in (adapter.name, *adapter.aliases):
         own = (registry.tools.get(name) or {}).get("ignore")
