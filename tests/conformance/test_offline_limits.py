@@ -18,7 +18,8 @@ HERE = Path(__file__).resolve().parent
 LIMITS = HERE / "OFFLINE_LIMITS.md"
 JUDGED = ("claude", "codex", "copilot", "gemini", "opencode", "kilo", "openclaw", "hermes", "cline", "pi", "qwen",
           "aider", "vibe", "kimi", "amp", "droid", "auggie", "continue")
-CAPABILITIES = ("skills", "commands", "agents", "mcp-servers", "mcp-connect", "hooks", "hooks-run", "instructions")
+CAPABILITIES = ("skills", "commands", "agents", "mcp-servers", "mcp-connect", "hooks", "hooks-run", "instructions",
+                "ignore")
 STATUSES = ("checked", "partly", "not checkable offline", "nothing generated", "no judge")
 DISCOVERY_FILES = ("test_claude_discovery.py", "test_codex_discovery.py", "test_codex_examples_discovery.py",
                    "test_copilot_discovery.py",
@@ -27,9 +28,9 @@ DISCOVERY_FILES = ("test_claude_discovery.py", "test_codex_discovery.py", "test_
                    "test_hermes_discovery.py", "test_cline_discovery.py", "test_pi_discovery.py",
                    "test_qwen_discovery.py", "test_aider_discovery.py", "test_vibe_discovery.py",
                    "test_kimi_discovery.py", "test_amp_discovery.py", "test_droid_discovery.py",
-                   "test_auggie_discovery.py", "test_continue_discovery.py")
+                   "test_auggie_discovery.py", "test_continue_discovery.py", "test_ignore_judges.py")
 # Files with several clients' tests: each test's name starts with test_<client>_.
-SHARED_FILES = ("test_plugin_install.py",)
+SHARED_FILES = ("test_plugin_install.py", "test_ignore_judges.py")
 
 
 def _rows() -> List[Tuple[str, str, str, str, List[str]]]:
