@@ -14,8 +14,9 @@ and, where one is needed, the model endpoint:
   refuses to add to the chat ("Skipping ... due to aiderignore").
 * Kilo Code: `kilo debug config`, where .kilocodeignore becomes `permission.read` and
   `permission.edit` deny rules.
-* Mistral Vibe: a fake model calls `grep` (which reads .vibeignore) and `read_file` (which
-  does not): the tool results it gets back.
+* Mistral Vibe and Continue's cn: a fake model's calls record what their tools do with the
+  file (Vibe: `vibe -p` offers no tool that reads .vibeignore; cn: does not read
+  .continueignore), without a control: the file changes nothing there.
 """
 
 from __future__ import annotations
@@ -294,3 +295,39 @@ def test_vibe_print_mode_offers_no_tool_that_reads_vibeignore():
     assert len(results) == 1 and "SECRET-ALPHA" in results[0], results
     results = _vibe_run(control)[1]
     assert len(results) == 1 and "SECRET-ALPHA" in results[0], results
+
+
+# ---------------------------------------------------------------------------------------------
+# Continue (cn)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_continue_cn_lists_and_reads_continueignore_paths():
+    """cn does not read .continueignore (its bundle names the file only among the files it
+    never indexes): a fake model's `List` of the project shows secret.txt and `Read` returns
+    it with the file present. What the status `degraded` says; the editor extensions that read
+    the file have no CLI here."""
+    import yaml
+
+    from .test_copilot_discovery import FakeModel
+
+    check_npm_package("@continuedev/cli")
+    cn = cli_argv(NPM_MODULES / "@continuedev" / "cli" / "dist" / "cn.js")
+    project, _ = _projects("continue", ".continueignore")
+    _, home, tmp = isolated_dirs("agentrc-ignore-continue-run-")
+    calls = [("List", {"dirpath": "."}), ("Read", {"filepath": "secret.txt"})]
+    with LocalSink(FakeModel(calls)) as sink:
+        config = home / ".continue" / "config.yaml"
+        config.parent.mkdir()
+        config.write_text(yaml.safe_dump({
+            "name": "sink", "version": "1.0.0", "schema": "v1",
+            "models": [{"name": "sink", "provider": "openai", "model": "gpt-4o", "apiBase": f"{sink.url}/v1",
+                        "apiKey": "agentrc-conformance", "roles": ["chat"]}]}), encoding="utf-8")
+        proc = run(cn + ["-p", "hello", "--config", str(config), "--auto"], cwd=project,
+                   env=offline_env(home, tmp, proxy=sink), timeout=60)
+    assert not sink.connects(), f"cn tried to reach the network: {sink.connects()}"
+    bodies = model_requests(sink.requests)
+    assert bodies, describe(proc)
+    listing, read = [str(m.get("content")) for m in bodies[-1]["messages"] if m.get("role") == "tool"]
+    assert "secret.txt (file" in listing and "private (directory)" in listing, listing
+    assert "SECRET-ALPHA" in read, read
