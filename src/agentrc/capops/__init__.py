@@ -3,7 +3,7 @@ spawn, retire and migrate, one module per job, over the pure model of `agentrc.c
 
 What enters: a scope's directory (its `oas.json`, `oas-config.yaml`, `oas-lock.json` and
 installed packages) and what a verb asks for. What leaves: the scope as the verb leaves it,
-written through one journaled transaction (`txn`, on the output writer's model) by the
+written through one transaction (`txn`, a plan run by `output/steps`) by the
 scope's safe writer (`safe`), or as a plan of steps run by `output/steps` (`plan`: spawn
 and retire; `migrating`: migrate), and the reports the CLI prints. Modules: `install` (the
 facade of `acquire`, `restore`, `trust`, `listing`, `package`, `scope`, `failure`),

@@ -498,7 +498,7 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
     written = consumer_write.write(project, lock, wanted, force, adopt, adopt_keys, diags,
                                    consumer_write.How(dry_run, user, held, frozen))
     result = Result(diags.sorted(), written.lock, written.changes)
-    if result.ok and not dry_run and isinstance(fetcher, ProjectFetcher):
+    if result.ok and not dry_run:
         fetcher.save_memo()  # what this command parsed and rendered, for the next
     if frozen and result.lock is not None:
         result = replace(result, lock=read)

@@ -85,7 +85,7 @@ class ProjectFetcher(Fetcher):
         in the user's cache): apart from any build's, which reads content strictly."""
         return cache.location(self.base, [os.path.join(self.base, "agentrc.lock.json")])
 
-    @property
+    @property  # type: ignore[override]
     def memo(self) -> "cache.Memo":
         """Loaded on first use: a command that reads no source opens no memo."""
         if self._memo is None:
@@ -133,12 +133,6 @@ def _close(workers: List[Any]) -> None:
         w.close()
 
 
-def memo_of(fetcher: Fetcher) -> Optional["cache.Memo"]:
-    """The memo a command's reads and renders go through: a project's own (`ProjectFetcher`);
-    a bare fetcher (`agentrc outdated`'s reads, tests) keeps none."""
-    return fetcher.memo if isinstance(fetcher, ProjectFetcher) else None
-
-
 def _real(path: str) -> str:
     """`path` by real path (`inputs.tree.real_path`, bounded); a link loop or chain compares as
     a path no directory has, so it is never allowed by accident."""
@@ -157,7 +151,7 @@ def _fetch_and_load(fetcher: Fetcher, source: Source, commit: Optional[str], dia
     bodies' style fixed (`normalize`; the Fetched keeps the bytes as fetched, which the
     lock's digests are of), and what reading found is judged only for the selected closure
     (`_judged`): `selected` entries now, else by the caller once it has selected."""
-    refused = fetcher.outside(source) if isinstance(fetcher, ProjectFetcher) else None
+    refused = fetcher.outside(source)
     if refused is not None:
         diags.error(source.label, (0, 0), "AR226", refused)
         return None
@@ -186,7 +180,7 @@ def _loaded(fetcher: Fetcher, fetched: Fetched) -> Tuple["_Read", Registry]:
     memo = _LOADED.setdefault(fetcher, {})
     if key is not None and key in memo:
         return memo[key]
-    got = _read(fetched, memo_of(fetcher), fetcher.warm_up if isinstance(fetcher, ProjectFetcher) else None)
+    got = _read(fetched, fetcher.memo, fetcher.warm_up)
     if key is not None:
         memo[key] = got
     return got

@@ -13,11 +13,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 from agentrc.consumer import consent
 from agentrc.consumer import mcpcli as mcp_cli
 from agentrc.consumer.reading import (  # noqa: E402 (the consumer's own modules after the stages it uses)
-    ProjectFetcher,
     _built_files,
     _digested,
     _fetch_and_load,
-    memo_of,
 )
 from agentrc.consumer.records import _user_outputs, mcp_records, user_mcp_records
 from agentrc.diagnostics import Diagnostics
@@ -105,9 +103,8 @@ def _render(project: str, lock: Lock, fetcher: Fetcher, check: bool, diags: Diag
                            extra_fragments=plugin_forms.config_fragments(wanted), report_plugins=False,
                            shared_copies=not user and _shares(project),
                            ignore=IgnoreList() if user else _ignore(project),
-                           memo=memo_of(fetcher))
-    if isinstance(fetcher, ProjectFetcher):
-        fetcher.settle()  # the plan has every entry it asked the workers for
+                           memo=fetcher.memo)
+    fetcher.settle()  # the plan has every entry it asked the workers for
     diags.extend(plan.diagnostics)
     return _Rendered(plan, lock, wanted, surfaces) if plan.ok else None
 

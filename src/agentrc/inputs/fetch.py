@@ -35,7 +35,7 @@ from __future__ import annotations
 import os
 import posixpath
 from dataclasses import dataclass, replace
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import fetchcache
@@ -101,6 +101,25 @@ class Fetcher:
     @property
     def git_runs(self) -> int:
         return self._checkouts.runs
+
+    # What a command on a project adds (consumer.reading.ProjectFetcher): a memo of parsed
+    # and rendered items, forked workers for a cold read, local sources confined to the
+    # project. A bare fetcher (`agentrc outdated`'s reads, tests) has none of them, so every
+    # caller asks the fetcher instead of asking which fetcher it has.
+    memo: Any = None
+
+    def outside(self, source: Source) -> Optional[str]:
+        """Why `source` may not be read; None if it may."""
+        return None
+
+    def warm_up(self, tree: Any) -> None:
+        """Start helpers for a cold read of `tree` (none here)."""
+
+    def settle(self) -> None:
+        """Stop what `warm_up` started (nothing here)."""
+
+    def save_memo(self) -> None:
+        """Keep what this command parsed and rendered (nothing here)."""
 
     def fetch(self, source: Source, commit: Optional[str] = None) -> Fetched:
         """`source` at `commit` when given (what the lock pins), else at its ref."""
