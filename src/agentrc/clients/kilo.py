@@ -51,8 +51,9 @@ class Kilo(Opencode):
     name = "kilo"
     family = "kilo"
     title = "Kilo Code"
-    ignore_file = ignorefile.mapped(
-        '.kilocodeignore', 'Kilo Code turns each pattern into a permission rule that denies reading the path')
+    ignore_file = ignorefile.degraded(
+        '.kilocodeignore', 'Kilo Code turns each line into a permission rule denying reads and edits of the path '
+        '(a glob, not a gitignore pattern: a bare name such as secret.txt is not matched in subdirectories)')
     passthrough_block = "kilo"
     rejects_long_description = False  # not checked for Kilo
     # kilo 7.7.7 loads .claude/skills and .agents/skills besides .kilo/skills, and the rules

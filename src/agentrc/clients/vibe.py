@@ -90,7 +90,8 @@ class Vibe(AgentSkillsClient):
     family = "vibe"
     title = "Mistral Vibe"
     ignore_file = ignorefile.degraded(
-        '.vibeignore', "Mistral Vibe's grep tool skips these paths; its other tools do not read the file")
+        '.vibeignore', "Mistral Vibe's interactive grep tool skips these paths; its other tools, and every tool "
+        "of `vibe -p`, do not read the file")
     passthrough_block = "vibe"
     passthrough_example = {"user-invocable": False}
     shared_block = True  # Vibe reads user-invocable and disable-model-invocation in SKILL.md
