@@ -204,3 +204,29 @@ def test_a_consumer_projects_install_writes_its_ignore_files_too(tmp_path, monke
     code, _, err = run(capsys, "install")
     assert code == 0, err
     assert (project / ".geminiignore").exists()
+
+
+def test_init_import_takes_the_ignore_files_a_repository_has_and_adopt_keeps_their_lines(tmp_path, monkeypatch,
+                                                                                       capsys):
+    """An existing repository adopted (issue 33): `init --import` copies the patterns of its
+    ignore files into `ignore:` (once each, no comments), a link is not read, and the first
+    `build --adopt` rewrites each client's file with the same lines."""
+    root = tmp_path / "repo"
+    (root / ".cursor" / "rules").mkdir(parents=True)
+    (root / ".cursor" / "rules" / "style.mdc").write_text("---\ndescription: Style.\nalwaysApply: true\n---\n\nBe brief.\n")
+    (root / ".cursorignore").write_text("# secrets\n.env\n\nsecrets/\n!secrets/README.md\n")
+    (root / ".geminiignore").write_text(".env\n*.pem\n")
+    (tmp_path / "elsewhere").write_text("outside\n")
+    os.symlink(tmp_path / "elsewhere", root / ".aiderignore")
+    monkeypatch.chdir(root)
+    assert main(["init", "--import", "--client", "cursor,gemini"]) == 0, capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "took 4 ignore pattern(s) from .cursorignore, .geminiignore into agentrc.yaml (ignore:)" in err
+    text = (root / "agentrc.yaml").read_text()
+    assert text.endswith('ignore:\n  - ".env"\n  - "secrets/"\n  - "!secrets/README.md"\n  - "*.pem"\n')
+    assert "outside" not in text
+    assert main(["build", "--adopt"]) == 0, capsys.readouterr().err
+    want = "# from agentrc.yaml: ignore\n.env\nsecrets/\n!secrets/README.md\n*.pem\n"
+    assert (root / ".cursorignore").read_text().endswith(want)
+    assert (root / ".geminiignore").read_text().endswith(want)
+    assert main(["build"]) == 0 and "0 created, 0 updated, 0 deleted" in capsys.readouterr().err

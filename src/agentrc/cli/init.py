@@ -36,6 +36,8 @@ def run(args) -> int:
     take = _import_choice(args, found)
     files = scaffold.plan(root, clients, samples=not found)
     files[0] = _with_lock(root, files[0], args.client is None)
+    if take:
+        files[0] = _with_ignore(root, files[0])
     clash = scaffold.existing(files)
     if clash:
         say("agentrc init writes no file that exists: " + ", ".join(clash) + "; nothing written")
@@ -75,6 +77,39 @@ def _with_lock(root: str, project_file, take_clients: bool):
         return project_file
     text = scaffold.project_file(lock.clients) if take_clients else project_file[1].decode()
     return (project_file[0], (text + block(declared_from(lock.entries))).encode(), False)
+
+
+def _with_ignore(root: str, project_file):
+    """An imported project's ignore files (`.cursorignore`, `.geminiignore`, ...: every
+    client's that agentrc writes) become the project file's `ignore:` list, their patterns
+    once each in the order found, so the first `agentrc build --adopt` writes each client
+    the same lines, and every other built client gets them too."""
+    from agentrc.clients import ignorefile
+    from agentrc.clients import registry as client_registry
+    from agentrc.inputs.fileread import _open_and_read
+
+    names = sorted({a.ignore_file.path for a in client_registry.get(list(client_names.CLIENTS)) if a.ignore_file.path})
+    patterns: List[str] = []
+    taken = []
+    for name in names:
+        path = os.path.join(root, name)
+        if os.path.islink(path) or not os.path.isfile(path):
+            continue  # a link is not followed (it may lead out of the project)
+        data, _, problem = _open_and_read(path, 1 << 20)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            problem = "not UTF-8"
+        if problem:
+            say(f"{_at(root, name)}: not read ({problem}); its patterns are not in {FILE_NAME}")
+            continue
+        taken.append(name)
+        patterns += [p for p in ignorefile.patterns_of(text) if p not in patterns]
+    if not patterns:
+        return project_file
+    say(f"took {len(patterns)} ignore pattern(s) from {', '.join(taken)} into {FILE_NAME} (ignore:)")
+    block = "ignore:\n" + "".join(f"  - {json.dumps(p, ensure_ascii=False)}\n" for p in patterns[:10_000])
+    return (project_file[0], project_file[1] + block.encode("utf-8"), project_file[2])
 
 
 def _at(root: str, rel: str) -> str:

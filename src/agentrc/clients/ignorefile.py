@@ -19,10 +19,11 @@ to the project, not to content installed elsewhere.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 from agentrc.fidelity import DEGRADED, DROPPED, MAPPED, ItemReport, Tracker
 from agentrc.files import OutputFile
+from agentrc.model import IgnoreList
 
 FIELD = "ignore"
 KIND = "ignore"
@@ -48,6 +49,21 @@ def degraded(path: str, note: str) -> IgnoreFile:
 
 def none(note: str) -> IgnoreFile:
     return IgnoreFile("", DROPPED, note)
+
+
+def patterns_of(text: str) -> List[str]:
+    """The patterns of an ignore file someone wrote, for `agentrc init --import`: its lines
+    without blank ones and comments (agentrc's own header among them), trailing spaces kept
+    only where gitignore keeps them (escaped with a backslash)."""
+    out = []
+    for line in text.splitlines():
+        line = line.rstrip("\r")
+        stripped = line.rstrip(" ")
+        if stripped.endswith("\\") and stripped != line:
+            stripped += " "  # `foo\ ` keeps its escaped trailing space
+        if stripped and not stripped.startswith("#") and IgnoreList.problem(stripped) is None:
+            out.append(stripped)
+    return out
 
 
 def content(groups: Sequence[Tuple[str, Sequence[str]]]) -> bytes:
