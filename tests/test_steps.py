@@ -199,3 +199,128 @@ def test_a_journal_of_an_earlier_shape_is_recovered_through_its_reader(tmp_path)
     with pytest.raises(steps.JournalError):
         steps.recover(str(path), str(tmp_path), KINDS, legacy=lambda data: data)  # an unknown kind, still refused
     assert path.exists()
+
+
+class Batch(steps.Step):
+    """Touches the files of its payload chunk's range (the writer's shape: a record naming a
+    chunk written once beside the journal); doing it again is harmless."""
+
+    kind = "batch"
+    idempotent = True
+
+    def __init__(self, record):
+        payload = record[steps.PAYLOAD]
+        if not (isinstance(payload, list) and all(isinstance(p, str) for p in payload)):
+            raise steps.JournalError("a payload this kind never writes")
+        self.names, self.start, self.end = payload, record["start"], record["end"]
+        self.chunk = record.get("chunk", "names-0.json")
+        self.runs = 0
+
+    def record(self):
+        return {steps.PAYLOAD: self.chunk, "start": self.start, "end": self.end}
+
+    def do(self):
+        self.runs += 1
+        for name in self.names[self.start:self.end]:
+            Path(name).write_text("x")
+
+
+BATCH_KINDS = {"touch": Touch, "batch": Batch}
+
+
+def _batch_plan(tmp_path, journal, names, cut):
+    journal.chunk("names-0.json", json.dumps(names).encode())
+    point = Touch({"path": str(tmp_path / "point"), "point": True})
+    return [point] + [Batch({steps.PAYLOAD: names, "start": s, "end": e}) for s, e in ((0, cut), (cut, len(names)))]
+
+
+def test_a_payload_chunk_keeps_the_journal_small_and_goes_with_it(tmp_path):
+    """A record names its chunk; the journal holds the name, not the data, and idempotent
+    steps after the point are not journaled (three writes: begin, the point's start and end)."""
+    names = [str(tmp_path / f"f{i}") for i in range(2000)]
+    journal = steps.Journal(str(tmp_path / "j.json"), str(tmp_path))
+    plan = _batch_plan(tmp_path, journal, names, 1500)
+    saved = []
+    real = journal.save
+    journal.save = lambda: saved.append(len(json.dumps(journal.entries))) or real()  # type: ignore[method-assign]
+    steps.run(plan, journal)
+    assert len(saved) == 3 and max(saved) < 1000
+    assert all(os.path.exists(n) for n in names)
+    assert not (tmp_path / "j.json").exists() and not (tmp_path / "names-0.json").exists()
+
+
+def test_idempotent_steps_after_the_point_are_done_again_by_the_next_run(tmp_path):
+    names = [str(tmp_path / f"f{i}") for i in range(10)]
+    path = tmp_path / "j.json"
+    journal = steps.Journal(str(path), str(tmp_path))
+    plan = _batch_plan(tmp_path, journal, names, 5)
+
+    class Stop(BaseException):
+        pass
+
+    def second(_step=plan[2]):
+        raise Stop()
+
+    plan[2].do = second  # type: ignore[method-assign]
+    with pytest.raises(Stop):
+        steps.run(plan, journal, interrupts=False)
+    states = [e["state"] for e in json.loads(path.read_text())["steps"]]
+    assert states == ["done", "todo", "todo"]  # the first batch ran, unjournaled
+    assert all(os.path.exists(n) for n in names[:5]) and not any(os.path.exists(n) for n in names[5:])
+    assert steps.recover(str(path), str(tmp_path), BATCH_KINDS) == "completed"
+    assert all(os.path.exists(n) for n in names)
+    assert not path.exists() and not (tmp_path / "names-0.json").exists()
+
+
+def test_go_on_false_stops_at_a_failure_after_the_point(tmp_path):
+    plan = _plan(tmp_path, [("a", {"point": True}), ("b", {"fail": "do"}), ("c", {})])
+    path = tmp_path / "j.json"
+    with pytest.raises(steps.Failed) as info:
+        steps.run(plan, steps.Journal(str(path), str(tmp_path)), go_on=False)
+    assert not info.value.undone and [os.path.basename(s.path) for s in info.value.incomplete] == ["b", "c"]
+    assert not (tmp_path / "c").exists()
+    assert [e["state"] for e in json.loads(path.read_text())["steps"]] == ["done", "doing", "todo"]
+
+
+@pytest.mark.parametrize("name", ["../names-0.json", "/etc/passwd", "j.json", "names.json", 7, "a/names-0.json",
+                                  "link-0.json", "big-0.json", "dir-0.json", "gone-0.json", "bad-0.json"])
+def test_a_hostile_payload_chunk_is_refused_and_nothing_is_done(tmp_path, name):
+    """A chunk's name must be one `Journal.chunk` writes, beside the journal: no path, not
+    the journal, a regular file (no link, no directory), within the limit, JSON; else the
+    journal is refused and no step runs."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "names-0.json").write_text(json.dumps([str(tmp_path / "victim")]))
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "link-0.json").symlink_to(outside / "names-0.json")
+    (root / "big-0.json").write_bytes(b" " * (steps.MAX_JOURNAL + 1))
+    (root / "dir-0.json").mkdir()
+    (root / "bad-0.json").write_bytes(b"[\xff")
+    entries = [{"kind": "touch", "record": {"path": str(root / "point"), "point": True}, "state": "done",
+                "point": True},
+               {"kind": "batch", "record": {"payload": name, "start": 0, "end": 1}, "state": "todo", "point": False}]
+    path = root / "j.json"
+    path.write_text(json.dumps({"version": steps.VERSION, "label": "", "steps": entries}))
+    before = path.read_bytes()
+    with pytest.raises(steps.JournalError):
+        steps.recover(str(path), str(root), BATCH_KINDS)
+    assert path.read_bytes() == before and not (tmp_path / "victim").exists()
+
+
+def test_a_payload_of_a_shape_the_kind_never_writes_is_refused(tmp_path):
+    (tmp_path / "names-0.json").write_text(json.dumps({"not": "a list"}))
+    entries = [{"kind": "batch", "record": {"payload": "names-0.json", "start": 0, "end": 1}, "state": "todo",
+                "point": True}]
+    path = tmp_path / "j.json"
+    path.write_text(json.dumps({"version": steps.VERSION, "label": "", "steps": entries}))
+    with pytest.raises(steps.JournalError):
+        steps.recover(str(path), str(tmp_path), BATCH_KINDS)
+    assert path.exists()
+
+
+def test_a_chunk_name_journal_chunk_would_not_write_is_refused(tmp_path):
+    journal = steps.Journal(str(tmp_path / "j.json"), str(tmp_path))
+    for name in ("../x-0.json", "x.json", "j.json"):
+        with pytest.raises(ValueError):
+            journal.chunk(name, b"[]")

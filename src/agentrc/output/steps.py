@@ -22,15 +22,25 @@ worktree, a lock written after the files):
 
 The journal is a single file written whole and renamed over (`output.atomic`: never through a
 link, fsync'd), bounded in size when read back, and checked: a record of an unknown kind or a
-malformed journal is a `JournalError` and nothing is done. Where one directory's files are the
-whole transaction, the writer's own staging and roll-forward (`output.staging`, `commit`,
-`recovery`) is the step: `Output.apply` is all or nothing by itself.
+malformed journal is a `JournalError` and nothing is done. Two things keep it small when a plan
+carries much data (the output writer's: a put per file and the new manifest, tens of thousands
+of entries):
+
+- **Payload chunks.** A record may name (`"payload": "NAME-N.json"`) a chunk written once
+  beside the journal before `begin` (`Journal.chunk`, or the workflow's own writer), so a
+  state change rewrites only the small list of steps. `load` checks each name (no path, not
+  the journal) and bounds each chunk's size; `recover` reads each chunk once and hands the
+  kind its record with the parsed chunk in place of the name.
+- **Idempotent steps.** A step that can be done again harmlessly (`idempotent`) is not
+  journaled after the commit point: the next run does again each one not marked done, so its
+  start and end need no write (the writer's roll-forward is five such steps).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
@@ -41,6 +51,8 @@ VERSION = 1
 MAX_JOURNAL = 1 << 22  # bytes read back: a plan is steps, not content
 TODO, DOING, DONE, UNDONE = "todo", "doing", "done", "undone"
 _STATES = (TODO, DOING, DONE, UNDONE)
+PAYLOAD = "payload"  # a record's key naming a chunk beside the journal
+_CHUNK_NAME = re.compile(r"[a-z][a-z0-9]{0,30}-[0-9]{1,9}\.json")  # a name in the journal's directory, no path
 
 
 class Step:
@@ -49,6 +61,9 @@ class Step:
 
     kind = "step"
     point = False
+    # Doing it again is harmless (it checks what is done): after the commit point its start
+    # and end are not journaled, and the next run does it again unless it is marked done.
+    idempotent = False
 
     def record(self) -> Dict[str, Any]:
         return {}
@@ -100,10 +115,23 @@ class Journal:
         atomic.write_atomic(self.path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"), self.root)
 
     def delete(self) -> None:
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
+        """The journal, then the chunks its records name (a kill between the two leaves chunks
+        no journal names: the workflow's staging directory, deleted whole)."""
+        names = {e["record"].get(PAYLOAD) for e in self.entries
+                 if isinstance(e.get("record"), dict) and isinstance(e["record"].get(PAYLOAD), str)}
+        for path in [self.path] + [os.path.join(os.path.dirname(self.path), n) for n in sorted(names)
+                                   if _CHUNK_NAME.fullmatch(n)]:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+    def chunk(self, name: str, data: bytes) -> None:
+        """A payload chunk `name` written beside the journal (fsync'd, never through a link),
+        before `begin`; a record names it under `PAYLOAD`. Deleted with the journal."""
+        if not _CHUNK_NAME.fullmatch(name):
+            raise ValueError(f"not a chunk's name: {name!r}")
+        atomic.write_atomic(os.path.join(os.path.dirname(self.path), name), data, self.root)
 
     def begin(self, plan: Sequence[Step]) -> None:
         """The whole plan written before its first step (the journal of intent)."""
@@ -117,13 +145,15 @@ class Journal:
 
 def run(plan: Sequence[Step], journal: Optional[Journal] = None,
         progress: Optional[Callable[[Step], None]] = None, undo_failed: bool = True,
-        interrupts: bool = True) -> None:
+        interrupts: bool = True, go_on: bool = True) -> None:
     """Run `plan` in order, journaled. Raises `Failed` (see its fields); the journal is gone
     when the plan ran or was fully undone, and kept when a step is still to be undone or done.
     `undo_failed`: the step that raised is undone too (its `undo` is harmless after a partial
     `do`); False when a step cleans up after itself. `interrupts`: an interrupt (Ctrl-C) is a
     failure like any other; False lets it through with nothing undone (a verb whose steps run
-    other people's hooks leaves them as they are and says so in its own record)."""
+    other people's hooks leaves them as they are and says so in its own record). `go_on`:
+    after the point, the steps after a failing one are tried once; False stops there (a later
+    step records what the earlier ones did: the writer's manifest), for the next run."""
     if journal is not None:
         journal.begin(plan)
     catch = BaseException if interrupts else Exception
@@ -131,18 +161,21 @@ def run(plan: Sequence[Step], journal: Optional[Journal] = None,
     for index, step in enumerate(plan):
         if progress is not None:
             progress(step)
-        _mark(journal, index, DOING)
+        quiet = committed and step.idempotent
+        if not quiet:
+            _mark(journal, index, DOING)
         try:
             step.do()
         except catch as exc:
             if committed:
-                left = [step] + _complete(plan, index + 1, journal)
+                left = [step] + (_complete(plan, index + 1, journal) if go_on else list(plan[index + 1:]))
                 raise Failed(step, exc, undone=False, incomplete=left) from exc
             incomplete = _undo_all(plan[:index + 1] if undo_failed else plan[:index], journal)
             if not incomplete:
                 _finish(journal)
             raise Failed(step, exc, undone=True, incomplete=incomplete) from exc
-        _mark(journal, index, DONE)
+        if not quiet:
+            _mark(journal, index, DONE)
         committed = committed or step.point
     _finish(journal)
 
@@ -181,25 +214,26 @@ def _complete(plan: Sequence[Step], start: int, journal: Optional[Journal]) -> L
         except Exception:  # noqa: BLE001 - reported through Failed.incomplete
             failed.append(plan[index])
             continue
-        _mark(journal, index, DONE)
+        if not plan[index].idempotent:
+            _mark(journal, index, DONE)
     return failed
 
 
-def load(path: str, kinds: Kinds, legacy: Optional[Legacy] = None) -> Optional[List[Dict[str, Any]]]:
+def load(path: str, kinds: Kinds, legacy: Optional[Legacy] = None,
+         limit: int = MAX_JOURNAL) -> Optional[List[Dict[str, Any]]]:
     """The checked entries of the journal at `path`, None when there is none. Raises
     JournalError for a journal that is not one this workflow wrote. `legacy` converts the
     parsed JSON of a journal of another shape (one an earlier agentrc wrote) into entries,
-    or raises JournalError; the entries are then checked like any."""
+    or raises JournalError; the entries are then checked like any. `limit` bounds the
+    journal's size and each payload chunk's; a chunk must be named as `Journal.chunk` names
+    one and be a regular file there."""
     try:
-        raw = _read(path, MAX_JOURNAL)
+        raw = _read(path, limit)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise JournalError(f"cannot read the journal: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise JournalError("the journal is not JSON") from None
+    data = _parse(raw, "the journal")
     if isinstance(data, dict) and data.get("version") == VERSION and isinstance(data.get("steps"), list):
         entries = data["steps"]
     elif legacy is not None:
@@ -210,7 +244,29 @@ def load(path: str, kinds: Kinds, legacy: Optional[Legacy] = None) -> Optional[L
         if not (isinstance(entry, dict) and entry.get("kind") in kinds and isinstance(entry.get("record"), dict)
                 and entry.get("state") in _STATES and isinstance(entry.get("point"), bool)):
             raise JournalError(f"a step this workflow does not know: {str(entry)[:120]}")
+        if PAYLOAD in entry["record"]:
+            _check_chunk(path, entry["record"][PAYLOAD], limit)
     return list(entries)
+
+
+def _parse(raw: bytes, what: str) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise JournalError(f"{what} is not JSON") from None
+
+
+def _check_chunk(path: str, name: Any, limit: int) -> None:
+    """A record's payload chunk: a name `Journal.chunk` would write (no path, not the journal
+    itself), a regular file beside the journal (not a link), at most `limit` bytes."""
+    if not (isinstance(name, str) and _CHUNK_NAME.fullmatch(name) and name != os.path.basename(path)):
+        raise JournalError(f"a payload that is not a chunk's name: {str(name)[:120]}")
+    try:
+        st = os.lstat(os.path.join(os.path.dirname(path), name))
+    except OSError as exc:
+        raise JournalError(f"cannot read the payload {name}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+        raise JournalError(f"the payload {name} is not a regular file of at most {limit} bytes")
 
 
 def _read(path: str, limit: int) -> bytes:
@@ -220,7 +276,14 @@ def _read(path: str, limit: int) -> bytes:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise JournalError("the journal is not a regular file")
-        data = os.read(fd, limit + 1)
+        chunks, size = [], 0
+        while size <= limit:  # os.read returns at most 2 GiB, and a pipe or a slow file less
+            piece = os.read(fd, limit + 1 - size)
+            if not piece:
+                break
+            chunks.append(piece)
+            size += len(piece)
+        data = b"".join(chunks)
     finally:
         os.close(fd)
     if len(data) > limit:
@@ -228,26 +291,47 @@ def _read(path: str, limit: int) -> bytes:
     return data
 
 
+def _built(path: str, entries: Sequence[Dict[str, Any]], kinds: Kinds, limit: int) -> List[Step]:
+    """Each entry's step, built from its record; a record naming a payload chunk gets the
+    chunk's parsed JSON in its place (each chunk read once)."""
+    payloads: Dict[str, Any] = {}
+    plan = []
+    for e in entries:
+        record = e["record"]
+        name = record.get(PAYLOAD)
+        if isinstance(name, str):
+            if name not in payloads:
+                try:
+                    raw = _read(os.path.join(os.path.dirname(path), name), limit)
+                except OSError as exc:
+                    raise JournalError(f"cannot read the payload {name}: {exc.strerror or exc}") from None
+                payloads[name] = _parse(raw, f"the payload {name}")
+            record = dict(record, **{PAYLOAD: payloads[name]})
+        plan.append(kinds[e["kind"]](record))
+    return plan
+
+
 def recover(path: str, root: str, kinds: Kinds, check: Optional[Check] = None,
-            legacy: Optional[Legacy] = None) -> str:
+            legacy: Optional[Legacy] = None, limit: int = MAX_JOURNAL) -> str:
     """Finish the journal at `path` left by a killed run: "completed" (the commit point was
     done: the steps not done are done), "rolled back" (the steps begun undone in reverse), or
     "" (no journal). Raises JournalError (nothing done) or the exception of a step that still
     fails (the journal kept, for the next run). Every step is built from its record (a kind
     refuses a record it would not write) and `check` sees the whole plan, before any step
-    runs; `legacy` as for `load`."""
-    entries = load(path, kinds, legacy)
+    runs; `legacy` and `limit` as for `load`."""
+    entries = load(path, kinds, legacy, limit)
     if entries is None:
         return ""
     journal = Journal(path, root, entries=[dict(e) for e in entries])
-    steps = [kinds[e["kind"]](e["record"]) for e in entries]
+    steps = _built(path, entries, kinds, limit)
     if check is not None:
         check(entries, steps)
     if any(e["point"] and e["state"] == DONE for e in entries):
         for index, step in enumerate(steps):
             if entries[index]["state"] != DONE:
                 step.do()
-                journal.mark(index, DONE)
+                if not step.idempotent:
+                    journal.mark(index, DONE)
         journal.delete()
         return "completed"
     for index in range(len(steps) - 1, -1, -1):
