@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentrc.consumer import reading
+from agentrc.consumer import reading, unchanged
 from agentrc.model import SourceFile, SourceTree
 from agentrc.sources import closure
 from test_consumer_cli import run
@@ -24,6 +24,7 @@ def test_a_source_at_a_commit_is_read_once_per_command(env, capsys, monkeypatch,
     it is read (published layout, style, the registry) once, not once per step."""
     repo = env["repo"]
     assert run(capsys, "add", f"{repo.url}@v1#reg", "--bundle", "core", "--client", "claude")[0] == 0
+    monkeypatch.setattr(unchanged, "installed", lambda *a: None)  # the command in full, not its no-change answer
     reads = []
     real = reading._read
     monkeypatch.setattr(reading, "_read", lambda fetched, *a: reads.append(fetched.commit) or real(fetched, *a))
@@ -128,3 +129,47 @@ def test_a_cold_read_parses_and_renders_on_the_build_s_workers(tmp_path, monkeyp
     assert alone == {"parse": 40, "render": 80}  # one process: every directory, every client
     assert 0 < forked["parse"] < 40 and forked["render"] < 80  # the rest came from the worker
     assert forked_files == alone_files
+
+
+def test_nothing_to_do_reads_no_source_and_update_asks_the_remote_once(env, capsys, monkeypatch):
+    """Issue 36: `install` of an installed project and `update` with nothing new answer from
+    the last command's stamp (`consumer.unchanged`), as a no-change build does: no source is
+    read, and `install` runs no git, `update` one `git ls-remote`. At 1,000 items they took
+    0.95 s and 1.5 s; a no-op build 0.16 s. Anything the stamp vouches for that changed (an
+    installed file, the lock, a cached checkout, the tag) makes the command a full one again."""
+    from agentrc.inputs.checkout import Checkouts
+    from sourcerepos import git, rule
+
+    repo, project = env["repo"], env["project"]
+    assert run(capsys, "add", f"{repo.url}@v1#reg", "--bundle", "core", "--client", "claude")[0] == 0
+    reads, gits = [], []
+    real_read, real_run = reading._read, Checkouts.run
+    monkeypatch.setattr(reading, "_read", lambda fetched, *a: reads.append(fetched.commit) or real_read(fetched, *a))
+    monkeypatch.setattr(Checkouts, "run", lambda self, source, argv, *a, **k: gits.append(
+        argv[0] if argv[0] != "-C" else argv[2]) or real_run(self, source, argv, *a, **k))
+
+    def counted(*argv):
+        reads.clear()
+        gits.clear()
+        code, out, err = run(capsys, *argv)
+        assert code == 0, err
+        return len(reads), list(gits), err
+
+    full = counted("install")
+    assert counted("install") == (0, [], full[2])  # the same result, from the stamp
+    assert counted("update")[0] == 1  # after an add: what resolving everything says is not known yet
+    first = counted("update")
+    assert first[:2] == (0, ["ls-remote"])
+    assert counted("update") == first
+    target = project / ".claude" / "skills" / "summary" / "SKILL.md"
+    target.unlink()
+    assert counted("install")[0] == 1 and target.is_file()  # a file gone: installed again
+    assert counted("install")[:2] == (0, [])
+    next(env["cache"].rglob("summary/SKILL.md")).touch()  # the cached checkout is not as it was
+    assert counted("install")[0] == 1
+    repo.commit({"reg/rules/style/RULE.md": rule("style") + "\nVersion two.\n"})
+    git(repo.work, "tag", "-f", "-a", "v1", "-m", "v1")
+    git(repo.work, "push", "-q", "--force", "--tags", "origin")
+    moved = counted("update")  # the tag moved: the source is fetched again
+    assert moved[0] >= 1 and "fetch" in moved[1]
+    assert "Version two." in (project / ".claude" / "rules" / "style.md").read_text()

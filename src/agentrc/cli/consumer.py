@@ -6,15 +6,16 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.cli.common import UsageError, print_diags, say
 from agentrc.cli.common import unknown as unknown_names
-from agentrc.clients import registry as client_registry
-from agentrc.consumer.consume import Result
+from agentrc.clients import names as client_names
 from agentrc.diagnostics import Diagnostic
-from agentrc.sources.closure import locator
-from agentrc.sources.lock import Entry, Lock
+
+if TYPE_CHECKING:  # annotations only: a command with nothing to do imports no workflow (`consumer.unchanged`)
+    from agentrc.consumer.result import Result
+    from agentrc.sources.lock import Entry, Lock
 
 
 def project(args) -> str:
@@ -41,9 +42,9 @@ def fmt(args) -> str:
 
 def clients(text: str) -> Tuple[str, ...]:
     chosen = tuple(dict.fromkeys(c.strip() for c in text.split(",") if c.strip()))
-    unknown = [c for c in chosen if c not in client_registry.CLIENTS]
+    unknown = [c for c in chosen if c not in client_names.CLIENTS]
     if unknown or not chosen:
-        raise UsageError(unknown_names("client(s)", unknown, list(client_registry.CLIENTS)))
+        raise UsageError(unknown_names("client(s)", unknown, list(client_names.CLIENTS)))
     return chosen
 
 
@@ -196,9 +197,13 @@ def plan_lines(result: Result, dry: bool, where: str) -> List[str]:
 
 
 def entry_lines(entries) -> List[str]:
+    if not entries:
+        return []
+    from agentrc.sources import closure  # only when there are entries to name
+
     lines = []
     for e in sorted(entries, key=lambda e: (not e.direct, e.kind != "bundle", e.kind, e.name)):
-        where = locator(e) + (f" ({e.commit[:12]})" if e.commit else "")
+        where = closure.locator(e) + (f" ({e.commit[:12]})" if e.commit else "")
         why = "" if e.direct else f", required by {', '.join(e.required_by)}"
         lines.append(f"{e.kind} {e.name} from {where}{why}")
     return lines

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from agentrc.cli import clientset, consumer, projectsources
 from agentrc.cli.common import UsageError, say
-from agentrc.consumer import consume
 
 
 def run(args) -> int:
@@ -15,6 +14,11 @@ def run(args) -> int:
     project = consumer.project(args)
     wanted = projectsources.declared(args, project)
     clients = clientset.declared(args, project)
+    done = None if args.frozen or args.check or args.user else _unchanged(args, project, wanted, clients)
+    if done is not None:
+        return consumer.report(done, args, "installed", "install")
+    from agentrc.consumer import consume  # past the no-change check: the workflow, the pipeline, the adapters
+
     check = None
     if (wanted is not None or clients) and (args.frozen or args.check):
         check = _mismatch(wanted, clients)
@@ -27,6 +31,29 @@ def run(args) -> int:
     if args.check and result.ok and consumer.fmt(args) == "text":
         say(f"{args.dir}: matches agentrc.lock.json")
     return code
+
+
+def _unchanged(args, project: str, wanted, clients):
+    """The last command's result, when an install has nothing to do (`consumer.unchanged`):
+    the project as it left it, and nothing the project file declares missing from the lock."""
+    from agentrc.consumer import unchanged
+
+    stamp = unchanged.installed(project, clients)
+    if stamp is None:
+        return None
+    if wanted is not None:
+        from agentrc.project.sources import missing
+
+        if missing(wanted, unchanged.direct(stamp)):
+            return None
+    return unchanged.answer(stamp, _lock(project) if consumer.fmt(args) == "json" else None)
+
+
+def _lock(project: str):
+    """The lock as read (what `--json` prints of it)."""
+    from agentrc.inputs.lockread import read_lock
+
+    return read_lock(project)[0]
 
 
 def _mismatch(wanted, clients):
@@ -47,6 +74,7 @@ def _mismatch(wanted, clients):
 def _added(args, project: str, wanted) -> bool:
     """What the project file declares and the lock lacks, added first (`agentrc add` of each),
     so a plain `install` installs what the project declares; False when an add failed."""
+    from agentrc.consumer import consume
     from agentrc.project.sources import missing
 
     lock, _ = consume.read_lock(project)

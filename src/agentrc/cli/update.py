@@ -6,17 +6,13 @@ from __future__ import annotations
 
 from agentrc.cli import clientset, consumer, projectsources
 from agentrc.cli.common import UsageError, print_diags, say
-from agentrc.consumer import consume
-from agentrc.sources.closure import locator
 
 
 def run(args) -> int:
     if args.ref is not None and not args.names:
         raise UsageError("--ref: name the installed bundles or items whose source moves to it (update NAME --ref REF)")
     project = consumer.project(args)
-    result = consumer.with_consent(args, lambda trust: consume.update(
-        project, args.names, dry_run=args.dry_run, force=args.force, user=args.user,
-        allow_local=tuple(args.allow_local), trust=trust, ref=args.ref, clients=clientset.declared(args, project)))
+    result = _updated(args, project)
     projectsources.sync(args, project, result)
     if consumer.fmt(args) == "json":
         extra = {"updates": [{"id": i, "old": consumer.entry_json(o) if o else None,
@@ -49,8 +45,65 @@ def run(args) -> int:
     return 0
 
 
+def _updated(args, project: str):
+    """The update's result: the last command's when there is nothing new, else the command's."""
+    clients = clientset.declared(args, project)
+    result = _unchanged(args, project, clients)
+    if result is not None:
+        return result
+    from agentrc.consumer import consume  # past the no-change check: the workflow, the pipeline, the adapters
+
+    return consumer.with_consent(args, lambda trust: consume.update(
+        project, args.names, dry_run=args.dry_run, force=args.force, user=args.user,
+        allow_local=tuple(args.allow_local), trust=trust, ref=args.ref, clients=clients))
+
+
+def _unchanged(args, project: str, clients):
+    """The last command's result, when an update of every source finds nothing new: the
+    project as it left it and each locked ref still at its commit (`consumer.unchanged`)."""
+    if args.names or args.ref is not None or args.dry_run or args.user:
+        return None
+    from agentrc.consumer import unchanged
+    from agentrc.inputs.fetch import Fetcher
+
+    stamp = unchanged.installed(project, clients)
+    if stamp is None or not _in_step(args, project, unchanged.direct(stamp)) or not unchanged.up_to_date(stamp,
+                                                                                                  Fetcher(project)):
+        return None
+    return unchanged.answer(stamp, _lock(project) if consumer.fmt(args) == "json" else None, update=True)
+
+
+def _in_step(args, project: str, direct) -> bool:
+    """Whether the project file's sources (if it has a file) are the lock's direct entries'
+    already, so the update would not rewrite them (`projectsources.sync`)."""
+    path = projectsources._path(args, project)
+    if path is None:
+        return True
+    from agentrc.inputs import projectfile
+    from agentrc.project.sources import declared_from
+
+    loaded, _ = projectfile.load(path)
+    if loaded is None:  # the full command says what is wrong with it
+        return False
+    wanted = loaded.sources
+
+    def shape(declared):
+        return {(d.source, d.ref, frozenset(d.bundles), frozenset(d.items)) for d in declared}
+
+    return len(wanted) == len(set(wanted)) and shape(wanted) == shape(declared_from(direct))
+
+
+def _lock(project: str):
+    """The lock as read (what `--json` prints of it, and the project file's sources follow)."""
+    from agentrc.inputs.lockread import read_lock
+
+    return read_lock(project)[0]
+
+
 def _update_lines(result):
     for ident, old, new in result.updates:
+        from agentrc.sources.closure import locator
+
         kind, name = ident.split(":", 1)
         if old is None and new is not None:
             yield f"+ {kind} {name} from {locator(new)}{_short(new.commit)}"

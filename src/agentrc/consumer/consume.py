@@ -16,12 +16,12 @@ The lock records every file it installed, so a fresh clone (the files committed,
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from agentrc.clients import registry as client_registry
-from agentrc.consumer import consent, consumeplan
+from agentrc.consumer import consent, consumeplan, unchanged
 from agentrc.consumer import write as consumer_write
 from agentrc.consumer.reading import (
     ProjectFetcher,
@@ -30,11 +30,12 @@ from agentrc.consumer.reading import (
 from agentrc.consumer.records import _check_files, _merged_keys
 from agentrc.consumer.rendering import _adoptable, _consumed, _outputs, _render
 from agentrc.consumer.resolving import Pins, Selection, resolve_closure
+from agentrc.consumer.result import Result
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import config, lockread
 from agentrc.inputs.fetch import Fetcher
 from agentrc.output import atomic, writer
-from agentrc.sources import closure, surface
+from agentrc.sources import closure
 from agentrc.sources import lock as lockfile
 from agentrc.sources.dsl import PATH, Source, SourceError, parse
 from agentrc.sources.lock import Entry, Lock
@@ -43,25 +44,6 @@ LOCK = lockfile.LOCK_FILE
 lock_path, read_lock = lockread.lock_path, lockread.read_lock  # where other stages read a lock from
 _F = TypeVar("_F", bound=Callable[..., Any])
 WHERE = "<command line>"
-
-
-@dataclass(frozen=True)
-class Result:
-    diagnostics: Tuple[Diagnostic, ...]
-    lock: Optional[Lock] = None  # the lock written (or, for a check, the one read)
-    changes: Optional[writer.Changes] = None
-    entries: Tuple[Entry, ...] = ()  # what the command added or removed
-    git_runs: int = 0
-    updates: Tuple[Tuple[str, Optional[Entry], Optional[Entry]], ...] = ()  # update: (id, old, new)
-    # update: ((layer, name), old, new) of the canonical project's capability references
-    capability_updates: Tuple[Tuple[Tuple[str, str], Optional[lockfile.CapabilityRecord],
-                                    Optional[lockfile.CapabilityRecord]], ...] = ()
-    consent: Tuple[surface.Exposure, ...] = ()  # what needs the consumer's consent (AR229)
-    planned: Optional[consumeplan.Planned] = None  # --dry-run: MCP servers, plugins, hooks
-
-    @property
-    def ok(self) -> bool:
-        return not any(d.is_error for d in self.diagnostics)
 
 
 def add(project: str, locator: str, bundles: Sequence[str] = (), items: Sequence[Tuple[str, str]] = (),
@@ -258,7 +240,7 @@ def _update(project: str, names: Sequence[str], dry_run: bool, force: bool, user
     if _other_clients(lock, clients):
         target = replace(target, clients=tuple(clients))
     result = _materialize(project, target, fetcher, force, check=False, dry_run=dry_run,
-                          user=user, held=out, previous=lock, trust=trust)
+                          user=user, held=out, previous=lock, trust=trust, found=None if names else found)
     old = {e.id: e for e in lock.entries}
     new = {e.id: e for e in (result.lock.entries if result.lock is not None else entries)}
     updates = tuple((i, old.get(i), new.get(i)) for i in sorted(set(old) | set(new))
@@ -448,12 +430,14 @@ _FETCH_CODES = frozenset({"AR201", "AR202", "AR203", "AR223", "AR226", "AR227", 
 
 def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check: bool,
                  dry_run: bool = False, user: bool = False, held: Optional[writer.Output] = None,
-                 previous: Optional[Lock] = None, trust: Optional[bool] = None, frozen: bool = False) -> Result:
+                 previous: Optional[Lock] = None, trust: Optional[bool] = None, frozen: bool = False,
+                 found: Optional[Tuple[Diagnostic, ...]] = None) -> Result:
     """Make the project hold what `lock` records (see the module's docstring). `trust`:
     the consent gate's answer (`consent.gate`; None for a removal, which asks nothing).
     `check`: write nothing, report every drift. `frozen`: install, but only if the lock
     would be written back unchanged (it is not written). `dry_run`: write nothing, run no
-    CLI, and plan (`Result.planned`; consent that is missing is listed, not an error)."""
+    CLI, and plan (`Result.planned`; consent that is missing is listed, not an error). `found`:
+    what resolving every source of `lock` again said (an update; `unchanged.save`)."""
     diags = Diagnostics()
     read = lock
     consented = consent.approved(lock.entries, previous.entries if previous is not None else ())
@@ -499,7 +483,16 @@ def _materialize(project: str, lock: Lock, fetcher: Fetcher, force: bool, check:
                                    consumer_write.How(dry_run, user, held, frozen))
     result = Result(diags.sorted(), written.lock, written.changes)
     if result.ok and not dry_run:
-        fetcher.save_memo()  # what this command parsed and rendered, for the next
+        _kept(project, fetcher, result, written, None if user else found, user)
     if frozen and result.lock is not None:
         result = replace(result, lock=read)
     return replace(result, git_runs=fetcher.git_runs, planned=planned, consent=needed if dry_run else ())
+
+
+def _kept(project: str, fetcher: Fetcher, result: Result, written: consumer_write.Written,
+          found: Optional[Tuple[Diagnostic, ...]], user: bool) -> None:
+    """What a command that worked parsed and rendered (the memo), and the stamp the next
+    command with nothing to do answers from (`consumer.unchanged`; none for a global one)."""
+    fetcher.save_memo()
+    unchanged.save(project, None if user else written.lock, result.diagnostics, written.changes, written.output,
+                   found)

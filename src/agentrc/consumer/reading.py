@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from agentrc.consumer import unchanged
 from agentrc.diagnostics import Diagnostic, Diagnostics, hide_credentials
 from agentrc.importers import published as layouts
 from agentrc.inputs.fetch import Fetched, Fetcher
@@ -83,7 +84,7 @@ class ProjectFetcher(Fetcher):
     def memo_path(self) -> Path:
         """The project's own memo (parsed item directories and renderings, by content digest,
         in the user's cache): apart from any build's, which reads content strictly."""
-        return cache.location(self.base, [os.path.join(self.base, "agentrc.lock.json")])
+        return unchanged.memo_path(self.base)
 
     @property  # type: ignore[override]
     def memo(self) -> "cache.Memo":

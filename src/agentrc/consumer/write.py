@@ -67,6 +67,7 @@ class Written:
 
     lock: Optional[Lock] = None
     changes: Optional[writer.Changes] = None
+    output: Optional[writer.Output] = None  # the directory written (its manifest's statuses for the stamp)
 
 
 def write(project: str, lock: Lock, wanted: Wanted, force: bool, adopt: Dict[str, str],
@@ -98,7 +99,7 @@ def write(project: str, lock: Lock, wanted: Wanted, force: bool, adopt: Dict[str
                 if not isinstance(exc.cause, _NotWritten):
                     raise exc.cause from None
                 return Written(wanted.lock, changes)
-            return Written(lock if how.frozen else clis.lock, changes)
+            return Written(lock if how.frozen else clis.lock, changes, out)
     except writer.OutputError as exc:
         diags.extend(exc.diagnostics)
         return Written()
