@@ -24,7 +24,7 @@ import pytest
 from agentrc.cli.main import main
 from agentrc.files import OutputFile
 from agentrc.inputs.read import read_inputs
-from agentrc.output import writer
+from agentrc.output import atomic, steps, writer
 from agentrc.pipeline import stages
 from helpers import ROOT
 
@@ -353,12 +353,20 @@ def fast_tmp(tmp_path):
         yield tmp_path
 
 
+def _as_os(monkeypatch, value) -> None:
+    """`value` as `os` for the writer and for the executor running its plan (`steps`, and
+    `atomic`, which writes the executor's journal): a fault can hit every step."""
+    monkeypatch.setattr(writer, "os", value)
+    monkeypatch.setattr(steps, "os", value)
+    monkeypatch.setattr(atomic, "os", value)
+
+
 @pytest.mark.parametrize("fault", [errno.EIO, errno.ENOSPC, _Killed], ids=["EIO", "ENOSPC", "kill"])
 def test_a_fault_at_any_step_then_a_rebuild_gives_the_clean_tree(fast_tmp, monkeypatch, fault):
     tmp_path = fast_tmp
     template, files, expected = _scenario(tmp_path)
     counter = _FaultyOS(0, fault)
-    monkeypatch.setattr(writer, "os", counter)
+    _as_os(monkeypatch, counter)
     out = tmp_path / "out"
     shutil.copytree(template, out, symlinks=True)
     assert not _run(out, files)
@@ -369,7 +377,7 @@ def test_a_fault_at_any_step_then_a_rebuild_gives_the_clean_tree(fast_tmp, monke
         shutil.rmtree(out)
         shutil.copytree(template, out, symlinks=True)
         faulty = _FaultyOS(k, fault)
-        monkeypatch.setattr(writer, "os", faulty)
+        _as_os(monkeypatch, faulty)
         try:
             reported = _faulty_run(out, files)
             # Unreported only when it hit the release of the lock, after all was written.
@@ -379,9 +387,9 @@ def test_a_fault_at_any_step_then_a_rebuild_gives_the_clean_tree(fast_tmp, monke
             pass
         finally:
             faulty.close_leaked()
-        monkeypatch.setattr(writer, "os", _FaultyOS(0, fault))  # no fault (and no real fsync)
+        _as_os(monkeypatch, _FaultyOS(0, fault))  # no fault (and no real fsync)
         assert not _run(out, files), f"step {k}: the next build failed"
-        monkeypatch.setattr(writer, "os", os)
+        _as_os(monkeypatch, os)
         after = _tree(out)
         assert _without_stat(after) == expected, f"step {k} ({fault}): the rebuild differs from a clean build"
         assert _user_files(after) == _user_files(expected)
@@ -419,10 +427,14 @@ def test_every_staged_byte_is_durable_before_the_journal_commits(fast_tmp, monke
     template, files, _ = _scenario(fast_tmp)
     monkeypatch.setattr(writer, "SYNC_BATCH", 2)
     recorder = _RecordingOS()
-    monkeypatch.setattr(writer, "os", recorder)
+    _as_os(monkeypatch, recorder)
     assert not _run(template, files)
     log = recorder.log
-    commit = log.index(("replace", "journal.tmp"))
+    # The commit point: the executor's journal written a third time (begun, the point begun,
+    # the point done), after the plan's data (`journal.tmp`, renamed to its chunk's name).
+    journal = [i for i, (kind, name) in enumerate(log) if kind == "replace" and str(name).startswith(".journal.json")]
+    commit = journal[2]
+    assert log.index(("replace", "journal.tmp")) < journal[0]
     names = {f.path.rpartition("/")[2] for f in files}
     synced = [name for kind, name in log if kind == "fsync" and isinstance(name, str)]
     staged = [name for name in synced if name.endswith(".new") or name in names]

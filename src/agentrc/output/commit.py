@@ -1,7 +1,8 @@
-"""Committing a write: the journal's renames, deletions and pruning, then the new manifest.
+"""Committing a write: the plan's renames, deletions and pruning, then the new manifest.
 
-Everything here follows from the journal alone and is idempotent, so the run that staged the
-write and a later run finishing it after a kill (`recovery`) do the same steps: roll forward.
+Everything here follows from the plan's data alone and is idempotent, so the run that staged
+the write and a later run finishing it after a kill (`recovery`) do the same steps: roll
+forward. The steps are `writesteps`', run by the one executor, `output.steps`.
 """
 
 from __future__ import annotations
@@ -16,86 +17,78 @@ from typing import (
     Set,
 )
 
+from agentrc.output import steps, writesteps
 from agentrc.output.directory import PARALLEL_MIN, _Directory, _note
 from agentrc.output.manifest import _manifest_bytes
-from agentrc.output.tree import _NO_HARD_LINKS, MANIFEST, MAX_TREE_DEPTH, STATE, TXN, _NotDir, _Symlink, _Unsafe, sha
+from agentrc.output.tree import (
+    _FS_ERRORS,
+    _NO_HARD_LINKS,
+    JOURNAL,
+    MANIFEST,
+    MAX_TREE_DEPTH,
+    STATE,
+    TXN,
+    _NotDir,
+    _Symlink,
+    _Unsafe,
+    sha,
+)
 
 
 class _Committing(_Directory):
     """The roll-forward: a journal carried out."""
 
     def _roll_forward(self, journal: dict, fresh: bool = False) -> List[str]:
-        """Carry out a committed journal. Idempotent: each step checks whether it was done,
-        so a run interrupted here is completed by the next one. Returns the paths of files
-        that appeared where agentrc was creating one (kept, and dropped from the manifest).
-        `fresh`: this run staged the files and committed the journal a moment ago, under the
-        lock, so every staged file is still there (the staging directory is not listed)."""
+        """Carry out the staged write `journal` (its data, written beside the executor's
+        journal as `writesteps.CHUNK`): the plan of `writesteps` run by `output.steps`, whose
+        commit point is the first step. Returns the paths of files that appeared where agentrc
+        was creating one (kept, and dropped from the manifest). Raises `NotCommitted` for a
+        failure before the point (nothing visible changed), else the failure itself (the
+        journal kept: the next run completes the write). `fresh`: this run staged the files
+        a moment ago, under the lock, so every staged file is still there."""
         tree = self.tree
         assert tree is not None
-        txn = tree.dir(TXN)
-        assert txn is not None
-        manifest = journal["manifest"]
-        touched: Set[str] = set()
-        tree.absent.clear()
-        # The staged files still there, listed once (not a stat per file): nothing else
-        # touches the staging directory while the lock is held. None: all of them (`fresh`).
-        self.where = TXN
-        staged = None if fresh else set(os.listdir(txn))
-        # Every directory whose entries this changes, and each of its ancestors (which may
-        # have been made by the interrupted run this completes), is fsync'd before the new
-        # manifest records the change: when its descriptor is evicted (`_Tree.unsynced`),
-        # else at the end. A directory changed again after its fsync is noted again.
-        unsynced: Set[str] = set()
-        tree.unsynced = unsynced
+        ctx = writesteps.Context(self, journal, fresh)
+        plan = writesteps.plan_of(ctx)
+        record = steps.Journal(os.path.join(self.root, TXN, JOURNAL), self.root, writesteps.LABEL)
         try:
-            conflicts = self._put_all(journal, txn, staged, unsynced, touched, fresh)
-            for path in conflicts:
-                if manifest is not None:
-                    manifest["files"].pop(path, None)
-                    manifest["stat"].pop(path, None)
-                    manifest.get("merged", {}).pop(path, None)
-            self._delete(journal["delete"], unsynced, touched)
-            self._prune(journal["prune"], unsynced, touched)
-        finally:
-            tree.unsynced = None
-        tree.flush()
-        self._fsync_dirs(sorted(unsynced))  # every rename durable before the new manifest records it
-        tree.absent.clear()
-        if manifest is not None:
-            self._write_manifest(txn, manifest, conflicts)
-        return conflicts
+            steps.run(plan, record, interrupts=False, go_on=False)
+        except steps.Failed as exc:
+            if exc.undone:
+                raise writesteps.NotCommitted(exc.cause) from None
+            raise exc.cause from None
+        except _FS_ERRORS as exc:  # writing the journal itself: committed once the point is marked done
+            if not (record.entries and record.entries[0]["state"] == steps.DONE):
+                raise writesteps.NotCommitted(exc) from None
+            raise
+        return ctx.conflicts
 
-    def _put_all(self, journal: dict, txn: int, staged: Optional[Set[str]], unsynced: Set[str], touched: Set[str],
-                 fresh: bool) -> List[str]:
-        """The journal's staged trees and files moved into place (the second half of the files
-        by a forked child, in a large fresh write); the paths that appeared meanwhile (kept)."""
+    def _put_all(self, puts: List[dict], start: int, end: int, txn: int, staged: Optional[Set[str]],
+                 unsynced: Set[str], touched: Set[str], fresh: bool) -> List[str]:
+        """`puts[start:end]` moved into place (the second half by a forked child, in a large
+        fresh write); the paths that appeared meanwhile (kept)."""
         # Imported here: a build with nothing to write never forks (docs/architecture.md).
         from agentrc.output import forked
 
         tree = self.tree
         assert tree is not None
         conflicts: List[str] = []
-        puts = journal["put"]
-        count = len(puts)
+        count = end - start
         cut = count // 2 if fresh and self.jobs > 1 and count >= PARALLEL_MIN else count
 
-        def mine(start: int, end: int) -> None:
-            lost = self._put_range(puts, start, end, txn, staged, unsynced, touched)
+        def mine(first: int, last: int) -> None:
+            lost = self._put_range(puts, start + first, start + last, txn, staged, unsynced, touched)
             conflicts.extend(puts[k]["path"] for k in lost)
 
-        def theirs(start: int, end: int, records: memoryview) -> None:
+        def theirs(first: int, last: int, records: memoryview) -> None:
             # A share of the puts, and the directories it changed made durable before this
             # child leaves (the parent writes the manifest once it has).
-            for k in self._put_range(puts, start, end, txn, staged, unsynced, touched):
-                records[k - start] = 1
+            for k in self._put_range(puts, start + first, start + last, txn, staged, unsynced, touched):
+                records[k - start - first] = 1
             self.where = ""
             tree.flush()
             self._fsync_dirs(sorted(unsynced))
 
-        for entry in journal.get("trees", ()):
-            self.where = entry["path"]
-            if staged is None or entry["tmp"] in staged:  # else moved into place before the interruption
-                self._place(f"{TXN}/{entry['tmp']}", entry["path"], unsynced, touched, conflicts)
         try:
             lost = forked.run(count, cut, 1, mine, theirs)
         except forked.Failed as exc:  # where: the file it failed on, else where it was
@@ -103,7 +96,7 @@ class _Committing(_Directory):
                 self.where = puts[exc.index]["path"]
             raise exc.original from None
         if lost is not None:
-            conflicts.extend(puts[cut + k]["path"] for k in range(count - cut) if lost[k])
+            conflicts.extend(puts[start + cut + k]["path"] for k in range(count - cut) if lost[k])
         return conflicts
 
     def _delete(self, deletes: List[dict], unsynced: Set[str], touched: Set[str]) -> None:

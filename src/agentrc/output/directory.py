@@ -395,13 +395,15 @@ class _Directory:
                 tree.held.clear()
 
     def _finish(self) -> None:
-        """The journal is carried out: remove it, then the staging directory."""
+        """The plan is carried out (its journal deleted by the executor): remove the staging
+        directory, the journal first should one be left."""
         tree = self.tree
         assert tree is not None
         txn = tree.dir(TXN)
         assert txn is not None
-        os.unlink(JOURNAL, dir_fd=txn)
-        for name in os.listdir(txn):  # staged files of creates that lost to another file
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(JOURNAL, dir_fd=txn)
+        for name in os.listdir(txn):  # the plan's data, staged files of creates that lost to another file
             _remove_staged(txn, name)
         tree.forget(TXN)
         state = tree.fds[STATE]

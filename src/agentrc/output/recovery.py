@@ -24,12 +24,24 @@ from typing import (
 from agentrc import __version__
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.files import OutputFile
+from agentrc.output import steps, writesteps
 from agentrc.output.commit import _Committing
 from agentrc.output.directory import PARTIAL, Changes, _nothing_written
 from agentrc.output.fsync import SYNC_BATCH, _noter
-from agentrc.output.manifest import _ENCODE, _journal_bytes, _load_json, _Manifest, _parse_journal, _stat, _value
+from agentrc.output.manifest import _ENCODE, _journal_bytes, _Manifest, _stat, _value
 from agentrc.output.recorded import Recorded, _patch, _recent_dirs, _replay_manifest, _updated
-from agentrc.output.tree import _FS_ERRORS, _LEFTOVER, JOURNAL, MANIFEST, STATE, TXN, OutputError, _Unsafe, sha
+from agentrc.output.tree import (
+    _FS_ERRORS,
+    _LEFTOVER,
+    JOURNAL,
+    MANIFEST,
+    MAX_MANIFEST,
+    STATE,
+    TXN,
+    OutputError,
+    _Unsafe,
+    sha,
+)
 
 # `_sweep` lists a directory changed up to this long before the manifest: 2 s where the file
 # system keeps whole seconds (FAT keeps 2 s), a few kernel clock ticks (1-10 ms each) where it
@@ -59,34 +71,38 @@ class _Recovering(_Committing):
     """Finishing or undoing an interrupted write, and replaying a known change."""
 
     def _recover(self) -> None:
-        """Finish or undo the write an earlier run was interrupted in, before reading anything."""
+        """Finish or undo the write an earlier run was interrupted in, before reading anything:
+        `steps.recover` of the executor's journal with the writer's kinds (a journal of the
+        writer's earlier shape converted by `writesteps.legacy`); a staging directory without
+        a journal (a run killed before it began its plan) is thrown away."""
         tree = self.tree
         txn = tree.dir(TXN) if tree is not None else None
         if tree is None or txn is None:
             return
-        names = os.listdir(txn)
-        if JOURNAL in names:
-            raw = tree.read(f"{TXN}/{JOURNAL}") or b""
-            try:
-                journal = _parse_journal(_load_json(raw, "the journal"))
-            except ValueError as exc:
-                d = Diagnostics()
-                d.error(self._show(f"{TXN}/{JOURNAL}"), (1, 1), "AR093", f"cannot read the journal of an "
-                        f"interrupted write: {exc}", hint=f"Delete {self._show(TXN)} to abandon that write, then "
-                        "rebuild; agentrc then compares the directory with its manifest again.")
-                raise OutputError(d.items) from None
-            self.staged_manifest = None  # the journal's own manifest, not one this run serialised
-            conflicts = self._roll_forward(journal)
-            self._finish()
+        ctx = writesteps.Context(self)
+        self.staged_manifest = None  # the plan's own manifest, not one this run serialised
+        try:
+            outcome = steps.recover(os.path.join(self.root, TXN, JOURNAL), self.root, writesteps.kinds(ctx),
+                                    writesteps.check, legacy=writesteps.legacy, limit=MAX_MANIFEST)
+        except steps.JournalError as exc:
             d = Diagnostics()
-            d.warning(self._show(STATE), (0, 0), "AR142", "completed a write an earlier agentrc run was "
-                      "interrupted in", hint="Nothing to do: the directory now holds what that run wrote.")
-            for rel in conflicts:
-                d.warning(self._show(rel), (0, 0), "AR091", "appeared while agentrc was writing; kept, and not "
-                          "owned by agentrc")
-            self.notes.extend(d.items)
-        else:
-            self._discard(txn, names)
+            d.error(self._show(f"{TXN}/{JOURNAL}"), (1, 1), "AR093", f"cannot read the journal of an "
+                    f"interrupted write: {exc}", hint=f"Delete {self._show(TXN)} to abandon that write, then "
+                    "rebuild; agentrc then compares the directory with its manifest again.")
+            raise OutputError(d.items) from None
+        if outcome != "completed":
+            txn = tree.dir(TXN)
+            assert txn is not None
+            self._discard(txn, os.listdir(txn))
+            return
+        self._finish()
+        d = Diagnostics()
+        d.warning(self._show(STATE), (0, 0), "AR142", "completed a write an earlier agentrc run was "
+                  "interrupted in", hint="Nothing to do: the directory now holds what that run wrote.")
+        for rel in ctx.conflicts:
+            d.warning(self._show(rel), (0, 0), "AR091", "appeared while agentrc was writing; kept, and not "
+                      "owned by agentrc")
+        self.notes.extend(d.items)
 
     def _abandon(self, exc: BaseException) -> Tuple[Diagnostic, Diagnostic]:
         """A failure before the journal was committed: what was staged is discarded (nothing
@@ -143,16 +159,22 @@ class _Recovering(_Committing):
             return changes, self._abandon(exc)
         if committed is None:
             return None
+        return changes, self._replay_commit(committed)
+
+    def _replay_commit(self, committed: dict) -> Tuple[Diagnostic, ...]:
+        """`replay`'s staged write carried out (`_roll_forward`); what went wrong, if anything."""
         try:
             self._roll_forward(committed, fresh=True)  # only updates: no file can appear in the way
             self._finish()
+        except writesteps.NotCommitted as exc:
+            return self._abandon(exc.cause)
         except _FS_ERRORS as exc:
             d = Diagnostics()
             d.items.append(self._problem(exc, self.where))
             d.error(self._show(STATE), (0, 0), "AR142", f"{PARTIAL}; the next agentrc run in this directory "
                     "completes it before doing anything else")
-            return changes, d.sorted()
-        return changes, ()
+            return d.sorted()
+        return ()
 
     def _as_left(self, m: _Manifest, files: Sequence[OutputFile], old: Mapping[str, str], paths: Sequence[str]
                  ) -> Optional[List[str]]:
@@ -216,13 +238,13 @@ class _Recovering(_Committing):
             return None
         self.replayed = (sha(data), _updated(recorded, {f.path: (f.sha256(), written[f.path]) for f in files}))
         self.staged_manifest = data
-        # `_roll_forward` writes `staged_manifest`; the journal on disk holds the manifest whole
-        # (spliced in by `_journal_bytes`), which is what a run completing it writes.
+        # `_roll_forward` writes `staged_manifest`; the plan's data on disk holds the manifest
+        # whole (spliced in by `_journal_bytes`), which is what a run completing it writes.
         journal = {"version": 1, "put": puts, "delete": [], "prune": [], "manifest": {}}
-        self.where = f"{TXN}/{JOURNAL}"
+        self.where = f"{TXN}/{writesteps.CHUNK}"
         tree.write_new(txn, "journal.tmp", _journal_bytes(journal, data), 0o644, True)
-        os.replace("journal.tmp", JOURNAL, src_dir_fd=txn, dst_dir_fd=txn)
-        os.fsync(txn)  # the commit point
+        os.replace("journal.tmp", writesteps.CHUNK, src_dir_fd=txn, dst_dir_fd=txn)
+        os.fsync(txn)  # durable before a journal names it; `_roll_forward` commits
         return journal
 
     def _sweep(self, paths: Sequence[str], written: Sequence[str] = ()) -> None:

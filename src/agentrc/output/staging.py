@@ -1,8 +1,9 @@
-"""Staging a write: new bytes and the journal in `.agentrc/txn/`, fsync'd before the commit.
+"""Staging a write: new bytes and the plan's data in `.agentrc/txn/`, fsync'd before the commit.
 
 `apply` stages every new file (a forked child takes a share of a large write,
-`agentrc.output.forked`), fsyncs them, writes the journal of intent (the commit point) and
-hands it to the roll-forward; a failure before the commit leaves the directory as it was.
+`agentrc.output.forked`), fsyncs them, writes the plan's data (`writesteps.CHUNK`) and hands it
+to the roll-forward, a plan of `output.steps` whose first step is the commit point; a failure
+before the commit leaves the directory as it was.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from agentrc.output.directory import PARALLEL_MIN, PARTIAL, Changes, _directorie
 from agentrc.output.fsync import SYNC_BATCH, _noter
 from agentrc.output.manifest import _journal_chunks, _manifest_bytes, _path_of, _section, _stat, _write_chunks
 from agentrc.output.recovery import _Recovering
-from agentrc.output.tree import _FS_ERRORS, JOURNAL, MANIFEST, STATE, TXN, _Unsafe, sha
+from agentrc.output.tree import _FS_ERRORS, MANIFEST, STATE, TXN, _Unsafe, sha
+from agentrc.output.writesteps import CHUNK, NotCommitted
 
 # The child's share of the files staged: the build's process stages the rest and meanwhile
 # makes the manifest's digests, directories and encoded `files` section. At 10,000 items
@@ -102,6 +104,8 @@ class _Staging(_Recovering):
         try:
             conflicts = self._roll_forward(journal, fresh=True)
             self._finish()
+        except NotCommitted as exc:
+            return self._abandon(exc.cause)
         except _FS_ERRORS as exc:
             d = Diagnostics()
             d.items.append(self._problem(exc, self.where))
@@ -116,7 +120,8 @@ class _Staging(_Recovering):
 
     def _stage(self, files: Sequence[OutputFile], by_path: Dict[str, OutputFile], changes: Changes
                ) -> Optional[dict]:
-        """Stage every new byte and commit the journal; None when nothing at all changes."""
+        """Stage every new byte and the plan's data (`writesteps.CHUNK`, the shape the writer's
+        journal had); None when nothing at all changes. Nothing is committed yet."""
         tree = self.tree
         assert tree is not None
         written: Dict[str, list] = {}
@@ -155,10 +160,10 @@ class _Staging(_Recovering):
             tree.dir(STATE, create=True)
             txn = tree.dir(TXN, create=True)
             assert txn is not None
-        self.where = f"{TXN}/{JOURNAL}"
+        self.where = f"{TXN}/{CHUNK}"
         _write_chunks(txn, "journal.tmp", _journal_chunks(journal, self.staged_manifest), 0o644)
-        os.replace("journal.tmp", JOURNAL, src_dir_fd=txn, dst_dir_fd=txn)
-        os.fsync(txn)  # the commit point: from here on the journal is replayed, never undone
+        os.replace("journal.tmp", CHUNK, src_dir_fd=txn, dst_dir_fd=txn)
+        os.fsync(txn)  # the plan's data, durable before a journal names it (`_roll_forward`: the commit)
         return journal
 
     def _plan_staging(self, by_path: Dict[str, OutputFile], changes: Changes) -> _StagePlan:

@@ -43,7 +43,19 @@ from typing import Any, Callable, Iterator, Optional, Union
 
 # Re-exported below: callers, Pants' rules and tests import these from here.
 from agentrc.files import safe_path  # noqa: F401
-from agentrc.output import atomic, commit, diffing, directory, fsync, manifest, recorded, recovery, staging, tree
+from agentrc.output import (
+    atomic,
+    commit,
+    diffing,
+    directory,
+    fsync,
+    manifest,
+    recorded,
+    recovery,
+    staging,
+    tree,
+    writesteps,
+)
 from agentrc.output.diffing import (  # noqa: F401
     _adopted_dirs,
     _merge,
@@ -188,7 +200,8 @@ def write_atomic(path: Path, data: bytes, root: Optional[Path] = None) -> None:
 
 # --- this module as it was before the split -------------------------------------------------
 
-_PARTS = (fsync, tree, manifest, recorded, directory, diffing, commit, recovery, staging)
+# Not `steps` and `atomic`: the executor and its journal's writes are shared with other workflows.
+_PARTS = (fsync, tree, manifest, recorded, directory, diffing, commit, recovery, staging, writesteps)
 _FSYNC_STATE = frozenset({"_pool", "_pool_pid", "_slow_fsyncs", "_slow_run"})  # rebound by `fsync` itself
 _ABSENT = object()
 
