@@ -26,7 +26,6 @@ from pants.engine.fs import (
     DigestContents,
     DigestSubset,
     FileContent,
-    MergeDigests,
     PathGlobs,
 )
 from pants.engine.process import Process, ProcessResult
@@ -43,9 +42,11 @@ from agentrc.pipeline import nogc, warm
 from agentrc.pipeline import stages as pipeline
 from agentrc.text import markdown
 from agentrc_pants import memory
+from agentrc_pants.merging import KeyedMergeRequest
 from agentrc_pants.subsystem import AgentrcSubsystem, Execution
 
 REPORT = pipeline.REPORT
+subsets_cut = 0  # SubsetRequests run in this process (tests count the work of an edit)
 CODE_DIR = "__agentrc__"
 # The core and what it imports, all pure Python (compiled speed-ups are left out; each has
 # a pure fallback), so the sandbox needs nothing installed but a python3.
@@ -325,6 +326,25 @@ async def files_digest(request: FilesDigestRequest) -> Digest:
     return digest
 
 
+@dataclass(frozen=True)
+class SubsetRequest:
+    """Some files of an item directory's digest: the copies a plan keeps of a skill whose other
+    clients read that copy (shared-copies). A rule, so that the subset is memoised by its
+    request: an intrinsic `DigestSubset` awaited inside `generate` is not (see
+    `FilesDigestRequest`), and every edit cut the subset of each such directory again (1,600
+    at 5,000 items); now the edited directory's alone."""
+
+    digest: Digest
+    paths: Tuple[str, ...]
+
+
+@rule(desc="Subset an agentrc item directory's digest", level=LogLevel.DEBUG)
+async def digest_subset(request: SubsetRequest) -> Digest:
+    global subsets_cut
+    subsets_cut += 1
+    return await Get(Digest, DigestSubset(request.digest, PathGlobs(request.paths)))
+
+
 @rule(desc="Generate agentrc client trees", level=LogLevel.DEBUG)
 async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> GenerationResult:
     if subsystem.release_memory:
@@ -351,10 +371,15 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
         rest_request = FilesDigestRequest.of(rest)
     _drop_text_caches()
     digest = await Get(Digest, FilesDigestRequest, rest_request)
+    # Each directory's digest keyed by its directory, so an edit merges its bucket again and
+    # not the registry's 5,000 digests (merging.py).
+    key_of = {part.digest: key for (key, _), part in zip(groups, parts)}
+    keyed = [(key_of[d], d) for d in digests]
     if subsets:
-        digests += await MultiGet(Get(Digest, DigestSubset(d, PathGlobs(paths))) for d, paths in subsets)
-    if digests:
-        digest = await Get(Digest, MergeDigests((*digests, digest)))
+        taken = await MultiGet(Get(Digest, SubsetRequest(d, paths)) for d, paths in subsets)
+        keyed += [(key_of[d], t) for (d, _), t in zip(subsets, taken)]
+    if keyed:
+        digest = await Get(Digest, KeyedMergeRequest(tuple(keyed), (digest,)))
     return GenerationResult(digest, plan.diagnostics, len(plan.files))
 
 

@@ -18,6 +18,7 @@ from pants.engine.target import (
 )
 
 from agentrc.model import SourceFile, SourceTree
+from agentrc_pants.merging import KeyedMergeRequest
 from agentrc_pants.target_types import (
     AgentrcBundleSourceField,
     AgentrcEntrypointField,
@@ -74,14 +75,16 @@ async def agentrc_sources(request: AgentrcSourcesRequest) -> AgentrcSources:
         targets: Iterable = closure.closure
     else:
         targets = await Get(Targets, Addresses(request.addresses))
-    requests = []
+    requests, keys = [], []
     for tgt in targets:
         fields = tuple(tgt[f] for f in AGENTRC_SOURCE_FIELDS if tgt.has_field(f))
         if fields:
             requests.append(_TargetFilesRequest(fields))
+            keys.append(tgt.address.spec)
     parts = await MultiGet(Get(_TargetFiles, _TargetFilesRequest, r) for r in requests)
-    # The merge fails on two targets holding one path with different bytes.
-    digest = await Get(Digest, MergeDigests(p.digest for p in parts))
+    # The merge fails on two targets holding one path with different bytes. By buckets of
+    # targets, so an edit merges the edited target's bucket again, not 5,000 digests (merging.py).
+    digest = await Get(Digest, KeyedMergeRequest(tuple(zip(keys, (p.digest for p in parts)))))
     files = {f.path: f for p in parts for f in p.files}
     return AgentrcSources(digest, SourceTree(tuple(files[path] for path in sorted(files))))
 
