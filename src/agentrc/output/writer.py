@@ -11,12 +11,13 @@ someone thought of:
   a descriptor of the output directory, opening each with O_NOFOLLOW relative to its parent.
   No symlink inside the output is ever followed, and none can be swapped in between a check
   and a use. A manifest naming another path is unreadable (AR093): nothing is touched.
-- A write is a transaction (`Output.apply`). New bytes are staged and fsync'd in
-  `DIR/.agentrc/txn/` (the same file system as the targets), then a journal of intent is
-  written and fsync'd: the commit point. The renames, deletions, pruning and the new manifest
-  follow from the journal alone, idempotently, so any later run (`Output.__init__`, before it
-  reads anything) replays a committed journal (roll forward) or throws away an uncommitted
-  staging area (roll back). A kill or an I/O error at any point leaves either the old tree or
+- A write is a transaction (`Output.apply`). New bytes and the plan's data are staged and
+  fsync'd in `DIR/.agentrc/txn/` (the same file system as the targets), then a plan of the one
+  executor (`output.steps`, the writer's kinds in `writesteps`) journals its commit point. The
+  renames, deletions, pruning and the new manifest follow from the plan's data alone,
+  idempotently, so any later run (`Output.__init__`, before it reads anything) completes a
+  committed plan (roll forward) or throws away an uncommitted staging area (roll back).
+  A kill or an I/O error at any point leaves either the old tree or
   the new one once the next run has started.
 - One run at a time: an exclusive `flock` on `DIR/.agentrc/lock`, waited for a bounded time.
 
@@ -26,7 +27,8 @@ never tracebacks.
 `Output` is assembled here from one module per job, each a step of the transaction: `tree`
 (the one way to the disk), `fsync`, `manifest` (the manifest's and journal's parsing and
 bytes), `recorded` (the last build's manifest kept in memory), `directory` (opened, locked,
-read), `diffing` (planning), `staging`, `commit` (the roll-forward) and `recovery`. Callers
+read), `diffing` (planning), `staging`, `commit` (the roll-forward's work), `writesteps` (its
+steps) and `recovery`. Callers
 keep importing from here: the names those modules define are re-exported, and setting one
 on this module (as tests do with `os` or a limit) sets it where the code reads it.
 """
