@@ -41,12 +41,13 @@ from agentrc.output import plan as plan_output
 from agentrc.pipeline import nogc, warm
 from agentrc.pipeline import stages as pipeline
 from agentrc.text import markdown
-from agentrc_pants import memory
+from agentrc_pants import memory, merging
 from agentrc_pants.merging import KeyedMergeRequest
 from agentrc_pants.subsystem import AgentrcSubsystem, Execution
 
 REPORT = pipeline.REPORT
 subsets_cut = 0  # SubsetRequests run in this process (tests count the work of an edit)
+dirs_asked = 0  # item directories asked for by ItemDirBucketRequests run in this process (the same)
 CODE_DIR = "__agentrc__"
 # The core and what it imports, all pure Python (compiled speed-ups are left out; each has
 # a pure fallback), so the sandbox needs nothing installed but a python3.
@@ -327,6 +328,35 @@ async def files_digest(request: FilesDigestRequest) -> Digest:
 
 
 @dataclass(frozen=True)
+class ItemDirBucketRequest:
+    """Some item directories (a bucket of `merging.buckets`, by directory) whose nodes are
+    asked for together: `generate` asks for a hundred buckets, not for 5,000 directories in
+    every edit (0.1-0.4 s of Gets at 5,000 items), and only the edited directory's bucket
+    asks its directories again, all but one answered from their nodes."""
+
+    dirs: Tuple[Tuple[SourceFile, ...], ...]
+    clients: Tuple[str, ...]
+    process: bool = False  # `[agentrc].execution = "process"`: each directory a sandboxed Process
+
+
+@dataclass(frozen=True)
+class ItemDirBucket:
+    parts: Tuple[ItemDirEntries, ...]  # in the order of the request's directories
+
+
+@rule(desc="Parse and render a bucket of agentrc item directories", level=LogLevel.DEBUG)
+async def item_dir_bucket(request: ItemDirBucketRequest) -> ItemDirBucket:
+    global dirs_asked
+    dirs_asked += len(request.dirs)
+    if request.process:
+        parts = await MultiGet(Get(ItemDirEntries, ItemDirProcessRequest(files, request.clients))
+                               for files in request.dirs)
+    else:
+        parts = await MultiGet(Get(ItemDirEntries, ItemDirRequest(files, request.clients)) for files in request.dirs)
+    return ItemDirBucket(tuple(parts))
+
+
+@dataclass(frozen=True)
 class SubsetRequest:
     """Some files of an item directory's digest: the copies a plan keeps of a skill whose other
     clients read that copy (shared-copies). A rule, so that the subset is memoised by its
@@ -353,12 +383,14 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
     # whose closure holds it, in the daemon or as a cached sandboxed Process); the global
     # part (references, selection, conflicts, project files) runs here on those results.
     groups = sorted(warm.item_dir_groups(request.tree).items())
-    if subsystem.execution is Execution.in_process:
-        parts = await MultiGet(Get(ItemDirEntries, ItemDirRequest(tuple(files), request.clients))
-                               for _, files in groups)
-    else:
-        parts = await MultiGet(Get(ItemDirEntries, ItemDirProcessRequest(tuple(files), request.clients))
-                               for _, files in groups)
+    order = merging.buckets([key for key, _ in groups])
+    process = subsystem.execution is not Execution.in_process
+    found = await MultiGet(Get(ItemDirBucket, ItemDirBucketRequest(
+        tuple(tuple(groups[i][1]) for i in bucket), request.clients, process)) for bucket in order)
+    parts: List[ItemDirEntries] = [ItemDirEntries(())] * len(groups)
+    for bucket, got in zip(order, found):
+        for i, part in zip(bucket, got.parts):
+            parts[i] = part
     # pantsd's heap is walked by each full collection (0.1-0.2 s at 5,000 items), and the
     # allocations from the memo to the reuse check (tens of thousands of tuples) set one
     # off: none of them makes a cycle, so the collector waits until the next `await`.
