@@ -10,6 +10,7 @@ from pants.core.goals.package import Package
 from agentrc.model import SourceFile, SourceTree
 from agentrc.pipeline import stages as pipeline
 from agentrc_pants import generation, merging
+from agentrc_pants import sources as sources_rules
 from agentrc_pants.testutil import make_rule_runner
 
 N = 80
@@ -46,14 +47,15 @@ def test_an_edit_merges_one_bucket_again_and_the_tree_is_the_clis():
     runner = make_rule_runner()
     files = _registry(N)
     runner.write_files(files)
-    merging.merged = generation.subsets_cut = generation.dirs_asked = 0
+    merging.merged = generation.subsets_cut = generation.dirs_asked = sources_rules.targets_asked = 0
     assert runner.run_goal_rule(Package, args=["reg::"]).exit_code == 0
     dirs = N + N // 4
     assert generation.dirs_asked == dirs  # each item directory's node asked for once
+    assert sources_rules.targets_asked == dirs + 1  # each target's files (and the registry's marker) once
     # Every item directory's digest (the tree) and every target's (the sources), once each;
     # each skill's directory cut to the copy the clients share.
     assert merging.merged >= 2 * N and generation.subsets_cut == N // 4
-    merging.merged = generation.subsets_cut = generation.dirs_asked = 0
+    merging.merged = generation.subsets_cut = generation.dirs_asked = sources_rules.targets_asked = 0
     files["reg/rules/r7/RULE.md"] += "\nEdited.\n"
     runner.write_files({"reg/rules/r7/RULE.md": files["reg/rules/r7/RULE.md"]})
     result = runner.run_goal_rule(Package, args=["reg::"])
@@ -64,6 +66,7 @@ def test_an_edit_merges_one_bucket_again_and_the_tree_is_the_clis():
     assert generation.subsets_cut == 0  # no skill's directory cut again (N / 4 before)
     # Only the edited directory's bucket asks for its directories' nodes again (all of them before).
     assert 0 < generation.dirs_asked <= 2 * dirs // merging.bucket_count(dirs) + 4, generation.dirs_asked
+    assert 0 < sources_rules.targets_asked <= 2 * dirs // merging.bucket_count(dirs) + 4, sources_rules.targets_asked
     tree = _dist(runner)
     tree.pop(".agentrc/report.json")
     sources = SourceTree(tuple(SourceFile(p, c.encode()) for p, c in sorted(files.items()) if not p.endswith("BUILD")))
