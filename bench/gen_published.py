@@ -26,11 +26,9 @@ Only the standard library is used; the module is importable (see `generate`).
 
 from __future__ import annotations
 
-import argparse
 import bisect
 import os
 import random
-import shutil
 import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -312,29 +310,11 @@ def bundles(items: List[Item]) -> Dict[str, str]:
 
 
 def generate(out: str, n: int, seed: int = 1) -> Dict[str, str]:
-    files = render(plan(n, seed), seed)
-    if os.path.exists(out):
-        shutil.rmtree(out)
-    for rel, content in files.items():
-        path = os.path.join(out, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(content)
-        if rel.endswith((".sh", ".py")):
-            os.chmod(path, 0o755)
-    return files
+    return base.write_tree(out, render(plan(n, seed), seed), (".sh", ".py"))
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--items", type=int, default=1000, help="number of items (default 1000)")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", required=True, help="registry directory to (re)create")
-    args = ap.parse_args(argv)
-    files = generate(args.out, args.items, args.seed)
-    total = sum(len(c.encode()) for c in files.values())
-    print(f"{args.out}: {args.items} items, {len(files)} files, {total / 1e6:.1f} MB", file=sys.stderr)
-    return 0
+    return base.cli(argv, __doc__.splitlines()[0], generate)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ import random
 import shutil
 import sys
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 TOPICS = [
     "api", "auth", "billing", "cache", "ci", "cli", "config", "data", "db", "deploy",
@@ -323,7 +323,12 @@ def render(items: List[Item], seed: int) -> Dict[str, str]:
 
 
 def generate(out: str, n: int, seed: int = 1) -> Dict[str, str]:
-    files = render(plan(n, seed), seed)
+    return write_tree(out, render(plan(n, seed), seed), (".sh",))
+
+
+def write_tree(out: str, files: Dict[str, str], executable: Tuple[str, ...]) -> Dict[str, str]:
+    """`files` (relative path -> text) written into `out`, made anew; names ending in one of
+    `executable` get mode 755. Shared by both corpus generators."""
     if os.path.exists(out):
         shutil.rmtree(out)
     for rel, content in files.items():
@@ -331,21 +336,26 @@ def generate(out: str, n: int, seed: int = 1) -> Dict[str, str]:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(content)
-        if rel.endswith(".sh"):
+        if rel.endswith(executable):
             os.chmod(path, 0o755)
     return files
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def cli(argv: Optional[List[str]], description: str, make: Callable[[str, int, int], Dict[str, str]]) -> int:
+    """A generator's command line: --items, --seed, --out; prints what it wrote."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--items", type=int, default=1000, help="number of items (default 1000)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", required=True, help="registry directory to (re)create")
     args = ap.parse_args(argv)
-    files = generate(args.out, args.items, args.seed)
+    files = make(args.out, args.items, args.seed)
     total = sum(len(c.encode()) for c in files.values())
     print(f"{args.out}: {args.items} items, {len(files)} files, {total / 1e6:.1f} MB", file=sys.stderr)
     return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    return cli(argv, __doc__.splitlines()[0], generate)
 
 
 if __name__ == "__main__":
