@@ -58,24 +58,10 @@ def test_an_installed_project_is_installed_again_without_parsing_or_rendering(en
     digest, in the user's cache), as the build does: `install` of an installed project and
     `update` with nothing new parse and render nothing, and produce no file's bytes to hash
     them (the lock records digests the memo knows)."""
-    from agentrc.clients.base import ClientAdapter
-    from agentrc.portable import load
 
     repo = env["repo"]
     assert run(capsys, "add", f"{repo.url}@v1#reg", "--bundle", "core", "--client", "claude,copilot")[0] == 0
-    work = {"parse": 0, "render": 0}
-    real_parse, real_render = load.parse_item, ClientAdapter.render
-
-    def parse(*a, **k):
-        work["parse"] += 1
-        return real_parse(*a, **k)
-
-    def render(self, *a, **k):
-        work["render"] += 1
-        return real_render(self, *a, **k)
-
-    monkeypatch.setattr(load, "parse_item", parse)
-    monkeypatch.setattr(ClientAdapter, "render", render)
+    work = _count_parses_and_renders(monkeypatch)
     for verb in ("install", "update"):
         code, out, err = run(capsys, verb)
         assert code == 0, err
@@ -90,9 +76,7 @@ def test_a_cold_read_parses_and_renders_on_the_build_s_workers(tmp_path, monkeyp
     by the build's forked workers too (`pipeline.warm`), as a cold `agentrc build` is: the
     command's own process parses and renders only its share. Issue 36: one core did it all,
     1.2 s of a 2.3 s `add` at 1,000 items. The files are the same either way."""
-    from agentrc.clients.base import ClientAdapter
     from agentrc.pipeline import warm
-    from agentrc.portable import load
     from sourcerepos import Repo, isolated_home, skill
 
     isolated_home(monkeypatch, tmp_path)
@@ -101,19 +85,7 @@ def test_a_cold_read_parses_and_renders_on_the_build_s_workers(tmp_path, monkeyp
                 tag="v1")
     monkeypatch.setattr(warm, "MIN_ITEMS", 8)
     monkeypatch.setattr(warm, "cpus", lambda: 2)
-    work = {"parse": 0, "render": 0}
-    real_parse, real_render = load.parse_item, ClientAdapter.render
-
-    def parse(*a, **k):
-        work["parse"] += 1
-        return real_parse(*a, **k)
-
-    def render(self, *a, **k):
-        work["render"] += 1
-        return real_render(self, *a, **k)
-
-    monkeypatch.setattr(load, "parse_item", parse)
-    monkeypatch.setattr(ClientAdapter, "render", render)
+    work = _count_parses_and_renders(monkeypatch)
     outs = []
     for name, jobs in (("forked", 2), ("alone", 1)):
         monkeypatch.setattr(warm, "cpus", lambda jobs=jobs: jobs)
@@ -173,3 +145,24 @@ def test_nothing_to_do_reads_no_source_and_update_asks_the_remote_once(env, caps
     moved = counted("update")  # the tag moved: the source is fetched again
     assert moved[0] >= 1 and "fetch" in moved[1]
     assert "Version two." in (project / ".claude" / "rules" / "style.md").read_text()
+
+
+def _count_parses_and_renders(monkeypatch) -> dict:
+    """Counters of the items parsed and the renderings made from now on in this process."""
+    from agentrc.clients.base import ClientAdapter
+    from agentrc.portable import load
+
+    work = {"parse": 0, "render": 0}
+    real_parse, real_render = load.parse_item, ClientAdapter.render
+
+    def parse(*a, **k):
+        work["parse"] += 1
+        return real_parse(*a, **k)
+
+    def render(self, *a, **k):
+        work["render"] += 1
+        return real_render(self, *a, **k)
+
+    monkeypatch.setattr(load, "parse_item", parse)
+    monkeypatch.setattr(ClientAdapter, "render", render)
+    return work
