@@ -97,6 +97,7 @@ def test_a_cold_build_starts_workers_unless_told_not_to(tmp_path, monkeypatch):
 
     monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(parallel, "MIN_ITEMS", 0)
+    monkeypatch.setattr(parallel, "busy", lambda cpus: False)  # an idle machine, whatever runs beside
     calls = []
     real = parallel.warm
     monkeypatch.setattr(parallel, "warm", lambda tree, clients, memo, jobs, min_items=0, **kw:
@@ -373,3 +374,42 @@ def test_a_render_entry_held_unpacked_is_taken_as_it_is():
 
     ctx = type("Ctx", (), {"clients": frozenset({"claude"}), "renamed": {}})()
     assert plan_output._render(Adapter(), Item(), ctx, Held()) is rendered
+
+
+def test_a_busy_machine_gets_no_worker(tmp_path, monkeypatch):
+    """`--jobs 0` forks no worker while other work keeps every CPU busy, over the last minute
+    and now (`warm.busy`, as `make -l`): a worker would share a CPU, finish no sooner and
+    cost the handing over of its entries (a cold 5,000-item build on 2 loaded CPUs: 5.4-6.2
+    s of CPU with one, 4.5-4.9 s without). `--jobs N` is obeyed whatever the load, and a
+    machine with a CPU idle now, or a system that does not say, gets its workers."""
+    import os
+
+    from agentrc.pipeline import warm as parallel
+
+    loadavg = tmp_path / "loadavg"
+    monkeypatch.setattr(parallel, "LOADAVG", str(loadavg))
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    for text, busy in (("3.40 3.10 2.90 4/155 21617\n", True), ("1.10 0.90 0.80 1/120 5000\n", False),
+                       ("3.40 3.10 2.90 2/155 21617\n", False), ("0.20 3.10 2.90 5/155 21617\n", False),
+                       ("garbled\n", False)):
+        loadavg.write_text(text)
+        assert parallel.busy(2) is busy, text
+        assert parallel.cpus() == (1 if busy else 2), text
+    loadavg.unlink()
+    assert parallel.busy(2) is False and parallel.cpus() == 2
+
+    loadavg.write_text("3.40 3.10 2.90 4/155 21617\n")
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(parallel, "MIN_ITEMS", 0)
+    forks = []
+    real_fork = os.fork
+    monkeypatch.setattr(parallel.os, "fork", lambda: forks.append(1) or real_fork())
+    build = ["build", str(ROOT / "examples" / "registry"), "--client", "claude"]
+    for extra, out, forked in (([], "a", 0), (["--jobs", "2"], "b", 1)):
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            assert main(build + ["--out", str(tmp_path / out)] + extra) == 0
+        worker_forks = len(forks)
+        forks.clear()
+        assert worker_forks >= forked and (forked or worker_forks == 0), (extra, worker_forks)
+    built = [{k: v for k, v in _files(tmp_path / out).items() if not k.startswith(".agentrc")} for out in "ab"]
+    assert built[0] == built[1]
