@@ -8,6 +8,7 @@ clients may legitimately write identical bytes to a shared path; that is merged)
 from __future__ import annotations
 
 import functools
+import hashlib
 import operator
 import os
 import posixpath
@@ -380,8 +381,9 @@ def digests_only(packed: tuple, known: Optional[Dict[int, str]] = None) -> tuple
     the CLI's memo keeps on disk. Fragments stay whole: files are assembled from them.
     `known`: digests already taken, by the id of the bytes (a worker's spilled files)."""
     files, report, frags = packed
-    known = known or {}
-    return (tuple((p, c if isinstance(c, str) else known.get(id(c)) or OutputFile(p, c).sha256(), *rest)
+    get = (known or {}).get
+    # Each digest as `OutputFile.sha256` takes it, without an OutputFile made for it.
+    return (tuple((p, c if isinstance(c, str) else get(id(c)) or hashlib.sha256(c).hexdigest(), *rest)
                   for p, c, *rest in files),
             report, frags)
 

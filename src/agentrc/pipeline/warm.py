@@ -353,6 +353,9 @@ class _Sink:
         self.kind: Any = None
         self.shared: Dict[int, Tuple[str, str, int]] = {}  # id of a resource's bytes -> its name
         self.keep: List[bytes] = []  # those bytes, alive while their ids name them
+        # Id of a resource's bytes -> their sha256 (hex): each rendering of its item names it
+        # in the memo's entry, one digest taken instead of one per client (`plan.digests_only`).
+        self.resource_digests: Dict[int, str] = {}
 
     def get(self, key: Hashable) -> Any:
         return None
@@ -363,8 +366,15 @@ class _Sink:
             self.flush()
             self.kind = kind
         spilled = self._spilled(value) if kind == "render" else {}
-        # A spilled file's digest, taken as it was spilled, serves the memo's entry too.
-        packed = cache.dumps(key, value, {k: name[3] for k, name in spilled.items()})
+        # A spilled file's digest, taken as it was spilled, serves the memo's entry too; a
+        # resource's, taken once, every client's copy of it.
+        known = self.resource_digests
+        known.update((k, name[3]) for k, name in spilled.items())
+        try:
+            packed = cache.dumps(key, value, known)
+        finally:
+            for k in spilled:  # those bytes go with the rendering: their ids may name others next
+                del known[k]
         where: Any = None
         digests: Tuple[str, ...] = ()
         if kind == "render":
@@ -377,6 +387,7 @@ class _Sink:
             if items and items[0].digest:
                 for n, content in enumerate(_resources(items)):
                     self.shared[id(content)] = (RESOURCE, items[0].digest, n)
+                    self.resource_digests[id(content)] = hashlib.sha256(content).hexdigest()
                     self.keep.append(content)
         self.chunk.append((key, packed, where, digests))
         self.size += len(packed)

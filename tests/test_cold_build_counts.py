@@ -1,0 +1,81 @@
+"""Work a cold build does once that it once did per client or per entry (issue 36), counted:
+a worker takes the digest of each of an item's supporting files once for the memo's
+entries of all the clients that copy it, not once per copy."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from agentrc.inputs.read import read_inputs
+from agentrc.pipeline import warm
+
+CLIENTS = ["claude", "copilot", "opencode"]
+
+
+def _registry(root: Path, skills: int, files: int) -> Path:
+    for i in range(skills):
+        d = root / "skills" / f"skill-{i:02d}"
+        (d / "references").mkdir(parents=True)
+        (d / "SKILL.md").write_text(f"---\nname: skill-{i:02d}\ndescription: Skill {i} for tests.\n---\n\n"
+                                    f"Read [the notes](references/notes-0.md) first.\n")
+        for j in range(files):
+            (d / "references" / f"notes-{j}.md").write_text(f"# Notes {j} of skill {i}\n\n" + "Text. " * 40)
+    return root
+
+
+def test_a_worker_hashes_each_supporting_file_once_for_every_client(tmp_path, monkeypatch):
+    reg = _registry(tmp_path / "reg", skills=6, files=3)
+    tree = read_inputs([str(reg)]).tree
+    resources = {f.content for f in tree.files if "/references/" in f.path}
+    assert len(resources) == 18
+    hashed = []
+    real = hashlib.sha256
+
+    def counted(data=b"", *args, **kwargs):
+        if data in resources:
+            hashed.append(data)
+        return real(data, *args, **kwargs)
+    monkeypatch.setattr(hashlib, "sha256", counted)
+    fd = os.open(tmp_path / "chunks", os.O_RDWR | os.O_CREAT)
+    read, write = os.pipe()
+    try:
+        sink = warm._Sink(fd, write, None)
+        warm._compute(tree, CLIENTS, sink)
+        sink.flush()
+    finally:
+        for d in (fd, read, write):
+            os.close(d)
+    # Once each (the memo's entries of three clients name it; before: three times each).
+    assert len(hashed) == len(resources), len(hashed)
+
+
+@pytest.mark.parametrize("files", [1, 4])
+def test_the_hashing_grows_with_the_files_not_the_clients(tmp_path, monkeypatch, files):
+    reg = _registry(tmp_path / "reg", skills=3, files=files)
+    counts = []
+    real = hashlib.sha256
+    for clients in (CLIENTS[:1], CLIENTS):
+        tree = read_inputs([str(reg)]).tree  # read again: a parse releases the sources' bytes
+        resources = {f.content for f in tree.files if "/references/" in f.path}
+        hashed = []
+
+        def counted(data=b"", *args, _seen=hashed, _resources=resources, **kwargs):
+            if data in _resources:
+                _seen.append(data)
+            return real(data, *args, **kwargs)
+        monkeypatch.setattr(hashlib, "sha256", counted)
+        fd = os.open(tmp_path / f"chunks-{len(clients)}", os.O_RDWR | os.O_CREAT)
+        read, write = os.pipe()
+        try:
+            sink = warm._Sink(fd, write, None)
+            warm._compute(tree, clients, sink)
+            sink.flush()
+        finally:
+            for d in (fd, read, write):
+                os.close(d)
+        counts.append(len(hashed))
+    assert counts == [3 * files, 3 * files]
