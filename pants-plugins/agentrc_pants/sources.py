@@ -104,7 +104,11 @@ async def agentrc_sources(request: AgentrcSourcesRequest) -> AgentrcSources:
         if fields:
             requests.append(_TargetFilesRequest(fields))
             keys.append(tgt.address.spec)
-    # By buckets of targets: a hundred Gets in every edit, not one per target (5,000).
+    # By buckets of targets: a hundred Gets in every edit, not one per target (5,000). By
+    # address, as the closure's order can differ from one run to the next, and a bucket in
+    # another order would be another request.
+    pairs = sorted(zip(keys, requests), key=lambda kr: kr[0])
+    keys, requests = [k for k, _ in pairs], [r for _, r in pairs]
     order = buckets(keys)
     found = await MultiGet(Get(_TargetFilesBucket, _TargetFilesBucketRequest(tuple(requests[i] for i in bucket)))
                            for bucket in order)
