@@ -7,6 +7,7 @@ import io
 import json
 import shutil
 from pathlib import Path
+from typing import List
 
 from helpers import ROOT
 from hypothesis import HealthCheck, given, settings
@@ -97,7 +98,7 @@ def test_a_cold_build_starts_workers_unless_told_not_to(tmp_path, monkeypatch):
 
     monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(parallel, "MIN_ITEMS", 0)
-    monkeypatch.setattr(parallel, "busy", lambda cpus: False)  # an idle machine, whatever runs beside
+    monkeypatch.setattr(parallel.cpus_free, "busy", lambda cpus: False)  # idle, whatever runs beside
     calls = []
     real = parallel.warm
     monkeypatch.setattr(parallel, "warm", lambda tree, clients, memo, jobs, min_items=0, **kw:
@@ -376,40 +377,55 @@ def test_a_render_entry_held_unpacked_is_taken_as_it_is():
     assert plan_output._render(Adapter(), Item(), ctx, Held()) is rendered
 
 
-def test_a_busy_machine_gets_no_worker(tmp_path, monkeypatch):
-    """`--jobs 0` forks no worker while other work keeps every CPU busy, over the last minute
-    and now (`warm.busy`, as `make -l`): a worker would share a CPU, finish no sooner and
-    cost the handing over of its entries (a cold 5,000-item build on 2 loaded CPUs: 5.4-6.2
-    s of CPU with one, 4.5-4.9 s without). `--jobs N` is obeyed whatever the load, and a
+def test_a_busy_machine_gets_no_worker_and_saves_the_memo_itself(tmp_path, monkeypatch):
+    """`--jobs 0` forks no worker, and the memo is saved by the build itself rather than by a
+    forked child, while other work keeps every CPU busy, over the last minute and now
+    (`memo.cpus.busy`, as `make -l`): a second process would share a CPU, finish no sooner,
+    and cost its fork and hand-over (a cold 5,000-item build on 2 loaded CPUs: 5.4-6.2 s of
+    CPU with a worker, 4.5-4.9 s without). `--jobs N` is obeyed whatever the load, and a
     machine with a CPU idle now, or a system that does not say, gets its workers."""
     import os
 
+    from agentrc.memo import cache
+    from agentrc.memo import cpus as free
     from agentrc.pipeline import warm as parallel
 
     loadavg = tmp_path / "loadavg"
-    monkeypatch.setattr(parallel, "LOADAVG", str(loadavg))
-    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(free, "LOADAVG", str(loadavg))
+    monkeypatch.setattr(free, "available", lambda: 2)
     for text, busy in (("3.40 3.10 2.90 4/155 21617\n", True), ("1.10 0.90 0.80 1/120 5000\n", False),
                        ("3.40 3.10 2.90 2/155 21617\n", False), ("0.20 3.10 2.90 5/155 21617\n", False),
                        ("garbled\n", False)):
         loadavg.write_text(text)
-        assert parallel.busy(2) is busy, text
+        assert free.busy(2) is busy, text
         assert parallel.cpus() == (1 if busy else 2), text
     loadavg.unlink()
-    assert parallel.busy(2) is False and parallel.cpus() == 2
+    assert free.busy(2) is False and parallel.cpus() == 2
 
-    loadavg.write_text("3.40 3.10 2.90 4/155 21617\n")
     monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(parallel, "MIN_ITEMS", 0)
-    forks = []
+    monkeypatch.setattr(cache, "ASIDE_MIN", 0)
+    forks: List[str] = []
     real_fork = os.fork
-    monkeypatch.setattr(parallel.os, "fork", lambda: forks.append(1) or real_fork())
+
+    def fork():
+        forks.append("fork")
+        return real_fork()
+    monkeypatch.setattr(os, "fork", fork)
     build = ["build", str(ROOT / "examples" / "registry"), "--client", "claude"]
-    for extra, out, forked in (([], "a", 0), (["--jobs", "2"], "b", 1)):
+    for load, extra, out, expected in (("3.40 3.10 2.90 4/155 1\n", [], "a", 0),
+                                       ("3.40 3.10 2.90 4/155 1\n", ["--jobs", "2"], "b", 1),
+                                       ("0.10 0.10 0.10 1/155 1\n", [], "c", 2)):
+        loadavg.write_text(load)
         with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
             assert main(build + ["--out", str(tmp_path / out)] + extra) == 0
-        worker_forks = len(forks)
+        assert len(forks) == expected, (extra, load, forks)  # the worker (--jobs 2), then the save
         forks.clear()
-        assert worker_forks >= forked and (forked or worker_forks == 0), (extra, worker_forks)
-    built = [{k: v for k, v in _files(tmp_path / out).items() if not k.startswith(".agentrc")} for out in "ab"]
-    assert built[0] == built[1]
+    built = [{k: v for k, v in _files(tmp_path / out).items() if not k.startswith(".agentrc")} for out in "abc"]
+    assert built[0] == built[1] == built[2]
+    # Each build's memo was saved: a second build of each is a no-change one.
+    for out in "ac":
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            assert main(build + ["--out", str(tmp_path / out)]) == 0
+        assert "0 created, 0 updated, 0 deleted" in err.getvalue(), err.getvalue()

@@ -46,6 +46,7 @@ from typing import Any, Dict, Hashable, List, Optional, Sequence, Set, Tuple
 from agentrc.clients import registry as client_registry
 from agentrc.fdio import write_all
 from agentrc.memo import cache
+from agentrc.memo import cpus as cpus_free
 from agentrc.memo.cache import Memo
 from agentrc.model import ENTRYPOINTS, Kind, SourceFile, SourceTree
 from agentrc.output import plan as build
@@ -69,34 +70,12 @@ def cpus() -> int:
     """The processes `--jobs 0` means: one per CPU this process may run on, at most MAX_JOBS
     (measured on 2 cores; more workers each fork the build's memory and hand their
     entries to the one process that reads them all), and one alone when no CPU is idle
-    (`busy`)."""
-    try:
-        n = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        n = os.cpu_count() or 1
-    if n > 1 and busy(n):
+    (`memo.cpus.busy`: a worker would share a CPU, parse and render no sooner, and hand its
+    entries over, pickled, read and spooled, for nothing)."""
+    n = cpus_free.available()
+    if n > 1 and cpus_free.busy(n):
         return 1
     return max(1, min(n, MAX_JOBS))
-
-
-LOADAVG = "/proc/loadavg"  # Linux: the load averages, then the tasks runnable now / all tasks
-
-
-def busy(cpus: int) -> bool:
-    """Whether other work keeps every one of `cpus` CPUs busy, over the last minute (the load
-    average) and now (the tasks runnable besides this one), as `make -l` declines to start
-    jobs: a worker then gets no CPU of its own. It shares one, parsing and rendering no
-    sooner, and hands its entries over (pickled, read, spooled) for nothing: measured on 2
-    CPUs loaded by other builds (load 3-4), a cold 5,000-item build took 5.4-6.2 s of CPU
-    and 5.3-6.5 s with a worker against 4.5-4.9 s and 4.6-5.4 s without. False when the
-    system does not say (no /proc): as before, a worker per CPU."""
-    try:
-        with open(LOADAVG, "rb") as fh:
-            fields = fh.read(256).split()
-        average, now = float(fields[0]), int(fields[3].split(b"/")[0]) - 1
-    except (OSError, ValueError, IndexError):
-        return False
-    return average >= cpus and now >= cpus
 
 
 def warm(tree: SourceTree, clients: Sequence[str], memo: Memo, jobs: int,
