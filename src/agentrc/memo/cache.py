@@ -40,7 +40,6 @@ from typing import Any, Callable, Dict, Hashable, Iterable, Optional, Set, Tuple
 
 from agentrc import __version__
 from agentrc.fingerprint import digest
-from agentrc.memo import cpus
 from agentrc.memo.packs import Location, Spool, Store, _copy, _discard, _loads  # noqa: F401 - re-exported
 
 MAX_PACKS = 8  # more packs than this (many small builds) are compacted into one
@@ -332,18 +331,13 @@ def save_aside(path: Path, memo: Memo) -> Saving:
     """`save`, in a forked child when the memo holds `ASIDE_MIN` entries or more to pickle
     (`Memo.defer`): the build writes its output meanwhile and `wait`s for it before it
     records anything that names the memo's entries (the stamp, an edit's replay record).
-    Here otherwise: few entries, no fork, or no CPU idle for the child (`cpus.busy`). The
-    child only buys wall time: the fork's page tables and the pages both processes then
-    write cost CPU the pickling here does not (a cold 5,000-item build without workers,
-    alternated at load 2-3: 4.6-4.8 s of CPU and 4.1-4.3 s wall with the child, 4.1-4.7 s
-    and 4.1-4.7 s without), and with no CPU of its own it saves no wall time either.
-    The child owns the spool's file from the fork
+    Here otherwise (few entries, or no fork). The child owns the spool's file from the fork
     on: this process forgets it, so that its cleanup cannot remove the file before the
     child names it; a child killed before it does leaves it to the next save's cleanup
     (`_remove_unnamed`). A save that fails saves nothing, as `save`: the next build
     computes the entries again."""
     deferred = len(memo.data) if memo.defer else 0
-    if deferred < ASIDE_MIN or memo.spool is None or not hasattr(os, "fork") or cpus.busy(cpus.available()):
+    if deferred < ASIDE_MIN or memo.spool is None or not hasattr(os, "fork"):
         save(path, memo)
         return Saving()
     try:
