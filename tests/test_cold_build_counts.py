@@ -79,3 +79,27 @@ def test_the_hashing_grows_with_the_files_not_the_clients(tmp_path, monkeypatch,
                 os.close(d)
         counts.append(len(hashed))
     assert counts == [3 * files, 3 * files]
+
+
+def test_a_cold_build_of_a_thousand_items_forks_no_worker(monkeypatch):
+    """Below `warm.MIN_ITEMS` item directories (2,000) the build parses and renders alone: at
+    1,000 items a worker's fork and hand-over cost 0.2-0.4 s of CPU and gained no wall time
+    (pipeline/warm.py has the figures). From 2,000 on, `--jobs 2` gets its worker."""
+    from agentrc.memo.cache import Memo
+    from agentrc.model import SourceFile, SourceTree
+
+    started = []
+
+    class Started:
+        def __init__(self, *args, **kwargs):
+            started.append(args[4])  # the shares: the build's own, then the worker's
+
+        def fill(self) -> None:
+            pass
+    monkeypatch.setattr(warm, "Workers", Started)
+    monkeypatch.setattr(warm, "_prepare_validators", lambda groups: None)
+    for dirs, forks in ((1000, 0), (1999, 0), (2000, 1), (5000, 1)):
+        tree = SourceTree(tuple(SourceFile(f"r/rules/r{i:05d}/RULE.md", b"---\n---\n") for i in range(dirs)))
+        assert warm.warm(tree, CLIENTS, Memo(), jobs=2) is None
+        assert len(started) == forks, (dirs, started)
+        started.clear()

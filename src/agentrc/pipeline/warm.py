@@ -53,7 +53,16 @@ from agentrc.output import plan as build
 from agentrc.output.spill import Ref, Spill, unnamed
 from agentrc.portable.load import load_registry
 
-MIN_ITEMS = 300  # below this, forking costs more than it saves (at 300, 2 jobs: 0.48 -> 0.42 s)
+# Item directories below which forking costs more than it saves. Once 300 (0.48 -> 0.42 s on
+# 2 idle cores, long ago); since parsing and rendering got cheaper, the fork and the hand-over
+# are most of a worker's gain at 1,000 items, and more than all of it on a CPU others use too:
+# `--jobs 2` against `--jobs 1` at 1,000 items (load 0.2-2, six alternated runs), registry
+# corpus 1.12-1.43 s of CPU and 0.99-1.32 s wall against 0.89-1.30 and 0.91-1.31 s, published
+# corpus 1.11-1.52 and 1.08-1.29 s against 1.02-1.27 and 1.01-1.29 s; at 2,500 items as fast
+# on one core as on two, or faster, for 0.3-0.6 s more CPU; at 5,000 (load 1) 3.7-4.5 s wall
+# against 4.2-5.7 s. The bench's `--no-cache` (one process, no memo) builds 1,000 items in
+# 0.86 s against the default's 1.10 s.
+MIN_ITEMS = 2000
 MAX_JOBS = 4  # `--jobs 0` (the default): one process per CPU, at most this many
 # The build's own share, against each worker's: it also reads the workers' entries and
 # does what no share can (discovery, the reference checks, the cross-client checks), but
