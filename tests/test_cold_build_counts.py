@@ -103,3 +103,21 @@ def test_a_cold_build_of_a_thousand_items_forks_no_worker(monkeypatch):
         assert warm.warm(tree, CLIENTS, Memo(), jobs=2) is None
         assert len(started) == forks, (dirs, started)
         started.clear()
+
+
+def test_a_memo_of_a_thousand_items_is_saved_without_a_fork(tmp_path):
+    """A cold 1,000-item build defers 4,000 entries (a directory and three renderings an
+    item): they are pickled in place, not in a forked child, below `cache.ASIDE_MIN`
+    (8,000), where the fork cost more CPU than the pickling and gained no wall time."""
+    from agentrc.memo import cache
+
+    for entries, forked in ((4000, False), (7999, False), (8000, True)):
+        path = tmp_path / f"m{entries}" / "build.pickle"
+        memo = cache.load(path)
+        memo.defer = True
+        for i in range(entries):
+            memo.put(("k", i), i)
+        saving = cache.save_aside(path, memo)
+        assert (saving.pid is not None) is forked, entries
+        assert saving.wait() is True
+        assert cache.load(path).get(("k", entries - 1)) == entries - 1

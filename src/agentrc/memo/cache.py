@@ -304,8 +304,12 @@ def _saved(memo: Memo) -> None:
 
 # Entries to pickle (`Memo.defer`) from which `save_aside` saves in a child: at 10,000 items
 # the build's own 16,000 took 0.2 s to pickle as they were made, with its second core idle
-# while it then wrote the output.
-ASIDE_MIN = 2000
+# while it then wrote the output. Below, the fork (its page tables, the pages both processes
+# then write) costs more CPU than the pickling and gains no wall time: a cold 1,000-item build
+# (4,000 entries, one process) took 0.92-0.99 s of CPU and 0.84-0.92 s wall aside against
+# 0.86-1.00 s and 0.88-1.01 s here (registry corpus; published 1.00-1.13 / 0.92-1.10 s against
+# 0.93-1.14 / 0.95-1.18 s; six alternated runs, load 1.5).
+ASIDE_MIN = 8000
 
 
 class Saving:

@@ -1,5 +1,5 @@
-"""Whether a CPU is free for a second process: a build forks one to compute or save beside
-it only then (agentrc.pipeline.warm's workers, the memo saved aside by `memo.cache`).
+"""Whether a CPU is free for a second process: a cold build forks its workers only then
+(agentrc.pipeline.warm).
 
 A forked process costs the build its page tables, a copy of every page either process then
 writes (reference counts included) and the handing over of its results; it pays for that
