@@ -47,9 +47,9 @@ class BuildOptions:
     plugin_name: str = ""
     check: bool = False  # write nothing; report what would change
     report: Optional[str] = None  # where to write the fidelity report
-    # Processes for a cold build of 300 item directories or more (agentrc.pipeline.warm):
-    # 1, none (the default here); 0, one per CPU, at most 4 (the command line's default).
-    # On 2 cores, a cold build's wall time fell by a fifth (1,000 to 10,000 items).
+    # Processes for a cold build of 2,000 item directories or more (agentrc.pipeline.warm):
+    # 1, none (the default here); 0, one per CPU, at most 4, none while every CPU is busy
+    # (the command line's default).
     jobs: int = 1
     cache: bool = True  # keep the memo and the no-change stamp
     # The project's other clients, when --client narrowed the build: their files stay as they
