@@ -66,5 +66,6 @@ def test_a_replayed_edit_imports_the_adapters_of_its_clients_alone(tmp_path):
         assert path == run, done.stdout
         adapters = {m for m in modules if m.startswith("agentrc.clients.")} - {
             "agentrc.clients.base", "agentrc.clients.names", "agentrc.clients.registry", "agentrc.clients.skillmeta",
-            "agentrc.clients.servers", "agentrc.clients.hookkit", "agentrc.clients.pluginlayout"}
+            "agentrc.clients.servers", "agentrc.clients.hookkit", "agentrc.clients.pluginlayout",
+                "agentrc.clients.ignorefile"}
         assert adapters == {"agentrc.clients.claude", "agentrc.clients.copilot", "agentrc.clients.opencode"}, adapters

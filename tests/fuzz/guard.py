@@ -62,9 +62,10 @@ _INSTALLED = False
 
 def _system_roots() -> Tuple[str, ...]:
     """What any Python process reads: the standard library, site-packages, agentrc's source
-    (its schemas and the modules imported lazily), a few device files."""
+    (its schemas and the modules imported lazily), a few device files, and the system's load
+    (`/proc/loadavg`: a cold read forks workers only while a CPU is idle, agentrc.memo.cpus)."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(ROOT / "src"), str(Path(__file__).parent),
-             "/dev/null", "/dev/urandom", "/proc/self", "/etc/localtime"}
+             "/dev/null", "/dev/urandom", "/proc/self", "/etc/localtime", "/proc/loadavg"}
     paths.update(v for k, v in sysconfig.get_paths().items() if v)
     # The import system lists the directories of sys.path when a module is imported lazily.
     paths.update(p for p in sys.path if p and os.path.isabs(p))
