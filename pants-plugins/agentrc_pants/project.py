@@ -59,9 +59,7 @@ async def project_clients(request: ProjectClientsRequest) -> ProjectClients:
     project, problems = parse_file(text, nearest.path, client_names.CLIENTS, tuple(CODES))
     if project is None:
         raise AgentrcProjectFileError("\n".join(d.format() for d in problems))
-    return ProjectClients(project.clients, nearest.path, project.shares,
-                          IgnoreList(nearest.path, project.ignore, project.ignore_pos) if project.ignore
-                          else IgnoreList())
+    return ProjectClients(project.clients, nearest.path, project.shares, project.ignore)
 
 
 def pick(field_value: Optional[Tuple[str, ...]], project: ProjectClients,

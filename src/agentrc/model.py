@@ -12,7 +12,7 @@ import functools
 import hashlib
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Dict, FrozenSet, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from agentrc.frozen import FrozenMap
 
@@ -265,6 +265,11 @@ class IgnoreList:
         if len(value) > IgnoreList.MAX_PATTERN:
             return f"a pattern of more than {IgnoreList.MAX_PATTERN} characters"
         return None
+
+    def key(self) -> List[Any]:
+        """What the list adds to a build's no-change key (nothing without one: keys made
+        before ignore files stay valid)."""
+        return [["ignore", self.source, list(self.patterns)]] if self.patterns else []
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fingerprint import digest
@@ -92,12 +92,7 @@ def _key(options: BuildOptions, sources: str, explicit: Tuple[str, ...]) -> str:
     return digest([sources.encode(), json.dumps(
         [list(options.clients), list(options.bundles), options.strict, list(explicit), options.layout,
          options.plugin_name] + ([list(options.keep_clients)] if options.keep_clients else [])
-        + ([] if options.shared_copies else ["no-shared-copies"]) + _ignore_key(options)).encode()])
-
-
-def _ignore_key(options: BuildOptions) -> List[Any]:
-    """The project's ignore list in a key (nothing without one: keys of before stay valid)."""
-    return [["ignore", options.ignore.source, list(options.ignore.patterns)]] if options.ignore.patterns else []
+        + ([] if options.shared_copies else ["no-shared-copies"]) + options.ignore.key()).encode()])
 
 
 def _stamp_path(memo_path: Path, options: BuildOptions) -> Path:

@@ -76,8 +76,7 @@ def options_key(options: BuildOptions, explicit: Sequence[str]) -> str:
     """The options a replay record holds: the stamp key's, without the sources' digest."""
     return json.dumps([list(options.clients), list(options.bundles), options.strict, list(explicit),
                        options.layout, options.plugin_name] + ([] if options.shared_copies else ["no-shared-copies"])
-                      + ([["ignore", options.ignore.source, list(options.ignore.patterns)]]
-                         if options.ignore.patterns else []))
+                      + options.ignore.key())
 
 
 def _record_path(stamp_path: Path) -> Path:

@@ -86,11 +86,9 @@ def _shares(args) -> bool:
 
 
 def _ignore(args) -> IgnoreList:
-    """The project file's `ignore:` list, named by the file as the user would find it."""
+    """The project file's `ignore:` list (none without a project file)."""
     project = getattr(args, "project_file", None)
-    if project is None or not project.ignore:
-        return IgnoreList()
-    return IgnoreList(project.path, project.ignore, project.ignore_pos)
+    return project.ignore if project is not None else IgnoreList()
 
 
 def _check_plugin_name(name: str) -> None:

@@ -82,7 +82,7 @@ def render(adapter, groups: Sequence[Tuple[str, Sequence[str]]]) -> Tuple[Tuple[
     spec: IgnoreFile = adapter.ignore_file
     source = ", ".join(s for s, p in groups if p)
     files: Tuple[OutputFile, ...] = ()
-    if getattr(adapter, "layout", "project") == "plugin":
+    if adapter.layout == "plugin":
         tracker.dropped(FIELD, "a plugin carries no ignore file: the list belongs to the project that builds it")
     elif not spec.path:
         tracker.dropped(FIELD, f"{adapter.title} {spec.note}")

@@ -128,9 +128,7 @@ def _ignore(project: str) -> IgnoreList:
     """The project file's `ignore:` list, which each client's ignore file gets as `build`
     writes it (a global installation writes none: the list is a project's)."""
     found = _project_file(project)
-    if found is None or not found.ignore:
-        return IgnoreList()
-    return IgnoreList(found.path, found.ignore, found.ignore_pos)
+    return found.ignore if found is not None else IgnoreList()
 
 
 def _adoptable(project: str, lock: Lock, produced: Dict[str, str], previous: Optional[Lock], fetcher: Fetcher,

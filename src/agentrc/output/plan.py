@@ -120,16 +120,18 @@ def _ignore_file(registry: Registry, adapter: ClientAdapter, by_path: Dict[str, 
     """The client's ignore file from the project's list and its own `tools.<name>.ignore`,
     and its report (clients.ignorefile); nothing when neither names a pattern."""
     shared = registry.ignore
-    # Named by the file's name alone: the bytes must not depend on the directory a build ran from.
-    groups = [(f"{posixpath.basename(shared.source.replace(os.sep, '/'))}: ignore", shared.patterns)] \
-        if shared.patterns else []
-    where = (shared.source, shared.pos) if shared.patterns else ("", (1, 1))
+    groups: List[Tuple[str, Sequence[str]]] = []
+    where: Optional[Tuple[str, Tuple[int, int]]] = None  # the first source, for AR092
+    if shared.patterns:
+        # Named by the file's name alone: the bytes must not depend on the directory a build ran from.
+        groups.append((f"{posixpath.basename(shared.source.replace(os.sep, '/'))}: ignore", shared.patterns))
+        where = (shared.source, shared.pos)
     for name in (adapter.name, *adapter.aliases):
         own = (registry.tools.get(name) or {}).get("ignore")
         if own:
             groups.append((f"tools.{name}.ignore", tuple(own)))
-            where = where if where[0] else (f"tools.{name}.ignore", (1, 1))
-    if not groups:
+            where = where or (f"tools.{name}.ignore", (1, 1))
+    if where is None:
         return []
     files, report = ignorefile.render(adapter, groups)
     for f in files:

@@ -17,6 +17,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 
 from agentrc import schemas
 from agentrc.diagnostics import ERROR, Diagnostic, Diagnostics
+from agentrc.model import IgnoreList
 from agentrc.project import FILE_NAME
 from agentrc.sources.dsl import SourceError, parse
 from agentrc.text import yamlpos
@@ -52,9 +53,8 @@ class ProjectFile:
     # (output.plan.shared_view); None when not set (the default, on).
     shared_copies: Optional[bool] = None
     # `ignore`: paths the project's AI clients must not read (gitignore lines), which every
-    # built client with an ignore file gets (agentrc.clients.ignorefile).
-    ignore: Tuple[str, ...] = ()
-    ignore_pos: Tuple[int, int] = (1, 1)
+    # built client with an ignore file gets (agentrc.clients.ignorefile); empty when not set.
+    ignore: IgnoreList = IgnoreList()
 
     @property
     def shares(self) -> bool:
@@ -94,13 +94,15 @@ def parse_file(text: str, path: str, known_clients: Sequence[str], known_codes: 
         build.get("layout"), build.get("report"), build.get("strict"),
         tuple(sorted((code, "off" if level is False else level) for code, level in data.get("codes", {}).items())),
         tuple(Declared(s["source"], s.get("ref"), tuple(s.get("bundles", ())), tuple(s.get("items", ())))
-              for s in data.get("sources", ())), data.get("shared-copies"), tuple(data.get("ignore", ())),
-        _pos(located, "ignore") if "ignore" in data else (1, 1)), ()
+              for s in data.get("sources", ())), data.get("shared-copies"), _ignore(data, located, path)), ()
 
 
-def _pos(located: Any, key: str) -> Tuple[int, int]:
-    line, col = located.pos((key,))
-    return (line, col)
+def _ignore(data: Dict[str, Any], located: Any, path: str) -> IgnoreList:
+    """The `ignore:` list, named by this file and the position of its key (AR092's place)."""
+    if not data.get("ignore"):
+        return IgnoreList()
+    line, col = located.pos(("ignore",))
+    return IgnoreList(path, tuple(data["ignore"]), (line, col))
 
 
 def _meanings(data: dict, located: Any, path: str, known_clients: Sequence[str], known_codes: Sequence[str],
