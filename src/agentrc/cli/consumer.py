@@ -40,6 +40,14 @@ def fmt(args) -> str:
     return "json" if args.json else args.format
 
 
+def lock_as_read(project: str) -> Optional[Lock]:
+    """The project's lock as read, for what a command answered from its stamp prints with
+    `--json` (and the project file's sources follow): None when it cannot be read."""
+    from agentrc.inputs.lockread import read_lock
+
+    return read_lock(project)[0]
+
+
 def clients(text: str) -> Tuple[str, ...]:
     chosen = tuple(dict.fromkeys(c.strip() for c in text.split(",") if c.strip()))
     unknown = [c for c in chosen if c not in client_names.CLIENTS]

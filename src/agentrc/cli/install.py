@@ -46,14 +46,7 @@ def _unchanged(args, project: str, wanted, clients):
 
         if missing(wanted, unchanged.direct(stamp)):
             return None
-    return unchanged.answer(stamp, _lock(project) if consumer.fmt(args) == "json" else None)
-
-
-def _lock(project: str):
-    """The lock as read (what `--json` prints of it)."""
-    from agentrc.inputs.lockread import read_lock
-
-    return read_lock(project)[0]
+    return unchanged.answer(stamp, consumer.lock_as_read(project) if consumer.fmt(args) == "json" else None)
 
 
 def _mismatch(wanted, clients):

@@ -70,7 +70,8 @@ def _unchanged(args, project: str, clients):
     if stamp is None or not _in_step(args, project, unchanged.direct(stamp)) or not unchanged.up_to_date(stamp,
                                                                                                   Fetcher(project)):
         return None
-    return unchanged.answer(stamp, _lock(project) if consumer.fmt(args) == "json" else None, update=True)
+    return unchanged.answer(stamp, consumer.lock_as_read(project) if consumer.fmt(args) == "json" else None,
+                            update=True)
 
 
 def _in_step(args, project: str, direct) -> bool:
@@ -91,13 +92,6 @@ def _in_step(args, project: str, direct) -> bool:
         return {(d.source, d.ref, frozenset(d.bundles), frozenset(d.items)) for d in declared}
 
     return len(wanted) == len(set(wanted)) and shape(wanted) == shape(declared_from(direct))
-
-
-def _lock(project: str):
-    """The lock as read (what `--json` prints of it, and the project file's sources follow)."""
-    from agentrc.inputs.lockread import read_lock
-
-    return read_lock(project)[0]
 
 
 def _update_lines(result):
