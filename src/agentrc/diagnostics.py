@@ -154,6 +154,15 @@ class AgentrcError(Exception):
         super().__init__("\n".join(d.format() for d in self.diagnostics))
 
 
+def said_again(d: Diagnostic) -> bool:
+    """Whether the same command over the tree this one leaves would report `d` again: what a
+    stamp of a command with nothing to do keeps to print (a build's no-change stamp and
+    replayed edit, a consumer command's). Not the warnings about this command's write itself:
+    a recovery (AR142), a file that appeared while writing (AR091), an entry of a merged file
+    added again (AR094), which the write settled."""
+    return d.code != "AR142" and not (d.code in ("AR091", "AR094") and not d.is_error)
+
+
 def count_summary(diags: Iterable[Diagnostic]) -> str:
     diags = list(diags)
     errors = sum(1 for d in diags if d.is_error)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
 
-from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.diagnostics import Diagnostic, Diagnostics, said_again
 from agentrc.fingerprint import digest
 from agentrc.inputs.read import Inputs, read_inputs, stamped
 from agentrc.inputs.tree import SourcesChanged
@@ -256,7 +256,7 @@ def _save_stamp(options: BuildOptions, stamp_path: Path, key: str, inputs: Input
     manifest = writer.manifest_digest(Path(options.out))
     cache.save_stamp(stamp_path, {"key": key, "manifest": manifest,
                                  "outputs": writer.recorded_statuses(written, manifest) if written else None,
-                                 "diagnostics": [d.to_json() for d in sorted(set(diags)) if _recurs(d)],
+                                 "diagnostics": [d.to_json() for d in sorted(set(diags)) if said_again(d)],
                                  "summary": totals, "files": len(plan.files), "sources": inputs.signature,
                                  "replay": key})  # the replay record's, kept by the edits it replays
 
@@ -311,15 +311,6 @@ def trim_heap() -> bool:
     except (OSError, AttributeError):
         return False
     return True
-
-
-def _recurs(d: Diagnostic) -> bool:
-    """Whether a build of the same sources into the output this build leaves would report
-    `d` again: what the stamp records for the no-change build and the replayed edit. Not the
-    warnings about this build's write itself: a recovery (AR142), a file that appeared
-    while writing (AR091), an entry of a merged file added again (AR094), which the write
-    settled."""
-    return d.code != "AR142" and not (d.code in ("AR091", "AR094") and not d.is_error)
 
 
 def _record_capabilities(projects, clients: Tuple[str, ...]) -> List[Diagnostic]:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.consumer.result import Result
-from agentrc.diagnostics import Diagnostic
+from agentrc.diagnostics import Diagnostic, said_again
 from agentrc.fingerprint import digest
 from agentrc.inputs import fetchcache
 from agentrc.inputs.checkout import _entry, _repo_name
@@ -186,9 +186,9 @@ def _eligible(lock: Lock) -> bool:
 
 
 def _recurs(d: Diagnostic) -> bool:
-    """Whether the same command would say `d` again (`building.build._recurs`'s rule: not the
-    warnings about this write itself, which it settled)."""
-    return not d.is_error and d.code != "AR142" and d.code not in ("AR091", "AR094")
+    """Whether the same command would say `d` again: a warning the build's rule keeps
+    (`diagnostics.said_again`); a command with an error saves no stamp."""
+    return not d.is_error and said_again(d)
 
 
 def installed(project: str, clients: Sequence[str] = ()) -> Optional[Dict[str, Any]]:
