@@ -35,17 +35,12 @@ from agentrc.clients.base import (
     ClientAdapter,
     claude_style_server,
     default_outcome,
-    hook_docs,
-    hook_script,
-    narrowing_lost,
-    refuse_hook,
     server_outcomes,
     server_without_defaults,
     subagents_only,
-    sync_only,
     with_skills_section,
 )
-from agentrc.clients.hookkit import event_matcher, settings_hook
+from agentrc.clients.hookkit import event_matcher, sync_settings_hook
 from agentrc.fidelity import DEGRADED, DROPPED, Tracker
 from agentrc.files import fragment
 from agentrc.model import Item, Kind, McpServer
@@ -146,23 +141,9 @@ class Auggie(ClientAdapter):
         return ident, DEGRADED, "written as the model id; Auggie's model ids are not checked offline"
 
     def hook(self, item, ctx, tracker):
-        spec = item.hook
-        assert spec is not None  # set for every hook item
-        event = EVENTS.get(spec.event)
-        if event is None:
-            return refuse_hook(tracker, f"Auggie has no {spec.event} hook event")
-        why = narrowing_lost(item, "Auggie")
-        if why:
-            return refuse_hook(tracker, why)
-        hook_docs(item, tracker)
-        command, files = hook_script(self, item, tracker, self.hook_var)
-        handler: Dict[str, Any] = {"type": "command", "command": command}
-        if spec.timeout is not None:
-            handler["timeout"] = spec.timeout
-            tracker.emitted("timeout", "seconds")
-        sync_only(item, tracker, "Auggie runs hooks synchronously", "Auggie runs hooks synchronously")
-        return files + [settings_hook(self, item, tracker, handler, self.settings, event,
-                                      lambda: self._matcher(item, tracker))]
+        assert item.hook is not None  # set for every hook item
+        return sync_settings_hook(self, "Auggie", item, tracker, EVENTS.get(item.hook.event),
+                                  (self.settings, self.hook_var), lambda: self._matcher(item, tracker))
 
     def _matcher(self, item: Item, tracker: Tracker) -> str:
         spec = item.hook

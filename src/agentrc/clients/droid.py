@@ -41,18 +41,13 @@ from agentrc.clients.base import (
     ClientAdapter,
     claude_style_server,
     default_outcome,
-    hook_docs,
-    hook_script,
-    narrowing_lost,
     place_resources,
-    refuse_hook,
     server_outcomes,
     server_without_defaults,
     subagents_only,
-    sync_only,
     with_skills_section,
 )
-from agentrc.clients.hookkit import event_matcher, settings_hook
+from agentrc.clients.hookkit import event_matcher, sync_settings_hook
 from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import fragment
 from agentrc.model import Item, Kind, McpServer
@@ -149,22 +144,10 @@ class Droid(ClientAdapter):
         return None, DROPPED, f"droid has no {provider} models; the droid uses the session's model"
 
     def hook(self, item, ctx, tracker):
-        spec = item.hook
-        assert spec is not None  # set for every hook item
-        if spec.event not in EVENTS:
-            return refuse_hook(tracker, f"droid has no {spec.event} hook event")
-        why = narrowing_lost(item, "droid")
-        if why:
-            return refuse_hook(tracker, why)
-        hook_docs(item, tracker)
-        command, files = hook_script(self, item, tracker, self.hook_var)
-        handler: Dict[str, Any] = {"type": "command", "command": command}
-        if spec.timeout is not None:
-            handler["timeout"] = spec.timeout
-            tracker.emitted("timeout", "seconds")
-        sync_only(item, tracker, "droid runs hooks synchronously", "droid runs hooks synchronously")
-        return files + [settings_hook(self, item, tracker, handler, self.settings, spec.event,
-                                      lambda: self._matcher(item, tracker))]
+        assert item.hook is not None  # set for every hook item
+        event = item.hook.event
+        return sync_settings_hook(self, "droid", item, tracker, event if event in EVENTS else None,
+                                  (self.settings, self.hook_var), lambda: self._matcher(item, tracker))
 
     def _matcher(self, item: Item, tracker: Tracker) -> str:
         spec = item.hook

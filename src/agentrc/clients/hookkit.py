@@ -184,3 +184,29 @@ def settings_hook(adapter: "ClientAdapter", item: Item, tracker: Tracker, handle
     entry["hooks"] = [handler]
     tracker.emitted("event", f"hooks.{event} in {path}")
     return fragment(path, "json", ("hooks", event), entry, adapter.owner(item), append=True)
+
+
+def sync_settings_hook(adapter: "ClientAdapter", client: str, item: Item, tracker: Tracker, event: Optional[str],
+                       where: Tuple[str, str], matcher: Callable[[], str]) -> List[Any]:
+    """A hook for a client that takes Claude Code's settings shape with a command handler whose
+    timeout is in seconds and runs every hook synchronously (droid, Auggie): refused when the
+    client has no such `event` (None) or cannot narrow it as the item does, else its script's
+    files and the settings entry. `client`: the client's name in the report; `where`: the
+    settings file and the variable its scripts' paths start from (`hook_script`)."""
+    path, project_var = where
+    spec = item.hook
+    assert spec is not None  # set for every hook item
+    if event is None:
+        return refuse_hook(tracker, f"{client} has no {spec.event} hook event")
+    why = narrowing_lost(item, client)
+    if why:
+        return refuse_hook(tracker, why)
+    hook_docs(item, tracker)
+    command, files = hook_script(adapter, item, tracker, project_var)
+    handler: Dict[str, Any] = {"type": "command", "command": command}
+    if spec.timeout is not None:
+        handler["timeout"] = spec.timeout
+        tracker.emitted("timeout", "seconds")
+    said = f"{client} runs hooks synchronously"
+    sync_only(item, tracker, said, said)
+    return [*files, settings_hook(adapter, item, tracker, handler, path, event, matcher)]
