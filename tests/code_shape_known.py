@@ -26,7 +26,6 @@ COMPLEX = {
     'src/agentrc/clients/copilot.py:hook:C901',
     'src/agentrc/clients/cursor.py:_matcher:C901',
     'src/agentrc/clients/cursor.py:hook:C901',
-    'src/agentrc/clients/hermes.py:hook:C901',
     'src/agentrc/clients/windsurf.py:_cascade_events:C901',
     'src/agentrc/clients/windsurf.py:hook:C901',
     'src/agentrc/clients/windsurf.py:skill:C901',

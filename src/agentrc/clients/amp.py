@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any, Dict, Sequence
 
 from agentrc.clients.base import SHARED_SKILL_DIR, canonical_server_outcomes, stdio_entry
+from agentrc.clients.hookkit import refuse_hook
 from agentrc.clients.openclaw import AgentSkillsClient
 from agentrc.fidelity import Tracker
 from agentrc.files import fragment
@@ -75,10 +76,7 @@ class Amp(AgentSkillsClient):
         return out
 
     def hook(self, item, ctx, tracker):
-        for f in tracker.expected:
-            if f not in tracker.outcomes:
-                tracker.dropped(f, NO_CODE.format(what="hooks"))
-        return []
+        return refuse_hook(tracker, NO_CODE.format(what="hooks"))
 
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         where = f"{SETTINGS} {SERVERS_KEY}"

@@ -43,6 +43,7 @@ from agentrc.clients.base import (
     stdio_entry,
     with_skills_section,
 )
+from agentrc.clients.hookkit import refuse_hook
 from agentrc.clients.openclaw import AgentSkillsClient
 from agentrc.fidelity import Tracker
 from agentrc.files import OutputFile, fragment
@@ -130,10 +131,7 @@ class Antigravity(AgentSkillsClient):
         return ""
 
     def hook(self, item, ctx, tracker):
-        for f in tracker.expected:
-            if f not in tracker.outcomes:
-                tracker.dropped(f, HOOKS)
-        return []
+        return refuse_hook(tracker, HOOKS)
 
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         written: Dict[str, str] = {}

@@ -30,6 +30,7 @@ from typing import Any, Dict
 
 from agentrc.clients import ignorefile
 from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, place_resources, subagents_only
+from agentrc.clients.hookkit import refuse_hook
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import split_model
@@ -141,8 +142,5 @@ class Cline(ClientAdapter):
             tracker.mapped("model", "providerId: and modelId:")
 
     def hook(self, item, ctx, tracker):
-        for f in tracker.expected:
-            if f not in tracker.outcomes:
-                tracker.dropped(f, HOOKS_NOT_WRITTEN)
-        return []
+        return refuse_hook(tracker, HOOKS_NOT_WRITTEN)
 

@@ -269,16 +269,14 @@ class Codex(ClientAdapter):
         hook_docs(item, tracker)
         event = EVENTS.get(spec.event)
         if event is None:
-            self._drop_rest(tracker, f"Codex has no {spec.event} hook event (its notify setting runs a program at "
-                                     "the end of a turn, not per notification)")
-            return []
+            return refuse_hook(tracker, f"Codex has no {spec.event} hook event (its notify setting runs a program "
+                                        "at the end of a turn, not per notification)")
         why = narrowing_lost(item, "Codex", matcher_events=("SessionStart",))
         if why:
             return refuse_hook(tracker, why)
         matcher = self._matcher(item, tracker)
         if matcher is None:
-            self._drop_rest(tracker, "none of the hook's tools is visible to Codex hooks")
-            return []
+            return refuse_hook(tracker, "none of the hook's tools is visible to Codex hooks")
         command, files = hook_script(self, item, tracker)
         if spec.script_file is not None:
             path = f"{self.resource_root}/hooks/{item.name}/{spec.script_file}"
@@ -339,11 +337,6 @@ class Codex(ClientAdapter):
                                        "and Write also match, mcp__<server>__<tool>)")
             return spec.matcher
         return ""
-
-    def _drop_rest(self, tracker: Tracker, reason: str) -> None:
-        for f in tracker.expected:
-            if f not in tracker.outcomes:
-                tracker.dropped(f, reason)
 
     # --- MCP servers: .codex/config.toml [mcp_servers.<name>] -----------------------
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:

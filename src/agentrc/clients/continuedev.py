@@ -40,6 +40,7 @@ from agentrc.clients.base import (
     server_without_defaults,
     with_skills_section,
 )
+from agentrc.clients.hookkit import refuse_hook
 from agentrc.clients.servers import env_refs
 from agentrc.fidelity import DROPPED, Tracker
 from agentrc.files import OutputFile
@@ -140,10 +141,7 @@ class Continue(ClientAdapter):
         return f"{SKILLS}/{name}/SKILL.md", body, extra
 
     def hook(self, item, ctx, tracker):
-        for f in tracker.expected:
-            if f not in tracker.outcomes:
-                tracker.dropped(f, NO_HOOKS)
-        return []
+        return refuse_hook(tracker, NO_HOOKS)
 
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         if not SAFE_FILE.match(server.name):

@@ -194,10 +194,7 @@ class Cursor(ClientAdapter):
         hook_docs(item, tracker)
         event = EVENTS.get(spec.event)
         if event is None:
-            for f in tracker.expected:
-                if f not in tracker.outcomes:
-                    tracker.dropped(f, f"Cursor has no {spec.event} hook event")
-            return []
+            return refuse_hook(tracker, f"Cursor has no {spec.event} hook event")
         why = narrowing_lost(item, "Cursor")
         if "claude" in ctx.clients and item.targets("claude"):
             # Cursor runs the hooks of .claude/settings.json by default: a second copy in
@@ -221,10 +218,7 @@ class Cursor(ClientAdapter):
             return refuse_hook(tracker, why)
         matcher = self._matcher(item, tracker)
         if matcher is None:
-            for f in tracker.expected:
-                if f not in tracker.outcomes:
-                    tracker.dropped(f, "none of the hook's tools has a Cursor tool name (glob)")
-            return []
+            return refuse_hook(tracker, "none of the hook's tools has a Cursor tool name (glob)")
         command, files = hook_script(self, item, tracker, self.hook_var)
         entry: Dict[str, Any] = {"command": command}
         if spec.timeout is not None:

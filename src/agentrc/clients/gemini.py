@@ -238,10 +238,7 @@ class Gemini(ClientAdapter):
         assert spec is not None  # set for every hook item
         event = EVENTS.get(spec.event)
         if event is None:
-            for f in tracker.expected:
-                if f not in tracker.outcomes:
-                    tracker.dropped(f, f"Gemini CLI has no {spec.event} event")
-            return []
+            return refuse_hook(tracker, f"Gemini CLI has no {spec.event} event")
         why = narrowing_lost(item, "Gemini CLI")
         if why:
             return refuse_hook(tracker, why)

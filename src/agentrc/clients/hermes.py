@@ -144,10 +144,7 @@ class Hermes(AgentSkillsClient):
         assert spec is not None  # set for every hook item
         event = HOOK_EVENTS.get(spec.event)
         if event is None:
-            for f in tracker.expected:
-                if f not in tracker.outcomes:
-                    tracker.dropped(f, f"Hermes has no shell-hook event for {spec.event}")
-            return []
+            return refuse_hook(tracker, f"Hermes has no shell-hook event for {spec.event}")
         why = narrowing_lost(item, "Hermes")
         if why:
             return refuse_hook(tracker, why)
@@ -181,10 +178,7 @@ class Hermes(AgentSkillsClient):
             tracker.dropped("async", f"{HOOKS_ONLY_USER}; Hermes runs every hook synchronously")
         tracker.dropped("resources", f"{HOOKS_ONLY_USER}: nothing is copied, the command points at the hook's source "
                                      "directory")
-        for f in tracker.expected:
-            if f not in tracker.outcomes:
-                tracker.dropped(f, HOOKS_ONLY_USER)
-        return []
+        return refuse_hook(tracker, HOOKS_ONLY_USER)
 
     def _matcher(self, item: Item, tracker: Tracker) -> str:
         spec = item.hook

@@ -62,6 +62,7 @@ from agentrc.clients.base import (
     stdio_entry,
     with_skills_section,
 )
+from agentrc.clients.hookkit import refuse_hook
 from agentrc.fidelity import Tracker
 from agentrc.files import OutputFile
 from agentrc.frozen import thaw
@@ -263,10 +264,7 @@ class OpenClaw(AgentSkillsClient):
 
     def hook(self, item, ctx, tracker):
         reason = HOOK_REASONS[item.hook.event]
-        for f in tracker.expected:
-            if f not in tracker.outcomes:
-                tracker.dropped(f, reason)
-        return []
+        return refuse_hook(tracker, reason)
 
     def server(self, server, tracker):
         command = f"openclaw mcp set {server.name} {shlex.quote(json.dumps(redacted(openclaw_server(server))))}"

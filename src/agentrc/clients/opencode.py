@@ -17,6 +17,7 @@ from agentrc.clients.base import (
     server_without_defaults,
     with_skills_section,
 )
+from agentrc.clients.hookkit import refuse_hook
 from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import fragment
 from agentrc.model import Item, Kind, McpServer
@@ -107,11 +108,8 @@ class Opencode(ClientAdapter):
         return f"{self.commands_dir}/{item.name}.md", body, extra
 
     def hook(self, item, ctx, tracker):
-        for f in tracker.expected:
-            if f not in tracker.outcomes:
-                tracker.dropped(f, f"{self.brand} hooks are JavaScript plugins ({self.plugins_dir}); agentrc writes no "
-                                   "code")
-        return []
+        return refuse_hook(tracker, f"{self.brand} hooks are JavaScript plugins ({self.plugins_dir}); agentrc "
+                                    "writes no code")
 
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         written: Dict[str, str] = {}

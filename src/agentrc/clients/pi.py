@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any, Dict, Sequence
 
 from agentrc.clients.base import SHARED_SKILL_DIR, json_file, place_resources, resource_files
+from agentrc.clients.hookkit import refuse_hook
 from agentrc.clients.openclaw import AgentSkillsClient
 from agentrc.fidelity import Tracker
 from agentrc.files import OutputFile
@@ -98,10 +99,7 @@ class Pi(AgentSkillsClient):
     prompts_dir = PROMPTS_DIR
 
     def hook(self, item, ctx, tracker):
-        for f in tracker.expected:
-            if f not in tracker.outcomes:
-                tracker.dropped(f, NO_HOOKS)
-        return []
+        return refuse_hook(tracker, NO_HOOKS)
 
     def server(self, server: McpServer, tracker: Tracker) -> Sequence[Any]:
         for key in tracker.expected:

@@ -284,10 +284,7 @@ class Windsurf(ClientAdapter):
         claude_note = ("Devin Local runs this hook from .claude/settings.json (built for claude; Devin imports Claude "
                        "Code hooks), so .devin/hooks.v1.json gets no second copy")
         if not devin and not cascade:
-            for f in tracker.expected:
-                if f not in tracker.outcomes:
-                    tracker.dropped(f, f"neither Devin Local nor Cascade has a {spec.event} hook event")
-            return []
+            return refuse_hook(tracker, f"neither Devin Local nor Cascade has a {spec.event} hook event")
         why = narrowing_lost(item, "Windsurf")
         if why:
             note = " (Devin Local still runs the Claude Code copy in .claude/settings.json)" if via_claude else ""
