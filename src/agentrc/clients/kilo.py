@@ -32,13 +32,12 @@ from agentrc.clients.base import (
     default_outcome,
     server_without_defaults,
 )
-from agentrc.clients.opencode import MODELS, Opencode
+from agentrc.clients.opencode import Opencode
 from agentrc.clients.servers import ENV_REF_RE
-from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
+from agentrc.fidelity import Tracker
 from agentrc.files import fragment
 from agentrc.frozen import thaw
 from agentrc.model import Kind, McpServer
-from agentrc.vocabulary import join_model
 
 CONFIG = "kilo.json"
 RULES_DIR = ".kilo/rules"
@@ -66,7 +65,7 @@ class Kilo(Opencode):
                                        "KILO_DISABLE_CLAUDE_CODE_SKILLS=1",
                      SHARED_SKILL_DIR: "set shared-copies: false in agentrc.yaml and run kilo with "
                                        "KILO_DISABLE_EXTERNAL_SKILLS=1 (which hides .claude/skills too)"}
-    brand = "Kilo"  # opencode's hide_skills, command, agent and hook, with Kilo's name and directories
+    brand = "Kilo"  # opencode's hide_skills, command, agent, hook and models, with Kilo's name and directories
     commands_dir = COMMANDS_DIR
     agents_dir = AGENTS_DIR
     plugins_dir = ".kilo/plugins"
@@ -124,14 +123,6 @@ class Kilo(Opencode):
         default_outcome(tracker, "Kilo", written, True)
         return [fragment(CONFIG, "json", ("mcp", server.name), entry, self.name)]
 
-    def model_choice(self, provider, ident):
-        if provider is None and ident in MODELS:
-            return MODELS[ident], MAPPED, f"{MODELS[ident]}"
-        if ident == "inherit" and provider is None:
-            return None, MAPPED, "omitted: Kilo subagents inherit the caller's model by default"
-        if provider is not None:
-            return join_model(provider, ident), EMITTED, ""
-        return None, DROPPED, f"Kilo needs provider/model ids; no mapping for {ident!r}"
 
 
 def _literal(values: Dict[str, str], left: List[str], inherit: bool):

@@ -157,7 +157,7 @@ class Opencode(ClientAdapter):
         if provider is None and ident in MODELS:
             return MODELS[ident], MAPPED, f"{MODELS[ident]}"
         if ident == "inherit" and provider is None:
-            return None, MAPPED, "omitted: opencode subagents inherit the caller's model by default"
+            return None, MAPPED, f"omitted: {self.brand} subagents inherit the caller's model by default"
         if provider is not None:
             return join_model(provider, ident), EMITTED, ""
-        return None, DROPPED, f"opencode needs provider/model ids; no mapping for {ident!r}"
+        return None, DROPPED, f"{self.brand} needs provider/model ids; no mapping for {ident!r}"
