@@ -320,7 +320,16 @@ def _empty_bodies(body: str, path: str, line0: int, blocks: Tuple[directives.Blo
     whole list client-only gave the others a skill whose body was `## Deploy`)."""
     if not _prose(body):
         return
-    empty = sorted(f for f in families if not _prose(directives.process(body, f, blocks)))
+    # Families that keep the same blocks get the same body: each distinct one is processed once
+    # (a body with one `@client:claude` block has two, however many clients are built).
+    prose: Dict[Tuple[bool, ...], bool] = {}
+    empty = []
+    for f in sorted(families):
+        kept = tuple(b.matches(f) for b in blocks)
+        if kept not in prose:
+            prose[kept] = _prose(directives.process(body, f, blocks))
+        if not prose[kept]:
+            empty.append(f)
     if empty:
         diags.warning(path, (line0, 1), "AR246", f"directives leave {', '.join(empty)} nothing of the body but "
                       "headings")
