@@ -377,6 +377,23 @@ def test_a_render_entry_held_unpacked_is_taken_as_it_is():
     assert plan_output._render(Adapter(), Item(), ctx, Held()) is rendered
 
 
+def test_a_cpu_is_spare_when_no_other_task_is_runnable_now(tmp_path, monkeypatch):
+    """`memo.cpus.spare` (whether a cold build saves its memo in a child beside the write)
+    reads the tasks runnable now, this process aside, not the minute's average: builds run
+    back to back keep that near 1 by themselves. One CPU, garbage or no /proc: none spare."""
+    from agentrc.memo import cpus as free
+
+    loadavg = tmp_path / "loadavg"
+    monkeypatch.setattr(free, "LOADAVG", str(loadavg))
+    for text, cpus, spare in (("1.90 1.10 0.80 1/155 21617\n", 2, True), ("0.10 0.10 0.10 2/155 1\n", 2, False),
+                              ("0.10 0.10 0.10 3/155 1\n", 4, True), ("0.10 0.10 0.10 1/155 1\n", 1, False),
+                              ("garbled\n", 2, False)):
+        loadavg.write_text(text)
+        assert free.spare(cpus) is spare, (text, cpus)
+    loadavg.unlink()
+    assert free.spare(2) is False
+
+
 def test_a_busy_machine_gets_no_worker(tmp_path, monkeypatch):
     """`--jobs 0` forks no worker while other work keeps every CPU busy, over the last minute
     and now (`memo.cpus.busy`, as `make -l`): a worker would share a CPU, finish no sooner,

@@ -105,13 +105,18 @@ def test_a_cold_build_of_a_thousand_items_forks_no_worker(monkeypatch):
         started.clear()
 
 
-def test_a_memo_of_a_thousand_items_is_saved_without_a_fork(tmp_path):
+@pytest.mark.parametrize("spare", [False, True])
+def test_a_memo_of_a_thousand_items_is_saved_aside_only_beside_an_idle_cpu(tmp_path, monkeypatch, spare):
     """A cold 1,000-item build defers 4,000 entries (a directory and three renderings an
-    item): they are pickled in place, not in a forked child, below `cache.ASIDE_MIN`
-    (8,000), where the fork cost more CPU than the pickling and gained no wall time."""
-    from agentrc.memo import cache
+    item): while every other CPU is busy they are pickled in place below `cache.ASIDE_MIN`
+    (8,000), where the fork cost more CPU than the pickling and gained no wall time; with a
+    CPU idle (`cpus.spare`) in a forked child from `cache.SPARE_MIN` (1,000), beside the write."""
+    from agentrc.memo import cache, cpus
 
-    for entries, forked in ((4000, False), (7999, False), (8000, True)):
+    monkeypatch.setattr(cpus, "spare", lambda n: spare)
+    cases = ((999, False), (1000, True), (4000, True), (8000, True)) if spare else \
+        ((4000, False), (7999, False), (8000, True))
+    for entries, forked in cases:
         path = tmp_path / f"m{entries}" / "build.pickle"
         memo = cache.load(path)
         memo.defer = True

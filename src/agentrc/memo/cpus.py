@@ -35,3 +35,19 @@ def busy(cpus: int) -> bool:
     except (OSError, ValueError, IndexError):
         return False
     return average >= cpus and now >= cpus
+
+
+def spare(cpus: int) -> bool:
+    """Whether a CPU is idle right now besides this process's: the tasks runnable now, this
+    one aside, fewer than `cpus - 1`. The minute's load average does not say it: a benchmark
+    or a script running builds back to back keeps it near 1 by itself. False when the system
+    does not say (no /proc), or on one CPU."""
+    if cpus < 2:
+        return False
+    try:
+        with open(LOADAVG, "rb") as fh:
+            fields = fh.read(256).split()
+        now = int(fields[3].split(b"/")[0]) - 1
+    except (OSError, ValueError, IndexError):
+        return False
+    return now < cpus - 1
