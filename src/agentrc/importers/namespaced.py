@@ -32,6 +32,8 @@ def rewrite(text: str, namespaces: Dict[str, Dict[str, str]]) -> Tuple[str, List
     plugin), each once, in order."""
     done: Dict[str, None] = {}
     left: Dict[str, None] = {}
+    if not REF_RE.search(text):  # nothing shaped like a reference anywhere: no line to look at
+        return text, [], []
     out: List[str] = []
     fenced: Optional[str] = None
     for line in text.splitlines(keepends=True):
