@@ -128,6 +128,10 @@ class Fetcher:
         if done is None:
             done = self._git(source, commit) if source.kind == GIT else self._local(source)
             self._done[key] = done
+            if commit is None and done.commit and done.ok:
+                # The commit the ref resolved to, asked for next (an `add` fetches at the ref,
+                # then renders what it locked): read once, not twice (0.17 s at 1,000 items).
+                self._done.setdefault((source.key, source.ref, done.commit), done)
         return done
 
     def remote_refs(self, source: Source, diags: Diagnostics) -> Optional[Dict[str, str]]:

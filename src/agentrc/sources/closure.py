@@ -41,9 +41,16 @@ def content_sha(tree: SourceTree, root: str, directory: str) -> str:
     first = bisect.bisect_left(paths, directory.rstrip("/") + "/")
     last = bisect.bisect_left(paths, directory.rstrip("/") + "0")  # "0" follows "/"
     chosen = ([exact] if exact < len(paths) and paths[exact] == directory else []) + list(range(first, last))
+    # A file below a normalised root is its path past the root's: what `relpath` gives, without
+    # its two `abspath`s per file (a tenth of an `add` of 1,000 items).
+    prefix = root.rstrip("/") + "/" if root and posixpath.normpath(root) == root else None
     for i in chosen:
         f = files[i]
-        rel = posixpath.relpath(f.path, root) if root else f.path
+        path = f.path
+        if prefix is not None and path.startswith(prefix) and posixpath.normpath(path) == path:
+            rel = path[len(prefix):]
+        else:
+            rel = posixpath.relpath(path, root) if root else path
         h.update(rel.encode("utf-8") + b"\0" + hashlib.sha256(f.content).digest() + (b"x" if f.executable else b"-"))
     return h.hexdigest()
 
