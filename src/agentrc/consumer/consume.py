@@ -95,8 +95,11 @@ def _add(project: str, source: Source, bundles: Sequence[str], items: Sequence[T
     merged, conflicts = closure.merge(lock, entries)
     if conflicts:
         return Result(conflicts, git_runs=fetcher.git_runs)
+    # Into a lock with no entries, this add resolved every entry of the new lock, as an update
+    # would at the same commits: its stamp answers the update that follows (`unchanged`).
+    whole = found if read is None or not read.entries else None
     result = _materialize(project, merged, fetcher, force, check=False, dry_run=dry_run, user=user, held=out,
-                          previous=read, trust=trust)
+                          previous=read, trust=trust, found=whole)
     return replace(result, entries=entries, diagnostics=tuple(sorted(set(result.diagnostics + found))))
 
 

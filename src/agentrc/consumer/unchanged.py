@@ -16,7 +16,8 @@ changed since), no plugin and no MCP server registered through a client's CLI (t
 is the client's, not the project's files), and Claude Code's CLI absent when the lock
 configures MCP servers for it (a full install would move them to the CLI). `update` also needs
 the lock's entries to be what resolving its direct entries at those commits gives (`resolved`:
-an `update` resolved them all, and what it said is kept to be said again).
+an `update` resolved them all, or an `add` into a lock with no entries, and what it said is
+kept to be said again).
 """
 
 from __future__ import annotations
@@ -145,8 +146,9 @@ def save(project: str, lock: Optional[Lock], diagnostics: Sequence[Diagnostic], 
     """After a command that worked: the stamp of what it left, or none when the next command
     could not be answered from one (see the module's docstring). `found`: what resolving the
     lock's direct entries said, when the command (an update) resolved them all again, which
-    is also what vouches that the entries are what resolving gives; kept by the commands that
-    keep the entries (install, remove-mcp), else unknown and the next update is a full one."""
+    is also what vouches that the entries are what resolving gives (an add into a lock with
+    no entries resolved them all too); kept by the commands that keep the entries (install,
+    remove-mcp), else unknown and the next update is a full one."""
     if lock is None:  # a global installation: its files are the user's, no manifest vouches for them
         return
     path = memo_path(project)
