@@ -25,11 +25,13 @@ from agentrc.inputs.read import Inputs, read_inputs, stamped
 from agentrc.inputs.tree import SourcesChanged
 from agentrc.memo import cache
 from agentrc.model import IgnoreList
-from agentrc.output import atomic, writer
+from agentrc.output.directory import Changes
+from agentrc.output.recorded import untouched
 from agentrc.output.totals import summary
 from agentrc.pipeline import nogc
 
 if TYPE_CHECKING:
+    from agentrc.output import writer
     from agentrc.output.spill import Spill
     from agentrc.pipeline import stages
 
@@ -64,7 +66,7 @@ class BuildOptions:
 class BuildResult:
     diagnostics: Tuple[Diagnostic, ...]
     summary: Optional[Totals]  # None when the build stopped before rendering
-    changes: Optional[writer.Changes]  # None when nothing could be compared with the output
+    changes: Optional[Changes]  # None when nothing could be compared with the output
 
     @property
     def ok(self) -> bool:
@@ -209,13 +211,13 @@ def _read(options: BuildOptions, out: Path, stamp_path: Optional[Path], stamp: O
 
 def _still(stamp: dict, key: str, out: Path) -> bool:
     """Same sources and options (`key`), outputs as last written: the last result stands."""
-    return stamp.get("key") == key and writer.untouched(out, stamp.get("manifest", ""), stamp.get("outputs"))
+    return stamp.get("key") == key and untouched(out, stamp.get("manifest", ""), stamp.get("outputs"))
 
 
 def _last_result(stamp: dict) -> BuildResult:
     """The result the stamp recorded, for a build with nothing to do."""
     return BuildResult(tuple(Diagnostic(**d) for d in stamp["diagnostics"]), stamp["summary"],
-                       writer.Changes((), (), (), stamp["files"]))
+                       Changes((), (), (), stamp["files"]))
 
 
 def _output(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo], plan, stamp: Optional[dict],
@@ -225,6 +227,8 @@ def _output(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo], p
     changes, the output written, or None); problems go to `diags`. Locked and recovered
     before anything in the directory is read; errors of the disk (a full one, a read-only
     one, a link in the way) are diagnostics."""
+    from agentrc.output import writer  # here: a build with nothing to do never imports the writer
+
     try:
         with writer.session(Path(options.out), write=not options.check, notify=notify) as tree:
             tree.jobs = _jobs(options)
@@ -246,6 +250,7 @@ def _save_stamp(options: BuildOptions, stamp_path: Path, key: str, inputs: Input
     """What the next build needs to know this one: the replay record of an edit, and the
     no-change stamp (the sources, the options, the outputs as written and the result)."""
     from agentrc.building import incremental
+    from agentrc.output import writer
     after = _sources_after_write(options, inputs, changes) if written else None
     if after is not None:  # agentrc wrote into its own sources (`--out .`): as they are now
         inputs, key = after, _key(options, after.digest, after.explicit)
@@ -323,6 +328,7 @@ def _record_capabilities(projects, clients: Tuple[str, ...]) -> List[Diagnostic]
     # Imported here, past that check: a build of portable items never needs the lock code
     # (a project whose references are all gone still has its old records cleared below).
     from agentrc.inputs import lockread as lock_io
+    from agentrc.output import atomic, writer
     from agentrc.sources import lock as lockfile
     d = Diagnostics()
     for root, records in projects:
@@ -385,6 +391,7 @@ def _jobs(options: BuildOptions) -> int:
 
 def _write(tree: writer.Output, options: BuildOptions, plan, changes: writer.Changes) -> List[Diagnostic]:
     """The report first (a failure there writes nothing into the output), then the output."""
+    from agentrc.output import atomic, writer
     if options.report:
         from agentrc.pipeline import stages
         try:

@@ -13,9 +13,10 @@ from agentrc.cli import progress, projectargs
 from agentrc.cli.common import UsageError, print_diags, say
 from agentrc.cli.common import unknown as unknown_names
 from agentrc.clients import names as client_names
+from agentrc.files import STATE_DIR as STATE
 from agentrc.model import IgnoreList
+from agentrc.output.directory import PARTIAL
 from agentrc.output.totals import summary_lines
-from agentrc.output.writer import PARTIAL, STATE
 
 
 def run(args) -> int:

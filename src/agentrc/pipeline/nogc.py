@@ -15,12 +15,12 @@ so a pause lasts one call.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import gc
-import threading
 from typing import Iterator
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # threading's Lock, without importing threading
 _depth = 0
 _was_enabled = False
 
