@@ -91,6 +91,23 @@ def test_hooks_call_their_script_via_extension_path():
     assert "hooks" not in json.loads(out["gemini-extension.json"])  # hooks are never in the manifest
 
 
+def test_a_hook_keeps_its_runner_and_its_own_file_arguments():
+    """`python3 ./check.py ./rules.json --strict`: the runner stays in front of the script and
+    a `./file` argument naming one of the hook's own files is called via ${extensionPath} too,
+    as the project layout calls both via $GEMINI_PROJECT_DIR (the extension dropped the runner
+    and left `./rules.json` relative to wherever Gemini CLI runs the hook)."""
+    files = _item("hook", "guard", "description: Guard\nevent: PreToolUse\ntools: [bash]\n"
+                                   "script: python3 ./check.py ./rules.json --strict\n", "Docs.\n",
+                  {"check.py": "print('ok')\n", "rules.json": "{}\n"})
+    plan, out = _extension(files, name="ext")
+    hook = json.loads(out["hooks/hooks.json"])["hooks"]["BeforeTool"][0]["hooks"][0]
+    root = '"${extensionPath}/agentrc/hooks/guard'
+    assert hook["command"] == f'python3 {root}/check.py" {root}/rules.json" --strict'
+    assert _fields(plan, "hook", "guard")["script"] == (
+        "mapped", "check.py copied to agentrc/hooks/guard/check.py, called via ${extensionPath} (Gemini CLI "
+                  "replaces it with the extension's directory)")
+
+
 def test_mcp_servers_are_in_the_manifest():
     files = _item("skill", "s", "name: s\ndescription: S\n")
     files.update(_item("context", "about", "description: About\n", "About.\n"))

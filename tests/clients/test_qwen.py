@@ -152,3 +152,16 @@ def test_qwen_extension_puts_every_kind_in_its_directory():
     manifest = json.loads(out["qwen-extension.json"])
     assert manifest["name"] == "ext" and manifest["contextFileName"] == "QWEN.md"
     assert PLUGIN_LAYOUTS["qwen"].title == "Qwen Code extension"
+
+
+def test_an_extension_hook_calls_its_own_file_arguments_via_the_extension_root():
+    """A `./file` argument naming one of the hook's own files is called via
+    ${CLAUDE_PLUGIN_ROOT}, as the script is (the extension left it relative), and the runner
+    stays in front."""
+    files = _item("hook", "guard", "description: G\nevent: PreToolUse\ntools: [bash]\n"
+                                   "script: bash ./g.sh ./allow.txt --x\n",
+                  extra={"g.sh": "#!/bin/sh\n", "allow.txt": "ls\n"})
+    _, out = harness.build(files, ["qwen"], layout="plugin", plugin_name="ext")
+    hook = json.loads(out["hooks/hooks.json"])["hooks"]["PreToolUse"][0]["hooks"][0]
+    root = '"${CLAUDE_PLUGIN_ROOT}/agentrc/hooks/guard'
+    assert hook["command"] == f'bash {root}/g.sh" {root}/allow.txt" --x'

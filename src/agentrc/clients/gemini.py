@@ -331,15 +331,8 @@ class GeminiExtension(Gemini):
     context_file = EXTENSION_CONTEXT
 
     def _hook_command(self, item: Item, tracker: Tracker) -> Tuple[str, List[OutputFile]]:
-        command, files = hook_script(self, item, tracker)
-        spec = item.hook
-        assert spec is not None  # set for every hook item
-        if spec.script_file is not None:
-            path = f"{self.resource_root}/hooks/{item.name}/{spec.script_file}"
-            command = f'"${{extensionPath}}/{path}"' + (f" {spec.script_args}" if spec.script_args else "")
-            tracker.mapped("script", f"{spec.script_file} copied to {path}, called via ${{extensionPath}} (Gemini CLI "
-                                     "replaces it with the extension's directory)")
-        return command, files
+        return hook_script(self, item, tracker, plugin_root="${extensionPath}",
+                           root_note="Gemini CLI replaces it with the extension's directory")
 
     def _command_resources(self, item: Item, count: int, tracker: Tracker) -> None:
         tracker.degraded("resources", f"{count} file(s) copied to {self.resource_root}/commands/{item.name}/ in the "

@@ -22,11 +22,13 @@ def resource_files(item: Item, base: str, owner: str) -> List[OutputFile]:
 
 
 def hook_script(adapter: "ClientAdapter", item: Item, tracker: Tracker,
-                project_var: str = "") -> Tuple[str, List[OutputFile]]:
+                project_var: str = "", plugin_root: str = "", root_note: str = "") -> Tuple[str, List[OutputFile]]:
     """The hook's command line for this client, and its supporting files. A script named
     `./file` in HOOK.md is copied to <resource_root>/hooks/<name>/ and called by a path from
     the project root (prefixed with `project_var`, e.g. "$CLAUDE_PROJECT_DIR", for clients
-    that run hooks elsewhere)."""
+    that run hooks elsewhere), or from a plugin's own directory (`plugin_root`, e.g.
+    "${extensionPath}", which the client replaces; `root_note` says so). Its runner and the
+    `./file` arguments naming the hook's own files go along in either case."""
     spec = item.hook
     assert spec is not None
     files = resource_files(item, f"{adapter.resource_root}/hooks/{item.name}", adapter.owner(item))
@@ -38,28 +40,34 @@ def hook_script(adapter: "ClientAdapter", item: Item, tracker: Tracker,
     # ${VAR:-.}: other clients that run this file's hooks (VS Code, Cursor) may not set VAR,
     # and run hooks from the project root.
     var = project_var.strip("${}")
-    command = f'"${{{var}:-.}}/{path}"' if project_var else path
+
+    def called(where: str) -> str:
+        if plugin_root:
+            return f'"{plugin_root}/{where}"'
+        return f'"${{{var}:-.}}/{where}"' if project_var else where
+
+    command = called(path)
     if spec.runner:
         command = f"{spec.runner} {command}"
     if spec.script_args:
-        command += " " + _own_files(spec.script_args, item, path.rsplit("/", 1)[0], var)
-    tracker.mapped("script", f"{spec.script_file} copied to {path}"
-                   + (f", called via {project_var}" if project_var else ""))
+        command += " " + _own_files(spec.script_args, item, path.rsplit("/", 1)[0], called)
+    via = plugin_root or project_var
+    tracker.mapped("script", f"{spec.script_file} copied to {path}" + (f", called via {via}" if via else "")
+                   + (f" ({root_note})" if root_note else ""))
     tracker.emitted("resources", f"{len(files)} file(s) copied to {adapter.resource_root}/hooks/{item.name}/")
     return command, files
 
 
-def _own_files(args: str, item: Item, directory: str, var: str) -> str:
+def _own_files(args: str, item: Item, directory: str, called: Callable[[str], str]) -> str:
     """`args` with each `./file` word that names a file of the hook's directory called by its path in this
-    client's layout, as the script is (`bash ./run.sh ./check.py`: both the hook's own files)."""
+    client's layout (`called`), as the script is (`bash ./run.sh ./check.py`: both the hook's own files)."""
     own = {r.path for r in item.resources}
 
     def swap(m: "re.Match[str]") -> str:
         name = m.group(2)
         if name not in own:
             return m.group(0)
-        where = f"{directory}/{name}"
-        return m.group(1) + (f'"${{{var}:-.}}/{where}"' if var else where)
+        return m.group(1) + called(f"{directory}/{name}")
 
     return re.sub(r"""(^|\s)["']?\./([\w.-]+(?:/[\w.-]+)*)["']?(?=\s|$)""", swap, args)
 

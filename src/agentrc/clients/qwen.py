@@ -235,17 +235,8 @@ class QwenExtension(Qwen):
         return f"{self.skill_dir}/{name}/SKILL.md", body, extra
 
     def _hook_command(self, item: Item, tracker: Tracker) -> Tuple[str, List[OutputFile]]:
-        command, files = hook_script(self, item, tracker)
-        spec = item.hook
-        assert spec is not None  # set for every hook item
-        if spec.script_file is not None:
-            path = f"{self.resource_root}/hooks/{item.name}/{spec.script_file}"
-            command = f'"${{CLAUDE_PLUGIN_ROOT}}/{path}"' + (f" {spec.script_args}" if spec.script_args else "")
-            if spec.runner:
-                command = f"{spec.runner} {command}"
-            tracker.mapped("script", f"{spec.script_file} copied to {path}, called via ${{CLAUDE_PLUGIN_ROOT}} (Qwen "
-                                     "Code replaces it with the extension's directory)")
-        return command, files
+        return hook_script(self, item, tracker, plugin_root="${CLAUDE_PLUGIN_ROOT}",
+                           root_note="Qwen Code replaces it with the extension's directory")
 
     def context(self, item, ctx, tracker):
         """The extension's QWEN.md: every session with the extension active reads it."""
