@@ -127,7 +127,7 @@ def agentrc_rows(w: Dict[str, str], py: str) -> List[Row]:
         subprocess.run(["git", "clone", "-q", w["locked"], w["frozen"]], check=True)
         return a + ["install", "--frozen", "--trust"], w["frozen"]
 
-    def update():  # the project `add` just installed: nothing new upstream
+    def update():  # the project `add` just installed, with add's cache: nothing new upstream
         return a + ["update", "--trust"], w["added"]
 
     def imported():
@@ -135,8 +135,10 @@ def agentrc_rows(w: Dict[str, str], py: str) -> List[Row]:
         return a + ["import", w["claude"], "--out", w["imported"], "--from", "claude"], w["base"]
 
     return [("agentrc build, cold (reference)", build), ("git clone of the source (reference)", clone),
-            ("agentrc add, cold cache", add), ("agentrc install --frozen, fresh clone", frozen),
-            ("agentrc update, nothing new", update), ("agentrc import, Claude project", imported)]
+            # The update right after the add it follows: `frozen` empties the cache (the stamp an
+            # update answers from lives there), so an update after it measured a cold fetch.
+            ("agentrc add, cold cache", add), ("agentrc update, nothing new", update),
+            ("agentrc install --frozen, fresh clone", frozen), ("agentrc import, Claude project", imported)]
 
 
 def rulesync_rows(w: Dict[str, str], rulesync: str) -> List[Row]:
