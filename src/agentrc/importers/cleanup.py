@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from agentrc.portable.body import LINK_RE, SCHEME_RE, find_constructs, fix_style, heading_levels, hint_lines
 from agentrc.portable.directives import END_RE, OPEN_RE
-from agentrc.text.markdown import PROSE, Scanned, format_body, scan
+from agentrc.text.markdown import PROSE, Scanned, format_body
 from agentrc.text.markedblock import BEGIN, CONTEXT_TITLE, END
 
 # The sentence agentrc.clients.base.with_skills_section writes for preload-skills: two lines
@@ -217,10 +217,13 @@ def _fenced(lines: List[str], marked: Dict[int, str]) -> List[str]:
 
 def unlink_escaping(text: str) -> Tuple[str, List[str]]:
     """Links leaving the item directory (`../x`, `/x`) as plain text `label (target)`."""
-    lines = text.split("\n")
     found: List[str] = []
-    for ln in scan(text):
-        if ln.in_fence or ln.fence_open or ln.fence_close or "](" not in ln.text:
+    if "](" not in text:
+        return text, found
+    scanned = Scanned(text)  # no Line object per line: only a line holding a link is looked at
+    kinds, lines = scanned.kinds, list(scanned.lines)
+    for index, line in enumerate(scanned.lines):
+        if "](" not in line or (kinds is not None and kinds[index] != PROSE):
             continue
         def repl(m: "re.Match[str]") -> str:
             target = m.group(1)
@@ -232,7 +235,7 @@ def unlink_escaping(text: str) -> Tuple[str, List[str]]:
             found.append(target)
             label = re.match(r"!?\[((?:[^\]\\]|\\.)*)\]", m.group(0))
             return f"{label.group(1) if label else ''} ({target})"
-        lines[ln.index] = LINK_RE.sub(repl, ln.text)
+        lines[index] = LINK_RE.sub(repl, line)
     return "\n".join(lines), found
 
 

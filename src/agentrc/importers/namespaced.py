@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 NAME = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 # prefix:name, not inside a word, path, URL or longer a:b:c chain.
 REF_RE = re.compile(r"(?<![\w./:@-])(/?)([a-z][a-z0-9]*(?:-[a-z0-9]+)*):(" + NAME + r")(?![\w/:@-])")
+_COLON_RE = re.compile(r":(?=[a-z0-9])")  # in every match of REF_RE
 # Words that make `a:b` a reference to another plugin's item.
 KIND_WORDS = re.compile(r"\b(?:skills?|commands?|agents?|subagents?)\b", re.IGNORECASE)
 FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
@@ -32,7 +33,10 @@ def rewrite(text: str, namespaces: Dict[str, Dict[str, str]]) -> Tuple[str, List
     plugin), each once, in order."""
     done: Dict[str, None] = {}
     left: Dict[str, None] = {}
-    if not REF_RE.search(text):  # nothing shaped like a reference anywhere: no line to look at
+    # Nothing shaped like a reference anywhere: no line to look at. A reference holds a colon
+    # before a name's first character, which is found a hundred times faster than REF_RE
+    # (its lookbehind is tried at every position: 0.2 ms a body).
+    if not _COLON_RE.search(text) or not REF_RE.search(text):
         return text, [], []
     out: List[str] = []
     fenced: Optional[str] = None
