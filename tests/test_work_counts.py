@@ -273,6 +273,11 @@ def test_no_function_runs_more_than_linearly_often_in_the_registry_size(tmp_path
     # the directories, guarded by test_writer_descriptors.py; unbounded here, so that what
     # this test sees is the algorithm, not this machine's limit.
     monkeypatch.setattr(writer, "_open_dirs_allowed", lambda: 10 ** 6)
+    # The memo saved here at both sizes, whatever the machine's load: saved in a forked child
+    # (`cache.save_aside` with a CPU spare) its pickling is out of this process's profile, and
+    # one size saved aside against the other here read as growth.
+    from agentrc.memo import cpus
+    monkeypatch.setattr(cpus, "spare", lambda n: False)
     small = _calls_per_function(tmp_path / "small", monkeypatch, 12)
     large = _calls_per_function(tmp_path / "large", monkeypatch, 48)
     grew = {step: {f: (small[step].get(f, 0), n) for f, n in large[step].items()
