@@ -340,8 +340,8 @@ class Saving:
 def save_aside(path: Path, memo: Memo) -> Saving:
     """`save`, in a forked child when the memo holds `ASIDE_MIN` entries or more to pickle
     (`Memo.defer`), or `SPARE_MIN` with a CPU idle: the build writes its output meanwhile and
-    `wait`s for it before it records anything that names the memo's entries (the stamp, an edit's replay record).
-    Here otherwise (few entries, or no fork). The child owns the spool's file from the fork
+    `wait`s for it before it records anything that names the memo's entries (the stamp, an
+    edit's replay record). Here otherwise (few entries, or no fork). The child owns the spool's file from the fork
     on: this process forgets it, so that its cleanup cannot remove the file before the
     child names it; a child killed before it does leaves it to the next save's cleanup
     (`_remove_unnamed`). A save that fails saves nothing, as `save`: the next build

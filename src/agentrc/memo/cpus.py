@@ -10,6 +10,7 @@ no sooner, and the build spends more CPU for the same wall time or worse.
 from __future__ import annotations
 
 import os
+from typing import List
 
 LOADAVG = "/proc/loadavg"  # Linux: the load averages, then the tasks runnable now / all tasks
 
@@ -28,11 +29,10 @@ def busy(cpus: int) -> bool:
     jobs. Measured on 2 CPUs loaded by other builds (load 3-4): a cold 5,000-item build took
     5.4-6.2 s of CPU and 5.3-6.5 s with a worker against 4.5-4.9 s and 4.6-5.4 s without.
     False when the system does not say (no /proc): as before, a second process."""
+    fields = _loadavg()
     try:
-        with open(LOADAVG, "rb") as fh:
-            fields = fh.read(256).split()
-        average, now = float(fields[0]), int(fields[3].split(b"/")[0]) - 1
-    except (OSError, ValueError, IndexError):
+        average, now = float(fields[0]), _others_runnable(fields)
+    except (ValueError, IndexError):
         return False
     return average >= cpus and now >= cpus
 
@@ -45,9 +45,21 @@ def spare(cpus: int) -> bool:
     if cpus < 2:
         return False
     try:
-        with open(LOADAVG, "rb") as fh:
-            fields = fh.read(256).split()
-        now = int(fields[3].split(b"/")[0]) - 1
-    except (OSError, ValueError, IndexError):
+        return _others_runnable(_loadavg()) < cpus - 1
+    except (ValueError, IndexError):
         return False
-    return now < cpus - 1
+
+
+def _loadavg() -> List[bytes]:
+    """The fields of `LOADAVG`: the three load averages, runnable/all tasks, the last pid;
+    none when it cannot be read (no /proc)."""
+    try:
+        with open(LOADAVG, "rb") as fh:
+            return fh.read(256).split()
+    except OSError:
+        return []
+
+
+def _others_runnable(fields: List[bytes]) -> int:
+    """The tasks runnable now besides this process (IndexError or ValueError: not said)."""
+    return int(fields[3].split(b"/")[0]) - 1
