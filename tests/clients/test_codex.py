@@ -206,6 +206,20 @@ def test_hooks_file_holds_only_hooks_with_claude_shape_and_seconds():
     assert "trusted" in _fields(plan, "hook", "h")["event"][1]
 
 
+def test_a_hook_calls_its_own_file_arguments_from_the_repository_root():
+    """`python3 ./check.py ./rules.json --strict`: the runner stays in front and a `./file`
+    argument naming one of the hook's own files is called from the repository root, as the
+    script is (it was left relative to the session's directory, where Codex runs hooks); an
+    argument naming no file of the hook stays as written."""
+    plan, _, data = _hook("event: PreToolUse\ntools: [bash]\nscript: python3 ./check.py ./rules.json ./other --strict\n",
+                          {"check.py": "print('ok')\n", "rules.json": "{}\n"})
+    root = '"$(git rev-parse --show-toplevel 2>/dev/null || pwd)/.codex/agentrc/hooks/h'
+    command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert command == f'python3 {root}/check.py" {root}/rules.json" ./other --strict'
+    status, detail = _fields(plan, "hook", "h")["script"]
+    assert status == "mapped" and "Codex runs hooks in the session's directory" in detail
+
+
 @pytest.mark.parametrize("tools, matcher, status", [
     ("[edit, write]", "apply_patch", "mapped"),
     ("[bash, edit]", "Bash|apply_patch", "mapped"),

@@ -90,6 +90,18 @@ def test_hooks_call_their_script_via_plugin_root():
     assert "PLUGIN_ROOT" in _fields(plan, "hook", "guard")["script"][1]
 
 
+def test_a_plugin_hook_calls_its_own_file_arguments_via_plugin_root():
+    """A `./file` argument naming one of the hook's own files is called via ${PLUGIN_ROOT},
+    as the script is (it was left relative to wherever Codex runs the hook)."""
+    files = _item("hook", "guard", "description: Guard\nevent: PreToolUse\ntools: [bash]\n"
+                                   "script: bash ./g.sh ./allow.txt --x\n", "Docs.\n",
+                  {"g.sh": "#!/bin/sh\n", "allow.txt": "ls\n"})
+    _, out = _plugin(files, name="p")
+    hook = json.loads(out["hooks/hooks.json"])["hooks"]["PreToolUse"][0]["hooks"][0]
+    root = '"${PLUGIN_ROOT}/agentrc/hooks/guard'
+    assert hook["command"] == f'bash {root}/g.sh" {root}/allow.txt" --x'
+
+
 def test_mcp_servers_are_a_mcp_json_in_codex_fields():
     files = _item("skill", "s", "name: s\ndescription: S\n")
     files["reg/b.bundle.yaml"] = (

@@ -277,13 +277,8 @@ class Codex(ClientAdapter):
         matcher = self._matcher(item, tracker)
         if matcher is None:
             return refuse_hook(tracker, "none of the hook's tools is visible to Codex hooks")
-        command, files = hook_script(self, item, tracker)
-        if spec.script_file is not None:
-            path = f"{self.resource_root}/hooks/{item.name}/{spec.script_file}"
-            prefix, how = self.script_path(path)
-            command = (f"{spec.runner} " if spec.runner else "") + f'"{prefix}"' \
-                + (f" {spec.script_args}" if spec.script_args else "")
-            tracker.mapped("script", f"{spec.script_file} copied to {path}, {how}")
+        root, how = self.script_root()
+        command, files = hook_script(self, item, tracker, plugin_root=root, root_note=how)
         handler: Dict[str, Any] = {"type": "command", "command": command}
         if spec.timeout is not None and spec.event == "SessionEnd" and spec.timeout > SESSION_END_TIMEOUT:
             handler["timeout"] = SESSION_END_TIMEOUT
@@ -304,9 +299,10 @@ class Codex(ClientAdapter):
         tracker.emitted("event", where)
         return files + [fragment(self.hooks_file, "json", ("hooks", event), entry, self.owner(item), append=True)]
 
-    def script_path(self, path: str) -> Tuple[str, str]:
-        """How a hook calls its copied script (the path, before quoting), and why so."""
-        return f"{ROOT}/{path}", "called from the repository root (Codex runs hooks in the session's directory)"
+    def script_root(self) -> Tuple[str, str]:
+        """The directory a hook calls its copied files from (the script and the `./file`
+        arguments naming the hook's own files), and why so."""
+        return ROOT, "the repository root: Codex runs hooks in the session's directory"
 
     def _matcher(self, item: Item, tracker: Tracker) -> Optional[str]:
         """Codex tool names for the tool events ("" matches every tool); None when none of the
@@ -412,8 +408,8 @@ class CodexPlugin(Codex):
             out.append(fragment(PLUGIN_MANIFEST, "json", ("hooks",), f"./{PLUGIN_HOOKS}", self.name))
         return out
 
-    def script_path(self, path: str) -> Tuple[str, str]:
-        return "${PLUGIN_ROOT}/" + path, "called via ${PLUGIN_ROOT} (Codex sets it to the installed plugin's directory)"
+    def script_root(self) -> Tuple[str, str]:
+        return "${PLUGIN_ROOT}", "Codex sets it to the installed plugin's directory"
 
     def server_where(self, name: str) -> str:
         return f"{PLUGIN_MCP} mcpServers.{name} (the Codex server fields; no ${{VAR}} expansion)"
