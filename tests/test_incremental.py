@@ -578,9 +578,9 @@ def test_an_edited_file_s_item_directory_is_found_from_its_ancestors_as_discover
     paths = sorted(p.relative_to(reg).as_posix() for p in reg.rglob("*") if p.is_file())
     files = dict.fromkeys(paths)
     dirs = discovery.item_dirs(p for p in paths if not p.endswith(REGISTRY_MARKER))
-    assert [incremental._owner(p, files) for p in paths] == [discovery.owner(p, dirs) for p in paths]
-    assert incremental._owner("loose/notes.md", files) is None
-    assert incremental._owner(f"{skill.relative_to(reg).as_posix()}/nested/deeper/notes.md", files) == \
+    assert [incremental.owner(p, files) for p in paths] == [discovery.owner(p, dirs) for p in paths]
+    assert incremental.owner("loose/notes.md", files) is None
+    assert incremental.owner(f"{skill.relative_to(reg).as_posix()}/nested/deeper/notes.md", files) == \
         f"{skill.relative_to(reg).as_posix()}/nested"
 
 
@@ -598,5 +598,5 @@ def test_the_sources_record_is_read_through_one_pair_of_functions():
     for new in (record(a=(0o755, "a2"), b=(0o644, "bb")), record(a=(0o644, "a2")),
                 record(a=(0o644, "a2"), b=(0o644, "bb"), c=(0o644, "cc")), {"files": {"a": [1], "b": [1]}}, None,
                 old):
-        with pytest.raises(incremental._Fallback):
+        with pytest.raises(incremental.Fallback):
             incremental._changed(old, new)

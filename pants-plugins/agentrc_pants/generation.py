@@ -35,10 +35,10 @@ from pants.util.logging import LogLevel
 
 from agentrc.diagnostics import Diagnostic, count_summary
 from agentrc.memo import codec as memocodec
-from agentrc.memo.cache import Memo, is_render_key
+from agentrc.memo.cache import is_render_key
 from agentrc.model import IgnoreList, SourceFile, SourceTree
 from agentrc.output import plan as plan_output
-from agentrc.pipeline import nogc, warm
+from agentrc.pipeline import nogc, replan, warm
 from agentrc.pipeline import stages as pipeline
 from agentrc.text import markdown
 from agentrc_pants import memory, merging
@@ -395,10 +395,7 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
     # allocations from the memo to the reuse check (tens of thousands of tuples) set one
     # off: none of them makes a cycle, so the collector waits until the next `await`.
     with nogc.paused():
-        memo = Memo({k: v for part in parts for k, v in part.entries})
-        plan, files = pipeline.package(request.tree, request.clients, request.bundles, request.entrypoints,
-                                       request.strict, request.explicit, memo, request.cross_source,
-                                       frozenset(request.skip_servers), request.shared_copies, request.ignore)
+        files, diagnostics, count = _package(request, {key: part.entries for (key, _), part in zip(groups, parts)})
         digests, rest, subsets = reused(parts, files)
         rest_request = FilesDigestRequest.of(rest)
     _drop_text_caches()
@@ -412,7 +409,18 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
         keyed += [(key_of[d], t) for (d, _), t in zip(subsets, taken)]
     if keyed:
         digest = await Get(Digest, KeyedMergeRequest(tuple(keyed), (digest,)))
-    return GenerationResult(digest, plan.diagnostics, len(plan.files))
+    return GenerationResult(digest, diagnostics, count)
+
+
+# The last package of each shape, for the next edit to replay onto (agentrc.pipeline.replan).
+LAST = replan.LastPackages()
+
+
+def _package(request: GenerationRequest, entries: Dict[str, Any]
+             ) -> Tuple[Tuple[Tuple[str, bytes, bool], ...], Tuple[Diagnostic, ...], int]:
+    return LAST.package(request.tree, entries, request.clients, request.bundles, request.entrypoints,
+                        request.strict, request.explicit, request.cross_source, request.skip_servers,
+                        request.shared_copies, request.ignore)
 
 
 def rules():

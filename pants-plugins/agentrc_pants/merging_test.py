@@ -58,8 +58,11 @@ def test_an_edit_merges_one_bucket_again_and_the_tree_is_the_clis():
     merging.merged = generation.subsets_cut = generation.dirs_asked = sources_rules.targets_asked = 0
     files["reg/rules/r7/RULE.md"] += "\nEdited.\n"
     runner.write_files({"reg/rules/r7/RULE.md": files["reg/rules/r7/RULE.md"]})
+    replayed = generation.LAST.replayed
     result = runner.run_goal_rule(Package, args=["reg::"])
     assert result.exit_code == 0, result.stderr
+    # The registry's package replayed onto the last one (agentrc.pipeline.replan), not planned whole.
+    assert generation.LAST.replayed == replayed + 1
     # The edited directory's bucket of the tree and the edited target's bucket of the sources:
     # a few digests each (N / 16 buckets), not the N + N / 4 of each before merging.py.
     assert 0 < merging.merged <= 4 * N // merging.bucket_count(N) + 8, merging.merged

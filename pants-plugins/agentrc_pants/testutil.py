@@ -5,7 +5,8 @@ from __future__ import annotations
 from pants.core.goals import package
 from pants.testutil.rule_runner import RuleRunner
 
-from agentrc_pants import register
+from agentrc.pipeline import replan
+from agentrc_pants import generation, register
 
 REGISTRY = {
     "reg/rules/style/RULE.md": (
@@ -33,6 +34,8 @@ REGISTRY = {
 
 
 def make_rule_runner(*extra_rules) -> RuleRunner:
+    # A runner is a new daemon: no package of an earlier test to replay onto (tests count plans).
+    generation.LAST = replan.LastPackages()
     runner = RuleRunner(
         rules=[*register.rules(), *package.rules(), *extra_rules],
         target_types=register.target_types(),

@@ -40,7 +40,20 @@ import pickle
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    FrozenSet,
+    Iterator,
+    List,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.tree import DeferredFile, SourcesChanged
@@ -136,7 +149,7 @@ def _load(stamp_path: Path) -> Optional[dict]:
 _KINDS = frozenset(k.value for k in Kind)
 
 
-class _Fallback(Exception):
+class Fallback(Exception):
     """The edit reaches further than a replay can vouch for: build everything."""
 
 
@@ -154,12 +167,12 @@ def replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs, 
     parsed and rendered are not parsed and rendered twice. `stamp_path`: where the stamp and
     the replay record live (`memo_path` unless the paths were typed relative)."""
     global LAST
-    work = _Work()
+    work = Work()
     LAST = Outcome("replay", "under way")  # what a run killed in the middle leaves
     try:
         result = _replay(options, memo_path, stamp_path or memo_path, stamp, inputs, key, notify, work)
-    except (_Fallback, SourcesChanged) as exc:
-        why = str(exc) if isinstance(exc, _Fallback) else "a source changed while it was read"
+    except (Fallback, SourcesChanged) as exc:
+        why = str(exc) if isinstance(exc, Fallback) else "a source changed while it was read"
         LAST = Outcome("full", why, work.dirs, work.renders, _reads(work.memo))
         if work.saved and work.memo is not None and work.memo.store is not None:
             work.memo.store.close()  # saved already: its packs may have been rewritten since
@@ -172,7 +185,7 @@ def replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs, 
 
 
 @dataclass
-class _Work:
+class Work:
     dirs: int = 0
     renders: int = 0
     memo: Optional[cache.Memo] = None
@@ -184,40 +197,40 @@ def _reads(memo: Optional[cache.Memo]) -> int:
 
 
 def _replay(options: BuildOptions, memo_path: Path, stamp_path: Path, stamp: dict, inputs: Inputs, key: str,
-            notify, work: _Work) -> Replayed:
+            notify, work: Work) -> Replayed:
     if not eligible(options, inputs):
-        raise _Fallback("options or sources a replay does not cover")
+        raise Fallback("options or sources a replay does not cover")
     record = _load(stamp_path)
     if record is None or record.get("key") != stamp.get("replay") \
             or record.get("options") != options_key(options, inputs.explicit):
-        raise _Fallback("no replay record for the last build with these options")
+        raise Fallback("no replay record for the last build with these options")
     out = Path(options.out)
     if not writer.untouched(out, stamp.get("manifest", ""), stamp.get("outputs")):
-        raise _Fallback("the output is not as the last build left it")
+        raise Fallback("the output is not as the last build left it")
     old_sources = stamp.get("sources")
     changed = _changed(old_sources, inputs.signature)
     if set(changed) & set(inputs.explicit):
-        raise _Fallback("a file named on the command line changed")
+        raise Fallback("a file named on the command line changed")
     files = _sources(inputs)
     if any(p not in files or is_registry_marker(p) or is_bundle_file(p) for p in changed):
-        raise _Fallback("a registry-level file changed")
+        raise Fallback("a registry-level file changed")
     from agentrc.clients import registry as client_registry
 
-    found = {_owner(p, files) for p in changed}
+    found = {owner(p, files) for p in changed}
     owners = sorted(d for d in found if d is not None)
     if len(owners) != len(found):
-        raise _Fallback("a file outside every item directory changed")
+        raise Fallback("a file outside every item directory changed")
     memo = work.memo = cache.load(memo_path)
     names = client_registry.client_names()
     pairs: List[Tuple[Any, Any]] = []  # (old item, new item)
     for d in owners:
         work.dirs += 1
-        pairs.extend(_reparse(d, files, old_sources, names, memo))
+        pairs.extend(reparse(d, files, lambda path: _old_file(old_sources, path), names, memo))
     adapters = client_registry.get(list(options.clients), options.layout)
     ctx = _context(record["context"], options.clients, options.shared_copies)
     selected = set(record["selected"])
     chosen = [(o, n) for o, n in pairs if (o.kind.value, o.name) in selected]
-    write, old = _rerender(adapters, chosen, ctx, memo, dict(record["shared"]), work)
+    write, old = rerender(adapters, chosen, ctx, memo, dict(record["shared"]), work)
     work.saved = True
     # As the full build, saved once the plan is known good; every entry stays (this build read
     # only a few), so its new ones are appended, the rest neither read nor rewritten.
@@ -260,26 +273,26 @@ def _recorded_entries(record: Any) -> Optional[Mapping[str, Any]]:
 
 
 def _changed(old: Any, new: Any) -> List[str]:
-    """The sources whose bytes differ from the record `old`; _Fallback when a file was added
+    """The sources whose bytes differ from the record `old`; Fallback when a file was added
     or removed, or changed its mode. An entry the new record took over from the old one as
     it was (the same object) is unchanged without looking into it: at 10,000 items nearly
     every entry."""
     entries, was_entries = _recorded_entries(new), _recorded_entries(old)
     if entries is None or was_entries is None or entries.keys() != was_entries.keys():
-        raise _Fallback("a source was added or removed")
+        raise Fallback("a source was added or removed")
     out = []
     for path, entry in entries.items():
         if entry is was_entries[path]:
             continue
         was, now = _recorded_file(old, path), _recorded_file(new, path)
         if was is None or now is None:
-            raise _Fallback("a malformed source record")
+            raise Fallback("a malformed source record")
         if was[1] != now[1]:
             out.append(path)
         if was[0] != now[0]:
-            raise _Fallback("a source's mode changed")
+            raise Fallback("a source's mode changed")
     if not out:
-        raise _Fallback("no source's bytes changed")
+        raise Fallback("no source's bytes changed")
     return out
 
 
@@ -324,7 +337,7 @@ class _Recorded:
     def get(self, key):
         hit = self.memo.get(key)
         if hit is None:
-            raise _Fallback("the memo does not hold the last build's entry")
+            raise Fallback("the memo does not hold the last build's entry")
         return hit
 
     def put(self, key, value) -> None:
@@ -333,11 +346,11 @@ class _Recorded:
 
 def _gone(path: str):
     def load() -> bytes:
-        raise _Fallback(f"{path}: the last build's bytes are not kept")
+        raise Fallback(f"{path}: the last build's bytes are not kept")
     return load
 
 
-def _owner(path: str, files: Mapping[str, Any]) -> Optional[str]:
+def owner(path: str, files: Mapping[str, Any]) -> Optional[str]:
     """`discovery.owner(path, discovery.item_dirs(files))` (the nearest directory above `path`
     holding an item's entrypoint), found by looking up the entrypoints of `path`'s ancestors
     alone, not by listing every item directory of the registry."""
@@ -352,10 +365,19 @@ def _owner(path: str, files: Mapping[str, Any]) -> Optional[str]:
         d = parent
 
 
-def _reparse(d: str, files: Mapping[str, Any], old_sources: Any, names, memo: cache.Memo) -> List[Tuple[Any, Any]]:
-    """The items of directory `d` before and after the edit, compared (_Fallback if they
-    differ in anything but their bodies and supporting files' bytes). The item directories
-    that matter to `d`'s members are `d` and those below it."""
+def _old_file(record: Any, path: str) -> Optional[Tuple[bool, bytes]]:
+    """(executable, sha256) of source `path` as the stamp's record `record` keeps it."""
+    recorded = _recorded_file(record, path)
+    return None if recorded is None else (bool(recorded[0] & 0o100), bytes.fromhex(recorded[1]))
+
+
+def reparse(d: str, files: Mapping[str, Any], old_file: Callable[[str], Optional[Tuple[bool, bytes]]], names,
+            memo: cache.Memo) -> List[Tuple[Any, Any]]:
+    """The items of directory `d` before and after the edit, compared (Fallback if they
+    differ in anything but their bodies and supporting files' bytes). `old_file`: the
+    (executable, sha256) of a source before the edit, None when unknown; the memo holds the
+    directory's parse of those. The item directories that matter to `d`'s members are `d`
+    and those below it."""
     from agentrc.portable import discovery
     from agentrc.portable.load import _parse_dir_memo
 
@@ -365,18 +387,17 @@ def _reparse(d: str, files: Mapping[str, Any], old_sources: Any, names, memo: ca
     members = discovery.members(below, dirs, Diagnostics()).get(d, [])
     old_files: List[SourceFile] = []
     for f in members:
-        recorded = _recorded_file(old_sources, f.path)
+        recorded = old_file(f.path)
         if recorded is None:
-            raise _Fallback("a malformed source record")
-        mode, sha_hex = recorded
-        old_files.append(DeferredFile(f.path, bool(mode & 0o100), bytes.fromhex(sha_hex), _gone(f.path)))
+            raise Fallback("a malformed source record")
+        old_files.append(DeferredFile(f.path, recorded[0], recorded[1], _gone(f.path)))
     was, now = Diagnostics(), Diagnostics()
     before = _parse_dir_memo(d, dirs[d], old_files, names.families, names.blocks, was, _Recorded(memo))
     after = _parse_dir_memo(d, dirs[d], members, names.families, names.blocks, now, memo)
     if was.items != now.items:
-        raise _Fallback(f"{d}: its diagnostics changed")
+        raise Fallback(f"{d}: its diagnostics changed")
     if len(before) != len(after) or any(_shape(o) != _shape(n) for o, n in zip(before, after)):
-        raise _Fallback(f"{d}: more than bodies and supporting files' bytes changed")
+        raise Fallback(f"{d}: more than bodies and supporting files' bytes changed")
     return list(zip(before, after))
 
 
@@ -398,9 +419,9 @@ def _context(facts: Tuple[FrozenSet[str], Any], clients: Sequence[str], shared: 
     return client_registry.render_context(skills, frozenset(clients), renamed, shared)
 
 
-def _rerender(adapters, pairs, ctx, memo: cache.Memo, shared: Dict[str, int], work: _Work
+def rerender(adapters, pairs, ctx, memo: cache.Memo, shared: Dict[str, int], work: Work
               ) -> Tuple[List[Any], Dict[str, str]]:
-    """The outputs to write (new bytes) and the digests they replace; _Fallback when any
+    """The outputs to write (new bytes) and the digests they replace; Fallback when any
     rendering differs in more than its files' bytes, or the items' copies are loaded
     differently by other clients."""
     from agentrc.output import plan as planning
@@ -415,35 +436,35 @@ def _rerender(adapters, pairs, ctx, memo: cache.Memo, shared: Dict[str, int], wo
         for before, after in pairs:
             was = planning.memoized(adapter, before, ctx, memo)
             if was is None:
-                raise _Fallback("the memo does not hold the last build's rendering")
+                raise Fallback("the memo does not hold the last build's rendering")
             work.renders += 1
             now = planning._render(adapter, after, ctx, memo)
             if was.report != now.report or was.fragments != now.fragments or len(was.files) != len(now.files):
-                raise _Fallback(f"{after.label}: {adapter.name}'s report or fragments changed")
+                raise Fallback(f"{after.label}: {adapter.name}'s report or fragments changed")
             for a, b in zip(was.files, now.files):
                 if (a.path, a.executable, a.owner, a.merge, a.keys) != (b.path, b.executable, b.owner, b.merge,
                                                                          b.keys):
-                    raise _Fallback(f"{after.label}: {adapter.name}'s files changed place or kind")
+                    raise Fallback(f"{after.label}: {adapter.name}'s files changed place or kind")
                 producers[b.path] = producers.get(b.path, 0) + 1
                 if b.path in old:  # another rendering of these items planned it too: the same bytes?
                     if old[b.path] != a.sha256() or new[b.path] != b.sha256():
-                        raise _Fallback(f"{b.path}: its renderings disagree")
+                        raise Fallback(f"{b.path}: its renderings disagree")
                     continue
                 old[b.path], new[b.path] = a.sha256(), b.sha256()
                 if a.sha256() == b.sha256():
                     continue
                 if b.merge:
-                    raise _Fallback(f"{b.path}: a merged output changed")
+                    raise Fallback(f"{b.path}: a merged output changed")
                 write[b.path] = b
             if was.files:
                 old_entries[(adapter.name, before.kind, before.name)] = was.files[0]
                 new_entries[(adapter.name, after.kind, after.name)] = now.files[0]
     for path in write:
         if shared.get(path, 1) != producers[path]:
-            raise _Fallback(f"{path}: an output other items or files also plan changed")
+            raise Fallback(f"{path}: an output other items or files also plan changed")
     if pairs and planning.cross_discovery(adapters, [o for o, _ in pairs], old_entries) != \
             planning.cross_discovery(adapters, [n for _, n in pairs], new_entries):
-        raise _Fallback("other clients load the edited items' copies differently")
+        raise Fallback("other clients load the edited items' copies differently")
     return list(write.values()), {p: old[p] for p in write}
 
 
@@ -455,7 +476,7 @@ def _write_outputs(out: Path, stamp: dict, files: Sequence[Any], old: Dict[str, 
             tree.expect(stamp.get("manifest", ""), stamp.get("outputs"))
             done = tree.replay(files, old, stamp["files"])
             if done is None:
-                raise _Fallback("the output changed under the lock")
+                raise Fallback("the output changed under the lock")
             return done[0], writer.replayed_statuses(tree), done[1]
     except writer.OutputError as exc:
         return None, None, tuple(exc.diagnostics)

@@ -349,8 +349,8 @@ def memoized(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Op
 
 def _memoized(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo) -> Optional[Rendered]:
     hit = memo.get(render_key(adapter, item, ctx)) if item.digest else None
-    if hit is None:
-        return None
+    if hit is None or isinstance(hit, Rendered):  # held unpacked (`unpacked`), as `_plain` takes it
+        return hit
 
     def unavailable() -> Rendered:
         raise LookupError(f"{item.label}: the memo holds its files' digests, not their bytes")
