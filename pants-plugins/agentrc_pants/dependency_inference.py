@@ -23,7 +23,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from pants.engine.addresses import Address
 from pants.engine.fs import Digest, DigestContents
-from pants.engine.rules import Get, MultiGet, collect_rules, rule
+from pants.engine.rules import Get, collect_rules, rule
 from pants.engine.target import (
     AllTargets,
     HydratedSources,
@@ -41,6 +41,7 @@ from agentrc.portable.discovery import registry_of, registry_roots
 from agentrc.portable.peek import Peek, peek
 from agentrc.portable.resolve import Found, find_cycles, lookup
 from agentrc_pants import memory
+from agentrc_pants.rounds import in_rounds
 from agentrc_pants.subsystem import AgentrcSubsystem
 from agentrc_pants.target_types import (
     AgentrcBundleSourceField,
@@ -100,7 +101,7 @@ async def agentrc_index(all_targets: AllTargets, subsystem: AgentrcSubsystem) ->
     roots = registry_roots(markers)
     registries = {posixpath.dirname(path): address for path, address in markers.items()}
     fields = [(tgt.address, tgt[f]) for tgt in all_targets for f in ENTRY_FIELDS if tgt.has_field(f)]
-    found = await MultiGet(Get(EntrypointPeeks, EntrypointPeekRequest(f)) for _, f in fields)
+    found = await in_rounds([Get(EntrypointPeeks, EntrypointPeekRequest(f)) for _, f in fields])
     names: Dict[NameKey, list] = defaultdict(list)
     peeks = {}
     where = {}

@@ -43,6 +43,7 @@ from agentrc.pipeline import stages as pipeline
 from agentrc.text import markdown
 from agentrc_pants import memory, merging
 from agentrc_pants.merging import KeyedMergeRequest
+from agentrc_pants.rounds import in_rounds
 from agentrc_pants.subsystem import AgentrcSubsystem, Execution
 
 REPORT = pipeline.REPORT
@@ -385,8 +386,9 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
     groups = sorted(warm.item_dir_groups(request.tree).items())
     order = merging.buckets([key for key, _ in groups])
     process = subsystem.execution is not Execution.in_process
-    found = await MultiGet(Get(ItemDirBucket, ItemDirBucketRequest(
-        tuple(tuple(groups[i][1]) for i in bucket), request.clients, process)) for bucket in order)
+    found = await in_rounds([Get(ItemDirBucket, ItemDirBucketRequest(
+        tuple(tuple(groups[i][1]) for i in bucket), request.clients, process)) for bucket in order],
+        [len(bucket) for bucket in order])
     parts: List[ItemDirEntries] = [ItemDirEntries(())] * len(groups)
     for bucket, got in zip(order, found):
         for i, part in zip(bucket, got.parts):

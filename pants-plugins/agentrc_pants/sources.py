@@ -19,6 +19,7 @@ from pants.engine.target import (
 
 from agentrc.model import SourceFile, SourceTree
 from agentrc_pants.merging import KeyedMergeRequest, buckets
+from agentrc_pants.rounds import in_rounds
 from agentrc_pants.target_types import (
     AgentrcBundleSourceField,
     AgentrcEntrypointField,
@@ -110,8 +111,8 @@ async def agentrc_sources(request: AgentrcSourcesRequest) -> AgentrcSources:
     pairs = sorted(zip(keys, requests), key=lambda kr: kr[0])
     keys, requests = [k for k, _ in pairs], [r for _, r in pairs]
     order = buckets(keys)
-    found = await MultiGet(Get(_TargetFilesBucket, _TargetFilesBucketRequest(tuple(requests[i] for i in bucket)))
-                           for bucket in order)
+    found = await in_rounds([Get(_TargetFilesBucket, _TargetFilesBucketRequest(tuple(requests[i] for i in bucket)))
+                             for bucket in order], [len(bucket) for bucket in order])
     parts: List[_TargetFiles] = [_EMPTY] * len(requests)
     for bucket, got in zip(order, found):
         for i, part in zip(bucket, got.parts):
