@@ -1,4 +1,4 @@
-"""A package replayed onto the last package of its shape (agentrc.pipeline.replan, what the
+"""A package replayed onto the last package of its shape (agentrc.building.replan, what the
 Pants backend does with an edit) gives exactly what a full package gives: the files with
 their bytes and modes, the report, the diagnostics and the count. Each edit goes the way
 expected (`LastPackages.replayed`), so the test cannot pass by always packaging in full."""
@@ -14,7 +14,8 @@ import pytest
 from agentrc.memo.cache import Memo, is_render_key
 from agentrc.model import SourceFile, SourceTree
 from agentrc.output import plan as planning
-from agentrc.pipeline import replan, warm
+from agentrc.building import replan
+from agentrc.pipeline import warm
 from agentrc.pipeline import stages
 from test_edit_cost import _generator
 from test_incremental import EDITS, FULL, REPLAY

@@ -33,12 +33,13 @@ from pants.engine.rules import Get, MultiGet, collect_rules, rule
 from pants.util.frozendict import FrozenDict
 from pants.util.logging import LogLevel
 
+from agentrc.building import replan
 from agentrc.diagnostics import Diagnostic, count_summary
 from agentrc.memo import codec as memocodec
 from agentrc.memo.cache import is_render_key
 from agentrc.model import IgnoreList, SourceFile, SourceTree
 from agentrc.output import plan as plan_output
-from agentrc.pipeline import nogc, replan, warm
+from agentrc.pipeline import nogc, warm
 from agentrc.pipeline import stages as pipeline
 from agentrc.text import markdown
 from agentrc_pants import memory, merging
@@ -414,7 +415,7 @@ async def generate(request: GenerationRequest, subsystem: AgentrcSubsystem) -> G
     return GenerationResult(digest, diagnostics, count)
 
 
-# The last package of each shape, for the next edit to replay onto (agentrc.pipeline.replan).
+# The last package of each shape, for the next edit to replay onto (agentrc.building.replan).
 LAST = replan.LastPackages()
 
 

@@ -61,7 +61,7 @@ def test_an_edit_merges_one_bucket_again_and_the_tree_is_the_clis():
     replayed = generation.LAST.replayed
     result = runner.run_goal_rule(Package, args=["reg::"])
     assert result.exit_code == 0, result.stderr
-    # The registry's package replayed onto the last one (agentrc.pipeline.replan), not planned whole.
+    # The registry's package replayed onto the last one (agentrc.building.replan), not planned whole.
     assert generation.LAST.replayed == replayed + 1
     # The edited directory's bucket of the tree and the edited target's bucket of the sources:
     # a few digests each (N / 16 buckets), not the N + N / 4 of each before merging.py.

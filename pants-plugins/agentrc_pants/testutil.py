@@ -5,7 +5,7 @@ from __future__ import annotations
 from pants.core.goals import package
 from pants.testutil.rule_runner import RuleRunner
 
-from agentrc.pipeline import replan
+from agentrc.building import replan
 from agentrc_pants import generation, register
 
 REGISTRY = {
