@@ -56,7 +56,7 @@ COMPLEX = {
     'src/agentrc/output/discovery.py:cross_discovery:C901',
     'src/agentrc/output/plan.py:plan:C901',
     'src/agentrc/output/tree.py:dir:C901',
-    'src/agentrc/building/incremental.py:_rerender:C901',
+    'src/agentrc/building/incremental.py:rerender:C901',
     'src/agentrc/pipeline/warm.py:_owner:C901',
     'src/agentrc/portable/checks.py:check_fields:C901',
     'src/agentrc/portable/directives.py:parse:C901',

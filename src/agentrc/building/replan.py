@@ -20,7 +20,7 @@ from __future__ import annotations
 import posixpath
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import Any, Dict, FrozenSet, Hashable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Hashable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from agentrc.building import incremental
 from agentrc.clients import registry as client_registry
@@ -138,16 +138,8 @@ def _replay(last: Packaged, tree: SourceTree, entries: Mapping[str, Entries]) ->
     changed = [p for p, now in sources.items() if now != last.sources[p]]
     if not changed:
         return Replayed(replace(last, entries=dict(entries)), last.files, last.diagnostics, last.count, 0)
-    for p in changed:
-        if sources[p][0] != last.sources[p][0] or sources[p][2] != last.sources[p][2]:
-            raise incremental.Fallback("a source's mode or link changed")
-        if p in last.explicit or is_registry_marker(p) or is_bundle_file(p):
-            raise incremental.Fallback("a registry-level file changed")
     files = {f.path: f for f in tree.files}
-    owners = {incremental.owner(p, files) for p in changed}
-    groups = {_group(d, entries) for d in owners if d is not None}
-    if None in owners or None in groups:
-        raise incremental.Fallback("a file outside every item directory changed")
+    owners, groups = _edited(last, sources, changed, files, entries)
     data: Dict[Any, Any] = {}
     for g in groups:
         data.update(last.entries.get(g, ()))  # the old side: a miss is a fallback (`reparse`)
@@ -155,7 +147,7 @@ def _replay(last: Packaged, tree: SourceTree, entries: Mapping[str, Entries]) ->
     memo = Memo(data)
     names = client_registry.client_names()
     pairs: List[Tuple[Any, Any]] = []
-    for d in sorted(o for o in owners if o is not None):
+    for d in sorted(owners):
         pairs.extend(incremental.reparse(d, files, lambda path: last.sources[path][:2], names, memo))
     chosen = [(o, n) for o, n in pairs if (o.kind.value, o.name) in last.selected]
     adapters = client_registry.get(list(last.clients), "project")
@@ -164,6 +156,26 @@ def _replay(last: Packaged, tree: SourceTree, entries: Mapping[str, Entries]) ->
     out = tuple((p, new[p].content, x) if p in new else (p, c, x) for p, c, x in last.files)
     packaged = replace(last, sources=sources, entries=dict(entries), files=out)
     return Replayed(packaged, out, last.diagnostics, last.count, len(owners))
+
+
+def _edited(last: Packaged, sources: Mapping[str, Tuple[bool, bytes, Optional[str]]], changed: Sequence[str],
+            files: Mapping[str, Any], entries: Mapping[str, Entries]) -> Tuple[Set[str], Set[str]]:
+    """The item directories holding the `changed` sources, and the groups holding those;
+    Fallback when a change is more than bytes inside an item directory."""
+    owners: Set[str] = set()
+    groups: Set[str] = set()
+    for p in changed:
+        if sources[p][0] != last.sources[p][0] or sources[p][2] != last.sources[p][2]:
+            raise incremental.Fallback("a source's mode or link changed")
+        if p in last.explicit or is_registry_marker(p) or is_bundle_file(p):
+            raise incremental.Fallback("a registry-level file changed")
+        d = incremental.owner(p, files)
+        group = None if d is None else _group(d, entries)
+        if d is None or group is None:
+            raise incremental.Fallback("a file outside every item directory changed")
+        owners.add(d)
+        groups.add(group)
+    return owners, groups
 
 
 def _group(d: str, entries: Mapping[str, Entries]) -> Optional[str]:
