@@ -104,3 +104,71 @@ def test_other_options_or_other_paths_are_another_shape(tmp_path):
     assert replan.replay(packaged, packaged.options, tree, _entries(tree, ("claude",))) is not None
     assert replan.replay(packaged, ("other",), tree, {}) is None
     assert replan.replay(packaged, packaged.options, SourceTree(tree.files[:-1]), {}) is None  # a file gone
+
+
+def _skill(root: str, name: str, description: str, body: str, extra=None) -> Dict[str, str]:
+    files = {f"{root}/skills/{name}/SKILL.md": f"---\nschema: 1\ndescription: {description}\n---\n\n## Steps\n\n{body}"}
+    files.update({f"{root}/skills/{name}/{p}": t for p, t in (extra or {}).items()})
+    return files
+
+
+def _tree(files: Dict[str, str]) -> SourceTree:
+    return SourceTree(tuple(SourceFile(p, t.encode(), p.endswith(".sh")) for p, t in sorted(files.items())))
+
+
+@pytest.mark.parametrize("select", [{"bundles": ("core",)}, {"entrypoints": ("reg/skills/foo/SKILL.md",)}])
+def test_an_item_not_built_with_the_name_of_one_built_is_not_replayed_into_it(select):
+    """A registry nested in another holds a skill of the same name, not selected: its edit
+    leaves the selected skill's files as they were (the replay took an item by kind and name
+    and swapped the other's bytes into the selected one's path; the Pants backend's nodes
+    render every item of a directory, selected or not)."""
+    files = {"reg/agentrc-registry.yaml": "schema: 1\n", "reg/vendor/acme/agentrc-registry.yaml": "schema: 1\n",
+             "reg/core.bundle.yaml": "schema: 1\nname: core\ndescription: Core.\nitems:\n  skills:\n    - foo\n"}
+    files.update(_skill("reg", "foo", "Use when it is ours", "Ours.\n"))
+    files.update(_skill("reg/vendor/acme", "foo", "Use when it is theirs", "Theirs.\n"))
+    clients = ("claude",)
+    last = replan.LastPackages()
+    for edit in ("", "Vendor edit.\n"):
+        files["reg/vendor/acme/skills/foo/SKILL.md"] += edit
+        tree = _tree(files)
+        entries = _entries(tree, clients, unpack=True)
+        got = last.package(tree, entries, clients, **select)
+        memo = Memo({k: v for part in entries.values() for k, v in part})
+        plan, full = stages.package(_tree(files), clients, memo=memo, **select)
+        assert got == (full, plan.diagnostics, len(plan.files))
+        assert b"Ours." in dict((p, c) for p, c, _ in got[0])[".claude/skills/foo/SKILL.md"]
+    assert last.replayed == 1
+
+
+def test_a_file_two_clients_plan_replays_after_other_full_packages_over_the_same_entries():
+    """codex and gemini both plan .agents/skills/<name>/: the plan counts its producers
+    itself (`Plan.shared`). Counted on the files, which pantsd's nodes keep across plans, each
+    full plan counted them again, and a later edit of the skill never replayed."""
+    files = {"reg/agentrc-registry.yaml": "schema: 1\n",
+             "reg/rules/style/RULE.md": "---\nschema: 1\ndescription: House style\n---\n\n## Style\n\nA style rule.\n"}
+    files.update(_skill("reg", "alpha", "Use when alpha", "Use [ref](ref.md).\n", {"ref.md": "Ref text.\n"}))
+    clients = ("codex", "gemini")
+    kept: Dict[Tuple[str, ...], tuple] = {}
+
+    def entries(tree: SourceTree) -> Dict[str, tuple]:  # each directory's entries kept, as pantsd's nodes are
+        out = {}
+        for key, group in sorted(warm.item_dir_groups(tree).items()):
+            content = tuple(f.content.decode() for f in group)
+            out[key] = kept.setdefault(content, _entries(SourceTree(tuple(group)), clients, unpack=True)[key])
+        return out
+
+    last = replan.LastPackages()
+    steps = [("", "", False), ("reg/rules/style/RULE.md", "description: Changed", False),
+             ("reg/skills/alpha/SKILL.md", "More.\n", True)]
+    for path, change, replays in steps:
+        if path.endswith("RULE.md"):
+            files[path] = files[path].replace("description: House style", change)
+        elif path:
+            files[path] += change
+        before = last.replayed
+        tree = _tree(files)
+        got = last.package(tree, entries(tree), clients)
+        assert got == _full(_tree(files), entries(tree), clients)
+        assert (last.replayed > before) == replays, path
+    plan, _ = stages.package(_tree(files), clients, memo=Memo({k: v for p in entries(tree).values() for k, v in p}))
+    assert plan.shared[".agents/skills/alpha/SKILL.md"] == 2

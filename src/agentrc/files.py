@@ -52,18 +52,6 @@ class OutputFile:
             object.__setattr__(self, "_sha256", known)  # not a field: equality and hash stay the fields'
         return known
 
-    def mark_shared(self) -> None:
-        """Note one more rendering (or project file) that planned these bytes at this path
-        (`output.plan._add`): not a field, so equality and hash stay the fields'."""
-        object.__setattr__(self, "_producers", self.producers + 1)
-
-    @property
-    def producers(self) -> int:
-        """How many renderings planned this file (`mark_shared`): an incremental build
-        replays a file only when it renders every one of them again, so their new bytes
-        cannot clash unseen (AR090)."""
-        return self.__dict__.get("_producers", 1)
-
     def same_bytes(self, other: OutputFile) -> bool:
         """Whether `other` has the same content, without producing the bytes of a file that
         is known by its digest alone."""

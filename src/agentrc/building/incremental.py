@@ -7,7 +7,7 @@ builds those alone:
 
 - The last successful full build left, beside its stamp (outside the output tree), a replay
   record (`save_record`): its key, the options, the items it rendered, and the output paths
-  that more than one rendering produced, with how many (`OutputFile.producers`). The stamp
+  that more than one rendering produced, with how many (`Plan.shared`). The stamp
   keeps that key (`replay`) through the edits replayed since, which change none of it.
 - A new build qualifies when that record and the stamp match its options, the output is as
   the last build wrote it (`writer.untouched`), and its sources differ from the recorded
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from agentrc.building.build import BuildOptions
     from agentrc.inputs.read import Inputs
 
-RECORD_VERSION = 2  # 2: the render context's facts kept (`save_record`)
+RECORD_VERSION = 3  # 2: the render context's facts kept (`save_record`); 3: items selected by entrypoint too
 
 
 @dataclass(frozen=True)
@@ -112,9 +112,9 @@ def save_record(stamp_path: Path, key: str, options: BuildOptions, inputs: Input
     if ctx is None:  # a plan that rendered nothing: no replay after it
         forget_record(stamp_path)
         return
-    selected = sorted({(r.kind, r.name) for r in plan.reports if r.kind in _KINDS})
+    selected = sorted({(r.kind, r.name, r.source) for r in plan.reports if r.kind in _KINDS})
     record = {"version": RECORD_VERSION, "key": key, "options": options_key(options, inputs.explicit),
-              "selected": tuple(selected), "shared": {f.path: f.producers for f in plan.files if f.producers > 1},
+              "selected": tuple(selected), "shared": dict(plan.shared),
               "context": (ctx.skills, ctx.renamed)}
     _write(stamp_path, record)
 
@@ -229,7 +229,7 @@ def _replay(options: BuildOptions, memo_path: Path, stamp_path: Path, stamp: dic
     adapters = client_registry.get(list(options.clients), options.layout)
     ctx = _context(record["context"], options.clients, options.shared_copies)
     selected = set(record["selected"])
-    chosen = [(o, n) for o, n in pairs if (o.kind.value, o.name) in selected]
+    chosen = [(o, n) for o, n in pairs if (o.kind.value, o.name, o.entrypoint) in selected]
     write, old = rerender(adapters, chosen, ctx, memo, dict(record["shared"]), work)
     work.saved = True
     # As the full build, saved once the plan is known good; every entry stays (this build read

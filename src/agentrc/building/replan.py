@@ -46,7 +46,7 @@ class Packaged:
     count: int  # the plan's files (the report aside)
     files: PackageFiles
     context: Any  # the plan's RenderContext
-    selected: FrozenSet[Tuple[str, str]]  # (kind, name) of every item rendered
+    selected: FrozenSet[Tuple[str, str, str]]  # (kind, name, entrypoint) of every item rendered
     shared: Mapping[str, int]  # output path -> renderings that planned it, where more than one
 
 
@@ -103,10 +103,9 @@ def remember(options: Hashable, clients: Sequence[str], tree: SourceTree, entrie
     for a package that failed or rendered nothing."""
     if not plan.ok or plan.context is None or not files:
         return None
-    selected = frozenset((r.kind, r.name) for r in plan.reports)
-    shared = {f.path: f.producers for f in plan.files if f.producers > 1}
+    selected = frozenset((r.kind, r.name, r.source) for r in plan.reports)
     return Packaged(options, tuple(clients), _sources(tree), dict(entries), frozenset(explicit), plan.diagnostics,
-                    len(plan.files), files, plan.context, selected, shared)
+                    len(plan.files), files, plan.context, selected, dict(plan.shared))
 
 
 @dataclass(frozen=True)
@@ -149,7 +148,7 @@ def _replay(last: Packaged, tree: SourceTree, entries: Mapping[str, Entries]) ->
     pairs: List[Tuple[Any, Any]] = []
     for d in sorted(owners):
         pairs.extend(incremental.reparse(d, files, lambda path: last.sources[path][:2], names, memo))
-    chosen = [(o, n) for o, n in pairs if (o.kind.value, o.name) in last.selected]
+    chosen = [(o, n) for o, n in pairs if (o.kind.value, o.name, o.entrypoint) in last.selected]
     adapters = client_registry.get(list(last.clients), "project")
     write, _ = incremental.rerender(adapters, chosen, last.context, memo, dict(last.shared), incremental.Work())
     new = {f.path: f for f in write}

@@ -13,7 +13,7 @@ import operator
 import os
 import posixpath
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from agentrc.clients import ignorefile
 from agentrc.clients import registry as client_registry
@@ -52,6 +52,11 @@ class Plan:
     # What the adapters were told beyond the items (their skills' names, the names given to
     # items that would collide as Agent Skills): a replayed edit renders in the same context.
     context: Optional[RenderContext] = field(default=None, compare=False)
+    # Output path -> how many renderings (or project files) planned its bytes, where more than
+    # one: an incremental build replays such a file only when it renders every one of them
+    # again, so their new bytes cannot clash unseen (AR090). Counted by the plan, not on the
+    # files, which a memo kept across plans (pantsd's nodes) would count again in each.
+    shared: Mapping[str, int] = field(default_factory=dict, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -69,7 +74,7 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
     ctx = _context(items, clients, shared_copies)
     diags = Diagnostics()
     reports: List[ItemReport] = []
-    by_path: Dict[str, OutputFile] = {}
+    by_path = _Planned()
     entries: Dict[Tuple[str, Kind, str], OutputFile] = {}
     fragments: Dict[str, List[Fragment]] = {}
     shared: Dict[Tuple[str, Kind, str], str] = {}  # (reader, kind, name) -> the copy it reads instead
@@ -112,7 +117,16 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
     _warn_cross_discovery(sightings, diags, clients)
     reports = _with_sightings(reports, sightings)
     _shared_context(clients, items, reports, diags)
-    return Plan(tuple(by_path[p] for p in sorted(by_path)), tuple(reports), diags.sorted(), context=ctx)
+    return Plan(tuple(by_path[p] for p in sorted(by_path)), tuple(reports), diags.sorted(), context=ctx,
+                shared=by_path.producers)
+
+
+class _Planned(Dict[str, OutputFile]):
+    """A plan's files by path, and how many renderings planned each one planned more than once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.producers: Dict[str, int] = {}
 
 
 def _ignore_file(registry: Registry, adapter: ClientAdapter, by_path: Dict[str, OutputFile],
@@ -444,5 +458,5 @@ def _add(by_path: Dict[str, OutputFile], f: OutputFile, diags: Diagnostics, sour
         by_path[f.path] = f
     elif other.executable != f.executable or not other.same_bytes(f):
         diags.error(source, (0, 0), "AR090", f"{f.path}: {f.owner} and {other.owner} need different bytes")
-    else:
-        other.mark_shared()  # one more producer: an incremental build replays it only with all of them
+    elif isinstance(by_path, _Planned):  # one more producer: an incremental build replays it only with all of them
+        by_path.producers[f.path] = by_path.producers.get(f.path, 1) + 1

@@ -80,7 +80,7 @@ def generate(tree: SourceTree, clients: Sequence[str], bundles: Optional[Sequenc
         files = _with_plugin_files(files, _plugin_files(loaded.registry, adapters, bundles, plugin_name))
     return Plan(files, result.reports,
                 tuple(sorted(set(loaded.diagnostics + sel_diags + result.diagnostics))), loaded.reports,
-                result.context)
+                result.context, result.shared)
 
 
 def _plugins_not_installed(bundles) -> Tuple[Diagnostic, ...]:
