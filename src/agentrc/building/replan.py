@@ -150,7 +150,10 @@ def _replay(last: Packaged, tree: SourceTree, entries: Mapping[str, Entries]) ->
         pairs.extend(incremental.reparse(d, files, lambda path: last.sources[path][:2], names, memo))
     chosen = [(o, n) for o, n in pairs if (o.kind.value, o.name, o.entrypoint) in last.selected]
     adapters = client_registry.get(list(last.clients), "project")
-    write, _ = incremental.rerender(adapters, chosen, last.context, memo, dict(last.shared), incremental.Work())
+    try:
+        write, _ = incremental.rerender(adapters, chosen, last.context, memo, dict(last.shared), incremental.Work())
+    finally:
+        last.context.formatted.clear()  # what rendering formatted: kept for one item (`plan`), not the daemon's life
     new = {f.path: f for f in write}
     out = tuple((p, new[p].content, x) if p in new else (p, c, x) for p, c, x in last.files)
     packaged = replace(last, sources=sources, entries=dict(entries), files=out)
