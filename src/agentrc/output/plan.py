@@ -122,14 +122,14 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
 
 
 class _Planned(Dict[str, OutputFile]):
-    """A plan's files by path, and how many renderings planned each one planned more than once."""
+    """A plan's files by path, with how many renderings planned each path that more than one did."""
 
     def __init__(self) -> None:
         super().__init__()
         self.producers: Dict[str, int] = {}
 
 
-def _ignore_file(registry: Registry, adapter: ClientAdapter, by_path: Dict[str, OutputFile],
+def _ignore_file(registry: Registry, adapter: ClientAdapter, by_path: _Planned,
                  diags: Diagnostics, strict: bool) -> List[ItemReport]:
     """The client's ignore file from the project's list and its own `tools.<name>.ignore`,
     and its report (clients.ignorefile); nothing when neither names a pattern."""
@@ -278,7 +278,7 @@ def _sources(reader: str, kind: Kind, clients: FrozenSet[str]) -> Tuple[Tuple[st
 _status = operator.attrgetter("status")
 
 
-def _collect(rendered: Rendered, by_path: Dict[str, OutputFile], fragments: Dict[str, List[Fragment]],
+def _collect(rendered: Rendered, by_path: _Planned, fragments: Dict[str, List[Fragment]],
              diags: Diagnostics, source: str) -> None:
     for f in rendered.files:
         _add(by_path, f, diags, source)
@@ -452,11 +452,11 @@ def _outcomes(fields: tuple, made: Dict[tuple, Tuple[FieldOutcome, ...]]) -> Tup
     return known
 
 
-def _add(by_path: Dict[str, OutputFile], f: OutputFile, diags: Diagnostics, source: str) -> None:
+def _add(by_path: _Planned, f: OutputFile, diags: Diagnostics, source: str) -> None:
     other = by_path.get(f.path)
     if other is None:
         by_path[f.path] = f
     elif other.executable != f.executable or not other.same_bytes(f):
         diags.error(source, (0, 0), "AR090", f"{f.path}: {f.owner} and {other.owner} need different bytes")
-    elif isinstance(by_path, _Planned):  # one more producer: an incremental build replays it only with all of them
+    else:  # one more producer: an incremental build replays it only with all of them
         by_path.producers[f.path] = by_path.producers.get(f.path, 1) + 1
