@@ -5,6 +5,7 @@ memory read after each run: what docs/benchmarks.md's "pantsd's memory" table co
     python bench/pants_rss.py --items 5000 --setup [--src worktree|head|COMMIT]
     python bench/pants_rss.py --items 5000 --runs cold,noop,noop,edit,noop
     python bench/pants_rss.py --items 5000 --setup --workunits bench/out/workunits   # + the slowest rules
+    python bench/pants_rss.py --items 5000 --runs cold --sample   # + where pantsd's memory peaked
 
 `--setup` makes the scratch repository like bench/pants_bench.py does (bench/out/tmpfs/pants/
 p<items>, on the tmpfs when run as root: the code, gen_registry.py's registry, `./pants
@@ -19,12 +20,15 @@ pid that changes between runs is a daemon Pants restarted (e.g. over
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Dict, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -59,6 +63,58 @@ def with_workunit_logger(toml: Path, logdir: Path) -> None:
     toml.write_text(text + f'\n[workunit-logger]\nenabled = true\nlogdir = "{logdir}"\n')
 
 
+class Sampler:
+    """pantsd's anonymous memory every quarter second while a run goes on (a thread): the
+    run's peak, when it came, and (with the workunit logger) the rules under way then. The
+    peak VmHWM says how high; this says where (the index's peeks, all under way at once, were
+    1.4 GB of a 10,000-item cold run's peak: `agentrc_pants/rounds.py`)."""
+
+    def __init__(self, repo: Path, interval: float = 0.25):
+        self.repo, self.interval = repo, interval
+        self.samples: list = []  # (epoch seconds, RssAnon MiB)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> "Sampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            anon = status(self.repo).get("RssAnon")
+            if anon is not None:
+                self.samples.append((time.time(), anon))
+
+    def peak(self, start: float, logdir: Optional[Path]) -> dict:
+        if not self.samples:
+            return {}
+        at, anon = max(self.samples, key=lambda s: s[1])
+        out: dict = {"anon_peak": anon, "anon_peak_at": round(at - start, 2)}
+        if logdir is not None:
+            out["under_way_at_peak"] = rules_under_way(logdir, at)
+        return out
+
+
+def rules_under_way(logdir: Path, at: float, most: int = 5) -> list:
+    """The rules of the newest logged run whose workunits spanned the moment `at` (epoch
+    seconds), the most instances first."""
+    runs = sorted(logdir.glob("*.json"), key=lambda p: p.stat().st_mtime)
+    if not runs:
+        return []
+    counts: Dict[str, int] = {}
+    for u in json.loads(runs[-1].read_text()):
+        start = u.get("start_secs", 0) + u.get("start_nanos", 0) / 1e9
+        end = start + u.get("duration_secs", 0) + u.get("duration_nanos", 0) / 1e9
+        if start <= at <= end and u["name"] not in ("select", "pants.core.goals.package.package_asset"):
+            name = u["name"].rsplit(".", 1)[-1]
+            counts[name] = counts.get(name, 0) + 1
+    return [f"{name} x{n}" for name, n in sorted(counts.items(), key=lambda kv: -kv[1])[:most]]
+
+
 def slowest_rules(logdir: Path, most: int = 6) -> dict:
     """The longest workunits (below the goal itself) of the newest run logged in `logdir`,
     in seconds; a rule's time includes what it waited for."""
@@ -86,6 +142,8 @@ def main() -> int:
                     "versions can be measured side by side, each with its own pantsd")
     ap.add_argument("--stop", action="store_true", help="stop the repository's pantsd after the runs")
     ap.add_argument("--flag", action="append", default=[], help="an extra Pants flag for every run")
+    ap.add_argument("--sample", action="store_true", help="sample pantsd's anonymous memory during each run: its "
+                    "peak, when, and (with --workunits) the rules under way then")
     ap.add_argument("--workunits", metavar="DIR", help="with --setup: Pants' workunit logger writes each run's "
                     "workunits to DIR, and each run's line names the slowest rules (where the time goes)")
     args = ap.parse_args()
@@ -117,11 +175,15 @@ def main() -> int:
                 shutil.rmtree(repo / "dist", ignore_errors=True)
             elif kind == "edit":
                 edit.write_text(original + f"\nEdited at {time.time()}.\n")
-            seconds, _ = pb.pants(repo, *flags, "package", "::", timeout=3600)
+            started = time.time()
+            with (Sampler(repo) if args.sample else contextlib.nullcontext()) as sampler:
+                seconds, _ = pb.pants(repo, *flags, "package", "::", timeout=3600)
             dist = sum(len(files) for _, _, files in os.walk(repo / "dist"))
-            slowest = {"slowest": slowest_rules(Path(args.workunits))} if args.workunits else {}
+            logdir = Path(args.workunits) if args.workunits else None
+            slowest = {"slowest": slowest_rules(logdir)} if logdir else {}
+            sampled = sampler.peak(started, logdir) if sampler is not None else {}
             print(json.dumps({"run": kind, "s": round(seconds, 2), "load": pb.load(), "dist_files": dist,
-                              **status(repo), **slowest}), flush=True)
+                              **status(repo), **slowest, **sampled}), flush=True)
     finally:
         if edit.read_text() != original:  # a rewrite of the same bytes would still be a change to Pants' watcher
             edit.write_text(original)
