@@ -63,6 +63,19 @@ def with_workunit_logger(toml: Path, logdir: Path) -> None:
     toml.write_text(text + f'\n[workunit-logger]\nenabled = true\nlogdir = "{logdir}"\n')
 
 
+def _newest_rules(logdir: Path) -> list:
+    """The workunits of the newest run logged in `logdir`, below the goal itself."""
+    runs = sorted(logdir.glob("*.json"), key=lambda p: p.stat().st_mtime)
+    if not runs:
+        return []
+    return [u for u in json.loads(runs[-1].read_text())
+            if u["name"] not in ("select", "pants.core.goals.package.package_asset")]
+
+
+def _seconds(unit: dict) -> float:
+    return unit.get("duration_secs", 0) + unit.get("duration_nanos", 0) / 1e9
+
+
 class Sampler:
     """pantsd's anonymous memory every quarter second while a run goes on (a thread): the
     run's peak, when it came, and (with the workunit logger) the rules under way then. The
@@ -102,14 +115,10 @@ class Sampler:
 def rules_under_way(logdir: Path, at: float, most: int = 5) -> list:
     """The rules of the newest logged run whose workunits spanned the moment `at` (epoch
     seconds), the most instances first."""
-    runs = sorted(logdir.glob("*.json"), key=lambda p: p.stat().st_mtime)
-    if not runs:
-        return []
     counts: Dict[str, int] = {}
-    for u in json.loads(runs[-1].read_text()):
+    for u in _newest_rules(logdir):
         start = u.get("start_secs", 0) + u.get("start_nanos", 0) / 1e9
-        end = start + u.get("duration_secs", 0) + u.get("duration_nanos", 0) / 1e9
-        if start <= at <= end and u["name"] not in ("select", "pants.core.goals.package.package_asset"):
+        if start <= at <= start + _seconds(u):
             name = u["name"].rsplit(".", 1)[-1]
             counts[name] = counts.get(name, 0) + 1
     return [f"{name} x{n}" for name, n in sorted(counts.items(), key=lambda kv: -kv[1])[:most]]
@@ -118,12 +127,7 @@ def rules_under_way(logdir: Path, at: float, most: int = 5) -> list:
 def slowest_rules(logdir: Path, most: int = 6) -> dict:
     """The longest workunits (below the goal itself) of the newest run logged in `logdir`,
     in seconds; a rule's time includes what it waited for."""
-    runs = sorted(logdir.glob("*.json"), key=lambda p: p.stat().st_mtime)
-    if not runs:
-        return {}
-    units = json.loads(runs[-1].read_text())
-    timed = sorted(((u.get("duration_secs", 0) + u.get("duration_nanos", 0) / 1e9, u["name"]) for u in units
-                    if u["name"] not in ("select", "pants.core.goals.package.package_asset")), reverse=True)
+    timed = sorted(((_seconds(u), u["name"]) for u in _newest_rules(logdir)), reverse=True)
     slowest: dict = {}
     for seconds, name in timed:  # each rule once, at its longest
         slowest.setdefault(name.rsplit(".", 1)[-1], round(seconds, 3))

@@ -209,17 +209,10 @@ def _replay(options: BuildOptions, memo_path: Path, stamp_path: Path, stamp: dic
         raise Fallback("the output is not as the last build left it")
     old_sources = stamp.get("sources")
     changed = _changed(old_sources, inputs.signature)
-    if set(changed) & set(inputs.explicit):
-        raise Fallback("a file named on the command line changed")
     files = _sources(inputs)
-    if any(p not in files or is_registry_marker(p) or is_bundle_file(p) for p in changed):
-        raise Fallback("a registry-level file changed")
+    owners = edited_dirs(changed, files, inputs.explicit)
     from agentrc.clients import registry as client_registry
 
-    found = {owner(p, files) for p in changed}
-    owners = sorted(d for d in found if d is not None)
-    if len(owners) != len(found):
-        raise Fallback("a file outside every item directory changed")
     memo = work.memo = cache.load(memo_path)
     names = client_registry.client_names()
     pairs: List[Tuple[Any, Any]] = []  # (old item, new item)
@@ -348,6 +341,21 @@ def _gone(path: str):
     def load() -> bytes:
         raise Fallback(f"{path}: the last build's bytes are not kept")
     return load
+
+
+def edited_dirs(changed: Sequence[str], files: Mapping[str, Any], explicit: Sequence[str]) -> List[str]:
+    """The item directories holding the `changed` sources, sorted; Fallback when one of them
+    is a file named on the command line, a registry-level file, or outside every item
+    directory (the CLI's replay and the Pants backend's, `replan`, both ask)."""
+    if set(changed) & set(explicit):
+        raise Fallback("a file named on the command line changed")
+    if any(p not in files or is_registry_marker(p) or is_bundle_file(p) for p in changed):
+        raise Fallback("a registry-level file changed")
+    found = {owner(p, files) for p in changed}
+    owners = sorted(d for d in found if d is not None)
+    if len(owners) != len(found):
+        raise Fallback("a file outside every item directory changed")
+    return owners
 
 
 def owner(path: str, files: Mapping[str, Any]) -> Optional[str]:

@@ -27,7 +27,6 @@ from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
 from agentrc.memo.cache import Memo
 from agentrc.model import IgnoreList, SourceTree
-from agentrc.names import is_bundle_file, is_registry_marker
 
 Entries = Tuple[Tuple[Any, Any], ...]  # one item directory group's memo entries (parse and renders)
 PackageFiles = Tuple[Tuple[str, bytes, bool], ...]  # what `stages.package` returns: (path, bytes, executable)
@@ -146,7 +145,7 @@ def _replay(last: Packaged, tree: SourceTree, entries: Mapping[str, Entries]) ->
     memo = Memo(data)
     names = client_registry.client_names()
     pairs: List[Tuple[Any, Any]] = []
-    for d in sorted(owners):
+    for d in owners:
         pairs.extend(incremental.reparse(d, files, lambda path: last.sources[path][:2], names, memo))
     chosen = [(o, n) for o, n in pairs if (o.kind.value, o.name, o.entrypoint) in last.selected]
     adapters = client_registry.get(list(last.clients), "project")
@@ -161,21 +160,17 @@ def _replay(last: Packaged, tree: SourceTree, entries: Mapping[str, Entries]) ->
 
 
 def _edited(last: Packaged, sources: Mapping[str, Tuple[bool, bytes, Optional[str]]], changed: Sequence[str],
-            files: Mapping[str, Any], entries: Mapping[str, Entries]) -> Tuple[Set[str], Set[str]]:
-    """The item directories holding the `changed` sources, and the groups holding those;
-    Fallback when a change is more than bytes inside an item directory."""
-    owners: Set[str] = set()
+            files: Mapping[str, Any], entries: Mapping[str, Entries]) -> Tuple[List[str], Set[str]]:
+    """The item directories holding the `changed` sources (`incremental.edited_dirs`), and the
+    groups holding those; Fallback when a change is more than bytes inside an item directory."""
+    if any(sources[p][0] != last.sources[p][0] or sources[p][2] != last.sources[p][2] for p in changed):
+        raise incremental.Fallback("a source's mode or link changed")
+    owners = incremental.edited_dirs(changed, files, tuple(last.explicit))
     groups: Set[str] = set()
-    for p in changed:
-        if sources[p][0] != last.sources[p][0] or sources[p][2] != last.sources[p][2]:
-            raise incremental.Fallback("a source's mode or link changed")
-        if p in last.explicit or is_registry_marker(p) or is_bundle_file(p):
-            raise incremental.Fallback("a registry-level file changed")
-        d = incremental.owner(p, files)
-        group = None if d is None else _group(d, entries)
-        if d is None or group is None:
-            raise incremental.Fallback("a file outside every item directory changed")
-        owners.add(d)
+    for d in owners:
+        group = _group(d, entries)
+        if group is None:
+            raise incremental.Fallback("a file outside every item directory group changed")
         groups.add(group)
     return owners, groups
 
