@@ -1,17 +1,72 @@
-"""Writing a whole buffer to a file descriptor.
+"""Whole buffers through file descriptors: writing all of one, and reading a file that may be hostile.
 
 `os.write` may write less than it is given (large buffers, pipes, a signal): the writer's
 staged files, its journal, the spill, the memo's spool and the workers' channels each
 looped over the rest with a copy of the same loop. One write is the common case, so a
 memoryview is made only after a short one.
+
+`read_regular` is the one way agentrc reads a file that input may have planted (a source,
+a project's own files, its lock, a journal, a fetched checkout, a capability package):
+opened without blocking, so a FIFO or a device in its place cannot hang the command; never
+through a link in its last component unless asked; checked on the descriptor it read, so a
+file swapped in between cannot slip through; and bounded. Each reader of such files had its
+own copy of these few calls, and one of them (the consumer's no-change check) opened the
+project file blocking: a FIFO named `agentrc.yaml` hung `agentrc install`.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-from typing import Union
+import stat
+from typing import Tuple, Union
 
 Buffer = Union[bytes, bytearray, memoryview]
+
+# Non-blocking (a FIFO, a tty), not through a link in the last component (ELOOP), not inherited.
+READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class NotRegular(OSError):
+    """What `read_regular` opened is not a regular file; `status` is what `fstat` said of it."""
+
+    def __init__(self, path: str, status: os.stat_result):
+        super().__init__(errno.EINVAL, "not a regular file", path)
+        self.status = status
+
+
+def read_regular(path: str, limit: int, follow: bool = False) -> Tuple[bytes, os.stat_result]:
+    """The bytes of the regular file at `path`, at most `limit + 1` of them (more than
+    `limit`: the caller's "too large", read no further), and its status as opened.
+    `follow`: a link in the last component is followed (else it is ELOOP). Anything but a
+    regular file is `NotRegular`; the system calls' errors are raised as they come."""
+    flags = READ_FLAGS & ~getattr(os, "O_NOFOLLOW", 0) if follow else READ_FLAGS
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegular(path, st)
+        return read_upto(fd, st.st_size, limit), st
+    finally:
+        os.close(fd)
+
+
+def read_upto(fd: int, size: int, limit: int) -> bytes:
+    """At most `limit + 1` bytes of the open file `fd`, whose status said `size`: one read
+    when it still holds that many (the common case), else on until its end (it was cut, or
+    a file system returned less) or past the bound (it has grown)."""
+    content = os.read(fd, min(size, limit) + 1)
+    if len(content) == size:
+        return content
+    parts = [content]
+    got = len(content)
+    while got <= limit:
+        part = os.read(fd, limit + 1 - got)
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
 
 
 def write_all(fd: int, data: Buffer) -> None:

@@ -39,6 +39,7 @@ from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from agentrc.capops import safe as capsafe
 from agentrc.diagnostics import Diagnostics
+from agentrc.fdio import read_regular
 from agentrc.inputs import captree
 from agentrc.inputs import fetch as gitfetch
 
@@ -118,9 +119,10 @@ def refused(cdir: str, package_root: str) -> List[str]:
 
 
 def _json(path: str) -> Any:
+    """The package's own JSON file, None when it is not a regular file (a link is not
+    followed out of the package, a FIFO not blocked on) or not JSON."""
     try:
-        with open(path, "rb") as fh:
-            return json.loads(fh.read(MAX_LOCK_BYTES + 1).decode("utf-8"))
+        return json.loads(read_regular(path, MAX_LOCK_BYTES)[0].decode("utf-8"))
     except (OSError, ValueError):
         return None
 

@@ -6,6 +6,7 @@ Reads and writes instance.json files; runs git."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -15,6 +16,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from agentrc.capops import doctor as capdoctor
 from agentrc.capops.install import Failure, fail
+from agentrc.fdio import NotRegular, read_regular
 from agentrc.inputs import captree
 from agentrc.output import atomic
 
@@ -49,16 +51,19 @@ def json_bytes(doc: Any) -> bytes:
 
 
 def read_json(path: str) -> Tuple[bool, Any]:
-    """(present, parsed or None when unreadable)."""
-    if os.path.islink(path) or not os.path.isfile(path):
-        return False, None
+    """(present, parsed or None when unreadable). A link, a FIFO or anything else not a
+    regular file is not present (never followed, never blocked on)."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(captree.MAX_MANIFEST_BYTES + 1)
-        if len(raw) > captree.MAX_MANIFEST_BYTES:
-            return True, None
+        raw, _ = read_regular(path, captree.MAX_MANIFEST_BYTES)
+    except NotRegular:
+        return False, None
+    except OSError as exc:
+        return exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP), None
+    if len(raw) > captree.MAX_MANIFEST_BYTES:
+        return True, None
+    try:
         return True, json.loads(raw.decode("utf-8"))
-    except (OSError, ValueError):
+    except ValueError:
         return True, None
 
 

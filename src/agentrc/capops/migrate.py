@@ -384,7 +384,10 @@ def _apply(scope: str, lock_path: str, notify, official: bool = False) -> Outcom
     skipped = _refuse_unconvertible(p, lock_path, official)
     if skipped is not None:
         return skipped
-    original = open(lock_path, "rb").read()
+    original = captree.read_manifest(scope, LOCK_FILE)  # as `plan` read it: inside the scope, bounded
+    if original is None:
+        raise fail(lock_path, "AR178", f"{LOCK_FILE} at {scope} changed while the migration was planned",
+                   "legacy-lock")
     if p["plan"] and p["plan"][0]["action"] == "convert-format":
         capscope.write_in(scope, lock_path, EMPTY_V2)
         return Outcome({"from": 1, "migrated": [], "warnings": p["warnings"], "file": lock_path, "trust": [],

@@ -26,12 +26,12 @@ import contextlib
 import os
 import pickle
 import shutil
-import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.consumer.result import Result
 from agentrc.diagnostics import Diagnostic, said_again
+from agentrc.fdio import read_regular
 from agentrc.fingerprint import digest
 from agentrc.inputs import fetchcache
 from agentrc.inputs.checkout import _entry, _repo_name
@@ -58,25 +58,14 @@ def memo_path(project: str) -> Path:
 
 def _bytes(path: str, follow: bool) -> Tuple[bool, Optional[bytes]]:
     """(readable as the full command reads it, the bytes: None when there is no file).
-    The lock is never read through a link (`inputs.lockread`): one is no answer here."""
-    flags = os.O_RDONLY | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
+    The lock is never read through a link (`inputs.lockread`): one is no answer here; nor
+    is anything but a regular file (`fdio.read_regular` does not block on a FIFO)."""
     try:
-        fd = os.open(path, flags)
+        data, _ = read_regular(path, _MAX, follow=follow)
     except FileNotFoundError:
         return True, None
     except OSError:
         return False, None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False, None
-        with os.fdopen(fd, "rb") as fh:
-            fd = -1
-            data = fh.read(_MAX + 1)
-    except OSError:
-        return False, None
-    finally:
-        if fd >= 0:
-            os.close(fd)
     return len(data) <= _MAX, data
 
 

@@ -15,6 +15,7 @@ from typing import Iterator, List, Optional, Set, Tuple
 from agentrc.capabilities import integrity
 from agentrc.capabilities.model import CAPABILITIES_DIR, CAPABILITY_FILE, INSTALLED, LOCK_FILE, OWNED, Capability
 from agentrc.diagnostics import Diagnostics
+from agentrc.fdio import read_regular
 from agentrc.inputs.tree import real_path
 
 MAX_ENTRIES = 200_000
@@ -106,10 +107,9 @@ def read_manifest(root: str, name: str) -> Optional[bytes]:
     full = os.path.join(root, name)
     try:
         real = real_path(full)
-        if not inside(real_path(root), real) or not stat.S_ISREG(os.stat(real).st_mode):
+        if not inside(real_path(root), real):
             return None
-        with open(real, "rb") as fh:
-            return fh.read(MAX_MANIFEST_BYTES + 1)
+        return read_regular(real, MAX_MANIFEST_BYTES)[0]  # a FIFO or a link swapped in: OSError
     except OSError:
         return None
 

@@ -25,13 +25,14 @@ import os
 import secrets
 import shutil
 import stat
+import sys
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+from agentrc.fdio import NotRegular, read_regular
 from agentrc.output.atomic import write_atomic
 
 RECORD_SUFFIX = ".files.json"
 _VERSION = 1
-_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 # One file's record: ("file", size, executable, sha256 hex) or ("link", target).
 Entry = Tuple[Any, ...]
@@ -192,26 +193,15 @@ def _walk(top: str) -> Iterable[Tuple[str, os.DirEntry]]:
 
 
 def _read(path: str, size: Optional[int] = None) -> Tuple[bytes, bool]:
-    """The bytes of the regular file at `path` and its executable bit, opened without
-    following a link and without blocking; at most one byte past `size` (the recorded size,
-    else its status's), so a file that grew shows as a different size, not a long read."""
-    fd = os.open(path, _READ)
+    """The bytes of the regular file at `path` and its executable bit (`fdio.read_regular`:
+    no link followed, no blocking); at most one byte past `size` (the recorded size), so a
+    file that grew shows as a different size, not a long read. Without `size`, all of it
+    (a checkout git has just written)."""
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(0, "replaced while it was read (not a regular file)", path)
-        limit = (st.st_size if size is None else min(size, st.st_size)) + 1
-        parts = []
-        got = 0
-        while got < limit:
-            part = os.read(fd, limit - got)
-            if not part:
-                break
-            parts.append(part)
-            got += len(part)
-        return b"".join(parts), bool(st.st_mode & 0o100)
-    finally:
-        os.close(fd)
+        content, st = read_regular(path, sys.maxsize if size is None else size)
+    except NotRegular:
+        raise OSError(0, "replaced while it was read (not a regular file)", path) from None
+    return content, bool(st.st_mode & 0o100)
 
 
 def _kind(item: os.DirEntry) -> str:

@@ -1,5 +1,5 @@
-"""The system calls of reading one file, and their limits: what `inputs.tree.read_file`
-checks and how it reads (non-blocking, checked again on the descriptor, bounded), and the
+"""Reading one file, and its limits: what `inputs.tree.read_file` checks, how it reads
+(`fdio.read_regular`: non-blocking, checked again on the descriptor, bounded), and the
 words of its diagnostics. `inputs.tree` re-exports the public names.
 
 Kept apart from `read_file` itself, and from the walks, which resolve real paths through
@@ -12,6 +12,8 @@ import errno
 import os
 import stat
 from typing import TYPE_CHECKING, Optional, Tuple
+
+from agentrc.fdio import NotRegular, read_regular
 
 if TYPE_CHECKING:
     from agentrc.inputs.tree import Root
@@ -26,50 +28,15 @@ MAX_LINK_HOPS = 40
 
 
 def _open_and_read(real: str, max_size: int) -> Tuple[bytes, Optional[os.stat_result], Optional[str]]:
-    """The bytes and status of the file at `real` (no link), opened without blocking and
-    checked again on its descriptor; or the problem (then the bytes and status are not used)."""
-    content = b""
-    st: Optional[os.stat_result] = None
+    """The bytes and status of the file at `real` (no link), through `fdio.read_regular`;
+    or the problem (then the bytes and status are not used)."""
     try:
-        fd = os.open(real, _READ_FLAGS)
+        content, st = read_regular(real, max_size)
+    except NotRegular as exc:  # pragma: no cover - swapped after the check
+        return b"", exc.status, f"is {_type_name(exc.status.st_mode)}, not a file"
     except OSError as exc:
-        return content, st, _reason(exc)
-    problem = None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):  # pragma: no cover - swapped after the check
-            problem = f"is {_type_name(st.st_mode)}, not a file"
-        else:
-            content = _read_bounded(fd, st.st_size, max_size)
-            if len(content) > max_size:
-                problem = f"is larger than {max_size} bytes"
-    except OSError as exc:
-        problem = _reason(exc)
-    finally:
-        os.close(fd)
-    return content, st, problem
-
-
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def _read_bounded(fd: int, size: int, max_size: int) -> bytes:
-    """At most `max_size + 1` bytes of the open file `fd`, whose status said `size`: one
-    read when it still holds that many (the common case), else on until its end (it was
-    cut, or a file system returned less) or past the bound (it has grown)."""
-    want = min(size, max_size) + 1
-    content = os.read(fd, want)
-    if len(content) == size:
-        return content
-    parts = [content]
-    got = len(content)
-    while got <= max_size:
-        part = os.read(fd, max_size + 1 - got)
-        if not part:
-            break
-        parts.append(part)
-        got += len(part)
-    return b"".join(parts)
+        return b"", None, _reason(exc)
+    return content, st, f"is larger than {max_size} bytes" if len(content) > max_size else None
 
 
 ESCAPE_HINT = "Copy the file into the registry, project or preset it is read from, or link to a file inside it."

@@ -45,6 +45,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
+from agentrc.fdio import NotRegular, read_regular
 from agentrc.output import atomic
 
 VERSION = 1
@@ -271,21 +272,11 @@ def _check_chunk(path: str, name: Any, limit: int) -> None:
 
 def _read(path: str, limit: int) -> bytes:
     """The file at `path`, at most `limit` bytes, never through a link (a link or a special
-    file there is an OSError: ELOOP, or refused by the check below)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    file there is an OSError: ELOOP, or `fdio.NotRegular`)."""
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise JournalError("the journal is not a regular file")
-        chunks, size = [], 0
-        while size <= limit:  # os.read returns at most 2 GiB, and a pipe or a slow file less
-            piece = os.read(fd, limit + 1 - size)
-            if not piece:
-                break
-            chunks.append(piece)
-            size += len(piece)
-        data = b"".join(chunks)
-    finally:
-        os.close(fd)
+        data, _ = read_regular(path, limit)
+    except NotRegular:
+        raise JournalError("the journal is not a regular file") from None
     if len(data) > limit:
         raise JournalError("the journal is larger than any plan agentrc writes")
     return data
