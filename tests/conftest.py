@@ -4,6 +4,7 @@ builds keep their memo in a temporary directory."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -25,3 +26,16 @@ def _isolated_build_cache(tmp_path_factory):
         os.environ.pop("AGENTRC_CACHE_DIR", None)
     else:
         os.environ["AGENTRC_CACHE_DIR"] = old
+
+
+@pytest.fixture
+def no_hang():
+    """A read that blocks (a FIFO opened for reading) fails the test within ten seconds
+    instead of hanging the suite."""
+    def alarm(signum, frame):
+        raise TimeoutError("reading blocked")
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(10)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)

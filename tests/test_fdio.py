@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import errno
 import os
-import signal
 
 import pytest
 
@@ -46,18 +45,6 @@ def test_one_write_when_it_takes_everything(tmp_path, monkeypatch):
     finally:
         os.close(fd)
     assert calls == [100] and (tmp_path / "out").read_bytes() == b"x" * 100
-
-
-@pytest.fixture
-def no_hang():
-    """A read that blocks fails the test in five seconds instead of hanging the suite."""
-    def hung(signum, frame):
-        raise AssertionError("the read blocked")
-    old = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(5)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, old)
 
 
 def test_a_regular_file_is_read_with_its_status(tmp_path):

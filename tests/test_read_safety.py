@@ -8,7 +8,6 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import signal
 import socket
 import time
 from pathlib import Path
@@ -177,18 +176,6 @@ def test_a_symlinked_directory_is_not_entered(hostile, capsys):
 
 
 # --- what is not a regular file ---------------------------------------------------------------
-
-@pytest.fixture
-def no_hang():
-    """A read that blocks (a FIFO opened for reading) fails the test instead of hanging it."""
-    def alarm(signum, frame):
-        raise TimeoutError("reading blocked")
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(10)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
-
 
 def special(kind: str, path: str) -> None:
     p = Path(path)
