@@ -229,6 +229,28 @@ def test_an_absolute_file_dependency_with_install_links_is_refused(npm_env, caps
     assert not list(scope.rglob("id_rsa"))
 
 
+@pytest.mark.parametrize("name", ["package.json", "package-lock.json"])
+def test_a_closure_file_linked_out_of_the_package_is_refused_and_never_read(npm_env, capsys, name):
+    """A runtime closure's package-lock.json (or package.json) that is a link to a file
+    outside the package: agentrc read it through the link to check it (its content reached
+    a diagnostic) and npm would have read it there too. It is refused (AR242), unread."""
+    tmp_path = npm_env
+    pkg = closure_package(tmp_path, {}, {})
+    linked = pkg / "capabilities" / "closure" / name
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"lockfileVersion": 3, "packages": {
+        "node_modules/LEAKED-SECRET": {"os": ["linux"]}}}))
+    linked.unlink()
+    linked.symlink_to(outside)
+    scope = tmp_path / "scope"
+    scope.mkdir()
+    code, env = run_json(capsys, "cap", "install", str(pkg), "--dir", str(scope))
+    assert code == 1, env
+    diags = env["error"]["details"]["diagnostics"]
+    assert any(d["code"] == "AR242" and f"{name} is a symbolic link" in d["message"] for d in diags), diags
+    assert "LEAKED-SECRET" not in json.dumps(env)
+
+
 def test_an_npmrc_alone_is_refused_and_npm_runs_with_agentrcs_own_config(npm_env, capsys):
     """Without the package's .npmrc, a closure installs; npm is given agentrc's own user and
     global configs, its cache and the real git, whatever the environment says."""

@@ -398,3 +398,83 @@ def test_a_dot_ai_at_the_end_of_a_long_chain_is_ar054(hostile, capsys):
     chain(Path("p/.ai"), 1000, str(hostile / "real-ai"))
     code, out, _ = run(["lint", "p"], capsys)
     assert code == 1 and "p/.ai: error[AR054]" in out, out
+
+
+# --- planted in the output directory or the cache ---------------------------------------------
+# Found by an adversarial pass after `fdio.read_regular`: the writer's own reads (a merged
+# config, the manifest), the no-change check's manifest, the import record, the fetch cache's
+# record and the build cache's files each opened blocking, so a FIFO there hung the command.
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "registry"  # its hooks merge .claude/settings.json
+
+
+def _built(capsys, out: str = "out") -> None:
+    shutil.copytree(EXAMPLES, "r")
+    code, text, _ = run(["build", "r", "--out", out, "--client", "claude"], capsys)
+    assert code == 0, text
+
+
+@pytest.mark.parametrize("rel", [".claude/settings.json", ".agentrc/manifest.json"])
+def test_a_fifo_planted_in_the_output_is_refused_not_waited_on(rel, hostile, capsys, no_hang):
+    _built(capsys)
+    path = Path("out") / rel
+    path.unlink()
+    os.mkfifo(path)
+    code, text, _ = run(["build", "r", "--out", "out", "--client", "claude"], capsys)
+    assert code == 1 and "nothing written" in text, text
+    assert f"out/{rel}: error[AR09" in text, text  # AR097 (cannot merge into it) or AR091 (not a file)
+
+
+def test_a_fifo_in_place_of_an_empty_outputs_merged_file_is_refused(hostile, capsys, no_hang):
+    shutil.copytree(EXAMPLES, "r")
+    Path("out/.claude").mkdir(parents=True)
+    os.mkfifo("out/.claude/settings.json")
+    code, text, _ = run(["build", "r", "--out", "out", "--client", "claude"], capsys)
+    assert code == 1 and "out/.claude/settings.json: error[AR097]" in text, text
+
+
+def test_a_linked_state_directory_is_not_a_build_with_nothing_to_do(hostile, capsys):
+    """The no-change check read the manifest through `.agentrc` linked elsewhere and said the
+    build had nothing to do; the whole build refuses the link (AR140), and now so does this."""
+    _built(capsys)
+    shutil.move("out/.agentrc", "../moved")
+    os.symlink(os.path.abspath("../moved"), "out/.agentrc")
+    code, text, _ = run(["build", "r", "--out", "out", "--client", "claude"], capsys)
+    assert code == 1 and "error[AR140]" in text, text
+
+
+@pytest.mark.parametrize("pattern", ["*.stamp", "*.replay", "*.memo/index", "*.memo/*.pack"])
+def test_a_fifo_in_the_build_cache_is_a_miss(pattern, hostile, capsys, no_hang):
+    _built(capsys)
+    cache = hostile.parent / "cache"
+    found = sorted(cache.glob(pattern))
+    assert found, sorted(p.relative_to(cache).as_posix() for p in cache.rglob("*"))
+    for path in found:
+        path.unlink()
+        os.mkfifo(path)
+    rule = Path("r/rules/commit-style/RULE.md")
+    rule.write_text(rule.read_text() + "\nMore.\n")  # an edit: the replay record and the packs are read
+    code, text, _ = run(["build", "r", "--out", "out", "--client", "claude"], capsys)
+    assert code == 0, text
+
+
+def test_a_fifo_for_the_import_record_is_no_record(hostile, capsys, no_hang):
+    write(Path("proj"), {"proj/CLAUDE.md": "# Project\n\nUse tabs.\n"})
+    code, text, _ = run(["import", "proj", "--out", "reg", "--from", "claude"], capsys)
+    assert code == 0, text
+    record = Path("reg/.agentrc/imports.json")
+    record.unlink()
+    os.mkfifo(record)
+    code, text, _ = run(["import", "proj", "--out", "reg", "--from", "claude"], capsys)
+    assert code == 0, text
+
+
+def test_a_fifo_for_a_fetched_checkouts_record_is_no_record(tmp_path, no_hang):
+    from agentrc.inputs import fetchcache
+
+    entry = tmp_path / "entry"
+    entry.mkdir()
+    (entry / "a.md").write_text("a\n")
+    os.mkfifo(fetchcache.record_path(str(entry)))
+    with pytest.raises(fetchcache.Changed, match="has no record"):
+        fetchcache.verify(str(entry))

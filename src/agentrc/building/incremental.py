@@ -56,6 +56,7 @@ from typing import (
 )
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.fdio import open_regular
 from agentrc.inputs.tree import DeferredFile, SourcesChanged
 from agentrc.memo import cache
 from agentrc.model import ENTRYPOINTS, Kind, Resource, SourceFile
@@ -139,7 +140,7 @@ def _write(stamp_path: Path, record: dict) -> None:
 
 def _load(stamp_path: Path) -> Optional[dict]:
     try:
-        with open(_record_path(stamp_path), "rb") as fh:
+        with open_regular(str(_record_path(stamp_path))) as fh:  # a FIFO planted there: a miss
             record = pickle.load(fh)
     except Exception:  # missing, damaged or foreign: no replay
         return None

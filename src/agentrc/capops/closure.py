@@ -55,11 +55,7 @@ def has_closure(cdir: str) -> bool:
 def platform_variant(cdir: str) -> List[str]:
     """The production entries of the closure's npm lock that make it platform-variant (the
     kernel's list); an unreadable lock is left to npm ci, which fails closed."""
-    try:
-        with open(os.path.join(cdir, "package-lock.json"), "rb") as fh:
-            parsed: Any = json.loads(fh.read(MAX_LOCK_BYTES + 1).decode("utf-8"))
-    except (OSError, ValueError):
-        return []
+    parsed = _json(os.path.join(cdir, "package-lock.json"))
     if not isinstance(parsed, dict):
         return []
     packages = parsed.get("packages")
@@ -106,11 +102,17 @@ def refused(cdir: str, package_root: str) -> List[str]:
     """Why npm must not run in the capability root `cdir`: its own `.npmrc` (npm would read
     it as the project's config: `git=`, `cache=`, `install-links=`), or a dependency of its
     package.json or package-lock.json that is a git one or a local path resolving outside
-    `package_root`. Unreadable files are left to npm, which fails closed."""
+    `package_root`; or a package.json or package-lock.json that is a symbolic link (npm would
+    read it wherever it leads, and agentrc, which reads neither through a link, could not
+    check it). Other unreadable files are left to npm, which fails closed."""
     out = []
     if os.path.lexists(os.path.join(cdir, ".npmrc")):
         out.append("the runtime closure ships its own .npmrc, which npm would read as its configuration "
                    "(agentrc runs npm only with its own)")
+    for name in ("package.json", "package-lock.json"):
+        if os.path.islink(os.path.join(cdir, name)):
+            out.append(f"the runtime closure's {name} is a symbolic link, which npm would follow wherever it "
+                       "leads (agentrc checks only the file itself)")
     for where, spec, base in _specs(cdir):
         why = _spec_problem(spec, base, package_root)
         if why:

@@ -115,9 +115,8 @@ def verify(entry: str, record: Optional[Record] = None, read: Optional[Dict[str,
     are checked as they are, so what is verified is what is used, and they are not read
     twice (a cached install at 1,000 items would otherwise read every file twice)."""
     if record is None:
-        try:
-            with open(record_path(entry), "rb") as fh:
-                record = loads(fh.read(64 << 20))
+        try:  # as the entry's files are read: no link followed, no FIFO blocked on
+            record = loads(read_regular(record_path(entry), 64 << 20)[0])
         except OSError:
             record = None
         if record is None:

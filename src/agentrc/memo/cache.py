@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Hashable, Iterable, Optional, Set, Tuple
 
 from agentrc import __version__
+from agentrc.fdio import open_regular
 from agentrc.fingerprint import digest
 from agentrc.memo import cpus
 from agentrc.memo.packs import Location, Spool, Store, _copy, _discard, _loads  # noqa: F401 - re-exported
@@ -161,7 +162,7 @@ def load(path: Path) -> Memo:
     makes go to a new pack as they are made."""
     root = _dir(path)
     try:
-        with open(root / "index", "rb") as f:
+        with open_regular(str(root / "index")) as f:
             version, index = pickle.load(f)
         if version == __version__ and isinstance(index, dict):
             store = Store(root, index)
@@ -180,7 +181,7 @@ def _read_additions(store: Store) -> None:
         names = sorted(e.name for e in entries if e.name.endswith(ADDITION))
     for name in names:
         try:
-            with open(store.root / name, "rb") as f:
+            with open_regular(str(store.root / name)) as f:
                 version, added = pickle.load(f)
         except Exception:
             continue
@@ -452,7 +453,7 @@ def load_stamp(memo_path: Path) -> Optional[dict]:
     a no-change build at 5,000 items spent more time decoding this record as JSON than on
     anything else but the statuses it compares."""
     try:
-        with open(memo_path.with_suffix(".stamp"), "rb") as fh:
+        with open_regular(str(memo_path.with_suffix(".stamp"))) as fh:
             stamp = pickle.load(fh)
     except Exception:  # missing, damaged or foreign: no stamp, the build reads its sources
         return None

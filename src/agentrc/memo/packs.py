@@ -15,7 +15,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Dict, Hashable, Iterable, Optional, Tuple
 
-from agentrc.fdio import write_all
+from agentrc.fdio import READ_FLAGS, write_all
 
 Location = Tuple[str, int, int, int]  # pack file name, offset, length, crc32 of the entry
 
@@ -39,7 +39,7 @@ class Store:
         try:
             fd = self._packs.get(name)
             if fd is None:
-                fd = self._packs[name] = os.open(self.root / name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                fd = self._packs[name] = os.open(self.root / name, READ_FLAGS)  # a FIFO: pread fails, a miss
             data = os.pread(fd, length, offset)  # one system call an entry, no buffer copied
         except OSError:
             return None

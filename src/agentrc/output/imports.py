@@ -14,11 +14,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
 from pathlib import Path
 from typing import AbstractSet, Callable, Dict, Iterable, Optional, Sequence, Set
 
 from agentrc.diagnostics import Diagnostic
+from agentrc.fdio import read_regular
 from agentrc.output import atomic, steps
 
 RECORD = ".agentrc/imports.json"
@@ -33,18 +33,12 @@ def read(out: Path) -> Dict[str, Set[str]]:
     """{client: paths its last import wrote}, or {} when there is no readable record."""
     path = os.path.join(os.fspath(out), *RECORD.split("/"))
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return {}
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_RECORD:
+        raw, _ = read_regular(path, MAX_RECORD)  # no link, no blocking on a FIFO planted there
+        if len(raw) > MAX_RECORD:
             return {}
-        data = json.loads(os.read(fd, MAX_RECORD + 1).decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return {}
-    finally:
-        os.close(fd)
     return _parsed(data)
 
 

@@ -25,7 +25,8 @@ from typing import (
     Tuple,
 )
 
-from agentrc.files import OutputFile
+from agentrc.fdio import read_regular
+from agentrc.files import STATE_DIR, OutputFile
 from agentrc.output.manifest import _ENCODE, _load_json, _Manifest, _stat
 
 if TYPE_CHECKING:
@@ -186,9 +187,8 @@ def untouched(root: Path, digest: str, recorded: Any = None) -> bool:
     if not digest or os.path.lexists(os.path.join(str(root), TXN)):
         return False
     try:
-        with open(os.path.join(str(root), MANIFEST), "rb") as fh:
-            raw = fh.read(MAX_MANIFEST + 1)
-        if sha(raw) != digest:
+        raw = _manifest_bytes(str(root))
+        if raw is None or sha(raw) != digest:
             return False
         if _well_formed(recorded):
             return _same_statuses(str(root) + os.sep, recorded[0].split("\0") if recorded[0] else [], recorded[1])
@@ -200,16 +200,27 @@ def untouched(root: Path, digest: str, recorded: Any = None) -> bool:
     files, merged, stats = data.get("files"), data.get("merged", {}), data.get("stat")
     if not (isinstance(files, dict) and isinstance(merged, dict) and isinstance(stats, dict)):
         return False
-    base = str(root) + os.sep
+    return _same_as_listed(str(root) + os.sep, (*files, *merged), stats)
+
+
+def _manifest_bytes(root: str) -> Optional[bytes]:
+    """The manifest's bytes; None when `.agentrc` is a link (the full build's to refuse,
+    AR140: nothing is read through it). Never blocks on a FIFO planted there (OSError)."""
+    if stat.S_ISLNK(os.lstat(os.path.join(root, STATE_DIR)).st_mode):
+        return None
+    return read_regular(os.path.join(root, MANIFEST), MAX_MANIFEST)[0]
+
+
+def _same_as_listed(base: str, paths: Iterable[str], stats: Dict[str, Any]) -> bool:
+    """`_same_statuses` for a manifest decoded whole: its `stat` entry of each path."""
     lstat, imode = os.lstat, stat.S_IMODE
-    for paths in (files, merged):
-        for path in paths:
-            try:
-                st = lstat(base + path)
-            except (OSError, TypeError, ValueError):
-                return False
-            if stats.get(path) != [st.st_size, st.st_mtime_ns, imode(st.st_mode)]:
-                return False
+    for path in paths:
+        try:
+            st = lstat(base + path)
+        except (OSError, TypeError, ValueError):
+            return False
+        if stats.get(path) != [st.st_size, st.st_mtime_ns, imode(st.st_mode)]:
+            return False
     return True
 
 

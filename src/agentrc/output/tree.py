@@ -29,7 +29,7 @@ from typing import (
 )
 
 from agentrc.diagnostics import Diagnostic
-from agentrc.fdio import write_all
+from agentrc.fdio import READ_FLAGS, read_upto, write_all
 from agentrc.files import STATE_DIR
 from agentrc.output import atomic
 from agentrc.output.fsync import _fsync_all
@@ -50,6 +50,10 @@ JOURNAL = "journal.json"
 
 
 MAX_MANIFEST = 64 << 20  # bytes; a manifest of 100,000 files is about 15 MB
+# The most `OutputTree.read` reads of one file (a merged config, an owned output compared
+# with its plan): above any file agentrc writes (sources are at most 16 MiB; the report of
+# 10,000 items is 30 MB), so only a file planted there can reach it.
+MAX_READ = 256 << 20
 
 
 LOCK_TIMEOUT = 60.0  # seconds a run waits for another one (AGENTRC_LOCK_TIMEOUT overrides)
@@ -304,13 +308,15 @@ class _Tree:
         except FileNotFoundError:
             return None
 
-    def read(self, rel: str) -> Optional[bytes]:
-        """The bytes of regular file `rel`, or None when it is missing."""
+    def read(self, rel: str, limit: int = MAX_READ) -> Optional[bytes]:
+        """The bytes of regular file `rel`, or None when it is missing. Opened as
+        `fdio.read_regular` opens (no link, no blocking: a FIFO planted in the output is
+        `_NotFile`, not a hang), at most `limit` bytes (more: an OSError, EFBIG)."""
         pfd, name = self.parent(rel)
         if pfd is None:
             return None
         try:
-            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=pfd)
+            fd = os.open(name, READ_FLAGS, dir_fd=pfd)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -318,16 +324,15 @@ class _Tree:
                 raise _Symlink(rel) from None
             raise
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
                 raise _NotFile(rel)
-            chunks: List[bytes] = []
-            while True:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    return b"".join(chunks)
-                chunks.append(chunk)
+            data = read_upto(fd, st.st_size, limit)
         finally:
             os.close(fd)
+        if len(data) > limit:
+            raise OSError(errno.EFBIG, f"larger than {limit >> 20} MiB, more than agentrc reads back", rel)
+        return data
 
     def write_new(self, dfd: int, name: str, data: bytes, mode: int, exact: bool) -> os.stat_result:
         """Create `name` in `dfd` (never clobbering), write and fsync it; its stat."""
