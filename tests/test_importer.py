@@ -5,6 +5,7 @@ client's own forms, and the CLI (atomic writes, re-import, foreign files, --cano
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -419,6 +420,32 @@ def test_import_never_writes_the_canonical_document_through_a_link(tmp_path, mon
     err = capsys.readouterr().err
     assert "again/ai.config.json: error[AR224]" in err and "import failed: nothing written" in err
     assert victim.read_text() == "precious\n" and not (tmp_path / "registry").exists()
+
+
+@pytest.mark.parametrize("kind", ["other", "fifo", "same"])
+def test_a_canonical_document_outside_out_is_written_only_over_its_own_bytes(tmp_path, monkeypatch, capsys,
+                                                                           kind, no_hang):
+    """--canonical outside --out: a file already there with other bytes is AR091 (not this
+    import's), compared without reading past the new document's length; a FIFO there is
+    refused (AR224, as a link is), not waited on; the same bytes again are no conflict."""
+    _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    target = tmp_path / "docs" / "ai.config.json"
+    argv = ["import", "--from", "claude", "project", "--out", "registry", "--canonical", "docs/ai.config.json"]
+    if kind == "same":
+        assert main(argv) == 0
+        shutil.rmtree(tmp_path / "registry")
+    elif kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.write_text("precious\n")
+    code = main(argv)
+    err = capsys.readouterr().err
+    if kind == "same":
+        assert code == 0, err
+    else:
+        assert code == 1 and f"docs/ai.config.json: error[{'AR224' if kind == 'fifo' else 'AR091'}]" in err, err
 
 
 _KILLED_IMPORT = """

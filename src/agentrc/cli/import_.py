@@ -123,10 +123,21 @@ def _canonical_place(args, data: Optional[bytes], files: list, diags: Diagnostic
     except OSError as exc:
         diags.error(str(outside), (0, 0), atomic.code_of(exc, "AR142"), "cannot write the canonical "
                     f"document: {exc.strerror or exc}")
-    if not diags.has_errors and outside.exists() and outside.read_bytes() != data:
+    if not diags.has_errors and os.path.lexists(outside) and _other_than(str(outside), data):
         diags.error(str(outside), (0, 0), "AR091", "exists and was not written by this import; "
                     "remove it or name another file")
     return outside
+
+
+def _other_than(path: str, data: bytes) -> bool:
+    """Whether the file at `path` holds anything but `data` (read no further than one byte
+    past it; a link, a FIFO or anything not a regular file is other)."""
+    from agentrc.fdio import read_regular
+
+    try:
+        return read_regular(path, len(data))[0] != data
+    except OSError:
+        return True
 
 
 def _write_import(args, out: Path, files: list, diags: Diagnostics, notify):

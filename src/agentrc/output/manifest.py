@@ -28,7 +28,7 @@ from typing import (
     Union,
 )
 
-from agentrc.fdio import write_all
+from agentrc.fdio import read_regular, write_all
 from agentrc.files import safe_path
 
 if TYPE_CHECKING:
@@ -265,8 +265,10 @@ def _parse_journal(data: Any) -> dict:
 
 
 def manifest_digest(root: Path) -> str:
+    """The sha256 of the manifest as it is on disk ("" when it cannot be read as the writer
+    reads it: not through a link, not a FIFO, not past MAX_MANIFEST)."""
     try:
-        with open(os.path.join(str(root), MANIFEST), "rb") as fh:
-            return sha(fh.read())
+        raw = read_regular(os.path.join(str(root), MANIFEST), MAX_MANIFEST)[0]
     except OSError:
         return ""
+    return sha(raw) if len(raw) <= MAX_MANIFEST else ""
