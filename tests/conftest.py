@@ -28,14 +28,27 @@ def _isolated_build_cache(tmp_path_factory):
         os.environ["AGENTRC_CACHE_DIR"] = old
 
 
+class Blocked(BaseException):
+    """Raised by `no_hang`'s alarm: not an OSError (TimeoutError is one), so no `except
+    OSError` or `except Exception` of the code under test can swallow it and go on."""
+
+
 @pytest.fixture
 def no_hang():
     """A read that blocks (a FIFO opened for reading) fails the test within ten seconds
-    instead of hanging the suite."""
+    instead of hanging the suite: the alarm raises `Blocked` every second after the tenth
+    (a second blocking open is interrupted too), and a test it fired in fails even if the
+    code under test caught it."""
+    fired = []
+
     def alarm(signum, frame):
-        raise TimeoutError("reading blocked")
+        fired.append(True)
+        raise Blocked("reading blocked")
     previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(10)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    signal.setitimer(signal.ITIMER_REAL, 10, 1)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert not fired, "a read blocked"

@@ -251,6 +251,23 @@ def test_a_closure_file_linked_out_of_the_package_is_refused_and_never_read(npm_
     assert "LEAKED-SECRET" not in json.dumps(env)
 
 
+def test_a_closure_lock_linked_inside_the_package_is_read_there(npm_env, capsys):
+    """Packages may carry links: a package-lock.json linking to a file inside the package is
+    checked where it leads (a platform-variant entry there is still AR255), not refused."""
+    tmp_path = npm_env
+    pkg = closure_package(tmp_path, {"node_modules/dep": {"version": "1.0.0", "os": ["linux"]}}, {})
+    cdir = pkg / "capabilities" / "closure"
+    (cdir / "locks").mkdir()
+    (cdir / "package-lock.json").rename(cdir / "locks" / "real.json")
+    (cdir / "package-lock.json").symlink_to("locks/real.json")
+    scope = tmp_path / "scope"
+    scope.mkdir()
+    code, env = run_json(capsys, "cap", "install", str(pkg), "--dir", str(scope))
+    assert code == 1, env
+    codes = {d["code"] for d in env["error"]["details"]["diagnostics"]}
+    assert codes == {"AR255"}, env
+
+
 def test_an_npmrc_alone_is_refused_and_npm_runs_with_agentrcs_own_config(npm_env, capsys):
     """Without the package's .npmrc, a closure installs; npm is given agentrc's own user and
     global configs, its cache and the real git, whatever the environment says."""

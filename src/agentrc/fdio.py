@@ -5,13 +5,14 @@ staged files, its journal, the spill, the memo's spool and the workers' channels
 looped over the rest with a copy of the same loop. One write is the common case, so a
 memoryview is made only after a short one.
 
-`read_regular` is the one way agentrc reads a file that input may have planted (a source,
-a project's own files, its lock, a journal, a fetched checkout, a capability package):
-opened without blocking, so a FIFO or a device in its place cannot hang the command; never
-through a link in its last component unless asked; checked on the descriptor it read, so a
-file swapped in between cannot slip through; and bounded. Each reader of such files had its
-own copy of these few calls, and one of them (the consumer's no-change check) opened the
-project file blocking: a FIFO named `agentrc.yaml` hung `agentrc install`.
+`read_regular` (and `open_regular`, for a reader that streams) is how agentrc reads a file
+that input may have planted (a source, a project's own files, its lock, a journal, a fetched
+checkout, a capability package, the caches): opened without blocking, so a FIFO or a device
+in its place cannot hang the command; never through a link in its last component unless
+asked; checked on the descriptor it read, so a file swapped in between cannot slip through;
+and bounded. Each reader of such files had its own copy of these few calls, and several of
+them opened blocking: a FIFO named `agentrc.yaml` hung `agentrc install`. The output
+writer's `OutputTree.read` opens with `READ_FLAGS` relative to its directory descriptors.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import BinaryIO, Tuple, Union
+from typing import BinaryIO, Optional, Tuple, Union
 
 Buffer = Union[bytes, bytearray, memoryview]
 
@@ -35,11 +36,11 @@ class NotRegular(OSError):
         self.status = status
 
 
-def open_regular(path: str) -> BinaryIO:
+def open_regular(path: str, dir_fd: Optional[int] = None) -> BinaryIO:
     """The regular file at `path` opened for reading as `read_regular` opens it (no link
     followed, no blocking, `NotRegular` for anything else), for a reader that streams it
     (`pickle.load` of the cache's own files: a damaged cache is a miss, never a hang)."""
-    fd = os.open(path, READ_FLAGS)
+    fd = os.open(path, READ_FLAGS, dir_fd=dir_fd)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -50,33 +51,39 @@ def open_regular(path: str) -> BinaryIO:
         raise
 
 
-def read_regular(path: str, limit: int, follow: bool = False) -> Tuple[bytes, os.stat_result]:
-    """The bytes of the regular file at `path`, at most `limit + 1` of them (more than
-    `limit`: the caller's "too large", read no further), and its status as opened.
-    `follow`: a link in the last component is followed (else it is ELOOP). Anything but a
-    regular file is `NotRegular`; the system calls' errors are raised as they come."""
+def read_regular(path: str, limit: Optional[int], follow: bool = False, dir_fd: Optional[int] = None
+                 ) -> Tuple[bytes, os.stat_result]:
+    """The bytes of the regular file at `path` (relative to `dir_fd` when given), at most
+    `limit + 1` of them (more than `limit`: the caller's "too large", read no further; None:
+    as many as its status said when it was opened, plus one, so a file growing while it is
+    read is not read on without end), and its status as opened. `follow`: a link in the last
+    component is followed (else it is ELOOP). Anything but a regular file is `NotRegular`;
+    the system calls' errors are raised as they come."""
     flags = READ_FLAGS & ~getattr(os, "O_NOFOLLOW", 0) if follow else READ_FLAGS
-    fd = os.open(path, flags)
+    fd = os.open(path, flags, dir_fd=dir_fd)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise NotRegular(path, st)
-        return read_upto(fd, st.st_size, limit), st
+        return read_upto(fd, st.st_size, st.st_size if limit is None else limit), st
     finally:
         os.close(fd)
 
 
+CHUNK = 1 << 20  # a read past the size a file's status gave is made in pieces of this many bytes
+
+
 def read_upto(fd: int, size: int, limit: int) -> bytes:
     """At most `limit + 1` bytes of the open file `fd`, whose status said `size`: one read
-    when it still holds that many (the common case), else on until its end (it was cut, or
-    a file system returned less) or past the bound (it has grown)."""
+    when it still holds that many (the common case), else on, a piece at a time, until its
+    end (it was cut, or a file system returned less) or past the bound (it has grown)."""
     content = os.read(fd, min(size, limit) + 1)
     if len(content) == size:
         return content
     parts = [content]
     got = len(content)
     while got <= limit:
-        part = os.read(fd, limit + 1 - got)
+        part = os.read(fd, min(limit + 1 - got, CHUNK))
         if not part:
             break
         parts.append(part)

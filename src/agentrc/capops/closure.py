@@ -16,8 +16,9 @@ integrity leaves every `node_modules` out (captree.walk).
 npm runs hardened (issue 30; stricter than the OAS kernel, which runs `npm ci` as it is):
 `--ignore-scripts` does not stop npm from running the `git` a package's `.npmrc` names, nor
 from copying a `file:` dependency from anywhere on the disk, so before npm runs, a capability
-whose closure ships its own `.npmrc`, or whose package.json or package-lock.json names a git
-dependency (`git+...`, `git:`, `github:`, `user/repo`...) or a `file:`, `link:` or path
+whose closure ships its own `.npmrc`, a package.json or package-lock.json that is a link
+leading out of the package (npm would read it there), or whose package.json or
+package-lock.json names a git dependency (`git+...`, `git:`, `github:`, `user/repo`...) or a `file:`, `link:` or path
 dependency resolving outside the package, is refused (AR242). npm then runs with a user and a
 global config agentrc writes (empty), `--prefix` the capability root (so no project config
 or workspace root above it is read), `git` pinned to the real git, its cache under agentrc's
@@ -52,10 +53,10 @@ def has_closure(cdir: str) -> bool:
     return all(os.path.isfile(os.path.join(cdir, f)) for f in ("package.json", "package-lock.json"))
 
 
-def platform_variant(cdir: str) -> List[str]:
+def platform_variant(cdir: str, package_root: str = "") -> List[str]:
     """The production entries of the closure's npm lock that make it platform-variant (the
     kernel's list); an unreadable lock is left to npm ci, which fails closed."""
-    parsed = _json(os.path.join(cdir, "package-lock.json"))
+    parsed = _json(os.path.join(cdir, "package-lock.json"), package_root or cdir)
     if not isinstance(parsed, dict):
         return []
     packages = parsed.get("packages")
@@ -77,12 +78,13 @@ def platform_variant(cdir: str) -> List[str]:
 
 def preflight(caps: List[Any], label_of: Any, d: Diagnostics, package_root: str = "") -> None:
     """AR255 for each closure (of `caps`, (rel, cdir, cap) rows) that is platform-variant;
-    AR242 for one that ships an `.npmrc` or reaches outside `package_root` (`refused`)."""
+    AR242 for one that ships an `.npmrc`, links a closure file out of `package_root` or
+    reaches outside it (`refused`)."""
     for rel, cdir, cap in caps:
         if has_closure(cdir):
             for why in refused(cdir, package_root or cdir):
                 d.error(label_of(rel), (0, 0), "AR242", f"{cap.id}: {why}; npm is not run")
-            variant = platform_variant(cdir)
+            variant = platform_variant(cdir, package_root or cdir)
             if variant:
                 d.error(label_of(rel), (0, 0), "AR255", f"{cap.id}: platform-variant runtime closure: "
                         + ", ".join(variant))
@@ -102,37 +104,52 @@ def refused(cdir: str, package_root: str) -> List[str]:
     """Why npm must not run in the capability root `cdir`: its own `.npmrc` (npm would read
     it as the project's config: `git=`, `cache=`, `install-links=`), or a dependency of its
     package.json or package-lock.json that is a git one or a local path resolving outside
-    `package_root`; or a package.json or package-lock.json that is a symbolic link (npm would
-    read it wherever it leads, and agentrc, which reads neither through a link, could not
-    check it). Other unreadable files are left to npm, which fails closed."""
+    `package_root`; or a package.json or package-lock.json that is a symbolic link leading out
+    of `package_root` (npm would read it there; agentrc reads nothing outside the package).
+    Other unreadable files are left to npm, which fails closed."""
     out = []
     if os.path.lexists(os.path.join(cdir, ".npmrc")):
         out.append("the runtime closure ships its own .npmrc, which npm would read as its configuration "
                    "(agentrc runs npm only with its own)")
     for name in ("package.json", "package-lock.json"):
-        if os.path.islink(os.path.join(cdir, name)):
-            out.append(f"the runtime closure's {name} is a symbolic link, which npm would follow wherever it "
-                       "leads (agentrc checks only the file itself)")
-    for where, spec, base in _specs(cdir):
+        if _within(os.path.join(cdir, name), package_root) is None:
+            out.append(f"the runtime closure's {name} is a symbolic link leading out of the package, which "
+                       "npm would follow")
+    for where, spec, base in _specs(cdir, package_root):
         why = _spec_problem(spec, base, package_root)
         if why:
             out.append(f"{where}: {why}")
     return out
 
 
-def _json(path: str) -> Any:
-    """The package's own JSON file, None when it is not a regular file (a link is not
-    followed out of the package, a FIFO not blocked on) or not JSON."""
+def _within(path: str, package_root: str) -> Optional[str]:
+    """The path to read for the closure file `path`: itself, or where it leads when it is a
+    link resolving inside `package_root` (packages may carry links); None when it leads out."""
+    if not os.path.islink(path):
+        return path
     try:
-        return json.loads(read_regular(path, MAX_LOCK_BYTES)[0].decode("utf-8"))
+        real = capsafe.real(path)
+    except capsafe.Escape:
+        return None
+    return real if captree.inside(capsafe.real(package_root), real) else None
+
+
+def _json(path: str, package_root: str) -> Any:
+    """The package's own JSON file (through a link only inside `package_root`), None when it
+    is not a regular file (a FIFO is not blocked on), leads out of the package or is not JSON."""
+    target = _within(path, package_root)
+    if target is None:
+        return None
+    try:
+        return json.loads(read_regular(target, MAX_LOCK_BYTES)[0].decode("utf-8"))
     except (OSError, ValueError):
         return None
 
 
-def _specs(cdir: str) -> Iterator[Tuple[str, str, str]]:
+def _specs(cdir: str, package_root: str) -> Iterator[Tuple[str, str, str]]:
     """(where, spec, directory it is relative to) of every dependency spec and local path
     the closure's package.json and package-lock.json hold."""
-    manifest = _json(os.path.join(cdir, "package.json"))
+    manifest = _json(os.path.join(cdir, "package.json"), package_root)
     if isinstance(manifest, dict):
         yield from _spec_maps("package.json", manifest, cdir)
         yield from _strings("package.json overrides", manifest.get("overrides"), cdir)
@@ -141,7 +158,7 @@ def _specs(cdir: str) -> Iterator[Tuple[str, str, str]]:
         for w in spaces if isinstance(spaces, list) else ():
             if isinstance(w, str):
                 yield "package.json workspaces", f"file:{w}", cdir
-    lock = _json(os.path.join(cdir, "package-lock.json"))
+    lock = _json(os.path.join(cdir, "package-lock.json"), package_root)
     packages = lock.get("packages") if isinstance(lock, dict) else None
     for key, entry in packages.items() if isinstance(packages, dict) else ():
         where = f"package-lock.json {key or '(root)'!r}"

@@ -6,7 +6,6 @@ Reads and writes instance.json files; runs git."""
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
@@ -57,8 +56,8 @@ def read_json(path: str) -> Tuple[bool, Any]:
         raw, _ = read_regular(path, captree.MAX_MANIFEST_BYTES)
     except NotRegular:
         return False, None
-    except OSError as exc:
-        return exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP), None
+    except OSError:  # present as before: a regular file, not a link, that could not be read
+        return os.path.isfile(path) and not os.path.islink(path), None
     if len(raw) > captree.MAX_MANIFEST_BYTES:
         return True, None
     try:

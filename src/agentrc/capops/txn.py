@@ -43,6 +43,7 @@ import stat
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from agentrc.capabilities.model import CAPABILITIES_DIR, INSTALLED, LOCK_FILE
+from agentrc.fdio import NotRegular, read_regular
 from agentrc.output import atomic, steps, writer
 
 TXN = ".agentrc-txn"
@@ -407,20 +408,10 @@ def _exists(dfd: int, name: str) -> bool:
 
 def _read(dfd: int, name: str, limit: int = 1 << 26) -> bytes:
     """The bytes of the staged regular file `name` (at most `limit`), never through a link."""
-    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK, dir_fd=dfd)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise JournalError(f"the staged {name} is not a regular file")
-        chunks, size = [], 0
-        while size < limit:
-            chunk = os.read(fd, min(1 << 20, limit - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+        return read_regular(name, limit, dir_fd=dfd)[0][:limit]
+    except NotRegular:
+        raise JournalError(f"the staged {name} is not a regular file") from None
 
 
 # --- finished, discarded, recovered --------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Optional
 from agentrc.cli import progress
 from agentrc.cli.common import UsageError, print_diags, say, summarize, unknown
 from agentrc.diagnostics import WARNING, Diagnostics, count_summary
+from agentrc.fdio import read_regular
 from agentrc.files import OutputFile
 from agentrc.importers import combine
 from agentrc.importers import document as importer
@@ -132,8 +133,6 @@ def _canonical_place(args, data: Optional[bytes], files: list, diags: Diagnostic
 def _other_than(path: str, data: bytes) -> bool:
     """Whether the file at `path` holds anything but `data` (read no further than one byte
     past it; a link, a FIFO or anything not a regular file is other)."""
-    from agentrc.fdio import read_regular
-
     try:
         return read_regular(path, len(data))[0] != data
     except OSError:

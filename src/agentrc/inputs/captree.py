@@ -15,7 +15,7 @@ from typing import Iterator, List, Optional, Set, Tuple
 from agentrc.capabilities import integrity
 from agentrc.capabilities.model import CAPABILITIES_DIR, CAPABILITY_FILE, INSTALLED, LOCK_FILE, OWNED, Capability
 from agentrc.diagnostics import Diagnostics
-from agentrc.fdio import read_regular
+from agentrc.fdio import open_regular, read_regular
 from agentrc.inputs.tree import real_path
 
 MAX_ENTRIES = 200_000
@@ -84,7 +84,7 @@ def tree_hash(root: str, payload: bool = False) -> str:
         if kind == integrity.SYMLINK:
             yield os.fsencode(os.readlink(full))
             return
-        with open(full, "rb") as fh:
+        with open_regular(full) as fh:  # as walked: a file swapped for a link or a FIFO is not read
             while True:
                 block = fh.read(_CHUNK)
                 if not block:

@@ -25,7 +25,6 @@ import os
 import secrets
 import shutil
 import stat
-import sys
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from agentrc.fdio import NotRegular, read_regular
@@ -194,10 +193,10 @@ def _walk(top: str) -> Iterable[Tuple[str, os.DirEntry]]:
 def _read(path: str, size: Optional[int] = None) -> Tuple[bytes, bool]:
     """The bytes of the regular file at `path` and its executable bit (`fdio.read_regular`:
     no link followed, no blocking); at most one byte past `size` (the recorded size), so a
-    file that grew shows as a different size, not a long read. Without `size`, all of it
-    (a checkout git has just written)."""
+    file that grew shows as a different size, not a long read. Without `size`, the size its
+    status gives (a checkout git has just written)."""
     try:
-        content, st = read_regular(path, sys.maxsize if size is None else size)
+        content, st = read_regular(path, size)
     except NotRegular:
         raise OSError(0, "replaced while it was read (not a regular file)", path) from None
     return content, bool(st.st_mode & 0o100)

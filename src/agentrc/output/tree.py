@@ -17,6 +17,7 @@ import os
 import re
 import resource
 import stat
+import sys
 from collections import OrderedDict
 from typing import (
     Callable,
@@ -50,10 +51,6 @@ JOURNAL = "journal.json"
 
 
 MAX_MANIFEST = 64 << 20  # bytes; a manifest of 100,000 files is about 15 MB
-# The most `OutputTree.read` reads of one file (a merged config, an owned output compared
-# with its plan): above any file agentrc writes (sources are at most 16 MiB; the report of
-# 10,000 items is 30 MB), so only a file planted there can reach it.
-MAX_READ = 256 << 20
 
 
 LOCK_TIMEOUT = 60.0  # seconds a run waits for another one (AGENTRC_LOCK_TIMEOUT overrides)
@@ -308,10 +305,11 @@ class _Tree:
         except FileNotFoundError:
             return None
 
-    def read(self, rel: str, limit: int = MAX_READ) -> Optional[bytes]:
+    def read(self, rel: str) -> Optional[bytes]:
         """The bytes of regular file `rel`, or None when it is missing. Opened as
         `fdio.read_regular` opens (no link, no blocking: a FIFO planted in the output is
-        `_NotFile`, not a hang), at most `limit` bytes (more: an OSError, EFBIG)."""
+        `_NotFile`, not a hang); read whole, as the plan's comparisons need (an owned file
+        over any bound is still the user's edit, AR094, not a read error)."""
         pfd, name = self.parent(rel)
         if pfd is None:
             return None
@@ -327,12 +325,9 @@ class _Tree:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise _NotFile(rel)
-            data = read_upto(fd, st.st_size, limit)
+            return read_upto(fd, st.st_size, sys.maxsize)
         finally:
             os.close(fd)
-        if len(data) > limit:
-            raise OSError(errno.EFBIG, f"larger than {limit >> 20} MiB, more than agentrc reads back", rel)
-        return data
 
     def write_new(self, dfd: int, name: str, data: bytes, mode: int, exact: bool) -> os.stat_result:
         """Create `name` in `dfd` (never clobbering), write and fsync it; its stat."""

@@ -40,6 +40,7 @@ import fastjsonschema
 from fastjsonschema.ref_resolver import RefResolver
 
 from agentrc import __version__
+from agentrc.fdio import read_regular
 
 if TYPE_CHECKING:
     from jsonschema import Draft7Validator
@@ -134,13 +135,10 @@ def _cached(schema: dict, always: bool = False) -> Optional[Callable[[Any], Any]
 
 
 def _read_code(path: str) -> Any:
+    """A compiled validator kept in a cache: None (a miss) unless it is a regular file (not a
+    link, not a FIFO: never blocked on) whose sha256 checks."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read(64 << 20)
+        data = read_regular(path, 64 << 20)[0]
         checksum, blob = data[:32], data[32:]
         if hashlib.sha256(blob).digest() != checksum:
             return None
