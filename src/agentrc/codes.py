@@ -609,7 +609,8 @@ CODES: Dict[str, Code] = _table(
          "are name@marketplace); a lock edited by hand can be restored from version control."),
     Code("AR242", "cap-dependency-refused",
          "A capability package's npm dependencies reach outside the package (a git, file: or link dependency "
-         "resolving outside it) or its own .npmrc would change how npm runs; npm is not run.",
+         "resolving outside it, or a package.json or package-lock.json that is a link leading out of it) or its "
+         "own .npmrc would change how npm runs; npm is not run.",
          "Publish the dependency to a registry, or vendor it inside the package; agentrc runs npm with its own "
          "configuration and never the package's .npmrc (docs/security.md)."),
     Code("AR243", "project-file-invalid",
