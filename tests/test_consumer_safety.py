@@ -314,3 +314,25 @@ def test_a_fifo_planted_in_an_installed_project_does_not_hang_install(env, capsy
         assert code == 1 and "error[AR054] is a FIFO, not a file" in err and "nothing written" in err, err
     else:
         assert code == 0, err
+
+
+def test_the_project_file_is_rewritten_only_from_a_whole_regular_file(tmp_path, no_hang, monkeypatch):
+    """`add`/`remove`/`update` and `--set-clients` rewrite agentrc.yaml from what
+    `projectsources.read_text` gives: nothing for a FIFO swapped in (no hang), a link, or a
+    file past the bound (one read only up to it was written back cut); CRLF read as text
+    mode reads it."""
+    from agentrc.cli import projectsources
+
+    path = tmp_path / "agentrc.yaml"
+    path.write_bytes(b"schema: 1\r\nclients: [claude]\r\n")
+    assert projectsources.read_text(str(path)) == "schema: 1\nclients: [claude]\n"
+    monkeypatch.setattr(projectsources, "MAX_TEXT", 10)
+    assert projectsources.read_text(str(path)) is None
+    monkeypatch.undo()
+    (tmp_path / "real.yaml").write_text("schema: 1\n")
+    path.unlink()
+    path.symlink_to(tmp_path / "real.yaml")
+    assert projectsources.read_text(str(path)) is None
+    path.unlink()
+    os.mkfifo(path)
+    assert projectsources.read_text(str(path)) is None

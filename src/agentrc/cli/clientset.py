@@ -20,6 +20,7 @@ import os
 import re
 from typing import Optional, Sequence, Tuple
 
+from agentrc.cli.projectsources import read_text
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.project import FILE_NAME
 
@@ -79,13 +80,9 @@ def _where(project: str, in_file: bool, user: bool) -> Tuple[str, Tuple[int, int
 
     path = os.path.join(project, FILE_NAME) if in_file else lock_path(project, user)
     pattern = _CLIENTS_LINE if in_file else re.compile(r'^\s*"clients"\s*:')
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for number, line in enumerate(fh.read(16 << 20).splitlines(), 1):
-                if pattern.match(line):
-                    return path, (number, len(line) - len(line.lstrip()) + 1)
-    except (OSError, UnicodeDecodeError):
-        pass
+    for number, line in enumerate((read_text(path) or "").splitlines(), 1):
+        if pattern.match(line):
+            return path, (number, len(line) - len(line.lstrip()) + 1)
     return path, (1, 1)
 
 
@@ -114,8 +111,9 @@ def record(args, project: str, clients: Sequence[str]) -> Optional[str]:
         return None
     from agentrc.output import atomic
 
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read(16 << 20)
+    text = read_text(path)
+    if text is None:
+        return None
     new = with_clients(text, clients)
     if new == text:
         return None

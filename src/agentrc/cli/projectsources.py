@@ -9,6 +9,7 @@ import os
 from typing import Optional, Tuple
 
 from agentrc.cli.common import UsageError, say
+from agentrc.fdio import read_regular
 from agentrc.project import FILE_NAME
 
 
@@ -17,6 +18,24 @@ def _path(args, project: str) -> Optional[str]:
         return None
     path = os.path.join(project, FILE_NAME)
     return path if os.path.isfile(path) and not os.path.islink(path) else None
+
+
+MAX_TEXT = 16 << 20  # bytes of a project file (or lock) these commands rewrite or point into
+
+
+def read_text(path: str) -> Optional[str]:
+    """The text of the project file (or lock) at `path` as the commands that rewrite it
+    read it: a regular file, not through a link, never blocking on a FIFO swapped in since
+    it was looked at, at most MAX_TEXT bytes, UTF-8, line ends as Python's text mode reads
+    them; None otherwise: nothing is rewritten (a file read only up to the bound, as before,
+    would have been written back cut)."""
+    try:
+        data = read_regular(path, MAX_TEXT)[0]
+        if len(data) > MAX_TEXT:
+            return None
+        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def sync(args, project: str, result) -> None:
@@ -28,8 +47,9 @@ def sync(args, project: str, result) -> None:
     from agentrc.output import atomic
     from agentrc.project.sources import declared_from, with_sources
 
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read(16 << 20)
+    text = read_text(path)
+    if text is None:
+        return
     new = with_sources(text, declared_from(result.lock.entries))
     if new != text:
         atomic.write_atomic(path, new.encode("utf-8"), project)
