@@ -12,7 +12,8 @@ in its place cannot hang the command; never through a link in its last component
 asked; checked on the descriptor it read, so a file swapped in between cannot slip through;
 and bounded. Each reader of such files had its own copy of these few calls, and several of
 them opened blocking: a FIFO named `agentrc.yaml` hung `agentrc install`. The output
-writer's `OutputTree.read` opens with `READ_FLAGS` relative to its directory descriptors.
+writer's `OutputTree.read` and a capability transaction's staged files read through it
+relative to a directory descriptor (`dir_fd`); the memo's packs open with `READ_FLAGS`.
 """
 
 from __future__ import annotations
@@ -36,11 +37,11 @@ class NotRegular(OSError):
         self.status = status
 
 
-def open_regular(path: str, dir_fd: Optional[int] = None) -> BinaryIO:
+def open_regular(path: str) -> BinaryIO:
     """The regular file at `path` opened for reading as `read_regular` opens it (no link
     followed, no blocking, `NotRegular` for anything else), for a reader that streams it
     (`pickle.load` of the cache's own files: a damaged cache is a miss, never a hang)."""
-    fd = os.open(path, READ_FLAGS, dir_fd=dir_fd)
+    fd = os.open(path, READ_FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

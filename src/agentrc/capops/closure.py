@@ -19,11 +19,11 @@ from copying a `file:` dependency from anywhere on the disk, so before npm runs,
 whose closure ships its own `.npmrc`, a package.json or package-lock.json that is a link
 leading out of the package (npm would read it there), or whose package.json or
 package-lock.json names a git dependency (`git+...`, `git:`, `github:`, `user/repo`...) or a
-`file:`, `link:` or path dependency resolving outside the package, is refused (AR242). npm then runs with a user and a
-global config agentrc writes (empty), `--prefix` the capability root (so no project config
-or workspace root above it is read), `git` pinned to the real git, its cache under agentrc's
-cache directory, `--install-links=false`, and none of those settings taken from the
-environment (`npm_config_*`).
+`file:`, `link:` or path dependency resolving outside the package, is refused (AR242). npm
+then runs with a user and a global config agentrc writes (empty), `--prefix` the capability
+root (so no project config or workspace root above it is read), `git` pinned to the real git,
+its cache under agentrc's cache directory, `--install-links=false`, and none of those
+settings taken from the environment (`npm_config_*`).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from typing import (
 )
 
 from agentrc.diagnostics import Diagnostic
-from agentrc.fdio import READ_FLAGS, read_upto, write_all
+from agentrc.fdio import NotRegular, read_regular, write_all
 from agentrc.files import STATE_DIR
 from agentrc.output import atomic
 from agentrc.output.fsync import _fsync_all
@@ -306,28 +306,23 @@ class _Tree:
             return None
 
     def read(self, rel: str) -> Optional[bytes]:
-        """The bytes of regular file `rel`, or None when it is missing. Opened as
-        `fdio.read_regular` opens (no link, no blocking: a FIFO planted in the output is
-        `_NotFile`, not a hang); read whole, as the plan's comparisons need (an owned file
-        over any bound is still the user's edit, AR094, not a read error)."""
+        """The bytes of regular file `rel`, or None when it is missing. Read by
+        `fdio.read_regular` from its directory's descriptor (no link, no blocking: a FIFO
+        planted in the output is `_NotFile`, not a hang); whole, as the plan's comparisons
+        need (an owned file over any bound is still the user's edit, AR094, not a read error)."""
         pfd, name = self.parent(rel)
         if pfd is None:
             return None
         try:
-            fd = os.open(name, READ_FLAGS, dir_fd=pfd)
+            return read_regular(name, sys.maxsize, dir_fd=pfd)[0]
         except FileNotFoundError:
             return None
+        except NotRegular:
+            raise _NotFile(rel) from None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise _Symlink(rel) from None
             raise
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise _NotFile(rel)
-            return read_upto(fd, st.st_size, sys.maxsize)
-        finally:
-            os.close(fd)
 
     def write_new(self, dfd: int, name: str, data: bytes, mode: int, exact: bool) -> os.stat_result:
         """Create `name` in `dfd` (never clobbering), write and fsync it; its stat."""
