@@ -7,8 +7,9 @@ case under `tests/cases/diagnostics/` that triggers it, so no code exists withou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Dict
+
+from agentrc.classcode import dataclass
 
 
 @dataclass(frozen=True)

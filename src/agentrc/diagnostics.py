@@ -8,9 +8,10 @@ the CLI print all problems at once and write nothing when any of them is an erro
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Iterable, List, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.codes import CODES
 
 # Escaped by `printable`: C0 controls (tab and newline included: a name holds neither),

@@ -14,8 +14,9 @@ never accounted for, so an adapter cannot drop a field silently.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Dict, Iterable, List, Tuple
+
+from agentrc.classcode import dataclass
 
 EMITTED, MAPPED, DEGRADED, DROPPED, OMITTED = "emitted", "mapped", "degraded", "dropped", "omitted"
 STATUSES = (EMITTED, MAPPED, DEGRADED, DROPPED, OMITTED)

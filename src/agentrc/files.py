@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.frozen import thaw
 
 STATE_DIR = ".agentrc"  # an output directory's own state: the manifest, the journal, the lock

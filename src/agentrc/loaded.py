@@ -6,9 +6,9 @@ joins them into one model. Shared by `agentrc.inputs` and `agentrc.pipeline`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import ItemReport
 from agentrc.frozen import FrozenMap

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.frozen import FrozenMap
 
 Pos = Tuple[int, int]

@@ -38,7 +38,6 @@ import json
 import os
 import pickle
 import posixpath
-from dataclasses import dataclass
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
@@ -55,6 +54,7 @@ from typing import (
     Tuple,
 )
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fdio import open_regular
 from agentrc.inputs.tree import DeferredFile, SourcesChanged

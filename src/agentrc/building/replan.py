@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import posixpath
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Dict, FrozenSet, Hashable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from agentrc.building import incremental
+from agentrc.classcode import dataclass
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic
 from agentrc.memo.cache import Memo

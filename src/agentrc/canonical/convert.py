@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc import names
@@ -22,6 +22,7 @@ from agentrc.canonical.layers import (  # noqa: F401 - re-exported: the front do
     strip_managed_block,
 )
 from agentrc.canonical.merging import Document
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import DEGRADED, DROPPED, ItemReport, Tracker
 from agentrc.frozen import freeze, thaw

@@ -13,9 +13,10 @@ from __future__ import annotations
 import base64
 import json
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import FrozenMap, freeze
 from agentrc.model import SourceFile, SourceTree

@@ -12,7 +12,7 @@ import base64
 import binascii
 import math
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from agentrc import schemas
@@ -22,6 +22,7 @@ from agentrc.canonical.layers import (  # noqa: F401 - re-exported: the front do
     layer_from_tree,
     strip_managed_block,
 )
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.frozen import FrozenMap, freeze, thaw
 

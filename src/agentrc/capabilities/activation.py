@@ -16,13 +16,13 @@ where `from:` says, and own its command namespace alone (AR170).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from agentrc.capabilities.config import Binding, Config, Entry
 from agentrc.capabilities.integrity import collation_key
 from agentrc.capabilities.manifest import compatible
 from agentrc.capabilities.model import LAYERS, OAS_CONTRACT, Capability
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import FrozenMap, freeze, thaw
 

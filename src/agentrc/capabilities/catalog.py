@@ -6,11 +6,11 @@ never trust. Pure: the caller reads the file (`capops/install.read_catalog`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from agentrc import schemas
 from agentrc.capabilities.jsonread import read, schema_message
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
 
 

@@ -10,12 +10,12 @@ an entry whose source the scope owns (`from: owned` or `path:`). All are AR168.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
 from agentrc import schemas
 from agentrc.capabilities.jsonread import schema_message
 from agentrc.capabilities.model import LAYERS
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import FrozenMap, freeze
 from agentrc.text.yamlpos import YamlError

@@ -5,9 +5,10 @@ grammar JSON.parse accepts), and a 1-based position for any key path, for diagno
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Dict, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml

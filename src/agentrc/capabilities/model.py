@@ -10,8 +10,9 @@ These types hold what the files say, already validated (`agentrc.capabilities.ma
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional, Tuple
+
+from agentrc.classcode import dataclass
 
 LAYERS = ("knowledge", "messaging", "tasks")
 HOOK_EVENTS = ("soul-scaffold", "spawn", "retire")

@@ -20,10 +20,10 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from dataclasses import dataclass
 from typing import Optional
 
 from agentrc.capabilities.model import DEFAULT_PACKAGE_PATH
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import hide_credentials
 
 _GIT_URL = re.compile(r"(https?://|file://|git@|ssh://|git://)", re.IGNORECASE)

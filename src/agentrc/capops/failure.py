@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Dict, List, Sequence, Tuple
 
 from agentrc.capops import safe as capsafe
+from agentrc.classcode import dataclass
 from agentrc.codes import CODES
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import captree

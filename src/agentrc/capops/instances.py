@@ -10,11 +10,11 @@ import json
 import os
 import re
 import subprocess
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from agentrc.capops import doctor as capdoctor
 from agentrc.capops.install import Failure, fail
+from agentrc.classcode import dataclass
 from agentrc.fdio import NotRegular, read_regular
 from agentrc.inputs import captree
 from agentrc.output import atomic

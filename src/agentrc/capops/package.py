@@ -14,7 +14,6 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from agentrc.capabilities import catalog as catalogs
@@ -35,6 +34,7 @@ from agentrc.capops import closure as capclosure
 from agentrc.capops import safe as capsafe
 from agentrc.capops.failure import KERNEL_CODES, Failure, Outcome, fail
 from agentrc.capops.scope import rmtree, write_in
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
 from agentrc.inputs import fetch as gitfetch

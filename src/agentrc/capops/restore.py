@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable, Dict, List
 
 from agentrc.capabilities import source as sources
@@ -31,6 +31,7 @@ from agentrc.capops.scope import (
     recover_here,
     rmtree,
 )
+from agentrc.classcode import dataclass
 from agentrc.inputs import captree
 
 

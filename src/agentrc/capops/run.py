@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from agentrc.capabilities.model import CAPABILITY_FILE, Capability
@@ -47,6 +47,7 @@ from agentrc.capops import health
 from agentrc.capops import instances as ci
 from agentrc.capops import safe as capsafe
 from agentrc.capops.install import Failure, fail
+from agentrc.classcode import dataclass
 from agentrc.inputs import captree
 
 # Manifest refusals while finding the namespace (a manifest that does not match its schema,

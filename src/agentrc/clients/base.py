@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.clients.hookkit import (  # noqa: F401 - the adapters import these from here
     _own_files,
     hook_docs,

@@ -18,9 +18,9 @@ to the project, not to content installed elsewhere.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import List, Sequence, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.fidelity import DEGRADED, DROPPED, MAPPED, ItemReport, Tracker
 from agentrc.files import OutputFile
 from agentrc.model import IgnoreList

@@ -8,9 +8,10 @@ installing it would write it back unchanged).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.sources import plugins as plugin_forms
 from agentrc.sources.lock import Entry, Lock
 from agentrc.sources.surface import Exposure

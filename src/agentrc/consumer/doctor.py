@@ -36,9 +36,9 @@ import json
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.consumer import plugins as plugin_cli
 from agentrc.consumer.consume import need_lock
 from agentrc.diagnostics import Diagnostic, Diagnostics

@@ -12,9 +12,9 @@ Nothing is fetched, and nothing is written.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.fetch import Fetcher
 from agentrc.portable.semver import Key, parse_version

@@ -13,10 +13,11 @@ import contextlib
 import os
 import posixpath
 import weakref
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.consumer import unchanged
 from agentrc.diagnostics import Diagnostic, Diagnostics, hide_credentials
 from agentrc.importers import published as layouts

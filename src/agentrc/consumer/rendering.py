@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, cast
 
+from agentrc.classcode import dataclass
 from agentrc.consumer import consent
 from agentrc.consumer import mcpcli as mcp_cli
 from agentrc.consumer.reading import (  # noqa: E402 (the consumer's own modules after the stages it uses)

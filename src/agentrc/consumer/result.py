@@ -4,8 +4,9 @@ importing the workflow (the pipeline, the adapters: a fifth of a second of start
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Tuple
+
+from agentrc.classcode import dataclass
 
 if TYPE_CHECKING:  # annotations only: the no-change answer imports none of them
     from agentrc.consumer import consumeplan

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.consumer import mcpcli as mcp_cli
 from agentrc.consumer import plugins as plugin_cli
 from agentrc.diagnostics import Diagnostics

@@ -8,11 +8,12 @@ adapter changes its page.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import yaml
 
+from agentrc.classcode import dataclass
 from agentrc.clients import registry as client_registry
 from agentrc.clients.base import ClientAdapter
 from agentrc.docgen.markup import code

@@ -25,9 +25,10 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import ENTRYPOINTS, SourceFile, SourceTree
 from agentrc.names import REGISTRY_MARKER, is_bundle_file, valid_name

@@ -32,10 +32,10 @@ import json
 import os
 import posixpath
 import re
-from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from agentrc.canonical import document as canonical
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import FrozenMap, freeze
 from agentrc.inputs.fetch import Fetcher, display_root, read_tree_root

@@ -23,11 +23,11 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.canonical import document as canonical
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.frozen import FrozenMap, freeze
 from agentrc.inputs import capref

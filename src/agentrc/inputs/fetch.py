@@ -34,9 +34,10 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import fetchcache
 from agentrc.inputs.checkout import (  # noqa: F401 - re-exported: callers import them from here

@@ -11,9 +11,9 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import tree as treeread
 from agentrc.inputs.tree import Root, SourcesChanged, is_project, read_tree

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.model import SourceFile, SourceTree
 
 

@@ -24,9 +24,9 @@ import operator
 import os
 import stat
 import time
-from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.fileread import (  # noqa: F401 - re-exported: read where they were always read
     ESCAPE_HINT,

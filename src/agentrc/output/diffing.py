@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import (
     AbstractSet,
     Any,
@@ -24,6 +24,7 @@ from typing import (
     Tuple,
 )
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.files import OutputFile, safe_path
 from agentrc.output.directory import Changes, _directories, _Directory

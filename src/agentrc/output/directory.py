@@ -12,7 +12,7 @@ import errno
 import fcntl
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import (
     Any,
     Callable,
@@ -25,6 +25,7 @@ from typing import (
     Tuple,
 )
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.files import OutputFile, safe_path
 from agentrc.output.fsync import _fsync_all

@@ -7,9 +7,9 @@ entries that say so."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.clients import registry as client_registry
 from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter
 from agentrc.diagnostics import Diagnostics

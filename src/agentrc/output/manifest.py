@@ -12,7 +12,7 @@ import io
 import json
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import field
 from json.encoder import encode_basestring_ascii as _encode_str
 from operator import attrgetter
 from pathlib import Path
@@ -28,6 +28,7 @@ from typing import (
     Union,
 )
 
+from agentrc.classcode import dataclass
 from agentrc.fdio import read_regular, write_all
 from agentrc.files import safe_path
 

@@ -12,9 +12,10 @@ import hashlib
 import operator
 import os
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.clients import ignorefile
 from agentrc.clients import registry as client_registry
 from agentrc.clients.base import KIND_VALUE, SHARED_SKILL_DIR, ClientAdapter, RenderContext, Rendered, skill_names

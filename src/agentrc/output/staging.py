@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import (
     Any,
     Callable,
@@ -24,6 +24,7 @@ from typing import (
 )
 
 from agentrc import __version__
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.files import OutputFile
 from agentrc.output.directory import PARALLEL_MIN, PARTIAL, Changes, _directories

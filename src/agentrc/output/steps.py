@@ -42,9 +42,10 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
+from agentrc.classcode import dataclass
 from agentrc.fdio import NotRegular, read_regular
 from agentrc.output import atomic
 

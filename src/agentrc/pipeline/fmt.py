@@ -8,9 +8,9 @@ texts (or not) and print; the rules live here once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.clients import registry as client_registry
 from agentrc.codes import CODES
 from agentrc.diagnostics import Diagnostic

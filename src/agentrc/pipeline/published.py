@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import json
 import posixpath
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import WARNING, Diagnostic
 from agentrc.importers import document as importer
 from agentrc.importers import published as layouts

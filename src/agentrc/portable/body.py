@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 from urllib.parse import unquote
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
 from agentrc.portable.directives import Block
 from agentrc.text.markdown import (

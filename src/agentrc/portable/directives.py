@@ -10,9 +10,9 @@ lines inside fenced code blocks are literal text (a body may document the syntax
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import FrozenSet, List, Optional, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
 from agentrc.text.markdown import Scanned, collapse_blank_lines, literal_lines
 

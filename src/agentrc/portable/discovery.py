@@ -24,9 +24,9 @@ import functools
 import posixpath
 import re
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
 from agentrc.model import ENTRYPOINTS, Kind, Resource, SourceFile
 from agentrc.names import is_registry_marker

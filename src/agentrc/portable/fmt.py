@@ -13,9 +13,9 @@ lint reports each of them itself, with its place.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.model import ENTRYPOINTS, Kind
 from agentrc.names import is_bundle_file
 from agentrc.portable.body import fix_style

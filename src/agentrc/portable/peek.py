@@ -8,9 +8,9 @@ raises: what it cannot read it leaves out, and full validation reports it.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.model import ENTRYPOINTS, KIND_BY_PLURAL, Kind
 from agentrc.names import bundle_stem, is_bundle_file
 from agentrc.text.frontmatter import split

@@ -15,9 +15,9 @@ from __future__ import annotations
 import difflib
 import posixpath
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Callable, Dict, Hashable, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import Bundle, Item, Kind, McpServer, Registry
 from agentrc.names import REGISTRY_MARKER

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 from agentrc import schemas
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import ERROR, Diagnostic, Diagnostics
 from agentrc.model import IgnoreList
 from agentrc.project import FILE_NAME

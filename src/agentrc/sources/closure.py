@@ -15,9 +15,10 @@ import bisect
 import collections
 import hashlib
 import posixpath
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import Bundle, Item, Kind, Registry, SourceTree
 from agentrc.sources.dsl import Source, SourceError, parse

@@ -21,9 +21,10 @@ with its code (AR200), never a traceback.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Optional, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import hide_credentials
 
 MAX_LOCATOR = 2048

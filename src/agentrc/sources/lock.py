@@ -9,10 +9,11 @@ so two equal locks are equal bytes and a change diffs as the lines it changed.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from agentrc import schemas
+from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.sources import lockcheck
 

@@ -15,9 +15,9 @@ for its kind is AR241 there, not an instruction).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any, List, Mapping, Sequence, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.files import Fragment
 from agentrc.model import Bundle
 from agentrc.sources import arguments

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.model import Bundle, Item
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
+
+from agentrc.classcode import dataclass
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 import json.decoder
 import re
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union, overload
 
+from agentrc.classcode import dataclass
 from agentrc.text.position import TextError, line_col
 
 Path = Tuple[str, ...]

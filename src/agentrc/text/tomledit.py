@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.text.position import Lines, TextError, line_col
 
 Path = Tuple[str, ...]

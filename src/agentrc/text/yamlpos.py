@@ -24,10 +24,11 @@ bounds cannot apply to it. Every other document goes through the composer (`load
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
+from agentrc.classcode import dataclass
 from agentrc.text.lazy import lazy_module
 
 if TYPE_CHECKING:
