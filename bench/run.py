@@ -126,11 +126,13 @@ def snapshot_src(mode: str, dest: str) -> Tuple[str, str]:
     # Likewise agentrc's compiled schema validators, kept beside its schemas as bytecode is
     # (agentrc.schemas, `precompile_validators`): written there by the first run where bytecode is
     # written, but never under PYTHONDONTWRITEBYTECODE, which this machine sets.
-    # And the code of its dataclasses' generated methods, kept beside each module's bytecode
-    # (agentrc.classcode, since `classcode` exists) under the same rule.
+    # And (in code that has them) the code of its dataclasses' generated methods and its own
+    # fingerprint, kept beside the modules' bytecode (agentrc.classcode, agentrc.fingerprint)
+    # under the same rule.
     steps = ["from agentrc.pipeline import warm; warm.precompile_validators()"]
     if os.path.exists(os.path.join(dest, "src", "agentrc", "classcode.py")):
-        steps.append("from agentrc import classcode; classcode.precompile()")
+        steps += ["from agentrc import classcode; classcode.precompile()",
+                  "from agentrc import fingerprint; getattr(fingerprint, 'precompile', lambda: None)()"]
     env = dict(os.environ, PYTHONPATH=os.path.join(dest, "src"))
     for code in steps:
         subprocess.run([sys.executable, "-c", code], check=True, env=env)
