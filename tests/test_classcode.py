@@ -16,7 +16,7 @@ from typing import Optional, Tuple
 
 import pytest
 
-from agentrc import classcode
+from agentrc import classcode, pycache
 from helpers import ROOT
 
 
@@ -26,6 +26,7 @@ def cache(tmp_path, monkeypatch):
     compiled yet."""
     monkeypatch.setattr(classcode, "_DIRECTORY", str(tmp_path / "pycache"))
     monkeypatch.setattr(classcode, "_known", {})
+    monkeypatch.setattr(classcode, "_used", {})
     monkeypatch.setattr(classcode, "_added", {})
     return Path(classcode._path(__name__))
 
@@ -98,27 +99,41 @@ def test_nothing_is_written_where_bytecode_is_not(cache, monkeypatch):
     assert classcode.save(always=True) > 0 and cache.exists()
 
 
-def test_a_save_keeps_what_another_process_added(cache, monkeypatch):
-    cache.parent.mkdir()
-    other = compile("x = 1", "<string>", "exec")
-    cache.write_bytes(marshal.dumps({"x = 1": other}))
+def test_a_save_keeps_only_the_texts_its_classes_used(cache):
+    """A class changed since leaves no stale text in its module's file."""
+    stale = compile("x = 1", "<string>", "exec")
+    assert pycache.write_kept(str(cache), {"x = 1": stale})
     _point_classes()
     added = classcode.save(always=True)
-    assert "x = 1" in classcode._load(__name__) and len(classcode._load(__name__)) == added + 1
+    kept = classcode._load(__name__)
+    assert "x = 1" not in kept and len(kept) == added > 0
 
 
-@pytest.mark.parametrize("content", [
-    b"not marshal at all",
-    marshal.dumps(["a", "list"]),
-    marshal.dumps({"def f(): pass": "a string, not code"}),
-    marshal.dumps({1: compile("", "<string>", "exec")}),
-])
-def test_a_damaged_cache_is_compiled_around(cache, monkeypatch, content):
+def _flipped(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[-10] ^= 1
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", ["bytes", "no-magic", "flipped", "list", "values", "keys"])
+def test_a_damaged_file_is_compiled_around(cache, monkeypatch, damage):
+    code = compile("", "<string>", "exec")
     cache.parent.mkdir()
-    cache.write_bytes(content)
+    if damage == "bytes":
+        cache.write_bytes(b"not ours at all")
+    elif damage == "no-magic":  # another interpreter's, or none's: a marshalled mapping, headless
+        cache.write_bytes(marshal.dumps({"def f(): pass": code}))
+    elif damage == "flipped":  # a byte inside a kept code object: the checksum says so
+        _point_classes()
+        classcode.save(always=True)
+        _flipped(cache)
+        monkeypatch.setattr(classcode, "_known", {})
+    else:
+        value = {"list": ["a", "list"], "values": {"def f(): pass": "a string"}, "keys": {1: code}}[damage]
+        assert pycache.write_kept(str(cache), value)
     seen = _compiles(monkeypatch)
     plain, kept = _point_classes()
-    assert seen and kept(1) == kept(1, 0)
+    assert len(seen) >= 5 and kept(1) == kept(1, 0)
     assert classcode._known == {__name__: {}}
 
 
@@ -128,14 +143,14 @@ def test_a_fifo_or_link_in_its_place_is_not_read(cache, monkeypatch, tmp_path, n
     assert classcode._load(__name__) == {}
     os.unlink(cache)
     elsewhere = tmp_path / "elsewhere.bin"
-    elsewhere.write_bytes(marshal.dumps({"y = 2": compile("y = 2", "<string>", "exec")}))
+    assert pycache.write_kept(str(elsewhere), {"y = 2": compile("y = 2", "<string>", "exec")})
     os.symlink(elsewhere, cache)
     assert classcode._load(__name__) == {}
 
 
 _COUNT = """
 import json, sys
-from agentrc import classcode
+from agentrc import classcode, pycache
 classcode._DIRECTORY = sys.argv[1]
 seen = []
 def counting(source, *args, **kwargs):
@@ -193,3 +208,104 @@ def test_precompile_keeps_every_modules_classes(tmp_path):
     kept = os.listdir(tmp_path)
     tag = sys.implementation.cache_tag
     assert f"agentrc.model.classes.{tag}.bin" in kept and f"agentrc.capabilities.model.classes.{tag}.bin" in kept
+
+
+def test_another_threads_dataclass_is_its_own(cache):
+    """While one thread makes agentrc's classes, another's plain dataclasses (pantsd runs
+    rules on several threads) are compiled as `dataclasses` compiles them: real annotations,
+    no error, nothing filed under agentrc's module."""
+    import threading
+
+    errors: list = []
+    stop = threading.Event()
+
+    def ours():
+        try:
+            while not stop.is_set():
+                _point_classes()
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    def plain():
+        @dataclasses.dataclass
+        class Plain:
+            z: int
+        return Plain.__init__.__annotations__
+
+    expected = plain()  # (this module's annotations are strings: 'int', not '_type_z')
+    worker = threading.Thread(target=ours)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    worker.start()
+    try:
+        for _ in range(300):
+            assert plain() == expected
+    finally:
+        stop.set()
+        worker.join()
+        sys.setswitchinterval(interval)
+    assert not errors
+    assert all("z:" not in text for text in classcode._used.get(__name__, ()))
+    assert "exec" not in vars(dataclasses)
+
+
+_COMPARE = """
+import dataclasses, inspect, json, sys
+from typing import Optional, Tuple
+from agentrc import classcode
+classcode._DIRECTORY = sys.argv[1]
+made = []
+for decorate in (dataclasses.dataclass, classcode.dataclass):
+    @decorate(frozen=True, order=True)
+    class Point:
+        x: int
+        y: int = 0
+        tags: Tuple[str, ...] = dataclasses.field(default_factory=tuple)
+    made.append(Point)
+seen = {}
+for cls in made:
+    p = cls(1, 2, ("a",))
+    seen.setdefault("repr", []).append(repr(p).rsplit(".", 1)[-1])
+    seen.setdefault("sig", []).append(str(inspect.signature(cls)))
+    seen.setdefault("ann", []).append(repr(cls.__init__.__annotations__))
+    same = cls(1) < cls(2) and p == cls(1, 2, ("a",)) and hash(p) == hash(cls(1, 2, ("a",)))
+    seen.setdefault("order", []).append(same)
+compiled = len(classcode._added.get("__main__", {}))
+if sys.argv[2] == "save":
+    classcode.save(always=True)
+print(json.dumps({"same": all(a == b for a, b in seen.values()), "compiled": compiled}))
+"""
+
+
+def test_a_class_from_kept_code_behaves_as_a_compiled_one(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+
+    def run(mode: str) -> dict:
+        out = subprocess.run([sys.executable, "-c", _COMPARE, str(tmp_path), mode], env=env, capture_output=True,
+                             text=True, check=True)
+        return json.loads(out.stdout)
+
+    first = run("save")
+    assert first["same"] and first["compiled"] >= 5
+    second = run("count")
+    assert second == {"same": True, "compiled": 0}  # every method from the kept code
+
+
+def test_the_files_are_written_when_the_process_ends(tmp_path):
+    """Where bytecode is written, a process that compiled a text saves it as it exits."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    script = f"from agentrc import classcode; classcode._DIRECTORY = {str(tmp_path)!r}; import agentrc.model"
+    subprocess.run([sys.executable, "-c", script], env=env, check=True)
+    assert f"agentrc.model.classes.{sys.implementation.cache_tag}.bin" in os.listdir(tmp_path)
+    subprocess.run([sys.executable, "-B", "-c", script.replace("model", "diagnostics")], env=env, check=True)
+    assert not any("diagnostics" in name for name in os.listdir(tmp_path))  # -B: no bytecode, no file
+
+
+def test_a_pycache_prefix_is_followed(monkeypatch, tmp_path):
+    tag = sys.implementation.cache_tag
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "prefix"), raising=False)
+    where = pycache.cache_path("/some/where/mod.py", "mod.classes")
+    assert where == str(tmp_path / "prefix" / "some" / "where" / f"mod.classes.{tag}.bin")
+    monkeypatch.setattr(sys, "pycache_prefix", None, raising=False)
+    assert pycache.cache_path("/some/where/mod.py", "x") == f"/some/where/__pycache__/x.{tag}.bin"

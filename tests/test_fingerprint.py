@@ -4,13 +4,12 @@ with it, none of them recent then; anything else hashes the files again."""
 
 from __future__ import annotations
 
-import marshal
 import os
 import time
 
 import pytest
 
-from agentrc import fingerprint
+from agentrc import fingerprint, pycache
 
 
 @pytest.fixture
@@ -26,10 +25,27 @@ def package(tmp_path, monkeypatch):
     for path in (root / "a.py", root / "sub" / "b.py", root / "sub" / "s.schema.json", root / "sub", root):
         os.utime(path, ns=(old, old))
     monkeypatch.setattr(fingerprint, "PACKAGE", root)
+    _after_ctime(root / "sub" / "b.py")  # what is written next has a later timestamp, on any clock
     monkeypatch.setattr(fingerprint, "_KEPT", str(tmp_path / "cache" / "fingerprint.bin"))
     monkeypatch.setattr(fingerprint, "RACY_NS", 0)  # the files' change times are now: settled at once
     monkeypatch.setattr(fingerprint, "_CODE", [])
     return root
+
+
+def _after_ctime(path) -> None:
+    """Wait until a file written now gets a change time later than `path`'s: file systems
+    stamp from a clock that ticks every few milliseconds on older kernels, and a rewrite in
+    the same tick keeps every status (the racy case `RACY_NS`, 0 in these tests, guards).
+    The probe is written beside the package, never in it (its directory's times would change)."""
+    probe = os.path.join(os.path.dirname(fingerprint.PACKAGE), ".probe")
+    then = os.lstat(path).st_ctime_ns
+    for _ in range(1000):
+        with open(probe, "w") as fh:
+            fh.write("x")
+        if os.lstat(probe).st_ctime_ns > then:
+            break
+        time.sleep(0.001)
+    os.unlink(probe)
 
 
 def _reads(monkeypatch) -> list:
@@ -55,6 +71,7 @@ def test_a_file_rewritten_with_its_size_and_mtime_is_seen(package):
     first = fingerprint._hashed(always=True)
     b = package / "sub" / "b.py"
     before = os.lstat(b)
+    _after_ctime(fingerprint._KEPT)
     b.write_text("B = 3\n")  # the same size
     os.utime(b, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the same modification time
     assert fingerprint._kept() is None
@@ -80,6 +97,43 @@ def test_a_recent_file_keeps_nothing(package, monkeypatch):
     assert not os.path.exists(fingerprint._KEPT)
 
 
+def test_a_recent_change_time_alone_keeps_nothing(package, monkeypatch):
+    """`cp -p` or `touch -d` give an old modification time; the change time is still now."""
+    monkeypatch.setattr(fingerprint, "RACY_NS", 3 * 10 ** 9)
+    a = package / "a.py"
+    before = os.lstat(a)
+    a.write_text("A = 8\n")
+    os.utime(a, ns=(before.st_atime_ns, before.st_mtime_ns))
+    fingerprint._hashed(always=True)
+    assert not os.path.exists(fingerprint._KEPT)
+
+
+def test_an_edit_through_a_link_is_seen(package, tmp_path):
+    """A module that is a link: its status is the file `open` reads, not the link's."""
+    store = tmp_path / "store"
+    store.mkdir()
+    shared = store / "shared.py"
+    shared.write_text("S = 1\n")
+    old = time.time_ns() - 10 * 10 ** 9
+    os.utime(shared, ns=(old, old))
+    os.symlink(shared, package / "sub" / "shared.py")
+    _after_ctime(package / "sub")
+    first = fingerprint._hashed(always=True)
+    assert fingerprint._kept() == first
+    _after_ctime(fingerprint._KEPT)
+    shared.write_text("S = 2\n")
+    os.utime(shared, ns=(old, old))
+    assert fingerprint._kept() is None and fingerprint._hashed() != first
+
+
+def test_precompile_does_not_wait_for_a_file_dated_in_the_future(package, monkeypatch):
+    future = time.time_ns() + 3600 * 10 ** 9
+    os.utime(package / "a.py", ns=(future, future))
+    monkeypatch.setattr(fingerprint.time, "sleep", lambda seconds: pytest.fail(f"slept {seconds} s"))
+    assert fingerprint.precompile() is False
+    assert not os.path.exists(fingerprint._KEPT)
+
+
 def test_nothing_is_kept_where_bytecode_is_not(package, monkeypatch):
     monkeypatch.setattr(fingerprint.sys, "dont_write_bytecode", True)
     fingerprint._hashed()
@@ -94,11 +148,20 @@ def test_another_version_is_not_taken(package, monkeypatch):
     assert fingerprint._kept() is None
 
 
-@pytest.mark.parametrize("content", [b"garbage", marshal.dumps([1, 2]), marshal.dumps(("0.1.0", "str", {}))])
+@pytest.mark.parametrize("content", [b"garbage", [1, 2], ("0.1.0", "str", {}), "flipped"])
 def test_a_damaged_kept_file_is_ignored(package, content):
-    os.makedirs(os.path.dirname(fingerprint._KEPT))
-    with open(fingerprint._KEPT, "wb") as fh:
-        fh.write(content)
+    if content == "flipped":  # a byte of a kept file changed: its checksum no longer matches
+        fingerprint._hashed(always=True)
+        data = bytearray(open(fingerprint._KEPT, "rb").read())
+        data[-5] ^= 1
+        with open(fingerprint._KEPT, "wb") as fh:
+            fh.write(bytes(data))
+    elif isinstance(content, bytes):
+        os.makedirs(os.path.dirname(fingerprint._KEPT))
+        with open(fingerprint._KEPT, "wb") as fh:
+            fh.write(content)
+    else:
+        assert pycache.write_kept(fingerprint._KEPT, content)
     assert fingerprint._kept() is None
     assert fingerprint.code_fingerprint() == fingerprint._hashed()
 
@@ -111,7 +174,7 @@ def test_a_fifo_or_link_in_its_place_is_not_read(package, tmp_path, no_hang):
     elsewhere = tmp_path / "elsewhere.bin"
     statuses: dict = {}
     fingerprint._code_parts(statuses)
-    elsewhere.write_bytes(marshal.dumps((fingerprint.__version__, b"planted", statuses)))
+    assert pycache.write_kept(str(elsewhere), (fingerprint.__version__, b"planted", statuses))
     os.symlink(elsewhere, fingerprint._KEPT)
     assert fingerprint._kept() is None
 

@@ -6,18 +6,22 @@ same version. Used by the loader (each item's digest) and the memo.
 
 The fingerprint hashes every source and schema file of the package, which every command
 needs: reading and hashing the 260 files was 5 ms of each, a twentieth of a build with
-nothing to do at 1,000 items. So it is kept beside the modules' bytecode
-(`__pycache__/fingerprint.<cache tag>.bin`, written where bytecode is written), with each
-file's and directory's status (size, modification and change times, inode); a process
-whose statuses all match, none of them changed within `RACY_NS` of the recording, takes it
-without reading a file (an lstat each: 1 ms). The change time cannot be set by a program,
-so a file replaced with one of the same size and modification time is still seen.
+nothing to do at 1,000 items. So it is kept where the modules' bytecode goes
+(`__pycache__/fingerprint.<cache tag>.bin`, agentrc.pycache), written where bytecode is
+written, with each file's and directory's status as `open` sees it (through links: size,
+modification and change times, inode); a process whose statuses all match takes it without
+reading a file (a stat each: 1 ms). The change time cannot be set by a program, so a file
+replaced with one of the same size and modification time is still seen. A status changed
+less than `RACY_NS` before the kept file was written, by the file system's own clock (the
+kept file's modification time, as git judges its index), vouches for nothing: a second
+change within the same timestamp could keep it. Like bytecode's own check, this trusts the
+file system's statuses: a network file system that caches them (NFS's attribute cache) can
+show an edit made on another machine late.
 """
 
 from __future__ import annotations
 
 import hashlib
-import marshal
 import os
 import sys
 import time
@@ -25,11 +29,10 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from agentrc import __version__
-from agentrc.fdio import read_regular
+from agentrc.pycache import cache_path, read_kept, write_kept
 
 _CODE: list = []
-_KEPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__",
-                     f"fingerprint.{sys.implementation.cache_tag}.bin")
+_KEPT: Optional[str] = cache_path(__file__, "fingerprint")
 RACY_NS = 3 * 10 ** 9  # as the source stamp's (agentrc.inputs.tree): a status this recent vouches for nothing
 Status = Tuple[int, int, int, int]
 
@@ -52,7 +55,7 @@ def _code_parts(statuses: Optional[Dict[str, Status]] = None) -> List[Tuple[str,
         parts = pending.pop()
         path = os.path.join(PACKAGE, *parts)
         if statuses is not None:
-            statuses[path] = _status(os.lstat(path))
+            statuses[path] = _status(os.stat(path))
         with os.scandir(path) as entries:
             for entry in entries:
                 name = entry.name
@@ -64,7 +67,7 @@ def _code_parts(statuses: Optional[Dict[str, Status]] = None) -> List[Tuple[str,
                 if 0 < dot < len(name) - 1 and name[dot:] in (".py", ".json"):  # Path.suffix's rule
                     found.append(parts + (name,))
                     if statuses is not None:
-                        statuses[entry.path] = _status(entry.stat(follow_symlinks=False))
+                        statuses[entry.path] = _status(entry.stat())  # as `open` reads it: through a link
     return sorted(found)
 
 
@@ -82,35 +85,42 @@ def code_fingerprint() -> bytes:
 
 def _hashed(always: bool = False) -> bytes:
     """The fingerprint, every file read; kept (`_KEPT`) when bytecode is written here (or
-    `always`) and no status is more recent than `RACY_NS` before the reading began."""
+    `always`) and no status is more recent than `RACY_NS` before the kept file's own time."""
     statuses: Dict[str, Status] = {}
-    started = time.time_ns()
     h = hashlib.sha256(__version__.encode())
     root = str(PACKAGE)
     for parts in _code_parts(statuses):
         with open(os.path.join(root, *parts), "rb") as fh:
             h.update(os.sep.join(parts).encode() + b"\0" + fh.read())
     digest = h.digest()
-    if not _racy(statuses, started) and (always or not sys.dont_write_bytecode):
-        _keep(marshal.dumps((__version__, digest, statuses)))
+    if _KEPT is not None and (always or not sys.dont_write_bytecode) and write_kept(
+            _KEPT, (__version__, digest, statuses)):
+        try:
+            if _racy(statuses, os.lstat(_KEPT).st_mtime_ns):
+                os.unlink(_KEPT)
+        except OSError:
+            pass
     return digest
 
 
 def _racy(statuses: Dict[str, Status], at_ns: int) -> bool:
+    """Whether a status changed less than `RACY_NS` before `at_ns` (or after it)."""
     return any(max(s[1], s[2]) >= at_ns - RACY_NS for s in statuses.values())
 
 
 def precompile() -> bool:
     """Keep the fingerprint now, whatever the interpreter says of bytecode, waiting out
-    `RACY_NS` if a file changed just before (a copy of the package just made): `python -c
-    "from agentrc import fingerprint; fingerprint.precompile()"`, as `compileall` compiles
-    the modules. Whether it is kept."""
+    `RACY_NS` if a file changed just before (a copy of the package just made; never longer,
+    nor for a file dated in the future): `python -c "from agentrc import fingerprint;
+    fingerprint.precompile()"`, as `compileall` compiles the modules. Whether it is kept."""
     statuses: Dict[str, Status] = {}
     _code_parts(statuses)
     newest = max(max(s[1], s[2]) for s in statuses.values())
     wait = newest + RACY_NS - time.time_ns()
+    if wait > RACY_NS:
+        return False
     if wait > 0:
-        time.sleep(wait / 1e9 + 0.01)
+        time.sleep(wait / 1e9 + 0.05)
     _hashed(always=True)
     return _kept() is not None
 
@@ -119,30 +129,14 @@ def _kept() -> Optional[bytes]:
     """The fingerprint kept by an earlier process, when every status it recorded is still the
     same and the package lists the same files; None otherwise (then it is computed again)."""
     try:
-        version, digest, statuses = marshal.loads(read_regular(_KEPT, 1 << 24)[0])
+        version, digest, statuses = read_kept(_KEPT)
         if version != __version__ or not isinstance(digest, bytes) or not isinstance(statuses, dict):
             return None
         now: Dict[str, Status] = {}
         _code_parts(now)
         return digest if now == statuses else None
-    except (OSError, ValueError, EOFError, TypeError):
+    except (OSError, ValueError, TypeError):
         return None
-
-
-def _keep(data: bytes) -> None:
-    """Written to a temporary file and renamed, or not at all."""
-    tmp = f"{_KEPT}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(_KEPT), exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, _KEPT)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
 
 
 def digest(parts: Iterable[bytes]) -> str:

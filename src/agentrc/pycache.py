@@ -1,0 +1,91 @@
+"""Files agentrc keeps beside its own bytecode: where they go, and how they are written and read.
+
+agentrc keeps two things about its own code that every process would otherwise compute
+again: the code of its dataclasses' generated methods (`classcode`) and the fingerprint of
+its source files (`fingerprint`). They go where Python puts the modules' bytecode (the
+module's directory's `__pycache__`, or the mirror of that directory under
+`sys.pycache_prefix`), under the interpreter's cache tag, and are trusted as that bytecode
+is, and checked as it is: the interpreter's magic number heads each file, then the sha256 of
+what follows (a marshalled value). A file that does not match, a link or anything but a
+regular file reads as nothing.
+"""
+
+from __future__ import annotations
+
+import _thread
+import hashlib
+import marshal
+import os
+import sys
+from typing import Any, Optional
+
+from agentrc.fdio import read_regular
+
+LIMIT = 16 << 20  # a file larger than this is not ours: ignored
+
+
+def _magic() -> bytes:
+    """The interpreter's bytecode magic number (as `importlib.util.MAGIC_NUMBER`, without
+    importing importlib.util: 7 ms)."""
+    magic = getattr(sys.modules.get("_frozen_importlib_external"), "MAGIC_NUMBER", None)
+    if isinstance(magic, bytes):
+        return magic
+    from importlib.util import MAGIC_NUMBER
+    return MAGIC_NUMBER
+
+
+def cache_path(source: str, name: str) -> Optional[str]:
+    """Where a file named `<name>.<cache tag>.bin` kept for the module file `source` goes: its
+    directory's `__pycache__`, or the mirror of that directory under `sys.pycache_prefix`, as
+    its bytecode does. None where the interpreter keeps no bytecode (no cache tag)."""
+    tag = sys.implementation.cache_tag
+    if tag is None:
+        return None
+    directory = os.path.dirname(os.path.abspath(source))
+    prefix = getattr(sys, "pycache_prefix", None)
+    if prefix:
+        where = os.path.join(prefix, os.path.splitdrive(directory)[1].lstrip(os.sep))
+    else:
+        where = os.path.join(directory, "__pycache__")
+    return os.path.join(where, f"{name}.{tag}.bin")
+
+
+def read_kept(path: Optional[str]) -> Any:
+    """What `write_kept` wrote at `path`: None when there is nothing, or something else (a
+    damaged file, another interpreter's, a link, a FIFO)."""
+    if path is None:
+        return None
+    try:
+        data = read_regular(path, LIMIT)[0]
+        magic = _magic()
+        head, checksum, blob = data[:len(magic)], data[len(magic):len(magic) + 32], data[len(magic) + 32:]
+        if head != magic or hashlib.sha256(blob).digest() != checksum:
+            return None
+        return marshal.loads(blob)
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+
+
+def write_kept(path: str, value: Any) -> bool:
+    """`value` marshalled at `path` behind the magic number and its sha256: written to a
+    temporary file of this process and thread, and renamed; or not at all."""
+    blob = marshal.dumps(value)
+    tmp = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            fd = os.open(tmp, flags, 0o644)
+        except FileExistsError:  # left by a killed process of the same number
+            os.unlink(tmp)
+            fd = os.open(tmp, flags, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_magic() + hashlib.sha256(blob).digest() + blob)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
