@@ -1,8 +1,9 @@
 """Files agentrc keeps beside its own bytecode: where they go, and how they are written and read.
 
-agentrc keeps two things about its own code that every process would otherwise compute
-again: the code of its dataclasses' generated methods (`classcode`) and the fingerprint of
-its source files (`fingerprint`). They go where Python puts the modules' bytecode (the
+agentrc keeps three things about its own code that every process would otherwise compute
+again: the code of its dataclasses' generated methods (`classcode`), the fingerprint of
+its source files (`fingerprint`) and its compiled schema validators (`schemas`, also kept
+in the build's cache directory). They go where Python puts the modules' bytecode (the
 module's directory's `__pycache__`, or the mirror of that directory under
 `sys.pycache_prefix`), under the interpreter's cache tag, and are trusted as that bytecode
 is, and checked as it is: the interpreter's magic number heads each file, then the sha256 of
@@ -66,19 +67,20 @@ def read_kept(path: Optional[str]) -> Any:
         return None
 
 
-def write_kept(path: str, value: Any) -> bool:
+def write_kept(path: str, value: Any, mode: int = 0o644) -> bool:
     """`value` marshalled at `path` behind the magic number and its sha256: written to a
-    temporary file of this process and thread, and renamed; or not at all."""
+    temporary file of this process and thread, and renamed; or not at all. `mode`: readable
+    by all, as bytecode is, unless the caller keeps it in a directory of its own."""
     blob = marshal.dumps(value)
     tmp = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         try:
-            fd = os.open(tmp, flags, 0o644)
+            fd = os.open(tmp, flags, mode)
         except FileExistsError:  # left by a killed process of the same number
             os.unlink(tmp)
-            fd = os.open(tmp, flags, 0o644)
+            fd = os.open(tmp, flags, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(_magic() + hashlib.sha256(blob).digest() + blob)
         os.replace(tmp, path)

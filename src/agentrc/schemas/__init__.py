@@ -11,9 +11,10 @@ error with its path, since the compiled validator stops at the first one.
 Compiling a validator generates Python source and compiles it: 14 ms for the item schema,
 a tenth of a replayed one-edit build at 1,000 items, in every process that validates.
 With `use_code_cache(directory)` (the CLI's build, in its cache directory) the compiled
-code is kept there (marshalled, under a key of the schema, fastjsonschema's version and
+code is kept there (marshalled behind the interpreter's magic number and a checksum, as
+agentrc.pycache writes its files, under a key of the schema, fastjsonschema's version and
 the interpreter's), and the next process executes it as it is; a file that cannot be
-read, or whose checksum does not match, is compiled again. The cache directory is the
+read, or whose magic number or checksum does not match, is compiled again. The cache directory is the
 user's own, as for the build memo (a pickle): what it holds is trusted as that is.
 
 The compiled validators are agentrc's own code, made from its own schema files alone, as
@@ -29,18 +30,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import marshal
 import os
 import sys
 from functools import lru_cache
 from pathlib import Path
+from types import CodeType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, Tuple
 
 import fastjsonschema
 from fastjsonschema.ref_resolver import RefResolver
 
 from agentrc import __version__
-from agentrc.fdio import read_regular
+from agentrc.pycache import read_kept, write_kept
 
 if TYPE_CHECKING:
     from jsonschema import Draft7Validator
@@ -136,32 +137,14 @@ def _cached(schema: dict, always: bool = False) -> Optional[Callable[[Any], Any]
 
 def _read_code(path: str) -> Any:
     """A compiled validator kept in a cache: None (a miss) unless it is a regular file (not a
-    link, not a FIFO: never blocked on) whose sha256 checks."""
-    try:
-        data = read_regular(path, 64 << 20)[0]
-        checksum, blob = data[:32], data[32:]
-        if hashlib.sha256(blob).digest() != checksum:
-            return None
-        return marshal.loads(blob)
-    except (OSError, ValueError, EOFError, TypeError):
-        return None
+    link, not a FIFO: never blocked on) whose magic number and sha256 check (agentrc.pycache)."""
+    code = read_kept(path)
+    return code if isinstance(code, CodeType) else None
 
 
 def _write_code(path: str, code: Any, mode: int = 0o600) -> None:
     """Kept atomically (a temporary file renamed), or not at all."""
-    blob = marshal.dumps(code)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(hashlib.sha256(blob).digest() + blob)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    write_kept(path, code, mode)
 
 
 @lru_cache(maxsize=None)
