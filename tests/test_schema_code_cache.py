@@ -176,3 +176,16 @@ def test_precompile_keeps_beside_the_schemas_a_validator_found_in_the_builds_cac
     finally:
         schemas.use_code_cache(None)
     assert compiled == [] and len(list(where.glob("validator-*.bin"))) == done >= 5
+
+
+def test_the_package_copy_goes_where_bytecode_goes(tmp_path):
+    """Under PYTHONPYCACHEPREFIX the schemas' bytecode goes to the prefix's mirror of their
+    directory, and so do their compiled validators (not into the installed package)."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONPYCACHEPREFIX=str(tmp_path / "prefix"))
+    out = subprocess.run([sys.executable, "-c", "from agentrc import schemas; print(schemas._PACKAGE_CACHE)"],
+                         env=env, capture_output=True, text=True, check=True).stdout.strip()
+    schemas_dir = os.path.abspath(ROOT / "src" / "agentrc" / "schemas")
+    assert out == str(tmp_path / "prefix") + str(schemas_dir)

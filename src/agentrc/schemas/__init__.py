@@ -41,7 +41,7 @@ import fastjsonschema
 from fastjsonschema.ref_resolver import RefResolver
 
 from agentrc import __version__
-from agentrc.pycache import read_kept, write_kept
+from agentrc.pycache import cache_path, read_kept, write_kept
 
 if TYPE_CHECKING:
     from jsonschema import Draft7Validator
@@ -66,7 +66,10 @@ def _rooted(name: str, definition: str, blocks: Tuple[str, ...] = ()) -> dict:
 
 
 _code_cache: Optional[str] = None  # where compiled validators are kept (`use_code_cache`)
-_PACKAGE_CACHE: Optional[str] = str(_HERE / "__pycache__")  # beside the schemas, as bytecode is
+# Where the schemas' bytecode goes (their `__pycache__`, or under `sys.pycache_prefix`); None
+# where the interpreter keeps no bytecode.
+_KEPT_HERE = cache_path(__file__, "validator")
+_PACKAGE_CACHE: Optional[str] = os.path.dirname(_KEPT_HERE) if _KEPT_HERE else None
 
 
 def use_code_cache(directory: Optional[str]) -> None:
