@@ -295,6 +295,7 @@ def test_the_files_are_written_when_the_process_ends(tmp_path):
     """Where bytecode is written, a process that compiled a text saves it as it exits."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(ROOT / "src")
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "bytecode")  # the checkout's own __pycache__ left alone
     script = f"from agentrc import classcode; classcode._DIRECTORY = {str(tmp_path)!r}; import agentrc.model"
     subprocess.run([sys.executable, "-c", script], env=env, check=True)
     assert f"agentrc.model.classes.{sys.implementation.cache_tag}.bin" in os.listdir(tmp_path)
@@ -309,3 +310,80 @@ def test_a_pycache_prefix_is_followed(monkeypatch, tmp_path):
     assert where == str(tmp_path / "prefix" / "some" / "where" / f"mod.classes.{tag}.bin")
     monkeypatch.setattr(sys, "pycache_prefix", None, raising=False)
     assert pycache.cache_path("/some/where/mod.py", "x") == f"/some/where/__pycache__/x.{tag}.bin"
+
+
+def test_threads_making_classes_at_once_share_the_kept_code(cache):
+    """Each text is compiled once however many threads make classes at once: `exec` stays
+    ours until the last of them is done (a count, not one thread's stack)."""
+    import threading
+
+    made: list = []
+
+    def work():
+        for _ in range(300):
+            made.extend(_point_classes()[1:])
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        workers = [threading.Thread(target=work) for _ in range(3)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+    finally:
+        sys.setswitchinterval(interval)
+    for method in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__"):
+        # Identity, not equality: code objects compare equal by value.
+        assert len({id(getattr(c, method).__code__) for c in made}) == 1, method
+    assert "exec" not in vars(dataclasses) and classcode._making == {} and classcode._users == [0]
+
+
+def test_a_class_that_fails_leaves_nothing_installed(cache):
+    with pytest.raises(TypeError):
+        @classcode.dataclass
+        class Wrong:
+            x: int = 0
+            y: int  # a field without a default after one with
+
+    assert "exec" not in vars(dataclasses) and classcode._making == {} and classcode._users == [0]
+
+
+def test_another_interpreters_file_is_refused(cache):
+    """The magic number is checked on its own: a file whose checksum holds but whose
+    bytecode is another interpreter's is compiled around."""
+    import hashlib
+
+    code = compile("", "<string>", "exec")
+    blob = marshal.dumps({"def f(): pass": code})
+    cache.parent.mkdir()
+    cache.write_bytes(b"\x00\x00\r\n" + hashlib.sha256(blob).digest() + blob)
+    assert pycache.read_kept(str(cache)) is None
+
+
+def test_a_temporary_file_left_by_a_killed_run_is_replaced(tmp_path):
+    import _thread
+
+    path = tmp_path / "x.bin"
+    (tmp_path / f"x.bin.{os.getpid()}.{_thread.get_ident()}.tmp").write_bytes(b"left over")
+    assert pycache.write_kept(str(path), {"a": 1})
+    assert pycache.read_kept(str(path)) == {"a": 1} and os.listdir(tmp_path) == ["x.bin"]
+
+
+_PREFIXED = """
+import importlib.util, json, os, sys
+from agentrc import classcode, fingerprint, schemas
+import agentrc.model
+def where(module):
+    return os.path.dirname(importlib.util.cache_from_source(module.__file__))
+print(json.dumps([classcode._path("agentrc.model"), where(agentrc.model), fingerprint._KEPT, where(fingerprint),
+                  schemas._PACKAGE_CACHE, where(schemas)]))
+"""
+
+
+def test_every_kept_file_goes_where_the_bytecode_goes(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONPYCACHEPREFIX=str(tmp_path / "prefix"))
+    out = subprocess.run([sys.executable, "-c", _PREFIXED], env=env, capture_output=True, text=True, check=True)
+    model, model_dir, kept, kept_dir, schemas_dir, schemas_bytecode = json.loads(out.stdout)
+    assert os.path.dirname(model) == model_dir and model_dir.startswith(str(tmp_path / "prefix"))
+    assert os.path.dirname(kept) == kept_dir and schemas_dir == schemas_bytecode

@@ -184,3 +184,14 @@ def test_precompile_waits_out_a_recent_change(package, monkeypatch):
     (package / "a.py").write_text("A = 5\n")
     assert fingerprint.precompile() is True
     assert fingerprint._kept() == fingerprint._hashed()
+
+
+def test_raciness_is_judged_by_the_file_systems_clock(package, monkeypatch):
+    """A machine whose clock runs ahead of the file system's does not make a fresh change
+    look settled: the kept file's own time is the reference."""
+    monkeypatch.setattr(fingerprint, "RACY_NS", 3 * 10 ** 9)
+    (package / "a.py").write_text("A = 7\n")
+    ahead = time.time_ns() + 3600 * 10 ** 9
+    monkeypatch.setattr(fingerprint.time, "time_ns", lambda: ahead)
+    fingerprint._hashed(always=True)
+    assert not os.path.exists(fingerprint._KEPT)

@@ -189,3 +189,11 @@ def test_the_package_copy_goes_where_bytecode_goes(tmp_path):
                          env=env, capture_output=True, text=True, check=True).stdout.strip()
     schemas_dir = os.path.abspath(ROOT / "src" / "agentrc" / "schemas")
     assert out == str(tmp_path / "prefix") + str(schemas_dir)
+
+
+def test_a_kept_value_that_is_not_code_is_a_miss(tmp_path):
+    from agentrc import pycache
+
+    path = str(tmp_path / "validator-x.bin")
+    assert pycache.write_kept(path, "print('not code')")
+    assert schemas._read_code(path) is None

@@ -43,16 +43,20 @@ _known: Dict[str, Dict[str, Any]] = {}  # module -> text -> code object, as read
 _used: Dict[str, Set[str]] = {}  # module -> the texts its classes used in this process
 _added: Dict[str, Dict[str, Any]] = {}  # module -> text -> code object compiled by this process
 _making: Dict[int, List[str]] = {}  # thread -> the modules of the classes it is making (innermost last)
-_lock = _thread.allocate_lock()
+_lock = _thread.RLock()  # (re-entrant: a signal handler that made a class while it is held would wait for good)
 _users = [0]  # classes being made by any thread: `exec` is ours in `dataclasses` while above 0
 
 
 def _path(module: str) -> Optional[str]:
-    """The file of `module`'s classes (None: a module without a file of its own)."""
+    """The file of `module`'s classes (None: a module without a file of its own), named after
+    its source file as its bytecode is (`__init__` for a package: `x/__init__.py` and
+    `x/x.py` each have their own)."""
     if _DIRECTORY is not None:
         return os.path.join(_DIRECTORY, f"{module}.classes.{sys.implementation.cache_tag}.bin")
     source = getattr(sys.modules.get(module), "__file__", None)
-    return cache_path(source, module.rpartition(".")[2] + ".classes") if source else None
+    if not source:
+        return None
+    return cache_path(source, os.path.splitext(os.path.basename(source))[0] + ".classes")
 
 
 def _load(module: str) -> Dict[str, Any]:
@@ -75,19 +79,22 @@ def _exec(source: Any, globals: Optional[dict] = None, locals: Optional[dict] = 
 
 
 def _code(module: str, text: str) -> Any:
-    known = _known.get(module)
-    if known is None:
-        known = _known[module] = _load(module)
-    added = _added.setdefault(module, {})
-    _used.setdefault(module, set()).add(text)
-    code = known.get(text) or added.get(text)
-    if code is None:
-        # Not this module's `from __future__ import annotations`: as `dataclasses` compiles it.
-        code = compile(text, "<string>", "exec", dont_inherit=True)
-        if not any(_added.values()):
-            atexit.register(save)
-        added[text] = code
-    return code
+    """The code object of `text` for a class of `module`: kept, compiled by this process
+    already, or compiled now (once, whichever threads ask at the same time)."""
+    with _lock:
+        known = _known.get(module)
+        if known is None:
+            known = _known[module] = _load(module)
+        added = _added.setdefault(module, {})
+        _used.setdefault(module, set()).add(text)
+        code = known.get(text) or added.get(text)
+        if code is None:
+            # Not this module's `from __future__ import annotations`: as `dataclasses` compiles it.
+            code = compile(text, "<string>", "exec", dont_inherit=True)
+            if not any(_added.values()):
+                atexit.register(save)
+            added[text] = code
+        return code
 
 
 def _dataclass(cls: Any = None, **options: Any) -> Any:
@@ -95,23 +102,32 @@ def _dataclass(cls: Any = None, **options: Any) -> Any:
 
     def make(cls: Any) -> Any:
         ident = _thread.get_ident()
-        with _lock:
-            _making.setdefault(ident, []).append(cls.__module__)
-            _users[0] += 1
-            vars(dataclasses)["exec"] = _exec
+        pushed = False
         try:
+            with _lock:
+                _making.setdefault(ident, []).append(cls.__module__)
+                _users[0] += 1
+                pushed = True
+                vars(dataclasses)["exec"] = _exec
             return dataclasses.dataclass(cls, **options)
         finally:
-            with _lock:
-                stack = _making[ident]
-                stack.pop()
-                if not stack:
-                    del _making[ident]
-                _users[0] -= 1
-                if not _users[0]:
-                    vars(dataclasses).pop("exec", None)  # `builtins.exec` again, for every other class
+            if pushed:
+                _done(ident)
 
     return make if cls is None else make(cls)
+
+
+def _done(ident: int) -> None:
+    """A class made (or not: it raised) by thread `ident`: its entry popped, and `exec` given
+    back to `dataclasses` when no thread is making one."""
+    with _lock:
+        stack = _making[ident]
+        stack.pop()
+        if not stack:
+            del _making[ident]
+        _users[0] -= 1
+        if not _users[0]:
+            vars(dataclasses).pop("exec", None)  # `builtins.exec` again, for every other class
 
 
 def save(always: bool = False) -> int:
@@ -121,16 +137,21 @@ def save(always: bool = False) -> int:
     if sys.dont_write_bytecode and not always:
         return 0
     count = 0
-    for module, added in list(_added.items()):
+    for module in list(_added):
+        with _lock:  # copies: other threads may be making classes (pantsd, as it exits)
+            added = dict(_added[module])
+            known = dict(_known.get(module, {}))
+            used = set(_used.get(module, ()))
         path = _path(module)
         if not added or path is None:
             continue
-        known = _known.get(module, {})
-        texts = {t: added.get(t) or known[t] for t in _used.get(module, ()) if t in added or t in known}
+        texts = {t: added.get(t) or known[t] for t in used if t in added or t in known}
         if write_kept(path, texts):
             count += len(added)
-            known.update(added)
-            added.clear()
+            with _lock:
+                _known.setdefault(module, {}).update(added)
+                for text in added:
+                    _added[module].pop(text, None)
     return count
 
 

@@ -93,13 +93,9 @@ def _hashed(always: bool = False) -> bytes:
         with open(os.path.join(root, *parts), "rb") as fh:
             h.update(os.sep.join(parts).encode() + b"\0" + fh.read())
     digest = h.digest()
-    if _KEPT is not None and (always or not sys.dont_write_bytecode) and write_kept(
-            _KEPT, (__version__, digest, statuses)):
-        try:
-            if _racy(statuses, os.lstat(_KEPT).st_mtime_ns):
-                os.unlink(_KEPT)
-        except OSError:
-            pass
+    if _KEPT is not None and (always or not sys.dont_write_bytecode):
+        # Judged by the written file's own time, before any other process can read it.
+        write_kept(_KEPT, (__version__, digest, statuses), keep=lambda st: not _racy(statuses, st.st_mtime_ns))
     return digest
 
 
@@ -113,6 +109,8 @@ def precompile() -> bool:
     `RACY_NS` if a file changed just before (a copy of the package just made; never longer,
     nor for a file dated in the future): `python -c "from agentrc import fingerprint;
     fingerprint.precompile()"`, as `compileall` compiles the modules. Whether it is kept."""
+    if _KEPT is None:
+        return False
     statuses: Dict[str, Status] = {}
     _code_parts(statuses)
     newest = max(max(s[1], s[2]) for s in statuses.values())

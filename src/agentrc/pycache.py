@@ -18,7 +18,7 @@ import hashlib
 import marshal
 import os
 import sys
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from agentrc.fdio import read_regular
 
@@ -67,10 +67,13 @@ def read_kept(path: Optional[str]) -> Any:
         return None
 
 
-def write_kept(path: str, value: Any, mode: int = 0o644) -> bool:
+def write_kept(path: str, value: Any, mode: int = 0o644,
+               keep: Optional[Callable[[os.stat_result], bool]] = None) -> bool:
     """`value` marshalled at `path` behind the magic number and its sha256: written to a
     temporary file of this process and thread, and renamed; or not at all. `mode`: readable
-    by all, as bytecode is, unless the caller keeps it in a directory of its own."""
+    by all, as bytecode is, unless the caller keeps it in a directory of its own. `keep`:
+    asked, with the written temporary file's status (the file system's clock), whether to
+    rename it into place at all; no other process ever sees a file it refuses."""
     blob = marshal.dumps(value)
     tmp = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -83,6 +86,11 @@ def write_kept(path: str, value: Any, mode: int = 0o644) -> bool:
             fd = os.open(tmp, flags, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(_magic() + hashlib.sha256(blob).digest() + blob)
+            fh.flush()
+            wanted = keep is None or keep(os.fstat(fh.fileno()))
+        if not wanted:
+            os.unlink(tmp)
+            return False
         os.replace(tmp, path)
         return True
     except OSError:
