@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# The Pants venv's interpreter, where ./pants puts it ($AGENTRC_PANTS_VENV, else .pants-venv).
+PANTS_PYTHON = Path(os.environ.get("AGENTRC_PANTS_VENV") or ROOT / ".pants-venv") / "bin" / "python"
 
 REGEN = os.environ.get("AGENTRC_REGEN_GOLDENS") == "1"
 

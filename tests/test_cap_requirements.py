@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -328,7 +329,7 @@ def _interactive(scope: Path, answer: bytes) -> str:
     import select
 
     main_fd, tty = pty.openpty()
-    proc = subprocess.Popen([str(ROOT / ".pants-venv" / "bin" / "python"), "-m", "agentrc", "cap", "install",
+    proc = subprocess.Popen([sys.executable, "-m", "agentrc", "cap", "install",
                              "--dir", str(scope)], stdin=tty, stdout=tty, stderr=subprocess.PIPE,
                             env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
     os.close(tty)

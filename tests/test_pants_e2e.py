@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, copy_minimal_repo
+from helpers import PANTS_PYTHON, copy_minimal_repo
 
 from agentrc.cli.main import main as agentrc_main
 
-PANTS_PYTHON = ROOT / ".pants-venv" / "bin" / "python"
 
 
 @pytest.fixture(scope="module")

@@ -20,9 +20,8 @@ from typing import Dict, Iterator
 
 import pytest
 
-from helpers import ROOT, copy_minimal_repo
+from helpers import PANTS_PYTHON, ROOT, copy_minimal_repo
 
-PANTS_PYTHON = ROOT / ".pants-venv" / "bin" / "python"
 START = ROOT / "tools" / "buildgrid" / "start.sh"
 STOP = ROOT / "tools" / "buildgrid" / "stop.sh"
 INSTANCE = "agentrc-test"
