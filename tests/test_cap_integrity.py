@@ -21,7 +21,7 @@ from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
 from helpers import ROOT
 
-KERNEL = ROOT.parent / "shared" / "judges" / "oas-kernel"
+KERNEL = (ROOT.parent / "shared" / "judges" / "oas-kernel").resolve()  # as the kernel names its own files
 needs_kernel = pytest.mark.skipif(not (KERNEL / "lib" / "core.mjs").exists() or not shutil.which("node"),
                                   reason="the OAS kernel (../shared/judges/oas-kernel) and node are needed")
 

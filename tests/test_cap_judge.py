@@ -21,7 +21,7 @@ from agentrc.cli.main import main
 from helpers import ROOT
 from test_cap_install import bare_repo, git, snapshot, write_package
 
-KERNEL = ROOT.parent / "shared" / "judges" / "oas-kernel"
+KERNEL = (ROOT.parent / "shared" / "judges" / "oas-kernel").resolve()  # as the kernel names its own files
 OAS = KERNEL / "bin" / "oas.mjs"
 pytestmark = pytest.mark.skipif(not OAS.exists() or not shutil.which("node"),
                                 reason="the OAS kernel (../shared/judges/oas-kernel) and node are needed")

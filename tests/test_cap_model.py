@@ -17,7 +17,7 @@ from agentrc.capabilities.rules import duplicate_ids, layer_conflicts
 from agentrc.diagnostics import Diagnostics
 from helpers import ROOT
 
-KERNEL = ROOT.parent / "shared" / "judges" / "oas-kernel"
+KERNEL = (ROOT.parent / "shared" / "judges" / "oas-kernel").resolve()  # as the kernel names its own files
 SHA = "sha256-" + "a" * 64
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
