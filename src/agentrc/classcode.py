@@ -32,11 +32,11 @@ import builtins
 import dataclasses
 import os
 import sys
+from types import CodeType
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set
 
 from agentrc.pycache import cache_path, read_kept, write_kept
 
-_CodeType = type(compile("", "<string>", "exec"))
 _DIRECTORY: Optional[str] = None  # where the files go instead of beside the modules (tests)
 
 _known: Dict[str, Dict[str, Any]] = {}  # module -> text -> code object, as read from its file
@@ -63,7 +63,7 @@ def _load(module: str) -> Dict[str, Any]:
     """The code objects kept for `module` (none when its file is missing or not as written:
     then its classes are compiled as usual)."""
     data = read_kept(_path(module))
-    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, _CodeType)
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, CodeType)
                                              for k, v in data.items()):
         return {}
     return data
