@@ -127,12 +127,14 @@ def snapshot_src(mode: str, dest: str) -> Tuple[str, str]:
     # (agentrc.schemas, `precompile_validators`): written there by the first run where bytecode is
     # written, but never under PYTHONDONTWRITEBYTECODE, which this machine sets.
     # And (in code that has them) the code of its dataclasses' generated methods and its own
-    # fingerprint, kept beside the modules' bytecode (agentrc.classcode, agentrc.fingerprint)
-    # under the same rule.
+    # fingerprint and its regular expressions' programs, kept beside the modules' bytecode
+    # (agentrc.classcode, agentrc.fingerprint, agentrc.patterns) under the same rule.
     steps = ["from agentrc.pipeline import warm; warm.precompile_validators()"]
     if os.path.exists(os.path.join(dest, "src", "agentrc", "classcode.py")):
         steps += ["from agentrc import classcode; classcode.precompile()",
                   "from agentrc import fingerprint; getattr(fingerprint, 'precompile', lambda: None)()"]
+    if os.path.exists(os.path.join(dest, "src", "agentrc", "patterns.py")):
+        steps.append("from agentrc import patterns; patterns.precompile()")
     env = dict(os.environ, PYTHONPATH=os.path.join(dest, "src"))
     for code in steps:
         subprocess.run([sys.executable, "-c", code], check=True, env=env)

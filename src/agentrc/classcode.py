@@ -160,15 +160,20 @@ def precompile() -> int:
     whatever the interpreter says of bytecode: `python -c "from agentrc import classcode;
     classcode.precompile()"`, as `python -m compileall` compiles the modules. How many
     texts were added."""
+    import_all()
+    return save(always=True)
+
+
+def import_all() -> None:
+    """Every module of agentrc imported (but `__main__`s, which run their program)."""
     import importlib
     import pkgutil
 
     import agentrc
 
     for module in pkgutil.walk_packages(agentrc.__path__, "agentrc."):
-        if not module.name.endswith(".__main__"):  # (each runs its program)
+        if not module.name.endswith(".__main__"):
             importlib.import_module(module.name)
-    return save(always=True)
 
 
 if TYPE_CHECKING:

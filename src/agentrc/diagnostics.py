@@ -13,6 +13,7 @@ from typing import Iterable, List, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.codes import CODES
+from agentrc.patterns import pattern
 
 # Escaped by `printable`: C0 controls (tab and newline included: a name holds neither),
 # DEL, C1 controls; the soft hyphen; the Arabic letter mark and the Mongolian vowel
@@ -21,8 +22,8 @@ from agentrc.codes import CODES
 # invisible operators; the deprecated format controls; the byte order mark; interlinear
 # annotation controls; tag characters. Every one of these is `not str.isprintable()`,
 # which is what makes `printable` one C call for a string that holds none of them.
-_ESCAPED = re.compile("[\x00-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
-                      "\ufff9-\ufffb\U000e0000-\U000e007f\ud800-\udfff]")  # lone surrogates: no terminal can hold one
+_ESCAPED = pattern("[\x00-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+                   "\ufff9-\ufffb\U000e0000-\U000e007f\ud800-\udfff]")  # lone surrogates: no terminal can hold one
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -55,8 +56,8 @@ def printable(s: str) -> str:
 # often the whole of it: https://TOKEN@host), up to its last '@' (https://a@b:SECRET@host),
 # and any `user:password@` before a host and ':' or '/', as a `scp`-like git location writes
 # it (`claude:plugin@market`, a requirement's name, is none).
-_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/\s'\"]*)@")
-_PASSWORD = re.compile(r"([^\s/@:'\"]*):([^\s/@'\"]+)@(?=[A-Za-z0-9][A-Za-z0-9.-]*[:/])")  # user:pw@host: or /
+_URL_USERINFO = pattern(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/\s'\"]*)@")
+_PASSWORD = pattern(r"([^\s/@:'\"]*):([^\s/@'\"]+)@(?=[A-Za-z0-9][A-Za-z0-9.-]*[:/])")  # user:pw@host: or /
 
 
 def hide_credentials(s: str) -> str:

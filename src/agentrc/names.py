@@ -8,8 +8,10 @@ from __future__ import annotations
 import posixpath
 import re
 
+from agentrc.patterns import pattern
+
 # Spec 001 §3.1: lowercase letters, digits and hyphens, no leading or trailing hyphen.
-NAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
+NAME_RE = pattern(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
 MAX_NAME_LENGTH = 64
 
 # Bundle manifests are found by this suffix (spec 001 §2.2); the stem is the bundle's name.

@@ -74,7 +74,10 @@ def write_kept(path: str, value: Any, mode: int = 0o644,
     by all, as bytecode is, unless the caller keeps it in a directory of its own. `keep`:
     asked, with the written temporary file's status (the file system's clock), whether to
     rename it into place at all; no other process ever sees a file it refuses."""
-    blob = marshal.dumps(value)
+    try:
+        blob = marshal.dumps(value)
+    except ValueError:  # not a value marshal can write: nothing kept
+        return False
     tmp = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:

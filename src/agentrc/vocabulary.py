@@ -8,8 +8,9 @@ cells, which predate Copilot's and opencode's current tool names.
 
 from __future__ import annotations
 
-import re
 from typing import Dict, Optional, Tuple
+
+from agentrc.patterns import pattern
 
 TOOLS = ("read", "write", "edit", "bash", "grep", "glob", "web-fetch", "web-search")
 
@@ -17,7 +18,7 @@ TOOLS = ("read", "write", "edit", "bash", "grep", "glob", "web-fetch", "web-sear
 # client that has agents understands in some form.
 MODEL_ALIASES = ("sonnet", "opus", "haiku", "inherit")
 
-QUALIFIED_MODEL_RE = re.compile(r"^[a-z0-9][a-z0-9-]*/[A-Za-z0-9][\w.:#@-]*$")
+QUALIFIED_MODEL_RE = pattern(r"^[a-z0-9][a-z0-9-]*/[A-Za-z0-9][\w.:#@-]*$")
 
 
 def check_model(model: str) -> bool:
@@ -85,7 +86,7 @@ CLAUDE_TOOL_TABLE: Dict[str, Resolved] = {
     "NotebookRead": (("read",), ""),
     "LS": (("glob",), "lists a directory; the nearest capability is glob"),
 }
-_PATTERN_RE = re.compile(r"^([A-Za-z]+)\((.*)\)$")
+_PATTERN_RE = pattern(r"^([A-Za-z]+)\((.*)\)$")
 
 
 

@@ -18,10 +18,11 @@ from agentrc import schemas
 from agentrc.capabilities.jsonread import read, schema_message
 from agentrc.capabilities.model import HOOK_EVENTS, Capability, ConfigTemplate, Hook, Package, Requirement
 from agentrc.diagnostics import Diagnostics
+from agentrc.patterns import pattern
 
 # An id that names a directory under installed/: what a package may export.
-MATERIAL_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
-PACKAGE_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
+MATERIAL_ID = pattern(r"[a-z0-9][a-z0-9._-]*")
+PACKAGE_ID = pattern(r"[a-z0-9][a-z0-9._-]*")
 
 
 def lexical_escape(rel: str) -> bool:

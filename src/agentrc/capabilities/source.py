@@ -25,10 +25,11 @@ from typing import Optional
 from agentrc.capabilities.model import DEFAULT_PACKAGE_PATH
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import hide_credentials
+from agentrc.patterns import pattern
 
-_GIT_URL = re.compile(r"(https?://|file://|git@|ssh://|git://)", re.IGNORECASE)
-_CATALOG = re.compile(r"([a-z0-9][a-z0-9._-]*)(?:@(.+))?")
-_SHORTHAND = re.compile(r"[^/\s]+/[^/\s]+/[^/\s]+")
+_GIT_URL = pattern(r"(https?://|file://|git@|ssh://|git://)", re.IGNORECASE)
+_CATALOG = pattern(r"([a-z0-9][a-z0-9._-]*)(?:@(.+))?")
+_SHORTHAND = pattern(r"[^/\s]+/[^/\s]+/[^/\s]+")
 
 
 class SourceError(ValueError):
@@ -41,7 +42,7 @@ class SourceError(ValueError):
         self.code = code or ("AR156" if escape else "AR160")
 
 
-_REF_BAD = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+_REF_BAD = pattern(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
 
 
 def redact(spec: str) -> str:

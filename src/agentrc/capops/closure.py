@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-import re
 import shutil
 import stat
 import subprocess
@@ -43,6 +42,7 @@ from agentrc.diagnostics import Diagnostics
 from agentrc.fdio import read_regular
 from agentrc.inputs import captree
 from agentrc.inputs import fetch as gitfetch
+from agentrc.patterns import pattern
 
 NPM_ARGV = ("npm", "ci", "--omit=dev", "--omit=peer", "--ignore-scripts", "--no-audit", "--no-fund")
 NPM_TIMEOUT = 300
@@ -91,7 +91,7 @@ def preflight(caps: List[Any], label_of: Any, d: Diagnostics, package_root: str 
 
 
 GIT_PREFIXES = ("git+", "git:", "github:", "gitlab:", "bitbucket:", "gist:")
-_SHORTHAND = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+(?:#.*)?")
+_SHORTHAND = pattern(r"[A-Za-z0-9][\w.-]*/[\w.-]+(?:#.*)?")
 _SPEC_MAPS = ("dependencies", "optionalDependencies", "devDependencies", "peerDependencies")
 # npm settings agentrc decides, never the environment: where configs are read, what runs, where
 # npm writes.

@@ -26,8 +26,9 @@ from agentrc.capops import safe as capsafe
 from agentrc.capops.install import Failure, Outcome, fail
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import captree
+from agentrc.patterns import pattern
 
-STAGE = re.compile(r"\..+\.agentrc-[a-z0-9_]{8}", re.DOTALL)  # `tempfile.mkdtemp(prefix=".<name>.agentrc-")`
+STAGE = pattern(r"\..+\.agentrc-[a-z0-9_]{8}", re.DOTALL)  # `tempfile.mkdtemp(prefix=".<name>.agentrc-")`
 POSTURE = {
     "claude": {"oasComposed": "skills via .claude/skills -> ../.agents/skills; instructions via CLAUDE.md -> AGENTS.md",
                "ambient": ["user skills", "project and ancestor skills to the repository root",

@@ -18,10 +18,11 @@ from agentrc.classcode import dataclass
 from agentrc.fdio import NotRegular, read_regular
 from agentrc.inputs import captree
 from agentrc.output import atomic
+from agentrc.patterns import pattern
 
 INSTANCE_FILE = "instance.json"
 RELATIONS = ("child", "sibling", "parent", "unrelated")
-NAME = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
+NAME = pattern(r"[a-z0-9][a-z0-9-]*\Z")
 
 
 def agents_root(context: str) -> Optional[str]:

@@ -8,7 +8,6 @@ import base64
 import contextlib
 import json
 import os
-import re
 from typing import Any, Dict, List, Optional, Sequence
 
 from agentrc.capabilities.model import LOCK_FILE
@@ -18,6 +17,7 @@ from agentrc.capops import scope as capscope
 from agentrc.capops import txn as captxn
 from agentrc.capops.failure import Outcome, fail
 from agentrc.output import steps as executor
+from agentrc.patterns import pattern
 
 EMPTY_V2 = (json.dumps({"lockfileVersion": 2, "packages": {}, "capabilities": {}}, indent=2) + "\n").encode()
 
@@ -47,7 +47,7 @@ def _provided(lock_path: str, spec: str, steps: List[Dict[str, Any]], outcome: O
 
 MIGRATE_PREFIX = ".migrate-"
 JOURNAL = "journal.json"
-_PLAIN = re.compile(r"[^./][^/]*")
+_PLAIN = pattern(r"[^./][^/]*")
 
 
 def _plan(scope: str, lock_path: str, aside: str, original: bytes, plan_steps: List[Dict[str, Any]], notify,

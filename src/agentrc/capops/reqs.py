@@ -43,11 +43,12 @@ from agentrc.capops import doctor as capdoctor
 from agentrc.capops.install import Failure
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
+from agentrc.patterns import pattern
 
-SAFE_COMMAND = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
-_SPECS = {"pi": re.compile(r"[a-z][a-z0-9+.-]*:(@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*(@[\w.^~><=-]+)?", re.I | re.A),
-          "claude": re.compile(r"[a-z0-9][\w.-]*@[a-z0-9][\w.-]*", re.I | re.A)}
-_SOURCE_REF = re.compile(r"[a-z0-9][\w.-]*(/[a-z0-9][\w.-]*)*", re.I | re.A)
+SAFE_COMMAND = pattern(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+_SPECS = {"pi": pattern(r"[a-z][a-z0-9+.-]*:(@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*(@[\w.^~><=-]+)?", re.I | re.A),
+          "claude": pattern(r"[a-z0-9][\w.-]*@[a-z0-9][\w.-]*", re.I | re.A)}
+_SOURCE_REF = pattern(r"[a-z0-9][\w.-]*(/[a-z0-9][\w.-]*)*", re.I | re.A)
 _SCOPES = {"pi": "user-level (pi packages)", "claude": "user-level (Claude Code plugins)"}
 _NOT_SAFE = "requirement command is not a safe executable name (no paths, whitespace, dashes-first, or shell syntax)"
 CLAUDE_CONFIG = "oas-claude-config"

@@ -28,9 +28,10 @@ from agentrc.capops import instances as ci
 from agentrc.capops.install import Outcome, fail
 from agentrc.capops.spawn import MARKER, TMUX_SESSION, primary_checkout_path
 from agentrc.inputs import captree
+from agentrc.patterns import pattern
 
 RESERVED = ("bin", "local-agents", "tmp-agents")
-_FLAT = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):\s*(.*?)\s*(#.*)?$")
+_FLAT = pattern(r"^([A-Za-z_][A-Za-z0-9_-]*):\s*(.*?)\s*(#.*)?$")
 
 
 def status(scope: str, team: bool = False) -> Outcome:

@@ -45,6 +45,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 from agentrc.capabilities.model import CAPABILITIES_DIR, INSTALLED, LOCK_FILE
 from agentrc.fdio import NotRegular, read_regular
 from agentrc.output import atomic, steps, writer
+from agentrc.patterns import pattern
 
 TXN = ".agentrc-txn"
 JOURNAL = writer.JOURNAL
@@ -52,8 +53,8 @@ KIND = "agentrc-cap"  # the `kind` of the journals agentrc wrote before the exec
 LABEL = "cap transaction"
 IGNORE = f"{CAPABILITIES_DIR}/.gitignore"
 STORE = f"{CAPABILITIES_DIR}/{INSTALLED}"
-_SHA = re.compile(r"[0-9a-f]{64}")
-_ENTRY = re.compile(r"[^./\x00][^/\x00]*")  # one entry of the store: no dot file, no path
+_SHA = pattern(r"[0-9a-f]{64}")
+_ENTRY = pattern(r"[^./\x00][^/\x00]*")  # one entry of the store: no dot file, no path
 _DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _SYNC_BATCH = 256  # descriptors open at once while a staged tree is fsync'd

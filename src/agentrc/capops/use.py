@@ -28,12 +28,13 @@ from agentrc.capops import safe as capsafe
 from agentrc.capops.doctor import acquired, config_chain
 from agentrc.capops.install import Failure, Outcome, fail
 from agentrc.diagnostics import ERROR, Diagnostic
+from agentrc.patterns import pattern
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
 CONFIG = "oas-config.yaml"
-_LEVEL_RE = re.compile(r"^capabilities:\s*(#.*)?$")
-_ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_LEVEL_RE = pattern(r"^capabilities:\s*(#.*)?$")
+_ID_RE = pattern(r"^[a-z0-9][a-z0-9._-]*$")
 
 
 def _scalar(value: Any) -> str:

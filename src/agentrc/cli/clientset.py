@@ -22,11 +22,12 @@ from typing import Optional, Sequence, Tuple
 
 from agentrc.cli.projectsources import read_text
 from agentrc.diagnostics import Diagnostic, Diagnostics
+from agentrc.patterns import pattern
 from agentrc.project import FILE_NAME
 
 FLAG = "--set-clients"
-_CLIENTS_LINE = re.compile(r"^clients\s*:")
-_TOP_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*\s*:")
+_CLIENTS_LINE = pattern(r"^clients\s*:")
+_TOP_KEY = pattern(r"^[A-Za-z_][A-Za-z0-9_-]*\s*:")
 
 
 def project_file(args, project: str) -> Optional[str]:

@@ -8,7 +8,6 @@ fidelity `Tracker`. Adapters are pure: no I/O, no clock, no environment.
 from __future__ import annotations
 
 import posixpath
-import re
 from dataclasses import field
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
@@ -47,6 +46,7 @@ from agentrc.fidelity import ItemReport, Tracker
 from agentrc.files import Fragment, OutputFile, fragment
 from agentrc.frozen import FrozenMap, thaw
 from agentrc.model import Item, Kind, McpServer
+from agentrc.patterns import pattern
 from agentrc.portable import directives
 from agentrc.portable.body import rewrite_links
 from agentrc.text.cut import DESCRIPTION_LIMIT, shorten
@@ -512,7 +512,7 @@ def document(frontmatter: Optional[Mapping[str, Any]], title: str, body: str,
 _format_document = getattr(format_body, "__wrapped__", format_body)
 
 
-_BRACE_RE = re.compile(r"\{([^{}]*,[^{}]*)\}")
+_BRACE_RE = pattern(r"\{([^{}]*,[^{}]*)\}")
 
 
 def expand_braces(patterns: Sequence[str]) -> List[str]:

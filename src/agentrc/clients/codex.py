@@ -14,7 +14,6 @@ also be approved once in `/hooks` (Codex records its hash).
 from __future__ import annotations
 
 import posixpath
-import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.clients.base import (
@@ -41,6 +40,7 @@ from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import OutputFile, fragment
 from agentrc.frozen import thaw
 from agentrc.model import Item, Kind, McpServer
+from agentrc.patterns import pattern
 from agentrc.text import tomledit
 from agentrc.text.markdown import format_body
 from agentrc.text.yamlemit import dump_yaml
@@ -79,7 +79,7 @@ SIDECAR = "agents/openai.yaml"
 TRUSTED = "read only in trusted projects"
 # Hooks run in the session's directory; scripts are called from the repository root.
 ROOT = "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
-_BEARER_RE = re.compile(r"Bearer \$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_BEARER_RE = pattern(r"Bearer \$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class Codex(ClientAdapter):

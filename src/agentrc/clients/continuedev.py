@@ -28,7 +28,6 @@ and in the source its package carries:
 
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, Sequence
 
 from agentrc.clients import ignorefile
@@ -46,6 +45,7 @@ from agentrc.fidelity import DROPPED, Tracker
 from agentrc.files import OutputFile
 from agentrc.frozen import thaw
 from agentrc.model import Kind, McpServer
+from agentrc.patterns import pattern
 from agentrc.text.yamlemit import dump_yaml
 
 # Continue's built-in tool names (cn 1.5.47's tools/); List only lists a directory, so glob has none.
@@ -56,7 +56,7 @@ RULES = ".continue/rules"
 SKILLS = ".continue/skills"
 AGENTS = ".continue/agents"
 SERVERS = ".continue/mcpServers"
-SAFE_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+SAFE_FILE = pattern(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 NO_HOOKS = ("cn 1.5.47 reads hooks from .continue/settings.json but fires no hook event (checked by running it), "
             "so agentrc writes none")
 

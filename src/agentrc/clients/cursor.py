@@ -36,6 +36,7 @@ from agentrc.clients.base import (
 from agentrc.fidelity import EMITTED, MAPPED, Tracker
 from agentrc.files import fragment
 from agentrc.model import Item, Kind, McpServer
+from agentrc.patterns import pattern
 from agentrc.vocabulary import TOOLS
 
 # Cursor agents have no tool list (only `readonly:`); these are the tool names Cursor's hook
@@ -323,7 +324,7 @@ def _code(text: Any) -> str:
     return f"`{text}`" if "`" not in text else text
 
 
-_GLOBS_LINE_RE = re.compile(r'^globs: (".*")$', re.M)
+_GLOBS_LINE_RE = pattern(r'^globs: (".*")$', re.M)
 
 
 def raw_globs(content: bytes) -> bytes:

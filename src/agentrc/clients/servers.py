@@ -11,8 +11,9 @@ from typing import Any, Dict, List, Mapping
 from agentrc.fidelity import Tracker
 from agentrc.frozen import FrozenMap, thaw
 from agentrc.model import McpServer
+from agentrc.patterns import pattern
 
-ENV_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+ENV_REF_RE = pattern(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def env_refs(value: Any, template: str) -> Any:
@@ -32,7 +33,7 @@ def env_refs(value: Any, template: str) -> Any:
 # VS Code (`${env:VAR}`), Cursor (`${env:VAR}`), opencode (`{env:VAR}`) and Gemini CLI
 # (`${VAR}`, `$VAR`) document no default, and Codex expands nothing (issue 31): written as is,
 # those clients would pass the text `${VAR:-default}` to the server.
-DEFAULT_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):-([^}$]*)\}")
+DEFAULT_REF_RE = pattern(r"\$\{([A-Za-z_][A-Za-z0-9_]*):-([^}$]*)\}")
 
 
 def has_defaults(server: McpServer) -> bool:

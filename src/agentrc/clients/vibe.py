@@ -55,6 +55,7 @@ from agentrc.clients.openclaw import AgentSkillsClient
 from agentrc.fidelity import DROPPED, Tracker
 from agentrc.files import Fragment, OutputFile, fragment
 from agentrc.model import Item, Kind, McpServer
+from agentrc.patterns import pattern
 from agentrc.text import tomledit
 from agentrc.text.cut import shorten
 from agentrc.text.markdown import format_body
@@ -82,7 +83,7 @@ PLUGIN_SCHEMA = "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json"
 MCP_SCHEMA = "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json"
 TRUSTED = "read in a trusted folder only (vibe --trust, or ~/.vibe/trusted_folders.toml)"
 EVENTS = {"PreToolUse": "pre_tool", "PostToolUse": "post_tool", "Stop": "post_agent"}
-VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+VAR = pattern(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class Vibe(AgentSkillsClient):

@@ -11,19 +11,19 @@ Nothing is fetched, and nothing is written.
 
 from __future__ import annotations
 
-import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.fetch import Fetcher
+from agentrc.patterns import pattern
 from agentrc.portable.semver import Key, parse_version
 from agentrc.sources.dsl import PATH, SourceError, parse
 from agentrc.sources.lock import Entry, Lock
 
 TAGS = "refs/tags/"
 HEADS = "refs/heads/"
-_SHORT = re.compile(r"v?(0|[1-9][0-9]{0,8})(?:\.(0|[1-9][0-9]{0,8}))?")
+_SHORT = pattern(r"v?(0|[1-9][0-9]{0,8})(?:\.(0|[1-9][0-9]{0,8}))?")
 _RELEASE: Tuple[Tuple[int, object], ...] = ((2, ""),)  # semver's key of a release (no pre-release)
 
 

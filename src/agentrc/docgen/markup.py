@@ -5,11 +5,12 @@ default rules). Used by `docgen.pages` (which re-exports it) and `docgen.probing
 
 from __future__ import annotations
 
-import re
 from typing import List, Sequence
 
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
-_HTML_COMMENT = re.compile(r"<!--.*?-->")
+from agentrc.patterns import pattern
+
+_CODE_SPAN = pattern(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_HTML_COMMENT = pattern(r"<!--.*?-->")
 
 
 def inline(text: str, table: bool = False) -> str:

@@ -29,12 +29,13 @@ from agentrc.importers.shapes import (
     tool_list,
 )
 from agentrc.model import HOOK_EVENTS
+from agentrc.patterns import pattern
 from agentrc.vocabulary import TOOLS, claude_tool
 
 SETTINGS = ".claude/settings.json"
 # An agent's tools when it names none: what the adapter writes for a canonical agent.
 DEFAULT_TOOLS = set(CLAUDE_TOOLS)
-IMPORT_RE = re.compile(r"(?<![\w@/`.-])@((?:~|\.{1,2})?/?[\w.-]+(?:/[\w.-]+)*\.[A-Za-z0-9]+)\b")
+IMPORT_RE = pattern(r"(?<![\w@/`.-])@((?:~|\.{1,2})?/?[\w.-]+(?:/[\w.-]+)*\.[A-Za-z0-9]+)\b")
 
 
 class ClaudeImporter:

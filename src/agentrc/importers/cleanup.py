@@ -16,6 +16,7 @@ import posixpath
 import re
 from typing import Dict, List, Optional, Set, Tuple
 
+from agentrc.patterns import pattern
 from agentrc.portable.body import LINK_RE, SCHEME_RE, find_constructs, fix_style, heading_levels, hint_lines
 from agentrc.portable.directives import END_RE, OPEN_RE
 from agentrc.text.markdown import PROSE, Scanned, format_body
@@ -27,8 +28,8 @@ SKILLS_INTROS = ("This agent relies on the following skills, installed alongside
                  "Use them when relevant:",
                  "This agent relies on the following skills, installed alongside it. "
                  "Use them when relevant:")
-_SKILLS_SECTION = re.compile(r"(?:^|\n)## Skills\n\n(?:" + "|".join(map(re.escape, SKILLS_INTROS))
-                             + r")\n\n((?:- [^\n]+\n?)+)$")
+_SKILLS_SECTION = pattern(r"(?:^|\n)## Skills\n\n(?:" + "|".join(map(re.escape, SKILLS_INTROS))
+                          + r")\n\n((?:- [^\n]+\n?)+)$")
 
 
 def strip_jsonc(text: str) -> str:
@@ -111,7 +112,7 @@ def _is_title(line: str, title: str) -> bool:
     return line.startswith("#") and line[1:2].isspace() and line[1:].strip() == title
 
 
-_ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s")
+_ITEM_RE = pattern(r"^\s*(?:[-*+]|\d{1,9}[.)])\s")
 
 
 def _span(lines: List[str], index: int, outside: set) -> Tuple[int, int]:

@@ -6,7 +6,6 @@ and without files is what the adapter writes for a command), subagents in
 from __future__ import annotations
 
 import posixpath
-import re
 from typing import Any, Dict
 
 from agentrc.importers.base import Reader, by_directory, may_run
@@ -22,6 +21,7 @@ from agentrc.importers.shapes import (
     skill,
     skill_files,
 )
+from agentrc.patterns import pattern
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
@@ -32,7 +32,7 @@ EVENTS = {e: e for e in ("SessionStart", "SessionEnd", "UserPromptSubmit", "PreT
 # Codex tool names in hook matchers -> canonical (Claude Code) names: every file change is
 # apply_patch, which Edit and Write are aliases of.
 HOOK_TOOLS = {"Bash": "Bash", "apply_patch": "Edit", "Edit": "Edit", "Write": "Write"}
-SPAWN_RE = re.compile(r"^Spawn the `([\w-]+)` subagent and give it this task\.\n+")
+SPAWN_RE = pattern(r"^Spawn the `([\w-]+)` subagent and give it this task\.\n+")
 AGENT_KEYS = ("name", "description", "developer_instructions")
 # Portable frontmatter keys with a shape of their own (spec 001 §3.1).
 PORTABLE_KEYS = ("schema", "audience", "requires", "ignore", "license", "metadata", "compatibility")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from typing import Any, Dict
 
 from agentrc.importers.base import Reader, by_directory, by_stem, may_run, stem
@@ -28,6 +27,7 @@ from agentrc.importers.shapes import (
     tool_list,
 )
 from agentrc.model import HOOK_EVENTS
+from agentrc.patterns import pattern
 from agentrc.vocabulary import copilot_tool
 
 # The aliases the adapter writes for an agent without a tool list (every capability).
@@ -36,8 +36,8 @@ DEFAULT_TOOLS = {"read", "edit", "execute", "search", "web"}
 EVENTS = {"sessionStart": "SessionStart", "sessionEnd": "SessionEnd", "userPromptSubmitted": "UserPromptSubmit",
           "preToolUse": "PreToolUse", "postToolUse": "PostToolUse", "agentStop": "Stop",
           "subagentStop": "SubagentStop", **{e: e for e in HOOK_EVENTS}}
-INPUT_RE = re.compile(r"\$\{input:([\w-]+)(?::[^}]*)?\}")
-FILE_RE = re.compile(r"#file:([\w./-]+)")
+INPUT_RE = pattern(r"\$\{input:([\w-]+)(?::[^}]*)?\}")
+FILE_RE = pattern(r"#file:([\w./-]+)")
 # Copilot's model display names -> the portable aliases (the adapter's MODELS, reversed).
 MODELS = {"Claude Sonnet 5.5": "sonnet", "Claude Opus 5.5": "opus", "Claude Haiku 4.5": "haiku"}
 # The keys of a Copilot hook entry the import reads (`cwd`: where its command's paths start).

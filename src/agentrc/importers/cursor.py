@@ -21,6 +21,7 @@ from agentrc.importers.shapes import (
     skill,
     skill_files,
 )
+from agentrc.patterns import pattern
 
 # Cursor hook events -> the portable ones (the adapter's EVENTS, reversed).
 EVENTS = {"sessionStart": "SessionStart", "sessionEnd": "SessionEnd", "beforeSubmitPrompt": "UserPromptSubmit",
@@ -33,8 +34,8 @@ HOOK_TOOLS = {"Shell": "Bash", "Write": "Write", "Read": "Read", "Grep": "Grep",
 CURSOR_ENV = env_syntax(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 # The notes the adapter puts at the top of a command (Cursor substitutes no $ARGUMENTS and
 # cannot pick an agent).
-NOTE_RE = re.compile(r"^> (?:`\$ARGUMENTS` below stands for the text typed after `/[\w-]+`.*|"
-                     r"The text typed after `/[\w-]+` is .*|Delegate this task to the `[\w-]+` subagent .*)$")
+NOTE_RE = pattern(r"^> (?:`\$ARGUMENTS` below stands for the text typed after `/[\w-]+`.*|"
+                  r"The text typed after `/[\w-]+` is .*|Delegate this task to the `[\w-]+` subagent .*)$")
 
 
 class CursorImporter:

@@ -26,13 +26,14 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from agentrc.importers.files import ProjectFiles
 from agentrc.model import HOOK_RUNNERS
+from agentrc.patterns import pattern
 
 # The variables a client sets to the root a hook command's paths start from.
 ROOT_VARS = ("CLAUDE_PLUGIN_ROOT", "CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR", "CURSOR_PLUGIN_ROOT",
              "GEMINI_PROJECT_DIR", "PLUGIN_ROOT")
-ROOT_RE = re.compile(r"^\$(?:\{(%s)(?::-[^}]*)?\}|(%s)\b)/?" % ("|".join(ROOT_VARS), "|".join(ROOT_VARS)))
+ROOT_RE = pattern(r"^\$(?:\{(%s)(?::-[^}]*)?\}|(%s)\b)/?" % ("|".join(ROOT_VARS), "|".join(ROOT_VARS)))
 # The first word of a command (a quoted or bare word, quotes possibly inside it), and the rest.
-LEAD_RE = re.compile(r"""^((?:"[^"]*"|'[^']*'|[^\s"'])+)(.*)$""", re.S)
+LEAD_RE = pattern(r"""^((?:"[^"]*"|'[^']*'|[^\s"'])+)(.*)$""", re.S)
 
 
 class HookFile(NamedTuple):

@@ -14,13 +14,15 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+from agentrc.patterns import pattern
+
 NAME = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 # prefix:name, not inside a word, path, URL or longer a:b:c chain.
-REF_RE = re.compile(r"(?<![\w./:@-])(/?)([a-z][a-z0-9]*(?:-[a-z0-9]+)*):(" + NAME + r")(?![\w/:@-])")
-_COLON_RE = re.compile(r":(?=[a-z0-9])")  # in every match of REF_RE
+REF_RE = pattern(r"(?<![\w./:@-])(/?)([a-z][a-z0-9]*(?:-[a-z0-9]+)*):(" + NAME + r")(?![\w/:@-])")
+_COLON_RE = pattern(r":(?=[a-z0-9])")  # in every match of REF_RE
 # Words that make `a:b` a reference to another plugin's item.
-KIND_WORDS = re.compile(r"\b(?:skills?|commands?|agents?|subagents?)\b", re.IGNORECASE)
-FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
+KIND_WORDS = pattern(r"\b(?:skills?|commands?|agents?|subagents?)\b", re.IGNORECASE)
+FENCE_RE = pattern(r"^ {0,3}(```|~~~)")
 # The document's body key of each section that holds named bodies.
 BODIES = (("skills", "content"), ("commands", "prompt"), ("agents", "content"), ("rules", "content"))
 NEAR = 40  # characters either side of a reference in which a kind word makes it one

@@ -32,6 +32,7 @@ from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import ENTRYPOINTS, SourceFile, SourceTree
 from agentrc.names import REGISTRY_MARKER, is_bundle_file, valid_name
+from agentrc.patterns import pattern
 
 MARKETPLACE = ".claude-plugin/marketplace.json"
 PLUGIN = ".claude-plugin/plugin.json"
@@ -363,7 +364,7 @@ def _is_remote(source: str) -> bool:
     return "://" in source or source.startswith("git@")  # file:// included: a repository, not a directory
 
 
-_REPO = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
+_REPO = pattern(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 
 
 def _locator(source: Any) -> Optional[str]:

@@ -20,11 +20,12 @@ from agentrc.importers import hookfiles
 from agentrc.importers.base import PORTABLE, Reader
 from agentrc.importers.cleanup import project_command
 from agentrc.model import ENTRYPOINTS, HOOK_EVENTS, MATCHER_EVENTS, TOOL_EVENTS
+from agentrc.patterns import pattern
 from agentrc.vocabulary import CLAUDE_TOOL_TABLE, TOOLS, Resolved, check_model
 
 SIDECAR_GROUPS = ("references", "scripts", "assets")
 # An item's per-client override file (RULE.claude.md): in a skill, the registry reads it as one.
-OVERRIDE_RE = re.compile(r"^(?:%s)\.[^/]+\.md$" % "|".join(e[:-3] for e in ENTRYPOINTS))
+OVERRIDE_RE = pattern(r"^(?:%s)\.[^/]+\.md$" % "|".join(e[:-3] for e in ENTRYPOINTS))
 # The eight Claude Code tool names canonical hooks use (agentrc.canonical.document.HOOK_TOOLS
 # reads them case-insensitively).
 CLAUDE_TOOLS = ("Read", "Write", "Edit", "Bash", "Grep", "Glob", "WebFetch", "WebSearch")
@@ -34,9 +35,9 @@ CLAUDE_HOOK_TOOLS = {t: t for t in CLAUDE_TOOLS}
 # Environment variables one client sets for its hooks and MCP servers.
 CLIENT_VARS = {"CLAUDE_PROJECT_DIR": "Claude Code", "CLAUDE_PLUGIN_ROOT": "Claude Code",
                "CURSOR_PROJECT_DIR": "Cursor", "CURSOR_PLUGIN_ROOT": "Cursor"}
-DEFAULT_RE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:-")
+DEFAULT_RE = pattern(r"\$\{[A-Za-z_][A-Za-z0-9_]*:-")
 # A portable `${VAR}` reference (the form `requires-env` is inferred from).
-ENV_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+ENV_REF_RE = pattern(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 # --- skills and agents ------------------------------------------------------------------

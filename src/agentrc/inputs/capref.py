@@ -41,6 +41,7 @@ from agentrc.frozen import FrozenMap, freeze
 from agentrc.inputs.fetch import Fetcher, display_root, read_tree_root
 from agentrc.inputs.tree import real_path
 from agentrc.model import SourceFile, SourceTree
+from agentrc.patterns import pattern
 from agentrc.sources.dsl import GIT, PATH, Source, SourceError, check_subpath, parse
 from agentrc.sources.lock import CapabilityRecord
 
@@ -53,7 +54,7 @@ TYPES: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     "mcp": ("mcp", ("mcp.json", "package.json")),
 }
 FIELDS = ("source", "type", "ref", "path", "config", "integrity", "status")
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_NAME = pattern(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 @dataclass(frozen=True)

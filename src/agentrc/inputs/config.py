@@ -20,7 +20,6 @@ from __future__ import annotations
 import bisect
 import json
 import os
-import re
 import shutil
 import subprocess
 from functools import lru_cache
@@ -45,6 +44,7 @@ from agentrc.inputs.tree import (
 )
 from agentrc.inputs.tree import is_project as is_project  # kept here too: callers ask the front door
 from agentrc.model import SourceFile, SourceTree
+from agentrc.patterns import pattern
 from agentrc.sources import lock as lockfile
 from agentrc.text import tomledit
 from agentrc.text.position import Lines, TextError
@@ -243,7 +243,7 @@ def key_positions(text: str) -> Dict[str, Tuple[int, int]]:
 
 
 # An object literal's key: an identifier or a quoted string (no escapes), then a colon.
-_JS_KEY = re.compile(r"""(?<![\w$.])(?:([A-Za-z_$][\w$]*)|"([^"\\\n]*)"|'([^'\\\n]*)')\s*:""")
+_JS_KEY = pattern(r"""(?<![\w$.])(?:([A-Za-z_$][\w$]*)|"([^"\\\n]*)"|'([^'\\\n]*)')\s*:""")
 
 
 def js_positions(text: str, data: Dict[str, Any], most: int = 10_000) -> Dict[str, Tuple[int, int]]:

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import re
 from pathlib import Path
 from typing import Any, Callable, Dict, Hashable, Iterable, Optional, Set, Tuple
 
@@ -43,6 +42,7 @@ from agentrc.fdio import open_regular
 from agentrc.fingerprint import digest
 from agentrc.memo import cpus
 from agentrc.memo.packs import Location, Spool, Store, _copy, _discard, _loads  # noqa: F401 - re-exported
+from agentrc.patterns import pattern
 
 MAX_PACKS = 8  # more packs than this (many small builds) are compacted into one
 MAX_ADDITIONS = 16  # index additions (`append`) read by `load` before one is folded into the index
@@ -281,7 +281,7 @@ def _running_writer(name: str) -> bool:
     return True
 
 
-_TEMPORARY = re.compile(r"(?:spool\.([0-9]+)\.[0-9]+|.+\.([0-9]+))\.tmp")
+_TEMPORARY = pattern(r"(?:spool\.([0-9]+)\.[0-9]+|.+\.([0-9]+))\.tmp")
 
 
 def save(path: Path, memo: Memo) -> None:

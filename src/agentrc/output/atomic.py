@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import List, Optional, Union
 
 from agentrc.fdio import write_all
+from agentrc.patterns import pattern
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -39,8 +40,8 @@ TMP_TAG = ".agentrc-tmp"
 # The temporary names agentrc's writers use: `.NAME.agentrc-tmp-<8 hex>` (this module),
 # `.agentrc-tmp-<8 hex>` (for a NAME too long to prefix), the fixed `.NAME.agentrc-tmp` of
 # earlier versions, and `tempfile.mkstemp(prefix=".agentrc-")`'s `.agentrc-<8 of [a-z0-9_]>`.
-LEFTOVER = re.compile(r"\.agentrc-[a-z0-9_]{8}|\..+\.agentrc-tmp(?:-[0-9a-f]{8})?|\.agentrc-tmp-[0-9a-f]{8}",
-                      re.DOTALL)
+LEFTOVER = pattern(r"\.agentrc-[a-z0-9_]{8}|\..+\.agentrc-tmp(?:-[0-9a-f]{8})?|\.agentrc-tmp-[0-9a-f]{8}",
+                   re.DOTALL)
 CODE = "AR224"
 
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 import importlib
 import json
 import math
-import re
 from collections import OrderedDict
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.files import Fragment, OutputFile
+from agentrc.patterns import pattern
 from agentrc.text.lazy import lazy_module
 from agentrc.text.markdown import demote_headings
 from agentrc.text.markedblock import BEGIN, CONTEXT_TITLE, END, block_render
@@ -292,7 +292,7 @@ def is_empty(fmt: str, text: str) -> bool:
     return not stripped
 
 
-_EMPTY_JSON = re.compile(r"\s*(?:\{\s*\})?\s*")
+_EMPTY_JSON = pattern(r"\s*(?:\{\s*\})?\s*")
 
 
 def holds_only(fmt: str, current: str, keys: Sequence[Key]) -> bool:

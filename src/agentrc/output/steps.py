@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 from dataclasses import field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
@@ -48,13 +47,14 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 from agentrc.classcode import dataclass
 from agentrc.fdio import NotRegular, read_regular
 from agentrc.output import atomic
+from agentrc.patterns import pattern
 
 VERSION = 1
 MAX_JOURNAL = 1 << 22  # bytes read back: a plan is steps, not content
 TODO, DOING, DONE, UNDONE = "todo", "doing", "done", "undone"
 _STATES = (TODO, DOING, DONE, UNDONE)
 PAYLOAD = "payload"  # a record's key naming a chunk beside the journal
-_CHUNK_NAME = re.compile(r"[a-z][a-z0-9]{0,30}-[0-9]{1,9}\.json")  # a name in the journal's directory, no path
+_CHUNK_NAME = pattern(r"[a-z][a-z0-9]{0,30}-[0-9]{1,9}\.json")  # a name in the journal's directory, no path
 
 
 class Step:

@@ -14,7 +14,6 @@ import contextlib
 import errno
 import hashlib
 import os
-import re
 import resource
 import stat
 import sys
@@ -34,6 +33,7 @@ from agentrc.fdio import NotRegular, read_regular, write_all
 from agentrc.files import STATE_DIR
 from agentrc.output import atomic
 from agentrc.output.fsync import _fsync_all
+from agentrc.patterns import pattern
 
 STATE = STATE_DIR
 
@@ -68,7 +68,7 @@ _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CL
 _NO_HARD_LINKS = {errno.EPERM, errno.EMLINK, errno.ENOSYS, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", -1)}
 
 
-_SHA = re.compile(r"[0-9a-f]{64}")
+_SHA = pattern(r"[0-9a-f]{64}")
 
 
 # Directory descriptors kept open at once (`_Tree`): enough that a hot directory is rarely
@@ -80,12 +80,12 @@ MAX_OPEN_DIRS = 256
 _PINNED = frozenset({"", STATE, TXN})  # held across whole transactions: never closed early
 
 
-_STAGED = re.compile(r"[0-9]+\.new")
+_STAGED = pattern(r"[0-9]+\.new")
 
 
 # A staged tree (`Output._stage`): a directory this write creates, staged whole as
 # `{index}.dir` in the staging directory and renamed into place by one rename.
-_STAGED_TREE = re.compile(r"[0-9]+\.dir")
+_STAGED_TREE = pattern(r"[0-9]+\.dir")
 
 
 MAX_TREE_DEPTH = 64  # directories below a staged tree that a roll forward or a removal walks into

@@ -18,6 +18,7 @@ from urllib.parse import unquote
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
+from agentrc.patterns import pattern
 from agentrc.portable.directives import Block
 from agentrc.text.markdown import (
     ATX_RE,
@@ -54,25 +55,25 @@ STYLE_CODES = frozenset({"AR020", "AR021", "AR022"})
 _MEMORY_AND_COMMANDS = frozenset({"rule", "context", "command"})
 _INVOKED = frozenset({"command", "skill"})
 _COMMANDS = frozenset({"command"})
-IMPORT_RE = re.compile(r"(?<![\w@/`.:\\-])@((?:~/|\.{1,2}/|/)?[\w.-]+(?:/[\w.-]+)*)")
-ARGUMENT_RE = re.compile(r"(?<![\w$\\])\$(?:ARGUMENTS\b|[0-9]\b(?![.,]\d))")
-SHELL_RE = re.compile(r"(?<![\w`!])!`[^`\n]+`(?!`)")
+IMPORT_RE = pattern(r"(?<![\w@/`.:\\-])@((?:~/|\.{1,2}/|/)?[\w.-]+(?:/[\w.-]+)*)")
+ARGUMENT_RE = pattern(r"(?<![\w$\\])\$(?:ARGUMENTS\b|[0-9]\b(?![.,]\d))")
+SHELL_RE = pattern(r"(?<![\w`!])!`[^`\n]+`(?!`)")
 Readers = Tuple[Tuple[str, Optional[FrozenSet[str]]], ...]
 CONSTRUCTS: Tuple[Tuple[str, "re.Pattern[str]", Readers], ...] = (
     ("file import '@path'", IMPORT_RE, (("claude", _MEMORY_AND_COMMANDS), ("opencode", _COMMANDS))),
     ("substitution variable '$ARGUMENTS'/'$N'", ARGUMENT_RE, (("claude", _INVOKED), ("opencode", _COMMANDS))),
     ("shell pre-execution '!`cmd`'", SHELL_RE, (("claude", _INVOKED), ("opencode", _COMMANDS))),
-    ("extended-thinking trigger 'ultrathink'", re.compile(r"\bultrathink\b", re.IGNORECASE), (("claude", None),)),
+    ("extended-thinking trigger 'ultrathink'", pattern(r"\bultrathink\b", re.IGNORECASE), (("claude", None),)),
     ("internal MCP tool name 'mcp__server__tool'",
-     re.compile(r"\bmcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+"), (("claude", None),)),
-    ("tool reference '#tool:'", re.compile(r"#tool:[\w./-]+"), (("copilot", None),)),
-    ("file reference '#file:'", re.compile(r"#file:[\w./-]+"), (("copilot", None),)),
+     pattern(r"\bmcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+"), (("claude", None),)),
+    ("tool reference '#tool:'", pattern(r"#tool:[\w./-]+"), (("copilot", None),)),
+    ("file reference '#file:'", pattern(r"#file:[\w./-]+"), (("copilot", None),)),
     ("substitution variable '${workspaceFolder}'/'${file}'",
-     re.compile(r"\$\{(?:workspaceFolder|file|input:[^}]*)\}"), (("copilot", None),)),
+     pattern(r"\$\{(?:workspaceFolder|file|input:[^}]*)\}"), (("copilot", None),)),
 )
 
 # Every construct above contains one of these; lines without any skip the patterns.
-CONSTRUCT_HINT_RE = re.compile(r"[@$]|!`|ultrathink|mcp__|#(?:tool|file):", re.IGNORECASE)
+CONSTRUCT_HINT_RE = pattern(r"[@$]|!`|ultrathink|mcp__|#(?:tool|file):", re.IGNORECASE)
 _HINTS = ("@", "$", "!`", "ultrathink", "mcp__", "#tool:", "#file:")
 
 
@@ -91,7 +92,7 @@ IMPORT_EXTENSIONS = frozenset("""
     sh bash zsh ps1 py pyi js mjs cjs jsx ts mts cts tsx go rs rb java kt kts swift c h cc cpp hpp cs
     php lua dart scala ex exs hs sql graphql proto tf hcl vue svelte gradle lock mk nix
 """.split())
-_BARE_PRODUCT_RE = re.compile(r"^[A-Z][A-Za-z0-9]*\.(?:js|ts)$")  # Next.js, Node.js, Three.js
+_BARE_PRODUCT_RE = pattern(r"^[A-Z][A-Za-z0-9]*\.(?:js|ts)$")  # Next.js, Node.js, Three.js
 
 
 def _is_import(token: str) -> bool:
@@ -146,9 +147,9 @@ def find_constructs(text: str, kind: Optional[str] = None) -> List[Tuple[int, in
     return sorted(out, key=lambda h: (h[0], h[1], h[3]))
 
 
-LINK_RE = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)")
-REFDEF_RE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s.*)?$")
-SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+LINK_RE = pattern(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)")
+REFDEF_RE = pattern(r"^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s.*)?$")
+SCHEME_RE = pattern(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 @dataclass(frozen=True)
@@ -164,8 +165,8 @@ class Link:
 # space, a tab or the line's end), searched at once in the body with a newline put before
 # and after it: the '#' run is the level. The lines above a setext '=' underline are the
 # only other headings (`_SETEXT_LINE_RE`, as `Scanned.heading_candidates` finds them).
-_ATX_LEVEL_RE = re.compile(r"\n {0,3}(#{1,6})(?=[ \t\n])")
-_SETEXT_LINE_RE = re.compile(r"\n {0,3}=+[ \t]*$", re.MULTILINE)
+_ATX_LEVEL_RE = pattern(r"\n {0,3}(#{1,6})(?=[ \t\n])")
+_SETEXT_LINE_RE = pattern(r"\n {0,3}=+[ \t]*$", re.MULTILINE)
 
 
 def heading_levels(scanned: Scanned) -> Dict[int, int]:

@@ -14,11 +14,12 @@ from typing import FrozenSet, List, Optional, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
+from agentrc.patterns import pattern
 from agentrc.text.markdown import Scanned, collapse_blank_lines, literal_lines
 
-OPEN_RE = re.compile(r"^\s*<!--\s*@client:(.*?)\s*-->\s*$")
-END_RE = re.compile(r"^\s*<!--\s*@endclient\s*-->\s*$")
-LOOSE_RE = re.compile(r"<!--\s*@(?:client|endclient)\b")
+OPEN_RE = pattern(r"^\s*<!--\s*@client:(.*?)\s*-->\s*$")
+END_RE = pattern(r"^\s*<!--\s*@endclient\s*-->\s*$")
+LOOSE_RE = pattern(r"<!--\s*@(?:client|endclient)\b")
 
 
 @dataclass(frozen=True)

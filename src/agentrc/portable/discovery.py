@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import posixpath
-import re
 from collections import defaultdict
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -30,6 +29,7 @@ from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
 from agentrc.model import ENTRYPOINTS, Kind, Resource, SourceFile
 from agentrc.names import is_registry_marker
+from agentrc.patterns import pattern
 from agentrc.portable import body as body_rules
 from agentrc.text.lazy import lazy_module
 from agentrc.text.markdown import Scanned
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 else:  # imported when an item has `ignore:` patterns: most have none
     pathspec = lazy_module("pathspec")
 
-OVERRIDE_RE = re.compile(r"^(" + "|".join(k.name for k in Kind) + r")\.([^/]+)\.md$")
+OVERRIDE_RE = pattern(r"^(" + "|".join(k.name for k in Kind) + r")\.([^/]+)\.md$")
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,12 @@ lint reports each of them itself, with its place.
 
 from __future__ import annotations
 
-import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.model import ENTRYPOINTS, Kind
 from agentrc.names import is_bundle_file
+from agentrc.patterns import pattern
 from agentrc.portable.body import fix_style
 from agentrc.text.frontmatter import split
 from agentrc.text.markdown import format_body
@@ -46,8 +46,8 @@ def key_order(kind: str, blocks: Sequence[str]) -> Tuple[str, ...]:
     return _HEADS[kind] + _TAIL + tuple(blocks)
 
 
-KEY_LINE_RE = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#'"\-?:][^:#]*?|-[^\s:#][^:#]*?))\s*:(?:\s|$)""")
-OVERRIDE_RE = re.compile(r"^(" + "|".join(k.name for k in Kind) + r")\.[^.]+\.md$")
+KEY_LINE_RE = pattern(r"""^(?:"([^"]+)"|'([^']+)'|([^\s#'"\-?:][^:#]*?|-[^\s:#][^:#]*?))\s*:(?:\s|$)""")
+OVERRIDE_RE = pattern(r"^(" + "|".join(k.name for k in Kind) + r")\.[^.]+\.md$")
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ that both build an Item the same way.
 from __future__ import annotations
 
 import posixpath
-import re
 from typing import Any, Collection, Dict, FrozenSet, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import FrozenMap, freeze
 from agentrc.model import HOOK_RUNNERS, KIND_BY_PLURAL, HookSpec, Item, Kind, Ref, Resource, SourceFile
+from agentrc.patterns import pattern
 from agentrc.portable import checks, directives, discovery
 from agentrc.text.frontmatter import Split, split
 from agentrc.text.markdown import Scanned
@@ -79,8 +79,8 @@ def parse_item(where: discovery.ItemDir, f: SourceFile, kind: Kind, families: Fr
 # The line closing the frontmatter (`---` or `...`, then only whitespace) and the blank
 # lines `split` leaves out of the body, found in the text itself. `\s` is `str.isspace`,
 # what `split`'s strip and rstrip take away.
-_CLOSING_RE = re.compile(r"\n(?:---|\.\.\.)[^\S\n]*(?=\n|\Z)")
-_BLANK_LINES_RE = re.compile(r"(?:[^\S\n]*\n)*")
+_CLOSING_RE = pattern(r"\n(?:---|\.\.\.)[^\S\n]*(?=\n|\Z)")
+_BLANK_LINES_RE = pattern(r"(?:[^\S\n]*\n)*")
 
 
 def split_entrypoint(text: str) -> Split:

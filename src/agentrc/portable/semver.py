@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 from typing import List, Optional, Tuple
 
-_VERSION = re.compile(r"v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
-                      r"(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?")
-_PARTIAL = re.compile(r"v?(\*|x|X|0|[1-9][0-9]*)(?:\.(\*|x|X|0|[1-9][0-9]*))?(?:\.(\*|x|X|0|[1-9][0-9]*))?"
-                      r"(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?")
+from agentrc.patterns import pattern
+
+_VERSION = pattern(r"v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
+                   r"(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?")
+_PARTIAL = pattern(r"v?(\*|x|X|0|[1-9][0-9]*)(?:\.(\*|x|X|0|[1-9][0-9]*))?(?:\.(\*|x|X|0|[1-9][0-9]*))?"
+                   r"(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?")
 MAX_CONSTRAINT = 256
 
 Key = Tuple[int, int, int, Tuple[Tuple[int, object], ...]]

@@ -9,12 +9,12 @@ its comments, its order — stays as the user wrote it.
 from __future__ import annotations
 
 import json
-import re
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from agentrc.patterns import pattern
 from agentrc.project.model import Declared
 
-_TOP_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*\s*:")
+_TOP_KEY = pattern(r"^[A-Za-z_][A-Za-z0-9_-]*\s*:")
 
 
 def declared_from(entries: Iterable) -> Tuple[Declared, ...]:

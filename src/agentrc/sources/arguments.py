@@ -28,6 +28,7 @@ import re
 from typing import Any, Optional
 
 from agentrc.names import MAX_NAME_LENGTH, NAME_RE
+from agentrc.patterns import pattern
 from agentrc.sources.dsl import SourceError, check_ref
 
 MAX_ARGUMENT = 2048
@@ -36,16 +37,16 @@ SHOWN_LENGTH = 200
 
 # Whitespace, C0 and C1 controls, DEL, and the invisible and bidirectional format
 # characters (a name holding them reads as another one).
-_BAD = re.compile("[\\s\x00-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
-                  "\U000e0000-\U000e007f]")
-_PLUGIN_PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
-_SHORTHAND = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}")
-_SCP = re.compile(r"[A-Za-z0-9._-]+@[A-Za-z0-9][A-Za-z0-9.-]*:[^:]+")
-_URL = re.compile(r"(https|ssh)://([^/?#]*)(/.*)?", re.IGNORECASE | re.DOTALL)
-_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]{1,5})?")
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
-_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}")
+_BAD = pattern("[\\s\x00-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+               "\U000e0000-\U000e007f]")
+_PLUGIN_PART = pattern(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+_SHORTHAND = pattern(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}")
+_SCP = pattern(r"[A-Za-z0-9._-]+@[A-Za-z0-9][A-Za-z0-9.-]*:[^:]+")
+_URL = pattern(r"(https|ssh)://([^/?#]*)(/.*)?", re.IGNORECASE | re.DOTALL)
+_HOST = pattern(r"[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]{1,5})?")
+_USERINFO = pattern(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
+_ENV_NAME = pattern(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
+_HEADER_NAME = pattern(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}")
 _LOCAL = ("/", "./", "../", "~/")
 SCOPES = ("project", "user", "local")
 
@@ -74,7 +75,7 @@ def name(value: Any) -> Optional[str]:
     return problem
 
 
-_SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_SERVER_NAME = pattern(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def server_name(value: Any) -> Optional[str]:

@@ -26,18 +26,19 @@ from typing import Optional, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import hide_credentials
+from agentrc.patterns import pattern
 
 MAX_LOCATOR = 2048
 
 GIT = "git"
 PATH = "path"
 
-_SHORTHAND = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
-_SCP = re.compile(r"([A-Za-z0-9._-]+)@([A-Za-z0-9][A-Za-z0-9.-]*):(.*)", re.DOTALL)
-_HOST = re.compile(r"(?:[A-Za-z0-9._~-]+@)?[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]{1,5})?")
+_SHORTHAND = pattern(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
+_SCP = pattern(r"([A-Za-z0-9._-]+)@([A-Za-z0-9][A-Za-z0-9.-]*):(.*)", re.DOTALL)
+_HOST = pattern(r"(?:[A-Za-z0-9._~-]+@)?[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]{1,5})?")
 _SCHEMES = ("https://", "ssh://", "file://")
 _REFUSED = ("http://", "git://", "ext::", "fd::")
-_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_COMMIT = pattern(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class SourceError(ValueError):

@@ -23,6 +23,7 @@ import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union, overload
 
 from agentrc.classcode import dataclass
+from agentrc.patterns import pattern
 from agentrc.text.position import TextError, line_col
 
 Path = Tuple[str, ...]
@@ -150,9 +151,9 @@ class _Entry:
     comma: Optional[int] = None  # the offset of the comma after it, if any
 
 
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_NUMBER = pattern(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
-_HWS = re.compile(r"[ \t]*")
+_HWS = pattern(r"[ \t]*")
 
 
 def _error(text: str, pos: int, message: str) -> JsonEditError:

@@ -10,11 +10,13 @@ import re
 from functools import lru_cache
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-FENCE_RE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
-ATX_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*?)(?:[ \t]+#+[ \t]*)?$")
-SETEXT_H1_RE = re.compile(r"^ {0,3}=+[ \t]*$")
-LIST_RE = re.compile(r"^( {0,3})([-*+]|\d{1,9}[.)])([ \t]+|$)")
-INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
+from agentrc.patterns import pattern
+
+FENCE_RE = pattern(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+ATX_RE = pattern(r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*?)(?:[ \t]+#+[ \t]*)?$")
+SETEXT_H1_RE = pattern(r"^ {0,3}=+[ \t]*$")
+LIST_RE = pattern(r"^( {0,3})([-*+]|\d{1,9}[.)])([ \t]+|$)")
+INLINE_CODE_RE = pattern(r"(`+)(?:(?!\1).)+?\1")
 
 
 class Line:
@@ -38,8 +40,8 @@ PROSE, IN_FENCE, FENCE_OPEN, FENCE_CLOSE = 0, 1, 2, 3
 # The lines ATX_RE and SETEXT_H1_RE can match, found in the whole text at once (see
 # `matching_lines`): only those lines are looked at, so the per-line work of a check is
 # proportional to the headings, not to the lines.
-_ATX_LINE_RE = re.compile(r"\n {0,3}#")
-_SETEXT_LINE_RE = re.compile(r"\n {0,3}=+[ \t]*$", re.MULTILINE)
+_ATX_LINE_RE = pattern(r"\n {0,3}#")
+_SETEXT_LINE_RE = pattern(r"\n {0,3}=+[ \t]*$", re.MULTILINE)
 
 
 class Scanned:
@@ -329,7 +331,7 @@ def format_body(text: str) -> str:
 # One search of the whole text finds every line `_canonical` must look at, each match
 # being the newline before such a line (the rest is a lookahead, so that every line is tried):
 _LIST_LINE = r" {0,3}(?:[-*+]|\d{1,9}[.)])(?:[ \t]|\n)"  # LIST_RE, for a line ending at a newline
-_CANONICAL_RE = re.compile(
+_CANONICAL_RE = pattern(
     # whitespace `str.rstrip` strips (`\s` is the same Unicode class) before the newline, or
     # two blank lines after it: the formatter drops those anywhere but in fences (first: at
     # one newline only the first alternative that matches is seen, and this one ends the look);
@@ -355,7 +357,7 @@ _ITEM = r"(?:[-*+]|\d{1,9}[.)])(?:[ \t][^\n]*" + _END + r")?(?=\n)"
 _PLAIN = r"(?:[^\s#`~*+\d-]|(?!```|~~~|" + _LIST_LINE + r")[`~*+\d-])[^\n]*" + _END
 _CONT = r"[ \t]+[^\s#`~][^\n]*" + _END
 _FENCED = r"(?:\n(?! {0,3}(?:```|~~~))[^\n]*)*"
-_SIMPLE_RE = re.compile(
+_SIMPLE_RE = pattern(
     r"(?:(?:#{1,6}(?:[ \t][^\n]*" + _END + r")?(?=\n)"
     r"|(`{3,})(?:[^`\n]*" + _END + r")?" + _FENCED + r"\n\1"
     r"|(~{3,})(?:[^\n]*" + _END + r")?" + _FENCED + r"\n\2"
@@ -485,9 +487,9 @@ def _in_list(out: List[str]) -> bool:
     return False
 
 
-_FENCE_RE = re.compile(r"^(`{3,}|~{3,})")
-_H1_RE = re.compile(r"^# ")
-_HEADING_RE = re.compile(r"^#{1,5} ")
+_FENCE_RE = pattern(r"^(`{3,}|~{3,})")
+_H1_RE = pattern(r"^# ")
+_HEADING_RE = pattern(r"^#{1,5} ")
 
 
 def _outside_fences(text: str):

@@ -24,6 +24,7 @@ import unicodedata
 from typing import List, Tuple
 
 from agentrc import diagnostics
+from agentrc.patterns import pattern
 
 printable = diagnostics.printable
 
@@ -39,8 +40,8 @@ def printable_lines(text: str) -> str:
 # What `json.dumps(..., ensure_ascii=False)` leaves raw that `printable` escapes: DEL, C1 and
 # the format characters (it escapes C0 itself, and a raw newline or tab in its output is
 # layout, not data).
-_JSON_RAW = re.compile("[\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
-                       "\ufff9-\ufffb\U000e0000-\U000e007f]")
+_JSON_RAW = pattern("[\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+                    "\ufff9-\ufffb\U000e0000-\U000e007f]")
 
 
 def _json_escape(m: re.Match) -> str:
@@ -66,8 +67,8 @@ def json_printable(document: str) -> str:
 BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _TAGS = (0xE0000, 0xE007F)  # tag characters: ASCII spelled invisibly ("ASCII smuggling")
 _JOINERS = "\u200c\u200d"
-_HIDDEN = re.compile("[\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
-                     "\U000e0000-\U000e007f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+_HIDDEN = pattern("[\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+                  "\U000e0000-\U000e007f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
 _BLACK_FLAG = "\U0001f3f4"  # the base of the emoji flags of subdivisions, spelled in tag characters
 
 

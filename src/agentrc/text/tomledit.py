@@ -23,6 +23,7 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from agentrc.classcode import dataclass
+from agentrc.patterns import pattern
 from agentrc.text.position import Lines, TextError, line_col
 
 Path = Tuple[str, ...]
@@ -34,10 +35,10 @@ class TomlEditError(TextError):
 
 # --- dumps -----------------------------------------------------------------------------
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_BARE_KEY = pattern(r"[A-Za-z0-9_-]+")
 _ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
-_TO_ESCAPE = re.compile(r'[\x00-\x1f\x7f"\\]')
-_NOT_IN_LITERAL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # what a '''literal''' cannot hold, newline aside
+_TO_ESCAPE = pattern(r'[\x00-\x1f\x7f"\\]')
+_NOT_IN_LITERAL = pattern(r"[\x00-\x08\x0a-\x1f\x7f]")  # what a '''literal''' cannot hold, newline aside
 
 
 def dumps(doc: Mapping[str, Any]) -> str:
@@ -160,16 +161,16 @@ class Other:
     text: str
 
 
-_HWS = re.compile(r"[ \t]*")
-_BARE_VALUE = re.compile(r"[A-Za-z0-9_+.:-]+(?: [0-9]{2}:[0-9]{2}[A-Za-z0-9_+.:-]*)?")  # numbers, dates, true
+_HWS = pattern(r"[ \t]*")
+_BARE_VALUE = pattern(r"[A-Za-z0-9_+.:-]+(?: [0-9]{2}:[0-9]{2}[A-Za-z0-9_+.:-]*)?")  # numbers, dates, true
 # An escape, or (in a multi-line basic string) a backslash ending a line, which drops the
 # newline and the whitespace after it.
-_KEY_ESCAPE = re.compile(r'\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|x([0-9A-Fa-f]{2})|([ \t]*\r?\n[ \t\r\n]*)|(.))',
-                         re.DOTALL)
-_INTEGER = re.compile(r"[+-]?(?:0|[1-9](?:_?[0-9])*)|0x[0-9A-Fa-f](?:_?[0-9A-Fa-f])*|0o[0-7](?:_?[0-7])*"
-                      r"|0b[01](?:_?[01])*")
-_FLOAT = re.compile(r"[+-]?(?:0|[1-9](?:_?[0-9])*)(?:\.[0-9](?:_?[0-9])*)?(?:[eE][+-]?[0-9](?:_?[0-9])*)?"
-                    r"|[+-]?(?:inf|nan)")
+_KEY_ESCAPE = pattern(r'\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|x([0-9A-Fa-f]{2})|([ \t]*\r?\n[ \t\r\n]*)|(.))',
+                      re.DOTALL)
+_INTEGER = pattern(r"[+-]?(?:0|[1-9](?:_?[0-9])*)|0x[0-9A-Fa-f](?:_?[0-9A-Fa-f])*|0o[0-7](?:_?[0-7])*"
+                   r"|0b[01](?:_?[01])*")
+_FLOAT = pattern(r"[+-]?(?:0|[1-9](?:_?[0-9])*)(?:\.[0-9](?:_?[0-9])*)?(?:[eE][+-]?[0-9](?:_?[0-9])*)?"
+                 r"|[+-]?(?:inf|nan)")
 MAX_DEPTH = 100  # arrays and inline tables nested deeper are refused, as for every other configuration
 _NAMED = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\", "e": "\x1b"}
 
@@ -627,8 +628,8 @@ def _append(text: str, new: str, nl: str) -> str:
     return base + ("" if base.endswith("\n") else nl) + nl + new
 
 
-_TRAILING_BLANK = re.compile(r"(?:(?<=\n)|\A)(?:[ \t]*\r?\n)+\Z")
-_LEADING_BLANK = re.compile(r"\A(?:[ \t]*\r?\n)+")
+_TRAILING_BLANK = pattern(r"(?:(?<=\n)|\A)(?:[ \t]*\r?\n)+\Z")
+_LEADING_BLANK = pattern(r"\A(?:[ \t]*\r?\n)+")
 
 
 def _cut(text: str, start: int, end: int) -> str:

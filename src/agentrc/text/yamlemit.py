@@ -7,11 +7,11 @@ through `dump_yaml`; tests round-trip each output through PyYAML.
 from __future__ import annotations
 
 import json
-import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Tuple
 
 from agentrc.frozen import thaw
+from agentrc.patterns import pattern
 from agentrc.text.lazy import lazy_module
 from agentrc.text.yamlpos import IMPLICIT_WORDS
 
@@ -98,7 +98,7 @@ def _shape(value: Any) -> Any:
     return None
 
 
-_PLAIN_RE = re.compile(r"^[A-Za-z_/.(][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]*\Z")
+_PLAIN_RE = pattern(r"^[A-Za-z_/.(][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]*\Z")
 
 
 def _simple(value: Any) -> bool:
@@ -156,7 +156,7 @@ def _scalar(value: Any) -> str:
 
 
 # Characters YAML may not hold raw, or would read as line breaks inside a quoted scalar.
-_ESCAPE_RE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+_ESCAPE_RE = pattern("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 
 
 def _quote(text: str) -> str:

@@ -29,6 +29,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
 from agentrc.classcode import dataclass
+from agentrc.patterns import pattern
 from agentrc.text.lazy import lazy_module
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def _loader() -> Any:
 # The bounds (see the module docstring); docs/security.md quotes them.
 ALIAS_SLACK = 10_000
 MAX_DEPTH = 100
-_NESTING = re.compile(r"[\[{\-?:]")  # every collection starts at one of these characters
+_NESTING = pattern(r"[\[{\-?:]")  # every collection starts at one of these characters
 
 Path = Tuple[Any, ...]
 Pos = Tuple[int, int]
@@ -246,22 +247,22 @@ def _build(node: yaml.Node, path: Path, loc: Located, off: int, active: set, bud
 # None and the document goes to the composer, which reports its errors as always.
 # tests/test_yamlpos_simple.py compares both on every form.
 
-_CONTROL_RE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # in ASCII, what is not printable but a newline
-_DECIMAL_RE = re.compile(r"[1-9][0-9]*")
+_CONTROL_RE = pattern(r"[\x00-\x09\x0b-\x1f\x7f]")  # in ASCII, what is not printable but a newline
+_DECIMAL_RE = pattern(r"[1-9][0-9]*")
 # Every row, found at once: (indentation, spaces after '-', its scalar, key, spaces after
 # ':', its scalar), the unused half empty. A row no alternative takes is not found at all.
-_ROWS_RE = re.compile(r"^( *)(?:-( +)(.+)|([A-Za-z_][A-Za-z0-9_-]{0,127}):(?:( +)(.+))?)$", re.MULTILINE)
-_DOUBLE_RE = re.compile(r'"[^"\\]*"')
+_ROWS_RE = pattern(r"^( *)(?:-( +)(.+)|([A-Za-z_][A-Za-z0-9_-]{0,127}):(?:( +)(.+))?)$", re.MULTILINE)
+_DOUBLE_RE = pattern(r'"[^"\\]*"')
 # A '-' row's text that starts a block mapping: a key as `_ROWS_RE` takes one, then its value.
-_INLINE_KEY_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]{0,127}):(?:( +)(.+))?")
+_INLINE_KEY_RE = pattern(r"([A-Za-z_][A-Za-z0-9_-]{0,127}):(?:( +)(.+))?")
 # A flow sequence on one line: '[', items separated by ',' (spaces around either), ']'. An
 # item is a quoted scalar without escapes or a plain word of characters no flow context
 # gives a meaning to (no ':', '#', quotes, brackets, braces or spaces); `_simple_scalar`
 # then refuses one that starts with an indicator, as in block context.
 _FLOW_ITEM = r"""(?:"[^"\\]*"|'[^']*'|[A-Za-z0-9_.~+=$/@-]+)"""
-_FLOW_RE = re.compile(rf"\[ *(?:{_FLOW_ITEM} *(?:, *{_FLOW_ITEM} *)*)?\]")
-_FLOW_ITEM_RE = re.compile(rf"[\[,] *({_FLOW_ITEM})")
-_SINGLE_RE = re.compile(r"'[^']*'")
+_FLOW_RE = pattern(rf"\[ *(?:{_FLOW_ITEM} *(?:, *{_FLOW_ITEM} *)*)?\]")
+_FLOW_ITEM_RE = pattern(rf"[\[,] *({_FLOW_ITEM})")
+_SINGLE_RE = pattern(r"'[^']*'")
 # A plain scalar starting with one of these is an indicator (or starts one) in YAML.
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _SIMPLE_DEPTH = 8
