@@ -115,3 +115,20 @@ def test_the_fields_read_are_the_adapters_own():
     openclaw = importlib.import_module("agentrc.clients.openclaw")
     read = set().union(*(a.skill_fields for a in registry.ADAPTERS))
     assert names.SKILL_FIELDS_READ == read | hermes.HERMES_SKILL_KEYS | openclaw.OPENCLAW_SKILL_KEYS
+
+
+def test_a_date_reaches_metadata_as_written(tmp_path):
+    """agentrc's YAML reading keeps a date as the text it was written as (no timestamps):
+    carried so; a date object (another front door's loader) as its ISO text."""
+    import datetime
+
+    from agentrc.clients import skillmeta
+
+    reg = _registry(tmp_path, SKILL.replace("team: platform\n", "team: platform\nreviewed-on: 2025-01-31\n"
+                                            "synced-at: 2025-01-31 10:20:30\n"))
+    plan = _plan(reg, ["claude"])
+    skill = next(f for f in plan.files if f.path.endswith("/notes/SKILL.md"))
+    meta = _frontmatter(skill.content.decode())["metadata"]
+    assert meta["reviewed-on"] == "2025-01-31" and meta["synced-at"] == "2025-01-31 10:20:30", meta
+    assert skillmeta._as_text(datetime.date(2025, 1, 31)) == "2025-01-31"
+    assert skillmeta._as_text(datetime.datetime(2025, 1, 31, 10, 20, 30)) == "2025-01-31T10:20:30"

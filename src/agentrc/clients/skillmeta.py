@@ -17,7 +17,7 @@ others drop it as before.
 
 from __future__ import annotations
 
-import datetime
+import sys
 from typing import Any, Dict, Mapping, Optional
 
 from agentrc.clients import names
@@ -64,7 +64,9 @@ def _as_text(value: Any) -> Optional[str]:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value) if isinstance(value, float) else str(value)
-    if isinstance(value, (datetime.date, datetime.datetime)):
+    # A date exists only once `datetime` is imported (by YAML's loader): not imported for this.
+    dates = sys.modules.get("datetime")
+    if dates is not None and isinstance(value, dates.date):  # (a datetime is a date too)
         return value.isoformat()
     return None
 

@@ -23,12 +23,16 @@ Only the CLI's build uses it (`Output.jobs`); Pants' rules never fork.
 from __future__ import annotations
 
 import errno
-import mmap
 import os
 import pickle
-import signal
 import struct
-from typing import Callable, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Optional, Tuple
+
+if TYPE_CHECKING:
+    import mmap
+
+# `mmap` and `signal` are imported where a child is forked: a one-edit build's write, which
+# forks none, imported them for nothing (1 ms, a hundredth of it at 1,000 items).
 
 _HEAD = struct.Struct("<qqi")  # failed item (-1: none), the failure's length, 1 when the child finished
 _FAILURE = 4096  # bytes after the header for the failure, pickled
@@ -58,6 +62,9 @@ def run(count: int, cut: int, record: int, parent: Callable[[int, int], None],
     if cut >= count or not hasattr(os, "fork"):
         parent(0, count)
         return None
+    import mmap
+    import signal
+
     base = _HEAD.size + _FAILURE
     shared = mmap.mmap(-1, base + max(1, (count - cut) * record))
     _HEAD.pack_into(shared, 0, -1, 0, 0)
@@ -114,6 +121,7 @@ def _die_with_parent() -> None:
     finishes its bounded share and leaves."""
     try:
         import ctypes
+        import signal
 
         ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
@@ -121,6 +129,8 @@ def _die_with_parent() -> None:
 
 
 def _kill(pid: int) -> None:
+    import signal
+
     try:
         os.kill(pid, signal.SIGKILL)
     except OSError:
