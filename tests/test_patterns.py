@@ -171,7 +171,8 @@ def test_the_file_is_written_when_the_process_ends(tmp_path):
     script = "import agentrc.diagnostics"
     subprocess.run([sys.executable, "-B", "-c", script], env=env, check=True)
     package = os.path.abspath(str(ROOT / "src" / "agentrc"))
-    kept = os.path.join(str(tmp_path / "bytecode"), package.lstrip(os.sep), f"patterns.{sys.implementation.cache_tag}.bin")
+    name = f"patterns.{sys.implementation.cache_tag}.bin"
+    kept = os.path.join(str(tmp_path / "bytecode"), package.lstrip(os.sep), name)
     assert not os.path.exists(kept)  # -B: no bytecode, no file
     subprocess.run([sys.executable, "-c", script], env=env, check=True)
     assert "agentrc.diagnostics" in pycache.read_kept(kept)["modules"]
