@@ -94,8 +94,11 @@ def warm(tree: SourceTree, clients: Sequence[str], memo: Memo, jobs: int,
     then `close`s them. A memo without a spool (entries kept in memory, as in tests) is
     filled now instead, the first share computed here. None: no worker (one job, too few
     item directories, or no fork)."""
+    least = MIN_ITEMS if min_items is None else min_items
+    if jobs < 2 or not hasattr(os, "fork") or _entrypoints(tree) < least:
+        return None  # before grouping them: 5 ms of a cold 1,000-item build, for nothing
     groups = _groups(tree)
-    if jobs < 2 or len(groups) < (MIN_ITEMS if min_items is None else min_items) or not hasattr(os, "fork"):
+    if len(groups) < least:
         return None
     client_registry.get(clients)  # the adapters imported once, before the workers are forked
     _prepare_validators(groups)
@@ -540,6 +543,11 @@ def _entries(tree: SourceTree, clients: Sequence[str]) -> Dict:
     memo = Memo()
     _compute(tree, clients, memo)
     return memo.data
+
+
+def _entrypoints(tree: SourceTree) -> int:
+    """The item entrypoints of `tree`: at least as many as its outermost item directories."""
+    return sum(1 for f in tree.files if f.path.rpartition("/")[2] in ENTRYPOINTS)
 
 
 def _groups(tree: SourceTree) -> Dict[str, List[SourceFile]]:
