@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 from pathlib import Path
 from typing import List
 
@@ -170,3 +171,49 @@ def test_a_spill_copied_where_sendfile_cannot_is_read_and_written(tmp_path, monk
     with open(tmp_path / "copy", "wb") as fh, pytest.raises(OSError, match="broken"):
         kept[1].copy_to(fh.fileno())
     s.close()
+
+
+def _saved_renderings(cache_dir: Path) -> dict:
+    """The render entries of the memo under `cache_dir`, unpickled, by key."""
+    import pickle
+
+    from agentrc.memo import cache
+
+    [root] = [p for p in cache_dir.iterdir() if p.suffix == ".memo"]
+    with open(root / "index", "rb") as f:
+        _, index = pickle.load(f)
+    store = cache.Store(root, index)
+    try:
+        return {k: pickle.loads(store.raw(k)) for k in index if cache.is_render_key(k)}
+    finally:
+        store.close()
+
+
+def test_a_deferring_memo_holds_the_plans_own_renderings(registry, tmp_path, monkeypatch):
+    """The CLI's build defers its memo entries (packed and pickled when the memo is saved,
+    aside): each rendering goes to the memo as the plan keeps it, its bytes spilled, never a
+    second copy of them; and what is saved is what packing it at once saved."""
+    from agentrc.clients.base import Rendered
+    from agentrc.memo import cache
+
+    monkeypatch.setattr(spill, "LIMIT", 0)
+    held: List[object] = []
+    real_put = cache.Memo.put
+
+    def put(self, key, value):
+        if isinstance(value, Rendered):
+            held.extend(f for f in value.files if type(f) is OutputFile and not f.merge)  # bytes in memory
+        real_put(self, key, value)
+
+    monkeypatch.setattr(cache.Memo, "put", put)
+    _build(registry, tmp_path / "out")
+    assert held == []
+    deferred = _saved_renderings(tmp_path / "cache")
+    assert len(deferred) > 100
+
+    # The same build with entries packed as they are put: the same entries saved.
+    for p in (tmp_path / "cache", tmp_path / "out"):
+        shutil.rmtree(p)
+    monkeypatch.setattr(cache.Memo, "defer", property(lambda self: False, lambda self, value: None), raising=False)
+    _build(registry, tmp_path / "out")
+    assert _saved_renderings(tmp_path / "cache") == deferred

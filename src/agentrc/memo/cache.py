@@ -13,8 +13,8 @@ written again is rendered again. A build's new entries go to one new pack (the `
 a worker's as they come (already pickled), and each put is pickled when it is put, so a
 memo keeps no second, pickled copy of them in memory; the CLI's build defers its own
 (`Memo.defer`: kept as they are, the parsed items its registry holds anyway and each
-rendering's digests and report) and pickles them when it saves the memo, in a forked
-child while it writes its output (`save_aside`). The packs are compacted into one when
+rendering as its plan holds it, rendered bytes spilled) and packs and pickles them when it
+saves the memo, in a forked child while it writes its output (`save_aside`). The packs are compacted into one when
 dead entries (or packs) pile up. Packs are written before the index that names them and
 replaced atomically, so a killed build leaves at worst a pack no index names (removed by
 the next save); an entry that cannot be read, or whose bytes do not match the checksum
@@ -440,9 +440,9 @@ def is_render_key(key: Hashable) -> bool:
 
 def _dumps(key: Hashable, value: Any, known: Optional[Dict[int, str]] = None) -> bytes:
     if is_render_key(key):
-        from agentrc.output.plan import digests_only  # putting follows a rendering: already imported
+        from agentrc.output.plan import as_packed, digests_only  # putting follows a rendering: already imported
 
-        value = digests_only(value, known)
+        value = digests_only(as_packed(value), known)
     return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 

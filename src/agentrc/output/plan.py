@@ -13,7 +13,7 @@ import operator
 import os
 import posixpath
 from dataclasses import field
-from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.clients import ignorefile
@@ -184,8 +184,13 @@ def _render_all(items: Sequence[Item], clients: Sequence[ClientAdapter], ctx: Re
     renders: List[List[Rendered]] = [[] for _ in clients]
     sharing = ctx.shared and len(clients) > 1 and any(_sources(a.name, k, ctx.clients) for a in clients
                                                        for k in a.also_reads)
+    # A memo that defers its entries (`Memo.defer`: the CLI's build, which packs and pickles
+    # them in a child while it writes) gets each new rendering as the plan keeps it (its
+    # bytes spilled, not a second copy held) and packs it then (`_pack`, 3% of a cold build).
+    later: Optional[List[Tuple[tuple, Rendered]]] = [] if getattr(memo, "defer", False) else None
     for item in items:
-        plain = [_plain(adapter, item, ctx, memo, outcomes) for adapter in clients]
+        plain = [_plain(adapter, item, ctx, memo, outcomes, later) for adapter in clients]
+        own = list(plain)
         if sharing:
             by_name = {a.name: r for a, r in zip(clients, plain)}
             for c, adapter in enumerate(clients):
@@ -194,10 +199,25 @@ def _render_all(items: Sequence[Item], clients: Sequence[ClientAdapter], ctx: Re
                     plain[c] = view
                     if shared is not None:
                         shared[(adapter.name, item.kind, item.name)] = view.report.outputs[0]
-        for rendered_by, rendered in zip(renders, plain):
-            rendered_by.append(rendered if spill is None else spill.keep(rendered))
+        kept = [rendered if spill is None else spill.keep(rendered) for rendered in plain]
+        for rendered_by, rendered in zip(renders, kept):
+            rendered_by.append(rendered)
+        if later:
+            _put_later(memo, later, own, plain, kept)
         ctx.formatted.clear()
     return renders
+
+
+def _put_later(memo, later: List[Tuple[tuple, Rendered]], own: List[Rendered], plain: List[Rendered],
+               kept: List[Rendered]) -> None:
+    """The renderings `_plain` made for one item into a deferring memo: as the plan keeps
+    them, or packed now when the plan holds another in their place (a shared view: the
+    rendering itself would keep its bytes in memory until the memo is saved)."""
+    as_kept = {id(r): k for r, p, k in zip(own, plain, kept) if r is p}
+    for key, rendered in later:
+        held = as_kept.get(id(rendered))
+        memo.put(key, held if held is not None else _pack(rendered, digests=memo.digests))
+    later.clear()
 
 
 def shared_view(reader: ClientAdapter, item: Item, ctx: RenderContext, own: Rendered,
@@ -327,8 +347,10 @@ def _render(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo,
 
 
 def _plain(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo,
-           outcomes: Optional[Dict[tuple, Tuple[FieldOutcome, ...]]] = None) -> Rendered:
-    """`adapter`'s own rendering of `item`, through the memo (which keeps these)."""
+           outcomes: Optional[Dict[tuple, Tuple[FieldOutcome, ...]]] = None,
+           later: Optional[List[Tuple[tuple, Rendered]]] = None) -> Rendered:
+    """`adapter`'s own rendering of `item`, through the memo (which keeps these). `later`:
+    a rendering made here goes there with its key instead (the caller puts it, `_put_later`)."""
     # An item renders from its own directory alone, so its digest (plus the client) is a
     # complete key; items without a digest (built in memory) are always rendered.
     if memo is None or not item.digest:
@@ -340,7 +362,10 @@ def _plain(adapter: ClientAdapter, item: Item, ctx: RenderContext, memo,
     if hit is not None:
         return _unpack(hit, lambda: adapter.render(item, ctx), {} if outcomes is None else outcomes)
     rendered = adapter.render(item, ctx)
-    memo.put(key, _pack(rendered, digests=getattr(memo, "digests", False)))
+    if later is not None:
+        later.append((key, rendered))
+    else:
+        memo.put(key, _pack(rendered, digests=getattr(memo, "digests", False)))
     return rendered
 
 
@@ -403,6 +428,12 @@ def digests_only(packed: tuple, known: Optional[Dict[int, str]] = None) -> tuple
     return (tuple((p, c if isinstance(c, str) else get(id(c)) or hashlib.sha256(c).hexdigest(), *rest)
                   for p, c, *rest in files),
             report, frags)
+
+
+def as_packed(entry: Any) -> tuple:
+    """A render entry of a memo as `_pack` makes it (digests for its files): a deferring
+    memo holds the renderings themselves until it is saved (`_put_later`)."""
+    return _pack(entry, digests=True) if isinstance(entry, Rendered) else entry
 
 
 def unpacked(packed: tuple) -> Optional[Rendered]:
