@@ -81,10 +81,13 @@ def test_the_hashing_grows_with_the_files_not_the_clients(tmp_path, monkeypatch,
     assert counts == [3 * files, 3 * files]
 
 
-def test_a_cold_build_of_a_thousand_items_forks_no_worker(monkeypatch):
-    """Below `warm.MIN_ITEMS` item directories (2,000) the build parses and renders alone: at
-    1,000 items a worker's fork and hand-over cost 0.2-0.4 s of CPU and gained no wall time
-    (pipeline/warm.py has the figures). From 2,000 on, `--jobs 2` gets its worker."""
+@pytest.mark.parametrize("idle", [False, True])
+def test_a_cold_build_of_a_thousand_items_forks_a_worker_only_beside_an_idle_cpu(monkeypatch, idle):
+    """From `warm.MIN_ITEMS` item directories (2,000) a build with `--jobs 2` gets its
+    worker; from `warm.IDLE_MIN_ITEMS` (300) only while a CPU is idle right now
+    (`memo.cpus.spare`): at 1,000 items a worker saved a seventh of the wall time on two
+    idle cores and cost a twentieth beside one busy process (pipeline/warm.py has the figures)."""
+    from agentrc.memo import cpus
     from agentrc.memo.cache import Memo
     from agentrc.model import SourceFile, SourceTree
 
@@ -98,7 +101,8 @@ def test_a_cold_build_of_a_thousand_items_forks_no_worker(monkeypatch):
             pass
     monkeypatch.setattr(warm, "Workers", Started)
     monkeypatch.setattr(warm, "_prepare_validators", lambda groups: None)
-    for dirs, forks in ((1000, 0), (1999, 0), (2000, 1), (5000, 1)):
+    monkeypatch.setattr(cpus, "spare", lambda n: idle)
+    for dirs, forks in ((299, 0), (300, int(idle)), (1000, int(idle)), (1999, int(idle)), (2000, 1), (5000, 1)):
         tree = SourceTree(tuple(SourceFile(f"r/rules/r{i:05d}/RULE.md", b"---\n---\n") for i in range(dirs)))
         assert warm.warm(tree, CLIENTS, Memo(), jobs=2) is None
         assert len(started) == forks, (dirs, started)

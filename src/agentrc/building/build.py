@@ -50,7 +50,7 @@ class BuildOptions:
     plugin_name: str = ""
     check: bool = False  # write nothing; report what would change
     report: Optional[str] = None  # where to write the fidelity report
-    # Processes for a cold build of 2,000 item directories or more (agentrc.pipeline.warm):
+    # Processes for a cold build of 2,000 item directories or more, or 300 with a CPU idle (agentrc.pipeline.warm):
     # 1, none (the default here); 0, one per CPU, at most 4, none while every CPU is busy
     # (the command line's default).
     jobs: int = 1

@@ -53,16 +53,19 @@ from agentrc.output import plan as build
 from agentrc.output.spill import Ref, Spill, unnamed
 from agentrc.portable.load import load_registry
 
-# Item directories below which forking costs more than it saves. Once 300 (0.48 -> 0.42 s on
-# 2 idle cores, long ago); since parsing and rendering got cheaper, the fork and the hand-over
-# are most of a worker's gain at 1,000 items, and more than all of it on a CPU others use too:
-# `--jobs 2` against `--jobs 1` at 1,000 items (load 0.2-2, six alternated runs), registry
-# corpus 1.12-1.43 s of CPU and 0.99-1.32 s wall against 0.89-1.30 and 0.91-1.31 s, published
-# corpus 1.11-1.52 and 1.08-1.29 s against 1.02-1.27 and 1.01-1.29 s; at 2,500 items as fast
-# on one core as on two, or faster, for 0.3-0.6 s more CPU; at 5,000 (load 1) 3.7-4.5 s wall
-# against 4.2-5.7 s. The bench's `--no-cache` (one process, no memo) builds 1,000 items in
-# 0.86 s against the default's 1.10 s.
+# Item directories from which a cold build forks its workers whenever `--jobs` lets it (and no
+# CPU is busy with other work: `cpus`). At 2,500 items on one core as fast as on two, or
+# faster, for 0.3-0.6 s more CPU; at 5,000 (load 1) 3.7-4.5 s wall against 4.2-5.7 s.
 MIN_ITEMS = 2000
+# From this many, only when a CPU is idle right now (`memo.cpus.spare`): then a worker's
+# fork and hand-over cost less than half the parsing and rendering saves; beside other work,
+# more. Measured on 2 cores (`--jobs 0`, nine alternated cold builds each, medians), idle:
+# 1,000 items 0.687 -> 0.588 s (registry corpus) and 0.746 -> 0.678 s (published), 500 items
+# 0.370 -> 0.328 s and 0.466 -> 0.399 s, 250 items 0.249 -> 0.238 s; with one other process
+# busy (load 1), 1,000 items 0.818 -> 0.865 s: slower. (Once this was 2,000 for all: the
+# fork and the hand-over were most of a worker's gain at 1,000 items before start-up,
+# parsing and rendering got cheaper.)
+IDLE_MIN_ITEMS = 300
 MAX_JOBS = 4  # `--jobs 0` (the default): one process per CPU, at most this many
 # The build's own share, against each worker's: it also reads the workers' entries and
 # does what no share can (discovery, the reference checks, the cross-client checks), but
@@ -94,11 +97,12 @@ def warm(tree: SourceTree, clients: Sequence[str], memo: Memo, jobs: int,
     then `close`s them. A memo without a spool (entries kept in memory, as in tests) is
     filled now instead, the first share computed here. None: no worker (one job, too few
     item directories, or no fork)."""
-    least = MIN_ITEMS if min_items is None else min_items
-    if jobs < 2 or not hasattr(os, "fork") or _entrypoints(tree) < least:
-        return None  # before grouping them: 5 ms of a cold 1,000-item build, for nothing
+    if jobs < 2 or not hasattr(os, "fork"):
+        return None
+    if not _enough(_entrypoints(tree), min_items):  # (never fewer than the item directories)
+        return None  # before grouping the files: 5 ms of a cold 1,000-item build, for nothing
     groups = _groups(tree)
-    if len(groups) < least:
+    if not _enough(len(groups), min_items):
         return None
     client_registry.get(clients)  # the adapters imported once, before the workers are forked
     _prepare_validators(groups)
@@ -543,6 +547,14 @@ def _entries(tree: SourceTree, clients: Sequence[str]) -> Dict:
     memo = Memo()
     _compute(tree, clients, memo)
     return memo.data
+
+
+def _enough(count: int, min_items: Optional[int]) -> bool:
+    """Whether `count` item directories call for a worker: `min_items` or more when the
+    caller says, else `MIN_ITEMS`, or `IDLE_MIN_ITEMS` with a CPU idle right now."""
+    if min_items is not None:
+        return count >= min_items
+    return count >= MIN_ITEMS or (count >= IDLE_MIN_ITEMS and cpus_free.spare(cpus_free.available()))
 
 
 def _entrypoints(tree: SourceTree) -> int:
