@@ -45,17 +45,9 @@ def _same(a: re.Pattern, b: re.Pattern) -> bool:
         found(a, t) == found(b, t) and a.findall(t) == b.findall(t) for t in TEXTS)
 
 
-def _compiles(monkeypatch) -> list:
-    """The patterns `patterns` compiles from now on (not made from a kept program)."""
-    seen: list = []
-    real = patterns._program
-
-    def counting(text, flags, compiled):
-        seen.append(text)
-        return real(text, flags, compiled)
-
-    monkeypatch.setattr(patterns, "_program", counting)
-    return seen
+def _compiled() -> int:
+    """The patterns made since the file was read that it does not hold (compiled here)."""
+    return patterns._added[0]
 
 
 def test_a_pattern_is_re_compiles_own(kept):
@@ -63,13 +55,12 @@ def test_a_pattern_is_re_compiles_own(kept):
         assert _same(patterns.pattern(text, flags), re.compile(text, flags))
 
 
-def test_a_kept_program_makes_the_same_pattern_without_compiling(kept, monkeypatch):
+def test_a_kept_program_makes_the_same_pattern_without_compiling(kept):
     first = [patterns.pattern(t, f) for t, f in SAMPLES]
     assert patterns.save(always=True) == len(SAMPLES)
     patterns.reset(kept)  # as a new process: the file read again
-    seen = _compiles(monkeypatch)
     second = [patterns.pattern(t, f) for t, f in SAMPLES]
-    assert seen == []
+    assert _compiled() == 0
     assert all(_same(a, b) for a, b in zip(first, second))
     assert patterns.save(always=True) == 0  # nothing new: not written again
 
@@ -102,12 +93,11 @@ def test_a_damaged_file_is_compiled_around(kept, monkeypatch, damage):
         elif damage == "not-a-mapping":
             value = ["a", "list"]
         else:  # a program _sre refuses: the right shape, nonsense inside
-            value["modules"][__name__][(text, flags)] = (0, [1, 2, 3], 0, {}, (None,))
+            value["modules"][__name__][(False, text, flags)] = (0, [1, 2, 3], 0, {}, (None,))
         assert pycache.write_kept(kept, value)
     patterns.reset(kept)
-    seen = _compiles(monkeypatch)
     assert _same(patterns.pattern(text, flags), re.compile(text, flags))
-    assert seen == [text]
+    assert _compiled() == 1
 
 
 def test_a_program_that_does_not_make_the_same_pattern_is_not_kept(kept, monkeypatch):
@@ -128,13 +118,14 @@ def test_a_save_keeps_other_modules_programs(kept):
     patterns.save(always=True)
     held = pycache.read_kept(kept)["modules"]
     held["agentrc.elsewhere"] = dict(held[__name__])
+    assert set(held[__name__]) == {(False, "only-here", 0)}
     assert pycache.write_kept(kept, dict(pycache.read_kept(kept), modules=held))
     patterns.reset(kept)
     patterns.pattern("new-here")
     assert patterns.save(always=True) == 1
     after = pycache.read_kept(kept)["modules"]
     assert set(after) == {__name__, "agentrc.elsewhere"}
-    assert set(after[__name__]) == {("new-here", 0)}  # this module's, as this process used them
+    assert set(after[__name__]) == {(False, "new-here", 0)}  # this module's, as this process used them
 
 
 _COUNT = r"""
@@ -170,12 +161,17 @@ def test_the_file_is_written_when_the_process_ends(tmp_path):
     env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "bytecode")  # the checkout's own __pycache__ left alone
     script = "import agentrc.diagnostics"
     subprocess.run([sys.executable, "-B", "-c", script], env=env, check=True)
-    package = os.path.abspath(str(ROOT / "src" / "agentrc"))
-    name = f"patterns.{sys.implementation.cache_tag}.bin"
-    kept = os.path.join(str(tmp_path / "bytecode"), package.lstrip(os.sep), name)
-    assert not os.path.exists(kept)  # -B: no bytecode, no file
+    package = os.path.join(str(tmp_path / "bytecode"), os.path.abspath(str(ROOT / "src" / "agentrc")).lstrip(os.sep))
+
+    def files() -> list:
+        tag = sys.implementation.cache_tag
+        return [n for n in os.listdir(package) if n.startswith("patterns-") and n.endswith(f".{tag}.bin")] \
+            if os.path.isdir(package) else []
+
+    assert files() == []  # -B: no bytecode, no file
     subprocess.run([sys.executable, "-c", script], env=env, check=True)
-    assert "agentrc.diagnostics" in pycache.read_kept(kept)["modules"]
+    [name] = files()
+    assert "agentrc.diagnostics" in pycache.read_kept(os.path.join(package, name))["modules"]
 
 
 def _module_level_compiles(tree: ast.AST):
@@ -222,3 +218,43 @@ def test_every_module_pattern_is_kept_by_precompile(tmp_path):
                 for _, _, ours, inside in _module_level_compiles(ast.parse(p.read_text(encoding="utf-8")))
                 if ours and not inside)
     assert added == kept and sites - 5 <= kept <= sites  # (a pattern defined twice in a module is kept once)
+
+
+def test_no_program_is_made_where_none_can_be_kept(kept, monkeypatch, tmp_path):
+    """Where bytecode is not written, or the file's directory cannot be made, a pattern is
+    compiled once, by `re.compile`, and its program never asked for (which would compile it
+    a second time for nothing)."""
+    def refused(*args):
+        raise AssertionError("a program made for nothing")
+
+    monkeypatch.setattr(patterns, "_program", refused)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    assert _same(patterns.pattern(r"(\w+)@(\w+)"), re.compile(r"(\w+)@(\w+)"))
+    assert patterns.save() == 0
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    (tmp_path / "file").write_text("in the way")
+    patterns.reset(str(tmp_path / "file" / "__pycache__" / "patterns.bin"))
+    patterns.pattern(r"(\w+)@(\w+)")
+    assert patterns.save() == 0 and _compiled() == 1
+
+
+def test_a_str_and_a_bytes_pattern_of_the_same_letters_do_not_meet(tmp_path):
+    """They hash alike: keyed as they are, comparing them would warn (an error under -bb)."""
+    script = ("import re, sys; from agentrc import patterns; patterns.reset(sys.argv[1]); "
+              "a = patterns.pattern('abc'); b = patterns.pattern(b'abc'); patterns.save(always=True); "
+              "patterns.reset(sys.argv[1]); c = patterns.pattern(b'abc'); d = patterns.pattern('abc'); "
+              "assert (a, b) == (d, c) == (re.compile('abc'), re.compile(b'abc')) and patterns._added[0] == 0")
+    subprocess.run([sys.executable, "-bb", "-c", script, str(tmp_path / "patterns.bin")], check=True,
+                   env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+
+
+def test_each_interpreter_keeps_a_file_of_its_own(monkeypatch):
+    """Two builds of one Python version share a cache tag, not a file: each would otherwise
+    throw the other's away on every run."""
+    patterns.reset()
+    try:
+        first = patterns._path()
+        monkeypatch.setattr(sys, "version", sys.version + " (another build)")
+        assert patterns._path() != first and os.path.dirname(patterns._path()) == os.path.dirname(first)
+    finally:
+        patterns.reset()

@@ -217,3 +217,19 @@ def test_a_deferring_memo_holds_the_plans_own_renderings(registry, tmp_path, mon
     monkeypatch.setattr(cache.Memo, "defer", property(lambda self: False, lambda self, value: None), raising=False)
     _build(registry, tmp_path / "out")
     assert _saved_renderings(tmp_path / "cache") == deferred
+
+
+def test_a_deferring_memo_without_a_spill_gets_packed_renderings(registry):
+    """A plan without a spill (a narrowed build's plan of the other clients, with the build's
+    memo) keeps its renderings' bytes: the memo gets them packed at once, not the renderings."""
+    from agentrc.clients.base import Rendered
+    from agentrc.inputs.tree import read_tree
+    from agentrc.memo import cache
+    from agentrc.pipeline import stages
+
+    memo = cache.Memo()
+    memo.defer = True
+    plan = stages.generate(read_tree([str(registry)]).tree, ["claude", "copilot"], None, memo=memo)
+    assert plan.ok
+    renders = [v for k, v in memo.data.items() if cache.is_render_key(k)]
+    assert len(renders) > 50 and not any(isinstance(v, Rendered) for v in renders)

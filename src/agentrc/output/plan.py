@@ -187,7 +187,9 @@ def _render_all(items: Sequence[Item], clients: Sequence[ClientAdapter], ctx: Re
     # A memo that defers its entries (`Memo.defer`: the CLI's build, which packs and pickles
     # them in a child while it writes) gets each new rendering as the plan keeps it (its
     # bytes spilled, not a second copy held) and packs it then (`_pack`, 3% of a cold build).
-    later: Optional[List[Tuple[tuple, Rendered]]] = [] if getattr(memo, "defer", False) else None
+    # (With no spill, a plan's renderings keep their bytes: the memo gets them packed at once.)
+    later: Optional[List[Tuple[tuple, Rendered]]] = [] if spill is not None and getattr(memo, "defer", False) \
+        else None
     for item in items:
         plain = [_plain(adapter, item, ctx, memo, outcomes, later) for adapter in clients]
         own = list(plain)
