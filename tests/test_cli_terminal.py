@@ -43,12 +43,19 @@ def env(tmp_path: Path, **extra: str) -> dict:
     return e
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Running:
     """A command whose stderr is read line by line while it runs."""
 
     def __init__(self, args: List[str], environ: dict, cwd: Path) -> None:
+        # SIGINT as a terminal's foreground command gets it: a suite started in the background
+        # by a shell script (`./test &`) ignores SIGINT, and its children would inherit that.
         self.proc = subprocess.Popen([sys.executable, "-m", "agentrc", *args], env=environ, cwd=str(cwd),
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=_default_sigint)
         self.lines: List[str] = []
         self._queue: "queue.Queue[str]" = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
