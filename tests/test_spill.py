@@ -178,15 +178,9 @@ def _saved_renderings(cache_dir: Path) -> dict:
     import pickle
 
     from agentrc.memo import cache
+    from test_warm import _memo
 
-    [root] = [p for p in cache_dir.iterdir() if p.suffix == ".memo"]
-    with open(root / "index", "rb") as f:
-        _, index = pickle.load(f)
-    store = cache.Store(root, index)
-    try:
-        return {k: pickle.loads(store.raw(k)) for k in index if cache.is_render_key(k)}
-    finally:
-        store.close()
+    return {k: pickle.loads(v) for k, v in _memo(cache_dir).items() if cache.is_render_key(k)}
 
 
 def test_a_deferring_memo_holds_the_plans_own_renderings(registry, tmp_path, monkeypatch):
