@@ -53,6 +53,31 @@ def test_content_digests_sort_the_source_once(monkeypatch):
     assert closure.content_sha(alone, "", "skills/s0001") == closure.content_sha(tree, "", "skills/s0001")
 
 
+def test_a_fetched_sources_digests_name_paths_without_resolving_them(monkeypatch):
+    """A fetched source's files are named below its locator (`file:///.../src@v1/...`), which
+    `normpath` would change: each file's path past it is taken as it is, not by `relpath`
+    (two `abspath`s a file, a tenth of an `add` of 1,000 items), and gives what it gave."""
+    import posixpath
+
+    root = "file:///tmp/src@v1"
+    files = [f"{root}/skills/s{i}/SKILL.md" for i in range(3)] + [f"{root}/skills/s1/ref/a.md"]
+    tree = SourceTree(tuple(SourceFile(p, p.encode()) for p in files))
+    with monkeypatch.context() as m:  # each path through `relpath`, as before
+        m.setattr(closure, "_plain_relative", lambda rest: False)
+        closure._SORTED.clear()
+        expected = {d: closure.content_sha(tree, root, f"{root}/skills/{d}") for d in ("s0", "s1")}
+    calls = []
+    real = posixpath.relpath
+    monkeypatch.setattr(posixpath, "relpath", lambda *a: calls.append(a) or real(*a))
+    closure._SORTED.clear()
+    assert {d: closure.content_sha(tree, root, f"{root}/skills/{d}") for d in ("s0", "s1")} == expected
+    assert calls == []
+    odd = SourceTree((SourceFile(f"{root}/skills/s0/../s0/SKILL.md", b"x"),))  # not plain: as relpath says
+    closure._SORTED.clear()
+    closure.content_sha(odd, root, f"{root}/skills")
+    assert len(calls) == 1
+
+
 def test_an_installed_project_is_installed_again_without_parsing_or_rendering(env, capsys, monkeypatch):
     """The consumer keeps a memo of its own (parsed item directories, renderings by content
     digest, in the user's cache), as the build does: `install` of an installed project and

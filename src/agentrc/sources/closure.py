@@ -42,18 +42,27 @@ def content_sha(tree: SourceTree, root: str, directory: str) -> str:
     first = bisect.bisect_left(paths, directory.rstrip("/") + "/")
     last = bisect.bisect_left(paths, directory.rstrip("/") + "0")  # "0" follows "/"
     chosen = ([exact] if exact < len(paths) and paths[exact] == directory else []) + list(range(first, last))
-    # A file below a normalised root is its path past the root's: what `relpath` gives, without
-    # its two `abspath`s per file (a tenth of an `add` of 1,000 items).
-    prefix = root.rstrip("/") + "/" if root and posixpath.normpath(root) == root else None
+    # A file below the root is its path past the root's, when that rest is normalised: what
+    # `relpath` gives, without its two `abspath`s per file (a tenth of an `add` of 1,000 items;
+    # a fetched source's root is its locator, `file:///...@v1`, which `normpath` would change).
+    prefix = root.rstrip("/") + "/" if root else None
     for i in chosen:
         f = files[i]
         path = f.path
-        if prefix is not None and path.startswith(prefix) and posixpath.normpath(path) == path:
-            rel = path[len(prefix):]
+        rest = path[len(prefix):] if prefix is not None and path.startswith(prefix) else None
+        if rest is not None and _plain_relative(rest):
+            rel = rest
         else:
             rel = posixpath.relpath(path, root) if root else path
         h.update(rel.encode("utf-8") + b"\0" + hashlib.sha256(f.content).digest() + (b"x" if f.executable else b"-"))
     return h.hexdigest()
+
+
+def _plain_relative(rest: str) -> bool:
+    """Whether `relpath(root + "/" + rest, root)` is `rest` itself, for any root: a relative
+    path with no empty, "." or ".." part."""
+    return bool(rest) and posixpath.normpath(rest) == rest and rest != "." and not rest.startswith(("/", "../")) \
+        and rest != ".."
 
 
 _SORTED: "collections.OrderedDict[int, Tuple[SourceTree, Tuple[str, ...], Tuple[Any, ...]]]" = \
