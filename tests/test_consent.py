@@ -134,3 +134,21 @@ def test_a_terminal_prompt_gives_consent_with_y(env, tmp_path):
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     lock = json.loads((project / LOCK).read_text())
     assert all(b.get("trusted") for b in lock["bundles"])
+
+
+def test_the_files_looked_at_for_hidden_text_are_those_below_the_entries():
+    """`hidden_text` looks at the files below the entries' item directories and those of
+    their bundle files, found by each file's parent directories (not by comparing every
+    file with every entry's directory: a million comparisons for a 1,000-item source),
+    and as the comparisons found them, on paths of every shape."""
+    import random
+
+    from agentrc.consumer import consent
+
+    rng = random.Random(5)
+    parts = ["a", "b", "skills", "s1", "file:", "", "x.md", "@v1"]
+    for _ in range(3000):
+        path = "/".join(rng.choice(parts) for _ in range(rng.randint(1, 6)))
+        dirs = {"/".join(rng.choice(parts) for _ in range(rng.randint(0, 4))) for _ in range(rng.randint(1, 4))}
+        by_prefix = path.startswith(tuple(d + "/" for d in dirs))
+        assert consent._below(path, dirs) == by_prefix, (path, dirs)

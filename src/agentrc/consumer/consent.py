@@ -13,7 +13,7 @@ fetched text of what is installed (AR240), which can hide instructions from a re
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.model import Registry, SourceTree
@@ -73,24 +73,37 @@ def gate(entries: Sequence[Entry], surfaces: Surfaces, consented: Dict[Tuple[str
     return tuple(out), tuple(needed)
 
 
+def _below(path: str, dirs: Set[str]) -> bool:
+    """Whether `path` starts with one of `dirs` and a '/': each of its prefixes that ends
+    before a '/' looked up (a file's depth of lookups, not one comparison per item: a
+    source of 1,000 entries compared each of its files with 1,000 directories)."""
+    end = path.rfind("/")
+    while end >= 0:
+        if path[:end] in dirs:
+            return True
+        end = path.rfind("/", 0, end)
+    return False
+
+
 def hidden_text(tree: SourceTree, registry: Registry, entries: Iterable[Entry], diags: Diagnostics) -> None:
     """AR240 for hidden Unicode in the files of `entries` (their item directories and
     bundle files), a few per file."""
-    roots: List[str] = []
+    bundles: List[str] = []  # bundle files' paths: a file whose path starts with one (as ever)
+    dirs: Set[str] = set()  # item directories: a file below one
     for e in entries:
         if e.kind == "bundle":
             b = registry.bundle(e.name)
             if b is not None:
-                roots.append(b.path)
+                bundles.append(b.path)
         else:
             it = registry.item(e.kind, e.name)  # type: ignore[arg-type]
             if it is not None:
-                roots.append(it.directory.rstrip("/") + "/")
-    if not roots:
+                dirs.add(it.directory.rstrip("/"))
+    if not bundles and not dirs:
         return
-    starts = tuple(roots)
+    starts = tuple(bundles)
     for f in tree.files:
-        if not (f.path in starts or f.path.startswith(starts)):
+        if not (_below(f.path, dirs) or (starts and f.path.startswith(starts))):
             continue
         try:
             text = f.content.decode("utf-8")
