@@ -35,7 +35,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 from types import CodeType
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import fastjsonschema
 from fastjsonschema.ref_resolver import RefResolver
@@ -49,13 +49,29 @@ if TYPE_CHECKING:
 _HERE = Path(__file__).parent
 
 
+def names() -> List[str]:
+    """The schemas agentrc holds, by the name `errors` takes (`lock` for lock.schema.json)."""
+    suffix = ".schema.json"
+    return sorted(p.name[:-len(suffix)] for p in _HERE.iterdir() if p.name.endswith(suffix))
+
+
+@lru_cache(maxsize=None)
+def _text(name: str) -> str:
+    return (_HERE / f"{name}.schema.json").read_text(encoding="utf-8")
+
+
 @lru_cache(maxsize=None)
 def load(name: str) -> dict:
-    return json.loads((_HERE / f"{name}.schema.json").read_text(encoding="utf-8"))
+    """The schema `name`, one object for every caller: read it, never change it."""
+    return json.loads(_text(name))
 
 
 def _rooted(name: str, definition: str, blocks: Tuple[str, ...] = ()) -> dict:
-    schema = load(name)
+    """The schema `errors(name, ..., definition, blocks)` validates against: a fresh object
+    each time, as fastjsonschema changes what it compiles (it adds to the subschemas it
+    resolves; a second validator of the same schema in one process was then keyed, and
+    looked for, by the changed text)."""
+    schema = json.loads(_text(name))
     if blocks:
         common = schema["$defs"]["common"]
         properties = {**common["properties"], **{b: {"$ref": "#/$defs/passthrough"} for b in blocks}}
