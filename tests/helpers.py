@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 # The Pants venv's interpreter, where ./pants puts it ($AGENTRC_PANTS_VENV, else .pants-venv).
@@ -23,6 +24,24 @@ def compare_golden(path: Path, actual: str) -> None:
     assert path.exists(), f"missing golden {path}; run with AGENTRC_REGEN_GOLDENS=1 and review it"
     expected = path.read_text(encoding="utf-8")
     assert actual == expected, f"{path} differs; rerun with AGENTRC_REGEN_GOLDENS=1 and review the diff"
+
+
+def saved_then_counted(script: str, path: str) -> Tuple[int, int]:
+    """What `script` prints (a JSON count) run as a process that saves what it made to `path`
+    (its second argument `save`), then as a new process reading it (`count`): the work kept
+    files spare a second process (agentrc.classcode, agentrc.patterns)."""
+    import json
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+
+    def run(mode: str) -> int:
+        out = subprocess.run([sys.executable, "-c", script, path, mode], env=env, capture_output=True,
+                             text=True, check=True)
+        return json.loads(out.stdout)
+
+    return run("save"), run("count")
 
 
 def copy_minimal_repo(dest: Path) -> Path:

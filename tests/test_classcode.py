@@ -17,7 +17,7 @@ from typing import Optional, Tuple
 import pytest
 
 from agentrc import classcode, pycache
-from helpers import ROOT
+from helpers import ROOT, saved_then_counted
 
 
 @pytest.fixture
@@ -169,16 +169,8 @@ print(json.dumps(len(seen)))
 def test_a_second_process_compiles_none_of_the_builds_classes(tmp_path):
     """The work a build's imports do, counted: the first process compiles every class's
     methods (about 250 texts), the next one none."""
-    path = str(tmp_path / "classes")
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-
-    def run(mode: str) -> int:
-        out = subprocess.run([sys.executable, "-c", _COUNT, path, mode], env=env, capture_output=True,
-                             text=True, check=True)
-        return json.loads(out.stdout)
-
-    assert run("save") > 150
-    assert run("count") == 0
+    first, second = saved_then_counted(_COUNT, str(tmp_path / "classes"))
+    assert first > 150 and second == 0
 
 
 def test_every_dataclass_of_agentrc_is_made_here():

@@ -4,7 +4,6 @@ compiled programs kept beside the bytecode so that a process does not compile th
 from __future__ import annotations
 
 import ast
-import json
 import os
 import re
 import subprocess
@@ -14,7 +13,7 @@ import types
 import pytest
 
 from agentrc import patterns, pycache
-from helpers import ROOT
+from helpers import ROOT, saved_then_counted
 
 SAMPLES = [
     (r"^( *)(?:-( +)(.+)|([A-Za-z_][A-Za-z0-9_-]{0,127}):(?:( +)(.+))?)$", re.MULTILINE),
@@ -143,16 +142,8 @@ if sys.argv[2] == "save":
 def test_a_second_process_compiles_none_of_agentrcs_patterns(tmp_path):
     """The work imports do, counted: the first process compiles every module's patterns
     (about 140), the next one none."""
-    path = str(tmp_path / "patterns.bin")
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-
-    def run(mode: str) -> int:
-        out = subprocess.run([sys.executable, "-c", _COUNT, path, mode], env=env, capture_output=True,
-                             text=True, check=True)
-        return json.loads(out.stdout)
-
-    assert run("save") > 120
-    assert run("count") == 0
+    first, second = saved_then_counted(_COUNT, str(tmp_path / "patterns.bin"))
+    assert first > 120 and second == 0
 
 
 def test_the_file_is_written_when_the_process_ends(tmp_path):
