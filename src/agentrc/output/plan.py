@@ -192,7 +192,7 @@ def _render_all(items: Sequence[Item], clients: Sequence[ClientAdapter], ctx: Re
         else None
     for item in items:
         plain = [_plain(adapter, item, ctx, memo, outcomes, later) for adapter in clients]
-        own = list(plain)
+        own = list(plain) if later else plain  # (`plain` may take shared views: what to put, kept)
         if sharing:
             by_name = {a.name: r for a, r in zip(clients, plain)}
             for c, adapter in enumerate(clients):
