@@ -15,3 +15,8 @@ __version__ = "0.1.0"
 
 # The highest `schema:` version of the portable format (spec 001 §8) this release reads.
 SUPPORTED_SCHEMA = 1
+
+# Before any module of the package imports `dataclasses`: without `inspect` (agentrc.deferred).
+from agentrc import deferred as _deferred  # noqa: E402
+
+_deferred.import_dataclasses()

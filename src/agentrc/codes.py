@@ -14,6 +14,7 @@ from agentrc.classcode import dataclass
 
 @dataclass(frozen=True)
 class Code:
+    """A diagnostic code: its number, name, one-line summary and hint (docs/errors.md)."""
     code: str
     name: str
     summary: str

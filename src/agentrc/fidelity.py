@@ -24,6 +24,7 @@ STATUSES = (EMITTED, MAPPED, DEGRADED, DROPPED, OMITTED)
 
 @dataclass(frozen=True)
 class FieldOutcome:
+    """What became of one field of an item for one client: emitted, mapped, degraded or dropped."""
     field: str
     status: str
     detail: str = ""
@@ -34,6 +35,7 @@ class FieldOutcome:
 
 @dataclass(frozen=True)
 class ItemReport:
+    """The fidelity report of one item for one client: its outputs and each field's outcome."""
     client: str
     kind: str
     name: str

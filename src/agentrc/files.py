@@ -33,6 +33,7 @@ def safe_path(path: Any) -> bool:
 
 @dataclass(frozen=True)
 class OutputFile:
+    """A file a build writes: its path under the output root, its bytes and who owns it."""
     path: str  # posix, relative to the output root
     content: bytes
     executable: bool = False

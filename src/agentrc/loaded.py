@@ -17,6 +17,7 @@ from agentrc.model import Registry
 
 @dataclass(frozen=True)
 class Loaded:
+    """The registry a front door made of its input, with its diagnostics and its account of each key."""
     registry: Registry
     diagnostics: Tuple[Diagnostic, ...]
     # What the front door did with each key of each entry (the canonical one's; the portable

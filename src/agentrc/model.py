@@ -98,6 +98,7 @@ class Ref:
 
 @dataclass(frozen=True)
 class BundleRef:
+    """A bundle named by another bundle's `requires`, as written (with its version and source)."""
     name: str
     pos: Pos = (0, 0)
     version: Optional[str] = None
@@ -218,6 +219,7 @@ class Item:
 
 @dataclass(frozen=True)
 class Bundle:
+    """A bundle: a named set of items, with the bundles it requires, its metadata and its plugins."""
     name: str
     path: str
     schema: int

@@ -41,6 +41,7 @@ Totals = Dict[str, Dict[str, int]]  # per client: items, skipped, servers and fi
 
 @dataclass(frozen=True)
 class BuildOptions:
+    """What `agentrc build` was asked for: the command line and the project file, resolved."""
     paths: Tuple[str, ...]
     out: str
     clients: Tuple[str, ...]
@@ -65,6 +66,7 @@ class BuildOptions:
 
 @dataclass(frozen=True)
 class BuildResult:
+    """What a build leaves for the shell to print: its diagnostics, the totals per client and the changes."""
     diagnostics: Tuple[Diagnostic, ...]
     summary: Optional[Totals]  # None when the build stopped before rendering
     changes: Optional[Changes]  # None when nothing could be compared with the output

@@ -187,6 +187,7 @@ def replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs, 
 
 @dataclass
 class Work:
+    """What a replayed edit did, for the tests that count work: item directories parsed, renderings made, the memo."""
     dirs: int = 0
     renders: int = 0
     memo: Optional[cache.Memo] = None

@@ -110,6 +110,7 @@ def remember(options: Hashable, clients: Sequence[str], tree: SourceTree, entrie
 
 @dataclass(frozen=True)
 class Replayed:
+    """One package of a Pants build replayed after an edit: what it leaves for the next, its files and diagnostics."""
     packaged: Packaged  # what this package leaves for the next
     files: PackageFiles
     diagnostics: Tuple[Diagnostic, ...]

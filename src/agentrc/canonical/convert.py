@@ -66,6 +66,7 @@ class Conversion:
 
 @dataclass
 class _Entry:
+    """One canonical entry on its way to a portable item: its frontmatter, body, resources and where each key was."""
     kind: Kind
     name: str
     path: str

@@ -33,6 +33,7 @@ CONFIG_KEYS = ("presets", "preset", "language", "context", "tools", "$schema", "
 
 @dataclass(frozen=True)
 class Origin:
+    """Where a merged key of the canonical document was defined, and the definitions it replaced."""
     key: str  # dotted path: "rules.style", "rules.style.globs", "context.global"
     layer: str
     file: str

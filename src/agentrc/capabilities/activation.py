@@ -29,6 +29,7 @@ from agentrc.frozen import FrozenMap, freeze, thaw
 
 @dataclass(frozen=True)
 class Active:
+    """One capability the activation chose, with the binding (level, scope, settings) that decided it."""
     id: str
     layer: str
     level: str  # the scope of the binding that decided it
@@ -41,6 +42,7 @@ class Active:
 
 @dataclass(frozen=True)
 class Activation:
+    """The activation's answer: the capabilities active, the layers they fill and how each was decided."""
     capabilities: Tuple[Active, ...]
     layers: Tuple[Tuple[str, str], ...]  # (layer, capability id)
     provenance: Tuple[Tuple[str, str], ...]  # (layer, how it was decided)
@@ -48,6 +50,7 @@ class Activation:
 
 @dataclass(frozen=True)
 class _Candidate:
+    """A binding that matches a capability, with what ranks it against the others (specificity, then scope)."""
     binding: Binding
     specificity: int
     scope: int

@@ -16,6 +16,7 @@ from agentrc.diagnostics import Diagnostics
 
 @dataclass(frozen=True)
 class Entry:
+    """A catalog's entry for a package: where to fetch it (url, ref, path)."""
     url: str
     ref: str = ""
     path: Optional[str] = None  # as written; None when the entry names none
@@ -23,6 +24,7 @@ class Entry:
 
 @dataclass(frozen=True)
 class Catalog:
+    """A capability catalog: the packages it names and the aliases of their capabilities."""
     path: str
     packages: Tuple[Tuple[str, Entry], ...] = ()
     aliases: Tuple[Tuple[str, str], ...] = ()  # capability id -> package id

@@ -49,6 +49,7 @@ class Requirement:
 
 @dataclass(frozen=True)
 class Hook:
+    """A capability's lifecycle hook: the event it runs on and the script it runs."""
     event: str  # one of HOOK_EVENTS
     command: str  # "<script> [args...]", the script relative to the capability root
     required: bool = False
@@ -98,6 +99,7 @@ class Capability:
 
 @dataclass(frozen=True)
 class ConfigTemplate:
+    """A configuration template a capability offers, by name and path."""
     name: str
     path: str
     description: str = ""

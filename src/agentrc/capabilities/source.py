@@ -90,6 +90,7 @@ def check_ref(ref: str) -> None:
 
 @dataclass(frozen=True)
 class Source:
+    """Where a capability package comes from: a path, a git repository or a catalog's entry."""
     kind: str  # "path", "git" or "catalog"
     path: str = ""  # path: the absolute directory
     url: str = ""  # git

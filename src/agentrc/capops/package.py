@@ -220,6 +220,7 @@ def fetch_package(src: sources.Source, dest: str, label: str, commit: str = "",
 
 @dataclass
 class Staged:
+    """A package fetched and checked in the staging area, before its install is committed."""
     id: str
     dir: str
     package: Package

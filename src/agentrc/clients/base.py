@@ -2,8 +2,7 @@
 steps of rendering an item (body selection, document assembly, SSOT-only fields).
 
 An adapter turns one `Item` into files for one client and accounts for every field in a
-fidelity `Tracker`. Adapters are pure: no I/O, no clock, no environment.
-"""
+fidelity `Tracker`. Adapters are pure: no I/O, no clock, no environment."""
 
 from __future__ import annotations
 
@@ -59,6 +58,7 @@ SHARED_SKILL_DIR = ".agents/skills"  # Agent Skills read by Codex, Gemini CLI, O
 
 @dataclass(frozen=True)
 class Rendered:
+    """What a client adapter made of one item: its files, its fidelity report and its fragments."""
     files: Tuple[OutputFile, ...]
     report: ItemReport
     fragments: Tuple[Fragment, ...] = ()

@@ -68,6 +68,7 @@ FAILING = {MISSING, EDITED, NOT_REGISTERED, NOT_INSTALLED, CHANGED, NOT_LOCKED, 
 
 @dataclass(frozen=True)
 class Check:
+    """One line of `agentrc doctor`: what was looked at for which client, and how it was found."""
     kind: str  # "file", "mcp", "plugin" or "capability"
     name: str  # the path, the server's, the plugin's or the capability reference's name
     client: str

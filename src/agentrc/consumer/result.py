@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # annotations only: the no-change answer imports none of them
 
 @dataclass(frozen=True)
 class Result:
+    """What a consumer command (add, install, update, remove) leaves for the shell to print."""
     diagnostics: Tuple[Diagnostic, ...]
     lock: Optional[Lock] = None  # the lock written (or, for a check, the one read)
     changes: Optional[writer.Changes] = None

@@ -53,12 +53,14 @@ UNKNOWN_SKILL_FIELD = "x-team-field"
 
 @dataclass(frozen=True)
 class Row:
+    """A fidelity field a probe tabulates, and what the probe did with it."""
     field: str  # the fidelity field looked up in the report
     case: str  # what the probe did with it (markdown)
 
 
 @dataclass
 class Probe:
+    """An item written to show how each client renders some fields (the docs' fidelity tables)."""
     kind: Kind
     name: str
     frontmatter: Dict[str, Any]
@@ -272,6 +274,7 @@ def probe_tree(items: Sequence[Probe]) -> SourceTree:
 
 @dataclass(frozen=True)
 class Rendering:
+    """One client's rendering of a probe: the item, its files and its report."""
     probe: Probe
     item: Item
     files: Tuple[OutputFile, ...]

@@ -59,6 +59,7 @@ _NAME = pattern(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 @dataclass(frozen=True)
 class Reference:
+    """A capability reference of the canonical document: its name, type and where its package comes from."""
     name: str
     type: str
     source: Source

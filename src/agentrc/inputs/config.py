@@ -113,6 +113,7 @@ const denied = (e) => {
 
 @dataclass(frozen=True)
 class Project:
+    """A canonical project as read: its root, its config file, its layers and what its references resolved to."""
     root: str
     config_path: Optional[str]
     layers: Tuple[canonical.Layer, ...]

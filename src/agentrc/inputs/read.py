@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # imported where used: a no-change build needs neither report
 
 @dataclass(frozen=True)
 class Inputs:
+    """Everything a build read: the source tree, the canonical documents and the digest the no-change stamp keys."""
     tree: SourceTree
     explicit: Tuple[str, ...]
     documents: Tuple[Tuple[str, canonical.Document], ...]  # (project root, document)

@@ -60,6 +60,7 @@ PARTIAL = "the write was interrupted after it was committed"  # the one failure 
 
 @dataclass(frozen=True)
 class Changes:
+    """How the output directory changes: files created, updated and deleted, and how many stay."""
     create: Tuple[str, ...]
     update: Tuple[str, ...]
     delete: Tuple[str, ...]

@@ -41,6 +41,7 @@ _path_of = attrgetter("path")
 
 @dataclass
 class _Manifest:
+    """The ownership manifest as read: the files agentrc wrote, their statuses, merges and directories."""
     owned: Dict[str, str] = field(default_factory=dict)  # path -> sha256 of files written whole
     stats: Dict[str, list] = field(default_factory=dict)  # path -> [size, mtime_ns, mode] after writing
     merged: Dict[str, dict] = field(default_factory=dict)  # path -> keys agentrc merged into it

@@ -46,6 +46,7 @@ from agentrc.output.totals import summary, summary_lines  # noqa: F401 (their ol
 
 @dataclass(frozen=True)
 class Plan:
+    """Every output file a build writes, with the reports and diagnostics planning them made."""
     files: Tuple[OutputFile, ...]  # sorted by path, unique paths
     reports: Tuple[ItemReport, ...]
     diagnostics: Tuple[Diagnostic, ...]

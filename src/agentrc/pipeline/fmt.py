@@ -19,6 +19,7 @@ from agentrc.portable.fmt import Formatted, format_source, formattable
 
 @dataclass(frozen=True)
 class FormatRun:
+    """What `agentrc fmt` found: the files it would change, its diagnostics and how many it looked at."""
     outputs: Tuple[Tuple[str, str], ...]  # (path, canonical text) of each file that changes
     diagnostics: Tuple[Diagnostic, ...]  # sorted
     sources: int  # formattable files looked at

@@ -154,6 +154,7 @@ SCHEME_RE = pattern(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 @dataclass(frozen=True)
 class Link:
+    """A relative link in an item's body: where it is, what it names and whether it leaves the item."""
     line: int  # 0-based body line
     col: int  # 0-based column
     target: str  # as written

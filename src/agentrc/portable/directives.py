@@ -24,6 +24,7 @@ LOOSE_RE = pattern(r"<!--\s*@(?:client|endclient)\b")
 
 @dataclass(frozen=True)
 class Block:
+    """An `@client` ... `@endclient` block of a body: its lines and the clients it is for."""
     start: int  # 0-based body line of the opening directive
     end: int  # 0-based body line of @endclient
     clients: FrozenSet[str]

@@ -52,6 +52,7 @@ OVERRIDE_RE = pattern(r"^(" + "|".join(k.name for k in Kind) + r")\.[^.]+\.md$")
 
 @dataclass(frozen=True)
 class Formatted:
+    """One file as `fmt` would write it: its text, whether it changed, or why formatting was refused."""
     text: str
     changed: bool
     error: Optional[str] = None  # set when formatting was refused

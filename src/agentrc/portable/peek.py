@@ -20,6 +20,7 @@ from agentrc.text.yamlpos import load as load_yaml
 
 @dataclass(frozen=True)
 class Peek:
+    """What a quick look at an item's frontmatter tells: its kind, name and the items it refers to."""
     kind: str  # "rule" | "skill" | "agent" | "bundle"
     name: str
     refs: Tuple[Tuple[str, str], ...] = ()  # (kind, name): requires, bundle items, preloads

@@ -40,6 +40,7 @@ class Declared:
 
 @dataclass(frozen=True)
 class ProjectFile:
+    """`agentrc.yaml` as read: the clients, paths, output and options it sets, relative to its directory."""
     path: str  # the file, as found
     root: str  # its directory: what relative paths in it are relative to
     clients: Tuple[str, ...] = ()  # empty: not set

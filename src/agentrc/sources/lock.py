@@ -58,6 +58,7 @@ class Entry:
 
 @dataclass(frozen=True)
 class LockedFile:
+    """A file the lock records: its path and digest, and whether agentrc merged into it."""
     path: str
     sha256: str
     merged: bool = False
@@ -90,6 +91,7 @@ class CapabilityRecord:
 
 @dataclass(frozen=True)
 class Lock:
+    """`agentrc.lock` as read or to be written: the sources pinned, the files written and the records kept."""
     clients: Tuple[str, ...]
     entries: Tuple[Entry, ...] = ()
     files: Tuple[LockedFile, ...] = ()

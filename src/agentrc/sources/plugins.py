@@ -30,6 +30,7 @@ CLI_CLIENTS = ("claude", "copilot")
 
 @dataclass(frozen=True)
 class PluginAction:
+    """What a bundle's plugin asks of one client: an install, instructions to show or config to write."""
     name: str  # the bundle's key for the plugin
     client: str
     bundle: str

@@ -9,6 +9,7 @@ from agentrc.classcode import dataclass
 
 @dataclass(frozen=True)
 class Split:
+    """A file's frontmatter and body, apart, with the line each starts on."""
     yaml_text: Optional[str]  # None when the file has no frontmatter block
     yaml_line: int  # 1-based line of the first YAML line
     body: str

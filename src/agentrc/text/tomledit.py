@@ -140,6 +140,7 @@ def _escape(s: str, keep: str = "") -> str:
 
 @dataclass(frozen=True)
 class _Header:
+    """A table header of a TOML file being edited: its key path and where its line starts."""
     path: Path
     start: int  # the start of its line
     array: bool
@@ -147,6 +148,7 @@ class _Header:
 
 @dataclass(frozen=True)
 class _KeyValue:
+    """A key and value of a TOML file being edited, with the table it sits under."""
     table: Path  # the header it sits under
     key: Path
     pos: int
