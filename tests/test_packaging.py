@@ -30,4 +30,4 @@ def test_wheel_has_console_script_and_schemas(tmp_path):
     for skill in ("oas", "oas-config", "oas-packages"):
         assert f"agentrc/data/skills/{skill}/SKILL.md" in names, skill
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "agentrc = agentrc.cli.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "agentrc = agentrc.cli.entry:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -21,7 +21,7 @@ from pants.util.logging import LogLevel
 from agentrc_pants.generation import CODE_DIR, AgentrcCode, AgentrcPython
 
 OUT = "__out__"
-CLI = f"import sys; sys.path.insert(0, {CODE_DIR!r}); from agentrc.cli.main import main; sys.exit(main(sys.argv[1:]))"
+CLI = f"import sys; sys.path.insert(0, {CODE_DIR!r}); from agentrc.cli.entry import main; sys.exit(main(sys.argv[1:]))"
 
 
 @dataclass(frozen=True)

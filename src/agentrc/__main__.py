@@ -1,5 +1,5 @@
 import sys
 
-from agentrc.cli.main import main
+from agentrc.cli.entry import main
 
 sys.exit(main())

@@ -19,6 +19,10 @@ from agentrc.cli import colour, helptext, projectargs
 from agentrc.cli.common import UsageError, say
 from agentrc.clients import names as client_names
 
+# Called once the command's module is imported, before it runs (agentrc.cli.entry: the
+# garbage collector turned on again).
+on_imported: Optional[Callable[[], None]] = None
+
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -51,6 +55,8 @@ def _run(argv: List[str]) -> int:
         # Each command's module is imported when it runs, on purpose: `agentrc lint` and
         # `--version` do not pay for the build's and the importers' imports.
         command = importlib.import_module(f"agentrc.cli.{args.command_module}")
+        if on_imported is not None:
+            on_imported()
         return command.run(args)
     except UsageError as exc:
         say(f"agentrc: error: {exc}")
