@@ -8,12 +8,17 @@ builds without the cache keep nothing."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 
 import fastjsonschema
 import pytest
+from jsonschema import Draft7Validator
 
 from agentrc import schemas
+from agentrc.schemas import generated
 from agentrc.cli.main import main
 from helpers import ROOT
 
@@ -218,3 +223,73 @@ def test_every_schema_is_precompiled_the_lock_s_too(package_cache, monkeypatch):
         if name != "item":
             list(schemas.errors(name, {}))
     assert compiled == []
+
+
+def test_a_kept_validator_runs_without_fastjsonschema_or_decimal(tmp_path):
+    """A process that finds the validators kept accepts a valid document without importing
+    fastjsonschema or `decimal` (agentrc.schemas.generated: 5 ms of a one-edit build), and
+    gives the answers of a validator fastjsonschema compiles."""
+    script = """
+import json, sys
+from agentrc import schemas
+schemas.use_code_cache(sys.argv[1])
+good = {"schema": 1, "name": "a-rule", "description": "Use when testing the cache"}
+bad = {"schema": 1, "name": "Not A Name", "description": 5}
+answers = [sorted(e.message for e in schemas.errors("item", good, "rule", ("claude",)))]
+imported = [m for m in ("fastjsonschema", "decimal") if m in sys.modules]  # (jsonschema, for a rejection, imports them)
+answers.append(sorted(e.message for e in schemas.errors("item", bad, "rule", ("claude",))))
+print(json.dumps([answers, imported]))
+"""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONDONTWRITEBYTECODE="1")
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], env=env, capture_output=True,
+                             text=True, check=True)
+        return json.loads(out.stdout)
+
+    first, imported_first = run()  # compiles and keeps it (in the build's cache directory)
+    again, imported_again = run()
+    assert again == first and first[0] == [] and first[1]
+    assert "fastjsonschema" in imported_first and imported_again == []
+    fresh = sorted(e.message for e in Draft7Validator(schemas._rooted("item", "rule", ("claude",))).iter_errors(
+        {"schema": 1, "name": "Not A Name", "description": 5}))
+    assert first[1] == fresh
+
+
+def test_the_stand_in_decimal_answers_as_decimal_does():
+    """`isinstance(x, Decimal)` in a kept validator is `decimal.Decimal`'s answer (False for
+    anything while `decimal` is not imported: none can exist), and calling it makes one."""
+    import decimal
+
+    stand_in = generated.Decimal
+    assert isinstance(decimal.Decimal("1.5"), stand_in)
+    assert not isinstance(1.5, stand_in) and not isinstance("1.5", stand_in) and not isinstance(None, stand_in)
+    assert stand_in("2.5") == decimal.Decimal("2.5") and type(stand_in("1")) is decimal.Decimal
+
+
+def test_the_version_is_read_as_the_package_says_it():
+    """The kept code's key names fastjsonschema's version, read from its version.py without
+    importing it: the version the package itself gives."""
+    script = "import sys; from agentrc.schemas import generated; print(generated.version(), 'fastjsonschema' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", script], env=dict(os.environ, PYTHONPATH=str(ROOT / "src")),
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [fastjsonschema.VERSION, "False"]
+
+
+def test_a_generated_import_left_in_place_still_runs(monkeypatch):
+    """A generator whose module imports more than the two lines left out keeps those
+    imports; its exceptions are still a rejection (`generated.rejected`)."""
+    real = fastjsonschema.compile_to_code
+    monkeypatch.setattr(fastjsonschema, "compile_to_code",
+                        lambda s: real(s).replace("from decimal import Decimal", "from decimal import Decimal, Context"))
+    schema = schemas._rooted("item", "rule", ("claude",))
+    text = generated.source(schema)
+    assert "from decimal import Decimal, Context" in text
+    assert "from fastjsonschema import JsonSchemaValueException" not in text
+    namespace = generated.namespace()
+    exec(compile(text, "<test>", "exec"), namespace)  # noqa: S102 - fastjsonschema's code for our schema
+    with pytest.raises(generated.Rejected) as caught:
+        namespace[generated.ENTRY]({"schema": 1, "name": "Not A Name", "description": 5})
+    assert generated.rejected(caught.value)
+    assert generated.rejected(fastjsonschema.JsonSchemaValueException("x"))
+    assert not generated.rejected(TypeError("x"))

@@ -37,11 +37,9 @@ from pathlib import Path
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-import fastjsonschema
-from fastjsonschema.ref_resolver import RefResolver
-
 from agentrc import __version__
 from agentrc.pycache import cache_path, read_kept, write_kept
+from agentrc.schemas import generated
 
 if TYPE_CHECKING:
     from jsonschema import Draft7Validator
@@ -117,7 +115,11 @@ def precompile(wanted: Iterable[Tuple[str, str, Sequence[str]]]) -> int:
 def _compiled(name: str, definition: str, blocks: Tuple[str, ...]):
     schema = _rooted(name, definition, blocks)
     found = _cached(schema)
-    return found if found is not None else fastjsonschema.compile(schema)
+    if found is not None:
+        return found
+    import fastjsonschema
+
+    return fastjsonschema.compile(schema)
 
 
 def _cached(schema: dict, always: bool = False) -> Optional[Callable[[Any], Any]]:
@@ -129,7 +131,8 @@ def _cached(schema: dict, always: bool = False) -> Optional[Callable[[Any], Any]
     if _PACKAGE_CACHE is None and _code_cache is None:
         return None
     text = json.dumps(schema, sort_keys=True)
-    key = hashlib.sha256("\0".join((text, fastjsonschema.VERSION, sys.version, __version__)).encode()).hexdigest()
+    key = hashlib.sha256("\0".join((text, generated.version(), generated.FORMAT, sys.version,
+                                    __version__)).encode()).hexdigest()
     name = f"validator-{key[:32]}.bin"
     code = _read_code(os.path.join(_PACKAGE_CACHE, name)) if _PACKAGE_CACHE is not None else None
     beside = code is not None
@@ -137,7 +140,7 @@ def _cached(schema: dict, always: bool = False) -> Optional[Callable[[Any], Any]
         code = _read_code(os.path.join(_code_cache, name))
     if code is None:
         try:
-            code = compile(fastjsonschema.compile_to_code(schema), f"<agentrc schema {key[:12]}>", "exec")
+            code = compile(generated.source(schema), f"<agentrc schema {key[:12]}>", "exec")
         except Exception:  # noqa: S110 - the ordinary compile reports what is wrong
             return None
         if _code_cache is not None:
@@ -146,10 +149,10 @@ def _cached(schema: dict, always: bool = False) -> Optional[Callable[[Any], Any]
     # promises it is there afterwards.
     if not beside and _PACKAGE_CACHE is not None and (always or not sys.dont_write_bytecode):
         _write_code(os.path.join(_PACKAGE_CACHE, name), code, 0o644)  # readable as the modules are
-    namespace: dict = {}
+    namespace = generated.namespace()
     try:
         exec(code, namespace)  # noqa: S102 - code fastjsonschema generated from our own schema
-        return namespace[RefResolver.from_schema(schema, handlers={}, store={}).get_scope_name()]
+        return namespace[generated.ENTRY]
     except Exception:
         return None
 
@@ -183,5 +186,7 @@ def errors(name: str, data: Any, definition: str = "", blocks: Sequence[str] = (
     try:
         _compiled(name, definition, key)(data)
         return iter(())
-    except fastjsonschema.JsonSchemaException:
+    except Exception as exc:
+        if not generated.rejected(exc):
+            raise
         return validator(name, definition, key).iter_errors(data)
