@@ -207,7 +207,8 @@ def _replay(options: BuildOptions, memo_path: Path, stamp_path: Path, stamp: dic
             or record.get("options") != options_key(options, inputs.explicit):
         raise Fallback("no replay record for the last build with these options")
     out = Path(options.out)
-    if not writer.untouched(out, stamp.get("manifest", ""), stamp.get("outputs")):
+    manifest = writer.untouched_manifest(out, stamp.get("manifest", ""), stamp.get("outputs"))
+    if manifest is None:
         raise Fallback("the output is not as the last build left it")
     old_sources = stamp.get("sources")
     changed = _changed(old_sources, inputs.signature)
@@ -230,7 +231,7 @@ def _replay(options: BuildOptions, memo_path: Path, stamp_path: Path, stamp: dic
     # As the full build, saved once the plan is known good; every entry stays (this build read
     # only a few), so its new ones are appended, the rest neither read nor rewritten.
     cache.append(memo_path, memo)
-    changes, replayed, written = _write_outputs(out, stamp, write, old, notify)
+    changes, replayed, written = _write_outputs(out, stamp, write, old, notify, manifest)
     diags = tuple(Diagnostic(**d) for d in stamp["diagnostics"]) + written
     if changes is None:  # the output could not be used: as the full build reports it
         return Replayed(tuple(sorted(set(diags))), stamp["summary"], None)
@@ -478,12 +479,13 @@ def rerender(adapters, pairs, ctx, memo: cache.Memo, shared: Dict[str, int], wor
     return list(write.values()), {p: old[p] for p in write}
 
 
-def _write_outputs(out: Path, stamp: dict, files: Sequence[Any], old: Dict[str, str], notify):
+def _write_outputs(out: Path, stamp: dict, files: Sequence[Any], old: Dict[str, str], notify, manifest: bytes):
     """Through `writer.Output.replay`: the changes, the new manifest's (digest, record) and
-    the write's diagnostics (an error: the stamp stays the last build's)."""
+    the write's diagnostics (an error: the stamp stays the last build's). `manifest`: the
+    bytes of the last build's, as read before the lock."""
     try:
         with writer.session(out, write=True, notify=notify) as tree:
-            tree.expect(stamp.get("manifest", ""), stamp.get("outputs"))
+            tree.expect(stamp.get("manifest", ""), stamp.get("outputs"), manifest)
             done = tree.replay(files, old, stamp["files"])
             if done is None:
                 raise Fallback("the output changed under the lock")

@@ -132,6 +132,7 @@ class _Directory:
         self.staged_manifest: Optional[bytes] = None  # the new manifest's bytes, from _stage to _roll_forward
         self.planned_manifest: Optional[Tuple[str, dict]] = None  # its sha256 and content, from _stage
         self.expected: Optional[Tuple[str, Recorded]] = None  # the last build's manifest (`expect`)
+        self.expected_raw: Optional[bytes] = None  # its bytes, when the caller read them (`expect`)
         self.replayed: Optional[Tuple[str, Recorded]] = None  # the new manifest's digest and record (`replay`)
         self.where = ""  # the path being worked on, for the diagnostic of an I/O error
         # Processes a large write may use (`_stage_files`): 1 unless the caller says (the
@@ -268,11 +269,21 @@ class _Directory:
         tree.forget(TXN)
         os.rmdir("txn", dir_fd=tree.dir(STATE))
 
-    def expect(self, digest: str, recorded: Any) -> None:
+    def expect(self, digest: str, recorded: Any, raw: Optional[bytes] = None) -> None:
         """The manifest the last build wrote is likely still there: `digest` is its sha256,
         `recorded` what it holds (`recorded_statuses`). If the manifest read has that digest,
-        its content is taken from `recorded` instead of being decoded and checked again."""
+        its content is taken from `recorded` instead of being decoded and checked again.
+        `raw`: bytes of it the caller read and found to have `digest` (`untouched_manifest`):
+        the manifest read is compared with them rather than hashed."""
         self.expected = (digest, recorded) if digest and _well_formed(recorded) else None
+        self.expected_raw = raw if self.expected is not None else None
+
+    def _is_expected(self, raw: bytes) -> bool:
+        """Whether the manifest `raw` is the one `expect` named (its bytes, or its digest)."""
+        assert self.expected is not None
+        if self.expected_raw is not None:
+            return raw == self.expected_raw
+        return sha(raw) == self.expected[0]
 
     def _read_manifest(self, diags: Diagnostics) -> _Manifest:
         if self.manifest is not None:
@@ -289,7 +300,7 @@ class _Directory:
         if raw is None:
             self.manifest = _Manifest()
             return self.manifest
-        if self.expected is not None and sha(raw) == self.expected[0]:
+        if self.expected is not None and self._is_expected(raw):
             self.manifest = _recorded_manifest(self.expected[1])
             return self.manifest
         try:

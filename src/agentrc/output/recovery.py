@@ -138,7 +138,7 @@ class _Recovering(_Committing):
         try:
             self.where = MANIFEST
             raw = tree.read(MANIFEST)
-            if raw is None or sha(raw) != digest:
+            if raw is None or not self._is_expected(raw):
                 return None
             m, paths = _replay_manifest(recorded, {f.path for f in files})
             recent = self._as_left(m, files, old, paths)

@@ -117,6 +117,7 @@ from agentrc.output.recorded import (  # noqa: F401
     recorded_statuses,
     replayed_statuses,
     untouched,
+    untouched_manifest,
 )
 from agentrc.output.recovery import SWEEP_SLACK_FINE_NS, SWEEP_SLACK_NS, _sweep_since  # noqa: F401
 from agentrc.output.staging import (  # noqa: F401
