@@ -48,7 +48,6 @@ from typing import (
     Iterator,
     List,
     Mapping,
-    NamedTuple,
     Optional,
     Sequence,
     Tuple,
@@ -154,7 +153,11 @@ class Fallback(Exception):
     """The edit reaches further than a replay can vouch for: build everything."""
 
 
-class Replayed(NamedTuple):
+@dataclass(frozen=True)
+class Replayed:
+    """A replayed edit's result, as `BuildResult`'s. (A dataclass: a `NamedTuple` of this
+    module, under `from __future__ import annotations`, compiled its three annotations at
+    every import.)"""
     diagnostics: Tuple[Diagnostic, ...]
     summary: Any
     changes: Optional[writer.Changes]  # None: the output could not be used (as `BuildResult`'s)
