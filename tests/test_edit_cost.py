@@ -340,8 +340,10 @@ def test_a_no_change_build_rewrites_the_stamp_only_when_it_read_a_file(tmp_path,
     _generator().generate(str(reg), 12, seed=6)
     _build(reg, out)
     saved = []
-    real = cache.save_stamp
-    monkeypatch.setattr(cache, "save_stamp", lambda path, stamp: (saved.append(stamp), real(path, stamp))[1])
+    from agentrc.memo import stamp as stampfile
+
+    real = stampfile.save_stamp
+    monkeypatch.setattr(stampfile, "save_stamp", lambda path, stamp: (saved.append(stamp), real(path, stamp))[1])
     _build(reg, out)
     _build(reg, out)
     assert saved == []

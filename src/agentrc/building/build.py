@@ -24,7 +24,7 @@ from agentrc.diagnostics import Diagnostic, Diagnostics, said_again
 from agentrc.fingerprint import digest
 from agentrc.inputs.read import Inputs, read_inputs, stamped
 from agentrc.inputs.tree import SourcesChanged
-from agentrc.memo import cache
+from agentrc.memo import stamp as stampfile
 from agentrc.model import IgnoreList
 from agentrc.output.directory import Changes
 from agentrc.output.recorded import untouched
@@ -32,6 +32,7 @@ from agentrc.output.totals import summary
 from agentrc.pipeline import nogc
 
 if TYPE_CHECKING:
+    from agentrc.memo import cache
     from agentrc.output import writer
     from agentrc.output.spill import Spill
     from agentrc.pipeline import stages
@@ -104,7 +105,7 @@ def _stamp_path(memo_path: Path, options: BuildOptions) -> Path:
     """Where the no-change stamp and the replay record of this build live (their suffixes
     added): the memo's own name when every path was given absolute and normalised, else that
     name with a digest of the paths as typed. The memo is shared by every spelling of the same
-    directories (`cache.location` keys it by absolute paths); the stamp cannot be: diagnostics
+    directories (`stampfile.location` keys it by absolute paths); the stamp cannot be: diagnostics
     and the source record name files as typed, so one stamp for `reg` and `/abs/reg` made
     every build that alternated the two a full one."""
     typed = [options.out, *options.paths]
@@ -115,15 +116,18 @@ def _stamp_path(memo_path: Path, options: BuildOptions) -> Path:
 
 def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> BuildResult:
     out = Path(options.out)
-    memo_path = cache.location(options.out, options.paths) if options.cache else None
+    memo_path = stampfile.location(options.out, options.paths) if options.cache else None
     stamp_path = _stamp_path(memo_path, options) if memo_path else None
-    stamp = cache.load_stamp(stamp_path) if stamp_path and not options.report else None
+    stamp = stampfile.load_stamp(stamp_path) if stamp_path and not options.report else None
     last, inputs, key = _read(options, out, stamp_path, stamp)
     if last is not None:
         return last
     replayed, memo, spill = _memo(options, memo_path, stamp_path, stamp, inputs, key, notify)
     if replayed is not None:
         return replayed
+    # Imported here, past the no-change check (with pickle: 2 ms of a build with nothing to do).
+    from agentrc.memo import cache
+
     saving: Optional[cache.Saving] = None
     try:
         try:
@@ -175,6 +179,8 @@ def _memo(options: BuildOptions, memo_path: Optional[Path], stamp_path: Optional
         if replayed is not None:
             return BuildResult(replayed.diagnostics, replayed.summary, replayed.changes), None, None
     if memo is None:
+        from agentrc.memo import cache
+
         memo = cache.load(memo_path)
     spill = None
     if memo.digests:
@@ -198,7 +204,7 @@ def _read(options: BuildOptions, out: Path, stamp_path: Optional[Path], stamp: O
             if quick.fresh:  # files re-read (racy, touched): vouched for next time
                 # Only then: the record's walk start alone is always new, and rewriting the
                 # stamp was a tenth of every no-change build at 5,000 items.
-                cache.save_stamp(stamp_path, dict(stamp, sources=quick.signature))
+                stampfile.save_stamp(stamp_path, dict(stamp, sources=quick.signature))
             return _last_result(stamp), quick, ""
     # With a stamp, the files it vouches for are read only if the build needs their bytes (an
     # item directory the memo does not hold); otherwise everything is read now.
@@ -207,7 +213,7 @@ def _read(options: BuildOptions, out: Path, stamp_path: Optional[Path], stamp: O
     if stamp_path and stamp and quick is None:
         if _still(stamp, key, out):
             if inputs.signature is not None and inputs.signature != stamp.get("sources"):
-                cache.save_stamp(stamp_path, dict(stamp, sources=inputs.signature))
+                stampfile.save_stamp(stamp_path, dict(stamp, sources=inputs.signature))
             return _last_result(stamp), inputs, key
     return None, inputs, key
 
@@ -262,7 +268,7 @@ def _save_stamp(options: BuildOptions, stamp_path: Path, key: str, inputs: Input
     else:
         incremental.forget_record(stamp_path)
     manifest = writer.manifest_digest(Path(options.out))
-    cache.save_stamp(stamp_path, {"key": key, "manifest": manifest,
+    stampfile.save_stamp(stamp_path, {"key": key, "manifest": manifest,
                                  "outputs": writer.recorded_statuses(written, manifest) if written else None,
                                  "diagnostics": [d.to_json() for d in sorted(set(diags)) if said_again(d)],
                                  "summary": totals, "files": len(plan.files), "sources": inputs.signature,

@@ -58,6 +58,7 @@ from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fdio import open_regular
 from agentrc.inputs.tree import DeferredFile, SourcesChanged
 from agentrc.memo import cache
+from agentrc.memo import stamp as stampfile
 from agentrc.model import ENTRYPOINTS, Kind, Resource, SourceFile
 from agentrc.names import is_bundle_file, is_registry_marker
 from agentrc.output import writer
@@ -239,7 +240,7 @@ def _replay(options: BuildOptions, memo_path: Path, stamp_path: Path, stamp: dic
     if changes is None:  # the output could not be used: as the full build reports it
         return Replayed(tuple(sorted(set(diags))), stamp["summary"], None)
     if replayed is not None and not any(d.is_error for d in written):
-        cache.save_stamp(stamp_path, dict(stamp, key=key, manifest=replayed[0], outputs=replayed[1],
+        stampfile.save_stamp(stamp_path, dict(stamp, key=key, manifest=replayed[0], outputs=replayed[1],
                                          sources=inputs.signature))
     return Replayed(tuple(sorted(set(diags))), stamp["summary"], changes)
 

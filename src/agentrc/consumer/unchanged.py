@@ -36,7 +36,7 @@ from agentrc.fingerprint import digest
 from agentrc.inputs import fetchcache
 from agentrc.inputs.checkout import _entry, _repo_name
 from agentrc.inputs.fetch import cache_dir
-from agentrc.memo import cache
+from agentrc.memo import stamp as stampfile
 from agentrc.output import writer
 from agentrc.sources.dsl import GIT, SourceError, parse
 
@@ -53,7 +53,7 @@ TAGS, HEADS = "refs/tags/", "refs/heads/"
 
 def memo_path(project: str) -> Path:
     """The project's own memo (`reading.ProjectFetcher`), which the stamp sits beside."""
-    return cache.location(project, [os.path.join(project, LOCK)])
+    return stampfile.location(project, [os.path.join(project, LOCK)])
 
 
 def _bytes(path: str, follow: bool) -> Tuple[bool, Optional[bytes]]:
@@ -141,7 +141,7 @@ def save(project: str, lock: Optional[Lock], diagnostics: Sequence[Diagnostic], 
     if lock is None:  # a global installation: its files are the user's, no manifest vouches for them
         return
     path = memo_path(project)
-    previous = cache.load_stamp(path) or {}
+    previous = stampfile.load_stamp(path) or {}
     groups = sorted({(e.source, e.ref, e.commit) for e in lock.entries}, key=lambda g: tuple(x or "" for x in g))
     key = _key(project)
     checkouts = _checkouts(groups) if key is not None and _eligible(lock) else None
@@ -159,7 +159,7 @@ def save(project: str, lock: Optional[Lock], diagnostics: Sequence[Diagnostic], 
     if found is None and previous.get("entries") == entries:
         found = previous.get("found")
     said = tuple(d for d in sorted(set(diagnostics)) if _recurs(d))
-    cache.save_stamp(path, {
+    stampfile.save_stamp(path, {
         "consumer": VERSION, "key": key, "manifest": manifest, "outputs": outputs,
         "checkouts": ("\0".join(checkouts), numbers), "diagnostics": said,
         "files": len(changes.create) + len(changes.update) + changes.unchanged, "entries": entries,
@@ -185,7 +185,7 @@ def _recurs(d: Diagnostic) -> bool:
 def installed(project: str, clients: Sequence[str] = ()) -> Optional[Dict[str, Any]]:
     """The stamp, when an `install` of `project` for the project file's `clients` (empty:
     none declared) has nothing to do; else None."""
-    stamp = cache.load_stamp(memo_path(project))
+    stamp = stampfile.load_stamp(memo_path(project))
     if not stamp or stamp.get("consumer") != VERSION:
         return None
     if clients and set(clients) != set(stamp["clients"]):

@@ -35,13 +35,13 @@ from __future__ import annotations
 import os
 import pickle
 from pathlib import Path
-from typing import Any, Callable, Dict, Hashable, Iterable, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Hashable, Optional, Set, Tuple
 
 from agentrc import __version__
 from agentrc.fdio import open_regular
-from agentrc.fingerprint import digest
 from agentrc.memo import cpus
 from agentrc.memo.packs import Location, Spool, Store, _copy, _discard, _loads  # noqa: F401 - re-exported
+from agentrc.memo.stamp import base, load_stamp, location, save_stamp  # noqa: F401 - re-exported
 from agentrc.patterns import pattern
 
 MAX_PACKS = 8  # more packs than this (many small builds) are compacted into one
@@ -139,18 +139,6 @@ class Memo:
     def live(self) -> Dict[Hashable, Any]:
         """Entries used by this run: what the next run can reuse (old ones are dropped)."""
         return {k: self.get(k) for k in self.used}
-
-
-def base() -> str:
-    """The directory of the CLI's caches: $AGENTRC_CACHE_DIR, else $XDG_CACHE_HOME/agentrc
-    (~/.cache/agentrc)."""
-    return os.environ.get("AGENTRC_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "agentrc")
-
-
-def location(out: str, sources: Iterable[str]) -> Path:
-    key = digest([os.path.abspath(out).encode()] + sorted(os.path.abspath(s).encode() for s in sources))
-    return Path(base()) / f"build-{key[:24]}.pickle"
 
 
 def _dir(path: Path) -> Path:
@@ -444,31 +432,3 @@ def _dumps(key: Hashable, value: Any, known: Optional[Dict[int, str]] = None) ->
 
         value = digests_only(as_packed(value), known)
     return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def load_stamp(memo_path: Path) -> Optional[dict]:
-    """The record of the last successful build into the same output.
-
-    A pickle, like the memo beside it (both live in the user's cache, outside any output):
-    a no-change build at 5,000 items spent more time decoding this record as JSON than on
-    anything else but the statuses it compares."""
-    try:
-        with open_regular(str(memo_path.with_suffix(".stamp"))) as fh:
-            stamp = pickle.load(fh)
-    except Exception:  # missing, damaged or foreign: no stamp, the build reads its sources
-        return None
-    return stamp if isinstance(stamp, dict) else None
-
-
-def save_stamp(memo_path: Path, stamp: dict) -> None:
-    try:
-        memo_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = memo_path.with_suffix(".stamp.tmp")
-        with open(tmp, "wb") as fh:
-            pickle.dump(stamp, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, memo_path.with_suffix(".stamp"))
-        legacy = memo_path.with_suffix(".stamp.json")  # the JSON record of earlier versions
-        if legacy.exists():
-            legacy.unlink()
-    except OSError:
-        pass

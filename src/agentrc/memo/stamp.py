@@ -1,0 +1,87 @@
+"""The record of the last successful build into an output (the no-change stamp), on disk,
+and where it and the memo go (`location`).
+
+It lives in the user's cache beside the memo, outside any output. It is marshalled: its
+values are plain (dicts, lists, tuples, strings, bytes, numbers), which `marshal` writes
+and reads faster than `pickle` (at 5,000 items a 3 MB record: 5.9 against 7.3 ms to read,
+3.0 against 5.5 ms to write, a one-edit build doing both), and a build with nothing to do
+reads it without importing `pickle`. The file starts with `HEAD` and the interpreter's
+bytecode magic number (marshal's format is the interpreter's: another one's is no stamp,
+and the build reads its sources). A record holding a value marshal cannot write is kept as
+a pickle, as every record of earlier versions was; those are read as before.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from agentrc.fdio import read_regular
+from agentrc.fingerprint import digest
+from agentrc.pycache import _magic
+
+HEAD = b"agentrc stamp\n"
+LIMIT = 1 << 30  # bytes read at most: a larger file is not a stamp
+
+
+def base() -> str:
+    """The directory of the CLI's caches: $AGENTRC_CACHE_DIR, else $XDG_CACHE_HOME/agentrc
+    (~/.cache/agentrc)."""
+    return os.environ.get("AGENTRC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "agentrc")
+
+
+def location(out: str, sources: Iterable[str]) -> Path:
+    """The memo's path for a build of `sources` into `out` (the stamp and the replay record
+    go beside it): keyed by their absolute paths."""
+    key = digest([os.path.abspath(out).encode()] + sorted(os.path.abspath(s).encode() for s in sources))
+    return Path(base()) / f"build-{key[:24]}.pickle"
+
+
+def load_stamp(memo_path: Path) -> Optional[dict]:
+    """The record kept beside the memo at `memo_path` (`.stamp`); None when there is none,
+    or it is damaged, foreign or another interpreter's."""
+    try:
+        data = read_regular(str(memo_path.with_suffix(".stamp")), LIMIT)[0]
+        stamp = _decoded(data)
+    except Exception:  # missing, damaged or foreign: no stamp, the build reads its sources
+        return None
+    return stamp if isinstance(stamp, dict) else None
+
+
+def _decoded(data: bytes) -> Any:
+    if data.startswith(HEAD):
+        head = HEAD + _magic()
+        return marshal.loads(memoryview(data)[len(head):]) if data.startswith(head) else None
+    import pickle  # a record of an earlier version, or one marshal could not write
+
+    return pickle.loads(data)
+
+
+def encoded(stamp: dict) -> bytes:
+    """`stamp` as `save_stamp` writes it: marshalled behind `HEAD` and the magic number, or,
+    holding a value marshal cannot write, pickled."""
+    try:
+        return HEAD + _magic() + marshal.dumps(stamp)
+    except ValueError:
+        import pickle
+
+        return pickle.dumps(stamp, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def save_stamp(memo_path: Path, stamp: dict) -> None:
+    """`stamp` kept beside the memo at `memo_path`, replacing the last atomically; nothing on
+    a file system error (the stamp is an optimisation)."""
+    try:
+        memo_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo_path.with_suffix(".stamp.tmp")
+        with open(tmp, "wb") as fh:
+            fh.write(encoded(stamp))
+        os.replace(tmp, memo_path.with_suffix(".stamp"))
+        legacy = memo_path.with_suffix(".stamp.json")  # the JSON record of earlier versions
+        if legacy.exists():
+            legacy.unlink()
+    except OSError:
+        pass
