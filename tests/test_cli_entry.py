@@ -29,7 +29,9 @@ def watch():
 resume, entry._resume = entry._resume, watch
 before = len(passes)  # those of agentrc's own import (dataclasses, typing) are not the entry's
 code = entry.main(sys.argv[1:])
-print(json.dumps(dict(import_state, code=code, frozen=gc.get_freeze_count(), enabled_at_exit=gc.isenabled())))
+import agentrc.cli.main
+print(json.dumps(dict(import_state, code=code, frozen=gc.get_freeze_count(), enabled_at_exit=gc.isenabled(),
+                      hook_left=agentrc.cli.main.on_imported is not None)))
 """
 
 
@@ -56,6 +58,7 @@ def test_no_collection_while_the_command_line_is_imported(tmp_path, kind):
     assert state["modules"] > 40 and state["passes"] == 0
     assert state["enabled"] is False and state["after"] is True and state["enabled_at_exit"] is True
     assert state["frozen"] > 10_000
+    assert state["hook_left"] is False  # a later call of cli.main in the same process is not the entry's
 
 
 def test_the_program_run_as_a_module_and_as_the_console_script_goes_through_the_entry():

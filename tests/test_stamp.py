@@ -22,7 +22,9 @@ def test_a_stamp_is_marshalled_behind_the_head_and_read_back_as_written(tmp_path
     memo = tmp_path / "build-x.pickle"
     stamp.save_stamp(memo, RECORD)
     data = (tmp_path / "build-x.stamp").read_bytes()
-    assert data.startswith(stamp.HEAD + pycache._magic())
+    head = stamp.HEAD + pycache._magic()
+    assert data.startswith(head) and data[len(head):len(head) + 32] == __import__("hashlib").sha256(
+        data[len(head) + 32:]).digest()
     assert stamp.load_stamp(memo) == RECORD
     assert cache.load_stamp is stamp.load_stamp and cache.save_stamp is stamp.save_stamp
 
@@ -41,18 +43,23 @@ def test_a_value_marshal_cannot_write_is_kept_as_a_pickle(tmp_path):
     assert stamp.load_stamp(memo) == record
 
 
-@pytest.mark.parametrize("damage", ["cut", "other interpreter", "not a dict", "garbage", "link", "directory"])
+@pytest.mark.parametrize("damage", ["flipped", "cut", "other interpreter", "not a dict", "garbage", "link",
+                                    "directory"])
 def test_anything_else_is_no_stamp(tmp_path, damage):
     memo = tmp_path / "build-x.pickle"
     path = tmp_path / "build-x.stamp"
     stamp.save_stamp(memo, RECORD)
     data = path.read_bytes()
-    if damage == "cut":
+    if damage == "flipped":  # one bit of the marshalled record: its checksum no longer matches
+        at = len(data) - 40
+        path.write_bytes(data[:at] + bytes([data[at] ^ 0x80]) + data[at + 1:])
+    elif damage == "cut":
         path.write_bytes(data[:len(data) // 2])
     elif damage == "other interpreter":
         path.write_bytes(stamp.HEAD + b"\x00\x00\r\n" + data[len(stamp.HEAD) + 4:])
     elif damage == "not a dict":
-        path.write_bytes(stamp.HEAD + pycache._magic() + __import__("marshal").dumps([1, 2]))
+        blob = __import__("marshal").dumps([1, 2])
+        path.write_bytes(stamp.HEAD + pycache._magic() + __import__("hashlib").sha256(blob).digest() + blob)
     elif damage == "garbage":
         path.write_bytes(stamp.HEAD + pycache._magic() + os.urandom(64))
     elif damage == "link":

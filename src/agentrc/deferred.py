@@ -5,8 +5,10 @@
 thing, when a class is made: the signature that becomes the docstring of a class written
 without one. agentrc's classes all have one (tests/test_classcode.py), so a process of
 agentrc's never needs `inspect` for them; one that does (a class of someone else's) gets it
-then. Done here, before any of agentrc's modules imports `dataclasses` (each does before
-its own imports, in the order isort keeps).
+then. From Python 3.12 `dataclasses` also asks `inspect` for every class's annotations:
+there the real module is imported with the first class, as before, and nothing is saved.
+Done here, before any of agentrc's modules imports `dataclasses` (each does before its
+own imports, in the order isort keeps).
 """
 
 from __future__ import annotations

@@ -25,7 +25,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from agentrc.cli import main as cli
 
         cli.on_imported = _resume
-        return cli.main(argv)
+        try:
+            return cli.main(argv)
+        finally:
+            cli.on_imported = None  # a later call of `cli.main` (a test's) is not this run's
     finally:
         gc.enable()
 

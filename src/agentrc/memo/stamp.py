@@ -5,14 +5,15 @@ It lives in the user's cache beside the memo, outside any output. It is marshall
 values are plain (dicts, lists, tuples, strings, bytes, numbers), which `marshal` writes
 and reads faster than `pickle` (at 5,000 items a 3 MB record: 5.9 against 7.3 ms to read,
 3.0 against 5.5 ms to write, a one-edit build doing both), and a build with nothing to do
-reads it without importing `pickle`. The file starts with `HEAD` and the interpreter's
+reads it without importing `pickle`. The file starts with `HEAD`, the interpreter's
 bytecode magic number (marshal's format is the interpreter's: another one's is no stamp,
-and the build reads its sources). A record holding a value marshal cannot write is kept as
+and the build reads its sources) and the sha256 of the rest. A record holding a value marshal cannot write is kept as
 a pickle, as every record of earlier versions was; those are read as before.
 """
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 from pathlib import Path
@@ -54,17 +55,23 @@ def load_stamp(memo_path: Path) -> Optional[dict]:
 def _decoded(data: bytes) -> Any:
     if data.startswith(HEAD):
         head = HEAD + _magic()
-        return marshal.loads(memoryview(data)[len(head):]) if data.startswith(head) else None
+        blob = memoryview(data)[len(head) + 32:]
+        if not data.startswith(head) or hashlib.sha256(blob).digest() != data[len(head):len(head) + 32]:
+            return None  # another interpreter's, or damaged: never handed to marshal
+        return marshal.loads(blob)
     import pickle  # a record of an earlier version, or one marshal could not write
 
     return pickle.loads(data)
 
 
 def encoded(stamp: dict) -> bytes:
-    """`stamp` as `save_stamp` writes it: marshalled behind `HEAD` and the magic number, or,
+    """`stamp` as `save_stamp` writes it: marshalled behind `HEAD`, the magic number and the
+    sha256 of what follows (as `agentrc.pycache` keeps its files: a bit flipped on the disk
+    makes no stamp, where marshal would read a record of another shape, or crash), or,
     holding a value marshal cannot write, pickled."""
     try:
-        return HEAD + _magic() + marshal.dumps(stamp)
+        blob = marshal.dumps(stamp)
+        return HEAD + _magic() + hashlib.sha256(blob).digest() + blob
     except ValueError:
         import pickle
 
