@@ -7,8 +7,9 @@ and reads faster than `pickle` (at 5,000 items a 3 MB record: 5.9 against 7.3 ms
 3.0 against 5.5 ms to write, a one-edit build doing both), and a build with nothing to do
 reads it without importing `pickle`. The file starts with `HEAD`, the interpreter's
 bytecode magic number (marshal's format is the interpreter's: another one's is no stamp,
-and the build reads its sources) and the sha256 of the rest. A record holding a value marshal cannot write is kept as
-a pickle, as every record of earlier versions was; those are read as before.
+and the build reads its sources) and the sha256 of the rest. A record holding a value
+marshal cannot write is kept as a pickle, as every record of earlier versions was; those
+are read as before.
 """
 
 from __future__ import annotations
