@@ -55,12 +55,20 @@ def test_an_edit_merges_one_bucket_again_and_the_tree_is_the_clis():
     # Every item directory's digest (the tree) and every target's (the sources), once each;
     # each skill's directory cut to the copy the clients share.
     assert merging.merged >= 2 * N and generation.subsets_cut == N // 4
-    merging.merged = generation.subsets_cut = generation.dirs_asked = sources_rules.targets_asked = 0
-    files["reg/rules/r7/RULE.md"] += "\nEdited.\n"
-    runner.write_files({"reg/rules/r7/RULE.md": files["reg/rules/r7/RULE.md"]})
-    replayed = generation.LAST.replayed
-    result = runner.run_goal_rule(Package, args=["reg::"])
-    assert result.exit_code == 0, result.stderr
+    bound = 2 * dirs // merging.bucket_count(dirs) + 4
+    for attempt in range(2):
+        merging.merged = generation.subsets_cut = generation.dirs_asked = sources_rules.targets_asked = 0
+        files["reg/rules/r7/RULE.md"] += "\nEdited.\n"
+        runner.write_files({"reg/rules/r7/RULE.md": files["reg/rules/r7/RULE.md"]})
+        replayed = generation.LAST.replayed
+        result = runner.run_goal_rule(Package, args=["reg::"])
+        assert result.exit_code == 0, result.stderr
+        # Once more if too much was asked: on a busy machine the file watcher's events (of
+        # the files written before the first run) were handled late, and 55 or 73 targets'
+        # files were asked again (1 run in 10 beside other work); a second edit counts the
+        # same thing after them.
+        if attempt or (sources_rules.targets_asked <= bound and generation.dirs_asked <= bound):
+            break
     # The registry's package replayed onto the last one (agentrc.building.replan), not planned whole.
     assert generation.LAST.replayed == replayed + 1
     # The edited directory's bucket of the tree and the edited target's bucket of the sources:
@@ -68,8 +76,8 @@ def test_an_edit_merges_one_bucket_again_and_the_tree_is_the_clis():
     assert 0 < merging.merged <= 4 * N // merging.bucket_count(N) + 8, merging.merged
     assert generation.subsets_cut == 0  # no skill's directory cut again (N / 4 before)
     # Only the edited directory's bucket asks for its directories' nodes again (all of them before).
-    assert 0 < generation.dirs_asked <= 2 * dirs // merging.bucket_count(dirs) + 4, generation.dirs_asked
-    assert 0 < sources_rules.targets_asked <= 2 * dirs // merging.bucket_count(dirs) + 4, sources_rules.targets_asked
+    assert 0 < generation.dirs_asked <= bound, generation.dirs_asked
+    assert 0 < sources_rules.targets_asked <= bound, sources_rules.targets_asked
     tree = _dist(runner)
     tree.pop(".agentrc/report.json")
     sources = SourceTree(tuple(SourceFile(p, c.encode()) for p, c in sorted(files.items()) if not p.endswith("BUILD")))
