@@ -57,13 +57,31 @@ def read_kept(path: Optional[str]) -> Any:
     if path is None:
         return None
     try:
-        data = read_regular(path, LIMIT)[0]
-        magic = _magic()
-        head, checksum, blob = data[:len(magic)], data[len(magic):len(magic) + 32], data[len(magic) + 32:]
-        if head != magic or hashlib.sha256(blob).digest() != checksum:
-            return None
+        return decoded(read_regular(path, LIMIT)[0])
+    except (OSError, ValueError):
+        return None
+
+
+def encoded(value: Any) -> Optional[bytes]:
+    """`value` as a kept file holds it: marshalled behind the interpreter's magic number and
+    the sha256 of the marshalled bytes; None for a value marshal cannot write."""
+    try:
+        blob = marshal.dumps(value)
+    except ValueError:
+        return None
+    return _magic() + hashlib.sha256(blob).digest() + blob
+
+
+def decoded(data: bytes) -> Any:
+    """What `encoded` made `data` from: None when it is anything else (another interpreter's,
+    damaged, cut short). Marshal reads only bytes whose checksum matched."""
+    magic = _magic()
+    blob = memoryview(data)[len(magic) + 32:]
+    if data[:len(magic)] != magic or hashlib.sha256(blob).digest() != data[len(magic):len(magic) + 32]:
+        return None
+    try:
         return marshal.loads(blob)
-    except (OSError, ValueError, EOFError, TypeError):
+    except (ValueError, EOFError, TypeError):
         return None
 
 
@@ -74,9 +92,8 @@ def write_kept(path: str, value: Any, mode: int = 0o644,
     by all, as bytecode is, unless the caller keeps it in a directory of its own. `keep`:
     asked, with the written temporary file's status (the file system's clock), whether to
     rename it into place at all; no other process ever sees a file it refuses."""
-    try:
-        blob = marshal.dumps(value)
-    except ValueError:  # not a value marshal can write: nothing kept
+    data = encoded(value)
+    if data is None:  # not a value marshal can write: nothing kept
         return False
     tmp = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -88,7 +105,7 @@ def write_kept(path: str, value: Any, mode: int = 0o644,
             os.unlink(tmp)
             fd = os.open(tmp, flags, mode)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(_magic() + hashlib.sha256(blob).digest() + blob)
+            fh.write(data)
             fh.flush()
             wanted = keep is None or keep(os.fstat(fh.fileno()))
         if not wanted:

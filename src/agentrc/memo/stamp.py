@@ -14,15 +14,13 @@ are read as before.
 
 from __future__ import annotations
 
-import hashlib
-import marshal
 import os
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
+from agentrc import pycache
 from agentrc.fdio import read_regular
 from agentrc.fingerprint import digest
-from agentrc.pycache import _magic
 
 HEAD = b"agentrc stamp\n"
 LIMIT = 1 << 30  # bytes read at most: a larger file is not a stamp
@@ -54,29 +52,24 @@ def load_stamp(memo_path: Path) -> Optional[dict]:
 
 
 def _decoded(data: bytes) -> Any:
-    if data.startswith(HEAD):
-        head = HEAD + _magic()
-        blob = memoryview(data)[len(head) + 32:]
-        if not data.startswith(head) or hashlib.sha256(blob).digest() != data[len(head):len(head) + 32]:
-            return None  # another interpreter's, or damaged: never handed to marshal
-        return marshal.loads(blob)
+    if data.startswith(HEAD):  # another interpreter's, or damaged: None, never handed to marshal
+        return pycache.decoded(memoryview(data)[len(HEAD):])
     import pickle  # a record of an earlier version, or one marshal could not write
 
     return pickle.loads(data)
 
 
 def encoded(stamp: dict) -> bytes:
-    """`stamp` as `save_stamp` writes it: marshalled behind `HEAD`, the magic number and the
-    sha256 of what follows (as `agentrc.pycache` keeps its files: a bit flipped on the disk
-    makes no stamp, where marshal would read a record of another shape, or crash), or,
+    """`stamp` as `save_stamp` writes it: `HEAD`, then as `agentrc.pycache` keeps its files
+    (marshalled behind the magic number and the sha256 of the record: a bit flipped on the
+    disk makes no stamp, where marshal would read a record of another shape, or crash); or,
     holding a value marshal cannot write, pickled."""
-    try:
-        blob = marshal.dumps(stamp)
-        return HEAD + _magic() + hashlib.sha256(blob).digest() + blob
-    except ValueError:
-        import pickle
+    kept = pycache.encoded(stamp)
+    if kept is not None:
+        return HEAD + kept
+    import pickle
 
-        return pickle.dumps(stamp, protocol=pickle.HIGHEST_PROTOCOL)
+    return pickle.dumps(stamp, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def save_stamp(memo_path: Path, stamp: dict) -> None:
