@@ -105,24 +105,51 @@ def test_the_deferred_tree_is_the_tree_read_from_disk(tmp_path):
     assert [f.path for f in mixed.tree.files if not isinstance(f, treeread.DeferredFile)] == [str(edited)]
 
 
-def test_the_source_stamp_lists_each_directory_once_and_stats_each_source_once(tmp_path, trusted, monkeypatch):
-    """The source side of a no-change build: one listing per directory, one lstat per
-    source file, no file opened (guards against a walk that stats or lists twice)."""
-    reg = _registry(tmp_path)
-    first = treeread.stamped_digest([str(reg)], {"at": 0, "files": {}})
-    assert first is not None
+def _counting(monkeypatch) -> "tuple[List[str], List[str]]":
+    """The paths `os.scandir` and `os.lstat` are called on from now on."""
     listed: List[str] = []
     statted: List[str] = []
     real_scandir, real_lstat = os.scandir, os.lstat
     monkeypatch.setattr(os, "scandir", lambda p: (listed.append(str(p)), real_scandir(p))[1])
     monkeypatch.setattr(os, "lstat", lambda p, **kw: (statted.append(str(p)), real_lstat(p, **kw))[1])
+    return listed, statted
+
+
+def test_the_source_stamp_lists_each_directory_once_and_stats_each_source_once(tmp_path, trusted, monkeypatch):
+    """The source side of a build with a record of the files but not of the directories (as
+    earlier versions kept it): one status and one listing per directory, one lstat per
+    source file, no file opened (guards against a walk that stats or lists twice)."""
+    reg = _registry(tmp_path)
+    first = treeread.stamped_digest([str(reg)], {"at": 0, "files": {}})
+    assert first is not None
+    listed, statted = _counting(monkeypatch)
     got = treeread.stamped_digest([str(reg)], {"at": first.record["at"] + 1, "files": first.record["files"]})
     assert got is not None and got.read == 0
     dirs = [p for p in reg.rglob("*") if p.is_dir()] + [reg]
     files = [p for p in reg.rglob("*") if p.is_file()]
     assert sorted(listed) == sorted(str(d) for d in dirs)
-    below = [p for p in statted if p.startswith(str(reg) + os.sep)]  # the others: resolving the root
-    assert sorted(below) == sorted(str(f) for f in files)
+    below = [p for p in statted if p.startswith(str(reg) + os.sep)]  # the others: resolving the root, and the root
+    assert sorted(below) == sorted([str(f) for f in files] + [str(d) for d in dirs if d != reg])
+
+
+def test_a_no_change_build_lists_no_directory(tmp_path, trusted, monkeypatch):
+    """With the record of a walk, a build whose sources did not change lists no directory:
+    one lstat per directory and per source file, no listing, no file opened; and the record
+    it makes is the one it was given (nothing to write again)."""
+    reg = _registry(tmp_path)
+    first = treeread.stamped_digest([str(reg)], {"at": 0, "files": {}})
+    assert first is not None
+    record = dict(first.record, at=first.record["at"] + 1)
+    listed, statted = _counting(monkeypatch)
+    got = treeread.stamped_digest([str(reg)], record)
+    assert got is not None and got.read == 0 and got.listed == 0
+    assert listed == []
+    dirs = [p for p in reg.rglob("*") if p.is_dir()] + [reg]
+    files = [p for p in reg.rglob("*") if p.is_file()]
+    below = [p for p in statted if p.startswith(str(reg) + os.sep)]  # the others: resolving the root, and the root
+    assert sorted(below) == sorted([str(f) for f in files] + [str(d) for d in dirs if d != reg])
+    assert got.record["dirs"] is record["dirs"] and got.digest == first.digest == record["digest"]
+    assert got.record["files"] == record["files"]
 
 
 def test_a_no_change_build_lstats_each_output_once(tmp_path, trusted, monkeypatch):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import tree as treeread
+from agentrc.inputs.listings import Listings
 from agentrc.inputs.tree import Root, SourcesChanged, is_project, read_tree
 from agentrc.model import SourceFile, SourceTree
 
@@ -40,7 +41,9 @@ class Inputs:
     # The record of the sources' statuses for the next build's `stamped` (None: not kept, as
     # for canonical projects and symlinked sources).
     signature: Optional[dict] = None
-    fresh: int = 0  # `stamped`: the files whose bytes were read (the record could not vouch for them)
+    # `stamped`: the files whose bytes were read and the directories listed and recorded anew
+    # (the record could not vouch for them): a record that would vouch for them next time.
+    fresh: int = 0
 
 
 def stamped(paths: Sequence[str], record: object) -> Optional[Inputs]:
@@ -55,7 +58,7 @@ def stamped(paths: Sequence[str], record: object) -> Optional[Inputs]:
     if found is None:
         return None
     return Inputs(found.tree, found.explicit, (), None, hashlib.sha256(found.digest.encode()).hexdigest(),
-                  signature=found.record, fresh=found.read)
+                  signature=found.record, fresh=found.read + found.listed)
 
 
 def read_inputs(paths: Sequence[str]) -> Inputs:
@@ -66,7 +69,8 @@ def read_inputs(paths: Sequence[str]) -> Inputs:
     at = time.time_ns()
     seen: Dict[str, os.stat_result] = {}
     portable_only = not any(is_project(p) for p in paths)
-    read = read_tree([p for p in paths if not is_project(p)], seen)
+    listings = Listings()
+    read = read_tree([p for p in paths if not is_project(p)], seen, listings=listings)
     tree, explicit = read.tree, read.explicit
     documents = []
     capabilities = []
@@ -74,7 +78,8 @@ def read_inputs(paths: Sequence[str]) -> Inputs:
     reports: Tuple[ItemReport, ...] = ()
     diags: Tuple[Diagnostic, ...] = read.diagnostics  # what could not be read travels with the canonical side
     shas = treeread.digests(tree)
-    h = hashlib.sha256(treeread.tree_digest(shas).encode())  # tree.digest(), each file hashed once
+    tree_digest = treeread.tree_digest(shas)  # tree.digest(), each file hashed once
+    h = hashlib.sha256(tree_digest.encode())
     for path in paths:
         if not is_project(path):
             continue
@@ -102,7 +107,7 @@ def read_inputs(paths: Sequence[str]) -> Inputs:
     loaded = None
     if registry is not None or diags:
         loaded = Loaded(registry or Registry(()), tuple(sorted(set(diags))), reports)
-    signature = treeread.signature(tree, shas, seen, at) if portable_only else None
+    signature = treeread.signature(tree, shas, seen, at, listings.record(), tree_digest) if portable_only else None
     tree = _releasable(tree, [p for p in paths if not is_project(p)], shas, seen)
     return Inputs(tree, explicit, tuple(documents), loaded, h.hexdigest(), tuple(capabilities), signature)
 

@@ -39,17 +39,20 @@ def tree_digest(shas: Dict[str, str]) -> str:
     return h.hexdigest()
 
 
-def signature(tree: SourceTree, shas: Dict[str, str], seen: Dict[str, os.stat_result], at_ns: int
-              ) -> Optional[dict]:
+def signature(tree: SourceTree, shas: Dict[str, str], seen: Dict[str, os.stat_result], at_ns: int,
+              dirs: object = None, digest: Optional[str] = None) -> Optional[dict]:
     """The record of `tree` as read (statuses from `read_tree`'s `seen`, taken before the
-    reading started at `at_ns`), or None when a file was not a plain one (then none is kept)."""
+    reading started at `at_ns`), or None when a file was not a plain one (then none is kept).
+    `dirs`: the walk's listings (agentrc.inputs.listings), kept with it; `digest`: the
+    tree's (`tree_digest(shas)`), which a later build whose every file the record vouches
+    for takes as it is."""
     files = {}
     for f in tree.files:
         st = seen.get(f.path)
         if st is None or f.link is not None:
             return None
         files[f.path] = status(st) + [shas[f.path]]
-    return {"at": at_ns, "files": files}
+    return {"at": at_ns, "files": files, "dirs": dirs, "digest": digest or tree_digest(shas)}
 
 
 class SourcesChanged(Exception):
@@ -124,6 +127,7 @@ class Stamped:
     record: dict
     tree: SourceTree
     read: int  # files whose bytes were read
+    listed: int = 0  # directories listed and recorded again (agentrc.inputs.listings)
 
 
 def _digest_of(shas: Dict[str, bytes]) -> str:

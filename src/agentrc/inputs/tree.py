@@ -40,6 +40,7 @@ from agentrc.inputs.fileread import (  # noqa: F401 - re-exported: read where th
     _reason,
     leaves,
 )
+from agentrc.inputs.listings import Listings
 from agentrc.inputs.stamp import (  # noqa: F401 - re-exported: read where they were always read
     DeferredFile,
     DeferredTree,
@@ -132,6 +133,12 @@ class Root:
             return self.display
         return rel if self.bare_dot and self.display == "." else f"{self.display}/{rel}"
 
+    def prefix(self, rel: str) -> str:
+        """`child(rel + "/" + name)` less the name: the display path of an entry of `rel`."""
+        if rel in ("", "."):
+            return "" if self.bare_dot and self.display == "." else self.display + "/"
+        return self.child(rel) + "/"
+
     def inside(self, real: str) -> bool:
         return (self.within or self).rel(real) is not None
 
@@ -171,9 +178,10 @@ def is_build_file(name: str) -> bool:
 
 
 def read_tree(paths: Iterable[str], seen: Optional[Dict[str, os.stat_result]] = None,
-              published: bool = False) -> Read:
+              published: bool = False, listings: Optional[Listings] = None) -> Read:
     """Every source below `paths`; a path naming a file is read as given (it is its own root).
-    `seen` collects the status of each regular file read (not a symlink), as `read_file` saw it."""
+    `seen` collects the status of each regular file read (not a symlink), as `read_file` saw it;
+    `listings` each directory's, and what was taken from it (the source record's)."""
     files: List[SourceFile] = []
     explicit: List[str] = []
     diags = Diagnostics()
@@ -182,7 +190,8 @@ def read_tree(paths: Iterable[str], seen: Optional[Dict[str, os.stat_result]] = 
         kind = _kind(arg)
         if kind == "directory":
             walk(root, files, diags, _published_name if published else _source_name,
-                 lambda rel, name: not is_build_file(name), seen=seen, outputs=True)
+                 lambda rel, name: not is_build_file(name), seen=seen, outputs=True,
+                 listings=None if published else listings)
             continue
         f = read_file(arg, root.display, root, diags, seen=seen)
         if f is not None:
@@ -232,7 +241,8 @@ def _utf8(name: str) -> bool:
 def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[[os.DirEntry], bool],
          wanted: Callable[[str, str], bool], max_size: int = MAX_FILE_BYTES, skip_large: bool = False,
          seen: Optional[Dict[str, os.stat_result]] = None,
-         visit: Optional[Callable[[str, str], None]] = None, outputs: bool = False) -> None:
+         visit: Optional[Callable[[str, str], None]] = None, outputs: bool = False,
+         listings: Optional[Listings] = None) -> None:
     """The files below `root` whose (root-relative posix path, name) `wanted` accepts, in
     directories `enter` accepts. Symlinked directories are not entered (AR054 warning);
     everything else that is not a directory is read by `read_file`, or handed to `visit`
@@ -244,21 +254,76 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
     The walk enters no symlink, so below the real path of `root.path` (resolved once) a
     directory's real path is its parent's joined with its name, and so is a file's that is
     not a symlink: `read_file` is given it instead of resolving every component again
-    (`os.path.realpath` is one `lstat` per component, most of the CPU of reading a file)."""
+    (`os.path.realpath` is one `lstat` per component, most of the CPU of reading a file).
+
+    `listings` (agentrc.inputs.listings): each directory's status is taken before it is
+    listed and what the walk took from it recorded; a directory whose recorded listing
+    still stands is not listed, its names come from the record (with `visit` only)."""
     try:
         top = real_path(root.path)
     except OSError as exc:
         diags.error(root.display, (0, 0), "AR054", f"cannot list the directory: {_reason(exc)}")
         return
     pending = [(root.path, "", top)]
+    if listings is not None:
+        listings.roots += 1
     while pending:
         directory, rel, real = pending.pop()
+        st = None
+        if listings is not None:
+            standing, st = listings.standing(directory)
+            if standing is not None and visit is not None:
+                pending.extend(_replayed(root, directory, rel, real, standing, visit))
+                continue
         entries = _listing(root, directory, rel, diags, outputs)
         if entries is None:
+            if listings is not None:
+                listings.skipped += 1
             continue
         below = real if real.endswith(os.sep) else real + os.sep  # os.path.join(real, name), without its checks
-        subdirs = _directory(root, rel, below, entries, out, diags, enter, wanted, max_size, skip_large, seen, visit)
+        if listings is None:
+            subdirs = _directory(root, rel, below, entries, out, diags, enter, wanted, max_size, skip_large, seen,
+                                 visit)
+        else:
+            subdirs = _kept_directory(listings, directory, st, (root, rel, below, entries, out, diags, enter, wanted,
+                                                                max_size, skip_large, seen, visit))
         pending.extend(reversed(subdirs))
+
+
+def _kept_directory(listings: Listings, directory: str, st: Optional[os.stat_result], args: tuple
+                    ) -> List[Tuple[str, str, str]]:
+    """`_directory(*args)`, with what it took from the directory (status `st`, taken before
+    it was listed) kept in `listings`: not when the walk said something of it (its
+    diagnostics are not replayed) or, below the root, it holds `.agentrc`."""
+    root, rel, below, entries, out, diags, enter, wanted, max_size, skip_large, seen, visit = args
+    said, taken = len(diags.items), len(out)
+    names: List[str] = []
+    if visit is not None:
+        def visit_named(path: str, display: str, visit: Callable[[str, str], None] = visit) -> None:
+            names.append(path.rpartition("/")[2])
+            visit(path, display)
+        subdirs = _directory(root, rel, below, entries, out, diags, enter, wanted, max_size, skip_large, seen,
+                             visit_named)
+    else:
+        subdirs = _directory(root, rel, below, entries, out, diags, enter, wanted, max_size, skip_large, seen, None)
+        names = [f.path.rpartition("/")[2] for f in out[taken:]]
+    plain = len(diags.items) == said and not (rel and any(e.name == ".agentrc" for e in entries))
+    listings.keep(directory, st if plain else None, names, [sub.rpartition("/")[2] for _, sub, _ in subdirs])
+    return subdirs
+
+
+def _replayed(root: Root, directory: str, rel: str, real: str, names: Tuple[List[str], List[str]],
+              visit: Callable[[str, str], None]) -> List[Tuple[str, str, str]]:
+    """`walk`'s work in a directory whose recorded listing stands (`names`: its files', its
+    subdirectories'): its files visited, and the subdirectories to enter (path, root-relative
+    path, real path), last first, as the walk would from listing it."""
+    path = directory if directory.endswith("/") else directory + "/"  # as `os.scandir` joins
+    shown = root.prefix(rel)
+    for name in names[0]:
+        visit(path + name, shown + name)
+    below = real if real.endswith(os.sep) else real + os.sep
+    head = rel + "/" if rel else ""
+    return [(path + name, head + name, below + name) for name in reversed(names[1])]
 
 
 def _listing(root: Root, directory: str, rel: str, diags: Diagnostics, outputs: bool
@@ -421,8 +486,8 @@ def _loader(root: Root, path: str, display: str) -> Callable[[], bytes]:
 
 
 # A file the record vouches for, until the tree is asked for: its root, path, whether it is
-# executable and its sha256.
-_Vouched = Tuple[Root, str, bool, bytes]
+# executable and its sha256 (hex, as recorded: made bytes when the tree is made).
+_Vouched = Tuple[Root, str, bool, str]
 
 
 def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:
@@ -435,11 +500,12 @@ def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:
     if type(at) is not int or not isinstance(known, dict):
         return None
     start = time.time_ns()
-    listed = _listed(paths)
+    trusted_before = at - RACY_NS
+    listings = Listings(record.get("dirs"), trusted_before)
+    listed = _listed(paths, listings)
     if listed is None:
         return None
     found, explicit = listed
-    trusted_before = at - RACY_NS
     files: Dict[str, list] = {}
     vouched: Dict[str, _Vouched] = {}
     fresh: Dict[str, SourceFile] = {}
@@ -458,13 +524,8 @@ def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:
         if (isinstance(rec, list) and len(rec) == 7 and rec[0] == size and rec[1] == mtime and rec[2] == ctime
                 and rec[3] == st.st_ino and rec[4] == st.st_dev and rec[5] == mode and isinstance(rec[6], str)
                 and len(rec[6]) == 64 and max(mtime, ctime) < trusted_before):
-            try:
-                sha = bytes.fromhex(rec[6])
-            except ValueError:  # a recorded digest that is not hex
-                return None
-            vouched[display] = (root, path, bool(mode & 0o100), sha)
+            vouched[display] = (root, path, bool(mode & 0o100), rec[6])
             fresh.pop(display, None)
-            shas[display] = sha
             files[display] = rec
             continue
         seen: Dict[str, os.stat_result] = {}
@@ -475,26 +536,53 @@ def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:
         vouched.pop(display, None)
         shas[display] = hashlib.sha256(f.content).digest()
         files[display] = status(seen[display]) + [shas[display].hex()]
-    return Stamped(_digest_of(shas), explicit, {"at": start, "files": files},
+    digest = _stamped_tree_digest(record, known, files, vouched, shas)
+    if digest is None:
+        return None
+    return Stamped(digest, explicit, {"at": start, "files": files, "dirs": listings.record(), "digest": digest},
                    DeferredTree(lambda: _tree_files(vouched, fresh),
-                                lambda display: _one_file(vouched, fresh, display)), len(fresh))
+                                lambda display: _one_file(vouched, fresh, display)), len(fresh), listings.fresh)
 
 
-def _listed(paths: Iterable[str]) -> Optional[Tuple[List[Tuple[Root, str, str]], Tuple[str, ...]]]:
+def _stamped_tree_digest(record: dict, known: dict, files: Dict[str, list], vouched: Dict[str, _Vouched],
+                         shas: Dict[str, bytes]) -> Optional[str]:
+    """The digest of the tree `stamped_digest` found: the record's when it vouched for every
+    file it holds and there are no others; else that of every file's sha256 (`shas` holds
+    those read), None when a recorded one is not hex."""
+    digest = record.get("digest")
+    if not shas and len(files) == len(known) and type(digest) is str and len(digest) == 64:
+        return digest
+    try:
+        shas.update((display, bytes.fromhex(v[3])) for display, v in vouched.items())
+    except ValueError:  # a recorded digest that is not hex
+        return None
+    return _digest_of(shas)
+
+
+def _listed(paths: Iterable[str], listings: Listings
+            ) -> Optional[Tuple[List[Tuple[Root, str, str]], Tuple[str, ...]]]:
     """The source files below `paths` (root, path, display path) as `read_tree` would read
     them, unread, and the files named directly; None when a path is neither a directory nor
-    a file, or a directory cannot be walked cleanly."""
+    a file, or a directory cannot be walked cleanly. A directory whose listing `listings`
+    holds is not listed again."""
     found: List[Tuple[Root, str, str]] = []
     explicit: List[str] = []
     diags = Diagnostics()
+    paths = list(paths)
     for arg in paths:
         root = Root(arg)
         kind = _kind(arg)
-        if kind == "directory":
+        standing = listings.all_standing(root.path) if kind == "directory" and len(paths) == 1 else None
+        if standing is not None:  # the record's listings all stand: no directory is listed
+            for directory, rel, names in standing:
+                path = directory if directory.endswith("/") else directory + "/"  # as `os.scandir` joins
+                shown = root.prefix(rel)
+                found.extend([(root, path + name, shown + name) for name in names])
+        elif kind == "directory":
             def visit(path: str, display: str, root: Root = root) -> None:
                 found.append((root, path, display))
             walk(root, [], diags, _source_name, lambda rel, name: not is_build_file(name), visit=visit,
-                 outputs=True)
+                 outputs=True, listings=listings)
         elif kind == "file":
             found.append((root, arg, root.display))
             explicit.append(root.display)
@@ -514,12 +602,21 @@ def _one_file(vouched: Dict[str, _Vouched], fresh: Dict[str, SourceFile], displa
     if found is None:
         return None
     root, path, executable, sha = found
-    return DeferredFile(display, executable, sha, _loader(root, path, display))
+    return DeferredFile(display, executable, _sha(sha, display), _loader(root, path, display))
+
+
+def _sha(recorded: str, display: str) -> bytes:
+    """A vouched-for file's recorded sha256 as bytes; SourcesChanged (the build reads every
+    source again) when it is not hex: the record vouched for the tree's digest alone."""
+    try:
+        return bytes.fromhex(recorded)
+    except ValueError:
+        raise SourcesChanged(display) from None
 
 
 def _tree_files(vouched: Dict[str, _Vouched], fresh: Dict[str, SourceFile]) -> Tuple[SourceFile, ...]:
     """The files of a `DeferredTree` in path order: those read as they are, the others deferred."""
     files: Dict[str, SourceFile] = dict(fresh)
     for display, (root, path, executable, sha) in vouched.items():
-        files[display] = DeferredFile(display, executable, sha, _loader(root, path, display))
+        files[display] = DeferredFile(display, executable, _sha(sha, display), _loader(root, path, display))
     return tuple(files[k] for k in sorted(files))

@@ -1,0 +1,203 @@
+"""The source record's directory listings (agentrc.inputs.listings): a directory whose
+status is as recorded is not listed again, and every change a listing would show is still
+seen: files added, removed or renamed, directories added, a directory turned into a link,
+an output tree appearing below the sources, a record of another shape."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from agentrc.cli.main import main
+from agentrc.inputs import tree as treeread
+from agentrc.inputs.listings import Listings
+
+CLIENTS = "claude,copilot,opencode"
+
+
+@pytest.fixture
+def trusted(monkeypatch, tmp_path):
+    """Directories and files older than the recording are trusted at once (no racy window)."""
+    monkeypatch.setattr(treeread, "RACY_NS", 0)
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _registry(root: Path) -> Path:
+    reg = root / "reg"
+    for i in range(3):
+        d = reg / "rules" / f"rule-{i}"
+        d.mkdir(parents=True)
+        (d / "RULE.md").write_text(f"---\ndescription: Rule {i}.\n---\n\nGuidance {i}.\n")
+    skill = reg / "skills" / "helper"
+    (skill / "references").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\ndescription: Helps.\n---\n\nSee [the notes](references/notes.md).\n")
+    (skill / "references" / "notes.md").write_text("Notes.\n")
+    return reg
+
+
+def _listing_calls(monkeypatch) -> List[str]:
+    listed: List[str] = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda p: (listed.append(str(p)), real(p))[1])
+    return listed
+
+
+def _record(reg: Path) -> dict:
+    first = treeread.stamped_digest([str(reg)], {"at": 0, "files": {}})
+    assert first is not None
+    return first.record
+
+
+def _again(reg: Path, record: dict) -> treeread.Stamped:
+    got = treeread.stamped_digest([str(reg)], record)
+    assert got is not None
+    return got
+
+
+def _paths(got: treeread.Stamped) -> List[str]:
+    return sorted(got.record["files"])
+
+
+def test_a_file_added_removed_or_renamed_is_seen_and_only_its_directory_listed(tmp_path, trusted, monkeypatch):
+    reg = _registry(tmp_path)
+    record = _record(reg)
+    listed = _listing_calls(monkeypatch)
+    (reg / "rules" / "rule-1" / "extra.md").write_text("More.\n")
+    got = _again(reg, record)
+    assert str(reg / "rules" / "rule-1" / "extra.md") in got.record["files"]
+    assert listed == [str(reg / "rules" / "rule-1")] and got.listed == 1
+    assert got.digest != record["digest"]
+    assert _paths(got) == sorted(f.path for f in treeread.read_tree([str(reg)]).tree.files)
+
+    record = got.record
+    listed.clear()
+    (reg / "rules" / "rule-1" / "extra.md").rename(reg / "rules" / "rule-1" / "renamed.md")
+    (reg / "skills" / "helper" / "references" / "notes.md").unlink()
+    got = _again(reg, record)
+    assert sorted(listed) == sorted([str(reg / "rules" / "rule-1"), str(reg / "skills" / "helper" / "references")])
+    assert _paths(got) == sorted(f.path for f in treeread.read_tree([str(reg)]).tree.files)
+
+
+def test_a_new_directory_is_entered(tmp_path, trusted, monkeypatch):
+    reg = _registry(tmp_path)
+    record = _record(reg)
+    (reg / "rules" / "rule-9").mkdir()
+    (reg / "rules" / "rule-9" / "RULE.md").write_text("---\ndescription: New.\n---\n\nNew.\n")
+    listed = _listing_calls(monkeypatch)
+    got = _again(reg, record)
+    assert sorted(listed) == sorted([str(reg / "rules"), str(reg / "rules" / "rule-9")])
+    assert str(reg / "rules" / "rule-9" / "RULE.md") in got.record["files"]
+    listed.clear()
+    again = _again(reg, dict(got.record, at=got.record["at"] + 1))
+    assert listed == [] and again.digest == got.digest
+
+
+def test_a_directory_turned_into_a_link_is_refused_as_a_listing_would(tmp_path, trusted):
+    reg = _registry(tmp_path)
+    record = _record(reg)
+    elsewhere = tmp_path / "elsewhere"
+    (reg / "skills" / "helper").rename(elsewhere)
+    (reg / "skills" / "helper").symlink_to(elsewhere, target_is_directory=True)
+    assert treeread.stamped_digest([str(reg)], record) is None  # the walk's warning: everything is read
+
+
+def test_an_output_tree_appearing_below_the_sources_is_skipped(tmp_path, trusted):
+    """A directory holding `.agentrc` is not recorded: its manifest can appear without the
+    directory changing, and then the walk skips it as an output tree."""
+    reg = _registry(tmp_path)
+    (reg / "rules" / "rule-2" / ".agentrc").mkdir()
+    record = _record(reg)
+    assert str(reg / "rules" / "rule-2") not in record["dirs"][0].split("\0")
+    (reg / "rules" / "rule-2" / ".agentrc" / "manifest.json").write_text("{}")
+    got = _again(reg, record)
+    assert str(reg / "rules" / "rule-2" / "RULE.md") not in got.record["files"]
+
+
+def test_a_racy_directory_is_listed(tmp_path, monkeypatch):
+    """A directory changed within the clock's slack of the recording is listed, whatever its status says."""
+    monkeypatch.setattr(treeread, "RACY_NS", 3 * 10 ** 9)
+    reg = _registry(tmp_path)
+    record = _record(reg)
+    listed = _listing_calls(monkeypatch)
+    got = _again(reg, record)
+    assert len(listed) == len([p for p in reg.rglob("*") if p.is_dir()]) + 1 and got.listed == len(listed)
+
+
+@pytest.mark.parametrize("damage", ["names", "outside", "shape", "incomplete", "statuses"])
+def test_a_record_of_another_shape_is_not_used(tmp_path, trusted, monkeypatch, damage):
+    """A record whose listings name what no listing gives, lie outside the root, or have
+    another shape: the directories are listed, and the files found are the tree's."""
+    reg = _registry(tmp_path)
+    record = _record(reg)
+    paths, statuses, files, subdirs, complete = record["dirs"]
+    rule = str(reg / "rules" / "rule-0")
+    if damage == "names":
+        files = "\0".join("../../../etc/passwd" if p == rule else f for p, f in zip(paths.split("\0"),
+                                                                                    files.split("\0")))
+    elif damage == "outside":
+        paths = "\0".join("/etc" if p == rule else p for p in paths.split("\0"))
+    elif damage == "shape":
+        statuses = statuses[:-1]
+    elif damage == "incomplete":
+        complete = "yes"
+    else:
+        statuses = tuple(str(s) for s in statuses)
+    listed = _listing_calls(monkeypatch)
+    got = _again(reg, dict(record, dirs=(paths, statuses, files, subdirs, complete)))
+    assert listed, "listed again"
+    assert _paths(got) == sorted(f.path for f in treeread.read_tree([str(reg)]).tree.files)
+    assert not any("passwd" in p or p.startswith("/etc") for p in got.record["files"])
+
+
+def test_a_recorded_sha256_that_is_not_hex_reads_the_sources_again(tmp_path, trusted):
+    """The record vouches for the tree's digest alone: a file's recorded sha256 that is not
+    hex makes no traceback when the tree is asked for, but SourcesChanged (read everything)."""
+    reg = _registry(tmp_path)
+    record = _record(reg)
+    files = {p: rec[:6] + ["z" * 64] for p, rec in record["files"].items()}
+    got = _again(reg, dict(record, files=files))
+    assert got.digest == record["digest"]
+    with pytest.raises(treeread.SourcesChanged):
+        got.tree.files
+
+
+def test_listings_kept_by_a_full_read_are_complete(tmp_path):
+    reg = _registry(tmp_path)
+    listings = Listings()
+    treeread.read_tree([str(reg)], listings=listings)
+    paths, statuses, files, subdirs, complete = listings.record()
+    assert complete and paths.split("\0")[0] == str(reg) and len(statuses) == 4 * len(paths.split("\0"))
+    two = Listings()
+    treeread.read_tree([str(reg / "rules"), str(reg / "skills")], listings=two)
+    assert two.record()[4] is False  # two roots: taken directory by directory, never whole
+
+
+def _build(reg: Path, out: Path) -> str:
+    printed = io.StringIO()
+    with contextlib.redirect_stderr(printed), contextlib.redirect_stdout(printed):
+        code = main(["build", str(reg), "--client", CLIENTS, "--out", str(out), "--jobs", "1"])
+    assert code == 0, printed.getvalue()
+    return printed.getvalue()
+
+
+def test_a_build_lists_nothing_when_nothing_changed_and_finds_a_new_item(tmp_path, trusted, monkeypatch):
+    """What users type: a build, a build with nothing to do (no directory listed), a new rule
+    added, a build that writes it."""
+    reg, out = _registry(tmp_path), tmp_path / "out"
+    _build(reg, out)
+    listed = _listing_calls(monkeypatch)
+    assert "0 created, 0 updated, 0 deleted" in _build(reg, out)
+    assert not [p for p in listed if p.startswith(str(reg))]
+    (reg / "rules" / "rule-7").mkdir()
+    (reg / "rules" / "rule-7" / "RULE.md").write_text("---\ndescription: Seven.\n---\n\nSeven.\n")
+    printed = _build(reg, out)
+    assert "0 created" not in printed
+    assert (out / ".claude" / "rules" / "rule-7.md").exists()
+    listed.clear()
+    assert "0 created, 0 updated, 0 deleted" in _build(reg, out)
+    assert not [p for p in listed if p.startswith(str(reg))]
