@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 # The directories' paths, statuses, files and subdirectories; and whether it is the whole of
 # one walk of one root (`Listings.all_standing`).
@@ -159,3 +159,17 @@ class Listings:
         self.walked = list(range(len(paths)))
         self.roots = 1
         return found
+
+
+def replayed(root: Any, directory: str, rel: str, real: str, names: Tuple[List[str], List[str]],
+             visit: Callable[[str, str], None]) -> List[Tuple[str, str, str]]:
+    """The walk's work in a directory whose recorded listing stands (`names`: its files', its
+    subdirectories'; `root`: the walk's `Root`): its files visited, and the subdirectories to
+    enter (path, root-relative path, real path), last first, as the walk would from listing it."""
+    path = directory if directory.endswith("/") else directory + "/"  # as `os.scandir` joins
+    shown = root.prefix(rel)
+    for name in names[0]:
+        visit(path + name, shown + name)
+    below = real if real.endswith(os.sep) else real + os.sep
+    head = rel + "/" if rel else ""
+    return [(path + name, head + name, below + name) for name in reversed(names[1])]

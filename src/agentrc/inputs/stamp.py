@@ -138,3 +138,26 @@ def _digest_of(shas: Dict[str, bytes]) -> str:
     return h.hexdigest()
 
 
+def stamped_tree_digest(record: dict, known: dict, files: Dict[str, list], vouched: Dict[str, tuple],
+                        shas: Dict[str, bytes]) -> Optional[str]:
+    """The digest of the tree `stamped_digest` found: the record's when it vouched for every
+    file it holds and there are no others; else that of every file's sha256 (`shas` holds
+    those read; `vouched`: the others, their recorded sha256 in hex last), None when a
+    recorded one is not hex."""
+    digest = record.get("digest")
+    if not shas and len(files) == len(known) and type(digest) is str and len(digest) == 64:
+        return digest
+    try:
+        shas.update((display, bytes.fromhex(v[-1])) for display, v in vouched.items())
+    except ValueError:  # a recorded digest that is not hex
+        return None
+    return _digest_of(shas)
+
+
+def recorded_sha(recorded: str, display: str) -> bytes:
+    """A vouched-for file's recorded sha256 as bytes; SourcesChanged (the build reads every
+    source again) when it is not hex: the record vouched for the tree's digest alone."""
+    try:
+        return bytes.fromhex(recorded)
+    except ValueError:
+        raise SourcesChanged(display) from None

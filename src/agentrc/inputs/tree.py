@@ -40,7 +40,7 @@ from agentrc.inputs.fileread import (  # noqa: F401 - re-exported: read where th
     _reason,
     leaves,
 )
-from agentrc.inputs.listings import Listings
+from agentrc.inputs.listings import Listings, replayed
 from agentrc.inputs.stamp import (  # noqa: F401 - re-exported: read where they were always read
     DeferredFile,
     DeferredTree,
@@ -48,7 +48,9 @@ from agentrc.inputs.stamp import (  # noqa: F401 - re-exported: read where they 
     Stamped,
     _digest_of,
     digests,
+    recorded_sha,
     signature,
+    stamped_tree_digest,
     status,
     tree_digest,
 )
@@ -273,7 +275,7 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
         if listings is not None:
             standing, st = listings.standing(directory)
             if standing is not None and visit is not None:
-                pending.extend(_replayed(root, directory, rel, real, standing, visit))
+                pending.extend(replayed(root, directory, rel, real, standing, visit))
                 continue
         entries = _listing(root, directory, rel, diags, outputs)
         if entries is None:
@@ -310,20 +312,6 @@ def _kept_directory(listings: Listings, directory: str, st: Optional[os.stat_res
     plain = len(diags.items) == said and not (rel and any(e.name == ".agentrc" for e in entries))
     listings.keep(directory, st if plain else None, names, [sub.rpartition("/")[2] for _, sub, _ in subdirs])
     return subdirs
-
-
-def _replayed(root: Root, directory: str, rel: str, real: str, names: Tuple[List[str], List[str]],
-              visit: Callable[[str, str], None]) -> List[Tuple[str, str, str]]:
-    """`walk`'s work in a directory whose recorded listing stands (`names`: its files', its
-    subdirectories'): its files visited, and the subdirectories to enter (path, root-relative
-    path, real path), last first, as the walk would from listing it."""
-    path = directory if directory.endswith("/") else directory + "/"  # as `os.scandir` joins
-    shown = root.prefix(rel)
-    for name in names[0]:
-        visit(path + name, shown + name)
-    below = real if real.endswith(os.sep) else real + os.sep
-    head = rel + "/" if rel else ""
-    return [(path + name, head + name, below + name) for name in reversed(names[1])]
 
 
 def _listing(root: Root, directory: str, rel: str, diags: Diagnostics, outputs: bool
@@ -536,27 +524,12 @@ def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:
         vouched.pop(display, None)
         shas[display] = hashlib.sha256(f.content).digest()
         files[display] = status(seen[display]) + [shas[display].hex()]
-    digest = _stamped_tree_digest(record, known, files, vouched, shas)
+    digest = stamped_tree_digest(record, known, files, vouched, shas)
     if digest is None:
         return None
     return Stamped(digest, explicit, {"at": start, "files": files, "dirs": listings.record(), "digest": digest},
                    DeferredTree(lambda: _tree_files(vouched, fresh),
                                 lambda display: _one_file(vouched, fresh, display)), len(fresh), listings.fresh)
-
-
-def _stamped_tree_digest(record: dict, known: dict, files: Dict[str, list], vouched: Dict[str, _Vouched],
-                         shas: Dict[str, bytes]) -> Optional[str]:
-    """The digest of the tree `stamped_digest` found: the record's when it vouched for every
-    file it holds and there are no others; else that of every file's sha256 (`shas` holds
-    those read), None when a recorded one is not hex."""
-    digest = record.get("digest")
-    if not shas and len(files) == len(known) and type(digest) is str and len(digest) == 64:
-        return digest
-    try:
-        shas.update((display, bytes.fromhex(v[3])) for display, v in vouched.items())
-    except ValueError:  # a recorded digest that is not hex
-        return None
-    return _digest_of(shas)
 
 
 def _listed(paths: Iterable[str], listings: Listings
@@ -602,21 +575,12 @@ def _one_file(vouched: Dict[str, _Vouched], fresh: Dict[str, SourceFile], displa
     if found is None:
         return None
     root, path, executable, sha = found
-    return DeferredFile(display, executable, _sha(sha, display), _loader(root, path, display))
-
-
-def _sha(recorded: str, display: str) -> bytes:
-    """A vouched-for file's recorded sha256 as bytes; SourcesChanged (the build reads every
-    source again) when it is not hex: the record vouched for the tree's digest alone."""
-    try:
-        return bytes.fromhex(recorded)
-    except ValueError:
-        raise SourcesChanged(display) from None
+    return DeferredFile(display, executable, recorded_sha(sha, display), _loader(root, path, display))
 
 
 def _tree_files(vouched: Dict[str, _Vouched], fresh: Dict[str, SourceFile]) -> Tuple[SourceFile, ...]:
     """The files of a `DeferredTree` in path order: those read as they are, the others deferred."""
     files: Dict[str, SourceFile] = dict(fresh)
     for display, (root, path, executable, sha) in vouched.items():
-        files[display] = DeferredFile(display, executable, _sha(sha, display), _loader(root, path, display))
+        files[display] = DeferredFile(display, executable, recorded_sha(sha, display), _loader(root, path, display))
     return tuple(files[k] for k in sorted(files))
