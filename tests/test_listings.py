@@ -201,3 +201,57 @@ def test_a_build_lists_nothing_when_nothing_changed_and_finds_a_new_item(tmp_pat
     listed.clear()
     assert "0 created, 0 updated, 0 deleted" in _build(reg, out)
     assert not [p for p in listed if p.startswith(str(reg))]
+
+
+@pytest.mark.parametrize("name", ["node_modules", ".hidden"])
+def test_a_directory_holding_a_link_is_listed_every_time(tmp_path, trusted, name):
+    """A link the walk skips (to a directory it does not enter) is handed on as a file once
+    its target is a file: the directory holding it is not recorded, so that is seen."""
+    reg = _registry(tmp_path)
+    target = tmp_path / "target"
+    target.mkdir()
+    (reg / "skills" / "helper" / name).symlink_to(target, target_is_directory=True)
+    record = _record(reg)
+    assert str(reg / "skills" / "helper") not in record["dirs"][0].split("\0")
+    target.rmdir()
+    target.write_text("now a file\n")
+    assert treeread.stamped_digest([str(reg)], record) is None  # handed on, not plain: everything is read
+
+
+@pytest.mark.parametrize("where", ["files", "subdirs"])
+def test_a_record_naming_what_no_file_can_be_named_is_not_used(tmp_path, trusted, monkeypatch, where):
+    """A lone surrogate (marshal keeps one; no listing gives one) in a recorded name: that
+    directory is listed, no traceback."""
+    reg = _registry(tmp_path)
+    record = _record(reg)
+    paths, statuses, files, subdirs, complete = record["dirs"]
+    rules = str(reg / "rules")
+    column = files if where == "files" else subdirs
+    column = "\0".join(c + ("/" if c else "") + "bad\ud800" if p == rules else c
+                       for p, c in zip(paths.split("\0"), column.split("\0")))
+    damaged = (paths, statuses, column, subdirs, False) if where == "files" else (paths, statuses, files, column, False)
+    listed = _listing_calls(monkeypatch)
+    got = _again(reg, dict(record, dirs=damaged))
+    assert rules in listed
+    assert _paths(got) == sorted(f.path for f in treeread.read_tree([str(reg)]).tree.files)
+
+
+def test_a_complete_record_missing_a_directory_is_walked(tmp_path, trusted, monkeypatch):
+    """A record said to be whole whose directories are not every subdirectory it names: walked."""
+    reg = _registry(tmp_path)
+    record = _record(reg)
+    paths, statuses, files, subdirs, complete = record["dirs"]
+    keep = [i for i, p in enumerate(paths.split("\0")) if "references" not in p]
+    pick = lambda joined: "\0".join(joined.split("\0")[i] for i in keep)  # noqa: E731
+    partial = (pick(paths), tuple(v for i in keep for v in statuses[4 * i:4 * i + 4]), pick(files), pick(subdirs), True)
+    got = _again(reg, dict(record, dirs=partial))
+    assert str(reg / "skills" / "helper" / "references" / "notes.md") in got.record["files"]
+
+
+def test_a_full_read_given_a_record_records_each_directory_once(tmp_path, trusted):
+    reg = _registry(tmp_path)
+    record = _record(reg)
+    listings = Listings(record["dirs"], record["at"] + 1)
+    treeread.read_tree([str(reg)], listings=listings)
+    paths = listings.record()[0].split("\0")
+    assert len(paths) == len(set(paths)) == len([p for p in reg.rglob("*") if p.is_dir()]) + 1

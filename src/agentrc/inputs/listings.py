@@ -14,15 +14,19 @@ the recording by more than the file system's clock slack (`RACY_NS`, as for file
 entry made in the same tick as the listing leaves the mtime as it was).
 
 Not recorded, so always listed: a directory the walk said anything about (a link to a
-directory, a name that is not UTF-8: the walk's diagnostics are not replayed) and one
-holding `.agentrc` (an output tree's manifest can appear inside it without the directory
-changing). A record not of this shape is not used; one naming an entry no listing can give
-(empty, `.`, `..`) is not used for that directory, which is listed.
+directory, a name that is not UTF-8: the walk's diagnostics are not replayed), one holding a
+symbolic link (what the walk does with a link depends on its target, which can change
+without the directory changing) and one below the root holding `.agentrc` (an output
+tree's manifest can appear inside it without the directory changing). A record not of this
+shape is not used; one naming an entry no listing can give (empty, `.`, `..`, a lone
+surrogate) is not used for that directory, which is listed. A record said to be the whole
+of one walk is taken whole only when it holds one directory for each subdirectory it names.
 
-The record is four values, not one per directory (a dict of 6,700 tuples took 4 ms to read
+The record is five values, not one per directory (a dict of 6,700 tuples took 4 ms to read
 back at 5,000 items): the directories' paths joined by NUL, their statuses (four integers
 each, in the same order), and for each the names of its files and of its subdirectories,
-joined by `/` within a directory and by NUL between directories (no name holds either).
+joined by `/` within a directory and by NUL between directories (no name holds either),
+and whether it is the whole of one walk of one root.
 """
 
 from __future__ import annotations
@@ -64,15 +68,16 @@ class Listings:
         self.skipped = 0  # directories walked and not recorded
         self._in_order = True  # every directory walked stood, in the order `known` holds them
 
-    def standing(self, directory: str) -> Tuple[Optional[Tuple[List[str], List[str]]], Optional[os.stat_result]]:
+    def standing(self, directory: str, replay: bool = True
+                 ) -> Tuple[Optional[Tuple[List[str], List[str]]], Optional[os.stat_result]]:
         """The names of the files and subdirectories recorded for `directory` when its
-        listing stands, else None; and its status, taken now, before the walk lists it
-        (None: it has none)."""
+        listing stands and the walk can `replay` it, else None; and its status, taken now,
+        before the walk lists it (None: it has none)."""
         try:
             st = os.lstat(directory)
         except (OSError, ValueError):
             return None, None
-        i = self.index.get(directory)
+        i = self.index.get(directory) if replay else None
         if i is None:
             return None, st
         s, j, before = self.statuses, 4 * i, self.trusted_before
@@ -82,7 +87,7 @@ class Listings:
             return None, st
         files, subdirs = self.files[i], self.subdirs[i]
         names = (files.split("/") if files else [], subdirs.split("/") if subdirs else [])
-        if not (_NOT_NAMES.isdisjoint(names[0]) and _NOT_NAMES.isdisjoint(names[1])):
+        if not (_NOT_NAMES.isdisjoint(names[0]) and _NOT_NAMES.isdisjoint(names[1]) and _encodable(files + subdirs)):
             return None, st
         if i != len(self.walked):
             self._in_order = False
@@ -131,7 +136,9 @@ class Listings:
         directory it walked recorded) and every listing stands: the walk is then the record,
         with neither a listing nor the stack of directories to enter. None: walk."""
         known, paths = self.known, self.paths
-        if known is None or not known[4] or not paths or paths[0] != top:
+        # Every directory but the first is one subdirectory name of another's: as many names as directories less one.
+        if known is None or not known[4] or not paths or paths[0] != top \
+                or known[3].count("/") + len(paths) - self.subdirs.count("") != len(paths) - 1:
             return None
         head = top if top.endswith("/") else top + "/"
         cut = len(head)
@@ -153,12 +160,23 @@ class Listings:
                 return None
             files = self.files[i]
             names = files.split("/") if files else []
-            if not _NOT_NAMES.isdisjoint(names):
+            if not (_NOT_NAMES.isdisjoint(names) and _encodable(files)):
                 return None
             found.append((d, rel, names))
         self.walked = list(range(len(paths)))
         self.roots = 1
         return found
+
+
+def _encodable(names: str) -> bool:
+    """Whether `names` can name files (a lone surrogate, which no listing gives, cannot)."""
+    if names.isascii():
+        return True
+    try:
+        os.fsencode(names)
+    except UnicodeError:
+        return False
+    return True
 
 
 def replayed(root: Any, directory: str, rel: str, real: str, names: Tuple[List[str], List[str]],

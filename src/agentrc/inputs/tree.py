@@ -273,7 +273,7 @@ def walk(root: Root, out: List[SourceFile], diags: Diagnostics, enter: Callable[
         directory, rel, real = pending.pop()
         st = None
         if listings is not None:
-            standing, st = listings.standing(directory)
+            standing, st = listings.standing(directory, visit is not None)
             if standing is not None and visit is not None:
                 pending.extend(replayed(root, directory, rel, real, standing, visit))
                 continue
@@ -296,7 +296,7 @@ def _kept_directory(listings: Listings, directory: str, st: Optional[os.stat_res
                     ) -> List[Tuple[str, str, str]]:
     """`_directory(*args)`, with what it took from the directory (status `st`, taken before
     it was listed) kept in `listings`: not when the walk said something of it (its
-    diagnostics are not replayed) or, below the root, it holds `.agentrc`."""
+    diagnostics are not replayed), it holds a symbolic link or, below the root, `.agentrc`."""
     root, rel, below, entries, out, diags, enter, wanted, max_size, skip_large, seen, visit = args
     said, taken = len(diags.items), len(out)
     names: List[str] = []
@@ -309,7 +309,8 @@ def _kept_directory(listings: Listings, directory: str, st: Optional[os.stat_res
     else:
         subdirs = _directory(root, rel, below, entries, out, diags, enter, wanted, max_size, skip_large, seen, None)
         names = [f.path.rpartition("/")[2] for f in out[taken:]]
-    plain = len(diags.items) == said and not (rel and any(e.name == ".agentrc" for e in entries))
+    # What the walk does with a link depends on its target, which can change while the directory does not.
+    plain = len(diags.items) == said and not any(e.is_symlink() or (rel and e.name == ".agentrc") for e in entries)
     listings.keep(directory, st if plain else None, names, [sub.rpartition("/")[2] for _, sub, _ in subdirs])
     return subdirs
 
@@ -502,7 +503,7 @@ def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:
     for root, path, display in found:
         try:
             st = lstat(path)
-        except OSError:
+        except (OSError, ValueError):  # a name no file can have (a record's lone surrogate)
             return None
         mode, size, mtime, ctime = st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns
         if not regular(mode) or size > MAX_FILE_BYTES:
