@@ -200,9 +200,7 @@ def _edit_reads(tmp_path, monkeypatch, rules: int):
     real_render, real_load = ClientAdapter.render, cache.load
     monkeypatch.setattr(ClientAdapter, "render", lambda self, item, ctx: renders.append(item.name)
                         or real_render(self, item, ctx))
-    real_few = cache.load_few
     monkeypatch.setattr(cache, "load", lambda path: loads.append(real_load(path)) or loads[-1])
-    monkeypatch.setattr(cache, "load_few", lambda path: loads.append(real_few(path)) or loads[-1])
     with contextlib.redirect_stderr(io.StringIO()):
         assert main(argv) == 0
     monkeypatch.undo()

@@ -220,7 +220,7 @@ def _replay(options: BuildOptions, memo_path: Path, stamp_path: Path, stamp: dic
     owners = edited_dirs(changed, files, inputs.explicit)
     from agentrc.clients import registry as client_registry
 
-    memo = work.memo = cache.load_few(memo_path)  # a few entries asked for: the index read a shard at a time
+    memo = work.memo = cache.load(memo_path)
     names = client_registry.client_names()
     pairs: List[Tuple[Any, Any]] = []  # (old item, new item)
     for d in owners:

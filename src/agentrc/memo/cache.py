@@ -39,7 +39,7 @@ from typing import Any, Callable, Dict, Hashable, Optional, Set, Tuple
 
 from agentrc import __version__
 from agentrc.fdio import open_regular
-from agentrc.memo import cpus, shards
+from agentrc.memo import cpus
 from agentrc.memo.packs import Location, Spool, Store, _copy, _discard, _loads  # noqa: F401 - re-exported
 from agentrc.memo.stamp import base, load_stamp, location, save_stamp  # noqa: F401 - re-exported
 from agentrc.patterns import pattern
@@ -161,44 +161,8 @@ def load(path: Path) -> Memo:
     return Memo(spool=Spool(root))
 
 
-def load_few(path: Path) -> Memo:
-    """`load`, for a build that asks for a few entries (a replayed edit): the index is read
-    a shard at a time (agentrc.memo.shards), and whole only if something asks for it whole
-    (a full build going on with this memo, a save); `load` when there are no shards."""
-    root = _dir(path)
-    name = shards.current(root)
-    if name is None:
-        return load(path)
-    store = Store(root, None, shards.Shards(root, name), _whole_index)
-    try:
-        _read_additions(store)
-    except OSError:  # the memo's directory is gone: as `load`, a cold start
-        return Memo(spool=Spool(root))
-    return Memo(store=store, spool=Spool(root))
-
-
-def _whole_index(store: Store) -> Dict[Hashable, Location]:
-    """The index, read when a memo of `load_few` is asked for it whole: with the additions
-    read already folded in as `_read_additions` folds them (never over the index's own)."""
-    index: Dict[Hashable, Location] = {}
-    try:
-        with open_regular(str(store.root / "index")) as f:
-            version, read = pickle.load(f)
-        if version == __version__ and isinstance(read, dict):
-            index = read
-    except Exception:  # a missing, corrupt or foreign index: the additions alone
-        pass
-    for key in list(store.added):
-        if key in index:
-            del store.added[key]
-        else:
-            index[key] = store.added[key]
-    return index
-
-
 def _read_additions(store: Store) -> None:
-    """The index additions `append` left, into `store.index` (into `store.added` alone while
-    the index is not read: `_whole_index` folds them in). An addition never overrides
+    """The index additions `append` left, into `store.index`. An addition never overrides
     the index (one a full save has folded in already may be left by a save killed before it
     removed it: its pack may be gone); one that cannot be read is left out (misses)."""
     with os.scandir(store.root) as entries:
@@ -210,10 +174,6 @@ def _read_additions(store: Store) -> None:
         except Exception:
             continue
         if version != __version__ or not isinstance(added, dict):
-            continue
-        if not store.whole:
-            for key, where in added.items():
-                store.added.setdefault(key, where)
             continue
         for key, where in added.items():
             if key not in store.index:
@@ -254,7 +214,7 @@ def append(path: Path, memo: Memo) -> None:
 
 
 def _append(root: Path, store: Store, spool: Spool) -> None:
-    new = {k: where for k, where in spool.index.items() if store.where(k) is None}
+    new = {k: where for k, where in spool.index.items() if k not in store.index}
     if not new:
         spool.discard()
         return
@@ -274,27 +234,22 @@ def _fold(root: Path, store: Store, spool: Spool) -> None:
     name = spool.finish()
     index.update((k, (name,) + where) for k, where in spool.index.items())
     _write_index(root, "index", index)
-    shards.write(root, index)
     store.close()
     _remove_unnamed(root, index)
 
 
 def _remove_unnamed(root: Path, index: Dict[Hashable, Location]) -> None:
-    """Packs no index names, index additions (folded in), shards the pointer does not name
-    (agentrc.memo.shards), and what a killed save left. A
+    """Packs no index names, index additions (folded in), and what a killed save left. A
     temporary file of a process still running (`spool.PID.N.tmp`, `NAME.PID.tmp`: a second
     build of the same output, spooling as it goes) is left to it; removing it cost that
     build its cache save."""
     referenced = {loc[0] for loc in index.values()}
     for name in os.listdir(root):
-        if name in ("index", shards.POINTER) or name.startswith(shards.PREFIX):
-            continue  # the index's shards: the pointer's directory kept, the others removed below
-        if name not in referenced and not _running_writer(name):
+        if name != "index" and name not in referenced and not _running_writer(name):
             try:
                 (root / name).unlink()
             except OSError:
                 pass
-    shards.remove_others(root, None)
 
 
 def _running_writer(name: str) -> bool:
@@ -450,7 +405,6 @@ def _save(path: Path, memo: Memo) -> None:
         else:
             target.discard()
         _write_index(root, "index", index)
-        shards.write(root, index)
         if store is not None:
             store.close()
         _remove_unnamed(root, index)

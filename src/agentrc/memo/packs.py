@@ -21,46 +21,18 @@ Location = Tuple[str, int, int, int]  # pack file name, offset, length, crc32 of
 
 
 class Store:
-    """The memo's entries on disk: the index in memory, each entry read on demand. With
-    `shards` (agentrc.memo.shards), the index is read when something asks for it whole
-    (`load` reads it then), and until then an entry is found in its shard or in the index
-    additions (`added`, read already)."""
+    """The memo's entries on disk: the index in memory, each entry read on demand."""
 
-    def __init__(self, root: Path, index: Optional[Dict[Hashable, Location]],
-                 shards: Any = None, load: Optional[Callable[["Store"], Dict[Hashable, Location]]] = None):
+    def __init__(self, root: Path, index: Dict[Hashable, Location]):
         self.root = root
-        self._index = index
-        self.shards = shards
-        self._load = load
+        self.index = index
         self.reads = 0  # entries read: what a build reached
         self.bytes_read = 0
         self.added: Dict[Hashable, Location] = {}  # the entries `index` holds from index additions
         self._packs: Dict[str, int] = {}  # pack name -> descriptor
 
-    @property
-    def index(self) -> Dict[Hashable, Location]:
-        if self._index is None:
-            self._index = self._load(self) if self._load is not None else {}
-            self.shards = None
-        return self._index
-
-    @index.setter
-    def index(self, index: Dict[Hashable, Location]) -> None:
-        self._index, self.shards = index, None
-
-    @property
-    def whole(self) -> bool:
-        """Whether the index is read (else entries are found in their shards)."""
-        return self._index is not None or self.shards is None
-
-    def where(self, key: Hashable) -> Optional[Location]:
-        """Where the entry of `key` is, or None: from its shard while the index is not read."""
-        if not self.whole:
-            return self.shards.get(key) or self.added.get(key)
-        return self.index.get(key)
-
     def raw(self, key: Hashable) -> Optional[bytes]:
-        where = self.where(key)
+        where = self.index.get(key)
         if where is None:
             return None
         name, offset, length, crc = where
