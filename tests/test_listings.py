@@ -16,28 +16,15 @@ import pytest
 from agentrc.cli.main import main
 from agentrc.inputs import tree as treeread
 from agentrc.inputs.listings import Listings
+from test_nochange_cost import _registry as nochange_registry
+from test_nochange_cost import trusted  # noqa: F401 - a fixture
 
 CLIENTS = "claude,copilot,opencode"
 
 
-@pytest.fixture
-def trusted(monkeypatch, tmp_path):
-    """Directories and files older than the recording are trusted at once (no racy window)."""
-    monkeypatch.setattr(treeread, "RACY_NS", 0)
-    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
-
-
 def _registry(root: Path) -> Path:
-    reg = root / "reg"
-    for i in range(3):
-        d = reg / "rules" / f"rule-{i}"
-        d.mkdir(parents=True)
-        (d / "RULE.md").write_text(f"---\ndescription: Rule {i}.\n---\n\nGuidance {i}.\n")
-    skill = reg / "skills" / "helper"
-    (skill / "references").mkdir(parents=True)
-    (skill / "SKILL.md").write_text("---\ndescription: Helps.\n---\n\nSee [the notes](references/notes.md).\n")
-    (skill / "references" / "notes.md").write_text("Notes.\n")
-    return reg
+    """Three rules (`rule-00` to `rule-02`) and a skill with a supporting file and a script."""
+    return nochange_registry(root, rules=3)
 
 
 def _listing_calls(monkeypatch) -> List[str]:
@@ -67,31 +54,31 @@ def test_a_file_added_removed_or_renamed_is_seen_and_only_its_directory_listed(t
     reg = _registry(tmp_path)
     record = _record(reg)
     listed = _listing_calls(monkeypatch)
-    (reg / "rules" / "rule-1" / "extra.md").write_text("More.\n")
+    (reg / "rules" / "rule-01" / "extra.md").write_text("More.\n")
     got = _again(reg, record)
-    assert str(reg / "rules" / "rule-1" / "extra.md") in got.record["files"]
-    assert listed == [str(reg / "rules" / "rule-1")] and got.listed == 1
+    assert str(reg / "rules" / "rule-01" / "extra.md") in got.record["files"]
+    assert listed == [str(reg / "rules" / "rule-01")] and got.listed == 1
     assert got.digest != record["digest"]
     assert _paths(got) == sorted(f.path for f in treeread.read_tree([str(reg)]).tree.files)
 
     record = got.record
     listed.clear()
-    (reg / "rules" / "rule-1" / "extra.md").rename(reg / "rules" / "rule-1" / "renamed.md")
+    (reg / "rules" / "rule-01" / "extra.md").rename(reg / "rules" / "rule-01" / "renamed.md")
     (reg / "skills" / "helper" / "references" / "notes.md").unlink()
     got = _again(reg, record)
-    assert sorted(listed) == sorted([str(reg / "rules" / "rule-1"), str(reg / "skills" / "helper" / "references")])
+    assert sorted(listed) == sorted([str(reg / "rules" / "rule-01"), str(reg / "skills" / "helper" / "references")])
     assert _paths(got) == sorted(f.path for f in treeread.read_tree([str(reg)]).tree.files)
 
 
 def test_a_new_directory_is_entered(tmp_path, trusted, monkeypatch):
     reg = _registry(tmp_path)
     record = _record(reg)
-    (reg / "rules" / "rule-9").mkdir()
-    (reg / "rules" / "rule-9" / "RULE.md").write_text("---\ndescription: New.\n---\n\nNew.\n")
+    (reg / "rules" / "rule-09").mkdir()
+    (reg / "rules" / "rule-09" / "RULE.md").write_text("---\ndescription: New.\n---\n\nNew.\n")
     listed = _listing_calls(monkeypatch)
     got = _again(reg, record)
-    assert sorted(listed) == sorted([str(reg / "rules"), str(reg / "rules" / "rule-9")])
-    assert str(reg / "rules" / "rule-9" / "RULE.md") in got.record["files"]
+    assert sorted(listed) == sorted([str(reg / "rules"), str(reg / "rules" / "rule-09")])
+    assert str(reg / "rules" / "rule-09" / "RULE.md") in got.record["files"]
     listed.clear()
     again = _again(reg, dict(got.record, at=got.record["at"] + 1))
     assert listed == [] and again.digest == got.digest
@@ -110,12 +97,12 @@ def test_an_output_tree_appearing_below_the_sources_is_skipped(tmp_path, trusted
     """A directory holding `.agentrc` is not recorded: its manifest can appear without the
     directory changing, and then the walk skips it as an output tree."""
     reg = _registry(tmp_path)
-    (reg / "rules" / "rule-2" / ".agentrc").mkdir()
+    (reg / "rules" / "rule-02" / ".agentrc").mkdir()
     record = _record(reg)
-    assert str(reg / "rules" / "rule-2") not in record["dirs"][0].split("\0")
-    (reg / "rules" / "rule-2" / ".agentrc" / "manifest.json").write_text("{}")
+    assert str(reg / "rules" / "rule-02") not in record["dirs"][0].split("\0")
+    (reg / "rules" / "rule-02" / ".agentrc" / "manifest.json").write_text("{}")
     got = _again(reg, record)
-    assert str(reg / "rules" / "rule-2" / "RULE.md") not in got.record["files"]
+    assert str(reg / "rules" / "rule-02" / "RULE.md") not in got.record["files"]
 
 
 def test_a_racy_directory_is_listed(tmp_path, monkeypatch):
@@ -135,7 +122,7 @@ def test_a_record_of_another_shape_is_not_used(tmp_path, trusted, monkeypatch, d
     reg = _registry(tmp_path)
     record = _record(reg)
     paths, statuses, files, subdirs, complete = record["dirs"]
-    rule = str(reg / "rules" / "rule-0")
+    rule = str(reg / "rules" / "rule-00")
     if damage == "names":
         files = "\0".join("../../../etc/passwd" if p == rule else f for p, f in zip(paths.split("\0"),
                                                                                     files.split("\0")))
@@ -193,11 +180,11 @@ def test_a_build_lists_nothing_when_nothing_changed_and_finds_a_new_item(tmp_pat
     listed = _listing_calls(monkeypatch)
     assert "0 created, 0 updated, 0 deleted" in _build(reg, out)
     assert not [p for p in listed if p.startswith(str(reg))]
-    (reg / "rules" / "rule-7").mkdir()
-    (reg / "rules" / "rule-7" / "RULE.md").write_text("---\ndescription: Seven.\n---\n\nSeven.\n")
+    (reg / "rules" / "rule-07").mkdir()
+    (reg / "rules" / "rule-07" / "RULE.md").write_text("---\ndescription: Seven.\n---\n\nSeven.\n")
     printed = _build(reg, out)
     assert "0 created" not in printed
-    assert (out / ".claude" / "rules" / "rule-7.md").exists()
+    assert (out / ".claude" / "rules" / "rule-07.md").exists()
     listed.clear()
     assert "0 created, 0 updated, 0 deleted" in _build(reg, out)
     assert not [p for p in listed if p.startswith(str(reg))]
