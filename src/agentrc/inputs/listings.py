@@ -49,7 +49,7 @@ class Listings:
 
     def __init__(self, known: object = None, trusted_before: int = 0):
         self.trusted_before = trusted_before
-        self.index: Dict[str, int] = {}
+        self._index: Optional[Dict[str, int]] = None  # each known directory's place: made when `standing` asks
         self.statuses: Tuple[int, ...] = ()
         self.paths: List[str] = []
         self.files: List[str] = []
@@ -60,7 +60,6 @@ class Listings:
             paths, files, subdirs = known[0].split("\0"), known[2].split("\0"), known[3].split("\0")
             if len(paths) == len(files) == len(subdirs) and len(known[1]) == 4 * len(paths):
                 self.known = known  # type: ignore[assignment]
-                self.index = {p: i for i, p in enumerate(paths)}
                 self.statuses, self.paths, self.files, self.subdirs = known[1], paths, files, subdirs
         self.walked: List[Union[int, _Listed]] = []  # each directory walked: its index in `known`, or its listing
         self.fresh = 0  # directories listed and recorded (their listing is new to the record)
@@ -77,13 +76,10 @@ class Listings:
             st = os.lstat(directory)
         except (OSError, ValueError):
             return None, None
-        i = self.index.get(directory) if replay else None
-        if i is None:
-            return None, st
-        s, j, before = self.statuses, 4 * i, self.trusted_before
-        if not (s[j] == st.st_mtime_ns and s[j + 1] == st.st_ctime_ns and s[j + 2] == st.st_ino
-                and s[j + 3] == st.st_dev and st.st_mtime_ns < before and st.st_ctime_ns < before
-                and stat.S_ISDIR(st.st_mode)):
+        if self._index is None:  # not made for a walk that `all_standing` took whole
+            self._index = {p: i for i, p in enumerate(self.paths)}
+        i = self._index.get(directory) if replay else None
+        if i is None or not self._stands(i, st):
             return None, st
         files, subdirs = self.files[i], self.subdirs[i]
         names = (files.split("/") if files else [], subdirs.split("/") if subdirs else [])
@@ -93,6 +89,14 @@ class Listings:
             self._in_order = False
         self.walked.append(i)
         return names, st
+
+    def _stands(self, i: int, st: os.stat_result) -> bool:
+        """Whether the known directory `i`, of status `st` now, is as recorded (mtime, ctime,
+        inode, device) and older than the recording less the clock's slack: a directory."""
+        s, j, before = self.statuses, 4 * i, self.trusted_before
+        return (s[j] == st.st_mtime_ns and s[j + 1] == st.st_ctime_ns and s[j + 2] == st.st_ino
+                and s[j + 3] == st.st_dev and st.st_mtime_ns < before and st.st_ctime_ns < before
+                and stat.S_ISDIR(st.st_mode))
 
     def keep(self, directory: str, st: Optional[os.stat_result], files: List[str], subdirs: List[str]) -> None:
         """Record what the walk took from `directory`, listed after its status `st` was taken
@@ -142,17 +146,14 @@ class Listings:
             return None
         head = top if top.endswith("/") else top + "/"
         cut = len(head)
-        lstat, isdir, s, before = os.lstat, stat.S_ISDIR, self.statuses, self.trusted_before
+        lstat, stands = os.lstat, self._stands
         found: List[Tuple[str, str, List[str]]] = []
         for i, d in enumerate(paths):
             try:
                 st = lstat(d)
             except (OSError, ValueError):
                 return None
-            j = 4 * i
-            if not (s[j] == st.st_mtime_ns and s[j + 1] == st.st_ctime_ns and s[j + 2] == st.st_ino
-                    and s[j + 3] == st.st_dev and st.st_mtime_ns < before and st.st_ctime_ns < before
-                    and isdir(st.st_mode)):
+            if not stands(i, st):
                 return None
             rel = d[cut:] if i else ""
             # Below `top`, by plain names: the walk enters no hidden directory, so no `.` or `..`.

@@ -300,14 +300,14 @@ def _kept_directory(listings: Listings, directory: str, st: Optional[os.stat_res
     root, rel, below, entries, out, diags, enter, wanted, max_size, skip_large, seen, visit = args
     said, taken = len(diags.items), len(out)
     names: List[str] = []
+    visit_named = None
     if visit is not None:
         def visit_named(path: str, display: str, visit: Callable[[str, str], None] = visit) -> None:
             names.append(path.rpartition("/")[2])
             visit(path, display)
-        subdirs = _directory(root, rel, below, entries, out, diags, enter, wanted, max_size, skip_large, seen,
-                             visit_named)
-    else:
-        subdirs = _directory(root, rel, below, entries, out, diags, enter, wanted, max_size, skip_large, seen, None)
+    subdirs = _directory(root, rel, below, entries, out, diags, enter, wanted, max_size, skip_large, seen,
+                         visit_named)
+    if visit is None:  # the files read: their names
         names = [f.path.rpartition("/")[2] for f in out[taken:]]
     # What the walk does with a link depends on its target, which can change while the directory does not.
     plain = len(diags.items) == said and not any(e.is_symlink() or (rel and e.name == ".agentrc") for e in entries)
