@@ -269,10 +269,10 @@ def _save_stamp(options: BuildOptions, stamp_path: Path, key: str, inputs: Input
         incremental.forget_record(stamp_path)
     manifest = writer.manifest_digest(Path(options.out))
     stampfile.save_stamp(stamp_path, {"key": key, "manifest": manifest,
-                                 "outputs": writer.recorded_statuses(written, manifest) if written else None,
-                                 "diagnostics": [d.to_json() for d in sorted(set(diags)) if said_again(d)],
-                                 "summary": totals, "files": len(plan.files), "sources": inputs.signature,
-                                 "replay": key})  # the replay record's, kept by the edits it replays
+                                     "outputs": writer.recorded_statuses(written, manifest) if written else None,
+                                     "diagnostics": [d.to_json() for d in sorted(set(diags)) if said_again(d)],
+                                     "summary": totals, "files": len(plan.files), "sources": inputs.signature,
+                                     "replay": key})  # the replay record's, kept by the edits it replays
 
 
 def _sources_after_write(options: BuildOptions, inputs: Inputs, changes: writer.Changes) -> Optional[Inputs]:

@@ -241,7 +241,7 @@ def _replay(options: BuildOptions, memo_path: Path, stamp_path: Path, stamp: dic
         return Replayed(tuple(sorted(set(diags))), stamp["summary"], None)
     if replayed is not None and not any(d.is_error for d in written):
         stampfile.save_stamp(stamp_path, dict(stamp, key=key, manifest=replayed[0], outputs=replayed[1],
-                                         sources=inputs.signature))
+                                             sources=inputs.signature))
     return Replayed(tuple(sorted(set(diags))), stamp["summary"], changes)
 
 
