@@ -103,7 +103,7 @@ Row = Tuple[str, Callable[[], Tuple[List[str], str]]]  # name, prepare() -> (com
 
 def agentrc_rows(w: Dict[str, str], py: str) -> List[Row]:
     cache = w["cache"]
-    a = [py, "-m", "agentrc"]
+    a = [py, w["program"]]  # as users run it (bench/run.py, `agentrc_program`)
 
     def cold() -> None:
         shutil.rmtree(cache, ignore_errors=True)
@@ -280,6 +280,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     py = bench.agentrc_python()
     env = dict(os.environ, PYTHONPATH=src, NO_COLOR="1", AGENTRC_CACHE_DIR=os.path.join(base, "cache"))
     w = prepare(base, args.items, py, env)
+    w["program"] = bench.agentrc_program(src)
     rows = agentrc_rows(w, py)
     if not args.no_peers:
         rows += rulesync_rows(w, bench.ensure_peers()["rulesync"])

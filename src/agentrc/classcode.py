@@ -33,9 +33,12 @@ import dataclasses
 import os
 import sys
 from types import CodeType
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set
 
 from agentrc.pycache import cache_path, read_kept, write_kept
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Set
 
 _DIRECTORY: Optional[str] = None  # where the files go instead of beside the modules (tests)
 

@@ -7,9 +7,11 @@ case under `tests/cases/diagnostics/` that triggers it, so no code exists withou
 
 from __future__ import annotations
 
-from typing import Dict
-
 from agentrc.classcode import dataclass
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _DeferredInspect(types.ModuleType):

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
-from typing import Iterable, List, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.codes import CODES
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Iterable, List, Tuple
 
 # Escaped by `printable`: C0 controls (tab and newline included: a name holds neither),
 # DEL, C1 controls; the soft hyphen; the Arabic letter mark and the Mongolian vowel

@@ -21,9 +21,14 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import BinaryIO, Optional, Tuple, Union
 
-Buffer = Union[bytes, bytearray, memoryview]
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from os import PathLike
+    from typing import BinaryIO, Optional, Tuple, Union
+
+    Buffer = Union[bytes, bytearray, memoryview]
+    StrPath = Union[str, PathLike]  # a path: a string, or a `pathlib.Path` (the tests')
 
 # Non-blocking (a FIFO, a tty), not through a link in the last component (ELOOP), not inherited.
 READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)

@@ -14,9 +14,11 @@ never accounted for, so an adapter cannot drop a field silently.
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Tuple
-
 from agentrc.classcode import dataclass
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, List, Tuple
 
 EMITTED, MAPPED, DEGRADED, DROPPED, OMITTED = "emitted", "mapped", "degraded", "dropped", "omitted"
 STATUSES = (EMITTED, MAPPED, DEGRADED, DROPPED, OMITTED)

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Callable, Sequence, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.frozen import thaw
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Sequence, Tuple
 
 STATE_DIR = ".agentrc"  # an output directory's own state: the manifest, the journal, the lock
 

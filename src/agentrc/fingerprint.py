@@ -25,24 +25,30 @@ import hashlib
 import os
 import sys
 import time
-from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Tuple
 
 from agentrc import __version__
 from agentrc.pycache import cache_path, read_kept, write_kept
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Dict, Iterable, List, Optional, Tuple
+
 _CODE: list = []
 _KEPT: Optional[str] = cache_path(__file__, "fingerprint")
 RACY_NS = 3 * 10 ** 9  # as the source stamp's (agentrc.inputs.tree): a status this recent vouches for nothing
-Status = Tuple[int, int, int, int]
+if TYPE_CHECKING:
+    Status = Tuple[int, int, int, int]
 
 
-PACKAGE = Path(__file__).parent  # this module sits at the top of the agentrc package
+PACKAGE = os.path.dirname(__file__)  # this module sits at the top of the agentrc package
 
 
 def code_files() -> List[Path]:
     """Every source and schema file of the agentrc package, sub-packages included."""
-    return [PACKAGE.joinpath(*parts) for parts in _code_parts()]
+    from pathlib import Path  # here: a command hashes the package by `_code_parts`, without it (2 ms)
+
+    return [Path(PACKAGE, *parts) for parts in _code_parts()]
 
 
 def _code_parts(statuses: Optional[Dict[str, Status]] = None) -> List[Tuple[str, ...]]:

@@ -6,7 +6,11 @@ values therefore become `FrozenMap` (an ordered, hashable mapping) and tuples.
 
 from __future__ import annotations
 
-from typing import Any, Dict, ItemsView, Iterator, KeysView, Mapping, Optional, Tuple, ValuesView
+from collections.abc import Mapping
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, ItemsView, Iterator, KeysView, Optional, Tuple, ValuesView
 
 
 class FrozenMap(Mapping):

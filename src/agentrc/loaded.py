@@ -6,13 +6,15 @@ joins them into one model. Shared by `agentrc.inputs` and `agentrc.pipeline`.
 
 from __future__ import annotations
 
-from typing import Tuple
-
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fidelity import ItemReport
 from agentrc.frozen import FrozenMap
 from agentrc.model import Registry
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Tuple
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,14 @@ import functools
 import hashlib
 from dataclasses import field
 from enum import Enum
-from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.frozen import FrozenMap
 
-Pos = Tuple[int, int]
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, FrozenSet, List, Optional, Tuple
+    Pos = Tuple[int, int]
 
 
 class Kind(str, Enum):

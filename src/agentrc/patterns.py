@@ -35,9 +35,12 @@ import hashlib
 import os
 import re
 import sys
-from typing import Any, Dict, List, Optional, Pattern, Tuple
 
 from agentrc.pycache import cache_path, read_kept, write_kept
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Pattern, Tuple
 
 try:  # the standard library's pattern compiler: its parser, its code generator, its matcher
     import _sre
@@ -53,10 +56,12 @@ except ImportError:  # pragma: no cover - another implementation: every pattern 
 
 _PATH: Optional[str] = None  # where the file goes instead of beside the package (tests)
 
-Program = Tuple[int, list, int, Dict[str, int], Tuple[Optional[str], ...]]  # `_sre.compile`'s arguments
+if TYPE_CHECKING:
+    Program = Tuple[int, list, int, Dict[str, int], Tuple[Optional[str], ...]]  # `_sre.compile`'s arguments
 # A pattern's key: whether it is bytes first (a str and a bytes of the same letters hash
 # alike, and comparing them warns under `python -b`), then its text and flags.
-Key = Tuple[bool, Any, int]
+if TYPE_CHECKING:
+    Key = Tuple[bool, Any, int]
 
 _kept: Dict[str, Dict[Key, Program]] = {}  # module -> key -> program, as read
 _loaded = [False]

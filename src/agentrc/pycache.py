@@ -18,9 +18,12 @@ import hashlib
 import marshal
 import os
 import sys
-from typing import Any, Callable, Optional
 
 from agentrc.fdio import read_regular
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Optional
 
 LIMIT = 16 << 20  # a file larger than this is not ours: ignored
 

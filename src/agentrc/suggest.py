@@ -9,7 +9,9 @@ nothing to do never does).
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, Optional
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, Optional
 
 CUTOFF = 0.6  # difflib's own default: 'descripton' -> 'description', 'claud' -> 'claude'
 

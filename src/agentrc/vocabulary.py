@@ -8,9 +8,11 @@ cells, which predate Copilot's and opencode's current tool names.
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
-
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, Optional, Tuple
 
 TOOLS = ("read", "write", "edit", "bash", "grep", "glob", "web-fetch", "web-search")
 
@@ -50,7 +52,8 @@ def split_model(model: str):
 # case-insensitive) and VS Code's built-in tools, by their current `set/tool` names
 # (code.visualstudio.com/docs/agents/reference/tools-reference) and their older bare names
 # (editFiles, runCommands, codebase, ...). Keys are lowercase.
-Resolved = Tuple[Tuple[str, ...], str]  # (capabilities, "" or the note saying they are the nearest)
+if TYPE_CHECKING:
+    Resolved = Tuple[Tuple[str, ...], str]  # (capabilities, "" or the note saying they are the nearest)
 _NEAREST_SEARCH = "searches the workspace its own way; the nearest capabilities are grep and glob"
 COPILOT_TOOL_TABLE: Dict[str, Resolved] = {
     # tool sets and the custom-agent aliases

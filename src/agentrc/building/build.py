@@ -16,8 +16,6 @@ import json
 import os
 import sys
 from dataclasses import replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics, said_again
@@ -31,13 +29,17 @@ from agentrc.output.recorded import untouched
 from agentrc.output.totals import summary
 from agentrc.pipeline import nogc
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
+    from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
+
     from agentrc.memo import cache
     from agentrc.output import writer
     from agentrc.output.spill import Spill
     from agentrc.pipeline import stages
 
-Totals = Dict[str, Dict[str, int]]  # per client: items, skipped, servers and fields per status
+if TYPE_CHECKING:
+    Totals = Dict[str, Dict[str, int]]  # per client: items, skipped, servers and fields per status
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ def _key(options: BuildOptions, sources: str, explicit: Tuple[str, ...]) -> str:
         + ([] if options.shared_copies else ["no-shared-copies"]) + options.ignore.key()).encode()])
 
 
-def _stamp_path(memo_path: Path, options: BuildOptions) -> Path:
+def _stamp_path(memo_path: str, options: BuildOptions) -> str:
     """Where the no-change stamp and the replay record of this build live (their suffixes
     added): the memo's own name when every path was given absolute and normalised, else that
     name with a digest of the paths as typed. The memo is shared by every spelling of the same
@@ -111,11 +113,12 @@ def _stamp_path(memo_path: Path, options: BuildOptions) -> Path:
     typed = [options.out, *options.paths]
     if all(os.path.isabs(p) and os.path.normpath(p) == p for p in typed):
         return memo_path
-    return memo_path.with_name(f"{memo_path.stem}-{digest([p.encode() for p in typed])[:12]}{memo_path.suffix}")
+    stem, suffix = os.path.splitext(memo_path)
+    return f"{stem}-{digest([p.encode() for p in typed])[:12]}{suffix}"
 
 
 def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> BuildResult:
-    out = Path(options.out)
+    out = options.out
     memo_path = stampfile.location(options.out, options.paths) if options.cache else None
     stamp_path = _stamp_path(memo_path, options) if memo_path else None
     stamp = stampfile.load_stamp(stamp_path) if stamp_path and not options.report else None
@@ -160,7 +163,7 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
             spill.close()
 
 
-def _memo(options: BuildOptions, memo_path: Optional[Path], stamp_path: Optional[Path], stamp: Optional[dict],
+def _memo(options: BuildOptions, memo_path: Optional[str], stamp_path: Optional[str], stamp: Optional[dict],
           inputs: Inputs, key: str, notify: Optional[Callable[[str], None]]
           ) -> Tuple[Optional[BuildResult], Optional[cache.Memo], Optional[Spill]]:
     """Past the no-change check, with a memo: the result of a replayed edit when the sources'
@@ -170,7 +173,7 @@ def _memo(options: BuildOptions, memo_path: Optional[Path], stamp_path: Optional
         return None, None, None
     # Compiled schema validators kept beside the memo.
     from agentrc import schemas
-    schemas.use_code_cache(str(memo_path.parent))
+    schemas.use_code_cache(os.path.dirname(memo_path))
     memo = None
     if stamp_path and stamp:
         # Sources changed: an edit that reaches only a few outputs is built alone.
@@ -185,12 +188,12 @@ def _memo(options: BuildOptions, memo_path: Optional[Path], stamp_path: Optional
     spill = None
     if memo.digests:
         from agentrc.output.spill import Spill
-        spill = Spill(str(memo_path.parent))
+        spill = Spill(os.path.dirname(memo_path))
         memo.defer = True  # this process's entries pickled when the memo is saved, aside
     return None, memo, spill
 
 
-def _read(options: BuildOptions, out: Path, stamp_path: Optional[Path], stamp: Optional[dict]
+def _read(options: BuildOptions, out: str, stamp_path: Optional[str], stamp: Optional[dict]
           ) -> Tuple[Optional[BuildResult], Inputs, str]:
     """The no-change check, then the inputs: the last result when the sources and options
     (the key) and the outputs are as the stamp recorded (then no inputs: the third and
@@ -218,7 +221,7 @@ def _read(options: BuildOptions, out: Path, stamp_path: Optional[Path], stamp: O
     return None, inputs, key
 
 
-def _still(stamp: dict, key: str, out: Path) -> bool:
+def _still(stamp: dict, key: str, out: str) -> bool:
     """Same sources and options (`key`), outputs as last written: the last result stands."""
     return stamp.get("key") == key and untouched(out, stamp.get("manifest", ""), stamp.get("outputs"))
 
@@ -239,7 +242,7 @@ def _output(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo], p
     from agentrc.output import writer  # here: a build with nothing to do never imports the writer
 
     try:
-        with writer.session(Path(options.out), write=not options.check, notify=notify) as tree:
+        with writer.session(options.out, write=not options.check, notify=notify) as tree:
             tree.jobs = _jobs(options)
             if stamp:
                 tree.expect(stamp.get("manifest", ""), stamp.get("outputs"))
@@ -254,7 +257,7 @@ def _output(options: BuildOptions, inputs: Inputs, memo: Optional[cache.Memo], p
         return None, None
 
 
-def _save_stamp(options: BuildOptions, stamp_path: Path, key: str, inputs: Inputs, plan, diags: List[Diagnostic],
+def _save_stamp(options: BuildOptions, stamp_path: str, key: str, inputs: Inputs, plan, diags: List[Diagnostic],
                 totals: Totals, changes: writer.Changes, written: Optional[writer.Output]) -> None:
     """What the next build needs to know this one: the replay record of an edit, and the
     no-change stamp (the sources, the options, the outputs as written and the result)."""
@@ -267,7 +270,7 @@ def _save_stamp(options: BuildOptions, stamp_path: Path, key: str, inputs: Input
         incremental.save_record(stamp_path, key, options, inputs, plan)
     else:
         incremental.forget_record(stamp_path)
-    manifest = writer.manifest_digest(Path(options.out))
+    manifest = writer.manifest_digest(options.out)
     stampfile.save_stamp(stamp_path, {"key": key, "manifest": manifest,
                                      "outputs": writer.recorded_statuses(written, manifest) if written else None,
                                      "diagnostics": [d.to_json() for d in sorted(set(diags)) if said_again(d)],
@@ -351,7 +354,7 @@ def _record_capabilities(projects, clients: Tuple[str, ...]) -> List[Diagnostic]
                                                                                         capabilities=records)
         where = lock_io.lock_path(root)
         try:
-            writer.write_atomic(Path(where), lockfile.dumps(new), Path(root))
+            writer.write_atomic(where, lockfile.dumps(new), root)
         except OSError as exc:
             d.error(where, (0, 0), atomic.code_of(exc, "AR142"), f"cannot write the lock: {exc.strerror or exc}")
     return d.items
@@ -404,7 +407,7 @@ def _write(tree: writer.Output, options: BuildOptions, plan, changes: writer.Cha
     if options.report:
         from agentrc.pipeline import stages
         try:
-            writer.write_atomic(Path(options.report), stages.report_bytes(options.clients, plan))
+            writer.write_atomic(options.report, stages.report_bytes(options.clients, plan))
         except OSError as exc:
             d = Diagnostics()
             d.error(options.report, (0, 0), atomic.code_of(exc, "AR142"), f"cannot write the report: "

@@ -38,20 +38,7 @@ import json
 import os
 import pickle
 import posixpath
-from pathlib import Path
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    FrozenSet,
-    Iterator,
-    List,
-    Mapping,
-    Optional,
-    Sequence,
-    Tuple,
-)
+from collections.abc import Mapping
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -62,6 +49,10 @@ from agentrc.memo import stamp as stampfile
 from agentrc.model import ENTRYPOINTS, Kind, Resource, SourceFile
 from agentrc.names import is_bundle_file, is_registry_marker
 from agentrc.output import writer
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:
     from agentrc.building.build import BuildOptions
@@ -93,8 +84,8 @@ def options_key(options: BuildOptions, explicit: Sequence[str]) -> str:
                       + options.ignore.key())
 
 
-def _record_path(stamp_path: Path) -> Path:
-    return stamp_path.with_suffix(".replay")
+def _record_path(stamp_path: str) -> str:
+    return stampfile.beside(stamp_path, ".replay")
 
 
 def eligible(options: BuildOptions, inputs: Inputs) -> bool:
@@ -104,7 +95,7 @@ def eligible(options: BuildOptions, inputs: Inputs) -> bool:
             and inputs.signature is not None)
 
 
-def save_record(stamp_path: Path, key: str, options: BuildOptions, inputs: Inputs, plan) -> None:
+def save_record(stamp_path: str, key: str, options: BuildOptions, inputs: Inputs, plan) -> None:
     """The replay record of a successful full build (`plan`) of stamp key `key` (the stamp's
     `replay`). It keeps what the build's render context took from its items (`Plan.context`:
     the skills' names, the names given to items that would collide as Agent Skills), so a
@@ -120,17 +111,17 @@ def save_record(stamp_path: Path, key: str, options: BuildOptions, inputs: Input
     _write(stamp_path, record)
 
 
-def forget_record(stamp_path: Path) -> None:
+def forget_record(stamp_path: str) -> None:
     try:
-        _record_path(stamp_path).unlink()
+        os.unlink(_record_path(stamp_path))
     except OSError:
         pass
 
 
-def _write(stamp_path: Path, record: dict) -> None:
+def _write(stamp_path: str, record: dict) -> None:
     try:
-        stamp_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = _record_path(stamp_path).with_suffix(".replay.tmp")
+        os.makedirs(os.path.dirname(stamp_path) or ".", exist_ok=True)
+        tmp = stampfile.beside(stamp_path, ".replay.tmp")
         with open(tmp, "wb") as fh:
             pickle.dump(record, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, _record_path(stamp_path))
@@ -138,9 +129,9 @@ def _write(stamp_path: Path, record: dict) -> None:
         pass  # an optimisation: the next edit takes the full build
 
 
-def _load(stamp_path: Path) -> Optional[dict]:
+def _load(stamp_path: str) -> Optional[dict]:
     try:
-        with open_regular(str(_record_path(stamp_path))) as fh:  # a FIFO planted there: a miss
+        with open_regular(_record_path(stamp_path)) as fh:  # a FIFO planted there: a miss
             record = pickle.load(fh)
     except Exception:  # missing, damaged or foreign: no replay
         return None
@@ -164,8 +155,8 @@ class Replayed:
     changes: Optional[writer.Changes]  # None: the output could not be used (as `BuildResult`'s)
 
 
-def replay(options: BuildOptions, memo_path: Path, stamp: dict, inputs: Inputs, key: str,
-           notify=None, stamp_path: Optional[Path] = None) -> Tuple[Optional[Replayed], Optional[cache.Memo]]:
+def replay(options: BuildOptions, memo_path: str, stamp: dict, inputs: Inputs, key: str,
+           notify=None, stamp_path: Optional[str] = None) -> Tuple[Optional[Replayed], Optional[cache.Memo]]:
     """The build of `options` over `inputs` (stamp key `key`) as a replay of the last one
     (`stamp`); or (None, memo) when it must be built whole (`LAST` says why), with the memo
     it loaded for the full build to go on with (None: load it again), so that the items it
@@ -202,7 +193,7 @@ def _reads(memo: Optional[cache.Memo]) -> int:
     return memo.store.reads if memo is not None and memo.store is not None else 0
 
 
-def _replay(options: BuildOptions, memo_path: Path, stamp_path: Path, stamp: dict, inputs: Inputs, key: str,
+def _replay(options: BuildOptions, memo_path: str, stamp_path: str, stamp: dict, inputs: Inputs, key: str,
             notify, work: Work) -> Replayed:
     if not eligible(options, inputs):
         raise Fallback("options or sources a replay does not cover")
@@ -210,7 +201,7 @@ def _replay(options: BuildOptions, memo_path: Path, stamp_path: Path, stamp: dic
     if record is None or record.get("key") != stamp.get("replay") \
             or record.get("options") != options_key(options, inputs.explicit):
         raise Fallback("no replay record for the last build with these options")
-    out = Path(options.out)
+    out = options.out
     manifest = writer.untouched_manifest(out, stamp.get("manifest", ""), stamp.get("outputs"))
     if manifest is None:
         raise Fallback("the output is not as the last build left it")
@@ -483,7 +474,7 @@ def rerender(adapters, pairs, ctx, memo: cache.Memo, shared: Dict[str, int], wor
     return list(write.values()), {p: old[p] for p in write}
 
 
-def _write_outputs(out: Path, stamp: dict, files: Sequence[Any], old: Dict[str, str], notify, manifest: bytes):
+def _write_outputs(out: str, stamp: dict, files: Sequence[Any], old: Dict[str, str], notify, manifest: bytes):
     """Through `writer.Output.replay`: the changes, the new manifest's (digest, record) and
     the write's diagnostics (an error: the stamp stays the last build's). `manifest`: the
     bytes of the last build's, as read before the lock."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 import posixpath
 from collections import OrderedDict
 from dataclasses import replace
-from typing import Any, Dict, FrozenSet, Hashable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from agentrc.building import incremental
 from agentrc.classcode import dataclass
@@ -29,8 +28,12 @@ from agentrc.diagnostics import Diagnostic
 from agentrc.memo.cache import Memo
 from agentrc.model import IgnoreList, SourceTree
 
-Entries = Tuple[Tuple[Any, Any], ...]  # one item directory group's memo entries (parse and renders)
-PackageFiles = Tuple[Tuple[str, bytes, bool], ...]  # what `stages.package` returns: (path, bytes, executable)
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, FrozenSet, Hashable, List, Mapping, Optional, Sequence, Set, Tuple
+    Entries = Tuple[Tuple[Any, Any], ...]  # one item directory group's memo entries (parse and renders)
+if TYPE_CHECKING:
+    PackageFiles = Tuple[Tuple[str, bytes, bool], ...]  # what `stages.package` returns: (path, bytes, executable)
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,9 @@ from __future__ import annotations
 import base64
 import posixpath
 from dataclasses import field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc import names
-from agentrc.canonical.layers import (  # noqa: F401 - re-exported: the front door's callers read them here
-    Layer,
-    Pos,
-    layer_from_tree,
-    strip_managed_block,
-)
+from agentrc.canonical.layers import Layer, layer_from_tree, strip_managed_block  # noqa: F401
 from agentrc.canonical.merging import Document
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -44,6 +38,13 @@ from agentrc.text.yamlpos import Located
 from agentrc.vocabulary import MODEL_ALIASES, TOOLS, check_model
 
 # --- onto the one internal model ---------------------------------------------------------
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+    from agentrc.canonical.layers import Pos
+
 
 # Claude-style tool names canonical hooks use (`tools: ["Bash"]`) -> the portable vocabulary.
 HOOK_TOOLS = {"bash": "bash", "edit": "edit", "write": "write", "read": "read", "grep": "grep", "glob": "glob",

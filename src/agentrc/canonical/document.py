@@ -28,12 +28,7 @@ from agentrc.canonical.convert import (  # noqa: F401 - re-exported: the front d
     split_globs,
     to_registry,
 )
-from agentrc.canonical.layers import (  # noqa: F401 - re-exported: the front door's callers read them here
-    Layer,
-    Pos,
-    layer_from_tree,
-    strip_managed_block,
-)
+from agentrc.canonical.layers import Layer, layer_from_tree, strip_managed_block  # noqa: F401
 from agentrc.canonical.merging import (  # noqa: F401 - re-exported: the front door's callers read them here
     CAPABILITIES,
     CONFIG_KEYS,
@@ -46,3 +41,7 @@ from agentrc.canonical.merging import (  # noqa: F401 - re-exported: the front d
     validate,
 )
 from agentrc.frozen import FrozenMap, freeze  # noqa: F401 - re-exported: callers build a layer with them
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    pass

@@ -14,7 +14,6 @@ import base64
 import json
 import posixpath
 from dataclasses import field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
@@ -26,7 +25,10 @@ from agentrc.text.position import line_col
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
 
-Pos = Tuple[int, int]
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
+    Pos = Tuple[int, int]
 # The directories of a layer holding a markdown entry, and the files that may be its body.
 _SECTIONS = (("rules", ("prompt.md", "AGENTS.md")), ("commands", ("prompt.md",)),
              ("agents", ("prompt.md", "AGENTS.md")), ("skills", ("SKILL.md",)))

@@ -13,18 +13,19 @@ import binascii
 import math
 import posixpath
 from dataclasses import field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from agentrc import schemas
-from agentrc.canonical.layers import (  # noqa: F401 - re-exported: the front door's callers read them here
-    Layer,
-    Pos,
-    layer_from_tree,
-    strip_managed_block,
-)
+from agentrc.canonical.layers import Layer, layer_from_tree, strip_managed_block  # noqa: F401
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.frozen import FrozenMap, freeze, thaw
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+    from agentrc.canonical.layers import Pos
+
 
 CAPABILITIES = ("rules", "commands", "skills", "agents", "hooks", "mcp")
 # Keys of ai.config.* besides the capabilities: how the layers are found, not content.

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import List
-
 from agentrc.canonical.document import CAPABILITIES, Document
 from agentrc.frozen import thaw
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import List
 
 
 def render_text(root: str, document: Document) -> str:

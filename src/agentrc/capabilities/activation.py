@@ -16,7 +16,6 @@ where `from:` says, and own its command namespace alone (AR170).
 from __future__ import annotations
 
 import json
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from agentrc.capabilities.config import Binding, Config, Entry
 from agentrc.capabilities.integrity import collation_key
@@ -25,6 +24,10 @@ from agentrc.capabilities.model import LAYERS, OAS_CONTRACT, Capability
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import FrozenMap, freeze, thaw
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 
 @dataclass(frozen=True)

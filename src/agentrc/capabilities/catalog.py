@@ -6,12 +6,14 @@ never trust. Pure: the caller reads the file (`capops/install.read_catalog`)."""
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
-
 from agentrc import schemas
 from agentrc.capabilities.jsonread import read, schema_message
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,6 @@ an entry whose source the scope owns (`from: owned` or `path:`). All are AR168.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
-
 from agentrc import schemas
 from agentrc.capabilities.jsonread import schema_message
 from agentrc.capabilities.model import LAYERS
@@ -20,6 +18,10 @@ from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import FrozenMap, freeze
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Optional, Tuple
 
 CONFIG_FILE = "oas-config.yaml"
 MAX_BYTES = 16 << 20

@@ -19,7 +19,10 @@ guessed order would give a hash the kernel does not.
 from __future__ import annotations
 
 import hashlib
-from typing import Iterable, Tuple
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Iterable, Tuple
 
 # Printable ASCII in ICU root collation order (each letter: its lower case, then upper case).
 _ORDER = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789" + "".join(c + c.upper() for c in "abcdefghijklmnopqrstuvwxyz")

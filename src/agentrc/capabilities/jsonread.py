@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import field
-from typing import Any, Dict, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Tuple
 
 MAX_BYTES = 16 << 20  # the bound of every source file (AR054)
 

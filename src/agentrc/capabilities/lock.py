@@ -16,7 +16,6 @@ indent and a final newline (`dump`), so a lock agentrc writes is byte for byte t
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc import schemas
 from agentrc.capabilities import source as sources
@@ -24,6 +23,10 @@ from agentrc.capabilities.jsonread import read, schema_message
 from agentrc.capabilities.manifest import MATERIAL_ID
 from agentrc.capabilities.model import Installation, Lock, LockedCapability, LockedPackage
 from agentrc.diagnostics import Diagnostics
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 _TRANSITIONAL = ("capabilities", "trustedCapabilities", "depsIntegrity")
 

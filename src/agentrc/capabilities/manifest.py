@@ -12,13 +12,16 @@ declared files present) is checked by the reader of the tree (`agentrc.inputs.ca
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc import schemas
 from agentrc.capabilities.jsonread import read, schema_message
 from agentrc.capabilities.model import HOOK_EVENTS, Capability, ConfigTemplate, Hook, Package, Requirement
 from agentrc.diagnostics import Diagnostics
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 # An id that names a directory under installed/: what a package may export.
 MATERIAL_ID = pattern(r"[a-z0-9][a-z0-9._-]*")

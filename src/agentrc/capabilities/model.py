@@ -10,9 +10,11 @@ These types hold what the files say, already validated (`agentrc.capabilities.ma
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
-
 from agentrc.classcode import dataclass
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
 
 LAYERS = ("knowledge", "messaging", "tasks")
 HOOK_EVENTS = ("soul-scaffold", "spawn", "retire")

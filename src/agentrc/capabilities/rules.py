@@ -3,10 +3,12 @@ gets at most one integration per fundamental layer (AR153)."""
 
 from __future__ import annotations
 
-from typing import Dict, Sequence, Tuple
-
 from agentrc.capabilities.model import Capability
 from agentrc.diagnostics import Diagnostics
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, Sequence, Tuple
 
 
 def duplicate_ids(capabilities: Sequence[Tuple[str, Capability]], diags: Diagnostics) -> None:

@@ -20,12 +20,15 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from typing import Optional
 
 from agentrc.capabilities.model import DEFAULT_PACKAGE_PATH
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import hide_credentials
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Optional
 
 _GIT_URL = pattern(r"(https?://|file://|git@|ssh://|git://)", re.IGNORECASE)
 _CATALOG = pattern(r"([a-z0-9][a-z0-9._-]*)(?:@(.+))?")

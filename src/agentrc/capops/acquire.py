@@ -17,7 +17,6 @@ locked package and installs it in place; remove retires a package nothing uses.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.capabilities import lock as locks
 from agentrc.capabilities import source as sources
@@ -41,6 +40,10 @@ from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 
 def install(scope: str, spec: str, notify: Callable[[str], None] = lambda _m: None, replace: bool = False,

@@ -35,7 +35,6 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from agentrc.capops import safe as capsafe
 from agentrc.diagnostics import Diagnostics
@@ -43,6 +42,10 @@ from agentrc.fdio import read_regular
 from agentrc.inputs import captree
 from agentrc.inputs import fetch as gitfetch
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 NPM_ARGV = ("npm", "ci", "--omit=dev", "--omit=peer", "--ignore-scripts", "--no-audit", "--no-fund")
 NPM_TIMEOUT = 300

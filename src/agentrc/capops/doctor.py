@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.capabilities import activation
 from agentrc.capabilities import config as configs
@@ -28,6 +27,10 @@ from agentrc.frozen import thaw
 from agentrc.inputs import captree
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 # agentrc's own texts for the blocks and skills the kernel composes into every instance
 # (spec 003, "Exact runtime composition"): written for agentrc, shipped with it.

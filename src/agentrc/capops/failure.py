@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import field
-from typing import Any, Dict, List, Sequence, Tuple
 
 from agentrc.capops import safe as capsafe
 from agentrc.classcode import dataclass
@@ -17,6 +16,10 @@ from agentrc.codes import CODES
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import captree
 from agentrc.output import atomic
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Sequence, Tuple
 
 KERNEL_CODES = {
     # An invalid oas.json is the kernel's invalid-source (the source's capability is wrong), an

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List
 
 from agentrc.capabilities.model import CAPABILITY_FILE, INSTALLATION_FILE, LOCK_FILE, Capability, LockedCapability
 from agentrc.capops import listing
@@ -23,6 +22,10 @@ from agentrc.capops.failure import Failure
 from agentrc.capops.scope import hash_or_empty, installed_dir, lock_levels, read_lock
 from agentrc.capops.trust import provenance_agrees
 from agentrc.inputs import captree
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List
 
 
 def _lock_row(level: str, row: LockedCapability) -> Dict[str, Any]:

@@ -18,7 +18,6 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from agentrc.capops import doctor as capdoctor
 from agentrc.capops import instances as ci
@@ -27,6 +26,10 @@ from agentrc.capops.install import Failure, Outcome, fail
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import captree
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 STAGE = pattern(r"\..+\.agentrc-[a-z0-9_]{8}", re.DOTALL)  # `tempfile.mkdtemp(prefix=".<name>.agentrc-")`
 POSTURE = {

@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import subprocess
-from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.capabilities import activation
 from agentrc.capops import doctor as capdoctor
@@ -22,6 +21,10 @@ from agentrc.capops import reqs as capreqs
 from agentrc.capops.install import Outcome
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 HOOK_TIMEOUT = 120
 MAX_HOOK_OUTPUT = 1 << 20

@@ -24,7 +24,6 @@ from __future__ import annotations
 import os  # noqa: F401 - set here (a test's faulty `os`), it is set in every module of the split
 import sys
 import types
-from typing import Any, List, Tuple
 
 from agentrc.capops import acquire as _acquire
 from agentrc.capops import failure as _failure_module
@@ -68,6 +67,10 @@ from agentrc.capops.scope import locked_at as _locked_at
 from agentrc.capops.scope import rmtree as _rmtree
 from agentrc.capops.scope import store_dir as _store
 from agentrc.capops.trust import trust
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, List, Tuple
 
 __all__ = [
     "BUNDLED_CATALOG", "CATALOG_ENV", "GITIGNORE_LINE", "GITIGNORE_TEXT", "GIT_TIMEOUT", "KERNEL_CODES",

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import subprocess
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from agentrc.capops import doctor as capdoctor
 from agentrc.capops.install import Failure, fail
@@ -19,6 +18,10 @@ from agentrc.fdio import NotRegular, read_regular
 from agentrc.inputs import captree
 from agentrc.output import atomic
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 INSTANCE_FILE = "instance.json"
 RELATIONS = ("child", "sibling", "parent", "unrelated")

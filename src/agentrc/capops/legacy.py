@@ -27,7 +27,6 @@ import select
 import shutil
 import subprocess
 import time
-from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from agentrc.capabilities.manifest import lexical_escape, parse_capability
 from agentrc.capabilities.model import CAPABILITY_FILE, LOCK_FILE, Capability
@@ -35,6 +34,10 @@ from agentrc.capops import safe as capsafe
 from agentrc.capops.failure import Failure
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 ROOT_ARGV = ("oas", "root")
 ROOT_COMMAND = " ".join(ROOT_ARGV)

@@ -9,7 +9,6 @@ lock row and misplaced capabilities are diagnostics.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.capabilities.manifest import parse_capability
 from agentrc.capabilities.model import CAPABILITY_FILE, INSTALLATION_FILE, LOCK_FILE, Capability, Lock
@@ -18,6 +17,10 @@ from agentrc.capops.scope import hash_or_empty, installed_dir, lock_levels, misp
 from agentrc.capops.trust import provenance_agrees
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import captree
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 
 def capability_health(level: str, lock: Lock, cid: str, cap: Optional[Capability]) -> Dict[str, Any]:

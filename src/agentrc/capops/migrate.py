@@ -24,7 +24,6 @@ import os
 import re
 import shlex
 import tempfile
-from typing import Any, Dict, List, Optional
 
 from agentrc.capabilities.model import LOCK_FILE
 from agentrc.capops import doctor as capdoctor
@@ -38,6 +37,10 @@ from agentrc.inputs import captree
 from agentrc.output import steps as executor
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 RETIRED = {"oas.web": "the oas.web web panel was retired (the OAS Desktop app replaced it); remove oas.web from "
                       "oas-config.yaml and from this scope's oas-lock.json"}

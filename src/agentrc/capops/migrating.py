@@ -8,7 +8,6 @@ import base64
 import contextlib
 import json
 import os
-from typing import Any, Dict, List, Optional, Sequence
 
 from agentrc.capabilities.model import LOCK_FILE
 from agentrc.capops import acquire as capacquire
@@ -18,6 +17,10 @@ from agentrc.capops import txn as captxn
 from agentrc.capops.failure import Outcome, fail
 from agentrc.output import steps as executor
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence
 
 EMPTY_V2 = (json.dumps({"lockfileVersion": 2, "packages": {}, "capabilities": {}}, indent=2) + "\n").encode()
 

@@ -14,7 +14,6 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from agentrc.capabilities import catalog as catalogs
 from agentrc.capabilities import lock as locks
@@ -38,6 +37,10 @@ from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
 from agentrc.inputs import fetch as gitfetch
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 GIT_TIMEOUT = 600
 

@@ -16,9 +16,11 @@ retries it. An undo that raises is recorded the same way, never lost.
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence
-
 from agentrc.output import steps
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Callable, List, Optional, Sequence
 
 
 class Undone:

@@ -34,7 +34,6 @@ import re
 import shutil
 import subprocess
 import sys
-from typing import Any, Callable, Dict, List, Sequence, Set, Tuple
 
 from agentrc.capabilities import activation
 from agentrc.capabilities.integrity import UnorderableName, collation_key
@@ -44,6 +43,10 @@ from agentrc.capops.install import Failure
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Sequence, Set, Tuple
 
 SAFE_COMMAND = pattern(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 _SPECS = {"pi": pattern(r"[a-z][a-z0-9+.-]*:(@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*(@[\w.^~><=-]+)?", re.I | re.A),
@@ -55,7 +58,8 @@ CLAUDE_CONFIG = "oas-claude-config"
 LIST_TIMEOUT = 60.0
 STEP_TIMEOUT = 600.0
 
-Say = Callable[[str], None]
+if TYPE_CHECKING:
+    Say = Callable[[str], None]
 
 
 # --- runtime packages ------------------------------------------------------------------

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import field
-from typing import Any, Callable, Dict, List
 
 from agentrc.capabilities import source as sources
 from agentrc.capabilities.model import LOCK_FILE, Lock, LockedCapability
@@ -33,6 +32,10 @@ from agentrc.capops.scope import (
 )
 from agentrc.classcode import dataclass
 from agentrc.inputs import captree
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List
 
 
 def restore(scope: str, notify: Callable[[str], None] = lambda _m: None) -> Outcome:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.capops import doctor as capdoctor
 from agentrc.capops import instances as ci
@@ -26,6 +25,10 @@ from agentrc.capops.home import now
 from agentrc.capops.hooks import binding_levels, run_hooks, runtime_caps, runtime_warnings, unfinished
 from agentrc.capops.install import Failure, Outcome, fail
 from agentrc.diagnostics import Diagnostics
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 CLEANUP_VERSION = 1
 MARKER = ".oas-rollback-incomplete.json"

@@ -39,7 +39,6 @@ import json
 import os
 import subprocess
 from dataclasses import field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from agentrc.capabilities.model import CAPABILITY_FILE, Capability
 from agentrc.capops import doctor as capdoctor
@@ -49,6 +48,10 @@ from agentrc.capops import safe as capsafe
 from agentrc.capops.install import Failure, fail
 from agentrc.classcode import dataclass
 from agentrc.inputs import captree
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 # Manifest refusals while finding the namespace (a manifest that does not match its schema,
 # declares a path out of the capability): the capability is broken, not the config.

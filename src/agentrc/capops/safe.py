@@ -25,12 +25,15 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from typing import List, Optional
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
 from agentrc.inputs import tree as trees
 from agentrc.output import atomic
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import List, Optional
 
 STAGING_PREFIX = ".staging-"
 

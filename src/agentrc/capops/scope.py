@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import tempfile
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from agentrc.capabilities import lock as locks
 from agentrc.capabilities.model import CAPABILITIES_DIR, INSTALLED, LOCK_FILE, Lock
@@ -26,6 +25,10 @@ from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import captree
 from agentrc.output import atomic
 from agentrc.output.writer import LOCK_TIMEOUT
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 STAGING_PREFIX = capsafe.STAGING_PREFIX
 GITIGNORE_LINE = "installed/"

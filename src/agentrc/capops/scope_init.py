@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.capabilities.manifest import parse_capability
 from agentrc.capabilities.model import CAPABILITIES_DIR, CAPABILITY_FILE, INSTALLED, LAYERS, OWNED, Capability
@@ -35,6 +34,10 @@ from agentrc.capops import install as capinstall
 from agentrc.capops.install import Failure, Outcome, fail
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 CONFIG = "oas-config.yaml"
 

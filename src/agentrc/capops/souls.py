@@ -11,7 +11,6 @@ import os
 import re
 import shutil
 import stat
-from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from agentrc.capabilities.model import CAPABILITY_FILE
 from agentrc.capops import doctor as capdoctor
@@ -25,6 +24,10 @@ from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 MAX_TASK_BYTES = 1 << 20
 SCAFFOLD_OWNERS = ".oas-scaffold-owners.json"

@@ -17,8 +17,7 @@ packages, each checked), the instance's lineage and its work target. Then a plan
 3. the spawn hooks of trusted capabilities, outer scope to inner, then by id (undone by their
    retire hooks, in reverse order);
 4. a required hook that failed fails the plan;
-5. `TASK.md`, 6. `instance.json` (with the lineage `instances` works out), 7. for relation
-   parent, the anchor re-pointed.
+5. `TASK.md`, 6. `instance.json` (its lineage worked out by `instances`), 7. for relation parent, the anchor re-pointed.
 
 No runtime is launched: agentrc stops where the kernel starts tmux.
 
@@ -34,7 +33,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from agentrc.capops import doctor as capdoctor
 from agentrc.capops import install as capinstall
@@ -91,6 +89,10 @@ from agentrc.capops.souls import (  # noqa: F401 - the facade's names
 )
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
 class _Spawning:

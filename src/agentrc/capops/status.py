@@ -22,13 +22,16 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from typing import Any, Dict, List, Optional
 
 from agentrc.capops import instances as ci
 from agentrc.capops.install import Outcome, fail
 from agentrc.capops.spawn import MARKER, TMUX_SESSION, primary_checkout_path
 from agentrc.inputs import captree
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 RESERVED = ("bin", "local-agents", "tmp-agents")
 _FLAT = pattern(r"^([A-Za-z_][A-Za-z0-9_-]*):\s*(.*?)\s*(#.*)?$")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Any, Callable, Dict, List, Optional
 
 from agentrc.capabilities import lock as locks
 from agentrc.capabilities.manifest import parse_capability
@@ -17,6 +16,10 @@ from agentrc.capops.failure import Failure, Outcome, fail, noted
 from agentrc.capops.scope import ScopeLock, hash_or_empty, installed_dir, lock_levels, read_lock, write_in
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import captree
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional
 
 
 def trust(scope: str, target: str, all_capabilities: bool = False,

@@ -40,12 +40,15 @@ import errno
 import os
 import re
 import stat
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from agentrc.capabilities.model import CAPABILITIES_DIR, INSTALLED, LOCK_FILE
 from agentrc.fdio import NotRegular, read_regular
 from agentrc.output import atomic, steps, writer
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 TXN = ".agentrc-txn"
 JOURNAL = writer.JOURNAL

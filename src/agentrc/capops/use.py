@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shlex
-from typing import Any, Dict, List, Sequence
 
 import yaml
 
@@ -31,6 +30,10 @@ from agentrc.diagnostics import ERROR, Diagnostic
 from agentrc.patterns import pattern
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Sequence
 
 CONFIG = "oas-config.yaml"
 _LEVEL_RE = pattern(r"^capabilities:\s*(#.*)?$")

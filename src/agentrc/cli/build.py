@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from pathlib import Path
-from typing import List, Tuple
 
 from agentrc.building.build import BuildOptions, BuildResult, build
 from agentrc.cli import progress, projectargs
@@ -18,6 +16,10 @@ from agentrc.model import IgnoreList
 from agentrc.output.directory import PARTIAL
 from agentrc.output.totals import summary_lines
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import List, Tuple
+
 
 def run(args) -> int:
     opts = options(args)
@@ -25,7 +27,7 @@ def run(args) -> int:
         # The same build again on every change: the memo and the stamp make it incremental.
         from agentrc.cli import watch
 
-        own = [str(Path(opts.out) / STATE)] + ([opts.report] if opts.report else [])
+        own = [shown(f"{opts.out}/{STATE}")] + ([opts.report] if opts.report else [])
         return watch.loop(list(opts.paths), lambda: _once(args, opts), own)
     return _once(args, opts)[0]
 
@@ -37,7 +39,7 @@ def _once(args, opts: BuildOptions) -> Tuple[int, List[str]]:
     result = replace(result, diagnostics=projectargs.leveled(args, result.diagnostics))
     print_diags(result.diagnostics, args.format, _json_extra(result))
     if args.format == "text":
-        _print_summary(result, args.check, Path(args.out))
+        _print_summary(result, args.check, args.out)
         if result.ok and result.changes is not None and result.changes.kept:
             say(f"{args.out}: {len(result.changes.kept)} file(s) of {', '.join(opts.keep_clients)} left as they are "
                 "(the project's other clients; --prune deletes them)")
@@ -72,7 +74,8 @@ def options(args) -> BuildOptions:
     for flag, value in (("--out", args.out), ("--report", args.report)):
         if value is not None and not value.strip():
             raise UsageError(f"{flag}: an empty path")
-    if args.report is not None and (Path(args.report).name in ("", ".", "..") or os.path.isdir(args.report)):
+    if args.report is not None and (shown(args.report).rpartition("/")[2] in ("", ".", "..")
+                                    or os.path.isdir(args.report)):
         raise UsageError(f"--report: {args.report!r} is a directory, not a file name")
     return BuildOptions(tuple(args.paths), args.out, tuple(clients), tuple(args.bundle), args.strict, args.layout,
                         args.plugin_name, args.check, args.report, args.jobs, not args.no_cache,
@@ -110,7 +113,14 @@ def _json_extra(result: BuildResult) -> dict:
     return extra
 
 
-def _print_summary(result: BuildResult, check: bool, out: Path) -> None:
+def shown(path: str) -> str:
+    """`path` as `pathlib.PurePosixPath` prints it (slashes repeated or trailing and `.` parts
+    dropped, two leading slashes kept), without importing `pathlib`: 2 ms of every build."""
+    lead = "//" if path.startswith("//") and path[2:3] != "/" else "/" if path.startswith("/") else ""
+    return lead + "/".join(p for p in path.split("/") if p not in ("", ".")) or "."
+
+
+def _print_summary(result: BuildResult, check: bool, out: str) -> None:
     if not result.ok:
         if any(PARTIAL in d.message for d in result.diagnostics):
             say("build failed: the next build completes the interrupted write", style="error")
@@ -125,9 +135,9 @@ def _print_summary(result: BuildResult, check: bool, out: Path) -> None:
     if check:
         for label, paths in (("missing", changes.create), ("outdated", changes.update), ("stale", changes.delete)):
             for p in paths:
-                say(f"{label}: {out / p}")
+                say(f"{label}: {shown(f'{out}/{p}')}")
         state = "up to date" if changes.empty else "out of date"
-        say(f"{out}: {state}", style="ok" if changes.empty else "warning")
+        say(f"{shown(out)}: {state}", style="ok" if changes.empty else "warning")
     else:
-        say(f"{out}: {len(changes.create)} created, {len(changes.update)} updated, "
+        say(f"{shown(out)}: {len(changes.create)} created, {len(changes.update)} updated, "
             f"{len(changes.delete)} deleted, {changes.unchanged} unchanged", style="ok")

@@ -21,7 +21,6 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 from agentrc.capops import doctor as capdoctor
 from agentrc.capops import install as capinstall
@@ -36,6 +35,10 @@ from agentrc.cli.common import UsageError, print_diags
 from agentrc.diagnostics import Diagnostic, printable
 from agentrc.output import atomic
 from agentrc.text.shown import json_printable
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 
 def run(args) -> int:

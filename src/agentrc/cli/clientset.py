@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Optional, Sequence, Tuple
 
 from agentrc.cli.projectsources import read_text
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.patterns import pattern
 from agentrc.project import FILE_NAME
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Optional, Sequence, Tuple
 
 FLAG = "--set-clients"
 _CLIENTS_LINE = pattern(r"^clients\s*:")

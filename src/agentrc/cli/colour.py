@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import IO, Optional
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import IO, Optional
 
 _STYLES = {
     "error": "1;31",    # bold red

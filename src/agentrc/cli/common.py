@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import sys
-from typing import IO, TYPE_CHECKING, Optional, Sequence
 
 # `agentrc.text.shown.printable`, from the module that defines it: a build with nothing to
 # do (or an edit) imports no `agentrc.text` module (tests/test_edit_cost.py).
 from agentrc.cli import colour
 from agentrc.diagnostics import printable
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
+    from typing import IO, Optional, Sequence
+
     from agentrc.diagnostics import Diagnostic
 
 

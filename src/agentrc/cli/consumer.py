@@ -6,12 +6,15 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.cli.common import UsageError, print_diags, say
 from agentrc.cli.common import unknown as unknown_names
 from agentrc.clients import names as client_names
 from agentrc.diagnostics import Diagnostic
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # annotations only: a command with nothing to do imports no workflow (`consumer.unchanged`)
     from agentrc.consumer.result import Result

@@ -13,7 +13,10 @@ called any other way (tests, a program importing agentrc.cli.main) is not affect
 from __future__ import annotations
 
 import gc
-from typing import Optional, Sequence
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Optional, Sequence
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -3,7 +3,9 @@ as written): the first thing a newcomer reads after the one-line description."""
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, Optional
 
 DOCS = "docs/cli/"  # the command pages, in the agentrc repository
 

@@ -8,7 +8,6 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Optional
 
 from agentrc.cli import progress
 from agentrc.cli.common import UsageError, print_diags, say, summarize, unknown
@@ -22,6 +21,10 @@ from agentrc.inputs.tree import read_project
 from agentrc.model import SourceFile, SourceTree
 from agentrc.output import atomic, imports, writer
 from agentrc.pipeline import importing, published
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 def run(args) -> int:

@@ -13,12 +13,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Dict, List, Optional
 
 from agentrc.cli import consumer
 from agentrc.cli.common import say
 from agentrc.clients import names as client_names
 from agentrc.project import FILE_NAME
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional
 
 SKIP_DIRS = {".git", "node_modules", ".agentrc", ".venv", "venv", "__pycache__"}
 MAX_DEPTH = 4

@@ -7,8 +7,6 @@ change (agentrc.cli.watch)."""
 
 from __future__ import annotations
 
-from typing import Collection, List, Tuple
-
 from agentrc.cli import projectargs
 from agentrc.cli.common import print_diags, summarize
 from agentrc.codes import CODES
@@ -17,6 +15,10 @@ from agentrc.inputs import config as configload
 from agentrc.inputs.read import read_inputs
 from agentrc.model import Kind
 from agentrc.pipeline import stages
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Collection, List, Tuple
 
 
 def run(args) -> int:

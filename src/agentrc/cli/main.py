@@ -12,12 +12,15 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from agentrc import __version__
 from agentrc.cli import colour, helptext, projectargs
 from agentrc.cli.common import UsageError, say
 from agentrc.clients import names as client_names
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 # Called once the command's module is imported, before it runs (agentrc.cli.entry: the
 # garbage collector turned on again).

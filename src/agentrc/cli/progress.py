@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Optional
 
 from agentrc.cli.common import say as _say
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 DELAY = 0.5  # seconds before the line appears (AGENTRC_PROGRESS_DELAY overrides)
 REFRESH = 0.1

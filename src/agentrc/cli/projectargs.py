@@ -12,11 +12,14 @@ naming it, unless the command has everything it needs from its flags.
 from __future__ import annotations
 
 import argparse
-from typing import Optional, Sequence, Tuple
 
 from agentrc.cli.common import UsageError, print_diags
 from agentrc.clients import names as client_names
 from agentrc.diagnostics import Diagnostic
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Optional, Sequence, Tuple
 
 _BUILDING = ("build", "lint", "fmt")
 

@@ -6,11 +6,14 @@ lock does not match it. A project without `agentrc.yaml` is left as it is."""
 from __future__ import annotations
 
 import os
-from typing import Optional, Tuple
 
 from agentrc.cli.common import UsageError, say
 from agentrc.fdio import read_regular
 from agentrc.project import FILE_NAME
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
 
 
 def _path(args, project: str) -> Optional[str]:

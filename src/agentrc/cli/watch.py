@@ -18,16 +18,20 @@ Ctrl-C ends the loop with exit status 130 and no traceback (agentrc.cli.main).
 from __future__ import annotations
 
 import os
-from typing import Callable, Collection, Iterable, Sequence, Tuple
 
 from agentrc.cli.common import UsageError, say
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Callable, Collection, Iterable, Sequence, Tuple
 
 STEP_MS = 100  # a change is run once nothing else changed for this long (the debounce)
 DEBOUNCE_MS = 1600  # the longest a steady stream of changes is grouped before a run
 READY_MS = 200  # how often the watcher wakes with nothing changed (the first time: it is ready)
 
 # What one run returns: its exit status and the absolute paths it wrote (or deleted).
-Run = Callable[[], Tuple[int, Collection[str]]]
+if TYPE_CHECKING:
+    Run = Callable[[], Tuple[int, Collection[str]]]
 
 
 def loop(paths: Sequence[str], once: Run, outputs: Iterable[str] = ()) -> int:

@@ -15,13 +15,15 @@ YAML, so a JSON file works.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
-
 from agentrc.clients import ignorefile
 from agentrc.clients.base import ClientAdapter, RenderContext, context_section
 from agentrc.fidelity import Tracker
 from agentrc.files import fragment
 from agentrc.model import Item, Kind
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Sequence
 
 CONFIG = ".aider.conf.yml"
 RULES_DIR = ".aider/rules"

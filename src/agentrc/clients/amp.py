@@ -20,8 +20,6 @@ selector and no custom subagent file; `${VAR}` in a server entry is passed as wr
 
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence
-
 from agentrc.clients.base import SHARED_SKILL_DIR, canonical_server_outcomes, stdio_entry
 from agentrc.clients.hookkit import refuse_hook
 from agentrc.clients.openclaw import AgentSkillsClient
@@ -29,6 +27,10 @@ from agentrc.fidelity import Tracker
 from agentrc.files import fragment
 from agentrc.frozen import thaw
 from agentrc.model import Item, Kind, McpServer
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Sequence
 
 # Skills cannot restrict tools or pick a model, and Amp picks its models itself.
 TOOL_NAMES: Dict[str, str] = {}

@@ -31,7 +31,6 @@ for remote MCP servers (written as `headers`, as the MCP JSON files of other cli
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, Sequence
 
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
@@ -49,6 +48,10 @@ from agentrc.fidelity import Tracker
 from agentrc.files import OutputFile, fragment
 from agentrc.frozen import FrozenMap, thaw
 from agentrc.model import Item, Kind, McpServer
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Sequence
 
 ROOT = ".agents"
 MCP_FILE = f"{ROOT}/mcp_config.json"

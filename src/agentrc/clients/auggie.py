@@ -27,8 +27,6 @@ and Auggie's model names (`auggie model list` needs a login).
 
 from __future__ import annotations
 
-from typing import Any, Dict, FrozenSet, Sequence
-
 from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
@@ -44,6 +42,10 @@ from agentrc.clients.hookkit import event_matcher, sync_settings_hook
 from agentrc.fidelity import DEGRADED, DROPPED, Tracker
 from agentrc.files import fragment
 from agentrc.model import Item, Kind, McpServer
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, FrozenSet, Sequence
 
 # Auggie's tool ids (auggie tools list); it has no glob or web search tool of its own.
 TOOL_NAMES = {

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import field
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.clients.hookkit import (  # noqa: F401 - the adapters import these from here
@@ -53,6 +52,13 @@ from agentrc.text.markdown import format_body
 from agentrc.text.yamlemit import dump_yaml
 from agentrc.vocabulary import split_model
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+
+    Rendering = Tuple[str, str, Sequence[OutputFile]]  # (entrypoint path, body, extra files)
+    ModelChoice = Tuple[Optional[str], str, str]  # (value written, or None; fidelity status; detail)
+
 SHARED_SKILL_DIR = ".agents/skills"  # Agent Skills read by Codex, Gemini CLI, OpenClaw, Hermes (and more)
 
 
@@ -77,16 +83,14 @@ class RenderContext:
     # (kind, name) -> the Agent Skill name of an item written as a skill whose own name a
     # skill (or a command, or an agent) of the build already takes: `skill_names()`.
     renamed: FrozenMap = FrozenMap()
-    # Whether a client that reads another built client's directory writes no copy of an item
-    # it would get there byte for byte (the project file's `shared-copies`, on by default):
-    # `output.plan.shared_view`.
+    # Whether a client that reads another built client's directory writes no copy of an item it would get
+    # there byte for byte (the project file's `shared-copies`, on by default): `output.plan.shared_view`.
     shared: bool = True
     # What `document` formatted, by the (title, body) it was given: None when formatting left
     # it as it was, else the formatted text. The clients of a build render an item's body
     # alike (15,000 renders of 5,000 items formatted 5,979 distinct documents). `plan` empties
     # it after each item; a body the clients share is one object whose hash Python keeps.
-    formatted: Dict[Tuple[str, str], Optional[str]] = field(default_factory=dict, compare=False, hash=False,
-                                                            repr=False)
+    formatted: Dict[Tuple[str, str], Optional[str]] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 # Which kind keeps a name when items of several kinds with one name are all written as Agent
@@ -181,10 +185,9 @@ class ClientAdapter(PluginLayout):
     ignore_file: IgnoreFile = IgnoreFile()  # where the project's `ignore:` list goes (clients.ignorefile)
 
     # --- what it also loads ------------------------------------------------------------
-    # Other clients' output trees this client also discovers natively, per kind (opencode
-    # loads .claude/skills too); SHARED_SKILL_DIR stands for every client's files under that
-    # directory (skills, and rules, commands and agents written as skills). The build writes
-    # one shared copy where the bytes are the same, and names the rest (AR095).
+    # Other clients' output trees this client also discovers natively, per kind (opencode loads .claude/skills too);
+    # SHARED_SKILL_DIR stands for every client's files under that directory (skills, and rules, commands and agents
+    # written as skills). The build writes one shared copy where the bytes are the same, and names the rest (AR095).
     also_reads: Mapping[Kind, Tuple[str, ...]] = {}
     prefers_own: FrozenSet[Kind] = frozenset()  # kinds where the client's own copy wins a name clash
     # The client's own project-level switch that hides one skill by name, written into a file
@@ -193,8 +196,6 @@ class ClientAdapter(PluginLayout):
     # Directory the client also reads -> how a consumer turns that reading off for a project
     # (AR095's hint names it): a switch agentrc cannot write itself (an environment variable).
     discovery_off: Mapping[str, str] = {}
-
-    Rendering = Tuple[str, str, Sequence[OutputFile]]  # (entrypoint path, body, extra files)
 
     def render(self, item: Item, ctx: RenderContext) -> Rendered:
         tracker = Tracker(item.fields.keys())
@@ -316,7 +317,6 @@ class ClientAdapter(PluginLayout):
                                        f"{title} also reads; {self.title} ignores keys it does not know")
 
     # --- models -------------------------------------------------------------------------
-    ModelChoice = Tuple[Optional[str], str, str]  # (value written, or None; fidelity status; detail)
 
     def model_choice(self, provider: Optional[str], ident: str) -> ModelChoice:
         """What `model: [provider/]ident` (spec 001 §3.4) becomes for this client: the value to

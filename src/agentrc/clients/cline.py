@@ -26,14 +26,16 @@ model request, sent to an OpenAI-compatible endpoint on a local sink) and in its
 
 from __future__ import annotations
 
-from typing import Any, Dict
-
 from agentrc.clients import ignorefile
 from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, place_resources, subagents_only
 from agentrc.clients.hookkit import refuse_hook
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
 from agentrc.vocabulary import split_model
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict
 
 # Cline's built-in tool names (the tools of its model request); it has no web search tool.
 TOOL_NAMES = {

@@ -14,7 +14,6 @@ also be approved once in `/hooks` (Codex records its hash).
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.clients.base import (
     ENV_REF_RE,
@@ -45,6 +44,10 @@ from agentrc.text import tomledit
 from agentrc.text.markdown import format_body
 from agentrc.text.yamlemit import dump_yaml
 from agentrc.vocabulary import MODEL_ALIASES, TOOLS
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 # Tool names as Codex hooks match them (PreToolUse, PostToolUse): the shell tool is `Bash` and
 # every file change is `apply_patch` (`Edit` and `Write` are aliases of it). Reads, searches and

@@ -28,8 +28,6 @@ and in the source its package carries:
 
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence
-
 from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     ClientAdapter,
@@ -47,6 +45,10 @@ from agentrc.frozen import thaw
 from agentrc.model import Kind, McpServer
 from agentrc.patterns import pattern
 from agentrc.text.yamlemit import dump_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Sequence
 
 # Continue's built-in tool names (cn 1.5.47's tools/); List only lists a directory, so glob has none.
 # edit is written as "Edit, MultiEdit": cn offers one of the two, by model.

@@ -5,8 +5,6 @@
 
 from __future__ import annotations
 
-from typing import Dict, List
-
 from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
@@ -29,6 +27,10 @@ from agentrc.fidelity import DROPPED, MAPPED
 from agentrc.files import fragment
 from agentrc.model import Kind
 from agentrc.vocabulary import TOOLS, join_model
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List
 
 # Copilot's documented tool aliases (custom-agents-configuration): several capabilities
 # share one alias, so the emitted list is de-duplicated in vocabulary order.

@@ -27,8 +27,6 @@ internal/skills/skills.go):
 
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence
-
 from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
@@ -46,6 +44,10 @@ from agentrc.fidelity import Tracker
 from agentrc.files import OutputFile, fragment
 from agentrc.frozen import thaw
 from agentrc.model import Item, Kind, McpServer
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Sequence
 
 # Crush's tool names (internal/agent/tools): what a hook `matcher:` tests.
 TOOL_NAMES = {

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from typing import Any, Dict, List, Optional, Sequence
 
 from agentrc.clients import ignorefile
 from agentrc.clients.base import (
@@ -38,6 +37,12 @@ from agentrc.files import fragment
 from agentrc.model import Item, Kind, McpServer
 from agentrc.patterns import pattern
 from agentrc.vocabulary import TOOLS
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence
+
+    from agentrc.clients.base import Rendering
 
 # Cursor agents have no tool list (only `readonly:`); these are the tool names Cursor's hook
 # matchers use (preToolUse/postToolUse), the same mapping Cursor applies to Claude Code's
@@ -153,7 +158,7 @@ class Cursor(ClientAdapter):
         return ident, EMITTED, "passed through as written (a Cursor model id)"
 
     def command(self, item: Item, ctx: RenderContext, tracker: Tracker, fm: Dict[str, Any],
-                body: str) -> ClientAdapter.Rendering:
+                body: str) -> Rendering:
         """A Cursor slash command: the file's text is the prompt, and whatever the user types
         after /name is sent with it (Cursor does not substitute $ARGUMENTS)."""
         self.identify(item, fm, tracker)

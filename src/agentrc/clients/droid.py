@@ -34,8 +34,6 @@ plugin's hook scripts find its root in `$DROID_PLUGIN_ROOT` (a name from droid's
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
-
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     ClientAdapter,
@@ -51,6 +49,10 @@ from agentrc.clients.hookkit import event_matcher, sync_settings_hook
 from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import fragment
 from agentrc.model import Item, Kind, McpServer
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Sequence
 
 # droid's tool ids (its own map from Claude Code's names: Bash -> Execute, Write -> Create, ...).
 TOOL_NAMES = {

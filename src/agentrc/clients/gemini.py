@@ -15,7 +15,6 @@ Headless runs in an untrusted folder fail unless `--skip-trust` or
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Sequence, Tuple
 
 from agentrc.clients import ignorefile
 from agentrc.clients.base import (
@@ -45,6 +44,10 @@ from agentrc.frozen import FrozenMap
 from agentrc.model import Item, Kind, McpServer
 from agentrc.text import tomledit
 from agentrc.text.markdown import format_body
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Sequence, Tuple
 
 # Gemini CLI's built-in tool names (packages/core/src/tools/definitions/coreTools.ts).
 TOOL_NAMES = {

@@ -40,7 +40,6 @@ Unverified:
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Sequence
 
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
@@ -55,6 +54,10 @@ from agentrc.clients.openclaw import AgentSkillsClient
 from agentrc.fidelity import Tracker
 from agentrc.frozen import thaw
 from agentrc.model import Item, McpServer
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Sequence
 
 # Hermes' own tool names (tools/*.py registry): what a hook `matcher:` names.
 TOOL_NAMES = {

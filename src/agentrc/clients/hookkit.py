@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from agentrc.fidelity import Tracker
 from agentrc.files import Fragment, OutputFile, fragment
 from agentrc.model import MATCHER_EVENTS, TOOL_EVENTS, Item
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
     from agentrc.clients.base import ClientAdapter
 
 

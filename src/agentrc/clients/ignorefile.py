@@ -18,12 +18,14 @@ to the project, not to content installed elsewhere.
 
 from __future__ import annotations
 
-from typing import List, Sequence, Tuple
-
 from agentrc.classcode import dataclass
 from agentrc.fidelity import DEGRADED, DROPPED, MAPPED, ItemReport, Tracker
 from agentrc.files import OutputFile
 from agentrc.model import IgnoreList
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import List, Sequence, Tuple
 
 FIELD = "ignore"
 KIND = "ignore"

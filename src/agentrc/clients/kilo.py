@@ -23,8 +23,6 @@ skill`, `kilo debug config`) and in the code its binary carries:
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
-
 from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
@@ -38,6 +36,10 @@ from agentrc.fidelity import Tracker
 from agentrc.files import fragment
 from agentrc.frozen import thaw
 from agentrc.model import Kind, McpServer
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Sequence
 
 CONFIG = "kilo.json"
 RULES_DIR = ".kilo/rules"

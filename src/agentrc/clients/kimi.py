@@ -22,7 +22,6 @@ tests/conformance/test_kimi_discovery.py (the first model request of `kimi --pri
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Optional, Sequence
 
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
@@ -38,6 +37,10 @@ from agentrc.clients.openclaw import AgentSkillsClient
 from agentrc.fidelity import Tracker
 from agentrc.frozen import thaw
 from agentrc.model import Item, Kind, McpServer
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Optional, Sequence
 
 # Kimi's tool names (kimi_cli/tools): what a hook matcher names.
 TOOL_NAMES = {

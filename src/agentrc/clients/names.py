@@ -12,7 +12,9 @@ disagree with the adapters.
 
 from __future__ import annotations
 
-from typing import Dict, Tuple
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, Tuple
 
 CLIENTS: Tuple[str, ...] = ("claude", "copilot", "opencode", "cursor", "codex", "gemini", "windsurf", "openclaw",
                             "hermes", "antigravity", "pi", "cline", "aider",

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import Any, Dict, List
 
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
@@ -67,6 +66,10 @@ from agentrc.fidelity import Tracker
 from agentrc.files import OutputFile
 from agentrc.frozen import thaw
 from agentrc.model import Item, Kind, McpServer
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List
 
 # Agents become skills, which cannot restrict tools or pick a model: no capability or
 # model alias maps to anything (an OpenClaw agent's `tools.allow` and `model` live in

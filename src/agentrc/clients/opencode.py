@@ -5,8 +5,6 @@ write (docs: opencode.ai/v1/docs)."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence
-
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
     ClientAdapter,
@@ -22,6 +20,10 @@ from agentrc.fidelity import DROPPED, EMITTED, MAPPED, Tracker
 from agentrc.files import fragment
 from agentrc.model import Item, Kind, McpServer
 from agentrc.vocabulary import TOOLS, join_model
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Sequence
 
 # opencode agents take a permission map, not a tool list; `write` has no key (edit covers it).
 PERMISSIONS = {

@@ -22,14 +22,16 @@ package's own docs (README.md, docs/skills.md, docs/prompt-templates.md, docs/pa
 
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence
-
 from agentrc.clients.base import SHARED_SKILL_DIR, json_file, place_resources, resource_files
 from agentrc.clients.hookkit import refuse_hook
 from agentrc.clients.openclaw import AgentSkillsClient
 from agentrc.fidelity import Tracker
 from agentrc.files import OutputFile
 from agentrc.model import Item, Kind, McpServer
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Sequence
 
 # Agents become skills, which cannot restrict tools or pick a model: no capability maps to
 # anything a file can say (pi's --tools flag is per run).

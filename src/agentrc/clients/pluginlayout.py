@@ -5,9 +5,12 @@ Cursor), and the JSON file both are written as."""
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
 
 from agentrc.files import OutputFile
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 
 def json_file(path: str, data: Any, owner: str) -> OutputFile:

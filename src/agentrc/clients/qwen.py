@@ -34,8 +34,6 @@ ships (bundled/qc-helper/docs: features/{rules,skills,sub-agents,commands,hooks,
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Tuple
-
 from agentrc.clients import ignorefile
 from agentrc.clients.base import (
     SHARED_SKILL_DIR,
@@ -59,6 +57,10 @@ from agentrc.files import OutputFile, fragment
 from agentrc.frozen import thaw
 from agentrc.model import Item, Kind, McpServer
 from agentrc.vocabulary import TOOLS
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Sequence, Tuple
 
 TOOL_NAMES = {
     "read": "read_file", "write": "write_file", "edit": "edit", "bash": "run_shell_command", "grep": "grep_search",

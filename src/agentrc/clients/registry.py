@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import Any, Dict, FrozenSet, Tuple
 
 from agentrc.clients import names
 from agentrc.clients.base import SHARED_SKILL_DIR, ClientAdapter, RenderContext  # noqa: F401 (re-exported)
 from agentrc.families import SPEC_FAMILIES
 from agentrc.frozen import FrozenMap
 from agentrc.model import ClientNames
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, FrozenSet, Tuple
 
 # Each client's adapter class, "module:Class" under agentrc.clients, in registry order.
 _ADAPTERS: Tuple[Tuple[str, str], ...] = (

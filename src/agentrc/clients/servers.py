@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any, Dict, List, Mapping
 
 from agentrc.fidelity import Tracker
 from agentrc.frozen import FrozenMap, thaw
 from agentrc.model import McpServer
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping
 
 ENV_REF_RE = pattern(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

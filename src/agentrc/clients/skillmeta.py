@@ -18,11 +18,15 @@ others drop it as before.
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, Mapping, Optional
+from collections.abc import Mapping
 
 from agentrc.clients import names
 from agentrc.fidelity import Tracker
 from agentrc.model import Item, Kind
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Optional
 
 _WHY = "the Agent Skills map for properties the standard does not define; no client agentrc has reads the field"
 

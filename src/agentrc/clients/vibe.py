@@ -34,7 +34,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import Any, Dict, List, Optional, Sequence
 
 from agentrc.clients import ignorefile
 from agentrc.clients.base import (
@@ -59,6 +58,10 @@ from agentrc.patterns import pattern
 from agentrc.text import tomledit
 from agentrc.text.cut import shorten
 from agentrc.text.markdown import format_body
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence
 
 # Vibe's built-in tool names (vibe/core/tools/builtins): what enabled_tools and a hook's
 # `match` name. It has no glob tool (grep and bash find files).

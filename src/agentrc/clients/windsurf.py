@@ -52,7 +52,6 @@ Unverified:
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.clients import ignorefile
 from agentrc.clients.base import (
@@ -79,6 +78,10 @@ from agentrc.files import fragment
 from agentrc.frozen import thaw
 from agentrc.model import TOOL_EVENTS, Item, Kind, McpServer
 from agentrc.vocabulary import join_model
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 # Devin's tool names (hooks lifecycle, permissions and skills docs); no documented name for
 # web fetch or web search.

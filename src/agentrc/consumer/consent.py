@@ -13,7 +13,6 @@ fetched text of what is installed (AR240), which can hide instructions from a re
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.model import Registry, SourceTree
@@ -21,7 +20,10 @@ from agentrc.sources import surface
 from agentrc.sources.lock import Entry
 from agentrc.text.shown import describe, hidden_characters
 
-Surfaces = Dict[str, Tuple[surface.Exposure, ...]]
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+    Surfaces = Dict[str, Tuple[surface.Exposure, ...]]
 MAX_HIDDEN_PER_FILE = 3
 
 

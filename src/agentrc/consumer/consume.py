@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from agentrc.clients import registry as client_registry
 from agentrc.consumer import consent, consumeplan, unchanged
@@ -29,7 +28,7 @@ from agentrc.consumer.reading import (
 )
 from agentrc.consumer.records import _check_files, _merged_keys
 from agentrc.consumer.rendering import _adoptable, _consumed, _outputs, _render
-from agentrc.consumer.resolving import Pins, Selection, resolve_closure
+from agentrc.consumer.resolving import resolve_closure
 from agentrc.consumer.result import Result
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs import config, lockread
@@ -40,9 +39,17 @@ from agentrc.sources import lock as lockfile
 from agentrc.sources.dsl import PATH, Source, SourceError, parse
 from agentrc.sources.lock import Entry, Lock
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar
+
+    from agentrc.consumer.resolving import Pins, Selection
+
+
 LOCK = lockfile.LOCK_FILE
 lock_path, read_lock = lockread.lock_path, lockread.read_lock  # where other stages read a lock from
-_F = TypeVar("_F", bound=Callable[..., Any])
+if TYPE_CHECKING:
+    _F = TypeVar("_F", bound=Callable[..., Any])
 WHERE = "<command line>"
 
 
@@ -296,7 +303,8 @@ def _named_direct(lock: Lock, names: Sequence[str], d: Diagnostics) -> List[Entr
     return found
 
 
-Declared = Callable[[Lock], Sequence[str]]
+if TYPE_CHECKING:
+    Declared = Callable[[Lock], Sequence[str]]
 
 
 def install(project: str, frozen: bool = False, force: bool = False, user: bool = False,

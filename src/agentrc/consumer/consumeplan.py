@@ -9,14 +9,16 @@ installing it would write it back unchanged).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.sources import plugins as plugin_forms
 from agentrc.sources.lock import Entry, Lock
 from agentrc.sources.surface import Exposure
 
-Surfaces = Dict[str, Tuple[Exposure, ...]]
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+    Surfaces = Dict[str, Tuple[Exposure, ...]]
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,6 @@ import json
 import os
 import shutil
 import subprocess
-from typing import Dict, List, Optional, Set, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.consumer import plugins as plugin_cli
@@ -46,6 +45,10 @@ from agentrc.inputs.tree import Root, read_file
 from agentrc.output.merge import has_key
 from agentrc.sources.lock import CapabilityRecord, Lock
 from agentrc.sources.plugins import CLI_CLIENTS
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Set, Tuple
 
 CLI_TIMEOUT = 60.0
 

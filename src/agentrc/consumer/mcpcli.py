@@ -34,13 +34,16 @@ import json
 import os
 import shutil
 import subprocess
-from typing import Dict, List, Optional, Sequence, Tuple
 
 from agentrc.clients.base import redacted
 from agentrc.diagnostics import Diagnostics
 from agentrc.files import OutputFile
 from agentrc.inputs.tree import Root, read_file
 from agentrc.sources.arguments import argument, env_name, header_name, server_name, shown
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple
 
 CLI_TIMEOUT = 120.0
 CLAUDE_CONFIG = ".mcp.json"

@@ -11,15 +11,20 @@ Nothing is fetched, and nothing is written.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
-
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.fetch import Fetcher
 from agentrc.patterns import pattern
-from agentrc.portable.semver import Key, parse_version
+from agentrc.portable.semver import parse_version
 from agentrc.sources.dsl import PATH, SourceError, parse
 from agentrc.sources.lock import Entry, Lock
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple
+
+    from agentrc.portable.semver import Key
+
 
 TAGS = "refs/tags/"
 HEADS = "refs/heads/"

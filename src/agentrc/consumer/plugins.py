@@ -25,7 +25,6 @@ import json
 import os
 import shutil
 import subprocess
-from typing import Any, Dict, Optional, Sequence, Set, Tuple
 
 from agentrc.consumer.mcpcli import CLI_TIMEOUT
 from agentrc.consumer.mcpcli import run as run_cli
@@ -33,6 +32,10 @@ from agentrc.diagnostics import Diagnostics
 from agentrc.sources import lock as lockfile
 from agentrc.sources.arguments import shown
 from agentrc.sources.plugins import CONFIG, INSTALL, PluginAction, problems
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Optional, Sequence, Set, Tuple
 
 INSTALLED = "installed"
 SKIPPED = "skipped-cli-missing"

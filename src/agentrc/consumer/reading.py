@@ -14,8 +14,6 @@ import os
 import posixpath
 import weakref
 from dataclasses import fields, replace
-from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.consumer import unchanged
@@ -31,6 +29,11 @@ from agentrc.portable import discovery, normalize, resolve
 from agentrc.sources import lock as lockfile
 from agentrc.sources.dsl import PATH, Source, SourceError, check_subpath, parse
 from agentrc.sources.lock import Entry, Lock
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 WHERE = "<command line>"
 LOCK = lockfile.LOCK_FILE

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.consumer import mcpcli as mcp_cli
 from agentrc.consumer import plugins as plugin_cli
@@ -20,6 +19,10 @@ from agentrc.names import bundle_stem
 from agentrc.output import writer
 from agentrc.sources import lock as lockfile
 from agentrc.sources.lock import Lock
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 LOCK = lockfile.LOCK_FILE
 WHERE = "<command line>"

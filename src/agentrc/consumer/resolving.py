@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.consumer.reading import (
     _cross_cycles,
@@ -30,9 +29,14 @@ from agentrc.sources import closure
 from agentrc.sources.dsl import Source, SourceError
 from agentrc.sources.lock import Entry, Lock
 
-Selection = Tuple[Source, Sequence[str], Sequence[Tuple[str, str]]]
-Pins = Dict[Tuple[Tuple[str, str, str], Optional[str]], Optional[str]]
-_Queued = Tuple[Source, Sequence[str], Sequence[Tuple[str, str]], Optional[str], Optional[closure.External]]
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Set, Tuple
+    Selection = Tuple[Source, Sequence[str], Sequence[Tuple[str, str]]]
+if TYPE_CHECKING:
+    Pins = Dict[Tuple[Tuple[str, str, str], Optional[str]], Optional[str]]
+if TYPE_CHECKING:
+    _Queued = Tuple[Source, Sequence[str], Sequence[Tuple[str, str]], Optional[str], Optional[closure.External]]
 
 
 def resolve_closure(roots: Sequence[Selection], fetcher: Fetcher, pins: Optional[Pins] = None

@@ -4,9 +4,11 @@ importing the workflow (the pipeline, the adapters: a fifth of a second of start
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Tuple
-
 from agentrc.classcode import dataclass
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
 
 if TYPE_CHECKING:  # annotations only: the no-change answer imports none of them
     from agentrc.consumer import consumeplan

@@ -27,7 +27,6 @@ import os
 import pickle
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.consumer.result import Result
 from agentrc.diagnostics import Diagnostic, said_again
@@ -40,7 +39,10 @@ from agentrc.memo import stamp as stampfile
 from agentrc.output import writer
 from agentrc.sources.dsl import GIT, SourceError, parse
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
+
     from agentrc.inputs.fetch import Fetcher
     from agentrc.sources.lock import Entry, Lock
 

@@ -28,9 +28,11 @@ would name whatever project the client runs in.
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
-
 from agentrc.files import OutputFile
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import List, Optional, Sequence, Tuple
 
 MOVES: Tuple[Tuple[str, str], ...] = (
     (".claude/", ".claude/"),
@@ -60,7 +62,8 @@ def user_path(path: str) -> Optional[str]:
     return None
 
 
-Refused = Tuple[Tuple[str, str], ...]
+if TYPE_CHECKING:
+    Refused = Tuple[Tuple[str, str], ...]
 
 
 def relocate(files: Sequence[OutputFile]) -> Tuple[Tuple[OutputFile, ...], Tuple[str, ...], Refused]:

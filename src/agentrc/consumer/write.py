@@ -24,7 +24,6 @@ import contextlib
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.consumer import mcpcli as mcp_cli
@@ -36,6 +35,10 @@ from agentrc.output import atomic, steps, writer
 from agentrc.sources import lock as lockfile
 from agentrc.sources import plugins as plugin_forms
 from agentrc.sources.lock import Lock
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple
 
 
 @dataclass(frozen=True)

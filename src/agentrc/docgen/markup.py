@@ -5,9 +5,11 @@ default rules). Used by `docgen.pages` (which re-exports it) and `docgen.probing
 
 from __future__ import annotations
 
-from typing import List, Sequence
-
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import List, Sequence
 
 _CODE_SPAN = pattern(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _HTML_COMMENT = pattern(r"<!--.*?-->")

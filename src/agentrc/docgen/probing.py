@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import yaml
 
@@ -22,6 +21,10 @@ from agentrc.files import Fragment, OutputFile
 from agentrc.model import Item, Kind, SourceFile, SourceTree
 from agentrc.pipeline import stages as pipeline
 from agentrc.vocabulary import MODEL_ALIASES, TOOLS
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 PROBE_ROOT = "probe"
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any, Dict, List, Optional, Set
 
 from agentrc.importers.base import Reader, by_directory, by_name_field, by_path, by_stem, may_run
 from agentrc.importers.cleanup import unmanage
@@ -31,6 +30,10 @@ from agentrc.importers.shapes import (
 from agentrc.model import HOOK_EVENTS
 from agentrc.patterns import pattern
 from agentrc.vocabulary import TOOLS, claude_tool
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Set
 
 SETTINGS = ".claude/settings.json"
 # An agent's tools when it names none: what the adapter writes for a canonical agent.

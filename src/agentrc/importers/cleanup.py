@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Dict, List, Optional, Set, Tuple
 
 from agentrc.patterns import pattern
 from agentrc.portable.body import LINK_RE, SCHEME_RE, find_constructs, fix_style, heading_levels, hint_lines
 from agentrc.portable.directives import END_RE, OPEN_RE
 from agentrc.text.markdown import PROSE, Scanned, format_body
 from agentrc.text.markedblock import BEGIN, CONTEXT_TITLE, END
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Set, Tuple
 
 # The sentence agentrc.clients.base.with_skills_section writes for preload-skills: two lines
 # since the output passes markdownlint's default line length, one line before; both read back.

@@ -6,7 +6,6 @@ and without files is what the adapter writes for a command), subagents in
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Dict
 
 from agentrc.importers.base import Reader, by_directory, may_run
 from agentrc.importers.cleanup import split_skills_section
@@ -24,6 +23,10 @@ from agentrc.importers.shapes import (
 from agentrc.patterns import pattern
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict
 
 SIDECAR = "agents/openai.yaml"
 # Codex hook events are the Claude ones (no Notification).

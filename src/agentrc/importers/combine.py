@@ -12,11 +12,14 @@ kept once per identical entry. Pure: the imports come in, one document goes out.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Sequence, Tuple
 
 from agentrc.diagnostics import WARNING, Diagnostic
 from agentrc.importers.document import Imported
 from agentrc.names import valid_name
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Sequence, Tuple
 
 KINDS = ("rules", "skills", "agents", "commands")
 

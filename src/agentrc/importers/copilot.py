@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import Any, Dict
 
 from agentrc.importers.base import Reader, by_directory, by_stem, may_run, stem
 from agentrc.importers.claude import ClaudeImporter
@@ -29,6 +28,10 @@ from agentrc.importers.shapes import (
 from agentrc.model import HOOK_EVENTS
 from agentrc.patterns import pattern
 from agentrc.vocabulary import copilot_tool
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict
 
 # The aliases the adapter writes for an agent without a tool list (every capability).
 DEFAULT_TOOLS = {"read", "edit", "execute", "search", "web"}

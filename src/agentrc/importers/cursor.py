@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Dict
 
 from agentrc.importers.base import Reader, by_directory, by_name_field, by_path, by_stem, may_run
 from agentrc.importers.cleanup import split_skills_section
@@ -22,6 +21,10 @@ from agentrc.importers.shapes import (
     skill_files,
 )
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict
 
 # Cursor hook events -> the portable ones (the adapter's EVENTS, reversed).
 EVENTS = {"sessionStart": "SessionStart", "sessionEnd": "SessionEnd", "beforeSubmitPrompt": "UserPromptSubmit",

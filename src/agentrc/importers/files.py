@@ -16,7 +16,6 @@ import bisect
 import json
 import posixpath
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.importers.cleanup import strip_jsonc, unmanage
@@ -24,6 +23,10 @@ from agentrc.model import SourceFile, SourceTree
 from agentrc.text.frontmatter import split
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 try:
     import tomllib  # type: ignore[import-not-found]  # Python >= 3.11

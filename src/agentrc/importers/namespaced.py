@@ -12,9 +12,12 @@ left alone (it is an example, not a reference), and so are URLs, times and `key:
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Set, Tuple
 
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Set, Tuple
 
 NAME = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 # prefix:name, not inside a word, path, URL or longer a:b:c chain.

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any, Dict, Optional
 
 import pathspec
 
@@ -22,6 +21,10 @@ from agentrc.importers.shapes import (
     skill,
     skill_files,
 )
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Optional
 
 CONFIGS = ("opencode.json", "opencode.jsonc")
 RULES_DIR = ".agents/rules"

@@ -26,13 +26,16 @@ import json
 import posixpath
 import re
 from dataclasses import field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import ENTRYPOINTS, SourceFile, SourceTree
 from agentrc.names import REGISTRY_MARKER, is_bundle_file, valid_name
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 MARKETPLACE = ".claude-plugin/marketplace.json"
 PLUGIN = ".claude-plugin/plugin.json"

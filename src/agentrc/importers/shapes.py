@@ -14,14 +14,20 @@ import base64
 import json
 import posixpath
 import re
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Union
 
 from agentrc.importers import hookfiles
 from agentrc.importers.base import PORTABLE, Reader
 from agentrc.importers.cleanup import project_command
 from agentrc.model import ENTRYPOINTS, HOOK_EVENTS, MATCHER_EVENTS, TOOL_EVENTS
 from agentrc.patterns import pattern
-from agentrc.vocabulary import CLAUDE_TOOL_TABLE, TOOLS, Resolved, check_model
+from agentrc.vocabulary import CLAUDE_TOOL_TABLE, TOOLS, check_model
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Union
+
+    from agentrc.vocabulary import Resolved
+
 
 SIDECAR_GROUPS = ("references", "scripts", "assets")
 # An item's per-client override file (RULE.claude.md): in a skill, the registry reads it as one.

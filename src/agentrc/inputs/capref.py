@@ -32,7 +32,6 @@ import json
 import os
 import posixpath
 import re
-from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from agentrc.canonical import document as canonical
 from agentrc.classcode import dataclass
@@ -44,6 +43,10 @@ from agentrc.model import SourceFile, SourceTree
 from agentrc.patterns import pattern
 from agentrc.sources.dsl import GIT, PATH, Source, SourceError, check_subpath, parse
 from agentrc.sources.lock import CapabilityRecord
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 TYPES: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     "rule": ("rules", ("prompt.md", "AGENTS.md")),

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Iterator, List, Optional, Set, Tuple
 
 from agentrc.capabilities import integrity
 from agentrc.capabilities.model import CAPABILITIES_DIR, CAPABILITY_FILE, INSTALLED, LOCK_FILE, OWNED, Capability
 from agentrc.diagnostics import Diagnostics
 from agentrc.fdio import open_regular, read_regular
 from agentrc.inputs.tree import real_path
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Iterator, List, Optional, Set, Tuple
 
 MAX_ENTRIES = 200_000
 MAX_DEPTH = 64

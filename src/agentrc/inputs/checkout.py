@@ -21,11 +21,14 @@ import subprocess
 import tempfile
 import time
 from dataclasses import replace
-from typing import Dict, Iterable, List, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.inputs import fetchcache
 from agentrc.sources.dsl import GIT, Source
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, List, Optional, Tuple
 
 GIT_TIMEOUT = 600.0
 _GIT_CONFIG = ("-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.ssh.allow=always",

@@ -23,7 +23,6 @@ import os
 import shutil
 import subprocess
 from functools import lru_cache
-from typing import Any, Dict, List, Optional, Tuple
 
 from agentrc.canonical import document as canonical
 from agentrc.classcode import dataclass
@@ -50,6 +49,10 @@ from agentrc.text import tomledit
 from agentrc.text.position import Lines, TextError
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple
 
 # Seconds a config may run (AGENTRC_NODE_TIMEOUT overrides), and Node's heap, which bounds
 # what it can print.

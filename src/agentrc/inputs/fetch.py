@@ -35,7 +35,6 @@ from __future__ import annotations
 import os
 import posixpath
 from dataclasses import replace
-from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -62,6 +61,10 @@ from agentrc.inputs.checkout import (  # noqa: F401 - re-exported: callers impor
 from agentrc.inputs.tree import read_tree
 from agentrc.model import SourceTree
 from agentrc.sources.dsl import GIT, Source
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 
 @dataclass(frozen=True)

@@ -25,17 +25,22 @@ import os
 import secrets
 import shutil
 import stat
-from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from agentrc.fdio import NotRegular, read_regular
 from agentrc.output.atomic import write_atomic
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 RECORD_SUFFIX = ".files.json"
 _VERSION = 1
 
 # One file's record: ("file", size, executable, sha256 hex) or ("link", target).
-Entry = Tuple[Any, ...]
-Record = Dict[str, Entry]
+if TYPE_CHECKING:
+    Entry = Tuple[Any, ...]
+if TYPE_CHECKING:
+    Record = Dict[str, Entry]
 
 
 class Changed(Exception):

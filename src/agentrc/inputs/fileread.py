@@ -11,11 +11,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import TYPE_CHECKING, Optional, Tuple
 
 from agentrc.fdio import NotRegular, read_regular
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
+    from typing import Optional, Tuple
+
     from agentrc.inputs.tree import Root
 
 # The largest file agentrc reads (16 MiB): far above any instruction file or skill resource

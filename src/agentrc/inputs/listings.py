@@ -33,12 +33,17 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 # The directories' paths, statuses, files and subdirectories; and whether it is the whole of
 # one walk of one root (`Listings.all_standing`).
-Record = Tuple[str, Tuple[int, ...], str, str, bool]
-_Listed = Tuple[str, Tuple[int, int, int, int], str, str]  # one directory listed by this walk
+if TYPE_CHECKING:
+    Record = Tuple[str, Tuple[int, ...], str, str, bool]
+if TYPE_CHECKING:
+    _Listed = Tuple[str, Tuple[int, int, int, int], str, str]  # one directory listed by this walk
 
 _NOT_NAMES = frozenset(("", ".", ".."))
 

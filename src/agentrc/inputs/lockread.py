@@ -6,13 +6,16 @@ canonical project's capability references there."""
 from __future__ import annotations
 
 import os
-from typing import Optional, Tuple
 
 from agentrc.clients import names as client_names
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.inputs.tree import Root, read_file
 from agentrc.sources import lock as lockfile
 from agentrc.sources.lock import Lock
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
 
 LOCK = lockfile.LOCK_FILE
 

@@ -10,12 +10,14 @@ It is found by walking up from the working directory (as git finds `.git` and np
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Optional, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.project import FILE_NAME
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
+    from typing import Optional, Tuple
+
     from agentrc.project.model import ProjectFile
 
 MAX_DEPTH = 64  # directories walked up at most

@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import time
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -19,6 +18,10 @@ from agentrc.inputs import tree as treeread
 from agentrc.inputs.listings import Listings
 from agentrc.inputs.tree import Root, SourcesChanged, is_project, read_tree
 from agentrc.model import SourceFile, SourceTree
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # imported where used: a no-change build needs neither reports nor registries
     from agentrc.canonical import document as canonical

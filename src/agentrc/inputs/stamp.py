@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Callable, Dict, List, Optional, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.model import SourceFile, SourceTree
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Callable, Dict, List, Optional, Tuple
 
 
 def status(st: os.stat_result) -> List[int]:

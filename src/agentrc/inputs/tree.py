@@ -24,7 +24,6 @@ import operator
 import os
 import stat
 import time
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -55,6 +54,10 @@ from agentrc.inputs.stamp import (  # noqa: F401 - re-exported: read where they 
     tree_digest,
 )
 from agentrc.model import SourceFile, SourceTree
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 SKIP_DIRS = {"node_modules", "__pycache__", "dist"}
 # Hidden directories a fetched source is read with: where published layouts keep their
@@ -476,7 +479,8 @@ def _loader(root: Root, path: str, display: str) -> Callable[[], bytes]:
 
 # A file the record vouches for, until the tree is asked for: its root, path, whether it is
 # executable and its sha256 (hex, as recorded: made bytes when the tree is made).
-_Vouched = Tuple[Root, str, bool, str]
+if TYPE_CHECKING:
+    _Vouched = Tuple[Root, str, bool, str]
 
 
 def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:

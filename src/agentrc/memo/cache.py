@@ -34,15 +34,21 @@ from __future__ import annotations
 
 import os
 import pickle
-from pathlib import Path
-from typing import Any, Callable, Dict, Hashable, Optional, Set, Tuple
 
 from agentrc import __version__
 from agentrc.fdio import open_regular
 from agentrc.memo import cpus
-from agentrc.memo.packs import Location, Spool, Store, _copy, _discard, _loads  # noqa: F401 - re-exported
-from agentrc.memo.stamp import base, load_stamp, location, save_stamp  # noqa: F401 - re-exported
+from agentrc.memo.packs import Spool, Store, _copy, _discard, _loads  # noqa: F401
+from agentrc.memo.stamp import base, beside, load_stamp, location, save_stamp  # noqa: F401 - re-exported
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Hashable, Optional, Set, Tuple
+
+    from agentrc.fdio import StrPath
+    from agentrc.memo.packs import Location
+
 
 MAX_PACKS = 8  # more packs than this (many small builds) are compacted into one
 MAX_ADDITIONS = 16  # index additions (`append`) read by `load` before one is folded into the index
@@ -141,16 +147,16 @@ class Memo:
         return {k: self.get(k) for k in self.used}
 
 
-def _dir(path: Path) -> Path:
-    return path.with_suffix(".memo")
+def _dir(path: StrPath) -> str:
+    return beside(path, ".memo")
 
 
-def load(path: Path) -> Memo:
+def load(path: StrPath) -> Memo:
     """The memo's index; entries are read when a build asks for them, and the entries it
     makes go to a new pack as they are made."""
     root = _dir(path)
     try:
-        with open_regular(str(root / "index")) as f:
+        with open_regular(os.path.join(root, "index")) as f:
             version, index = pickle.load(f)
         if version == __version__ and isinstance(index, dict):
             store = Store(root, index)
@@ -169,7 +175,7 @@ def _read_additions(store: Store) -> None:
         names = sorted(e.name for e in entries if e.name.endswith(ADDITION))
     for name in names:
         try:
-            with open_regular(str(store.root / name)) as f:
+            with open_regular(os.path.join(store.root, name)) as f:
                 version, added = pickle.load(f)
         except Exception:
             continue
@@ -180,15 +186,15 @@ def _read_additions(store: Store) -> None:
                 store.index[key] = store.added[key] = where
 
 
-def _write_index(root: Path, name: str, index: Dict[Hashable, Location]) -> None:
+def _write_index(root: str, name: str, index: Dict[Hashable, Location]) -> None:
     """`index` as file `name` of `root`, replaced atomically."""
-    tmp = root / f"{name}.{os.getpid()}.tmp"
+    tmp = os.path.join(root, f"{name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
         pickle.dump((__version__, index), f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, root / name)
+    os.replace(tmp, os.path.join(root, name))
 
 
-def append(path: Path, memo: Memo) -> None:
+def append(path: StrPath, memo: Memo) -> None:
     """Save a memo that drops nothing (a replayed edit: it read a few entries of the last
     build and keeps them all): its new entries' pack, and an index addition naming them,
     written beside the rest, which is neither read nor rewritten; after MAX_ADDITIONS
@@ -213,7 +219,7 @@ def append(path: Path, memo: Memo) -> None:
         store.added = {}
 
 
-def _append(root: Path, store: Store, spool: Spool) -> None:
+def _append(root: str, store: Store, spool: Spool) -> None:
     new = {k: where for k, where in spool.index.items() if k not in store.index}
     if not new:
         spool.discard()
@@ -226,7 +232,7 @@ def _append(root: Path, store: Store, spool: Spool) -> None:
     _write_index(root, name + ADDITION, {k: (name,) + where for k, where in new.items()})
 
 
-def _fold(root: Path, store: Store, spool: Spool) -> None:
+def _fold(root: str, store: Store, spool: Spool) -> None:
     """The index written again with every entry: the index additions' entries copied into
     the new entries' pack (a few entries each), their packs and files removed."""
     _copy(store.raw, [k for k in store.added if k not in spool.index], spool)
@@ -238,7 +244,7 @@ def _fold(root: Path, store: Store, spool: Spool) -> None:
     _remove_unnamed(root, index)
 
 
-def _remove_unnamed(root: Path, index: Dict[Hashable, Location]) -> None:
+def _remove_unnamed(root: str, index: Dict[Hashable, Location]) -> None:
     """Packs no index names, index additions (folded in), and what a killed save left. A
     temporary file of a process still running (`spool.PID.N.tmp`, `NAME.PID.tmp`: a second
     build of the same output, spooling as it goes) is left to it; removing it cost that
@@ -247,7 +253,7 @@ def _remove_unnamed(root: Path, index: Dict[Hashable, Location]) -> None:
     for name in os.listdir(root):
         if name != "index" and name not in referenced and not _running_writer(name):
             try:
-                (root / name).unlink()
+                os.unlink(os.path.join(root, name))
             except OSError:
                 pass
 
@@ -272,7 +278,7 @@ def _running_writer(name: str) -> bool:
 _TEMPORARY = pattern(r"(?:spool\.([0-9]+)\.[0-9]+|.+\.([0-9]+))\.tmp")
 
 
-def save(path: Path, memo: Memo) -> None:
+def save(path: StrPath, memo: Memo) -> None:
     """`_save`, after which the memo lets go of what only the save needed: the keys it used
     and where its entries are (20,000 keys and their locations, 6 MB at 5,000 items, held
     while the output is written otherwise). A memo is saved once, at the end of its build;
@@ -326,7 +332,7 @@ class Saving:
         return self.ok
 
 
-def save_aside(path: Path, memo: Memo) -> Saving:
+def save_aside(path: StrPath, memo: Memo) -> Saving:
     """`save`, in a forked child when the memo holds `ASIDE_MIN` entries or more to pickle
     (`Memo.defer`), or `SPARE_MIN` with a CPU idle: the build writes its output meanwhile and
     `wait`s for it before it records anything that names the memo's entries (the stamp, an
@@ -359,7 +365,7 @@ def save_aside(path: Path, memo: Memo) -> Saving:
     return Saving(pid)
 
 
-def _save(path: Path, memo: Memo) -> None:
+def _save(path: StrPath, memo: Memo) -> None:
     """This build's new entries become a new pack (the spool they were written to as they
     were made, and any entry handed in) and the index names every entry it used; the packs
     are rewritten as one when a quarter of what they hold is dead, or when there are more
@@ -373,7 +379,7 @@ def _save(path: Path, memo: Memo) -> None:
     new = set(spooled).union(handed)
     kept = {k: old[k] for k in memo.used if k in old and k not in new}
     dead = len(old) - len(kept)
-    if not new and not dead and (root / "index").exists() and (store is None or not store.added):
+    if not new and not dead and os.path.exists(os.path.join(root, "index")) and (store is None or not store.added):
         if spool is not None:
             spool.discard()
         return  # nothing new and nothing to forget: the files on disk are already this memo
@@ -383,7 +389,7 @@ def _save(path: Path, memo: Memo) -> None:
         packs[loc[0]] = packs.get(loc[0], 0) + 1
     target = spool if spool is not None and spool.root == root else Spool(root)
     try:
-        root.mkdir(parents=True, exist_ok=True)
+        os.makedirs(root, exist_ok=True)
         if target is not spool and spool is not None:  # a memo loaded from elsewhere
             _copy(spool.raw, spooled, target)
         for key in handed:
@@ -408,9 +414,9 @@ def _save(path: Path, memo: Memo) -> None:
         if store is not None:
             store.close()
         _remove_unnamed(root, index)
-        for legacy in (path, path.with_suffix(".delta")):  # the single-pickle memo of earlier versions
-            if legacy.exists():
-                legacy.unlink()
+        for legacy in (os.fspath(path), beside(path, ".delta")):  # the single-pickle memo of earlier versions
+            if os.path.exists(legacy):
+                os.unlink(legacy)
     except OSError:  # the cache is an optimisation; failing to save it is not an error
         target.discard()
 

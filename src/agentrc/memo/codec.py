@@ -11,12 +11,15 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-from typing import Any, Dict
 
 from agentrc.diagnostics import Diagnostic
 from agentrc.frozen import FrozenMap
 from agentrc.model import BundleRef, HookSpec, Item, Kind, Ref, Resource
 from agentrc.portable.directives import Block
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict
 
 CLASSES = {cls.__name__: cls for cls in (Item, Ref, BundleRef, Resource, Diagnostic, Block, HookSpec)}
 

@@ -10,7 +10,10 @@ no sooner, and the build spends more CPU for the same wall time or worse.
 from __future__ import annotations
 
 import os
-from typing import List
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import List
 
 LOADAVG = "/proc/loadavg"  # Linux: the load averages, then the tasks runnable now / all tasks
 

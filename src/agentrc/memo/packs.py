@@ -12,18 +12,19 @@ import os
 import pickle
 import weakref
 import zlib
-from pathlib import Path
-from typing import Any, Callable, Dict, Hashable, Iterable, Optional, Tuple
 
 from agentrc.fdio import READ_FLAGS, write_all
 
-Location = Tuple[str, int, int, int]  # pack file name, offset, length, crc32 of the entry
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Hashable, Iterable, Optional, Tuple
+    Location = Tuple[str, int, int, int]  # pack file name, offset, length, crc32 of the entry
 
 
 class Store:
     """The memo's entries on disk: the index in memory, each entry read on demand."""
 
-    def __init__(self, root: Path, index: Dict[Hashable, Location]):
+    def __init__(self, root: str, index: Dict[Hashable, Location]):
         self.root = root
         self.index = index
         self.reads = 0  # entries read: what a build reached
@@ -39,7 +40,8 @@ class Store:
         try:
             fd = self._packs.get(name)
             if fd is None:
-                fd = self._packs[name] = os.open(self.root / name, READ_FLAGS)  # a FIFO: pread fails, a miss
+                # A FIFO in a pack's place: pread fails, a miss.
+                fd = self._packs[name] = os.open(os.path.join(self.root, name), READ_FLAGS)
             data = os.pread(fd, length, offset)  # one system call an entry, no buffer copied
         except OSError:
             return None
@@ -74,14 +76,14 @@ class Spool:
 
     FLUSH = 1 << 20
 
-    def __init__(self, root: Path):
+    def __init__(self, root: str):
         self.root = root
         self.index: Dict[Hashable, Tuple[int, int, int]] = {}  # key -> offset, length, crc32
         self.size = 0  # bytes put so far, flushed or not
         self._buffer = bytearray()
         self._flushed = 0
         self._fd: Optional[int] = None
-        self._tmp: Optional[Path] = None
+        self._tmp: Optional[str] = None
         self._cleanup: Optional[weakref.finalize] = None
         self.failed = False
 
@@ -126,8 +128,8 @@ class Spool:
         if not self._buffer:
             return
         if self._fd is None:
-            self.root.mkdir(parents=True, exist_ok=True)
-            self._tmp = self.root / f"spool.{os.getpid()}.{id(self)}.tmp"
+            os.makedirs(self.root, exist_ok=True)
+            self._tmp = os.path.join(self.root, f"spool.{os.getpid()}.{id(self)}.tmp")
             self._fd = os.open(self._tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
             # Deleted with the memo or at exit, unless `finish` names it: a build that fails
             # saves nothing, and leaves nothing.
@@ -144,7 +146,7 @@ class Spool:
             self._cleanup.detach()
             fd, self._fd = self._fd, None
             os.close(fd)
-            os.replace(self._tmp, self.root / name)  # a failure: `discard` removes the file
+            os.replace(self._tmp, os.path.join(self.root, name))  # a failure: `discard` removes the file
             self._tmp = None
         return name
 
@@ -173,7 +175,7 @@ class Spool:
         self._fd = self._tmp = None
 
 
-def _discard(fd: Optional[int], tmp: Optional[Path]) -> None:
+def _discard(fd: Optional[int], tmp: Optional[str]) -> None:
     if fd is not None:
         try:
             os.close(fd)
@@ -181,7 +183,7 @@ def _discard(fd: Optional[int], tmp: Optional[Path]) -> None:
             pass
     if tmp is not None:
         try:
-            tmp.unlink()
+            os.unlink(tmp)
         except OSError:
             pass
 

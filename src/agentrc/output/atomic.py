@@ -26,11 +26,15 @@ import errno
 import os
 import re
 import stat
-from pathlib import Path
-from typing import List, Optional, Union
 
 from agentrc.fdio import write_all
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import List, Optional
+
+    from agentrc.fdio import StrPath
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -62,7 +66,7 @@ def code_of(exc: OSError, default: str) -> str:
     return CODE if isinstance(exc, UnsafeWrite) else default
 
 
-def write_atomic(path: Union[str, Path], data: bytes, root: Union[str, Path, None] = None,
+def write_atomic(path: StrPath, data: bytes, root: Optional[StrPath] = None,
                  mode: Optional[int] = None) -> None:
     """Write `data` to `path`, whole or not at all. `root` is the directory whose inside
     may hold no link on the way (the project, the scope, the output directory); by default
@@ -78,7 +82,7 @@ def write_atomic(path: Union[str, Path], data: bytes, root: Union[str, Path, Non
         os.close(dfd)
 
 
-def check(path: Union[str, Path], root: Union[str, Path, None] = None) -> None:
+def check(path: StrPath, root: Optional[StrPath] = None) -> None:
     """Raise `UnsafeWrite` when `write_atomic(path, ..., root)` would be refused for a link,
     without writing anything: a command checks its lock's place before it changes the
     files the lock describes. Missing directories are fine (the write makes them)."""

@@ -11,11 +11,6 @@ import contextlib
 import errno
 import os
 import stat
-from typing import (
-    List,
-    Optional,
-    Set,
-)
 
 from agentrc.output import steps, writesteps
 from agentrc.output.directory import PARALLEL_MIN, _Directory, _note
@@ -33,6 +28,10 @@ from agentrc.output.tree import (
     _Unsafe,
     sha,
 )
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import List, Optional, Set
 
 
 class _Committing(_Directory):

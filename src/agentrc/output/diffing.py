@@ -10,19 +10,6 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import field
-from typing import (
-    AbstractSet,
-    Any,
-    Callable,
-    Dict,
-    Iterable,
-    List,
-    Mapping,
-    Optional,
-    Sequence,
-    Set,
-    Tuple,
-)
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -31,6 +18,10 @@ from agentrc.output.directory import Changes, _directories, _Directory
 from agentrc.output.manifest import _keys, _stat
 from agentrc.output.recorded import _as_recorded
 from agentrc.output.tree import _FS_ERRORS, _NotFile, _Symlink, sha
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import AbstractSet, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 
 def _adopted_dirs(adopted: Iterable[str]) -> Set[str]:

@@ -7,7 +7,6 @@ entries that say so."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.clients import registry as client_registry
@@ -16,6 +15,10 @@ from agentrc.diagnostics import Diagnostics
 from agentrc.fidelity import ItemReport
 from agentrc.files import Fragment, OutputFile
 from agentrc.model import Item, Kind
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 FOREIGN, ONLY, DIFFERS, SECOND, SHARED = "foreign", "only", "differs", "second", "shared"
 

@@ -26,10 +26,11 @@ import errno
 import os
 import pickle
 import struct
-from typing import TYPE_CHECKING, Callable, Optional, Tuple
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
     import mmap
+    from typing import Callable, Optional, Tuple
 
 # `mmap` and `signal` are imported where a child is forked: a one-edit build's write, which
 # forks none, imported them for nothing (1 ms, a hundredth of it at 1,000 items).

@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import os
 import time
-from typing import (
-    Any,
-    Callable,
-    Dict,
-    List,
-    Sequence,
-    Tuple,
-)
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 SYNC_THREADS = 8  # fsyncs at once (`_fsync_all`)
 

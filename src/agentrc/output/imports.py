@@ -15,11 +15,14 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import AbstractSet, Callable, Dict, Iterable, Optional, Sequence, Set
 
 from agentrc.diagnostics import Diagnostic
 from agentrc.fdio import read_regular
 from agentrc.output import atomic, steps
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import AbstractSet, Callable, Dict, Iterable, Optional, Sequence, Set
 
 RECORD = ".agentrc/imports.json"
 MAX_RECORD = 8 << 20

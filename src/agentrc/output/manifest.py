@@ -15,26 +15,18 @@ import stat
 from dataclasses import field
 from json.encoder import encode_basestring_ascii as _encode_str
 from operator import attrgetter
-from pathlib import Path
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Dict,
-    Iterable,
-    Iterator,
-    List,
-    Optional,
-    Tuple,
-    Union,
-)
 
 from agentrc.classcode import dataclass
 from agentrc.fdio import read_regular, write_all
 from agentrc.files import safe_path
-
-if TYPE_CHECKING:
-    from agentrc.output import merge as managed
 from agentrc.output.tree import _NOFOLLOW, _SHA, _STAGED, _STAGED_TREE, MANIFEST, MAX_MANIFEST, sha
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+
+    from agentrc.fdio import StrPath
+    from agentrc.output import merge as managed
 
 _path_of = attrgetter("path")
 
@@ -266,7 +258,7 @@ def _parse_journal(data: Any) -> dict:
     return data
 
 
-def manifest_digest(root: Path) -> str:
+def manifest_digest(root: StrPath) -> str:
     """The sha256 of the manifest as it is on disk ("" when it cannot be read as the writer
     reads it: not through a link, not a FIFO, not past MAX_MANIFEST)."""
     try:

@@ -18,7 +18,6 @@ import json
 import math
 from collections import OrderedDict
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.files import Fragment, OutputFile
@@ -27,7 +26,10 @@ from agentrc.text.lazy import lazy_module
 from agentrc.text.markdown import demote_headings
 from agentrc.text.markedblock import BEGIN, CONTEXT_TITLE, END, block_render
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
+
     from agentrc.text import jsonedit, tomledit
 else:  # imported when a config file is first merged: a replayed edit of a rule merges none
     jsonedit = lazy_module("agentrc.text.jsonedit")
@@ -48,7 +50,8 @@ def _tomllib() -> Any:
 # Files their client parses as strict JSON (comments make it ignore the whole file), while
 # others (.vscode/*.json, opencode.json, .gemini/settings.json) accept JSON with comments.
 STRICT_JSON = {".claude/settings.json": "Claude Code", ".mcp.json": "Claude Code"}
-Key = Tuple[Tuple[str, ...], str, bool]  # (key path, value JSON, appended element?)
+if TYPE_CHECKING:
+    Key = Tuple[Tuple[str, ...], str, bool]  # (key path, value JSON, appended element?)
 
 
 def assemble(path: str, fragments: Sequence[Fragment], diags: Diagnostics) -> Optional[OutputFile]:

@@ -13,7 +13,6 @@ import operator
 import os
 import posixpath
 from dataclasses import field
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.clients import ignorefile
@@ -42,6 +41,10 @@ from agentrc.output.discovery import (  # noqa: F401 - imported from here by the
     cross_discovery,
 )
 from agentrc.output.totals import summary, summary_lines  # noqa: F401 (their old home)
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,7 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
                 shared=by_path.producers)
 
 
-class _Planned(Dict[str, OutputFile]):
+class _Planned(dict[str, OutputFile]):
     """A plan's files by path, with how many renderings planned each path that more than one did."""
 
     def __init__(self) -> None:

@@ -11,27 +11,18 @@ from __future__ import annotations
 import os
 import stat
 from json.encoder import encode_basestring_ascii as _encode_str
-from pathlib import Path
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Dict,
-    Iterable,
-    List,
-    Mapping,
-    Optional,
-    Sequence,
-    Set,
-    Tuple,
-)
 
 from agentrc.fdio import read_regular
 from agentrc.files import STATE_DIR, OutputFile
 from agentrc.output.manifest import _ENCODE, _load_json, _Manifest, _stat
-
-if TYPE_CHECKING:
-    from agentrc.output.directory import _Directory
 from agentrc.output.tree import MANIFEST, MAX_MANIFEST, TXN, sha
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+
+    from agentrc.fdio import StrPath
+    from agentrc.output.directory import _Directory
 
 
 def _as_recorded(st: os.stat_result, recorded: Any, f: OutputFile, owned: Dict[str, str]) -> bool:
@@ -46,7 +37,8 @@ def _as_recorded(st: os.stat_result, recorded: Any, f: OutputFile, owned: Dict[s
 # stamp): the paths of its files then of its merged files, joined by NUL; their [size,
 # mtime_ns, mode] in a row; the files' sha256 in a row (32 bytes each); how many files;
 # the merged files' records; the directories agentrc created.
-Recorded = Tuple[str, Tuple[int, ...], bytes, int, Dict[str, dict], Tuple[str, ...]]
+if TYPE_CHECKING:
+    Recorded = Tuple[str, Tuple[int, ...], bytes, int, Dict[str, dict], Tuple[str, ...]]
 
 
 def recorded_statuses(out: _Directory, digest: str) -> Optional[Recorded]:
@@ -179,7 +171,7 @@ def _recorded_manifest(recorded: Recorded) -> _Manifest:
     return _Manifest(owned, stats, dict(merged), dirs)
 
 
-def untouched(root: Path, digest: str, recorded: Any = None) -> bool:
+def untouched(root: StrPath, digest: str, recorded: Any = None) -> bool:
     """Whether the manifest is the one recorded, no write is pending, and every owned file
     still has the size, mtime and mode recorded when it was written: then nobody changed the
     output tree (and nothing is read or written). `recorded` (from `recorded_statuses`,
@@ -187,7 +179,7 @@ def untouched(root: Path, digest: str, recorded: Any = None) -> bool:
     return untouched_manifest(root, digest, recorded) is not None
 
 
-def untouched_manifest(root: Path, digest: str, recorded: Any = None) -> Optional[bytes]:
+def untouched_manifest(root: StrPath, digest: str, recorded: Any = None) -> Optional[bytes]:
     """`untouched`, with the manifest's bytes it read (None: touched). A replayed edit hands
     them to the writer (`Output.expect`), which compares the manifest it reads under the
     lock with them instead of hashing it again (3.6 MB at 5,000 items)."""

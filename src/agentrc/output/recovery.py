@@ -11,15 +11,6 @@ import contextlib
 import os
 import posixpath
 import stat
-from typing import (
-    Dict,
-    List,
-    Mapping,
-    Optional,
-    Sequence,
-    Set,
-    Tuple,
-)
 
 from agentrc import __version__
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -29,7 +20,7 @@ from agentrc.output.commit import _Committing
 from agentrc.output.directory import PARTIAL, Changes, _nothing_written
 from agentrc.output.fsync import SYNC_BATCH, _noter
 from agentrc.output.manifest import _ENCODE, _journal_bytes, _Manifest, _stat, _value
-from agentrc.output.recorded import Recorded, _patch, _recent_dirs, _replay_manifest, _updated
+from agentrc.output.recorded import _patch, _recent_dirs, _replay_manifest, _updated
 from agentrc.output.tree import (
     _FS_ERRORS,
     _LEFTOVER,
@@ -42,6 +33,13 @@ from agentrc.output.tree import (
     _Unsafe,
     sha,
 )
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
+
+    from agentrc.output.recorded import Recorded
+
 
 # `_sweep` lists a directory changed up to this long before the manifest: 2 s where the file
 # system keeps whole seconds (FAT keeps 2 s), a few kernel clock ticks (1-10 ms each) where it

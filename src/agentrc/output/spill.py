@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from agentrc.fdio import write_all
 from agentrc.files import OnDemand, OutputFile
 from agentrc.text.lazy import lazy_module
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
     import tempfile
+    from typing import List, Optional, Tuple
 
     from agentrc.clients.base import Rendered
 else:  # imported on first use (`unnamed`: no directory given, or no O_TMPFILE): tempfile, with

@@ -12,16 +12,6 @@ import contextlib
 import os
 import struct
 from dataclasses import field
-from typing import (
-    Any,
-    Callable,
-    Dict,
-    List,
-    Optional,
-    Sequence,
-    Set,
-    Tuple,
-)
 
 from agentrc import __version__
 from agentrc.classcode import dataclass
@@ -33,6 +23,10 @@ from agentrc.output.manifest import _journal_chunks, _manifest_bytes, _path_of, 
 from agentrc.output.recovery import _Recovering
 from agentrc.output.tree import _FS_ERRORS, MANIFEST, STATE, TXN, _Unsafe, sha
 from agentrc.output.writesteps import CHUNK, NotCommitted
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 # The child's share of the files staged: the build's process stages the rest and meanwhile
 # makes the manifest's digests, directories and encoded `files` section. At 10,000 items
@@ -47,7 +41,8 @@ _STATUS = struct.Struct("<qqq")  # a staged file's size, mtime_ns and mode, from
 
 # (path, file, mode, exact, staged directory): staged as f"{i}.new" in the staging directory
 # when the staged directory is None, else under its own name there.
-_Todo = Tuple[str, Any, int, bool, Optional[str]]
+if TYPE_CHECKING:
+    _Todo = Tuple[str, Any, int, bool, Optional[str]]
 
 
 @dataclass

@@ -42,12 +42,15 @@ import json
 import os
 import stat
 from dataclasses import field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from agentrc.classcode import dataclass
 from agentrc.fdio import NotRegular, read_regular
 from agentrc.output import atomic
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 VERSION = 1
 MAX_JOURNAL = 1 << 22  # bytes read back: a plan is steps, not content
@@ -95,11 +98,14 @@ class Failed(Exception):
         self.step, self.cause, self.undone, self.incomplete = step, cause, undone, tuple(incomplete)
 
 
-Kinds = Mapping[str, Callable[[Dict[str, Any]], Step]]
+if TYPE_CHECKING:
+    Kinds = Mapping[str, Callable[[Dict[str, Any]], Step]]
 # A whole plan checked before recovery runs any of it (its entries, its steps); raises JournalError.
-Check = Callable[[Sequence[Dict[str, Any]], Sequence[Step]], None]
+if TYPE_CHECKING:
+    Check = Callable[[Sequence[Dict[str, Any]], Sequence[Step]], None]
 # The parsed JSON of a journal of an earlier shape, as entries (or JournalError).
-Legacy = Callable[[Any], List[Dict[str, Any]]]
+if TYPE_CHECKING:
+    Legacy = Callable[[Any], List[Dict[str, Any]]]
 
 
 @dataclass

@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections import Counter
 from itertools import chain
 from operator import attrgetter
-from typing import TYPE_CHECKING, Dict, Iterable, List
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
+    from typing import Dict, Iterable, List
+
     from agentrc.fidelity import ItemReport
 
 

@@ -18,15 +18,6 @@ import resource
 import stat
 import sys
 from collections import OrderedDict
-from typing import (
-    Callable,
-    List,
-    Optional,
-    Sequence,
-    Set,
-    Tuple,
-    Union,
-)
 
 from agentrc.diagnostics import Diagnostic
 from agentrc.fdio import NotRegular, read_regular, write_all
@@ -34,6 +25,10 @@ from agentrc.files import STATE_DIR
 from agentrc.output import atomic
 from agentrc.output.fsync import _fsync_all
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Callable, List, Optional, Sequence, Set, Tuple, Union
 
 STATE = STATE_DIR
 

@@ -40,8 +40,6 @@ import os  # noqa: F401 - re-exported, and replaced by tests (`_Facade`)
 import sys
 import time  # noqa: F401 - as `os`
 import types
-from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Union
 
 # Re-exported below: callers, Pants' rules and tests import these from here.
 from agentrc.files import safe_path  # noqa: F401
@@ -105,7 +103,6 @@ from agentrc.output.manifest import (  # noqa: F401
     manifest_digest,
 )
 from agentrc.output.recorded import (  # noqa: F401
-    Recorded,
     _as_recorded,
     _patch,
     _recent_dirs,
@@ -157,9 +154,15 @@ from agentrc.output.tree import (  # noqa: F401
     sha,
 )
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator, Optional
+
+    from agentrc.fdio import StrPath
+
 
 @contextlib.contextmanager
-def session(root: Union[str, Path], write: bool = True,
+def session(root: StrPath, write: bool = True,
             notify: Optional[Callable[[str], None]] = None) -> Iterator["Output"]:
     """The output directory, locked and recovered, for one run's diff and apply; raises
     OutputError when it cannot be used. `write=False` (a check) creates nothing, but still
@@ -195,7 +198,7 @@ class Output(_Staging, _Planning):
         self._recover()
 
 
-def write_atomic(path: Path, data: bytes, root: Optional[Path] = None) -> None:
+def write_atomic(path: StrPath, data: bytes, root: Optional[StrPath] = None) -> None:
     """One file outside any manifest (a report, a formatted source, a lock): `atomic.write_atomic`,
     which never writes through a link between `root` and the file (AR224)."""
     atomic.write_atomic(path, data, root)

@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from agentrc.output import steps
 from agentrc.output.manifest import _parse_journal
 from agentrc.output.tree import TXN
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 CHUNK = "journal-0.json"  # the plan's data, beside the journal (`steps.PAYLOAD`)
 LABEL = "agentrc output"

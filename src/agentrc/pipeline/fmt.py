@@ -8,13 +8,15 @@ texts (or not) and print; the rules live here once.
 
 from __future__ import annotations
 
-from typing import Iterable, Tuple
-
 from agentrc.classcode import dataclass
 from agentrc.clients import registry as client_registry
 from agentrc.codes import CODES
 from agentrc.diagnostics import Diagnostic
 from agentrc.portable.fmt import Formatted, format_source, formattable
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Iterable, Tuple
 
 
 @dataclass(frozen=True)

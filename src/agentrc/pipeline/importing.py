@@ -9,7 +9,6 @@ whose portable form still fails it is left out (AR132) and the rest is written; 
 from __future__ import annotations
 
 import posixpath
-from typing import AbstractSet, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import WARNING, Diagnostic, Diagnostics
@@ -19,6 +18,10 @@ from agentrc.pipeline import stages
 from agentrc.text import yamlpos
 from agentrc.text.frontmatter import split
 from agentrc.text.yamlemit import dump_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import AbstractSet, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 CONTEXT = "context/project/CONTEXT.md"
 

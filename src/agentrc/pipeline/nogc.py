@@ -18,7 +18,10 @@ from __future__ import annotations
 import _thread
 import contextlib
 import gc
-from typing import Iterator
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Iterator
 
 _lock = _thread.allocate_lock()  # threading's Lock, without importing threading
 _depth = 0

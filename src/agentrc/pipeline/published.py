@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import posixpath
 from dataclasses import field, replace
-from typing import Any, Dict, List, Optional, Set, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import WARNING, Diagnostic
@@ -30,6 +29,10 @@ from agentrc.model import SourceFile, SourceTree
 from agentrc.names import valid_name
 from agentrc.pipeline import importing
 from agentrc.text.yamlemit import dump_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Set, Tuple
 
 KINDS = ("rules", "skills", "agents", "commands", "hooks", "contexts")
 _HEAD = "schema: 1\nname: imported\ndescription: Everything agentrc import found in the project\n"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import List
 
 from agentrc.diagnostics import Diagnostic
 from agentrc.inputs.fetch import Fetcher
@@ -20,6 +19,10 @@ from agentrc.memo import codec as memocodec
 from agentrc.model import SourceFile, SourceTree
 from agentrc.pipeline import warm
 from agentrc.sources import dsl
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import List
 
 ENTRIES = "__entries__.json"
 

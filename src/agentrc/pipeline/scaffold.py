@@ -10,10 +10,13 @@ not installed anywhere until a build, and its script only prints.
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Sequence, Tuple
 
 from agentrc.output import atomic
 from agentrc.project import FILE_NAME
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List, Sequence, Tuple
 
 REGISTRY = "ai"
 SCHEMA_HINT = "# yaml-language-server: $schema=https://agentrc.dev/schemas/project.schema.json\n"

@@ -10,7 +10,6 @@ import json
 from collections import OrderedDict
 from dataclasses import replace
 from json.encoder import encode_basestring_ascii
-from typing import AbstractSet, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -23,6 +22,10 @@ from agentrc.output.plan import plan as plan_files
 from agentrc.pipeline.fmt import format_files, not_canonical
 from agentrc.portable import resolve
 from agentrc.portable.load import load_registry
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import AbstractSet, Dict, Iterable, List, Optional, Sequence, Tuple
 
 
 def load(tree: SourceTree, explicit: Iterable[str] = (), memo=None, canonical: Optional[Loaded] = None,

@@ -41,7 +41,6 @@ import pickle
 import posixpath
 import signal
 import struct
-from typing import Any, Dict, Hashable, List, Optional, Sequence, Set, Tuple
 
 from agentrc.clients import registry as client_registry
 from agentrc.fdio import write_all
@@ -52,6 +51,10 @@ from agentrc.model import ENTRYPOINTS, Kind, SourceFile, SourceTree
 from agentrc.output import plan as build
 from agentrc.output.spill import Ref, Spill, unnamed
 from agentrc.portable.load import load_registry
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Hashable, List, Optional, Sequence, Set, Tuple
 
 # Item directories from which a cold build forks its workers whenever `--jobs` lets it (and no
 # CPU is busy with other work: `cpus`). At 2,500 items on one core as fast as on two, or
@@ -67,12 +70,11 @@ MIN_ITEMS = 2000
 # parsing and rendering got cheaper.)
 IDLE_MIN_ITEMS = 300
 MAX_JOBS = 4  # `--jobs 0` (the default): one process per CPU, at most this many
-# The build's own share, against each worker's: it also reads the workers' entries and
-# does what no share can (discovery, the reference checks, the cross-client checks), but
-# pickles its own entries only when the memo is saved, aside (`cache.save_aside`), while
-# a worker pickles each as it makes it. Measured at 10,000 items with 2 jobs: 0.7 left the
-# build waiting 0.3 s for its worker, 1.0 about nothing (cold builds 4.71 -> 4.61 s, 5,000
-# items 2.31 -> 2.28 s, 1,000 items 0.542 -> 0.534 s, medians of 7-9 alternated runs).
+# The build's own share, against each worker's: it also reads the workers' entries and does what no share can
+# (discovery, the reference checks, the cross-client checks), but pickles its own entries only when the memo is saved,
+# aside (`cache.save_aside`), while a worker pickles each as it makes it. Measured at 10,000 items with 2 jobs: 0.7
+# left the build waiting 0.3 s for its worker, 1.0 about nothing (cold builds 4.71 -> 4.61 s, 5,000 items 2.31 -> 2.28
+# s, 1,000 items 0.542 -> 0.534 s, medians of 7-9 alternated runs).
 OWN_SHARE = 1.0
 CHUNK = 1 << 17  # bytes a worker gathers before writing them: the build waits for no more
 _NOTE = struct.Struct("<Q")  # a chunk's length, through the pipe

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 from urllib.parse import unquote
 
 from agentrc.classcode import dataclass
@@ -31,6 +30,10 @@ from agentrc.text.markdown import (
     scan,
     strip_inline_code,
 )
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 # The body rules that are purely stylistic: they say how a body is written, never what any
 # client receives or whether it loads it, and `fix_style` fixes them without a choice to
@@ -58,7 +61,8 @@ _COMMANDS = frozenset({"command"})
 IMPORT_RE = pattern(r"(?<![\w@/`.:\\-])@((?:~/|\.{1,2}/|/)?[\w.-]+(?:/[\w.-]+)*)")
 ARGUMENT_RE = pattern(r"(?<![\w$\\])\$(?:ARGUMENTS\b|[0-9]\b(?![.,]\d))")
 SHELL_RE = pattern(r"(?<![\w`!])!`[^`\n]+`(?!`)")
-Readers = Tuple[Tuple[str, Optional[FrozenSet[str]]], ...]
+if TYPE_CHECKING:
+    Readers = Tuple[Tuple[str, Optional[FrozenSet[str]]], ...]
 CONSTRUCTS: Tuple[Tuple[str, "re.Pattern[str]", Readers], ...] = (
     ("file import '@path'", IMPORT_RE, (("claude", _MEMORY_AND_COMMANDS), ("opencode", _COMMANDS))),
     ("substitution variable '$ARGUMENTS'/'$N'", ARGUMENT_RE, (("claude", _INVOKED), ("opencode", _COMMANDS))),

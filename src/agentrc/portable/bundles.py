@@ -11,8 +11,6 @@ no directory, body or resources: only YAML and references.
 
 from __future__ import annotations
 
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
-
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import freeze
 from agentrc.model import KIND_BY_PLURAL, Bundle, BundleRef, McpServer, Ref, SourceFile
@@ -20,6 +18,10 @@ from agentrc.names import bundle_stem, is_bundle_file
 from agentrc.portable import checks
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 
 def load_bundles(files: Mapping[str, SourceFile], explicit: FrozenSet[str], diags: Diagnostics) -> List[Bundle]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 from contextvars import ContextVar
-from typing import Any, Collection, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from agentrc import SUPPORTED_SCHEMA, schemas
 from agentrc.diagnostics import Diagnostics
@@ -29,6 +28,10 @@ from agentrc.text.markdown import Scanned, literal_lines
 from agentrc.text.yamlpos import Located, YamlError
 from agentrc.text.yamlpos import load as load_yaml
 from agentrc.vocabulary import TOOLS, check_model
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Collection, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 DESCRIPTION_MAX = 1024
 SKILL_DESCRIPTION_SOFT = 200

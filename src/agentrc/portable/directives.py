@@ -10,12 +10,15 @@ lines inside fenced code blocks are literal text (a body may document the syntax
 from __future__ import annotations
 
 import re
-from typing import FrozenSet, List, Optional, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
 from agentrc.patterns import pattern
 from agentrc.text.markdown import Scanned, collapse_blank_lines, literal_lines
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import FrozenSet, List, Optional, Tuple
 
 OPEN_RE = pattern(r"^\s*<!--\s*@client:(.*?)\s*-->\s*$")
 END_RE = pattern(r"^\s*<!--\s*@endclient\s*-->\s*$")

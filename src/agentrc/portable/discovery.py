@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import posixpath
 from collections import defaultdict
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostics
@@ -35,7 +34,10 @@ from agentrc.text.lazy import lazy_module
 from agentrc.text.markdown import Scanned
 from agentrc.text.yamlpos import Located
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
+    from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+
     import pathspec
 else:  # imported when an item has `ignore:` patterns: most have none
     pathspec = lazy_module("pathspec")

@@ -12,8 +12,6 @@ lint reports each of them itself, with its place.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
-
 from agentrc.classcode import dataclass
 from agentrc.model import ENTRYPOINTS, Kind
 from agentrc.names import is_bundle_file
@@ -23,6 +21,10 @@ from agentrc.text.frontmatter import split
 from agentrc.text.markdown import format_body
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple
 
 # Keys after the kind's own, before the clients' passthrough blocks (registry order).
 _TAIL = ("metadata", "requires", "ignore")

@@ -15,7 +15,6 @@ that both build an Item the same way.
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Collection, Dict, FrozenSet, Optional, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostics
 from agentrc.frozen import FrozenMap, freeze
@@ -25,6 +24,10 @@ from agentrc.portable import checks, directives, discovery
 from agentrc.text.frontmatter import Split, split
 from agentrc.text.markdown import Scanned
 from agentrc.text.yamlpos import Located
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Collection, Dict, FrozenSet, Optional, Sequence, Tuple
 
 
 def parse_item(where: discovery.ItemDir, f: SourceFile, kind: Kind, families: FrozenSet[str],

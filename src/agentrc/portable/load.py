@@ -10,7 +10,6 @@ byte-identical to a previous run is taken from the memo (items and diagnostics) 
 from __future__ import annotations
 
 import posixpath
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Sequence, Tuple
 
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fingerprint import digest
@@ -19,6 +18,10 @@ from agentrc.names import is_registry_marker
 from agentrc.portable import checks, discovery
 from agentrc.portable.bundles import load_bundles
 from agentrc.portable.items import parse_item
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, FrozenSet, Iterable, List, Mapping, Sequence, Tuple
 
 
 def load_registry(tree: SourceTree, clients: ClientNames, explicit: Iterable[str] = (),

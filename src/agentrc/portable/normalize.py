@@ -12,13 +12,15 @@ supporting files and every finding that breaks output stay as they are.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
-
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.model import SourceFile, SourceTree
 from agentrc.portable import body as body_rules
 from agentrc.portable.fmt import kind_of
 from agentrc.portable.items import split_entrypoint
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
 
 _FIXED = {"AR020": "H1 heading(s) demoted a level",
           "AR021": "skipped heading level(s) closed",

@@ -8,7 +8,6 @@ raises: what it cannot read it leaves out, and full validation reports it.
 from __future__ import annotations
 
 import posixpath
-from typing import List, Optional, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.model import ENTRYPOINTS, KIND_BY_PLURAL, Kind
@@ -16,6 +15,10 @@ from agentrc.names import bundle_stem, is_bundle_file
 from agentrc.text.frontmatter import split
 from agentrc.text.yamlpos import YamlError
 from agentrc.text.yamlpos import load as load_yaml
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
 
 
 @dataclass(frozen=True)

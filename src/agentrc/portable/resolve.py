@@ -15,7 +15,6 @@ from __future__ import annotations
 import difflib
 import posixpath
 from collections import defaultdict
-from typing import Callable, Dict, Hashable, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -23,8 +22,12 @@ from agentrc.model import Bundle, Item, Kind, McpServer, Registry
 from agentrc.names import REGISTRY_MARKER
 from agentrc.portable import discovery, semver
 
-ItemKey = Tuple[str, Kind, str]  # (registry root, kind, name)
-BundleKey = Tuple[str, str]  # (registry root, name)
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Callable, Dict, Hashable, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
+    ItemKey = Tuple[str, Kind, str]  # (registry root, kind, name)
+if TYPE_CHECKING:
+    BundleKey = Tuple[str, str]  # (registry root, name)
 
 
 def registry_label(root: str) -> str:
@@ -353,7 +356,8 @@ def _check_servers(idx: Index, diags: Diagnostics) -> None:
                             f"bundle {other.bundle} ({other.path})")
 
 
-NodeT = TypeVar("NodeT", bound=Hashable)
+if TYPE_CHECKING:
+    NodeT = TypeVar("NodeT", bound=Hashable)
 
 
 def find_cycles(nodes: Iterable[NodeT], edges: Callable[[NodeT], List[NodeT]],

@@ -11,9 +11,12 @@ release. Pure; `ValueError` for text that is not a version or a constraint.
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Tuple
 
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
 
 _VERSION = pattern(r"v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
                    r"(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?")
@@ -21,7 +24,8 @@ _PARTIAL = pattern(r"v?(\*|x|X|0|[1-9][0-9]*)(?:\.(\*|x|X|0|[1-9][0-9]*))?(?:\.(
                    r"(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?")
 MAX_CONSTRAINT = 256
 
-Key = Tuple[int, int, int, Tuple[Tuple[int, object], ...]]
+if TYPE_CHECKING:
+    Key = Tuple[int, int, int, Tuple[Tuple[int, object], ...]]
 
 
 def parse_version(text: str) -> Key:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import posixpath
 from dataclasses import field, replace
-from typing import Any, Dict, Optional, Sequence, Tuple
 
 from agentrc import schemas
 from agentrc.classcode import dataclass
@@ -22,6 +21,10 @@ from agentrc.model import IgnoreList
 from agentrc.project import FILE_NAME
 from agentrc.sources.dsl import SourceError, parse
 from agentrc.text import yamlpos
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Optional, Sequence, Tuple
 
 SCHEMA_VERSION = 1
 LEVELS = ("off", "warning", "error")

@@ -9,10 +9,13 @@ its comments, its order — stays as the user wrote it.
 from __future__ import annotations
 
 import json
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from agentrc.patterns import pattern
 from agentrc.project.model import Declared
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 _TOP_KEY = pattern(r"^[A-Za-z_][A-Za-z0-9_-]*\s*:")
 

@@ -33,29 +33,31 @@ import json
 import os
 import sys
 from functools import lru_cache
-from pathlib import Path
 from types import CodeType
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from agentrc import __version__
 from agentrc.pycache import cache_path, read_kept, write_kept
 from agentrc.schemas import generated
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
+
     from jsonschema import Draft7Validator
 
-_HERE = Path(__file__).parent
+_HERE = os.path.dirname(__file__)
 
 
 def names() -> List[str]:
     """The schemas agentrc holds, by the name `errors` takes (`lock` for lock.schema.json)."""
     suffix = ".schema.json"
-    return sorted(p.name[:-len(suffix)] for p in _HERE.iterdir() if p.name.endswith(suffix))
+    return sorted(name[:-len(suffix)] for name in os.listdir(_HERE) if name.endswith(suffix))
 
 
 @lru_cache(maxsize=None)
 def _text(name: str) -> str:
-    return (_HERE / f"{name}.schema.json").read_text(encoding="utf-8")
+    with open(os.path.join(_HERE, f"{name}.schema.json"), encoding="utf-8") as fh:
+        return fh.read()
 
 
 @lru_cache(maxsize=None)

@@ -19,10 +19,13 @@ import importlib
 import os
 import re
 import sys
-from typing import Any, Dict
 
 from agentrc.fdio import read_regular
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict
 
 ENTRY = "__agentrc_entry__"  # the validator's function, in the module its code runs in
 FORMAT = "2"  # of the kept text: bumped when what `source` writes changes

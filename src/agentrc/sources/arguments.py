@@ -25,11 +25,14 @@ characters.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
 
 from agentrc.names import MAX_NAME_LENGTH, NAME_RE
 from agentrc.patterns import pattern
 from agentrc.sources.dsl import SourceError, check_ref
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 MAX_ARGUMENT = 2048
 MAX_PLUGIN_PART = 128

@@ -16,7 +16,6 @@ import collections
 import hashlib
 import posixpath
 from dataclasses import replace
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -24,7 +23,10 @@ from agentrc.model import Bundle, Item, Kind, Registry, SourceTree
 from agentrc.sources.dsl import Source, SourceError, parse
 from agentrc.sources.lock import Entry, Lock
 
-ItemKey = Tuple[str, str]  # (kind or "bundle", name)
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+    ItemKey = Tuple[str, str]  # (kind or "bundle", name)
 WHERE = "<command line>"
 
 

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Optional, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import hide_credentials
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
 
 MAX_LOCATOR = 2048
 

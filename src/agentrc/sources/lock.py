@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from agentrc import schemas
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.sources import lockcheck
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 LOCK_FILE = "agentrc.lock.json"
 LOCK_VERSION = 1

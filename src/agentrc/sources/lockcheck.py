@@ -10,14 +10,16 @@ Nothing runs, nothing is fetched and nothing is written when any is found.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
-
 from agentrc.diagnostics import Diagnostics
 from agentrc.files import safe_path
 from agentrc.patterns import pattern
 from agentrc.sources import arguments
 from agentrc.sources.arguments import shown
 from agentrc.sources.dsl import SourceError, check_ref, parse
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Optional, Sequence
 
 _COMMIT = pattern(r"[0-9a-f]{40}|[0-9a-f]{64}")
 MCP_TARGETS = ("vscode",)  # record clients that are targets rather than adapters

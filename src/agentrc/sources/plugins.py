@@ -15,12 +15,16 @@ for its kind is AR241 there, not an instruction).
 from __future__ import annotations
 
 import json
-from typing import Any, List, Mapping, Sequence, Tuple
+from collections.abc import Mapping
 
 from agentrc.classcode import dataclass
 from agentrc.files import Fragment
 from agentrc.model import Bundle
 from agentrc.sources import arguments
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, List, Sequence, Tuple
 
 INSTALL = "install"
 INSTRUCTIONS = "instructions"

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, List, Optional, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.model import Bundle, Item
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, List, Optional, Tuple
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from agentrc.classcode import dataclass
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 FENCE_RE = pattern(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 ATX_RE = pattern(r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*?)(?:[ \t]+#+[ \t]*)?$")

@@ -8,9 +8,11 @@ canonical front door (which reads a block back) and the importers (which strip i
 
 from __future__ import annotations
 
-from typing import Optional
-
 from agentrc.text.markdown import demote_headings, has_h1
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Optional
 
 # The title of the global context document agentrc writes.
 CONTEXT_TITLE = "Project instructions"

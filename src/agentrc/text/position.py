@@ -7,7 +7,10 @@ every diagnostic does (`path:line:col`); both raise a `TextError` subclass.
 from __future__ import annotations
 
 import bisect
-from typing import Tuple
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Tuple
 
 
 def line_col(text: str, pos: int) -> Tuple[int, int]:

@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import List, Tuple
 
 from agentrc import diagnostics
 from agentrc.patterns import pattern
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import List, Tuple
 
 printable = diagnostics.printable
 

@@ -20,13 +20,18 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from collections.abc import Mapping
 
 from agentrc.classcode import dataclass
 from agentrc.patterns import pattern
 from agentrc.text.position import Lines, TextError, line_col
 
-Path = Tuple[str, ...]
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+if TYPE_CHECKING:
+    Path = Tuple[str, ...]
 
 
 class TomlEditError(TextError):

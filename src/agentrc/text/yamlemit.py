@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Tuple
 
 from agentrc.frozen import thaw
 from agentrc.patterns import pattern
 from agentrc.text.lazy import lazy_module
 from agentrc.text.yamlpos import IMPLICIT_WORDS
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Tuple
+
     import yaml
 else:  # imported on first use: a build with nothing to do writes no YAML (docs/architecture.md)
     yaml = lazy_module("yaml")

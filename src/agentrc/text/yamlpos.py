@@ -26,13 +26,15 @@ from __future__ import annotations
 import re
 from dataclasses import field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
 from agentrc.classcode import dataclass
 from agentrc.patterns import pattern
 from agentrc.text.lazy import lazy_module
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
+    from typing import Any, Dict, List, Tuple
+
     import yaml
 else:  # imported on first use: a build with nothing to do parses no YAML (docs/architecture.md)
     yaml = lazy_module("yaml")
@@ -68,8 +70,10 @@ ALIAS_SLACK = 10_000
 MAX_DEPTH = 100
 _NESTING = pattern(r"[\[{\-?:]")  # every collection starts at one of these characters
 
-Path = Tuple[Any, ...]
-Pos = Tuple[int, int]
+if TYPE_CHECKING:
+    Path = Tuple[Any, ...]
+if TYPE_CHECKING:
+    Pos = Tuple[int, int]
 
 
 @dataclass
