@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 
 from agentrc.capops import doctor as capdoctor
 from agentrc.capops import install as capinstall
@@ -250,7 +249,7 @@ def _build(args, scope: str) -> int:
     fmt = "json" if args.json else "text"
     print_diags(result.diagnostics, fmt, build_cli._json_extra(result))
     if fmt == "text":
-        build_cli._print_summary(result, args.check, Path(args.out))
+        build_cli._print_summary(result, args.check, args.out)
     if not result.ok:
         return 1
     return 1 if args.check and not result.up_to_date else 0

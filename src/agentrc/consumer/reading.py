@@ -32,7 +32,6 @@ from agentrc.sources.lock import Entry, Lock
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 WHERE = "<command line>"
@@ -85,7 +84,7 @@ class ProjectFetcher(Fetcher):
         self._settle = weakref.finalize(self, _close, [])
 
     @property
-    def memo_path(self) -> Path:
+    def memo_path(self) -> str:
         """The project's own memo (parsed item directories and renderings, by content digest,
         in the user's cache): apart from any build's, which reads content strictly."""
         return unchanged.memo_path(self.base)

@@ -26,7 +26,6 @@ import contextlib
 import os
 import pickle
 import shutil
-from pathlib import Path
 
 from agentrc.consumer.result import Result
 from agentrc.diagnostics import Diagnostic, said_again
@@ -53,7 +52,7 @@ _MAX = 16 << 20  # sources.lock.MAX_LOCK_BYTES: a larger file is the full comman
 TAGS, HEADS = "refs/tags/", "refs/heads/"
 
 
-def memo_path(project: str) -> Path:
+def memo_path(project: str) -> str:
     """The project's own memo (`reading.ProjectFetcher`), which the stamp sits beside."""
     return stampfile.location(project, [os.path.join(project, LOCK)])
 
@@ -151,10 +150,10 @@ def save(project: str, lock: Optional[Lock], diagnostics: Sequence[Diagnostic], 
     if key is None or checkouts is None or numbers is None or changes is None:
         if previous:  # what it vouched for is no more
             with contextlib.suppress(OSError):
-                path.with_suffix(".stamp").unlink()
+                os.unlink(stampfile.beside(path, ".stamp"))
         return
     entries = digest([repr(lock.entries).encode()])
-    manifest = writer.manifest_digest(Path(project))
+    manifest = writer.manifest_digest(project)
     outputs = writer.recorded_statuses(out, manifest) if out is not None else None
     if outputs is None and previous.get("manifest") == manifest:
         outputs = previous.get("outputs")  # a write that changed nothing wrote no manifest
@@ -196,7 +195,7 @@ def installed(project: str, clients: Sequence[str] = ()) -> Optional[Dict[str, A
         return None
     if stamp["key"] != _key(project) or _statuses(stamp["checkouts"][0].split("\0")) != stamp["checkouts"][1]:
         return None
-    if not writer.untouched(Path(project), stamp["manifest"], stamp["outputs"]):
+    if not writer.untouched(project, stamp["manifest"], stamp["outputs"]):
         return None
     return stamp
 
