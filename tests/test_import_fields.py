@@ -13,7 +13,7 @@ from pathlib import Path
 from agentrc.cli.main import main
 from agentrc.importers import document as importer
 from agentrc.importers import namespaced
-from agentrc.inputs.tree import read_project
+from agentrc.inputs.projectread import read_project
 from sourcerepos import Repo, isolated_home
 
 SERVERS = {"mcpServers": {

@@ -17,7 +17,7 @@ from agentrc.diagnostics import Diagnostics
 from agentrc.importers import document as importer
 from agentrc.importers.base import Reader
 from agentrc.importers.shapes import CLAUDE_HOOK_TOOLS, hooks_claude_shape
-from agentrc.inputs.tree import read_project
+from agentrc.inputs.projectread import read_project
 from agentrc.model import HOOK_EVENTS, SourceTree
 from agentrc.pipeline import stages as pipeline
 

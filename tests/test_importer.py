@@ -19,7 +19,7 @@ from agentrc.frozen import freeze
 from agentrc.importers import document as importer
 from agentrc.importers.cleanup import clean_body, project_command, split_skills_section, strip_jsonc, unmanage
 from agentrc.importers.shapes import glob_list
-from agentrc.inputs.tree import read_project
+from agentrc.inputs.projectread import read_project
 from agentrc.model import SourceFile, SourceTree
 from agentrc.pipeline import stages as pipeline
 from agentrc.text.yamlpos import load as load_yaml

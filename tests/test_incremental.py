@@ -17,10 +17,11 @@ from typing import Callable, Dict, List, Tuple
 
 import pytest
 
+from agentrc.building import incremental
 from agentrc.cli.main import main
+from agentrc.inputs import stamp
 from agentrc.memo import cache
 from agentrc.output import writer
-from agentrc.building import incremental
 from test_edit_cost import _alone, _generator
 
 REPLAY, FULL = "replay", "full"
@@ -615,18 +616,25 @@ def test_an_edited_file_s_item_directory_is_found_from_its_ancestors_as_discover
 
 
 def test_the_sources_record_is_read_through_one_pair_of_functions():
-    """`_changed` reads the sources' record through `_recorded_paths` and `_recorded_file`
+    """`_changed` reads the sources' record through `recorded_files` and `_recorded_file`
     alone (one place to adapt when its layout changes): bytes changed are listed, a mode
-    changed, a file added or a malformed entry fall back, the order of paths does not matter."""
+    changed, a file added or a malformed record fall back, the order of paths does not
+    matter; in the same order, the digests are compared a block at a time."""
     def record(**files):
-        return {"files": {p: [0, 0, 0, 0, 0, mode, sha] for p, (mode, sha) in files.items()}}
+        return stamp.record(0, {p: stamp.STATUS.pack(0, 0, 0, 0, 0, mode) for p, (mode, _) in files.items()},
+                            {p: sha.encode() * 32 for p, (_, sha) in files.items()}, None, "")
 
-    old = record(a=(0o644, "aa"), b=(0o644, "bb"))
-    assert incremental._recorded_file(old, "a") == (0o644, "aa")
-    assert incremental._recorded_file(old, "c") is None and incremental._recorded_file(None, "a") is None
-    assert incremental._changed(old, record(b=(0o644, "bb"), a=(0o644, "a2"))) == ["a"]
-    for new in (record(a=(0o755, "a2"), b=(0o644, "bb")), record(a=(0o644, "a2")),
-                record(a=(0o644, "a2"), b=(0o644, "bb"), c=(0o644, "cc")), {"files": {"a": [1], "b": [1]}}, None,
-                old):
+    old = record(a=(0o644, "a"), b=(0o644, "b"))
+    assert incremental._recorded_file(stamp.recorded_files(old), "a") == (0o644, b"a" * 32)
+    assert incremental._recorded_file(stamp.recorded_files(old), "c") is None
+    assert incremental._recorded_file(None, "a") is None
+    assert incremental._changed(old, record(b=(0o644, "b"), a=(0o644, "c"))) == ["a"]
+    assert incremental._changed(old, record(a=(0o644, "c"), b=(0o644, "b"))) == ["a"]
+    for new in (record(a=(0o755, "c"), b=(0o644, "b")), record(a=(0o755, "a"), b=(0o644, "b")),
+                record(b=(0o755, "b"), a=(0o644, "c")), record(a=(0o644, "c")),
+                record(a=(0o644, "c"), b=(0o644, "b"), c=(0o644, "c")), dict(old, shas=b"x"), None, old):
         with pytest.raises(incremental.Fallback):
             incremental._changed(old, new)
+    many = {f"d{i:04}": (0o644, "a") for i in range(300)}
+    edited = dict(many, d0070=(0o644, "b"), d0299=(0o644, "c"))
+    assert incremental._changed(record(**many), record(**edited)) == ["d0070", "d0299"]

@@ -35,7 +35,7 @@ def _listing_calls(monkeypatch) -> List[str]:
 
 
 def _record(reg: Path) -> dict:
-    first = treeread.stamped_digest([str(reg)], {"at": 0, "files": {}})
+    first = treeread.stamped_digest([str(reg)], treeread.record(0, {}, {}, None, ""))
     assert first is not None
     return first.record
 
@@ -46,8 +46,14 @@ def _again(reg: Path, record: dict) -> treeread.Stamped:
     return got
 
 
+def _recorded(got: treeread.Stamped) -> List[str]:
+    files = treeread.recorded_files(got.record)
+    assert files is not None
+    return files.paths
+
+
 def _paths(got: treeread.Stamped) -> List[str]:
-    return sorted(got.record["files"])
+    return sorted(_recorded(got))
 
 
 def test_a_file_added_removed_or_renamed_is_seen_and_only_its_directory_listed(tmp_path, trusted, monkeypatch):
@@ -56,7 +62,7 @@ def test_a_file_added_removed_or_renamed_is_seen_and_only_its_directory_listed(t
     listed = _listing_calls(monkeypatch)
     (reg / "rules" / "rule-01" / "extra.md").write_text("More.\n")
     got = _again(reg, record)
-    assert str(reg / "rules" / "rule-01" / "extra.md") in got.record["files"]
+    assert str(reg / "rules" / "rule-01" / "extra.md") in _recorded(got)
     assert listed == [str(reg / "rules" / "rule-01")] and got.listed == 1
     assert got.digest != record["digest"]
     assert _paths(got) == sorted(f.path for f in treeread.read_tree([str(reg)]).tree.files)
@@ -78,7 +84,7 @@ def test_a_new_directory_is_entered(tmp_path, trusted, monkeypatch):
     listed = _listing_calls(monkeypatch)
     got = _again(reg, record)
     assert sorted(listed) == sorted([str(reg / "rules"), str(reg / "rules" / "rule-09")])
-    assert str(reg / "rules" / "rule-09" / "RULE.md") in got.record["files"]
+    assert str(reg / "rules" / "rule-09" / "RULE.md") in _recorded(got)
     listed.clear()
     again = _again(reg, dict(got.record, at=got.record["at"] + 1))
     assert listed == [] and again.digest == got.digest
@@ -102,7 +108,7 @@ def test_an_output_tree_appearing_below_the_sources_is_skipped(tmp_path, trusted
     assert str(reg / "rules" / "rule-02") not in record["dirs"][0].split("\0")
     (reg / "rules" / "rule-02" / ".agentrc" / "manifest.json").write_text("{}")
     got = _again(reg, record)
-    assert str(reg / "rules" / "rule-02" / "RULE.md") not in got.record["files"]
+    assert str(reg / "rules" / "rule-02" / "RULE.md") not in _recorded(got)
 
 
 def test_a_racy_directory_is_listed(tmp_path, monkeypatch):
@@ -138,19 +144,20 @@ def test_a_record_of_another_shape_is_not_used(tmp_path, trusted, monkeypatch, d
     got = _again(reg, dict(record, dirs=(paths, statuses, files, subdirs, complete)))
     assert listed, "listed again"
     assert _paths(got) == sorted(f.path for f in treeread.read_tree([str(reg)]).tree.files)
-    assert not any("passwd" in p or p.startswith("/etc") for p in got.record["files"])
+    assert not any("passwd" in p or p.startswith("/etc") for p in _recorded(got))
 
 
-def test_a_recorded_sha256_that_is_not_hex_reads_the_sources_again(tmp_path, trusted):
+def test_a_recorded_sha256_that_is_not_the_files_makes_its_bytes_read_again(tmp_path, trusted):
     """The record vouches for the tree's digest alone: a file's recorded sha256 that is not
-    hex makes no traceback when the tree is asked for, but SourcesChanged (read everything)."""
+    its bytes' makes no traceback when its bytes are read, but SourcesChanged (read
+    everything); a column of digests of another length is no record."""
     reg = _registry(tmp_path)
     record = _record(reg)
-    files = {p: rec[:6] + ["z" * 64] for p, rec in record["files"].items()}
-    got = _again(reg, dict(record, files=files))
+    got = _again(reg, dict(record, shas=b"z" * len(record["shas"])))
     assert got.digest == record["digest"]
     with pytest.raises(treeread.SourcesChanged):
-        got.tree.files
+        got.tree.files[0].content
+    assert treeread.stamped_digest([str(reg)], dict(record, shas=record["shas"][:-1])) is None
 
 
 def test_listings_kept_by_a_full_read_are_complete(tmp_path):
@@ -232,7 +239,7 @@ def test_a_complete_record_missing_a_directory_is_walked(tmp_path, trusted, monk
     pick = lambda joined: "\0".join(joined.split("\0")[i] for i in keep)  # noqa: E731
     partial = (pick(paths), tuple(v for i in keep for v in statuses[4 * i:4 * i + 4]), pick(files), pick(subdirs), True)
     got = _again(reg, dict(record, dirs=partial))
-    assert str(reg / "skills" / "helper" / "references" / "notes.md") in got.record["files"]
+    assert str(reg / "skills" / "helper" / "references" / "notes.md") in _recorded(got)
 
 
 def test_a_full_read_given_a_record_records_each_directory_once(tmp_path, trusted):

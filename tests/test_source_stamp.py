@@ -195,7 +195,12 @@ def test_a_symlinked_source_is_not_stamped_and_is_read_every_time(tmp_path, coun
 
 
 @pytest.mark.parametrize("record", [None, 3, "x", {"at": "1", "files": {}}, {"at": 1, "files": []},
-                                    {"at": 1, "files": {"a": [1, 2]}}, {"at": 10 ** 30, "files": {"a": "x" * 7}}])
+                                    {"at": 1, "files": {"a": [1, 2]}}, {"at": 10 ** 30, "files": {"a": "x" * 7}},
+                                    {"at": 1, "paths": "a", "statuses": b"", "shas": b""},
+                                    {"at": 1, "paths": b"a", "statuses": b"x" * 48, "shas": b"y" * 32},
+                                    {"at": 1, "paths": "a\0b", "statuses": b"x" * 48, "shas": b"y" * 64},
+                                    {"at": 10 ** 30, "paths": "a", "statuses": b"x" * 48, "shas": b"y" * 32},
+                                    {"at": 1, "paths": "\udc80", "statuses": b"x" * 48, "shas": b"y" * 32}])
 def test_a_damaged_record_is_no_answer_or_a_full_read_never_a_crash(tmp_path, record):
     reg = _registry(tmp_path)
     got = treeread.stamped_digest([str(reg)], record)

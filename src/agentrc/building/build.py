@@ -21,6 +21,7 @@ from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics, said_again
 from agentrc.fingerprint import digest
 from agentrc.inputs.read import Inputs, read_inputs, stamped
+from agentrc.inputs.stamp import recorded_files
 from agentrc.inputs.tree import SourcesChanged
 from agentrc.memo import stamp as stampfile
 from agentrc.model import IgnoreList
@@ -295,7 +296,7 @@ def _sources_after_write(options: BuildOptions, inputs: Inputs, changes: writer.
             os.path.realpath(p), ""))) for p in options.paths):
         return None
     from agentrc.building import incremental
-    before = incremental._recorded_paths(inputs.signature)
+    before = recorded_files(inputs.signature)
     now = stamped(options.paths, inputs.signature)
     if now is None or now.signature is None or before is None or now.explicit != inputs.explicit:
         return None
@@ -303,14 +304,14 @@ def _sources_after_write(options: BuildOptions, inputs: Inputs, changes: writer.
     # another link than the output is not recognised: the record is kept, which is safe).
     base = os.path.abspath(options.out)
     ours = {os.path.join(base, *p.split("/")) for p in written}
-    paths = incremental._recorded_paths(now.signature)
-    if paths is None:
+    after = recorded_files(now.signature)
+    if after is None:
         return None
-    for path in set(before) | set(paths):
+    for path in set(before.paths) | set(after.paths):
         if os.path.abspath(path) in ours:
             continue
-        was = incremental._recorded_file(inputs.signature, path)
-        if was is None or was != incremental._recorded_file(now.signature, path):
+        was = incremental._recorded_file(before, path)
+        if was is None or was != incremental._recorded_file(after, path):
             return None
     return now
 

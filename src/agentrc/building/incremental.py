@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fdio import open_regular
+from agentrc.inputs.stamp import RecordedFiles, recorded_files
 from agentrc.inputs.tree import DeferredFile, SourcesChanged
 from agentrc.memo import cache
 from agentrc.memo import stamp as stampfile
@@ -207,6 +208,7 @@ def _replay(options: BuildOptions, memo_path: str, stamp_path: str, stamp: dict,
         raise Fallback("the output is not as the last build left it")
     old_sources = stamp.get("sources")
     changed = _changed(old_sources, inputs.signature)
+    old_files = recorded_files(old_sources)
     files = _sources(inputs)
     owners = edited_dirs(changed, files, inputs.explicit)
     from agentrc.clients import registry as client_registry
@@ -216,7 +218,7 @@ def _replay(options: BuildOptions, memo_path: str, stamp_path: str, stamp: dict,
     pairs: List[Tuple[Any, Any]] = []  # (old item, new item)
     for d in owners:
         work.dirs += 1
-        pairs.extend(reparse(d, files, lambda path: _old_file(old_sources, path), names, memo))
+        pairs.extend(reparse(d, files, lambda path: _old_file(old_files, path), names, memo))
     adapters = client_registry.get(list(options.clients), options.layout)
     ctx = _context(record["context"], options.clients, options.shared_copies)
     selected = set(record["selected"])
@@ -237,53 +239,59 @@ def _replay(options: BuildOptions, memo_path: str, stamp_path: str, stamp: dict,
 
 
 # The sources' record (`Inputs.signature`, kept in the stamp as "sources") is read through
-# these two alone, so that a change of its layout (agentrc.inputs.tree) is adapted here.
+# `recorded_files` (agentrc.inputs.stamp) alone, and its files through these two.
 
 
 def _recorded_paths(record: Any) -> Optional[Sequence[str]]:
     """The source paths `record` keeps, in its order (None: not a record read here)."""
-    entries = _recorded_entries(record)
-    return list(entries) if entries is not None else None
+    files = recorded_files(record)
+    return files.paths if files is not None else None
 
 
-def _recorded_file(record: Any, path: str) -> Optional[Tuple[int, str]]:
-    """The (mode, sha256 hex) that `record` keeps for source `path`, or None when it keeps
-    none (or not in the form it is read in)."""
-    files = record.get("files") if isinstance(record, dict) else None
-    was = files.get(path) if isinstance(files, dict) else None
-    if not isinstance(was, list) or len(was) != 7:
-        return None
-    return was[5], was[6]
-
-
-def _recorded_entries(record: Any) -> Optional[Mapping[str, Any]]:
-    """Each source path of `record` with its entry as kept: entries that are the same object
-    in two records are the same (`stamped_digest` carries a vouched-for entry over as it is)."""
-    files = record.get("files") if isinstance(record, dict) else None
-    return files if isinstance(files, dict) else None
+def _recorded_file(files: Optional[RecordedFiles], path: str) -> Optional[Tuple[int, bytes]]:
+    """The (mode, sha256) that the record's `files` keep for source `path`, or None when they
+    keep none (or there is no record)."""
+    i = files.find(path) if files is not None else None
+    return None if files is None or i is None else (files.mode(i), files.sha(i))
 
 
 def _changed(old: Any, new: Any) -> List[str]:
     """The sources whose bytes differ from the record `old`; Fallback when a file was added
-    or removed, or changed its mode. An entry the new record took over from the old one as
-    it was (the same object) is unchanged without looking into it: at 10,000 items nearly
-    every entry."""
-    entries, was_entries = _recorded_entries(new), _recorded_entries(old)
-    if entries is None or was_entries is None or entries.keys() != was_entries.keys():
+    or removed, or changed its mode. Records of the same paths in the same order (every
+    build but one that added, removed or renamed a file) compare their digests a block at
+    a time: at 10,000 items a few dozen comparisons."""
+    now, was = recorded_files(new), recorded_files(old)
+    if now is None or was is None or len(now.paths) != len(was.paths):
         raise Fallback("a source was added or removed")
-    out = []
-    for path, entry in entries.items():
-        if entry is was_entries[path]:
-            continue
-        was, now = _recorded_file(old, path), _recorded_file(new, path)
-        if was is None or now is None:
-            raise Fallback("a malformed source record")
-        if was[1] != now[1]:
-            out.append(path)
-        if was[0] != now[0]:
+    if now.joined == was.joined:
+        if now.modes() != was.modes():
             raise Fallback("a source's mode changed")
+        out = [now.paths[i] for i in _differing(now.shas, was.shas, 32)]
+    elif set(now.paths) != set(was.paths):
+        raise Fallback("a source was added or removed")
+    else:
+        out = []
+        for path in now.paths:
+            before, after = _recorded_file(was, path), _recorded_file(now, path)
+            assert before is not None and after is not None
+            if before[0] != after[0]:
+                raise Fallback("a source's mode changed")
+            if before[1] != after[1]:
+                out.append(path)
     if not out:
         raise Fallback("no source's bytes changed")
+    return out
+
+
+def _differing(a: bytes, b: bytes, size: int) -> List[int]:
+    """Where `a` and `b` (as long as each other, records of `size` bytes) differ, by record:
+    compared 64 records at a time, and record by record only in a block that differs."""
+    out: List[int] = []
+    block = 64 * size
+    for start in range(0, len(a), block):
+        if a[start:start + block] != b[start:start + block]:
+            ends = range(start, min(start + block, len(a)), size)
+            out.extend(i // size for i in ends if a[i:i + size] != b[i:i + size])
     return out
 
 
@@ -312,9 +320,9 @@ class _Picked(Mapping[str, SourceFile]):
 
 def _sources(inputs: Inputs) -> Mapping[str, SourceFile]:
     """The sources of `inputs` by path; from a `DeferredTree` without making all its files."""
-    paths = _recorded_entries(inputs.signature)
-    if paths is not None and callable(getattr(type(inputs.tree), "file", None)):
-        return _Picked(inputs.tree, paths)
+    files = recorded_files(inputs.signature)
+    if files is not None and callable(getattr(type(inputs.tree), "file", None)):
+        return _Picked(inputs.tree, files.index())
     return {f.path: f for f in inputs.tree.files}
 
 
@@ -371,10 +379,10 @@ def owner(path: str, files: Mapping[str, Any]) -> Optional[str]:
         d = parent
 
 
-def _old_file(record: Any, path: str) -> Optional[Tuple[bool, bytes]]:
-    """(executable, sha256) of source `path` as the stamp's record `record` keeps it."""
-    recorded = _recorded_file(record, path)
-    return None if recorded is None else (bool(recorded[0] & 0o100), bytes.fromhex(recorded[1]))
+def _old_file(files: Optional[RecordedFiles], path: str) -> Optional[Tuple[bool, bytes]]:
+    """(executable, sha256) of source `path` as the stamp's record keeps it (`files`)."""
+    recorded = _recorded_file(files, path)
+    return None if recorded is None else (bool(recorded[0] & 0o100), recorded[1])
 
 
 def reparse(d: str, files: Mapping[str, Any], old_file: Callable[[str], Optional[Tuple[bool, bytes]]], names,

@@ -17,7 +17,7 @@ from agentrc.files import OutputFile
 from agentrc.importers import combine
 from agentrc.importers import document as importer
 from agentrc.importers import published as layouts
-from agentrc.inputs.tree import read_project
+from agentrc.inputs.projectread import read_project
 from agentrc.model import SourceFile, SourceTree
 from agentrc.output import atomic, imports, writer
 from agentrc.pipeline import importing, published

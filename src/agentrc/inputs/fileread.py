@@ -95,3 +95,40 @@ def _reason(exc: OSError) -> str:
 
 def _posix(p: str) -> str:
     return p.replace(os.sep, "/")
+
+
+def real_path(path: str, max_hops: int = MAX_LINK_HOPS) -> str:
+    """`os.path.realpath(path)`, iteratively, following at most `max_hops` symbolic links in
+    all; past that (a chain too long, a loop) OSError(ELOOP). `os.path.realpath` recurses
+    once per link: a chain of 1,000 links in a registry or a fetched source was a
+    RecursionError, and a loop resolved to a path that only failed later. As with it, a
+    component that does not exist is kept as written and resolution goes on lexically."""
+    if os.name != "posix":  # pragma: no cover - agentrc reads on POSIX systems
+        return os.path.realpath(path)
+    path = os.fspath(path)
+    pending = list(reversed(os.path.join(os.getcwd(), path).split("/")))  # the next component last
+    resolved = "/"
+    hops = 0
+    while pending:
+        name = pending.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            resolved = os.path.dirname(resolved)
+            continue
+        candidate = resolved + name if resolved == "/" else resolved + "/" + name
+        try:
+            link = stat.S_ISLNK(os.lstat(candidate).st_mode)
+        except OSError:  # missing, not a directory, unreadable: kept as written, as realpath does
+            link = False
+        if not link:
+            resolved = candidate
+            continue
+        hops += 1
+        if hops > max_hops:
+            raise OSError(errno.ELOOP, f"more than {max_hops} symbolic links to follow", path)
+        target = os.readlink(candidate)
+        if target.startswith("/"):
+            resolved = "/"
+        pending.extend(reversed(target.split("/")))
+    return resolved

@@ -8,6 +8,15 @@ within the timestamp granularity of the recording (the "racy" case) could have k
 so it is read again. Everything else that is not plain (a symlink, a file of another type, one
 too large, a directory that cannot be listed) gives no answer, and the build reads every file.
 
+The record keeps its files in three columns, not a mapping of path to fields: the paths
+joined by NUL, the statuses packed (`STATUS`, 48 bytes each), the sha256 digests as bytes
+(32 each), in the walk's order (`RecordedFiles` reads them). A dict of 7,600 lists of seven
+values (5,000 items) took 4.8 ms to read back and more to write, every build; three strings
+take a tenth of a millisecond, a build whose every file still stands keeps the old ones as
+they are, and two records compare as three strings do. A status outside what a signed
+64-bit number holds (an inode number of some network file systems) keeps no record: the
+next build reads every file.
+
 Here: the record, the files and tree it vouches for (read only when asked), and the digests;
 `inputs.tree` walks the disk against a record (`stamped_digest`) and re-exports these names.
 """
@@ -16,6 +25,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import struct
+from array import array
 
 from agentrc.classcode import dataclass
 from agentrc.model import SourceFile, SourceTree
@@ -25,8 +36,69 @@ if TYPE_CHECKING:
     from typing import Callable, Dict, List, Optional, Tuple
 
 
-def status(st: os.stat_result) -> List[int]:
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode]
+STATUS = struct.Struct("=6q")  # a file's size, mtime and ctime (ns), inode, device and mode, packed
+_MODE = 5  # the mode's place among them
+
+
+def status(st: os.stat_result) -> bytes:
+    """`st` as a record keeps it (`STATUS`); struct.error when a value does not fit."""
+    return STATUS.pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode)
+
+
+class RecordedFiles:
+    """The files a sources record keeps, read back (`recorded_files`): `paths` in the record's
+    order, `statuses` and `shas` as kept (`STATUS.size` and 32 bytes a file), `joined` the
+    paths as kept. Where a path is (`find`) is looked up by a mapping made at the first ask."""
+
+    __slots__ = ("joined", "paths", "statuses", "shas", "_index")
+
+    def __init__(self, joined: str, paths: List[str], statuses: bytes, shas: bytes):
+        self.joined, self.paths, self.statuses, self.shas = joined, paths, statuses, shas
+        self._index: Optional[Dict[str, int]] = None
+
+    def find(self, path: str) -> Optional[int]:
+        if self._index is None:
+            self._index = {p: i for i, p in enumerate(self.paths)}
+        return self._index.get(path)
+
+    def index(self) -> Dict[str, int]:
+        """Each path's place (the last, for a path kept twice)."""
+        self.find("")
+        assert self._index is not None
+        return self._index
+
+    def sha(self, i: int) -> bytes:
+        return self.shas[32 * i:32 * i + 32]
+
+    def mode(self, i: int) -> int:
+        return STATUS.unpack_from(self.statuses, STATUS.size * i)[_MODE]
+
+    def modes(self) -> "array[int]":
+        """Every file's mode, in order."""
+        numbers = array("q")
+        numbers.frombytes(self.statuses)
+        return numbers[_MODE::6]
+
+
+def recorded_files(record: object) -> Optional[RecordedFiles]:
+    """The files of a sources record (`signature`, `stamped_digest`'s); None when `record`
+    is not one, or its columns do not agree."""
+    if not isinstance(record, dict):
+        return None
+    joined, statuses, shas = record.get("paths"), record.get("statuses"), record.get("shas")
+    if type(joined) is not str or type(statuses) is not bytes or type(shas) is not bytes:
+        return None
+    paths = joined.split("\0") if joined else []
+    if len(statuses) != STATUS.size * len(paths) or len(shas) != 32 * len(paths):
+        return None
+    return RecordedFiles(joined, paths, statuses, shas)
+
+
+def record(at_ns: int, statuses: Dict[str, bytes], shas: Dict[str, bytes], dirs: object, digest: str) -> dict:
+    """A sources record of the files `statuses` and `shas` hold (by display path, in the same
+    order), walked from `at_ns` (ns)."""
+    return {"at": at_ns, "paths": "\0".join(statuses), "statuses": b"".join(statuses.values()),
+            "shas": b"".join(shas.values()), "dirs": dirs, "digest": digest}
 
 
 def digests(tree: SourceTree) -> Dict[str, str]:
@@ -49,13 +121,18 @@ def signature(tree: SourceTree, shas: Dict[str, str], seen: Dict[str, os.stat_re
     `dirs`: the walk's listings (agentrc.inputs.listings), kept with it; `digest`: the
     tree's (`tree_digest(shas)`), which a later build whose every file the record vouches
     for takes as it is."""
-    files = {}
+    statuses: Dict[str, bytes] = {}
+    sums: Dict[str, bytes] = {}
     for f in tree.files:
         st = seen.get(f.path)
         if st is None or f.link is not None:
             return None
-        files[f.path] = status(st) + [shas[f.path]]
-    return {"at": at_ns, "files": files, "dirs": dirs, "digest": digest or tree_digest(shas)}
+        try:
+            statuses[f.path] = status(st)
+        except struct.error:  # a number a record cannot keep
+            return None
+        sums[f.path] = bytes.fromhex(shas[f.path])
+    return record(at_ns, statuses, sums, dirs, digest or tree_digest(shas))
 
 
 class SourcesChanged(Exception):
@@ -141,26 +218,11 @@ def _digest_of(shas: Dict[str, bytes]) -> str:
     return h.hexdigest()
 
 
-def stamped_tree_digest(record: dict, known: dict, files: Dict[str, list], vouched: Dict[str, tuple],
-                        shas: Dict[str, bytes]) -> Optional[str]:
-    """The digest of the tree `stamped_digest` found: the record's when it vouched for every
-    file it holds and there are no others; else that of every file's sha256 (`shas` holds
-    those read; `vouched`: the others, their recorded sha256 in hex last), None when a
-    recorded one is not hex."""
+def stamped_tree_digest(record: dict, recorded: int, sums: Dict[str, bytes], read: int) -> str:
+    """The digest of the tree `stamped_digest` found (`sums`: each file's sha256, by display
+    path): the record's when it vouched for every file it holds (`recorded` of them), none
+    was `read` and there are no others; else that of every file's."""
     digest = record.get("digest")
-    if not shas and len(files) == len(known) and type(digest) is str and len(digest) == 64:
+    if not read and len(sums) == recorded and type(digest) is str and len(digest) == 64:
         return digest
-    try:
-        shas.update((display, bytes.fromhex(v[-1])) for display, v in vouched.items())
-    except ValueError:  # a recorded digest that is not hex
-        return None
-    return _digest_of(shas)
-
-
-def recorded_sha(recorded: str, display: str) -> bytes:
-    """A vouched-for file's recorded sha256 as bytes; SourcesChanged (the build reads every
-    source again) when it is not hex: the record vouched for the tree's digest alone."""
-    try:
-        return bytes.fromhex(recorded)
-    except ValueError:
-        raise SourcesChanged(display) from None
+    return _digest_of(sums)

@@ -18,11 +18,11 @@ record and deferred files `inputs.stamp`'s: both re-exported here, where callers
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import operator
 import os
 import stat
+import struct
 import time
 
 from agentrc.classcode import dataclass
@@ -38,16 +38,19 @@ from agentrc.inputs.fileread import (  # noqa: F401 - re-exported: read where th
     _posix,
     _reason,
     leaves,
+    real_path,
 )
 from agentrc.inputs.listings import Listings, replayed
 from agentrc.inputs.stamp import (  # noqa: F401 - re-exported: read where they were always read
+    STATUS,
     DeferredFile,
     DeferredTree,
     SourcesChanged,
     Stamped,
     _digest_of,
     digests,
-    recorded_sha,
+    record,
+    recorded_files,
     signature,
     stamped_tree_digest,
     status,
@@ -58,6 +61,8 @@ from agentrc.model import SourceFile, SourceTree
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Callable, Dict, Iterable, List, Optional, Tuple
+
+    from agentrc.inputs.stamp import RecordedFiles
 
 SKIP_DIRS = {"node_modules", "__pycache__", "dist"}
 # Hidden directories a fetched source is read with: where published layouts keep their
@@ -75,44 +80,6 @@ class Read:
     tree: SourceTree
     explicit: Tuple[str, ...]
     diagnostics: Tuple[Diagnostic, ...]
-
-
-def real_path(path: str, max_hops: int = MAX_LINK_HOPS) -> str:
-    """`os.path.realpath(path)`, iteratively, following at most `max_hops` symbolic links in
-    all; past that (a chain too long, a loop) OSError(ELOOP). `os.path.realpath` recurses
-    once per link: a chain of 1,000 links in a registry or a fetched source was a
-    RecursionError, and a loop resolved to a path that only failed later. As with it, a
-    component that does not exist is kept as written and resolution goes on lexically."""
-    if os.name != "posix":  # pragma: no cover - agentrc reads on POSIX systems
-        return os.path.realpath(path)
-    path = os.fspath(path)
-    pending = list(reversed(os.path.join(os.getcwd(), path).split("/")))  # the next component last
-    resolved = "/"
-    hops = 0
-    while pending:
-        name = pending.pop()
-        if name in ("", "."):
-            continue
-        if name == "..":
-            resolved = os.path.dirname(resolved)
-            continue
-        candidate = resolved + name if resolved == "/" else resolved + "/" + name
-        try:
-            link = stat.S_ISLNK(os.lstat(candidate).st_mode)
-        except OSError:  # missing, not a directory, unreadable: kept as written, as realpath does
-            link = False
-        if not link:
-            resolved = candidate
-            continue
-        hops += 1
-        if hops > max_hops:
-            raise OSError(errno.ELOOP, f"more than {max_hops} symbolic links to follow", path)
-        target = os.readlink(candidate)
-        if target.startswith("/"):
-            resolved = "/"
-        pending.extend(reversed(target.split("/")))
-    return resolved
-
 
 
 class Root:
@@ -442,21 +409,6 @@ def _size(entry: os.DirEntry) -> int:
 # Directories a project walk for `agentrc import` never enters: version control, dependency
 # and tool caches. Hidden directories are entered (the clients' files live in .claude/,
 # .github/, .cursor/ ...), and so are agentrc output trees, which are what is imported.
-PROJECT_SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
-                     ".pytest_cache", ".pants.d", ".agentrc"}
-
-
-def read_project(root: str, wanted, max_size: int = 1 << 20) -> Tuple[SourceTree, Tuple[Diagnostic, ...]]:
-    """The files below `root` whose root-relative posix path `wanted(rel)` accepts (files over
-    `max_size` bytes are left out), with display paths `root/rel`, and the problems with
-    what could not be read (AR050 for a symlink out of `root`, AR054)."""
-    files: List[SourceFile] = []
-    diags = Diagnostics()
-    walk(Root(root, bare_dot=True), files, diags, lambda entry: entry.name not in PROJECT_SKIP_DIRS,
-         lambda rel, name: bool(wanted(rel)), max_size, skip_large=True)
-    return SourceTree(tuple(sorted(files, key=lambda f: f.path))), diags.sorted()
-
-
 # --- the source stamp: what a build with nothing to do reads -------------------------------------
 #
 # Its record and its deferred files are `inputs.stamp`'s (re-exported here); the walk that
@@ -478,63 +430,117 @@ def _loader(root: Root, path: str, display: str) -> Callable[[], bytes]:
 
 
 # A file the record vouches for, until the tree is asked for: its root, path, whether it is
-# executable and its sha256 (hex, as recorded: made bytes when the tree is made).
+# executable and its sha256.
 if TYPE_CHECKING:
-    _Vouched = Tuple[Root, str, bool, str]
+    _Vouched = Tuple[Root, str, bool, bytes]
 
 
 def stamped_digest(paths: Iterable[str], record: object) -> Optional[Stamped]:
     """What `read_tree(paths)` would give, and the new record, reading only the files
     `record` (a `signature`) cannot vouch for; None when any file is not plain or the record
     is malformed (then read everything)."""
-    if not isinstance(record, dict):
+    at, known = record.get("at") if isinstance(record, dict) else None, recorded_files(record)
+    if type(at) is not int or known is None:
         return None
-    at, known = record.get("at"), record.get("files")
-    if type(at) is not int or not isinstance(known, dict):
-        return None
+    assert isinstance(record, dict)
     start = time.time_ns()
-    trusted_before = at - RACY_NS
-    listings = Listings(record.get("dirs"), trusted_before)
+    listings = Listings(record.get("dirs"), at - RACY_NS)
     listed = _listed(paths, listings)
     if listed is None:
         return None
     found, explicit = listed
-    files: Dict[str, list] = {}
-    vouched: Dict[str, _Vouched] = {}
-    fresh: Dict[str, SourceFile] = {}
-    shas: Dict[str, bytes] = {}
-    lstat, regular = os.lstat, stat.S_ISREG
-    for root, path, display in found:
-        try:
-            st = lstat(path)
-        except (OSError, ValueError):  # a name no file can have (a record's lone surrogate)
-            return None
-        mode, size, mtime, ctime = st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns
-        if not regular(mode) or size > MAX_FILE_BYTES:
-            return None
-        rec = known.get(display)
-        # The fields one by one, as `rec[:6] == status(st)` compares them, making neither list.
-        if (isinstance(rec, list) and len(rec) == 7 and rec[0] == size and rec[1] == mtime and rec[2] == ctime
-                and rec[3] == st.st_ino and rec[4] == st.st_dev and rec[5] == mode and isinstance(rec[6], str)
-                and len(rec[6]) == 64 and max(mtime, ctime) < trusted_before):
-            vouched[display] = (root, path, bool(mode & 0o100), rec[6])
-            fresh.pop(display, None)
-            files[display] = rec
-            continue
+    walked = _Walked(known, at - RACY_NS)
+    if not walked.walk(found):
+        return None
+    digest, new = walked.stamped(record, start, listings.record())
+    vouched, fresh = walked.vouched, walked.fresh
+    return Stamped(digest, explicit, new, DeferredTree(lambda: _tree_files(vouched, fresh),
+                                                       lambda display: _one_file(vouched, fresh, display)),
+                   len(fresh), listings.fresh)
+
+
+class _Walked:
+    """`stamped_digest`'s files against the record `known` (`walk`): vouched for (`vouched`),
+    or read (`fresh`); each one's status and sha256 for the new record (`record`), kept
+    only from the first file out of its place in the record (before it, the record's own)."""
+
+    def __init__(self, known: RecordedFiles, trusted_before: int):
+        self.known, self.trusted_before = known, trusted_before
+        self.vouched: Dict[str, _Vouched] = {}
+        self.fresh: Dict[str, SourceFile] = {}
+        self.statuses: Dict[str, bytes] = {}
+        self.sums: Dict[str, bytes] = {}
+        self.in_order = 0  # how many files stood as recorded, each at its place in the record (-1: not all)
+
+    def walk(self, found: List[Tuple[Root, str, str]]) -> bool:
+        """Each file of `found`; False when one is not plain (read everything). One loop, its
+        names local: it runs once per source of every build that has a stamp."""
+        known, trusted = self.known, self.trusted_before
+        names, statuses, shas, count, size = known.paths, known.statuses, known.shas, len(known.paths), STATUS.size
+        lstat, regular, pack, vouched, fresh = os.lstat, stat.S_ISREG, STATUS.pack, self.vouched, self.fresh
+        in_order = True
+        for k, (root, path, display) in enumerate(found):
+            try:
+                st = lstat(path)
+                mode, mtime, ctime = st.st_mode, st.st_mtime_ns, st.st_ctime_ns
+                now = pack(st.st_size, mtime, ctime, st.st_ino, st.st_dev, mode)
+            except (OSError, ValueError, struct.error):  # a name no file has (lone surrogate), a number too large
+                return False
+            if not regular(mode) or st.st_size > MAX_FILE_BYTES:
+                return False
+            i = k if k < count and names[k] == display else known.find(display)
+            if i is not None and statuses[size * i:size * i + size] == now and mtime < trusted and ctime < trusted:
+                sha = shas[32 * i:32 * i + 32]
+                vouched[display] = (root, path, bool(mode & 0o100), sha)
+                if fresh:
+                    fresh.pop(display, None)
+                if in_order and i == k:
+                    continue
+            else:
+                got = self._read(root, path, display)
+                if got is None:
+                    return False
+                now, sha = got
+            if in_order:  # the first out of place: those before it as the record has them
+                in_order = False
+                self._take(k)
+            self.statuses[display] = now
+            self.sums[display] = sha
+        self.in_order = len(found) if in_order else -1
+        return True
+
+    def _read(self, root: Root, path: str, display: str) -> Optional[Tuple[bytes, bytes]]:
+        """A file the record does not vouch for, read: its status and sha256 (None: not plain)."""
         seen: Dict[str, os.stat_result] = {}
         f = read_file(path, display, root, Diagnostics(), seen=seen)
         if f is None or f.link is not None or display not in seen:
             return None
-        fresh[display] = f
-        vouched.pop(display, None)
-        shas[display] = hashlib.sha256(f.content).digest()
-        files[display] = status(seen[display]) + [shas[display].hex()]
-    digest = stamped_tree_digest(record, known, files, vouched, shas)
-    if digest is None:
-        return None
-    return Stamped(digest, explicit, {"at": start, "files": files, "dirs": listings.record(), "digest": digest},
-                   DeferredTree(lambda: _tree_files(vouched, fresh),
-                                lambda display: _one_file(vouched, fresh, display)), len(fresh), listings.fresh)
+        try:
+            now = status(seen[display])
+        except struct.error:
+            return None
+        self.fresh[display] = f
+        self.vouched.pop(display, None)
+        return now, hashlib.sha256(f.content).digest()
+
+    def _take(self, count: int) -> None:
+        """The record's first `count` files, in the new record's columns."""
+        known, size = self.known, STATUS.size
+        for i, name in enumerate(known.paths[:count]):
+            self.statuses[name] = known.statuses[size * i:size * i + size]
+            self.sums[name] = known.shas[32 * i:32 * i + 32]
+
+    def stamped(self, old: dict, at_ns: int, dirs: object) -> Tuple[str, dict]:
+        """The tree's digest and the new record: the old record's own when every file stood in
+        its place (`stamp.stamped_tree_digest` otherwise)."""
+        known, digest = self.known, old.get("digest")
+        if self.in_order == len(known.paths) and type(digest) is str and len(digest) == 64:
+            return digest, {"at": at_ns, "paths": known.joined, "statuses": known.statuses, "shas": known.shas,
+                            "dirs": dirs, "digest": digest}
+        if self.in_order >= 0:  # all in place, fewer than the record holds
+            self._take(self.in_order)
+        digest = stamped_tree_digest(old, len(known.paths), self.sums, len(self.fresh))
+        return digest, record(at_ns, self.statuses, self.sums, dirs, digest)
 
 
 def _listed(paths: Iterable[str], listings: Listings
@@ -580,12 +586,12 @@ def _one_file(vouched: Dict[str, _Vouched], fresh: Dict[str, SourceFile], displa
     if found is None:
         return None
     root, path, executable, sha = found
-    return DeferredFile(display, executable, recorded_sha(sha, display), _loader(root, path, display))
+    return DeferredFile(display, executable, sha, _loader(root, path, display))
 
 
 def _tree_files(vouched: Dict[str, _Vouched], fresh: Dict[str, SourceFile]) -> Tuple[SourceFile, ...]:
     """The files of a `DeferredTree` in path order: those read as they are, the others deferred."""
     files: Dict[str, SourceFile] = dict(fresh)
     for display, (root, path, executable, sha) in vouched.items():
-        files[display] = DeferredFile(display, executable, recorded_sha(sha, display), _loader(root, path, display))
+        files[display] = DeferredFile(display, executable, sha, _loader(root, path, display))
     return tuple(files[k] for k in sorted(files))
