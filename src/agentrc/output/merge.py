@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import math
 from collections import OrderedDict
 from functools import lru_cache
 
@@ -198,8 +197,8 @@ def same(fmt: str, found: Any, value: Any) -> bool:
                 and all(same(fmt, f, v) for f, v in zip(found, value)))
     if type(found) is not type(value):
         return False
-    if isinstance(value, float) and math.isnan(value):
-        return math.isnan(found)
+    if isinstance(value, float) and value != value:  # NaN (`math.isnan`, without importing math)
+        return found != found
     return bool(found == value)
 
 
