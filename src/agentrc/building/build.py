@@ -263,7 +263,7 @@ def _save_stamp(options: BuildOptions, stamp_path: str, key: str, inputs: Inputs
     """What the next build needs to know this one: the replay record of an edit, and the
     no-change stamp (the sources, the options, the outputs as written and the result)."""
     from agentrc.building import incremental
-    from agentrc.output import writer
+    from agentrc.output import parents, writer
     after = _sources_after_write(options, inputs, changes) if written else None
     if after is not None:  # agentrc wrote into its own sources (`--out .`): as they are now
         inputs, key = after, _key(options, after.digest, after.explicit)
@@ -272,8 +272,9 @@ def _save_stamp(options: BuildOptions, stamp_path: str, key: str, inputs: Inputs
     else:
         incremental.forget_record(stamp_path)
     manifest = writer.manifest_digest(options.out)
-    stampfile.save_stamp(stamp_path, {"key": key, "manifest": manifest,
-                                     "outputs": writer.recorded_statuses(written, manifest) if written else None,
+    outputs = writer.recorded_statuses(written, manifest) if written else None
+    held = parents.statuses(options.out, parents.holding(outputs[0])) if outputs else None
+    stampfile.save_stamp(stamp_path, {"key": key, "manifest": manifest, "outputs": outputs, "parents": held,
                                      "diagnostics": [d.to_json() for d in sorted(set(diags)) if said_again(d)],
                                      "summary": totals, "files": len(plan.files), "sources": inputs.signature,
                                      "replay": key})  # the replay record's, kept by the edits it replays

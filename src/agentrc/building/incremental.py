@@ -49,7 +49,7 @@ from agentrc.memo import cache
 from agentrc.memo import stamp as stampfile
 from agentrc.model import ENTRYPOINTS, Kind, Resource, SourceFile
 from agentrc.names import is_bundle_file, is_registry_marker
-from agentrc.output import writer
+from agentrc.output import parents, writer
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
@@ -234,7 +234,9 @@ def _replay(options: BuildOptions, memo_path: str, stamp_path: str, stamp: dict,
         return Replayed(tuple(sorted(set(diags))), stamp["summary"], None)
     if replayed is not None and not any(d.is_error for d in written):
         stampfile.save_stamp(stamp_path, dict(stamp, key=key, manifest=replayed[0], outputs=replayed[1],
-                                             sources=inputs.signature))
+                                             sources=inputs.signature,
+                                             parents=parents.again(out, stamp.get("parents"))
+                                             or parents.statuses(out, parents.holding(replayed[1][0]))))
     return Replayed(tuple(sorted(set(diags))), stamp["summary"], changes)
 
 
@@ -488,7 +490,7 @@ def _write_outputs(out: str, stamp: dict, files: Sequence[Any], old: Dict[str, s
     bytes of the last build's, as read before the lock."""
     try:
         with writer.session(out, write=True, notify=notify) as tree:
-            tree.expect(stamp.get("manifest", ""), stamp.get("outputs"), manifest)
+            tree.expect(stamp.get("manifest", ""), stamp.get("outputs"), manifest, stamp.get("parents"))
             done = tree.replay(files, old, stamp["files"])
             if done is None:
                 raise Fallback("the output changed under the lock")

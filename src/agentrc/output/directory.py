@@ -129,6 +129,7 @@ class _Directory:
         self.planned_manifest: Optional[Tuple[str, dict]] = None  # its sha256 and content, from _stage
         self.expected: Optional[Tuple[str, Recorded]] = None  # the last build's manifest (`expect`)
         self.expected_raw: Optional[bytes] = None  # its bytes, when the caller read them (`expect`)
+        self.expected_parents: Any = None  # its directories' parents' statuses (`expect`, `output.parents`)
         self.replayed: Optional[Tuple[str, Recorded]] = None  # the new manifest's digest and record (`replay`)
         self.where = ""  # the path being worked on, for the diagnostic of an I/O error
         # Processes a large write may use (`_stage_files`): 1 unless the caller says (the
@@ -265,14 +266,16 @@ class _Directory:
         tree.forget(TXN)
         os.rmdir("txn", dir_fd=tree.dir(STATE))
 
-    def expect(self, digest: str, recorded: Any, raw: Optional[bytes] = None) -> None:
+    def expect(self, digest: str, recorded: Any, raw: Optional[bytes] = None, parents: Any = None) -> None:
         """The manifest the last build wrote is likely still there: `digest` is its sha256,
         `recorded` what it holds (`recorded_statuses`). If the manifest read has that digest,
         its content is taken from `recorded` instead of being decoded and checked again.
         `raw`: bytes of it the caller read and found to have `digest` (`untouched_manifest`):
-        the manifest read is compared with them rather than hashed."""
+        the manifest read is compared with them rather than hashed. `parents`: the statuses
+        of the directories holding directories after that build (`output.parents`)."""
         self.expected = (digest, recorded) if digest and _well_formed(recorded) else None
         self.expected_raw = raw if self.expected is not None else None
+        self.expected_parents = parents if self.expected is not None else None
 
     def _is_expected(self, raw: bytes) -> bool:
         """Whether the manifest `raw` is the one `expect` named (its bytes, or its digest)."""

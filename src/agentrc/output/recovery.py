@@ -15,7 +15,7 @@ import stat
 from agentrc import __version__
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.files import OutputFile
-from agentrc.output import steps, writesteps
+from agentrc.output import parents, steps, writesteps
 from agentrc.output.commit import _Committing
 from agentrc.output.directory import PARTIAL, Changes, _nothing_written
 from agentrc.output.fsync import SYNC_BATCH, _noter
@@ -41,14 +41,9 @@ if TYPE_CHECKING:
     from agentrc.output.recorded import Recorded
 
 
-# `_sweep` lists a directory changed up to this long before the manifest: 2 s where the file
-# system keeps whole seconds (FAT keeps 2 s), a few kernel clock ticks (1-10 ms each) where it
-# keeps finer times. Two seconds everywhere made the first edit after a build list every
-# directory the build had created (13,600 at 5,000 items).
-SWEEP_SLACK_NS = 2 * 10**9
-
-
-SWEEP_SLACK_FINE_NS = 20 * 10**6
+# `_sweep` lists a directory changed up to the clock's slack before the manifest (`parents.slack`):
+# two seconds everywhere made the first edit after a build list every directory the build had
+# created (13,600 at 5,000 items).
 
 
 def _sweep_since(base: str) -> Optional[int]:
@@ -62,7 +57,7 @@ def _sweep_since(base: str) -> Optional[int]:
         mtime = os.lstat(base + MANIFEST).st_mtime_ns
     except OSError:
         return None
-    return mtime - (SWEEP_SLACK_NS if mtime % 10**9 == 0 else SWEEP_SLACK_FINE_NS)
+    return mtime - parents.slack(mtime)
 
 
 class _Recovering(_Committing):
@@ -185,7 +180,10 @@ class _Recovering(_Committing):
         tree = self.tree
         assert tree is not None
         base = os.path.join(self.root, "")
-        recent = _recent_dirs(base, paths, _sweep_since(base))
+        # No directory was replaced since the last build (their parents stand): only those
+        # written are listed for leftovers (`parents`). Else every directory is looked at.
+        stood = self.expected_parents is not None and parents.stand(self.root, self.expected_parents)
+        recent = [] if stood else _recent_dirs(base, paths, _sweep_since(base))
         if recent is None:
             return None
         for f in files:

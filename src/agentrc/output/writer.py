@@ -50,6 +50,7 @@ from agentrc.output import (
     directory,
     fsync,
     manifest,
+    parents,
     recorded,
     recovery,
     staging,
@@ -102,6 +103,7 @@ from agentrc.output.manifest import (  # noqa: F401
     _write_chunks,
     manifest_digest,
 )
+from agentrc.output.parents import SWEEP_SLACK_FINE_NS, SWEEP_SLACK_NS  # noqa: F401
 from agentrc.output.recorded import (  # noqa: F401
     _as_recorded,
     _patch,
@@ -116,7 +118,7 @@ from agentrc.output.recorded import (  # noqa: F401
     untouched,
     untouched_manifest,
 )
-from agentrc.output.recovery import SWEEP_SLACK_FINE_NS, SWEEP_SLACK_NS, _sweep_since  # noqa: F401
+from agentrc.output.recovery import _sweep_since  # noqa: F401
 from agentrc.output.staging import (  # noqa: F401
     _STATUS,
     CHILD_SHARE,
@@ -207,7 +209,7 @@ def write_atomic(path: StrPath, data: bytes, root: Optional[StrPath] = None) -> 
 # --- this module as it was before the split -------------------------------------------------
 
 # Not `steps` and `atomic`: the executor and its journal's writes are shared with other workflows.
-_PARTS = (fsync, tree, manifest, recorded, directory, diffing, commit, recovery, staging, writesteps)
+_PARTS = (fsync, tree, manifest, recorded, directory, diffing, commit, recovery, staging, writesteps, parents)
 _FSYNC_STATE = frozenset({"_pool", "_pool_pid", "_slow_fsyncs", "_slow_run"})  # rebound by `fsync` itself
 _ABSENT = object()
 

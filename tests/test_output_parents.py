@@ -1,0 +1,149 @@
+"""The output's directories that hold directories (agentrc.output.parents): while they stand
+as the last build left them, a replayed edit lstats none of the other directories and lists
+only those it writes; anything that replaced, added or removed a directory, or a record
+taken within the clock's slack, sends it back to looking at every directory."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from agentrc.building import incremental
+from agentrc.cli.main import main
+from agentrc.memo import stamp as stampfile
+from agentrc.output import parents, recovery, writer
+from test_edit_cost import _generator
+
+CLIENTS = "claude,copilot,opencode"
+
+
+def _build(reg: Path, out: Path) -> str:
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["build", str(reg), "--client", CLIENTS, "--out", str(out), "--jobs", "1"])
+    assert code == 0, err.getvalue()[-2000:]
+    return err.getvalue()
+
+
+def _aged(record: tuple) -> tuple:
+    """`record` as if taken a minute later (its directories older than it by more than the slack)."""
+    return (record[0] + 60 * 10**9,) + record[1:]
+
+
+def test_holding_is_every_directory_above_a_directory_of_outputs():
+    joined = "\0".join(["opencode.json", ".claude/rules/a.md", ".claude/skills/x/SKILL.md",
+                        ".claude/skills/x/refs/notes.md", ".github/agents/b.md", ".claude/skills/y/SKILL.md"])
+    assert parents.holding(joined) == ["", ".claude", ".claude/skills", ".claude/skills/x", ".github"]
+    assert parents.holding("opencode.json") == [] and parents.holding("") == []
+
+
+@pytest.fixture
+def built(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    _generator().generate(str(reg), 30, seed=5)
+    _build(reg, out)
+    return reg, out
+
+
+def _joined(out: Path) -> str:
+    """The output's paths as the stamp joins them (`recorded_statuses`)."""
+    data = json.loads((out / ".agentrc" / "manifest.json").read_text(encoding="utf-8"))
+    return "\0".join(list(data["files"]) + list(data.get("merged", {})))
+
+
+def _held(out: Path) -> tuple:
+    record = parents.statuses(str(out), parents.holding(_joined(out)))
+    assert record is not None
+    return _aged(record)
+
+
+def test_the_directories_stand_until_one_is_replaced_added_or_removed(built, tmp_path):
+    _, out = built
+    record = _held(out)
+    assert ".claude/agents" not in record[1].split("\0") and ".claude" in record[1].split("\0")
+    assert parents.stand(str(out), record)
+    agents = out / ".claude" / "agents"
+    shutil.copytree(agents, tmp_path / "copy")  # sizes, mtimes and modes kept
+    shutil.rmtree(agents)
+    agents.symlink_to(tmp_path / "copy")
+    assert not parents.stand(str(out), record)  # its parent, .claude, changed
+
+
+@pytest.mark.parametrize("change", ["a directory added", "a directory removed", "a leaf renamed"])
+def test_any_change_of_directories_is_seen_by_their_parent(built, change):
+    _, out = built
+    record = _held(out)
+    skills = out / ".claude" / "skills"
+    first = sorted(skills.iterdir())[0]
+    if change == "a directory added":
+        (skills / "new").mkdir()
+    elif change == "a directory removed":
+        shutil.rmtree(first)
+    else:
+        first.rename(skills / "renamed")
+    assert not parents.stand(str(out), record)
+
+
+def test_a_record_taken_within_the_clock_slack_vouches_for_nothing(built):
+    _, out = built
+    fresh = parents.statuses(str(out), parents.holding(_joined(out)))
+    assert fresh is not None
+    os.utime(out / ".claude", ns=(fresh[0] - 10**6, fresh[0] - 10**6))  # changed a millisecond before
+    again = parents.statuses(str(out), fresh[1].split("\0"))
+    assert again is not None and not parents.stand(str(out), (fresh[0],) + again[1:])
+    assert parents.stand(str(out), _aged(again))
+
+
+@pytest.mark.parametrize("record", [None, (), (1, "", b""), ("1", "", b""), (1, "a", b"x"), (1, b"", b""),
+                                    (1, "\0", b"x" * 32)])
+def test_a_record_of_another_shape_stands_for_nothing(built, record):
+    _, out = built
+    if record == (1, "", b""):  # no directory holds one: nothing to check, it stands
+        assert parents.stand(str(out), record)
+    else:
+        assert not parents.stand(str(out), record)
+        assert parents.again(str(out), record) is None
+
+
+def test_an_edit_whose_parents_stand_lists_only_what_it_writes(built, monkeypatch):
+    """The stamp keeps the parents' statuses after each build and each edit; an edit that
+    finds them standing never lstats the other directories (`_recent_dirs`), lists only the
+    directories it writes, the root and `.agentrc`, and records them again."""
+    reg, out = built
+    rule = sorted((reg / "rules").iterdir())[0] / "RULE.md"
+    [stamp_file] = [p for p in (out.parent / "cache").iterdir() if p.suffix == ".stamp"]
+    stamp = stampfile.load_stamp(stamp_file)
+    assert stamp is not None and parents.stand(str(out), _aged(stamp["parents"]))
+    stampfile.save_stamp(stamp_file, dict(stamp, parents=_aged(stamp["parents"])))
+    passes, listed = [], []
+    real_recent, real_listdir = recovery._recent_dirs, writer.os.listdir
+    monkeypatch.setattr(recovery, "_recent_dirs", lambda *a: (passes.append(1), real_recent(*a))[1])
+    monkeypatch.setattr(writer.os, "listdir", lambda fd: (listed.append(fd), real_listdir(fd))[1])
+    with open(rule, "a", encoding="utf-8") as fh:
+        fh.write("\nOne more line.\n")
+    before = time.time_ns()
+    _build(reg, out)
+    assert incremental.LAST.path == "replay" and passes == [] and len(listed) <= 8, (incremental.LAST, listed)
+    after = stampfile.load_stamp(stamp_file)
+    assert after is not None and after["parents"][0] >= before and after["parents"][1] == stamp["parents"][1]
+
+
+def test_an_edit_whose_parents_do_not_stand_looks_at_every_directory(built, monkeypatch):
+    reg, out = built
+    (out / ".claude" / "stray").mkdir()  # the root's .claude changed: not as recorded
+    passes = []
+    real_recent = recovery._recent_dirs
+    monkeypatch.setattr(recovery, "_recent_dirs", lambda *a: (passes.append(1), real_recent(*a))[1])
+    rule = sorted((reg / "rules").iterdir())[0] / "RULE.md"
+    with open(rule, "a", encoding="utf-8") as fh:
+        fh.write("\nOne more line.\n")
+    _build(reg, out)
+    assert incremental.LAST.path == "replay" and passes == [1], incremental.LAST
