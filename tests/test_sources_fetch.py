@@ -143,3 +143,25 @@ def test_a_local_directory_is_read_in_place(tmp_path, monkeypatch):
     got = f.fetch(parse("./vendor/reg#skills"))
     assert got.ok and got.commit is None and _paths(got) == ["a/SKILL.md"] and f.git_runs == 0
     assert [d.code for d in f.fetch(parse("./nowhere")).diagnostics] == ["AR208"]
+
+
+def test_a_repository_on_this_machine_is_packed_without_compression(repo, monkeypatch):
+    """A `file://` source's fetch tells the packing git to neither delta nor deflate (the
+    pack goes through a pipe into a checkout removed once read); the files are the same. A
+    remote's fetch leaves the command on the server alone (ssh runs `git-upload-pack`)."""
+    from agentrc.inputs import checkout
+
+    calls = []
+    real = checkout.Checkouts.run
+    monkeypatch.setattr(checkout.Checkouts, "run",
+                        lambda self, source, args, diags, data=None: (calls.append(args),
+                                                                      real(self, source, args, diags, data))[1])
+    fetched = Fetcher().fetch(parse(f"{repo.url}@v1"))
+    assert fetched.ok and _paths(fetched) == ["other/rules/o/RULE.md", "reg/skills/a/SKILL.md"]
+    [fetch] = [args for args in calls if "fetch" in args]
+    assert repo.url.startswith("file://")
+    assert any(a.startswith("--upload-pack=") and a.endswith(" -c pack.window=0 -c pack.compression=0 upload-pack")
+               for a in fetch)
+    assert fetch.index(next(a for a in fetch if a.startswith("--upload-pack="))) < fetch.index("origin")
+    for remote in ("https://github.com/owner/repo", "git@github.com:owner/repo.git"):
+        assert checkout._local_pack(parse(remote)) == ()
