@@ -249,3 +249,14 @@ def test_a_full_read_given_a_record_records_each_directory_once(tmp_path, truste
     treeread.read_tree([str(reg)], listings=listings)
     paths = listings.record()[0].split("\0")
     assert len(paths) == len(set(paths)) == len([p for p in reg.rglob("*") if p.is_dir()]) + 1
+
+
+@pytest.mark.parametrize("digest", ["\udc80" * 64, "é" * 64, "z" * 64, "0" * 63, 7])
+def test_a_recorded_tree_digest_that_is_not_a_sha256_is_not_taken(tmp_path, trusted, digest):
+    """Every file vouched for, in its place: the record's tree digest is taken as it is, but
+    only when it is 64 hex digits; anything else is computed from the files' digests (a
+    record of the user's cache, damaged or crafted, never gives a traceback)."""
+    reg = _registry(tmp_path)
+    record = _record(reg)
+    got = _again(reg, dict(record, digest=digest))
+    assert got.read == 0 and got.digest == record["digest"] == treeread.read_tree([str(reg)]).tree.digest()

@@ -60,7 +60,7 @@ def _joined(out: Path) -> str:
 
 
 def _held(out: Path) -> tuple:
-    record = parents.statuses(str(out), parents.holding(_joined(out)))
+    record = parents.statuses(str(out), parents.holding(_joined(out)), time.time_ns())
     assert record is not None
     return _aged(record)
 
@@ -94,10 +94,10 @@ def test_any_change_of_directories_is_seen_by_their_parent(built, change):
 
 def test_a_record_taken_within_the_clock_slack_vouches_for_nothing(built):
     _, out = built
-    fresh = parents.statuses(str(out), parents.holding(_joined(out)))
+    fresh = parents.statuses(str(out), parents.holding(_joined(out)), time.time_ns())
     assert fresh is not None
     os.utime(out / ".claude", ns=(fresh[0] - 10**6, fresh[0] - 10**6))  # changed a millisecond before
-    again = parents.statuses(str(out), fresh[1].split("\0"))
+    again = parents.statuses(str(out), fresh[1].split("\0"), fresh[0])
     assert again is not None and not parents.stand(str(out), (fresh[0],) + again[1:])
     assert parents.stand(str(out), _aged(again))
 
@@ -110,7 +110,7 @@ def test_a_record_of_another_shape_stands_for_nothing(built, record):
         assert parents.stand(str(out), record)
     else:
         assert not parents.stand(str(out), record)
-        assert parents.again(str(out), record) is None
+        assert parents.again(str(out), record, time.time_ns()) is None
 
 
 def test_an_edit_whose_parents_stand_lists_only_what_it_writes(built, monkeypatch):
@@ -147,3 +147,41 @@ def test_an_edit_whose_parents_do_not_stand_looks_at_every_directory(built, monk
         fh.write("\nOne more line.\n")
     _build(reg, out)
     assert incremental.LAST.path == "replay" and passes == [1], incremental.LAST
+
+
+def test_a_directory_swapped_after_the_check_and_before_the_record_is_still_seen(built, tmp_path, monkeypatch):
+    """The record is as of when the directories were verified, not when their statuses were
+    read: a directory swapped for a link in between makes its parent newer than the record,
+    and the next edit looks at every directory, and refuses the link (AR140)."""
+    reg, out = built
+    real = parents.statuses
+    swapped = []
+
+    def swap_first(root, dirs, at):
+        if not swapped:
+            time.sleep(0.03)  # past a tick of the file system's clock: the swap is newer than `at`
+            agents = out / ".claude" / "agents"
+            shutil.copytree(agents, tmp_path / "copy")
+            shutil.rmtree(agents)
+            agents.symlink_to(tmp_path / "copy")
+            swapped.append(1)
+        return real(root, dirs, at)
+
+    rule = sorted((reg / "rules").iterdir())[0] / "RULE.md"
+    added = reg / "rules" / "zz-added"
+    shutil.copytree(rule.parent, added)  # a source added: a full build, which records the parents
+    (added / "RULE.md").write_text((added / "RULE.md").read_text(encoding="utf-8").replace(
+        rule.parent.name, "zz-added"), encoding="utf-8")
+    # No slack: only the record's time tells the swap from the build's own writes.
+    monkeypatch.setattr(writer, "SWEEP_SLACK_NS", 0)
+    monkeypatch.setattr(writer, "SWEEP_SLACK_FINE_NS", 0)
+    with monkeypatch.context() as m:
+        m.setattr(parents, "statuses", swap_first)
+        _build(reg, out)
+    assert swapped and incremental.LAST.path == "full", incremental.LAST
+    with open(rule, "a", encoding="utf-8") as fh:
+        fh.write("\nOne more line.\n")
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["build", str(reg), "--client", CLIENTS, "--out", str(out), "--jobs", "1"])
+    assert code == 1 and "AR140" in err.getvalue(), err.getvalue()[-2000:]

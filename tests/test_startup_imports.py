@@ -76,3 +76,18 @@ def test_a_lazy_module_that_does_not_exist_fails_where_it_is_used():
     stand_in = lazy.lazy_module("agentrc_no_such_module")
     with pytest.raises(ImportError):
         stand_in.anything
+
+
+def test_an_empty_out_is_the_working_directory(tmp_path, monkeypatch):
+    """As `pathlib.Path("")` named it before the build's paths were strings (a caller that
+    does not check --out, `agentrc cap build`, hands it on)."""
+    from agentrc.building.build import BuildOptions, build
+
+    reg, work = tmp_path / "reg", tmp_path / "work"
+    _generator().generate(str(reg), 4, seed=2)
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
+    result = build(BuildOptions((str(reg),), "", ("claude",)))
+    assert result.ok, result.diagnostics
+    assert (work / ".agentrc" / "manifest.json").is_file() and (work / ".claude").is_dir()

@@ -87,6 +87,8 @@ class BuildResult:
 def build(options: BuildOptions, notify: Optional[Callable[[str], None]] = None) -> BuildResult:
     """`notify` gets the messages a waiting run prints (another build holds the output).
     The cyclic garbage collector is off while it runs (`nogc`)."""
+    if not options.out:  # as `pathlib.Path("")` named it: the working directory
+        options = replace(options, out=".")
     try:
         with nogc.paused():
             return _build(options, notify)
@@ -273,7 +275,7 @@ def _save_stamp(options: BuildOptions, stamp_path: str, key: str, inputs: Inputs
         incremental.forget_record(stamp_path)
     manifest = writer.manifest_digest(options.out)
     outputs = writer.recorded_statuses(written, manifest) if written else None
-    held = parents.statuses(options.out, parents.holding(outputs[0])) if outputs else None
+    held = parents.verified(options.out, outputs[0]) if outputs else None
     stampfile.save_stamp(stamp_path, {"key": key, "manifest": manifest, "outputs": outputs, "parents": held,
                                      "diagnostics": [d.to_json() for d in sorted(set(diags)) if said_again(d)],
                                      "summary": totals, "files": len(plan.files), "sources": inputs.signature,

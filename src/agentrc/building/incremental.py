@@ -233,10 +233,9 @@ def _replay(options: BuildOptions, memo_path: str, stamp_path: str, stamp: dict,
     if changes is None:  # the output could not be used: as the full build reports it
         return Replayed(tuple(sorted(set(diags))), stamp["summary"], None)
     if replayed is not None and not any(d.is_error for d in written):
-        stampfile.save_stamp(stamp_path, dict(stamp, key=key, manifest=replayed[0], outputs=replayed[1],
-                                             sources=inputs.signature,
-                                             parents=parents.again(out, stamp.get("parents"))
-                                             or parents.statuses(out, parents.holding(replayed[1][0]))))
+        (digest, outputs), held = replayed
+        stampfile.save_stamp(stamp_path, dict(stamp, key=key, manifest=digest, outputs=outputs,
+                                             sources=inputs.signature, parents=held))
     return Replayed(tuple(sorted(set(diags))), stamp["summary"], changes)
 
 
@@ -485,8 +484,10 @@ def rerender(adapters, pairs, ctx, memo: cache.Memo, shared: Dict[str, int], wor
 
 
 def _write_outputs(out: str, stamp: dict, files: Sequence[Any], old: Dict[str, str], notify, manifest: bytes):
-    """Through `writer.Output.replay`: the changes, the new manifest's (digest, record) and
-    the write's diagnostics (an error: the stamp stays the last build's). `manifest`: the
+    """Through `writer.Output.replay`: the changes, the new manifest's (digest, record) with
+    the statuses of the directories holding directories (`output.parents`, taken under the
+    lock as of when the replay began checking them), and the write's diagnostics (an error:
+    the stamp stays the last build's). `manifest`: the
     bytes of the last build's, as read before the lock."""
     try:
         with writer.session(out, write=True, notify=notify) as tree:
@@ -494,6 +495,10 @@ def _write_outputs(out: str, stamp: dict, files: Sequence[Any], old: Dict[str, s
             done = tree.replay(files, old, stamp["files"])
             if done is None:
                 raise Fallback("the output changed under the lock")
-            return done[0], writer.replayed_statuses(tree), done[1]
+            replayed = writer.replayed_statuses(tree)
+            held = parents.again(out, stamp.get("parents"), tree.checked_at) if tree.checked_at else None
+            if held is None and replayed is not None:
+                held = parents.verified(out, replayed[1][0])
+            return done[0], (replayed, held) if replayed is not None else None, done[1]
     except writer.OutputError as exc:
         return None, None, tuple(exc.diagnostics)

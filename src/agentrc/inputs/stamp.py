@@ -223,6 +223,18 @@ def stamped_tree_digest(record: dict, recorded: int, sums: Dict[str, bytes], rea
     path): the record's when it vouched for every file it holds (`recorded` of them), none
     was `read` and there are no others; else that of every file's."""
     digest = record.get("digest")
-    if not read and len(sums) == recorded and type(digest) is str and len(digest) == 64:
-        return digest
+    if not read and len(sums) == recorded and is_digest(digest):
+        return str(digest)
     return _digest_of(sums)
+
+
+def is_digest(value: object) -> bool:
+    """Whether `value` is a sha256 as a record keeps it: 64 hex digits (a record is the user's
+    cache's: one naming anything else vouches for nothing)."""
+    if type(value) is not str or len(value) != 64 or not value.isascii():
+        return False
+    try:
+        bytes.fromhex(value)
+    except ValueError:
+        return False
+    return True

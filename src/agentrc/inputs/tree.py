@@ -49,6 +49,7 @@ from agentrc.inputs.stamp import (  # noqa: F401 - re-exported: read where they 
     Stamped,
     _digest_of,
     digests,
+    is_digest,
     record,
     recorded_files,
     signature,
@@ -534,7 +535,8 @@ class _Walked:
         """The tree's digest and the new record: the old record's own when every file stood in
         its place (`stamp.stamped_tree_digest` otherwise)."""
         known, digest = self.known, old.get("digest")
-        if self.in_order == len(known.paths) and type(digest) is str and len(digest) == 64:
+        if self.in_order == len(known.paths) and is_digest(digest):
+            digest = str(digest)
             return digest, {"at": at_ns, "paths": known.joined, "statuses": known.statuses, "shas": known.shas,
                             "dirs": dirs, "digest": digest}
         if self.in_order >= 0:  # all in place, fewer than the record holds

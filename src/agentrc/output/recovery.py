@@ -11,6 +11,7 @@ import contextlib
 import os
 import posixpath
 import stat
+import time
 
 from agentrc import __version__
 from agentrc.diagnostics import Diagnostic, Diagnostics
@@ -179,6 +180,7 @@ class _Recovering(_Committing):
         would list (`_recent_dirs`), or None."""
         tree = self.tree
         assert tree is not None
+        self.checked_at = time.time_ns()  # what the next edit's `parents` record is as of
         base = os.path.join(self.root, "")
         # No directory was replaced since the last build (their parents stand): only those
         # written are listed for leftovers (`parents`). Else every directory is looked at.
