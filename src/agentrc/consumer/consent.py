@@ -107,6 +107,8 @@ def hidden_text(tree: SourceTree, registry: Registry, entries: Iterable[Entry], 
     for f in tree.files:
         if not (_below(f.path, dirs) or (starts and f.path.startswith(starts))):
             continue
+        if f.content.isascii():  # no hidden character is ASCII: neither decoded nor searched
+            continue
         try:
             text = f.content.decode("utf-8")
         except UnicodeDecodeError:

@@ -185,14 +185,17 @@ def loads(raw: bytes, path: str = LOCK_FILE, clients: Optional[Sequence[str]] = 
     except RecursionError:
         diags.error(path, (1, 1), "AR203", "nested too deeply")
         return None, diags.sorted()
-    try:
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate escaped as \ud800: no lock written back could hold it
-        diags.error(path, (1, 1), "AR203", "holds an escaped lone surrogate (\\ud800-\\udfff), which is not text")
-        return None, diags.sorted()
-    except (RecursionError, ValueError):
-        diags.error(path, (1, 1), "AR203", "nested too deeply")
-        return None, diags.sorted()
+    # Only an escape can spell a lone surrogate (UTF-8 holds none): a lock without one is
+    # not written out again to find out (5 ms of 800 KB at 1,000 items).
+    if b"\\u" in raw:
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate escaped as \ud800: no lock written back could hold it
+            diags.error(path, (1, 1), "AR203", "holds an escaped lone surrogate (\\ud800-\\udfff), which is not text")
+            return None, diags.sorted()
+        except (RecursionError, ValueError):
+            diags.error(path, (1, 1), "AR203", "nested too deeply")
+            return None, diags.sorted()
     problems = sorted(schemas.errors("lock", data), key=lambda e: [str(p) for p in e.absolute_path])
     for err in problems:
         where = "/".join(str(p) for p in err.absolute_path) or "(top level)"

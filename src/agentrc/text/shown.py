@@ -85,8 +85,11 @@ def hidden_characters(text: str) -> List[Tuple[int, int, str]]:
     U+E007F); a variation selector right after its base character (one after another
     variation selector carries data, as a run of them can). The soft hyphen (U+00AD) is not
     reported: it is ordinary in prose, shows as a hyphen where a line breaks and hides nothing.
-    Cheap on text that holds none: one regular-expression search."""
+    Cheap on text that holds none: none in ASCII text (each is outside it), else one
+    regular-expression search."""
     found: List[Tuple[int, int, str]] = []
+    if text.isascii():
+        return found
     m = _HIDDEN.search(text)
     if m is None:
         return found
