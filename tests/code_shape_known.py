@@ -64,7 +64,7 @@ COMPLEX = {
     'src/agentrc/portable/peek.py:peek:C901',
     'src/agentrc/portable/resolve.py:check:C901',
     'src/agentrc/project/model.py:_meanings:C901',
-    'src/agentrc/sources/dsl.py:parse:C901',
+    'src/agentrc/sources/dsl.py:_parse:C901',
     'src/agentrc/sources/lock.py:loads:C901',
     'src/agentrc/sources/lockcheck.py:check:C901',
     'src/agentrc/text/jsonedit.py:edit:C901',

@@ -87,6 +87,18 @@ def _below(path: str, dirs: Set[str]) -> bool:
     return False
 
 
+def _non_ascii_text(content: bytes) -> Optional[str]:
+    """`content` as text, when it may hold a hidden character: None for ASCII (no hidden
+    character is ASCII: neither decoded nor searched, most of an install's files) and for
+    bytes that are not UTF-8."""
+    if content.isascii():
+        return None
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def hidden_text(tree: SourceTree, registry: Registry, entries: Iterable[Entry], diags: Diagnostics) -> None:
     """AR240 for hidden Unicode in the files of `entries` (their item directories and
     bundle files), a few per file."""
@@ -107,11 +119,8 @@ def hidden_text(tree: SourceTree, registry: Registry, entries: Iterable[Entry], 
     for f in tree.files:
         if not (_below(f.path, dirs) or (starts and f.path.startswith(starts))):
             continue
-        if f.content.isascii():  # no hidden character is ASCII: neither decoded nor searched
-            continue
-        try:
-            text = f.content.decode("utf-8")
-        except UnicodeDecodeError:
+        text = _non_ascii_text(f.content)
+        if text is None:
             continue
         for line, col, char in hidden_characters(text)[:MAX_HIDDEN_PER_FILE]:
             diags.warning(f.path, (line, col), "AR240", f"{describe(char)} in fetched text: it is invisible in "
