@@ -110,3 +110,17 @@ def test_one_repository_spelled_two_ways_merges():
                               [("rule", "base")])
     merged, diags = closure.merge(lock, again)
     assert diags == () and [e.source for e in merged.entries] == ["owner/repo"]
+
+
+def test_a_directory_is_digested_once_per_tree(monkeypatch):
+    """`install --frozen` resolves the lock's closure twice (to install, to compare): the
+    digest of an item directory of the same tree is computed once; another tree's is its own."""
+    calls = []
+    real = closure._content_sha
+    monkeypatch.setattr(closure, "_content_sha", lambda *a: (calls.append(a[3]), real(*a))[1])
+    tree = SourceTree((SourceFile("r/skills/a/SKILL.md", b"a\n"), SourceFile("r/skills/b/SKILL.md", b"b\n")))
+    first = closure.content_sha(tree, "r", "r/skills/a")
+    assert closure.content_sha(tree, "r", "r/skills/a") == first and calls == ["r/skills/a"]
+    assert closure.content_sha(tree, "r", "r/skills/b") != first
+    other = SourceTree((SourceFile("r/skills/a/SKILL.md", b"changed\n"),))
+    assert closure.content_sha(other, "r", "r/skills/a") != first and len(calls) == 3
