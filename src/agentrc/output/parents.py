@@ -4,19 +4,20 @@ edit that no directory of the output was replaced, without looking at each one.
 A directory replaced (by a link, a copy, anything), created, removed or renamed changes the
 mtime and ctime of the directory that holds it. So when every directory that holds another
 (`holding`: the root, `.claude`, `.claude/skills` and the like, a few dozen of the 7,000
-directories of an output at 5,000 items) still has the status recorded after the last build
-wrote (`statuses`, kept in the stamp), and that status was older than the recording by more
-than the clock's slack, every directory below them is the one that build left (`stand`).
+directories of an output at 5,000 items) still has the status recorded (`statuses`, kept
+in the stamp), and that status was older than the recording by more than the clock's slack,
+every directory below them is the one the last build left (`stand`), and a replayed edit
+need not lstat the others (18 ms of an edit at 5,000 items): it looks for leftovers only in
+the directories it writes, the root and `.agentrc` (agentrc stages its own temporary files
+in `.agentrc`; what a killed run of an earlier version left elsewhere goes with the next
+full build's sweep). When one does not stand, the edit lstats every directory, as before
+(`recorded._recent_dirs`).
+
 The recording's time is when the directories were last verified, not when their statuses
 were read: a full build verifies every directory of its output again before it records
-(`verified`), a replayed edit records with the time it began checking (`again`). So a
+(`verified`), a replayed edit records as of when it began checking them (`again`). So a
 directory swapped between the check and the recording makes its parent newer than the
-recording, and the next edit looks at everything. With that, `stand` means:
-a replayed edit need not lstat the others, which was 18 ms of an edit at 5,000 items. Then
-it looks for leftovers only in the directories it writes, the root and `.agentrc` (agentrc
-stages its own temporary files in `.agentrc`; what a killed run of an earlier version left
-elsewhere goes with the next full build's sweep). When one does not stand, the edit
-lstats every directory, as before (`recorded._recent_dirs`).
+recording, and the next edit looks at everything.
 
 The slack is the sweep's (`recovery._sweep_since`): a status within it of the recording may
 have been kept by a change made just after it, in the same tick of the file system's clock.
