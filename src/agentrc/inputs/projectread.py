@@ -1,6 +1,5 @@
-"""`read_project`: the files of a project as `agentrc import` reads them (every client's own
-directories, the version-control and tool caches left out), through the same walk as the
-sources (`inputs.tree.walk`: inside the project, no link followed out, bounded)."""
+"""`read_project`: the files of a project as `agentrc import` reads them, through the same walk
+as the sources (`inputs.tree.walk`: inside the project, no link followed out, bounded)."""
 
 from __future__ import annotations
 
@@ -14,6 +13,9 @@ if TYPE_CHECKING:
 
     from agentrc.diagnostics import Diagnostic
 
+# Directories a project walk for `agentrc import` never enters: version control, dependency
+# and tool caches. Hidden directories are entered (the clients' files live in .claude/,
+# .github/, .cursor/ ...), and so are agentrc output trees, which are what is imported.
 PROJECT_SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
                      ".pytest_cache", ".pants.d", ".agentrc"}
 

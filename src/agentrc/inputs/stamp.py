@@ -57,14 +57,12 @@ class RecordedFiles:
         self._index: Optional[Dict[str, int]] = None
 
     def find(self, path: str) -> Optional[int]:
-        if self._index is None:
-            self._index = {p: i for i, p in enumerate(self.paths)}
-        return self._index.get(path)
+        return self.index().get(path)
 
     def index(self) -> Dict[str, int]:
-        """Each path's place (the last, for a path kept twice)."""
-        self.find("")
-        assert self._index is not None
+        """Each path's place (the last, for a path kept twice), made at the first ask."""
+        if self._index is None:
+            self._index = {p: i for i, p in enumerate(self.paths)}
         return self._index
 
     def sha(self, i: int) -> bytes:

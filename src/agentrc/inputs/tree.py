@@ -407,9 +407,6 @@ def _size(entry: os.DirEntry) -> int:
 
 
 
-# Directories a project walk for `agentrc import` never enters: version control, dependency
-# and tool caches. Hidden directories are entered (the clients' files live in .claude/,
-# .github/, .cursor/ ...), and so are agentrc output trees, which are what is imported.
 # --- the source stamp: what a build with nothing to do reads -------------------------------------
 #
 # Its record and its deferred files are `inputs.stamp`'s (re-exported here); the walk that

@@ -38,7 +38,7 @@ import pickle
 from agentrc import __version__
 from agentrc.fdio import open_regular
 from agentrc.memo import cpus
-from agentrc.memo.packs import Spool, Store, _copy, _discard, _loads  # noqa: F401
+from agentrc.memo.packs import Spool, Store, _copy, _discard, _loads  # noqa: F401 - re-exported
 from agentrc.memo.stamp import base, beside, load_stamp, location, save_stamp  # noqa: F401 - re-exported
 from agentrc.patterns import pattern
 
