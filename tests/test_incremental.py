@@ -628,13 +628,16 @@ def test_the_sources_record_is_read_through_one_pair_of_functions():
     assert incremental._recorded_file(stamp.recorded_files(old), "a") == (0o644, b"a" * 32)
     assert incremental._recorded_file(stamp.recorded_files(old), "c") is None
     assert incremental._recorded_file(None, "a") is None
-    assert incremental._changed(old, record(b=(0o644, "b"), a=(0o644, "c"))) == ["a"]
-    assert incremental._changed(old, record(a=(0o644, "c"), b=(0o644, "b"))) == ["a"]
+    def changed(old, new):
+        return incremental._changed(stamp.recorded_files(old), stamp.recorded_files(new))
+
+    assert changed(old, record(b=(0o644, "b"), a=(0o644, "c"))) == ["a"]
+    assert changed(old, record(a=(0o644, "c"), b=(0o644, "b"))) == ["a"]
     for new in (record(a=(0o755, "c"), b=(0o644, "b")), record(a=(0o755, "a"), b=(0o644, "b")),
                 record(b=(0o755, "b"), a=(0o644, "c")), record(a=(0o644, "c")),
                 record(a=(0o644, "c"), b=(0o644, "b"), c=(0o644, "c")), dict(old, shas=b"x"), None, old):
         with pytest.raises(incremental.Fallback):
-            incremental._changed(old, new)
+            changed(old, new)
     many = {f"d{i:04}": (0o644, "a") for i in range(300)}
     edited = dict(many, d0070=(0o644, "b"), d0299=(0o644, "c"))
-    assert incremental._changed(record(**many), record(**edited)) == ["d0070", "d0299"]
+    assert changed(record(**many), record(**edited)) == ["d0070", "d0299"]

@@ -207,9 +207,10 @@ def _replay(options: BuildOptions, memo_path: str, stamp_path: str, stamp: dict,
     if manifest is None:
         raise Fallback("the output is not as the last build left it")
     old_sources = stamp.get("sources")
-    changed = _changed(old_sources, inputs.signature)
-    old_files = recorded_files(old_sources)
-    files = _sources(inputs)
+    # Each record decoded once (its paths split, their places mapped at the first lookup).
+    old_files, new_files = recorded_files(old_sources), recorded_files(inputs.signature)
+    changed = _changed(old_files, new_files)
+    files = _sources(inputs, new_files)
     owners = edited_dirs(changed, files, inputs.explicit)
     from agentrc.clients import registry as client_registry
 
@@ -256,12 +257,12 @@ def _recorded_file(files: Optional[RecordedFiles], path: str) -> Optional[Tuple[
     return None if files is None or i is None else (files.mode(i), files.sha(i))
 
 
-def _changed(old: Any, new: Any) -> List[str]:
-    """The sources whose bytes differ from the record `old`; Fallback when a file was added
+def _changed(was: Optional[RecordedFiles], now: Optional[RecordedFiles]) -> List[str]:
+    """The sources whose bytes differ from the record `was` (files of the old record, `now` of
+    the new, as `recorded_files` reads them; None: no record); Fallback when a file was added
     or removed, or changed its mode. Records of the same paths in the same order (every
     build but one that added, removed or renamed a file) compare their digests a block at
     a time: at 10,000 items a few dozen comparisons."""
-    now, was = recorded_files(new), recorded_files(old)
     if now is None or was is None or len(now.paths) != len(was.paths):
         raise Fallback("a source was added or removed")
     if now.joined == was.joined:
@@ -319,9 +320,9 @@ class _Picked(Mapping[str, SourceFile]):
         return len(self.paths)
 
 
-def _sources(inputs: Inputs) -> Mapping[str, SourceFile]:
-    """The sources of `inputs` by path; from a `DeferredTree` without making all its files."""
-    files = recorded_files(inputs.signature)
+def _sources(inputs: Inputs, files: Optional[RecordedFiles]) -> Mapping[str, SourceFile]:
+    """The sources of `inputs` by path (`files`: its record's, decoded); from a `DeferredTree`
+    without making all its files."""
     if files is not None and callable(getattr(type(inputs.tree), "file", None)):
         return _Picked(inputs.tree, files.index())
     return {f.path: f for f in inputs.tree.files}
