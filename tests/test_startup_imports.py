@@ -2,7 +2,9 @@
 the console script runs them import neither `typing` nor `pathlib` (nor `importlib.util`,
 which imports `typing` on Python 3.9): together about 5 ms of each, a tenth of a no-change
 build at 1,000 items. agentrc's modules import typing's names under `if TYPE_CHECKING:`
-(docs/architecture.md, "Start-up"); these tests keep it so."""
+(docs/architecture.md, "Start-up"); these tests keep it so. Nor does either import `pickle`
+(the memo's entries are read through `agentrc.pickling`), `contextvars`, or the merging of
+config files (a replayed edit of a rule merges none)."""
 
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ from test_edit_cost import _generator
 SCRIPT = ("import sys\nfrom agentrc.cli.entry import main\ncode = main()\n"
           "from agentrc.building import incremental\n"
           "print(incremental.LAST.path if 'agentrc.building.incremental' in sys.modules else 'none')\n"
-          "print(' '.join(m for m in ('typing', 'pathlib', 'importlib.util', 'yaml.reader') if m in sys.modules))\n"
+          "print(' '.join(m for m in ('typing', 'pathlib', 'importlib.util', 'yaml.reader', 'pickle', "
+          "'contextvars', 'agentrc.output.merge') if m in sys.modules))\n"
           "sys.exit(code)")
 
 

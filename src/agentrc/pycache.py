@@ -27,6 +27,12 @@ if TYPE_CHECKING:
 
 LIMIT = 16 << 20  # a file larger than this is not ours: ignored
 
+# The build's cache directory, where this process also keeps the validators it compiles
+# (`agentrc.schemas.use_code_cache`; None: only beside the schemas). Held here, not in
+# `agentrc.schemas`, so that a build names it without importing the schemas: a replayed
+# edit whose items' front matter stands validates nothing (1 ms of its imports).
+code_dir: Optional[str] = None
+
 
 def _magic() -> bytes:
     """The interpreter's bytecode magic number (as `importlib.util.MAGIC_NUMBER`, without

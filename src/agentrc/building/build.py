@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from dataclasses import replace
 
+from agentrc import pycache
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics, said_again
 from agentrc.fingerprint import digest
@@ -93,9 +93,7 @@ def build(options: BuildOptions, notify: Optional[Callable[[str], None]] = None)
         with nogc.paused():
             return _build(options, notify)
     finally:
-        schemas = sys.modules.get("agentrc.schemas")
-        if schemas is not None:  # the build's code cache is its own (`_build`)
-            schemas.use_code_cache(None)
+        pycache.code_dir = None  # the build's code cache is its own (`_memo`)
 
 
 def _key(options: BuildOptions, sources: str, explicit: Tuple[str, ...]) -> str:
@@ -174,9 +172,8 @@ def _memo(options: BuildOptions, memo_path: Optional[str], stamp_path: Optional[
     renderings as digests, the spill its rendered bytes go to past `spill.LIMIT` (16 MiB)."""
     if not memo_path:
         return None, None, None
-    # Compiled schema validators kept beside the memo.
-    from agentrc import schemas
-    schemas.use_code_cache(os.path.dirname(memo_path))
+    # Compiled schema validators kept beside the memo (`agentrc.schemas.use_code_cache`).
+    pycache.code_dir = os.path.dirname(memo_path)
     memo = None
     if stamp_path and stamp:
         # Sources changed: an edit that reaches only a few outputs is built alone.

@@ -36,10 +36,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import pickle
 import posixpath
 from collections.abc import Mapping
 
+from agentrc import pickling
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.fdio import open_regular
@@ -124,7 +124,7 @@ def _write(stamp_path: str, record: dict) -> None:
         os.makedirs(os.path.dirname(stamp_path) or ".", exist_ok=True)
         tmp = stampfile.beside(stamp_path, ".replay.tmp")
         with open(tmp, "wb") as fh:
-            pickle.dump(record, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickling.dump(record, fh, protocol=pickling.PROTOCOL)
         os.replace(tmp, _record_path(stamp_path))
     except OSError:
         pass  # an optimisation: the next edit takes the full build
@@ -133,7 +133,7 @@ def _write(stamp_path: str, record: dict) -> None:
 def _load(stamp_path: str) -> Optional[dict]:
     try:
         with open_regular(_record_path(stamp_path)) as fh:  # a FIFO planted there: a miss
-            record = pickle.load(fh)
+            record = pickling.load(fh)
     except Exception:  # missing, damaged or foreign: no replay
         return None
     return record if isinstance(record, dict) and record.get("version") == RECORD_VERSION else None

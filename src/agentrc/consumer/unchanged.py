@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import shutil
 
+from agentrc import pickling
 from agentrc.consumer.result import Result
 from agentrc.diagnostics import Diagnostic, said_again
 from agentrc.fdio import read_regular
@@ -169,7 +169,7 @@ def save(project: str, lock: Optional[Lock], diagnostics: Sequence[Diagnostic], 
         "groups": groups,
         # pickled apart: unpickling 1,000 entries imports the lock's module, for a check that needs
         # them only when the project file declares sources
-        "direct": pickle.dumps(tuple(e for e in lock.entries if e.direct), protocol=pickle.HIGHEST_PROTOCOL)})
+        "direct": pickling.dumps(tuple(e for e in lock.entries if e.direct), protocol=pickling.PROTOCOL)})
 
 
 def _eligible(lock: Lock) -> bool:
@@ -202,7 +202,7 @@ def installed(project: str, clients: Sequence[str] = ()) -> Optional[Dict[str, A
 
 def direct(stamp: Dict[str, Any]) -> Tuple[Entry, ...]:
     """The lock's direct entries, as the stamp recorded them."""
-    return pickle.loads(stamp["direct"])  # type: ignore[no-any-return]
+    return pickling.loads(stamp["direct"])  # type: ignore[no-any-return]
 
 
 def answer(stamp: Dict[str, Any], lock: Optional[Lock] = None, update: bool = False) -> Result:

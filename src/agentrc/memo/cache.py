@@ -33,9 +33,8 @@ used) and removes them.
 from __future__ import annotations
 
 import os
-import pickle
 
-from agentrc import __version__
+from agentrc import __version__, pickling
 from agentrc.fdio import open_regular
 from agentrc.memo import cpus
 from agentrc.memo.packs import Spool, Store, _copy, _discard, _loads  # noqa: F401 - re-exported
@@ -157,7 +156,7 @@ def load(path: StrPath) -> Memo:
     root = _dir(path)
     try:
         with open_regular(os.path.join(root, "index")) as f:
-            version, index = pickle.load(f)
+            version, index = pickling.load(f)
         if version == __version__ and isinstance(index, dict):
             store = Store(root, index)
             _read_additions(store)
@@ -176,7 +175,7 @@ def _read_additions(store: Store) -> None:
     for name in names:
         try:
             with open_regular(os.path.join(store.root, name)) as f:
-                version, added = pickle.load(f)
+                version, added = pickling.load(f)
         except Exception:
             continue
         if version != __version__ or not isinstance(added, dict):
@@ -190,7 +189,7 @@ def _write_index(root: str, name: str, index: Dict[Hashable, Location]) -> None:
     """`index` as file `name` of `root`, replaced atomically."""
     tmp = os.path.join(root, f"{name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
-        pickle.dump((__version__, index), f, protocol=pickle.HIGHEST_PROTOCOL)
+        pickling.dump((__version__, index), f, protocol=pickling.PROTOCOL)
     os.replace(tmp, os.path.join(root, name))
 
 
@@ -437,4 +436,4 @@ def _dumps(key: Hashable, value: Any, known: Optional[Dict[int, str]] = None) ->
         from agentrc.output.plan import as_packed, digests_only  # putting follows a rendering: already imported
 
         value = digests_only(as_packed(value), known)
-    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    return pickling.dumps(value, protocol=pickling.PROTOCOL)

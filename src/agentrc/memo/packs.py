@@ -9,10 +9,10 @@ keeps; one that cannot be read, or does not match, is a miss, never an error.
 from __future__ import annotations
 
 import os
-import pickle
 import weakref
 import zlib
 
+from agentrc import pickling
 from agentrc.fdio import READ_FLAGS, write_all
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
@@ -201,6 +201,6 @@ def _loads(data: Optional[bytes]) -> Any:
     if data is None:
         return None
     try:
-        return pickle.loads(data)
+        return pickling.loads(data)
     except Exception:  # a damaged pack is a miss
         return None

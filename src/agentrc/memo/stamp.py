@@ -64,9 +64,9 @@ def load_stamp(memo_path: StrPath) -> Optional[dict]:
 def _decoded(data: bytes) -> Any:
     if data.startswith(HEAD):  # another interpreter's, or damaged: None, never handed to marshal
         return pycache.decoded(memoryview(data)[len(HEAD):])
-    import pickle  # a record of an earlier version, or one marshal could not write
+    from agentrc import pickling  # a record of an earlier version, or one marshal could not write
 
-    return pickle.loads(data)
+    return pickling.loads(data)
 
 
 def encoded(stamp: dict) -> bytes:
@@ -77,9 +77,9 @@ def encoded(stamp: dict) -> bytes:
     kept = pycache.encoded(stamp)
     if kept is not None:
         return HEAD + kept
-    import pickle
+    from agentrc import pickling
 
-    return pickle.dumps(stamp, protocol=pickle.HIGHEST_PROTOCOL)
+    return pickling.dumps(stamp, protocol=pickling.PROTOCOL)
 
 
 def save_stamp(memo_path: StrPath, stamp: dict) -> None:

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import errno
 import os
-import pickle
 import struct
+
+from agentrc import pickling
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def run(count: int, cut: int, record: int, parent: Callable[[int, int], None],
     original: BaseException = OSError(errno.EIO, f"the process writing the second half ended ({_status(status)})")
     if length:
         try:
-            original = pickle.loads(shared[_HEAD.size:_HEAD.size + length])
+            original = pickling.loads(shared[_HEAD.size:_HEAD.size + length])
         except Exception:  # noqa: S110 - the generic failure above stands
             pass
     raise Failed(original, index)
@@ -107,12 +108,12 @@ def _fail(shared: mmap.mmap, exc: BaseException) -> None:
     index = exc.index if isinstance(exc, Failed) else -1
     original = exc.original if isinstance(exc, Failed) else exc
     try:
-        data = pickle.dumps(original)
+        data = pickling.dumps(original)
     except Exception:
         data = b""
     if not data or len(data) > _FAILURE:
         code = getattr(original, "errno", None) or errno.EIO
-        data = pickle.dumps(OSError(code, f"{type(original).__name__}: {original}"[:_FAILURE // 2]))
+        data = pickling.dumps(OSError(code, f"{type(original).__name__}: {original}"[:_FAILURE // 2]))
     shared[_HEAD.size:_HEAD.size + len(data)] = data
     _HEAD.pack_into(shared, 0, index, len(data), 0)
 

@@ -23,7 +23,6 @@ from agentrc.fidelity import DEGRADED, DROPPED, FieldOutcome, ItemReport
 from agentrc.fidelity import outcome as shared_outcome
 from agentrc.files import Fragment, OnDemand, OutputFile
 from agentrc.model import Item, Kind, McpServer, Registry
-from agentrc.output import merge as managed
 from agentrc.output.discovery import (  # noqa: F401 - imported from here by the pipeline and tests
     DIFFERS,
     FOREIGN,
@@ -115,6 +114,9 @@ def plan(registry: Registry, clients: Sequence[ClientAdapter], items: Optional[S
         fragments.setdefault(frag.path, []).append(frag)
     for fr in extra:
         fragments.setdefault(fr.path, []).append(fr)
+    # Imported here: a replayed edit renders from this module and merges nothing.
+    from agentrc.output import merge as managed
+
     for path in sorted(fragments):
         assembled = managed.assemble(path, fragments[path], diags)
         if assembled is not None:

@@ -37,11 +37,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import posixpath
 import signal
 import struct
 
+from agentrc import pickling
 from agentrc.clients import registry as client_registry
 from agentrc.fdio import write_all
 from agentrc.memo import cache
@@ -255,7 +255,7 @@ class _Worker:
             return None
         packed, where = got
         try:
-            value = pickle.loads(packed)
+            value = pickling.loads(packed)
             if where is None:  # a directory's entry: its resources, for the renderings that name them
                 items = value[0]
                 if items and items[0].digest:
@@ -298,7 +298,7 @@ class _Worker:
         (length,) = _NOTE.unpack(note)
         try:
             chunk = os.pread(self.data, length, self.offset)
-            entries = pickle.loads(chunk) if len(chunk) == length else None
+            entries = pickling.loads(chunk) if len(chunk) == length else None
         except Exception:
             entries = None
         if entries is None:  # never short in practice: stop reading this worker
@@ -415,7 +415,7 @@ class _Sink:
             self.spill = None  # what was spilled is still there; nothing more goes to it
         if not self.chunk:
             return
-        data = pickle.dumps(self.chunk, protocol=pickle.HIGHEST_PROTOCOL)
+        data = pickling.dumps(self.chunk, protocol=pickling.PROTOCOL)
         self.chunk = []
         self.size = 0
         write_all(self.data, data)

@@ -13,10 +13,10 @@ decided in one place. Nothing here decides which files make up an item (`discove
 
 from __future__ import annotations
 
+import _thread
 import contextlib
-from contextvars import ContextVar
 
-from agentrc import SUPPORTED_SCHEMA, schemas
+from agentrc import SUPPORTED_SCHEMA
 from agentrc.diagnostics import Diagnostics
 from agentrc.model import MATCHER_EVENTS, TOOL_EVENTS, Kind, SourceFile
 from agentrc.names import MAX_NAME_LENGTH, valid_name
@@ -24,6 +24,7 @@ from agentrc.portable import body as body_rules
 from agentrc.portable import directives
 from agentrc.suggest import closest, did_you_mean
 from agentrc.text.frontmatter import split
+from agentrc.text.lazy import lazy_module
 from agentrc.text.markdown import Scanned, literal_lines
 from agentrc.text.yamlpos import Located, YamlError
 from agentrc.text.yamlpos import load as load_yaml
@@ -33,12 +34,25 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs
 if TYPE_CHECKING:
     from typing import Any, Collection, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
+    from agentrc import schemas
+else:  # imported when a document is first validated: a replayed edit's front matter stands
+    schemas = lazy_module("agentrc.schemas")
+
 DESCRIPTION_MAX = 1024
 SKILL_DESCRIPTION_SOFT = 200
 
-# Whether the files checked are someone else's, being consumed (`agentrc add`, `install`,
-# `update`): then a description over DESCRIPTION_MAX is a warning, not an error (issue 31).
-_CONSUMED: ContextVar[bool] = ContextVar("agentrc_consumed", default=False)
+
+class _Consuming(_thread._local):
+    """Whether the files checked are someone else's, being consumed (`agentrc add`,
+    `install`, `update`): then a description over DESCRIPTION_MAX is a warning, not an error
+    (issue 31). Each thread's own, as a context variable would be (agentrc checks in no
+    coroutine), without importing `contextvars` (an extension module: 0.4 ms of a replayed
+    edit, which parses its item)."""
+
+    on = False
+
+
+_CONSUMED = _Consuming()
 
 
 @contextlib.contextmanager
@@ -47,11 +61,11 @@ def consuming() -> Iterator[None]:
     another repository's description, so AR014 does not block the install; the clients
     that would reject the description get it shortened (`clients.base.Adapter.identify`).
     An author's `lint` and `build` stay strict: AR014 is an error there."""
-    token = _CONSUMED.set(True)
+    was, _CONSUMED.on = _CONSUMED.on, True
     try:
         yield
     finally:
-        _CONSUMED.reset(token)
+        _CONSUMED.on = was
 
 COMMON_FIELDS = ("schema", "name", "description", "license", "audience", "metadata", "requires", "ignore")
 KIND_FIELDS = {
@@ -210,7 +224,7 @@ def check_name(path: str, pos: Tuple[int, int], name: Any, kind: Kind, dir_name:
 
 
 def check_description(path: str, pos: Tuple[int, int], text: str, kind: Kind, diags: Diagnostics) -> None:
-    if len(text) > DESCRIPTION_MAX and _CONSUMED.get():
+    if len(text) > DESCRIPTION_MAX and _CONSUMED.on:
         diags.warning(path, pos, "AR014", f"description has {len(text)} characters (at most {DESCRIPTION_MAX}): "
                       "installed; the fidelity report names each client that rejects it, and those that would "
                       "not load the item get it shortened", "The source's author can shorten it; nothing to do here.")

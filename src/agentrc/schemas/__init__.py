@@ -35,7 +35,7 @@ import sys
 from functools import lru_cache
 from types import CodeType
 
-from agentrc import __version__
+from agentrc import __version__, pycache
 from agentrc.pycache import cache_path, read_kept, write_kept
 from agentrc.schemas import generated
 
@@ -81,7 +81,6 @@ def _rooted(name: str, definition: str, blocks: Tuple[str, ...] = ()) -> dict:
     return schema
 
 
-_code_cache: Optional[str] = None  # where compiled validators are kept (`use_code_cache`)
 # Where the schemas' bytecode goes (their `__pycache__`, or under `sys.pycache_prefix`); None
 # where the interpreter keeps no bytecode.
 _KEPT_HERE = cache_path(__file__, "validator")
@@ -89,9 +88,9 @@ _PACKAGE_CACHE: Optional[str] = os.path.dirname(_KEPT_HERE) if _KEPT_HERE else N
 
 
 def use_code_cache(directory: Optional[str]) -> None:
-    """Keep compiled validators in `directory` from now on (None: nowhere)."""
-    global _code_cache
-    _code_cache = directory
+    """Keep compiled validators in `directory` from now on (None: nowhere); the build sets
+    `pycache.code_dir` itself, which is the same."""
+    pycache.code_dir = directory
 
 
 def prepare(name: str, definition: str = "", blocks: Sequence[str] = ()) -> None:
@@ -130,7 +129,8 @@ def _cached(schema: dict, always: bool = False) -> Optional[Callable[[Any], Any]
     code cache; and kept beside the schemas, when it was not there, if bytecode is written
     (`always`: whatever the interpreter says). None when this cannot be done here (the
     caller compiles as usual)."""
-    if _PACKAGE_CACHE is None and _code_cache is None:
+    code_cache = pycache.code_dir
+    if _PACKAGE_CACHE is None and code_cache is None:
         return None
     text = json.dumps(schema, sort_keys=True)
     key = hashlib.sha256("\0".join((text, generated.version(), generated.FORMAT, sys.version,
@@ -138,15 +138,15 @@ def _cached(schema: dict, always: bool = False) -> Optional[Callable[[Any], Any]
     name = f"validator-{key[:32]}.bin"
     code = _read_code(os.path.join(_PACKAGE_CACHE, name)) if _PACKAGE_CACHE is not None else None
     beside = code is not None
-    if code is None and _code_cache is not None:
-        code = _read_code(os.path.join(_code_cache, name))
+    if code is None and code_cache is not None:
+        code = _read_code(os.path.join(code_cache, name))
     if code is None:
         try:
             code = compile(generated.source(schema), f"<agentrc schema {key[:12]}>", "exec")
         except Exception:  # noqa: S110 - the ordinary compile reports what is wrong
             return None
-        if _code_cache is not None:
-            _write_code(os.path.join(_code_cache, name), code)
+        if code_cache is not None:
+            _write_code(os.path.join(code_cache, name), code)
     # Kept beside the schemas whether compiled here or found in the build's cache: `precompile`
     # promises it is there afterwards.
     if not beside and _PACKAGE_CACHE is not None and (always or not sys.dont_write_bytecode):
