@@ -185,3 +185,43 @@ def test_a_directory_swapped_after_the_check_and_before_the_record_is_still_seen
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         code = main(["build", str(reg), "--client", CLIENTS, "--out", str(out), "--jobs", "1"])
     assert code == 1 and "AR140" in err.getvalue(), err.getvalue()[-2000:]
+
+
+def test_directories_changed_within_the_slack_are_unsettled_and_their_leaves_looked_at(built, tmp_path):
+    """A record taken right after a write (a full build's) vouches for its directories'
+    inodes, not for what they hold: the directories in the unsettled ones are lstat'ed
+    themselves, and a link found there sends the edit to the full pass (None)."""
+    _, out = built
+    joined = _joined(out)
+    paths = joined.split("\0")
+    now = parents.statuses(str(out), parents.holding(joined), time.time_ns())
+    assert now is not None
+    loose = parents.unsettled(str(out), now)
+    assert loose is not None and ".claude" in loose  # written a moment ago: within the slack
+    assert parents.unsettled(str(out), _aged(now)) == [] and parents.stand(str(out), _aged(now))
+    listed = parents.leaves(str(out), now, loose, paths, None)
+    assert listed is not None and ".claude/agents" in listed and ".claude/skills" not in listed
+    agents = out / ".claude" / "agents"
+    shutil.copytree(agents, tmp_path / "copy")
+    shutil.rmtree(agents)
+    agents.symlink_to(tmp_path / "copy")
+    swapped = parents.statuses(str(out), parents.holding(joined), time.time_ns())
+    assert swapped is not None
+    loose = parents.unsettled(str(out), swapped)
+    assert loose is not None and ".claude" in loose
+    assert parents.leaves(str(out), swapped, loose, paths, None) is None
+
+
+def test_the_first_edit_after_a_full_build_skips_the_full_pass(built, monkeypatch):
+    """The full build's record is taken right after its write, so some of its directories
+    are unsettled at the first edit: the edit looks inside those alone, never at every
+    directory (`_recent_dirs`), and replays."""
+    reg, out = built
+    passes = []
+    real_recent = recovery._recent_dirs
+    monkeypatch.setattr(recovery, "_recent_dirs", lambda *a: (passes.append(1), real_recent(*a))[1])
+    rule = sorted((reg / "rules").iterdir())[0] / "RULE.md"
+    with open(rule, "a", encoding="utf-8") as fh:
+        fh.write("\nOne more line.\n")
+    _build(reg, out)
+    assert incremental.LAST.path == "replay" and passes == [], incremental.LAST

@@ -109,22 +109,65 @@ def stand(root: str, record: object) -> bool:
     """Whether every directory `record` (`statuses`') names is as it recorded (a directory,
     the same mtime, ctime, inode and device) and was older than the recording less the
     clock's slack."""
+    return unsettled(root, record) == []
+
+
+def unsettled(root: str, record: object) -> Optional[List[str]]:
+    """The directories `record` names that are as it recorded but were changed within the
+    clock's slack before the recording (a change made just after it could have kept their
+    status): [] when every one stands; None when one is not as recorded, or `record` is not
+    a record. A full build records its directories right after writing them, so the first
+    edit after it finds the root and the directories written last unsettled (`leaves`)."""
     dirs = _dirs(record)
     if dirs is None:
-        return False
+        return None
     assert isinstance(record, tuple)
     at, packed = record[0], record[2]
     base = os.path.join(root, "")
+    recent: List[str] = []
     for i, d in enumerate(dirs):
         try:
             st = os.lstat(base + d)
         except (OSError, ValueError):
-            return False
+            return None
         mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
-        if (not stat.S_ISDIR(st.st_mode) or max(mtime, ctime) >= at - slack(mtime)
-                or packed[32 * i:32 * i + 32] != _STATUS.pack(mtime, ctime, st.st_ino, st.st_dev)):
-            return False
-    return True
+        if not stat.S_ISDIR(st.st_mode) or packed[32 * i:32 * i + 32] != _STATUS.pack(mtime, ctime, st.st_ino,
+                                                                                     st.st_dev):
+            return None
+        if max(mtime, ctime) >= at - slack(mtime):
+            recent.append(d)
+    return recent
+
+
+def leaves(root: str, record: object, unsettled: Sequence[str], paths: Sequence[str],
+           since: Optional[int]) -> Optional[List[str]]:
+    """What vouches for the directories of the outputs `paths` when the directories of
+    `record` stand but for `unsettled` ones: every directory directly inside one of those
+    that holds no directory (the others are in the record, their own statuses checked),
+    lstat'ed itself, as the full pass (`recorded._recent_dirs`) would. None when one is not
+    a directory; else the unsettled directories and those leaves whose mtime is not older
+    than `since` (the sweep's to list; all when it is None)."""
+    dirs = _dirs(record)
+    if dirs is None:
+        return None
+    held, loose = set(dirs), set(unsettled)
+    base = os.path.join(root, "")
+    seen: Set[str] = set()
+    recent: List[str] = []
+    for p in paths:
+        d = p.rpartition("/")[0]
+        if d in seen or d in held or d.rpartition("/")[0] not in loose:
+            continue
+        seen.add(d)
+        try:
+            st = os.lstat(base + d)
+        except (OSError, ValueError):
+            return None
+        if not stat.S_ISDIR(st.st_mode):
+            return None
+        if since is None or st.st_mtime_ns >= since:
+            recent.append(d)
+    return [d for d in unsettled if d] + recent
 
 
 def _dirs(record: object) -> Optional[List[str]]:

@@ -184,8 +184,12 @@ class _Recovering(_Committing):
         base = os.path.join(self.root, "")
         # No directory was replaced since the last build (their parents stand): only those
         # written are listed for leftovers (`parents`). Else every directory is looked at.
-        stood = self.expected_parents is not None and parents.stand(self.root, self.expected_parents)
-        recent = [] if stood else _recent_dirs(base, paths, _sweep_since(base))
+        loose = parents.unsettled(self.root, self.expected_parents) if self.expected_parents is not None else None
+        if loose is None:
+            recent = _recent_dirs(base, paths, _sweep_since(base))
+        else:  # those written within the slack of the record: the directories in them looked at
+            recent = parents.leaves(self.root, self.expected_parents, loose, paths, _sweep_since(base)) if loose \
+                else []
         if recent is None:
             return None
         for f in files:
