@@ -53,6 +53,14 @@ class Repo:
     def url(self) -> str:
         return f"file://{self.bare}"
 
+    def served(self) -> None:
+        """The bare repository's objects moved behind a link: agentrc then fetches from it
+        as from a server (packed, through git's protocol) instead of borrowing its objects
+        (`inputs.checkout._local_objects` takes real directories only)."""
+        objects = self.bare / "objects"
+        objects.rename(self.bare / "objects-real")
+        objects.symlink_to("objects-real")
+
     def commit(self, files: Dict[str, str], message: str = "change", tag: Optional[str] = None,
                remove=()) -> str:
         write(self.work, files)

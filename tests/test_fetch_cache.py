@@ -359,6 +359,7 @@ def test_bounds_ignore_what_is_not_a_whole_number(repo, monkeypatch):
 def test_git_is_never_asked_for_blob_sizes_one_by_one(repo, tmp_path, monkeypatch):
     """A blobless fetch leaves every blob on the server: sizing them must fetch them in one
     request, not one lazy fetch per file (which `git ls-tree -l` would do)."""
+    repo.served()
     git(repo.bare, "config", "uploadpack.allowFilter", "true")
     git(repo.bare, "config", "uploadpack.allowAnySHA1InWant", "true")
     repo.commit({f"reg/rules/r{i}/RULE.md": rule(f"r{i}") for i in range(30)}, tag="many")
@@ -367,6 +368,28 @@ def test_git_is_never_asked_for_blob_sizes_one_by_one(repo, tmp_path, monkeypatc
     assert Fetcher().fetch(parse(f"{repo.url}@many#reg")).ok
     fetches = [line for line in log.read_text().splitlines() if "built-in: git fetch" in line]
     assert 2 <= len(fetches) <= 2, fetches  # the commit, then the blobs it needs: never one per file
+
+
+def test_a_local_repository_lends_its_objects_and_nothing_is_packed(repo, tmp_path, monkeypatch):
+    """A `file://` repository on this machine: the checkout borrows its objects (git's
+    alternates), so git's fetch finds the commit present and packs and sends nothing, and one
+    listing sizes the blobs; the checkout is the one a fetch from a server makes, and the
+    borrowed objects go with the temporary repository."""
+    repo.commit({f"reg/rules/r{i}/RULE.md": rule(f"r{i}") for i in range(30)}, tag="many")
+    log = tmp_path / "git.trace"
+    monkeypatch.setenv("GIT_TRACE", str(log))
+    borrowed = Fetcher().fetch(parse(f"{repo.url}@many#reg"))
+    assert borrowed.ok, borrowed.diagnostics
+    trace = log.read_text()
+    assert "pack-objects" not in trace and "index-pack" not in trace
+    assert "--batch-check" not in trace and "--missing=print" not in trace  # `ls-tree -l` sized them
+    assert not list(Path(borrowed.root).rglob(".git"))
+    monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "other-cache"))
+    repo.served()
+    log.write_text("")
+    fetched = Fetcher().fetch(parse(f"{repo.url}@many#reg"))
+    assert fetched.ok and "pack-objects" in log.read_text()
+    assert fetched.commit == borrowed.commit and fetched.tree == borrowed.tree
 
 
 def test_a_cache_that_cannot_be_made_is_AR201_without_its_path(repo, tmp_path, monkeypatch):

@@ -91,15 +91,21 @@ class Checkouts:
         a diagnostic. The commit a ref names may be cached already: that entry is returned
         (verified when it is read, like every entry)."""
         ref = want or source.ref or "HEAD"
+        objects = _local_objects(source)
         steps: List[Tuple[str, ...]] = [
             ("init", "-q", "--template=", work),
             ("-C", work, "remote", "add", "origin", "--", source.location),
-            ("-C", work, "fetch", "-q", "--depth", "1", "--filter=blob:none", "--no-tags") + _local_pack(source)
-            + ("origin", ref),
+            # Borrowing a local repository's objects, git finds the commit here and fetches
+            # nothing; a shallow fetch would ask for the commit's objects again, packed.
+            ("-C", work, "fetch", "-q") + (() if objects else ("--depth", "1", "--filter=blob:none"))
+            + ("--no-tags",) + _local_pack(source) + ("origin", ref),
             ("-C", work, "rev-parse", "--verify", "-q", "FETCH_HEAD^{commit}"),
         ]
         out: Optional[bytes] = b""
-        for step in steps:
+        for i, step in enumerate(steps):
+            if i == 2 and objects and not _borrow(work, objects):
+                diags.error(source.label, (0, 0), "AR201", "cannot set up the checkout in the source cache")
+                return None
             out = self.run(source, step, diags)
             if out is None:
                 return None
@@ -107,12 +113,14 @@ class Checkouts:
         cached = _entry(repo_dir, resolved, source.subpath)
         if cached is not None:
             return resolved, cached
-        if not self._bounded(source, work, resolved, diags):
+        if not self._bounded(source, work, resolved, diags, bool(objects)):
             return None
         tail: List[Tuple[str, ...]] = []
         if source.subpath:
             tail.append(("-C", work, "sparse-checkout", "set", "--cone", source.subpath))
-        tail.append(("-C", work, "checkout", "-q", "--detach", resolved))
+        # Files written by a worker per core (git 2.32+; older ones ignore it): 1,000 items,
+        # 125 -> 105 ms.
+        tail.append(("-C", work, "-c", "checkout.workers=0", "checkout", "-q", "--detach", resolved))
         for step in tail:
             if self.run(source, step, diags) is None:
                 return None
@@ -139,24 +147,29 @@ class Checkouts:
                 return None
         return resolved, final
 
-    def _bounded(self, source: Source, work: str, commit: str, diags: Diagnostics) -> bool:
+    def _bounded(self, source: Source, work: str, commit: str, diags: Diagnostics, borrowed: bool = False) -> bool:
         """Whether what the checkout would write stays within `bounds()`, judged from git's
         listing of the commit before anything is checked out (AR227 otherwise). Sizes need
         the blobs, which a filtered fetch left on the server: those the checkout needs are
         fetched in one request first (compressed, as git stores them), then measured from
-        their headers; a 600 KB pack that expands to 100 MB is refused here, unexpanded."""
-        listing = self.run(source, ("-C", work, "ls-tree", "-r", "-z", "--full-tree", commit), diags)
+        their headers; a 600 KB pack that expands to 100 MB is refused here, unexpanded.
+        A checkout that `borrowed` a local repository's objects has every blob: the listing
+        gives their sizes itself (`ls-tree -l`, from the same headers), one process for three."""
+        listing = self.run(source, ("-C", work, "ls-tree", "-r", "-z", "--full-tree")
+                           + (("-l",) if borrowed else ()) + (commit,), diags)
         if listing is None:
             return False
-        files = [(path, oid) for mode, kind, oid, path in _tree_entries(listing)
-                 if kind == "blob" and _in_cone(path, source.subpath)]
+        entries = [(path, oid, size) for mode, kind, oid, path, size in _tree_entries(listing)
+                   if kind == "blob" and _in_cone(path, source.subpath)]
+        files = [(path, oid) for path, oid, _ in entries]
         max_file, max_files, max_total = bounds()
         shown = display_root(replace(source, subpath=""), commit)
         if len(files) > max_files:
             diags.error(source.label, (0, 0), "AR227", f"the checkout would hold {len(files)} files, over the bound "
                         f"of {max_files} (AGENTRC_MAX_FILES)")
             return False
-        sizes = self._sizes(source, work, commit, sorted({oid for _, oid in files}), diags)
+        sizes = {oid: size for _, oid, size in entries if size is not None} if borrowed \
+            else self._sizes(source, work, commit, sorted({oid for _, oid in files}), diags)
         if sizes is None:
             return False
         total = 0
@@ -242,6 +255,43 @@ def _local_pack(source: Source) -> Tuple[str, ...]:
         return ()  # ssh runs it on the server, where only `git-upload-pack` may be allowed
     git = shlex.quote(os.environ.get("AGENTRC_GIT") or "git")
     return (f"--upload-pack={git} -c pack.window=0 -c pack.compression=0 upload-pack",)
+
+
+def _local_objects(source: Source) -> Optional[str]:
+    """For a repository on this machine (`file://`, a work tree's `.git` or a bare repository,
+    each a directory and not a link, holding `objects` and `HEAD`), its object directory, which
+    the checkout borrows (`_borrow`) instead of having the commit packed and sent through a
+    pipe: git's pack of a repository of 1,000 items with loose objects took 190 ms, the fetch
+    that finds the objects present 14 ms. None for any other source, or a location that is
+    not a plain absolute path (a host, %-escapes): fetched as from a server. The objects read
+    are those the repository's own upload-pack would have sent (its alternates included)."""
+    if not source.location.startswith("file:///"):
+        return None
+    path = source.location[len("file://"):]
+    if "%" in path or "\n" in path:
+        return None
+    for git_dir in (os.path.join(path, ".git"), path):
+        objects = os.path.join(git_dir, "objects")
+        try:
+            if (stat.S_ISDIR(os.lstat(git_dir).st_mode) and stat.S_ISDIR(os.lstat(objects).st_mode)
+                    and stat.S_ISREG(os.lstat(os.path.join(git_dir, "HEAD")).st_mode)):
+                return objects
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _borrow(work: str, objects: str) -> bool:
+    """The checkout's repository `work` given `objects` as its alternate object directory
+    (git reads objects there it does not have; removed with the checkout's `.git`)."""
+    try:
+        info = os.path.join(work, ".git", "objects", "info")
+        os.makedirs(info, exist_ok=True)
+        with open(os.path.join(info, "alternates"), "w", encoding="utf-8") as fh:
+            fh.write(objects + "\n")
+    except (OSError, UnicodeError):
+        return False
+    return True
 
 
 LEFTOVER_AGE = 3600.0  # seconds: a temporary checkout without its lock file is an old version's leftover
@@ -343,15 +393,17 @@ def _bound(name: str, default: int) -> int:
     return int(text) if text.isdigit() else default
 
 
-def _tree_entries(listing: bytes) -> Iterable[Tuple[str, str, str, str]]:
-    """(mode, type, object id, path) of each record of `git ls-tree -z` output."""
+def _tree_entries(listing: bytes) -> Iterable[Tuple[str, str, str, str, Optional[int]]]:
+    """(mode, type, object id, path, size) of each record of `git ls-tree -z` output; the
+    size is a blob's with `-l` (None without it, or for what has none)."""
     for record in listing.split(b"\0"):
         if not record:
             continue
         meta, _, path = record.partition(b"\t")
         fields = meta.decode("ascii", "replace").split()
-        if len(fields) == 3:
-            yield fields[0], fields[1], fields[2], path.decode("utf-8", "surrogateescape")
+        if len(fields) in (3, 4):
+            size = int(fields[3]) if len(fields) == 4 and fields[3].isdigit() else None
+            yield fields[0], fields[1], fields[2], path.decode("utf-8", "surrogateescape"), size
 
 
 def _in_cone(path: str, subpath: str) -> bool:
