@@ -415,3 +415,28 @@ def test_a_full_build_after_replays_does_not_compact_their_small_packs(tmp_path,
     assert len(list(path.with_suffix(".memo").glob("*.pack"))) <= 4 * cache.MAX_PACKS  # bounded all the same
     again = cache.load(path)
     assert all(again.get(k) is not None for k in keys)
+
+
+def test_a_memo_that_keeps_parsed_directories_reads_each_from_disk_once(tmp_path):
+    """`keep_parsed` (a consumer's command, which reads a source, then plans its selection):
+    a parsed item directory read or made once is handed out as it is afterwards, not read
+    from the packs and unpickled again; other entries (renderings: they hold their bytes) are not kept."""
+    path = tmp_path / "build.pickle"
+    memo = cache.load(path)
+    memo.put(("dir", "rules/a", "d1"), (("item a",), ()))
+    memo.put(("skills", "claude", "d1"), ("found",))
+    cache.save(path, memo)
+    again = cache.load(path).keep_parsed()
+    assert again.store is not None
+    first = again.get(("dir", "rules/a", "d1"))
+    reads = again.store.reads
+    assert again.get(("dir", "rules/a", "d1")) is first and again.store.reads == reads
+    assert again.get(("skills", "claude", "d1")) == ("found",) and again.store.reads == reads + 1
+    assert again.get(("skills", "claude", "d1")) == ("found",) and again.store.reads == reads + 2
+    made = (("item b",), ())
+    again.put(("dir", "rules/b", "d2"), made)
+    assert again.get(("dir", "rules/b", "d2")) is made
+    plain = cache.load(path)  # a build's memo keeps nothing
+    plain.get(("dir", "rules/a", "d1"))
+    plain.get(("dir", "rules/a", "d1"))
+    assert plain.store is not None and plain.store.reads == 2

@@ -92,8 +92,8 @@ class ProjectFetcher(Fetcher):
     @property  # type: ignore[override]
     def memo(self) -> "cache.Memo":
         """Loaded on first use: a command that reads no source opens no memo."""
-        if self._memo is None:
-            self._memo = cache.load(self.memo_path)
+        if self._memo is None:  # a source is read, then its selection planned: parsed once (`keep_parsed`)
+            self._memo = cache.load(self.memo_path).keep_parsed()
         return self._memo
 
     def warm_up(self, tree: SourceTree) -> None:
