@@ -15,6 +15,7 @@ from agentrc import schemas
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import Diagnostic, Diagnostics
 from agentrc.sources import lockcheck
+from agentrc.text import jsonindent
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
@@ -162,7 +163,9 @@ def record(data: Dict[str, Any]) -> Tuple[Tuple[str, Any], ...]:
 
 
 def dumps(lock: Lock) -> bytes:
-    return (json.dumps(lock.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    """The lock's bytes: `json.dumps(indent=2, sort_keys=True, ensure_ascii=False)`'s text
+    (`jsonindent`, which writes it without json's pure-Python encoder) and a newline."""
+    return (jsonindent.dumps(lock.to_json()) + "\n").encode("utf-8")
 
 
 def loads(raw: bytes, path: str = LOCK_FILE, clients: Optional[Sequence[str]] = None
