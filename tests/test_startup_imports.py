@@ -94,3 +94,35 @@ def test_an_empty_out_is_the_working_directory(tmp_path, monkeypatch):
     result = build(BuildOptions((str(reg),), "", ("claude",)))
     assert result.ok, result.diagnostics
     assert (work / ".agentrc" / "manifest.json").is_file() and (work / ".claude").is_dir()
+
+
+_CONSUMER = ("import sys\nfrom agentrc.cli.entry import main\ncode = main()\n"
+             "print(' '.join(m for m in ('typing', 'pathlib', 'importlib.util', 'difflib', 'secrets',"
+             " 'agentrc.importers.document', 'agentrc.canonical.document', 'agentrc.inputs.config') "
+             "if m in sys.modules))\nsys.exit(code)")
+
+
+def test_a_consumer_installing_a_portable_source_imports_no_importer_nor_typing(tmp_path, monkeypatch):
+    """`add` and `install --frozen` of a source in the portable format: no published
+    layout's importers, no canonical reader, no typing or pathlib (about 25 ms of the
+    command's start at 1,000 items, issue 36)."""
+    import subprocess as sp
+
+    from sourcerepos import Repo, isolated_home, rule, skill, write
+
+    isolated_home(monkeypatch, tmp_path)
+    repo = Repo(tmp_path)
+    write(repo.work, {"skills/a/SKILL.md": skill("a"), "rules/r/RULE.md": rule("r")})
+    repo.commit({}, tag="v1")
+    project = tmp_path / "project"
+    project.mkdir()
+    sp.run(["git", "init", "-q"], cwd=project, check=True)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+
+    def agentrc(*argv: str) -> str:
+        proc = sp.run([sys.executable, "-c", _CONSUMER, *argv], cwd=project, env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.splitlines()[-1] if proc.stdout.strip() else ""
+
+    assert agentrc("add", f"{repo.url}@v1", "--client", "claude,copilot,opencode", "--trust") == ""
+    assert agentrc("install", "--frozen", "--trust") == ""

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from pathlib import Path
 
 from agentrc.clients import registry as client_registry
 from agentrc.consumer import consent, consumeplan, unchanged
@@ -31,19 +30,23 @@ from agentrc.consumer.rendering import _adoptable, _consumed, _outputs, _render
 from agentrc.consumer.resolving import resolve_closure
 from agentrc.consumer.result import Result
 from agentrc.diagnostics import Diagnostic, Diagnostics
-from agentrc.inputs import config, lockread
+from agentrc.inputs import lockread
 from agentrc.inputs.fetch import Fetcher
 from agentrc.output import atomic, writer
 from agentrc.sources import closure
 from agentrc.sources import lock as lockfile
 from agentrc.sources.dsl import PATH, Source, SourceError, parse
 from agentrc.sources.lock import Entry, Lock
+from agentrc.text.lazy import lazy_module
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar
 
     from agentrc.consumer.resolving import Pins, Selection
+    from agentrc.inputs import config
+else:  # the canonical project's reader, imported when an update looks for its capabilities
+    config = lazy_module("agentrc.inputs.config")
 
 
 LOCK = lockfile.LOCK_FILE
@@ -80,7 +83,7 @@ def _held(project: str, run: Callable[[Optional[writer.Output]], Result]) -> Res
     if not os.path.isdir(project):
         return run(None)
     try:
-        with writer.session(Path(project)) as out:
+        with writer.session(project) as out:
             return run(out)
     except writer.OutputError as exc:
         return Result(tuple(sorted(exc.diagnostics)))

@@ -8,7 +8,6 @@ global installation (`_user_outputs`), agentrc's keys merged into users' files
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from agentrc.consumer import mcpcli as mcp_cli
 from agentrc.consumer import plugins as plugin_cli
@@ -152,7 +151,7 @@ def _check_files(project: str, lock: Lock, expected: Lock, planned, adopt: Dict[
     if targets(lock) != targets(expected):
         diags.error(where, (0, 0), "AR204", "the locked sources configure other MCP servers than the lock records")
     try:
-        with writer.session(Path(project), write=False) as out:
+        with writer.session(project, write=False) as out:
             changes, _, wdiags = out.diff(planned, False, adopt, adopt_keys)
     except writer.OutputError as exc:
         diags.extend(exc.diagnostics)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import replace
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, cast
 
 from agentrc.classcode import dataclass
 from agentrc.consumer import consent
@@ -33,8 +32,13 @@ from agentrc.sources import plugins as plugin_forms
 from agentrc.sources.dsl import PATH, SourceError, parse
 from agentrc.sources.lock import Entry, Lock, LockedFile
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
+
+    _F = TypeVar("_F", bound=Callable[..., Any])
+
 LOCK = lockfile.LOCK_FILE
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _consumed(run: _F) -> _F:
@@ -44,7 +48,7 @@ def _consumed(run: _F) -> _F:
     def checked(*args, **kwargs):  # type: ignore[no-untyped-def]
         with checks.consuming():
             return run(*args, **kwargs)
-    return cast(_F, checked)
+    return checked  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

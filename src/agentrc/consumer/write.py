@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import replace
-from pathlib import Path
 
 from agentrc.classcode import dataclass
 from agentrc.consumer import mcpcli as mcp_cli
@@ -81,7 +80,7 @@ def write(project: str, lock: Lock, wanted: Wanted, force: bool, adopt: Dict[str
     lock_root = os.path.dirname(where) if how.user else project
     try:
         with (contextlib.nullcontext(how.held) if how.held is not None
-              else writer.session(Path(project), write=not how.dry_run)) as out:
+              else writer.session(project, write=not how.dry_run)) as out:
             changes, _, wdiags = out.diff(wanted.files, force, adopt, adopt_keys)
             diags.extend(wdiags)
             _not_ours(project, lock, changes, force, diags)

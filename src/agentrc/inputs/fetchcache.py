@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import shutil
 import stat
 
@@ -161,7 +160,7 @@ def _compare(rel: str, item: os.DirEntry, want: Optional[Entry], known: Optional
 def discard(entry: str) -> bool:
     """Remove an entry and its record: renamed aside first (one step, so no reader sees
     half of it under its name), then deleted. False when it could not be moved."""
-    aside = os.path.join(os.path.dirname(entry), f"tmp-discard-{secrets.token_hex(4)}")
+    aside = os.path.join(os.path.dirname(entry), f"tmp-discard-{os.urandom(4).hex()}")
     try:
         os.rename(entry, aside)
     except FileNotFoundError:

@@ -22,17 +22,22 @@ from dataclasses import field, replace
 
 from agentrc.classcode import dataclass
 from agentrc.diagnostics import WARNING, Diagnostic
-from agentrc.importers import document as importer
 from agentrc.importers import published as layouts
 from agentrc.importers.published import Part, Redirect
 from agentrc.model import SourceFile, SourceTree
 from agentrc.names import valid_name
-from agentrc.pipeline import importing
+from agentrc.text.lazy import lazy_module
 from agentrc.text.yamlemit import dump_yaml
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Set, Tuple
+
+    from agentrc.importers import document as importer
+    from agentrc.pipeline import importing
+else:  # imported once a source has a published layout: a portable one installs without the importers
+    importer = lazy_module("agentrc.importers.document")
+    importing = lazy_module("agentrc.pipeline.importing")
 
 KINDS = ("rules", "skills", "agents", "commands", "hooks", "contexts")
 _HEAD = "schema: 1\nname: imported\ndescription: Everything agentrc import found in the project\n"

@@ -12,7 +12,6 @@ report them (AR065).
 
 from __future__ import annotations
 
-import difflib
 import posixpath
 from collections import defaultdict
 
@@ -405,6 +404,8 @@ def _edge_pos_i(idx: Index, cycle: List[ItemKey]):
 
 
 def _did_you_mean(name: str, idx: Index, root: str, kind: Kind) -> str:
+    import difflib  # only when a name is not found
+
     others = [n for (r, k, n) in idx.items if k == kind and r == root]
     match = difflib.get_close_matches(name, others, n=1)
     if match:

@@ -20,13 +20,16 @@ from __future__ import annotations
 import json
 import json.decoder
 import re
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union, overload
 
 from agentrc.classcode import dataclass
 from agentrc.patterns import pattern
 from agentrc.text.position import TextError, line_col
 
-Path = Tuple[str, ...]
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union, overload
+
+    Path = Tuple[str, ...]
 
 
 class JsonEditError(TextError):
@@ -69,7 +72,8 @@ class RemoveItem:
     value: Any
 
 
-Edit = Union[SetKey, DeleteKey, AppendItem, RemoveItem]
+if TYPE_CHECKING:
+    Edit = Union[SetKey, DeleteKey, AppendItem, RemoveItem]
 
 
 def loads(text: str) -> Any:
@@ -383,12 +387,12 @@ class _Doc:
 # --- the four edits --------------------------------------------------------------------
 
 
-@overload
-def _find(doc: _Doc, path: Path, strict: Path) -> Tuple[_Node, int]: ...
+if TYPE_CHECKING:
+    @overload
+    def _find(doc: _Doc, path: Path, strict: Path) -> Tuple[_Node, int]: ...
 
-
-@overload
-def _find(doc: _Doc, path: Path, strict: None) -> Tuple[Optional[_Node], int]: ...
+    @overload
+    def _find(doc: _Doc, path: Path, strict: None) -> Tuple[Optional[_Node], int]: ...
 
 
 def _find(doc: _Doc, path: Path, strict: Optional[Path]) -> Tuple[Optional[_Node], int]:
