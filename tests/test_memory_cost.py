@@ -105,10 +105,12 @@ def test_the_cli_build_trims_the_heap_before_writing(tmp_path, monkeypatch):
     """Once per build, after the plan (its garbage freed) and before the write."""
     monkeypatch.setenv("AGENTRC_CACHE_DIR", str(tmp_path / "cache"))
     real, calls = build_pipeline.trim_heap, []
-    monkeypatch.setattr(build_pipeline, "trim_heap", lambda: calls.append(not (tmp_path / "out").exists()))
+    monkeypatch.setattr(build_pipeline, "trim_heap",
+                        lambda outputs: calls.append((outputs, not (tmp_path / "out").exists())))
     _build(_registry(tmp_path, 2), tmp_path / "out")
-    assert calls == [True]
+    assert len(calls) == 1 and calls[0][0] > 0 and calls[0][1]
     assert real() in (True, False)  # False without glibc, and no error
+    assert real(build_pipeline.TRIM_FROM - 1) is False  # a small plan: nothing trimmed, ctypes not imported
 
 
 def _manifest(n: int) -> dict:
