@@ -20,7 +20,7 @@ from agentrc.output import parents, steps, writesteps
 from agentrc.output.commit import _Committing
 from agentrc.output.directory import PARTIAL, Changes, _nothing_written
 from agentrc.output.fsync import SYNC_BATCH, _noter
-from agentrc.output.manifest import _ENCODE, _journal_bytes, _Manifest, _stat, _value
+from agentrc.output.manifest import _ENCODE, _journal_chunks, _Manifest, _stat, _value, _write_chunks
 from agentrc.output.recorded import _patch, _recent_dirs, _replay_manifest, _updated
 from agentrc.output.tree import (
     _FS_ERRORS,
@@ -241,10 +241,10 @@ class _Recovering(_Committing):
         self.replayed = (sha(data), _updated(recorded, {f.path: (f.sha256(), written[f.path]) for f in files}))
         self.staged_manifest = data
         # `_roll_forward` writes `staged_manifest`; the plan's data on disk holds the manifest
-        # whole (spliced in by `_journal_bytes`), which is what a run completing it writes.
+        # whole (spliced in by `_journal_chunks`), which is what a run completing it writes.
         journal = {"version": 1, "put": puts, "delete": [], "prune": [], "manifest": {}}
         self.where = f"{TXN}/{writesteps.CHUNK}"
-        tree.write_new(txn, "journal.tmp", _journal_bytes(journal, data), 0o644, True)
+        _write_chunks(txn, "journal.tmp", _journal_chunks(journal, data), 0o644)  # the manifest not copied again
         os.replace("journal.tmp", writesteps.CHUNK, src_dir_fd=txn, dst_dir_fd=txn)
         os.fsync(txn)  # durable before a journal names it; `_roll_forward` commits
         return journal
