@@ -200,7 +200,10 @@ def test_directories_changed_within_the_slack_are_unsettled_and_their_leaves_loo
     assert loose is not None and ".claude" in loose  # written a moment ago: within the slack
     assert parents.unsettled(str(out), _aged(now)) == [] and parents.stand(str(out), _aged(now))
     listed = parents.leaves(str(out), now, loose, paths, None)
-    assert listed is not None and ".claude/agents" in listed and ".claude/skills" not in listed
+    held = set(now[1].split("\0"))
+    assert listed is not None and ".claude/agents" in listed
+    # the unsettled directories and the directories directly in them that hold none, no other
+    assert all(d in loose or (d not in held and d.rpartition("/")[0] in loose) for d in listed)
     agents = out / ".claude" / "agents"
     shutil.copytree(agents, tmp_path / "copy")
     shutil.rmtree(agents)

@@ -148,7 +148,7 @@ class _Recovering(_Committing):
         by_path = {f.path: f for f in files}
         try:
             self._sweep_listed(sorted({"", STATE} | {posixpath.dirname(p) for p in update} | set(recent)))
-            committed = self._replay_stage([by_path[p] for p in update], raw, recorded)
+            committed = self._replay_stage([by_path[p] for p in update], raw, recorded, paths)
         except _FS_ERRORS as exc:
             return changes, self._abandon(exc)
         if committed is None:
@@ -201,7 +201,8 @@ class _Recovering(_Committing):
                 return None
         return recent
 
-    def _replay_stage(self, files: Sequence[OutputFile], raw: bytes, recorded: Recorded) -> Optional[dict]:
+    def _replay_stage(self, files: Sequence[OutputFile], raw: bytes, recorded: Recorded,
+                      paths: Optional[Sequence[str]] = None) -> Optional[dict]:
         """`_stage` for `replay`: stage `files`, patch the manifest `raw` with their digests
         and statuses, commit the journal. None (nothing committed) when the manifest is not
         laid out as `_manifest_bytes` writes it."""
@@ -238,7 +239,8 @@ class _Recovering(_Committing):
         if data is None or f' "generator": {_ENCODE(f"agentrc {__version__}")},'.encode() not in data:
             self._discard(txn, os.listdir(txn))
             return None
-        self.replayed = (sha(data), _updated(recorded, {f.path: (f.sha256(), written[f.path]) for f in files}))
+        self.replayed = (sha(data), _updated(recorded, {f.path: (f.sha256(), written[f.path]) for f in files},
+                                                   paths))
         self.staged_manifest = data
         # `_roll_forward` writes `staged_manifest`; the plan's data on disk holds the manifest
         # whole (spliced in by `_journal_chunks`), which is what a run completing it writes.
