@@ -228,3 +228,36 @@ def test_the_first_edit_after_a_full_build_skips_the_full_pass(built, monkeypatc
         fh.write("\nOne more line.\n")
     _build(reg, out)
     assert incremental.LAST.path == "replay" and passes == [], incremental.LAST
+
+
+def test_an_edit_takes_again_only_the_directories_it_wrote_into(built, monkeypatch):
+    """After an edit that found the directories as recorded, the record keeps their
+    statuses and takes again only those of the directories it wrote files into; the next
+    edit still finds them standing (no full pass)."""
+    reg, out = built
+    [stamp_file] = [p for p in (out.parent / "cache").iterdir() if p.suffix == ".stamp"]
+    stamp = stampfile.load_stamp(stamp_file)
+    assert stamp is not None
+    stampfile.save_stamp(stamp_file, dict(stamp, parents=_aged(stamp["parents"])))
+    passes, taken = [], []
+    real_recent, real_statuses = recovery._recent_dirs, parents.statuses
+    monkeypatch.setattr(recovery, "_recent_dirs", lambda *a: (passes.append(1), real_recent(*a))[1])
+    monkeypatch.setattr(parents, "statuses", lambda *a: (taken.append(a[1]), real_statuses(*a))[1])
+    # a skill whose copy holds a directory (its supporting files'): its directory is in the record
+    holding = sorted(d for d in (out / ".claude" / "skills").iterdir() if any(p.is_dir() for p in d.iterdir()))
+    skill = reg / "skills" / holding[0].name / "SKILL.md"
+    with open(skill, "a", encoding="utf-8") as fh:
+        fh.write("\nOne more line.\n")
+    _build(reg, out)
+    assert incremental.LAST.path == "replay" and passes == [] and taken == [], (incremental.LAST, taken)
+    after = stampfile.load_stamp(stamp_file)
+    assert after is not None and after["parents"][1] == stamp["parents"][1]
+    dirs = stamp["parents"][1].split("\0")
+    changed = {dirs[i // 32] for i in range(0, len(after["parents"][2]), 32)
+               if after["parents"][2][i:i + 32] != stamp["parents"][2][i:i + 32]}
+    assert f".claude/skills/{holding[0].name}" in changed and all("skills/" in d for d in changed), changed
+    stampfile.save_stamp(stamp_file, dict(after, parents=_aged(after["parents"])))
+    with open(skill, "a", encoding="utf-8") as fh:
+        fh.write("\nAnd another.\n")
+    _build(reg, out)
+    assert incremental.LAST.path == "replay" and passes == [], incremental.LAST

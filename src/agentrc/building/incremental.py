@@ -497,7 +497,10 @@ def _write_outputs(out: str, stamp: dict, files: Sequence[Any], old: Dict[str, s
             if done is None:
                 raise Fallback("the output changed under the lock")
             replayed = writer.replayed_statuses(tree)
-            held = parents.again(out, stamp.get("parents"), tree.checked_at) if tree.checked_at else None
+            # Only the directories written into change (renames into them); the others stood.
+            held = parents.again(out, stamp.get("parents"), tree.checked_at,
+                                 {f.path.rpartition("/")[0] for f in files} if tree.parents_stood else None) \
+                if tree.checked_at else None
             if held is None and replayed is not None:
                 held = parents.verified(out, replayed[1][0])
             return done[0], (replayed, held) if replayed is not None else None, done[1]

@@ -131,6 +131,7 @@ class _Directory:
         self.expected_raw: Optional[bytes] = None  # its bytes, when the caller read them (`expect`)
         self.expected_parents: Any = None  # its directories' parents' statuses (`expect`, `output.parents`)
         self.checked_at: Optional[int] = None  # when a replay began checking the directories (`output.parents`)
+        self.parents_stood = False  # the replay found every one of them with the status recorded (`parents.again`)
         self.replayed: Optional[Tuple[str, Recorded]] = None  # the new manifest's digest and record (`replay`)
         self.where = ""  # the path being worked on, for the diagnostic of an I/O error
         # Processes a large write may use (`_stage_files`): 1 unless the caller says (the

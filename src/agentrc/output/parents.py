@@ -98,11 +98,32 @@ def statuses(root: str, dirs: Sequence[str], at: int) -> Optional[Parents]:
     return at, "\0".join(dirs), b"".join(packed)
 
 
-def again(root: str, record: object, at: int) -> Optional[Parents]:
+def again(root: str, record: object, at: int, written: Optional[Set[str]] = None) -> Optional[Parents]:
     """`statuses` of the directories `record` names, taken again after a replayed edit
-    (which adds and removes no directory) that began checking them at `at`."""
+    (which adds and removes no directory) that began checking them at `at`. `written`: when
+    the edit found every one of them as recorded (`unsettled` gave a list), the directories
+    it wrote files into, the only ones taken again (1,600 `lstat`s at 5,000 items, 4 ms);
+    the others keep the status found, recorded as of `at` as well. A directory changed by
+    anyone else meanwhile no longer has that status: the next edit looks at every one."""
     dirs = _dirs(record)
-    return None if dirs is None else statuses(root, dirs, at)
+    if dirs is None:
+        return None
+    if written is None:
+        return statuses(root, dirs, at)
+    assert isinstance(record, tuple)
+    packed = bytearray(record[2])
+    base = os.path.join(root, "")
+    for i, d in enumerate(dirs):
+        if d not in written:
+            continue
+        try:
+            st = os.lstat(base + d)
+            if not stat.S_ISDIR(st.st_mode):
+                return None
+            packed[32 * i:32 * i + 32] = _STATUS.pack(st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+        except (OSError, ValueError, struct.error):
+            return None
+    return at, record[1], bytes(packed)
 
 
 def stand(root: str, record: object) -> bool:

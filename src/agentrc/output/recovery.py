@@ -185,6 +185,7 @@ class _Recovering(_Committing):
         # No directory was replaced since the last build (their parents stand): only those
         # written are listed for leftovers (`parents`). Else every directory is looked at.
         loose = parents.unsettled(self.root, self.expected_parents) if self.expected_parents is not None else None
+        self.parents_stood = loose is not None
         if loose is None:
             recent = _recent_dirs(base, paths, _sweep_since(base))
         else:  # those written within the slack of the record: the directories in them looked at
