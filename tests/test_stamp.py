@@ -26,6 +26,7 @@ def test_a_stamp_is_marshalled_behind_the_head_and_read_back_as_written(tmp_path
     assert data.startswith(head) and data[len(head):len(head) + 32] == __import__("hashlib").sha256(
         data[len(head) + 32:]).digest()
     assert stamp.load_stamp(memo) == RECORD
+    assert data == stamp.encoded(RECORD)  # written in parts, laid out as `encoded` joins them
     assert cache.load_stamp is stamp.load_stamp and cache.save_stamp is stamp.save_stamp
 
 

@@ -23,7 +23,7 @@ from agentrc.fdio import read_regular
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Optional
+    from typing import Any, Callable, Optional, Tuple
 
 LIMIT = 16 << 20  # a file larger than this is not ours: ignored
 
@@ -74,11 +74,19 @@ def read_kept(path: Optional[str]) -> Any:
 def encoded(value: Any) -> Optional[bytes]:
     """`value` as a kept file holds it: marshalled behind the interpreter's magic number and
     the sha256 of the marshalled bytes; None for a value marshal cannot write."""
+    parts = encoded_parts(value)
+    return None if parts is None else parts[0] + parts[1]
+
+
+def encoded_parts(value: Any) -> Optional[Tuple[bytes, bytes]]:
+    """`encoded(value)` as its head (the magic number and the checksum) and the marshalled
+    bytes, for a caller that writes them one after the other instead of joining them (the
+    build's stamp: 3.7 MB at 5,000 items, copied twice to be joined)."""
     try:
         blob = marshal.dumps(value)
     except ValueError:
         return None
-    return _magic() + hashlib.sha256(blob).digest() + blob
+    return _magic() + hashlib.sha256(blob).digest(), blob
 
 
 def decoded(data: bytes) -> Any:

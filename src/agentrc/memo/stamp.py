@@ -88,8 +88,13 @@ def save_stamp(memo_path: StrPath, stamp: dict) -> None:
     try:
         os.makedirs(os.path.dirname(os.fspath(memo_path)) or ".", exist_ok=True)
         tmp = beside(memo_path, ".stamp.tmp")
-        with open(tmp, "wb") as fh:
-            fh.write(encoded(stamp))
+        parts = pycache.encoded_parts(stamp)
+        with open(tmp, "wb") as fh:  # as `encoded` lays it out, its parts written one after the other
+            if parts is None:
+                fh.write(encoded(stamp))
+            else:
+                for part in (HEAD, *parts):
+                    fh.write(part)
         os.replace(tmp, beside(memo_path, ".stamp"))
         legacy = beside(memo_path, ".stamp.json")  # the JSON record of earlier versions
         if os.path.lexists(legacy):
