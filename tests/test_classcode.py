@@ -401,7 +401,7 @@ real = builtins.compile
 builtins.compile = lambda source, *args, **kwargs: compiled.append(str(source)[:80]) or real(source, *args, **kwargs)
 from agentrc.cli.main import main
 code = main(["build", sys.argv[1], "--client", "claude,copilot,opencode", "--out", sys.argv[2]])
-print(json.dumps([code, [m for m in ("inspect", "ast", "dis", "pickle") if m in sys.modules], compiled]))
+print(json.dumps([code, [m for m in ("inspect", "ast", "dis", "pickle", "_pickle") if m in sys.modules], compiled]))
 """
 
 
@@ -409,7 +409,8 @@ print(json.dumps([code, [m for m in ("inspect", "ast", "dis", "pickle") if m in 
 def test_a_build_imports_no_inspect_and_compiles_nothing(tmp_path, kind):
     """A build (cold, with nothing to do, after an edit) never imports `inspect` and what it
     alone brings (`ast`, `dis`): 8 ms of every start (agentrc.deferred); one with nothing to
-    do not `pickle` either (the memo's: 2 ms; agentrc.memo.stamp); and, once a first
+    do not pickle's C module either (the memo's: 2 ms; agentrc.memo.stamp), and none imports
+    `pickle` itself (agentrc.pickling takes `_pickle`'s functions); and, once a first
     process has kept its classes' code, compiles nothing as it imports (a `typing.NamedTuple`
     compiles its annotations: `incremental.Replayed` is a dataclass)."""
     import shutil
@@ -428,15 +429,15 @@ def test_a_build_imports_no_inspect_and_compiles_nothing(tmp_path, kind):
     expected = [] if sys.version_info < (3, 12) else ["inspect", "ast", "dis"]
     if kind == "cold":
         code, imported, _ = run()
-        assert code == 0 and imported == expected + ["pickle"]
+        assert code == 0 and imported == expected + ["_pickle"]
         return
     run()
     if kind == "edit":
         rule = next(reg.glob("rules/*/RULE.md"))
         rule.write_text(rule.read_text(encoding="utf-8") + "One more line.\n", encoding="utf-8")
     code, imported, compiled = run()
-    # With nothing to do, not `pickle` either (agentrc.memo.stamp: the stamp is marshalled).
-    assert code == 0 and imported == expected + (["pickle"] if kind == "edit" else []) and compiled == []
+    # With nothing to do, no pickler either (agentrc.memo.stamp: the stamp is marshalled).
+    assert code == 0 and imported == expected + (["_pickle"] if kind == "edit" else []) and compiled == []
 
 
 def test_a_class_without_a_docstring_gets_the_standard_librarys_from_the_real_inspect():
