@@ -90,26 +90,10 @@ class Checkouts:
         out, record its files and move it into the cache; (commit, cache entry) or None with
         a diagnostic. The commit a ref names may be cached already: that entry is returned
         (verified when it is read, like every entry)."""
-        ref = want or source.ref or "HEAD"
         objects = _local_objects(source)
-        steps: List[Tuple[str, ...]] = [
-            ("init", "-q", "--template=", work),
-            ("-C", work, "remote", "add", "origin", "--", source.location),
-            # Borrowing a local repository's objects, git finds the commit here and fetches
-            # nothing; a shallow fetch would ask for the commit's objects again, packed.
-            ("-C", work, "fetch", "-q") + (() if objects else ("--depth", "1", "--filter=blob:none"))
-            + ("--no-tags",) + _local_pack(source) + ("origin", ref),
-            ("-C", work, "rev-parse", "--verify", "-q", "FETCH_HEAD^{commit}"),
-        ]
-        out: Optional[bytes] = b""
-        for i, step in enumerate(steps):
-            if i == 2 and objects and not _borrow(work, objects):
-                diags.error(source.label, (0, 0), "AR201", "cannot set up the checkout in the source cache")
-                return None
-            out = self.run(source, step, diags)
-            if out is None:
-                return None
-        resolved = (out or b"").decode("ascii", "replace").strip()
+        resolved = self._fetched(source, want or source.ref or "HEAD", work, objects, diags)
+        if resolved is None:
+            return None
         cached = _entry(repo_dir, resolved, source.subpath)
         if cached is not None:
             return resolved, cached
@@ -126,6 +110,27 @@ class Checkouts:
                 return None
         shutil.rmtree(os.path.join(work, ".git"), ignore_errors=True)
         return self._keep(source, work, repo_dir, resolved, diags)
+
+    def _fetched(self, source: Source, ref: str, work: str, objects: Optional[str],
+                 diags: Diagnostics) -> Optional[str]:
+        """The commit `ref` names, fetched into a new repository at `work` (shallow and
+        blobless; or, given a local repository's `objects`, borrowing them: then git finds
+        the commit present and fetches nothing, where a shallow fetch would ask for its
+        objects again, packed); None with a diagnostic."""
+        setup: List[Tuple[str, ...]] = [("init", "-q", "--template=", work),
+                                        ("-C", work, "remote", "add", "origin", "--", source.location)]
+        for args in setup:
+            if self.run(source, args, diags) is None:
+                return None
+        if objects and not _borrow(work, objects):
+            diags.error(source.label, (0, 0), "AR201", "cannot set up the checkout in the source cache")
+            return None
+        fetch = ("-C", work, "fetch", "-q") + (() if objects else ("--depth", "1", "--filter=blob:none")) \
+            + ("--no-tags",) + _local_pack(source) + ("origin", ref)
+        if self.run(source, fetch, diags) is None:
+            return None
+        out = self.run(source, ("-C", work, "rev-parse", "--verify", "-q", "FETCH_HEAD^{commit}"), diags)
+        return None if out is None else out.decode("ascii", "replace").strip()
 
     def _keep(self, source: Source, work: str, repo_dir: str, resolved: str,
               diags: Diagnostics) -> Optional[Tuple[str, str]]:
