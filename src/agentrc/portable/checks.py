@@ -16,7 +16,7 @@ from __future__ import annotations
 import _thread
 import contextlib
 
-from agentrc import SUPPORTED_SCHEMA
+from agentrc import SUPPORTED_SCHEMA, schemas
 from agentrc.diagnostics import Diagnostics
 from agentrc.model import MATCHER_EVENTS, TOOL_EVENTS, Kind, SourceFile
 from agentrc.names import MAX_NAME_LENGTH, valid_name
@@ -24,7 +24,6 @@ from agentrc.portable import body as body_rules
 from agentrc.portable import directives
 from agentrc.suggest import closest, did_you_mean
 from agentrc.text.frontmatter import split
-from agentrc.text.lazy import lazy_module
 from agentrc.text.markdown import Scanned, literal_lines
 from agentrc.text.yamlpos import Located, YamlError
 from agentrc.text.yamlpos import load as load_yaml
@@ -33,10 +32,6 @@ from agentrc.vocabulary import TOOLS, check_model
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any, Collection, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
-
-    from agentrc import schemas
-else:  # imported when a document is first validated: a replayed edit's front matter stands
-    schemas = lazy_module("agentrc.schemas")
 
 DESCRIPTION_MAX = 1024
 SKILL_DESCRIPTION_SOFT = 200
