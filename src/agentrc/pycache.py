@@ -29,8 +29,8 @@ LIMIT = 16 << 20  # a file larger than this is not ours: ignored
 
 # The build's cache directory, where this process also keeps the validators it compiles
 # (`agentrc.schemas.use_code_cache`; None: only beside the schemas). Held here, not in
-# `agentrc.schemas`, so that a build names it without importing the schemas: a replayed
-# edit whose items' front matter stands validates nothing (1 ms of its imports).
+# `agentrc.schemas`, so that a build names it without importing the schemas for that: they
+# are imported by what validates a document.
 code_dir: Optional[str] = None
 
 
