@@ -136,16 +136,22 @@ def test_an_edit_whose_parents_stand_lists_only_what_it_writes(built, monkeypatc
     assert after is not None and after["parents"][0] >= before and after["parents"][1] == stamp["parents"][1]
 
 
-def test_an_edit_whose_parents_do_not_stand_looks_at_every_directory(built, monkeypatch):
-    reg, out = built
-    (out / ".claude" / "stray").mkdir()  # the root's .claude changed: not as recorded
-    passes = []
+def _full_passes_of_an_edit(reg: Path, out: Path, monkeypatch) -> list:
+    """A rule edited and built again: one entry for each pass over every directory it made."""
+    passes: list = []
     real_recent = recovery._recent_dirs
     monkeypatch.setattr(recovery, "_recent_dirs", lambda *a: (passes.append(1), real_recent(*a))[1])
     rule = sorted((reg / "rules").iterdir())[0] / "RULE.md"
     with open(rule, "a", encoding="utf-8") as fh:
         fh.write("\nOne more line.\n")
     _build(reg, out)
+    return passes
+
+
+def test_an_edit_whose_parents_do_not_stand_looks_at_every_directory(built, monkeypatch):
+    reg, out = built
+    (out / ".claude" / "stray").mkdir()  # the root's .claude changed: not as recorded
+    passes = _full_passes_of_an_edit(reg, out, monkeypatch)
     assert incremental.LAST.path == "replay" and passes == [1], incremental.LAST
 
 
@@ -220,13 +226,7 @@ def test_the_first_edit_after_a_full_build_skips_the_full_pass(built, monkeypatc
     are unsettled at the first edit: the edit looks inside those alone, never at every
     directory (`_recent_dirs`), and replays."""
     reg, out = built
-    passes = []
-    real_recent = recovery._recent_dirs
-    monkeypatch.setattr(recovery, "_recent_dirs", lambda *a: (passes.append(1), real_recent(*a))[1])
-    rule = sorted((reg / "rules").iterdir())[0] / "RULE.md"
-    with open(rule, "a", encoding="utf-8") as fh:
-        fh.write("\nOne more line.\n")
-    _build(reg, out)
+    passes = _full_passes_of_an_edit(reg, out, monkeypatch)
     assert incremental.LAST.path == "replay" and passes == [], incremental.LAST
 
 

@@ -59,6 +59,8 @@ def _scalar(value: Any) -> str:
     raise _Other
 
 
+# `_object` and `_array` are the same loop written out twice: one generic loop over
+# (key, value) pairs from a generator made the lock's text 10 -> 14 ms, a third of the gain.
 def _object(value: dict, newline: str, out: List[str]) -> None:
     if not value:
         out.append("{}")
