@@ -293,3 +293,22 @@ def test_a_generated_import_left_in_place_still_runs(monkeypatch):
     assert generated.rejected(caught.value)
     assert generated.rejected(fastjsonschema.JsonSchemaValueException("x"))
     assert not generated.rejected(TypeError("x"))
+
+
+def test_a_fastjsonschema_another_thread_is_still_importing_is_not_asked_for_what_it_lacks(monkeypatch):
+    """pantsd validates on several threads: while one imports fastjsonschema, another found it
+    in sys.modules without `JsonSchemaException` yet (AttributeError, "partially initialized
+    module", a 10,000-item cold `package`). Its exception class is asked of the module that
+    defines it, and the version of a module still without one is read from its files."""
+    import types
+
+    import fastjsonschema
+    from fastjsonschema.exceptions import JsonSchemaValueException
+
+    from agentrc.schemas import generated
+
+    assert generated.rejected(JsonSchemaValueException("no")) and not generated.rejected(ValueError("no"))
+    monkeypatch.setitem(sys.modules, "fastjsonschema", types.ModuleType("fastjsonschema"))
+    monkeypatch.setitem(sys.modules, "fastjsonschema.exceptions", types.ModuleType("fastjsonschema.exceptions"))
+    assert generated.rejected(ValueError("no")) is False
+    assert generated.version() == fastjsonschema.VERSION

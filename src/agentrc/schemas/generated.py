@@ -78,8 +78,10 @@ def version() -> str:
     """fastjsonschema's version (the kept code's key), read from its `version.py` where it
     is found without importing the package (as the import system would find it), else
     from the package."""
+    # Another thread may be importing it (pantsd runs rules on several): a module still
+    # being initialised may not have VERSION yet, and `import_module` waits for it.
     module: Any = sys.modules.get("fastjsonschema")
-    if module is None:
+    if module is None or not hasattr(module, "VERSION"):
         try:
             from importlib.machinery import PathFinder
 
@@ -101,5 +103,7 @@ def rejected(exc: BaseException) -> bool:
     imports `source` keeps)."""
     if isinstance(exc, Rejected):
         return True
-    module = sys.modules.get("fastjsonschema")
-    return module is not None and isinstance(exc, module.JsonSchemaException)
+    # Asked of the module that defines the class, whatever another thread is importing (a
+    # module still being initialised may not have it yet, and then nothing raised one).
+    base = getattr(sys.modules.get("fastjsonschema.exceptions"), "JsonSchemaException", None)
+    return base is not None and isinstance(exc, base)
