@@ -69,14 +69,12 @@ def replayed_statuses(out: _Directory) -> Optional[Tuple[str, Recorded]]:
     return out.replayed
 
 
-def _updated(recorded: Recorded, files: Mapping[str, Tuple[str, list]],
-             paths: Optional[Sequence[str]] = None) -> Recorded:
+def _updated(recorded: Recorded, files: Mapping[str, Tuple[str, list]], paths: Sequence[str]) -> Recorded:
     """`recorded` with the sha256 and status of each of `files` (path -> (sha256, status),
     paths it already records as files written whole) replaced. `paths`: the record's paths
-    split already (`_replay_manifest`'s), not split again (15,000 at 5,000 items)."""
+    as `_replay_manifest` split them (15,000 at 5,000 items), not split again."""
     joined, numbers, digests, count, merged, dirs = recorded
-    listed = paths if paths is not None else joined.split("\0")
-    at = {p: listed.index(p, 0, count) for p in files}  # a few paths, each found in C
+    at = {p: paths.index(p, 0, count) for p in files}  # a few paths, each found in C
     nums, shas = _numbers(numbers), bytearray(digests)
     for path, (digest, status) in files.items():
         i = at[path]

@@ -203,7 +203,7 @@ class _Recovering(_Committing):
         return recent
 
     def _replay_stage(self, files: Sequence[OutputFile], raw: bytes, recorded: Recorded,
-                      paths: Optional[Sequence[str]] = None) -> Optional[dict]:
+                      paths: Sequence[str]) -> Optional[dict]:
         """`_stage` for `replay`: stage `files`, patch the manifest `raw` with their digests
         and statuses, commit the journal. None (nothing committed) when the manifest is not
         laid out as `_manifest_bytes` writes it."""
