@@ -17,6 +17,7 @@ from sourcerepos import Repo, git, isolated_home, rule, skill, write
 
 from agentrc.cli.main import main
 from agentrc.inputs import fetchcache
+from agentrc.inputs.checkout import Checkouts
 from agentrc.inputs.fetch import Fetcher, entry_path, entry_record
 from agentrc.sources.dsl import parse
 
@@ -140,6 +141,57 @@ def test_a_changed_entry_is_discarded_and_fetched_again(repo, tamper):
     assert skill_text(got) == skill_text(first) and b"Injected" not in skill_text(got)
     assert [f.path for f in got.tree.files] == [f.path for f in first.tree.files]
     # The entry made again verifies: the next use is a clean hit.
+    later = Fetcher()
+    assert later.fetch(parse(f"{repo.url}@v1"), commit=repo.v1).diagnostics == () and later.git_runs == 0
+
+
+def test_a_new_entry_is_read_from_the_bytes_its_record_was_made_of(repo, monkeypatch):
+    """An entry this process has just made is not read and hashed a second time: the files
+    are read once, when their record is made, and those bytes are what is used; a later use
+    reads them from the entry, against the record."""
+    from agentrc.inputs import tree
+
+    made, read = [], []
+    record_read, tree_read = fetchcache._read, tree._open_and_read
+    monkeypatch.setattr(fetchcache, "_read", lambda path, size=None: made.append(path) or record_read(path, size))
+    monkeypatch.setattr(tree, "_open_and_read", lambda real, size: read.append(real) or tree_read(real, size))
+    first = Fetcher().fetch(parse(f"{repo.url}@v1#reg"))
+    assert first.ok, first.diagnostics
+    registry = sorted(p for p in made if "/reg/" in p)
+    assert len(registry) == 3 and read == []  # SKILL.md, run.sh, RULE.md: once each
+    made.clear()
+    hit = Fetcher().fetch(parse(f"{repo.url}@v1#reg"), commit=repo.v1)
+    assert hit.ok and [p for p in made if "/reg/" in p] == [] and len(read) == 3  # verify reads top.md
+    assert [(f.path, f.content, f.executable) for f in hit.tree.files] == \
+        [(f.path, f.content, f.executable) for f in first.tree.files]
+
+
+@pytest.mark.parametrize("tamper", TAMPERING, ids=[t.__name__.strip("_") for t in TAMPERING])
+def test_an_entry_changed_as_it_is_made_gives_what_git_gave_and_is_found_out(repo, monkeypatch, tamper):
+    """A change to a new entry between its record and its first read (another process
+    writing into the cache): what is used is what git gave, either as the record was made
+    of it or fetched again; a change this use did not see is found by the next one, which
+    fetches again (AR228), and the entry made then is a clean hit."""
+    keep = Checkouts._keep
+    done: list = []
+
+    def tampered(self, *args):
+        got = keep(self, *args)
+        if got is not None and not done:
+            done.append(got)
+            tamper(Path(got[1]))
+        return got
+
+    monkeypatch.setattr(Checkouts, "_keep", tampered)
+    first = Fetcher().fetch(parse(f"{repo.url}@v1"))
+    assert done and first.ok, first.diagnostics
+    assert set(d.code for d in first.diagnostics) <= {"AR228"}
+    original = skill("a").encode()
+    assert skill_text(first) == original
+    second = Fetcher().fetch(parse(f"{repo.url}@v1"), commit=repo.v1)
+    assert second.ok and skill_text(second) == original
+    assert [f.path for f in second.tree.files] == [f.path for f in first.tree.files]
+    assert bool(first.diagnostics) != bool(second.diagnostics)  # found out once: now, or by the next use
     later = Fetcher()
     assert later.fetch(parse(f"{repo.url}@v1"), commit=repo.v1).diagnostics == () and later.git_runs == 0
 

@@ -183,13 +183,15 @@ class Fetcher:
         elif not os.path.isdir(root):
             problem = ("AR208", f"#{source.subpath} is not a directory in the source")
         read = None
+        # An entry this process has just made: its files as they were recorded, not read again.
+        record, made = self._checkouts.made.pop(top, (None, None)) if cached else (None, None)
         if problem is None:
             try:
-                read = read_tree([root], published=True)
+                read = read_tree([root], published=True, known=_by_real_path(made, real_top) if made else None)
             except RecursionError:  # os.path.realpath recurses once per link of a chain
                 problem = ("AR054", "a symlink chain too long to follow: nothing is read from this source")
         if cached:
-            fetchcache.verify(top, read=_as_read(read, root, source.subpath) if read is not None else None)
+            fetchcache.verify(top, record, _as_read(read, root, source.subpath) if read is not None else None, made)
         if problem is not None or read is None:
             diags.error(source.label, (0, 0), *(problem or ("AR054", "cannot be read")))
             return Fetched(source, commit, shown, SourceTree(()), diags.sorted())
@@ -297,6 +299,15 @@ def _as_read(read, root: str, subpath: str) -> Dict[str, Tuple[bytes, bool]]:
     above = subpath + "/" if subpath else ""
     return {above + f.path[len(prefix):]: (f.content, f.executable) for f in read.tree.files
             if f.link is None and f.path.startswith(prefix)}
+
+
+def _by_real_path(files: Dict[str, Tuple[bytes, bool]], top: Optional[str]) -> Optional[Dict[str, Tuple[bytes, bool]]]:
+    """`files` (posix paths in the entry) by their real path below the entry's real path
+    `top`, as the walk of `read_tree` names them."""
+    if top is None:
+        return None
+    prefix = top.rstrip(os.sep) + os.sep
+    return {prefix + rel.replace("/", os.sep): value for rel, value in files.items()}
 
 
 def _realpath(path: str) -> Optional[str]:

@@ -90,15 +90,21 @@ def record_of(files: Iterable[Tuple[str, bytes, bool]]) -> Record:
     return {path: file_entry(content, executable) for path, content, executable in files}
 
 
-def make(entry: str) -> Record:
-    """The record of the checkout at `entry` (git has just written it)."""
+def make(entry: str, keep: Optional[Dict[str, Tuple[bytes, bool]]] = None, below: str = "") -> Record:
+    """The record of the checkout at `entry` (git has just written it). `keep`: filled with
+    the bytes and executable bit the record was made from, of the files below `below` (a
+    posix path in the entry; "" for all): what reading the entry next can take instead of
+    reading the files again (`verify`'s `made`)."""
     record: Record = {}
+    prefix = below.rstrip("/") + "/" if below else ""
     for rel, item in _walk(entry):
         if item.is_symlink():
             record[rel] = ("link", os.readlink(item.path))
         elif item.is_file(follow_symlinks=False):
             content, executable = _read(item.path)
             record[rel] = file_entry(content, executable)
+            if keep is not None and rel.startswith(prefix):
+                keep[rel] = (content, executable)
         else:
             raise Changed(rel, f"is {_kind(item)}, which git does not check out")
     return record
@@ -109,14 +115,18 @@ def save(entry: str, record: Record, cache: str) -> None:
     write_atomic(record_path(entry), dumps(record), root=cache)
 
 
-def verify(entry: str, record: Optional[Record] = None, read: Optional[Dict[str, Tuple[bytes, bool]]] = None) -> None:
+def verify(entry: str, record: Optional[Record] = None, read: Optional[Dict[str, Tuple[bytes, bool]]] = None,
+           made: Optional[Dict[str, Tuple[bytes, bool]]] = None) -> None:
     """Raise `Changed` unless the files at `entry` are exactly those its record (read from
     beside it when not given) describes: same paths, kinds, sizes, modes and bytes.
 
     `read`: files the caller has already read from the entry (path in the entry -> bytes,
     executable), as a regular file through a descriptor that followed no link. Their bytes
     are checked as they are, so what is verified is what is used, and they are not read
-    twice (a cached install at 1,000 items would otherwise read every file twice)."""
+    twice (a cached install at 1,000 items would otherwise read every file twice).
+    `made`: what `make` kept of the files `record` was made from (this process made the
+    entry): a file of `read` whose bytes are that very object is not hashed again (the
+    record was made of them); the entry is walked and compared all the same."""
     if record is None:
         try:  # as the entry's files are read: no link followed, no FIFO blocked on
             record = loads(read_regular(record_path(entry), 64 << 20)[0])
@@ -126,18 +136,23 @@ def verify(entry: str, record: Optional[Record] = None, read: Optional[Dict[str,
             raise Changed(".", "has no record of its files (made by an older agentrc, or the record was removed)")
     left = dict(record)
     known = read or {}
+    kept = made or {}
     rel = "."
     try:
         for rel, item in _walk(entry):
-            _compare(rel, item, left.pop(rel, None), known.get(rel))
+            got = known.get(rel)
+            mine = kept.get(rel)
+            _compare(rel, item, left.pop(rel, None), got, got is not None and mine is not None and got[0] is mine[0])
     except OSError as exc:
         raise Changed(rel, f"cannot be read ({exc.strerror or exc})") from None
     if left:
         raise Changed(sorted(left)[0], "was removed")
 
 
-def _compare(rel: str, item: os.DirEntry, want: Optional[Entry], known: Optional[Tuple[bytes, bool]]) -> None:
-    """Raise `Changed` unless the file `rel` is as recorded (`known`: its bytes as read)."""
+def _compare(rel: str, item: os.DirEntry, want: Optional[Entry], known: Optional[Tuple[bytes, bool]],
+             recorded: bool = False) -> None:
+    """Raise `Changed` unless the file `rel` is as recorded (`known`: its bytes as read;
+    `recorded`: the very bytes its record was made of, so not hashed again)."""
     if want is None:
         raise Changed(rel, "was added")
     if item.is_symlink():
@@ -153,7 +168,7 @@ def _compare(rel: str, item: os.DirEntry, want: Optional[Entry], known: Optional
         raise Changed(rel, f"is {len(content)} bytes, not {want[1]}")
     if executable != want[2]:
         raise Changed(rel, "its executable bit changed")
-    if hashlib.sha256(content).hexdigest() != want[3]:
+    if not recorded and hashlib.sha256(content).hexdigest() != want[3]:
         raise Changed(rel, "its content changed")
 
 

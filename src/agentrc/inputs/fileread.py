@@ -13,6 +13,7 @@ import os
 import stat
 
 from agentrc.fdio import NotRegular, read_regular
+from agentrc.model import SourceFile
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
@@ -42,6 +43,14 @@ def _open_and_read(real: str, max_size: int) -> Tuple[bytes, Optional[os.stat_re
 
 
 ESCAPE_HINT = "Copy the file into the registry, project or preset it is read from, or link to a file inside it."
+
+
+def known_file(root: Root, real: Optional[str], display: str, max_size: int, seen: Optional[dict]
+               ) -> Optional[SourceFile]:
+    """The file `root` knows (`Root.known`) by the real path a walk gives it (no link), as it
+    was read; None to read it (`read_file`), and always when `seen` wants its status."""
+    got = root.known.get(real) if root.known is not None and real is not None and seen is None else None
+    return SourceFile(display, got[0], got[1], None) if got is not None and len(got[0]) <= max_size else None
 
 
 def leaves(path: str, root: Root) -> str:

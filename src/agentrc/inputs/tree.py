@@ -37,6 +37,7 @@ from agentrc.inputs.fileread import (  # noqa: F401 - re-exported: read where th
     _open_and_read,
     _posix,
     _reason,
+    known_file,
     leaves,
     real_path,
 )
@@ -99,6 +100,8 @@ class Root:
         self.label = label or self.display
         self.bare_dot = bare_dot
         self.within = within  # the boundary, when wider than this directory (`.ai/` in its project)
+        # Files below it read already (`read_tree`'s `known`): (bytes, executable) by real path.
+        self.known: Optional[Dict[str, Tuple[bytes, bool]]] = None
 
     def child(self, rel: str) -> str:
         """The display path of `rel` (posix, relative to the root)."""
@@ -131,7 +134,6 @@ class Root:
         return self.child(rel)
 
 
-
 # A canonical project (spec 000) is a directory holding one of these or `.ai/`. Here, not in
 # agentrc.inputs.config, so that a build with nothing to do can tell without importing the
 # canonical front door.
@@ -151,15 +153,17 @@ def is_build_file(name: str) -> bool:
 
 
 def read_tree(paths: Iterable[str], seen: Optional[Dict[str, os.stat_result]] = None,
-              published: bool = False, listings: Optional[Listings] = None) -> Read:
+              published: bool = False, listings: Optional[Listings] = None,
+              known: Optional[Dict[str, Tuple[bytes, bool]]] = None) -> Read:
     """Every source below `paths`; a path naming a file is read as given (it is its own root).
     `seen` collects the status of each regular file read (not a symlink), as `read_file` saw it;
-    `listings` each directory's, and what was taken from it (the source record's)."""
+    `listings` each directory's, and what was taken from it; `known` files read already (`Root.known`)."""
     files: List[SourceFile] = []
     explicit: List[str] = []
     diags = Diagnostics()
     for arg in paths:
         root = Root(arg)
+        root.known = known
         kind = _kind(arg)
         if kind == "directory":
             walk(root, files, diags, _published_name if published else _source_name,
@@ -333,8 +337,9 @@ def _directory(root: Root, rel: str, below: str, entries: List[os.DirEntry], out
         if visit is not None:
             visit(entry.path, display)
             continue
-        f = read_file(entry.path, display, root, diags, max_size, seen,
-                      real=None if entry.is_symlink() else below + name)
+        real = None if entry.is_symlink() else below + name
+        f = known_file(root, real, display, max_size, seen) or read_file(entry.path, display, root, diags,
+                                                                          max_size, seen, real=real)
         if f is not None:
             out.append(f)
     return subdirs
@@ -404,7 +409,6 @@ def _size(entry: os.DirEntry) -> int:
         return entry.stat().st_size
     except OSError:
         return 0  # read_file reports it
-
 
 
 # --- the source stamp: what a build with nothing to do reads -------------------------------------
