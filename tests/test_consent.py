@@ -152,3 +152,18 @@ def test_the_files_looked_at_for_hidden_text_are_those_below_the_entries():
         dirs = {"/".join(rng.choice(parts) for _ in range(rng.randint(0, 4))) for _ in range(rng.randint(1, 4))}
         by_prefix = path.startswith(tuple(d + "/" for d in dirs))
         assert consent._below(path, dirs) == by_prefix, (path, dirs)
+
+
+def test_frozen_compares_entries_without_their_consent():
+    """Consent is the consumer's, not the resolution's: an entry resolved again without it
+    is the locked one; any other difference is drift, named."""
+    from dataclasses import replace
+
+    from agentrc.consumer.consumeplan import entry_drift
+    from agentrc.sources.lock import Entry
+
+    locked = Entry("rule", "a", "file:///src", "v1", "1" * 40, "0" * 64, True, (), True)
+    assert entry_drift([locked], [replace(locked, trusted=None)]) == []
+    [drift] = entry_drift([locked], [replace(locked, trusted=None, sha256="f" * 64)])
+    assert drift.startswith("rule:a: file:///src holds other content")
+    assert entry_drift([locked], []) == ["rule:a: the lock records it; resolving the locked sources no longer gives it"]

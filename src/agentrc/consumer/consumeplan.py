@@ -78,19 +78,24 @@ def planned(old: Lock, new: Lock, wanted: Sequence[plugin_forms.PluginAction], n
                    shown(installed - keep), tuple(sorted(h_new - h_old)), tuple(sorted(h_old - h_new)))
 
 
-def _bare(e: Entry) -> Entry:
-    return replace(e, trusted=None)  # consent is the consumer's, not the resolution's
+def _same(old: Optional[Entry], new: Optional[Entry]) -> bool:
+    """Whether two entries are the same but for consent (`trusted`: the consumer's, not the
+    resolution's). Compared as they are first: a copy of each of 2,000 entries made without
+    their consent was most of a frozen install's comparison (13 ms at 1,000 items)."""
+    if old is None or new is None:
+        return False
+    return old == new or replace(old, trusted=new.trusted) == new
 
 
 def entry_drift(locked: Sequence[Entry], resolved: Sequence[Entry]) -> List[str]:
     """How the lock's entries differ from resolving its direct entries at the locked commits
     again (empty when they are the same): what `install --frozen` refuses to rewrite."""
-    have = {e.id: _bare(e) for e in locked}
-    want = {e.id: _bare(e) for e in resolved}
+    have = {e.id: e for e in locked}
+    want = {e.id: e for e in resolved}
     out = []
     for ident in sorted(set(have) | set(want)):
         old, new = have.get(ident), want.get(ident)
-        if old == new:
+        if _same(old, new):
             continue
         if old is None and new is not None:
             why = f"the locked sources require it ({', '.join(new.required_by) or 'directly'}); the lock does not " \
