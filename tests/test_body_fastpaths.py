@@ -45,11 +45,25 @@ def test_a_body_passed_at_once_has_nothing_line_by_line(lines, final_newline):
     assert cut[:len(prose)] == prose and all(not ln for ln in cut[len(prose):])
 
 
+FENCED = st.one_of(LINE, st.sampled_from([
+    "```sh", "````md", "~~~~", "~~~~ text", "   ```", "    ```", "```\r", "``` \t", "~~~`x`", "```x`y", "\r", "a\rb",
+    "\x85", "\u2028", "``", "~~", "```\u2028"]))
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(FENCED, max_size=18), st.booleans())
+def test_the_heading_check_without_lines_answers_as_the_scanned_one(lines, final_newline):
+    """`headings_fine` (what normalizing consumed content asks of every body) matches the
+    fences up and cuts the prose out by position, without `Scanned`: the same answer."""
+    text = "\n".join(lines) + ("\n" if final_newline else "")
+    assert body_rules.headings_fine(text) == body_rules._headings_fine(Scanned(text)), text
+
+
 def test_common_bodies_pass_at_once():
     body = "## Use\n\nText.\n\n### Details\n\n```python\n# a comment, not a heading\nx = 1\n```\n\n## Next\n"
-    assert body_rules._headings_fine(Scanned(body))
-    assert not body_rules._headings_fine(Scanned(body.replace("### Details", "#### Details")))
-    assert not body_rules._headings_fine(Scanned(body.replace("```python", "```")))
+    assert body_rules._headings_fine(Scanned(body)) and body_rules.headings_fine(body)
+    for broken in (body.replace("### Details", "#### Details"), body.replace("```python", "```"), "# H1\n" + body):
+        assert not body_rules._headings_fine(Scanned(broken)) and not body_rules.headings_fine(broken)
 
 
 PIECE = st.sampled_from(["---", "...", "--- ", "---\t", "-- -", "....", "\n", "\n", "\n", " ", "\t", "\x0b", "\x1c",

@@ -251,6 +251,54 @@ def _headings_fine(scanned: Scanned) -> bool:
     return True
 
 
+# A line `markdown.FENCE_RE` matches, found in the body with a newline put before it: the run
+# of backticks or tildes, then the rest of the line. Led by the newline, the search stops at
+# line starts only (a `^` in MULTILINE mode is tried at every character).
+_DELIMITER_RE = pattern(r"\n {0,3}(`{3,}|~{3,})([^\n]*)")
+
+
+def headings_fine(body: str) -> bool:
+    """`_headings_fine(Scanned(body))`, without splitting the body into lines: the fence
+    delimiters are matched up as `Scanned` matches them, and the prose is the body with the
+    fenced blocks cut out by position (it may end with one newline more, which holds no
+    heading). Normalizing consumed content asks it of every body: a 1,000-item source, 33 -> 22 ms."""
+    prose = _fenced_out(body) if "```" in body or "~~~" in body else body
+    if prose is None:
+        return False
+    if "=" in body and _SETEXT_LINE_RE.search("\n" + body):
+        return False
+    if "#" not in body:
+        return True
+    previous = 1
+    for hashes in _ATX_LEVEL_RE.findall("\n" + prose + "\n"):
+        level = len(hashes)
+        if level == 1 or level > previous + 1:
+            return False
+        previous = level
+    return True
+
+
+def _fenced_out(body: str) -> Optional[str]:
+    """`body` without its fenced blocks (delimiters included), as `_prose_text` gives it but
+    for a newline more at the end; None when a fence opens without a language."""
+    parts: List[str] = []
+    fence: Optional[Tuple[str, int]] = None
+    kept = opened = 0
+    for m in _DELIMITER_RE.finditer("\n" + body):  # in the body: m.start() a line's start, m.end() past its end
+        ticks, rest = m.group(1), m.group(2)
+        if fence is None:
+            if not (ticks[0] == "`" and "`" in rest):
+                if not rest.strip():
+                    return None
+                fence, opened = (ticks[0], len(ticks)), m.start()
+        elif ticks[0] == fence[0] and len(ticks) >= fence[1] and not rest.strip():
+            fence = None
+            parts.append(body[kept:opened])
+            kept = m.end()
+    parts.append(body[kept:opened] if fence is not None else body[kept:])
+    return "".join(parts)
+
+
 def _check_headings(scanned: Scanned, path: str, line0: int, diags: Diagnostics) -> None:
     """AR020 (H1), AR021 (a skipped level) and AR022 (a fence without a language), in line order."""
     info = scanned.info
@@ -282,7 +330,7 @@ def fix_style(body: str) -> str:
     """`body` with the STYLE_CODES fixed: H1s demoted (every heading one level down), no
     skipped levels, and bare fences given `text`. Deterministic and idempotent; a body
     that breaks none of them is returned as it is, after one scan."""
-    if _headings_fine(Scanned(body)):
+    if headings_fine(body):
         return body
     return fence_languages(fix_headings(body))
 
