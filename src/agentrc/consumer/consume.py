@@ -408,11 +408,16 @@ def _roots(lock: Lock, project: str, d: Diagnostics, moved: Optional[Tuple[str, 
 def _pins(entries: Sequence[Entry]) -> Pins:
     """The locked commit of each (source, ref) of `entries`: taken as it is, not resolved again."""
     pins: Pins = {}
+    keys: Dict[Tuple[str, Optional[str]], Any] = {}  # (source, ref) -> its key: a lock names a few, 1,000 times
     for e in entries:
-        try:
-            pins[(parse(e.source).at(e.ref).key, e.ref)] = e.commit
-        except SourceError:
-            pass  # reported when the root is parsed
+        at = (e.source, e.ref)
+        key = keys.get(at)
+        if key is None:
+            try:
+                key = keys[at] = parse(e.source).at(e.ref).key
+            except SourceError:
+                continue  # reported when the root is parsed
+        pins[(key, e.ref)] = e.commit
     return pins
 
 
