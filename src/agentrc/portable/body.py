@@ -32,7 +32,7 @@ from agentrc.text.markdown import (
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing (docs/architecture.md)
 if TYPE_CHECKING:
-    from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+    from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 # The body rules that are purely stylistic: they say how a body is written, never what any
 # client receives or whether it loads it, and `fix_style` fixes them without a choice to
@@ -235,15 +235,18 @@ def _headings_fine(scanned: Scanned) -> bool:
     its prose, found at once in the text with the fenced blocks cut out, start at level 2
     or below and never skip a level. False sends the body to `_check_headings`, which finds
     the same answer line by line, with each line's position."""
-    if not all(scanned.info.values()):
-        return False
-    text = scanned.text
+    return all(scanned.info.values()) and _levels_fine(scanned.text, lambda: _prose_text(scanned))
+
+
+def _levels_fine(text: str, prose: Callable[[], str]) -> bool:
+    """No line of `text` could be a setext heading, and the ATX headings of its prose (asked
+    for only when `text` holds a '#') start at level 2 or below and never skip a level."""
     if "=" in text and _SETEXT_LINE_RE.search("\n" + text):
         return False
     if "#" not in text:
         return True
     previous = 1
-    for hashes in _ATX_LEVEL_RE.findall("\n" + _prose_text(scanned) + "\n"):
+    for hashes in _ATX_LEVEL_RE.findall("\n" + prose() + "\n"):
         level = len(hashes)
         if level == 1 or level > previous + 1:
             return False
@@ -262,20 +265,11 @@ def headings_fine(body: str) -> bool:
     delimiters are matched up as `Scanned` matches them, and the prose is the body with the
     fenced blocks cut out by position (it may end with one newline more, which holds no
     heading). Normalizing consumed content asks it of every body: a 1,000-item source, 33 -> 22 ms."""
-    prose = _fenced_out(body) if "```" in body or "~~~" in body else body
-    if prose is None:
+    cut = _fenced_out(body) if "```" in body or "~~~" in body else body
+    if cut is None:
         return False
-    if "=" in body and _SETEXT_LINE_RE.search("\n" + body):
-        return False
-    if "#" not in body:
-        return True
-    previous = 1
-    for hashes in _ATX_LEVEL_RE.findall("\n" + prose + "\n"):
-        level = len(hashes)
-        if level == 1 or level > previous + 1:
-            return False
-        previous = level
-    return True
+    prose: str = cut
+    return _levels_fine(body, lambda: prose)
 
 
 def _fenced_out(body: str) -> Optional[str]:
