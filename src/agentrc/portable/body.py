@@ -23,9 +23,11 @@ from agentrc.text.markdown import (
     FENCE_RE,
     PROSE,
     Scanned,
+    closes_fence,
     heading_level,
     literal_lines,
     matching_lines,
+    opens_fence,
     scan,
     strip_inline_code,
 )
@@ -281,11 +283,11 @@ def _fenced_out(body: str) -> Optional[str]:
     for m in _DELIMITER_RE.finditer("\n" + body):  # in the body: m.start() a line's start, m.end() past its end
         ticks, rest = m.group(1), m.group(2)
         if fence is None:
-            if not (ticks[0] == "`" and "`" in rest):
+            if opens_fence(ticks, rest):
                 if not rest.strip():
                     return None
                 fence, opened = (ticks[0], len(ticks)), m.start()
-        elif ticks[0] == fence[0] and len(ticks) >= fence[1] and not rest.strip():
+        elif closes_fence(fence, ticks, rest):
             fence = None
             parts.append(body[kept:opened])
             kept = m.end()

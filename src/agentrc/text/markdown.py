@@ -37,6 +37,19 @@ class Line:
         self.fence_info = fence_info
 
 
+def opens_fence(ticks: str, rest: str) -> bool:
+    """Whether a delimiter line (`FENCE_RE`: its run of backticks or tildes, then the rest
+    of the line) opens a fenced block when none is open: a backtick run may not have a
+    backtick after it on its line (that is inline code)."""
+    return not (ticks[0] == "`" and "`" in rest)
+
+
+def closes_fence(fence: Tuple[str, int], ticks: str, rest: str) -> bool:
+    """Whether a delimiter line closes the open fence `fence` (its character and length):
+    the same character, at least as many, and nothing but blanks after them."""
+    return ticks[0] == fence[0] and len(ticks) >= fence[1] and not rest.strip()
+
+
 # What `Scanned.kinds` holds for each line.
 PROSE, IN_FENCE, FENCE_OPEN, FENCE_CLOSE = 0, 1, 2, 3
 
@@ -91,13 +104,14 @@ class Scanned:
             if self.kinds is None:
                 self.kinds = [PROSE] * len(lines)
             kinds = self.kinds
+            ticks, rest = m.group(2), m.group(3)
             if fence is None:
-                if not (m.group(2)[0] == "`" and "`" in m.group(3)):
-                    fence = (m.group(2)[0], len(m.group(2)))
+                if opens_fence(ticks, rest):
+                    fence = (ticks[0], len(ticks))
                     kinds[i] = FENCE_OPEN
-                    self.info[i] = m.group(3).strip()
+                    self.info[i] = rest.strip()
                     opened = i
-            elif m.group(2)[0] == fence[0] and len(m.group(2)) >= fence[1] and not m.group(3).strip():
+            elif closes_fence(fence, ticks, rest):
                 fence = None
                 kinds[opened + 1:i] = [IN_FENCE] * (i - opened - 1)
                 kinds[i] = FENCE_CLOSE
@@ -393,12 +407,12 @@ def _canonical(text: str) -> bool:
             continue
         at = m.end()  # the start of the line
         if fence is None:
-            if ticks[0] == "`" and "`" in m.group(4):
+            if not opens_fence(ticks, m.group(4)):
                 return False  # prose that looks like a fence: what follows was not looked at
             if t[at - 2] != "\n":  # the line before the fence is not blank
                 return False
             fence = (ticks[0], len(ticks))
-        elif ticks[0] == fence[0] and len(ticks) >= fence[1] and not m.group(4).strip():
+        elif closes_fence(fence, ticks, m.group(4)):
             fence = None
             end = t.find("\n", at)
             if end + 1 < len(t) and t[end + 1] != "\n":  # the line after the fence is not blank
