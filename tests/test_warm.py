@@ -350,6 +350,22 @@ def test_a_share_is_parsed_and_rendered_and_no_more(registry, tmp_path, monkeypa
     assert calls["cross"] == 1 and sorted(whole.data) == sorted(entries)
 
 
+def test_a_share_that_fails_validation_is_parsed_and_not_rendered():
+    """The build stops at a validation error before it renders, and the adapters take valid
+    items only: a share (or Pants' node for one directory) holding an agent with a tool name
+    outside the vocabulary keeps its parse and renders nothing (it raised KeyError, which the
+    Pants plugin showed as a traceback in place of AR080)."""
+    from agentrc.model import SourceTree
+
+    bad = SourceFile("reg/agents/x/AGENT.md",
+                     b"---\nschema: 1\ndescription: Use when x\ntools:\n  - Bash\n---\n\n## X\n\nDo x.\n")
+    good = SourceFile("reg/rules/y/RULE.md", b"---\nschema: 1\ndescription: Y\n---\n\n## Y\n\nDo y.\n")
+    entries = warm.entries(SourceTree((bad, good)), CLIENTS.split(","))
+    assert sorted(key[0] for key in entries) == ["dir", "dir"]
+    entries = warm.entries(SourceTree((good,)), CLIENTS.split(","))
+    assert sorted(key[0] for key in entries) == ["dir", "render", "render", "render"]
+
+
 def test_a_worker_sends_each_rendering_pickled_once(registry, tmp_path):
     """What a worker sends for a rendering is the memo's entry (its files as digests) and,
     for each file, where its bytes are: not a second, whole pickle of the rendering (which

@@ -8,6 +8,7 @@ import pytest
 from pants.core.goals.package import BuiltPackage
 from pants.engine.addresses import Address
 from pants.engine.fs import Digest, DigestContents
+from pants.engine.internals.scheduler import ExecutionError
 from pants.testutil.rule_runner import QueryRule
 
 from agentrc.model import SourceFile, SourceTree
@@ -252,3 +253,19 @@ def test_item_directory_nodes_keep_their_renderings_unpacked(monkeypatch, execut
         assert tree[".claude/rules/style.md"].endswith(edit.encode() or b"Keep functions short.\n")
     renders = [v for part in held for k, v in part.entries if k[0] == "render"]
     assert renders and all(isinstance(v, Rendered) for v in renders)
+
+
+def test_an_item_that_fails_validation_is_reported_not_rendered():
+    # The item directory's node parses and renders before the registry is checked as a whole:
+    # an agent whose tool is not in the vocabulary fails with its diagnostic (AR080), not with
+    # the KeyError a client adapter raises when asked to render it.
+    runner = make_rule_runner(QueryRule(BuiltPackage, [AgentrcItemFieldSet]), QueryRule(DigestContents, [Digest]))
+    runner.write_files({
+        "bad/agents/x/AGENT.md": "---\nschema: 1\ndescription: Use when x\ntools:\n  - Bash\n---\n\n## X\n\nDo x.\n",
+        "bad/agents/x/BUILD": "agentrc_items()\n",
+    })
+    with pytest.raises(ExecutionError) as exc:
+        _package(runner, Address("bad/agents/x", generated_name="agent"), AgentrcItemFieldSet)
+    message = str(exc.value)
+    assert "bad/agents/x/AGENT.md:5:5: error[AR080] unknown tool 'Bash'" in message
+    assert "agentrc found problems building bad/agents/x#agent" in message and "KeyError" not in message

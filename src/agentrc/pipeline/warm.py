@@ -532,8 +532,13 @@ def _compute(tree: SourceTree, clients: Sequence[str], memo: Any) -> None:
     build makes them: each directory parsed, then each item rendered client by client. Not
     the reference checks (a share is not the whole registry: they found most references
     missing, and searched every name for a suggestion), whose findings are no memo entry;
-    nor the rest of the plan (`plan.render_all`)."""
-    registry, _ = load_registry(tree, client_registry.client_names(), (), memo)
+    nor the rest of the plan (`plan.render_all`). Nothing is rendered when a file of `tree`
+    fails validation: the build stops at those errors before it renders, and the adapters
+    render valid items only (an unknown tool name is a KeyError there, which the Pants
+    plugin's node for the directory would show as a traceback)."""
+    registry, diags = load_registry(tree, client_registry.client_names(), (), memo)
+    if any(d.is_error for d in diags):
+        return
     build.render_all(registry, client_registry.get(clients), memo)
 
 
