@@ -452,14 +452,13 @@ def _shares(groups: Dict[str, List[SourceFile]], jobs: int) -> List[List[str]]:
     """The sorted outermost item directories cut into `jobs` contiguous runs, the first
     (the build's own) `own` times the cost of each of the others (`_cost`): the build asks
     for entries in that order, so each worker's come in the order they are wanted."""
-    own = OWN_SHARE
     tops = sorted(groups)
     costs = [_cost(groups[t]) for t in tops]
     total = sum(costs) or 1
-    bounds = [(own + i) / (own + jobs - 1) * total for i in range(jobs - 1)]  # where shares 1.. start
+    own = OWN_SHARE  # where shares 1.. start:
+    bounds = [(own + i) / (own + jobs - 1) * total for i in range(jobs - 1)]
     shares: List[List[str]] = [[] for _ in range(jobs)]
-    done = 0
-    share = 0
+    done = share = 0
     for top, cost in zip(tops, costs):
         while share < jobs - 1 and done >= bounds[share]:
             share += 1
@@ -474,12 +473,9 @@ def _prepare_validators(groups: Dict[str, List[SourceFile]]) -> None:
     its first entries."""
     from agentrc import schemas
 
-    kinds = set()
+    kinds: Set[Kind] = set()
     for files in groups.values():
-        for f in files:
-            kind = ENTRYPOINTS.get(posixpath.basename(f.path))
-            if kind is not None:
-                kinds.add(kind)
+        kinds.update(k for k in (ENTRYPOINTS.get(posixpath.basename(f.path)) for f in files) if k is not None)
         if len(kinds) == len(ENTRYPOINTS):
             break
     blocks = client_registry.client_names().blocks
@@ -528,14 +524,12 @@ def _size(f: SourceFile) -> int:
 
 
 def _compute(tree: SourceTree, clients: Sequence[str], memo: Any) -> None:
-    """The memo entries of the item directories in `tree` put into `memo`, in the order a
-    build makes them: each directory parsed, then each item rendered client by client. Not
-    the reference checks (a share is not the whole registry: they found most references
-    missing, and searched every name for a suggestion), whose findings are no memo entry;
-    nor the rest of the plan (`plan.render_all`). Nothing is rendered when a file of `tree`
-    fails validation: the build stops at those errors before it renders, and the adapters
-    render valid items only (an unknown tool name is a KeyError there, which the Pants
-    plugin's node for the directory would show as a traceback)."""
+    """The memo entries of the item directories in `tree` put into `memo`, in a build's order:
+    each directory parsed, then each item rendered client by client. Not the reference checks
+    (a share is not the whole registry: most references missing, every name searched for a
+    suggestion), nor the rest of the plan (`plan.render_all`); nothing rendered when a file
+    fails validation, as in a build (the adapters take valid items only: an unknown tool was
+    a KeyError, a traceback in the Pants plugin's node for the directory)."""
     registry, diags = load_registry(tree, client_registry.client_names(), (), memo)
     if any(d.is_error for d in diags):
         return
