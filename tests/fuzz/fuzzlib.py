@@ -6,7 +6,10 @@ output directory and an argv), applies one to three mutations (structure-aware f
 YAML frontmatter and TOML; bytes otherwise; whole files; command-line flags), writes the tree
 into a fresh directory and runs `agentrc.cli.main.main(argv)` there. Any exception other than
 SystemExit(0|1|2) is a failure, unless the ALLOWED table names its class (exception type and
-the agentrc module it escaped from): code other branches own and are fixing.
+the agentrc module it escaped from): code other branches own and are fixing. The sources of a
+build or lint case also go, item directory by item directory, through what the Pants plugin's
+node for a directory and the build's workers run before the registry is checked as a whole
+(`warm.entries`): the same rule, with no CLI in front of it.
 
 Deterministic: case N of seed S always draws the same mutations (`random.Random(f"{S}:{N}")`),
 so `python tests/fuzz/run.py --seed S --case N --keep DIR` replays one case.
@@ -36,6 +39,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from agentrc.cli.main import main  # noqa: E402
 from agentrc.clients.registry import CLIENTS  # noqa: E402
+from agentrc.model import SourceFile, SourceTree  # noqa: E402
+from agentrc.pipeline import warm  # noqa: E402
 
 # Known crash classes in code this branch does not own (issue 9: the output writer and the
 # input readers are being fixed on their own branches). Keyed by (exception type, the agentrc
@@ -547,6 +552,20 @@ def _run(where: Path, argv: List[str]) -> Tuple[object, Optional[BaseException],
         os.chdir(old)
 
 
+def _directory_nodes(files: Files, argv: List[str]) -> Tuple[Optional[BaseException], str]:
+    """Each item directory of a build or lint case's sources (`in/`) parsed and rendered on
+    its own, as a Pants node does: (the uncaught exception or None, its traceback)."""
+    if not argv or argv[0] not in ("build", "lint"):
+        return None, ""
+    tree = SourceTree(tuple(SourceFile(rel, data) for rel, data in sorted(files.items()) if rel.startswith("in/")))
+    try:
+        for _, group in sorted(warm.item_dir_groups(tree).items()):
+            warm.entries(SourceTree(tuple(group)), sorted(CLIENTS))
+    except Exception as exc:  # noqa: B902 - the harness reports every escape
+        return exc, traceback.format_exc()
+    return None, ""
+
+
 def _import_output_fails_lint(where: Path, argv: List[str]) -> bool:
     """The oracle of `agentrc import`: a registry it wrote (exit 0) lints without errors."""
     if not argv or argv[0] != "import" or "--out" not in argv[:-1]:
@@ -580,6 +599,8 @@ def run_case(scenarios_: Sequence[Scenario], seed: int, case: int, keep: Optiona
     try:
         _write(tmp, files)
         code, exc, trace = _run(tmp, argv)
+        if exc is None:
+            exc, trace = _directory_nodes(files, argv)
         unclean = exc is None and code == 0 and _import_output_fails_lint(tmp, argv)
         if keep is not None:
             shutil.copytree(tmp, keep, dirs_exist_ok=True)

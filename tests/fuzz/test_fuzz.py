@@ -54,6 +54,15 @@ def test_every_front_door_has_a_seed():
 
 # --- one regression per crash class -------------------------------------------------------
 
+def test_a_directory_whose_item_fails_validation_is_not_rendered_on_its_own():
+    """Case 3843 of 4,000 (seed 0, lint-registry), on the code before the directory nodes
+    skipped rendering an item that fails validation: a command whose tools held `null`
+    reached the Claude adapter (KeyError) when its directory was parsed and rendered alone."""
+    head = b"---\nschema: 1\ndescription: Use when x\ntools:\n  - "
+    files = {"in/commands/c/COMMAND.md": head + b"null\n---\n\n## C\n\nC.\n",
+             "in/agents/a/AGENT.md": head + b"Bash\n---\n\n## A\n\nA.\n"}
+    assert fuzzlib._directory_nodes(files, ["lint", "in"]) == (None, "")
+
 def _project(root: Path, files: dict) -> Path:
     for rel, content in files.items():
         p = root / "in" / rel
