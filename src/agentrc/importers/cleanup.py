@@ -176,10 +176,12 @@ def _construct_hits(text: str, kind: Optional[str]) -> Tuple[Dict[int, List[Tupl
     headings from one search (`heading_levels`) and the constructs asked of the lines that
     hold a hint of one (`hint_lines`): a Line object, a heading match and a construct search
     per line were 0.9 s of a 1,000-item import."""
+    hinted = set(hint_lines(text))
+    if not hinted:  # no line holds a hint of a construct (most bodies): none to find, no span to take
+        return {}, set()
     scanned = Scanned(text)
     kinds = scanned.kinds
     levels = heading_levels(scanned)
-    hinted = set(hint_lines(text))
     hits_at: Dict[int, List[Tuple[int, int, str, str]]] = {}
     outside: Set[int] = set()
     in_block = False
