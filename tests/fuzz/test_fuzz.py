@@ -63,6 +63,7 @@ def test_a_directory_whose_item_fails_validation_is_not_rendered_on_its_own():
              "in/agents/a/AGENT.md": head + b"Bash\n---\n\n## A\n\nA.\n"}
     assert fuzzlib._directory_nodes(files, ["lint", "in"]) == (None, "")
 
+
 def _project(root: Path, files: dict) -> Path:
     for rel, content in files.items():
         p = root / "in" / rel

@@ -452,11 +452,11 @@ def _shares(groups: Dict[str, List[SourceFile]], jobs: int) -> List[List[str]]:
     """The sorted outermost item directories cut into `jobs` contiguous runs, the first
     (the build's own) `own` times the cost of each of the others (`_cost`): the build asks
     for entries in that order, so each worker's come in the order they are wanted."""
+    own = OWN_SHARE
     tops = sorted(groups)
     costs = [_cost(groups[t]) for t in tops]
     total = sum(costs) or 1
-    own = OWN_SHARE  # where shares 1.. start:
-    bounds = [(own + i) / (own + jobs - 1) * total for i in range(jobs - 1)]
+    bounds = [(own + i) / (own + jobs - 1) * total for i in range(jobs - 1)]  # where shares 1.. start
     shares: List[List[str]] = [[] for _ in range(jobs)]
     done = share = 0
     for top, cost in zip(tops, costs):
