@@ -58,6 +58,41 @@ def copy_minimal_repo(dest: Path) -> Path:
     return dest
 
 
+def stop_pantsd(*repos: Path, wait: float = 20.0) -> None:
+    """Stop the pantsd that runs in each of `repos` (its pid file under `.pids/`), and wait for
+    them to go: a test's daemon must not outlive the test, nor keep its temporary files open.
+    All are told first, then waited for together (each takes a few seconds to shut down)."""
+    import signal
+    import time
+
+    pids = []
+    for repo in repos:
+        for pidfile in (repo / ".pids").glob("*/pantsd/pid"):
+            try:
+                pid = int(pidfile.read_text().strip())
+                os.kill(pid, signal.SIGTERM)
+            except (OSError, ValueError):
+                continue
+            pids.append(pid)
+    deadline = time.monotonic() + wait
+    while pids and time.monotonic() < deadline:
+        pids = [pid for pid in pids if _alive(pid)]
+        time.sleep(0.1)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
 def tree_text(files) -> str:
     """A whole output tree as one reviewable text: each file's path, mode and content."""
     parts = []

@@ -1,6 +1,7 @@
 """End to end through the real `pants` on a copy of this repository's examples: tailor
 --check, lint (which also checks fmt), package (portable registry and spec-000 project), and
-agentrc-sync (then --check), and package's parity with `agentrc build`."""
+agentrc-sync (then --check), and package's parity with `agentrc build`. Runs go through
+pantsd, as a developer's do: each edit between runs reaches the daemon by its file watcher."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Iterator, Set
 
 import pytest
 
-from helpers import PANTS_PYTHON, copy_minimal_repo
+from helpers import PANTS_PYTHON, copy_minimal_repo, stop_pantsd
 
 from agentrc.cli.main import main as agentrc_main
-
 
 
 @pytest.fixture(scope="module")
@@ -26,12 +27,25 @@ def repo(tmp_path_factory):
     return copy_minimal_repo(repo)
 
 
+# Each repository's pantsd serves every run in it (as on a developer's machine: a run after
+# the first starts in about a second, not six), watching the files the tests edit between
+# runs; the module stops them all when it ends.
+_DAEMONS: Set[Path] = set()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stop_daemons() -> Iterator[None]:
+    yield
+    stop_pantsd(*sorted(_DAEMONS))
+    _DAEMONS.clear()
+
+
 def pants(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(repo), "NO_SCIE_WARNING": "1",
            "LANG": "C.UTF-8"}
-    proc = subprocess.run([str(PANTS_PYTHON), "-m", "pants", "--no-pantsd", "--no-watch-filesystem",
-                           f"--pants-workdir={repo / '.pants.d'}", *args], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=600)
+    _DAEMONS.add(repo)
+    proc = subprocess.run([str(PANTS_PYTHON), "-m", "pants", "--pantsd", f"--pants-workdir={repo / '.pants.d'}",
+                           *args], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
     if check:
         assert proc.returncode == 0, f"pants {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
     return proc
