@@ -54,6 +54,7 @@ LAUNCHERS = {
 def pants(repo: Path, *args: str, launcher: str = "native", timeout: int = 900) -> tuple:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(repo / ".home"), "LANG": "C.UTF-8",
            "AGENTRC_PANTS_VENV": str(VENV)}
+    env.update({k: v for k, v in os.environ.items() if k.startswith("MALLOC_")})  # glibc's allocator, for pantsd
     if launcher == "python":
         env["PANTS_NO_NATIVE_CLIENT"] = "1"
     start = time.monotonic()
