@@ -5,10 +5,12 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import List
 
+import pytest
 from helpers import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -44,6 +46,26 @@ def test_memo_builds_equal_fresh_builds(tmp_path, monkeypatch, capsys):
     assert "warning[AR081]" in cached_err and "warning[AR081]" in fresh_err
     assert main(["build", "reg", "--out", "cached"]) == 0
     assert "warning[AR081]" in capsys.readouterr().err
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
+def test_builds_in_one_process_keep_no_descriptor_of_the_memo_open(tmp_path, monkeypatch, capsys):
+    """Each build that read the memo kept one of its packs open (the suite, on two workers,
+    ran out of descriptors below 1024): a process that builds again and again (--watch, a
+    host program) holds none of them between builds."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(ROOT / "examples" / "registry", "reg")
+    assert main(["build", "reg", "--out", "out"]) == 0  # cold: the memo saved
+    before = _open_descriptors()
+    for _ in range(3):
+        shutil.rmtree("out")  # not a build with nothing to do: the memo is read
+        assert main(["build", "reg", "--out", "out"]) == 0
+    capsys.readouterr()
+    assert _open_descriptors() == before
 
 
 def test_no_change_fast_path_never_hides_changes(tmp_path, monkeypatch, capsys):

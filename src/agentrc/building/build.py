@@ -162,6 +162,8 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
             saving.wait()
         if spill is not None:
             spill.close()
+        if memo is not None and memo.store is not None:
+            memo.store.close()  # its packs' descriptors, now (a --watch process builds again and again)
 
 
 def _memo(options: BuildOptions, memo_path: Optional[str], stamp_path: Optional[str], stamp: Optional[dict],

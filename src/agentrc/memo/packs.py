@@ -31,6 +31,9 @@ class Store:
         self.bytes_read = 0
         self.added: Dict[Hashable, Location] = {}  # the entries `index` holds from index additions
         self._packs: Dict[str, int] = {}  # pack name -> descriptor
+        # Closed with the store at the latest: a process that builds again and again (--watch,
+        # a host program) must not keep a descriptor per build (issue 36's suite found one).
+        weakref.finalize(self, _close_all, self._packs)
 
     def raw(self, key: Hashable) -> Optional[bytes]:
         where = self.index.get(key)
@@ -55,12 +58,17 @@ class Store:
         return _loads(self.raw(key))
 
     def close(self) -> None:
-        for fd in self._packs.values():
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self._packs.clear()
+        """The packs' descriptors closed (an entry read after this opens its pack again)."""
+        _close_all(self._packs)
+
+
+def _close_all(packs: Dict[str, int]) -> None:
+    for fd in packs.values():
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    packs.clear()
 
 
 class Spool:
