@@ -70,6 +70,10 @@ def stop_pantsd(*repos: Path, wait: float = 20.0) -> None:
         for pidfile in (repo / ".pids").glob("*/pantsd/pid"):
             try:
                 pid = int(pidfile.read_text().strip())
+                # Only that repository's daemon: a pid file left behind may name a reused pid.
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    if str(repo).encode() not in fh.read():
+                        continue
                 os.kill(pid, signal.SIGTERM)
             except (OSError, ValueError):
                 continue

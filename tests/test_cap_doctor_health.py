@@ -244,6 +244,28 @@ def test_a_hostile_oas_root_answer_is_no_kernel(tmp_path, capsys, monkeypatch, s
     assert doc["needsKernel"][0]["capability"] == "oas.authoring"
 
 
+def test_the_oas_root_answer_is_read_when_descriptors_run_past_1024():
+    """select() refuses a descriptor numbered 1024 or more (ValueError, a traceback); a process
+    with many files open (a host program, a long test run) still reads `oas root`'s answer."""
+    resource = pytest.importorskip("resource")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1100:
+        if hard != resource.RLIM_INFINITY and hard < 1100:
+            pytest.skip(f"this process may open only {hard} files")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1100, hard))
+    held = []
+    try:
+        while not held or held[-1] < 1030:  # the low numbers taken: the pipe's ends come above 1024
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        proc = subprocess.Popen(["echo", "/a/kernel"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stdout.fileno() >= 1024
+        assert legacy._read_bounded(proc) == b"/a/kernel\n"
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
 # --- spawn composes the legacy skills ------------------------------------------------------
 
 

@@ -336,8 +336,9 @@ def _interactive(scope: Path, answer: bytes) -> str:
     seen = b""
     answered = False
     while True:
-        ready, _, _ = select.select([main_fd], [], [], 120)
-        if not ready:
+        poller = select.poll()  # not select(): a descriptor past 1024 is refused there
+        poller.register(main_fd, select.POLLIN)
+        if not poller.poll(120 * 1000):
             proc.kill()
             break
         try:

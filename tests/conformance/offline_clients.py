@@ -410,8 +410,9 @@ class JsonRpcSession:
             left = self._end - time.monotonic()
             if left <= 0:
                 return None
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
+            poller = select.poll()  # not select(): a descriptor past 1024 is refused there
+            poller.register(fd, select.POLLIN)
+            if not poller.poll(left * 1000):
                 return None
             chunk = os.read(fd, 65536)
             if not chunk:

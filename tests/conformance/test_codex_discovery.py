@@ -86,8 +86,9 @@ class AppServer:
         assert self.proc.stdout is not None
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            ready, _, _ = select.select([self.proc.stdout], [], [], 1)
-            if not ready:
+            poller = select.poll()  # not select(): a descriptor past 1024 is refused there
+            poller.register(self.proc.stdout, select.POLLIN)
+            if not poller.poll(1000):
                 continue
             line = self.proc.stdout.readline()
             if not line:

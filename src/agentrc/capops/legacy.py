@@ -79,6 +79,15 @@ def _ask_root(program: str) -> Optional[str]:
     return root if ok else None
 
 
+def _readable(fd: int, timeout: float) -> bool:
+    """Whether `fd` has something to read (or its end) within `timeout` seconds. poll, not
+    select: select refuses a descriptor numbered 1024 or above, which a long-lived process
+    with many files open hands out."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(timeout * 1000))
+
+
 def _read_bounded(proc: "subprocess.Popen[bytes]") -> Optional[bytes]:
     """The process's output once it exits, or None (killed) past the time or size bound."""
     assert proc.stdout is not None
@@ -86,7 +95,7 @@ def _read_bounded(proc: "subprocess.Popen[bytes]") -> Optional[bytes]:
     out = b""
     while True:
         left = deadline - time.monotonic()
-        ready = select.select([proc.stdout], [], [], max(left, 0))[0] if left > 0 else []
+        ready = left > 0 and _readable(proc.stdout.fileno(), left)
         chunk = os.read(proc.stdout.fileno(), MAX_ROOT_OUTPUT) if ready else None
         if chunk == b"":
             break
