@@ -158,12 +158,18 @@ def _build(options: BuildOptions, notify: Optional[Callable[[str], None]]) -> Bu
             _save_stamp(options, stamp_path, key, inputs, plan, diags, totals, changes, written)
         return BuildResult(tuple(sorted(set(diags))), totals if plan.ok else None, changes)
     finally:
-        if saving is not None:
-            saving.wait()
-        if spill is not None:
-            spill.close()
-        if memo is not None and memo.store is not None:
-            memo.store.close()  # its packs' descriptors, now (a --watch process builds again and again)
+        _release(saving, spill, memo)
+
+
+def _release(saving: Optional[cache.Saving], spill: Optional[Spill], memo: Optional[cache.Memo]) -> None:
+    """What a build holds, let go when it ends however it ends: the memo's save finished, the
+    spill's file and the memo's packs closed (a --watch process builds again and again)."""
+    if saving is not None:
+        saving.wait()
+    if spill is not None:
+        spill.close()
+    if memo is not None and memo.store is not None:
+        memo.store.close()
 
 
 def _memo(options: BuildOptions, memo_path: Optional[str], stamp_path: Optional[str], stamp: Optional[dict],
