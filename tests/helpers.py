@@ -58,6 +58,17 @@ def copy_minimal_repo(dest: Path) -> Path:
     return dest
 
 
+def readable(fd, seconds: float) -> bool:
+    """Whether `fd` (a descriptor or a file) has something to read, or its end, within
+    `seconds`. poll, not select: select refuses a descriptor numbered 1024 or above, which a
+    test worker that has run many modules hands out."""
+    import select
+
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(seconds * 1000))
+
+
 def stop_pantsd(*repos: Path, wait: float = 20.0) -> None:
     """Stop the pantsd that runs in each of `repos` (its pid file under `.pids/`), and wait for
     them to go: a test's daemon must not outlive the test, nor keep its temporary files open.

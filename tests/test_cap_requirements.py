@@ -18,7 +18,7 @@ import pytest
 from agentrc.capabilities.model import Requirement
 from agentrc.capops import reqs as capreqs
 from agentrc.cli.main import main
-from helpers import ROOT
+from helpers import ROOT, readable
 from test_cap_install import git
 from test_cap_judge import OAS
 
@@ -326,7 +326,6 @@ def test_two_capabilities_asking_one_plugin_from_different_sources_conflict(env,
 def _interactive(scope: Path, answer: bytes) -> str:
     """Bare `cap install` on a terminal (a pty), answering the consent prompt with `answer`."""
     import pty  # POSIX only, like the CLIs under test
-    import select
 
     main_fd, tty = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "agentrc", "cap", "install",
@@ -336,9 +335,7 @@ def _interactive(scope: Path, answer: bytes) -> str:
     seen = b""
     answered = False
     while True:
-        poller = select.poll()  # not select(): a descriptor past 1024 is refused there
-        poller.register(main_fd, select.POLLIN)
-        if not poller.poll(120 * 1000):
+        if not readable(main_fd, 120):
             proc.kill()
             break
         try:

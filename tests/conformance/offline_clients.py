@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -41,6 +40,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import pytest
+
+from helpers import readable
 
 from .conformance_helpers import COMMAND_TIMEOUT, ROOT, describe, make_temp_dir, run
 
@@ -410,9 +411,7 @@ class JsonRpcSession:
             left = self._end - time.monotonic()
             if left <= 0:
                 return None
-            poller = select.poll()  # not select(): a descriptor past 1024 is refused there
-            poller.register(fd, select.POLLIN)
-            if not poller.poll(left * 1000):
+            if not readable(fd, left):
                 return None
             chunk = os.read(fd, 65536)
             if not chunk:

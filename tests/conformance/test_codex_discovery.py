@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
 import time
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import pytest
+
+from helpers import readable
 
 from .conformance_helpers import NPM_MODULES, REGISTRY, ROOT, check_npm_package, describe, make_temp_dir, run
 
@@ -86,9 +87,7 @@ class AppServer:
         assert self.proc.stdout is not None
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            poller = select.poll()  # not select(): a descriptor past 1024 is refused there
-            poller.register(self.proc.stdout, select.POLLIN)
-            if not poller.poll(1000):
+            if not readable(self.proc.stdout, 1):
                 continue
             line = self.proc.stdout.readline()
             if not line:
